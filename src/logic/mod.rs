@@ -1,0 +1,7 @@
+//! The logic layer: the formula language and everything that reasons about it.
+//!
+//! Nothing here performs I/O. Formulas are parsed into [`formula::Formula`], quantifiers are
+//! grounded over the active domain, and the ground formulas are Tseitin-encoded into one
+//! incremental varisat solver per belief state.
+
+pub mod formula;

@@ -1,0 +1,301 @@
+//! The display sanitizer: the one function every piece of untrusted text passes through before
+//! it reaches a terminal, whether as an error message on stderr or as a TUI span.
+//!
+//! Traces come from agents, and agents copy text from tools and web pages. A string in a trace
+//! may carry escape sequences (clearing the screen, setting the window title, writing the
+//! clipboard), carriage returns that overwrite what was printed, bidi overrides that reorder
+//! what the reader sees, or invisible characters that hide instructions. None of it may reach
+//! the terminal raw, and none of it may silently disappear either: each such character is
+//! replaced by a visible marker, so the reader sees that it was there.
+//!
+//! The raw text is never modified; sanitizing happens only on the way to the screen.
+
+use std::borrow::Cow;
+
+/// The default cap on the number of bytes of one field shown in a single-line view.
+pub const DEFAULT_MAX_BYTES: usize = 4096;
+
+/// How many combining marks in a row are kept before the rest are summarized (`…+N`).
+const MAX_COMBINING_RUN: usize = 8;
+
+/// A piece of sanitized text: either plain printable text or a visible marker standing for a
+/// character that must not reach the terminal. Views style markers distinctly so that a marker
+/// cannot be confused with the same characters typed literally.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Segment<'a> {
+    /// Printable text, safe to draw as is.
+    Text(Cow<'a, str>),
+    /// A visible stand-in for a control, format, bidi or invisible character.
+    Marker(String),
+}
+
+/// Options for [`segments`].
+#[derive(Debug, Clone, Copy)]
+pub struct Options {
+    /// Keep line feeds as line breaks (multi-line detail views); otherwise show `⏎`.
+    pub keep_newlines: bool,
+    /// Show at most this many bytes of the input, then `… (N bytes more)`.
+    pub max_bytes: usize,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            keep_newlines: false,
+            max_bytes: DEFAULT_MAX_BYTES,
+        }
+    }
+}
+
+/// What to do with one character.
+enum Class {
+    Keep,
+    Combining,
+    Marker(String),
+}
+
+fn classify(c: char, keep_newlines: bool) -> Class {
+    let u = c as u32;
+    match c {
+        '\n' if keep_newlines => Class::Keep,
+        '\n' => Class::Marker("⏎".into()),
+        '\t' => Class::Marker("→".into()),
+        // C0 controls become their control pictures (U+2400 + n), DEL becomes ␡.
+        '\u{0}'..='\u{1f}' => Class::Marker(char::from_u32(0x2400 + u).unwrap_or('?').to_string()),
+        '\u{7f}' => Class::Marker("␡".into()),
+        // C1 controls (CSI U+009B among them) are as dangerous as ESC on some terminals.
+        '\u{80}'..='\u{9f}' => Class::Marker(format!("\\u{{{u:x}}}")),
+        // Bidi embeddings, overrides, isolates and marks reorder what the reader sees.
+        '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{200e}' | '\u{200f}' | '\u{61c}' => {
+            Class::Marker(format!("⟨U+{u:04X}⟩"))
+        }
+        // Zero-width and other invisible format characters, line/paragraph separators,
+        // Hangul fillers, interlinear annotation, soft hyphen, the BOM.
+        '\u{200b}'..='\u{200d}'
+        | '\u{2060}'..='\u{2064}'
+        | '\u{206a}'..='\u{206f}'
+        | '\u{feff}'
+        | '\u{ad}'
+        | '\u{34f}'
+        | '\u{115f}'
+        | '\u{1160}'
+        | '\u{17b4}'
+        | '\u{17b5}'
+        | '\u{180e}'
+        | '\u{3164}'
+        | '\u{ffa0}'
+        | '\u{fff9}'..='\u{fffb}'
+        | '\u{2028}'
+        | '\u{2029}' => Class::Marker(format!("⟨U+{u:04X}⟩")),
+        // Tag characters smuggle hidden ASCII; show what they spell.
+        '\u{e0000}'..='\u{e007f}' => {
+            let shown = char::from_u32(u - 0xe0000)
+                .filter(|c| c.is_ascii_graphic() || *c == ' ')
+                .map(|c| format!("⟨tag:{c}⟩"))
+                .unwrap_or_else(|| format!("⟨U+{u:04X}⟩"));
+            Class::Marker(shown)
+        }
+        // Private use and noncharacters: no meaning a reader could rely on.
+        '\u{e000}'..='\u{f8ff}'
+        | '\u{f0000}'..='\u{10ffff}'
+        | '\u{fdd0}'..='\u{fdef}'
+        | '\u{fffe}'
+        | '\u{ffff}' => Class::Marker(format!("⟨U+{u:04X}⟩")),
+        _ if is_combining(c) => Class::Combining,
+        _ => Class::Keep,
+    }
+}
+
+/// The main blocks of combining marks (general categories Mn / Me). A flood of them ("Zalgo")
+/// is capped so that one grapheme cannot grow without bound.
+fn is_combining(c: char) -> bool {
+    matches!(c,
+        '\u{300}'..='\u{36f}'
+        | '\u{483}'..='\u{489}'
+        | '\u{591}'..='\u{5bd}'
+        | '\u{1ab0}'..='\u{1aff}'
+        | '\u{1dc0}'..='\u{1dff}'
+        | '\u{20d0}'..='\u{20ff}'
+        | '\u{fe20}'..='\u{fe2f}')
+}
+
+/// Splits untrusted text into printable runs and visible markers.
+pub fn segments(s: &str, opts: Options) -> Vec<Segment<'_>> {
+    let (shown, rest) = if s.len() > opts.max_bytes {
+        let mut end = opts.max_bytes;
+        while !s.is_char_boundary(end) {
+            end -= 1;
+        }
+        (&s[..end], s.len() - end)
+    } else {
+        (s, 0)
+    };
+    let mut out = Vec::new();
+    let mut run_start = 0;
+    let mut combining = 0usize;
+    let mut dropped_combining = 0usize;
+    let flush_dropped = |out: &mut Vec<Segment<'_>>, n: &mut usize| {
+        if *n > 0 {
+            out.push(Segment::Marker(format!("…+{n}")));
+            *n = 0;
+        }
+    };
+    for (i, c) in shown.char_indices() {
+        match classify(c, opts.keep_newlines) {
+            Class::Keep => {
+                if dropped_combining > 0 {
+                    run_start = i;
+                    flush_dropped(&mut out, &mut dropped_combining);
+                }
+                combining = 0;
+            }
+            Class::Combining => {
+                combining += 1;
+                if combining > MAX_COMBINING_RUN {
+                    if dropped_combining == 0 && run_start < i {
+                        out.push(Segment::Text(Cow::Borrowed(&shown[run_start..i])));
+                    }
+                    dropped_combining += 1;
+                    run_start = i + c.len_utf8();
+                } else if dropped_combining > 0 {
+                    run_start = i;
+                }
+            }
+            Class::Marker(m) => {
+                if run_start < i && dropped_combining == 0 {
+                    out.push(Segment::Text(Cow::Borrowed(&shown[run_start..i])));
+                }
+                flush_dropped(&mut out, &mut dropped_combining);
+                combining = 0;
+                out.push(Segment::Marker(m));
+                run_start = i + c.len_utf8();
+            }
+        }
+    }
+    if dropped_combining > 0 {
+        flush_dropped(&mut out, &mut dropped_combining);
+    } else if run_start < shown.len() {
+        out.push(Segment::Text(Cow::Borrowed(&shown[run_start..])));
+    }
+    if rest > 0 {
+        out.push(Segment::Marker(format!("… ({rest} bytes more)")));
+    }
+    out
+}
+
+/// Sanitizes untrusted text for a single-line view, joining the segments into one string.
+pub fn sanitize(s: &str) -> String {
+    sanitize_with(s, Options::default())
+}
+
+/// Sanitizes untrusted text with the given options, joining the segments into one string.
+pub fn sanitize_with(s: &str, opts: Options) -> String {
+    let mut out = String::with_capacity(s.len().min(opts.max_bytes) + 8);
+    for seg in segments(s, opts) {
+        match seg {
+            Segment::Text(t) => out.push_str(&t),
+            Segment::Marker(m) => out.push_str(&m),
+        }
+    }
+    out
+}
+
+/// Sanitizes bytes that may not be valid UTF-8: valid text goes through [`sanitize`], each
+/// invalid byte is shown as `\xNN`.
+pub fn sanitize_bytes(bytes: &[u8]) -> String {
+    let mut out = String::new();
+    for chunk in bytes.utf8_chunks() {
+        out.push_str(&sanitize(chunk.valid()));
+        for b in chunk.invalid() {
+            out.push_str(&format!("\\x{b:02X}"));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Nothing the sanitizer emits may be a control character or a bidi/invisible character,
+    /// whatever the input: that is the property the terminal's safety rests on.
+    fn assert_safe(out: &str) {
+        for c in out.chars() {
+            let u = c as u32;
+            assert!(
+                !(u < 0x20 || (0x7f..=0x9f).contains(&u)),
+                "control {u:#x} in {out:?}"
+            );
+            assert!(
+                !matches!(classify(c, false), Class::Marker(_)),
+                "unsafe char U+{u:04X} in {out:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn escape_sequences_become_visible() {
+        let out = sanitize("\u{1b}[2J\u{1b}]0;pwned\u{7}FAKE OK");
+        assert_eq!(out, "␛[2J␛]0;pwned␇FAKE OK");
+        assert_safe(&out);
+    }
+
+    #[test]
+    fn c1_and_overwrite_tricks_are_visible() {
+        assert_eq!(sanitize("\u{9b}31m"), "\\u{9b}31m");
+        assert_eq!(sanitize("FAIL\rOK"), "FAIL␍OK");
+        assert_eq!(sanitize("A\u{8}B"), "A␈B");
+    }
+
+    #[test]
+    fn bidi_and_invisible_are_marked() {
+        assert_eq!(sanitize("rm \u{202e}txt.exe"), "rm ⟨U+202E⟩txt.exe");
+        assert_eq!(sanitize("a\u{200b}b"), "a⟨U+200B⟩b");
+        assert_eq!(sanitize("\u{e0068}\u{e0069}"), "⟨tag:h⟩⟨tag:i⟩");
+    }
+
+    #[test]
+    fn printable_unicode_is_kept() {
+        assert_eq!(
+            sanitize("∀x. ¬RevealAddress(x) 日本 🙂 é"),
+            "∀x. ¬RevealAddress(x) 日本 🙂 é"
+        );
+    }
+
+    #[test]
+    fn combining_flood_is_capped() {
+        let s = format!("a{}b", "\u{301}".repeat(1000));
+        let out = sanitize(&s);
+        assert_eq!(out, format!("a{}…+992b", "\u{301}".repeat(8)));
+    }
+
+    #[test]
+    fn long_fields_are_truncated_on_a_char_boundary() {
+        let s = "é".repeat(5000);
+        let out = sanitize(&s);
+        assert!(out.ends_with("bytes more)"));
+        assert!(out.len() < 4200);
+    }
+
+    #[test]
+    fn newlines_kept_only_when_asked() {
+        assert_eq!(sanitize("a\nb"), "a⏎b");
+        let opts = Options {
+            keep_newlines: true,
+            ..Options::default()
+        };
+        assert_eq!(sanitize_with("a\nb", opts), "a\nb");
+    }
+
+    #[test]
+    fn invalid_utf8_bytes_are_shown_as_hex() {
+        assert_eq!(sanitize_bytes(b"ok\xff\x1b"), "ok\\xFF␛");
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn output_is_always_safe(s in "\\PC*|[\\x00-\\x{20}\\x{7f}-\\x{a0}\\x{200b}-\\x{206f}]*") {
+            assert_safe(&sanitize(&s));
+        }
+    }
+}
