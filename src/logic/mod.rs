@@ -5,3 +5,5 @@
 //! incremental varisat solver per belief state.
 
 pub mod formula;
+pub mod parse;
+pub mod print;
