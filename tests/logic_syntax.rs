@@ -749,3 +749,348 @@ fn differential_finds_real_structures() {
     assert!(f.is_some());
     assert_eq!(parse(&toks.join(" ")).ok(), f);
 }
+
+// ---------------------------------------------------------------------------------------
+// Grounding.
+
+mod grounding {
+    use super::*;
+    use doxascope::logic::ground::{
+        DEFAULT_INSTANCE_CAP, GroundError, atoms, constants, estimate_ground_size,
+        estimate_instances, eval, ground, has_quantifier,
+    };
+    use std::collections::{BTreeSet, HashMap};
+    use std::hash::{Hash, Hasher};
+
+    fn dom(names: &[&str]) -> Vec<String> {
+        names.iter().map(|s| s.to_string()).collect()
+    }
+
+    fn g(s: &str, domain: &[&str]) -> Formula {
+        match ground(&p(s), &dom(domain), DEFAULT_INSTANCE_CAP) {
+            Ok(f) => f,
+            Err(e) => panic!("{s}: {e}"),
+        }
+    }
+
+    #[test]
+    fn quantifiers_expand_in_order() {
+        assert_eq!(
+            g("∀x. P(x) → Q(x, c)", &["a", "b"]),
+            p("(P(a) → Q(a, c)) ∧ (P(b) → Q(b, c))")
+        );
+        assert_eq!(
+            g("exists x, y. R(x, y)", &["a", "b"]),
+            p("R(a, a) ∨ R(a, b) ∨ R(b, a) ∨ R(b, b)")
+        );
+        // Nested and shadowing: the inner x wins.
+        assert_eq!(
+            g("∀x. ∃x. P(x)", &["a", "b"]),
+            p("(P(a) ∨ P(b)) ∧ (P(a) ∨ P(b))")
+        );
+        // One constant: the instance itself; no constant: the empty ∧ / ∨.
+        assert_eq!(g("∀x. P(x) ∧ q", &["a"]), p("P(a) ∧ q"));
+        assert_eq!(g("∀x. P(x)", &[]), Formula::True);
+        assert_eq!(g("∃x. P(x)", &[]), Formula::False);
+        assert_eq!(g("p ∧ ¬(∃x. P(x))", &[]), p("p ∧ ¬⊥"));
+        // Without quantifiers grounding is the identity.
+        assert_eq!(
+            g("Older(alice, bob) ∨ q", &["z"]),
+            p("Older(alice, bob) ∨ q")
+        );
+    }
+
+    #[test]
+    fn helpers_collect_domain_and_atoms() {
+        let f = p(r#"∀x. Older(x, bob) ∧ Lives(alice, "New York") ∨ q"#);
+        let mut cs = BTreeSet::new();
+        constants(&f, &mut cs);
+        assert_eq!(cs, ["New York", "alice", "bob"].map(String::from).into());
+        assert!(has_quantifier(&f));
+        assert!(!has_quantifier(&p("a ∧ ¬(b → P(c))")));
+        let grounded = ground(&f, &Vec::from_iter(cs), 100).expect("small");
+        assert!(!has_quantifier(&grounded));
+        let mut ats = BTreeSet::new();
+        atoms(&grounded, &mut ats);
+        // Older(·, bob) for 3 constants, Lives(alice, New York), q.
+        assert_eq!(ats.len(), 5);
+        assert!(ats.contains(&Atom::Prop("q".into())));
+    }
+
+    #[test]
+    fn estimate_counts_nested_blocks() {
+        let f = p("∀x. ∃y. P(x, y) ∧ ∀z. Q(z)");
+        // x: 10, y: 10·10, z: 10·10·10 (z's block sits inside y's body).
+        assert_eq!(estimate_instances(&f, 10), 10 + 100 + 1000);
+        assert_eq!(estimate_instances(&f, 0), 0);
+        assert_eq!(estimate_instances(&p("p ∧ q"), 1000), 0);
+        // Saturates instead of overflowing.
+        let wide = p("∀a, b, c, d, e, f, g, h, i, j. P(a, b, c, d, e, f, g, h, i, j)");
+        assert_eq!(estimate_instances(&wide, usize::MAX), u128::MAX);
+        assert_eq!(estimate_ground_size(&wide, usize::MAX), u128::MAX);
+    }
+
+    #[test]
+    fn oversized_groundings_are_refused_before_expanding() {
+        // Ten variables over 100 constants: 10^20 instances.
+        let f = p("∀a, b, c, d, e, f, g, h, i, j. P(a, b, c, d, e, f, g, h, i, j)");
+        let domain: Vec<String> = (0..100).map(|i| format!("c{i}")).collect();
+        let e = ground(&f, &domain, DEFAULT_INSTANCE_CAP).expect_err("refused");
+        assert_eq!(
+            e,
+            GroundError::TooManyInstances {
+                estimate: 10u128.pow(20),
+                cap: DEFAULT_INSTANCE_CAP,
+                domain_size: 100
+            }
+        );
+        assert!(
+            e.to_string()
+                .contains("grounding too large: ≈10^20 instances"),
+            "{e}"
+        );
+        // The research notes' example: 4 variables over 1,000 constants.
+        let f4 = p("∀x, y, z, w. P(x, y, z, w)");
+        let d1000: Vec<String> = (0..1000).map(|i| format!("c{i}")).collect();
+        let e = ground(&f4, &d1000, DEFAULT_INSTANCE_CAP).expect_err("refused");
+        assert!(e.to_string().contains("≈10^12"), "{e}");
+        // Exactly at the cap is allowed, one over is not.
+        let f1 = p("∀x. P(x)");
+        assert!(ground(&f1, &d1000, 1000).is_ok());
+        assert!(matches!(
+            ground(&f1, &d1000, 999),
+            Err(GroundError::TooManyInstances { estimate: 1000, .. })
+        ));
+        // Few instances of a big body: refused by the size guard.
+        let chain = (0..200)
+            .map(|i| format!("P(x, a{i})"))
+            .collect::<Vec<_>>()
+            .join(" ∧ ");
+        let big = p(&format!("∀x. {chain}"));
+        let d: Vec<String> = (0..60_000).map(|i| format!("c{i}")).collect();
+        let e = ground(&big, &d, DEFAULT_INSTANCE_CAP).expect_err("too large");
+        assert!(matches!(e, GroundError::TooLarge { .. }), "{e}");
+    }
+
+    #[test]
+    fn hand_built_deep_trees_are_refused_not_overflowed() {
+        let handle = std::thread::Builder::new()
+            .stack_size(256 * 1024)
+            .spawn(|| {
+                let mut f = pred("P", vec![var("x")]);
+                for _ in 0..200_000 {
+                    f = not(f);
+                }
+                f = Formula::Forall(vec!["x".into()], Box::new(f));
+                let e = ground(&f, &dom(&["a"]), 10).expect_err("too deep");
+                assert!(matches!(e, GroundError::TooDeep { depth: 200_001 }));
+                // The other helpers are iterative.
+                assert!(has_quantifier(&f));
+                let mut cs = BTreeSet::new();
+                constants(&f, &mut cs);
+                assert!(cs.is_empty());
+                // An even number of negations.
+                assert!(eval(&f, &|_| true));
+                assert!(!eval(&not(f), &|_| true));
+            })
+            .expect("spawn");
+        handle.join().expect("no overflow");
+    }
+
+    // Oracle 1: textbook substitution, from the outside in.
+    fn subst(f: &Formula, v: &str, c: &str) -> Formula {
+        match f {
+            Formula::Atom(Atom::Pred(n, args)) => pred(
+                n,
+                args.iter()
+                    .map(|t| match t {
+                        Term::Var(x) if x == v => cst(c),
+                        t => t.clone(),
+                    })
+                    .collect(),
+            ),
+            Formula::Not(g) => not(subst(g, v, c)),
+            Formula::And(gs) => Formula::And(gs.iter().map(|g| subst(g, v, c)).collect()),
+            Formula::Or(gs) => Formula::Or(gs.iter().map(|g| subst(g, v, c)).collect()),
+            Formula::Implies(a, b) => imp(subst(a, v, c), subst(b, v, c)),
+            Formula::Iff(a, b) => iff(subst(a, v, c), subst(b, v, c)),
+            Formula::Forall(vs, _) | Formula::Exists(vs, _) if vs.iter().any(|x| x == v) => {
+                f.clone()
+            }
+            Formula::Forall(vs, b) => Formula::Forall(vs.clone(), Box::new(subst(b, v, c))),
+            Formula::Exists(vs, b) => Formula::Exists(vs.clone(), Box::new(subst(b, v, c))),
+            other => other.clone(),
+        }
+    }
+
+    fn tuples(domain: &[String], k: usize) -> Vec<Vec<String>> {
+        let mut out = vec![vec![]];
+        for _ in 0..k {
+            out = out
+                .into_iter()
+                .flat_map(|t| {
+                    domain.iter().map(move |c| {
+                        let mut t = t.clone();
+                        t.push(c.clone());
+                        t
+                    })
+                })
+                .collect();
+        }
+        out
+    }
+
+    fn oracle_ground(f: &Formula, domain: &[String], count: &mut u128) -> Formula {
+        match f {
+            Formula::Not(g) => not(oracle_ground(g, domain, count)),
+            Formula::And(gs) => {
+                Formula::And(gs.iter().map(|g| oracle_ground(g, domain, count)).collect())
+            }
+            Formula::Or(gs) => {
+                Formula::Or(gs.iter().map(|g| oracle_ground(g, domain, count)).collect())
+            }
+            Formula::Implies(a, b) => imp(
+                oracle_ground(a, domain, count),
+                oracle_ground(b, domain, count),
+            ),
+            Formula::Iff(a, b) => iff(
+                oracle_ground(a, domain, count),
+                oracle_ground(b, domain, count),
+            ),
+            Formula::Forall(vs, body) | Formula::Exists(vs, body) => {
+                let forall = matches!(f, Formula::Forall(..));
+                let mut inst: Vec<Formula> = tuples(domain, vs.len())
+                    .into_iter()
+                    .map(|t| {
+                        *count += 1;
+                        let mut b = (**body).clone();
+                        for (v, c) in vs.iter().zip(&t) {
+                            b = subst(&b, v, c);
+                        }
+                        oracle_ground(&b, domain, count)
+                    })
+                    .collect();
+                match (inst.len(), forall) {
+                    (0, true) => Formula::True,
+                    (0, false) => Formula::False,
+                    (1, _) => inst.remove(0),
+                    (_, true) => Formula::And(inst),
+                    (_, false) => Formula::Or(inst),
+                }
+            }
+            other => other.clone(),
+        }
+    }
+
+    // Oracle 2: direct first-order evaluation over the domain.
+    fn eval_fo(
+        f: &Formula,
+        domain: &[String],
+        env: &mut HashMap<String, String>,
+        truth: &dyn Fn(&Atom) -> bool,
+    ) -> bool {
+        match f {
+            Formula::True => true,
+            Formula::False => false,
+            Formula::Atom(Atom::Pred(n, args)) => truth(&Atom::Pred(
+                n.clone(),
+                args.iter()
+                    .map(|t| match t {
+                        Term::Var(v) => match env.get(v) {
+                            Some(c) => cst(c),
+                            None => t.clone(),
+                        },
+                        t => t.clone(),
+                    })
+                    .collect(),
+            )),
+            Formula::Atom(a) => truth(a),
+            Formula::Not(g) => !eval_fo(g, domain, env, truth),
+            Formula::And(gs) => gs.iter().all(|g| eval_fo(g, domain, env, truth)),
+            Formula::Or(gs) => gs.iter().any(|g| eval_fo(g, domain, env, truth)),
+            Formula::Implies(a, b) => {
+                !eval_fo(a, domain, env, truth) || eval_fo(b, domain, env, truth)
+            }
+            Formula::Iff(a, b) => eval_fo(a, domain, env, truth) == eval_fo(b, domain, env, truth),
+            Formula::Forall(vs, b) | Formula::Exists(vs, b) => {
+                let forall = matches!(f, Formula::Forall(..));
+                let mut results = tuples(domain, vs.len()).into_iter().map(|t| {
+                    let saved = env.clone();
+                    for (v, c) in vs.iter().zip(t) {
+                        env.insert(v.clone(), c);
+                    }
+                    let r = eval_fo(b, domain, env, truth);
+                    *env = saved;
+                    r
+                });
+                if forall {
+                    results.all(|r| r)
+                } else {
+                    results.any(|r| r)
+                }
+            }
+        }
+    }
+
+    fn domain_strategy() -> impl Strategy<Value = Vec<String>> {
+        prop::sample::subsequence(vec!["a", "b", "c", "x"], 0..=3)
+            .prop_map(|v| v.into_iter().map(String::from).collect())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+
+        #[test]
+        fn ground_matches_substitution_oracle(
+            f in formula_strategy(),
+            domain in domain_strategy(),
+            seed in any::<u64>(),
+        ) {
+            let mut count = 0u128;
+            let expected = oracle_ground(&f, &domain, &mut count);
+            let estimate = estimate_instances(&f, domain.len());
+            prop_assert_eq!(estimate, count);
+            let grounded = ground(&f, &domain, u64::MAX).expect("small");
+            prop_assert_eq!(&grounded, &expected);
+            prop_assert_eq!(estimate_ground_size(&f, domain.len()), grounded.size() as u128);
+            prop_assert!(!has_quantifier(&grounded));
+            // A cap one below the estimate refuses.
+            if estimate > 0 {
+                let refused = ground(&f, &domain, (estimate - 1) as u64);
+                prop_assert!(
+                    matches!(refused, Err(GroundError::TooManyInstances { .. })),
+                    "cap not enforced"
+                );
+            }
+            // Semantics: the ground formula evaluates like the quantified one.
+            let truth = move |a: &Atom| {
+                let mut h = std::collections::hash_map::DefaultHasher::new();
+                seed.hash(&mut h);
+                a.hash(&mut h);
+                h.finish() % 2 == 0
+            };
+            let direct = eval_fo(&f, &domain, &mut HashMap::new(), &truth);
+            prop_assert_eq!(eval(&grounded, &truth), direct);
+        }
+    }
+
+    #[test]
+    fn eval_truth_tables() {
+        let t = |s: &str, truths: &[&str]| {
+            let f = p(s);
+            eval(&f, &|a: &Atom| match a {
+                Atom::Prop(n) => truths.contains(&n.as_str()),
+                _ => false,
+            })
+        };
+        assert!(t("a → b", &[]));
+        assert!(!t("a → b", &["a"]));
+        assert!(t("a ↔ b", &["a", "b"]));
+        assert!(!t("a ↔ b", &["b"]));
+        assert!(t("¬a ∧ (b ∨ c)", &["c"]));
+        assert!(!t("a ∧ b ∧ c", &["a", "b"]));
+        assert!(t("⊤ ∧ ¬⊥", &[]));
+        assert!(eval(&Formula::And(vec![]), &|_| false));
+        assert!(!eval(&Formula::Or(vec![]), &|_| true));
+    }
+}

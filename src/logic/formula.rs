@@ -93,6 +93,26 @@ impl Formula {
         max
     }
 
+    /// The number of nodes (atoms, constants, connectives, quantifiers), computed without
+    /// recursion.
+    pub fn size(&self) -> usize {
+        let mut n = 0;
+        let mut stack: Vec<&Formula> = vec![self];
+        while let Some(f) = stack.pop() {
+            n += 1;
+            match f {
+                Formula::True | Formula::False | Formula::Atom(_) => {}
+                Formula::Not(g) | Formula::Forall(_, g) | Formula::Exists(_, g) => stack.push(g),
+                Formula::And(gs) | Formula::Or(gs) => stack.extend(gs.iter()),
+                Formula::Implies(a, b) | Formula::Iff(a, b) => {
+                    stack.push(a);
+                    stack.push(b);
+                }
+            }
+        }
+        n
+    }
+
     /// Whether this node has subformulas.
     fn has_children(&self) -> bool {
         !matches!(self, Formula::True | Formula::False | Formula::Atom(_))
