@@ -48,13 +48,26 @@ fn main() {
     );
     let (t, s) = best(5, || f.to_string());
     assert_eq!(s, chain);
-    println!("print  Unicode:                      {:>8.1} ms", t.as_secs_f64() * 1e3);
+    println!(
+        "print  Unicode:                      {:>8.1} ms",
+        t.as_secs_f64() * 1e3
+    );
     let (t, _) = best(5, || to_ascii(&f));
-    println!("print  ASCII:                        {:>8.1} ms", t.as_secs_f64() * 1e3);
+    println!(
+        "print  ASCII:                        {:>8.1} ms",
+        t.as_secs_f64() * 1e3
+    );
     let (t, ()) = best(5, || drop(black_box(f.clone())));
-    println!("clone+drop the tree:                 {:>8.1} ms", t.as_secs_f64() * 1e3);
+    println!(
+        "clone+drop the tree:                 {:>8.1} ms",
+        t.as_secs_f64() * 1e3
+    );
 
-    let deep = format!("{}p{}", "¬(a ∧ ".repeat(MAX_DEPTH / 2), ")".repeat(MAX_DEPTH / 2));
+    let deep = format!(
+        "{}p{}",
+        "¬(a ∧ ".repeat(MAX_DEPTH / 2),
+        ")".repeat(MAX_DEPTH / 2)
+    );
     let (t, _) = best(20, || parse(black_box(&deep)).expect("within the limit"));
     println!(
         "parse  depth-{MAX_DEPTH} nesting:                {:>8.3} ms",
@@ -75,7 +88,9 @@ fn main() {
     let mut domain = BTreeSet::new();
     constants(&parse(&facts).expect("facts"), &mut domain);
     let domain: Vec<String> = domain.into_iter().collect();
-    let (t, g) = best(5, || ground(&axiom, &domain, 100_000).expect("under the cap"));
+    let (t, g) = best(5, || {
+        ground(&axiom, &domain, 100_000).expect("under the cap")
+    });
     println!(
         "ground transitivity over {} constants ({} nodes): {:.1} ms",
         domain.len(),
