@@ -601,6 +601,39 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(1000))]
+
+    /// Any input: no panic, an error column inside the input (or just past it), and whatever
+    /// is accepted prints to a normal form that parses back to the same tree.
+    #[test]
+    fn any_input_is_handled(s in prop_oneof![
+        any::<String>(),
+        prop::collection::vec(
+            prop::sample::select(vec![
+                "p", "Q", "(", ")", ",", ".", " ", "¬", "!", "∧", "&", "|", "∨", "->", "→", "<-",
+                "↔", "∀", "∃", "x", "forall", "exists", "not", "\"", "\\", "\\u{41}", "\0",
+                "\u{202e}", "é", "-", "<", "⊤", "⊥",
+            ]),
+            0..24,
+        ).prop_map(|v| v.concat()),
+    ]) {
+        match parse(&s) {
+            Ok(f) => {
+                let ascii = to_ascii(&f);
+                let back = parse(&ascii);
+                prop_assert_eq!(back.as_ref(), Ok(&f), "{:?} printed {:?}", s, ascii);
+                let back = parse(&f.to_string());
+                prop_assert_eq!(back.as_ref(), Ok(&f));
+            }
+            Err(e) => {
+                prop_assert!(e.column >= 1 && e.column <= s.chars().count() + 1, "{:?}: {}", s, e);
+                prop_assert!(!e.message.is_empty());
+            }
+        }
+    }
+}
+
 // ---------------------------------------------------------------------------------------
 // Differential test: the parser against a direct recursive-descent transcription of the
 // grammar in `logic::parse`'s documentation, on random token sequences (most of them
