@@ -188,7 +188,8 @@ fn symbol(a: &Atom) -> String {
             format!("{p}({})", args.join(", "))
         }
     };
-    format!("|{}|", text.replace(['|', '\\'], "_"))
+    // The text may come from a quoted proposition: sanitize it like any displayed string.
+    format!("|{}|", one_line(&text).replace(['|', '\\'], "_"))
 }
 
 fn smt_expr(f: &Formula, out: &mut String) {
