@@ -480,6 +480,10 @@ impl Mirror {
         }
         let cited = (!because.is_empty()).then_some(because);
         let c = self.engine.check(&g, cited)?;
+        if c.theta != Outcome::Contradiction {
+            // Σ ∧ Δ is satisfiable, so Σ is.
+            self.known_sat = Some(true);
+        }
         Ok(Gate {
             theta: c.theta,
             outcome: c.outcome,
