@@ -521,7 +521,7 @@ impl Bag<'_, '_> {
             None => Ok(None),
             Some(v) => serde_json::from_value(v)
                 .map(Some)
-                .map_err(|e| FieldError::new(name, e.to_string())),
+                .map_err(|e| FieldError::new(name, format!("has an unexpected value: {e}"))),
         }
     }
 

@@ -376,12 +376,21 @@ impl Reader {
                     Some(i) => msg[..i].to_string(),
                     None => msg,
                 };
-                out.push(Item::Problem(self.problem(
-                    Severity::Error,
-                    ProblemCode::Json,
-                    column,
-                    msg,
-                )));
+                // Envelope checks run inside the parser (to get exact columns); their
+                // messages name the field, which makes them field problems.
+                let field = msg
+                    .strip_prefix("field `")
+                    .or_else(|| msg.strip_prefix("duplicate field `"))
+                    .and_then(|rest| rest.split('`').next())
+                    .map(str::to_string);
+                let code = if field.is_some() {
+                    ProblemCode::Field
+                } else {
+                    ProblemCode::Json
+                };
+                let mut p = self.problem(Severity::Error, code, column, msg);
+                p.field = field;
+                out.push(Item::Problem(p));
                 return;
             }
         };
