@@ -67,6 +67,24 @@ fn status_kib(field: &str) -> u64 {
         .unwrap_or(0)
 }
 
+/// CPU time of this process (user + system) in seconds: on a shared machine wall time
+/// includes waiting for a core, CPU time does not.
+fn cpu_seconds() -> f64 {
+    let mut s = String::new();
+    if File::open("/proc/self/stat")
+        .and_then(|mut f| f.read_to_string(&mut s))
+        .is_err()
+    {
+        return 0.0;
+    }
+    // Fields after the parenthesized command name; utime and stime are fields 14 and 15.
+    let rest = s.rsplit_once(')').map(|(_, r)| r).unwrap_or("");
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
+    // Linux reports these in USER_HZ, 100 on every mainstream configuration.
+    (ticks(11) + ticks(12)) / 100.0
+}
+
 fn main() {
     let arg = std::env::args().skip(1).find(|a| !a.starts_with("--"));
     let dir = tempfile::tempdir().expect("temp dir");
@@ -107,6 +125,7 @@ fn main() {
 
     // Pass 1: stream.
     let t = Instant::now();
+    let cpu = cpu_seconds();
     let mut f = File::open(&path).expect("open trace");
     let mut reader = Reader::new(&name, ReaderConfig::default());
     let mut buf = vec![0u8; 1 << 20];
@@ -130,10 +149,13 @@ fn main() {
         }
     }
     let secs = t.elapsed().as_secs_f64();
+    let cpu = cpu_seconds() - cpu;
     println!(
-        "stream:      {events} events, {problems} problems in {secs:.3} s = {:.0} events/s, {:.0} MiB/s",
+        "stream:      {events} events, {problems} problems in {secs:.3} s wall = {:.0} events/s, \
+         {:.0} MiB/s; {cpu:.2} s CPU = {:.0} events/CPU-s",
         events as f64 / secs,
-        bytes as f64 / 1048576.0 / secs
+        bytes as f64 / 1048576.0 / secs,
+        events as f64 / cpu.max(0.01)
     );
 
     // Pass 2: read + index, keeping everything.
@@ -141,6 +163,7 @@ fn main() {
     let rss_before = status_kib("VmRSS:");
     let hwm_before = status_kib("VmHWM:");
     let t = Instant::now();
+    let cpu = cpu_seconds();
     let mut log = TraceLog::new();
     log.read_from(
         &name,
@@ -149,15 +172,18 @@ fn main() {
     )
     .expect("read trace");
     let secs = t.elapsed().as_secs_f64();
+    let cpu = cpu_seconds() - cpu;
     let hwm_after = status_kib("VmHWM:");
     let rss_after = status_kib("VmRSS:");
     let n = log.events.len() as f64;
     println!(
-        "read+index:  {} events, {} problems, {} sessions in {secs:.3} s = {:.0} events/s",
+        "read+index:  {} events, {} problems, {} sessions in {secs:.3} s wall = {:.0} events/s; \
+         {cpu:.2} s CPU = {:.0} events/CPU-s",
         log.events.len(),
         log.problems.len(),
         log.index.sessions().count(),
-        n / secs
+        n / secs,
+        n / cpu.max(0.01)
     );
     let file_mib = bytes as f64 / 1048576.0;
     let growth = hwm_after.saturating_sub(hwm_before.max(rss_before)) as f64 / 1024.0;

@@ -439,7 +439,8 @@ struct Bag<'f, 'de> {
 impl Bag<'_, '_> {
     fn take_val(&mut self, name: &str) -> Option<Val<'_>> {
         let i = self.fields.iter().position(|(k, _)| k == name)?;
-        Some(self.fields.swap_remove(i).1)
+        // `remove`, not `swap_remove`: what is left becomes `extra`, which keeps line order.
+        Some(self.fields.remove(i).1)
     }
 
     fn take(&mut self, name: &str) -> Option<Value> {
@@ -510,8 +511,9 @@ impl Bag<'_, '_> {
         }
     }
 
-    fn value(&mut self, name: &str) -> Option<Value> {
-        self.take(name)
+    /// Any JSON value, boxed: such fields are rare and a `Value` is 32 bytes inline.
+    fn value(&mut self, name: &str) -> Option<Box<Value>> {
+        self.take(name).map(Box::new)
     }
 
     /// Decodes a field through its serde type (enums, nested structures); serde's message
@@ -529,12 +531,12 @@ impl Bag<'_, '_> {
         if self.fields.is_empty() {
             return Extra::default();
         }
-        let m: Map<String, Value> = self
+        let v: Vec<(String, Value)> = self
             .fields
             .drain(..)
             .map(|(k, v)| (k.into_owned(), v.into_value()))
             .collect();
-        Extra::from(m)
+        Extra::from(v)
     }
 }
 
@@ -548,9 +550,9 @@ pub(crate) fn build_body(
     let mut b = Bag { fields };
     let Some(kind) = kind else {
         return Ok((
-            Body::Unknown(UnknownKind {
+            Body::Unknown(Box::new(UnknownKind {
                 kind: kind_name.to_string(),
-            }),
+            })),
             b.into_extra(),
         ));
     };
@@ -576,20 +578,20 @@ pub(crate) fn build_body(
                     }
                 },
             };
-            Body::Announce(Announce {
+            Body::Announce(Box::new(Announce {
                 formula,
                 source,
                 role,
                 confidence,
                 because: b.strings("because")?,
                 text: b.string("text")?,
-            })
+            }))
         }
-        Kind::Retract => Body::Retract(Retract {
+        Kind::Retract => Body::Retract(Box::new(Retract {
             target: b.required_string("target", kind)?,
             reason: b.string("reason")?,
             by: b.typed("by")?,
-        }),
+        })),
         Kind::Verify => {
             let formula = b.string("formula")?;
             let formulas = if b.fields.iter().any(|(k, _)| k == "formulas") {
@@ -613,23 +615,23 @@ pub(crate) fn build_body(
                 detail: b.value("detail"),
             }))
         }
-        Kind::Revise => Body::Revise(Revise {
+        Kind::Revise => Body::Revise(Box::new(Revise {
             trigger: b.string("trigger")?,
             retracted: b.strings("retracted")?,
             policy: b.string("policy")?,
-        }),
-        Kind::Query => Body::Query(Query {
+        })),
+        Kind::Query => Body::Query(Box::new(Query {
             formula: b.required_string("formula", kind)?,
             answer: b.typed("answer")?,
-        }),
-        Kind::Answer => Body::Answer(Answer {
+        })),
+        Kind::Answer => Body::Answer(Box::new(Answer {
             text: b.string("text")?,
             formula: b.string("formula")?,
-        }),
-        Kind::Thought => Body::Thought(Thought {
+        })),
+        Kind::Thought => Body::Thought(Box::new(Thought {
             text: b.string("text")?,
             asserts: b.strings("asserts")?,
-        }),
+        })),
         Kind::World => Body::World(Box::new(World {
             atoms: b.strings("atoms")?,
             rules: b.strings("rules")?,
@@ -648,12 +650,12 @@ pub(crate) fn build_body(
             source: b.string("source")?,
             extra: Map::new(),
         })),
-        Kind::SchemaBelief => Body::SchemaBelief(TextEvent {
+        Kind::SchemaBelief => Body::SchemaBelief(Box::new(TextEvent {
             text: b.string("text")?,
-        }),
-        Kind::Desire => Body::Desire(TextEvent {
+        })),
+        Kind::Desire => Body::Desire(Box::new(TextEvent {
             text: b.string("text")?,
-        }),
+        })),
         Kind::Intention => Body::Intention(Box::new(Intention {
             intention_type: b.string("type")?,
             goal: b.value("goal"),
@@ -697,23 +699,23 @@ pub(crate) fn build_body(
                 detail: b.value("detail"),
             }))
         }
-        Kind::Satisfaction => Body::Satisfaction(Satisfaction {
+        Kind::Satisfaction => Body::Satisfaction(Box::new(Satisfaction {
             intention: b.string("intention")?,
             ok: b.boolean("ok")?,
-        }),
-        Kind::Review => Body::Review(Review {
+        })),
+        Kind::Review => Body::Review(Box::new(Review {
             decisions: b.typed("decisions")?.unwrap_or_default(),
-        }),
-        Kind::PlanStats => Body::PlanStats(PlanStats {
+        })),
+        Kind::PlanStats => Body::PlanStats(Box::new(PlanStats {
             plan: b.string("plan")?,
             use_count: b.count("use_count")?,
             success_count: b.count("success_count")?,
             failure_count: b.count("failure_count")?,
-        }),
-        Kind::Log => Body::Log(Log {
+        })),
+        Kind::Log => Body::Log(Box::new(Log {
             level: b.string("level")?,
             message: b.string("message")?,
-        }),
+        })),
     };
     Ok((body, b.into_extra()))
 }
