@@ -328,10 +328,30 @@ pub struct WhyNot {
 #[derive(Debug, Clone)]
 enum Entry {
     Both(Vec<Lit>),
-    /// A hard rule unit: main solver only, dead once the belief is retracted.
-    Main(Lit, usize),
+    /// A hard rule clause: main solver only, dead once the belief is retracted.
+    Main(Vec<Lit>, usize),
     /// Selector clauses of rules: explain solver only.
     Explain(Vec<Lit>),
+}
+
+/// A formula prepared for assumption: see [`State::query`].
+#[derive(Debug, Clone)]
+pub(crate) struct Query {
+    /// Assume these to make the formula true.
+    pub(crate) pos: Vec<Lit>,
+    /// Assume these to make the formula false.
+    pub(crate) neg: Vec<Lit>,
+    probes: Vec<Lit>,
+    formula: Formula,
+}
+
+/// How many dead probes are retired at once.
+const PROBE_BATCH: usize = 16;
+
+/// One side of a formula: all of these literals, or one clause of them.
+enum Side {
+    Units(Vec<Lit>),
+    Clause(Vec<Lit>),
 }
 
 /// A belief as stored on the solver thread.
@@ -359,6 +379,9 @@ pub struct State {
     cancel: Arc<AtomicBool>,
     limits: Limits,
     seq: u64,
+    dead_probes: Vec<Lit>,
+    last_probe: Option<(Formula, Lit)>,
+    hard_active: usize,
     clauses: usize,
     scratch: Vec<Vec<Lit>>,
 }
@@ -389,6 +412,9 @@ impl State {
             cancel,
             limits,
             seq: 0,
+            dead_probes: Vec::new(),
+            last_probe: None,
+            hard_active: 0,
             clauses: 0,
             scratch: Vec::new(),
         }
@@ -396,7 +422,24 @@ impl State {
 
     /// Encodes `f` into permanent definitions (both solvers) and returns its literal.
     pub(crate) fn encode(&mut self, f: &Formula) -> Result<Lit, EngineError> {
-        let bound = cnf::size_bound(f);
+        self.reserve(f)?;
+        let mut scratch = std::mem::take(&mut self.scratch);
+        scratch.clear();
+        let lit = self.enc.encode(f, &mut scratch);
+        for c in scratch.drain(..) {
+            self.push(Entry::Both(c));
+        }
+        self.scratch = scratch;
+        Ok(lit?)
+    }
+
+    /// Refuses `f` when encoding it (plus a selector clause per conjunct) could exceed the
+    /// variable or clause cap. Checked before anything is added.
+    fn reserve(&self, f: &Formula) -> Result<(), EngineError> {
+        let mut bound = cnf::size_bound(f);
+        if let Formula::And(cs) = f {
+            bound.clauses += cs.len();
+        }
         let vars = self.enc.num_vars() + bound.vars;
         if vars > self.limits.max_vars {
             return Err(EngineError::TooLarge {
@@ -413,21 +456,155 @@ impl State {
                 cap: self.limits.max_clauses,
             });
         }
-        let mut scratch = std::mem::take(&mut self.scratch);
-        scratch.clear();
-        let lit = self.enc.encode(f, &mut scratch);
-        for c in scratch.drain(..) {
-            self.push(Entry::Both(c));
+        Ok(())
+    }
+
+    /// Prepares a formula for assuming it true (`pos`) or false (`neg`) on top of Σ.
+    ///
+    /// Only the subformulas get permanent definitions. The top connective is handled by
+    /// shape so that queries add no permanent free variable (every free variable costs on
+    /// every later solve): a conjunction is assumed true as its conjuncts and a disjunction
+    /// false as its negated disjuncts; the other side (one clause) goes behind a fresh
+    /// *probe* literal `q` with the clause `¬q ∨ …`, retired by [`State::finish`] with the
+    /// unit `¬q` so varisat deletes it.
+    pub(crate) fn query(&mut self, f: &Formula) -> Result<Query, EngineError> {
+        self.reserve(f)?;
+        let (pos, neg) = self.shape(f)?;
+        let mut q = Query {
+            pos: Vec::new(),
+            neg: Vec::new(),
+            probes: Vec::new(),
+            formula: f.clone(),
+        };
+        q.pos = self.side_lits(pos, &mut q.probes);
+        q.neg = self.side_lits(neg, &mut q.probes);
+        Ok(q)
+    }
+
+    /// Retires the probes of a query.
+    ///
+    /// Retirement is batched: every new level-0 unit makes varisat re-simplify its whole
+    /// clause database on the next solve (measured: the dominant cost per gate check when
+    /// each probe was retired at once), while a few dozen dead probes cost a decision each.
+    /// The true-side probe of the last query stays reusable as the selector of the same
+    /// formula (the gate-then-add pattern of `announce`).
+    pub(crate) fn finish(&mut self, q: Query) {
+        self.last_probe = match (&q.pos[..], q.probes.first()) {
+            ([p], Some(first)) if p == first => Some((q.formula, *p)),
+            _ => None,
+        };
+        self.dead_probes.extend(q.probes);
+        if self.dead_probes.len() >= PROBE_BATCH {
+            self.flush_probes();
         }
-        self.scratch = scratch;
-        Ok(lit?)
+        self.sync_disabled();
+    }
+
+    /// Dead probes are assumed false on every solve until retired: left free, phase saving
+    /// can set one true and make its clause a live constraint.
+    fn sync_disabled(&mut self) {
+        let off: Vec<Lit> = self.dead_probes.iter().map(|&p| !p).collect();
+        if let Some(ex) = &mut self.explain {
+            ex.set_disabled(off.clone());
+        }
+        self.main.set_disabled(off);
+    }
+
+    fn flush_probes(&mut self) {
+        self.last_probe = None;
+        for p in std::mem::take(&mut self.dead_probes) {
+            self.push(Entry::Both(vec![!p]));
+        }
+    }
+
+    /// A dead probe guarding exactly `f` (clause `¬q ∨ f`), if one is still unretired.
+    fn take_probe(&mut self, f: &Formula) -> Option<Lit> {
+        let (g, q) = self.last_probe.take()?;
+        if g != *f {
+            return None;
+        }
+        let i = self.dead_probes.iter().position(|&p| p == q)?;
+        self.dead_probes.swap_remove(i);
+        self.sync_disabled();
+        Some(q)
+    }
+
+    /// (true side, false side) of `f` by its top connective.
+    fn shape(&mut self, f: &Formula) -> Result<(Side, Side), EngineError> {
+        let mut f = f;
+        let mut negated = false;
+        while let Formula::Not(g) = f {
+            f = g;
+            negated = !negated;
+        }
+        let (pos, neg) = match f {
+            Formula::Or(cs) => {
+                let lits = cs
+                    .iter()
+                    .map(|c| self.encode(c))
+                    .collect::<Result<Vec<_>, _>>()?;
+                let negs = lits.iter().map(|&l| !l).collect();
+                (Side::Clause(lits), Side::Units(negs))
+            }
+            Formula::And(cs) => {
+                let lits = cs
+                    .iter()
+                    .map(|c| self.encode(c))
+                    .collect::<Result<Vec<_>, _>>()?;
+                let negs = lits.iter().map(|&l| !l).collect();
+                (Side::Units(lits), Side::Clause(negs))
+            }
+            Formula::Implies(a, b) => {
+                let (la, lb) = (self.encode(a)?, self.encode(b)?);
+                (Side::Clause(vec![!la, lb]), Side::Units(vec![la, !lb]))
+            }
+            _ => {
+                let l = self.encode(f)?;
+                (Side::Units(vec![l]), Side::Units(vec![!l]))
+            }
+        };
+        Ok(if negated { (neg, pos) } else { (pos, neg) })
+    }
+
+    /// Assumption literals for one side, creating a probe for a clause side.
+    fn side_lits(&mut self, side: Side, probes: &mut Vec<Lit>) -> Vec<Lit> {
+        match side {
+            Side::Units(l) => l,
+            Side::Clause(c) if c.len() == 1 => c,
+            Side::Clause(mut c) => {
+                let q = self.enc.fresh_var().positive();
+                c.insert(0, !q);
+                self.push(Entry::Both(c));
+                probes.push(q);
+                vec![q]
+            }
+        }
+    }
+
+    /// The clauses saying "`guard` implies `f`" (`guard` = None: `f` holds outright).
+    fn guarded_clauses(
+        &mut self,
+        f: &Formula,
+        guard: Option<Lit>,
+    ) -> Result<Vec<Vec<Lit>>, EngineError> {
+        let (pos, _) = self.shape(f)?;
+        let mut out: Vec<Vec<Lit>> = match pos {
+            Side::Units(ls) => ls.into_iter().map(|l| vec![l]).collect(),
+            Side::Clause(c) => vec![c],
+        };
+        if let Some(g) = guard {
+            for c in &mut out {
+                c.insert(0, !g);
+            }
+        }
+        Ok(out)
     }
 
     fn push(&mut self, e: Entry) {
         self.clauses += 1;
         match &e {
             Entry::Both(c) => self.main.add_clause(c),
-            Entry::Main(l, _) => self.main.add_clause(&[*l]),
+            Entry::Main(c, _) => self.main.add_clause(c),
             Entry::Explain(_) => {}
         }
         self.log.push(e);
@@ -435,9 +612,18 @@ impl State {
 
     /// The explain solver, synced with the log.
     pub(crate) fn explain_solver(&mut self) -> &mut Sat {
+        // Without active rules or norms every belief already sits behind a selector in the
+        // main solver, which then serves explanations itself.
+        if self.hard_active == 0 {
+            return &mut self.main;
+        }
+        let fresh = self.explain.is_none();
         let sat = self
             .explain
             .get_or_insert_with(|| Sat::new(self.cancel.clone()));
+        if fresh {
+            sat.set_disabled(self.dead_probes.iter().map(|&p| !p).collect());
+        }
         for e in &self.log[self.explain_synced..] {
             match e {
                 Entry::Both(c) | Entry::Explain(c) => sat.add_clause(c),
@@ -450,10 +636,11 @@ impl State {
 
     fn rebuild_main(&mut self) {
         let mut sat = Sat::new(self.cancel.clone());
+        sat.set_disabled(self.dead_probes.iter().map(|&p| !p).collect());
         for e in &self.log {
             match e {
                 Entry::Both(c) => sat.add_clause(c),
-                Entry::Main(l, b) if self.beliefs[*b].active => sat.add_clause(&[*l]),
+                Entry::Main(c, b) if self.beliefs[*b].active => sat.add_clause(c),
                 _ => {}
             }
         }
@@ -545,6 +732,7 @@ impl State {
         check_hard: bool,
     ) -> Result<Added, EngineError> {
         Self::check_confidence(spec.confidence)?;
+        self.reserve(&spec.formula)?;
         if let Some(i) = self.index_of(&spec.id) {
             let b = &mut self.beliefs[i];
             if b.spec.formula == spec.formula && b.spec.role == spec.role {
@@ -553,22 +741,44 @@ impl State {
                 return Ok(Added::Merged);
             }
         }
-        let def = self.encode(&spec.formula)?;
-        if spec.role.is_hard() && check_hard && !self.main.solve(&[def])? {
-            let mut conflict = self.hard_conflict(def)?;
-            conflict.push(spec.id.clone());
-            return Err(EngineError::HardConflict(conflict));
+        if spec.role.is_hard() && check_hard {
+            let q = self.query(&spec.formula)?;
+            let ok = self.main.solve(&q.pos)?;
+            if !ok {
+                let mut conflict = self.hard_conflict(&q.pos)?;
+                conflict.push(spec.id.clone());
+                self.finish(q);
+                return Err(EngineError::HardConflict(conflict));
+            }
+            self.finish(q);
         }
         if let Some(i) = self.index_of(&spec.id) {
             self.retract_index(i);
         }
-        let sel = self.enc.fresh_var().positive();
         let idx = self.beliefs.len();
-        if spec.role.is_hard() {
-            self.push(Entry::Main(def, idx));
-            self.push(Entry::Explain(vec![!sel, def]));
+        let reused = if spec.role.is_hard() {
+            None
         } else {
-            self.push(Entry::Both(vec![!sel, def]));
+            self.take_probe(&spec.formula)
+        };
+        let sel = match reused {
+            Some(q) => q,
+            None => self.enc.fresh_var().positive(),
+        };
+        if reused.is_some() {
+            // The probe's clause `¬q ∨ φ` is exactly the selector clause.
+        } else if spec.role.is_hard() {
+            self.hard_active += 1;
+            for c in self.guarded_clauses(&spec.formula, None)? {
+                self.push(Entry::Main(c, idx));
+            }
+            for c in self.guarded_clauses(&spec.formula, Some(sel))? {
+                self.push(Entry::Explain(c));
+            }
+        } else {
+            for c in self.guarded_clauses(&spec.formula, Some(sel))? {
+                self.push(Entry::Both(c));
+            }
         }
         if self.model_satisfies(&spec.formula) != Some(true) {
             self.model = None;
@@ -586,14 +796,14 @@ impl State {
     }
 
     /// A minimal set of active rules/norms that together with `lit` is unsatisfiable.
-    fn hard_conflict(&mut self, lit: Lit) -> Result<Vec<String>, EngineError> {
+    fn hard_conflict(&mut self, lits: &[Lit]) -> Result<Vec<String>, EngineError> {
         let soft: Vec<Lit> = self
             .beliefs
             .iter()
             .filter(|b| b.active && b.spec.role.is_hard())
             .map(|b| b.sel)
             .collect();
-        let mus = self.explain_mus(&[lit], soft)?;
+        let mus = self.explain_mus(lits, soft)?;
         Ok(self.ids_of(&mus.unwrap_or_default()))
     }
 
@@ -605,6 +815,7 @@ impl State {
         let sel = self.beliefs[i].sel;
         self.assumptions = None;
         if self.beliefs[i].spec.role.is_hard() {
+            self.hard_active -= 1;
             self.push(Entry::Explain(vec![!sel]));
             self.rebuild_main();
         } else {
@@ -668,11 +879,11 @@ impl State {
     }
 
     /// Θ(Σ, Δ) with one SAT call in the common case (the cached model decides the other).
-    pub(crate) fn theta(&mut self, delta: &Formula, t: Lit) -> Result<Outcome, EngineError> {
+    pub(crate) fn theta(&mut self, delta: &Formula, q: &Query) -> Result<Outcome, EngineError> {
         let model_ok = match self.model_satisfies(delta) {
             Some(v) => v,
             None => {
-                if !self.sat_with(&[t], true)? {
+                if !self.sat_with(&q.pos, true)? {
                     return Ok(Outcome::Contradiction);
                 }
                 true
@@ -681,14 +892,14 @@ impl State {
         if model_ok {
             // Σ∧Δ is satisfiable (the model shows it); is Σ∧¬Δ?
             // Keep the model that satisfies Δ: Δ often joins Σ next.
-            return Ok(if self.sat_with(&[!t], false)? {
+            return Ok(if self.sat_with(&q.neg, false)? {
                 Outcome::NewInfo
             } else {
                 Outcome::Entailed
             });
         }
         // The model satisfies Σ∧¬Δ, so Δ is not entailed; is Σ∧Δ satisfiable?
-        Ok(if self.sat_with(&[t], true)? {
+        Ok(if self.sat_with(&q.pos, true)? {
             Outcome::NewInfo
         } else {
             Outcome::Contradiction
@@ -702,8 +913,8 @@ impl State {
         delta: &Formula,
         because: Option<&[String]>,
     ) -> Result<Check, EngineError> {
-        let t = self.encode(delta)?;
-        let theta = self.theta(delta, t)?;
+        let q = self.query(delta)?;
+        let theta = self.theta(delta, &q)?;
         let mut missing = Vec::new();
         let mut outcome = theta;
         if let (Some(cited), true) = (because, theta != Outcome::Contradiction) {
@@ -715,11 +926,12 @@ impl State {
                     None => missing.push(id.clone()),
                 }
             }
-            a.push(!t);
+            a.extend_from_slice(&q.neg);
             if self.main.solve(&a)? {
                 outcome = Outcome::Ungrounded;
             }
         }
+        self.finish(q);
         Ok(Check {
             outcome,
             theta,
@@ -736,9 +948,9 @@ impl State {
 
     /// Σ ⊨ φ, Σ ⊨ ¬φ, or neither; with N(φ) when graded.
     pub fn entails(&mut self, phi: &Formula) -> Result<Entailment, EngineError> {
-        let t = self.encode(phi)?;
-        let entailed = !self.sat_with(&[!t], true)?;
-        let contradicted = !self.sat_with(&[t], true)?;
+        let q = self.query(phi)?;
+        let entailed = !self.sat_with(&q.neg, true)?;
+        let contradicted = !self.sat_with(&q.pos, true)?;
         let result = if entailed {
             Entails::Entailed
         } else if contradicted {
@@ -747,10 +959,11 @@ impl State {
             Entails::Unknown
         };
         let degree = if self.graded() {
-            Some(self.necessity_lit(t)?)
+            Some(self.necessity_lits(&q.neg)?)
         } else {
             None
         };
+        self.finish(q);
         Ok(Entailment {
             result,
             degree,
@@ -760,18 +973,20 @@ impl State {
 
     /// One minimal support of φ (deletion-based, from a validated core).
     pub fn why(&mut self, phi: &Formula) -> Result<Why, EngineError> {
-        let t = self.encode(phi)?;
+        let q = self.query(phi)?;
         let soft = self.all_selectors();
-        match self.explain_mus(&[!t], soft)? {
-            None => Ok(Why {
+        let r = match self.explain_mus(&q.neg, soft)? {
+            None => Why {
                 entailed: false,
                 support: Vec::new(),
-            }),
-            Some(m) => Ok(Why {
+            },
+            Some(m) => Why {
                 entailed: true,
                 support: self.ids_of(&m),
-            }),
-        }
+            },
+        };
+        self.finish(q);
+        Ok(r)
     }
 
     /// All minimal supports of φ, at most `max` of them, within `budget` (capped MARCO).
@@ -781,10 +996,11 @@ impl State {
         max: usize,
         budget: Duration,
     ) -> Result<Supports, EngineError> {
-        let t = self.encode(phi)?;
+        let q = self.query(phi)?;
         let soft = self.all_selectors();
         let cancel = self.cancel.clone();
-        let (muses, complete) = marco(self.explain_solver(), cancel, &[!t], &soft, max, budget)?;
+        let (muses, complete) = marco(self.explain_solver(), cancel, &q.neg, &soft, max, budget)?;
+        self.finish(q);
         Ok(Supports {
             supports: muses.iter().map(|m| self.ids_of(m)).collect(),
             complete,
@@ -793,13 +1009,15 @@ impl State {
 
     /// A countermodel of Σ ⊨ φ, validated by evaluating every active belief and ¬φ on it.
     pub fn whynot(&mut self, phi: &Formula) -> Result<WhyNot, EngineError> {
-        let t = self.encode(phi)?;
+        let q = self.query(phi)?;
         let mut a = self.assumptions();
-        a.push(!t);
-        if !self.main.solve(&a)? {
+        a.extend_from_slice(&q.neg);
+        let sat = self.main.solve(&a)?;
+        let model = if sat { self.main.model() } else { None };
+        self.finish(q);
+        let Some(model) = model else {
             return Ok(WhyNot { countermodel: None });
-        }
-        let model = self.main.model().unwrap_or_default();
+        };
         let mut vals = vec![false; self.enc.num_vars()];
         for l in model {
             if let Some(v) = vals.get_mut(l.index()) {
@@ -1194,8 +1412,10 @@ impl BeliefState {
     pub fn necessity(&mut self, phi: &Formula) -> Result<f64, EngineError> {
         let f = phi.clone();
         self.call(move |st| {
-            let t = st.encode(&f)?;
-            st.necessity_lit(t)
+            let q = st.query(&f)?;
+            let r = st.necessity_lits(&q.neg);
+            st.finish(q);
+            r
         })
     }
 
@@ -1203,8 +1423,10 @@ impl BeliefState {
     pub fn believes_at_least(&mut self, phi: &Formula, k: f64) -> Result<bool, EngineError> {
         let f = phi.clone();
         self.call(move |st| {
-            let t = st.encode(&f)?;
-            st.believes_at_least_lit(t, k)
+            let q = st.query(&f)?;
+            let r = st.believes_at_least_lits(&q.neg, k);
+            st.finish(q);
+            r
         })
     }
 

@@ -71,26 +71,30 @@ impl State {
         Ok(self.last_true(&levels, &[])?.map_or(0.0, |i| levels[i]))
     }
 
-    /// N(φ) for φ's definition literal `t`.
-    pub(crate) fn necessity_lit(&mut self, t: Lit) -> Result<f64, EngineError> {
+    /// N(φ), given the assumptions `neg` that make φ false.
+    pub(crate) fn necessity_lits(&mut self, neg: &[Lit]) -> Result<f64, EngineError> {
         let inc = self.inconsistency_degree()?;
         if inc >= 1.0 {
             return Ok(0.0);
         }
-        if !self.main.solve(&[!t])? {
+        if !self.main.solve(neg)? {
             // The rules and norms alone entail φ.
             return Ok(1.0);
         }
         let levels: Vec<f64> = self.levels().into_iter().filter(|&l| l > inc).collect();
-        Ok(self.last_true(&levels, &[!t])?.map_or(0.0, |i| levels[i]))
+        Ok(self.last_true(&levels, neg)?.map_or(0.0, |i| levels[i]))
     }
 
-    /// B≥k φ for φ's definition literal `t`.
-    pub(crate) fn believes_at_least_lit(&mut self, t: Lit, k: f64) -> Result<bool, EngineError> {
+    /// B≥k φ, given the assumptions `neg` that make φ false.
+    pub(crate) fn believes_at_least_lits(
+        &mut self,
+        neg: &[Lit],
+        k: f64,
+    ) -> Result<bool, EngineError> {
         let inc = self.inconsistency_degree()?;
         if k <= inc {
             return Ok(false);
         }
-        self.cut_unsat(k, &[!t])
+        self.cut_unsat(k, neg)
     }
 }
