@@ -6,7 +6,7 @@ use std::time::Duration;
 use doxascope::logic::engine::{
     BeliefSpec, BeliefState, EngineError, Entails, Limits, Outcome, Role,
 };
-use doxascope::logic::formula::{Atom, Formula};
+use doxascope::logic::formula::{Atom, Formula, Term};
 use doxascope::logic::oracle;
 use doxascope::logic::revise::Policy;
 use proptest::prelude::*;
@@ -417,12 +417,26 @@ fn caps_refuse_before_adding() {
         st.add(BeliefSpec::new("bad", atom(2)).confidence(1.5)),
         Err(EngineError::BadConfidence(1.5))
     );
+    let mut st = BeliefState::with_limits(Limits {
+        ground_cap: 10,
+        ..Limits::default()
+    })
+    .unwrap();
+    let p = |x: &str, y: &str| {
+        Formula::Atom(Atom::Pred(
+            "P".into(),
+            vec![Term::Var(x.into()), Term::Var(y.into())],
+        ))
+    };
+    for c in ["a", "b", "c", "d"] {
+        let f = Formula::Atom(Atom::Pred("Q".into(), vec![Term::Const(c.into())]));
+        st.add(BeliefSpec::new(c, f)).unwrap();
+    }
+    // 4 constants, two variables: 16 instances over a cap of 10, refused before expanding.
+    let big = Formula::Forall(vec!["x".into(), "y".into()], Box::new(p("x", "y")));
     assert!(matches!(
-        st.add(BeliefSpec::new(
-            "q",
-            Formula::Forall(vec!["x".into()], Box::new(atom(1)))
-        )),
-        Err(EngineError::Quantified)
+        st.add(BeliefSpec::new("q", big)),
+        Err(EngineError::Ground(_))
     ));
 }
 

@@ -49,7 +49,7 @@
 //! assert_eq!(why.support, vec!["r1".to_string(), "f1".to_string()]);
 //! ```
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
@@ -58,6 +58,7 @@ use varisat::Lit;
 
 use crate::logic::cnf::{self, CnfError, Tseitin};
 use crate::logic::formula::{Atom, Formula};
+use crate::logic::ground::{self, GroundError};
 use crate::logic::revise::{Policy, Revision};
 use crate::logic::solver::{Overrun, Sat, SolveError, Worker};
 
@@ -137,6 +138,8 @@ pub struct Limits {
     pub max_clauses: usize,
     /// How long a caller waits for any one request.
     pub timeout: Duration,
+    /// Maximum quantifier instances when grounding one formula.
+    pub ground_cap: u64,
 }
 
 impl Default for Limits {
@@ -145,6 +148,7 @@ impl Default for Limits {
             max_vars: 4_000_000,
             max_clauses: 16_000_000,
             timeout: Duration::from_secs(10),
+            ground_cap: ground::DEFAULT_INSTANCE_CAP,
         }
     }
 }
@@ -166,8 +170,10 @@ pub enum EngineError {
         /// The cap.
         cap: usize,
     },
-    /// The formula has quantifiers; it must be ground.
+    /// The formula has quantifiers where a ground formula was required.
     Quantified,
+    /// Grounding the formula over the active domain was refused.
+    Ground(GroundError),
     /// A confidence outside (0, 1].
     BadConfidence(f64),
     /// No active belief has this id.
@@ -191,6 +197,7 @@ impl std::fmt::Display for EngineError {
                 )
             }
             EngineError::Quantified => write!(f, "the formula contains a quantifier"),
+            EngineError::Ground(e) => write!(f, "{e}"),
             EngineError::BadConfidence(c) => write!(f, "confidence {c} is not in (0, 1]"),
             EngineError::UnknownId(id) => write!(f, "no active belief with id {id:?}"),
             EngineError::HardConflict(ids) => {
@@ -209,6 +216,12 @@ impl From<SolveError> for EngineError {
             SolveError::Cancelled => EngineError::Timeout,
             SolveError::Solver(m) => EngineError::Internal(m),
         }
+    }
+}
+
+impl From<GroundError> for EngineError {
+    fn from(e: GroundError) -> Self {
+        EngineError::Ground(e)
     }
 }
 
@@ -361,6 +374,22 @@ pub(crate) struct Belief {
     pub(crate) sel: Lit,
     pub(crate) active: bool,
     pub(crate) seq: u64,
+    /// The grounding over the current domain, for a quantified formula.
+    pub(crate) ground: Option<Formula>,
+}
+
+impl Belief {
+    /// The ground formula the solver holds for this belief.
+    pub(crate) fn formula(&self) -> &Formula {
+        self.ground.as_ref().unwrap_or(&self.spec.formula)
+    }
+
+    /// Stored as hard clauses in the main solver. Quantified rules and norms are not: their
+    /// grounding changes when the domain grows, so they sit behind a selector that is always
+    /// assumed (they are still never retracted by revision).
+    pub(crate) fn encoded_hard(&self) -> bool {
+        self.spec.role.is_hard() && self.ground.is_none()
+    }
 }
 
 /// The state living on the solver thread. All operations are methods here; the
@@ -381,6 +410,7 @@ pub struct State {
     seq: u64,
     dead_probes: Vec<Lit>,
     last_probe: Option<(Formula, Lit)>,
+    domain: BTreeSet<String>,
     hard_active: usize,
     clauses: usize,
     scratch: Vec<Vec<Lit>>,
@@ -414,6 +444,7 @@ impl State {
             seq: 0,
             dead_probes: Vec::new(),
             last_probe: None,
+            domain: BTreeSet::new(),
             hard_active: 0,
             clauses: 0,
             scratch: Vec::new(),
@@ -468,6 +499,8 @@ impl State {
     /// *probe* literal `q` with the clause `¬q ∨ …`, retired by [`State::finish`] with the
     /// unit `¬q` so varisat deletes it.
     pub(crate) fn query(&mut self, f: &Formula) -> Result<Query, EngineError> {
+        let g = self.ground(f)?;
+        let f = g.as_ref().unwrap_or(f);
         self.reserve(f)?;
         let (pos, neg) = self.shape(f)?;
         let mut q = Query {
@@ -479,6 +512,51 @@ impl State {
         q.pos = self.side_lits(pos, &mut q.probes);
         q.neg = self.side_lits(neg, &mut q.probes);
         Ok(q)
+    }
+
+    /// Adds the constants of `f` to the active domain (re-grounding the quantified beliefs
+    /// when it grows) and returns `f` grounded over it, or `None` when `f` has no quantifier.
+    fn ground(&mut self, f: &Formula) -> Result<Option<Formula>, EngineError> {
+        let mut consts = BTreeSet::new();
+        ground::constants(f, &mut consts);
+        if !consts.is_subset(&self.domain) {
+            self.domain.extend(consts);
+            self.reground()?;
+        }
+        if !ground::has_quantifier(f) {
+            return Ok(None);
+        }
+        let domain: Vec<String> = self.domain.iter().cloned().collect();
+        Ok(Some(ground::ground(f, &domain, self.limits.ground_cap)?))
+    }
+
+    /// Re-grounds every active quantified belief over the grown domain. `∃` gets weaker when
+    /// the domain grows, which no added clause can express, so each one moves to a fresh
+    /// selector with its new grounding and the old selector is retired.
+    fn reground(&mut self) -> Result<(), EngineError> {
+        let domain: Vec<String> = self.domain.iter().cloned().collect();
+        for i in 0..self.beliefs.len() {
+            if !self.beliefs[i].active || self.beliefs[i].ground.is_none() {
+                continue;
+            }
+            let g = ground::ground(
+                &self.beliefs[i].spec.formula,
+                &domain,
+                self.limits.ground_cap,
+            )?;
+            self.reserve(&g)?;
+            let old = self.beliefs[i].sel;
+            let sel = self.enc.fresh_var().positive();
+            for c in self.guarded_clauses(&g, Some(sel))? {
+                self.push(Entry::Both(c));
+            }
+            self.push(Entry::Both(vec![!old]));
+            self.beliefs[i].sel = sel;
+            self.beliefs[i].ground = Some(g);
+        }
+        self.model = None;
+        self.assumptions = None;
+        Ok(())
     }
 
     /// Retires the probes of a query.
@@ -655,11 +733,21 @@ impl State {
         let a: Vec<Lit> = self
             .beliefs
             .iter()
-            .filter(|b| b.active && !b.spec.role.is_hard())
+            .filter(|b| b.active && !b.encoded_hard())
             .map(|b| b.sel)
             .collect();
         self.assumptions = Some(a.clone());
         a
+    }
+
+    /// Selectors of the active rules and norms that are not hard clauses (quantified ones):
+    /// part of every "hard part" check.
+    pub(crate) fn fixed_selectors(&self) -> Vec<Lit> {
+        self.beliefs
+            .iter()
+            .filter(|b| b.active && b.spec.role.is_hard() && !b.encoded_hard())
+            .map(|b| b.sel)
+            .collect()
     }
 
     /// Active belief indices in commitment order.
@@ -732,7 +820,9 @@ impl State {
         check_hard: bool,
     ) -> Result<Added, EngineError> {
         Self::check_confidence(spec.confidence)?;
-        self.reserve(&spec.formula)?;
+        let grounded = self.ground(&spec.formula)?;
+        let f = grounded.as_ref().unwrap_or(&spec.formula).clone();
+        self.reserve(&f)?;
         if let Some(i) = self.index_of(&spec.id) {
             let b = &mut self.beliefs[i];
             if b.spec.formula == spec.formula && b.spec.role == spec.role {
@@ -742,8 +832,10 @@ impl State {
             }
         }
         if spec.role.is_hard() && check_hard {
-            let q = self.query(&spec.formula)?;
-            let ok = self.main.solve(&q.pos)?;
+            let q = self.query(&f)?;
+            let mut a = self.fixed_selectors();
+            a.extend_from_slice(&q.pos);
+            let ok = self.main.solve(&a)?;
             if !ok {
                 let mut conflict = self.hard_conflict(&q.pos)?;
                 conflict.push(spec.id.clone());
@@ -756,31 +848,28 @@ impl State {
             self.retract_index(i);
         }
         let idx = self.beliefs.len();
-        let reused = if spec.role.is_hard() {
-            None
-        } else {
-            self.take_probe(&spec.formula)
-        };
+        let hard = spec.role.is_hard() && grounded.is_none();
+        let reused = if hard { None } else { self.take_probe(&f) };
         let sel = match reused {
             Some(q) => q,
             None => self.enc.fresh_var().positive(),
         };
         if reused.is_some() {
             // The probe's clause `¬q ∨ φ` is exactly the selector clause.
-        } else if spec.role.is_hard() {
+        } else if hard {
             self.hard_active += 1;
-            for c in self.guarded_clauses(&spec.formula, None)? {
+            for c in self.guarded_clauses(&f, None)? {
                 self.push(Entry::Main(c, idx));
             }
-            for c in self.guarded_clauses(&spec.formula, Some(sel))? {
+            for c in self.guarded_clauses(&f, Some(sel))? {
                 self.push(Entry::Explain(c));
             }
         } else {
-            for c in self.guarded_clauses(&spec.formula, Some(sel))? {
+            for c in self.guarded_clauses(&f, Some(sel))? {
                 self.push(Entry::Both(c));
             }
         }
-        if self.model_satisfies(&spec.formula) != Some(true) {
+        if self.model_satisfies(&f) != Some(true) {
             self.model = None;
         }
         self.by_id.insert(spec.id.clone(), idx);
@@ -790,6 +879,7 @@ impl State {
             sel,
             active: true,
             seq: self.seq,
+            ground: grounded,
         });
         self.assumptions = None;
         Ok(Added::New)
@@ -814,7 +904,7 @@ impl State {
         self.beliefs[i].active = false;
         let sel = self.beliefs[i].sel;
         self.assumptions = None;
-        if self.beliefs[i].spec.role.is_hard() {
+        if self.beliefs[i].encoded_hard() {
             self.hard_active -= 1;
             self.push(Entry::Explain(vec![!sel]));
             self.rebuild_main();
@@ -921,11 +1011,12 @@ impl State {
             let mut a = Vec::new();
             for id in cited {
                 match self.index_of(id) {
-                    Some(i) if !self.beliefs[i].spec.role.is_hard() => a.push(self.beliefs[i].sel),
+                    Some(i) if !self.beliefs[i].encoded_hard() => a.push(self.beliefs[i].sel),
                     Some(_) => {}
                     None => missing.push(id.clone()),
                 }
             }
+            a.extend(self.fixed_selectors());
             a.extend_from_slice(&q.neg);
             if self.main.solve(&a)? {
                 outcome = Outcome::Ungrounded;
@@ -1031,25 +1122,30 @@ impl State {
                 .unwrap_or(false)
         };
         for b in self.beliefs.iter().filter(|b| b.active) {
-            if cnf::eval(&b.spec.formula, &mut value) != Some(true) {
+            if cnf::eval(b.formula(), &mut value) != Some(true) {
                 return Err(EngineError::Internal(format!(
                     "countermodel violates belief {}",
                     b.spec.id
                 )));
             }
         }
-        if cnf::eval(phi, &mut value) != Some(false) {
+        let g = ground::ground(
+            phi,
+            &self.domain.iter().cloned().collect::<Vec<_>>(),
+            self.limits.ground_cap,
+        )?;
+        if cnf::eval(&g, &mut value) != Some(false) {
             return Err(EngineError::Internal(
                 "countermodel satisfies the query".into(),
             ));
         }
         // Project on the atoms of φ and of the beliefs sharing an atom with φ.
         let mut atoms = Vec::new();
-        cnf::atoms_of(phi, &mut atoms);
+        cnf::atoms_of(&g, &mut atoms);
         let query_atoms: HashSet<Atom> = atoms.iter().cloned().collect();
         for b in self.beliefs.iter().filter(|b| b.active) {
             let mut ba = Vec::new();
-            cnf::atoms_of(&b.spec.formula, &mut ba);
+            cnf::atoms_of(b.formula(), &mut ba);
             if ba.iter().any(|a| query_atoms.contains(a)) {
                 for a in ba {
                     if !atoms.contains(&a) {

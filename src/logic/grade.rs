@@ -35,7 +35,11 @@ impl State {
     fn cut(&self, alpha: f64) -> Vec<Lit> {
         self.beliefs
             .iter()
-            .filter(|b| b.active && !b.spec.role.is_hard() && b.spec.confidence >= alpha)
+            .filter(|b| {
+                b.active
+                    && !b.encoded_hard()
+                    && (b.spec.role.is_hard() || b.spec.confidence >= alpha)
+            })
             .map(|b| b.sel)
             .collect()
     }
@@ -77,7 +81,9 @@ impl State {
         if inc >= 1.0 {
             return Ok(0.0);
         }
-        if !self.main.solve(neg)? {
+        let mut a = self.fixed_selectors();
+        a.extend_from_slice(neg);
+        if !self.main.solve(&a)? {
             // The rules and norms alone entail φ.
             return Ok(1.0);
         }

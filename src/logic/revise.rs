@@ -131,7 +131,9 @@ pub(crate) fn announce(
         })
         .cloned()
         .collect();
-    let hard_ok = st.main.solve(&q.pos)?;
+    let mut hard_part = st.fixed_selectors();
+    hard_part.extend_from_slice(&q.pos);
+    let hard_ok = st.main.solve(&hard_part)?;
     st.finish(q);
     let hard = spec.role.is_hard();
     match policy {
@@ -253,14 +255,14 @@ fn mss(st: &mut State, new: usize, by_confidence: bool) -> Result<Vec<usize>, En
             order.insert(0, new);
         }
     }
-    let mut kept: Vec<Lit> = Vec::new();
+    let mut kept: Vec<Lit> = st.fixed_selectors();
     let mut dropped = Vec::new();
     let mut model: Option<Vec<bool>> = None;
     for i in order {
         let b = &st.beliefs[i];
         // Skip the call when the last model of the kept set already satisfies b.
         if let Some(m) = &model {
-            let ok = cnf::eval(&b.spec.formula, &mut |a| {
+            let ok = cnf::eval(b.formula(), &mut |a| {
                 st.enc
                     .atom_var(a)
                     .and_then(|v| m.get(v.index()).copied())
