@@ -84,7 +84,10 @@ fn naive_sigma(log: &TraceLog, session: &str, t: usize) -> Vec<String> {
     for e in events {
         match &e.body {
             Body::Announce(_) => {
-                let id = e.id.as_ref().expect("generated announces carry ids").to_string();
+                let id =
+                    e.id.as_ref()
+                        .expect("generated announces carry ids")
+                        .to_string();
                 if !active.contains(&id) {
                     active.push(id);
                 }

@@ -28,7 +28,6 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::time::Duration;
 
-use crate::trace::event::Text;
 use crate::logic::engine::{
     BeliefSpec, BeliefState, EngineError, Entails, Limits, Outcome, Role as EngineRole,
 };
@@ -36,6 +35,7 @@ use crate::logic::formula::Formula;
 use crate::logic::ground::{self, DEFAULT_INSTANCE_CAP};
 use crate::logic::parse::parse;
 use crate::trace::TraceLog;
+use crate::trace::event::Text;
 use crate::trace::event::{Body, Outcome as Claimed, QueryAnswer, Role};
 
 use super::timeline::{Timeline, event_at};

@@ -604,7 +604,7 @@ impl<'a> Builder<'a> {
         let rec_id = record.map(|i| self.tl.beliefs[i as usize].id.clone());
         // The latest earlier revise listing this target (by id or as written) claims it.
         let names = |u: &String| {
-            u == &r.target || u.trim() == r.target.trim() || rec_id.as_deref() == Some(u.as_str())
+            *u == r.target || u.trim() == r.target.trim() || rec_id.as_deref() == Some(u.as_str())
         };
         // Candidate revisions come from the index of unapplied names (latest first).
         let mut cands: Vec<u32> = [Some(r.target.trim()), rec_id.as_deref()]
