@@ -92,7 +92,7 @@ fn naive_sigma(log: &TraceLog, session: &str, t: usize) -> Vec<String> {
                     active.push(id);
                 }
             }
-            Body::Retract(r) => active.retain(|x| x != &r.target),
+            Body::Retract(r) => active.retain(|x| *x != r.target),
             _ => {}
         }
     }
