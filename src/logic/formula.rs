@@ -4,6 +4,13 @@
 //! node with many children instead of a million-deep binary tree. The parser flattens only
 //! unparenthesized chains of the same connective, and the printer parenthesizes a nested
 //! same-connective child, so `parse(print(φ)) == φ` holds structurally.
+//!
+//! `Formula` implements `Drop` iteratively, so a tree of any depth can be dropped on any
+//! stack. The price is that a `Formula` cannot be destructured by value (`match f {
+//! Formula::Not(g) => *g, … }` is E0509): match on a reference, or move a child out with
+//! `std::mem::take` (`Formula::default()` is `⊤`). Everything else that walks a tree either
+//! is iterative or relies on [`MAX_DEPTH`], which the parser enforces; code that builds trees
+//! by hand should check [`Formula::depth`] before handing them to recursive code.
 
 /// A term inside a predicate atom: a bound variable or a constant of the active domain.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]

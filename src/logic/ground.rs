@@ -47,8 +47,9 @@ use super::formula::{Atom, Formula, MAX_DEPTH, Term};
 /// The default cap on quantifier-body instances per formula (see the module docs).
 pub const DEFAULT_INSTANCE_CAP: u64 = 100_000;
 
-/// The largest ground formula [`ground`] builds, in nodes (about 1 GB of tree at most).
-pub const MAX_GROUND_NODES: u128 = 10_000_000;
+/// The largest ground formula [`ground`] builds, in nodes: about 100-200 MB of tree, twenty
+/// times what the default instance cap needs for a rule with a ten-node body.
+pub const MAX_GROUND_NODES: u128 = 2_000_000;
 
 /// Why a formula was not grounded.
 #[derive(Debug, Clone, PartialEq, Eq)]

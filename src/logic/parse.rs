@@ -96,6 +96,15 @@ impl fmt::Display for ParseError {
 
 impl std::error::Error for ParseError {}
 
+impl ParseError {
+    /// The same error with its column moved right by `chars` characters: for a formula that
+    /// starts after `chars` characters of a longer line (a REPL command after its verb).
+    pub fn offset(mut self, chars: usize) -> Self {
+        self.column = self.column.saturating_add(chars);
+        self
+    }
+}
+
 fn err<T>(column: usize, message: impl Into<String>) -> Result<T, ParseError> {
     Err(ParseError {
         column,

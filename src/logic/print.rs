@@ -73,6 +73,17 @@ impl fmt::Display for Formula {
     }
 }
 
+impl fmt::Display for Atom {
+    /// The atom as it appears in a printed formula (the same in Unicode and ASCII): `p`,
+    /// `Older(alice, bob)`, `"dns failure"`; names that are not valid names are quoted. Meant
+    /// for countermodels and evidence lists, whose atoms are ground.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut out = String::new();
+        print_atom(self, &HashMap::new(), &mut out);
+        f.write_str(&out)
+    }
+}
+
 /// The ASCII form, e.g. `forall x. P(x) -> ~(q & r)` (quoted text keeps its characters).
 pub fn to_ascii(f: &Formula) -> String {
     print(f, &ASCII)

@@ -1,0 +1,157 @@
+//! `doxascope validate FILE...`: every problem of every line, then a summary.
+//!
+//! Problems go to stdout (they are the command's result), one per line, as
+//! `FILE:LINE:COLUMN: SEVERITY: MESSAGE`, the shape compilers use so editors can jump to them.
+//! Files that cannot be opened are reported on stderr and make the exit code 2, but the other
+//! files are still checked.
+
+use std::fs::File;
+use std::io::{self, BufWriter, Write};
+use std::path::PathBuf;
+
+use crate::sanitize::{sanitize, sanitize_bytes};
+use crate::trace::{Item, Reader, ReaderConfig, Severity};
+
+use super::{EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE};
+
+/// Arguments of `validate`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    /// Trace files (JSON Lines); `-` reads standard input.
+    #[arg(required = true, value_name = "FILE")]
+    files: Vec<PathBuf>,
+    /// Lines longer than this many bytes are reported and skipped.
+    #[arg(long, value_name = "BYTES", default_value_t = crate::trace::DEFAULT_MAX_LINE_BYTES,
+          value_parser = clap::value_parser!(usize))]
+    max_line_bytes: usize,
+}
+
+#[derive(Default)]
+struct Totals {
+    events: u64,
+    errors: u64,
+    warnings: u64,
+    files: u64,
+    unreadable: u64,
+}
+
+/// Runs `validate` and returns the exit code.
+pub(crate) fn run(args: &Args) -> i32 {
+    let cfg = ReaderConfig {
+        max_line_bytes: args.max_line_bytes.max(1),
+    };
+    let stdout = io::stdout();
+    let mut out = BufWriter::new(stdout.lock());
+    let mut totals = Totals::default();
+    for path in &args.files {
+        let shown = sanitize_bytes(path.as_os_str().as_encoded_bytes());
+        let result = if path.as_os_str() == "-" {
+            check(
+                "<stdin>",
+                "<stdin>",
+                io::stdin().lock(),
+                cfg,
+                &mut out,
+                &mut totals,
+            )
+        } else {
+            match File::open(path) {
+                Ok(f) => check(
+                    &path.to_string_lossy(),
+                    &shown,
+                    f,
+                    cfg,
+                    &mut out,
+                    &mut totals,
+                ),
+                Err(e) => Err(e),
+            }
+        };
+        match result {
+            Ok(()) => totals.files += 1,
+            Err(e) => {
+                let _ = out.flush();
+                eprintln!("{shown}: cannot read: {}", sanitize(&e.to_string()));
+                totals.unreadable += 1;
+            }
+        }
+    }
+    let plural = |n: u64, one: &str, many: &str| {
+        if n == 1 {
+            format!("{n} {one}")
+        } else {
+            format!("{n} {many}")
+        }
+    };
+    let mut summary = format!(
+        "{}, {}, {} in {}",
+        plural(totals.events, "event", "events"),
+        plural(totals.errors, "error", "errors"),
+        plural(totals.warnings, "warning", "warnings"),
+        plural(totals.files, "file", "files"),
+    );
+    if totals.unreadable > 0 {
+        summary.push_str(&format!(
+            " ({} could not be read)",
+            plural(totals.unreadable, "file", "files")
+        ));
+    }
+    let _ = writeln!(out, "{summary}");
+    let _ = out.flush();
+    if totals.unreadable > 0 {
+        EXIT_USAGE
+    } else if totals.errors > 0 {
+        EXIT_PROBLEMS
+    } else {
+        EXIT_OK
+    }
+}
+
+/// Reads one stream, printing its problems as they are found (memory stays flat whatever the
+/// file size: events are counted, not kept).
+fn check(
+    name: &str,
+    shown: &str,
+    mut input: impl io::Read,
+    cfg: ReaderConfig,
+    out: &mut impl Write,
+    totals: &mut Totals,
+) -> io::Result<()> {
+    let mut reader = Reader::new(name, cfg);
+    let mut buf = vec![0u8; 1 << 20];
+    let mut items = Vec::new();
+    let mut done = false;
+    while !done {
+        let n = match input.read(&mut buf) {
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if n == 0 {
+            reader.finish(&mut items);
+            done = true;
+        } else {
+            reader.feed(&buf[..n], &mut items);
+        }
+        for item in items.drain(..) {
+            match item {
+                Item::Event(_) => totals.events += 1,
+                Item::Problem(p) => {
+                    match p.severity {
+                        Severity::Error => totals.errors += 1,
+                        Severity::Warning => totals.warnings += 1,
+                    }
+                    writeln!(
+                        out,
+                        "{shown}:{}:{}: {}: {}",
+                        p.origin.line,
+                        p.column,
+                        p.severity,
+                        sanitize(&p.message)
+                    )?;
+                }
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,812 @@
+//! The typed event schema of trace format v1 (contract §2).
+//!
+//! An [`Event`] is the envelope (`kind`, `v`, `seq`, `ts`, `session`, `id`), a typed [`Body`]
+//! for the kind, the fields this reader does not know (`extra`, kept verbatim) and its
+//! [`Origin`] (file, line, byte offset), so that any view can point back at the line.
+//!
+//! Formula fields stay strings here: parsing them is the `logic` layer's job and interpreting
+//! them is the `model` layer's. Unknown kinds become [`Body::Unknown`] with every field in
+//! `extra`, so nothing in a trace is lost.
+//!
+//! Defaults the contract fixes (role `fact`, confidence 1, ...) are materialized when a line
+//! is read, so consumers never re-implement them. `seq` and `session` default to values that
+//! depend on where the line was read (line number, file name); the `*_given` flags record
+//! whether the line carried them, so that writing an event back reproduces the line's fields.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// The string type of event fields: strings up to 24 bytes (ids, sources, most formulas,
+/// timestamps) are stored inline, which halves the memory of a loaded trace and saves most
+/// allocations while reading.
+pub type Text = compact_str::CompactString;
+
+/// The highest trace format version this reader understands.
+pub const FORMAT_VERSION: u8 = 1;
+
+/// Where an event (or a problem) came from.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Origin {
+    /// The file (or stream) name as given to the reader.
+    pub file: Arc<str>,
+    /// 1-based line number.
+    pub line: u64,
+    /// Byte offset of the start of the line in the stream.
+    pub offset: u64,
+}
+
+/// A timestamp as written in the trace, plus its value in Unix seconds for ordering.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Timestamp {
+    /// The original representation, written back unchanged.
+    pub raw: TsRaw,
+    /// Seconds since the Unix epoch (UTC). `f64` keeps sub-microsecond precision for current
+    /// dates, which is enough to order events.
+    pub unix_seconds: f64,
+}
+
+/// The two accepted spellings of `ts`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum TsRaw {
+    /// An RFC 3339 date-time string.
+    Rfc3339(Text),
+    /// Unix seconds (integer or fractional).
+    Unix(serde_json::Number),
+}
+
+macro_rules! kinds {
+    ($( $variant:ident => $name:literal ),* $(,)?) => {
+        /// The event kinds of format v1. Unknown kinds are not in this enum; they are kept as
+        /// [`Body::Unknown`].
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum Kind { $( #[doc = concat!("`", $name, "`")] $variant ),* }
+
+        impl Kind {
+            /// Every known kind, in contract order.
+            pub const ALL: &'static [Kind] = &[ $( Kind::$variant ),* ];
+
+            /// The name used in the `kind` field.
+            pub fn as_str(self) -> &'static str {
+                match self { $( Kind::$variant => $name ),* }
+            }
+
+            /// The kind with this name, if it is a v1 kind.
+            pub fn from_name(name: &str) -> Option<Kind> {
+                match name { $( $name => Some(Kind::$variant), )* _ => None }
+            }
+        }
+    };
+}
+
+kinds! {
+    Session => "session",
+    Announce => "announce",
+    Retract => "retract",
+    Verify => "verify",
+    Revise => "revise",
+    Query => "query",
+    Answer => "answer",
+    Thought => "thought",
+    World => "world",
+    Turn => "turn",
+    Belief => "belief",
+    SchemaBelief => "schema_belief",
+    Desire => "desire",
+    Intention => "intention",
+    Plan => "plan",
+    Step => "step",
+    Postcondition => "postcondition",
+    Satisfaction => "satisfaction",
+    Review => "review",
+    PlanStats => "plan_stats",
+    Log => "log",
+}
+
+impl Kind {
+    /// Position of this kind in [`Kind::ALL`], for per-kind tables.
+    pub fn index(self) -> usize {
+        self as usize
+    }
+}
+
+impl fmt::Display for Kind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One event of a trace.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Event {
+    /// Where the line was read.
+    pub origin: Origin,
+    /// Format version (`v`); 1 when absent (lines with a newer version are rejected, so this is
+    /// at most [`FORMAT_VERSION`]).
+    pub v: u8,
+    /// Whether the line carried `v`.
+    pub v_given: bool,
+    /// Sequence number within the session; the line number when absent.
+    pub seq: u64,
+    /// Whether the line carried `seq`.
+    pub seq_given: bool,
+    /// The timestamp, if any.
+    pub ts: Option<Timestamp>,
+    /// The session; the file name when absent.
+    pub session: Arc<str>,
+    /// Whether the line carried `session`.
+    pub session_given: bool,
+    /// The optional `id` (a belief id for `announce`, the intention or plan id for those kinds).
+    pub id: Option<Text>,
+    /// The typed fields of the kind.
+    pub body: Body,
+    /// Fields this reader does not know, kept verbatim.
+    pub extra: Extra,
+}
+
+/// The fields of an event this reader does not know, kept verbatim, in line order. Most events
+/// have none, so this is a boxed slice (16 bytes, no allocation when empty) rather than a map
+/// (whose first node alone costs hundreds of bytes).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Extra(Box<[(String, Value)]>);
+
+impl Extra {
+    /// The value of an unknown field.
+    pub fn get(&self, name: &str) -> Option<&Value> {
+        self.0.iter().find(|(k, _)| k == name).map(|(_, v)| v)
+    }
+
+    /// The unknown fields in line order.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &Value)> {
+        self.0.iter().map(|(k, v)| (k.as_str(), v))
+    }
+
+    /// How many unknown fields there are.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+impl From<Vec<(String, Value)>> for Extra {
+    fn from(v: Vec<(String, Value)>) -> Self {
+        Extra(v.into_boxed_slice())
+    }
+}
+
+impl Serialize for Extra {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut m = s.serialize_map(Some(self.len()))?;
+        for (k, v) in self.iter() {
+            m.serialize_entry(k, v)?;
+        }
+        m.end()
+    }
+}
+
+impl Event {
+    /// The kind, or `None` for a kind this reader does not know.
+    pub fn kind(&self) -> Option<Kind> {
+        self.body.kind()
+    }
+
+    /// The kind's name as written in the trace (also for unknown kinds).
+    pub fn kind_name(&self) -> &str {
+        match &self.body {
+            Body::Unknown(u) => &u.kind,
+            b => b.kind().map(Kind::as_str).unwrap_or(""),
+        }
+    }
+
+    /// Writes the event back as one JSON line (without the newline). Fields the line did not
+    /// carry and that depend on where it was read (`v`, `seq`, `session`) are left out again;
+    /// contract defaults that were materialized (role, confidence) are written explicitly.
+    pub fn to_json_line(&self) -> String {
+        // Serializing our own plain data cannot fail: all map keys are strings.
+        serde_json::to_string(self).unwrap_or_default()
+    }
+}
+
+impl Serialize for Event {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        #[derive(Serialize)]
+        struct Out<'a> {
+            kind: &'a str,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            v: Option<u8>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            seq: Option<u64>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            ts: Option<&'a TsRaw>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            session: Option<&'a str>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            id: Option<&'a str>,
+            #[serde(flatten)]
+            body: &'a Body,
+            #[serde(flatten)]
+            extra: &'a Extra,
+        }
+        Out {
+            kind: self.kind_name(),
+            v: self.v_given.then_some(self.v),
+            seq: self.seq_given.then_some(self.seq),
+            ts: self.ts.as_ref().map(|t| &t.raw),
+            session: self.session_given.then_some(&*self.session),
+            id: self.id.as_deref(),
+            body: &self.body,
+            extra: &self.extra,
+        }
+        .serialize(s)
+    }
+}
+
+/// The typed fields of one event, by kind. Every variant is boxed: the enum is then 16 bytes
+/// and each event pays only for its own kind's fields, instead of every event paying for the
+/// largest kind (this cut the memory of a loaded mixed trace by about a quarter).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum Body {
+    /// `session`
+    Session(Box<Session>),
+    /// `announce`
+    Announce(Box<Announce>),
+    /// `retract`
+    Retract(Box<Retract>),
+    /// `verify`
+    Verify(Box<Verify>),
+    /// `revise`
+    Revise(Box<Revise>),
+    /// `query`
+    Query(Box<Query>),
+    /// `answer`
+    Answer(Box<Answer>),
+    /// `thought`
+    Thought(Box<Thought>),
+    /// `world`
+    World(Box<World>),
+    /// `turn`
+    Turn(Box<Turn>),
+    /// `belief`
+    Belief(Box<Belief>),
+    /// `schema_belief`
+    SchemaBelief(Box<TextEvent>),
+    /// `desire`
+    Desire(Box<TextEvent>),
+    /// `intention`
+    Intention(Box<Intention>),
+    /// `plan`
+    Plan(Box<Plan>),
+    /// `step`
+    Step(Box<Step>),
+    /// `postcondition`
+    Postcondition(Box<Postcondition>),
+    /// `satisfaction`
+    Satisfaction(Box<Satisfaction>),
+    /// `review`
+    Review(Box<Review>),
+    /// `plan_stats`
+    PlanStats(Box<PlanStats>),
+    /// `log`
+    Log(Box<Log>),
+    /// A kind this reader does not know; all its fields are in [`Event::extra`].
+    Unknown(Box<UnknownKind>),
+}
+
+impl Body {
+    /// The kind, or `None` for [`Body::Unknown`].
+    pub fn kind(&self) -> Option<Kind> {
+        Some(match self {
+            Body::Session(_) => Kind::Session,
+            Body::Announce(_) => Kind::Announce,
+            Body::Retract(_) => Kind::Retract,
+            Body::Verify(_) => Kind::Verify,
+            Body::Revise(_) => Kind::Revise,
+            Body::Query(_) => Kind::Query,
+            Body::Answer(_) => Kind::Answer,
+            Body::Thought(_) => Kind::Thought,
+            Body::World(_) => Kind::World,
+            Body::Turn(_) => Kind::Turn,
+            Body::Belief(_) => Kind::Belief,
+            Body::SchemaBelief(_) => Kind::SchemaBelief,
+            Body::Desire(_) => Kind::Desire,
+            Body::Intention(_) => Kind::Intention,
+            Body::Plan(_) => Kind::Plan,
+            Body::Step(_) => Kind::Step,
+            Body::Postcondition(_) => Kind::Postcondition,
+            Body::Satisfaction(_) => Kind::Satisfaction,
+            Body::Review(_) => Kind::Review,
+            Body::PlanStats(_) => Kind::PlanStats,
+            Body::Log(_) => Kind::Log,
+            Body::Unknown(_) => return None,
+        })
+    }
+}
+
+/// The body of an event of unknown kind: only the name; the fields are in [`Event::extra`].
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct UnknownKind {
+    /// The `kind` as written.
+    #[serde(skip)]
+    pub kind: String,
+}
+
+/// `session`: who is writing the trace.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Session {
+    /// The agent's name.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub agent: Option<Text>,
+    /// The model behind the agent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<Text>,
+    /// Free-form metadata.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Box<Value>>,
+}
+
+/// The role of an announced formula.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    /// A plain fact (default).
+    #[default]
+    Fact,
+    /// A rule (usually an implication, possibly quantified).
+    Rule,
+    /// A norm: must never be given up by revision.
+    Norm,
+    /// An assumption: the first thing to give up.
+    Assumption,
+}
+
+/// `announce`: the agent adds a formula to its belief set Σ.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Announce {
+    /// The formula (contract §3 syntax), required.
+    pub formula: Text,
+    /// Where it came from (`user`, `tool:ping_test`, `inference`, ...).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source: Option<Text>,
+    /// Its role; `fact` when absent.
+    pub role: Role,
+    /// Confidence in 0..1; 1 when absent.
+    pub confidence: f64,
+    /// Ids of the premises it was derived from.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub because: Vec<Text>,
+    /// The natural-language original.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub text: Option<Text>,
+}
+
+/// Who retracted a belief.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RetractBy {
+    /// The agent itself.
+    Agent,
+    /// A revision step.
+    Revision,
+    /// The user.
+    User,
+}
+
+/// `retract`: a belief leaves Σ.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Retract {
+    /// The belief id or formula retracted, required.
+    pub target: Text,
+    /// Why.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<Text>,
+    /// Who retracted it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub by: Option<RetractBy>,
+}
+
+/// The outcome of the verification gate Θ(Σ, φ) as the agent claims it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Outcome {
+    /// Σ ∧ φ is unsatisfiable.
+    Contradiction,
+    /// Σ ⊨ φ.
+    Entailed,
+    /// Neither: φ is new information.
+    Newinfo,
+    /// φ cites premises that are not in Σ.
+    Ungrounded,
+}
+
+/// `verify`: the agent ran its verification gate on one or more formulas.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Verify {
+    /// The formula checked (`formula`); at least one of `formula` / `formulas` is present.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub formula: Option<Text>,
+    /// Several formulas checked together (`formulas`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub formulas: Option<Vec<Text>>,
+    /// The outcome the agent claims.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub outcome: Option<Outcome>,
+    /// Ids of the beliefs cited.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub because: Vec<Text>,
+    /// The method used (`sat`, `llm`, ...).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub method: Option<Text>,
+    /// The verification tier (a number or a name), kept as written.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tier: Option<Box<Value>>,
+    /// Free-form detail (text or object).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub detail: Option<Box<Value>>,
+}
+
+impl Verify {
+    /// All formulas checked, whichever field they were written in.
+    pub fn all_formulas(&self) -> impl Iterator<Item = &str> {
+        self.formula
+            .iter()
+            .chain(self.formulas.iter().flatten())
+            .map(Text::as_str)
+    }
+}
+
+/// `revise`: a revision step after a contradiction.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Revise {
+    /// The formula or id that triggered it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trigger: Option<Text>,
+    /// Ids or formulas given up.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub retracted: Vec<Text>,
+    /// The policy applied (`greedy`, `recency`, ...).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub policy: Option<Text>,
+}
+
+/// The answer of a solver QUERY.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum QueryAnswer {
+    /// Entailed.
+    Yes,
+    /// Its negation is entailed.
+    No,
+    /// Neither.
+    Unknown,
+}
+
+/// `query`: a QUERY the agent put to its solver.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Query {
+    /// The formula asked about, required.
+    pub formula: Text,
+    /// The answer the agent received.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub answer: Option<QueryAnswer>,
+}
+
+/// `answer`: an ANSWER the agent gave.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Answer {
+    /// The answer in natural language.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub text: Option<Text>,
+    /// The answer as a formula.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub formula: Option<Text>,
+}
+
+/// `thought`: a chain-of-thought step.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Thought {
+    /// The text.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub text: Option<Text>,
+    /// Formulas the step asserts.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub asserts: Vec<Text>,
+}
+
+/// `world`: a synthetic propositional world (seed 003).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct World {
+    /// The atoms.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub atoms: Vec<Text>,
+    /// The rules (formulas).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub rules: Vec<Text>,
+    /// The true assignment: atom -> bool.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub truth: BTreeMap<String, bool>,
+}
+
+/// A dialogue reply.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "UPPERCASE")]
+pub enum Reply {
+    /// `YES`
+    Yes,
+    /// `NO`
+    No,
+    /// `UNKNOWN`
+    Unknown,
+}
+
+/// `turn`: one dialogue turn (seed 003).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Turn {
+    /// The question asked.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub question: Option<Text>,
+    /// The agent's reply.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reply: Option<Reply>,
+    /// The literal the reply commits to.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub literal: Option<Text>,
+    /// The true answer in the world, kept as written (a bool or a reply).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub truth: Option<Box<Value>>,
+}
+
+/// `belief`: a ground belief, upserted by name (seed 004). Also the shape of
+/// [`Step::new_beliefs`] entries.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Belief {
+    /// The belief's name, required (the upsert key).
+    pub name: Text,
+    /// Its value (any JSON).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<Box<Value>>,
+    /// The unit of the value.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unit: Option<Text>,
+    /// Where it came from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<Text>,
+    /// Unknown fields inside a nested belief; always empty for a top-level `belief` event,
+    /// whose unknown fields go to [`Event::extra`].
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// `schema_belief` and `desire`: a piece of text.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct TextEvent {
+    /// The text.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub text: Option<Text>,
+}
+
+/// `intention`: the intention being pursued (its id is the envelope `id`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Intention {
+    /// The intention type (matched against plan libraries).
+    #[serde(rename = "type", skip_serializing_if = "Option::is_none")]
+    pub intention_type: Option<Text>,
+    /// The goal (text or structure), kept as written.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub goal: Option<Box<Value>>,
+    /// The satisfaction condition, kept as written.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub satisfaction: Option<Box<Value>>,
+    /// Parameters still open, kept as written.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub open_parameters: Option<Box<Value>>,
+}
+
+/// The kind of a plan step. Open: kinds beyond the three named ones are kept by name.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum StepKind {
+    /// Fetch information.
+    Fetch,
+    /// Compute something.
+    Compute,
+    /// Synthesize the answer.
+    Synthesize,
+    /// Any other kind, by name.
+    #[serde(untagged)]
+    Other(String),
+}
+
+/// One step of a plan DAG.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PlanStep {
+    /// The step id (`S1`, ...), required.
+    pub id: Text,
+    /// The step kind.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<StepKind>,
+    /// What the step does.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<Text>,
+    /// Ids of the steps it depends on.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub deps: Vec<Text>,
+    /// Its postcondition(s), kept as written (a string or a list).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub post: Option<Box<Value>>,
+    /// Unknown fields of the step.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// Where a plan came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PlanOrigin {
+    /// Generated for this intention.
+    Generated,
+    /// Taken from the plan library.
+    Library,
+}
+
+/// `plan`: a plan DAG (its id is the envelope `id`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Plan {
+    /// The intention type the plan serves.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub intention_type: Option<Text>,
+    /// Conditions under which the plan applies.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub context_conditions: Vec<Text>,
+    /// The steps.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub steps: Vec<PlanStep>,
+    /// Generated or from the library.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub origin: Option<PlanOrigin>,
+}
+
+/// The status of a step execution.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum StepStatus {
+    /// Sent to an executor.
+    Dispatched,
+    /// Finished.
+    Done,
+    /// Failed.
+    Failed,
+}
+
+/// `step`: progress of one plan step.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Step {
+    /// The plan id.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub plan: Option<Text>,
+    /// The step id.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub step: Option<Text>,
+    /// Its status.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub status: Option<StepStatus>,
+    /// Whether the executor claims the postcondition holds (self-reported).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub post_met: Option<bool>,
+    /// Ground beliefs the step wrote.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub new_beliefs: Vec<Belief>,
+    /// A summary of what happened.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub summary: Option<Text>,
+}
+
+/// `postcondition`: a check of a step's postcondition.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Postcondition {
+    /// The plan id.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub plan: Option<Text>,
+    /// The step id.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub step: Option<Text>,
+    /// The verification tier: 1, 2 or 3.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tier: Option<u8>,
+    /// Whether the check passed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ok: Option<bool>,
+    /// How it failed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub failure_mode: Option<Text>,
+    /// The check program run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub program: Option<Text>,
+    /// Free-form detail, kept as written.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub detail: Option<Box<Value>>,
+}
+
+/// `satisfaction`: whether an intention's satisfaction condition holds.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Satisfaction {
+    /// The intention id.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub intention: Option<Text>,
+    /// Whether it is satisfied.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ok: Option<bool>,
+}
+
+/// What a review decided for a plan.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ReviewAction {
+    /// Keep the plan in the library.
+    Keep,
+    /// Refine it.
+    Refine,
+    /// Remove it.
+    Remove,
+}
+
+/// One decision of a review.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Decision {
+    /// The plan id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan: Option<Text>,
+    /// The action, required.
+    pub action: ReviewAction,
+    /// A note.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<Text>,
+    /// Unknown fields of the decision.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// `review`: the plan library review.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Review {
+    /// The decisions.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub decisions: Vec<Decision>,
+}
+
+/// `plan_stats`: usage counters of a library plan.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct PlanStats {
+    /// The plan id.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub plan: Option<Text>,
+    /// How often it was used.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub use_count: Option<u64>,
+    /// How often it succeeded.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub success_count: Option<u64>,
+    /// How often it failed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub failure_count: Option<u64>,
+}
+
+/// `log`: a free-form log message.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Log {
+    /// The level (`info`, `warn`, ...).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub level: Option<Text>,
+    /// The message.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<Text>,
+}

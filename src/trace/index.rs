@@ -1,0 +1,152 @@
+//! Reading whole streams into memory, and the index over what was read.
+//!
+//! [`TraceLog`] holds the events and problems of one or more streams in read order, and an
+//! [`Index`]: the events of each session (as positions into `events`) and counts per kind.
+//! The index is built as events arrive, so a follower can keep extending it.
+
+use std::collections::{BTreeMap, HashMap};
+use std::io::{self, Read};
+use std::sync::Arc;
+
+use super::event::{Event, Kind};
+use super::reader::{Item, Problem, Reader, ReaderConfig, Severity};
+
+/// Size of the reads [`TraceLog::read_from`] issues.
+const READ_CHUNK: usize = 1 << 20;
+
+/// Counts and per-session positions of the events in a [`TraceLog`].
+#[derive(Debug, Clone, Default)]
+pub struct Index {
+    session_pos: HashMap<Arc<str>, usize>,
+    sessions: Vec<(Arc<str>, Vec<u32>)>,
+    kind_counts: [u64; Kind::ALL.len()],
+    unknown_kinds: BTreeMap<String, u64>,
+}
+
+impl Index {
+    /// Records the event stored at position `pos` of the log.
+    pub fn add(&mut self, pos: u32, ev: &Event) {
+        let slot = match self.session_pos.get(&ev.session) {
+            Some(&i) => i,
+            None => {
+                self.session_pos
+                    .insert(ev.session.clone(), self.sessions.len());
+                self.sessions.push((ev.session.clone(), Vec::new()));
+                self.sessions.len() - 1
+            }
+        };
+        self.sessions[slot].1.push(pos);
+        match ev.kind() {
+            Some(k) => self.kind_counts[k.index()] += 1,
+            None => {
+                *self
+                    .unknown_kinds
+                    .entry(ev.kind_name().to_string())
+                    .or_default() += 1
+            }
+        }
+    }
+
+    /// The sessions in order of first appearance, each with the positions of its events.
+    pub fn sessions(&self) -> impl Iterator<Item = (&str, &[u32])> {
+        self.sessions.iter().map(|(s, v)| (&**s, v.as_slice()))
+    }
+
+    /// The positions of the events of one session.
+    pub fn session(&self, name: &str) -> Option<&[u32]> {
+        self.session_pos
+            .get(name)
+            .map(|&i| self.sessions[i].1.as_slice())
+    }
+
+    /// How many events of a known kind were read.
+    pub fn count(&self, kind: Kind) -> u64 {
+        self.kind_counts[kind.index()]
+    }
+
+    /// How many events of each unknown kind were read.
+    pub fn unknown_kinds(&self) -> &BTreeMap<String, u64> {
+        &self.unknown_kinds
+    }
+}
+
+/// Everything read from one or more streams.
+#[derive(Debug, Default)]
+pub struct TraceLog {
+    /// The events, in read order.
+    pub events: Vec<Event>,
+    /// The problems, in read order.
+    pub problems: Vec<Problem>,
+    /// The index over `events`.
+    pub index: Index,
+}
+
+impl TraceLog {
+    /// An empty log.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds the reader's output to the log. Positions are `u32` (half the memory of `usize`
+    /// for the per-session lists), so a log holds at most `u32::MAX` events; beyond that an
+    /// event is replaced by an error problem rather than dropped silently.
+    pub fn extend(&mut self, items: impl IntoIterator<Item = Item>) {
+        for item in items {
+            match item {
+                Item::Event(ev) => match u32::try_from(self.events.len()) {
+                    Ok(pos) => {
+                        self.index.add(pos, &ev);
+                        self.events.push(ev);
+                    }
+                    Err(_) => self.problems.push(Problem {
+                        severity: Severity::Error,
+                        code: super::reader::ProblemCode::TooManyEvents,
+                        origin: ev.origin.clone(),
+                        column: 1,
+                        byte_offset: None,
+                        field: None,
+                        message: "too many events in one log; event dropped".into(),
+                    }),
+                },
+                Item::Problem(p) => self.problems.push(p),
+            }
+        }
+    }
+
+    /// Reads a whole stream named `name` into the log.
+    pub fn read_from(&mut self, name: &str, mut r: impl Read, cfg: ReaderConfig) -> io::Result<()> {
+        let mut reader = Reader::new(name, cfg);
+        let mut buf = vec![0u8; READ_CHUNK];
+        let mut items = Vec::new();
+        loop {
+            let n = match r.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            };
+            reader.feed(&buf[..n], &mut items);
+            self.extend(items.drain(..));
+        }
+        reader.finish(&mut items);
+        self.extend(items.drain(..));
+        Ok(())
+    }
+
+    /// Reads a whole in-memory stream named `name` into the log.
+    pub fn read_bytes(&mut self, name: &str, bytes: &[u8], cfg: ReaderConfig) {
+        let mut reader = Reader::new(name, cfg);
+        let mut items = Vec::new();
+        reader.feed(bytes, &mut items);
+        reader.finish(&mut items);
+        self.extend(items);
+    }
+
+    /// Number of problems of the given severity.
+    pub fn count(&self, severity: Severity) -> usize {
+        self.problems
+            .iter()
+            .filter(|p| p.severity == severity)
+            .count()
+    }
+}

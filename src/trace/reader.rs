@@ -1,0 +1,519 @@
+//! The streaming JSONL reader: arbitrary byte chunks in, events and problems out.
+//!
+//! The reader is sans-IO: [`Reader::feed`] takes whatever chunk a file read, a socket or a
+//! test produced, and [`Reader::finish`] flushes a last line without a newline. The output
+//! depends only on the bytes, never on how they were split (a property test checks this).
+//!
+//! Framing rules:
+//! - lines end at LF; a CR before the LF is dropped (CRLF files read like LF files);
+//! - a UTF-8 byte-order mark is skipped at byte offset 0 only; at the start of a later line it
+//!   is skipped with a warning (that is what `cat a.jsonl b.jsonl` produces);
+//! - blank and whitespace-only lines are skipped silently;
+//! - a line longer than [`ReaderConfig::max_line_bytes`] (counted before the LF) is reported
+//!   and skipped; its bytes are counted but never buffered, so memory stays bounded by the cap
+//!   whatever the input;
+//! - invalid UTF-8 is reported with its absolute byte offset;
+//! - JSON errors are reported with line and column (columns count characters, 1-based);
+//!   serde_json's nesting limit (128) stays on, so hostile nesting is a line error, not a
+//!   stack overflow.
+//!
+//! Problems are values in the output ([`Item::Problem`]), in line order with the events: a bad
+//! line never stops the reader and is never dropped silently. Duplicate explicit `seq` values
+//! and timestamps that go backwards within a session are warnings; the event is kept.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::Arc;
+
+use super::event::{Event, FORMAT_VERSION, Kind, Origin};
+use super::fields::{FieldError, Fields, build_body, decode_line};
+
+/// The default line-length cap: 4 MiB, far above any sane event and small enough that a
+/// runaway writer cannot exhaust memory.
+pub const DEFAULT_MAX_LINE_BYTES: usize = 4 * 1024 * 1024;
+
+/// Reader settings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReaderConfig {
+    /// Lines longer than this many bytes (before the LF) are reported and skipped.
+    pub max_line_bytes: usize,
+}
+
+impl Default for ReaderConfig {
+    fn default() -> Self {
+        ReaderConfig {
+            max_line_bytes: DEFAULT_MAX_LINE_BYTES,
+        }
+    }
+}
+
+/// How serious a problem is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Severity {
+    /// The line was kept but something about it is suspicious.
+    Warning,
+    /// The line could not be read as an event and was skipped.
+    Error,
+}
+
+impl fmt::Display for Severity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Severity::Warning => "warning",
+            Severity::Error => "error",
+        })
+    }
+}
+
+/// What kind of problem it is (stable, for filtering and tests).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ProblemCode {
+    /// The line is not valid JSON (or not one JSON object).
+    Json,
+    /// The line is not valid UTF-8.
+    InvalidUtf8,
+    /// The line exceeds the length cap.
+    LineTooLong,
+    /// The line has no `kind`.
+    MissingKind,
+    /// `v` is newer than this reader.
+    UnsupportedVersion,
+    /// A field has the wrong type or value.
+    Field,
+    /// A byte-order mark at the start of a line other than the first.
+    MisplacedBom,
+    /// The same explicit `seq` twice in one session.
+    DuplicateSeq,
+    /// `ts` earlier than the previous event's in the same session.
+    TimeBackwards,
+    /// A log is full (more than `u32::MAX` events).
+    TooManyEvents,
+}
+
+/// A problem found while reading, with its location.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Problem {
+    /// Error (line skipped) or warning (line kept).
+    pub severity: Severity,
+    /// What kind of problem.
+    pub code: ProblemCode,
+    /// The line it is on (file, 1-based line, byte offset of the line start).
+    pub origin: Origin,
+    /// 1-based column in characters within the line (1 when the whole line is concerned).
+    pub column: u64,
+    /// Absolute byte offset of the problem in the stream, when more precise than the line.
+    pub byte_offset: Option<u64>,
+    /// The field concerned, for field problems.
+    pub field: Option<String>,
+    /// The message. It may quote the input: sanitize it before showing it on a terminal.
+    pub message: String,
+}
+
+/// One output of the reader, in line order.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Item {
+    /// A well-formed event.
+    Event(Event),
+    /// A problem with a line.
+    Problem(Problem),
+}
+
+/// A set of `seq` values stored as sorted disjoint ranges: the usual increasing-by-one
+/// sequence costs one range, not one entry per event.
+#[derive(Debug, Default)]
+struct SeqSet {
+    ranges: Vec<(u64, u64)>,
+}
+
+impl SeqSet {
+    /// Inserts `n`; returns false if it was already present.
+    fn insert(&mut self, n: u64) -> bool {
+        if let Some(last) = self.ranges.last_mut() {
+            if n > last.1 {
+                if n == last.1 + 1 {
+                    last.1 = n;
+                } else {
+                    self.ranges.push((n, n));
+                }
+                return true;
+            }
+        } else {
+            self.ranges.push((n, n));
+            return true;
+        }
+        // Out of order: find the first range ending at or after n.
+        let i = self.ranges.partition_point(|r| r.1 < n);
+        if i < self.ranges.len() && self.ranges[i].0 <= n {
+            return false;
+        }
+        let joins_prev = i > 0 && self.ranges[i - 1].1 + 1 == n;
+        let joins_next = i < self.ranges.len() && self.ranges[i].0 == n + 1;
+        match (joins_prev, joins_next) {
+            (true, true) => {
+                self.ranges[i - 1].1 = self.ranges[i].1;
+                self.ranges.remove(i);
+            }
+            (true, false) => self.ranges[i - 1].1 = n,
+            (false, true) => self.ranges[i].0 = n,
+            (false, false) => self.ranges.insert(i, (n, n)),
+        }
+        true
+    }
+}
+
+#[derive(Debug, Default)]
+struct SessionState {
+    seqs: SeqSet,
+    last_ts: Option<(f64, u64)>,
+}
+
+/// The streaming reader of one stream (file, socket connection, stdin).
+#[derive(Debug)]
+pub struct Reader {
+    file: Arc<str>,
+    default_session: Arc<str>,
+    cfg: ReaderConfig,
+    /// The current partial line (never more than the cap).
+    buf: Vec<u8>,
+    /// Byte offset of the start of the current line.
+    line_start: u64,
+    /// Byte offset of the next byte fed.
+    pos: u64,
+    /// Number of the current line.
+    line: u64,
+    /// In an over-long line: its length so far.
+    skipping: Option<u64>,
+    sessions: HashMap<Arc<str>, SessionState>,
+}
+
+impl Reader {
+    /// A reader for the stream `file` (a path or a name like `<stdin>`); events without
+    /// `session` get the file name (last path component) as their session.
+    pub fn new(file: &str, cfg: ReaderConfig) -> Self {
+        let base = file.rsplit(['/', '\\']).next().unwrap_or(file);
+        let base = if base.is_empty() { file } else { base };
+        Reader {
+            file: Arc::from(file),
+            default_session: Arc::from(base),
+            cfg,
+            buf: Vec::new(),
+            line_start: 0,
+            pos: 0,
+            line: 1,
+            skipping: None,
+            sessions: HashMap::new(),
+        }
+    }
+
+    /// The stream name given to [`Reader::new`].
+    pub fn file(&self) -> &Arc<str> {
+        &self.file
+    }
+
+    /// Feeds the next chunk of bytes; complete lines are decoded and appended to `out`.
+    pub fn feed(&mut self, chunk: &[u8], out: &mut Vec<Item>) {
+        let mut rest = chunk;
+        while !rest.is_empty() {
+            let nl = memchr::memchr(b'\n', rest);
+            if let Some(seen) = self.skipping {
+                match nl {
+                    Some(i) => {
+                        self.too_long(seen + i as u64, out);
+                        self.end_line(i as u64 + 1);
+                        rest = &rest[i + 1..];
+                    }
+                    None => {
+                        self.skipping = Some(seen + rest.len() as u64);
+                        self.pos += rest.len() as u64;
+                        return;
+                    }
+                }
+                continue;
+            }
+            match nl {
+                Some(i) => {
+                    let len = self.buf.len() + i;
+                    if len > self.cfg.max_line_bytes {
+                        self.buf.clear();
+                        self.too_long(len as u64, out);
+                    } else if self.buf.is_empty() {
+                        self.process(&rest[..i], out);
+                    } else {
+                        let mut line = std::mem::take(&mut self.buf);
+                        line.extend_from_slice(&rest[..i]);
+                        self.process(&line, out);
+                        line.clear();
+                        self.buf = line;
+                    }
+                    self.end_line(i as u64 + 1);
+                    rest = &rest[i + 1..];
+                }
+                None => {
+                    let len = self.buf.len() + rest.len();
+                    if len > self.cfg.max_line_bytes {
+                        self.buf.clear();
+                        self.skipping = Some(len as u64);
+                    } else {
+                        self.buf.extend_from_slice(rest);
+                    }
+                    self.pos += rest.len() as u64;
+                    return;
+                }
+            }
+        }
+    }
+
+    /// Ends the stream: a final line without a newline is decoded now.
+    pub fn finish(&mut self, out: &mut Vec<Item>) {
+        if let Some(seen) = self.skipping {
+            self.too_long(seen, out);
+        } else if !self.buf.is_empty() {
+            let line = std::mem::take(&mut self.buf);
+            self.process(&line, out);
+        }
+        self.end_line(0);
+    }
+
+    /// Moves past the current line, whose remaining `consumed` bytes (LF included) were just
+    /// handled.
+    fn end_line(&mut self, consumed: u64) {
+        self.pos += consumed;
+        self.line_start = self.pos;
+        self.line += 1;
+        self.skipping = None;
+        self.buf.clear();
+    }
+
+    fn origin(&self) -> Origin {
+        Origin {
+            file: self.file.clone(),
+            line: self.line,
+            offset: self.line_start,
+        }
+    }
+
+    fn problem(
+        &self,
+        severity: Severity,
+        code: ProblemCode,
+        column: u64,
+        message: String,
+    ) -> Problem {
+        Problem {
+            severity,
+            code,
+            origin: self.origin(),
+            column,
+            byte_offset: None,
+            field: None,
+            message,
+        }
+    }
+
+    fn too_long(&self, len: u64, out: &mut Vec<Item>) {
+        out.push(Item::Problem(self.problem(
+            Severity::Error,
+            ProblemCode::LineTooLong,
+            1,
+            format!(
+                "line is {len} bytes long, over the limit of {} bytes; skipped",
+                self.cfg.max_line_bytes
+            ),
+        )));
+    }
+
+    /// Decodes one complete line (without its LF).
+    fn process(&mut self, line: &[u8], out: &mut Vec<Item>) {
+        let mut line = line.strip_suffix(b"\r").unwrap_or(line);
+        const BOM: &[u8] = b"\xEF\xBB\xBF";
+        let mut bom_len = 0u64;
+        if let Some(rest) = line.strip_prefix(BOM) {
+            if self.line_start != 0 {
+                out.push(Item::Problem(
+                    self.problem(
+                        Severity::Warning,
+                        ProblemCode::MisplacedBom,
+                        1,
+                        "byte-order mark (U+FEFF) at the start of a line other than the first \
+                     (concatenated files?); ignored"
+                            .into(),
+                    ),
+                ));
+            }
+            line = rest;
+            bom_len = BOM.len() as u64;
+        }
+        if line.iter().all(|b| matches!(b, b' ' | b'\t' | b'\r')) {
+            return;
+        }
+        let text = match std::str::from_utf8(line) {
+            Ok(t) => t,
+            Err(e) => {
+                let at = e.valid_up_to();
+                let abs = self.line_start + bom_len + at as u64;
+                // The prefix is valid UTF-8 by construction.
+                let column = std::str::from_utf8(&line[..at])
+                    .map(|p| p.chars().count() as u64 + 1)
+                    .unwrap_or(1);
+                let mut p = self.problem(
+                    Severity::Error,
+                    ProblemCode::InvalidUtf8,
+                    column,
+                    format!("invalid UTF-8 at byte offset {abs}"),
+                );
+                p.byte_offset = Some(abs);
+                out.push(Item::Problem(p));
+                return;
+            }
+        };
+        let mut fields = Fields::with_capacity(12);
+        let raw = match decode_line(text, &mut fields) {
+            Ok(raw) => raw,
+            Err(e) => {
+                let column = char_column(text, e.column());
+                let msg = e.to_string();
+                let msg = match msg.rfind(" at line ") {
+                    Some(i) => msg[..i].to_string(),
+                    None => msg,
+                };
+                // Envelope checks run inside the parser (to get exact columns); their
+                // messages name the field, which makes them field problems.
+                let field = msg
+                    .strip_prefix("field `")
+                    .or_else(|| msg.strip_prefix("duplicate field `"))
+                    .and_then(|rest| rest.split('`').next())
+                    .map(str::to_string);
+                let code = if field.is_some() {
+                    ProblemCode::Field
+                } else {
+                    ProblemCode::Json
+                };
+                let mut p = self.problem(Severity::Error, code, column, msg);
+                p.field = field;
+                out.push(Item::Problem(p));
+                return;
+            }
+        };
+        let Some(kind_name) = raw.kind else {
+            out.push(Item::Problem(self.problem(
+                Severity::Error,
+                ProblemCode::MissingKind,
+                1,
+                "missing field `kind` (every event needs one)".into(),
+            )));
+            return;
+        };
+        if let Some(v) = raw.v.filter(|v| *v > u64::from(FORMAT_VERSION)) {
+            out.push(Item::Problem(self.problem(
+                Severity::Error,
+                ProblemCode::UnsupportedVersion,
+                key_column(text, "v"),
+                format!(
+                    "format version {v} is newer than this reader (it reads v{FORMAT_VERSION}); \
+                     line skipped"
+                ),
+            )));
+            return;
+        }
+        let kind = Kind::from_name(&kind_name);
+        let (body, extra) = match build_body(kind, &kind_name, &mut fields) {
+            Ok(b) => b,
+            Err(FieldError { field, message }) => {
+                let mut p = self.problem(
+                    Severity::Error,
+                    ProblemCode::Field,
+                    key_column(text, &field),
+                    format!("field `{field}` {message}"),
+                );
+                p.field = Some(field);
+                out.push(Item::Problem(p));
+                return;
+            }
+        };
+        let session_given = raw.session.is_some();
+        let session = match raw.session {
+            None => self.default_session.clone(),
+            Some(s) => match self.sessions.get_key_value(&*s) {
+                Some((k, _)) => k.clone(),
+                None => Arc::from(&*s),
+            },
+        };
+        let event = Event {
+            origin: self.origin(),
+            v: FORMAT_VERSION,
+            v_given: raw.v.is_some(),
+            seq: raw.seq.unwrap_or(self.line),
+            seq_given: raw.seq.is_some(),
+            ts: raw.ts,
+            session_given,
+            session,
+            id: raw.id,
+            body,
+            extra,
+        };
+        self.check_order(&event, text, out);
+        out.push(Item::Event(event));
+    }
+
+    /// Per-session ordering checks: duplicate explicit `seq`, time going backwards.
+    fn check_order(&mut self, ev: &Event, text: &str, out: &mut Vec<Item>) {
+        let state = self.sessions.entry(ev.session.clone()).or_default();
+        let mut warnings = Vec::new();
+        if ev.seq_given && !state.seqs.insert(ev.seq) {
+            warnings.push((
+                ProblemCode::DuplicateSeq,
+                key_column(text, "seq"),
+                format!("duplicate seq {} in session {:?}", ev.seq, &*ev.session),
+            ));
+        }
+        if let Some(ts) = &ev.ts {
+            if let Some((prev, prev_line)) = state.last_ts {
+                if ts.unix_seconds < prev {
+                    warnings.push((
+                        ProblemCode::TimeBackwards,
+                        key_column(text, "ts"),
+                        format!(
+                            "ts goes backwards in session {:?}: earlier than line {prev_line} \
+                             by {:.3} s",
+                            &*ev.session,
+                            prev - ts.unix_seconds
+                        ),
+                    ));
+                }
+            }
+            if state
+                .last_ts
+                .is_none_or(|(prev, _)| ts.unix_seconds >= prev)
+            {
+                state.last_ts = Some((ts.unix_seconds, self.line));
+            }
+        }
+        for (code, column, message) in warnings {
+            out.push(Item::Problem(self.problem(
+                Severity::Warning,
+                code,
+                column,
+                message,
+            )));
+        }
+    }
+}
+
+/// Converts serde_json's 1-based byte column into a 1-based character column.
+fn char_column(text: &str, byte_col: usize) -> u64 {
+    let mut end = byte_col.saturating_sub(1).min(text.len());
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    text[..end].chars().count() as u64 + 1
+}
+
+/// The character column of the first occurrence of the key `"name"` in the line (1 if absent):
+/// good enough to point at a field whose value was rejected after parsing.
+fn key_column(text: &str, name: &str) -> u64 {
+    let pat = format!("\"{name}\"");
+    match text.find(&pat) {
+        Some(i) => text[..i].chars().count() as u64 + 1,
+        None => 1,
+    }
+}
