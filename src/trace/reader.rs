@@ -161,8 +161,10 @@ impl SeqSet {
     }
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct SessionState {
+    /// The interned session name every event of the session shares.
+    name: Arc<str>,
     seqs: SeqSet,
     last_ts: Option<(f64, u64)>,
 }
@@ -366,7 +368,7 @@ impl Reader {
                 return;
             }
         };
-        let mut fields = Fields::with_capacity(12);
+        let mut fields = Fields::default();
         let raw = match decode_line(text, &mut fields) {
             Ok(raw) => raw,
             Err(e) => {
@@ -431,63 +433,25 @@ impl Reader {
             }
         };
         let session_given = raw.session.is_some();
-        let session = match raw.session {
-            None => self.default_session.clone(),
-            Some(s) => match self.sessions.get_key_value(&*s) {
-                Some((k, _)) => k.clone(),
-                None => Arc::from(&*s),
-            },
-        };
-        let event = Event {
-            origin: self.origin(),
-            v: FORMAT_VERSION,
-            v_given: raw.v.is_some(),
-            seq: raw.seq.unwrap_or(self.line),
-            seq_given: raw.seq.is_some(),
-            ts: raw.ts,
-            session_given,
-            session,
-            id: raw.id,
-            body,
-            extra,
-        };
-        self.check_order(&event, text, out);
-        out.push(Item::Event(event));
-    }
-
-    /// Per-session ordering checks: duplicate explicit `seq`, time going backwards.
-    fn check_order(&mut self, ev: &Event, text: &str, out: &mut Vec<Item>) {
-        let state = self.sessions.entry(ev.session.clone()).or_default();
-        let mut warnings = Vec::new();
-        if ev.seq_given && !state.seqs.insert(ev.seq) {
-            warnings.push((
-                ProblemCode::DuplicateSeq,
-                key_column(text, "seq"),
-                format!("duplicate seq {} in session {:?}", ev.seq, &*ev.session),
-            ));
-        }
-        if let Some(ts) = &ev.ts {
-            if let Some((prev, prev_line)) = state.last_ts {
-                if ts.unix_seconds < prev {
-                    warnings.push((
-                        ProblemCode::TimeBackwards,
-                        key_column(text, "ts"),
-                        format!(
-                            "ts goes backwards in session {:?}: earlier than line {prev_line} \
-                             by {:.3} s",
-                            &*ev.session,
-                            prev - ts.unix_seconds
-                        ),
-                    ));
-                }
+        let name: &str = raw.session.as_deref().unwrap_or(&self.default_session);
+        let seq = raw.seq;
+        let ts = raw.ts.as_ref().map(|t| t.unix_seconds);
+        let line = self.line;
+        // One hash lookup per event: the session's state also holds its interned name.
+        let (session, warnings) = match self.sessions.get_mut(name) {
+            Some(st) => (st.name.clone(), order_checks(st, seq, ts, line, text)),
+            None => {
+                let mut st = SessionState {
+                    name: Arc::from(name),
+                    seqs: SeqSet::default(),
+                    last_ts: None,
+                };
+                let w = order_checks(&mut st, seq, ts, line, text);
+                let arc = st.name.clone();
+                self.sessions.insert(arc.clone(), st);
+                (arc, w)
             }
-            if state
-                .last_ts
-                .is_none_or(|(prev, _)| ts.unix_seconds >= prev)
-            {
-                state.last_ts = Some((ts.unix_seconds, self.line));
-            }
-        }
+        };
         for (code, column, message) in warnings {
             out.push(Item::Problem(self.problem(
                 Severity::Warning,
@@ -496,7 +460,61 @@ impl Reader {
                 message,
             )));
         }
+        out.push(Item::Event(Event {
+            origin: self.origin(),
+            v: FORMAT_VERSION,
+            v_given: raw.v.is_some(),
+            seq: seq.unwrap_or(line),
+            seq_given: seq.is_some(),
+            ts: raw.ts,
+            session_given,
+            session,
+            id: raw.id,
+            body,
+            extra,
+        }));
     }
+}
+
+/// Per-session ordering checks: duplicate explicit `seq`, time going backwards. Returns the
+/// warnings (no allocation when there are none).
+fn order_checks(
+    state: &mut SessionState,
+    seq: Option<u64>,
+    ts: Option<f64>,
+    line: u64,
+    text: &str,
+) -> Vec<(ProblemCode, u64, String)> {
+    let mut warnings = Vec::new();
+    if let Some(seq) = seq {
+        if !state.seqs.insert(seq) {
+            warnings.push((
+                ProblemCode::DuplicateSeq,
+                key_column(text, "seq"),
+                format!("duplicate seq {seq} in session {:?}", &*state.name),
+            ));
+        }
+    }
+    if let Some(ts) = ts {
+        if let Some((prev, prev_line)) = state.last_ts {
+            if ts < prev {
+                warnings.push((
+                    ProblemCode::TimeBackwards,
+                    key_column(text, "ts"),
+                    format!(
+                        "ts goes backwards in session {:?}: earlier than line {prev_line} \
+                         by {:.3} s",
+                        &*state.name,
+                        prev - ts
+                    ),
+                ));
+            }
+        }
+        if state.last_ts.is_none_or(|(prev, _)| ts >= prev) {
+            state.last_ts = Some((ts, line));
+        }
+    }
+    warnings
 }
 
 /// Converts serde_json's 1-based byte column into a 1-based character column.
