@@ -535,3 +535,45 @@ fn key_column(text: &str, name: &str) -> u64 {
         None => 1,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use std::collections::HashSet;
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
+
+        /// The range set answers exactly like a plain set, for runs, gaps, repeats and
+        /// out-of-order values, and stays sorted and disjoint.
+        #[test]
+        fn seq_set_agrees_with_a_hash_set(
+            ops in prop::collection::vec(
+                prop_oneof![0u64..40, Just(u64::MAX), Just(u64::MAX - 1), Just(0)],
+                0..200,
+            )
+        ) {
+            let mut ours = SeqSet::default();
+            let mut oracle = HashSet::new();
+            for n in ops {
+                prop_assert_eq!(ours.insert(n), oracle.insert(n), "inserting {}", n);
+                for w in ours.ranges.windows(2) {
+                    prop_assert!(w[0].1 < w[1].0 && w[0].1 + 1 < w[1].0, "{:?}", ours.ranges);
+                }
+            }
+            let count: u64 = ours.ranges.iter().map(|(a, b)| b - a + 1).sum();
+            prop_assert_eq!(count, oracle.len() as u64);
+        }
+    }
+
+    #[test]
+    fn increasing_sequences_cost_one_range() {
+        let mut s = SeqSet::default();
+        for n in 1..=100_000 {
+            assert!(s.insert(n));
+        }
+        assert_eq!(s.ranges, [(1, 100_000)]);
+        assert!(!s.insert(5_000));
+    }
+}
