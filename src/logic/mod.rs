@@ -5,3 +5,6 @@
 //! incremental varisat solver per belief state.
 
 pub mod formula;
+pub mod ground;
+pub mod parse;
+pub mod print;
