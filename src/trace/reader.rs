@@ -265,7 +265,20 @@ impl Reader {
         }
     }
 
-    /// Ends the stream: a final line without a newline is decoded now.
+    /// Bytes of the current, not yet terminated line (buffered, or counted while skipping an
+    /// over-long line). A follower can show that a partial line is pending.
+    pub fn pending_bytes(&self) -> u64 {
+        self.skipping.unwrap_or(self.buf.len() as u64)
+    }
+
+    /// The number the next line will get (1-based).
+    pub fn next_line(&self) -> u64 {
+        self.line
+    }
+
+    /// Ends the stream: a final line without a newline is decoded now. Call it only at the
+    /// true end of a stream (file closed, connection ended): a follower waiting for more bytes
+    /// must not, or a line still being written would be read half-way.
     pub fn finish(&mut self, out: &mut Vec<Item>) {
         if let Some(seen) = self.skipping {
             self.too_long(seen, out);
@@ -565,6 +578,22 @@ mod tests {
             let count: u64 = ours.ranges.iter().map(|(a, b)| b - a + 1).sum();
             prop_assert_eq!(count, oracle.len() as u64);
         }
+    }
+
+    #[test]
+    fn pending_bytes_track_the_partial_line() {
+        let mut r = Reader::new("p", ReaderConfig { max_line_bytes: 8 });
+        let mut out = Vec::new();
+        r.feed(b"{\"kind\"", &mut out);
+        assert_eq!((r.pending_bytes(), r.next_line()), (7, 1));
+        r.feed(b":\"log\"}\n{", &mut out);
+        assert_eq!((r.pending_bytes(), r.next_line()), (1, 2));
+        assert!(
+            out.iter()
+                .any(|i| matches!(i, Item::Problem(p) if p.code == ProblemCode::LineTooLong))
+        );
+        r.feed(b"0123456789", &mut out);
+        assert_eq!(r.pending_bytes(), 11, "counted while skipping");
     }
 
     #[test]
