@@ -2,11 +2,12 @@
 //!
 //! The line is parsed in one pass by a hand-written visitor: envelope fields are decoded and
 //! checked on the spot (so serde_json attaches the exact line and column to their errors), all
-//! other fields are collected as `(name, Value)` pairs. Once the kind is known (it need not be
-//! the first key), the kind's fields are moved out of that bag into the typed body and what
-//! remains becomes [`Event::extra`](super::Event::extra). Strings move out of the `Value`s
-//! without copying, so the cost per event is close to a direct typed decode, without serde's
-//! buffering of `flatten` / internally tagged enums.
+//! other fields are collected in line order, known field names as small ids. String values
+//! borrow from the line when they contain no escapes. Once the kind is known (it need not be
+//! the first key), the kind's fields are taken by id into the typed body (short strings go
+//! straight into inline [`Text`]s) and what remains becomes [`Event::extra`](super::Event::extra).
+//! This keeps the cost per event close to a direct typed decode, without serde's buffering of
+//! `flatten` / internally tagged enums, while accepting fields in any order.
 //!
 //! Duplicate keys are an error (serde_json would silently keep the last one, letting a line
 //! show one `role` to one tool and another to the next).
