@@ -8,6 +8,7 @@
 //! through [`crate::sanitize`] first, so a hostile trace cannot drive the terminal.
 
 mod export;
+mod repl;
 mod validate;
 
 use clap::{Parser, Subcommand};
@@ -37,6 +38,12 @@ enum Command {
     Validate(validate::Args),
     /// Print Σ (the active beliefs) at a step as DIMACS, SMT-LIB, a prompt list or JSON.
     Export(export::Args),
+    /// The REPL without the TUI: commands on stdin, one result per command on stdout.
+    ///
+    /// Commands (contract §4): announce, check, entails, why, whynot, consistent, retract,
+    /// undo, reset, policy, at, diff, sigma, help, save. With --json, exactly one JSON object
+    /// per input line.
+    Repl(repl::Args),
 }
 
 /// Runs the command line and returns the process exit code.
@@ -52,5 +59,6 @@ pub fn main() -> i32 {
     match cli.command {
         Command::Validate(args) => validate::run(&args),
         Command::Export(args) => export::run(&args),
+        Command::Repl(args) => repl::run(&args),
     }
 }

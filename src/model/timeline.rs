@@ -222,7 +222,7 @@ impl<'a> BeliefView<'a> {
     }
 
     /// The cited premises.
-    pub fn because(&self) -> &'a [String] {
+    pub fn because(&self) -> &'a [crate::trace::event::Text] {
         &self.announce.because
     }
 
@@ -502,7 +502,7 @@ impl<'a> Builder<'a> {
             self.error(step, pos, "formula", Ok(e));
         }
         let id = match (&ev.id, norm) {
-            (Some(id), _) => id.clone(),
+            (Some(id), _) => id.to_string(),
             (None, Some(n)) => n,
             // Without a parse there is no normalized form; the text itself is the best id.
             (None, None) => a.formula.trim().to_string(),
@@ -604,7 +604,7 @@ impl<'a> Builder<'a> {
         let rec_id = record.map(|i| self.tl.beliefs[i as usize].id.clone());
         // The latest earlier revise listing this target (by id or as written) claims it.
         let names = |u: &String| {
-            u == &r.target || u.trim() == r.target.trim() || rec_id.as_deref() == Some(u.as_str())
+            *u == r.target || u.trim() == r.target.trim() || rec_id.as_deref() == Some(u.as_str())
         };
         // Candidate revisions come from the index of unapplied names (latest first).
         let mut cands: Vec<u32> = [Some(r.target.trim()), rec_id.as_deref()]
@@ -657,7 +657,7 @@ impl<'a> Builder<'a> {
             .iter()
             .map(|x| match self.resolve(x) {
                 Some(i) => self.tl.beliefs[i as usize].id.clone(),
-                None => x.clone(),
+                None => x.to_string(),
             })
             .collect();
         let k = self.tl.revisions.len() as u32;
