@@ -7,12 +7,13 @@
 //! every backend of the research run produced (239 / 1,838 / 1,923).
 //!
 //! Run: `cargo bench --bench logic` (add `-- --quick` for the first 1,000 steps only,
-//! `-- --no-why` to time the gate alone).
+//! `-- --no-why` to time the gate alone, `-- --batch-only` for the batched run alone).
 
 use std::time::{Duration, Instant};
 
 use doxascope::logic::engine::{BeliefSpec, BeliefState, Limits, Outcome};
 use doxascope::logic::formula::{Atom, Formula};
+use doxascope::logic::revise::Policy;
 
 fn lit(n: i64) -> Formula {
     let a = Formula::Atom(Atom::Prop(format!("x{}", n.unsigned_abs())));
@@ -63,6 +64,10 @@ fn main() {
     let mut steps = load(&format!("{dir}/benches/data/trace_T1.txt"));
     if quick {
         steps.truncate(1000);
+    }
+    if std::env::args().any(|a| a == "--batch-only") {
+        batched(&steps, quick);
+        return;
     }
     let mut sigma = BeliefState::with_limits(Limits {
         timeout: Duration::from_secs(60),
@@ -146,5 +151,48 @@ fn main() {
     }
     if !quick {
         assert_eq!((c, e, n), (239, 1838, 1923), "T1 class counts");
+    }
+    batched(&steps, quick);
+}
+
+/// The same workload as one `announce_many` request under the `reject` policy (a replay's
+/// access pattern): a contradicting Δ is refused, anything else joins Σ. An entailed Δ joining
+/// Σ does not change its models, so the classes are the same as above.
+fn batched(steps: &[Formula], quick: bool) {
+    let mut sigma = BeliefState::with_limits(Limits {
+        timeout: Duration::from_secs(120),
+        ..Limits::default()
+    })
+    .expect("engine");
+    let specs: Vec<BeliefSpec> = steps
+        .iter()
+        .enumerate()
+        .map(|(i, d)| BeliefSpec::new(format!("s{i}"), d.clone()).step(i as u64))
+        .collect();
+    let cpu0 = cpu_time();
+    let t0 = Instant::now();
+    let out = sigma.announce_many(specs, Policy::Reject).expect("batch");
+    let dt = t0.elapsed();
+    let cpu = cpu_time().zip(cpu0).map(|(a, b)| a.saturating_sub(b));
+    let (mut c, mut e, mut n) = (0, 0, 0);
+    for r in &out {
+        match r.as_ref().expect("announce").outcome {
+            Outcome::Contradiction => c += 1,
+            Outcome::Entailed => e += 1,
+            _ => n += 1,
+        }
+    }
+    println!(
+        "batched announce (one request, policy reject): {} steps in {:.3}s wall => {:.0} gate checks/s{}",
+        steps.len(),
+        dt.as_secs_f64(),
+        steps.len() as f64 / dt.as_secs_f64(),
+        cpu.map_or(String::new(), |c| format!(
+            " ({:.0} per CPU second)",
+            steps.len() as f64 / c.as_secs_f64()
+        ))
+    );
+    if !quick {
+        assert_eq!((c, e, n), (239, 1838, 1923), "T1 class counts (batched)");
     }
 }
