@@ -11,7 +11,7 @@
 
 use std::time::{Duration, Instant};
 
-use doxascope::logic::engine::{BeliefSpec, BeliefState, Limits, Outcome};
+use doxascope::logic::engine::{BeliefSpec, BeliefState, Limits, Outcome, Role};
 use doxascope::logic::formula::{Atom, Formula};
 use doxascope::logic::revise::Policy;
 
@@ -64,6 +64,10 @@ fn main() {
     let mut steps = load(&format!("{dir}/benches/data/trace_T1.txt"));
     if quick {
         steps.truncate(1000);
+    }
+    if std::env::args().any(|a| a == "--revise-only") {
+        revise_r1(quick);
+        return;
     }
     if std::env::args().any(|a| a == "--batch-only") {
         batched(&steps, quick);
@@ -153,6 +157,67 @@ fn main() {
         assert_eq!((c, e, n), (239, 1838, 1923), "T1 class counts");
     }
     batched(&steps, quick);
+    revise_r1(quick);
+}
+
+/// Revision workload R1 (research notes §3: 300 atoms, 3,000 steps; unit clauses are
+/// retractable commitments, the others fixed rules), announced one by one under `greedy`.
+/// A rule contradicting the rules is refused up front. Reports revisions, how many needed
+/// the recency fallback, and how many varisat cores failed validation and were replaced.
+fn revise_r1(quick: bool) {
+    let dir = env!("CARGO_MANIFEST_DIR");
+    let mut steps = load(&format!("{dir}/benches/data/trace_R1.txt"));
+    if quick {
+        steps.truncate(500);
+    }
+    let mut sigma = BeliefState::with_limits(Limits {
+        timeout: Duration::from_secs(60),
+        ..Limits::default()
+    })
+    .expect("engine");
+    let (mut revisions, mut fallbacks, mut retracted, mut refused) = (0, 0, 0, 0);
+    let mut times = Vec::new();
+    let t0 = Instant::now();
+    for (i, f) in steps.iter().enumerate() {
+        let role = if matches!(f, Formula::Or(_)) {
+            Role::Rule
+        } else {
+            Role::Fact
+        };
+        let spec = BeliefSpec::new(format!("r{i}"), f.clone())
+            .role(role)
+            .step(i as u64);
+        let t = Instant::now();
+        match sigma.announce(spec, Policy::Greedy) {
+            Ok(rev) => {
+                if rev.outcome == Outcome::Contradiction {
+                    if rev.applied {
+                        revisions += 1;
+                        times.push(t.elapsed());
+                    } else {
+                        refused += 1;
+                    }
+                    fallbacks += usize::from(rev.fallback);
+                    retracted += rev.retracted.len();
+                }
+            }
+            Err(e) => panic!("announce r{i}: {e}"),
+        }
+    }
+    let total = t0.elapsed();
+    assert!(sigma.consistent().expect("consistent").consistent);
+    let (_, invalid) = sigma.stats().expect("stats");
+    println!(
+        "R1 greedy: {} steps in {:.3}s, {revisions} revisions ({fallbacks} needed the recency fallback), {retracted} retracted, {refused} refused, kept {}, invalid cores replaced {invalid}, median {:?} per revision",
+        steps.len(),
+        total.as_secs_f64(),
+        sigma.beliefs().len(),
+        if times.is_empty() {
+            Duration::ZERO
+        } else {
+            pct(&mut times, 0.5)
+        }
+    );
 }
 
 /// The same workload as one `announce_many` request under the `reject` policy (a replay's

@@ -14,14 +14,32 @@
 //!   UNSAT forever, hence the check). This keeps the assumption list short, which is what a
 //!   solve costs (about 36 ns per active assumption, measured).
 //!
-//! Gate checks run on this *main* solver with one SAT call per check in the common case: the
-//! last model of Σ is cached, and whichever of Σ∧Δ / Σ∧¬Δ it already satisfies needs no call.
+//! Gate checks (Θ, `entails`) run on a third solver, the *snapshot*: the same definitions
+//! with every active belief as plain clauses, so varisat simplifies with Σ at level 0 instead
+//! of replaying thousands of selector assumptions on every solve. A retraction makes it stale;
+//! the selector solver answers until enough calls have passed to pay for rebuilding it from
+//! the clause log. With a cached model of Σ a check needs one SAT call in the common case:
+//! whichever of Σ∧Δ / Σ∧¬Δ the model already satisfies needs no call.
 //!
-//! Explanations must name rules and norms too, which hard clauses cannot do, so `why`,
-//! `consistent` and conflict reports use a second, lazily built *explain* solver that receives
-//! the same clauses from the engine's own clause log except that every belief, rules included,
-//! sits behind a selector. The log is also what rebuilds a solver after a rule is retracted by
-//! hand.
+//! Queries do not leave permanent free variables behind: only their subformulas get
+//! definitions, and the top connective goes behind a *probe* literal that is retired (in
+//! batches, since each new level-0 unit makes varisat re-simplify) after the query; a probe
+//! whose formula is then announced becomes that belief's selector.
+//!
+//! Explanations must name rules and norms too, which hard clauses cannot do, so when rules or
+//! norms are held `why`, `consistent` and conflict reports use a lazily built *explain*
+//! solver that receives the same clauses from the engine's own clause log except that every
+//! belief, rules included, sits behind a selector (without rules the main solver serves).
+//! That solver only supplies a validated core; the deletion-based minimisation runs on a
+//! small throw-away solver holding just the core's beliefs. Whenever a subset of Σ is tested,
+//! the selectors outside it are assumed false (left free, saved phases switch them on and a
+//! propagation check becomes a search). The log is also what rebuilds a solver after a rule
+//! is retracted by hand.
+//!
+//! Quantified beliefs are grounded over the active domain (every constant seen in a belief
+//! or a query; it only grows) and sit behind a selector even when they are rules: when a
+//! new constant appears, each is re-grounded under a fresh selector (∃ gets weaker, which no
+//! added clause can express) and the old one is retired.
 //!
 //! varisat's `failed_core()` is occasionally invalid in long incremental runs, so every core
 //! is validated by a re-solve ([`Sat::validated_core`]) and every minimal set is re-checked
