@@ -13,6 +13,7 @@
 
 pub mod event;
 mod fields;
+pub mod follow;
 pub mod generate;
 pub mod index;
 pub mod reader;
