@@ -16,6 +16,7 @@ mod fields;
 pub mod follow;
 pub mod generate;
 pub mod index;
+pub mod live;
 pub mod reader;
 pub mod time;
 
