@@ -485,3 +485,69 @@ fn the_follower_thread_delivers_promptly_on_notification() {
     assert!(seen.iter().any(|s| s == "Rotated"));
     handle.stop();
 }
+
+#[test]
+fn the_parent_directory_removed_and_re_created_is_recovered_from() {
+    let dir = tempfile::tempdir().unwrap();
+    let sub = dir.path().join("logs");
+    fs::create_dir(&sub).unwrap();
+    let p = sub.join("t.jsonl");
+    append(&p, &line("a"));
+    let mut f = Follower::new(&p, cfg());
+    assert_eq!(poll(&mut f), ["Following", "a@1"]);
+    append(&p, &line("b"));
+    fs::remove_dir_all(&sub).unwrap();
+    assert_eq!(poll(&mut f), ["b@2", "Deleted", "Waiting"]);
+    fs::create_dir(&sub).unwrap();
+    append(&p, &line("c"));
+    assert_eq!(poll(&mut f), ["Following", "c@1"]);
+}
+
+/// Collects rendered items from a follower thread until `what` shows up (or fails after 10 s).
+fn wait_for(rx: &mut tokio::sync::mpsc::Receiver<FollowItem>, seen: &mut Vec<String>, what: &str) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !seen.iter().any(|s| s == what) {
+        match rx.try_recv() {
+            Ok(item) => seen.extend(render(vec![item])),
+            Err(_) => {
+                assert!(
+                    Instant::now() < deadline,
+                    "timed out waiting for {what}: {seen:?}"
+                );
+                std::thread::sleep(Duration::from_millis(5));
+            }
+        }
+    }
+}
+
+/// Without notifications (NFS, exhausted inotify watches) the periodic poll alone follows
+/// appends, a removed and re-created directory and a rotation.
+#[test]
+fn the_follower_thread_works_on_polling_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let sub = dir.path().join("logs");
+    let p = sub.join("t.jsonl");
+    let cfg = FollowConfig {
+        poll_interval: Duration::from_millis(20),
+        notify: false,
+        ..FollowConfig::default()
+    };
+    let (handle, mut rx) = Follower::spawn(&p, cfg).unwrap();
+    let mut seen = Vec::new();
+    wait_for(&mut rx, &mut seen, "Waiting");
+    fs::create_dir(&sub).unwrap();
+    append(&p, &line("a"));
+    wait_for(&mut rx, &mut seen, "a@1");
+    fs::remove_dir_all(&sub).unwrap();
+    wait_for(&mut rx, &mut seen, "Deleted");
+    fs::create_dir(&sub).unwrap();
+    append(&p, &line("b"));
+    wait_for(&mut rx, &mut seen, "b@1");
+    append(&p, &line("c"));
+    fs::rename(&p, sub.join("t.1")).unwrap();
+    append(&p, &line("d"));
+    wait_for(&mut rx, &mut seen, "d@1");
+    let events: Vec<&String> = seen.iter().filter(|s| s.contains('@')).collect();
+    assert_eq!(events, ["a@1", "b@1", "c@2", "d@1"]);
+    handle.stop();
+}
