@@ -551,3 +551,37 @@ fn the_follower_thread_works_on_polling_alone() {
     assert_eq!(events, ["a@1", "b@1", "c@2", "d@1"]);
     handle.stop();
 }
+
+/// coreutils `inotify-rotate`: rotation repeated 50 times against the notify-driven thread,
+/// because the racy orderings of events and polls are rare.
+#[test]
+fn fifty_rotations_against_the_notify_thread() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("t.jsonl");
+    File::create(&p).unwrap();
+    let (handle, mut rx) = Follower::spawn(&p, FollowConfig::default()).unwrap();
+    let mut seen = Vec::new();
+    // Until the thread has opened the first file, a rotation would hide it (by name, a file
+    // renamed away before it was ever opened is not followed).
+    wait_for(&mut rx, &mut seen, "Following");
+    for i in 0..50 {
+        append(&p, &line(&format!("{i}a")));
+        append(&p, &line(&format!("{i}b")));
+        fs::rename(&p, dir.path().join(format!("t.{i}"))).unwrap();
+        File::create(&p).unwrap();
+        append(&p, &line(&format!("{i}c")));
+        wait_for(&mut rx, &mut seen, &format!("{i}c@1"));
+    }
+    let events: Vec<String> = seen
+        .iter()
+        .filter(|s| s.contains('@'))
+        .map(|s| s.split('@').next().unwrap_or_default().to_string())
+        .collect();
+    let mut expected = Vec::new();
+    for i in 0..50 {
+        expected.extend([format!("{i}a"), format!("{i}b"), format!("{i}c")]);
+    }
+    assert_eq!(events, expected);
+    assert_eq!(seen.iter().filter(|s| *s == "Rotated").count(), 50);
+    handle.stop();
+}

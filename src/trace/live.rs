@@ -207,6 +207,8 @@ pub enum Peer {
     },
     /// A TCP peer (always loopback).
     Tcp(SocketAddr),
+    /// A Unix-socket peer whose credentials could not be read.
+    UnixUnknown,
     /// Standard input.
     Stdin,
     /// A stream attached with [`Live::attach`].
@@ -577,7 +579,7 @@ impl Live {
                         },
                         Err(e) => {
                             self.reject(
-                                Peer::Unix { uid: 0, pid: None },
+                                Peer::UnixUnknown,
                                 RejectReason::NoCredentials(e.to_string()),
                             );
                             continue;
@@ -919,5 +921,39 @@ impl Session {
             slot: QueueSlot(permit),
         })
         .await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn http_request_and_response_lines_are_recognised() {
+        for yes in [
+            &b"GET / HTTP/1.1"[..],
+            b"post /x HTTP/1.1",
+            b"  OPTIONS * HTTP/1.1",
+            b"HTTP/1.1 200 OK",
+            b"PRI * HTTP/2.0",
+            b"GE",
+        ] {
+            assert!(looks_like_http(yes), "{:?}", String::from_utf8_lossy(yes));
+        }
+        for no in [&b"\x16\x03\x01"[..], b"GETX", b"hello", b"[1,2]", b""] {
+            assert!(!looks_like_http(no), "{:?}", String::from_utf8_lossy(no));
+        }
+    }
+
+    #[test]
+    fn listen_addresses_print_as_they_parse() {
+        for s in [
+            "unix:/run/user/1000/d.sock",
+            "tcp:127.0.0.1:7357",
+            "tcp:[::1]:9",
+        ] {
+            let a: ListenAddr = s.parse().unwrap_or_else(|e| panic!("{s}: {e}"));
+            assert_eq!(a.to_string(), s);
+        }
     }
 }
