@@ -152,6 +152,105 @@ fn burst(rate: u64, secs: u64) {
     );
 }
 
+/// The same burst through a live Unix-socket session with an eager consumer: every line must
+/// arrive (a drop would be counted and reported).
+fn live_burst(rate: u64, secs: u64) {
+    use doxascope::trace::live::{ListenAddr, Live, LiveConfig, LiveEvent};
+    use tokio::io::AsyncWriteExt;
+    let rt = tokio::runtime::Runtime::new().expect("runtime");
+    rt.block_on(async {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("live").join("s.sock");
+        let (live, mut rx) = Live::new(LiveConfig::default());
+        let _listener = live
+            .listen(&ListenAddr::Unix(path.clone()))
+            .await
+            .expect("listen");
+        let total = rate * secs;
+        let per_slice = rate / 100;
+        let writer = tokio::spawn(async move {
+            let mut c = tokio::net::UnixStream::connect(&path)
+                .await
+                .expect("connect");
+            let start = Instant::now();
+            let mut i = 0u64;
+            let mut slice = 0u64;
+            let mut buf = String::new();
+            while i < total {
+                buf.clear();
+                for _ in 0..per_slice.min(total - i) {
+                    buf.push_str(&announce(i));
+                    i += 1;
+                }
+                c.write_all(buf.as_bytes()).await.expect("write");
+                slice += 1;
+                let due = Duration::from_millis(10 * slice);
+                if let Some(wait) = due.checked_sub(start.elapsed()) {
+                    tokio::time::sleep(wait).await;
+                }
+            }
+            start.elapsed()
+        });
+        let start = Instant::now();
+        let (mut next, mut dropped, mut bad) = (0u64, 0u64, 0u64);
+        while let Some(ev) = rx.recv().await {
+            match ev {
+                LiveEvent::Items { items, .. } => {
+                    for it in &items {
+                        match index_of(it) {
+                            Some(k) if k == next => next += 1,
+                            _ => bad += 1,
+                        }
+                    }
+                }
+                LiveEvent::Dropped { count, .. } => dropped += count,
+                LiveEvent::Closed { .. } => break,
+                _ => {}
+            }
+        }
+        let wrote_in = writer.await.expect("writer");
+        println!(
+            "live unix-socket burst: {total} lines at {rate}/s target written in {:.2} s; \
+             {next} delivered in order in {:.2} s; {dropped} dropped; {bad} unexpected; {}",
+            wrote_in.as_secs_f64(),
+            start.elapsed().as_secs_f64(),
+            if next == total && dropped == 0 && bad == 0 {
+                "EXACT"
+            } else {
+                "MISMATCH"
+            }
+        );
+    });
+}
+
+/// Throughput when the follower starts on a file that already holds `n` lines.
+fn catch_up(n: u64) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("t.jsonl");
+    let text: String = (0..n).map(announce).collect();
+    std::fs::write(&path, &text).expect("write");
+    let start = Instant::now();
+    let (handle, mut rx) = Follower::spawn(&path, FollowConfig::default()).expect("spawn");
+    let mut next = 0u64;
+    while next < n {
+        match rx.blocking_recv() {
+            Some(FollowItem::Items(items)) => {
+                next += items.iter().filter_map(index_of).count() as u64
+            }
+            Some(FollowItem::Status(_)) => {}
+            None => break,
+        }
+    }
+    let t = start.elapsed();
+    handle.stop();
+    println!(
+        "catch-up: {n} lines ({:.1} MB) delivered in {:.2} s ({:.0} lines/s)",
+        text.len() as f64 / 1e6,
+        t.as_secs_f64(),
+        n as f64 / t.as_secs_f64()
+    );
+}
+
 fn main() {
     let secs = std::env::var("FOLLOW_BURST_SECS")
         .ok()
@@ -159,5 +258,7 @@ fn main() {
         .unwrap_or(10);
     latency(200, true);
     latency(40, false);
+    catch_up(1_000_000);
     burst(100_000, secs);
+    live_burst(100_000, secs.min(2));
 }
