@@ -585,3 +585,21 @@ fn fifty_rotations_against_the_notify_thread() {
     assert_eq!(seen.iter().filter(|s| *s == "Rotated").count(), 50);
     handle.stop();
 }
+
+#[test]
+fn a_stalled_unterminated_line_is_reported_once_and_never_parsed_early() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("t.jsonl");
+    let b = line("b");
+    append(&p, &format!("{}{}", line("a"), &b[..10]));
+    let mut f = Follower::new(&p, cfg());
+    assert_eq!(poll(&mut f), ["Following", "a@1"]);
+    assert_eq!(poll(&mut f), ["Pending { bytes: 10 }"]);
+    assert!(poll(&mut f).is_empty(), "a stall is reported once");
+    append(&p, &b[10..20]);
+    assert!(poll(&mut f).is_empty(), "growing again: not stalled");
+    assert_eq!(poll(&mut f), ["Pending { bytes: 20 }"]);
+    append(&p, &b[20..]);
+    assert_eq!(poll(&mut f), ["b@2"]);
+    assert!(poll(&mut f).is_empty(), "nothing pending after a newline");
+}

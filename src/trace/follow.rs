@@ -15,6 +15,8 @@
 //!   The old file's tail is drained through the still-open descriptor first, then its last
 //!   unterminated line (if any) is flushed, and only then does the follower switch;
 //! - a path that does not exist (yet, or any more) is **waited for**.
+//! - a last line that stays unterminated for a whole poll is reported once as
+//!   [`FollowStatus::Pending`] (the writer may have died mid-record), never parsed early.
 //!
 //! Identity is (device, inode) plus a fingerprint: the first [`FINGERPRINT_LEN`] bytes read from
 //! the file. Holding the old descriptor open keeps its inode number from being reused, so a
@@ -114,6 +116,13 @@ pub enum FollowStatus {
     /// The path names something that is not a regular file (FIFO, device, directory); it is
     /// not read, and the follower waits for a regular file.
     NotRegular,
+    /// The file ends in a line without its newline, and a whole poll passed without more
+    /// bytes: the writer may have died mid-record. Shown once per stall; the line is decoded
+    /// when its newline arrives, or flushed (decoded or reported) when the file is switched.
+    Pending {
+        /// Bytes of the unterminated line.
+        bytes: u64,
+    },
     /// File-system notifications are unavailable; changes are seen by the periodic poll only.
     PollingOnly(String),
     /// An I/O error (shown once until the situation changes); the follower keeps retrying.
@@ -130,6 +139,9 @@ impl std::fmt::Display for FollowStatus {
             FollowStatus::Replaced => f.write_str("replaced; following new file"),
             FollowStatus::Deleted => f.write_str("deleted"),
             FollowStatus::NotRegular => f.write_str("not a regular file; not followed"),
+            FollowStatus::Pending { bytes } => {
+                write!(f, "incomplete line pending ({bytes} bytes)")
+            }
             FollowStatus::PollingOnly(why) => {
                 write!(f, "file notifications unavailable ({why}); polling")
             }
@@ -194,6 +206,10 @@ struct Open {
     /// The first bytes of the file as read (up to [`FINGERPRINT_LEN`]).
     fingerprint: Vec<u8>,
     reader: Reader,
+    /// Bytes read after the last newline.
+    partial: u64,
+    /// Whether the current stall of `partial` was reported.
+    pending_reported: bool,
 }
 
 #[derive(Debug)]
@@ -296,6 +312,8 @@ impl Follower {
                         pos: 0,
                         fingerprint: Vec::new(),
                         reader: Reader::new(&self.name, self.cfg.reader),
+                        partial: 0,
+                        pending_reported: false,
                     });
                     if !sink(FollowItem::Status(FollowStatus::Following)) {
                         self.state = State::Open(open);
@@ -346,6 +364,8 @@ impl Follower {
             open.reader = Reader::new(&self.name, self.cfg.reader);
             open.pos = 0;
             open.fingerprint.clear();
+            open.partial = 0;
+            open.pending_reported = false;
             if !sink(FollowItem::Status(FollowStatus::Truncated)) {
                 self.state = State::Open(open);
                 return false;
@@ -354,6 +374,7 @@ impl Follower {
         // Look at the path before draining: whatever the writer put into the old file up to
         // now is read below, before any switch.
         let now = self.path_now(&open);
+        let pos_before = open.pos;
         let (more, alive) = self.drain(&mut open, sink);
         if !alive {
             self.state = State::Open(open);
@@ -384,7 +405,16 @@ impl Follower {
         match change {
             None => {
                 self.last_idle = None;
+                let stalled = open.pos == pos_before && open.partial > 0;
+                let report = stalled && !open.pending_reported;
+                let bytes = open.partial;
+                if report {
+                    open.pending_reported = true;
+                }
                 self.state = State::Open(open);
+                if report {
+                    sink(FollowItem::Status(FollowStatus::Pending { bytes }));
+                }
                 more
             }
             Some(change) => {
@@ -444,6 +474,11 @@ impl Follower {
                 open.fingerprint.extend_from_slice(&chunk[..take]);
             }
             open.pos += n as u64;
+            open.pending_reported = false;
+            open.partial = match memchr::memrchr(b'\n', chunk) {
+                Some(i) => (n - i - 1) as u64,
+                None => open.partial + n as u64,
+            };
             open.reader.feed(chunk, &mut items);
             if !items.is_empty() && !sink(FollowItem::Items(std::mem::take(&mut items))) {
                 return (true, false);
