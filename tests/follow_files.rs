@@ -603,3 +603,42 @@ fn a_stalled_unterminated_line_is_reported_once_and_never_parsed_early() {
     assert_eq!(poll(&mut f), ["b@2"]);
     assert!(poll(&mut f).is_empty(), "nothing pending after a newline");
 }
+
+#[test]
+fn symlinks_are_followed_by_name_and_hostile_targets_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("t.jsonl");
+    let real = dir.path().join("real.jsonl");
+    append(&real, &line("a"));
+    std::os::unix::fs::symlink(&real, &p).unwrap();
+    let mut f = Follower::new(&p, cfg());
+    assert_eq!(poll(&mut f), ["Following", "a@1"]);
+    append(&real, &line("b"));
+    assert_eq!(poll(&mut f), ["b@2"]);
+    // Re-pointed at a device that never ends: refused, never read.
+    fs::remove_file(&p).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", &p).unwrap();
+    assert_eq!(poll(&mut f), ["Rotated", "NotRegular"]);
+    // A symlink loop is an ordinary error, reported once.
+    fs::remove_file(&p).unwrap();
+    std::os::unix::fs::symlink(&p, &p).unwrap();
+    assert_eq!(poll(&mut f), ["Error"]);
+    assert!(poll(&mut f).is_empty());
+    fs::remove_file(&p).unwrap();
+    assert_eq!(poll(&mut f), ["Waiting"]);
+}
+
+#[test]
+fn an_over_long_line_is_skipped_with_bounded_memory_and_reading_resumes() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("t.jsonl");
+    let mut c = cfg();
+    c.reader.max_line_bytes = 1000;
+    c.read_chunk = 4096;
+    let mut f = Follower::new(&p, c);
+    assert_eq!(poll(&mut f), ["Waiting"]);
+    append(&p, &"x".repeat(300_000));
+    assert_eq!(poll(&mut f), ["Following"]);
+    append(&p, &format!("\n{}", line("a")));
+    assert_eq!(poll(&mut f), ["LineTooLong@1", "a@2"]);
+}
