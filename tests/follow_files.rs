@@ -372,24 +372,42 @@ proptest! {
             match op {
                 Op::Write { n, cuts, poll_between } => {
                     let mut text = String::new();
+                    // (end offset, expected rendering) of each line, in order.
+                    let mut ends = Vec::new();
                     for _ in 0..n {
                         line_no += 1;
                         text.push_str(&line(&format!("l{next}")));
-                        want.push(format!("l{next}@{line_no}"));
+                        ends.push((text.len(), format!("l{next}@{line_no}")));
                         next += 1;
                     }
+                    let mut shown = 0;
                     let mut at: Vec<usize> =
                         cuts.iter().map(|c| *c as usize * text.len() / 256).collect();
                     at.push(text.len());
                     at.sort_unstable();
                     let mut from = 0;
+                    let mut reported = false;
                     for to in at {
                         append(&p, &text[from..to]);
-                        from = to;
                         if poll_between {
                             got.extend(poll(&mut f));
+                            while shown < ends.len() && ends[shown].0 <= to {
+                                want.push(ends[shown].1.clone());
+                                shown += 1;
+                            }
+                            // A poll that finds no new bytes after an unterminated line
+                            // reports the stall, once.
+                            let partial = to - text[..to].rfind('\n').map_or(0, |i| i + 1);
+                            if from == to && partial > 0 && !reported {
+                                want.push(format!("Pending {{ bytes: {partial} }}"));
+                                reported = true;
+                            } else if from != to {
+                                reported = false;
+                            }
                         }
+                        from = to;
                     }
+                    want.extend(ends[shown..].iter().map(|e| e.1.clone()));
                 }
                 Op::Poll => got.extend(poll(&mut f)),
                 Op::Rotate => {

@@ -572,3 +572,35 @@ impl KindName for LiveEvent {
         }
     }
 }
+
+#[tokio::test]
+async fn drops_are_reported_once_the_consumer_catches_up_even_if_the_session_goes_quiet() {
+    let cfg = LiveConfig {
+        session_queue: 2,
+        ..LiveConfig::default()
+    };
+    let (_live, mut rx, _l, addr) = tcp_hub(cfg).await;
+    let mut c = TcpStream::connect(addr).await.unwrap();
+    c.set_nodelay(true).unwrap();
+    let total = 100u64;
+    for i in 0..total {
+        c.write_all(line(&format!("m{i}")).as_bytes())
+            .await
+            .unwrap();
+        sleep(Duration::from_micros(300)).await;
+    }
+    sleep(Duration::from_millis(200)).await;
+    // The client stays connected and silent; the consumer now reads everything.
+    let (mut delivered, mut dropped) = (0u64, 0u64);
+    while delivered + dropped < total {
+        match next(&mut rx).await {
+            LiveEvent::Items { items, .. } => delivered += items.len() as u64,
+            LiveEvent::Dropped { count, .. } => dropped += count,
+            LiveEvent::Closed { .. } => panic!("closed early"),
+            _ => {}
+        }
+    }
+    assert!(dropped > 0);
+    drop(c);
+    assert_eq!(until_end(&mut rx).await, [format!("Closed:Eof:{dropped}")]);
+}

@@ -25,7 +25,8 @@
 //!   and counted); accept errors such as `EMFILE` back off instead of spinning;
 //! - **slow consumer**: each session may have at most [`LiveConfig::session_queue`] batches
 //!   waiting in the channel. A socket session that outruns the consumer drops batches, counts
-//!   them and reports [`LiveEvent::Dropped`] before its next delivered batch, so one flooding
+//!   them and reports [`LiveEvent::Dropped`] as soon as a slot is free again (before its next
+//!   delivered batch, or while it is quiet), so one flooding
 //!   session never starves the others or grows memory. Stdin (and [`Live::attach`] with
 //!   `lossless`) waits instead: a local pipe can simply be read later.
 //!
@@ -293,7 +294,9 @@ pub enum LiveEvent {
         /// Frees the session's queue slot when this event is dropped.
         slot: QueueSlot,
     },
-    /// Items were dropped because the consumer fell behind (since the last report).
+    /// Items were dropped because the consumer fell behind (since the last report). Sent when
+    /// the session's queue has room again, before any later batch, so it sits where the gap
+    /// is in the stream.
     Dropped {
         /// The session.
         session: SessionId,
@@ -810,17 +813,36 @@ impl Session {
         let mut buf = vec![0u8; self.shared.cfg.read_chunk.max(1)];
         let mut stop = self.shared.shutdown.clone();
         let reason = loop {
+            let idle = self.idle;
             let read = async {
-                match self.idle {
+                match idle {
                     Some(t) => tokio::time::timeout(t, stream.read(&mut buf))
                         .await
                         .map_err(|_| ()),
                     None => Ok(stream.read(&mut buf).await),
                 }
             };
-            let got = tokio::select! {
-                r = read => r,
+            // Drops are reported as soon as the consumer has caught up with this session,
+            // even if the session then stays quiet.
+            let report_drops = self.dropped_since > 0;
+            let slots = self.slots.clone();
+            let step = tokio::select! {
+                r = read => Some(r),
                 _ = stop.wait_for(|s| *s) => break CloseReason::Shutdown,
+                _ = slots.acquire(), if report_drops => None,
+            };
+            let Some(got) = step else {
+                let count = std::mem::take(&mut self.dropped_since);
+                if !self
+                    .send(LiveEvent::Dropped {
+                        session: self.id,
+                        count,
+                    })
+                    .await
+                {
+                    return;
+                }
+                continue;
             };
             let n = match got {
                 Err(()) => break CloseReason::IdleTimeout,
