@@ -42,6 +42,20 @@
 //!   bounded tokio channel (usable from async code with `recv().await` or from a UI loop with
 //!   `try_recv`). A full channel blocks the follower, not the file's writer: unread bytes wait
 //!   on disk, so back-pressure never loses data.
+//!
+//! ```no_run
+//! use doxascope::trace::follow::{FollowConfig, FollowItem, Follower};
+//!
+//! let (handle, mut rx) = Follower::spawn("agent.jsonl", FollowConfig::default())?;
+//! while let Some(item) = rx.blocking_recv() {
+//!     match item {
+//!         FollowItem::Items(items) => { /* hand the events and problems to the model */ }
+//!         FollowItem::Status(status) => eprintln!("agent.jsonl: {status}"),
+//!     }
+//! }
+//! handle.stop();
+//! # Ok::<(), std::io::Error>(())
+//! ```
 
 use std::fs::File;
 use std::io;

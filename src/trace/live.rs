@@ -31,6 +31,26 @@
 //!   `lossless`) waits instead: a local pipe can simply be read later.
 //!
 //! All methods that start tasks must be called inside a tokio runtime.
+//!
+//! ```no_run
+//! use doxascope::trace::live::{ListenAddr, Live, LiveConfig, LiveEvent};
+//!
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! let (live, mut rx) = Live::new(LiveConfig::default());
+//! let addr: ListenAddr = "unix:/run/user/1000/doxascope/live.sock".parse()?;
+//! let _listener = live.listen(&addr).await?; // keep it: dropping it stops accepting
+//! while let Some(ev) = rx.recv().await {
+//!     match ev {
+//!         LiveEvent::Opened { session, name, .. } => { /* new timeline keyed by `session` */ }
+//!         LiveEvent::Items { session, items, .. } => { /* append to that timeline */ }
+//!         LiveEvent::Dropped { session, count } => { /* show "count events dropped" */ }
+//!         LiveEvent::Closed { session, reason, .. } => { /* mark it ended */ }
+//!         _ => {}
+//!     }
+//! }
+//! # Ok(())
+//! # }
+//! ```
 
 use std::fmt;
 use std::io;
