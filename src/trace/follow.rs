@@ -228,9 +228,8 @@ struct Open {
 
 #[derive(Debug)]
 enum State {
-    /// Nothing reported yet.
-    Start,
-    /// No regular file at the path; the last status told the user why.
+    /// No regular file at the path; the last status told the user why (nothing is reported
+    /// yet before the first poll).
     Idle,
     Open(Box<Open>),
 }
@@ -251,8 +250,11 @@ pub struct Follower {
     cfg: FollowConfig,
     state: State,
     buf: Vec<u8>,
-    /// The last error or refusal reported while idle, so a persisting condition is shown once.
+    /// The last error or refusal reported, so a persisting condition is shown once.
     last_idle: Option<FollowStatus>,
+    /// Whether the current poll hit an error (reported or not): only an error-free poll
+    /// forgets the last error, so a persisting error is not repeated every poll.
+    poll_error: bool,
 }
 
 impl Follower {
@@ -265,9 +267,10 @@ impl Follower {
             path,
             name,
             cfg,
-            state: State::Start,
+            state: State::Idle,
             buf: vec![0; chunk],
             last_idle: None,
+            poll_error: false,
         }
     }
 
@@ -297,7 +300,7 @@ impl Follower {
     /// follower's position stays consistent: what was read was handed over).
     pub fn poll_into(&mut self, sink: &mut dyn FnMut(FollowItem) -> bool) -> bool {
         match std::mem::replace(&mut self.state, State::Idle) {
-            State::Start | State::Idle => self.try_open(sink, None),
+            State::Idle => self.try_open(sink, None),
             State::Open(open) => self.poll_open(open, sink),
         }
     }
@@ -310,7 +313,9 @@ impl Follower {
         sink: &mut dyn FnMut(FollowItem) -> bool,
         change: Option<FollowStatus>,
     ) -> bool {
-        let first = matches!(self.state, State::Start) || change.is_some();
+        // After a switch the new state is always reported; otherwise only when it differs from
+        // the last one reported (so a missing file says "waiting" once, not every poll).
+        let first = change.is_some();
         if let Some(c) = change {
             if !sink(FollowItem::Status(c)) {
                 return false;
@@ -360,6 +365,7 @@ impl Follower {
     }
 
     fn poll_open(&mut self, mut open: Box<Open>, sink: &mut dyn FnMut(FollowItem) -> bool) -> bool {
+        self.poll_error = false;
         let meta = match open.file.metadata() {
             Ok(m) => m,
             Err(e) => {
@@ -418,7 +424,9 @@ impl Follower {
         };
         match change {
             None => {
-                self.last_idle = None;
+                if !self.poll_error {
+                    self.last_idle = None;
+                }
                 let stalled = open.pos == pos_before && open.partial > 0;
                 let report = stalled && !open.pending_reported;
                 let bytes = open.partial;
@@ -505,6 +513,7 @@ impl Follower {
     }
 
     fn report_error(&mut self, msg: String, sink: &mut dyn FnMut(FollowItem) -> bool) -> bool {
+        self.poll_error = true;
         let status = FollowStatus::Error(msg);
         if self.last_idle.as_ref() == Some(&status) {
             return true;
