@@ -667,3 +667,18 @@ async fn a_flooding_session_does_not_starve_another() {
         }
     }
 }
+
+#[tokio::test]
+async fn dropping_the_hub_handle_does_not_end_an_attached_session() {
+    let (live, mut rx) = Live::new(LiveConfig::default());
+    let (mut w, r) = tokio::io::duplex(1024);
+    live.attach("pipe", r, true);
+    drop(live);
+    sleep(Duration::from_millis(50)).await;
+    w.write_all(line("after").as_bytes()).await.unwrap();
+    drop(w);
+    assert_eq!(
+        until_end(&mut rx).await,
+        ["Opened:pipe", "after@1", "Closed:Eof:0"]
+    );
+}

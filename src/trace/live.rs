@@ -568,7 +568,7 @@ impl Live {
         loop {
             let accepted = tokio::select! {
                 r = listener.accept() => r,
-                _ = stop.wait_for(|s| *s) => return,
+                _ = stopped(&mut stop) => return,
             };
             match accepted {
                 Ok((stream, addr)) => {
@@ -591,7 +591,7 @@ impl Live {
         loop {
             let accepted = tokio::select! {
                 r = listener.accept() => r,
-                _ = stop.wait_for(|s| *s) => return,
+                _ = stopped(&mut stop) => return,
             };
             match accepted {
                 Ok((stream, _)) => {
@@ -656,6 +656,14 @@ impl Live {
             );
             s.run(io::Cursor::new(head).chain(stream), peer).await;
         });
+    }
+}
+
+/// Resolves once [`Live::shutdown`] was called. Dropping every [`Live`] handle is not a
+/// shutdown: running sessions go on until their streams end.
+async fn stopped(stop: &mut watch::Receiver<bool>) {
+    if stop.wait_for(|s| *s).await.is_err() {
+        std::future::pending::<()>().await;
     }
 }
 
@@ -848,7 +856,7 @@ impl Session {
             let slots = self.slots.clone();
             let step = tokio::select! {
                 r = read => Some(r),
-                _ = stop.wait_for(|s| *s) => break CloseReason::Shutdown,
+                _ = stopped(&mut stop) => break CloseReason::Shutdown,
                 _ = slots.acquire(), if report_drops => None,
             };
             let Some(got) = step else {
