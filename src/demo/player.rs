@@ -196,3 +196,98 @@ impl<I: Iterator<Item = Event>> Player<I> {
         self.pending.is_none()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::demo::{DemoConfig, DemoEvents};
+
+    fn events() -> Vec<Event> {
+        let cfg = DemoConfig {
+            error_rate: 0.3,
+            seed: 5,
+            ..DemoConfig::default()
+        };
+        DemoEvents::new(cfg, 2).collect()
+    }
+
+    fn kinds(evs: &[Event]) -> Vec<String> {
+        evs.iter().map(|e| e.kind_name().to_string()).collect()
+    }
+
+    #[test]
+    fn releases_events_in_order_at_the_pace_of_their_delays() {
+        let all = events();
+        let t0 = Instant::now();
+        let mut p = Player::new(all.clone().into_iter());
+        let mut got = p.poll(t0);
+        assert_eq!(kinds(&got), ["session"], "the session has no delay");
+        assert!(p.poll(t0 + Duration::from_millis(299)).is_empty());
+        got.extend(p.poll(t0 + Duration::from_millis(300)));
+        assert_eq!(got.last().map(Event::kind_name), Some("world"));
+        // A late poll catches up with everything due, without slowing the pace.
+        let mut t = t0 + Duration::from_millis(300);
+        let total: Duration = all.iter().skip(2).map(base_delay).sum();
+        t += total;
+        got.extend(p.poll(t));
+        assert_eq!(got, all);
+        assert!(p.is_finished(t));
+        assert!(p.poll(t + Duration::from_secs(60)).is_empty());
+    }
+
+    #[test]
+    fn pause_holds_everything_and_step_releases_one_turn() {
+        let all = events();
+        let t0 = Instant::now();
+        let mut p = Player::new(all.clone().into_iter());
+        let _ = p.poll(t0);
+        p.pause();
+        assert!(p.is_paused());
+        assert!(p.poll(t0 + Duration::from_secs(3600)).is_empty());
+        assert_eq!(p.next_due(t0), None);
+        // Steps while paused: the world and its rules up to the first turn, then one turn
+        // with its gate, commitment and revision.
+        let first = p.step(t0);
+        assert_eq!(first.first().map(Event::kind_name), Some("world"));
+        assert!(first.iter().all(|e| e.kind_name() != "turn"));
+        let turn = p.step(t0);
+        assert_eq!(turn[0].kind_name(), "turn");
+        assert!(turn[1..].iter().all(|e| e.kind_name() != "turn"));
+        assert!(
+            p.poll(t0 + Duration::from_secs(3600)).is_empty(),
+            "still paused"
+        );
+        p.toggle_pause(t0);
+        assert!(!p.is_paused());
+        let mut rest = p.poll(t0 + Duration::from_secs(3600));
+        let mut replayed = vec![all[0].clone()];
+        replayed.extend(first);
+        replayed.extend(turn);
+        replayed.append(&mut rest);
+        assert_eq!(replayed, all);
+    }
+
+    #[test]
+    fn speed_scales_the_delays() {
+        let all = events();
+        let t0 = Instant::now();
+        let mut p = Player::new(all.into_iter());
+        let _ = p.poll(t0);
+        p.faster(t0);
+        p.faster(t0);
+        assert_eq!(p.speed(), 4.0);
+        // The world waits 300 ms at speed 1: 75 ms at speed 4.
+        assert!(p.poll(t0 + Duration::from_millis(74)).is_empty());
+        assert_eq!(kinds(&p.poll(t0 + Duration::from_millis(75))), ["world"]);
+        for _ in 0..20 {
+            p.faster(t0);
+        }
+        assert_eq!(p.speed(), MAX_SPEED);
+        for _ in 0..20 {
+            p.slower(t0);
+        }
+        assert_eq!(p.speed(), MIN_SPEED);
+        p.set_speed(f64::NAN, t0);
+        assert_eq!(p.speed(), MIN_SPEED);
+    }
+}

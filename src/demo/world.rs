@@ -260,10 +260,24 @@ fn paraphrase(w: &World, r: &Rule, variant: usize) -> String {
         ([b], false, 0) => format!("{} and {h} are never both true.", w.atom_name(*b)),
         ([b], false, _) => format!("If {} holds, then {h} does not hold.", w.atom_name(*b)),
         (body, true, 0) => format!("{} together guarantee {h}.", and_list(w, body)),
-        (body, true, _) => format!("If {} all hold, then {h} holds.", and_list(w, body)),
+        (body, true, _) => format!(
+            "If {} {} hold, then {h} holds.",
+            and_list(w, body),
+            both(body)
+        ),
         (body, false, 0) => format!("{} together rule out {h}.", and_list(w, body)),
-        (body, false, _) => format!("If {} all hold, then {h} is false.", and_list(w, body)),
+        (body, false, _) => {
+            format!(
+                "If {} {} hold, then {h} is false.",
+                and_list(w, body),
+                both(body)
+            )
+        }
     }
+}
+
+fn both(body: &[usize]) -> &'static str {
+    if body.len() == 2 { "both" } else { "all" }
 }
 
 fn and_list(w: &World, body: &[usize]) -> String {
