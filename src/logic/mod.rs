@@ -7,11 +7,11 @@
 pub mod cnf;
 pub mod engine;
 pub mod formula;
-pub mod ground;
-pub mod parse;
-pub mod print;
 pub mod grade;
+pub mod ground;
 #[doc(hidden)]
 pub mod oracle;
+pub mod parse;
+pub mod print;
 pub mod revise;
 pub mod solver;
