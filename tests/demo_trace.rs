@@ -85,6 +85,9 @@ fn replaying_the_trace_gives_a_consistent_sigma_after_every_turn() {
             Some("announce") => {
                 let id = ev["id"].as_str().expect("id").to_string();
                 let f = ev["formula"].as_str().expect("formula").to_string();
+                let source = ev["source"].as_str().expect("source");
+                assert_eq!(source == "world", ev["role"] == "rule", "{ev}");
+                assert!(source == "world" || source == "llm", "{ev}");
                 s.insert(id, (f, ev["role"] == "rule"));
             }
             Some("retract") => {
@@ -97,6 +100,9 @@ fn replaying_the_trace_gives_a_consistent_sigma_after_every_turn() {
                 }
                 pending_turn = true;
                 let reply = ev["reply"].as_str().expect("reply");
+                // The truth of the asked proposition: a bool, or UNKNOWN when the world's
+                // rules leave it open.
+                assert!(ev["truth"].is_boolean() || ev["truth"] == "UNKNOWN", "{ev}");
                 let q = ev["question"].as_str().expect("question");
                 match (reply, ev.get("literal").and_then(Value::as_str)) {
                     ("UNKNOWN", None) => {}

@@ -245,7 +245,12 @@ impl TextView {
             "turn" => {
                 self.turn += 1;
                 let reply = field(&v, "reply");
-                let truth = field(&v, "truth");
+                let truth = match v.get("truth") {
+                    Some(Value::Bool(true)) => "YES",
+                    Some(Value::Bool(false)) => "NO",
+                    Some(Value::String(s)) => s.as_str(),
+                    _ => "?",
+                };
                 let mark = if reply == truth { "" } else { "   <- slip" };
                 format!(
                     "\nturn {:>2}  {}\n          reply {reply:<7}  (correct: {truth}){mark}",

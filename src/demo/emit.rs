@@ -21,6 +21,7 @@ use crate::logic::revise::Policy;
 use crate::trace::{Event, Item, Reader, ReaderConfig};
 
 use super::run::{Dialogue, SolverRun, rule_id, solver};
+use super::schedule::Label;
 use super::{DemoConfig, DemoError};
 
 /// 2026-01-01T00:00:00Z in Unix milliseconds; demo traces start here so they are reproducible.
@@ -152,10 +153,18 @@ pub fn dialogue_lines(cfg: &DemoConfig, d: &Dialogue, run: &SolverRun) -> Vec<St
     let turn_start = l.ms;
     for (t, step) in d.turns.iter().zip(&run.steps) {
         l.ms = l.ms.max(turn_start + t.index as u64 * 2000);
+        // `truth` is the truth value of the proposition the question asks about, so the
+        // correct reply is YES iff it is true (the samples' convention); when the world
+        // leaves it open it is the reply form "UNKNOWN", which the contract also allows.
+        let truth = match t.correct {
+            Label::Yes => Value::Bool(true),
+            Label::No => Value::Bool(false),
+            Label::Unknown => Value::from("UNKNOWN"),
+        };
         let mut turn = json!({
             "question": t.text,
             "reply": t.reply.as_str(),
-            "truth": t.correct.as_str(),
+            "truth": truth,
         });
         if let (Some(lit), Value::Object(m)) = (t.literal, &mut turn) {
             m.insert("literal".into(), lit.formula(w).into());
@@ -176,7 +185,8 @@ pub fn dialogue_lines(cfg: &DemoConfig, d: &Dialogue, run: &SolverRun) -> Vec<St
             json!({
                 "id": s.id,
                 "formula": f,
-                "source": "agent",
+                // Algorithm 1's commitments B_t: the audit's convention is source `llm`.
+                "source": "llm",
                 "role": "fact",
                 "text": reply_text(d, t),
             }),
