@@ -8,6 +8,7 @@
 //! through [`crate::sanitize`] first, so a hostile trace cannot drive the terminal.
 
 mod demo;
+mod export;
 mod validate;
 
 use clap::{Parser, Subcommand};
@@ -40,6 +41,8 @@ enum Command {
     /// Plays a dialogue live, writes it as a trace (`--headless --out FILE`), or prints
     /// baseline vs solver in the shape of seed 003's Table 1 (`--eval --dialogues N`).
     Demo(demo::Args),
+    /// Print Σ (the active beliefs) at a step as DIMACS, SMT-LIB, a prompt list or JSON.
+    Export(export::Args),
 }
 
 /// Runs the command line and returns the process exit code.
@@ -55,5 +58,6 @@ pub fn main() -> i32 {
     match cli.command {
         Command::Validate(args) => validate::run(&args),
         Command::Demo(args) => demo::run(&args),
+        Command::Export(args) => export::run(&args),
     }
 }

@@ -45,8 +45,145 @@ pub(crate) struct RawLine<'de> {
     pub seq: Option<u64>,
     pub ts: Option<Timestamp>,
     pub session: Option<Cow<'de, str>>,
-    pub id: Option<String>,
-    pub fields: Vec<(Cow<'de, str>, Value)>,
+    pub id: Option<Text>,
+}
+
+/// The non-envelope fields of a line. Names of fields some kind knows are `'static` (no
+/// allocation); string values borrow from the line when they have no escapes, so a short
+/// field goes straight into an inline [`Text`] without touching the allocator.
+pub(crate) type Fields<'de> = Vec<(Cow<'static, str>, Val<'de>)>;
+
+/// A field value: a string (borrowed when possible) or any other JSON value.
+pub(crate) enum Val<'de> {
+    Str(Cow<'de, str>),
+    Json(Value),
+}
+
+impl Val<'_> {
+    fn into_value(self) -> Value {
+        match self {
+            Val::Str(s) => Value::String(s.into_owned()),
+            Val::Json(v) => v,
+        }
+    }
+
+    fn type_name(&self) -> &'static str {
+        match self {
+            Val::Str(_) => "a string",
+            Val::Json(v) => type_name(v),
+        }
+    }
+}
+
+impl<'de> de::Deserialize<'de> for Val<'de> {
+    fn deserialize<D: de::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Val<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
+                Ok(Val::Str(Cow::Borrowed(v)))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+                Ok(Val::Str(Cow::Owned(v.to_owned())))
+            }
+            fn visit_string<E: de::Error>(self, v: String) -> Result<Self::Value, E> {
+                Ok(Val::Str(Cow::Owned(v)))
+            }
+            fn visit_bool<E: de::Error>(self, v: bool) -> Result<Self::Value, E> {
+                Ok(Val::Json(Value::Bool(v)))
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Self::Value, E> {
+                Ok(Val::Json(Value::from(v)))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Self::Value, E> {
+                Ok(Val::Json(Value::from(v)))
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<Self::Value, E> {
+                Ok(Val::Json(Value::from(v)))
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+                Ok(Val::Json(Value::Null))
+            }
+            fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
+                Ok(Val::Json(Value::Null))
+            }
+            fn visit_seq<A: de::SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
+                use serde::Deserialize as _;
+                Value::deserialize(de::value::SeqAccessDeserializer::new(seq)).map(Val::Json)
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+                use serde::Deserialize as _;
+                Value::deserialize(de::value::MapAccessDeserializer::new(map)).map(Val::Json)
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// The `'static` spelling of a field name that some v1 kind knows, so known names cost no
+/// allocation.
+fn static_name(k: &str) -> Option<&'static str> {
+    Some(match k {
+        "agent" => "agent",
+        "model" => "model",
+        "meta" => "meta",
+        "formula" => "formula",
+        "formulas" => "formulas",
+        "source" => "source",
+        "role" => "role",
+        "confidence" => "confidence",
+        "because" => "because",
+        "text" => "text",
+        "target" => "target",
+        "reason" => "reason",
+        "by" => "by",
+        "outcome" => "outcome",
+        "method" => "method",
+        "tier" => "tier",
+        "detail" => "detail",
+        "trigger" => "trigger",
+        "retracted" => "retracted",
+        "policy" => "policy",
+        "answer" => "answer",
+        "asserts" => "asserts",
+        "atoms" => "atoms",
+        "rules" => "rules",
+        "truth" => "truth",
+        "question" => "question",
+        "reply" => "reply",
+        "literal" => "literal",
+        "name" => "name",
+        "value" => "value",
+        "unit" => "unit",
+        "type" => "type",
+        "goal" => "goal",
+        "satisfaction" => "satisfaction",
+        "open_parameters" => "open_parameters",
+        "intention_type" => "intention_type",
+        "context_conditions" => "context_conditions",
+        "steps" => "steps",
+        "origin" => "origin",
+        "plan" => "plan",
+        "step" => "step",
+        "status" => "status",
+        "post_met" => "post_met",
+        "new_beliefs" => "new_beliefs",
+        "summary" => "summary",
+        "ok" => "ok",
+        "failure_mode" => "failure_mode",
+        "program" => "program",
+        "intention" => "intention",
+        "decisions" => "decisions",
+        "use_count" => "use_count",
+        "success_count" => "success_count",
+        "failure_count" => "failure_count",
+        "level" => "level",
+        "message" => "message",
+        _ => return None,
+    })
 }
 
 /// A string key or value that borrows from the input when it has no escapes.
@@ -74,17 +211,49 @@ impl<'de> de::Deserialize<'de> for Str<'de> {
     }
 }
 
-/// Decodes one line (already known to be valid UTF-8) into a [`RawLine`].
-pub(crate) fn decode_line(line: &str) -> Result<RawLine<'_>, serde_json::Error> {
+/// A string with an expectation message naming the field, borrowing when it can.
+struct StrSeed(&'static str);
+
+impl<'de> DeserializeSeed<'de> for StrSeed {
+    type Value = Cow<'de, str>;
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_str(self)
+    }
+}
+
+impl<'de> Visitor<'de> for StrSeed {
+    type Value = Cow<'de, str>;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.0)
+    }
+    fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
+        Ok(Cow::Borrowed(v))
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+        Ok(Cow::Owned(v.to_owned()))
+    }
+    fn visit_string<E: de::Error>(self, v: String) -> Result<Self::Value, E> {
+        Ok(Cow::Owned(v))
+    }
+}
+
+/// Decodes one line (already known to be valid UTF-8) into a [`RawLine`]; the other fields
+/// are appended to `fields` (which the caller clears).
+pub(crate) fn decode_line<'de>(
+    line: &'de str,
+    fields: &mut Fields<'de>,
+) -> Result<RawLine<'de>, serde_json::Error> {
     let mut de = serde_json::Deserializer::from_str(line);
-    let raw = LineSeed.deserialize(&mut de)?;
+    let raw = LineSeed { fields }.deserialize(&mut de)?;
     de.end()?;
     Ok(raw)
 }
 
-struct LineSeed;
+struct LineSeed<'f, 'de> {
+    fields: &'f mut Fields<'de>,
+}
 
-impl<'de> DeserializeSeed<'de> for LineSeed {
+impl<'de> DeserializeSeed<'de> for LineSeed<'_, 'de> {
     type Value = RawLine<'de>;
     fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
         d.deserialize_map(self)
@@ -95,7 +264,7 @@ fn dup<E: de::Error>(name: &str) -> E {
     E::custom(format_args!("duplicate field `{name}`"))
 }
 
-impl<'de> Visitor<'de> for LineSeed {
+impl<'de> Visitor<'de> for LineSeed<'_, 'de> {
     type Value = RawLine<'de>;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -110,24 +279,15 @@ impl<'de> Visitor<'de> for LineSeed {
             ts: None,
             session: None,
             id: None,
-            fields: Vec::with_capacity(map.size_hint().unwrap_or(8)),
         };
+        let fields = self.fields;
         while let Some(Str(key)) = map.next_key::<Str<'de>>()? {
             match &*key {
                 "kind" => {
                     if raw.kind.is_some() {
                         return Err(dup("kind"));
                     }
-                    let v: Value = map.next_value()?;
-                    match v {
-                        Value::String(s) => raw.kind = Some(Cow::Owned(s)),
-                        other => {
-                            return Err(de::Error::custom(format_args!(
-                                "field `kind` must be a string, found {}",
-                                type_name(&other)
-                            )));
-                        }
-                    }
+                    raw.kind = Some(map.next_value_seed(StrSeed("field `kind` to be a string"))?);
                 }
                 "v" => {
                     if raw.v.is_some() {
@@ -162,45 +322,33 @@ impl<'de> Visitor<'de> for LineSeed {
                     if raw.ts.is_some() {
                         return Err(dup("ts"));
                     }
-                    let v: Value = map.next_value()?;
+                    let v: Val<'de> = map.next_value()?;
                     raw.ts = Some(timestamp(v).map_err(de::Error::custom)?);
                 }
                 "session" => {
                     if raw.session.is_some() {
                         return Err(dup("session"));
                     }
-                    let v: Value = map.next_value()?;
-                    match v {
-                        Value::String(s) => raw.session = Some(Cow::Owned(s)),
-                        other => {
-                            return Err(de::Error::custom(format_args!(
-                                "field `session` must be a string, found {}",
-                                type_name(&other)
-                            )));
-                        }
-                    }
+                    raw.session =
+                        Some(map.next_value_seed(StrSeed("field `session` to be a string"))?);
                 }
                 "id" => {
                     if raw.id.is_some() {
                         return Err(dup("id"));
                     }
-                    let v: Value = map.next_value()?;
-                    match v {
-                        Value::String(s) => raw.id = Some(s),
-                        other => {
-                            return Err(de::Error::custom(format_args!(
-                                "field `id` must be a string, found {}",
-                                type_name(&other)
-                            )));
-                        }
-                    }
+                    let id = map.next_value_seed(StrSeed("field `id` to be a string"))?;
+                    raw.id = Some(Text::from(&*id));
                 }
                 _ => {
-                    if raw.fields.iter().any(|(k, _)| *k == key) {
+                    if fields.iter().any(|(k, _)| *k == key) {
                         return Err(dup(&key));
                     }
-                    let v: Value = map.next_value()?;
-                    raw.fields.push((key, v));
+                    let v: Val<'de> = map.next_value()?;
+                    let key = match static_name(&key) {
+                        Some(k) => Cow::Borrowed(k),
+                        None => Cow::Owned(key.into_owned()),
+                    };
+                    fields.push((key, v));
                 }
             }
         }
@@ -208,11 +356,26 @@ impl<'de> Visitor<'de> for LineSeed {
     }
 }
 
-fn timestamp(v: Value) -> Result<Timestamp, String> {
+fn timestamp(v: Val<'_>) -> Result<Timestamp, String> {
+    let v = match v {
+        Val::Str(s) => {
+            return match parse_rfc3339(&s) {
+                Some(secs) => Ok(Timestamp {
+                    raw: TsRaw::Rfc3339(Text::from(&*s)),
+                    unix_seconds: secs,
+                }),
+                None => Err(format!(
+                    "field `ts` is not an RFC 3339 date-time (like 2026-01-31T12:00:00Z): {:?}",
+                    truncate(&s, 64)
+                )),
+            };
+        }
+        Val::Json(v) => v,
+    };
     match v {
         Value::String(s) => match parse_rfc3339(&s) {
             Some(secs) => Ok(Timestamp {
-                raw: TsRaw::Rfc3339(s),
+                raw: TsRaw::Rfc3339(Text::from(s)),
                 unix_seconds: secs,
             }),
             None => Err(format!(
@@ -269,41 +432,46 @@ fn short(v: &Value) -> String {
 }
 
 /// The non-envelope fields of a line, consumed by the kind's decoder.
-struct Bag<'de> {
-    fields: Vec<(Cow<'de, str>, Value)>,
+struct Bag<'f, 'de> {
+    fields: &'f mut Fields<'de>,
 }
 
-impl Bag<'_> {
-    fn take(&mut self, name: &str) -> Option<Value> {
+impl Bag<'_, '_> {
+    fn take_val(&mut self, name: &str) -> Option<Val<'_>> {
         let i = self.fields.iter().position(|(k, _)| k == name)?;
-        Some(self.fields.swap_remove(i).1)
+        // `remove`, not `swap_remove`: what is left becomes `extra`, which keeps line order.
+        Some(self.fields.remove(i).1)
     }
 
-    fn string(&mut self, name: &str) -> Result<Option<String>, FieldError> {
-        match self.take(name) {
+    fn take(&mut self, name: &str) -> Option<Value> {
+        self.take_val(name).map(Val::into_value)
+    }
+
+    fn string(&mut self, name: &str) -> Result<Option<Text>, FieldError> {
+        match self.take_val(name) {
             None => Ok(None),
-            Some(Value::String(s)) => Ok(Some(s)),
+            Some(Val::Str(s)) => Ok(Some(Text::from(&*s))),
             Some(other) => Err(FieldError::new(
                 name,
-                format!("must be a string, found {}", type_name(&other)),
+                format!("must be a string, found {}", other.type_name()),
             )),
         }
     }
 
-    fn required_string(&mut self, name: &str, kind: Kind) -> Result<String, FieldError> {
+    fn required_string(&mut self, name: &str, kind: Kind) -> Result<Text, FieldError> {
         self.string(name)?.ok_or_else(|| {
             FieldError::new(name, format!("is required for kind `{}`", kind.as_str()))
         })
     }
 
-    fn strings(&mut self, name: &str) -> Result<Vec<String>, FieldError> {
+    fn strings(&mut self, name: &str) -> Result<Vec<Text>, FieldError> {
         match self.take(name) {
             None => Ok(Vec::new()),
             Some(Value::Array(items)) => items
                 .into_iter()
                 .enumerate()
                 .map(|(i, v)| match v {
-                    Value::String(s) => Ok(s),
+                    Value::String(s) => Ok(Text::from(s)),
                     other => Err(FieldError::new(
                         name,
                         format!(
@@ -343,8 +511,9 @@ impl Bag<'_> {
         }
     }
 
-    fn value(&mut self, name: &str) -> Option<Value> {
-        self.take(name)
+    /// Any JSON value, boxed: such fields are rare and a `Value` is 32 bytes inline.
+    fn value(&mut self, name: &str) -> Option<Box<Value>> {
+        self.take(name).map(Box::new)
     }
 
     /// Decodes a field through its serde type (enums, nested structures); serde's message
@@ -354,15 +523,20 @@ impl Bag<'_> {
             None => Ok(None),
             Some(v) => serde_json::from_value(v)
                 .map(Some)
-                .map_err(|e| FieldError::new(name, e.to_string())),
+                .map_err(|e| FieldError::new(name, format!("has an unexpected value: {e}"))),
         }
     }
 
-    fn into_extra(self) -> Map<String, Value> {
-        self.fields
-            .into_iter()
-            .map(|(k, v)| (k.into_owned(), v))
-            .collect()
+    fn into_extra(self) -> Extra {
+        if self.fields.is_empty() {
+            return Extra::default();
+        }
+        let v: Vec<(String, Value)> = self
+            .fields
+            .drain(..)
+            .map(|(k, v)| (k.into_owned(), v.into_value()))
+            .collect();
+        Extra::from(v)
     }
 }
 
@@ -371,23 +545,23 @@ impl Bag<'_> {
 pub(crate) fn build_body(
     kind: Option<Kind>,
     kind_name: &str,
-    fields: Vec<(Cow<'_, str>, Value)>,
-) -> Result<(Body, Map<String, Value>), FieldError> {
+    fields: &mut Fields<'_>,
+) -> Result<(Body, Extra), FieldError> {
     let mut b = Bag { fields };
     let Some(kind) = kind else {
         return Ok((
-            Body::Unknown(UnknownKind {
+            Body::Unknown(Box::new(UnknownKind {
                 kind: kind_name.to_string(),
-            }),
+            })),
             b.into_extra(),
         ));
     };
     let body = match kind {
-        Kind::Session => Body::Session(Session {
+        Kind::Session => Body::Session(Box::new(Session {
             agent: b.string("agent")?,
             model: b.string("model")?,
             meta: b.value("meta"),
-        }),
+        })),
         Kind::Announce => {
             let formula = b.required_string("formula", kind)?;
             let source = b.string("source")?;
@@ -404,20 +578,20 @@ pub(crate) fn build_body(
                     }
                 },
             };
-            Body::Announce(Announce {
+            Body::Announce(Box::new(Announce {
                 formula,
                 source,
                 role,
                 confidence,
                 because: b.strings("because")?,
                 text: b.string("text")?,
-            })
+            }))
         }
-        Kind::Retract => Body::Retract(Retract {
+        Kind::Retract => Body::Retract(Box::new(Retract {
             target: b.required_string("target", kind)?,
             reason: b.string("reason")?,
             by: b.typed("by")?,
-        }),
+        })),
         Kind::Verify => {
             let formula = b.string("formula")?;
             let formulas = if b.fields.iter().any(|(k, _)| k == "formulas") {
@@ -441,47 +615,47 @@ pub(crate) fn build_body(
                 detail: b.value("detail"),
             }))
         }
-        Kind::Revise => Body::Revise(Revise {
+        Kind::Revise => Body::Revise(Box::new(Revise {
             trigger: b.string("trigger")?,
             retracted: b.strings("retracted")?,
             policy: b.string("policy")?,
-        }),
-        Kind::Query => Body::Query(Query {
+        })),
+        Kind::Query => Body::Query(Box::new(Query {
             formula: b.required_string("formula", kind)?,
             answer: b.typed("answer")?,
-        }),
-        Kind::Answer => Body::Answer(Answer {
+        })),
+        Kind::Answer => Body::Answer(Box::new(Answer {
             text: b.string("text")?,
             formula: b.string("formula")?,
-        }),
-        Kind::Thought => Body::Thought(Thought {
+        })),
+        Kind::Thought => Body::Thought(Box::new(Thought {
             text: b.string("text")?,
             asserts: b.strings("asserts")?,
-        }),
+        })),
         Kind::World => Body::World(Box::new(World {
             atoms: b.strings("atoms")?,
             rules: b.strings("rules")?,
             truth: b.typed("truth")?.unwrap_or_default(),
         })),
-        Kind::Turn => Body::Turn(Turn {
+        Kind::Turn => Body::Turn(Box::new(Turn {
             question: b.string("question")?,
             reply: b.typed("reply")?,
             literal: b.string("literal")?,
             truth: b.value("truth"),
-        }),
-        Kind::Belief => Body::Belief(Belief {
+        })),
+        Kind::Belief => Body::Belief(Box::new(Belief {
             name: b.required_string("name", kind)?,
             value: b.value("value"),
             unit: b.string("unit")?,
             source: b.string("source")?,
             extra: Map::new(),
-        }),
-        Kind::SchemaBelief => Body::SchemaBelief(TextEvent {
+        })),
+        Kind::SchemaBelief => Body::SchemaBelief(Box::new(TextEvent {
             text: b.string("text")?,
-        }),
-        Kind::Desire => Body::Desire(TextEvent {
+        })),
+        Kind::Desire => Body::Desire(Box::new(TextEvent {
             text: b.string("text")?,
-        }),
+        })),
         Kind::Intention => Body::Intention(Box::new(Intention {
             intention_type: b.string("type")?,
             goal: b.value("goal"),
@@ -525,23 +699,23 @@ pub(crate) fn build_body(
                 detail: b.value("detail"),
             }))
         }
-        Kind::Satisfaction => Body::Satisfaction(Satisfaction {
+        Kind::Satisfaction => Body::Satisfaction(Box::new(Satisfaction {
             intention: b.string("intention")?,
             ok: b.boolean("ok")?,
-        }),
-        Kind::Review => Body::Review(Review {
+        })),
+        Kind::Review => Body::Review(Box::new(Review {
             decisions: b.typed("decisions")?.unwrap_or_default(),
-        }),
-        Kind::PlanStats => Body::PlanStats(PlanStats {
+        })),
+        Kind::PlanStats => Body::PlanStats(Box::new(PlanStats {
             plan: b.string("plan")?,
             use_count: b.count("use_count")?,
             success_count: b.count("success_count")?,
             failure_count: b.count("failure_count")?,
-        }),
-        Kind::Log => Body::Log(Log {
+        })),
+        Kind::Log => Body::Log(Box::new(Log {
             level: b.string("level")?,
             message: b.string("message")?,
-        }),
+        })),
     };
     Ok((body, b.into_extra()))
 }

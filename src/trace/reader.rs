@@ -26,7 +26,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use super::event::{Event, FORMAT_VERSION, Kind, Origin};
-use super::fields::{FieldError, build_body, decode_line};
+use super::fields::{FieldError, Fields, build_body, decode_line};
 
 /// The default line-length cap: 4 MiB, far above any sane event and small enough that a
 /// runaway writer cannot exhaust memory.
@@ -366,7 +366,8 @@ impl Reader {
                 return;
             }
         };
-        let raw = match decode_line(text) {
+        let mut fields = Fields::with_capacity(12);
+        let raw = match decode_line(text, &mut fields) {
             Ok(raw) => raw,
             Err(e) => {
                 let column = char_column(text, e.column());
@@ -375,12 +376,21 @@ impl Reader {
                     Some(i) => msg[..i].to_string(),
                     None => msg,
                 };
-                out.push(Item::Problem(self.problem(
-                    Severity::Error,
-                    ProblemCode::Json,
-                    column,
-                    msg,
-                )));
+                // Envelope checks run inside the parser (to get exact columns); their
+                // messages name the field, which makes them field problems.
+                let field = msg
+                    .strip_prefix("field `")
+                    .or_else(|| msg.strip_prefix("duplicate field `"))
+                    .and_then(|rest| rest.split('`').next())
+                    .map(str::to_string);
+                let code = if field.is_some() {
+                    ProblemCode::Field
+                } else {
+                    ProblemCode::Json
+                };
+                let mut p = self.problem(Severity::Error, code, column, msg);
+                p.field = field;
+                out.push(Item::Problem(p));
                 return;
             }
         };
@@ -393,7 +403,7 @@ impl Reader {
             )));
             return;
         };
-        if let Some(v) = raw.v.filter(|v| *v > FORMAT_VERSION) {
+        if let Some(v) = raw.v.filter(|v| *v > u64::from(FORMAT_VERSION)) {
             out.push(Item::Problem(self.problem(
                 Severity::Error,
                 ProblemCode::UnsupportedVersion,
@@ -406,7 +416,7 @@ impl Reader {
             return;
         }
         let kind = Kind::from_name(&kind_name);
-        let (body, extra) = match build_body(kind, &kind_name, raw.fields) {
+        let (body, extra) = match build_body(kind, &kind_name, &mut fields) {
             Ok(b) => b,
             Err(FieldError { field, message }) => {
                 let mut p = self.problem(
@@ -430,7 +440,7 @@ impl Reader {
         };
         let event = Event {
             origin: self.origin(),
-            v: raw.v.unwrap_or(FORMAT_VERSION),
+            v: FORMAT_VERSION,
             v_given: raw.v.is_some(),
             seq: raw.seq.unwrap_or(self.line),
             seq_given: raw.seq.is_some(),
