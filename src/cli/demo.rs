@@ -126,7 +126,11 @@ fn headless(cfg: &DemoConfig, n: usize, out: Option<&std::path::Path>) -> i32 {
         eprintln!("doxascope demo: --headless needs --out FILE");
         return EXIT_USAGE;
     };
-    let shown = sanitize(&path.to_string_lossy());
+    let shown = if path.as_os_str() == "-" {
+        "standard output".to_string()
+    } else {
+        sanitize(&path.to_string_lossy())
+    };
     let result = if path.as_os_str() == "-" {
         write_trace(cfg, n, BufWriter::new(io::stdout().lock()))
     } else {

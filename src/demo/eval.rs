@@ -4,6 +4,8 @@
 
 use std::fmt::Write as _;
 
+use crate::logic::revise::Policy;
+
 use super::run::{Dialogue, RunSummary, baseline, solver};
 use super::schedule::Schedule;
 use super::{DemoConfig, DemoError};
@@ -137,8 +139,13 @@ pub fn table(cfg: &DemoConfig, evals: &[Evaluation]) -> String {
         s,
         "Final Acc.: questions the final belief state answers correctly. Incons.: dialogues whose\n\
          final theory (rules + commitments) is unsatisfiable. Retracts: prior commitments removed\n\
-         by revision. Refused: commitments contradicting the world's rules alone, never admitted.\n\
-         Greedy revisions that needed the recency fallback: {fallbacks}."
+         by revision. Refused: commitments contradicting the world's rules alone, never admitted."
     );
+    if cfg.policy == Policy::Greedy {
+        let _ = writeln!(
+            s,
+            "Greedy revisions that needed the recency fallback: {fallbacks}."
+        );
+    }
     s
 }
