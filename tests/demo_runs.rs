@@ -208,3 +208,112 @@ fn world_truth_agrees_with_the_engine() {
         );
     }
 }
+
+/// Algorithm 1 of seed 003 (and the engine's recency fallback) re-implemented on the world's
+/// brute-force model checker: the engine's greedy revisions must match it step by step.
+#[test]
+fn greedy_revisions_match_algorithm_one_on_the_model_checker() {
+    use doxascope::logic::engine::Outcome;
+    let mut checked = (0, 0, 0); // (single retractions, fallbacks, refusals)
+    for seed in 0..6 {
+        let c = cfg(Schedule::Stress, seed, 0.4, Policy::Greedy);
+        for i in 0..12 {
+            let d = Dialogue::script(&c, i);
+            let w = &d.world;
+            let run = solver(&d, Policy::Greedy).expect("engine");
+            let mut active: Vec<(String, Lit)> = Vec::new();
+            for (t, step) in d.turns.iter().zip(&run.steps) {
+                let (Some(lit), Some(s)) = (t.literal, step) else {
+                    assert!(t.literal.is_none() && step.is_none());
+                    continue;
+                };
+                let lits = |set: &[(String, Lit)]| -> Vec<Lit> {
+                    set.iter().map(|(_, l)| *l).chain([lit]).collect()
+                };
+                let ctx = format!("seed {seed} dialogue {i} turn {}", t.index);
+                if w.consistent_with(&lits(&active)) {
+                    assert_ne!(s.theta, Outcome::Contradiction, "{ctx}");
+                    assert!(s.applied && s.retracted.is_empty(), "{ctx}");
+                    active.push((s.id.clone(), lit));
+                    continue;
+                }
+                assert_eq!(s.theta, Outcome::Contradiction, "{ctx}");
+                if !w.consistent_with(&[lit]) {
+                    // Contradicts the world's rules alone: no retraction can help.
+                    assert!(!s.applied && s.retracted.is_empty(), "{ctx}: {s:?}");
+                    checked.2 += 1;
+                    continue;
+                }
+                // Oldest first, the first single retraction that restores satisfiability.
+                let single = (0..active.len()).find(|&j| {
+                    let mut rest = active.clone();
+                    rest.remove(j);
+                    w.consistent_with(&lits(&rest))
+                });
+                let expected: Vec<String> = match single {
+                    Some(j) => {
+                        assert!(!s.fallback, "{ctx}");
+                        checked.0 += 1;
+                        vec![active[j].0.clone()]
+                    }
+                    None => {
+                        assert!(s.fallback, "{ctx}: expected the recency fallback");
+                        checked.1 += 1;
+                        // Newest first, keep what stays consistent with the new literal.
+                        let mut kept: Vec<(String, Lit)> = Vec::new();
+                        for b in active.iter().rev() {
+                            let mut k = kept.clone();
+                            k.push(b.clone());
+                            if w.consistent_with(&lits(&k)) {
+                                kept = k;
+                            }
+                        }
+                        active
+                            .iter()
+                            .filter(|b| !kept.contains(b))
+                            .map(|b| b.0.clone())
+                            .collect()
+                    }
+                };
+                assert_eq!(s.retracted, expected, "{ctx}");
+                assert!(s.applied, "{ctx}");
+                active.retain(|(id, _)| !expected.contains(id));
+                active.push((s.id.clone(), lit));
+                assert!(w.consistent_with(&lits(&active[..active.len() - 1])));
+            }
+            let ids: Vec<Lit> = active.iter().map(|(_, l)| *l).collect();
+            assert_eq!(run.summary.beliefs, ids);
+        }
+    }
+    assert!(
+        checked.0 > 0 && checked.1 > 0 && checked.2 > 0,
+        "{checked:?}"
+    );
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(24))]
+
+    /// Any seed, error rate, schedule and length: greedy ends consistent, both systems see
+    /// the same replies, and the baseline is inconsistent exactly when `flag` is.
+    #[test]
+    fn any_configuration_keeps_the_solver_consistent(
+        seed in 0u64..1_000_000,
+        error_rate in 0.0f64..1.0,
+        stress in proptest::bool::ANY,
+        turns in 1usize..25,
+        index in 0usize..1000,
+    ) {
+        let schedule = if stress { Schedule::Stress } else { Schedule::Random };
+        let c = DemoConfig { schedule, seed, turns, error_rate, policy: Policy::Greedy };
+        let d = Dialogue::script(&c, index);
+        proptest::prop_assert_eq!(d.turns.len(), turns);
+        let g = solver(&d, Policy::Greedy).expect("engine");
+        proptest::prop_assert!(g.summary.consistent && g.engine_consistent);
+        let b = baseline(&d);
+        let f = solver(&d, Policy::Flag).expect("engine");
+        proptest::prop_assert_eq!(f.summary.consistent, b.consistent);
+        proptest::prop_assert_eq!(f.engine_consistent, b.consistent);
+        proptest::prop_assert!(g.summary.final_correct <= turns);
+    }
+}
