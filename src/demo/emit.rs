@@ -261,7 +261,9 @@ pub fn dialogue_lines(cfg: &DemoConfig, d: &Dialogue, run: &SolverRun) -> Vec<St
 /// engine and turned into [`Event`]s only when the previous one has been consumed. This is
 /// the producer the TUI plays (see [`super::player::Player`] for pacing).
 ///
-/// An engine failure ends the stream with a `log` event of level `error` saying why.
+/// An engine failure ends the stream with a `log` event of level `error` saying why. The
+/// stream is `Send`; scripting and solving one dialogue takes about a millisecond in a
+/// release build (see `benches/demo.rs`), so it can also run on a UI thread.
 pub struct DemoEvents {
     cfg: DemoConfig,
     next: usize,

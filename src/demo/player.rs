@@ -268,6 +268,13 @@ mod tests {
     }
 
     #[test]
+    fn producer_and_player_can_move_to_another_thread() {
+        fn assert_send<T: Send>() {}
+        assert_send::<DemoEvents>();
+        assert_send::<Player<DemoEvents>>();
+    }
+
+    #[test]
     fn speed_scales_the_delays() {
         let all = events();
         let t0 = Instant::now();
