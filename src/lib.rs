@@ -15,5 +15,6 @@ pub mod cli;
 pub mod demo;
 pub mod logic;
 pub mod model;
+pub mod repl;
 pub mod sanitize;
 pub mod trace;

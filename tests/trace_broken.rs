@@ -185,6 +185,33 @@ fn generated_traces_are_clean_and_cover_every_kind() {
         assert!(log.index.count(*k) > 0, "generator never wrote {k}");
     }
     assert!(!log.index.unknown_kinds().is_empty());
+    // Every formula the generator writes is valid contract §3 syntax, as the logic layer's
+    // parser sees it (an independent check: the generator only formats strings).
+    let mut formulas = Vec::new();
+    for e in &log.events {
+        match &e.body {
+            Body::Announce(a) => formulas.push(a.formula.as_str()),
+            Body::Verify(v) => formulas.extend(v.all_formulas()),
+            Body::Query(q) => formulas.push(q.formula.as_str()),
+            Body::Answer(a) => formulas.extend(a.formula.as_deref()),
+            Body::Thought(t) => formulas.extend(t.asserts.iter().map(|f| f.as_str())),
+            Body::Revise(r) => formulas.extend(r.trigger.as_deref()),
+            Body::World(w) => formulas.extend(w.rules.iter().map(|f| f.as_str())),
+            _ => {}
+        }
+    }
+    assert!(formulas.len() > 2000, "{}", formulas.len());
+    let mut atoms = std::collections::BTreeSet::new();
+    for f in formulas {
+        let parsed = doxascope::logic::parse::parse(f)
+            .unwrap_or_else(|e| panic!("generated formula {f:?} does not parse: {e:?}"));
+        doxascope::logic::ground::atoms(&parsed, &mut atoms);
+    }
+    assert!(
+        atoms.len() > 200,
+        "a few hundred atoms, got {}",
+        atoms.len()
+    );
     // Deterministic by seed.
     let mut again = Vec::new();
     doxascope::trace::generate::write_mixed(

@@ -9,6 +9,7 @@
 
 mod demo;
 mod export;
+mod repl;
 mod validate;
 
 use clap::{Parser, Subcommand};
@@ -43,6 +44,12 @@ enum Command {
     Demo(demo::Args),
     /// Print Σ (the active beliefs) at a step as DIMACS, SMT-LIB, a prompt list or JSON.
     Export(export::Args),
+    /// The REPL without the TUI: commands on stdin, one result per command on stdout.
+    ///
+    /// Commands (contract §4): announce, check, entails, why, whynot, consistent, retract,
+    /// undo, reset, policy, at, diff, sigma, help, save. With --json, exactly one JSON object
+    /// per input line.
+    Repl(repl::Args),
 }
 
 /// Runs the command line and returns the process exit code.
@@ -59,5 +66,6 @@ pub fn main() -> i32 {
         Command::Validate(args) => validate::run(&args),
         Command::Demo(args) => demo::run(&args),
         Command::Export(args) => export::run(&args),
+        Command::Repl(args) => repl::run(&args),
     }
 }
