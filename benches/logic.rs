@@ -7,12 +7,13 @@
 //! every backend of the research run produced (239 / 1,838 / 1,923).
 //!
 //! Run: `cargo bench --bench logic` (add `-- --quick` for the first 1,000 steps only,
-//! `-- --no-why` to time the gate alone).
+//! `-- --no-why` to time the gate alone, `-- --batch-only` for the batched run alone).
 
 use std::time::{Duration, Instant};
 
-use doxascope::logic::engine::{BeliefSpec, BeliefState, Limits, Outcome};
+use doxascope::logic::engine::{BeliefSpec, BeliefState, Limits, Outcome, Role};
 use doxascope::logic::formula::{Atom, Formula};
+use doxascope::logic::revise::Policy;
 
 fn lit(n: i64) -> Formula {
     let a = Formula::Atom(Atom::Prop(format!("x{}", n.unsigned_abs())));
@@ -63,6 +64,14 @@ fn main() {
     let mut steps = load(&format!("{dir}/benches/data/trace_T1.txt"));
     if quick {
         steps.truncate(1000);
+    }
+    if std::env::args().any(|a| a == "--revise-only") {
+        revise_r1(quick);
+        return;
+    }
+    if std::env::args().any(|a| a == "--batch-only") {
+        batched(&steps, quick);
+        return;
     }
     let mut sigma = BeliefState::with_limits(Limits {
         timeout: Duration::from_secs(60),
@@ -146,5 +155,109 @@ fn main() {
     }
     if !quick {
         assert_eq!((c, e, n), (239, 1838, 1923), "T1 class counts");
+    }
+    batched(&steps, quick);
+    revise_r1(quick);
+}
+
+/// Revision workload R1 (research notes §3: 300 atoms, 3,000 steps; unit clauses are
+/// retractable commitments, the others fixed rules), announced one by one under `greedy`.
+/// A rule contradicting the rules is refused up front. Reports revisions, how many needed
+/// the recency fallback, and how many varisat cores failed validation and were replaced.
+fn revise_r1(quick: bool) {
+    let dir = env!("CARGO_MANIFEST_DIR");
+    let mut steps = load(&format!("{dir}/benches/data/trace_R1.txt"));
+    if quick {
+        steps.truncate(500);
+    }
+    let mut sigma = BeliefState::with_limits(Limits {
+        timeout: Duration::from_secs(60),
+        ..Limits::default()
+    })
+    .expect("engine");
+    let (mut revisions, mut fallbacks, mut retracted, mut refused) = (0, 0, 0, 0);
+    let mut times = Vec::new();
+    let t0 = Instant::now();
+    for (i, f) in steps.iter().enumerate() {
+        let role = if matches!(f, Formula::Or(_)) {
+            Role::Rule
+        } else {
+            Role::Fact
+        };
+        let spec = BeliefSpec::new(format!("r{i}"), f.clone())
+            .role(role)
+            .step(i as u64);
+        let t = Instant::now();
+        match sigma.announce(spec, Policy::Greedy) {
+            Ok(rev) => {
+                if rev.outcome == Outcome::Contradiction {
+                    if rev.applied {
+                        revisions += 1;
+                        times.push(t.elapsed());
+                    } else {
+                        refused += 1;
+                    }
+                    fallbacks += usize::from(rev.fallback);
+                    retracted += rev.retracted.len();
+                }
+            }
+            Err(e) => panic!("announce r{i}: {e}"),
+        }
+    }
+    let total = t0.elapsed();
+    assert!(sigma.consistent().expect("consistent").consistent);
+    let (_, invalid) = sigma.stats().expect("stats");
+    println!(
+        "R1 greedy: {} steps in {:.3}s, {revisions} revisions ({fallbacks} needed the recency fallback), {retracted} retracted, {refused} refused, kept {}, invalid cores replaced {invalid}, median {:?} per revision",
+        steps.len(),
+        total.as_secs_f64(),
+        sigma.beliefs().len(),
+        if times.is_empty() {
+            Duration::ZERO
+        } else {
+            pct(&mut times, 0.5)
+        }
+    );
+}
+
+/// The same workload as one `announce_many` request under the `reject` policy (a replay's
+/// access pattern): a contradicting Δ is refused, anything else joins Σ. An entailed Δ joining
+/// Σ does not change its models, so the classes are the same as above.
+fn batched(steps: &[Formula], quick: bool) {
+    let mut sigma = BeliefState::with_limits(Limits {
+        timeout: Duration::from_secs(120),
+        ..Limits::default()
+    })
+    .expect("engine");
+    let specs: Vec<BeliefSpec> = steps
+        .iter()
+        .enumerate()
+        .map(|(i, d)| BeliefSpec::new(format!("s{i}"), d.clone()).step(i as u64))
+        .collect();
+    let cpu0 = cpu_time();
+    let t0 = Instant::now();
+    let out = sigma.announce_many(specs, Policy::Reject).expect("batch");
+    let dt = t0.elapsed();
+    let cpu = cpu_time().zip(cpu0).map(|(a, b)| a.saturating_sub(b));
+    let (mut c, mut e, mut n) = (0, 0, 0);
+    for r in &out {
+        match r.as_ref().expect("announce").outcome {
+            Outcome::Contradiction => c += 1,
+            Outcome::Entailed => e += 1,
+            _ => n += 1,
+        }
+    }
+    println!(
+        "batched announce (one request, policy reject): {} steps in {:.3}s wall => {:.0} gate checks/s{}",
+        steps.len(),
+        dt.as_secs_f64(),
+        steps.len() as f64 / dt.as_secs_f64(),
+        cpu.map_or(String::new(), |c| format!(
+            " ({:.0} per CPU second)",
+            steps.len() as f64 / c.as_secs_f64()
+        ))
+    );
+    if !quick {
+        assert_eq!((c, e, n), (239, 1838, 1923), "T1 class counts (batched)");
     }
 }

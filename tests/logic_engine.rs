@@ -168,6 +168,37 @@ proptest! {
     }
 
     #[test]
+    fn gate_stays_right_across_retractions_and_snapshot_rebuilds(
+        items in beliefs(6, 8),
+        drops in prop::collection::vec(any::<prop::sample::Index>(), 1..3),
+        queries in prop::collection::vec(formula(7), 14..16),
+    ) {
+        let (mut st, mut held) = build(&items);
+        for d in drops {
+            if held.is_empty() { break; }
+            let i = d.index(held.len());
+            let id = held[i].id.clone();
+            prop_assert!(st.retract(&id).unwrap());
+            held.remove(i);
+            // Enough checks to go through both the selector solver (while the snapshot is
+            // stale) and the rebuilt snapshot.
+            for q in &queries {
+                let sigma = all(&held);
+                let mut with = sigma.clone();
+                with.push(q);
+                let expect = if !oracle::satisfiable(&with) {
+                    Outcome::Contradiction
+                } else if oracle::entails(&sigma, q) {
+                    Outcome::Entailed
+                } else {
+                    Outcome::NewInfo
+                };
+                prop_assert_eq!(st.check(q, None).unwrap().outcome, expect);
+            }
+        }
+    }
+
+    #[test]
     fn why_whynot_supports_are_sound_and_minimal(
         items in beliefs(6, 7),
         q in formula(7),

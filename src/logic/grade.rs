@@ -15,7 +15,7 @@
 
 use varisat::Lit;
 
-use crate::logic::engine::{EngineError, State};
+use crate::logic::engine::{EngineError, State, switch_off};
 
 impl State {
     /// The distinct confidence levels of the active retractable beliefs, ascending.
@@ -48,6 +48,8 @@ impl State {
     fn cut_unsat(&mut self, alpha: f64, extra: &[Lit]) -> Result<bool, EngineError> {
         let mut a = self.cut(alpha);
         a.extend_from_slice(extra);
+        let universe = self.assumptions();
+        switch_off(&mut a, &universe);
         Ok(!self.main.solve(&a)?)
     }
 
@@ -83,6 +85,8 @@ impl State {
         }
         let mut a = self.fixed_selectors();
         a.extend_from_slice(neg);
+        let universe = self.assumptions();
+        switch_off(&mut a, &universe);
         if !self.main.solve(&a)? {
             // The rules and norms alone entail φ.
             return Ok(1.0);

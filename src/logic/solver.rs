@@ -161,7 +161,16 @@ impl Sat {
     /// assumptions that is itself unsatisfiable, checked by a re-solve). Returns `None` when
     /// satisfiable. When varisat's core fails the check, the whole assumption set is returned
     /// (it is unsatisfiable, just not refined).
-    pub fn validated_core(&mut self, assumptions: &[Lit]) -> Result<Option<Vec<Lit>>, SolveError> {
+    ///
+    /// During the re-solve every literal of `universe` (selectors: they occur only negated
+    /// in clauses, so switching them off never removes a model) outside the core is assumed
+    /// false: selectors left free would be switched on by saved phases and turn a
+    /// propagation check into a search.
+    pub fn validated_core(
+        &mut self,
+        assumptions: &[Lit],
+        universe: &[Lit],
+    ) -> Result<Option<Vec<Lit>>, SolveError> {
         if self.solve(assumptions)? {
             return Ok(None);
         }
@@ -169,7 +178,15 @@ impl Sat {
         if core.len() == assumptions.len() {
             return Ok(Some(core));
         }
-        if self.solve(&core)? {
+        let in_core: std::collections::HashSet<Lit> = core.iter().copied().collect();
+        let mut check = core.clone();
+        check.extend(
+            universe
+                .iter()
+                .filter(|l| !in_core.contains(l))
+                .map(|&l| !l),
+        );
+        if self.solve(&check)? {
             self.invalid_cores += 1;
             return Ok(Some(assumptions.to_vec()));
         }
@@ -290,12 +307,12 @@ mod tests {
         s.add_clause(&[lit(-5), lit(-3)]);
         s.add_clause(&[lit(-6), lit(7)]);
         let core = s
-            .validated_core(&[lit(4), lit(5), lit(6)])
+            .validated_core(&[lit(4), lit(5), lit(6)], &[lit(4), lit(5), lit(6)])
             .unwrap()
             .expect("unsat");
         assert!(!s.solve(&core).unwrap());
         assert!(!core.contains(&lit(6)));
-        assert!(s.validated_core(&[lit(4), lit(6)]).unwrap().is_none());
+        assert!(s.validated_core(&[lit(4), lit(6)], &[]).unwrap().is_none());
         let m = s.model().unwrap();
         assert!(m.contains(&lit(1)) && m.contains(&lit(3)));
     }
