@@ -12,6 +12,9 @@
 #![forbid(unsafe_code)]
 
 pub mod cli;
+pub mod demo;
 pub mod logic;
+pub mod model;
+pub mod repl;
 pub mod sanitize;
 pub mod trace;

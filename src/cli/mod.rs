@@ -7,6 +7,9 @@
 //! Everything printed that came from a trace (file names, messages quoting the input) goes
 //! through [`crate::sanitize`] first, so a hostile trace cannot drive the terminal.
 
+mod demo;
+mod export;
+mod repl;
 mod validate;
 
 use clap::{Parser, Subcommand};
@@ -34,6 +37,19 @@ enum Command {
     /// Exit 0 when there are no errors (warnings allowed), 1 if any line has an error, 2 if a
     /// file cannot be read.
     Validate(validate::Args),
+    /// The belief-revision demo (seed 003): a synthetic world and a simulated agent.
+    ///
+    /// Plays a dialogue live, writes it as a trace (`--headless --out FILE`), or prints
+    /// baseline vs solver in the shape of seed 003's Table 1 (`--eval --dialogues N`).
+    Demo(demo::Args),
+    /// Print Σ (the active beliefs) at a step as DIMACS, SMT-LIB, a prompt list or JSON.
+    Export(export::Args),
+    /// The REPL without the TUI: commands on stdin, one result per command on stdout.
+    ///
+    /// Commands (contract §4): announce, check, entails, why, whynot, consistent, retract,
+    /// undo, reset, policy, at, diff, sigma, help, save. With --json, exactly one JSON object
+    /// per input line.
+    Repl(repl::Args),
 }
 
 /// Runs the command line and returns the process exit code.
@@ -48,5 +64,8 @@ pub fn main() -> i32 {
     };
     match cli.command {
         Command::Validate(args) => validate::run(&args),
+        Command::Demo(args) => demo::run(&args),
+        Command::Export(args) => export::run(&args),
+        Command::Repl(args) => repl::run(&args),
     }
 }
