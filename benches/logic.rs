@@ -158,6 +158,38 @@ fn main() {
     }
     batched(&steps, quick);
     revise_r1(quick);
+    chain(if quick { 100_000 } else { 1_000_000 });
+}
+
+/// A flat conjunction of `n` atoms: added as one belief, then one gate check and one `why`.
+fn chain(n: usize) {
+    let f = Formula::And(
+        (0..n)
+            .map(|i| Formula::Atom(Atom::Prop(format!("c{i}"))))
+            .collect(),
+    );
+    let last = Formula::Atom(Atom::Prop(format!("c{}", n - 1)));
+    let mut sigma = BeliefState::with_limits(Limits {
+        timeout: Duration::from_secs(120),
+        ..Limits::default()
+    })
+    .expect("engine");
+    let t0 = Instant::now();
+    sigma.add(BeliefSpec::new("chain", f)).expect("add chain");
+    let add = t0.elapsed();
+    let t1 = Instant::now();
+    let out = sigma.check(&last, None).expect("check").outcome;
+    let check = t1.elapsed();
+    assert_eq!(out, Outcome::Entailed);
+    let t2 = Instant::now();
+    let why = sigma.why(&last).expect("why");
+    assert_eq!(why.support.len(), 1);
+    println!(
+        "flat ∧ chain of {n}: add {:.3}s, gate check {:?}, why {:?}",
+        add.as_secs_f64(),
+        check,
+        t2.elapsed()
+    );
 }
 
 /// Revision workload R1 (research notes §3: 300 atoms, 3,000 steps; unit clauses are

@@ -493,3 +493,24 @@ fn norm_conflicts_are_reported_and_norms_survive() {
     let c = st.consistent().unwrap();
     assert_eq!(c.conflict, vec!["n1".to_string(), "f3".to_string()]);
 }
+
+#[test]
+fn long_flat_chain_solves() {
+    // 1,000,000 is timed in release by `cargo bench --bench logic`; debug builds of varisat
+    // are too slow for that here.
+    let n = 100_000;
+    let chain = Formula::And(
+        (0..n)
+            .map(|i| Formula::Atom(Atom::Prop(format!("c{i}"))))
+            .collect(),
+    );
+    let mut st = BeliefState::new().unwrap();
+    st.add(BeliefSpec::new("chain", chain)).unwrap();
+    let last = Formula::Atom(Atom::Prop(format!("c{}", n - 1)));
+    assert_eq!(st.check(&last, None).unwrap().outcome, Outcome::Entailed);
+    assert_eq!(
+        st.check(&not(&last), None).unwrap().outcome,
+        Outcome::Contradiction
+    );
+    assert_eq!(st.why(&last).unwrap().support, vec!["chain".to_string()]);
+}

@@ -1085,6 +1085,16 @@ impl State {
         let members: Vec<usize> = (0..self.beliefs.len())
             .filter(|&i| self.beliefs[i].active && core.contains(&self.beliefs[i].sel))
             .collect();
+        if members.len() <= 1 {
+            // A validated core of at most one belief is minimal unless the hard part alone
+            // is already unsatisfiable (then the empty set is the answer).
+            let mut a = hard.to_vec();
+            switch_off(&mut a, &universe);
+            if !self.explain_solver().solve(&a)? {
+                return Ok(Some(Vec::new()));
+            }
+            return Ok(Some(members.iter().map(|&i| self.beliefs[i].sel).collect()));
+        }
         if let Some(m) = self.small_mus(&members, extra)? {
             return Ok(Some(m));
         }
