@@ -13,5 +13,6 @@
 
 pub mod cli;
 pub mod logic;
+pub mod model;
 pub mod sanitize;
 pub mod trace;

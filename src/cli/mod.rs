@@ -7,6 +7,7 @@
 //! Everything printed that came from a trace (file names, messages quoting the input) goes
 //! through [`crate::sanitize`] first, so a hostile trace cannot drive the terminal.
 
+mod export;
 mod validate;
 
 use clap::{Parser, Subcommand};
@@ -34,6 +35,8 @@ enum Command {
     /// Exit 0 when there are no errors (warnings allowed), 1 if any line has an error, 2 if a
     /// file cannot be read.
     Validate(validate::Args),
+    /// Print Σ (the active beliefs) at a step as DIMACS, SMT-LIB, a prompt list or JSON.
+    Export(export::Args),
 }
 
 /// Runs the command line and returns the process exit code.
@@ -48,5 +51,6 @@ pub fn main() -> i32 {
     };
     match cli.command {
         Command::Validate(args) => validate::run(&args),
+        Command::Export(args) => export::run(&args),
     }
 }
