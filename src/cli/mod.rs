@@ -7,6 +7,7 @@
 //! Everything printed that came from a trace (file names, messages quoting the input) goes
 //! through [`crate::sanitize`] first, so a hostile trace cannot drive the terminal.
 
+mod audit;
 mod export;
 mod validate;
 
@@ -37,6 +38,8 @@ enum Command {
     Validate(validate::Args),
     /// Print Σ (the active beliefs) at a step as DIMACS, SMT-LIB, a prompt list or JSON.
     Export(export::Args),
+    /// Replay traces, recompute every claim, and print the findings (exit 1 on any warning).
+    Audit(audit::Args),
 }
 
 /// Runs the command line and returns the process exit code.
@@ -52,5 +55,6 @@ pub fn main() -> i32 {
     match cli.command {
         Command::Validate(args) => validate::run(&args),
         Command::Export(args) => export::run(&args),
+        Command::Audit(args) => audit::run(&args),
     }
 }
