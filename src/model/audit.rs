@@ -481,6 +481,43 @@ impl Finding {
     }
 }
 
+/// The audit of one session.
+struct SessionAudit {
+    findings: Vec<Finding>,
+    matrix: Matrix,
+    verifies: u64,
+    recomputed: u64,
+    summary: SessionSummary,
+}
+
+fn audit_session(model: &Model, tl: &Timeline, opts: &AuditOptions) -> Option<SessionAudit> {
+    let rc = model.recompute(tl.name(), &opts.recompute)?;
+    let mut cx = Cx {
+        log: model.log(),
+        tl,
+        rc: &rc,
+        opts,
+        findings: Vec::new(),
+        matrix: Matrix::default(),
+    };
+    input::check(&mut cx);
+    epistemic::check(&mut cx);
+    bdi::check(&mut cx);
+    loops::check(&mut cx);
+    let mut findings = cx.findings;
+    findings.sort_by_key(|a| (a.step, a.code, a.seq));
+    Some(SessionAudit {
+        findings,
+        matrix: cx.matrix,
+        verifies: rc.verifies.len() as u64,
+        recomputed: rc.verifies.iter().filter(|v| v.result.is_ok()).count() as u64,
+        summary: SessionSummary {
+            name: tl.name().to_string(),
+            events: tl.len(),
+        },
+    })
+}
+
 /// Audits every session of a model.
 pub fn audit(model: &Model, opts: &AuditOptions) -> Report {
     let mut report = Report {
@@ -491,33 +528,43 @@ pub fn audit(model: &Model, opts: &AuditOptions) -> Report {
         recomputed: 0,
         policy: opts.policy,
     };
-    let log = model.log();
-    for tl in model.timelines() {
-        let Some(rc) = model.recompute(tl.name(), &opts.recompute) else {
-            continue;
-        };
-        let mut cx = Cx {
-            log,
-            tl,
-            rc: &rc,
-            opts,
-            findings: Vec::new(),
-            matrix: Matrix::default(),
-        };
-        input::check(&mut cx);
-        epistemic::check(&mut cx);
-        bdi::check(&mut cx);
-        loops::check(&mut cx);
-        let mut fs = cx.findings;
-        fs.sort_by_key(|a| (a.step, a.code, a.seq));
-        report.findings.extend(fs);
-        report.matrix.merge(&cx.matrix);
-        report.verifies += rc.verifies.len() as u64;
-        report.recomputed += rc.verifies.iter().filter(|v| v.result.is_ok()).count() as u64;
-        report.sessions.push(SessionSummary {
-            name: tl.name().to_string(),
-            events: tl.len(),
-        });
+    // Sessions are independent: audit them on as many threads as there are cores (each
+    // solver request already runs on its engine's own thread), and merge in session order.
+    let timelines = model.timelines();
+    let workers = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .clamp(1, timelines.len().max(1));
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let mut done: Vec<(usize, SessionAudit)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..workers)
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut out = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some(tl) = timelines.get(i) else { break };
+                        if let Some(a) = audit_session(model, tl, opts) {
+                            out.push((i, a));
+                        }
+                    }
+                    out
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            // A panicking check is a bug; losing its session's findings silently would hide
+            // it, so the panic propagates.
+            .flat_map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+            .collect()
+    });
+    done.sort_by_key(|(i, _)| *i);
+    for (_, a) in done {
+        report.findings.extend(a.findings);
+        report.matrix.merge(&a.matrix);
+        report.verifies += a.verifies;
+        report.recomputed += a.recomputed;
+        report.sessions.push(a.summary);
     }
     input::reader_problems(model, &mut report);
     report
