@@ -112,6 +112,26 @@ fn ungrounded_citation_missing_and_insufficient() {
     assert_eq!(fs[1].severity, Severity::Warning);
 }
 
+#[test]
+fn ungrounded_citation_of_a_verified_contradiction() {
+    let r = run(&with(
+        &PQ,
+        &[
+            r#"{"kind":"announce","id":"x","formula":"s"}"#,
+            // ¬q contradicts Σ through f and r; x has nothing to do with it.
+            r#"{"kind":"verify","formula":"!q","outcome":"contradiction","because":["x"]}"#,
+            r#"{"kind":"verify","formula":"!q","outcome":"contradiction","because":["nope"]}"#,
+            // Near miss: the premises that do contradict it (the rule is always included).
+            r#"{"kind":"verify","formula":"!q","outcome":"contradiction","because":["f"]}"#,
+        ],
+    ));
+    let fs = of(&r, Code::UngroundedCitation);
+    assert_eq!(fs.len(), 2, "{:#?}", r.findings);
+    assert_eq!((fs[0].step, fs[0].severity), (Some(4), Severity::Warning));
+    assert_eq!((fs[1].step, fs[1].severity), (Some(5), Severity::Error));
+    none(&r, Code::ClaimedOutcomeMismatch);
+}
+
 const CONTRA: [&str; 2] = [
     r#"{"kind":"announce","id":"a","formula":"p"}"#,
     r#"{"kind":"announce","id":"b","formula":"!p"}"#,

@@ -211,7 +211,8 @@ fn gate(cx: &mut Cx<'_>) {
 }
 
 /// `ungrounded-citation`: cited ids not in Σ, or cited premises (with the rules and norms)
-/// that do not entail what they justify. A verify that itself claims `ungrounded` is not
+/// that do not entail what they justify (for a verified contradiction: that do not entail its
+/// negation, convention 3 of `docs/samples.md`). A verify that itself claims `ungrounded` is not
 /// reported: the agent already says its citation does not ground the claim.
 fn citations(cx: &mut Cx<'_>) {
     let mut out = Vec::new();
@@ -239,6 +240,10 @@ fn citations(cx: &mut Cx<'_>) {
             out.push(f.ids([a.id.clone()]).formulas([b.formula.clone()]));
         }
     }
+    // Verified contradictions: the engine checks citations only for consistent claims, so
+    // "the cited premises (with the rules and norms) are inconsistent with Δ", i.e. they
+    // entail ¬Δ, is asked of the probe, in step order.
+    let mut contra: Vec<(u32, u32, Vec<String>, Vec<String>)> = Vec::new();
     for v in &cx.rc.verifies {
         let Ok(g) = &v.result else { continue };
         if v.claimed == Some(Claimed::Ungrounded) {
@@ -251,6 +256,10 @@ fn citations(cx: &mut Cx<'_>) {
             continue;
         }
         let texts = verify_texts(cx, v.event);
+        if g.theta == Outcome::Contradiction {
+            contra.push((v.step, v.event, b.because.clone(), texts));
+            continue;
+        }
         let what = format!("The verification of {}", shown(&texts));
         if let Some(f) = cite(
             cx,
@@ -261,6 +270,27 @@ fn citations(cx: &mut Cx<'_>) {
             &g.missing_citations,
             g.outcome == Outcome::Ungrounded,
         ) {
+            out.push(f.formulas(texts));
+        }
+    }
+    let mut probe: Option<Probe<'_>> = None;
+    for (step, event, because, texts) in contra {
+        let Some(delta) = conjunction(&texts) else {
+            continue;
+        };
+        let Ok(p) = probe_at(&mut probe, cx, step) else {
+            continue;
+        };
+        let missing: Vec<String> = because
+            .iter()
+            .filter(|c| !p.is_active(c))
+            .cloned()
+            .collect();
+        let grounded = missing.is_empty()
+            && p.grounded_by(&Formula::Not(Box::new(delta)), &because)
+                .unwrap_or(true);
+        let what = format!("The verification of {} as a contradiction", shown(&texts));
+        if let Some(f) = cite(cx, step, event, &what, &because, &missing, !grounded) {
             out.push(f.formulas(texts));
         }
     }

@@ -296,6 +296,20 @@ impl<'a> Probe<'a> {
         Ok((s.supports, s.complete))
     }
 
+    /// Whether an id is active in the mirror.
+    pub(crate) fn is_active(&self, id: &str) -> bool {
+        self.active.contains_key(id)
+    }
+
+    /// Whether the cited beliefs, with every rule and norm, entail `f` (the engine's
+    /// UNGROUNDED refinement, seed 001 §5). `Ok(true)` also when Σ contradicts `f`, which the
+    /// engine does not refine.
+    pub(crate) fn grounded_by(&mut self, f: &Formula, because: &[String]) -> Result<bool, String> {
+        let g = self.prepare(f)?;
+        let c = self.engine.check(&g, Some(because)).map_err(err)?;
+        Ok(c.outcome != Outcome::Ungrounded)
+    }
+
     /// What `policy` does when `spec` (its formula as parsed; it is grounded here) is
     /// announced into the current Σ. Runs on a throwaway copy of Σ,
     /// so the mirror is untouched.
