@@ -342,6 +342,20 @@ fn postcondition_record_mismatch_both_ways() {
 }
 
 #[test]
+fn satisfaction_record_is_checked_against_ground_beliefs() {
+    let intention = r#"{"kind":"intention","id":"int-1","type":"t","satisfaction":"ground_belief(answer) is known"}"#;
+    let r = run(&[
+        intention,
+        r#"{"kind":"satisfaction","intention":"int-1","ok":true}"#,
+        r#"{"kind":"belief","name":"answer","value":"17"}"#,
+        r#"{"kind":"satisfaction","intention":"int-1","ok":true}"#,
+    ]);
+    let f = only(&r, Code::PostconditionRecordMismatch);
+    assert_eq!(f.step, Some(2));
+    assert_eq!(f.evidence["intention"], "int-1");
+}
+
+#[test]
 fn tiers_2_and_3_are_not_checkable_notes() {
     let r = run(&[
         PLAN,

@@ -12,7 +12,8 @@
 //! exists at that point. A step that self-reports `post_met: true` while that is false is a
 //! `postcondition-false-positive`: a warning when the harness's own tier-1 check of the step
 //! caught it (`ok: false`), an error when nothing did. A `postcondition` record whose `ok`
-//! disagrees with the recomputed tier-1 result is a `postcondition-record-mismatch`. Tiers 2
+//! disagrees with the recomputed tier-1 result is a `postcondition-record-mismatch`, and so is
+//! a `satisfaction` record against its intention's tier-1 condition. Tiers 2
 //! and 3 (execution, LLM judge) are `not-checkable`.
 //!
 //! **Deadlock**: a plan is incomplete, no step is dispatched, none is done and still awaiting
@@ -89,7 +90,11 @@ pub(super) fn check<'a>(cx: &mut Cx<'a>) {
     let log: &'a crate::trace::TraceLog = cx.log;
     let tl: &'a crate::model::Timeline = cx.tl;
     let bl = tl.bdi_log();
-    if bl.plans.is_empty() && bl.steps.is_empty() && bl.postconditions.is_empty() {
+    if bl.plans.is_empty()
+        && bl.steps.is_empty()
+        && bl.postconditions.is_empty()
+        && bl.satisfactions.is_empty()
+    {
         return;
     }
 
@@ -128,6 +133,7 @@ pub(super) fn check<'a>(cx: &mut Cx<'a>) {
         Plan(usize),
         Step(usize),
         Post(usize),
+        Sat(u32),
     }
     let mut evs: Vec<(u32, u32, E)> = Vec::new();
     evs.extend(
@@ -148,6 +154,7 @@ pub(super) fn check<'a>(cx: &mut Cx<'a>) {
             .enumerate()
             .map(|(i, s)| (s.step, s.event, E::Post(i))),
     );
+    evs.extend(bl.satisfactions.iter().map(|&(s, p)| (s, p, E::Sat(p))));
     evs.sort_by_key(|&(s, e, _)| (s, e));
 
     let mut views: HashMap<u32, PlanView<'_>> = HashMap::new();
@@ -266,6 +273,48 @@ pub(super) fn check<'a>(cx: &mut Cx<'a>) {
                     });
                 }
                 deadlock(pv, rec, sr.step, sr.event, &mut deadlocked, &mut deadlocks);
+            }
+            E::Sat(pos) => {
+                let Some(Body::Satisfaction(sat)) = log.events.get(pos as usize).map(|e| &e.body)
+                else {
+                    continue;
+                };
+                let Some(ok) = sat.ok else { continue };
+                // The intention it is about: the latest with that id, or the latest at all.
+                let intention = bl
+                    .intentions
+                    .iter()
+                    .rev()
+                    .filter(|&&(s, _)| s <= step)
+                    .filter_map(|&(_, p)| log.events.get(p as usize))
+                    .find(|e| sat.intention.is_none() || e.id == sat.intention);
+                let Some((id, Body::Intention(i))) = intention.map(|e| (e.id.clone(), &e.body))
+                else {
+                    continue;
+                };
+                let Some(name) = value_text(i.satisfaction.as_ref()).and_then(tier1_name) else {
+                    continue;
+                };
+                let holds = known.contains(name);
+                if ok != holds {
+                    let id = id.unwrap_or_else(|| "the intention".to_string());
+                    out.push(
+                        cx.finding(
+                            Code::PostconditionRecordMismatch,
+                            step,
+                            pos,
+                            format!(
+                                "The satisfaction of {id} is recorded as {}, but its condition \
+                                 ground_belief({name}) is {} at that point.",
+                                if ok { "met" } else { "not met" },
+                                if holds { "known" } else { "not known" }
+                            ),
+                        )
+                        .with("intention", id.clone())
+                        .with("recorded", ok)
+                        .with("recomputed", holds),
+                    );
+                }
             }
             E::Post(i) => {
                 let pr = bl.postconditions[i];
