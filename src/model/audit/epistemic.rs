@@ -397,11 +397,11 @@ fn contradictions(cx: &mut Cx<'_>) {
     let mut out = Vec::new();
 
     // Σ's consistency at step t, from what is known or from the probe.
-    let mut consistent_at = |known: Option<bool>, t: u32| -> Option<(bool, Vec<String>)> {
+    let mut consistent_at = |known: Option<bool>, t: u32| -> Option<bool> {
         match known {
-            Some(k) => Some((k, Vec::new())),
+            Some(k) => Some(k),
             None => probe_at(&mut probe, cx, t)
-                .and_then(|p| p.consistent())
+                .and_then(|p| p.is_consistent())
                 .ok(),
         }
     };
@@ -431,7 +431,7 @@ fn contradictions(cx: &mut Cx<'_>) {
                     // Σ ∧ φ satisfiable: Σ was consistent.
                     Some(true)
                 } else {
-                    consistent_at(known, before).map(|(k, _)| k)
+                    consistent_at(known, before)
                 };
                 if !res.consistent_after {
                     last_conflict = res.conflict.clone();
@@ -535,12 +535,13 @@ fn contradictions(cx: &mut Cx<'_>) {
             &mut reported,
         );
     }
-    if !reported && let Some((false, conflict)) = consistent_at(known, end) {
-        // A known inconsistency comes without a conflict; the last one recorded is Σ's.
-        let conflict = if conflict.is_empty() {
-            last_conflict
-        } else {
-            conflict
+    let at_end = consistent_at(known, end);
+    if !reported && at_end == Some(false) {
+        // A known inconsistency has its conflict recorded; one found by the probe (after
+        // retractions) is extracted now.
+        let conflict = match (known, probe.as_mut()) {
+            (None, Some(p)) => p.consistent().map(|c| c.1).unwrap_or(last_conflict),
+            _ => last_conflict,
         };
         let pos = tl.event_pos_at(end).unwrap_or(0);
         out.push(
@@ -586,7 +587,7 @@ fn close(
     known: Option<bool>,
     at: u32,
     next_announce: Option<u32>,
-    consistent_at: &mut impl FnMut(Option<bool>, u32) -> Option<(bool, Vec<String>)>,
+    consistent_at: &mut impl FnMut(Option<bool>, u32) -> Option<bool>,
     out: &mut Vec<super::Finding>,
     reported: &mut bool,
 ) {
@@ -594,7 +595,7 @@ fn close(
         // Handled by a revise; whether it succeeded is that revise's finding.
         return;
     }
-    let Some((false, _)) = consistent_at(known, at) else {
+    let Some(false) = consistent_at(known, at) else {
         return;
     };
     let until = match next_announce {
@@ -707,6 +708,11 @@ fn revisions(cx: &mut Cx<'_>) {
                 }
             }
             Ask::Rerun(i, rec, policy) => {
+                // Only a trigger that met a consistent Σ is a revision a policy decides; on
+                // an already inconsistent Σ every policy is undefined.
+                if !matches!(p.is_consistent(), Ok(true)) {
+                    continue;
+                }
                 let rv = &rc.revisions[i];
                 let Some(view) = tl.belief(cx.log, rec) else {
                     continue;

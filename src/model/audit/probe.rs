@@ -202,7 +202,9 @@ impl<'a> Probe<'a> {
 
     /// Grounds the quantified beliefs over `domain`.
     fn sync(&mut self, domain: &BTreeSet<String>) -> Result<(), String> {
-        if *domain == self.grounded {
+        if self.quantified.is_empty() || *domain == self.grounded {
+            // Nothing to re-ground; `grounded` is only meaningful while quantified beliefs
+            // are held, and is set when the first one arrives.
             return Ok(());
         }
         let ids: Vec<String> = self.quantified.keys().cloned().collect();
@@ -228,12 +230,22 @@ impl<'a> Probe<'a> {
         for c in cs {
             *self.consts.entry(c).or_default() += 1;
         }
-        let domain = self.domain_with(None);
-        self.sync(&domain)?;
+        let quantified = ground::has_quantifier(&raw);
         let mut spec = spec;
-        spec.formula = self.ground(&raw, &domain)?;
+        if quantified || !self.quantified.is_empty() {
+            let domain = self.domain_with(None);
+            self.sync(&domain)?;
+            spec.formula = self.ground(&raw, &domain)?;
+            if self.quantified.is_empty() {
+                self.grounded = domain;
+            }
+        } else {
+            // A ground belief among ground beliefs: no domain to compute (the common case,
+            // and the one long traces are made of).
+            spec.formula = raw.clone();
+        }
         let spec = self.engine_add(spec)?;
-        if ground::has_quantifier(&raw) {
+        if quantified {
             self.quantified.insert(
                 id.clone(),
                 Quantified {
@@ -262,6 +274,9 @@ impl<'a> Probe<'a> {
 
     /// Grounds `f` and brings Σ's grounding to the same domain.
     fn prepare(&mut self, f: &Formula) -> Result<Formula, String> {
+        if self.quantified.is_empty() && !ground::has_quantifier(f) {
+            return Ok(f.clone());
+        }
         let domain = self.domain_with(Some(f));
         self.sync(&domain)?;
         self.ground(f, &domain)
@@ -269,10 +284,17 @@ impl<'a> Probe<'a> {
 
     /// Whether Σ is consistent, with a minimal conflict (ids) when it is not.
     pub(crate) fn consistent(&mut self) -> Result<(bool, Vec<String>), String> {
-        let domain = self.domain_with(None);
-        self.sync(&domain)?;
+        if !self.quantified.is_empty() {
+            let domain = self.domain_with(None);
+            self.sync(&domain)?;
+        }
         let c = self.engine.consistent().map_err(err)?;
         Ok((c.consistent, c.conflict))
+    }
+
+    /// Whether Σ is consistent (one solve; no conflict is extracted).
+    pub(crate) fn is_consistent(&mut self) -> Result<bool, String> {
+        Ok(self.theta(&Formula::True)? != Outcome::Contradiction)
     }
 
     /// Θ(Σ, f), the plain three-way gate.
