@@ -1,6 +1,7 @@
 //! Auditing a generated 100,000-event trace holding at least 10,000 `verify` events (target:
 //! at most 2 s for the audit, replay included). Prints figures; run with
-//! `cargo bench --bench audit`. `AUDIT_BENCH_EVENTS=N` changes the size.
+//! `cargo bench --bench audit`. `AUDIT_BENCH_EVENTS=N` changes the size, `AUDIT_BENCH_RUNS=N`
+//! the number of runs (best of N is reported).
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
@@ -31,10 +32,15 @@ fn main() {
         cfg.sessions
     );
 
+    let runs: usize = std::env::var("AUDIT_BENCH_RUNS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(3)
+        .max(1);
     let mut best = Duration::MAX;
     let mut best_load = Duration::MAX;
     let mut last = None;
-    for _ in 0..3 {
+    for _ in 0..runs {
         let t0 = Instant::now();
         let model = Model::from_bytes("bench.jsonl", &bytes);
         let t1 = Instant::now();
@@ -56,7 +62,7 @@ fn main() {
         t0.elapsed().as_secs_f64()
     );
     println!(
-        "audit (replay + recompute + checks): best of 3 {:.3} s (replay alone {:.3} s)",
+        "audit (replay + recompute + checks): best of {runs} {:.3} s (replay alone {:.3} s)",
         best.as_secs_f64(),
         best_load.as_secs_f64()
     );
