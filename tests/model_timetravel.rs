@@ -84,12 +84,15 @@ fn naive_sigma(log: &TraceLog, session: &str, t: usize) -> Vec<String> {
     for e in events {
         match &e.body {
             Body::Announce(_) => {
-                let id = e.id.clone().expect("generated announces carry ids");
+                let id =
+                    e.id.as_ref()
+                        .expect("generated announces carry ids")
+                        .to_string();
                 if !active.contains(&id) {
                     active.push(id);
                 }
             }
-            Body::Retract(r) => active.retain(|x| x != &r.target),
+            Body::Retract(r) => active.retain(|x| *x != r.target),
             _ => {}
         }
     }

@@ -9,6 +9,7 @@
 
 mod audit;
 mod export;
+mod repl;
 mod validate;
 
 use clap::{Parser, Subcommand};
@@ -38,6 +39,12 @@ enum Command {
     Validate(validate::Args),
     /// Print Σ (the active beliefs) at a step as DIMACS, SMT-LIB, a prompt list or JSON.
     Export(export::Args),
+    /// The REPL without the TUI: commands on stdin, one result per command on stdout.
+    ///
+    /// Commands (contract §4): announce, check, entails, why, whynot, consistent, retract,
+    /// undo, reset, policy, at, diff, sigma, help, save. With --json, exactly one JSON object
+    /// per input line.
+    Repl(repl::Args),
     /// Replay traces, recompute every claim, and print the findings (exit 1 on any warning).
     Audit(audit::Args),
 }
@@ -55,6 +62,7 @@ pub fn main() -> i32 {
     match cli.command {
         Command::Validate(args) => validate::run(&args),
         Command::Export(args) => export::run(&args),
+        Command::Repl(args) => repl::run(&args),
         Command::Audit(args) => audit::run(&args),
     }
 }

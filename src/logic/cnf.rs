@@ -408,7 +408,7 @@ mod tests {
             deep = Formula::Not(Box::new(Formula::And(vec![deep, p("y")])));
         }
         enc.encode(&deep, &mut cls).unwrap();
-        // Formula's Drop is iterative, so the deep chain can be dropped as is.
+        // Formula's own Drop is iterative, so the deep tree goes away safely.
         drop(deep);
     }
 }

@@ -25,7 +25,9 @@ use std::collections::HashSet;
 use varisat::Lit;
 
 use crate::logic::cnf;
-use crate::logic::engine::{Added, BeliefSpec, EngineError, Outcome, Role, State};
+use crate::logic::engine::{
+    Added, BeliefSpec, EngineError, Outcome, Query, Role, State, switch_off,
+};
 
 /// How contradictions are resolved (contract: `policy greedy|recency|confidence|reject|flag`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -100,8 +102,8 @@ pub(crate) fn announce(
     if !(spec.confidence > 0.0 && spec.confidence <= 1.0) {
         return Err(EngineError::BadConfidence(spec.confidence));
     }
-    let def = st.encode(&spec.formula)?;
-    let outcome = st.theta(&spec.formula, def)?;
+    let q = st.query(&spec.formula)?;
+    let outcome = st.theta(&spec.formula, &q)?;
     let mut rev = Revision {
         policy,
         outcome,
@@ -114,11 +116,12 @@ pub(crate) fn announce(
         sigma_inconsistent: false,
     };
     if outcome != Outcome::Contradiction {
+        st.finish(q);
         rev.added = Some(st.add(spec)?);
         rev.applied = true;
         return Ok(rev);
     }
-    let conflict = st.conflict_with(def)?;
+    let conflict = st.conflict_with(&q)?;
     rev.conflict = st.ids_of(&conflict);
     rev.conflict.push(spec.id.clone());
     rev.norm_violation = rev
@@ -130,7 +133,12 @@ pub(crate) fn announce(
         })
         .cloned()
         .collect();
-    let hard_ok = st.main.solve(&[def])?;
+    let mut hard_part = st.fixed_selectors();
+    hard_part.extend_from_slice(&q.pos);
+    let universe = st.assumptions();
+    switch_off(&mut hard_part, &universe);
+    let hard_ok = st.main.solve(&hard_part)?;
+    st.finish(q);
     let hard = spec.role.is_hard();
     match policy {
         Policy::Reject => return Ok(rev),
@@ -184,15 +192,15 @@ pub(crate) fn announce(
 }
 
 impl State {
-    /// A minimal set of active beliefs (explain selectors) conflicting with `lit`.
-    pub(crate) fn conflict_with(&mut self, lit: Lit) -> Result<Vec<Lit>, EngineError> {
+    /// A minimal set of active beliefs conflicting with the query `q` (made true).
+    pub(crate) fn conflict_with(&mut self, q: &Query) -> Result<Vec<Lit>, EngineError> {
         let soft: Vec<Lit> = self
             .beliefs
             .iter()
             .filter(|b| b.active)
             .map(|b| b.sel)
             .collect();
-        let m = crate::logic::engine::mus(self.explain_solver(), &[lit], soft)?;
+        let m = self.explain_mus(&q.pos, soft, Some((&q.formula, true)))?;
         Ok(m.unwrap_or_default())
     }
 }
@@ -201,7 +209,7 @@ impl State {
 /// single retraction makes Σ (with the new belief `new`) consistent.
 fn greedy_single(st: &mut State, new: usize) -> Result<Option<usize>, EngineError> {
     let all = st.assumptions();
-    let core = match st.main.validated_core(&all)? {
+    let core = match st.main.validated_core(&all, &all)? {
         Some(c) => c,
         None => return Ok(None),
     };
@@ -216,7 +224,8 @@ fn greedy_single(st: &mut State, new: usize) -> Result<Option<usize>, EngineErro
     cands.sort_by_key(|&i| (st.beliefs[i].spec.step, st.beliefs[i].seq));
     for c in cands {
         let sel = st.beliefs[c].sel;
-        let a: Vec<Lit> = all.iter().copied().filter(|&l| l != sel).collect();
+        let mut a: Vec<Lit> = all.iter().copied().filter(|&l| l != sel).collect();
+        a.push(!sel);
         if st.main.solve(&a)? {
             return Ok(Some(c));
         }
@@ -251,14 +260,15 @@ fn mss(st: &mut State, new: usize, by_confidence: bool) -> Result<Vec<usize>, En
             order.insert(0, new);
         }
     }
-    let mut kept: Vec<Lit> = Vec::new();
+    let universe = st.assumptions();
+    let mut kept: Vec<Lit> = st.fixed_selectors();
     let mut dropped = Vec::new();
     let mut model: Option<Vec<bool>> = None;
     for i in order {
         let b = &st.beliefs[i];
         // Skip the call when the last model of the kept set already satisfies b.
         if let Some(m) = &model {
-            let ok = cnf::eval(&b.spec.formula, &mut |a| {
+            let ok = cnf::eval(b.formula(), &mut |a| {
                 st.enc
                     .atom_var(a)
                     .and_then(|v| m.get(v.index()).copied())
@@ -270,7 +280,9 @@ fn mss(st: &mut State, new: usize, by_confidence: bool) -> Result<Vec<usize>, En
             }
         }
         kept.push(b.sel);
-        if st.main.solve(&kept)? {
+        let mut a = kept.clone();
+        switch_off(&mut a, &universe);
+        if st.main.solve(&a)? {
             let mut vals = vec![false; st.enc.num_vars()];
             for l in st.main.model().unwrap_or_default() {
                 if let Some(v) = vals.get_mut(l.index()) {

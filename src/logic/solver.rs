@@ -71,6 +71,8 @@ pub struct Sat {
     clauses: usize,
     solves: u64,
     invalid_cores: u64,
+    disabled: Vec<Lit>,
+    buf: Vec<Lit>,
 }
 
 impl Sat {
@@ -90,6 +92,8 @@ impl Sat {
             clauses: 0,
             solves: 0,
             invalid_cores: 0,
+            disabled: Vec::new(),
+            buf: Vec::new(),
         }
     }
 
@@ -114,6 +118,12 @@ impl Sat {
         self.invalid_cores
     }
 
+    /// Literals assumed on every solve in addition to the caller's (negated retired probes
+    /// waiting for their batch to be turned into units).
+    pub fn set_disabled(&mut self, lits: Vec<Lit>) {
+        self.disabled = lits;
+    }
+
     /// Solves under `assumptions`: `Ok(true)` = satisfiable.
     pub fn solve(&mut self, assumptions: &[Lit]) -> Result<bool, SolveError> {
         if self.broken || self.cancel.load(Ordering::Relaxed) {
@@ -121,7 +131,14 @@ impl Sat {
             return Err(SolveError::Cancelled);
         }
         self.solves += 1;
-        self.solver.assume(assumptions);
+        if self.disabled.is_empty() {
+            self.solver.assume(assumptions);
+        } else {
+            self.buf.clear();
+            self.buf.extend_from_slice(&self.disabled);
+            self.buf.extend_from_slice(assumptions);
+            self.solver.assume(&self.buf);
+        }
         match self.solver.solve() {
             Ok(sat) => Ok(sat),
             Err(e) => {
@@ -144,7 +161,16 @@ impl Sat {
     /// assumptions that is itself unsatisfiable, checked by a re-solve). Returns `None` when
     /// satisfiable. When varisat's core fails the check, the whole assumption set is returned
     /// (it is unsatisfiable, just not refined).
-    pub fn validated_core(&mut self, assumptions: &[Lit]) -> Result<Option<Vec<Lit>>, SolveError> {
+    ///
+    /// During the re-solve every literal of `universe` (selectors: they occur only negated
+    /// in clauses, so switching them off never removes a model) outside the core is assumed
+    /// false: selectors left free would be switched on by saved phases and turn a
+    /// propagation check into a search.
+    pub fn validated_core(
+        &mut self,
+        assumptions: &[Lit],
+        universe: &[Lit],
+    ) -> Result<Option<Vec<Lit>>, SolveError> {
         if self.solve(assumptions)? {
             return Ok(None);
         }
@@ -152,7 +178,15 @@ impl Sat {
         if core.len() == assumptions.len() {
             return Ok(Some(core));
         }
-        if self.solve(&core)? {
+        let in_core: std::collections::HashSet<Lit> = core.iter().copied().collect();
+        let mut check = core.clone();
+        check.extend(
+            universe
+                .iter()
+                .filter(|l| !in_core.contains(l))
+                .map(|&l| !l),
+        );
+        if self.solve(&check)? {
             self.invalid_cores += 1;
             return Ok(Some(assumptions.to_vec()));
         }
@@ -273,12 +307,12 @@ mod tests {
         s.add_clause(&[lit(-5), lit(-3)]);
         s.add_clause(&[lit(-6), lit(7)]);
         let core = s
-            .validated_core(&[lit(4), lit(5), lit(6)])
+            .validated_core(&[lit(4), lit(5), lit(6)], &[lit(4), lit(5), lit(6)])
             .unwrap()
             .expect("unsat");
         assert!(!s.solve(&core).unwrap());
         assert!(!core.contains(&lit(6)));
-        assert!(s.validated_core(&[lit(4), lit(6)]).unwrap().is_none());
+        assert!(s.validated_core(&[lit(4), lit(6)], &[]).unwrap().is_none());
         let m = s.model().unwrap();
         assert!(m.contains(&lit(1)) && m.contains(&lit(3)));
     }

@@ -128,7 +128,8 @@ impl BdiLog {
             Body::Plan(_) => {
                 let id = ev
                     .id
-                    .clone()
+                    .as_ref()
+                    .map(|s| s.to_string())
                     .unwrap_or_else(|| format!("plan-{}", self.plans.len() + 1));
                 let idx = self.plans.len() as u32;
                 self.current_plan.insert(id.clone(), idx);
@@ -209,7 +210,7 @@ impl BdiLog {
         let b = self.upsert_body(log, u)?;
         Some(GroundBelief {
             name: &self.names[u.name as usize],
-            value: b.value.as_ref(),
+            value: b.value.as_deref(),
             unit: b.unit.as_deref(),
             source: b.source.as_deref(),
             step: u.step,

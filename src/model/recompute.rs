@@ -35,6 +35,7 @@ use crate::logic::formula::Formula;
 use crate::logic::ground::{self, DEFAULT_INSTANCE_CAP};
 use crate::logic::parse::parse;
 use crate::trace::TraceLog;
+use crate::trace::event::Text;
 use crate::trace::event::{Body, Outcome as Claimed, QueryAnswer, Role};
 
 use super::timeline::{Timeline, event_at};
@@ -401,9 +402,10 @@ impl Mirror {
         Ok((c.consistent, c.conflict))
     }
 
-    fn gate(&mut self, f: &Formula, because: &[String]) -> Result<Gate, Unknown> {
+    fn gate(&mut self, f: &Formula, because: &[Text]) -> Result<Gate, Unknown> {
         let g = self.prepare(f)?;
-        let cited = (!because.is_empty()).then_some(because);
+        let because: Vec<String> = because.iter().map(|b| b.to_string()).collect();
+        let cited = (!because.is_empty()).then_some(because.as_slice());
         let c = self.engine.check(&g, cited)?;
         Ok(Gate {
             theta: c.theta,
@@ -491,7 +493,7 @@ pub fn recompute(tl: &Timeline, log: &TraceLog, opts: &RecomputeOptions) -> Reco
                 let record = record_of.get(&pos).copied();
                 let id = match record {
                     Some(r) => tl.beliefs()[r as usize].id.clone(),
-                    None => ev.id.clone().unwrap_or_else(|| {
+                    None => ev.id.as_ref().map(|s| s.to_string()).unwrap_or_else(|| {
                         parse(&a.formula)
                             .map(|f| crate::logic::print::normalized(&f))
                             .unwrap_or_else(|_| a.formula.trim().to_string())

@@ -222,7 +222,7 @@ impl<'a> BeliefView<'a> {
     }
 
     /// The cited premises.
-    pub fn because(&self) -> &'a [String] {
+    pub fn because(&self) -> &'a [crate::trace::event::Text] {
         &self.announce.because
     }
 
@@ -400,7 +400,19 @@ pub(crate) struct Builder<'a> {
     log: &'a TraceLog,
     tl: Timeline,
     active: HashMap<String, u32>,
+    /// Active records by a hash of their normalized formula, so that a retract naming a
+    /// formula (or an id that is not active) costs a lookup, not a scan of Σ.
+    by_formula: HashMap<u64, Vec<u32>>,
+    /// The formula hash of each record (build time only).
+    hashes: Vec<Option<u64>>,
+    /// Revisions by the (trimmed) names in their `unapplied` list.
+    unapplied: HashMap<String, Vec<u32>>,
     first_seq: Option<u64>,
+}
+
+fn formula_hash(normalized: &str) -> u64 {
+    use std::hash::{BuildHasher, BuildHasherDefault, DefaultHasher};
+    BuildHasherDefault::<DefaultHasher>::default().hash_one(normalized)
 }
 
 impl<'a> Builder<'a> {
@@ -422,6 +434,9 @@ impl<'a> Builder<'a> {
                 bdi: BdiLog::default(),
             },
             active: HashMap::new(),
+            by_formula: HashMap::new(),
+            hashes: Vec::new(),
+            unapplied: HashMap::new(),
             first_seq: None,
         }
     }
@@ -481,12 +496,13 @@ impl<'a> Builder<'a> {
     fn announce(&mut self, step: u32, pos: u32, ev: &Event, a: &Announce) {
         let parsed = parse(&a.formula);
         let norm = parsed.as_ref().ok().map(normalized);
+        let hash = norm.as_deref().map(formula_hash);
         let formula_ok = parsed.is_ok();
         if let Err(e) = parsed {
             self.error(step, pos, "formula", Ok(e));
         }
         let id = match (&ev.id, norm) {
-            (Some(id), _) => id.clone(),
+            (Some(id), _) => id.to_string(),
             (None, Some(n)) => n,
             // Without a parse there is no normalized form; the text itself is the best id.
             (None, None) => a.formula.trim().to_string(),
@@ -505,11 +521,7 @@ impl<'a> Builder<'a> {
             if same {
                 return;
             }
-            self.tl.beliefs[old as usize].retraction = Some(Retraction {
-                step,
-                event: pos,
-                by: RetractedBy::Superseded,
-            });
+            self.end(old, step, pos, RetractedBy::Superseded);
         }
         let idx = self.tl.beliefs.len() as u32;
         self.tl.beliefs.push(BeliefRecord {
@@ -519,7 +531,32 @@ impl<'a> Builder<'a> {
             retraction: None,
             formula_ok,
         });
+        self.hashes.push(hash);
+        if let Some(h) = hash {
+            self.by_formula.entry(h).or_default().push(idx);
+        }
         self.active.insert(id, idx);
+    }
+
+    /// Ends an active record.
+    fn end(&mut self, i: u32, step: u32, pos: u32, by: RetractedBy) {
+        let id = self.tl.beliefs[i as usize].id.clone();
+        if self.active.get(&id) == Some(&i) {
+            self.active.remove(&id);
+        }
+        if let Some(h) = self.hashes[i as usize]
+            && let Some(v) = self.by_formula.get_mut(&h)
+        {
+            v.retain(|&x| x != i);
+            if v.is_empty() {
+                self.by_formula.remove(&h);
+            }
+        }
+        self.tl.beliefs[i as usize].retraction = Some(Retraction {
+            step,
+            event: pos,
+            by,
+        });
     }
 
     /// The active record a `target` (an id or a formula) names.
@@ -532,35 +569,28 @@ impl<'a> Builder<'a> {
             return Some(i);
         }
         let want = parse(trimmed).ok()?;
-        if let Some(&i) = self.active.get(&normalized(&want)) {
+        let n = normalized(&want);
+        if let Some(&i) = self.active.get(&n) {
             return Some(i);
         }
-        // An explicit id with this formula: the oldest such active record.
-        let mut best: Option<u32> = None;
-        for &i in self.active.values() {
-            let r = &self.tl.beliefs[i as usize];
-            if let Body::Announce(a) = &event_at(self.log, r.event).body
-                && parse(&a.formula).is_ok_and(|f| f == want)
-                && best.is_none_or(|b| b > i)
-            {
-                best = Some(i);
-            }
-        }
-        best
+        // An explicit id with this formula: the oldest such active record. Candidates come
+        // from the hash index and are confirmed by parsing.
+        self.by_formula
+            .get(&formula_hash(&n))?
+            .iter()
+            .copied()
+            .filter(|&i| {
+                let r = &self.tl.beliefs[i as usize];
+                matches!(&event_at(self.log, r.event).body,
+                         Body::Announce(a) if parse(&a.formula).is_ok_and(|f| f == want))
+            })
+            .min()
     }
 
     fn retract(&mut self, step: u32, pos: u32, r: &Retract) {
         let record = self.resolve(&r.target);
         match record {
-            Some(i) => {
-                let id = self.tl.beliefs[i as usize].id.clone();
-                self.active.remove(&id);
-                self.tl.beliefs[i as usize].retraction = Some(Retraction {
-                    step,
-                    event: pos,
-                    by: RetractedBy::from_trace(r.by),
-                });
-            }
+            Some(i) => self.end(i, step, pos, RetractedBy::from_trace(r.by)),
             None => self.error(
                 step,
                 pos,
@@ -574,19 +604,32 @@ impl<'a> Builder<'a> {
         let rec_id = record.map(|i| self.tl.beliefs[i as usize].id.clone());
         // The latest earlier revise listing this target (by id or as written) claims it.
         let names = |u: &String| {
-            u == &r.target || u.trim() == r.target.trim() || rec_id.as_deref() == Some(u.as_str())
+            *u == r.target || u.trim() == r.target.trim() || rec_id.as_deref() == Some(u.as_str())
         };
-        let revision = self
-            .tl
-            .revisions
-            .iter()
-            .rposition(|rv| rv.unapplied.iter().any(names));
+        // Candidate revisions come from the index of unapplied names (latest first).
+        let mut cands: Vec<u32> = [Some(r.target.trim()), rec_id.as_deref()]
+            .into_iter()
+            .flatten()
+            .filter_map(|k| self.unapplied.get(k))
+            .flatten()
+            .copied()
+            .collect();
+        cands.sort_unstable();
+        cands.dedup();
+        let revision = cands
+            .into_iter()
+            .rev()
+            .find(|&k| self.tl.revisions[k as usize].unapplied.iter().any(names))
+            .map(|k| k as usize);
         let ri = self.tl.retracts.len() as u32;
         if let Some(k) = revision {
             let rv = &mut self.tl.revisions[k];
             rv.retracts.push(ri);
             if let Some(u) = rv.unapplied.iter().position(names) {
-                rv.unapplied.remove(u);
+                let name = rv.unapplied.remove(u);
+                if let Some(v) = self.unapplied.get_mut(name.trim()) {
+                    v.retain(|&x| x as usize != k);
+                }
             }
         }
         self.tl.retracts.push(RetractEntry {
@@ -609,14 +652,21 @@ impl<'a> Builder<'a> {
         }
         // Entries that name beliefs by formula are stored under the id they resolve to, so
         // the retracts (which usually name ids) match them.
-        let unapplied = r
+        let unapplied: Vec<String> = r
             .retracted
             .iter()
             .map(|x| match self.resolve(x) {
                 Some(i) => self.tl.beliefs[i as usize].id.clone(),
-                None => x.clone(),
+                None => x.to_string(),
             })
             .collect();
+        let k = self.tl.revisions.len() as u32;
+        for u in &unapplied {
+            self.unapplied
+                .entry(u.trim().to_string())
+                .or_default()
+                .push(k);
+        }
         self.tl.revisions.push(RevisionEntry {
             step,
             event: pos,
