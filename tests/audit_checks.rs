@@ -143,7 +143,8 @@ fn unhandled_contradiction_until_the_end() {
     let f = only(&r, Code::UnhandledContradiction);
     assert_eq!(f.step, Some(2));
     assert_eq!(f.ids[0], "b");
-    none(&r, Code::InconsistentSigma);
+    // The session ends inconsistent too.
+    assert_eq!(only(&r, Code::InconsistentSigma).step, Some(2));
 }
 
 #[test]
@@ -210,9 +211,14 @@ fn revision_incomplete_when_sigma_stays_inconsistent() {
     let f = only(&r, Code::RevisionIncomplete);
     assert_eq!(f.step, Some(4));
     assert!(strs(f.evidence.get("conflict_after")).contains(&"a2".to_string()));
-    // One inconsistency, one finding: the revise named the trigger.
+    // The revise named the trigger, so the contradiction was handled (badly): no
+    // unhandled-contradiction, but the session ends inconsistent.
     none(&r, Code::UnhandledContradiction);
-    none(&r, Code::InconsistentSigma);
+    let end = only(&r, Code::InconsistentSigma);
+    assert_eq!(end.step, Some(5));
+    let mut conflict = strs(end.evidence.get("conflict"));
+    conflict.sort();
+    assert_eq!(conflict, ["a2", "b"]);
 }
 
 #[test]
@@ -407,17 +413,21 @@ fn dag_deadlock_without_replan_is_an_error() {
 fn unexpected_belief_name_needs_a_similar_expected_one() {
     let r = run(&[
         PLAN,
-        r#"{"kind":"belief","name":"pace_kmh","value":"20"}"#,
-        r#"{"kind":"belief","name":"weather","value":"sunny"}"#,
+        r#"{"kind":"step","plan":"p1","step":"S1","status":"done","new_beliefs":[{"name":"pace_kmh","value":"20"},{"name":"weather","value":"sunny"}]}"#,
     ]);
     let f = only(&r, Code::UnexpectedBeliefName);
+    assert_eq!(f.severity, Severity::Info);
     assert_eq!(f.evidence["name"], "pace_kmh");
+    assert_eq!(f.evidence["written_by"], "p1/S1");
     assert_eq!(strs(f.evidence.get("similar_expected")), ["pace"]);
-    // Near miss: once `pace` is known, a similar name is no longer a likely mistake.
+    // Near misses: a `belief` event is not a step output; once `pace` is known, a similar
+    // name is no longer a likely mistake.
+    let stated = run(&[PLAN, r#"{"kind":"belief","name":"pace_kmh","value":"20"}"#]);
+    none(&stated, Code::UnexpectedBeliefName);
     let ok = run(&[
         PLAN,
         r#"{"kind":"belief","name":"pace","value":"20"}"#,
-        r#"{"kind":"belief","name":"pace_kmh","value":"20"}"#,
+        r#"{"kind":"step","plan":"p1","step":"S1","status":"done","new_beliefs":[{"name":"pace_kmh","value":"20"}]}"#,
     ]);
     none(&ok, Code::UnexpectedBeliefName);
 }

@@ -69,7 +69,7 @@ fn several_files_are_audited_together() {
     assert_eq!(code(&o), 1);
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
     assert_eq!(v["summary"]["sessions"].as_array().map(Vec::len), Some(2));
-    assert_eq!(v["findings"].as_array().map(Vec::len), Some(1));
+    assert_eq!(v["findings"].as_array().map(Vec::len), Some(2));
     assert_eq!(v["claimed_vs_recomputed"]["newinfo"]["newinfo"], 6);
 }
 

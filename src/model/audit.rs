@@ -161,7 +161,7 @@ codes! {
     DagDeadlock = "dag-deadlock", Warning,
         "plan deadlocked", "plans deadlocked";
     /// A ground belief written under a name nothing expects, while a similar name is expected.
-    UnexpectedBeliefName = "unexpected-belief-name", Warning,
+    UnexpectedBeliefName = "unexpected-belief-name", Info,
         "belief was written under a name nothing expects",
         "beliefs were written under names nothing expects";
     /// The same query asked again with Σ unchanged.
@@ -475,8 +475,10 @@ impl Finding {
         self
     }
 
-    pub(crate) fn with(mut self, key: &str, v: impl Into<Value>) -> Self {
-        self.evidence.insert(key.to_string(), v.into());
+    pub(crate) fn with(mut self, key: &str, v: impl serde::Serialize) -> Self {
+        // Plain data (strings, numbers, lists of them) always serializes.
+        let v = serde_json::to_value(v).unwrap_or(Value::Null);
+        self.evidence.insert(key.to_string(), v);
         self
     }
 }

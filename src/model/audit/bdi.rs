@@ -22,10 +22,11 @@
 //! its check is not a deadlock. Reported once per plan version: a warning when the agent
 //! replanned later in the session, an error when it never did.
 //!
-//! **Unexpected names**: a ground belief written under a name that no plan step, intention or
-//! postcondition refers to, while a name that is expected and not yet known shares a word
-//! with it (`marathon_record_time` against `kipchoge_marathon_time`). When the write is the
-//! one a false positive already explains, it is evidence of that finding instead.
+//! **Unexpected names** (info): a ground belief a step wrote (`new_beliefs`) under a name that
+//! no plan step, intention or postcondition refers to, while a name that is expected and not
+//! yet known shares a word with it (`marathon_record_time` against `kipchoge_marathon_time`).
+//! Beliefs stated by `belief` events (the user, a tool) are not step outputs and are not
+//! checked. Usually the cause of a false positive or a deadlock, which carry the severity.
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 
@@ -46,8 +47,8 @@ pub(crate) fn tier1_name(program: &str) -> Option<&str> {
     (tail == ["is", "known"] && !name.is_empty()).then_some(name)
 }
 
-fn value_text(v: Option<&Value>) -> Option<&str> {
-    v.and_then(Value::as_str)
+fn value_text<V: std::ops::Deref<Target = Value>>(v: Option<&V>) -> Option<&str> {
+    v.and_then(|v| v.as_str())
 }
 
 /// Words of a belief name, for similarity.
@@ -121,7 +122,7 @@ pub(super) fn check<'a>(cx: &mut Cx<'a>) {
             if let Some(n) = value_text(i.satisfaction.as_ref()).and_then(tier1_name) {
                 expected.insert(n.to_string());
             }
-            if let Some(Value::Array(ps)) = &i.open_parameters {
+            if let Some(Value::Array(ps)) = i.open_parameters.as_deref() {
                 expected.extend(ps.iter().filter_map(Value::as_str).map(str::to_string));
             }
         }
@@ -186,7 +187,9 @@ pub(super) fn check<'a>(cx: &mut Cx<'a>) {
                     .iter()
                     .filter(|e| !known.contains(e.as_str()))
                     .any(|e| !words(e).is_disjoint(&w));
-                if similar {
+                // Only step outputs: beliefs the user or a tool stated directly are not
+                // meant to satisfy a postcondition.
+                if similar && owner.is_some() {
                     odd.push((u.step, u.event, name.to_string(), owner));
                 }
             }
@@ -262,11 +265,11 @@ pub(super) fn check<'a>(cx: &mut Cx<'a>) {
                     fps.push(FalsePositive {
                         plan: pv.id.to_string(),
                         record: rec,
-                        step_id: sv.def.id.clone(),
+                        step_id: sv.def.id.to_string(),
                         step: sr.step,
                         event: sr.event,
                         expected: name.to_string(),
-                        wrote: s.new_beliefs.iter().map(|b| b.name.clone()).collect(),
+                        wrote: s.new_beliefs.iter().map(|b| b.name.to_string()).collect(),
                         known: k,
                         caught_at: None,
                         checked_ok: None,
@@ -297,7 +300,7 @@ pub(super) fn check<'a>(cx: &mut Cx<'a>) {
                 };
                 let holds = known.contains(name);
                 if ok != holds {
-                    let id = id.unwrap_or_else(|| "the intention".to_string());
+                    let id = id.map_or_else(|| "the intention".to_string(), |i| i.to_string());
                     out.push(
                         cx.finding(
                             Code::PostconditionRecordMismatch,
@@ -342,7 +345,7 @@ pub(super) fn check<'a>(cx: &mut Cx<'a>) {
                     step: pr.step,
                     event: pr.event,
                 });
-                let step_id = sv.def.id.clone();
+                let step_id = sv.def.id.to_string();
                 match p.tier {
                     Some(2 | 3) => {
                         let tier = p.tier.unwrap_or(0);
@@ -414,10 +417,6 @@ pub(super) fn check<'a>(cx: &mut Cx<'a>) {
     }
     advance(u32::MAX, &mut known, &mut odd_writes);
 
-    let fp_owners: HashSet<(u32, String)> = fps
-        .iter()
-        .map(|f| (f.event, format!("{}/{}", f.plan, f.step_id)))
-        .collect();
     for fp in fps {
         let caught = fp.checked_ok == Some(false);
         let unexpected: Vec<&String> = fp.wrote.iter().filter(|w| !expected.contains(*w)).collect();
@@ -505,19 +504,15 @@ pub(super) fn check<'a>(cx: &mut Cx<'a>) {
     }
 
     for (step, event, name, owner) in odd_writes {
-        if owner
-            .as_ref()
-            .is_some_and(|(e, o)| fp_owners.contains(&(*e, o.clone())))
-        {
-            continue;
-        }
         let w = words(&name);
         let mut similar: Vec<&String> = expected
             .iter()
             .filter(|e| !words(e).is_disjoint(&w))
             .collect();
         similar.sort();
-        let by = owner.map_or_else(String::new, |(_, o)| format!(" by step {o}"));
+        let by = owner
+            .as_ref()
+            .map_or_else(String::new, |(_, o)| format!(" by step {o}"));
         out.push(
             cx.finding(
                 Code::UnexpectedBeliefName,
@@ -535,6 +530,7 @@ pub(super) fn check<'a>(cx: &mut Cx<'a>) {
                 ),
             )
             .with("name", name)
+            .with("written_by", owner.map(|(_, o)| o))
             .with("similar_expected", json!(similar)),
         );
     }
@@ -622,7 +618,7 @@ fn deadlock(
         .steps
         .iter()
         .filter(|s| !ok(s))
-        .map(|s| s.def.id.clone())
+        .map(|s| s.def.id.to_string())
         .collect();
     let waits = pv
         .steps
@@ -634,9 +630,9 @@ fn deadlock(
                 .deps
                 .iter()
                 .filter(|d| !by_id.get(d.as_str()).is_some_and(|x| ok(x)))
-                .cloned()
+                .map(|d| d.to_string())
                 .collect();
-            (!on.is_empty()).then(|| (s.def.id.clone(), on))
+            (!on.is_empty()).then(|| (s.def.id.to_string(), on))
         })
         .collect();
     out.push(Deadlock {

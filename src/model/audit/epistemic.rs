@@ -7,9 +7,10 @@
 //! consistent to inconsistent opens a contradiction. It is *handled* when a `revise` naming it
 //! follows (whether that revise restored consistency is then the revision's own finding), or
 //! when the retractions that follow restore consistency, before the next announcement or the
-//! end of the session. Otherwise it is an `unhandled-contradiction`. One inconsistency is
-//! reported once: `inconsistent-sigma` is only for a session that ends inconsistent with no
-//! other finding about it.
+//! end of the session. Otherwise it is an `unhandled-contradiction`, at the announcement. A
+//! session that *ends* with Σ inconsistent also gets an `inconsistent-sigma` at its last event
+//! (`docs/samples.md`, treasure hunt: two errors about one conflict, one saying where it
+//! came from, one saying what the agent was left believing).
 //!
 //! **Revisions.** A revise is settled once the `retract` events that apply it have happened.
 //! If Σ is still inconsistent then, it is `revision-incomplete`. If Σ is consistent and some
@@ -19,7 +20,7 @@
 
 use std::collections::BTreeSet;
 
-use serde_json::{Value, json};
+use serde_json::json;
 
 use super::probe::Probe;
 use super::{Code, Cx, Severity};
@@ -227,13 +228,14 @@ fn citations(cx: &mut Cx<'_>) {
         if b.because.is_empty() {
             continue;
         }
+        let because: Vec<String> = b.because.iter().map(|c| c.to_string()).collect();
         let what = format!("The announcement of {} ({})", a.id, b.formula);
         if let Some(f) = cite(
             cx,
             a.step,
             a.event,
             &what,
-            &b.because,
+            &because,
             &res.gate.missing_citations,
             res.gate.outcome == Outcome::Ungrounded,
         ) {
@@ -256,8 +258,9 @@ fn citations(cx: &mut Cx<'_>) {
             continue;
         }
         let texts = verify_texts(cx, v.event);
+        let because: Vec<String> = b.because.iter().map(|c| c.to_string()).collect();
         if g.theta == Outcome::Contradiction {
-            contra.push((v.step, v.event, b.because.clone(), texts));
+            contra.push((v.step, v.event, because, texts));
             continue;
         }
         let what = format!("The verification of {}", shown(&texts));
@@ -266,7 +269,7 @@ fn citations(cx: &mut Cx<'_>) {
             v.step,
             v.event,
             &what,
-            &b.because,
+            &because,
             &g.missing_citations,
             g.outcome == Outcome::Ungrounded,
         ) {
@@ -437,7 +440,7 @@ fn contradictions(cx: &mut Cx<'_>) {
                     last_conflict = res.conflict.clone();
                     if prior == Some(true) {
                         let formula = match cx.log.events.get(a.event as usize).map(|e| &e.body) {
-                            Some(Body::Announce(b)) => b.formula.clone(),
+                            Some(Body::Announce(b)) => b.formula.to_string(),
                             _ => String::new(),
                         };
                         open = Some(Open {
@@ -536,7 +539,7 @@ fn contradictions(cx: &mut Cx<'_>) {
         );
     }
     let at_end = consistent_at(known, end);
-    if !reported && at_end == Some(false) {
+    if at_end == Some(false) {
         // A known inconsistency has its conflict recorded; one found by the probe (after
         // retractions) is extracted now.
         let conflict = match (known, probe.as_mut()) {
@@ -569,7 +572,7 @@ fn trigger_of(cx: &Cx<'_>, revision: u32) -> (Option<String>, Option<String>) {
         return (None, None);
     };
     let written = match cx.log.events.get(r.event as usize).map(|e| &e.body) {
-        Some(Body::Revise(b)) => b.trigger.clone(),
+        Some(Body::Revise(b)) => b.trigger.as_ref().map(|t| t.to_string()),
         _ => None,
     };
     let id = r
@@ -852,7 +855,7 @@ fn norms(cx: &mut Cx<'_>) {
         if let Some(Body::Retract(b)) = cx.log.events.get(x.event as usize).map(|e| &e.body)
             && let Some(reason) = &b.reason
         {
-            f = f.with("reason", Value::String(reason.clone()));
+            f = f.with("reason", reason.as_str());
         }
         out.push(f);
     }

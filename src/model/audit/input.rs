@@ -49,8 +49,8 @@ fn field_text(cx: &Cx<'_>, event: u32, field: &str) -> Option<String> {
     use crate::trace::event::Body;
     let ev = cx.log.events.get(event as usize)?;
     match (&ev.body, field) {
-        (Body::Announce(a), "formula") => Some(a.formula.clone()),
-        (Body::Query(q), "formula") => Some(q.formula.clone()),
+        (Body::Announce(a), "formula") => Some(a.formula.to_string()),
+        (Body::Query(q), "formula") => Some(q.formula.to_string()),
         (Body::Verify(v), "formula") => {
             let fs: Vec<&str> = v.all_formulas().collect();
             // The first one that does not parse is the one the error is about.
@@ -58,8 +58,8 @@ fn field_text(cx: &Cx<'_>, event: u32, field: &str) -> Option<String> {
                 .find(|f| crate::logic::parse::parse(f).is_err())
                 .map(|s| s.to_string())
         }
-        (Body::Retract(r), "target") => Some(r.target.clone()),
-        (Body::Revise(r), "trigger") => r.trigger.clone(),
+        (Body::Retract(r), "target") => Some(r.target.to_string()),
+        (Body::Revise(r), "trigger") => r.trigger.as_ref().map(|t| t.to_string()),
         _ => None,
     }
 }

@@ -106,7 +106,8 @@ pub fn render_text(r: &Report) -> String {
                 (Some(st), None) => format!("step {st}"),
                 _ => String::new(),
             };
-            let _ = writeln!(s, "  {} {} {}", f.severity, location(f), step);
+            let head = format!("  {} {} {}", f.severity, location(f), step);
+            let _ = writeln!(s, "{}", head.trim_end());
             let _ = writeln!(s, "    {}", f.message);
             if let Some(e) = evidence_line(f) {
                 let _ = writeln!(s, "    {e}");
