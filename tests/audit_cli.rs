@@ -141,3 +141,16 @@ fn hostile_text_is_sanitized_in_the_human_report() {
         String::from_utf8_lossy(&o.stdout)
     );
 }
+
+#[test]
+fn help_lists_every_finding_code() {
+    let o = Command::new(env!("CARGO_BIN_EXE_doxascope"))
+        .args(["audit", "--help"])
+        .output()
+        .expect("run");
+    assert_eq!(code(&o), 0);
+    let help = String::from_utf8_lossy(&o.stdout);
+    for c in doxascope::model::audit::Code::ALL {
+        assert!(help.contains(c.as_str()), "{c} missing from `audit --help`");
+    }
+}

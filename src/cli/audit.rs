@@ -19,6 +19,15 @@ use super::{EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE};
 
 /// Arguments of `audit`.
 #[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Exit status: 0 when no finding is a warning or an error, 1 when one is, \
+2 for unusable input or arguments.\n\n\
+Finding codes: claimed-outcome-mismatch, ungrounded-citation, unhandled-contradiction, \
+inconsistent-sigma, revision-not-minimal, revision-incomplete, revision-policy-mismatch, \
+norm-retracted, postcondition-false-positive, postcondition-record-mismatch, dag-cycle, \
+dag-dangling-dependency, dag-deadlock, unexpected-belief-name, repeated-query, oscillation, \
+unresolved-reference, parse-error, not-checkable."
+)]
 pub(crate) struct Args {
     /// Trace files (JSON Lines); `-` reads standard input.
     #[arg(required = true, value_name = "FILE")]
