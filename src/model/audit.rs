@@ -24,7 +24,7 @@
 //!
 //! To add a code: a variant in [`Code`] with its row in [`Code::info`], then the check in the
 //! module that reads the data it needs, a unit test that triggers it and a near miss that
-//! must not, and its row in the user documentation of `audit`.
+//! must not, and a line in the README's audit table (`docs/architecture.md`).
 //!
 //! Steps follow [`super::timeline`]: step t is the state after the session's first t events
 //! (for the bundled samples, step = `seq`). Each finding also carries the `seq` and the
