@@ -7,6 +7,7 @@
 //! Everything printed that came from a trace (file names, messages quoting the input) goes
 //! through [`crate::sanitize`] first, so a hostile trace cannot drive the terminal.
 
+mod audit;
 mod demo;
 mod export;
 mod repl;
@@ -50,6 +51,8 @@ enum Command {
     /// undo, reset, policy, at, diff, sigma, help, save. With --json, exactly one JSON object
     /// per input line.
     Repl(repl::Args),
+    /// Replay traces, recompute every claim, and print the findings (exit 1 on any warning).
+    Audit(audit::Args),
 }
 
 /// Runs the command line and returns the process exit code.
@@ -67,5 +70,6 @@ pub fn main() -> i32 {
         Command::Demo(args) => demo::run(&args),
         Command::Export(args) => export::run(&args),
         Command::Repl(args) => repl::run(&args),
+        Command::Audit(args) => audit::run(&args),
     }
 }

@@ -1,0 +1,573 @@
+//! The audit: every claim of a trace that can be recomputed, recomputed, and every
+//! disagreement reported as a [`Finding`] with its evidence.
+//!
+//! # Design
+//!
+//! The audit interprets nothing itself. It reads the [`Model`]: the replayed [`Timeline`]
+//! (Σ as validity intervals, the retraction log, the BDI log) and the solver pass
+//! [`Model::recompute`] (gate verdicts, consistency after each announcement, consistency
+//! around each revision). The few questions that pass does not answer ("could this retracted
+//! belief be restored?", "which premises support this entailment?") are asked of a
+//! [`probe::Probe`], a forward-only mirror of the same Σ.
+//!
+//! Finding codes are data, in the shape of tokio-console's `Warn<T>` lints: every [`Code`]
+//! has a fixed name (contract §5; names never change), a default severity, a sentence per
+//! instance (the finding's `message`, written by the check that found it) and a summary
+//! fragment that follows a count ([`Code::summary`]: "2 postconditions were self-reported as
+//! met but are not"). The checks are grouped by what they read:
+//!
+//! - [`epistemic`]: gate verdicts (`claimed-outcome-mismatch`, with the confusion
+//!   [`Matrix`]), citations, contradictions and their handling, revisions, norms;
+//! - [`bdi`]: tier-1 postconditions, plan DAGs, belief names, tiers that cannot be checked;
+//! - [`loops`]: repeated queries and oscillation;
+//! - [`input`]: reader problems and unparsable formulas (`parse-error`).
+//!
+//! To add a code: a variant in [`Code`] with its row in [`Code::info`], then the check in the
+//! module that reads the data it needs, a unit test that triggers it and a near miss that
+//! must not, and a line in the README's audit table (`docs/architecture.md`).
+//!
+//! Steps follow [`super::timeline`]: step t is the state after the session's first t events
+//! (for the bundled samples, step = `seq`). Each finding also carries the `seq` and the
+//! file:line of the event it is about.
+
+mod bdi;
+mod epistemic;
+mod input;
+mod loops;
+mod probe;
+mod render;
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use serde_json::{Map, Value, json};
+
+use crate::logic::revise::Policy;
+use crate::trace::TraceLog;
+use crate::trace::event::Outcome as Claimed;
+
+use super::Model;
+use super::recompute::{RecomputeOptions, Recomputed};
+use super::timeline::Timeline;
+
+pub use render::render_text;
+
+/// How serious a finding is. Ordered: `Info < Warning < Error`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Severity {
+    /// Worth knowing; never fails the audit.
+    Info,
+    /// Something went wrong but was caught or recovered from.
+    Warning,
+    /// A claim in the trace is false, or the agent left a problem unhandled.
+    Error,
+}
+
+impl Severity {
+    /// The contract name (`info`, `warning`, `error`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Info => "info",
+            Severity::Warning => "warning",
+            Severity::Error => "error",
+        }
+    }
+}
+
+impl fmt::Display for Severity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+macro_rules! codes {
+    ($( $(#[$doc:meta])* $v:ident = $name:literal, $sev:ident, $one:literal, $many:literal; )*) => {
+        /// A finding code. The names are fixed (contract §5).
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        pub enum Code { $( $(#[$doc])* $v ),* }
+
+        impl Code {
+            /// Every code, in documentation order.
+            pub const ALL: &'static [Code] = &[$(Code::$v),*];
+
+            /// The stable name.
+            pub fn as_str(self) -> &'static str {
+                match self { $(Code::$v => $name),* }
+            }
+
+            /// The code with this name.
+            pub fn from_name(s: &str) -> Option<Code> {
+                match s { $($name => Some(Code::$v),)* _ => None }
+            }
+
+            /// The usual severity (a check may raise or lower it for one instance, and says
+            /// why in the message).
+            pub fn default_severity(self) -> Severity {
+                match self { $(Code::$v => Severity::$sev),* }
+            }
+
+            /// The summary fragment that follows a count, singular and plural.
+            fn fragments(self) -> (&'static str, &'static str) {
+                match self { $(Code::$v => ($one, $many)),* }
+            }
+        }
+    };
+}
+
+codes! {
+    /// A `verify` whose claimed outcome differs from Θ recomputed on Σ just before it.
+    ClaimedOutcomeMismatch = "claimed-outcome-mismatch", Error,
+        "gate verdict differs from the recomputed one",
+        "gate verdicts differ from the recomputed ones";
+    /// A `because` that cites ids not in Σ, or premises that do not entail what they justify.
+    UngroundedCitation = "ungrounded-citation", Warning,
+        "citation does not ground its claim", "citations do not ground their claims";
+    /// An announcement made Σ inconsistent and nothing revised it before the next
+    /// announcement or the end.
+    UnhandledContradiction = "unhandled-contradiction", Error,
+        "contradiction was announced and never handled",
+        "contradictions were announced and never handled";
+    /// Σ is inconsistent at the end of a session (and no other finding says so already).
+    InconsistentSigma = "inconsistent-sigma", Error,
+        "session ends with Σ inconsistent", "sessions end with Σ inconsistent";
+    /// A revision retracted a belief that could have stayed.
+    RevisionNotMinimal = "revision-not-minimal", Warning,
+        "revision retracted more than needed", "revisions retracted more than needed";
+    /// Σ is still inconsistent after a revision.
+    RevisionIncomplete = "revision-incomplete", Error,
+        "revision left Σ inconsistent", "revisions left Σ inconsistent";
+    /// The revision policy, re-run on Σ before the trigger, retracts something else.
+    RevisionPolicyMismatch = "revision-policy-mismatch", Warning,
+        "revision differs from what its policy retracts",
+        "revisions differ from what their policy retracts";
+    /// A norm was retracted.
+    NormRetracted = "norm-retracted", Error,
+        "norm was retracted", "norms were retracted";
+    /// A step self-reported `post_met` but its tier-1 postcondition is false.
+    PostconditionFalsePositive = "postcondition-false-positive", Warning,
+        "postcondition was self-reported as met but is not",
+        "postconditions were self-reported as met but are not";
+    /// A `postcondition` record whose `ok` disagrees with the recomputed tier-1 check.
+    PostconditionRecordMismatch = "postcondition-record-mismatch", Error,
+        "postcondition record disagrees with the recomputed check",
+        "postcondition records disagree with the recomputed checks";
+    /// A plan whose dependencies form a cycle.
+    DagCycle = "dag-cycle", Error,
+        "plan has a dependency cycle", "plans have dependency cycles";
+    /// A plan step depending on a step the plan does not have.
+    DagDanglingDependency = "dag-dangling-dependency", Error,
+        "plan depends on a step it does not have", "plans depend on steps they do not have";
+    /// A plan with no step in flight or ready while it is incomplete.
+    DagDeadlock = "dag-deadlock", Warning,
+        "plan deadlocked", "plans deadlocked";
+    /// A ground belief written under a name nothing expects, while a similar name is expected.
+    UnexpectedBeliefName = "unexpected-belief-name", Info,
+        "belief was written under a name nothing expects",
+        "beliefs were written under names nothing expects";
+    /// The same query asked again with Σ unchanged.
+    RepeatedQuery = "repeated-query", Warning,
+        "query was repeated with Σ unchanged", "queries were repeated with Σ unchanged";
+    /// Σ alternating between two states.
+    Oscillation = "oscillation", Warning,
+        "session oscillates between two belief states",
+        "sessions oscillate between two belief states";
+    /// A retract target or revise trigger naming no active belief.
+    UnresolvedReference = "unresolved-reference", Warning,
+        "reference names no active belief", "references name no active belief";
+    /// A line that could not be read, or a formula that does not parse.
+    ParseError = "parse-error", Error,
+        "line or formula could not be parsed", "lines or formulas could not be parsed";
+    /// A verdict doxascope cannot check independently (tier 2 and 3, solver timeouts).
+    NotCheckable = "not-checkable", Info,
+        "verdict is not independently checkable", "verdicts are not independently checkable";
+}
+
+impl Code {
+    /// "N fragment": the count followed by the summary fragment ("1 plan deadlocked").
+    pub fn summary(self, n: usize) -> String {
+        let (one, many) = self.fragments();
+        if n == 1 {
+            format!("1 {one}")
+        } else {
+            format!("{n} {many}")
+        }
+    }
+}
+
+impl fmt::Display for Code {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Where a finding points in the input.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Location {
+    /// The file as given (or `<stdin>`).
+    pub file: String,
+    /// 1-based line.
+    pub line: u64,
+    /// 1-based column, when known: within the line for reader problems, within the formula
+    /// text for formula parse errors (then `evidence.field` names the field).
+    pub column: Option<u64>,
+}
+
+/// One finding.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Finding {
+    /// The code.
+    pub code: Code,
+    /// How serious it is.
+    pub severity: Severity,
+    /// The session.
+    pub session: String,
+    /// The step it is about (`None` for a line that is not an event).
+    pub step: Option<u32>,
+    /// The `seq` of that event.
+    pub seq: Option<u64>,
+    /// One complete sentence, already sanitized for display.
+    pub message: String,
+    /// The event's (or line's) location.
+    pub location: Option<Location>,
+    /// Belief ids involved (raw, as in the trace).
+    pub ids: Vec<String>,
+    /// Formulas involved (raw, as in the trace).
+    pub formulas: Vec<String>,
+    /// Code-specific evidence (claimed and recomputed outcomes, conflicts, plan steps, ...).
+    pub evidence: Map<String, Value>,
+}
+
+impl Finding {
+    /// The finding as the JSON object `--json` prints.
+    pub fn to_json(&self) -> Value {
+        let location = self
+            .location
+            .as_ref()
+            .map(|l| json!({"file": l.file, "line": l.line, "column": l.column}));
+        json!({
+            "code": self.code.as_str(),
+            "severity": self.severity.as_str(),
+            "session": self.session,
+            "step": self.step,
+            "seq": self.seq,
+            "message": self.message,
+            "location": location,
+            "ids": self.ids,
+            "formulas": self.formulas,
+            "evidence": Value::Object(self.evidence.clone()),
+        })
+    }
+}
+
+/// The recomputed side of the confusion matrix: the three solver classes, plus `unknown`
+/// when the verdict could not be recomputed.
+pub const RECOMPUTED: [&str; 4] = ["contradiction", "entailed", "newinfo", "unknown"];
+/// The claimed side: the four outcomes an agent may claim.
+pub const CLAIMED: [&str; 4] = ["contradiction", "entailed", "newinfo", "ungrounded"];
+
+/// Claimed gate outcomes against recomputed ones, over every `verify` that claims one.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Matrix {
+    /// `counts[claimed][recomputed]`, indexed as [`CLAIMED`] and [`RECOMPUTED`].
+    pub counts: [[u64; 4]; 4],
+}
+
+impl Matrix {
+    /// The count for one cell, by name.
+    pub fn get(&self, claimed: &str, recomputed: &str) -> u64 {
+        match (
+            CLAIMED.iter().position(|c| *c == claimed),
+            RECOMPUTED.iter().position(|c| *c == recomputed),
+        ) {
+            (Some(i), Some(j)) => self.counts[i][j],
+            _ => 0,
+        }
+    }
+
+    pub(crate) fn add(&mut self, claimed: Claimed, recomputed: usize) {
+        let i = match claimed {
+            Claimed::Contradiction => 0,
+            Claimed::Entailed => 1,
+            Claimed::Newinfo => 2,
+            Claimed::Ungrounded => 3,
+        };
+        self.counts[i][recomputed.min(3)] += 1;
+    }
+
+    fn merge(&mut self, o: &Matrix) {
+        for i in 0..4 {
+            for j in 0..4 {
+                self.counts[i][j] += o.counts[i][j];
+            }
+        }
+    }
+
+    /// `{claimed: {recomputed: n}}` with every cell, zeros included, so the shape is stable.
+    pub fn to_json(&self) -> Value {
+        let mut rows = Map::new();
+        for (i, c) in CLAIMED.iter().enumerate() {
+            let mut row = Map::new();
+            for (j, r) in RECOMPUTED.iter().enumerate() {
+                row.insert((*r).to_string(), json!(self.counts[i][j]));
+            }
+            rows.insert((*c).to_string(), Value::Object(row));
+        }
+        Value::Object(rows)
+    }
+
+    /// Total verdicts counted.
+    pub fn total(&self) -> u64 {
+        self.counts.iter().flatten().sum()
+    }
+}
+
+/// Settings of an audit.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct AuditOptions {
+    /// The revision policy to re-run each revision with. `None`: the policy the `revise`
+    /// event names (revisions naming no known policy are not re-run).
+    pub policy: Option<Policy>,
+    /// Solver settings of the recomputation.
+    pub recompute: RecomputeOptions,
+}
+
+/// Per-session totals.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionSummary {
+    /// The session name.
+    pub name: String,
+    /// Its events.
+    pub events: u32,
+}
+
+/// Everything an audit found.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Report {
+    /// The findings, by session (in order of first appearance), then step, then code.
+    pub findings: Vec<Finding>,
+    /// Claimed against recomputed gate outcomes, over all sessions.
+    pub matrix: Matrix,
+    /// The sessions audited.
+    pub sessions: Vec<SessionSummary>,
+    /// `verify` events seen.
+    pub verifies: u64,
+    /// Of those, how many were recomputed.
+    pub recomputed: u64,
+    /// The policy revisions were re-run with, when one was chosen.
+    pub policy: Option<Policy>,
+}
+
+impl Report {
+    /// Findings of this severity.
+    pub fn count(&self, s: Severity) -> usize {
+        self.findings.iter().filter(|f| f.severity == s).count()
+    }
+
+    /// Findings per code, in code order.
+    pub fn by_code(&self) -> BTreeMap<Code, usize> {
+        let mut m = BTreeMap::new();
+        for f in &self.findings {
+            *m.entry(f.code).or_default() += 1;
+        }
+        m
+    }
+
+    /// Whether the audit fails (contract §1: any finding of severity warning or error).
+    pub fn failed(&self) -> bool {
+        self.findings
+            .iter()
+            .any(|f| f.severity >= Severity::Warning)
+    }
+
+    /// The `summary` object of `--json`.
+    pub fn summary_json(&self) -> Value {
+        let mut by_code = Map::new();
+        for (c, n) in self.by_code() {
+            by_code.insert(c.as_str().to_string(), json!(n));
+        }
+        let headlines: Vec<String> = self
+            .by_code()
+            .into_iter()
+            .map(|(c, n)| c.summary(n))
+            .collect();
+        json!({
+            "findings": self.findings.len(),
+            "errors": self.count(Severity::Error),
+            "warnings": self.count(Severity::Warning),
+            "infos": self.count(Severity::Info),
+            "by_code": by_code,
+            "headlines": headlines,
+            "sessions": self.sessions.iter().map(|s| json!({"name": s.name, "events": s.events})).collect::<Vec<_>>(),
+            "verifies": self.verifies,
+            "recomputed": self.recomputed,
+            "policy": self.policy.map(|p| p.as_str()),
+        })
+    }
+
+    /// The whole `--json` document: `{findings, summary, claimed_vs_recomputed}`.
+    pub fn to_json(&self) -> Value {
+        json!({
+            "findings": self.findings.iter().map(Finding::to_json).collect::<Vec<_>>(),
+            "summary": self.summary_json(),
+            "claimed_vs_recomputed": self.matrix.to_json(),
+        })
+    }
+}
+
+/// What the checks of one session share: the model's data for it and a way to build
+/// findings that point back at events.
+pub(crate) struct Cx<'a> {
+    pub(crate) log: &'a TraceLog,
+    pub(crate) tl: &'a Timeline,
+    pub(crate) rc: &'a Recomputed,
+    pub(crate) opts: &'a AuditOptions,
+    pub(crate) findings: Vec<Finding>,
+    pub(crate) matrix: Matrix,
+}
+
+impl<'a> Cx<'a> {
+    /// A finding about the event at log position `event`, taking effect at `step`.
+    pub(crate) fn finding(
+        &self,
+        code: Code,
+        step: u32,
+        event: u32,
+        message: impl AsRef<str>,
+    ) -> Finding {
+        let ev = self.log.events.get(event as usize);
+        Finding {
+            code,
+            severity: code.default_severity(),
+            session: self.tl.name().to_string(),
+            step: Some(step),
+            seq: ev.map(|e| e.seq),
+            message: crate::sanitize::sanitize(message.as_ref()),
+            location: ev.map(|e| Location {
+                file: e.origin.file.to_string(),
+                line: e.origin.line,
+                column: None,
+            }),
+            ids: Vec::new(),
+            formulas: Vec::new(),
+            evidence: Map::new(),
+        }
+    }
+
+    pub(crate) fn push(&mut self, f: Finding) {
+        self.findings.push(f);
+    }
+}
+
+/// Builder-style helpers so checks read as sentences.
+impl Finding {
+    pub(crate) fn severity(mut self, s: Severity) -> Self {
+        self.severity = s;
+        self
+    }
+
+    pub(crate) fn ids<I: IntoIterator<Item = S>, S: Into<String>>(mut self, ids: I) -> Self {
+        self.ids.extend(ids.into_iter().map(Into::into));
+        self
+    }
+
+    pub(crate) fn formulas<I: IntoIterator<Item = S>, S: Into<String>>(mut self, fs: I) -> Self {
+        self.formulas.extend(fs.into_iter().map(Into::into));
+        self
+    }
+
+    pub(crate) fn with(mut self, key: &str, v: impl serde::Serialize) -> Self {
+        // Plain data (strings, numbers, lists of them) always serializes.
+        let v = serde_json::to_value(v).unwrap_or(Value::Null);
+        self.evidence.insert(key.to_string(), v);
+        self
+    }
+}
+
+/// The audit of one session.
+struct SessionAudit {
+    findings: Vec<Finding>,
+    matrix: Matrix,
+    verifies: u64,
+    recomputed: u64,
+    summary: SessionSummary,
+}
+
+fn audit_session(model: &Model, tl: &Timeline, opts: &AuditOptions) -> Option<SessionAudit> {
+    let rc = model.recompute(tl.name(), &opts.recompute)?;
+    let mut cx = Cx {
+        log: model.log(),
+        tl,
+        rc: &rc,
+        opts,
+        findings: Vec::new(),
+        matrix: Matrix::default(),
+    };
+    input::check(&mut cx);
+    epistemic::check(&mut cx);
+    bdi::check(&mut cx);
+    loops::check(&mut cx);
+    let mut findings = cx.findings;
+    findings.sort_by_key(|a| (a.step, a.code, a.seq));
+    Some(SessionAudit {
+        findings,
+        matrix: cx.matrix,
+        verifies: rc.verifies.len() as u64,
+        recomputed: rc.verifies.iter().filter(|v| v.result.is_ok()).count() as u64,
+        summary: SessionSummary {
+            name: tl.name().to_string(),
+            events: tl.len(),
+        },
+    })
+}
+
+/// Audits every session of a model.
+pub fn audit(model: &Model, opts: &AuditOptions) -> Report {
+    let mut report = Report {
+        findings: Vec::new(),
+        matrix: Matrix::default(),
+        sessions: Vec::new(),
+        verifies: 0,
+        recomputed: 0,
+        policy: opts.policy,
+    };
+    // Sessions are independent: audit them on as many threads as there are cores (each
+    // solver request already runs on its engine's own thread), and merge in session order.
+    let timelines = model.timelines();
+    let workers = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .clamp(1, timelines.len().max(1));
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let mut done: Vec<(usize, SessionAudit)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..workers)
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut out = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some(tl) = timelines.get(i) else { break };
+                        if let Some(a) = audit_session(model, tl, opts) {
+                            out.push((i, a));
+                        }
+                    }
+                    out
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            // A panicking check is a bug; losing its session's findings silently would hide
+            // it, so the panic propagates.
+            .flat_map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+            .collect()
+    });
+    done.sort_by_key(|(i, _)| *i);
+    for (_, a) in done {
+        report.findings.extend(a.findings);
+        report.matrix.merge(&a.matrix);
+        report.verifies += a.verifies;
+        report.recomputed += a.recomputed;
+        report.sessions.push(a.summary);
+    }
+    input::reader_problems(model, &mut report);
+    report
+}

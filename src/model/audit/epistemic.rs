@@ -1,0 +1,865 @@
+//! Checks over Σ: gate verdicts, citations, contradictions, revisions and norms.
+//!
+//! Everything here reads the recomputation pass ([`crate::model::recompute`]); the
+//! [`Probe`] is only asked what that pass does not record, at the few steps that need it.
+//!
+//! **Contradictions** (convention 6 of `docs/samples.md`). An announcement that takes Σ from
+//! consistent to inconsistent opens a contradiction. It is *handled* when a `revise` naming it
+//! follows (whether that revise restored consistency is then the revision's own finding), or
+//! when the retractions that follow restore consistency, before the next announcement or the
+//! end of the session. Otherwise it is an `unhandled-contradiction`, at the announcement. A
+//! session that *ends* with Σ inconsistent also gets an `inconsistent-sigma` at its last event
+//! (`docs/samples.md`, treasure hunt: two errors about one conflict, one saying where it
+//! came from, one saying what the agent was left believing).
+//!
+//! **Revisions.** A revise is settled once the `retract` events that apply it have happened.
+//! If Σ is still inconsistent then, it is `revision-incomplete`. If Σ is consistent and some
+//! retracted belief could be put back alone without breaking consistency, it retracted more
+//! than needed: `revision-not-minimal`. With a policy (the revise's own, or `--policy`), the
+//! policy is re-run on Σ just before the trigger's announcement and its retractions compared.
+
+use std::collections::BTreeSet;
+
+use serde_json::json;
+
+use super::probe::Probe;
+use super::{Code, Cx, Severity};
+use crate::logic::engine::{BeliefSpec, Outcome, Role as ERole};
+use crate::logic::formula::Formula;
+use crate::logic::parse::parse;
+use crate::logic::revise::Policy;
+use crate::model::recompute::{Unknown, VerifyResult};
+use crate::model::timeline::RetractedBy;
+use crate::trace::event::{Body, Outcome as Claimed, Role};
+
+pub(super) fn check(cx: &mut Cx<'_>) {
+    gate(cx);
+    citations(cx);
+    contradictions(cx);
+    revisions(cx);
+    norms(cx);
+}
+
+fn claimed_str(c: Claimed) -> &'static str {
+    match c {
+        Claimed::Contradiction => "contradiction",
+        Claimed::Entailed => "entailed",
+        Claimed::Newinfo => "newinfo",
+        Claimed::Ungrounded => "ungrounded",
+    }
+}
+
+fn column(o: Outcome) -> usize {
+    match o {
+        Outcome::Contradiction => 0,
+        Outcome::Entailed => 1,
+        Outcome::NewInfo | Outcome::Ungrounded => 2,
+    }
+}
+
+/// The formulas of a `verify` as written.
+fn verify_texts(cx: &Cx<'_>, event: u32) -> Vec<String> {
+    match cx.log.events.get(event as usize).map(|e| &e.body) {
+        Some(Body::Verify(v)) => v.all_formulas().map(str::to_string).collect(),
+        _ => Vec::new(),
+    }
+}
+
+fn conjunction(texts: &[String]) -> Option<Formula> {
+    let mut fs = Vec::new();
+    for t in texts {
+        fs.push(parse(t).ok()?);
+    }
+    match fs.len() {
+        0 => None,
+        1 => fs.pop(),
+        _ => Some(Formula::And(fs)),
+    }
+}
+
+fn shown(texts: &[String]) -> String {
+    texts.join(" ∧ ")
+}
+
+fn list(ids: &[String]) -> String {
+    if ids.is_empty() {
+        "nothing".to_string()
+    } else {
+        ids.join(", ")
+    }
+}
+
+/// Lazily creates a probe, or a fresh one when `t` lies behind the current one.
+fn probe_at<'p, 'a: 'p>(
+    slot: &'p mut Option<Probe<'a>>,
+    cx: &Cx<'a>,
+    t: u32,
+) -> Result<&'p mut Probe<'a>, String> {
+    if slot.as_ref().is_none_or(|p| p.step() > t) {
+        *slot = Some(Probe::new(cx.tl, cx.log, &cx.opts.recompute)?);
+    }
+    match slot.as_mut() {
+        Some(p) => {
+            p.seek(t)?;
+            Ok(p)
+        }
+        None => Err("no probe".to_string()),
+    }
+}
+
+/// How many mismatches per session get their supports computed. Finding all minimal
+/// supports is the one expensive question the audit asks; a trace with more mismatches than
+/// this has a broken gate, and the first ones show how.
+pub(crate) const EVIDENCE_CAP: usize = 20;
+
+/// `claimed-outcome-mismatch`, the confusion matrix, and verdicts that cannot be recomputed.
+fn gate(cx: &mut Cx<'_>) {
+    let mut probe: Option<Probe<'_>> = None;
+    let mut explained = 0;
+    let verifies: Vec<VerifyResult> = cx.rc.verifies.clone();
+    for v in &verifies {
+        let texts = verify_texts(cx, v.event);
+        let tier = match cx.log.events.get(v.event as usize).map(|e| &e.body) {
+            Some(Body::Verify(b)) => b.tier.clone(),
+            _ => None,
+        };
+        let gate = match &v.result {
+            Ok(g) => g,
+            Err(Unknown::Parse { .. }) => {
+                if let Some(c) = v.claimed {
+                    cx.matrix.add(c, 3);
+                }
+                continue;
+            }
+            Err(e) => {
+                if let Some(c) = v.claimed {
+                    cx.matrix.add(c, 3);
+                }
+                let f = cx
+                    .finding(
+                        Code::NotCheckable,
+                        v.step,
+                        v.event,
+                        format!("The verdict on {} could not be recomputed: {e}.", {
+                            if texts.is_empty() {
+                                "this verify".to_string()
+                            } else {
+                                shown(&texts)
+                            }
+                        }),
+                    )
+                    .formulas(texts.clone())
+                    .with("reason", e.to_string());
+                cx.push(f);
+                continue;
+            }
+        };
+        let Some(claimed) = v.claimed else { continue };
+        cx.matrix.add(claimed, column(gate.theta));
+        if v.agrees() != Some(false) {
+            continue;
+        }
+        let recomputed = gate.theta.as_str();
+        let mut f = cx
+            .finding(
+                Code::ClaimedOutcomeMismatch,
+                v.step,
+                v.event,
+                format!(
+                    "The gate claimed {} for {} but recomputing Θ on Σ gives {}.",
+                    claimed_str(claimed),
+                    shown(&texts),
+                    recomputed
+                ),
+            )
+            .formulas(texts.clone())
+            .with("claimed", claimed_str(claimed))
+            .with("recomputed", recomputed);
+        if let Some(t) = tier {
+            f = f.with("tier", t);
+        }
+        if let Some(Body::Verify(b)) = cx.log.events.get(v.event as usize).map(|e| &e.body) {
+            if let Some(m) = &b.method {
+                f = f.with("method", m.as_str());
+            }
+            if !b.because.is_empty() {
+                f = f.with("because", b.because.clone());
+            }
+        }
+        // The evidence a reader needs to see who is right: the premises that entail Δ (or
+        // its negation, for a contradiction).
+        if explained >= EVIDENCE_CAP {
+            f = f.with("evidence_omitted", true);
+        } else if let Some(delta) = conjunction(&texts) {
+            explained += 1;
+            let target = match gate.theta {
+                Outcome::Entailed => Some(("supports", delta)),
+                Outcome::Contradiction => Some(("conflicts", Formula::Not(Box::new(delta)))),
+                _ => None,
+            };
+            if let Some((key, phi)) = target {
+                match probe_at(&mut probe, cx, v.step).and_then(|p| p.supports(&phi, 3)) {
+                    Ok((sets, _)) => {
+                        let ids: BTreeSet<&String> = sets.iter().flatten().collect();
+                        f = f.ids(ids.into_iter().cloned()).with(key, json!(sets));
+                    }
+                    Err(e) => f = f.with("evidence_error", e),
+                }
+            }
+        }
+        cx.push(f);
+    }
+}
+
+/// `ungrounded-citation`: cited ids not in Σ, or cited premises (with the rules and norms)
+/// that do not entail what they justify (for a verified contradiction: that do not entail its
+/// negation, convention 3 of `docs/samples.md`). A verify that itself claims `ungrounded` is not
+/// reported: the agent already says its citation does not ground the claim.
+fn citations(cx: &mut Cx<'_>) {
+    let mut out = Vec::new();
+    for a in &cx.rc.announces {
+        let Ok(res) = &a.result else { continue };
+        let Some(ev) = cx.log.events.get(a.event as usize) else {
+            continue;
+        };
+        let Body::Announce(b) = &ev.body else {
+            continue;
+        };
+        if b.because.is_empty() {
+            continue;
+        }
+        let because: Vec<String> = b.because.iter().map(|c| c.to_string()).collect();
+        let what = format!("The announcement of {} ({})", a.id, b.formula);
+        if let Some(f) = cite(
+            cx,
+            a.step,
+            a.event,
+            &what,
+            &because,
+            &res.gate.missing_citations,
+            res.gate.outcome == Outcome::Ungrounded,
+        ) {
+            out.push(f.ids([a.id.clone()]).formulas([b.formula.clone()]));
+        }
+    }
+    // Verified contradictions: the engine checks citations only for consistent claims, so
+    // "the cited premises (with the rules and norms) are inconsistent with Δ", i.e. they
+    // entail ¬Δ, is asked of the probe, in step order.
+    let mut contra: Vec<(u32, u32, Vec<String>, Vec<String>)> = Vec::new();
+    for v in &cx.rc.verifies {
+        let Ok(g) = &v.result else { continue };
+        if v.claimed == Some(Claimed::Ungrounded) {
+            continue;
+        }
+        let Some(Body::Verify(b)) = cx.log.events.get(v.event as usize).map(|e| &e.body) else {
+            continue;
+        };
+        if b.because.is_empty() {
+            continue;
+        }
+        let texts = verify_texts(cx, v.event);
+        let because: Vec<String> = b.because.iter().map(|c| c.to_string()).collect();
+        if g.theta == Outcome::Contradiction {
+            contra.push((v.step, v.event, because, texts));
+            continue;
+        }
+        let what = format!("The verification of {}", shown(&texts));
+        if let Some(f) = cite(
+            cx,
+            v.step,
+            v.event,
+            &what,
+            &because,
+            &g.missing_citations,
+            g.outcome == Outcome::Ungrounded,
+        ) {
+            out.push(f.formulas(texts));
+        }
+    }
+    let mut probe: Option<Probe<'_>> = None;
+    for (step, event, because, texts) in contra {
+        let Some(delta) = conjunction(&texts) else {
+            continue;
+        };
+        let Ok(p) = probe_at(&mut probe, cx, step) else {
+            continue;
+        };
+        let missing: Vec<String> = because
+            .iter()
+            .filter(|c| !p.is_active(c))
+            .cloned()
+            .collect();
+        let grounded = missing.is_empty()
+            && p.grounded_by(&Formula::Not(Box::new(delta)), &because)
+                .unwrap_or(true);
+        let what = format!("The verification of {} as a contradiction", shown(&texts));
+        if let Some(f) = cite(cx, step, event, &what, &because, &missing, !grounded) {
+            out.push(f.formulas(texts));
+        }
+    }
+    for f in out {
+        cx.push(f);
+    }
+}
+
+fn cite(
+    cx: &Cx<'_>,
+    step: u32,
+    event: u32,
+    what: &str,
+    because: &[String],
+    missing: &[String],
+    ungrounded: bool,
+) -> Option<super::Finding> {
+    if !missing.is_empty() {
+        let f = cx
+            .finding(
+                Code::UngroundedCitation,
+                step,
+                event,
+                format!(
+                    "{what} cites {}, which {} not in Σ at that step.",
+                    list(missing),
+                    if missing.len() == 1 { "is" } else { "are" }
+                ),
+            )
+            .severity(Severity::Error)
+            .ids(because.iter().cloned())
+            .with("because", because.to_vec())
+            .with("missing", missing.to_vec());
+        return Some(f);
+    }
+    if ungrounded {
+        let f = cx
+            .finding(
+                Code::UngroundedCitation,
+                step,
+                event,
+                format!(
+                    "{what} cites {}, but those premises, with the rules and norms, do not \
+                     entail it.",
+                    list(because)
+                ),
+            )
+            .ids(because.iter().cloned())
+            .with("because", because.to_vec());
+        return Some(f);
+    }
+    None
+}
+
+/// An open contradiction: the announcement that made Σ inconsistent.
+struct Open {
+    step: u32,
+    event: u32,
+    id: String,
+    record: Option<u32>,
+    formula: String,
+    conflict: Vec<String>,
+    /// A retract or revise followed.
+    acted: bool,
+    /// A revise naming it followed.
+    revised: bool,
+}
+
+#[derive(Clone, Copy)]
+enum Happening {
+    Announce(usize),
+    Retract,
+    Revise(usize),
+    Settle(usize),
+}
+
+/// Walks the session's consistency: `unhandled-contradiction`, `revision-incomplete`,
+/// `inconsistent-sigma`.
+fn contradictions(cx: &mut Cx<'_>) {
+    let rc = cx.rc;
+    let tl = cx.tl;
+    let mut hs: Vec<(u32, u8, Happening)> = Vec::new();
+    for (i, a) in rc.announces.iter().enumerate() {
+        hs.push((a.step, 0, Happening::Announce(i)));
+    }
+    for r in tl.retracts() {
+        if r.record.is_some() {
+            hs.push((r.step, 0, Happening::Retract));
+        }
+    }
+    for (k, r) in tl.revisions().iter().enumerate() {
+        hs.push((r.step, 0, Happening::Revise(k)));
+    }
+    for (i, r) in rc.revisions.iter().enumerate() {
+        hs.push((r.settled_at, 1, Happening::Settle(i)));
+    }
+    hs.sort_by_key(|&(s, o, _)| (s, o));
+
+    let mut probe: Option<Probe<'_>> = None;
+    let mut known: Option<bool> = Some(true);
+    let mut last_conflict: Vec<String> = Vec::new();
+    let mut open: Option<Open> = None;
+    let mut reported = false;
+    let mut out = Vec::new();
+
+    // Σ's consistency at step t, from what is known or from the probe.
+    let mut consistent_at = |known: Option<bool>, t: u32| -> Option<bool> {
+        match known {
+            Some(k) => Some(k),
+            None => probe_at(&mut probe, cx, t)
+                .and_then(|p| p.is_consistent())
+                .ok(),
+        }
+    };
+
+    for &(step, _, h) in &hs {
+        match h {
+            Happening::Announce(i) => {
+                let a = &rc.announces[i];
+                let before = step.saturating_sub(1);
+                if let Some(o) = open.take() {
+                    close(
+                        cx,
+                        o,
+                        known,
+                        before,
+                        Some(step),
+                        &mut consistent_at,
+                        &mut out,
+                        &mut reported,
+                    );
+                }
+                let Ok(res) = &a.result else {
+                    known = None;
+                    continue;
+                };
+                let prior = if res.gate.theta != Outcome::Contradiction {
+                    // Σ ∧ φ satisfiable: Σ was consistent.
+                    Some(true)
+                } else {
+                    consistent_at(known, before)
+                };
+                if !res.consistent_after {
+                    last_conflict = res.conflict.clone();
+                    if prior == Some(true) {
+                        let formula = match cx.log.events.get(a.event as usize).map(|e| &e.body) {
+                            Some(Body::Announce(b)) => b.formula.to_string(),
+                            _ => String::new(),
+                        };
+                        open = Some(Open {
+                            step,
+                            event: a.event,
+                            id: a.id.clone(),
+                            record: a.record,
+                            formula,
+                            conflict: res.conflict.clone(),
+                            acted: false,
+                            revised: false,
+                        });
+                        reported = false;
+                    }
+                }
+                known = Some(res.consistent_after);
+            }
+            Happening::Retract => {
+                if known == Some(false) {
+                    known = None;
+                }
+                if let Some(o) = open.as_mut() {
+                    o.acted = true;
+                }
+            }
+            Happening::Revise(k) => {
+                let r = &tl.revisions()[k];
+                if let Some(o) = open.as_mut() {
+                    o.acted = true;
+                    let trigger = match cx.log.events.get(r.event as usize).map(|e| &e.body) {
+                        Some(Body::Revise(b)) => b.trigger.clone(),
+                        _ => None,
+                    };
+                    if (r.trigger_record.is_some() && r.trigger_record == o.record)
+                        || trigger.as_deref().map(str::trim) == Some(o.id.as_str())
+                    {
+                        o.revised = true;
+                    }
+                }
+            }
+            Happening::Settle(i) => {
+                let rv = &rc.revisions[i];
+                match &rv.after {
+                    Ok((c, conflict)) => {
+                        known = Some(*c);
+                        if !*c {
+                            last_conflict = conflict.clone();
+                            let retracted: Vec<String> =
+                                rv.retracted.iter().map(|r| r.id.clone()).collect();
+                            let (trigger, trigger_id) = trigger_of(cx, rv.revision);
+                            let mut f = cx
+                                .finding(
+                                    Code::RevisionIncomplete,
+                                    rv.step,
+                                    rv.event,
+                                    format!(
+                                        "The revision triggered by {} retracted {}, but Σ is \
+                                         still inconsistent afterwards (step {}).",
+                                        trigger.as_deref().unwrap_or("an unnamed trigger"),
+                                        list(&retracted),
+                                        rv.settled_at
+                                    ),
+                                )
+                                .ids(trigger_id.clone())
+                                .ids(retracted.clone())
+                                .with("retracted", retracted)
+                                .with("conflict_after", conflict.clone())
+                                .with("settled_at", rv.settled_at);
+                            if let Some(t) = trigger {
+                                f = f.with("trigger", t);
+                            }
+                            let unapplied = tl.revisions()[rv.revision as usize].unapplied.clone();
+                            if !unapplied.is_empty() {
+                                f = f.with("unapplied", unapplied);
+                            }
+                            out.push(f);
+                            reported = true;
+                        }
+                    }
+                    Err(_) => known = None,
+                }
+            }
+        }
+    }
+    let end = tl.len();
+    if let Some(o) = open.take() {
+        close(
+            cx,
+            o,
+            known,
+            end,
+            None,
+            &mut consistent_at,
+            &mut out,
+            &mut reported,
+        );
+    }
+    let at_end = consistent_at(known, end);
+    if at_end == Some(false) {
+        // A known inconsistency has its conflict recorded; one found by the probe (after
+        // retractions) is extracted now.
+        let conflict = match (known, probe.as_mut()) {
+            (None, Some(p)) => p.consistent().map(|c| c.1).unwrap_or(last_conflict),
+            _ => last_conflict,
+        };
+        let pos = tl.event_pos_at(end).unwrap_or(0);
+        out.push(
+            cx.finding(
+                Code::InconsistentSigma,
+                end,
+                pos,
+                format!(
+                    "Σ is inconsistent at the end of the session (a minimal conflict: {}).",
+                    list(&conflict)
+                ),
+            )
+            .ids(conflict.clone())
+            .with("conflict", conflict),
+        );
+    }
+    for f in out {
+        cx.push(f);
+    }
+}
+
+/// The trigger of a revision as written, and the id it resolves to.
+fn trigger_of(cx: &Cx<'_>, revision: u32) -> (Option<String>, Option<String>) {
+    let Some(r) = cx.tl.revisions().get(revision as usize) else {
+        return (None, None);
+    };
+    let written = match cx.log.events.get(r.event as usize).map(|e| &e.body) {
+        Some(Body::Revise(b)) => b.trigger.as_ref().map(|t| t.to_string()),
+        _ => None,
+    };
+    let id = r
+        .trigger_record
+        .and_then(|i| cx.tl.beliefs().get(i as usize))
+        .map(|b| b.id.clone());
+    (written, id)
+}
+
+/// Decides an open contradiction at a boundary (the next announcement, or the end).
+#[allow(clippy::too_many_arguments)]
+fn close(
+    cx: &Cx<'_>,
+    o: Open,
+    known: Option<bool>,
+    at: u32,
+    next_announce: Option<u32>,
+    consistent_at: &mut impl FnMut(Option<bool>, u32) -> Option<bool>,
+    out: &mut Vec<super::Finding>,
+    reported: &mut bool,
+) {
+    if o.revised {
+        // Handled by a revise; whether it succeeded is that revise's finding.
+        return;
+    }
+    let Some(false) = consistent_at(known, at) else {
+        return;
+    };
+    let until = match next_announce {
+        Some(s) => format!("before the next announcement (step {s})"),
+        None => "before the end of the session".to_string(),
+    };
+    let what = if o.acted {
+        format!("the retractions that followed {until} did not restore consistency")
+    } else {
+        format!("no revise or retract followed {until}")
+    };
+    let mut f = cx
+        .finding(
+            Code::UnhandledContradiction,
+            o.step,
+            o.event,
+            format!(
+                "The announcement of {} ({}) made Σ inconsistent, and {what}.",
+                o.id, o.formula
+            ),
+        )
+        .ids([o.id.clone()])
+        .ids(o.conflict.iter().filter(|c| **c != o.id).cloned())
+        .formulas([o.formula.clone()])
+        .with("trigger", o.id.clone())
+        .with("conflict", o.conflict.clone());
+    if let Some(s) = gate_warned(cx, o.step, &o.formula) {
+        f = f.with("gate_reported_at", s);
+    }
+    out.push(f);
+    *reported = true;
+}
+
+/// The step of a `verify` just before `step` (after the previous announcement) that claimed
+/// `contradiction` for the same formula: the agent's own gate saw it coming.
+fn gate_warned(cx: &Cx<'_>, step: u32, formula: &str) -> Option<u32> {
+    let want = parse(formula).ok()?;
+    let prev_announce = cx
+        .rc
+        .announces
+        .iter()
+        .map(|a| a.step)
+        .filter(|&s| s < step)
+        .max()
+        .unwrap_or(0);
+    cx.rc
+        .verifies
+        .iter()
+        .rev()
+        .filter(|v| v.step < step && v.step > prev_announce)
+        .find(|v| {
+            v.claimed == Some(Claimed::Contradiction)
+                && conjunction(&verify_texts(cx, v.event)).as_ref() == Some(&want)
+        })
+        .map(|v| v.step)
+}
+
+enum Ask {
+    /// Could retracted belief `id` (formula) be restored with Σ staying consistent?
+    Restore(usize, String, Formula),
+    /// Re-run `policy` for the trigger record.
+    Rerun(usize, u32, Policy),
+}
+
+/// `revision-not-minimal` and `revision-policy-mismatch`.
+fn revisions(cx: &mut Cx<'_>) {
+    let rc = cx.rc;
+    let tl = cx.tl;
+    let mut asks: Vec<(u32, Ask)> = Vec::new();
+    for (i, rv) in rc.revisions.iter().enumerate() {
+        if matches!(rv.after, Ok((true, _))) {
+            for r in rv.retracted.iter().filter(|r| r.was_active) {
+                let rec = tl
+                    .records_of(&r.id)
+                    .filter(|(_, b)| b.announced <= rv.step)
+                    .last();
+                let Some(f) = rec
+                    .and_then(|(ix, _)| tl.belief(cx.log, ix))
+                    .and_then(|v| v.formula().ok())
+                else {
+                    continue;
+                };
+                asks.push((rv.settled_at, Ask::Restore(i, r.id.clone(), f)));
+            }
+        }
+        let entry = &tl.revisions()[rv.revision as usize];
+        let stated = match cx.log.events.get(rv.event as usize).map(|e| &e.body) {
+            Some(Body::Revise(b)) => b.policy.as_deref().and_then(Policy::parse),
+            _ => None,
+        };
+        if let (Some(p), Some(rec)) = (cx.opts.policy.or(stated), entry.trigger_record)
+            && let Some(b) = tl.beliefs().get(rec as usize)
+        {
+            asks.push((b.announced.saturating_sub(1), Ask::Rerun(i, rec, p)));
+        }
+    }
+    asks.sort_by_key(|(s, _)| *s);
+    let mut probe: Option<Probe<'_>> = None;
+    let mut restorable: Vec<Vec<String>> = vec![Vec::new(); rc.revisions.len()];
+    let mut out = Vec::new();
+    for (t, ask) in asks {
+        let p = match probe_at(&mut probe, cx, t) {
+            Ok(p) => p,
+            Err(_) => continue,
+        };
+        match ask {
+            Ask::Restore(i, id, f) => {
+                if matches!(p.theta(&f), Ok(o) if o != Outcome::Contradiction) {
+                    restorable[i].push(id);
+                }
+            }
+            Ask::Rerun(i, rec, policy) => {
+                // Only a trigger that met a consistent Σ is a revision a policy decides; on
+                // an already inconsistent Σ every policy is undefined.
+                if !matches!(p.is_consistent(), Ok(true)) {
+                    continue;
+                }
+                let rv = &rc.revisions[i];
+                let Some(view) = tl.belief(cx.log, rec) else {
+                    continue;
+                };
+                let Ok(raw) = view.formula() else { continue };
+                let role = match view.role() {
+                    Role::Fact => ERole::Fact,
+                    Role::Rule => ERole::Rule,
+                    Role::Norm => ERole::Norm,
+                    Role::Assumption => ERole::Assumption,
+                };
+                let c = view.confidence();
+                let spec = BeliefSpec::new(view.id(), raw)
+                    .role(role)
+                    .confidence(if c.is_finite() && c > 0.0 {
+                        c.min(1.0)
+                    } else {
+                        f64::MIN_POSITIVE
+                    })
+                    .step(u64::from(view.step()));
+                let Ok(redo) = p.rerun(spec, policy) else {
+                    continue;
+                };
+                if redo.outcome != Outcome::Contradiction {
+                    continue;
+                }
+                let mut want: BTreeSet<String> = redo.retracted.iter().cloned().collect();
+                if !redo.applied {
+                    want.insert(view.id().to_string());
+                }
+                let did: BTreeSet<String> = rv.retracted.iter().map(|r| r.id.clone()).collect();
+                if want == did {
+                    continue;
+                }
+                let stated = match cx.log.events.get(rv.event as usize).map(|e| &e.body) {
+                    Some(Body::Revise(b)) => b.policy.clone(),
+                    _ => None,
+                };
+                let hypothetical = cx.opts.policy.is_some()
+                    && stated.as_deref().and_then(Policy::parse) != Some(policy);
+                let want: Vec<String> = want.into_iter().collect();
+                let did: Vec<String> = did.into_iter().collect();
+                let mut f = cx
+                    .finding(
+                        Code::RevisionPolicyMismatch,
+                        rv.step,
+                        rv.event,
+                        format!(
+                            "The revision triggered by {} retracted {}, but policy {} re-run on \
+                             Σ before the trigger retracts {}.",
+                            view.id(),
+                            list(&did),
+                            policy.as_str(),
+                            list(&want)
+                        ),
+                    )
+                    .ids([view.id().to_string()])
+                    .with("policy", policy.as_str())
+                    .with("retracted", did)
+                    .with("policy_retracts", want)
+                    .with("fallback", redo.fallback);
+                if let Some(s) = stated {
+                    f = f.with("stated_policy", s);
+                }
+                if hypothetical {
+                    f = f.severity(Severity::Info);
+                }
+                out.push(f);
+            }
+        }
+    }
+    for (i, ids) in restorable.into_iter().enumerate() {
+        if ids.is_empty() {
+            continue;
+        }
+        let rv = &rc.revisions[i];
+        let retracted: Vec<String> = rv.retracted.iter().map(|r| r.id.clone()).collect();
+        let (trigger, trigger_id) = trigger_of(cx, rv.revision);
+        let mut f = cx
+            .finding(
+                Code::RevisionNotMinimal,
+                rv.step,
+                rv.event,
+                format!(
+                    "The revision triggered by {} retracted {}, but {} could be restored with Σ \
+                     staying consistent.",
+                    trigger.as_deref().unwrap_or("an unnamed trigger"),
+                    list(&retracted),
+                    list(&ids)
+                ),
+            )
+            .ids(trigger_id)
+            .ids(ids.clone())
+            .with("retracted", retracted)
+            .with("restorable", ids);
+        if let Some(t) = trigger {
+            f = f.with("trigger", t);
+        }
+        out.push(f);
+    }
+    for f in out {
+        cx.push(f);
+    }
+}
+
+/// `norm-retracted`: a norm left Σ. Retracted by the user it is a warning (the user may
+/// change the rules); by the agent or a revision it is an error (norms are not revisable).
+fn norms(cx: &mut Cx<'_>) {
+    let mut out = Vec::new();
+    for (i, r) in cx.tl.beliefs().iter().enumerate() {
+        let Some(x) = r.retraction else { continue };
+        let Some(view) = cx.tl.belief(cx.log, i as u32) else {
+            continue;
+        };
+        if view.role() != Role::Norm {
+            continue;
+        }
+        let (how, severity) = match x.by {
+            RetractedBy::User => ("retracted by the user", Severity::Warning),
+            RetractedBy::Superseded => ("replaced by a different formula", Severity::Error),
+            RetractedBy::Revision => ("retracted by a revision", Severity::Error),
+            RetractedBy::Agent => ("retracted by the agent", Severity::Error),
+            RetractedBy::Unspecified => ("retracted", Severity::Error),
+        };
+        let mut f = cx
+            .finding(
+                Code::NormRetracted,
+                x.step,
+                x.event,
+                format!("The norm {} ({}) was {how}.", r.id, view.formula_text()),
+            )
+            .severity(severity)
+            .ids([r.id.clone()])
+            .formulas([view.formula_text().to_string()])
+            .with("by", x.by.as_str())
+            .with("announced_at", r.announced);
+        if let Some(Body::Retract(b)) = cx.log.events.get(x.event as usize).map(|e| &e.body)
+            && let Some(reason) = &b.reason
+        {
+            f = f.with("reason", reason.as_str());
+        }
+        out.push(f);
+    }
+    for f in out {
+        cx.push(f);
+    }
+}

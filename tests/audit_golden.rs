@@ -1,0 +1,301 @@
+//! `doxascope audit --json` on every bundled sample, against golden files and against the
+//! expectations of `docs/samples.md` (which findings, at which step, with which evidence).
+//!
+//! The golden files (`tests/golden/audit/<sample>.json`) pin the whole output; rewrite them
+//! with `UPDATE_GOLDEN=1 cargo test --test audit_golden` and review the diff by hand against
+//! `docs/samples.md`. The explicit assertions below say what the golden content must mean, so
+//! a careless update cannot bless a wrong audit.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+
+const SAMPLES: &[&str] = &[
+    "treasure-hunt",
+    "dns-troubleshooting",
+    "alice-bob-norms",
+    "greedysat-stress",
+    "kipchoge-bdi",
+];
+
+/// Samples with a golden file but no expectations in `docs/samples.md` (the reader's
+/// malformed-input sample: it pins the `parse-error` findings and their locations).
+const GOLDEN_ONLY: &[&str] = &["broken"];
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Runs `audit --json` on a sample (path relative to the crate root, so the locations in the
+/// output do not depend on where the checkout lives).
+fn audit(sample: &str, extra: &[&str]) -> (Value, i32) {
+    let out = Command::new(env!("CARGO_BIN_EXE_doxascope"))
+        .current_dir(root())
+        .arg("audit")
+        .arg("--json")
+        .args(extra)
+        .arg(format!("sample-traces/{sample}.jsonl"))
+        .output()
+        .expect("run doxascope");
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "{sample}: not JSON ({e}): {}",
+            String::from_utf8_lossy(&out.stdout)
+        )
+    });
+    (v, out.status.code().unwrap_or(-1))
+}
+
+fn golden_path(sample: &str) -> PathBuf {
+    root()
+        .join("tests/golden/audit")
+        .join(format!("{sample}.json"))
+}
+
+fn check_golden(sample: &str, actual: &Value) {
+    let path = golden_path(sample);
+    let text = serde_json::to_string_pretty(actual).expect("serialize") + "\n";
+    if std::env::var_os("UPDATE_GOLDEN").is_some() {
+        std::fs::create_dir_all(path.parent().unwrap_or(Path::new("."))).expect("mkdir");
+        std::fs::write(&path, &text).expect("write golden");
+        return;
+    }
+    let want = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+        panic!(
+            "{}: {e}; run with UPDATE_GOLDEN=1 to create it",
+            path.display()
+        )
+    });
+    let want: Value = serde_json::from_str(&want).expect("golden is JSON");
+    assert_eq!(
+        &want,
+        actual,
+        "{sample}: audit output differs from {}; if the change is intended, rerun with \
+         UPDATE_GOLDEN=1 and review the diff",
+        path.display()
+    );
+}
+
+/// (code, severity, step) of every finding.
+fn findings(v: &Value) -> Vec<(String, String, u64)> {
+    v["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .map(|f| {
+            (
+                f["code"].as_str().unwrap_or("").to_string(),
+                f["severity"].as_str().unwrap_or("").to_string(),
+                f["step"].as_u64().unwrap_or(0),
+            )
+        })
+        .collect()
+}
+
+fn cell(v: &Value, claimed: &str, recomputed: &str) -> u64 {
+    v["claimed_vs_recomputed"][claimed][recomputed]
+        .as_u64()
+        .expect("matrix cell")
+}
+
+fn matrix_total(v: &Value) -> u64 {
+    let mut n = 0;
+    for row in v["claimed_vs_recomputed"]
+        .as_object()
+        .expect("matrix")
+        .values()
+    {
+        for c in row.as_object().expect("row").values() {
+            n += c.as_u64().expect("count");
+        }
+    }
+    n
+}
+
+fn strings(v: &Value) -> Vec<String> {
+    v.as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|x| x.as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn goldens_match() {
+    for s in SAMPLES.iter().chain(GOLDEN_ONLY) {
+        let (v, _) = audit(s, &[]);
+        check_golden(s, &v);
+    }
+}
+
+#[test]
+fn treasure_hunt_step_5_contradiction_left_unrevised() {
+    let (v, code) = audit("treasure-hunt", &[]);
+    assert_eq!(code, 1);
+    // Two errors about one conflict: where it came from, and what the agent was left with.
+    assert_eq!(
+        findings(&v),
+        vec![
+            ("unhandled-contradiction".into(), "error".into(), 15),
+            ("inconsistent-sigma".into(), "error".into(), 17),
+        ]
+    );
+    let mut end_conflict = strings(&v["findings"][1]["evidence"]["conflict"]);
+    end_conflict.sort();
+    assert!(
+        end_conflict == ["t3-not-a", "t5-user-a"]
+            || end_conflict == ["t1-domain", "t2-map-b", "t5-user-a"],
+        "{end_conflict:?}"
+    );
+    let f = &v["findings"][0];
+    assert_eq!(f["evidence"]["trigger"], "t5-user-a");
+    assert_eq!(f["evidence"]["gate_reported_at"], 14);
+    let mut conflict = strings(&f["evidence"]["conflict"]);
+    conflict.sort();
+    assert!(
+        conflict == ["t3-not-a", "t5-user-a"] || conflict == ["t1-domain", "t2-map-b", "t5-user-a"],
+        "not one of the two minimal conflicts: {conflict:?}"
+    );
+    assert_eq!(f["location"]["line"], 15);
+    assert_eq!(cell(&v, "newinfo", "newinfo"), 2);
+    assert_eq!(cell(&v, "entailed", "entailed"), 1);
+    assert_eq!(cell(&v, "contradiction", "contradiction"), 1);
+    assert_eq!(matrix_total(&v), 4);
+}
+
+#[test]
+fn dns_has_no_findings() {
+    let (v, code) = audit("dns-troubleshooting", &[]);
+    assert_eq!(code, 0);
+    assert!(findings(&v).is_empty(), "{:?}", findings(&v));
+    assert_eq!(cell(&v, "newinfo", "newinfo"), 4);
+    assert_eq!(cell(&v, "ungrounded", "newinfo"), 1);
+    assert_eq!(cell(&v, "entailed", "entailed"), 1);
+    assert_eq!(matrix_total(&v), 6);
+}
+
+#[test]
+fn alice_bob_one_wrong_gate_verdict() {
+    let (v, code) = audit("alice-bob-norms", &[]);
+    assert_eq!(code, 1);
+    assert_eq!(
+        findings(&v),
+        vec![("claimed-outcome-mismatch".into(), "error".into(), 17)]
+    );
+    let f = &v["findings"][0];
+    assert_eq!(f["evidence"]["claimed"], "ungrounded");
+    assert_eq!(f["evidence"]["recomputed"], "entailed");
+    assert_eq!(strings(&f["formulas"]), ["Older(alice, carol)"]);
+    // One of the supports is the one docs/samples.md names.
+    let supports: Vec<Vec<String>> = f["evidence"]["supports"]
+        .as_array()
+        .expect("supports")
+        .iter()
+        .map(|s| {
+            let mut s = strings(s);
+            s.sort();
+            s
+        })
+        .collect();
+    assert!(
+        supports.contains(&vec![
+            "d1-older-ab".to_string(),
+            "f2-parent".into(),
+            "r1-parent-older".into(),
+            "r2-older-trans".into()
+        ]),
+        "{supports:?}"
+    );
+    assert_eq!(cell(&v, "newinfo", "newinfo"), 2);
+    assert_eq!(cell(&v, "entailed", "entailed"), 1);
+    assert_eq!(cell(&v, "ungrounded", "entailed"), 1);
+    assert_eq!(cell(&v, "ungrounded", "newinfo"), 1);
+    assert_eq!(cell(&v, "contradiction", "contradiction"), 1);
+    assert_eq!(matrix_total(&v), 6);
+}
+
+#[test]
+fn greedysat_revisions_are_clean_and_greedy_recomputes_them() {
+    for extra in [&[][..], &["--policy", "greedy"][..]] {
+        let (v, code) = audit("greedysat-stress", extra);
+        assert_eq!(code, 0, "{extra:?}");
+        assert!(findings(&v).is_empty(), "{extra:?}: {:?}", findings(&v));
+        assert_eq!(cell(&v, "entailed", "entailed"), 5);
+        assert_eq!(cell(&v, "newinfo", "newinfo"), 1);
+        assert_eq!(cell(&v, "contradiction", "contradiction"), 2);
+        assert_eq!(matrix_total(&v), 8);
+    }
+    // Another policy would have retracted something else: said, but only as a note.
+    let (v, code) = audit("greedysat-stress", &["--policy", "recency"]);
+    assert_eq!(code, 0);
+    for f in v["findings"].as_array().expect("findings") {
+        assert_eq!(f["code"], "revision-policy-mismatch");
+        assert_eq!(f["severity"], "info");
+    }
+}
+
+#[test]
+fn kipchoge_false_positive_and_deadlock() {
+    let (v, code) = audit("kipchoge-bdi", &[]);
+    assert_eq!(code, 1);
+    assert_eq!(
+        findings(&v),
+        vec![
+            ("postcondition-false-positive".into(), "warning".into(), 18),
+            ("unexpected-belief-name".into(), "info".into(), 18),
+            ("dag-deadlock".into(), "warning".into(), 19),
+        ]
+    );
+    let odd = &v["findings"][1]["evidence"];
+    assert_eq!(odd["name"], "marathon_record_time");
+    assert_eq!(odd["written_by"], "plan-1/S1");
+    assert_eq!(
+        strings(&odd["similar_expected"]),
+        ["kipchoge_marathon_time"]
+    );
+    let fp = &v["findings"][0]["evidence"];
+    assert_eq!(fp["plan"], "plan-1");
+    assert_eq!(fp["step"], "S1");
+    assert_eq!(fp["expected"], "kipchoge_marathon_time");
+    assert_eq!(strings(&fp["wrote"]), ["marathon_record_time"]);
+    let mut ground = strings(&fp["ground_beliefs"]);
+    ground.sort();
+    assert_eq!(
+        ground,
+        [
+            "marathon_record_time",
+            "numerator",
+            "rate_entity",
+            "rounding_unit",
+            "target_entity"
+        ]
+    );
+    let dl = &v["findings"][2]["evidence"];
+    assert_eq!(dl["plan"], "plan-1");
+    assert_eq!(strings(&dl["unfinished"]), ["S1", "S3", "S4", "S5"]);
+    assert_eq!(dl["replanned"], true);
+    assert_eq!(matrix_total(&v), 0);
+}
+
+#[test]
+fn summary_counts_agree_with_findings() {
+    for s in SAMPLES {
+        let (v, code) = audit(s, &[]);
+        let fs = findings(&v);
+        let count = |sev: &str| fs.iter().filter(|f| f.1 == sev).count() as u64;
+        assert_eq!(v["summary"]["findings"], fs.len() as u64, "{s}");
+        assert_eq!(v["summary"]["errors"], count("error"), "{s}");
+        assert_eq!(v["summary"]["warnings"], count("warning"), "{s}");
+        assert_eq!(v["summary"]["infos"], count("info"), "{s}");
+        let failing = count("error") + count("warning") > 0;
+        assert_eq!(code, i32::from(failing), "{s}");
+        for f in v["findings"].as_array().expect("findings") {
+            let msg = f["message"].as_str().expect("message");
+            assert!(msg.ends_with('.'), "{s}: not a sentence: {msg}");
+            assert!(msg.chars().next().is_some_and(char::is_uppercase), "{msg}");
+        }
+    }
+}
