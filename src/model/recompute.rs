@@ -217,9 +217,8 @@ pub struct RetractedCheck {
     pub was_active: bool,
     /// Whether it lies in a minimal conflicting subset of Σ just before the revise:
     /// `Some(false)` when Σ was consistent (or it was not active), `Some(true)` when it is in
-    /// the conflict found or Σ without it is consistent (then it is in every conflict),
-    /// `None` when Σ has several conflicts and the one found does not contain it (membership
-    /// in *some* minimal conflict is not decided).
+    /// the minimal conflict the engine found, `None` otherwise: Σ may have several conflicts,
+    /// and membership in *some* minimal conflict other than the one found is not decided.
     pub in_conflict: Option<bool>,
 }
 
