@@ -13,5 +13,6 @@
 
 pub mod cli;
 pub mod logic;
+pub mod repl;
 pub mod sanitize;
 pub mod trace;

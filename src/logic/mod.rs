@@ -4,7 +4,14 @@
 //! grounded over the active domain, and the ground formulas are Tseitin-encoded into one
 //! incremental varisat solver per belief state.
 
+pub mod cnf;
+pub mod engine;
 pub mod formula;
+pub mod grade;
 pub mod ground;
+#[doc(hidden)]
+pub mod oracle;
 pub mod parse;
 pub mod print;
+pub mod revise;
+pub mod solver;

@@ -1,0 +1,1215 @@
+//! Belief states: one incremental SAT solver per state, on its own thread.
+//!
+//! # Design
+//!
+//! A belief state Σ is a list of beliefs (id, ground formula, role, confidence, step). Each
+//! formula is Tseitin-encoded ([`crate::logic::cnf`]) into permanent definition clauses with a
+//! definition literal `t_φ`. What makes a belief *count* depends on its role:
+//!
+//! * **Retractable** beliefs (facts, assumptions) get a *selector* variable `s` and the single
+//!   clause `¬s ∨ t_φ`; Σ is "the active selectors", passed to varisat as assumptions on every
+//!   solve. Retracting adds the unit `¬s`, after which varisat drops the guarded clause.
+//! * **Rules and norms** are never retracted by revision, so after checking that they keep the
+//!   hard part satisfiable they are added as hard units `t_φ` (a hard-UNSAT varisat solver is
+//!   UNSAT forever, hence the check). This keeps the assumption list short, which is what a
+//!   solve costs (about 36 ns per active assumption, measured).
+//!
+//! Gate checks run on this *main* solver with one SAT call per check in the common case: the
+//! last model of Σ is cached, and whichever of Σ∧Δ / Σ∧¬Δ it already satisfies needs no call.
+//!
+//! Explanations must name rules and norms too, which hard clauses cannot do, so `why`,
+//! `consistent` and conflict reports use a second, lazily built *explain* solver that receives
+//! the same clauses from the engine's own clause log except that every belief, rules included,
+//! sits behind a selector. The log is also what rebuilds a solver after a rule is retracted by
+//! hand.
+//!
+//! varisat's `failed_core()` is occasionally invalid in long incremental runs, so every core
+//! is validated by a re-solve ([`Sat::validated_core`]) and every minimal set is re-checked
+//! before it is returned. Solves cannot be interrupted from outside, so the state lives on a
+//! dedicated thread ([`Worker`]); [`BeliefState`] is the `Send` handle that talks to it, waits
+//! at most the configured timeout, and on an overrun answers [`EngineError::Timeout`], kills the
+//! solve and rebuilds the state from its own copy of the beliefs. Variable and clause counts
+//! are capped before a formula is encoded.
+//!
+//! # Example
+//!
+//! ```
+//! use doxascope::logic::engine::{BeliefSpec, BeliefState, Outcome, Role};
+//! use doxascope::logic::formula::{Atom, Formula};
+//!
+//! let p = |s: &str| Formula::Atom(Atom::Prop(s.into()));
+//! let mut sigma = BeliefState::new().unwrap();
+//! sigma.add(BeliefSpec::new("r1", Formula::Implies(Box::new(p("rain")), Box::new(p("wet"))))
+//!     .role(Role::Rule)).unwrap();
+//! sigma.add(BeliefSpec::new("f1", p("rain")).step(3)).unwrap();
+//! assert_eq!(sigma.check(&p("wet"), None).unwrap().outcome, Outcome::Entailed);
+//! assert_eq!(sigma.check(&Formula::Not(Box::new(p("wet"))), None).unwrap().outcome,
+//!            Outcome::Contradiction);
+//! let why = sigma.why(&p("wet")).unwrap();
+//! assert_eq!(why.support, vec!["r1".to_string(), "f1".to_string()]);
+//! ```
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::time::{Duration, Instant};
+
+use varisat::Lit;
+
+use crate::logic::cnf::{self, CnfError, Tseitin};
+use crate::logic::formula::{Atom, Formula};
+use crate::logic::revise::{Policy, Revision};
+use crate::logic::solver::{Overrun, Sat, SolveError, Worker};
+
+/// What a belief is, which decides how it is stored and whether revision may drop it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Role {
+    /// An observed or told fact (retractable).
+    #[default]
+    Fact,
+    /// A rule (hard once accepted; never retracted by revision).
+    Rule,
+    /// A norm (hard once accepted; never retracted; conflicts are norm violations).
+    Norm,
+    /// An explicit assumption (retractable).
+    Assumption,
+}
+
+impl Role {
+    /// Rules and norms are hard; facts and assumptions are retractable.
+    pub fn is_hard(self) -> bool {
+        matches!(self, Role::Rule | Role::Norm)
+    }
+}
+
+/// A belief to add to a state.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BeliefSpec {
+    /// The belief id results refer to.
+    pub id: String,
+    /// The ground formula.
+    pub formula: Formula,
+    /// Its role.
+    pub role: Role,
+    /// Confidence in (0, 1]; 1 when not graded.
+    pub confidence: f64,
+    /// The trace step it was committed at (recency for revision).
+    pub step: u64,
+}
+
+impl BeliefSpec {
+    /// A fact with confidence 1 at step 0.
+    pub fn new(id: impl Into<String>, formula: Formula) -> Self {
+        BeliefSpec {
+            id: id.into(),
+            formula,
+            role: Role::Fact,
+            confidence: 1.0,
+            step: 0,
+        }
+    }
+
+    /// Sets the role.
+    pub fn role(mut self, role: Role) -> Self {
+        self.role = role;
+        self
+    }
+
+    /// Sets the confidence.
+    pub fn confidence(mut self, c: f64) -> Self {
+        self.confidence = c;
+        self
+    }
+
+    /// Sets the step.
+    pub fn step(mut self, step: u64) -> Self {
+        self.step = step;
+        self
+    }
+}
+
+/// Caps and the per-request timeout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Maximum number of SAT variables in one state.
+    pub max_vars: usize,
+    /// Maximum number of clauses in one state.
+    pub max_clauses: usize,
+    /// How long a caller waits for any one request.
+    pub timeout: Duration,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_vars: 4_000_000,
+            max_clauses: 16_000_000,
+            timeout: Duration::from_secs(10),
+        }
+    }
+}
+
+/// An engine failure. `Timeout` is the "unknown (timeout)" answer.
+#[derive(Debug, Clone, PartialEq)]
+pub enum EngineError {
+    /// The request did not finish before the deadline; the answer is unknown. The state was
+    /// rebuilt and stays usable.
+    Timeout,
+    /// The solver thread died (an engine bug); the state was rebuilt.
+    Crashed,
+    /// Adding the formula would exceed a cap.
+    TooLarge {
+        /// `"variables"` or `"clauses"`.
+        what: &'static str,
+        /// The count the state would reach.
+        needed: usize,
+        /// The cap.
+        cap: usize,
+    },
+    /// The formula has quantifiers; it must be ground.
+    Quantified,
+    /// A confidence outside (0, 1].
+    BadConfidence(f64),
+    /// No active belief has this id.
+    UnknownId(String),
+    /// The rule or norm contradicts the rules and norms already held (ids of a minimal
+    /// conflicting set, the new one included).
+    HardConflict(Vec<String>),
+    /// An internal consistency check failed (an answer could not be validated).
+    Internal(String),
+}
+
+impl std::fmt::Display for EngineError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            EngineError::Timeout => write!(f, "unknown (timeout)"),
+            EngineError::Crashed => write!(f, "the solver thread failed; the state was rebuilt"),
+            EngineError::TooLarge { what, needed, cap } => {
+                write!(
+                    f,
+                    "too large: {needed} {what} would exceed the cap of {cap}"
+                )
+            }
+            EngineError::Quantified => write!(f, "the formula contains a quantifier"),
+            EngineError::BadConfidence(c) => write!(f, "confidence {c} is not in (0, 1]"),
+            EngineError::UnknownId(id) => write!(f, "no active belief with id {id:?}"),
+            EngineError::HardConflict(ids) => {
+                write!(f, "contradicts the rules and norms: {}", ids.join(", "))
+            }
+            EngineError::Internal(m) => write!(f, "internal error: {m}"),
+        }
+    }
+}
+
+impl std::error::Error for EngineError {}
+
+impl From<SolveError> for EngineError {
+    fn from(e: SolveError) -> Self {
+        match e {
+            SolveError::Cancelled => EngineError::Timeout,
+            SolveError::Solver(m) => EngineError::Internal(m),
+        }
+    }
+}
+
+impl From<CnfError> for EngineError {
+    fn from(_: CnfError) -> Self {
+        EngineError::Quantified
+    }
+}
+
+/// Θ(Σ, Δ) and its refinement.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Outcome {
+    /// Σ ∧ Δ is unsatisfiable.
+    Contradiction,
+    /// Σ ⊨ Δ (and the cited premises, if any, entail Δ).
+    Entailed,
+    /// Consistent and not entailed (and the cited premises, if any, entail Δ).
+    NewInfo,
+    /// Consistent, but the cited premises plus all rules and norms do not entail Δ.
+    Ungrounded,
+}
+
+impl Outcome {
+    /// The contract name (`contradiction`, `entailed`, `newinfo`, `ungrounded`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Contradiction => "contradiction",
+            Outcome::Entailed => "entailed",
+            Outcome::NewInfo => "newinfo",
+            Outcome::Ungrounded => "ungrounded",
+        }
+    }
+}
+
+/// The result of a gate check.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Check {
+    /// The outcome, `Ungrounded` included.
+    pub outcome: Outcome,
+    /// The plain three-way Θ(Σ, Δ) (never `Ungrounded`).
+    pub theta: Outcome,
+    /// Cited ids that are not active beliefs (they count as not cited).
+    pub missing_citations: Vec<String>,
+}
+
+/// The answer of `entails`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Entails {
+    /// Σ ⊨ φ.
+    Entailed,
+    /// Σ ⊨ ¬φ.
+    Contradicted,
+    /// Neither.
+    Unknown,
+}
+
+impl Entails {
+    /// The contract name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Entails::Entailed => "entailed",
+            Entails::Contradicted => "contradicted",
+            Entails::Unknown => "unknown",
+        }
+    }
+}
+
+/// The result of `entails`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Entailment {
+    /// Entailed / contradicted / unknown. When Σ is inconsistent everything is entailed and
+    /// this says `Entailed` with `sigma_consistent == false`.
+    pub result: Entails,
+    /// N(φ), the necessity degree, when Σ is graded (some confidence below 1).
+    pub degree: Option<f64>,
+    /// Whether Σ is consistent.
+    pub sigma_consistent: bool,
+}
+
+/// The result of `consistent`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Consistency {
+    /// Whether Σ is satisfiable.
+    pub consistent: bool,
+    /// When not: the ids of a minimal conflicting subset (rules and norms included).
+    pub conflict: Vec<String>,
+}
+
+/// One minimal support ("why").
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Why {
+    /// Whether Σ ⊨ φ at all.
+    pub entailed: bool,
+    /// Ids of a subset-minimal set of beliefs entailing φ (empty if not entailed, or if φ is
+    /// valid).
+    pub support: Vec<String>,
+}
+
+/// All minimal supports, possibly capped.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Supports {
+    /// Each a subset-minimal set of belief ids entailing φ.
+    pub supports: Vec<Vec<String>>,
+    /// True when these are provably all of them.
+    pub complete: bool,
+}
+
+/// A countermodel ("why not").
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WhyNot {
+    /// `None` when Σ ⊨ φ (no countermodel exists). Otherwise an assignment satisfying
+    /// Σ ∧ ¬φ, projected on the atoms of φ and of the beliefs sharing atoms with φ.
+    pub countermodel: Option<Vec<(Atom, bool)>>,
+}
+
+/// A clause-log entry: which solver(s) a clause belongs to.
+#[derive(Debug, Clone)]
+enum Entry {
+    Both(Vec<Lit>),
+    /// A hard rule unit: main solver only, dead once the belief is retracted.
+    Main(Lit, usize),
+    /// Selector clauses of rules: explain solver only.
+    Explain(Vec<Lit>),
+}
+
+/// A belief as stored on the solver thread.
+#[derive(Debug, Clone)]
+pub(crate) struct Belief {
+    pub(crate) spec: BeliefSpec,
+    pub(crate) sel: Lit,
+    pub(crate) active: bool,
+    pub(crate) seq: u64,
+}
+
+/// The state living on the solver thread. All operations are methods here; the
+/// [`BeliefState`] handle ships them over.
+pub struct State {
+    pub(crate) enc: Tseitin,
+    pub(crate) main: Sat,
+    explain: Option<Sat>,
+    explain_synced: usize,
+    log: Vec<Entry>,
+    pub(crate) beliefs: Vec<Belief>,
+    by_id: HashMap<String, usize>,
+    /// A model of the current Σ on the main solver, indexed by variable.
+    model: Option<Vec<bool>>,
+    assumptions: Option<Vec<Lit>>,
+    cancel: Arc<AtomicBool>,
+    limits: Limits,
+    seq: u64,
+    clauses: usize,
+    scratch: Vec<Vec<Lit>>,
+}
+
+/// What an add did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Added {
+    /// A new belief.
+    New,
+    /// The same formula under the same id was already active: its step and confidence were
+    /// updated (latest step, highest confidence).
+    Merged,
+}
+
+impl State {
+    /// An empty state whose solvers stop when `cancel` is raised.
+    pub fn new(cancel: Arc<AtomicBool>, limits: Limits) -> Self {
+        State {
+            enc: Tseitin::new(),
+            main: Sat::new(cancel.clone()),
+            explain: None,
+            explain_synced: 0,
+            log: Vec::new(),
+            beliefs: Vec::new(),
+            by_id: HashMap::new(),
+            model: None,
+            assumptions: None,
+            cancel,
+            limits,
+            seq: 0,
+            clauses: 0,
+            scratch: Vec::new(),
+        }
+    }
+
+    /// Encodes `f` into permanent definitions (both solvers) and returns its literal.
+    pub(crate) fn encode(&mut self, f: &Formula) -> Result<Lit, EngineError> {
+        let bound = cnf::size_bound(f);
+        let vars = self.enc.num_vars() + bound.vars;
+        if vars > self.limits.max_vars {
+            return Err(EngineError::TooLarge {
+                what: "variables",
+                needed: vars,
+                cap: self.limits.max_vars,
+            });
+        }
+        let clauses = self.clauses + bound.clauses;
+        if clauses > self.limits.max_clauses {
+            return Err(EngineError::TooLarge {
+                what: "clauses",
+                needed: clauses,
+                cap: self.limits.max_clauses,
+            });
+        }
+        let mut scratch = std::mem::take(&mut self.scratch);
+        scratch.clear();
+        let lit = self.enc.encode(f, &mut scratch);
+        for c in scratch.drain(..) {
+            self.push(Entry::Both(c));
+        }
+        self.scratch = scratch;
+        Ok(lit?)
+    }
+
+    fn push(&mut self, e: Entry) {
+        self.clauses += 1;
+        match &e {
+            Entry::Both(c) => self.main.add_clause(c),
+            Entry::Main(l, _) => self.main.add_clause(&[*l]),
+            Entry::Explain(_) => {}
+        }
+        self.log.push(e);
+    }
+
+    /// The explain solver, synced with the log.
+    pub(crate) fn explain_solver(&mut self) -> &mut Sat {
+        let sat = self
+            .explain
+            .get_or_insert_with(|| Sat::new(self.cancel.clone()));
+        for e in &self.log[self.explain_synced..] {
+            match e {
+                Entry::Both(c) | Entry::Explain(c) => sat.add_clause(c),
+                Entry::Main(..) => {}
+            }
+        }
+        self.explain_synced = self.log.len();
+        sat
+    }
+
+    fn rebuild_main(&mut self) {
+        let mut sat = Sat::new(self.cancel.clone());
+        for e in &self.log {
+            match e {
+                Entry::Both(c) => sat.add_clause(c),
+                Entry::Main(l, b) if self.beliefs[*b].active => sat.add_clause(&[*l]),
+                _ => {}
+            }
+        }
+        self.main = sat;
+    }
+
+    /// The selectors of the active retractable beliefs (the main solver's assumptions).
+    pub(crate) fn assumptions(&mut self) -> Vec<Lit> {
+        if let Some(a) = &self.assumptions {
+            return a.clone();
+        }
+        let a: Vec<Lit> = self
+            .beliefs
+            .iter()
+            .filter(|b| b.active && !b.spec.role.is_hard())
+            .map(|b| b.sel)
+            .collect();
+        self.assumptions = Some(a.clone());
+        a
+    }
+
+    /// Active belief indices in commitment order.
+    pub(crate) fn active(&self) -> Vec<usize> {
+        (0..self.beliefs.len())
+            .filter(|&i| self.beliefs[i].active)
+            .collect()
+    }
+
+    /// Index of the active belief with this id.
+    pub(crate) fn index_of(&self, id: &str) -> Option<usize> {
+        self.by_id
+            .get(id)
+            .copied()
+            .filter(|&i| self.beliefs[i].active)
+    }
+
+    fn store_model(&mut self) {
+        if let Some(m) = self.main.model() {
+            let mut vals = vec![false; self.enc.num_vars()];
+            for l in m {
+                if let Some(v) = vals.get_mut(l.index()) {
+                    *v = l.is_positive();
+                }
+            }
+            self.model = Some(vals);
+        }
+    }
+
+    /// Evaluates `f` on the cached model of Σ (atoms absent from it read as false, which is
+    /// sound because such atoms occur in no belief). `None` without a cached model.
+    fn model_satisfies(&self, f: &Formula) -> Option<bool> {
+        let m = self.model.as_ref()?;
+        cnf::eval(f, &mut |a| {
+            self.enc
+                .atom_var(a)
+                .and_then(|v| m.get(v.index()).copied())
+                .unwrap_or(false)
+        })
+    }
+
+    /// Main-solver solve under Σ plus `extra`; a satisfying model is cached when `keep`.
+    pub(crate) fn sat_with(&mut self, extra: &[Lit], keep: bool) -> Result<bool, EngineError> {
+        let mut a = self.assumptions();
+        a.extend_from_slice(extra);
+        let sat = self.main.solve(&a)?;
+        if sat && keep {
+            self.store_model();
+        }
+        Ok(sat)
+    }
+
+    fn check_confidence(c: f64) -> Result<(), EngineError> {
+        if c > 0.0 && c <= 1.0 {
+            Ok(())
+        } else {
+            Err(EngineError::BadConfidence(c))
+        }
+    }
+
+    /// Adds a belief (no gate, no revision). Rules and norms are checked against the hard
+    /// part first and refused with [`EngineError::HardConflict`].
+    pub fn add(&mut self, spec: BeliefSpec) -> Result<Added, EngineError> {
+        self.add_inner(spec, true)
+    }
+
+    pub(crate) fn add_inner(
+        &mut self,
+        spec: BeliefSpec,
+        check_hard: bool,
+    ) -> Result<Added, EngineError> {
+        Self::check_confidence(spec.confidence)?;
+        if let Some(i) = self.index_of(&spec.id) {
+            let b = &mut self.beliefs[i];
+            if b.spec.formula == spec.formula && b.spec.role == spec.role {
+                b.spec.step = b.spec.step.max(spec.step);
+                b.spec.confidence = b.spec.confidence.max(spec.confidence);
+                return Ok(Added::Merged);
+            }
+        }
+        let def = self.encode(&spec.formula)?;
+        if spec.role.is_hard() && check_hard && !self.main.solve(&[def])? {
+            let mut conflict = self.hard_conflict(def)?;
+            conflict.push(spec.id.clone());
+            return Err(EngineError::HardConflict(conflict));
+        }
+        if let Some(i) = self.index_of(&spec.id) {
+            self.retract_index(i);
+        }
+        let sel = self.enc.fresh_var().positive();
+        let idx = self.beliefs.len();
+        if spec.role.is_hard() {
+            self.push(Entry::Main(def, idx));
+            self.push(Entry::Explain(vec![!sel, def]));
+        } else {
+            self.push(Entry::Both(vec![!sel, def]));
+        }
+        if self.model_satisfies(&spec.formula) != Some(true) {
+            self.model = None;
+        }
+        self.by_id.insert(spec.id.clone(), idx);
+        self.seq += 1;
+        self.beliefs.push(Belief {
+            spec,
+            sel,
+            active: true,
+            seq: self.seq,
+        });
+        self.assumptions = None;
+        Ok(Added::New)
+    }
+
+    /// A minimal set of active rules/norms that together with `lit` is unsatisfiable.
+    fn hard_conflict(&mut self, lit: Lit) -> Result<Vec<String>, EngineError> {
+        let soft: Vec<Lit> = self
+            .beliefs
+            .iter()
+            .filter(|b| b.active && b.spec.role.is_hard())
+            .map(|b| b.sel)
+            .collect();
+        let mus = self.explain_mus(&[lit], soft)?;
+        Ok(self.ids_of(&mus.unwrap_or_default()))
+    }
+
+    pub(crate) fn retract_index(&mut self, i: usize) {
+        if !self.beliefs[i].active {
+            return;
+        }
+        self.beliefs[i].active = false;
+        let sel = self.beliefs[i].sel;
+        self.assumptions = None;
+        if self.beliefs[i].spec.role.is_hard() {
+            self.push(Entry::Explain(vec![!sel]));
+            self.rebuild_main();
+        } else {
+            self.push(Entry::Both(vec![!sel]));
+        }
+    }
+
+    /// Retracts the active belief `id`; `false` if there is none.
+    pub fn retract(&mut self, id: &str) -> bool {
+        match self.index_of(id) {
+            Some(i) => {
+                self.retract_index(i);
+                true
+            }
+            None => false,
+        }
+    }
+
+    pub(crate) fn ids_of(&self, sels: &[Lit]) -> Vec<String> {
+        let set: HashSet<Lit> = sels.iter().copied().collect();
+        self.beliefs
+            .iter()
+            .filter(|b| b.active && set.contains(&b.sel))
+            .map(|b| b.spec.id.clone())
+            .collect()
+    }
+
+    /// All active selectors (the explain solver's assumptions), oldest first.
+    fn all_selectors(&self) -> Vec<Lit> {
+        self.beliefs
+            .iter()
+            .filter(|b| b.active)
+            .map(|b| b.sel)
+            .collect()
+    }
+
+    fn explain_mus(
+        &mut self,
+        hard: &[Lit],
+        soft: Vec<Lit>,
+    ) -> Result<Option<Vec<Lit>>, SolveError> {
+        mus(self.explain_solver(), hard, soft)
+    }
+
+    /// Is Σ consistent? If not, a minimal conflicting subset.
+    pub fn consistent(&mut self) -> Result<Consistency, EngineError> {
+        if self.sat_with(&[], true)? {
+            return Ok(Consistency {
+                consistent: true,
+                conflict: Vec::new(),
+            });
+        }
+        let soft = self.all_selectors();
+        let mus = self.explain_mus(&[], soft)?.ok_or_else(|| {
+            EngineError::Internal("main and explain solvers disagree on consistency".into())
+        })?;
+        Ok(Consistency {
+            consistent: false,
+            conflict: self.ids_of(&mus),
+        })
+    }
+
+    /// Θ(Σ, Δ) with one SAT call in the common case (the cached model decides the other).
+    pub(crate) fn theta(&mut self, delta: &Formula, t: Lit) -> Result<Outcome, EngineError> {
+        let model_ok = match self.model_satisfies(delta) {
+            Some(v) => v,
+            None => {
+                if !self.sat_with(&[t], true)? {
+                    return Ok(Outcome::Contradiction);
+                }
+                true
+            }
+        };
+        if model_ok {
+            // Σ∧Δ is satisfiable (the model shows it); is Σ∧¬Δ?
+            // Keep the model that satisfies Δ: Δ often joins Σ next.
+            return Ok(if self.sat_with(&[!t], false)? {
+                Outcome::NewInfo
+            } else {
+                Outcome::Entailed
+            });
+        }
+        // The model satisfies Σ∧¬Δ, so Δ is not entailed; is Σ∧Δ satisfiable?
+        Ok(if self.sat_with(&[t], true)? {
+            Outcome::NewInfo
+        } else {
+            Outcome::Contradiction
+        })
+    }
+
+    /// The gate Θ(Σ, Δ). With `because` (cited ids), a consistent Δ that the cited beliefs
+    /// plus all rules and norms do not entail is `Ungrounded` (seed 001 §5).
+    pub fn check(
+        &mut self,
+        delta: &Formula,
+        because: Option<&[String]>,
+    ) -> Result<Check, EngineError> {
+        let t = self.encode(delta)?;
+        let theta = self.theta(delta, t)?;
+        let mut missing = Vec::new();
+        let mut outcome = theta;
+        if let (Some(cited), true) = (because, theta != Outcome::Contradiction) {
+            let mut a = Vec::new();
+            for id in cited {
+                match self.index_of(id) {
+                    Some(i) if !self.beliefs[i].spec.role.is_hard() => a.push(self.beliefs[i].sel),
+                    Some(_) => {}
+                    None => missing.push(id.clone()),
+                }
+            }
+            a.push(!t);
+            if self.main.solve(&a)? {
+                outcome = Outcome::Ungrounded;
+            }
+        }
+        Ok(Check {
+            outcome,
+            theta,
+            missing_citations: missing,
+        })
+    }
+
+    /// Whether any active retractable belief has a confidence below 1.
+    pub(crate) fn graded(&self) -> bool {
+        self.beliefs
+            .iter()
+            .any(|b| b.active && !b.spec.role.is_hard() && b.spec.confidence < 1.0)
+    }
+
+    /// Σ ⊨ φ, Σ ⊨ ¬φ, or neither; with N(φ) when graded.
+    pub fn entails(&mut self, phi: &Formula) -> Result<Entailment, EngineError> {
+        let t = self.encode(phi)?;
+        let entailed = !self.sat_with(&[!t], true)?;
+        let contradicted = !self.sat_with(&[t], true)?;
+        let result = if entailed {
+            Entails::Entailed
+        } else if contradicted {
+            Entails::Contradicted
+        } else {
+            Entails::Unknown
+        };
+        let degree = if self.graded() {
+            Some(self.necessity_lit(t)?)
+        } else {
+            None
+        };
+        Ok(Entailment {
+            result,
+            degree,
+            sigma_consistent: !(entailed && contradicted),
+        })
+    }
+
+    /// One minimal support of φ (deletion-based, from a validated core).
+    pub fn why(&mut self, phi: &Formula) -> Result<Why, EngineError> {
+        let t = self.encode(phi)?;
+        let soft = self.all_selectors();
+        match self.explain_mus(&[!t], soft)? {
+            None => Ok(Why {
+                entailed: false,
+                support: Vec::new(),
+            }),
+            Some(m) => Ok(Why {
+                entailed: true,
+                support: self.ids_of(&m),
+            }),
+        }
+    }
+
+    /// All minimal supports of φ, at most `max` of them, within `budget` (capped MARCO).
+    pub fn supports(
+        &mut self,
+        phi: &Formula,
+        max: usize,
+        budget: Duration,
+    ) -> Result<Supports, EngineError> {
+        let t = self.encode(phi)?;
+        let soft = self.all_selectors();
+        let cancel = self.cancel.clone();
+        let (muses, complete) = marco(self.explain_solver(), cancel, &[!t], &soft, max, budget)?;
+        Ok(Supports {
+            supports: muses.iter().map(|m| self.ids_of(m)).collect(),
+            complete,
+        })
+    }
+
+    /// A countermodel of Σ ⊨ φ, validated by evaluating every active belief and ¬φ on it.
+    pub fn whynot(&mut self, phi: &Formula) -> Result<WhyNot, EngineError> {
+        let t = self.encode(phi)?;
+        let mut a = self.assumptions();
+        a.push(!t);
+        if !self.main.solve(&a)? {
+            return Ok(WhyNot { countermodel: None });
+        }
+        let model = self.main.model().unwrap_or_default();
+        let mut vals = vec![false; self.enc.num_vars()];
+        for l in model {
+            if let Some(v) = vals.get_mut(l.index()) {
+                *v = l.is_positive();
+            }
+        }
+        let mut value = |a: &Atom| {
+            self.enc
+                .atom_var(a)
+                .and_then(|v| vals.get(v.index()).copied())
+                .unwrap_or(false)
+        };
+        for b in self.beliefs.iter().filter(|b| b.active) {
+            if cnf::eval(&b.spec.formula, &mut value) != Some(true) {
+                return Err(EngineError::Internal(format!(
+                    "countermodel violates belief {}",
+                    b.spec.id
+                )));
+            }
+        }
+        if cnf::eval(phi, &mut value) != Some(false) {
+            return Err(EngineError::Internal(
+                "countermodel satisfies the query".into(),
+            ));
+        }
+        // Project on the atoms of φ and of the beliefs sharing an atom with φ.
+        let mut atoms = Vec::new();
+        cnf::atoms_of(phi, &mut atoms);
+        let query_atoms: HashSet<Atom> = atoms.iter().cloned().collect();
+        for b in self.beliefs.iter().filter(|b| b.active) {
+            let mut ba = Vec::new();
+            cnf::atoms_of(&b.spec.formula, &mut ba);
+            if ba.iter().any(|a| query_atoms.contains(a)) {
+                for a in ba {
+                    if !atoms.contains(&a) {
+                        atoms.push(a);
+                    }
+                }
+            }
+        }
+        let countermodel = atoms
+            .into_iter()
+            .map(|a| {
+                let v = value(&a);
+                (a, v)
+            })
+            .collect();
+        Ok(WhyNot {
+            countermodel: Some(countermodel),
+        })
+    }
+
+    /// Ids of the active beliefs in commitment order.
+    pub fn active_ids(&self) -> Vec<String> {
+        self.beliefs
+            .iter()
+            .filter(|b| b.active)
+            .map(|b| b.spec.id.clone())
+            .collect()
+    }
+
+    /// Solver statistics: (main solves, invalid cores replaced).
+    pub fn stats(&self) -> (u64, u64) {
+        let ex = self.explain.as_ref().map_or(0, |s| s.invalid_cores());
+        (self.main.num_solves(), self.main.invalid_cores() + ex)
+    }
+
+    /// Applies a revision policy to a new belief (see [`crate::logic::revise`]).
+    pub fn announce(&mut self, spec: BeliefSpec, policy: Policy) -> Result<Revision, EngineError> {
+        crate::logic::revise::announce(self, spec, policy)
+    }
+}
+
+/// Deletion-based MUS with clause-set refinement: a subset-minimal `M ⊆ soft` with
+/// `hard ∧ M` unsatisfiable, `None` when `hard ∧ soft` is satisfiable. Elements at the end of
+/// `soft` are tried for removal first, so earlier ones are preferred. The result is validated
+/// by a final solve; a refinement spoiled by an invalid core is redone without cores.
+pub(crate) fn mus(
+    sat: &mut Sat,
+    hard: &[Lit],
+    soft: Vec<Lit>,
+) -> Result<Option<Vec<Lit>>, SolveError> {
+    let mut all = hard.to_vec();
+    all.extend_from_slice(&soft);
+    let Some(core) = sat.validated_core(&all)? else {
+        return Ok(None);
+    };
+    let core: HashSet<Lit> = core.into_iter().collect();
+    let cand: Vec<Lit> = soft.iter().copied().filter(|l| core.contains(l)).collect();
+    if let Some(m) = shrink(sat, hard, cand, true)? {
+        return Ok(Some(m));
+    }
+    shrink(sat, hard, soft, false)?
+        .map(Some)
+        .ok_or_else(|| SolveError::Solver("no minimal unsatisfiable subset validated".into()))
+}
+
+fn shrink(
+    sat: &mut Sat,
+    hard: &[Lit],
+    mut cand: Vec<Lit>,
+    refine: bool,
+) -> Result<Option<Vec<Lit>>, SolveError> {
+    let mut needed: Vec<Lit> = Vec::new();
+    let mut a = Vec::new();
+    while let Some(c) = cand.pop() {
+        a.clear();
+        a.extend_from_slice(hard);
+        a.extend_from_slice(&needed);
+        a.extend_from_slice(&cand);
+        if sat.solve(&a)? {
+            needed.push(c);
+        } else if refine {
+            let core: HashSet<Lit> = sat.raw_core().into_iter().collect();
+            cand.retain(|l| core.contains(l));
+        }
+    }
+    a.clear();
+    a.extend_from_slice(hard);
+    a.extend_from_slice(&needed);
+    if sat.solve(&a)? {
+        return Ok(None);
+    }
+    needed.reverse();
+    Ok(Some(needed))
+}
+
+/// Capped MARCO: enumerates minimal subsets of `soft` unsatisfiable with `hard`. Returns
+/// them and whether the enumeration finished within `max` and `budget`.
+fn marco(
+    sat: &mut Sat,
+    cancel: Arc<AtomicBool>,
+    hard: &[Lit],
+    soft: &[Lit],
+    max: usize,
+    budget: Duration,
+) -> Result<(Vec<Vec<Lit>>, bool), SolveError> {
+    let start = Instant::now();
+    // Map solver: variable i true = soft[i] excluded. varisat decides false first, so seeds
+    // start large (MUS-first).
+    let mut map = Sat::new(cancel);
+    let n = soft.len();
+    let x = |i: usize| varisat::Var::from_index(i).positive();
+    // Map variables the map solver has never seen are absent from its models, which reads
+    // as "not excluded": exactly the default wanted.
+    let mut out = Vec::new();
+    let mut a = hard.to_vec();
+    a.extend_from_slice(soft);
+    if sat.solve(&a)? {
+        return Ok((out, true));
+    }
+    loop {
+        if out.len() >= max || start.elapsed() > budget {
+            return Ok((out, false));
+        }
+        if !map.solve(&[])? {
+            return Ok((out, true));
+        }
+        let model = map.model().unwrap_or_default();
+        let mut excluded = vec![false; n];
+        for l in model {
+            if l.index() < n {
+                excluded[l.index()] = l.is_positive();
+            }
+        }
+        let seed: Vec<usize> = (0..n).filter(|&i| !excluded[i]).collect();
+        a.clear();
+        a.extend_from_slice(hard);
+        a.extend(seed.iter().map(|&i| soft[i]));
+        if sat.solve(&a)? {
+            // Grow to a maximal satisfiable subset; block all its subsets.
+            let mut keep = seed.clone();
+            for i in 0..n {
+                if excluded[i] {
+                    a.clear();
+                    a.extend_from_slice(hard);
+                    a.extend(keep.iter().map(|&j| soft[j]));
+                    a.push(soft[i]);
+                    if sat.solve(&a)? {
+                        keep.push(i);
+                    }
+                }
+            }
+            let kept: HashSet<usize> = keep.into_iter().collect();
+            let block: Vec<Lit> = (0..n)
+                .filter(|i| !kept.contains(i))
+                .map(|i| !x(i))
+                .collect();
+            if block.is_empty() {
+                return Ok((out, true));
+            }
+            map.add_clause(&block);
+        } else {
+            let sub: Vec<Lit> = seed.iter().map(|&i| soft[i]).collect();
+            let Some(m) = mus(sat, hard, sub)? else {
+                return Err(SolveError::Solver("seed became satisfiable".into()));
+            };
+            let pos: HashMap<Lit, usize> = soft.iter().enumerate().map(|(i, &l)| (l, i)).collect();
+            let block: Vec<Lit> = m.iter().filter_map(|l| pos.get(l)).map(|&i| x(i)).collect();
+            out.push(m);
+            if block.is_empty() {
+                return Ok((out, true));
+            }
+            map.add_clause(&block);
+        }
+    }
+}
+
+/// The `Send` handle of a belief state: forwards every operation to the state's solver
+/// thread and waits at most [`Limits::timeout`]. Keeps its own copy of the active beliefs to
+/// rebuild the state after a timeout or a crash.
+pub struct BeliefState {
+    worker: Worker<State>,
+    mirror: Vec<BeliefSpec>,
+    limits: Limits,
+    rebuilds: u64,
+}
+
+impl BeliefState {
+    /// An empty state with default limits.
+    pub fn new() -> Result<Self, EngineError> {
+        Self::with_limits(Limits::default())
+    }
+
+    /// An empty state with the given limits.
+    pub fn with_limits(limits: Limits) -> Result<Self, EngineError> {
+        let worker = Worker::spawn(move |c| State::new(c, limits))
+            .map_err(|e| EngineError::Internal(format!("cannot start the solver thread: {e}")))?;
+        Ok(BeliefState {
+            worker,
+            mirror: Vec::new(),
+            limits,
+            rebuilds: 0,
+        })
+    }
+
+    /// The limits in force.
+    pub fn limits(&self) -> Limits {
+        self.limits
+    }
+
+    /// Changes the per-request timeout.
+    pub fn set_timeout(&mut self, timeout: Duration) {
+        self.limits.timeout = timeout;
+    }
+
+    /// How many times the state was rebuilt after a timeout or crash.
+    pub fn rebuilds(&self) -> u64 {
+        self.rebuilds
+    }
+
+    /// The active beliefs in commitment order.
+    pub fn beliefs(&self) -> &[BeliefSpec] {
+        &self.mirror
+    }
+
+    /// The active belief `id`.
+    pub fn belief(&self, id: &str) -> Option<&BeliefSpec> {
+        self.mirror.iter().find(|b| b.id == id)
+    }
+
+    fn rebuild(&mut self) {
+        self.rebuilds += 1;
+        let limits = self.limits;
+        let specs = self.mirror.clone();
+        // If the thread cannot be started, keep the cancelled worker: it answers Timeout
+        // until a later rebuild succeeds.
+        if let Ok(w) = Worker::spawn(move |c| {
+            let mut s = State::new(c, limits);
+            for spec in specs {
+                // Every one of these was accepted before; the hard part is known consistent.
+                let _ = s.add_inner(spec, false);
+            }
+            s
+        }) {
+            self.worker = w;
+        }
+    }
+
+    fn call<R: Send + 'static>(
+        &mut self,
+        f: impl FnOnce(&mut State) -> Result<R, EngineError> + Send + 'static,
+    ) -> Result<R, EngineError> {
+        let deadline = Instant::now() + self.limits.timeout;
+        match self.worker.run(deadline, f) {
+            Ok(Err(EngineError::Timeout)) | Err(Overrun::Timeout) => {
+                self.rebuild();
+                Err(EngineError::Timeout)
+            }
+            Ok(r) => r,
+            Err(Overrun::Crashed) => {
+                self.rebuild();
+                Err(EngineError::Crashed)
+            }
+        }
+    }
+
+    fn apply_added(&mut self, spec: BeliefSpec, added: Added) {
+        match added {
+            Added::Merged => {
+                if let Some(b) = self.mirror.iter_mut().find(|b| b.id == spec.id) {
+                    b.step = b.step.max(spec.step);
+                    b.confidence = b.confidence.max(spec.confidence);
+                }
+            }
+            Added::New => {
+                self.mirror.retain(|b| b.id != spec.id);
+                self.mirror.push(spec);
+            }
+        }
+    }
+
+    /// Adds a belief without gate or revision (see [`State::add`]).
+    pub fn add(&mut self, spec: BeliefSpec) -> Result<Added, EngineError> {
+        let s = spec.clone();
+        let added = self.call(move |st| st.add(s))?;
+        self.apply_added(spec, added);
+        Ok(added)
+    }
+
+    /// Retracts the active belief `id`; `false` if there is none.
+    pub fn retract(&mut self, id: &str) -> Result<bool, EngineError> {
+        let i = id.to_string();
+        let done = self.call(move |st| Ok(st.retract(&i)))?;
+        self.mirror.retain(|b| b.id != id);
+        Ok(done)
+    }
+
+    /// Is Σ consistent? If not, a minimal conflicting subset.
+    pub fn consistent(&mut self) -> Result<Consistency, EngineError> {
+        self.call(|st| st.consistent())
+    }
+
+    /// The gate Θ(Σ, Δ); `because` = the cited premise ids, if the claim cites any.
+    pub fn check(
+        &mut self,
+        delta: &Formula,
+        because: Option<&[String]>,
+    ) -> Result<Check, EngineError> {
+        let d = delta.clone();
+        let b = because.map(|b| b.to_vec());
+        self.call(move |st| st.check(&d, b.as_deref()))
+    }
+
+    /// Entailed / contradicted / unknown, with N(φ) when graded.
+    pub fn entails(&mut self, phi: &Formula) -> Result<Entailment, EngineError> {
+        let f = phi.clone();
+        self.call(move |st| st.entails(&f))
+    }
+
+    /// One minimal support set of φ.
+    pub fn why(&mut self, phi: &Formula) -> Result<Why, EngineError> {
+        let f = phi.clone();
+        self.call(move |st| st.why(&f))
+    }
+
+    /// All minimal support sets of φ (at most `max`, within `budget`).
+    pub fn supports(
+        &mut self,
+        phi: &Formula,
+        max: usize,
+        budget: Duration,
+    ) -> Result<Supports, EngineError> {
+        let f = phi.clone();
+        self.call(move |st| st.supports(&f, max, budget))
+    }
+
+    /// A validated countermodel of Σ ⊨ φ.
+    pub fn whynot(&mut self, phi: &Formula) -> Result<WhyNot, EngineError> {
+        let f = phi.clone();
+        self.call(move |st| st.whynot(&f))
+    }
+
+    /// The gate, then the update: a consistent belief is added; a contradicting one is
+    /// resolved by `policy` (see [`crate::logic::revise`]).
+    pub fn announce(&mut self, spec: BeliefSpec, policy: Policy) -> Result<Revision, EngineError> {
+        let s = spec.clone();
+        let rev = self.call(move |st| st.announce(s, policy))?;
+        self.mirror.retain(|b| !rev.retracted.contains(&b.id));
+        if let Some(added) = rev.added {
+            self.apply_added(spec, added);
+        }
+        Ok(rev)
+    }
+
+    /// Inc(Σ): the highest confidence level whose cut is inconsistent (0 if consistent).
+    pub fn inconsistency_degree(&mut self) -> Result<f64, EngineError> {
+        self.call(|st| st.inconsistency_degree())
+    }
+
+    /// N(φ): the highest level above Inc(Σ) whose cut entails φ (0 if none).
+    pub fn necessity(&mut self, phi: &Formula) -> Result<f64, EngineError> {
+        let f = phi.clone();
+        self.call(move |st| {
+            let t = st.encode(&f)?;
+            st.necessity_lit(t)
+        })
+    }
+
+    /// B≥k φ: the cut at k entails φ and k is above Inc(Σ).
+    pub fn believes_at_least(&mut self, phi: &Formula, k: f64) -> Result<bool, EngineError> {
+        let f = phi.clone();
+        self.call(move |st| {
+            let t = st.encode(&f)?;
+            st.believes_at_least_lit(t, k)
+        })
+    }
+
+    /// (main-solver solves, invalid cores detected and replaced) so far.
+    pub fn stats(&mut self) -> Result<(u64, u64), EngineError> {
+        self.call(|st| Ok(st.stats()))
+    }
+}

@@ -1,0 +1,61 @@
+//! A brute-force truth-table oracle for differential tests (not for production use: it is
+//! exponential in the number of atoms).
+//!
+//! It shares only [`crate::logic::cnf::eval`] with the engine, so a bug in the Tseitin
+//! encoding, the selectors, the model cache or the solver plumbing shows up as a disagreement.
+
+use std::collections::HashMap;
+
+use crate::logic::cnf::{atoms_of, eval};
+use crate::logic::formula::{Atom, Formula};
+
+/// More atoms than this and the oracle refuses (2^20 assignments).
+pub const MAX_ATOMS: usize = 20;
+
+/// The atoms of a set of formulas, each once.
+pub fn atoms(fs: &[&Formula]) -> Vec<Atom> {
+    let mut out = Vec::new();
+    for f in fs {
+        atoms_of(f, &mut out);
+    }
+    out
+}
+
+/// Calls `visit` with every assignment of `atoms` (as a lookup function) until it returns
+/// `true`; returns whether it did.
+pub fn any_assignment(
+    atoms: &[Atom],
+    mut visit: impl FnMut(&dyn Fn(&Atom) -> bool) -> bool,
+) -> bool {
+    assert!(atoms.len() <= MAX_ATOMS, "oracle: too many atoms");
+    let pos: HashMap<&Atom, usize> = atoms.iter().enumerate().map(|(i, a)| (a, i)).collect();
+    for mask in 0u64..(1u64 << atoms.len()) {
+        let value = |a: &Atom| pos.get(a).is_some_and(|&i| mask >> i & 1 == 1);
+        if visit(&value) {
+            return true;
+        }
+    }
+    false
+}
+
+/// Whether every formula holds under `value`. Panics on quantifiers.
+pub fn all_true(fs: &[&Formula], value: &dyn Fn(&Atom) -> bool) -> bool {
+    fs.iter()
+        .all(|f| eval(f, &mut |a| value(a)).expect("oracle: ground formulas only"))
+}
+
+/// Is the conjunction of `fs` satisfiable?
+pub fn satisfiable(fs: &[&Formula]) -> bool {
+    let atoms = atoms(fs);
+    any_assignment(&atoms, |v| all_true(fs, v))
+}
+
+/// Does the conjunction of `fs` entail `phi`?
+pub fn entails(fs: &[&Formula], phi: &Formula) -> bool {
+    let mut all: Vec<&Formula> = fs.to_vec();
+    all.push(phi);
+    let atoms = atoms(&all);
+    !any_assignment(&atoms, |v| {
+        all_true(fs, v) && !eval(phi, &mut |a| v(a)).expect("oracle: ground formulas only")
+    })
+}

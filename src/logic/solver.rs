@@ -1,0 +1,310 @@
+//! The varisat wrapper and the per-state solver thread.
+//!
+//! Two measured varisat hazards shape this module (see `shared/research/logic-engine.md` §1):
+//!
+//! 1. **Cores can be wrong.** After long incremental runs `failed_core()` occasionally returns
+//!    a set of assumptions that is *satisfiable*. [`Sat::validated_core`] therefore re-solves
+//!    under the core alone and falls back to the full assumption set when the core does not
+//!    hold up; callers never see an unvalidated core.
+//! 2. **A solve cannot be bounded, and `Solver` is not `Send`.** varisat has no conflict limit
+//!    and no interrupt, but it stops a solve as soon as writing its proof fails. Every solver
+//!    made here writes a (discarded) native-format proof (DRAT cannot express assumptions) into a [`CancelWriter`] that fails once
+//!    a shared flag is raised, so a runaway solve can be killed. A killed solver is never used
+//!    again: the owner rebuilds its state from its own log. The solver lives on a dedicated
+//!    thread ([`Worker`]) created together with it; callers talk to it over channels and wait
+//!    at most until their deadline.
+
+use std::io;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
+use std::thread;
+use std::time::Instant;
+
+use varisat::{ExtendFormula, Lit, ProofFormat, Solver};
+
+/// Why a solve produced no answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SolveError {
+    /// The owner raised the cancel flag (deadline passed); the solver is now unusable.
+    Cancelled,
+    /// varisat reported an internal error; the solver is unusable.
+    Solver(String),
+}
+
+impl std::fmt::Display for SolveError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SolveError::Cancelled => write!(f, "solve cancelled"),
+            SolveError::Solver(m) => write!(f, "SAT solver error: {m}"),
+        }
+    }
+}
+
+impl std::error::Error for SolveError {}
+
+/// A proof sink that discards everything and fails once `cancel` is raised, which makes
+/// varisat abandon the running solve.
+pub struct CancelWriter {
+    cancel: Arc<AtomicBool>,
+}
+
+impl io::Write for CancelWriter {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if self.cancel.load(Ordering::Relaxed) {
+            Err(io::Error::other("cancelled"))
+        } else {
+            Ok(buf.len())
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// One varisat solver with a cancel switch, validated cores and bookkeeping.
+pub struct Sat {
+    solver: Solver<'static>,
+    cancel: Arc<AtomicBool>,
+    broken: bool,
+    clauses: usize,
+    solves: u64,
+    invalid_cores: u64,
+}
+
+impl Sat {
+    /// A fresh solver that stops solving once `cancel` is raised.
+    pub fn new(cancel: Arc<AtomicBool>) -> Self {
+        let mut solver = Solver::new();
+        solver.write_proof(
+            CancelWriter {
+                cancel: cancel.clone(),
+            },
+            ProofFormat::Varisat,
+        );
+        Sat {
+            solver,
+            cancel,
+            broken: false,
+            clauses: 0,
+            solves: 0,
+            invalid_cores: 0,
+        }
+    }
+
+    /// Adds a hard clause.
+    pub fn add_clause(&mut self, clause: &[Lit]) {
+        self.clauses += 1;
+        self.solver.add_clause(clause);
+    }
+
+    /// Number of clauses added so far.
+    pub fn num_clauses(&self) -> usize {
+        self.clauses
+    }
+
+    /// Number of `solve` calls so far.
+    pub fn num_solves(&self) -> u64 {
+        self.solves
+    }
+
+    /// Number of invalid cores detected (and replaced) so far.
+    pub fn invalid_cores(&self) -> u64 {
+        self.invalid_cores
+    }
+
+    /// Solves under `assumptions`: `Ok(true)` = satisfiable.
+    pub fn solve(&mut self, assumptions: &[Lit]) -> Result<bool, SolveError> {
+        if self.broken || self.cancel.load(Ordering::Relaxed) {
+            self.broken = true;
+            return Err(SolveError::Cancelled);
+        }
+        self.solves += 1;
+        self.solver.assume(assumptions);
+        match self.solver.solve() {
+            Ok(sat) => Ok(sat),
+            Err(e) => {
+                self.broken = true;
+                if self.cancel.load(Ordering::Relaxed) {
+                    Err(SolveError::Cancelled)
+                } else {
+                    Err(SolveError::Solver(e.to_string()))
+                }
+            }
+        }
+    }
+
+    /// The model of the last satisfiable solve.
+    pub fn model(&self) -> Option<Vec<Lit>> {
+        self.solver.model()
+    }
+
+    /// Solves under `assumptions`; when unsatisfiable returns a core (a subset of the
+    /// assumptions that is itself unsatisfiable, checked by a re-solve). Returns `None` when
+    /// satisfiable. When varisat's core fails the check, the whole assumption set is returned
+    /// (it is unsatisfiable, just not refined).
+    pub fn validated_core(&mut self, assumptions: &[Lit]) -> Result<Option<Vec<Lit>>, SolveError> {
+        if self.solve(assumptions)? {
+            return Ok(None);
+        }
+        let core: Vec<Lit> = self.solver.failed_core().unwrap_or(&[]).to_vec();
+        if core.len() == assumptions.len() {
+            return Ok(Some(core));
+        }
+        if self.solve(&core)? {
+            self.invalid_cores += 1;
+            return Ok(Some(assumptions.to_vec()));
+        }
+        Ok(Some(core))
+    }
+
+    /// The unvalidated core of the last unsatisfiable solve. Only for callers that validate
+    /// the final result themselves (deletion-based MUS does).
+    pub fn raw_core(&self) -> Vec<Lit> {
+        self.solver.failed_core().unwrap_or(&[]).to_vec()
+    }
+}
+
+/// A job run on a worker thread against its state.
+type Job<S> = Box<dyn FnOnce(&mut S) + Send>;
+
+/// Why a request to a worker produced no answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Overrun {
+    /// The deadline passed; the worker was told to stop and must be replaced.
+    Timeout,
+    /// The worker thread is gone (it panicked); it must be replaced.
+    Crashed,
+}
+
+/// A thread owning one non-`Send` state `S` (built on that thread) and running jobs on it in
+/// order. The handle is `Send`; dropping it stops the thread.
+pub struct Worker<S> {
+    tx: Option<mpsc::Sender<Job<S>>>,
+    cancel: Arc<AtomicBool>,
+}
+
+impl<S: 'static> Worker<S> {
+    /// Spawns the thread and builds the state on it with `init`, which receives the cancel
+    /// flag to hand to every [`Sat`] it creates.
+    pub fn spawn(init: impl FnOnce(Arc<AtomicBool>) -> S + Send + 'static) -> io::Result<Self> {
+        let cancel = Arc::new(AtomicBool::new(false));
+        let (tx, rx) = mpsc::channel::<Job<S>>();
+        let flag = cancel.clone();
+        thread::Builder::new()
+            .name("doxascope-solver".into())
+            // Deeply nested formulas are evaluated recursively.
+            .stack_size(256 << 20)
+            .spawn(move || {
+                let mut state = init(flag);
+                while let Ok(job) = rx.recv() {
+                    job(&mut state);
+                }
+            })?;
+        Ok(Worker {
+            tx: Some(tx),
+            cancel,
+        })
+    }
+
+    /// Runs `f` on the worker and waits for its result until `deadline`. On
+    /// [`Overrun::Timeout`] the worker has been cancelled and must be replaced.
+    pub fn run<R: Send + 'static>(
+        &self,
+        deadline: Instant,
+        f: impl FnOnce(&mut S) -> R + Send + 'static,
+    ) -> Result<R, Overrun> {
+        let (rtx, rrx) = mpsc::sync_channel(1);
+        let job: Job<S> = Box::new(move |s| {
+            // The receiver may be gone after a timeout; nothing to do then.
+            let _ = rtx.send(f(s));
+        });
+        let Some(tx) = &self.tx else {
+            return Err(Overrun::Crashed);
+        };
+        if tx.send(job).is_err() {
+            return Err(Overrun::Crashed);
+        }
+        let wait = deadline.saturating_duration_since(Instant::now());
+        match rrx.recv_timeout(wait) {
+            Ok(r) => Ok(r),
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                self.cancel.store(true, Ordering::Relaxed);
+                Err(Overrun::Timeout)
+            }
+            Err(mpsc::RecvTimeoutError::Disconnected) => Err(Overrun::Crashed),
+        }
+    }
+
+    /// Sends `f` without waiting for it (used to replay a log into a fresh worker).
+    pub fn post(&self, f: impl FnOnce(&mut S) + Send + 'static) {
+        if let Some(tx) = &self.tx {
+            let _ = tx.send(Box::new(f));
+        }
+    }
+}
+
+impl<S> Drop for Worker<S> {
+    fn drop(&mut self) {
+        // Stop an in-flight solve and let the thread end; never join (that could block).
+        self.cancel.store(true, Ordering::Relaxed);
+        self.tx.take();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+    use varisat::Var;
+
+    fn lit(i: isize) -> Lit {
+        Lit::from_dimacs(i)
+    }
+
+    #[test]
+    fn cores_are_unsat_and_models_satisfy() {
+        let mut s = Sat::new(Arc::new(AtomicBool::new(false)));
+        // a -> b, b -> c, selectors 4,5,6 guard a, ¬c, d.
+        s.add_clause(&[lit(-1), lit(2)]);
+        s.add_clause(&[lit(-2), lit(3)]);
+        s.add_clause(&[lit(-4), lit(1)]);
+        s.add_clause(&[lit(-5), lit(-3)]);
+        s.add_clause(&[lit(-6), lit(7)]);
+        let core = s
+            .validated_core(&[lit(4), lit(5), lit(6)])
+            .unwrap()
+            .expect("unsat");
+        assert!(!s.solve(&core).unwrap());
+        assert!(!core.contains(&lit(6)));
+        assert!(s.validated_core(&[lit(4), lit(6)]).unwrap().is_none());
+        let m = s.model().unwrap();
+        assert!(m.contains(&lit(1)) && m.contains(&lit(3)));
+    }
+
+    #[test]
+    fn cancelled_solver_refuses_work() {
+        let flag = Arc::new(AtomicBool::new(false));
+        let mut s = Sat::new(flag.clone());
+        s.add_clause(&[Var::from_index(0).positive()]);
+        assert_eq!(s.solve(&[]), Ok(true));
+        flag.store(true, Ordering::Relaxed);
+        assert_eq!(s.solve(&[]), Err(SolveError::Cancelled));
+    }
+
+    #[test]
+    fn worker_runs_jobs_in_order_and_times_out() {
+        let w = Worker::spawn(|_| 0u64).unwrap();
+        let far = Instant::now() + Duration::from_secs(30);
+        w.post(|s| *s += 1);
+        assert_eq!(w.run(far, |s| *s + 1), Ok(2));
+        let r = w.run(Instant::now() + Duration::from_millis(20), |_| {
+            thread::sleep(Duration::from_millis(300));
+        });
+        assert_eq!(r, Err(Overrun::Timeout));
+        let w2 = Worker::spawn(|_| ()).unwrap();
+        let r = w2.run(far, |_: &mut ()| -> u8 { panic!("boom") });
+        assert_eq!(r, Err(Overrun::Crashed));
+    }
+}

@@ -1,0 +1,595 @@
+//! The command language shared by the TUI command line and `doxascope repl` (contract §4).
+//!
+//! One table ([`COMMANDS`]) names every command with its arguments and a one-line summary;
+//! `help`, Tab completion and the docs are generated from it, so they cannot drift from what
+//! the parser accepts.
+
+use std::fmt;
+
+use crate::logic::engine::Role;
+use crate::logic::revise::Policy;
+
+/// One entry of the command table.
+#[derive(Debug, Clone, Copy)]
+pub struct CommandSpec {
+    /// The command word.
+    pub name: &'static str,
+    /// The argument synopsis, e.g. `φ [@C] [as ROLE] [from SOURCE]`.
+    pub args: &'static str,
+    /// What the command does, one line.
+    pub summary: &'static str,
+    /// What the arguments complete to.
+    pub completes: Completes,
+}
+
+/// What Tab completes a command's argument to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Completes {
+    /// Nothing to complete.
+    Nothing,
+    /// Atoms of Σ (formula arguments).
+    Formula,
+    /// Belief ids or atoms.
+    BeliefId,
+    /// Policy names.
+    Policy,
+    /// Command names.
+    Command,
+}
+
+/// Every command, in the order `help` lists them.
+pub const COMMANDS: &[CommandSpec] = &[
+    CommandSpec {
+        name: "announce",
+        args: "φ [@C] [as ROLE] [from SOURCE]",
+        summary: "show Θ(Σ, φ), then apply Σ := Σ ∪ {φ}; a contradiction is resolved by the current policy",
+        completes: Completes::Formula,
+    },
+    CommandSpec {
+        name: "check",
+        args: "φ",
+        summary: "Θ(Σ, φ): contradiction, entailed or newinfo; nothing is applied",
+        completes: Completes::Formula,
+    },
+    CommandSpec {
+        name: "entails",
+        args: "φ",
+        summary: "entailed (Σ ⊨ φ), contradicted (Σ ⊨ ¬φ) or unknown, with the degree N(φ) when Σ is graded",
+        completes: Completes::Formula,
+    },
+    CommandSpec {
+        name: "why",
+        args: "φ",
+        summary: "minimal support sets: subsets of Σ that entail φ",
+        completes: Completes::Formula,
+    },
+    CommandSpec {
+        name: "whynot",
+        args: "φ",
+        summary: "a countermodel: an assignment satisfying Σ ∧ ¬φ, on the atoms that matter",
+        completes: Completes::Formula,
+    },
+    CommandSpec {
+        name: "consistent",
+        args: "",
+        summary: "yes, or a minimal conflicting subset of Σ",
+        completes: Completes::Nothing,
+    },
+    CommandSpec {
+        name: "retract",
+        args: "ID-or-φ",
+        summary: "retract a belief in the hand-issued layer (the trace is never modified)",
+        completes: Completes::BeliefId,
+    },
+    CommandSpec {
+        name: "undo",
+        args: "",
+        summary: "undo the last announce or retract of the hand-issued layer",
+        completes: Completes::Nothing,
+    },
+    CommandSpec {
+        name: "reset",
+        args: "",
+        summary: "drop the whole hand-issued layer",
+        completes: Completes::Nothing,
+    },
+    CommandSpec {
+        name: "policy",
+        args: "greedy|recency|confidence|reject|flag",
+        summary: "how contradictions are resolved (no argument: show the current policy)",
+        completes: Completes::Policy,
+    },
+    CommandSpec {
+        name: "at",
+        args: "STEP",
+        summary: "time travel: fork the hand-issued layer at this step of the trace",
+        completes: Completes::Nothing,
+    },
+    CommandSpec {
+        name: "diff",
+        args: "A B",
+        summary: "what Σ gained and lost between steps A and B of the trace",
+        completes: Completes::Nothing,
+    },
+    CommandSpec {
+        name: "sigma",
+        args: "",
+        summary: "list Σ: the trace's beliefs at the current step plus the hand-issued layer",
+        completes: Completes::Nothing,
+    },
+    CommandSpec {
+        name: "help",
+        args: "[CMD]",
+        summary: "list the commands, or explain one",
+        completes: Completes::Command,
+    },
+    CommandSpec {
+        name: "save",
+        args: "FILE",
+        summary: "write the hand-issued announcements and retractions as trace JSONL",
+        completes: Completes::Nothing,
+    },
+];
+
+/// Looks a command up by name.
+pub fn spec(name: &str) -> Option<&'static CommandSpec> {
+    COMMANDS.iter().find(|c| c.name == name)
+}
+
+/// A formula argument with the column (1-based, in characters) where it starts in the line,
+/// so that a parse error inside it can point at the right column of the whole line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FormulaArg {
+    /// The formula's source text.
+    pub text: String,
+    /// Column of its first character in the command line.
+    pub column: usize,
+}
+
+/// A parsed command line.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Command {
+    /// `announce φ [@C] [as ROLE] [from SOURCE]`
+    Announce {
+        /// The formula.
+        formula: FormulaArg,
+        /// `@C`, the confidence.
+        confidence: Option<f64>,
+        /// `as ROLE`.
+        role: Option<Role>,
+        /// `from SOURCE`.
+        source: Option<String>,
+    },
+    /// `check φ`
+    Check(FormulaArg),
+    /// `entails φ`
+    Entails(FormulaArg),
+    /// `why φ`
+    Why(FormulaArg),
+    /// `whynot φ`
+    WhyNot(FormulaArg),
+    /// `consistent`
+    Consistent,
+    /// `retract ID-or-φ`
+    Retract(FormulaArg),
+    /// `undo`
+    Undo,
+    /// `reset`
+    Reset,
+    /// `policy [P]`
+    Policy(Option<Policy>),
+    /// `at STEP`
+    At(u64),
+    /// `diff A B`
+    Diff(u64, u64),
+    /// `sigma`
+    Sigma,
+    /// `help [CMD]`
+    Help(Option<String>),
+    /// `save FILE`
+    Save(String),
+}
+
+impl Command {
+    /// The command word, as used in results (`"command": "entails"`).
+    pub fn name(&self) -> &'static str {
+        match self {
+            Command::Announce { .. } => "announce",
+            Command::Check(_) => "check",
+            Command::Entails(_) => "entails",
+            Command::Why(_) => "why",
+            Command::WhyNot(_) => "whynot",
+            Command::Consistent => "consistent",
+            Command::Retract(_) => "retract",
+            Command::Undo => "undo",
+            Command::Reset => "reset",
+            Command::Policy(_) => "policy",
+            Command::At(_) => "at",
+            Command::Diff(..) => "diff",
+            Command::Sigma => "sigma",
+            Command::Help(_) => "help",
+            Command::Save(_) => "save",
+        }
+    }
+}
+
+/// A command line that could not be parsed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CommandError {
+    /// The command word, when one was recognized (else empty).
+    pub command: String,
+    /// What is wrong and what was expected.
+    pub message: String,
+    /// 1-based column in the line, in characters.
+    pub column: usize,
+}
+
+impl fmt::Display for CommandError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "column {}: {}", self.column, self.message)
+    }
+}
+
+impl std::error::Error for CommandError {}
+
+/// Column (1-based, characters) of byte offset `at` in `line`.
+fn column_of(line: &str, at: usize) -> usize {
+    line[..at].chars().count() + 1
+}
+
+/// Parses one command line. Leading `:` (the TUI's command prefix) is accepted and ignored.
+pub fn parse(line: &str) -> Result<Command, CommandError> {
+    let start = line.len() - line.trim_start().len();
+    let mut start = start;
+    if line[start..].starts_with(':') {
+        start += 1;
+    }
+    let body = &line[start..];
+    let word_len = body.find(|c: char| c.is_whitespace()).unwrap_or(body.len());
+    let word = &body[..word_len];
+    let rest_at = start + word_len;
+    let rest = &line[rest_at..];
+    let arg_at = rest_at + (rest.len() - rest.trim_start().len());
+    let arg = line[arg_at..].trim_end();
+    let err = |command: &str, message: String, at: usize| CommandError {
+        command: command.to_string(),
+        message,
+        column: column_of(line, at),
+    };
+    let Some(found) = spec(word) else {
+        if word.is_empty() {
+            return Err(err("", "expected a command; try `help`".into(), start));
+        }
+        let hint = COMMANDS
+            .iter()
+            .filter(|c| c.name.starts_with(word) || edit_distance(c.name, word) <= 2)
+            .min_by_key(|c| edit_distance(c.name, word))
+            .map(|c| format!(" (did you mean `{}`?)", c.name))
+            .unwrap_or_default();
+        return Err(err(
+            "",
+            format!("unknown command `{word}`{hint}; try `help`"),
+            start,
+        ));
+    };
+    let name = found.name;
+    let formula_arg = || -> Result<FormulaArg, CommandError> {
+        if arg.is_empty() {
+            return Err(err(
+                name,
+                format!("expected a formula after `{name}`"),
+                arg_at,
+            ));
+        }
+        Ok(FormulaArg {
+            text: arg.to_string(),
+            column: column_of(line, arg_at),
+        })
+    };
+    let no_args = |c: Command| -> Result<Command, CommandError> {
+        if arg.is_empty() {
+            Ok(c)
+        } else {
+            Err(err(
+                name,
+                format!("`{name}` takes no arguments, found `{arg}`"),
+                arg_at,
+            ))
+        }
+    };
+    let step_at = |text: &str, at: usize| -> Result<u64, CommandError> {
+        text.parse::<u64>().map_err(|_| {
+            err(
+                name,
+                format!("expected a step number (0 or more), found `{text}`"),
+                at,
+            )
+        })
+    };
+    match name {
+        "announce" => parse_announce(line, arg_at, arg),
+        "check" => Ok(Command::Check(formula_arg()?)),
+        "entails" => Ok(Command::Entails(formula_arg()?)),
+        "why" => Ok(Command::Why(formula_arg()?)),
+        "whynot" => Ok(Command::WhyNot(formula_arg()?)),
+        "retract" => Ok(Command::Retract(formula_arg()?)),
+        "consistent" => no_args(Command::Consistent),
+        "undo" => no_args(Command::Undo),
+        "reset" => no_args(Command::Reset),
+        "sigma" => no_args(Command::Sigma),
+        "policy" => {
+            if arg.is_empty() {
+                return Ok(Command::Policy(None));
+            }
+            Policy::parse(arg).map(|p| Command::Policy(Some(p))).ok_or_else(|| {
+                err(
+                    name,
+                    format!(
+                        "expected one of greedy, recency, confidence, reject, flag; found `{arg}`"
+                    ),
+                    arg_at,
+                )
+            })
+        }
+        "at" => {
+            if arg.is_empty() {
+                return Err(err(name, "expected a step number".into(), arg_at));
+            }
+            Ok(Command::At(step_at(arg, arg_at)?))
+        }
+        "diff" => {
+            let mut parts = arg.split_whitespace();
+            let (Some(a), Some(b), None) = (parts.next(), parts.next(), parts.next()) else {
+                return Err(err(
+                    name,
+                    "expected two step numbers: diff A B".into(),
+                    arg_at,
+                ));
+            };
+            let b_at = arg_at + arg.rfind(b).unwrap_or(0);
+            Ok(Command::Diff(step_at(a, arg_at)?, step_at(b, b_at)?))
+        }
+        "help" => {
+            if arg.is_empty() {
+                Ok(Command::Help(None))
+            } else if spec(arg).is_some() {
+                Ok(Command::Help(Some(arg.to_string())))
+            } else {
+                Err(err(name, format!("no command named `{arg}`"), arg_at))
+            }
+        }
+        "save" => {
+            if arg.is_empty() {
+                Err(err(name, "expected a file name".into(), arg_at))
+            } else {
+                Ok(Command::Save(arg.to_string()))
+            }
+        }
+        _ => unreachable!("every table entry is matched above"),
+    }
+}
+
+/// Levenshtein distance, for "did you mean" on mistyped command words.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diag = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let up = row[j + 1];
+            row[j + 1] = (diag + usize::from(ca != *cb)).min(row[j] + 1).min(up + 1);
+            diag = up;
+        }
+    }
+    row[b.len()]
+}
+
+/// Parses `φ [@C] [as ROLE] [from SOURCE]`. The options are peeled off the end, in any order,
+/// so that the formula itself may contain spaces.
+fn parse_announce(line: &str, arg_at: usize, arg: &str) -> Result<Command, CommandError> {
+    let err = |message: String, at: usize| CommandError {
+        command: "announce".into(),
+        message,
+        column: column_of(line, at),
+    };
+    let mut formula = arg;
+    let mut confidence = None;
+    let mut role = None;
+    let mut source = None;
+    loop {
+        let trimmed = formula.trim_end();
+        let Some(split) = trimmed.rfind(char::is_whitespace) else {
+            break;
+        };
+        let last = &trimmed[split + 1..];
+        let before = trimmed[..split].trim_end();
+        let last_at = arg_at + split + 1;
+        if let Some(c) = last.strip_prefix('@') {
+            if confidence.is_some() {
+                return Err(err("`@C` given twice".into(), last_at));
+            }
+            let value: f64 = c.parse().map_err(|_| {
+                err(
+                    format!("expected a confidence after `@`, found `{c}`"),
+                    last_at,
+                )
+            })?;
+            if !(value > 0.0 && value <= 1.0) {
+                return Err(err(
+                    format!("confidence must be in (0, 1], found {c}"),
+                    last_at,
+                ));
+            }
+            confidence = Some(value);
+            formula = before;
+            continue;
+        }
+        let Some(kw_split) = before.rfind(char::is_whitespace) else {
+            break;
+        };
+        let kw = &before[kw_split + 1..];
+        match kw {
+            "as" if role.is_none() => {
+                role = Some(match last {
+                    "fact" => Role::Fact,
+                    "rule" => Role::Rule,
+                    "norm" => Role::Norm,
+                    "assumption" => Role::Assumption,
+                    _ => {
+                        return Err(err(
+                            format!(
+                                "expected a role (fact, rule, norm, assumption) after `as`, found `{last}`"
+                            ),
+                            last_at,
+                        ));
+                    }
+                });
+            }
+            "from" if source.is_none() => source = Some(last.to_string()),
+            _ => break,
+        }
+        formula = before[..kw_split].trim_end();
+    }
+    if formula.trim().is_empty() {
+        return Err(err("expected a formula after `announce`".into(), arg_at));
+    }
+    Ok(Command::Announce {
+        formula: FormulaArg {
+            text: formula.to_string(),
+            column: column_of(line, arg_at),
+        },
+        confidence,
+        role,
+        source,
+    })
+}
+
+/// Completes the word under the cursor (the end of `line`): command names first, then the
+/// candidates the command's argument takes (`atoms_and_ids` supplies Σ's atoms and belief ids).
+/// Returns the full candidate words that start with the partial word.
+pub fn complete(line: &str, atoms_and_ids: &[String]) -> Vec<String> {
+    let body = line.trim_start().trim_start_matches(':');
+    let Some(space) = body.find(char::is_whitespace) else {
+        return COMMANDS
+            .iter()
+            .filter(|c| c.name.starts_with(body))
+            .map(|c| c.name.to_string())
+            .collect();
+    };
+    let word = &body[..space];
+    let partial = body
+        .rsplit(|c: char| c.is_whitespace() || "()&|!~,".contains(c))
+        .next()
+        .unwrap_or("");
+    let Some(found) = spec(word) else {
+        return Vec::new();
+    };
+    let pool: Vec<String> = match found.completes {
+        Completes::Nothing => Vec::new(),
+        Completes::Policy => ["greedy", "recency", "confidence", "reject", "flag"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect(),
+        Completes::Command => COMMANDS.iter().map(|c| c.name.to_string()).collect(),
+        Completes::Formula | Completes::BeliefId => atoms_and_ids.to_vec(),
+    };
+    let mut out: Vec<String> = pool
+        .into_iter()
+        .filter(|c| c.starts_with(partial))
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn announce_options_in_any_order() {
+        let c = parse("announce p & q @0.8 as assumption from user").unwrap();
+        assert_eq!(
+            c,
+            Command::Announce {
+                formula: FormulaArg {
+                    text: "p & q".into(),
+                    column: 10
+                },
+                confidence: Some(0.8),
+                role: Some(Role::Assumption),
+                source: Some("user".into()),
+            }
+        );
+        let c = parse("announce ∀x. Parent(x, bob) -> Older(x, bob) from kb as rule").unwrap();
+        let Command::Announce {
+            formula,
+            role,
+            source,
+            confidence,
+        } = c
+        else {
+            panic!("not an announce")
+        };
+        assert_eq!(formula.text, "∀x. Parent(x, bob) -> Older(x, bob)");
+        assert_eq!(role, Some(Role::Rule));
+        assert_eq!(source.as_deref(), Some("kb"));
+        assert_eq!(confidence, None);
+    }
+
+    #[test]
+    fn errors_point_at_the_column() {
+        let e = parse("announce p @1.5").unwrap_err();
+        assert_eq!(e.column, 12);
+        assert!(e.message.contains("(0, 1]"));
+        let e = parse("annouce p").unwrap_err();
+        assert!(e.message.contains("did you mean `announce`"), "{e}");
+        assert_eq!(e.column, 1);
+        let e = parse("  at x").unwrap_err();
+        assert_eq!(e.column, 6);
+        let e = parse("why").unwrap_err();
+        assert_eq!(e.command, "why");
+        assert!(e.message.contains("expected a formula"));
+        let e = parse("consistent now").unwrap_err();
+        assert!(e.message.contains("takes no arguments"));
+        let e = parse("announce p as boss").unwrap_err();
+        assert!(e.message.contains("expected a role"));
+        assert!(parse("").is_err());
+    }
+
+    #[test]
+    fn every_table_command_parses() {
+        for c in COMMANDS {
+            let line = match c.name {
+                "at" => "at 3".to_string(),
+                "diff" => "diff 1 2".to_string(),
+                "save" => "save out.jsonl".to_string(),
+                "policy" => "policy flag".to_string(),
+                "help" => "help why".to_string(),
+                n if c.args.is_empty() => n.to_string(),
+                n => format!("{n} p"),
+            };
+            let cmd = parse(&line).unwrap_or_else(|e| panic!("{line}: {e}"));
+            assert_eq!(cmd.name(), c.name);
+        }
+        assert_eq!(parse(":diff 2 10").unwrap(), Command::Diff(2, 10));
+    }
+
+    #[test]
+    fn completion() {
+        assert_eq!(complete("wh", &[]), vec!["why", "whynot"]);
+        let pool = vec![
+            "rain".to_string(),
+            "road_wet".to_string(),
+            "sun".to_string(),
+        ];
+        assert_eq!(complete("why r", &pool), vec!["rain", "road_wet"]);
+        assert_eq!(
+            complete("entails sun & (r", &pool),
+            vec!["rain", "road_wet"]
+        );
+        assert_eq!(complete("policy re", &pool), vec!["recency", "reject"]);
+        assert!(complete("consistent ", &pool).is_empty());
+    }
+}
