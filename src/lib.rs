@@ -16,3 +16,4 @@ pub mod logic;
 pub mod repl;
 pub mod sanitize;
 pub mod trace;
+pub mod tui;

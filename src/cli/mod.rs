@@ -8,6 +8,7 @@
 //! through [`crate::sanitize`] first, so a hostile trace cannot drive the terminal.
 
 mod validate;
+mod view;
 
 use clap::{Parser, Subcommand};
 
@@ -34,11 +35,20 @@ enum Command {
     /// Exit 0 when there are no errors (warnings allowed), 1 if any line has an error, 2 if a
     /// file cannot be read.
     Validate(validate::Args),
+    /// The TUI over trace files (the default: `doxascope FILE...`).
+    View(view::Args),
 }
 
 /// Runs the command line and returns the process exit code.
 pub fn main() -> i32 {
-    let cli = match Cli::try_parse() {
+    let subcommands: Vec<String> = <Cli as clap::CommandFactory>::command()
+        .get_subcommands()
+        .map(|c| c.get_name().to_string())
+        .chain(["help".to_string()])
+        .collect();
+    let names: Vec<&str> = subcommands.iter().map(String::as_str).collect();
+    let args = view::with_default_view(std::env::args_os().collect(), &names);
+    let cli = match Cli::try_parse_from(args) {
         Ok(cli) => cli,
         Err(e) => {
             let code = if e.use_stderr() { EXIT_USAGE } else { EXIT_OK };
@@ -48,5 +58,6 @@ pub fn main() -> i32 {
     };
     match cli.command {
         Command::Validate(args) => validate::run(&args),
+        Command::View(args) => view::run(args),
     }
 }
