@@ -276,7 +276,7 @@ mod tests {
         // 3 layers of 3 rows plus 2 connector rows.
         assert_eq!(s.len(), 11, "{s:#?}");
         assert!(s[1].contains("✓ a"));
-        assert!(s[4].contains("▶ b") && s[4].contains("· c"), "{s:#?}");
+        assert!(s[5].contains("▶ b") && s[5].contains("· c"), "{s:#?}");
         // The connector from a fans out to b and c; the one into d merges them.
         assert_eq!(s[3], "   ├────────┐");
         assert_eq!(s[7], "   ├────────┘");
