@@ -241,6 +241,7 @@ fn sigma(f: &mut Frame, app: &mut App, area: Rect) {
     app.selected[0] = sel;
     let (start, end) = visible(sel, rows.len(), h);
     let th = app.theme.clone();
+    let wide = inner.width >= 90;
     let mut out = Vec::new();
     for (k, &i) in rows[start..end].iter().enumerate() {
         let Some(s) = app.store.sessions.get(app.session) else {
@@ -311,51 +312,71 @@ fn sigma(f: &mut Frame, app: &mut App, area: Rect) {
         } else {
             th.ok
         };
-        let mut row = Row::new(vec![
-            Cell::from(Line::from(spans(
-                &rec.id,
-                if supported { th.support } else { th.accent },
-                th.marker,
-            ))),
-            Cell::from(formula_line),
-            Cell::from(Span::styled(role, th.dim)),
-            Cell::from(Line::from(spans(&source, th.dim, th.marker))),
-            Cell::from(Line::from(vec![
-                Span::styled(bar(conf, 5), th.bar),
-                Span::styled(format!(" {conf:.2}"), th.dim),
-            ])),
-            Cell::from(Span::styled(status, status_style)),
-            Cell::from(Span::styled(format!("{}", rec.announced), th.dim)),
-        ]);
+        let id_cell = Cell::from(Line::from(spans(
+            &rec.id,
+            if supported { th.support } else { th.accent },
+            th.marker,
+        )));
+        let status_cell = Cell::from(Span::styled(status, status_style));
+        let mut row = if wide {
+            Row::new(vec![
+                id_cell,
+                Cell::from(formula_line),
+                Cell::from(Span::styled(role, th.dim)),
+                Cell::from(Line::from(spans(&source, th.dim, th.marker))),
+                Cell::from(Line::from(vec![
+                    Span::styled(bar(conf, 5), th.bar),
+                    Span::styled(format!(" {conf:.2}"), th.dim),
+                ])),
+                status_cell,
+                Cell::from(Span::styled(format!("{}", rec.announced), th.dim)),
+            ])
+        } else {
+            Row::new(vec![id_cell, Cell::from(formula_line), status_cell])
+        };
         if start + k == sel && app.focus == Pane::Sigma {
             row = row.style(th.selection);
         }
         out.push(row);
     }
-    let table = Table::new(
-        out,
-        [
-            Constraint::Length(12),
-            Constraint::Fill(1),
-            Constraint::Length(10),
-            Constraint::Length(12),
-            Constraint::Length(10),
-            Constraint::Length(12),
-            Constraint::Length(5),
-        ],
-    )
-    .header(
-        Row::new([
-            "id",
-            "formula",
-            "role",
-            "source",
-            "confidence",
-            "status",
-            "step",
-        ])
-        .style(th.dim.add_modifier(Modifier::BOLD)),
-    );
+    // Narrow panes keep what identifies a belief and its status; role, source, confidence
+    // and step are in the detail pane.
+    let table = if wide {
+        Table::new(
+            out,
+            [
+                Constraint::Length(12),
+                Constraint::Fill(1),
+                Constraint::Length(10),
+                Constraint::Length(12),
+                Constraint::Length(10),
+                Constraint::Length(12),
+                Constraint::Length(5),
+            ],
+        )
+        .header(
+            Row::new([
+                "id",
+                "formula",
+                "role",
+                "source",
+                "confidence",
+                "status",
+                "step",
+            ])
+            .style(th.dim.add_modifier(Modifier::BOLD)),
+        )
+    } else {
+        Table::new(
+            out,
+            [
+                Constraint::Length(10),
+                Constraint::Fill(1),
+                Constraint::Length(12),
+            ],
+        )
+        .header(Row::new(["id", "formula", "status"]).style(th.dim.add_modifier(Modifier::BOLD)))
+    };
     f.render_widget(table, inner);
 }
 
@@ -1038,4 +1059,29 @@ fn help(f: &mut Frame, th: &Theme, area: Rect) {
         .border_style(th.border_focus)
         .title(Span::styled(" help (any key closes) ", th.title));
     f.render_widget(Paragraph::new(lines).block(b), r);
+}
+
+/// Draws the app into an off-screen buffer of `w` × `h` cells and returns the text, one line
+/// per row (render tests, text captures for the docs).
+pub fn render_text(app: &mut App, w: u16, h: u16) -> String {
+    use ratatui::Terminal;
+    use ratatui::backend::TestBackend;
+    let Ok(mut term) = Terminal::new(TestBackend::new(w, h));
+    if term.draw(|f| draw(f, app)).is_err() {
+        return String::new();
+    }
+    buffer_text(term.backend().buffer())
+}
+
+/// The text of a buffer, one line per row, trailing spaces kept.
+pub fn buffer_text(buf: &ratatui::buffer::Buffer) -> String {
+    let w = usize::from(buf.area.width).max(1);
+    let mut out = String::new();
+    for row in buf.content.chunks(w) {
+        for c in row {
+            out.push_str(c.symbol());
+        }
+        out.push('\n');
+    }
+    out
 }
