@@ -284,6 +284,8 @@ pub struct App {
     pub selected: [usize; 7],
     /// Belief ids highlighted as a minimal support (`w`).
     pub support: HashSet<String>,
+    /// The belief `w` asked about.
+    why_target: Option<String>,
     /// The conflict-set overlay (Enter on a revision): title and lines.
     pub popup: Option<(String, Vec<String>)>,
     /// A one-line status message.
@@ -329,6 +331,7 @@ impl App {
             filter: SigmaFilter::default(),
             selected: [0; 7],
             support: HashSet::new(),
+            why_target: None,
             popup: None,
             status: String::new(),
             loading: None,
@@ -901,6 +904,7 @@ impl App {
             return Vec::new();
         };
         let line = format!("why {}", a.formula);
+        self.why_target = self.store.event(pos).and_then(|e| e.id.clone());
         self.working = Some(line.clone());
         vec![Effect::Run {
             line,
@@ -936,17 +940,21 @@ impl App {
             ));
             return Vec::new();
         };
-        // The trigger may be an id: resolve it to its formula.
-        let formula = s
+        // The trigger may be an id: resolve it to its formula, and ask about Σ just before
+        // the trigger entered it (once it is in, Σ is inconsistent and entails everything).
+        let found = s
             .beliefs
             .iter()
             .rev()
-            .find(|b| b.id == trigger)
+            .find(|b| b.id == trigger && b.announced <= step)
             .and_then(|b| match self.store.event(b.pos).map(|e| &e.body) {
-                Some(Body::Announce(a)) => Some(a.formula.clone()),
+                Some(Body::Announce(a)) => Some((a.formula.clone(), b.announced)),
                 _ => None,
-            })
-            .unwrap_or(trigger);
+            });
+        let (formula, step) = match found {
+            Some((f, announced)) => (f, announced),
+            None => (trigger, step),
+        };
         self.working = Some(format!("conflict set of {formula}"));
         vec![Effect::Run {
             line: format!("announce {formula}"),
@@ -994,11 +1002,16 @@ impl App {
             }
             Purpose::Why => match reply.result {
                 Ok(Reply::Why { supports, .. }) => {
-                    self.support = supports
-                        .first()
+                    // A belief trivially supports itself; show how else Σ derives it.
+                    let target = self.why_target.take();
+                    let shown = supports
+                        .iter()
+                        .find(|s| !(s.len() == 1 && Some(&s[0].id) == target.as_ref()))
+                        .or(supports.first());
+                    self.support = shown
                         .map(|s| s.iter().map(|m| m.id.clone()).collect())
                         .unwrap_or_default();
-                    self.status = match supports.first() {
+                    self.status = match shown {
                         Some(s) => format!(
                             "why: minimal support of {} belief(s) highlighted ({} support set(s))",
                             s.len(),
