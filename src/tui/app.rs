@@ -6,7 +6,9 @@
 //! (runs a command on the REPL worker, suspends, quits). Nothing here blocks or draws, so the
 //! whole interaction is testable by feeding key events to an `App`.
 
+use std::cell::RefCell;
 use std::collections::HashSet;
+use std::rc::Rc;
 
 use ratatui::crossterm::event::{
     KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseButton, MouseEvent, MouseEventKind,
@@ -304,7 +306,11 @@ pub struct App {
     pub hl: highlight::Cache,
     /// Density strip cache: (session, events, width) and the bins.
     pub density: ((usize, u32, u16), Vec<u8>),
+    /// Σ rows of the last (version, session, step, filter).
+    sigma_cache: SigmaCache,
 }
+
+type SigmaCache = RefCell<Option<((u64, usize, u32, SigmaFilter), Rc<Vec<SigmaRow>>)>>;
 
 impl App {
     /// A view over `store` with the given palette, following the newest step.
@@ -341,6 +347,7 @@ impl App {
             page: 10,
             hl: highlight::Cache::default(),
             density: ((usize::MAX, 0, 0), Vec::new()),
+            sigma_cache: RefCell::new(None),
         };
         app.on_data();
         app
@@ -387,8 +394,26 @@ impl App {
         self.dirty = true;
     }
 
-    /// Σ rows at the selected step after the filter (indices into the session's beliefs).
-    pub fn sigma_rows(&self) -> Vec<SigmaRow> {
+    /// Σ rows at the selected step after the filter (indices into the session's beliefs),
+    /// computed once per (data version, session, step, filter).
+    pub fn sigma_rows(&self) -> Rc<Vec<SigmaRow>> {
+        let key = (
+            self.store.version,
+            self.session,
+            self.step(),
+            self.filter.clone(),
+        );
+        if let Some((k, rows)) = &*self.sigma_cache.borrow()
+            && *k == key
+        {
+            return rows.clone();
+        }
+        let rows = Rc::new(self.compute_sigma_rows());
+        *self.sigma_cache.borrow_mut() = Some((key, rows.clone()));
+        rows
+    }
+
+    fn compute_sigma_rows(&self) -> Vec<SigmaRow> {
         let Some(s) = self.sess() else {
             return Vec::new();
         };
@@ -471,9 +496,7 @@ impl App {
 
     /// Errors and findings counted for the header.
     pub fn problem_count(&self) -> usize {
-        self.sess().map_or(0, |s| {
-            s.flags.iter().filter(|(_, f)| f.is_problem()).count()
-        })
+        self.sess().map_or(0, |s| s.problems)
     }
 
     /// Handles a terminal key; returns what the loop must do.

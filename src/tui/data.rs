@@ -47,6 +47,8 @@ pub struct BeliefRec {
     pub retracted: Option<(u32, u32)>,
     /// Whether the formula parses.
     pub formula_ok: bool,
+    /// The normalized formula, when the record is also reachable by it.
+    key2: Option<String>,
 }
 
 impl BeliefRec {
@@ -112,6 +114,8 @@ pub struct SessionData {
     pub flags: Vec<(u32, Flag)>,
     /// Contradictions (gate verdicts) and revisions per event index, for the density strip.
     pub marks: Vec<u8>,
+    /// How many flags are errors or findings.
+    pub problems: usize,
 }
 
 /// Density-strip mark: a contradiction reported by the gate.
@@ -214,6 +218,7 @@ impl SessionData {
         if let Some(f) = flag {
             if f.is_problem() {
                 mark |= MARK_PROBLEM;
+                self.problems += 1;
             }
             self.flags.push((idx, f));
         }
@@ -234,9 +239,12 @@ impl SessionData {
             return;
         };
         rec.retracted = Some((step, pos));
-        let id = rec.id.clone();
-        self.active.retain(|_, v| *v != i);
-        self.active.remove(&id);
+        // Only the keys this record was stored under, and only if they still point at it.
+        for k in [Some(&rec.id), rec.key2.as_ref()].into_iter().flatten() {
+            if self.active.get(k) == Some(&i) {
+                self.active.remove(k);
+            }
+        }
     }
 
     /// Records an announcement; returns whether its formula parsed.
@@ -253,17 +261,19 @@ impl SessionData {
             self.end(old, step, pos);
         }
         let i = self.beliefs.len() as u32;
+        let key2 = norm.filter(|n| *n != id && !self.active.contains_key(n));
+        if let Some(n) = &key2 {
+            self.active.insert(n.clone(), i);
+        }
+        self.active.insert(id.clone(), i);
         self.beliefs.push(BeliefRec {
-            id: id.clone(),
+            id,
             pos,
             announced: step,
             retracted: None,
             formula_ok: parsed.is_some(),
+            key2,
         });
-        self.active.insert(id, i);
-        if let Some(n) = norm {
-            self.active.entry(n).or_insert(i);
-        }
         parsed.is_some()
     }
 }
@@ -278,6 +288,8 @@ pub struct Store {
     by_name: HashMap<Arc<str>, usize>,
     /// Bumped whenever anything is added, so views can cache by it.
     pub version: u64,
+    /// Reader problems of severity error, counted as they arrive.
+    errors: usize,
 }
 
 impl Store {
@@ -300,7 +312,12 @@ impl Store {
     /// Adds a batch of reader output.
     pub fn extend(&mut self, items: impl IntoIterator<Item = Item>) {
         let start = self.log.events.len();
+        let pstart = self.log.problems.len();
         self.log.extend(items);
+        self.errors += self.log.problems[pstart..]
+            .iter()
+            .filter(|p| p.severity == Severity::Error)
+            .count();
         for pos in start..self.log.events.len() {
             let ev = &self.log.events[pos];
             let slot = match self.by_name.get(&ev.session) {
@@ -323,7 +340,7 @@ impl Store {
 
     /// Reader problems of severity error (lines that are not events).
     pub fn parse_errors(&self) -> usize {
-        self.log.count(Severity::Error)
+        self.errors
     }
 
     /// Σ's history of a session as owned rows (cheap clones): the REPL worker parses the

@@ -383,17 +383,22 @@ fn sigma(f: &mut Frame, app: &mut App, area: Rect) {
 /// The plan of the latest `plan` event at step `t`, with step statuses at `t`.
 pub fn plan_at(store: &super::data::Store, s: &SessionData, t: u32) -> Option<(String, Vec<Node>)> {
     let evs = SessionData::upto(&s.plan_events, t);
-    let (plan_id, plan) = evs.iter().rev().find_map(|&(_, p)| match store.event(p) {
+    // Only the latest plan and the step reports after it: the cost does not grow with the
+    // run's history.
+    let k = evs
+        .iter()
+        .rposition(|&(_, p)| matches!(store.event(p).map(|e| &e.body), Some(Body::Plan(_))))?;
+    let (plan_id, plan) = match store.event(evs[k].1) {
         Some(
             ev @ Event {
                 body: Body::Plan(pl),
                 ..
             },
-        ) => Some((ev.id.clone().unwrap_or_default(), pl)),
-        _ => None,
-    })?;
+        ) => (ev.id.clone().unwrap_or_default(), pl),
+        _ => return None,
+    };
     let mut status = std::collections::HashMap::new();
-    for &(_, p) in evs {
+    for &(_, p) in &evs[k + 1..] {
         if let Some(Event {
             body: Body::Step(st),
             ..
@@ -566,17 +571,24 @@ fn verify(f: &mut Frame, app: &mut App, area: Rect) {
         f.render_widget(block(app, Pane::Verify, String::new()), area);
         return;
     };
-    let rows = app.rows_upto(&s.verifies).to_vec();
-    let b = block(app, Pane::Verify, format!("{} ", rows.len()));
+    let total = app.rows_upto(&s.verifies).len();
+    let b = block(app, Pane::Verify, format!("{total} "));
     let inner = b.inner(area);
     f.render_widget(b, area);
     let h = usize::from(inner.height.saturating_sub(1));
-    let sel = app.selected[2].min(rows.len().saturating_sub(1));
+    let sel = app.selected[2].min(total.saturating_sub(1));
     app.selected[2] = sel;
-    let (start, end) = visible(sel, rows.len(), h);
+    let (start, end) = visible(sel, total, h);
+    // Newest first; only the visible rows are copied out.
+    let rows: Vec<(u32, u32)> = match app.sess() {
+        Some(s) => {
+            let all = app.rows_upto(&s.verifies);
+            (start..end).map(|k| all[total - 1 - k]).collect()
+        }
+        None => Vec::new(),
+    };
     let mut out = Vec::new();
-    for k in start..end {
-        let (step, pos) = rows[rows.len() - 1 - k];
+    for (k, &(step, pos)) in (start..end).zip(&rows) {
         let Some(Event {
             body: Body::Verify(v),
             ..
@@ -641,17 +653,24 @@ fn retract(f: &mut Frame, app: &mut App, area: Rect) {
         f.render_widget(block(app, Pane::Retract, String::new()), area);
         return;
     };
-    let rows = app.rows_upto(&s.revisions).to_vec();
-    let b = block(app, Pane::Retract, format!("{} ", rows.len()));
+    let total = app.rows_upto(&s.revisions).len();
+    let b = block(app, Pane::Retract, format!("{total} "));
     let inner = b.inner(area);
     f.render_widget(b, area);
     let h = usize::from(inner.height);
-    let sel = app.selected[3].min(rows.len().saturating_sub(1));
+    let sel = app.selected[3].min(total.saturating_sub(1));
     app.selected[3] = sel;
-    let (start, end) = visible(sel, rows.len(), h);
+    let (start, end) = visible(sel, total, h);
+    // Newest first; only the visible rows are copied out.
+    let rows: Vec<(u32, u32)> = match app.sess() {
+        Some(s) => {
+            let all = app.rows_upto(&s.revisions);
+            (start..end).map(|k| all[total - 1 - k]).collect()
+        }
+        None => Vec::new(),
+    };
     let mut lines = Vec::new();
-    for k in start..end {
-        let (step, pos) = rows[rows.len() - 1 - k];
+    for (k, &(step, pos)) in (start..end).zip(&rows) {
         let Some(ev) = app.store.event(pos) else {
             continue;
         };
