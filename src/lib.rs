@@ -13,6 +13,7 @@
 
 pub mod cli;
 pub mod logic;
+pub mod model;
 pub mod repl;
 pub mod sanitize;
 pub mod trace;

@@ -1256,7 +1256,9 @@ fn sample_formulas() -> Vec<(String, String)> {
         .map(|e| e.expect("dir entry").path())
         .collect();
     files.sort();
-    for path in files {
+    // broken.jsonl is malformed on purpose (invalid UTF-8 among other things): the reader's
+    // tests cover it.
+    for path in files.into_iter().filter(|p| !p.ends_with("broken.jsonl")) {
         let text = std::fs::read_to_string(&path).expect("readable sample");
         for (n, line) in text.lines().enumerate() {
             let Ok(v) = serde_json::from_str::<serde_json::Value>(line) else {

@@ -306,8 +306,8 @@ fn filter_narrows_sigma() {
     let mut app = sample("greedysat-stress.jsonl");
     let mut r = None;
     press(&mut app, &mut r, "Frole:rule<enter>");
-    // r1, r2, r3, r5 (r4 is a world fact).
-    assert_eq!(app.sigma_rows().len(), 4);
+    // The world's r1..r5.
+    assert_eq!(app.sigma_rows().len(), 5);
     press(&mut app, &mut r, "Fstatus:retracted<enter>");
     assert_eq!(app.sigma_rows().len(), 2);
     press(&mut app, &mut r, "Fsource:llm !F<enter>");

@@ -7,6 +7,8 @@
 //! Everything printed that came from a trace (file names, messages quoting the input) goes
 //! through [`crate::sanitize`] first, so a hostile trace cannot drive the terminal.
 
+mod export;
+mod repl;
 mod validate;
 mod view;
 
@@ -35,6 +37,14 @@ enum Command {
     /// Exit 0 when there are no errors (warnings allowed), 1 if any line has an error, 2 if a
     /// file cannot be read.
     Validate(validate::Args),
+    /// Print Σ (the active beliefs) at a step as DIMACS, SMT-LIB, a prompt list or JSON.
+    Export(export::Args),
+    /// The REPL without the TUI: commands on stdin, one result per command on stdout.
+    ///
+    /// Commands (contract §4): announce, check, entails, why, whynot, consistent, retract,
+    /// undo, reset, policy, at, diff, sigma, help, save. With --json, exactly one JSON object
+    /// per input line.
+    Repl(repl::Args),
     /// The TUI over trace files (the default: `doxascope FILE...`).
     View(view::Args),
 }
@@ -58,6 +68,8 @@ pub fn main() -> i32 {
     };
     match cli.command {
         Command::Validate(args) => validate::run(&args),
+        Command::Export(args) => export::run(&args),
+        Command::Repl(args) => repl::run(&args),
         Command::View(args) => view::run(args),
     }
 }

@@ -26,6 +26,14 @@ pub(crate) struct Args {
     max_line_bytes: usize,
 }
 
+/// Why checking one stream stopped early.
+enum Failure {
+    /// The input could not be read (the file is unusable).
+    Read(io::Error),
+    /// The report could not be written.
+    Write(io::Error),
+}
+
 #[derive(Default)]
 struct Totals {
     events: u64,
@@ -64,15 +72,21 @@ pub(crate) fn run(args: &Args) -> i32 {
                     &mut out,
                     &mut totals,
                 ),
-                Err(e) => Err(e),
+                Err(e) => Err(Failure::Read(e)),
             }
         };
         match result {
             Ok(()) => totals.files += 1,
-            Err(e) => {
+            Err(Failure::Read(e)) => {
                 let _ = out.flush();
                 eprintln!("{shown}: cannot read: {}", sanitize(&e.to_string()));
                 totals.unreadable += 1;
+            }
+            // The reader of our output went away (`validate ... | head`): nothing left to do.
+            Err(Failure::Write(e)) if e.kind() == io::ErrorKind::BrokenPipe => return EXIT_USAGE,
+            Err(Failure::Write(e)) => {
+                eprintln!("doxascope: cannot write the report: {e}");
+                return EXIT_USAGE;
             }
         }
     }
@@ -116,7 +130,7 @@ fn check(
     cfg: ReaderConfig,
     out: &mut impl Write,
     totals: &mut Totals,
-) -> io::Result<()> {
+) -> Result<(), Failure> {
     let mut reader = Reader::new(name, cfg);
     let mut buf = vec![0u8; 1 << 20];
     let mut items = Vec::new();
@@ -125,7 +139,7 @@ fn check(
         let n = match input.read(&mut buf) {
             Ok(n) => n,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
+            Err(e) => return Err(Failure::Read(e)),
         };
         if n == 0 {
             reader.finish(&mut items);
@@ -148,7 +162,8 @@ fn check(
                         p.column,
                         p.severity,
                         sanitize(&p.message)
-                    )?;
+                    )
+                    .map_err(Failure::Write)?;
                 }
             }
         }

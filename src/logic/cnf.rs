@@ -408,7 +408,7 @@ mod tests {
             deep = Formula::Not(Box::new(Formula::And(vec![deep, p("y")])));
         }
         enc.encode(&deep, &mut cls).unwrap();
-        // `Formula`'s iterative Drop tears the deep tree down without recursion.
+        // Formula's own Drop is iterative, so the deep tree goes away safely.
         drop(deep);
     }
 }

@@ -49,7 +49,7 @@
 //! assert_eq!(why.support, vec!["r1".to_string(), "f1".to_string()]);
 //! ```
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
@@ -58,6 +58,7 @@ use varisat::Lit;
 
 use crate::logic::cnf::{self, CnfError, Tseitin};
 use crate::logic::formula::{Atom, Formula};
+use crate::logic::ground::{self, GroundError};
 use crate::logic::revise::{Policy, Revision};
 use crate::logic::solver::{Overrun, Sat, SolveError, Worker};
 
@@ -137,6 +138,8 @@ pub struct Limits {
     pub max_clauses: usize,
     /// How long a caller waits for any one request.
     pub timeout: Duration,
+    /// Maximum quantifier instances when grounding one formula.
+    pub ground_cap: u64,
 }
 
 impl Default for Limits {
@@ -145,6 +148,7 @@ impl Default for Limits {
             max_vars: 4_000_000,
             max_clauses: 16_000_000,
             timeout: Duration::from_secs(10),
+            ground_cap: ground::DEFAULT_INSTANCE_CAP,
         }
     }
 }
@@ -166,8 +170,10 @@ pub enum EngineError {
         /// The cap.
         cap: usize,
     },
-    /// The formula has quantifiers; it must be ground.
+    /// The formula has quantifiers where a ground formula was required.
     Quantified,
+    /// Grounding the formula over the active domain was refused.
+    Ground(GroundError),
     /// A confidence outside (0, 1].
     BadConfidence(f64),
     /// No active belief has this id.
@@ -191,6 +197,7 @@ impl std::fmt::Display for EngineError {
                 )
             }
             EngineError::Quantified => write!(f, "the formula contains a quantifier"),
+            EngineError::Ground(e) => write!(f, "{e}"),
             EngineError::BadConfidence(c) => write!(f, "confidence {c} is not in (0, 1]"),
             EngineError::UnknownId(id) => write!(f, "no active belief with id {id:?}"),
             EngineError::HardConflict(ids) => {
@@ -209,6 +216,12 @@ impl From<SolveError> for EngineError {
             SolveError::Cancelled => EngineError::Timeout,
             SolveError::Solver(m) => EngineError::Internal(m),
         }
+    }
+}
+
+impl From<GroundError> for EngineError {
+    fn from(e: GroundError) -> Self {
+        EngineError::Ground(e)
     }
 }
 
@@ -328,10 +341,30 @@ pub struct WhyNot {
 #[derive(Debug, Clone)]
 enum Entry {
     Both(Vec<Lit>),
-    /// A hard rule unit: main solver only, dead once the belief is retracted.
-    Main(Lit, usize),
+    /// A hard rule clause: main solver only, dead once the belief is retracted.
+    Main(Vec<Lit>, usize),
     /// Selector clauses of rules: explain solver only.
     Explain(Vec<Lit>),
+}
+
+/// A formula prepared for assumption: see [`State::query`].
+#[derive(Debug, Clone)]
+pub(crate) struct Query {
+    /// Assume these to make the formula true.
+    pub(crate) pos: Vec<Lit>,
+    /// Assume these to make the formula false.
+    pub(crate) neg: Vec<Lit>,
+    probes: Vec<Lit>,
+    formula: Formula,
+}
+
+/// How many dead probes are retired at once.
+const PROBE_BATCH: usize = 16;
+
+/// One side of a formula: all of these literals, or one clause of them.
+enum Side {
+    Units(Vec<Lit>),
+    Clause(Vec<Lit>),
 }
 
 /// A belief as stored on the solver thread.
@@ -341,6 +374,22 @@ pub(crate) struct Belief {
     pub(crate) sel: Lit,
     pub(crate) active: bool,
     pub(crate) seq: u64,
+    /// The grounding over the current domain, for a quantified formula.
+    pub(crate) ground: Option<Formula>,
+}
+
+impl Belief {
+    /// The ground formula the solver holds for this belief.
+    pub(crate) fn formula(&self) -> &Formula {
+        self.ground.as_ref().unwrap_or(&self.spec.formula)
+    }
+
+    /// Stored as hard clauses in the main solver. Quantified rules and norms are not: their
+    /// grounding changes when the domain grows, so they sit behind a selector that is always
+    /// assumed (they are still never retracted by revision).
+    pub(crate) fn encoded_hard(&self) -> bool {
+        self.spec.role.is_hard() && self.ground.is_none()
+    }
 }
 
 /// The state living on the solver thread. All operations are methods here; the
@@ -359,6 +408,10 @@ pub struct State {
     cancel: Arc<AtomicBool>,
     limits: Limits,
     seq: u64,
+    dead_probes: Vec<Lit>,
+    last_probe: Option<(Formula, Lit)>,
+    domain: BTreeSet<String>,
+    hard_active: usize,
     clauses: usize,
     scratch: Vec<Vec<Lit>>,
 }
@@ -389,6 +442,10 @@ impl State {
             cancel,
             limits,
             seq: 0,
+            dead_probes: Vec::new(),
+            last_probe: None,
+            domain: BTreeSet::new(),
+            hard_active: 0,
             clauses: 0,
             scratch: Vec::new(),
         }
@@ -396,7 +453,24 @@ impl State {
 
     /// Encodes `f` into permanent definitions (both solvers) and returns its literal.
     pub(crate) fn encode(&mut self, f: &Formula) -> Result<Lit, EngineError> {
-        let bound = cnf::size_bound(f);
+        self.reserve(f)?;
+        let mut scratch = std::mem::take(&mut self.scratch);
+        scratch.clear();
+        let lit = self.enc.encode(f, &mut scratch);
+        for c in scratch.drain(..) {
+            self.push(Entry::Both(c));
+        }
+        self.scratch = scratch;
+        Ok(lit?)
+    }
+
+    /// Refuses `f` when encoding it (plus a selector clause per conjunct) could exceed the
+    /// variable or clause cap. Checked before anything is added.
+    fn reserve(&self, f: &Formula) -> Result<(), EngineError> {
+        let mut bound = cnf::size_bound(f);
+        if let Formula::And(cs) = f {
+            bound.clauses += cs.len();
+        }
         let vars = self.enc.num_vars() + bound.vars;
         if vars > self.limits.max_vars {
             return Err(EngineError::TooLarge {
@@ -413,21 +487,202 @@ impl State {
                 cap: self.limits.max_clauses,
             });
         }
-        let mut scratch = std::mem::take(&mut self.scratch);
-        scratch.clear();
-        let lit = self.enc.encode(f, &mut scratch);
-        for c in scratch.drain(..) {
-            self.push(Entry::Both(c));
+        Ok(())
+    }
+
+    /// Prepares a formula for assuming it true (`pos`) or false (`neg`) on top of Σ.
+    ///
+    /// Only the subformulas get permanent definitions. The top connective is handled by
+    /// shape so that queries add no permanent free variable (every free variable costs on
+    /// every later solve): a conjunction is assumed true as its conjuncts and a disjunction
+    /// false as its negated disjuncts; the other side (one clause) goes behind a fresh
+    /// *probe* literal `q` with the clause `¬q ∨ …`, retired by [`State::finish`] with the
+    /// unit `¬q` so varisat deletes it.
+    pub(crate) fn query(&mut self, f: &Formula) -> Result<Query, EngineError> {
+        let g = self.ground(f)?;
+        let f = g.as_ref().unwrap_or(f);
+        self.reserve(f)?;
+        let (pos, neg) = self.shape(f)?;
+        let mut q = Query {
+            pos: Vec::new(),
+            neg: Vec::new(),
+            probes: Vec::new(),
+            formula: f.clone(),
+        };
+        q.pos = self.side_lits(pos, &mut q.probes);
+        q.neg = self.side_lits(neg, &mut q.probes);
+        Ok(q)
+    }
+
+    /// Adds the constants of `f` to the active domain (re-grounding the quantified beliefs
+    /// when it grows) and returns `f` grounded over it, or `None` when `f` has no quantifier.
+    fn ground(&mut self, f: &Formula) -> Result<Option<Formula>, EngineError> {
+        let mut consts = BTreeSet::new();
+        ground::constants(f, &mut consts);
+        if !consts.is_subset(&self.domain) {
+            self.domain.extend(consts);
+            self.reground()?;
         }
-        self.scratch = scratch;
-        Ok(lit?)
+        if !ground::has_quantifier(f) {
+            return Ok(None);
+        }
+        let domain: Vec<String> = self.domain.iter().cloned().collect();
+        Ok(Some(ground::ground(f, &domain, self.limits.ground_cap)?))
+    }
+
+    /// Re-grounds every active quantified belief over the grown domain. `∃` gets weaker when
+    /// the domain grows, which no added clause can express, so each one moves to a fresh
+    /// selector with its new grounding and the old selector is retired.
+    fn reground(&mut self) -> Result<(), EngineError> {
+        let domain: Vec<String> = self.domain.iter().cloned().collect();
+        for i in 0..self.beliefs.len() {
+            if !self.beliefs[i].active || self.beliefs[i].ground.is_none() {
+                continue;
+            }
+            let g = ground::ground(
+                &self.beliefs[i].spec.formula,
+                &domain,
+                self.limits.ground_cap,
+            )?;
+            self.reserve(&g)?;
+            let old = self.beliefs[i].sel;
+            let sel = self.enc.fresh_var().positive();
+            for c in self.guarded_clauses(&g, Some(sel))? {
+                self.push(Entry::Both(c));
+            }
+            self.push(Entry::Both(vec![!old]));
+            self.beliefs[i].sel = sel;
+            self.beliefs[i].ground = Some(g);
+        }
+        self.model = None;
+        self.assumptions = None;
+        Ok(())
+    }
+
+    /// Retires the probes of a query.
+    ///
+    /// Retirement is batched: every new level-0 unit makes varisat re-simplify its whole
+    /// clause database on the next solve (measured: the dominant cost per gate check when
+    /// each probe was retired at once), while a few dozen dead probes cost a decision each.
+    /// The true-side probe of the last query stays reusable as the selector of the same
+    /// formula (the gate-then-add pattern of `announce`).
+    pub(crate) fn finish(&mut self, q: Query) {
+        self.last_probe = match (&q.pos[..], q.probes.first()) {
+            ([p], Some(first)) if p == first => Some((q.formula, *p)),
+            _ => None,
+        };
+        self.dead_probes.extend(q.probes);
+        if self.dead_probes.len() >= PROBE_BATCH {
+            self.flush_probes();
+        }
+        self.sync_disabled();
+    }
+
+    /// Dead probes are assumed false on every solve until retired: left free, phase saving
+    /// can set one true and make its clause a live constraint.
+    fn sync_disabled(&mut self) {
+        let off: Vec<Lit> = self.dead_probes.iter().map(|&p| !p).collect();
+        if let Some(ex) = &mut self.explain {
+            ex.set_disabled(off.clone());
+        }
+        self.main.set_disabled(off);
+    }
+
+    fn flush_probes(&mut self) {
+        self.last_probe = None;
+        for p in std::mem::take(&mut self.dead_probes) {
+            self.push(Entry::Both(vec![!p]));
+        }
+    }
+
+    /// A dead probe guarding exactly `f` (clause `¬q ∨ f`), if one is still unretired.
+    fn take_probe(&mut self, f: &Formula) -> Option<Lit> {
+        let (g, q) = self.last_probe.take()?;
+        if g != *f {
+            return None;
+        }
+        let i = self.dead_probes.iter().position(|&p| p == q)?;
+        self.dead_probes.swap_remove(i);
+        self.sync_disabled();
+        Some(q)
+    }
+
+    /// (true side, false side) of `f` by its top connective.
+    fn shape(&mut self, f: &Formula) -> Result<(Side, Side), EngineError> {
+        let mut f = f;
+        let mut negated = false;
+        while let Formula::Not(g) = f {
+            f = g;
+            negated = !negated;
+        }
+        let (pos, neg) = match f {
+            Formula::Or(cs) => {
+                let lits = cs
+                    .iter()
+                    .map(|c| self.encode(c))
+                    .collect::<Result<Vec<_>, _>>()?;
+                let negs = lits.iter().map(|&l| !l).collect();
+                (Side::Clause(lits), Side::Units(negs))
+            }
+            Formula::And(cs) => {
+                let lits = cs
+                    .iter()
+                    .map(|c| self.encode(c))
+                    .collect::<Result<Vec<_>, _>>()?;
+                let negs = lits.iter().map(|&l| !l).collect();
+                (Side::Units(lits), Side::Clause(negs))
+            }
+            Formula::Implies(a, b) => {
+                let (la, lb) = (self.encode(a)?, self.encode(b)?);
+                (Side::Clause(vec![!la, lb]), Side::Units(vec![la, !lb]))
+            }
+            _ => {
+                let l = self.encode(f)?;
+                (Side::Units(vec![l]), Side::Units(vec![!l]))
+            }
+        };
+        Ok(if negated { (neg, pos) } else { (pos, neg) })
+    }
+
+    /// Assumption literals for one side, creating a probe for a clause side.
+    fn side_lits(&mut self, side: Side, probes: &mut Vec<Lit>) -> Vec<Lit> {
+        match side {
+            Side::Units(l) => l,
+            Side::Clause(c) if c.len() == 1 => c,
+            Side::Clause(mut c) => {
+                let q = self.enc.fresh_var().positive();
+                c.insert(0, !q);
+                self.push(Entry::Both(c));
+                probes.push(q);
+                vec![q]
+            }
+        }
+    }
+
+    /// The clauses saying "`guard` implies `f`" (`guard` = None: `f` holds outright).
+    fn guarded_clauses(
+        &mut self,
+        f: &Formula,
+        guard: Option<Lit>,
+    ) -> Result<Vec<Vec<Lit>>, EngineError> {
+        let (pos, _) = self.shape(f)?;
+        let mut out: Vec<Vec<Lit>> = match pos {
+            Side::Units(ls) => ls.into_iter().map(|l| vec![l]).collect(),
+            Side::Clause(c) => vec![c],
+        };
+        if let Some(g) = guard {
+            for c in &mut out {
+                c.insert(0, !g);
+            }
+        }
+        Ok(out)
     }
 
     fn push(&mut self, e: Entry) {
         self.clauses += 1;
         match &e {
             Entry::Both(c) => self.main.add_clause(c),
-            Entry::Main(l, _) => self.main.add_clause(&[*l]),
+            Entry::Main(c, _) => self.main.add_clause(c),
             Entry::Explain(_) => {}
         }
         self.log.push(e);
@@ -435,9 +690,18 @@ impl State {
 
     /// The explain solver, synced with the log.
     pub(crate) fn explain_solver(&mut self) -> &mut Sat {
+        // Without active rules or norms every belief already sits behind a selector in the
+        // main solver, which then serves explanations itself.
+        if self.hard_active == 0 {
+            return &mut self.main;
+        }
+        let fresh = self.explain.is_none();
         let sat = self
             .explain
             .get_or_insert_with(|| Sat::new(self.cancel.clone()));
+        if fresh {
+            sat.set_disabled(self.dead_probes.iter().map(|&p| !p).collect());
+        }
         for e in &self.log[self.explain_synced..] {
             match e {
                 Entry::Both(c) | Entry::Explain(c) => sat.add_clause(c),
@@ -450,10 +714,11 @@ impl State {
 
     fn rebuild_main(&mut self) {
         let mut sat = Sat::new(self.cancel.clone());
+        sat.set_disabled(self.dead_probes.iter().map(|&p| !p).collect());
         for e in &self.log {
             match e {
                 Entry::Both(c) => sat.add_clause(c),
-                Entry::Main(l, b) if self.beliefs[*b].active => sat.add_clause(&[*l]),
+                Entry::Main(c, b) if self.beliefs[*b].active => sat.add_clause(c),
                 _ => {}
             }
         }
@@ -468,11 +733,21 @@ impl State {
         let a: Vec<Lit> = self
             .beliefs
             .iter()
-            .filter(|b| b.active && !b.spec.role.is_hard())
+            .filter(|b| b.active && !b.encoded_hard())
             .map(|b| b.sel)
             .collect();
         self.assumptions = Some(a.clone());
         a
+    }
+
+    /// Selectors of the active rules and norms that are not hard clauses (quantified ones):
+    /// part of every "hard part" check.
+    pub(crate) fn fixed_selectors(&self) -> Vec<Lit> {
+        self.beliefs
+            .iter()
+            .filter(|b| b.active && b.spec.role.is_hard() && !b.encoded_hard())
+            .map(|b| b.sel)
+            .collect()
     }
 
     /// Active belief indices in commitment order.
@@ -545,6 +820,9 @@ impl State {
         check_hard: bool,
     ) -> Result<Added, EngineError> {
         Self::check_confidence(spec.confidence)?;
+        let grounded = self.ground(&spec.formula)?;
+        let f = grounded.as_ref().unwrap_or(&spec.formula).clone();
+        self.reserve(&f)?;
         if let Some(i) = self.index_of(&spec.id) {
             let b = &mut self.beliefs[i];
             if b.spec.formula == spec.formula && b.spec.role == spec.role {
@@ -553,24 +831,45 @@ impl State {
                 return Ok(Added::Merged);
             }
         }
-        let def = self.encode(&spec.formula)?;
-        if spec.role.is_hard() && check_hard && !self.main.solve(&[def])? {
-            let mut conflict = self.hard_conflict(def)?;
-            conflict.push(spec.id.clone());
-            return Err(EngineError::HardConflict(conflict));
+        if spec.role.is_hard() && check_hard {
+            let q = self.query(&f)?;
+            let mut a = self.fixed_selectors();
+            a.extend_from_slice(&q.pos);
+            let ok = self.main.solve(&a)?;
+            if !ok {
+                let mut conflict = self.hard_conflict(&q.pos)?;
+                conflict.push(spec.id.clone());
+                self.finish(q);
+                return Err(EngineError::HardConflict(conflict));
+            }
+            self.finish(q);
         }
         if let Some(i) = self.index_of(&spec.id) {
             self.retract_index(i);
         }
-        let sel = self.enc.fresh_var().positive();
         let idx = self.beliefs.len();
-        if spec.role.is_hard() {
-            self.push(Entry::Main(def, idx));
-            self.push(Entry::Explain(vec![!sel, def]));
+        let hard = spec.role.is_hard() && grounded.is_none();
+        let reused = if hard { None } else { self.take_probe(&f) };
+        let sel = match reused {
+            Some(q) => q,
+            None => self.enc.fresh_var().positive(),
+        };
+        if reused.is_some() {
+            // The probe's clause `¬q ∨ φ` is exactly the selector clause.
+        } else if hard {
+            self.hard_active += 1;
+            for c in self.guarded_clauses(&f, None)? {
+                self.push(Entry::Main(c, idx));
+            }
+            for c in self.guarded_clauses(&f, Some(sel))? {
+                self.push(Entry::Explain(c));
+            }
         } else {
-            self.push(Entry::Both(vec![!sel, def]));
+            for c in self.guarded_clauses(&f, Some(sel))? {
+                self.push(Entry::Both(c));
+            }
         }
-        if self.model_satisfies(&spec.formula) != Some(true) {
+        if self.model_satisfies(&f) != Some(true) {
             self.model = None;
         }
         self.by_id.insert(spec.id.clone(), idx);
@@ -580,20 +879,21 @@ impl State {
             sel,
             active: true,
             seq: self.seq,
+            ground: grounded,
         });
         self.assumptions = None;
         Ok(Added::New)
     }
 
     /// A minimal set of active rules/norms that together with `lit` is unsatisfiable.
-    fn hard_conflict(&mut self, lit: Lit) -> Result<Vec<String>, EngineError> {
+    fn hard_conflict(&mut self, lits: &[Lit]) -> Result<Vec<String>, EngineError> {
         let soft: Vec<Lit> = self
             .beliefs
             .iter()
             .filter(|b| b.active && b.spec.role.is_hard())
             .map(|b| b.sel)
             .collect();
-        let mus = self.explain_mus(&[lit], soft)?;
+        let mus = self.explain_mus(lits, soft)?;
         Ok(self.ids_of(&mus.unwrap_or_default()))
     }
 
@@ -604,7 +904,8 @@ impl State {
         self.beliefs[i].active = false;
         let sel = self.beliefs[i].sel;
         self.assumptions = None;
-        if self.beliefs[i].spec.role.is_hard() {
+        if self.beliefs[i].encoded_hard() {
+            self.hard_active -= 1;
             self.push(Entry::Explain(vec![!sel]));
             self.rebuild_main();
         } else {
@@ -668,11 +969,11 @@ impl State {
     }
 
     /// Θ(Σ, Δ) with one SAT call in the common case (the cached model decides the other).
-    pub(crate) fn theta(&mut self, delta: &Formula, t: Lit) -> Result<Outcome, EngineError> {
+    pub(crate) fn theta(&mut self, delta: &Formula, q: &Query) -> Result<Outcome, EngineError> {
         let model_ok = match self.model_satisfies(delta) {
             Some(v) => v,
             None => {
-                if !self.sat_with(&[t], true)? {
+                if !self.sat_with(&q.pos, true)? {
                     return Ok(Outcome::Contradiction);
                 }
                 true
@@ -681,14 +982,14 @@ impl State {
         if model_ok {
             // Σ∧Δ is satisfiable (the model shows it); is Σ∧¬Δ?
             // Keep the model that satisfies Δ: Δ often joins Σ next.
-            return Ok(if self.sat_with(&[!t], false)? {
+            return Ok(if self.sat_with(&q.neg, false)? {
                 Outcome::NewInfo
             } else {
                 Outcome::Entailed
             });
         }
         // The model satisfies Σ∧¬Δ, so Δ is not entailed; is Σ∧Δ satisfiable?
-        Ok(if self.sat_with(&[t], true)? {
+        Ok(if self.sat_with(&q.pos, true)? {
             Outcome::NewInfo
         } else {
             Outcome::Contradiction
@@ -702,24 +1003,26 @@ impl State {
         delta: &Formula,
         because: Option<&[String]>,
     ) -> Result<Check, EngineError> {
-        let t = self.encode(delta)?;
-        let theta = self.theta(delta, t)?;
+        let q = self.query(delta)?;
+        let theta = self.theta(delta, &q)?;
         let mut missing = Vec::new();
         let mut outcome = theta;
         if let (Some(cited), true) = (because, theta != Outcome::Contradiction) {
             let mut a = Vec::new();
             for id in cited {
                 match self.index_of(id) {
-                    Some(i) if !self.beliefs[i].spec.role.is_hard() => a.push(self.beliefs[i].sel),
+                    Some(i) if !self.beliefs[i].encoded_hard() => a.push(self.beliefs[i].sel),
                     Some(_) => {}
                     None => missing.push(id.clone()),
                 }
             }
-            a.push(!t);
+            a.extend(self.fixed_selectors());
+            a.extend_from_slice(&q.neg);
             if self.main.solve(&a)? {
                 outcome = Outcome::Ungrounded;
             }
         }
+        self.finish(q);
         Ok(Check {
             outcome,
             theta,
@@ -736,9 +1039,9 @@ impl State {
 
     /// Σ ⊨ φ, Σ ⊨ ¬φ, or neither; with N(φ) when graded.
     pub fn entails(&mut self, phi: &Formula) -> Result<Entailment, EngineError> {
-        let t = self.encode(phi)?;
-        let entailed = !self.sat_with(&[!t], true)?;
-        let contradicted = !self.sat_with(&[t], true)?;
+        let q = self.query(phi)?;
+        let entailed = !self.sat_with(&q.neg, true)?;
+        let contradicted = !self.sat_with(&q.pos, true)?;
         let result = if entailed {
             Entails::Entailed
         } else if contradicted {
@@ -747,10 +1050,11 @@ impl State {
             Entails::Unknown
         };
         let degree = if self.graded() {
-            Some(self.necessity_lit(t)?)
+            Some(self.necessity_lits(&q.neg)?)
         } else {
             None
         };
+        self.finish(q);
         Ok(Entailment {
             result,
             degree,
@@ -760,18 +1064,20 @@ impl State {
 
     /// One minimal support of φ (deletion-based, from a validated core).
     pub fn why(&mut self, phi: &Formula) -> Result<Why, EngineError> {
-        let t = self.encode(phi)?;
+        let q = self.query(phi)?;
         let soft = self.all_selectors();
-        match self.explain_mus(&[!t], soft)? {
-            None => Ok(Why {
+        let r = match self.explain_mus(&q.neg, soft)? {
+            None => Why {
                 entailed: false,
                 support: Vec::new(),
-            }),
-            Some(m) => Ok(Why {
+            },
+            Some(m) => Why {
                 entailed: true,
                 support: self.ids_of(&m),
-            }),
-        }
+            },
+        };
+        self.finish(q);
+        Ok(r)
     }
 
     /// All minimal supports of φ, at most `max` of them, within `budget` (capped MARCO).
@@ -781,10 +1087,11 @@ impl State {
         max: usize,
         budget: Duration,
     ) -> Result<Supports, EngineError> {
-        let t = self.encode(phi)?;
+        let q = self.query(phi)?;
         let soft = self.all_selectors();
         let cancel = self.cancel.clone();
-        let (muses, complete) = marco(self.explain_solver(), cancel, &[!t], &soft, max, budget)?;
+        let (muses, complete) = marco(self.explain_solver(), cancel, &q.neg, &soft, max, budget)?;
+        self.finish(q);
         Ok(Supports {
             supports: muses.iter().map(|m| self.ids_of(m)).collect(),
             complete,
@@ -793,13 +1100,15 @@ impl State {
 
     /// A countermodel of Σ ⊨ φ, validated by evaluating every active belief and ¬φ on it.
     pub fn whynot(&mut self, phi: &Formula) -> Result<WhyNot, EngineError> {
-        let t = self.encode(phi)?;
+        let q = self.query(phi)?;
         let mut a = self.assumptions();
-        a.push(!t);
-        if !self.main.solve(&a)? {
+        a.extend_from_slice(&q.neg);
+        let sat = self.main.solve(&a)?;
+        let model = if sat { self.main.model() } else { None };
+        self.finish(q);
+        let Some(model) = model else {
             return Ok(WhyNot { countermodel: None });
-        }
-        let model = self.main.model().unwrap_or_default();
+        };
         let mut vals = vec![false; self.enc.num_vars()];
         for l in model {
             if let Some(v) = vals.get_mut(l.index()) {
@@ -813,25 +1122,30 @@ impl State {
                 .unwrap_or(false)
         };
         for b in self.beliefs.iter().filter(|b| b.active) {
-            if cnf::eval(&b.spec.formula, &mut value) != Some(true) {
+            if cnf::eval(b.formula(), &mut value) != Some(true) {
                 return Err(EngineError::Internal(format!(
                     "countermodel violates belief {}",
                     b.spec.id
                 )));
             }
         }
-        if cnf::eval(phi, &mut value) != Some(false) {
+        let g = ground::ground(
+            phi,
+            &self.domain.iter().cloned().collect::<Vec<_>>(),
+            self.limits.ground_cap,
+        )?;
+        if cnf::eval(&g, &mut value) != Some(false) {
             return Err(EngineError::Internal(
                 "countermodel satisfies the query".into(),
             ));
         }
         // Project on the atoms of φ and of the beliefs sharing an atom with φ.
         let mut atoms = Vec::new();
-        cnf::atoms_of(phi, &mut atoms);
+        cnf::atoms_of(&g, &mut atoms);
         let query_atoms: HashSet<Atom> = atoms.iter().cloned().collect();
         for b in self.beliefs.iter().filter(|b| b.active) {
             let mut ba = Vec::new();
-            cnf::atoms_of(&b.spec.formula, &mut ba);
+            cnf::atoms_of(b.formula(), &mut ba);
             if ba.iter().any(|a| query_atoms.contains(a)) {
                 for a in ba {
                     if !atoms.contains(&a) {
@@ -1194,8 +1508,10 @@ impl BeliefState {
     pub fn necessity(&mut self, phi: &Formula) -> Result<f64, EngineError> {
         let f = phi.clone();
         self.call(move |st| {
-            let t = st.encode(&f)?;
-            st.necessity_lit(t)
+            let q = st.query(&f)?;
+            let r = st.necessity_lits(&q.neg);
+            st.finish(q);
+            r
         })
     }
 
@@ -1203,8 +1519,10 @@ impl BeliefState {
     pub fn believes_at_least(&mut self, phi: &Formula, k: f64) -> Result<bool, EngineError> {
         let f = phi.clone();
         self.call(move |st| {
-            let t = st.encode(&f)?;
-            st.believes_at_least_lit(t, k)
+            let q = st.query(&f)?;
+            let r = st.believes_at_least_lits(&q.neg, k);
+            st.finish(q);
+            r
         })
     }
 

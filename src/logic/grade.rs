@@ -35,7 +35,11 @@ impl State {
     fn cut(&self, alpha: f64) -> Vec<Lit> {
         self.beliefs
             .iter()
-            .filter(|b| b.active && !b.spec.role.is_hard() && b.spec.confidence >= alpha)
+            .filter(|b| {
+                b.active
+                    && !b.encoded_hard()
+                    && (b.spec.role.is_hard() || b.spec.confidence >= alpha)
+            })
             .map(|b| b.sel)
             .collect()
     }
@@ -71,26 +75,32 @@ impl State {
         Ok(self.last_true(&levels, &[])?.map_or(0.0, |i| levels[i]))
     }
 
-    /// N(φ) for φ's definition literal `t`.
-    pub(crate) fn necessity_lit(&mut self, t: Lit) -> Result<f64, EngineError> {
+    /// N(φ), given the assumptions `neg` that make φ false.
+    pub(crate) fn necessity_lits(&mut self, neg: &[Lit]) -> Result<f64, EngineError> {
         let inc = self.inconsistency_degree()?;
         if inc >= 1.0 {
             return Ok(0.0);
         }
-        if !self.main.solve(&[!t])? {
+        let mut a = self.fixed_selectors();
+        a.extend_from_slice(neg);
+        if !self.main.solve(&a)? {
             // The rules and norms alone entail φ.
             return Ok(1.0);
         }
         let levels: Vec<f64> = self.levels().into_iter().filter(|&l| l > inc).collect();
-        Ok(self.last_true(&levels, &[!t])?.map_or(0.0, |i| levels[i]))
+        Ok(self.last_true(&levels, neg)?.map_or(0.0, |i| levels[i]))
     }
 
-    /// B≥k φ for φ's definition literal `t`.
-    pub(crate) fn believes_at_least_lit(&mut self, t: Lit, k: f64) -> Result<bool, EngineError> {
+    /// B≥k φ, given the assumptions `neg` that make φ false.
+    pub(crate) fn believes_at_least_lits(
+        &mut self,
+        neg: &[Lit],
+        k: f64,
+    ) -> Result<bool, EngineError> {
         let inc = self.inconsistency_degree()?;
         if k <= inc {
             return Ok(false);
         }
-        self.cut_unsat(k, &[!t])
+        self.cut_unsat(k, neg)
     }
 }

@@ -100,8 +100,8 @@ pub(crate) fn announce(
     if !(spec.confidence > 0.0 && spec.confidence <= 1.0) {
         return Err(EngineError::BadConfidence(spec.confidence));
     }
-    let def = st.encode(&spec.formula)?;
-    let outcome = st.theta(&spec.formula, def)?;
+    let q = st.query(&spec.formula)?;
+    let outcome = st.theta(&spec.formula, &q)?;
     let mut rev = Revision {
         policy,
         outcome,
@@ -114,11 +114,12 @@ pub(crate) fn announce(
         sigma_inconsistent: false,
     };
     if outcome != Outcome::Contradiction {
+        st.finish(q);
         rev.added = Some(st.add(spec)?);
         rev.applied = true;
         return Ok(rev);
     }
-    let conflict = st.conflict_with(def)?;
+    let conflict = st.conflict_with(&q.pos)?;
     rev.conflict = st.ids_of(&conflict);
     rev.conflict.push(spec.id.clone());
     rev.norm_violation = rev
@@ -130,7 +131,10 @@ pub(crate) fn announce(
         })
         .cloned()
         .collect();
-    let hard_ok = st.main.solve(&[def])?;
+    let mut hard_part = st.fixed_selectors();
+    hard_part.extend_from_slice(&q.pos);
+    let hard_ok = st.main.solve(&hard_part)?;
+    st.finish(q);
     let hard = spec.role.is_hard();
     match policy {
         Policy::Reject => return Ok(rev),
@@ -185,14 +189,14 @@ pub(crate) fn announce(
 
 impl State {
     /// A minimal set of active beliefs (explain selectors) conflicting with `lit`.
-    pub(crate) fn conflict_with(&mut self, lit: Lit) -> Result<Vec<Lit>, EngineError> {
+    pub(crate) fn conflict_with(&mut self, lits: &[Lit]) -> Result<Vec<Lit>, EngineError> {
         let soft: Vec<Lit> = self
             .beliefs
             .iter()
             .filter(|b| b.active)
             .map(|b| b.sel)
             .collect();
-        let m = crate::logic::engine::mus(self.explain_solver(), &[lit], soft)?;
+        let m = crate::logic::engine::mus(self.explain_solver(), lits, soft)?;
         Ok(m.unwrap_or_default())
     }
 }
@@ -251,14 +255,14 @@ fn mss(st: &mut State, new: usize, by_confidence: bool) -> Result<Vec<usize>, En
             order.insert(0, new);
         }
     }
-    let mut kept: Vec<Lit> = Vec::new();
+    let mut kept: Vec<Lit> = st.fixed_selectors();
     let mut dropped = Vec::new();
     let mut model: Option<Vec<bool>> = None;
     for i in order {
         let b = &st.beliefs[i];
         // Skip the call when the last model of the kept set already satisfies b.
         if let Some(m) = &model {
-            let ok = cnf::eval(&b.spec.formula, &mut |a| {
+            let ok = cnf::eval(b.formula(), &mut |a| {
                 st.enc
                     .atom_var(a)
                     .and_then(|v| m.get(v.index()).copied())

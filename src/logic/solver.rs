@@ -71,6 +71,8 @@ pub struct Sat {
     clauses: usize,
     solves: u64,
     invalid_cores: u64,
+    disabled: Vec<Lit>,
+    buf: Vec<Lit>,
 }
 
 impl Sat {
@@ -90,6 +92,8 @@ impl Sat {
             clauses: 0,
             solves: 0,
             invalid_cores: 0,
+            disabled: Vec::new(),
+            buf: Vec::new(),
         }
     }
 
@@ -114,6 +118,12 @@ impl Sat {
         self.invalid_cores
     }
 
+    /// Literals assumed on every solve in addition to the caller's (negated retired probes
+    /// waiting for their batch to be turned into units).
+    pub fn set_disabled(&mut self, lits: Vec<Lit>) {
+        self.disabled = lits;
+    }
+
     /// Solves under `assumptions`: `Ok(true)` = satisfiable.
     pub fn solve(&mut self, assumptions: &[Lit]) -> Result<bool, SolveError> {
         if self.broken || self.cancel.load(Ordering::Relaxed) {
@@ -121,7 +131,14 @@ impl Sat {
             return Err(SolveError::Cancelled);
         }
         self.solves += 1;
-        self.solver.assume(assumptions);
+        if self.disabled.is_empty() {
+            self.solver.assume(assumptions);
+        } else {
+            self.buf.clear();
+            self.buf.extend_from_slice(&self.disabled);
+            self.buf.extend_from_slice(assumptions);
+            self.solver.assume(&self.buf);
+        }
         match self.solver.solve() {
             Ok(sat) => Ok(sat),
             Err(e) => {

@@ -2,11 +2,12 @@
 //!
 //! The line is parsed in one pass by a hand-written visitor: envelope fields are decoded and
 //! checked on the spot (so serde_json attaches the exact line and column to their errors), all
-//! other fields are collected as `(name, Value)` pairs. Once the kind is known (it need not be
-//! the first key), the kind's fields are moved out of that bag into the typed body and what
-//! remains becomes [`Event::extra`](super::Event::extra). Strings move out of the `Value`s
-//! without copying, so the cost per event is close to a direct typed decode, without serde's
-//! buffering of `flatten` / internally tagged enums.
+//! other fields are collected in line order, known field names as small ids. String values
+//! borrow from the line when they contain no escapes. Once the kind is known (it need not be
+//! the first key), the kind's fields are taken by id into the typed body (short strings go
+//! straight into inline [`Text`]s) and what remains becomes [`Event::extra`](super::Event::extra).
+//! This keeps the cost per event close to a direct typed decode, without serde's buffering of
+//! `flatten` / internally tagged enums, while accepting fields in any order.
 //!
 //! Duplicate keys are an error (serde_json would silently keep the last one, letting a line
 //! show one `role` to one tool and another to the next).
@@ -45,8 +46,191 @@ pub(crate) struct RawLine<'de> {
     pub seq: Option<u64>,
     pub ts: Option<Timestamp>,
     pub session: Option<Cow<'de, str>>,
-    pub id: Option<String>,
-    pub fields: Vec<(Cow<'de, str>, Value)>,
+    pub id: Option<Text>,
+}
+
+/// The non-envelope fields of a line, in line order, with a small index from known field ids
+/// to their entries (so the kind's decoder finds a field without string comparisons, and a
+/// duplicate is one lookup). Leftover entries become `extra`, still in line order. String values
+/// borrow from the line when they have no escapes, so a short field goes straight into an
+/// inline [`Text`] without touching the allocator.
+pub(crate) struct Fields<'de> {
+    /// 0: absent; otherwise 1 + the entry's index.
+    index: [u16; N_FIELDS],
+    entries: Vec<Entry<'de>>,
+}
+
+struct Entry<'de> {
+    key: Key,
+    val: Option<Val<'de>>,
+}
+
+enum Key {
+    Known(F),
+    Unknown(String),
+}
+
+impl Default for Fields<'_> {
+    fn default() -> Self {
+        Fields {
+            index: [0; N_FIELDS],
+            entries: Vec::with_capacity(16),
+        }
+    }
+}
+
+/// A field value: a string (borrowed when possible) or any other JSON value.
+pub(crate) enum Val<'de> {
+    Str(Cow<'de, str>),
+    Json(Value),
+}
+
+impl Val<'_> {
+    fn into_value(self) -> Value {
+        match self {
+            Val::Str(s) => Value::String(s.into_owned()),
+            Val::Json(v) => v,
+        }
+    }
+
+    fn type_name(&self) -> &'static str {
+        match self {
+            Val::Str(_) => "a string",
+            Val::Json(v) => type_name(v),
+        }
+    }
+}
+
+impl<'de> de::Deserialize<'de> for Val<'de> {
+    fn deserialize<D: de::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Val<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
+                Ok(Val::Str(Cow::Borrowed(v)))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+                Ok(Val::Str(Cow::Owned(v.to_owned())))
+            }
+            fn visit_string<E: de::Error>(self, v: String) -> Result<Self::Value, E> {
+                Ok(Val::Str(Cow::Owned(v)))
+            }
+            fn visit_bool<E: de::Error>(self, v: bool) -> Result<Self::Value, E> {
+                Ok(Val::Json(Value::Bool(v)))
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Self::Value, E> {
+                Ok(Val::Json(Value::from(v)))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Self::Value, E> {
+                Ok(Val::Json(Value::from(v)))
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<Self::Value, E> {
+                Ok(Val::Json(Value::from(v)))
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+                Ok(Val::Json(Value::Null))
+            }
+            fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
+                Ok(Val::Json(Value::Null))
+            }
+            fn visit_seq<A: de::SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
+                use serde::Deserialize as _;
+                Value::deserialize(de::value::SeqAccessDeserializer::new(seq)).map(Val::Json)
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+                use serde::Deserialize as _;
+                Value::deserialize(de::value::MapAccessDeserializer::new(map)).map(Val::Json)
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// Declares the field names some v1 kind knows, as small integer ids: the decoder files each
+/// known field in a fixed slot (no string comparisons after the key is matched once, duplicate
+/// detection is a slot check, and no allocation for the common case).
+macro_rules! known_fields {
+    ($($name:literal => $id:ident),* $(,)?) => {
+        #[allow(non_camel_case_types)]
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub(crate) enum F { $($id),* }
+
+        /// Names of the known fields, indexed by [`F`].
+        const FIELD_NAMES: &[&str] = &[$($name),*];
+
+        fn field_id(k: &str) -> Option<F> {
+            match k { $($name => Some(F::$id),)* _ => None }
+        }
+    };
+}
+
+known_fields! {
+    "agent" => agent,
+    "model" => model,
+    "meta" => meta,
+    "formula" => formula,
+    "formulas" => formulas,
+    "source" => source,
+    "role" => role,
+    "confidence" => confidence,
+    "because" => because,
+    "text" => text,
+    "target" => target,
+    "reason" => reason,
+    "by" => by,
+    "outcome" => outcome,
+    "method" => method,
+    "tier" => tier,
+    "detail" => detail,
+    "trigger" => trigger,
+    "retracted" => retracted,
+    "policy" => policy,
+    "answer" => answer,
+    "asserts" => asserts,
+    "atoms" => atoms,
+    "rules" => rules,
+    "truth" => truth,
+    "question" => question,
+    "reply" => reply,
+    "literal" => literal,
+    "name" => name,
+    "value" => value,
+    "unit" => unit,
+    "type" => type_,
+    "goal" => goal,
+    "satisfaction" => satisfaction,
+    "open_parameters" => open_parameters,
+    "intention_type" => intention_type,
+    "context_conditions" => context_conditions,
+    "steps" => steps,
+    "origin" => origin,
+    "plan" => plan,
+    "step" => step,
+    "status" => status,
+    "post_met" => post_met,
+    "new_beliefs" => new_beliefs,
+    "summary" => summary,
+    "ok" => ok,
+    "failure_mode" => failure_mode,
+    "program" => program,
+    "intention" => intention,
+    "decisions" => decisions,
+    "use_count" => use_count,
+    "success_count" => success_count,
+    "failure_count" => failure_count,
+    "level" => level,
+    "message" => message,
+}
+
+const N_FIELDS: usize = FIELD_NAMES.len();
+
+impl F {
+    fn name(self) -> &'static str {
+        FIELD_NAMES[self as usize]
+    }
 }
 
 /// A string key or value that borrows from the input when it has no escapes.
@@ -74,17 +258,49 @@ impl<'de> de::Deserialize<'de> for Str<'de> {
     }
 }
 
-/// Decodes one line (already known to be valid UTF-8) into a [`RawLine`].
-pub(crate) fn decode_line(line: &str) -> Result<RawLine<'_>, serde_json::Error> {
+/// A string with an expectation message naming the field, borrowing when it can.
+struct StrSeed(&'static str);
+
+impl<'de> DeserializeSeed<'de> for StrSeed {
+    type Value = Cow<'de, str>;
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_str(self)
+    }
+}
+
+impl<'de> Visitor<'de> for StrSeed {
+    type Value = Cow<'de, str>;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.0)
+    }
+    fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
+        Ok(Cow::Borrowed(v))
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+        Ok(Cow::Owned(v.to_owned()))
+    }
+    fn visit_string<E: de::Error>(self, v: String) -> Result<Self::Value, E> {
+        Ok(Cow::Owned(v))
+    }
+}
+
+/// Decodes one line (already known to be valid UTF-8) into a [`RawLine`]; the other fields
+/// are appended to `fields` (which the caller clears).
+pub(crate) fn decode_line<'de>(
+    line: &'de str,
+    fields: &mut Fields<'de>,
+) -> Result<RawLine<'de>, serde_json::Error> {
     let mut de = serde_json::Deserializer::from_str(line);
-    let raw = LineSeed.deserialize(&mut de)?;
+    let raw = LineSeed { fields }.deserialize(&mut de)?;
     de.end()?;
     Ok(raw)
 }
 
-struct LineSeed;
+struct LineSeed<'f, 'de> {
+    fields: &'f mut Fields<'de>,
+}
 
-impl<'de> DeserializeSeed<'de> for LineSeed {
+impl<'de> DeserializeSeed<'de> for LineSeed<'_, 'de> {
     type Value = RawLine<'de>;
     fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
         d.deserialize_map(self)
@@ -95,7 +311,7 @@ fn dup<E: de::Error>(name: &str) -> E {
     E::custom(format_args!("duplicate field `{name}`"))
 }
 
-impl<'de> Visitor<'de> for LineSeed {
+impl<'de> Visitor<'de> for LineSeed<'_, 'de> {
     type Value = RawLine<'de>;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -110,24 +326,15 @@ impl<'de> Visitor<'de> for LineSeed {
             ts: None,
             session: None,
             id: None,
-            fields: Vec::with_capacity(map.size_hint().unwrap_or(8)),
         };
+        let fields = self.fields;
         while let Some(Str(key)) = map.next_key::<Str<'de>>()? {
             match &*key {
                 "kind" => {
                     if raw.kind.is_some() {
                         return Err(dup("kind"));
                     }
-                    let v: Value = map.next_value()?;
-                    match v {
-                        Value::String(s) => raw.kind = Some(Cow::Owned(s)),
-                        other => {
-                            return Err(de::Error::custom(format_args!(
-                                "field `kind` must be a string, found {}",
-                                type_name(&other)
-                            )));
-                        }
-                    }
+                    raw.kind = Some(map.next_value_seed(StrSeed("field `kind` to be a string"))?);
                 }
                 "v" => {
                     if raw.v.is_some() {
@@ -162,45 +369,51 @@ impl<'de> Visitor<'de> for LineSeed {
                     if raw.ts.is_some() {
                         return Err(dup("ts"));
                     }
-                    let v: Value = map.next_value()?;
+                    let v: Val<'de> = map.next_value()?;
                     raw.ts = Some(timestamp(v).map_err(de::Error::custom)?);
                 }
                 "session" => {
                     if raw.session.is_some() {
                         return Err(dup("session"));
                     }
-                    let v: Value = map.next_value()?;
-                    match v {
-                        Value::String(s) => raw.session = Some(Cow::Owned(s)),
-                        other => {
-                            return Err(de::Error::custom(format_args!(
-                                "field `session` must be a string, found {}",
-                                type_name(&other)
-                            )));
-                        }
-                    }
+                    raw.session =
+                        Some(map.next_value_seed(StrSeed("field `session` to be a string"))?);
                 }
                 "id" => {
                     if raw.id.is_some() {
                         return Err(dup("id"));
                     }
-                    let v: Value = map.next_value()?;
-                    match v {
-                        Value::String(s) => raw.id = Some(s),
-                        other => {
-                            return Err(de::Error::custom(format_args!(
-                                "field `id` must be a string, found {}",
-                                type_name(&other)
-                            )));
-                        }
-                    }
+                    let id = map.next_value_seed(StrSeed("field `id` to be a string"))?;
+                    raw.id = Some(Text::from(&*id));
                 }
                 _ => {
-                    if raw.fields.iter().any(|(k, _)| *k == key) {
-                        return Err(dup(&key));
+                    if fields.entries.len() >= usize::from(u16::MAX) {
+                        return Err(de::Error::custom("too many fields in one event"));
                     }
-                    let v: Value = map.next_value()?;
-                    raw.fields.push((key, v));
+                    let key = match field_id(&key) {
+                        Some(id) => {
+                            if fields.index[id as usize] != 0 {
+                                return Err(dup(&key));
+                            }
+                            fields.index[id as usize] = fields.entries.len() as u16 + 1;
+                            Key::Known(id)
+                        }
+                        None => {
+                            let seen = fields
+                                .entries
+                                .iter()
+                                .any(|e| matches!(&e.key, Key::Unknown(k) if *k == key));
+                            if seen {
+                                return Err(dup(&key));
+                            }
+                            Key::Unknown(key.into_owned())
+                        }
+                    };
+                    let val: Val<'de> = map.next_value()?;
+                    fields.entries.push(Entry {
+                        key,
+                        val: Some(val),
+                    });
                 }
             }
         }
@@ -208,11 +421,26 @@ impl<'de> Visitor<'de> for LineSeed {
     }
 }
 
-fn timestamp(v: Value) -> Result<Timestamp, String> {
+fn timestamp(v: Val<'_>) -> Result<Timestamp, String> {
+    let v = match v {
+        Val::Str(s) => {
+            return match parse_rfc3339(&s) {
+                Some(secs) => Ok(Timestamp {
+                    raw: TsRaw::Rfc3339(Text::from(&*s)),
+                    unix_seconds: secs,
+                }),
+                None => Err(format!(
+                    "field `ts` is not an RFC 3339 date-time (like 2026-01-31T12:00:00Z): {:?}",
+                    truncate(&s, 64)
+                )),
+            };
+        }
+        Val::Json(v) => v,
+    };
     match v {
         Value::String(s) => match parse_rfc3339(&s) {
             Some(secs) => Ok(Timestamp {
-                raw: TsRaw::Rfc3339(s),
+                raw: TsRaw::Rfc3339(Text::from(s)),
                 unix_seconds: secs,
             }),
             None => Err(format!(
@@ -269,43 +497,50 @@ fn short(v: &Value) -> String {
 }
 
 /// The non-envelope fields of a line, consumed by the kind's decoder.
-struct Bag<'de> {
-    fields: Vec<(Cow<'de, str>, Value)>,
+struct Bag<'f, 'de> {
+    fields: &'f mut Fields<'de>,
 }
 
-impl Bag<'_> {
-    fn take(&mut self, name: &str) -> Option<Value> {
-        let i = self.fields.iter().position(|(k, _)| k == name)?;
-        Some(self.fields.swap_remove(i).1)
+impl Bag<'_, '_> {
+    fn take_val(&mut self, id: F) -> Option<Val<'_>> {
+        let i = usize::from(self.fields.index[id as usize]).checked_sub(1)?;
+        self.fields.entries.get_mut(i)?.val.take()
     }
 
-    fn string(&mut self, name: &str) -> Result<Option<String>, FieldError> {
-        match self.take(name) {
+    fn take(&mut self, id: F) -> Option<Value> {
+        self.take_val(id).map(Val::into_value)
+    }
+
+    fn string(&mut self, id: F) -> Result<Option<Text>, FieldError> {
+        match self.take_val(id) {
             None => Ok(None),
-            Some(Value::String(s)) => Ok(Some(s)),
+            Some(Val::Str(s)) => Ok(Some(Text::from(&*s))),
             Some(other) => Err(FieldError::new(
-                name,
-                format!("must be a string, found {}", type_name(&other)),
+                id.name(),
+                format!("must be a string, found {}", other.type_name()),
             )),
         }
     }
 
-    fn required_string(&mut self, name: &str, kind: Kind) -> Result<String, FieldError> {
-        self.string(name)?.ok_or_else(|| {
-            FieldError::new(name, format!("is required for kind `{}`", kind.as_str()))
+    fn required_string(&mut self, id: F, kind: Kind) -> Result<Text, FieldError> {
+        self.string(id)?.ok_or_else(|| {
+            FieldError::new(
+                id.name(),
+                format!("is required for kind `{}`", kind.as_str()),
+            )
         })
     }
 
-    fn strings(&mut self, name: &str) -> Result<Vec<String>, FieldError> {
-        match self.take(name) {
+    fn strings(&mut self, id: F) -> Result<Vec<Text>, FieldError> {
+        match self.take(id) {
             None => Ok(Vec::new()),
             Some(Value::Array(items)) => items
                 .into_iter()
                 .enumerate()
                 .map(|(i, v)| match v {
-                    Value::String(s) => Ok(s),
+                    Value::String(s) => Ok(Text::from(s)),
                     other => Err(FieldError::new(
-                        name,
+                        id.name(),
                         format!(
                             "must be a list of strings; item {i} is {}",
                             type_name(&other)
@@ -314,55 +549,66 @@ impl Bag<'_> {
                 })
                 .collect(),
             Some(other) => Err(FieldError::new(
-                name,
+                id.name(),
                 format!("must be a list of strings, found {}", type_name(&other)),
             )),
         }
     }
 
-    fn boolean(&mut self, name: &str) -> Result<Option<bool>, FieldError> {
-        match self.take(name) {
+    fn boolean(&mut self, id: F) -> Result<Option<bool>, FieldError> {
+        match self.take(id) {
             None => Ok(None),
             Some(Value::Bool(b)) => Ok(Some(b)),
             Some(other) => Err(FieldError::new(
-                name,
+                id.name(),
                 format!("must be true or false, found {}", short(&other)),
             )),
         }
     }
 
-    fn count(&mut self, name: &str) -> Result<Option<u64>, FieldError> {
-        match self.take(name) {
+    fn count(&mut self, id: F) -> Result<Option<u64>, FieldError> {
+        match self.take(id) {
             None => Ok(None),
             Some(v) => v.as_u64().map(Some).ok_or_else(|| {
                 FieldError::new(
-                    name,
+                    id.name(),
                     format!("must be a non-negative integer, found {}", short(&v)),
                 )
             }),
         }
     }
 
-    fn value(&mut self, name: &str) -> Option<Value> {
-        self.take(name)
+    /// Any JSON value, boxed: such fields are rare and a `Value` is 32 bytes inline.
+    fn value(&mut self, id: F) -> Option<Box<Value>> {
+        self.take(id).map(Box::new)
     }
 
     /// Decodes a field through its serde type (enums, nested structures); serde's message
     /// ("unknown variant `x`, expected one of ...") is kept.
-    fn typed<T: DeserializeOwned>(&mut self, name: &str) -> Result<Option<T>, FieldError> {
-        match self.take(name) {
+    fn typed<T: DeserializeOwned>(&mut self, id: F) -> Result<Option<T>, FieldError> {
+        match self.take(id) {
             None => Ok(None),
             Some(v) => serde_json::from_value(v)
                 .map(Some)
-                .map_err(|e| FieldError::new(name, e.to_string())),
+                .map_err(|e| FieldError::new(id.name(), format!("has an unexpected value: {e}"))),
         }
     }
 
-    fn into_extra(self) -> Map<String, Value> {
-        self.fields
-            .into_iter()
-            .map(|(k, v)| (k.into_owned(), v))
-            .collect()
+    fn into_extra(self) -> Extra {
+        let left: Vec<(String, Value)> = self
+            .fields
+            .entries
+            .drain(..)
+            .filter_map(|e| {
+                let v = e.val?;
+                let k = match e.key {
+                    Key::Known(id) => id.name().to_string(),
+                    Key::Unknown(k) => k,
+                };
+                Some((k, v.into_value()))
+            })
+            .collect();
+        Extra::from(left)
     }
 }
 
@@ -371,28 +617,28 @@ impl Bag<'_> {
 pub(crate) fn build_body(
     kind: Option<Kind>,
     kind_name: &str,
-    fields: Vec<(Cow<'_, str>, Value)>,
-) -> Result<(Body, Map<String, Value>), FieldError> {
+    fields: &mut Fields<'_>,
+) -> Result<(Body, Extra), FieldError> {
     let mut b = Bag { fields };
     let Some(kind) = kind else {
         return Ok((
-            Body::Unknown(UnknownKind {
+            Body::Unknown(Box::new(UnknownKind {
                 kind: kind_name.to_string(),
-            }),
+            })),
             b.into_extra(),
         ));
     };
     let body = match kind {
-        Kind::Session => Body::Session(Session {
-            agent: b.string("agent")?,
-            model: b.string("model")?,
-            meta: b.value("meta"),
-        }),
+        Kind::Session => Body::Session(Box::new(Session {
+            agent: b.string(F::agent)?,
+            model: b.string(F::model)?,
+            meta: b.value(F::meta),
+        })),
         Kind::Announce => {
-            let formula = b.required_string("formula", kind)?;
-            let source = b.string("source")?;
-            let role = b.typed::<Role>("role")?.unwrap_or_default();
-            let confidence = match b.take("confidence") {
+            let formula = b.required_string(F::formula, kind)?;
+            let source = b.string(F::source)?;
+            let role = b.typed::<Role>(F::role)?.unwrap_or_default();
+            let confidence = match b.take(F::confidence) {
                 None => 1.0,
                 Some(v) => match v.as_f64() {
                     Some(c) if (0.0..=1.0).contains(&c) => c,
@@ -404,24 +650,24 @@ pub(crate) fn build_body(
                     }
                 },
             };
-            Body::Announce(Announce {
+            Body::Announce(Box::new(Announce {
                 formula,
                 source,
                 role,
                 confidence,
-                because: b.strings("because")?,
-                text: b.string("text")?,
-            })
+                because: b.strings(F::because)?,
+                text: b.string(F::text)?,
+            }))
         }
-        Kind::Retract => Body::Retract(Retract {
-            target: b.required_string("target", kind)?,
-            reason: b.string("reason")?,
-            by: b.typed("by")?,
-        }),
+        Kind::Retract => Body::Retract(Box::new(Retract {
+            target: b.required_string(F::target, kind)?,
+            reason: b.string(F::reason)?,
+            by: b.typed(F::by)?,
+        })),
         Kind::Verify => {
-            let formula = b.string("formula")?;
-            let formulas = if b.fields.iter().any(|(k, _)| k == "formulas") {
-                Some(b.strings("formulas")?)
+            let formula = b.string(F::formula)?;
+            let formulas = if b.fields.index[F::formulas as usize] != 0 {
+                Some(b.strings(F::formulas)?)
             } else {
                 None
             };
@@ -434,78 +680,78 @@ pub(crate) fn build_body(
             Body::Verify(Box::new(Verify {
                 formula,
                 formulas,
-                outcome: b.typed("outcome")?,
-                because: b.strings("because")?,
-                method: b.string("method")?,
-                tier: b.value("tier"),
-                detail: b.value("detail"),
+                outcome: b.typed(F::outcome)?,
+                because: b.strings(F::because)?,
+                method: b.string(F::method)?,
+                tier: b.value(F::tier),
+                detail: b.value(F::detail),
             }))
         }
-        Kind::Revise => Body::Revise(Revise {
-            trigger: b.string("trigger")?,
-            retracted: b.strings("retracted")?,
-            policy: b.string("policy")?,
-        }),
-        Kind::Query => Body::Query(Query {
-            formula: b.required_string("formula", kind)?,
-            answer: b.typed("answer")?,
-        }),
-        Kind::Answer => Body::Answer(Answer {
-            text: b.string("text")?,
-            formula: b.string("formula")?,
-        }),
-        Kind::Thought => Body::Thought(Thought {
-            text: b.string("text")?,
-            asserts: b.strings("asserts")?,
-        }),
-        Kind::World => Body::World(Box::new(World {
-            atoms: b.strings("atoms")?,
-            rules: b.strings("rules")?,
-            truth: b.typed("truth")?.unwrap_or_default(),
+        Kind::Revise => Body::Revise(Box::new(Revise {
+            trigger: b.string(F::trigger)?,
+            retracted: b.strings(F::retracted)?,
+            policy: b.string(F::policy)?,
         })),
-        Kind::Turn => Body::Turn(Turn {
-            question: b.string("question")?,
-            reply: b.typed("reply")?,
-            literal: b.string("literal")?,
-            truth: b.value("truth"),
-        }),
-        Kind::Belief => Body::Belief(Belief {
-            name: b.required_string("name", kind)?,
-            value: b.value("value"),
-            unit: b.string("unit")?,
-            source: b.string("source")?,
+        Kind::Query => Body::Query(Box::new(Query {
+            formula: b.required_string(F::formula, kind)?,
+            answer: b.typed(F::answer)?,
+        })),
+        Kind::Answer => Body::Answer(Box::new(Answer {
+            text: b.string(F::text)?,
+            formula: b.string(F::formula)?,
+        })),
+        Kind::Thought => Body::Thought(Box::new(Thought {
+            text: b.string(F::text)?,
+            asserts: b.strings(F::asserts)?,
+        })),
+        Kind::World => Body::World(Box::new(World {
+            atoms: b.strings(F::atoms)?,
+            rules: b.strings(F::rules)?,
+            truth: b.typed(F::truth)?.unwrap_or_default(),
+        })),
+        Kind::Turn => Body::Turn(Box::new(Turn {
+            question: b.string(F::question)?,
+            reply: b.typed(F::reply)?,
+            literal: b.string(F::literal)?,
+            truth: b.value(F::truth),
+        })),
+        Kind::Belief => Body::Belief(Box::new(Belief {
+            name: b.required_string(F::name, kind)?,
+            value: b.value(F::value),
+            unit: b.string(F::unit)?,
+            source: b.string(F::source)?,
             extra: Map::new(),
-        }),
-        Kind::SchemaBelief => Body::SchemaBelief(TextEvent {
-            text: b.string("text")?,
-        }),
-        Kind::Desire => Body::Desire(TextEvent {
-            text: b.string("text")?,
-        }),
+        })),
+        Kind::SchemaBelief => Body::SchemaBelief(Box::new(TextEvent {
+            text: b.string(F::text)?,
+        })),
+        Kind::Desire => Body::Desire(Box::new(TextEvent {
+            text: b.string(F::text)?,
+        })),
         Kind::Intention => Body::Intention(Box::new(Intention {
-            intention_type: b.string("type")?,
-            goal: b.value("goal"),
-            satisfaction: b.value("satisfaction"),
-            open_parameters: b.value("open_parameters"),
+            intention_type: b.string(F::type_)?,
+            goal: b.value(F::goal),
+            satisfaction: b.value(F::satisfaction),
+            open_parameters: b.value(F::open_parameters),
         })),
         Kind::Plan => Body::Plan(Box::new(Plan {
-            intention_type: b.string("intention_type")?,
-            context_conditions: b.strings("context_conditions")?,
-            steps: b.typed("steps")?.unwrap_or_default(),
-            origin: b.typed("origin")?,
+            intention_type: b.string(F::intention_type)?,
+            context_conditions: b.strings(F::context_conditions)?,
+            steps: b.typed(F::steps)?.unwrap_or_default(),
+            origin: b.typed(F::origin)?,
         })),
         Kind::Step => Body::Step(Box::new(Step {
-            plan: b.string("plan")?,
-            step: b.string("step")?,
-            status: b.typed("status")?,
-            post_met: b.boolean("post_met")?,
-            new_beliefs: b.typed("new_beliefs")?.unwrap_or_default(),
-            summary: b.string("summary")?,
+            plan: b.string(F::plan)?,
+            step: b.string(F::step)?,
+            status: b.typed(F::status)?,
+            post_met: b.boolean(F::post_met)?,
+            new_beliefs: b.typed(F::new_beliefs)?.unwrap_or_default(),
+            summary: b.string(F::summary)?,
         })),
         Kind::Postcondition => {
-            let plan = b.string("plan")?;
-            let step = b.string("step")?;
-            let tier = match b.count("tier")? {
+            let plan = b.string(F::plan)?;
+            let step = b.string(F::step)?;
+            let tier = match b.count(F::tier)? {
                 None => None,
                 Some(t @ 1..=3) => Some(t as u8),
                 Some(t) => {
@@ -519,29 +765,29 @@ pub(crate) fn build_body(
                 plan,
                 step,
                 tier,
-                ok: b.boolean("ok")?,
-                failure_mode: b.string("failure_mode")?,
-                program: b.string("program")?,
-                detail: b.value("detail"),
+                ok: b.boolean(F::ok)?,
+                failure_mode: b.string(F::failure_mode)?,
+                program: b.string(F::program)?,
+                detail: b.value(F::detail),
             }))
         }
-        Kind::Satisfaction => Body::Satisfaction(Satisfaction {
-            intention: b.string("intention")?,
-            ok: b.boolean("ok")?,
-        }),
-        Kind::Review => Body::Review(Review {
-            decisions: b.typed("decisions")?.unwrap_or_default(),
-        }),
-        Kind::PlanStats => Body::PlanStats(PlanStats {
-            plan: b.string("plan")?,
-            use_count: b.count("use_count")?,
-            success_count: b.count("success_count")?,
-            failure_count: b.count("failure_count")?,
-        }),
-        Kind::Log => Body::Log(Log {
-            level: b.string("level")?,
-            message: b.string("message")?,
-        }),
+        Kind::Satisfaction => Body::Satisfaction(Box::new(Satisfaction {
+            intention: b.string(F::intention)?,
+            ok: b.boolean(F::ok)?,
+        })),
+        Kind::Review => Body::Review(Box::new(Review {
+            decisions: b.typed(F::decisions)?.unwrap_or_default(),
+        })),
+        Kind::PlanStats => Body::PlanStats(Box::new(PlanStats {
+            plan: b.string(F::plan)?,
+            use_count: b.count(F::use_count)?,
+            success_count: b.count(F::success_count)?,
+            failure_count: b.count(F::failure_count)?,
+        })),
+        Kind::Log => Body::Log(Box::new(Log {
+            level: b.string(F::level)?,
+            message: b.string(F::message)?,
+        })),
     };
     Ok((body, b.into_extra()))
 }

@@ -18,6 +18,10 @@ const READ_CHUNK: usize = 1 << 20;
 #[derive(Debug, Clone, Default)]
 pub struct Index {
     session_pos: HashMap<Arc<str>, usize>,
+    /// Recently seen sessions by the address of their interned name: the reader gives every
+    /// event of a session the same `Arc`, so a pointer comparison usually replaces hashing
+    /// the name. The index keeps those `Arc`s alive, so an address cannot be reused.
+    recent: Vec<(usize, usize)>,
     sessions: Vec<(Arc<str>, Vec<u32>)>,
     kind_counts: [u64; Kind::ALL.len()],
     unknown_kinds: BTreeMap<String, u64>,
@@ -26,13 +30,28 @@ pub struct Index {
 impl Index {
     /// Records the event stored at position `pos` of the log.
     pub fn add(&mut self, pos: u32, ev: &Event) {
-        let slot = match self.session_pos.get(&ev.session) {
-            Some(&i) => i,
+        const RECENT: usize = 16;
+        let addr = Arc::as_ptr(&ev.session) as *const u8 as usize;
+        let slot = match self.recent.iter().find(|(a, _)| *a == addr) {
+            Some(&(_, slot)) => slot,
             None => {
-                self.session_pos
-                    .insert(ev.session.clone(), self.sessions.len());
-                self.sessions.push((ev.session.clone(), Vec::new()));
-                self.sessions.len() - 1
+                let slot = match self.session_pos.get(&ev.session) {
+                    Some(&i) => i,
+                    None => {
+                        self.session_pos
+                            .insert(ev.session.clone(), self.sessions.len());
+                        self.sessions.push((ev.session.clone(), Vec::new()));
+                        self.sessions.len() - 1
+                    }
+                };
+                // Only an Arc the index itself holds may be cached (its address stays valid).
+                if Arc::ptr_eq(&self.sessions[slot].0, &ev.session) {
+                    if self.recent.len() == RECENT {
+                        self.recent.remove(0);
+                    }
+                    self.recent.push((addr, slot));
+                }
+                slot
             }
         };
         self.sessions[slot].1.push(pos);

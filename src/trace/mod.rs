@@ -10,6 +10,25 @@
 //!
 //! The format itself is documented for users in `docs/trace-format.md`, with a JSON Schema in
 //! `docs/trace-format.schema.json`; tests keep the three (docs, schema, [`Kind`]) in step.
+//!
+//! ## Memory layout
+//!
+//! A loaded trace is mostly `Vec<Event>`, so the event is kept small: strings are inline up to
+//! 24 bytes ([`event::Text`]), every kind's fields are boxed (the [`Body`] enum is 16 bytes and
+//! an event pays only for its own kind), rare free-form JSON values are boxed, and unknown
+//! fields cost nothing when absent. Session and file names are shared `Arc<str>`s.
+//!
+//! ## Adding a kind or a field
+//!
+//! 1. `event.rs`: the name in the `kinds!` list, a struct for its fields, a [`Body`] variant and
+//!    its arm in [`Body::kind`].
+//! 2. `fields.rs`: any new field name in `known_fields!`, and the kind's arm in `build_body`
+//!    (types and value checks live there, so errors name the field).
+//! 3. `docs/trace-format.md` and `docs/trace-format.schema.json`: a section with a field table
+//!    and an example line, and the schema entry. `tests/trace_schema.rs` fails until the docs,
+//!    the schema and [`Kind::ALL`] agree and the example reads clean.
+//! 4. `generate.rs`: a weight and a line shape (`tests/trace_broken.rs` checks every kind is
+//!    generated), and a line in `tests/trace_roundtrip.rs` (it checks every kind is covered).
 
 pub mod event;
 mod fields;

@@ -26,7 +26,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use super::event::{Event, FORMAT_VERSION, Kind, Origin};
-use super::fields::{FieldError, build_body, decode_line};
+use super::fields::{FieldError, Fields, build_body, decode_line};
 
 /// The default line-length cap: 4 MiB, far above any sane event and small enough that a
 /// runaway writer cannot exhaust memory.
@@ -161,8 +161,10 @@ impl SeqSet {
     }
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct SessionState {
+    /// The interned session name every event of the session shares.
+    name: Arc<str>,
     seqs: SeqSet,
     last_ts: Option<(f64, u64)>,
 }
@@ -263,7 +265,20 @@ impl Reader {
         }
     }
 
-    /// Ends the stream: a final line without a newline is decoded now.
+    /// Bytes of the current, not yet terminated line (buffered, or counted while skipping an
+    /// over-long line). A follower can show that a partial line is pending.
+    pub fn pending_bytes(&self) -> u64 {
+        self.skipping.unwrap_or(self.buf.len() as u64)
+    }
+
+    /// The number the next line will get (1-based).
+    pub fn next_line(&self) -> u64 {
+        self.line
+    }
+
+    /// Ends the stream: a final line without a newline is decoded now. Call it only at the
+    /// true end of a stream (file closed, connection ended): a follower waiting for more bytes
+    /// must not, or a line still being written would be read half-way.
     pub fn finish(&mut self, out: &mut Vec<Item>) {
         if let Some(seen) = self.skipping {
             self.too_long(seen, out);
@@ -366,7 +381,8 @@ impl Reader {
                 return;
             }
         };
-        let raw = match decode_line(text) {
+        let mut fields = Fields::default();
+        let raw = match decode_line(text, &mut fields) {
             Ok(raw) => raw,
             Err(e) => {
                 let column = char_column(text, e.column());
@@ -375,12 +391,21 @@ impl Reader {
                     Some(i) => msg[..i].to_string(),
                     None => msg,
                 };
-                out.push(Item::Problem(self.problem(
-                    Severity::Error,
-                    ProblemCode::Json,
-                    column,
-                    msg,
-                )));
+                // Envelope checks run inside the parser (to get exact columns); their
+                // messages name the field, which makes them field problems.
+                let field = msg
+                    .strip_prefix("field `")
+                    .or_else(|| msg.strip_prefix("duplicate field `"))
+                    .and_then(|rest| rest.split('`').next())
+                    .map(str::to_string);
+                let code = if field.is_some() {
+                    ProblemCode::Field
+                } else {
+                    ProblemCode::Json
+                };
+                let mut p = self.problem(Severity::Error, code, column, msg);
+                p.field = field;
+                out.push(Item::Problem(p));
                 return;
             }
         };
@@ -393,7 +418,7 @@ impl Reader {
             )));
             return;
         };
-        if let Some(v) = raw.v.filter(|v| *v > FORMAT_VERSION) {
+        if let Some(v) = raw.v.filter(|v| *v > u64::from(FORMAT_VERSION)) {
             out.push(Item::Problem(self.problem(
                 Severity::Error,
                 ProblemCode::UnsupportedVersion,
@@ -406,7 +431,7 @@ impl Reader {
             return;
         }
         let kind = Kind::from_name(&kind_name);
-        let (body, extra) = match build_body(kind, &kind_name, raw.fields) {
+        let (body, extra) = match build_body(kind, &kind_name, &mut fields) {
             Ok(b) => b,
             Err(FieldError { field, message }) => {
                 let mut p = self.problem(
@@ -421,63 +446,25 @@ impl Reader {
             }
         };
         let session_given = raw.session.is_some();
-        let session = match raw.session {
-            None => self.default_session.clone(),
-            Some(s) => match self.sessions.get_key_value(&*s) {
-                Some((k, _)) => k.clone(),
-                None => Arc::from(&*s),
-            },
-        };
-        let event = Event {
-            origin: self.origin(),
-            v: raw.v.unwrap_or(FORMAT_VERSION),
-            v_given: raw.v.is_some(),
-            seq: raw.seq.unwrap_or(self.line),
-            seq_given: raw.seq.is_some(),
-            ts: raw.ts,
-            session_given,
-            session,
-            id: raw.id,
-            body,
-            extra,
-        };
-        self.check_order(&event, text, out);
-        out.push(Item::Event(event));
-    }
-
-    /// Per-session ordering checks: duplicate explicit `seq`, time going backwards.
-    fn check_order(&mut self, ev: &Event, text: &str, out: &mut Vec<Item>) {
-        let state = self.sessions.entry(ev.session.clone()).or_default();
-        let mut warnings = Vec::new();
-        if ev.seq_given && !state.seqs.insert(ev.seq) {
-            warnings.push((
-                ProblemCode::DuplicateSeq,
-                key_column(text, "seq"),
-                format!("duplicate seq {} in session {:?}", ev.seq, &*ev.session),
-            ));
-        }
-        if let Some(ts) = &ev.ts {
-            if let Some((prev, prev_line)) = state.last_ts {
-                if ts.unix_seconds < prev {
-                    warnings.push((
-                        ProblemCode::TimeBackwards,
-                        key_column(text, "ts"),
-                        format!(
-                            "ts goes backwards in session {:?}: earlier than line {prev_line} \
-                             by {:.3} s",
-                            &*ev.session,
-                            prev - ts.unix_seconds
-                        ),
-                    ));
-                }
+        let name: &str = raw.session.as_deref().unwrap_or(&self.default_session);
+        let seq = raw.seq;
+        let ts = raw.ts.as_ref().map(|t| t.unix_seconds);
+        let line = self.line;
+        // One hash lookup per event: the session's state also holds its interned name.
+        let (session, warnings) = match self.sessions.get_mut(name) {
+            Some(st) => (st.name.clone(), order_checks(st, seq, ts, line, text)),
+            None => {
+                let mut st = SessionState {
+                    name: Arc::from(name),
+                    seqs: SeqSet::default(),
+                    last_ts: None,
+                };
+                let w = order_checks(&mut st, seq, ts, line, text);
+                let arc = st.name.clone();
+                self.sessions.insert(arc.clone(), st);
+                (arc, w)
             }
-            if state
-                .last_ts
-                .is_none_or(|(prev, _)| ts.unix_seconds >= prev)
-            {
-                state.last_ts = Some((ts.unix_seconds, self.line));
-            }
-        }
+        };
         for (code, column, message) in warnings {
             out.push(Item::Problem(self.problem(
                 Severity::Warning,
@@ -486,7 +473,61 @@ impl Reader {
                 message,
             )));
         }
+        out.push(Item::Event(Event {
+            origin: self.origin(),
+            v: FORMAT_VERSION,
+            v_given: raw.v.is_some(),
+            seq: seq.unwrap_or(line),
+            seq_given: seq.is_some(),
+            ts: raw.ts,
+            session_given,
+            session,
+            id: raw.id,
+            body,
+            extra,
+        }));
     }
+}
+
+/// Per-session ordering checks: duplicate explicit `seq`, time going backwards. Returns the
+/// warnings (no allocation when there are none).
+fn order_checks(
+    state: &mut SessionState,
+    seq: Option<u64>,
+    ts: Option<f64>,
+    line: u64,
+    text: &str,
+) -> Vec<(ProblemCode, u64, String)> {
+    let mut warnings = Vec::new();
+    if let Some(seq) = seq {
+        if !state.seqs.insert(seq) {
+            warnings.push((
+                ProblemCode::DuplicateSeq,
+                key_column(text, "seq"),
+                format!("duplicate seq {seq} in session {:?}", &*state.name),
+            ));
+        }
+    }
+    if let Some(ts) = ts {
+        if let Some((prev, prev_line)) = state.last_ts {
+            if ts < prev {
+                warnings.push((
+                    ProblemCode::TimeBackwards,
+                    key_column(text, "ts"),
+                    format!(
+                        "ts goes backwards in session {:?}: earlier than line {prev_line} \
+                         by {:.3} s",
+                        &*state.name,
+                        prev - ts
+                    ),
+                ));
+            }
+        }
+        if state.last_ts.is_none_or(|(prev, _)| ts >= prev) {
+            state.last_ts = Some((ts, line));
+        }
+    }
+    warnings
 }
 
 /// Converts serde_json's 1-based byte column into a 1-based character column.
@@ -505,5 +546,63 @@ fn key_column(text: &str, name: &str) -> u64 {
     match text.find(&pat) {
         Some(i) => text[..i].chars().count() as u64 + 1,
         None => 1,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use std::collections::HashSet;
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
+
+        /// The range set answers exactly like a plain set, for runs, gaps, repeats and
+        /// out-of-order values, and stays sorted and disjoint.
+        #[test]
+        fn seq_set_agrees_with_a_hash_set(
+            ops in prop::collection::vec(
+                prop_oneof![0u64..40, Just(u64::MAX), Just(u64::MAX - 1), Just(0)],
+                0..200,
+            )
+        ) {
+            let mut ours = SeqSet::default();
+            let mut oracle = HashSet::new();
+            for n in ops {
+                prop_assert_eq!(ours.insert(n), oracle.insert(n), "inserting {}", n);
+                for w in ours.ranges.windows(2) {
+                    prop_assert!(w[0].1 < w[1].0 && w[0].1 + 1 < w[1].0, "{:?}", ours.ranges);
+                }
+            }
+            let count: u64 = ours.ranges.iter().map(|(a, b)| b - a + 1).sum();
+            prop_assert_eq!(count, oracle.len() as u64);
+        }
+    }
+
+    #[test]
+    fn pending_bytes_track_the_partial_line() {
+        let mut r = Reader::new("p", ReaderConfig { max_line_bytes: 8 });
+        let mut out = Vec::new();
+        r.feed(b"{\"kind\"", &mut out);
+        assert_eq!((r.pending_bytes(), r.next_line()), (7, 1));
+        r.feed(b":\"log\"}\n{", &mut out);
+        assert_eq!((r.pending_bytes(), r.next_line()), (1, 2));
+        assert!(
+            out.iter()
+                .any(|i| matches!(i, Item::Problem(p) if p.code == ProblemCode::LineTooLong))
+        );
+        r.feed(b"0123456789", &mut out);
+        assert_eq!(r.pending_bytes(), 11, "counted while skipping");
+    }
+
+    #[test]
+    fn increasing_sequences_cost_one_range() {
+        let mut s = SeqSet::default();
+        for n in 1..=100_000 {
+            assert!(s.insert(n));
+        }
+        assert_eq!(s.ranges, [(1, 100_000)]);
+        assert!(!s.insert(5_000));
     }
 }

@@ -676,10 +676,11 @@ impl App {
             ),
             Body::Answer(a) => a
                 .text
-                .clone()
-                .or_else(|| a.formula.clone())
-                .unwrap_or_default(),
-            Body::Thought(t) => t.text.clone().unwrap_or_default(),
+                .as_deref()
+                .or(a.formula.as_deref())
+                .unwrap_or_default()
+                .to_string(),
+            Body::Thought(t) => t.text.as_deref().unwrap_or_default().to_string(),
             Body::Turn(t) => format!(
                 "{} → {}",
                 t.question.as_deref().unwrap_or(""),
@@ -690,7 +691,9 @@ impl App {
                 b.name,
                 b.value.as_ref().map(|v| v.to_string()).unwrap_or_default()
             ),
-            Body::SchemaBelief(t) | Body::Desire(t) => t.text.clone().unwrap_or_default(),
+            Body::SchemaBelief(t) | Body::Desire(t) => {
+                t.text.as_deref().unwrap_or_default().to_string()
+            }
             Body::Intention(i) => format!(
                 "{} {}",
                 i.intention_type.as_deref().unwrap_or(""),
@@ -927,7 +930,10 @@ impl App {
             return Vec::new();
         };
         let line = format!("why {}", a.formula);
-        self.why_target = self.store.event(pos).and_then(|e| e.id.clone());
+        self.why_target = self
+            .store
+            .event(pos)
+            .and_then(|e| e.id.as_deref().map(str::to_string));
         self.working = Some(line.clone());
         vec![Effect::Run {
             line,

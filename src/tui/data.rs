@@ -253,9 +253,10 @@ impl SessionData {
         let norm = parsed.as_ref().map(normalized);
         let id = ev
             .id
-            .clone()
+            .as_deref()
+            .map(str::to_string)
             .or_else(|| norm.clone())
-            .unwrap_or_else(|| a.formula.clone());
+            .unwrap_or_else(|| a.formula.to_string());
         if let Some(&old) = self.active.get(&id) {
             // Re-announcing an active id ends the old record (the new one supersedes it).
             self.end(old, step, pos);
@@ -359,9 +360,9 @@ impl Store {
                 };
                 Some(RawBelief {
                     id: b.id.clone(),
-                    formula: a.formula.clone(),
+                    formula: a.formula.to_string(),
                     role: a.role,
-                    source: a.source.clone().unwrap_or_default(),
+                    source: a.source.as_deref().unwrap_or_default().to_string(),
                     confidence: a.confidence,
                     announced: b.announced,
                     retracted: b.retracted.map(|(s, _)| s),

@@ -430,7 +430,7 @@ pub fn plan_at(store: &super::data::Store, s: &SessionData, t: u32) -> Option<(S
             status: status.get(&st.id).copied().unwrap_or(Status::Pending),
         })
         .collect();
-    Some((plan_id, nodes))
+    Some((plan_id.to_string(), nodes))
 }
 
 fn status_style(th: &Theme, s: Status) -> Style {
@@ -614,7 +614,7 @@ fn verify(f: &mut Frame, app: &mut App, area: Rect) {
             Cell::from(Span::styled(claimed, cst)),
             Cell::from(Span::styled("not recomputed", th.dim)),
             Cell::from(Line::from(spans(
-                &v.tier.as_ref().map(json_text).unwrap_or_default(),
+                &v.tier.as_deref().map(json_text).unwrap_or_default(),
                 th.dim,
                 th.marker,
             ))),
@@ -882,8 +882,8 @@ pub fn detail_lines(app: &mut App, pos: u32) -> Vec<Line<'static>> {
         }
     }
     let formula = match &ev.body {
-        Body::Announce(a) => Some(a.formula.clone()),
-        Body::Query(q) => Some(q.formula.clone()),
+        Body::Announce(a) => Some(a.formula.to_string()),
+        Body::Query(q) => Some(q.formula.to_string()),
         Body::Verify(v) => Some(v.all_formulas().collect::<Vec<_>>().join(", ")),
         _ => None,
     };

@@ -1,0 +1,135 @@
+//! Model benchmarks (harness = false; prints figures).
+//!
+//! 1. Time travel: a generated 1,000,000-event trace is loaded (reader + replay), then Σ and
+//!    the BDI state are computed at 100 random steps of random sessions; prints the median
+//!    and maximum time per move (target: <= 50 ms) and the peak memory (VmHWM) against the
+//!    file size (target: <= 2x).
+//! 2. Recomputation: every session of a generated 100,000-event trace is recomputed with the
+//!    solver (what `doxascope audit` runs); prints the time and the verify count.
+//!
+//! `cargo bench --bench model` (set `DOXASCOPE_BENCH_EVENTS` to change the trace size).
+
+use std::fs::File;
+use std::io::BufWriter;
+use std::time::{Duration, Instant};
+
+use doxascope::model::{Model, RecomputeOptions};
+use doxascope::trace::generate::{GenConfig, write_mixed};
+
+/// Peak resident memory of this process in KiB (Linux), 0 when unavailable.
+fn vm_hwm_kib() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .and_then(|l| l.split_whitespace().nth(1).map(str::to_string))
+        })
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0)
+}
+
+struct Rng(u64);
+
+impl Rng {
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (self.0 >> 33) % n.max(1)
+    }
+}
+
+fn time_travel(events: u64) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("big.jsonl");
+    let bytes = {
+        let f = File::create(&path).expect("create");
+        write_mixed(
+            BufWriter::new(f),
+            &GenConfig {
+                events,
+                seed: 42,
+                ..GenConfig::default()
+            },
+        )
+        .expect("write")
+    };
+    let base = vm_hwm_kib();
+    let t0 = Instant::now();
+    let model = Model::load(&[&path]).expect("load");
+    let load = t0.elapsed();
+    let peak = vm_hwm_kib();
+    let mut rng = Rng(7);
+    let mut times: Vec<Duration> = Vec::new();
+    let mut sizes = 0usize;
+    for _ in 0..100 {
+        let tls = model.timelines();
+        let tl = &tls[rng.below(tls.len() as u64) as usize];
+        let t = rng.below(tl.len() as u64 + 1) as u32;
+        let start = Instant::now();
+        let sigma = tl.sigma_at(model.log(), t);
+        let bdi = model.bdi_at(tl.name(), t).expect("session");
+        times.push(start.elapsed());
+        sizes += sigma.len() + bdi.ground.len() + bdi.plans.len();
+    }
+    times.sort();
+    let beliefs: usize = model.timelines().iter().map(|t| t.beliefs().len()).sum();
+    println!(
+        "time travel: {events} events, {} sessions, {beliefs} belief records, file {:.1} MiB",
+        model.timelines().len(),
+        bytes as f64 / 1048576.0
+    );
+    println!("  load (read + replay): {:.2} s", load.as_secs_f64());
+    println!(
+        "  move to a random step (Σ + BDI), 100 moves: median {:.3} ms, max {:.3} ms \
+         ({sizes} items returned)",
+        times[times.len() / 2].as_secs_f64() * 1e3,
+        times[times.len() - 1].as_secs_f64() * 1e3
+    );
+    println!(
+        "  memory: VmHWM {:.1} MiB (before load {:.1} MiB) = {:.2}x the file size",
+        peak as f64 / 1024.0,
+        base as f64 / 1024.0,
+        peak as f64 * 1024.0 / bytes as f64
+    );
+}
+
+fn recompute(events: u64) {
+    let mut buf = Vec::new();
+    write_mixed(
+        &mut buf,
+        &GenConfig {
+            events,
+            seed: 9,
+            ..GenConfig::default()
+        },
+    )
+    .expect("write");
+    let model = Model::from_bytes("gen.jsonl", &buf);
+    let start = Instant::now();
+    let mut verifies = 0;
+    let mut unknown = 0;
+    for s in model.sessions() {
+        let r = model
+            .recompute(s, &RecomputeOptions::default())
+            .expect("session");
+        verifies += r.verifies.len();
+        unknown += r.verifies.iter().filter(|v| v.result.is_err()).count();
+    }
+    println!(
+        "recompute: {events} events, {verifies} verify events ({unknown} unknown): {:.2} s",
+        start.elapsed().as_secs_f64()
+    );
+}
+
+fn main() {
+    let events = std::env::var("DOXASCOPE_BENCH_EVENTS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1_000_000);
+    // Time travel first: VmHWM is a process-wide peak, so nothing may run before it.
+    time_travel(events);
+    recompute(events / 10);
+}

@@ -1,0 +1,208 @@
+//! Reader benchmark: generate (or take) a large mixed trace, read and index it, print
+//! events/s and memory.
+//!
+//! ```sh
+//! cargo bench --bench read                 # generates 1,000,000 events in a temp dir
+//! cargo bench --bench read -- FILE.jsonl   # reads an existing trace
+//! BENCH_EVENTS=200000 cargo bench --bench read
+//! ```
+//!
+//! Two passes over the same file:
+//! 1. *stream*: read and decode every line, count events, keep nothing (what `validate`
+//!    does); measures decoding speed alone.
+//! 2. *read+index*: read into a [`TraceLog`] that keeps every event and indexes it (what the
+//!    viewer does). Memory is reported as the growth of peak RSS (VmHWM) over the pass,
+//!    because the generator and the first pass have already raised the process's peak, and
+//!    as the total peak at the end.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::fs::File;
+use std::io::{BufWriter, Read};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Instant;
+
+use doxascope::trace::generate::{GenConfig, write_mixed};
+use doxascope::trace::{Item, Reader, ReaderConfig, TraceLog};
+
+/// Counts live heap bytes, to split memory into "events vector" and "other heap".
+struct Counting;
+
+static LIVE: AtomicUsize = AtomicUsize::new(0);
+
+// SAFETY: forwards to the system allocator unchanged; only adds bookkeeping.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
+        LIVE.fetch_add(l.size(), Ordering::Relaxed);
+        // SAFETY: same contract as the caller's.
+        unsafe { System.alloc(l) }
+    }
+    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
+        LIVE.fetch_sub(l.size(), Ordering::Relaxed);
+        // SAFETY: same contract as the caller's.
+        unsafe { System.dealloc(p, l) }
+    }
+    unsafe fn realloc(&self, p: *mut u8, l: Layout, new: usize) -> *mut u8 {
+        LIVE.fetch_add(new, Ordering::Relaxed);
+        LIVE.fetch_sub(l.size(), Ordering::Relaxed);
+        // SAFETY: same contract as the caller's.
+        unsafe { System.realloc(p, l, new) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+fn status_kib(field: &str) -> u64 {
+    let mut s = String::new();
+    if File::open("/proc/self/status")
+        .and_then(|mut f| f.read_to_string(&mut s))
+        .is_err()
+    {
+        return 0;
+    }
+    s.lines()
+        .find(|l| l.starts_with(field))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0)
+}
+
+/// CPU time of this process (user + system) in seconds: on a shared machine wall time
+/// includes waiting for a core, CPU time does not.
+fn cpu_seconds() -> f64 {
+    let mut s = String::new();
+    if File::open("/proc/self/stat")
+        .and_then(|mut f| f.read_to_string(&mut s))
+        .is_err()
+    {
+        return 0.0;
+    }
+    // Fields after the parenthesized command name; utime and stime are fields 14 and 15.
+    let rest = s.rsplit_once(')').map(|(_, r)| r).unwrap_or("");
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
+    // Linux reports these in USER_HZ, 100 on every mainstream configuration.
+    (ticks(11) + ticks(12)) / 100.0
+}
+
+fn main() {
+    let arg = std::env::args().skip(1).find(|a| !a.starts_with("--"));
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = match arg {
+        Some(p) => std::path::PathBuf::from(p),
+        None => {
+            let events = std::env::var("BENCH_EVENTS")
+                .ok()
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(1_000_000);
+            let path = dir.path().join("mixed.jsonl");
+            let t = Instant::now();
+            let f = BufWriter::new(File::create(&path).expect("create trace"));
+            write_mixed(
+                f,
+                &GenConfig {
+                    events,
+                    seed: 7,
+                    ..GenConfig::default()
+                },
+            )
+            .expect("write trace");
+            println!(
+                "generated {events} events in {:.2} s",
+                t.elapsed().as_secs_f64()
+            );
+            path
+        }
+    };
+    println!(
+        "size_of: Event {} B, Body {} B",
+        std::mem::size_of::<doxascope::trace::Event>(),
+        std::mem::size_of::<doxascope::trace::Body>()
+    );
+    let bytes = std::fs::metadata(&path).expect("trace metadata").len();
+    let name = path.to_string_lossy().into_owned();
+    println!("file: {name} ({:.1} MiB)", bytes as f64 / 1048576.0);
+
+    // Pass 1: stream.
+    let t = Instant::now();
+    let cpu = cpu_seconds();
+    let mut f = File::open(&path).expect("open trace");
+    let mut reader = Reader::new(&name, ReaderConfig::default());
+    let mut buf = vec![0u8; 1 << 20];
+    let mut items = Vec::new();
+    let (mut events, mut problems) = (0u64, 0u64);
+    loop {
+        let n = f.read(&mut buf).expect("read trace");
+        if n == 0 {
+            reader.finish(&mut items);
+        } else {
+            reader.feed(&buf[..n], &mut items);
+        }
+        for it in items.drain(..) {
+            match it {
+                Item::Event(_) => events += 1,
+                Item::Problem(_) => problems += 1,
+            }
+        }
+        if n == 0 {
+            break;
+        }
+    }
+    let secs = t.elapsed().as_secs_f64();
+    let cpu = cpu_seconds() - cpu;
+    println!(
+        "stream:      {events} events, {problems} problems in {secs:.3} s wall = {:.0} events/s, \
+         {:.0} MiB/s; {cpu:.2} s CPU = {:.0} events/CPU-s",
+        events as f64 / secs,
+        bytes as f64 / 1048576.0 / secs,
+        events as f64 / cpu.max(0.01)
+    );
+
+    // Pass 2: read + index, keeping everything.
+    let live_before = LIVE.load(Ordering::Relaxed);
+    let rss_before = status_kib("VmRSS:");
+    let hwm_before = status_kib("VmHWM:");
+    let t = Instant::now();
+    let cpu = cpu_seconds();
+    let mut log = TraceLog::new();
+    log.read_from(
+        &name,
+        File::open(&path).expect("open trace"),
+        ReaderConfig::default(),
+    )
+    .expect("read trace");
+    let secs = t.elapsed().as_secs_f64();
+    let cpu = cpu_seconds() - cpu;
+    let hwm_after = status_kib("VmHWM:");
+    let rss_after = status_kib("VmRSS:");
+    let n = log.events.len() as f64;
+    println!(
+        "read+index:  {} events, {} problems, {} sessions in {secs:.3} s wall = {:.0} events/s; \
+         {cpu:.2} s CPU = {:.0} events/CPU-s",
+        log.events.len(),
+        log.problems.len(),
+        log.index.sessions().count(),
+        n / secs,
+        n / cpu.max(0.01)
+    );
+    let file_mib = bytes as f64 / 1048576.0;
+    let growth = hwm_after.saturating_sub(hwm_before.max(rss_before)) as f64 / 1024.0;
+    println!(
+        "memory:      RSS {:.1} -> {:.1} MiB; peak growth during read+index {growth:.1} MiB = {:.2}x file; \
+         process peak {:.1} MiB = {:.2}x file",
+        rss_before as f64 / 1024.0,
+        rss_after as f64 / 1024.0,
+        growth / file_mib,
+        hwm_after as f64 / 1024.0,
+        hwm_after as f64 / 1024.0 / file_mib
+    );
+    let live = LIVE.load(Ordering::Relaxed).saturating_sub(live_before) as f64 / 1048576.0;
+    let vec =
+        (log.events.capacity() * std::mem::size_of::<doxascope::trace::Event>()) as f64 / 1048576.0;
+    println!(
+        "heap:        live {live:.1} MiB after read+index: events vector {vec:.1} MiB, \
+         strings/boxes/index {:.1} MiB",
+        live - vec
+    );
+    std::hint::black_box(&log);
+}

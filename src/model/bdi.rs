@@ -1,0 +1,733 @@
+//! The BDI model of seed 004: schema and ground beliefs, desires, intentions, plans as DAGs
+//! with per-step status and postconditions, satisfaction, the plan library and reviews.
+//!
+//! # Design
+//!
+//! While replaying, every BDI event is appended, stamped with its step, to one of a few
+//! append-only logs ([`BdiLog`]); nothing is overwritten. The state at step t
+//! ([`BdiState`]) is then a pure function of those logs and t: the prefix of each log up to t
+//! (found by binary search, since steps only grow), folded into "latest value per key" maps.
+//! This is the same idea as checkpoints-plus-replay with the checkpoint at step 0, but each
+//! log holds only its own kind, so the fold touches only the BDI events before t (a few
+//! thousand even in a million-event trace, see `benches/model.rs`), and history (a ground
+//! belief's value at every upsert) costs nothing extra: it is the log itself.
+//!
+//! Ground beliefs are upserted by name from `belief` events and from the `new_beliefs` of a
+//! `step` with `status: done` (convention 9 of `docs/samples.md`). A `plan` event whose id
+//! was seen before replaces that plan from then on (a replan); `step` and `postcondition`
+//! events refer to the plan with their id current at the time.
+
+use std::collections::{BTreeMap, HashMap};
+
+use serde_json::Value;
+
+use crate::trace::Event;
+use crate::trace::TraceLog;
+use crate::trace::event::{
+    Belief, Body, Decision, Intention, Plan, PlanOrigin, PlanStep, StepStatus,
+};
+
+use super::timeline::event_at;
+
+/// Marks a top-level `belief` event in [`Upsert::nested`].
+const TOP: u32 = u32::MAX;
+
+/// One write of a ground belief.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Upsert {
+    /// The step of the event.
+    pub step: u32,
+    /// The event (a `belief`, or a `step` whose `new_beliefs` wrote it).
+    pub event: u32,
+    /// Index into the step's `new_beliefs`, or `u32::MAX` for a `belief` event.
+    pub nested: u32,
+    /// Index of the name in [`BdiLog::names`].
+    pub name: u32,
+}
+
+/// A `plan` event.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlanRecord {
+    /// The plan id (`id` of the event; `plan-N` by position when absent).
+    pub id: String,
+    /// The step of the event.
+    pub step: u32,
+    /// The event position.
+    pub event: u32,
+}
+
+/// A `step` or `postcondition` event, resolved to the plan record current at the time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StepRef {
+    /// The step of the event.
+    pub step: u32,
+    /// The event position.
+    pub event: u32,
+    /// Index into [`BdiLog::plans`], `None` if the plan id was never seen before.
+    pub plan: Option<u32>,
+}
+
+/// The append-only BDI history of one session.
+#[derive(Debug, Clone, Default)]
+pub struct BdiLog {
+    /// `schema_belief` events: (step, event).
+    pub schema: Vec<(u32, u32)>,
+    /// `desire` events: (step, event).
+    pub desires: Vec<(u32, u32)>,
+    /// Ground belief names, in order of first write.
+    pub names: Vec<String>,
+    name_ix: HashMap<String, u32>,
+    /// Every ground-belief write, in order.
+    pub upserts: Vec<Upsert>,
+    /// `intention` events: (step, event).
+    pub intentions: Vec<(u32, u32)>,
+    /// `plan` events.
+    pub plans: Vec<PlanRecord>,
+    current_plan: HashMap<String, u32>,
+    /// `step` events.
+    pub steps: Vec<StepRef>,
+    /// `postcondition` events.
+    pub postconditions: Vec<StepRef>,
+    /// `satisfaction` events: (step, event).
+    pub satisfactions: Vec<(u32, u32)>,
+    /// `review` events: (step, event).
+    pub reviews: Vec<(u32, u32)>,
+    /// `plan_stats` events: (step, event).
+    pub plan_stats: Vec<(u32, u32)>,
+}
+
+impl BdiLog {
+    fn name(&mut self, n: &str) -> u32 {
+        if let Some(&i) = self.name_ix.get(n) {
+            return i;
+        }
+        let i = self.names.len() as u32;
+        self.names.push(n.to_string());
+        self.name_ix.insert(n.to_string(), i);
+        i
+    }
+
+    fn plan_ref(&self, plan: Option<&str>) -> Option<u32> {
+        plan.and_then(|p| self.current_plan.get(p).copied())
+    }
+
+    pub(crate) fn push(&mut self, step: u32, pos: u32, ev: &Event) {
+        match &ev.body {
+            Body::SchemaBelief(_) => self.schema.push((step, pos)),
+            Body::Desire(_) => self.desires.push((step, pos)),
+            Body::Belief(b) => {
+                let name = self.name(&b.name);
+                self.upserts.push(Upsert {
+                    step,
+                    event: pos,
+                    nested: TOP,
+                    name,
+                });
+            }
+            Body::Intention(_) => self.intentions.push((step, pos)),
+            Body::Plan(_) => {
+                let id = ev
+                    .id
+                    .as_ref()
+                    .map(|s| s.to_string())
+                    .unwrap_or_else(|| format!("plan-{}", self.plans.len() + 1));
+                let idx = self.plans.len() as u32;
+                self.current_plan.insert(id.clone(), idx);
+                self.plans.push(PlanRecord {
+                    id,
+                    step,
+                    event: pos,
+                });
+            }
+            Body::Step(s) => {
+                let plan = self.plan_ref(s.plan.as_deref());
+                self.steps.push(StepRef {
+                    step,
+                    event: pos,
+                    plan,
+                });
+                if s.status == Some(StepStatus::Done) {
+                    for (k, b) in s.new_beliefs.iter().enumerate() {
+                        let name = self.name(&b.name);
+                        self.upserts.push(Upsert {
+                            step,
+                            event: pos,
+                            nested: k as u32,
+                            name,
+                        });
+                    }
+                }
+            }
+            Body::Postcondition(p) => {
+                let plan = self.plan_ref(p.plan.as_deref());
+                self.postconditions.push(StepRef {
+                    step,
+                    event: pos,
+                    plan,
+                });
+            }
+            Body::Satisfaction(_) => self.satisfactions.push((step, pos)),
+            Body::Review(_) => self.reviews.push((step, pos)),
+            Body::PlanStats(_) => self.plan_stats.push((step, pos)),
+            _ => {}
+        }
+    }
+
+    pub(crate) fn finish(&mut self) {
+        self.upserts.shrink_to_fit();
+        self.steps.shrink_to_fit();
+        self.postconditions.shrink_to_fit();
+    }
+
+    /// The belief body an upsert wrote.
+    pub fn upsert_body<'a>(&self, log: &'a TraceLog, u: &Upsert) -> Option<&'a Belief> {
+        match &event_at(log, u.event).body {
+            Body::Belief(b) if u.nested == TOP => Some(b),
+            Body::Step(s) => s.new_beliefs.get(u.nested as usize),
+            _ => None,
+        }
+    }
+
+    /// Every write of the ground belief `name` up to step `t`: its value history.
+    pub fn history<'a>(&'a self, log: &'a TraceLog, name: &str, t: u32) -> Vec<GroundBelief<'a>> {
+        let Some(&n) = self.name_ix.get(name) else {
+            return Vec::new();
+        };
+        let end = self.upserts.partition_point(|u| u.step <= t);
+        self.upserts[..end]
+            .iter()
+            .filter(|u| u.name == n)
+            .filter_map(|u| self.ground_view(log, u, 1))
+            .collect()
+    }
+
+    fn ground_view<'a>(
+        &'a self,
+        log: &'a TraceLog,
+        u: &Upsert,
+        writes: u32,
+    ) -> Option<GroundBelief<'a>> {
+        let b = self.upsert_body(log, u)?;
+        Some(GroundBelief {
+            name: &self.names[u.name as usize],
+            value: b.value.as_deref(),
+            unit: b.unit.as_deref(),
+            source: b.source.as_deref(),
+            step: u.step,
+            event: u.event,
+            from_step_event: u.nested != TOP,
+            writes,
+        })
+    }
+}
+
+/// A ground belief's value at some step.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct GroundBelief<'a> {
+    /// The name (upsert key).
+    pub name: &'a str,
+    /// The value written.
+    pub value: Option<&'a Value>,
+    /// Its unit.
+    pub unit: Option<&'a str>,
+    /// Its source.
+    pub source: Option<&'a str>,
+    /// The step of the write.
+    pub step: u32,
+    /// The event position of the write.
+    pub event: u32,
+    /// Whether a `step` event's `new_beliefs` wrote it (rather than a `belief` event).
+    pub from_step_event: bool,
+    /// How many writes of this name happened up to the state's step.
+    pub writes: u32,
+}
+
+/// The status of a plan step at some point.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum StepState {
+    /// No `step` event for it yet.
+    Pending,
+    /// Dispatched, not finished.
+    Dispatched,
+    /// Finished.
+    Done,
+    /// Failed.
+    Failed,
+}
+
+impl StepState {
+    /// A short name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StepState::Pending => "pending",
+            StepState::Dispatched => "dispatched",
+            StepState::Done => "done",
+            StepState::Failed => "failed",
+        }
+    }
+}
+
+/// One checked postcondition (a `postcondition` event).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PostCheck<'a> {
+    /// The tier (1, 2, 3), if given.
+    pub tier: Option<u8>,
+    /// Whether it passed, if given.
+    pub ok: Option<bool>,
+    /// How it failed.
+    pub failure_mode: Option<&'a str>,
+    /// The check program.
+    pub program: Option<&'a str>,
+    /// The step of the event.
+    pub step: u32,
+    /// The event position.
+    pub event: u32,
+}
+
+/// A plan step at some point: its definition and its progress.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StepView<'a> {
+    /// The definition in the plan.
+    pub def: &'a PlanStep,
+    /// Its status.
+    pub state: StepState,
+    /// The latest self-reported `post_met`.
+    pub post_met: Option<bool>,
+    /// Steps of the `step` events for it, in order.
+    pub events: Vec<(u32, u32)>,
+    /// The checked postconditions, in order (every tier).
+    pub checks: Vec<PostCheck<'a>>,
+}
+
+impl StepView<'_> {
+    /// The latest check of the given tier.
+    pub fn latest_check(&self, tier: u8) -> Option<&PostCheck<'_>> {
+        self.checks.iter().rev().find(|c| c.tier == Some(tier))
+    }
+
+    /// Whether the postcondition was verified (the latest check with a verdict passed).
+    pub fn verified(&self) -> bool {
+        self.checks.iter().rev().find_map(|c| c.ok).unwrap_or(false)
+    }
+}
+
+/// A plan as a DAG with each step's status at some point.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlanView<'a> {
+    /// The plan id.
+    pub id: &'a str,
+    /// Index into [`BdiLog::plans`].
+    pub record: u32,
+    /// The step of the `plan` event.
+    pub step: u32,
+    /// The `plan` event position.
+    pub event: u32,
+    /// The plan body (intention type, context conditions, origin).
+    pub plan: &'a Plan,
+    /// The steps in the order the plan lists them.
+    pub steps: Vec<StepView<'a>>,
+    /// `step`/`postcondition` events naming a step id the plan does not have.
+    pub unknown_step_events: Vec<u32>,
+}
+
+impl PlanView<'_> {
+    /// Dependencies that name no step of the plan: (step id, missing dependency).
+    pub fn dangling(&self) -> Vec<(&str, &str)> {
+        let ids: Vec<&str> = self.steps.iter().map(|s| s.def.id.as_str()).collect();
+        let mut out = Vec::new();
+        for s in &self.steps {
+            for d in &s.def.deps {
+                if !ids.contains(&d.as_str()) {
+                    out.push((s.def.id.as_str(), d.as_str()));
+                }
+            }
+        }
+        out
+    }
+
+    /// A dependency cycle, as step ids, if there is one (iterative DFS).
+    pub fn cycle(&self) -> Option<Vec<&str>> {
+        let n = self.steps.len();
+        let ix: HashMap<&str, usize> = self
+            .steps
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (s.def.id.as_str(), i))
+            .collect();
+        let adj: Vec<Vec<usize>> = self
+            .steps
+            .iter()
+            .map(|s| {
+                s.def
+                    .deps
+                    .iter()
+                    .filter_map(|d| ix.get(d.as_str()).copied())
+                    .collect()
+            })
+            .collect();
+        // 0 = unseen, 1 = on the stack, 2 = done.
+        let mut color = vec![0u8; n];
+        for root in 0..n {
+            if color[root] != 0 {
+                continue;
+            }
+            let mut stack: Vec<(usize, usize)> = vec![(root, 0)];
+            color[root] = 1;
+            while let Some(&mut (v, ref mut next)) = stack.last_mut() {
+                if let Some(&w) = adj[v].get(*next) {
+                    *next += 1;
+                    match color[w] {
+                        0 => {
+                            color[w] = 1;
+                            stack.push((w, 0));
+                        }
+                        1 => {
+                            let start = stack.iter().position(|&(u, _)| u == w).unwrap_or(0);
+                            return Some(
+                                stack[start..]
+                                    .iter()
+                                    .map(|&(u, _)| self.steps[u].def.id.as_str())
+                                    .collect(),
+                            );
+                        }
+                        _ => {}
+                    }
+                } else {
+                    color[v] = 2;
+                    stack.pop();
+                }
+            }
+        }
+        None
+    }
+
+    /// Steps that could be dispatched now: pending, and every dependency done with its
+    /// postcondition verified (convention 9 of `docs/samples.md`).
+    pub fn ready(&self) -> Vec<&str> {
+        let by_id: HashMap<&str, &StepView<'_>> =
+            self.steps.iter().map(|s| (s.def.id.as_str(), s)).collect();
+        self.steps
+            .iter()
+            .filter(|s| s.state == StepState::Pending)
+            .filter(|s| {
+                s.def.deps.iter().all(|d| {
+                    by_id
+                        .get(d.as_str())
+                        .is_some_and(|x| x.state == StepState::Done && x.verified())
+                })
+            })
+            .map(|s| s.def.id.as_str())
+            .collect()
+    }
+
+    /// Whether every step is done.
+    pub fn complete(&self) -> bool {
+        self.steps.iter().all(|s| s.state == StepState::Done)
+    }
+
+    /// Deadlocked: incomplete, nothing in flight, nothing ready.
+    pub fn deadlocked(&self) -> bool {
+        !self.complete()
+            && !self.steps.iter().any(|s| s.state == StepState::Dispatched)
+            && self.ready().is_empty()
+    }
+}
+
+/// A plan of the library with its counters.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LibraryEntry<'a> {
+    /// The plan id.
+    pub id: &'a str,
+    /// Generated or from the library (of its latest `plan` event).
+    pub origin: Option<PlanOrigin>,
+    /// How many `plan` events carried this id.
+    pub versions: u32,
+    /// The latest `plan_stats` counters: use, success, failure.
+    pub use_count: Option<u64>,
+    /// Successes.
+    pub success_count: Option<u64>,
+    /// Failures.
+    pub failure_count: Option<u64>,
+    /// The latest review decision about it.
+    pub decision: Option<&'a Decision>,
+}
+
+/// The satisfaction verdicts seen so far.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SatisfactionView<'a> {
+    /// The intention id.
+    pub intention: Option<&'a str>,
+    /// The verdict.
+    pub ok: Option<bool>,
+    /// The step of the event.
+    pub step: u32,
+}
+
+/// The current intention.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct IntentionView<'a> {
+    /// Its id.
+    pub id: Option<&'a str>,
+    /// The body (type, goal, satisfaction condition, open parameters).
+    pub intention: &'a Intention,
+    /// The step of the event.
+    pub step: u32,
+    /// The event position.
+    pub event: u32,
+}
+
+/// The BDI state at one step.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BdiState<'a> {
+    /// The step.
+    pub step: u32,
+    /// Schema beliefs, in order.
+    pub schema_beliefs: Vec<&'a str>,
+    /// Ground beliefs: the latest write of every name, sorted by name.
+    pub ground: Vec<GroundBelief<'a>>,
+    /// Desires, in order.
+    pub desires: Vec<&'a str>,
+    /// The latest intention.
+    pub intention: Option<IntentionView<'a>>,
+    /// The current version of every plan, in order of first appearance.
+    pub plans: Vec<PlanView<'a>>,
+    /// Satisfaction verdicts, in order.
+    pub satisfaction: Vec<SatisfactionView<'a>>,
+    /// The plan library: every plan id seen, with counters and review decisions.
+    pub library: Vec<LibraryEntry<'a>>,
+    /// All review decisions, in order, with their step.
+    pub reviews: Vec<(u32, &'a Decision)>,
+}
+
+impl<'a> BdiState<'a> {
+    /// The ground belief with this name.
+    pub fn ground_belief(&self, name: &str) -> Option<&GroundBelief<'a>> {
+        self.ground
+            .binary_search_by(|g| g.name.cmp(name))
+            .ok()
+            .map(|i| &self.ground[i])
+    }
+
+    /// The current version of the plan `id`.
+    pub fn plan(&self, id: &str) -> Option<&PlanView<'a>> {
+        self.plans.iter().find(|p| p.id == id)
+    }
+}
+
+fn prefix<T>(v: &[T], t: u32, step: impl Fn(&T) -> u32) -> &[T] {
+    &v[..v.partition_point(|x| step(x) <= t)]
+}
+
+fn text_of(ev: &Event) -> Option<&str> {
+    match &ev.body {
+        Body::SchemaBelief(x) | Body::Desire(x) => x.text.as_deref(),
+        _ => None,
+    }
+}
+
+/// use, success and failure counts of a plan.
+type Counters = (Option<u64>, Option<u64>, Option<u64>);
+
+/// Computes the BDI state at step `t` from the session's log.
+pub fn state_at<'a>(bl: &'a BdiLog, log: &'a TraceLog, t: u32) -> BdiState<'a> {
+    let schema_beliefs = prefix(&bl.schema, t, |x| x.0)
+        .iter()
+        .filter_map(|&(_, p)| text_of(event_at(log, p)))
+        .collect();
+    let desires = prefix(&bl.desires, t, |x| x.0)
+        .iter()
+        .filter_map(|&(_, p)| text_of(event_at(log, p)))
+        .collect();
+
+    let mut latest: Vec<Option<(u32, u32)>> = vec![None; bl.names.len()];
+    for (i, u) in prefix(&bl.upserts, t, |u| u.step).iter().enumerate() {
+        let slot = &mut latest[u.name as usize];
+        let writes = slot.map_or(0, |(_, w)| w) + 1;
+        *slot = Some((i as u32, writes));
+    }
+    let mut ground: Vec<GroundBelief<'a>> = latest
+        .iter()
+        .flatten()
+        .filter_map(|&(i, w)| bl.ground_view(log, &bl.upserts[i as usize], w))
+        .collect();
+    ground.sort_by(|a, b| a.name.cmp(b.name));
+
+    let intention = prefix(&bl.intentions, t, |x| x.0)
+        .last()
+        .and_then(|&(step, p)| {
+            let ev = event_at(log, p);
+            match &ev.body {
+                Body::Intention(i) => Some(IntentionView {
+                    id: ev.id.as_deref(),
+                    intention: i,
+                    step,
+                    event: p,
+                }),
+                _ => None,
+            }
+        });
+
+    // Plans: the current record per id, in order of first appearance.
+    let plan_prefix = prefix(&bl.plans, t, |p| p.step);
+    let mut order: Vec<&str> = Vec::new();
+    let mut current: HashMap<&str, u32> = HashMap::new();
+    let mut versions: HashMap<&str, u32> = HashMap::new();
+    for (i, p) in plan_prefix.iter().enumerate() {
+        if current.insert(p.id.as_str(), i as u32).is_none() {
+            order.push(p.id.as_str());
+        }
+        *versions.entry(p.id.as_str()).or_default() += 1;
+    }
+    let mut plans: Vec<PlanView<'a>> = Vec::new();
+    let mut plan_slot: HashMap<u32, usize> = HashMap::new();
+    for id in &order {
+        let rec = current[id];
+        let pr = &bl.plans[rec as usize];
+        let Body::Plan(plan) = &event_at(log, pr.event).body else {
+            continue;
+        };
+        plan_slot.insert(rec, plans.len());
+        plans.push(PlanView {
+            id: pr.id.as_str(),
+            record: rec,
+            step: pr.step,
+            event: pr.event,
+            plan,
+            steps: plan
+                .steps
+                .iter()
+                .map(|def| StepView {
+                    def,
+                    state: StepState::Pending,
+                    post_met: None,
+                    events: Vec::new(),
+                    checks: Vec::new(),
+                })
+                .collect(),
+            unknown_step_events: Vec::new(),
+        });
+    }
+    for sr in prefix(&bl.steps, t, |s| s.step) {
+        let Some(&slot) = sr.plan.and_then(|r| plan_slot.get(&r)) else {
+            continue;
+        };
+        let Body::Step(s) = &event_at(log, sr.event).body else {
+            continue;
+        };
+        let pv = &mut plans[slot];
+        match s
+            .step
+            .as_deref()
+            .and_then(|id| pv.steps.iter_mut().find(|x| x.def.id == id))
+        {
+            Some(sv) => {
+                sv.state = match s.status {
+                    Some(StepStatus::Dispatched) => StepState::Dispatched,
+                    Some(StepStatus::Done) => StepState::Done,
+                    Some(StepStatus::Failed) => StepState::Failed,
+                    None => sv.state,
+                };
+                if s.post_met.is_some() {
+                    sv.post_met = s.post_met;
+                }
+                sv.events.push((sr.step, sr.event));
+            }
+            None => pv.unknown_step_events.push(sr.event),
+        }
+    }
+    for pr in prefix(&bl.postconditions, t, |s| s.step) {
+        let Some(&slot) = pr.plan.and_then(|r| plan_slot.get(&r)) else {
+            continue;
+        };
+        let Body::Postcondition(p) = &event_at(log, pr.event).body else {
+            continue;
+        };
+        let pv = &mut plans[slot];
+        match p
+            .step
+            .as_deref()
+            .and_then(|id| pv.steps.iter_mut().find(|x| x.def.id == id))
+        {
+            Some(sv) => sv.checks.push(PostCheck {
+                tier: p.tier,
+                ok: p.ok,
+                failure_mode: p.failure_mode.as_deref(),
+                program: p.program.as_deref(),
+                step: pr.step,
+                event: pr.event,
+            }),
+            None => pv.unknown_step_events.push(pr.event),
+        }
+    }
+
+    let satisfaction = prefix(&bl.satisfactions, t, |x| x.0)
+        .iter()
+        .filter_map(|&(step, p)| match &event_at(log, p).body {
+            Body::Satisfaction(s) => Some(SatisfactionView {
+                intention: s.intention.as_deref(),
+                ok: s.ok,
+                step,
+            }),
+            _ => None,
+        })
+        .collect();
+
+    let mut reviews: Vec<(u32, &'a Decision)> = Vec::new();
+    for &(step, p) in prefix(&bl.reviews, t, |x| x.0) {
+        if let Body::Review(r) = &event_at(log, p).body {
+            reviews.extend(r.decisions.iter().map(|d| (step, d)));
+        }
+    }
+    let mut stats: BTreeMap<&str, Counters> = BTreeMap::new();
+    for &(_, p) in prefix(&bl.plan_stats, t, |x| x.0) {
+        if let Body::PlanStats(s) = &event_at(log, p).body
+            && let Some(id) = s.plan.as_deref()
+        {
+            let e = stats.entry(id).or_default();
+            e.0 = s.use_count.or(e.0);
+            e.1 = s.success_count.or(e.1);
+            e.2 = s.failure_count.or(e.2);
+        }
+    }
+    let mut lib_order: Vec<&str> = order.clone();
+    for id in stats.keys() {
+        if !lib_order.contains(id) {
+            lib_order.push(id);
+        }
+    }
+    let library = lib_order
+        .into_iter()
+        .map(|id| {
+            let origin = plans
+                .iter()
+                .find(|p| p.id == id)
+                .and_then(|p| p.plan.origin);
+            let (u, s, f) = stats.get(id).copied().unwrap_or_default();
+            LibraryEntry {
+                id,
+                origin,
+                versions: versions.get(id).copied().unwrap_or(0),
+                use_count: u,
+                success_count: s,
+                failure_count: f,
+                decision: reviews
+                    .iter()
+                    .rev()
+                    .find(|(_, d)| d.plan.as_deref() == Some(id))
+                    .map(|(_, d)| *d),
+            }
+        })
+        .collect();
+
+    BdiState {
+        step: t,
+        schema_beliefs,
+        ground,
+        desires,
+        intention,
+        plans,
+        satisfaction,
+        library,
+        reviews,
+    }
+}

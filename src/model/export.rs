@@ -1,0 +1,327 @@
+//! Σ at a step rendered for other tools: DIMACS CNF, SMT-LIB 2, the prompt bullet list of
+//! seed 000's `export_prompt()`, and JSON.
+//!
+//! DIMACS and SMT-LIB need ground formulas: quantifiers are grounded over the active domain
+//! of the exported Σ (the constants of its beliefs, contract §3), exactly as the engine does.
+//! DIMACS goes through the engine's own Tseitin encoder ([`crate::logic::cnf`]), so the file
+//! is equisatisfiable with Σ as the engine sees it; a `c` comment header maps every atom to
+//! its variable and every belief id to its definition literal. SMT-LIB keeps the formula
+//! structure (one `assert` per belief, the id in a comment), with atoms as quoted symbols.
+//!
+//! A belief whose formula does not parse (or cannot be grounded) cannot be encoded: DIMACS and
+//! SMT-LIB list it in a comment and leave it out, the prompt shows its text as written, JSON
+//! has it with `"error"`.
+
+use std::collections::BTreeSet;
+use std::fmt::Write as _;
+
+use serde_json::{Value, json};
+use varisat::Lit;
+
+use crate::logic::cnf::Tseitin;
+use crate::logic::formula::{Atom, Formula, Term};
+use crate::logic::ground::{self, DEFAULT_INSTANCE_CAP};
+use crate::trace::event::Role;
+
+use super::timeline::BeliefView;
+
+/// An export format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Format {
+    /// DIMACS CNF.
+    Dimacs,
+    /// SMT-LIB 2.
+    Smtlib,
+    /// `- φ (source=S, p=0.90)` per belief.
+    Prompt,
+    /// A JSON array of belief objects.
+    Json,
+}
+
+impl Format {
+    /// Parses the contract name.
+    pub fn parse(s: &str) -> Option<Format> {
+        Some(match s {
+            "dimacs" => Format::Dimacs,
+            "smtlib" => Format::Smtlib,
+            "prompt" => Format::Prompt,
+            "json" => Format::Json,
+            _ => return None,
+        })
+    }
+}
+
+/// What is being exported, for headers.
+#[derive(Debug, Clone, Copy)]
+pub struct Header<'a> {
+    /// The session name.
+    pub session: &'a str,
+    /// The step.
+    pub step: u32,
+}
+
+/// Renders Σ in a format.
+pub fn export(beliefs: &[BeliefView<'_>], format: Format, header: Header<'_>) -> String {
+    match format {
+        Format::Dimacs => dimacs(beliefs, header),
+        Format::Smtlib => smtlib(beliefs, header),
+        Format::Prompt => prompt(beliefs),
+        Format::Json => json(beliefs, header),
+    }
+}
+
+/// Seed 000's `export_prompt()`: one `- φ (source=S, p=0.90)` line per belief, formulas in
+/// the Unicode printing. A missing source prints as `unknown`.
+pub fn prompt(beliefs: &[BeliefView<'_>]) -> String {
+    let mut out = String::new();
+    for b in beliefs {
+        let f = match b.formula() {
+            Ok(f) => f.to_string(),
+            Err(_) => b.formula_text().trim().to_string(),
+        };
+        let _ = writeln!(
+            out,
+            "- {f} (source={}, p={:.2})",
+            b.source().unwrap_or("unknown"),
+            b.confidence()
+        );
+    }
+    out
+}
+
+/// Parses and grounds every belief over the domain of the whole set.
+fn grounded(beliefs: &[BeliefView<'_>]) -> Vec<Result<Formula, String>> {
+    let parsed: Vec<Result<Formula, String>> = beliefs
+        .iter()
+        .map(|b| {
+            b.formula()
+                .map_err(|e| format!("does not parse at column {}: {}", e.column, e.message))
+        })
+        .collect();
+    let mut domain = BTreeSet::new();
+    for f in parsed.iter().flatten() {
+        ground::constants(f, &mut domain);
+    }
+    let domain: Vec<String> = domain.into_iter().collect();
+    parsed
+        .into_iter()
+        .map(|r| {
+            r.and_then(|f| {
+                ground::ground(&f, &domain, DEFAULT_INSTANCE_CAP).map_err(|e| e.to_string())
+            })
+        })
+        .collect()
+}
+
+fn one_line(s: &str) -> String {
+    // Comments end at the line end; a newline in an id or message must not end them early.
+    crate::sanitize::sanitize(s).replace(['\n', '\r'], " ")
+}
+
+fn dimacs_lit(l: Lit) -> String {
+    l.to_dimacs().to_string()
+}
+
+/// DIMACS CNF: the Tseitin encoding of every belief plus a unit clause asserting it.
+pub fn dimacs(beliefs: &[BeliefView<'_>], header: Header<'_>) -> String {
+    let mut enc = Tseitin::new();
+    let mut clauses: Vec<Vec<Lit>> = Vec::new();
+    let mut defs: Vec<(String, Result<Lit, String>)> = Vec::new();
+    for (b, g) in beliefs.iter().zip(grounded(beliefs)) {
+        let r = g.and_then(|f| enc.encode(&f, &mut clauses).map_err(|e| format!("{e:?}")));
+        if let Ok(l) = r {
+            clauses.push(vec![l]);
+        }
+        defs.push((b.id().to_string(), r));
+    }
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "c doxascope export: session {}, step {}, {} beliefs",
+        one_line(header.session),
+        header.step,
+        beliefs.len()
+    );
+    let mut atoms: Vec<(&Atom, varisat::Var)> = enc.atoms().collect();
+    atoms.sort_by_key(|(_, v)| v.index());
+    for (a, v) in atoms {
+        let _ = writeln!(
+            out,
+            "c atom {} {}",
+            v.to_dimacs(),
+            one_line(&Formula::Atom(a.clone()).to_string())
+        );
+    }
+    for (id, r) in &defs {
+        match r {
+            Ok(l) => {
+                let _ = writeln!(out, "c belief {} {}", dimacs_lit(*l), one_line(id));
+            }
+            Err(e) => {
+                let _ = writeln!(out, "c skipped {}: {}", one_line(id), one_line(e));
+            }
+        }
+    }
+    let _ = writeln!(out, "p cnf {} {}", enc.num_vars(), clauses.len());
+    for c in &clauses {
+        for l in c {
+            out.push_str(&dimacs_lit(*l));
+            out.push(' ');
+        }
+        out.push_str("0\n");
+    }
+    out
+}
+
+/// An SMT-LIB quoted symbol: `|...|` may hold anything but `|` and `\`, which are replaced.
+fn symbol(a: &Atom) -> String {
+    let text = match a {
+        Atom::Prop(p) => p.clone(),
+        Atom::Quoted(q) => format!("\"{q}\""),
+        Atom::Pred(p, args) => {
+            let args: Vec<&str> = args
+                .iter()
+                .map(|t| match t {
+                    Term::Var(v) | Term::Const(v) => v.as_str(),
+                })
+                .collect();
+            format!("{p}({})", args.join(", "))
+        }
+    };
+    // The text may come from a quoted proposition: sanitize it like any displayed string.
+    format!("|{}|", one_line(&text).replace(['|', '\\'], "_"))
+}
+
+fn smt_expr(f: &Formula, out: &mut String) {
+    // Recursion is bounded by the parser's depth limit (grounding does not deepen a tree
+    // beyond one level per quantifier).
+    let list = |op: &str, fs: &[Formula], out: &mut String| {
+        out.push('(');
+        out.push_str(op);
+        for g in fs {
+            out.push(' ');
+            smt_expr(g, out);
+        }
+        out.push(')');
+    };
+    match f {
+        Formula::True => out.push_str("true"),
+        Formula::False => out.push_str("false"),
+        Formula::Atom(a) => out.push_str(&symbol(a)),
+        Formula::Not(g) => {
+            out.push_str("(not ");
+            smt_expr(g, out);
+            out.push(')');
+        }
+        Formula::And(fs) if fs.is_empty() => out.push_str("true"),
+        Formula::Or(fs) if fs.is_empty() => out.push_str("false"),
+        Formula::And(fs) if fs.len() == 1 => smt_expr(&fs[0], out),
+        Formula::Or(fs) if fs.len() == 1 => smt_expr(&fs[0], out),
+        Formula::And(fs) => list("and", fs, out),
+        Formula::Or(fs) => list("or", fs, out),
+        Formula::Implies(a, b) => {
+            out.push_str("(=> ");
+            smt_expr(a, out);
+            out.push(' ');
+            smt_expr(b, out);
+            out.push(')');
+        }
+        Formula::Iff(a, b) => {
+            out.push_str("(= ");
+            smt_expr(a, out);
+            out.push(' ');
+            smt_expr(b, out);
+            out.push(')');
+        }
+        // Ground formulas have no quantifiers; this arm is only reached if grounding was
+        // skipped, and then the body is the best rendering available.
+        Formula::Forall(_, g) | Formula::Exists(_, g) => smt_expr(g, out),
+    }
+}
+
+/// SMT-LIB 2: one `declare-const` per atom, one `assert` per belief with its id in a comment.
+pub fn smtlib(beliefs: &[BeliefView<'_>], header: Header<'_>) -> String {
+    let g = grounded(beliefs);
+    let mut atoms = BTreeSet::new();
+    for f in g.iter().flatten() {
+        ground::atoms(f, &mut atoms);
+    }
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "; doxascope export: session {}, step {}, {} beliefs",
+        one_line(header.session),
+        header.step,
+        beliefs.len()
+    );
+    out.push_str("(set-logic QF_UF)\n");
+    for a in &atoms {
+        let _ = writeln!(out, "(declare-const {} Bool)", symbol(a));
+    }
+    for (b, r) in beliefs.iter().zip(g) {
+        match r {
+            Ok(f) => {
+                let _ = writeln!(
+                    out,
+                    "; {} ({}, source={}, p={:.2})",
+                    one_line(b.id()),
+                    role_name(b.role()),
+                    one_line(b.source().unwrap_or("unknown")),
+                    b.confidence()
+                );
+                let mut e = String::new();
+                smt_expr(&f, &mut e);
+                let _ = writeln!(out, "(assert {e})");
+            }
+            Err(e) => {
+                let _ = writeln!(out, "; skipped {}: {}", one_line(b.id()), one_line(&e));
+            }
+        }
+    }
+    out.push_str("(check-sat)\n");
+    out
+}
+
+fn role_name(r: Role) -> &'static str {
+    match r {
+        Role::Fact => "fact",
+        Role::Rule => "rule",
+        Role::Norm => "norm",
+        Role::Assumption => "assumption",
+    }
+}
+
+/// One belief as a JSON object (also used by the REPL's `sigma`).
+pub fn belief_json(b: &BeliefView<'_>) -> Value {
+    let mut v = json!({
+        "id": b.id(),
+        "formula": b.formula_text(),
+        "role": role_name(b.role()),
+        "source": b.source(),
+        "confidence": b.confidence(),
+        "because": b.because(),
+        "step": b.step(),
+        "seq": b.event.seq,
+        "origin": {"file": &*b.origin().file, "line": b.origin().line},
+        "text": b.text(),
+    });
+    match b.formula() {
+        Ok(f) => v["normalized"] = Value::String(crate::logic::print::normalized(&f)),
+        Err(e) => {
+            v["error"] = json!({"message": e.message, "column": e.column});
+        }
+    }
+    v
+}
+
+/// A JSON object: the session, the step and the beliefs.
+pub fn json(beliefs: &[BeliefView<'_>], header: Header<'_>) -> String {
+    let v = json!({
+        "session": header.session,
+        "step": header.step,
+        "beliefs": beliefs.iter().map(belief_json).collect::<Vec<_>>(),
+    });
+    let mut s = serde_json::to_string_pretty(&v).unwrap_or_default();
+    s.push('\n');
+    s
+}

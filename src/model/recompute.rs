@@ -1,0 +1,627 @@
+//! The recomputation pass: every claim of a session checked again with the solver.
+//!
+//! [`recompute`] walks one session forward with ONE [`BeliefState`], mirroring the trace:
+//! each `announce` adds its belief (an announce of an active id with another formula replaces
+//! it, as in the replay), each `retract` that ended a record retracts it. Along the way:
+//!
+//! - every `verify` gets Θ(Σ, Δ) recomputed on Σ just before it ([`VerifyResult`]). Δ is the
+//!   conjunction of the event's formulas. `because`, when given, is passed to the engine,
+//!   whose refinement says `ungrounded` when the cited premises plus all rules and norms do
+//!   not entail Δ; both the three-way class and the refined outcome are kept;
+//! - every `announce` records the gate verdict on the state before it, the citation check,
+//!   and whether Σ is consistent after it, with a minimal conflicting subset if not
+//!   ([`AnnounceCheck`]);
+//! - every `query` gets `entails` recomputed ([`QueryResult`]);
+//! - every `revise` records whether Σ was consistent before it, a minimal conflict, whether
+//!   each retracted belief lies in a conflict, and whether Σ is consistent once the `retract`
+//!   events that apply it have happened ([`RevisionCheck`]).
+//!
+//! Quantified formulas are grounded over the active domain (the constants of the active
+//! beliefs plus those of the formula being checked, contract §3). The engine only holds
+//! ground formulas, so whenever the domain a check needs differs from the one the quantified
+//! beliefs were grounded over, they are re-grounded and replaced in the engine (traces without
+//! quantifiers never pay for this).
+//!
+//! Nothing here fails: a formula that does not parse or cannot be grounded, a solver timeout
+//! or an engine error makes that one result [`Unknown`] with the reason, and the walk goes on.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::time::Duration;
+
+use crate::logic::engine::{
+    BeliefSpec, BeliefState, EngineError, Entails, Limits, Outcome, Role as EngineRole,
+};
+use crate::logic::formula::Formula;
+use crate::logic::ground::{self, DEFAULT_INSTANCE_CAP};
+use crate::logic::parse::parse;
+use crate::trace::TraceLog;
+use crate::trace::event::Text;
+use crate::trace::event::{Body, Outcome as Claimed, QueryAnswer, Role};
+
+use super::timeline::{Timeline, event_at};
+
+/// Settings of the recomputation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RecomputeOptions {
+    /// How long one solver request may take before its answer is [`Unknown`].
+    pub timeout: Duration,
+    /// The cap on quantifier instances per formula (see [`crate::logic::ground`]).
+    pub instance_cap: u64,
+}
+
+impl Default for RecomputeOptions {
+    fn default() -> Self {
+        RecomputeOptions {
+            timeout: Duration::from_secs(10),
+            instance_cap: DEFAULT_INSTANCE_CAP,
+        }
+    }
+}
+
+/// Why a result could not be computed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Unknown {
+    /// A formula of the event does not parse.
+    Parse {
+        /// 1-based column in the formula text.
+        column: usize,
+        /// The parser's message.
+        message: String,
+    },
+    /// Grounding was refused (too many instances).
+    Ground(String),
+    /// The solver did not answer in time.
+    Timeout,
+    /// Any other engine failure (too large, internal).
+    Engine(String),
+    /// The event has nothing to check (no formula).
+    Nothing,
+}
+
+impl std::fmt::Display for Unknown {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Unknown::Parse { column, message } => {
+                write!(f, "formula does not parse at column {column}: {message}")
+            }
+            Unknown::Ground(m) => write!(f, "{m}"),
+            Unknown::Timeout => write!(f, "unknown (timeout)"),
+            Unknown::Engine(m) => write!(f, "solver error: {m}"),
+            Unknown::Nothing => write!(f, "nothing to check"),
+        }
+    }
+}
+
+impl From<EngineError> for Unknown {
+    fn from(e: EngineError) -> Self {
+        match e {
+            EngineError::Timeout => Unknown::Timeout,
+            e => Unknown::Engine(e.to_string()),
+        }
+    }
+}
+
+/// The gate recomputed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Gate {
+    /// Θ(Σ, Δ): `Contradiction`, `Entailed` or `NewInfo` (never `Ungrounded`).
+    pub theta: Outcome,
+    /// The engine's outcome with the cited premises: `theta`, or `Ungrounded` when the
+    /// premises cited (plus rules and norms) do not entail Δ. Equal to `theta` without
+    /// `because`.
+    pub outcome: Outcome,
+    /// Cited ids that are not active beliefs at that point.
+    pub missing_citations: Vec<String>,
+}
+
+/// A `verify` event, claimed and recomputed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct VerifyResult {
+    /// The step of the event.
+    pub step: u32,
+    /// The event position in [`TraceLog::events`].
+    pub event: u32,
+    /// The outcome the agent claimed.
+    pub claimed: Option<Claimed>,
+    /// The recomputed gate on Σ just before the event.
+    pub result: Result<Gate, Unknown>,
+}
+
+impl VerifyResult {
+    /// Whether the claim agrees with the recomputation, by convention 2 of
+    /// `docs/samples.md`: equal classes agree, and a claimed `ungrounded` or `newinfo`
+    /// agrees with a recomputed `newinfo` (UNGROUNDED refines NEWINFO and cannot be decided
+    /// from the formula alone). `None` when there is no claim or no recomputed result.
+    pub fn agrees(&self) -> Option<bool> {
+        let claimed = self.claimed?;
+        let theta = self.result.as_ref().ok()?.theta;
+        Some(matches!(
+            (claimed, theta),
+            (Claimed::Contradiction, Outcome::Contradiction)
+                | (Claimed::Entailed, Outcome::Entailed)
+                | (Claimed::Newinfo | Claimed::Ungrounded, Outcome::NewInfo)
+        ))
+    }
+}
+
+/// What an `announce` did to Σ.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AnnounceResult {
+    /// The gate on Σ just before the announcement (with its `because`).
+    pub gate: Gate,
+    /// Whether Σ is consistent right after it.
+    pub consistent_after: bool,
+    /// When not: a minimal conflicting subset of Σ (ids), rules and norms included.
+    pub conflict: Vec<String>,
+    /// A rule or norm that contradicted the rules and norms already held: the engine refused
+    /// it as hard, so it is mirrored as a retractable belief (Σ is then inconsistent).
+    pub hard_conflict: bool,
+}
+
+/// An `announce` event, recomputed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AnnounceCheck {
+    /// The step.
+    pub step: u32,
+    /// The event position.
+    pub event: u32,
+    /// The belief id.
+    pub id: String,
+    /// The belief record it created (index into [`Timeline::beliefs`]); `None` for a
+    /// re-announcement that was merged into the active record.
+    pub record: Option<u32>,
+    /// The result.
+    pub result: Result<AnnounceResult, Unknown>,
+}
+
+/// A `query` event, claimed and recomputed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct QueryResult {
+    /// The step.
+    pub step: u32,
+    /// The event position.
+    pub event: u32,
+    /// The answer the agent received.
+    pub claimed: Option<QueryAnswer>,
+    /// `entails` recomputed on Σ just before the event.
+    pub result: Result<Entails, Unknown>,
+}
+
+impl QueryResult {
+    /// Whether the claimed answer matches (`yes` = entailed, `no` = contradicted, `unknown`
+    /// = neither).
+    pub fn agrees(&self) -> Option<bool> {
+        let c = self.claimed?;
+        let r = *self.result.as_ref().ok()?;
+        Some(matches!(
+            (c, r),
+            (QueryAnswer::Yes, Entails::Entailed)
+                | (QueryAnswer::No, Entails::Contradicted)
+                | (QueryAnswer::Unknown, Entails::Unknown)
+        ))
+    }
+}
+
+/// One belief a `revise` gave up.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RetractedCheck {
+    /// The id (as resolved by the replay).
+    pub id: String,
+    /// Whether it was active just before the revise.
+    pub was_active: bool,
+    /// Whether it lies in a minimal conflicting subset of Σ just before the revise:
+    /// `Some(false)` when Σ was consistent (or it was not active), `Some(true)` when it is in
+    /// the conflict found or Σ without it is consistent (then it is in every conflict),
+    /// `None` when Σ has several conflicts and the one found does not contain it (membership
+    /// in *some* minimal conflict is not decided).
+    pub in_conflict: Option<bool>,
+}
+
+/// A `revise` event, recomputed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RevisionCheck {
+    /// The step of the revise.
+    pub step: u32,
+    /// The event position.
+    pub event: u32,
+    /// Index into [`Timeline::revisions`].
+    pub revision: u32,
+    /// Whether Σ was consistent just before the revise, and a minimal conflict if not.
+    pub before: Result<(bool, Vec<String>), Unknown>,
+    /// The beliefs it retracted.
+    pub retracted: Vec<RetractedCheck>,
+    /// The step after which `after` was computed: the last `retract` applying the revise (or
+    /// the revise itself when none did).
+    pub settled_at: u32,
+    /// Whether Σ is consistent once the revise is applied, and a minimal conflict if not.
+    pub after: Result<(bool, Vec<String>), Unknown>,
+}
+
+/// A per-event problem of the recomputation.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RecomputeError {
+    /// The step.
+    pub step: u32,
+    /// The event position.
+    pub event: u32,
+    /// What happened.
+    pub error: Unknown,
+}
+
+/// Everything the recomputation found for one session, in event order.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Recomputed {
+    /// The session.
+    pub session: String,
+    /// One per `verify`.
+    pub verifies: Vec<VerifyResult>,
+    /// One per `announce` (merged re-announcements included, with `record: None`).
+    pub announces: Vec<AnnounceCheck>,
+    /// One per `query`.
+    pub queries: Vec<QueryResult>,
+    /// One per `revise`.
+    pub revisions: Vec<RevisionCheck>,
+    /// Problems mirroring Σ (a belief that could not be added or retracted).
+    pub errors: Vec<RecomputeError>,
+    /// How many times the solver state was rebuilt after a timeout.
+    pub rebuilds: u64,
+}
+
+/// The forward-walking mirror of Σ in one engine.
+struct Mirror {
+    engine: BeliefState,
+    /// Active quantified beliefs: id -> (formula as parsed, spec with the current grounding).
+    quantified: BTreeMap<String, (Formula, BeliefSpec)>,
+    /// Constants of the active beliefs, counted.
+    consts: BTreeMap<String, u32>,
+    /// Constants of each active belief.
+    belief_consts: HashMap<String, BTreeSet<String>>,
+    /// The domain the quantified beliefs are grounded over.
+    grounded: BTreeSet<String>,
+    cap: u64,
+}
+
+fn role(r: Role) -> EngineRole {
+    match r {
+        Role::Fact => EngineRole::Fact,
+        Role::Rule => EngineRole::Rule,
+        Role::Norm => EngineRole::Norm,
+        Role::Assumption => EngineRole::Assumption,
+    }
+}
+
+fn parse_formula(text: &str) -> Result<Formula, Unknown> {
+    parse(text).map_err(|e| Unknown::Parse {
+        column: e.column,
+        message: e.message,
+    })
+}
+
+impl Mirror {
+    fn domain_with(&self, f: &Formula) -> BTreeSet<String> {
+        let mut d: BTreeSet<String> = self.consts.keys().cloned().collect();
+        ground::constants(f, &mut d);
+        d
+    }
+
+    fn ground(&self, f: &Formula, domain: &BTreeSet<String>) -> Result<Formula, Unknown> {
+        let d: Vec<String> = domain.iter().cloned().collect();
+        ground::ground(f, &d, self.cap).map_err(|e| Unknown::Ground(e.to_string()))
+    }
+
+    /// Makes the quantified beliefs grounded over `domain`.
+    fn sync(&mut self, domain: &BTreeSet<String>) -> Result<(), Unknown> {
+        if *domain == self.grounded {
+            return Ok(());
+        }
+        let ids: Vec<String> = self.quantified.keys().cloned().collect();
+        for id in ids {
+            let Some((raw, spec)) = self.quantified.get(&id) else {
+                continue;
+            };
+            let g = self.ground(raw, domain)?;
+            let mut spec = spec.clone();
+            spec.formula = g;
+            match self.engine.add(spec.clone()) {
+                Ok(_) => {}
+                Err(EngineError::HardConflict(_)) => {
+                    spec.role = EngineRole::Assumption;
+                    self.engine.add(spec.clone())?;
+                }
+                Err(e) => return Err(e.into()),
+            }
+            if let Some(q) = self.quantified.get_mut(&id) {
+                q.1 = spec;
+            }
+        }
+        self.grounded = domain.clone();
+        Ok(())
+    }
+
+    /// Grounds `f` and brings Σ's grounding to the same domain.
+    fn prepare(&mut self, f: &Formula) -> Result<Formula, Unknown> {
+        let domain = self.domain_with(f);
+        self.sync(&domain)?;
+        self.ground(f, &domain)
+    }
+
+    fn add(&mut self, spec: BeliefSpec, raw: &Formula) -> Result<bool, Unknown> {
+        let id = spec.id.clone();
+        self.remove(&id);
+        let mut cs = BTreeSet::new();
+        ground::constants(raw, &mut cs);
+        for c in &cs {
+            *self.consts.entry(c.clone()).or_default() += 1;
+        }
+        self.belief_consts.insert(id.clone(), cs);
+        let domain: BTreeSet<String> = self.consts.keys().cloned().collect();
+        self.sync(&domain)?;
+        let mut spec = spec;
+        spec.formula = self.ground(raw, &domain)?;
+        let mut hard_conflict = false;
+        match self.engine.add(spec.clone()) {
+            Ok(_) => {}
+            Err(EngineError::HardConflict(_)) => {
+                hard_conflict = true;
+                spec.role = EngineRole::Assumption;
+                self.engine.add(spec.clone())?;
+            }
+            Err(e) => return Err(e.into()),
+        }
+        if ground::has_quantifier(raw) {
+            self.quantified.insert(id, (raw.clone(), spec));
+        }
+        Ok(hard_conflict)
+    }
+
+    /// Forgets the bookkeeping of an id (the engine side is done by the caller or by a
+    /// replacing add).
+    fn remove(&mut self, id: &str) {
+        self.quantified.remove(id);
+        if let Some(cs) = self.belief_consts.remove(id) {
+            for c in cs {
+                if let Some(n) = self.consts.get_mut(&c) {
+                    *n -= 1;
+                    if *n == 0 {
+                        self.consts.remove(&c);
+                    }
+                }
+            }
+        }
+    }
+
+    fn retract(&mut self, id: &str) -> Result<bool, Unknown> {
+        self.remove(id);
+        Ok(self.engine.retract(id)?)
+    }
+
+    fn consistent(&mut self) -> Result<(bool, Vec<String>), Unknown> {
+        let domain: BTreeSet<String> = self.consts.keys().cloned().collect();
+        self.sync(&domain)?;
+        let c = self.engine.consistent()?;
+        Ok((c.consistent, c.conflict))
+    }
+
+    fn gate(&mut self, f: &Formula, because: &[Text]) -> Result<Gate, Unknown> {
+        let g = self.prepare(f)?;
+        let because: Vec<String> = because.iter().map(|b| b.to_string()).collect();
+        let cited = (!because.is_empty()).then_some(because.as_slice());
+        let c = self.engine.check(&g, cited)?;
+        Ok(Gate {
+            theta: c.theta,
+            outcome: c.outcome,
+            missing_citations: c.missing_citations,
+        })
+    }
+}
+
+fn conjunction(texts: &[&str]) -> Result<Formula, Unknown> {
+    let mut fs = Vec::new();
+    for t in texts {
+        fs.push(parse_formula(t)?);
+    }
+    match fs.len() {
+        0 => Err(Unknown::Nothing),
+        1 => Ok(fs.pop().unwrap_or_default()),
+        _ => Ok(Formula::And(fs)),
+    }
+}
+
+/// Recomputes every claim of one session (see the module docs).
+pub fn recompute(tl: &Timeline, log: &TraceLog, opts: &RecomputeOptions) -> Recomputed {
+    let mut out = Recomputed {
+        session: tl.name().to_string(),
+        ..Recomputed::default()
+    };
+    let limits = Limits {
+        timeout: opts.timeout,
+        ..Limits::default()
+    };
+    let engine = match BeliefState::with_limits(limits) {
+        Ok(e) => e,
+        Err(e) => {
+            out.errors.push(RecomputeError {
+                step: 0,
+                event: 0,
+                error: e.into(),
+            });
+            return out;
+        }
+    };
+    let mut m = Mirror {
+        engine,
+        quantified: BTreeMap::new(),
+        consts: BTreeMap::new(),
+        belief_consts: HashMap::new(),
+        grounded: BTreeSet::new(),
+        cap: opts.instance_cap,
+    };
+    // Record index by announce event, and record index ended by each event.
+    let mut record_of: HashMap<u32, u32> = HashMap::new();
+    let mut ended_by: HashMap<u32, Vec<u32>> = HashMap::new();
+    for (i, r) in tl.beliefs().iter().enumerate() {
+        record_of.insert(r.event, i as u32);
+        if let Some(x) = r.retraction {
+            ended_by.entry(x.event).or_default().push(i as u32);
+        }
+    }
+    // Pending revision checks, settled after the step of their last retract.
+    let mut pending: Vec<RevisionCheck> = Vec::new();
+
+    for (i, &pos) in tl.event_positions().iter().enumerate() {
+        let step = i as u32 + 1;
+        let ev = event_at(log, pos);
+        // Retractions this event causes (a retract, or a superseding announce, whose
+        // replacement happens through the add below).
+        if let Body::Retract(_) = &ev.body {
+            for &r in ended_by.get(&pos).map(Vec::as_slice).unwrap_or(&[]) {
+                let id = tl.beliefs()[r as usize].id.clone();
+                match m.retract(&id) {
+                    Ok(true) => {}
+                    // A belief the engine never held (its formula did not parse) is fine.
+                    Ok(false) => {}
+                    Err(error) => out.errors.push(RecomputeError {
+                        step,
+                        event: pos,
+                        error,
+                    }),
+                }
+            }
+        }
+        match &ev.body {
+            Body::Announce(a) => {
+                let record = record_of.get(&pos).copied();
+                let id = match record {
+                    Some(r) => tl.beliefs()[r as usize].id.clone(),
+                    None => ev.id.as_ref().map(|s| s.to_string()).unwrap_or_else(|| {
+                        parse(&a.formula)
+                            .map(|f| crate::logic::print::normalized(&f))
+                            .unwrap_or_else(|_| a.formula.trim().to_string())
+                    }),
+                };
+                let result = parse_formula(&a.formula).and_then(|f| {
+                    let gate = m.gate(&f, &a.because)?;
+                    let mut hard_conflict = false;
+                    if record.is_some() {
+                        let c = a.confidence;
+                        let conf = if c.is_finite() && c > 0.0 {
+                            c.min(1.0)
+                        } else {
+                            // The engine needs (0, 1]; 0 means "no confidence at all".
+                            f64::MIN_POSITIVE
+                        };
+                        let spec = BeliefSpec::new(id.clone(), Formula::True)
+                            .role(role(a.role))
+                            .confidence(conf)
+                            .step(step as u64);
+                        hard_conflict = m.add(spec, &f)?;
+                    }
+                    let (consistent_after, conflict) = m.consistent()?;
+                    Ok(AnnounceResult {
+                        gate,
+                        consistent_after,
+                        conflict,
+                        hard_conflict,
+                    })
+                });
+                out.announces.push(AnnounceCheck {
+                    step,
+                    event: pos,
+                    id,
+                    record,
+                    result,
+                });
+            }
+            Body::Verify(v) => {
+                let texts: Vec<&str> = v.all_formulas().collect();
+                let result = conjunction(&texts).and_then(|f| m.gate(&f, &v.because));
+                out.verifies.push(VerifyResult {
+                    step,
+                    event: pos,
+                    claimed: v.outcome,
+                    result,
+                });
+            }
+            Body::Query(q) => {
+                let result = parse_formula(&q.formula).and_then(|f| {
+                    let g = m.prepare(&f)?;
+                    Ok(m.engine.entails(&g)?.result)
+                });
+                out.queries.push(QueryResult {
+                    step,
+                    event: pos,
+                    claimed: q.answer,
+                    result,
+                });
+            }
+            Body::Revise(_) => {
+                let k = tl.revisions().iter().position(|r| r.event == pos);
+                if let Some(k) = k {
+                    let entry = &tl.revisions()[k];
+                    let before = m.consistent();
+                    let mut ids: Vec<String> = entry
+                        .retracts
+                        .iter()
+                        .filter_map(|&ri| tl.retracts()[ri as usize].record)
+                        .map(|r| tl.beliefs()[r as usize].id.clone())
+                        .collect();
+                    ids.extend(entry.unapplied.iter().cloned());
+                    let active = m
+                        .engine
+                        .beliefs()
+                        .iter()
+                        .map(|b| b.id.clone())
+                        .collect::<Vec<_>>();
+                    let retracted = ids
+                        .into_iter()
+                        .map(|id| {
+                            let was_active = active.contains(&id);
+                            let in_conflict = match &before {
+                                _ if !was_active => Some(false),
+                                Ok((true, _)) => Some(false),
+                                Ok((false, c)) if c.contains(&id) => Some(true),
+                                _ => None,
+                            };
+                            RetractedCheck {
+                                id,
+                                was_active,
+                                in_conflict,
+                            }
+                        })
+                        .collect();
+                    let settled_at = entry
+                        .retracts
+                        .iter()
+                        .map(|&ri| tl.retracts()[ri as usize].step)
+                        .max()
+                        .unwrap_or(step)
+                        .max(step);
+                    pending.push(RevisionCheck {
+                        step,
+                        event: pos,
+                        revision: k as u32,
+                        before,
+                        retracted,
+                        settled_at,
+                        after: Err(Unknown::Nothing),
+                    });
+                }
+            }
+            _ => {}
+        }
+        // Settle the revisions whose last retraction was this step.
+        let mut j = 0;
+        while j < pending.len() {
+            if pending[j].settled_at == step {
+                let mut rc = pending.remove(j);
+                rc.after = m.consistent();
+                out.revisions.push(rc);
+            } else {
+                j += 1;
+            }
+        }
+    }
+    out.revisions.sort_by_key(|r| r.step);
+    out.rebuilds = m.engine.rebuilds();
+    out
+}

@@ -1,0 +1,697 @@
+//! The cheap replay: one [`Timeline`] per session, built in one pass without the solver.
+//!
+//! # Steps
+//!
+//! A session's events are numbered in the order they were read (which is `seq` order for any
+//! trace that validates without warnings). **Step t is the state after the session's first t
+//! events**: step 0 is the empty state, and the event at (0-based) position i of the session
+//! takes effect at step i + 1. For the bundled samples, whose `seq` runs 1, 2, 3, …, step t is
+//! exactly "after the event with `seq` t", which is the convention `docs/samples.md` uses.
+//! [`Timeline::step_of_seq`] and [`Timeline::seq_at`] translate when `seq` is not dense.
+//!
+//! # Σ as intervals
+//!
+//! Every announcement becomes a [`BeliefRecord`] valid over `[announced, retracted)`. Σ at t
+//! is the records with `announced <= t` that are not retracted at or before t: a filter over
+//! one vector, so moving to any step costs no replay at all. Records are stored in
+//! announcement order, which is the order Σ is listed in (`export --format prompt`).
+//!
+//! Re-announcing an id that is active with the same formula and role adds nothing (as in the
+//! engine, which merges it); announcing an active id with a different formula or role ends
+//! the old record ([`RetractedBy::Superseded`]) and starts a new one. An id announced again
+//! after it was retracted is a new record.
+//!
+//! # What is kept
+//!
+//! Records hold positions into the [`TraceLog`]'s event vector rather than copies of the
+//! events, so the model adds a few dozen bytes per event to what the reader already holds.
+//! Formulas are parsed once while replaying (for the default id and to report parse errors)
+//! and not kept: consumers parse the record's formula on demand ([`BeliefView::formula`]).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use crate::logic::formula::Formula;
+use crate::logic::parse::{ParseError, parse};
+use crate::logic::print::normalized;
+use crate::trace::event::{Announce, Body, Retract, RetractBy, Revise, Role, Verify};
+use crate::trace::{Event, Origin, TraceLog};
+
+use super::bdi::BdiLog;
+
+/// Who ended a belief record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum RetractedBy {
+    /// A `retract` with `by: agent`.
+    Agent,
+    /// A `retract` with `by: revision`.
+    Revision,
+    /// A `retract` with `by: user`.
+    User,
+    /// A `retract` that did not say who.
+    Unspecified,
+    /// The same id was announced again with a different formula or role.
+    Superseded,
+}
+
+impl RetractedBy {
+    /// A short name (`agent`, `revision`, `user`, `unspecified`, `superseded`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RetractedBy::Agent => "agent",
+            RetractedBy::Revision => "revision",
+            RetractedBy::User => "user",
+            RetractedBy::Unspecified => "unspecified",
+            RetractedBy::Superseded => "superseded",
+        }
+    }
+
+    fn from_trace(by: Option<RetractBy>) -> Self {
+        match by {
+            Some(RetractBy::Agent) => RetractedBy::Agent,
+            Some(RetractBy::Revision) => RetractedBy::Revision,
+            Some(RetractBy::User) => RetractedBy::User,
+            None => RetractedBy::Unspecified,
+        }
+    }
+}
+
+/// The end of a belief record's validity.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Retraction {
+    /// The step at which the belief left Σ (it is not in Σ at this step).
+    pub step: u32,
+    /// The event that ended it (a `retract`, or the superseding `announce`), as a position in
+    /// [`TraceLog::events`].
+    pub event: u32,
+    /// Who ended it.
+    pub by: RetractedBy,
+}
+
+/// One announcement of a belief, valid over `[announced, retraction.step)`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BeliefRecord {
+    /// The belief id (the `id` field, or the normalized formula).
+    pub id: String,
+    /// The `announce` event, as a position in [`TraceLog::events`].
+    pub event: u32,
+    /// The step at which it entered Σ.
+    pub announced: u32,
+    /// When and how it left Σ, if it did.
+    pub retraction: Option<Retraction>,
+    /// Whether the formula parsed. A belief whose formula does not parse is still part of Σ
+    /// (the agent believed it) but cannot be reasoned with; the error is in
+    /// [`Timeline::errors`].
+    pub formula_ok: bool,
+}
+
+impl BeliefRecord {
+    /// Whether the record is in Σ at step `t`.
+    pub fn active_at(&self, t: u32) -> bool {
+        self.announced <= t && self.retraction.is_none_or(|r| r.step > t)
+    }
+}
+
+/// A per-event problem found while replaying (never fatal).
+#[derive(Debug, Clone, PartialEq)]
+pub struct EventError {
+    /// The step of the event (its 1-based position in the session).
+    pub step: u32,
+    /// The event, as a position in [`TraceLog::events`].
+    pub event: u32,
+    /// Which field is concerned (`formula`, `target`, `trigger`, ...).
+    pub field: &'static str,
+    /// 1-based column within the field's text, for formula parse errors.
+    pub column: Option<usize>,
+    /// What went wrong. May quote the input: sanitize before display.
+    pub message: String,
+}
+
+/// A `retract` event and what it did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RetractEntry {
+    /// Its step.
+    pub step: u32,
+    /// The event position.
+    pub event: u32,
+    /// The record it ended, as an index into [`Timeline::beliefs`]; `None` when the target
+    /// named no active belief (an error is recorded too).
+    pub record: Option<u32>,
+    /// The `revise` it carries out, as an index into [`Timeline::revisions`]: the latest
+    /// earlier revise of the session that lists this target (convention 6 of
+    /// `docs/samples.md`: the revise records the decision, retracts apply it).
+    pub revision: Option<u32>,
+}
+
+/// A `revise` event and the retractions that applied it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RevisionEntry {
+    /// Its step.
+    pub step: u32,
+    /// The event position.
+    pub event: u32,
+    /// The record the trigger names (the active belief with that id, or with that formula),
+    /// if any.
+    pub trigger_record: Option<u32>,
+    /// Indices into [`Timeline::retracts`] of the `retract` events that carried it out.
+    pub retracts: Vec<u32>,
+    /// Entries of the revise's `retracted` list that no later `retract` applied.
+    pub unapplied: Vec<String>,
+}
+
+/// The replayed history of one session.
+#[derive(Debug, Clone)]
+pub struct Timeline {
+    pub(crate) name: Arc<str>,
+    pub(crate) events: Vec<u32>,
+    pub(crate) beliefs: Vec<BeliefRecord>,
+    pub(crate) retracts: Vec<RetractEntry>,
+    pub(crate) revisions: Vec<RevisionEntry>,
+    pub(crate) verifies: Vec<(u32, u32)>,
+    pub(crate) queries: Vec<(u32, u32)>,
+    pub(crate) errors: Vec<EventError>,
+    pub(crate) unknown_kinds: u64,
+    pub(crate) reader_problems: u64,
+    pub(crate) seq_dense: bool,
+    pub(crate) bdi: BdiLog,
+}
+
+/// A belief record together with its `announce` event: everything Σ shows about a belief.
+#[derive(Debug, Clone, Copy)]
+pub struct BeliefView<'a> {
+    /// Index of the record in [`Timeline::beliefs`].
+    pub index: u32,
+    /// The record.
+    pub record: &'a BeliefRecord,
+    /// The `announce` event.
+    pub event: &'a Event,
+    /// Its body.
+    pub announce: &'a Announce,
+}
+
+impl<'a> BeliefView<'a> {
+    /// The belief id.
+    pub fn id(&self) -> &'a str {
+        &self.record.id
+    }
+
+    /// The formula as written.
+    pub fn formula_text(&self) -> &'a str {
+        &self.announce.formula
+    }
+
+    /// The parsed formula (parsed on each call; the text parsed once already during replay
+    /// when [`BeliefRecord::formula_ok`] is true).
+    pub fn formula(&self) -> Result<Formula, ParseError> {
+        parse(&self.announce.formula)
+    }
+
+    /// The role (`fact` when absent).
+    pub fn role(&self) -> Role {
+        self.announce.role
+    }
+
+    /// The source, if given.
+    pub fn source(&self) -> Option<&'a str> {
+        self.announce.source.as_deref()
+    }
+
+    /// The confidence (1 when absent).
+    pub fn confidence(&self) -> f64 {
+        self.announce.confidence
+    }
+
+    /// The cited premises.
+    pub fn because(&self) -> &'a [crate::trace::event::Text] {
+        &self.announce.because
+    }
+
+    /// The natural-language original, if given.
+    pub fn text(&self) -> Option<&'a str> {
+        self.announce.text.as_deref()
+    }
+
+    /// Where it was announced (file, line).
+    pub fn origin(&self) -> &'a Origin {
+        &self.event.origin
+    }
+
+    /// The step at which it entered Σ.
+    pub fn step(&self) -> u32 {
+        self.record.announced
+    }
+}
+
+/// Looks up the event at a log position; positions in a timeline always come from the log
+/// they were built from.
+pub(crate) fn event_at(log: &TraceLog, pos: u32) -> &Event {
+    &log.events[pos as usize]
+}
+
+impl Timeline {
+    /// The session name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Number of events, i.e. the last step.
+    pub fn len(&self) -> u32 {
+        self.events.len() as u32
+    }
+
+    /// Whether the session has no events.
+    pub fn is_empty(&self) -> bool {
+        self.events.is_empty()
+    }
+
+    /// The log positions of the session's events in step order (event i is at step i + 1).
+    pub fn event_positions(&self) -> &[u32] {
+        &self.events
+    }
+
+    /// The log position of the event that takes effect at `step` (1-based).
+    pub fn event_pos_at(&self, step: u32) -> Option<u32> {
+        step.checked_sub(1)
+            .and_then(|i| self.events.get(i as usize).copied())
+    }
+
+    /// All belief records in announcement order.
+    pub fn beliefs(&self) -> &[BeliefRecord] {
+        &self.beliefs
+    }
+
+    /// Every `retract` event and what it ended.
+    pub fn retracts(&self) -> &[RetractEntry] {
+        &self.retracts
+    }
+
+    /// Every `revise` event with the retractions that applied it (the retraction log).
+    pub fn revisions(&self) -> &[RevisionEntry] {
+        &self.revisions
+    }
+
+    /// The verification log: `(step, event position)` of every `verify`, in order.
+    pub fn verifies(&self) -> &[(u32, u32)] {
+        &self.verifies
+    }
+
+    /// `(step, event position)` of every `query`, in order.
+    pub fn queries(&self) -> &[(u32, u32)] {
+        &self.queries
+    }
+
+    /// Per-event problems (formula parse errors, retractions of unknown beliefs, ...).
+    pub fn errors(&self) -> &[EventError] {
+        &self.errors
+    }
+
+    /// Events of a kind this version does not know.
+    pub fn unknown_kinds(&self) -> u64 {
+        self.unknown_kinds
+    }
+
+    /// Reader problems (bad lines) attributed to this session: those in files whose default
+    /// session this is (a line that is not JSON cannot name its session).
+    pub fn reader_problems(&self) -> u64 {
+        self.reader_problems
+    }
+
+    /// The BDI history (seed 004); see [`super::bdi`].
+    pub fn bdi_log(&self) -> &BdiLog {
+        &self.bdi
+    }
+
+    /// The `seq` of the event at `step` (1-based).
+    pub fn seq_at(&self, log: &TraceLog, step: u32) -> Option<u64> {
+        self.event_pos_at(step).map(|p| event_at(log, p).seq)
+    }
+
+    /// The step of the first event with this `seq`.
+    pub fn step_of_seq(&self, log: &TraceLog, seq: u64) -> Option<u32> {
+        if self.seq_dense {
+            // seq runs first, first + 1, ...: direct arithmetic.
+            let first = self.events.first().map(|&p| event_at(log, p).seq)?;
+            let i = seq.checked_sub(first)?;
+            return (i < self.events.len() as u64).then_some(i as u32 + 1);
+        }
+        self.events
+            .iter()
+            .position(|&p| event_at(log, p).seq == seq)
+            .map(|i| i as u32 + 1)
+    }
+
+    /// Σ at step `t`: the active records, in announcement order.
+    pub fn sigma_at<'a>(&'a self, log: &'a TraceLog, t: u32) -> Vec<BeliefView<'a>> {
+        // Records are in announcement order, so everything after the first record announced
+        // after t can be skipped.
+        let end = self.beliefs.partition_point(|r| r.announced <= t);
+        self.beliefs[..end]
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| r.active_at(t))
+            .filter_map(|(i, r)| self.view(log, i as u32, r))
+            .collect()
+    }
+
+    /// The record with this index, with its event.
+    pub fn belief<'a>(&'a self, log: &'a TraceLog, index: u32) -> Option<BeliefView<'a>> {
+        self.beliefs
+            .get(index as usize)
+            .and_then(|r| self.view(log, index, r))
+    }
+
+    fn view<'a>(
+        &'a self,
+        log: &'a TraceLog,
+        index: u32,
+        record: &'a BeliefRecord,
+    ) -> Option<BeliefView<'a>> {
+        let event = log.events.get(record.event as usize)?;
+        match &event.body {
+            Body::Announce(a) => Some(BeliefView {
+                index,
+                record,
+                event,
+                announce: a,
+            }),
+            _ => None,
+        }
+    }
+
+    /// The records with this id (all announcements of it, in order).
+    pub fn records_of<'a>(&'a self, id: &'a str) -> impl Iterator<Item = (u32, &'a BeliefRecord)> {
+        self.beliefs
+            .iter()
+            .enumerate()
+            .filter(move |(_, r)| r.id == id)
+            .map(|(i, r)| (i as u32, r))
+    }
+
+    /// The record with this id active at step `t`.
+    pub fn active_record(&self, id: &str, t: u32) -> Option<u32> {
+        self.records_of(id)
+            .find(|(_, r)| r.active_at(t))
+            .map(|(i, _)| i)
+    }
+}
+
+/// Builds a timeline incrementally, one event at a time.
+pub(crate) struct Builder<'a> {
+    log: &'a TraceLog,
+    tl: Timeline,
+    active: HashMap<String, u32>,
+    /// Active records by a hash of their normalized formula, so that a retract naming a
+    /// formula (or an id that is not active) costs a lookup, not a scan of Σ.
+    by_formula: HashMap<u64, Vec<u32>>,
+    /// The formula hash of each record (build time only).
+    hashes: Vec<Option<u64>>,
+    /// Revisions by the (trimmed) names in their `unapplied` list.
+    unapplied: HashMap<String, Vec<u32>>,
+    first_seq: Option<u64>,
+}
+
+fn formula_hash(normalized: &str) -> u64 {
+    use std::hash::{BuildHasher, BuildHasherDefault, DefaultHasher};
+    BuildHasherDefault::<DefaultHasher>::default().hash_one(normalized)
+}
+
+impl<'a> Builder<'a> {
+    pub(crate) fn new(log: &'a TraceLog, name: Arc<str>) -> Self {
+        Builder {
+            log,
+            tl: Timeline {
+                name,
+                events: Vec::new(),
+                beliefs: Vec::new(),
+                retracts: Vec::new(),
+                revisions: Vec::new(),
+                verifies: Vec::new(),
+                queries: Vec::new(),
+                errors: Vec::new(),
+                unknown_kinds: 0,
+                reader_problems: 0,
+                seq_dense: true,
+                bdi: BdiLog::default(),
+            },
+            active: HashMap::new(),
+            by_formula: HashMap::new(),
+            hashes: Vec::new(),
+            unapplied: HashMap::new(),
+            first_seq: None,
+        }
+    }
+
+    pub(crate) fn finish(self) -> Timeline {
+        let mut tl = self.tl;
+        tl.events.shrink_to_fit();
+        tl.beliefs.shrink_to_fit();
+        tl.bdi.finish();
+        tl
+    }
+
+    fn error(&mut self, step: u32, pos: u32, field: &'static str, e: Result<ParseError, String>) {
+        let (column, message) = match e {
+            Ok(pe) => (
+                Some(pe.column),
+                format!("{field} does not parse: {}", pe.message),
+            ),
+            Err(m) => (None, m),
+        };
+        self.tl.errors.push(EventError {
+            step,
+            event: pos,
+            field,
+            column,
+            message,
+        });
+    }
+
+    pub(crate) fn push(&mut self, pos: u32) {
+        let log = self.log;
+        let ev = event_at(log, pos);
+        let expected = self.first_seq.map(|f| f + self.tl.events.len() as u64);
+        match expected {
+            None => self.first_seq = Some(ev.seq),
+            Some(e) if e != ev.seq => self.tl.seq_dense = false,
+            Some(_) => {}
+        }
+        self.tl.events.push(pos);
+        let step = self.tl.events.len() as u32;
+        match &ev.body {
+            Body::Announce(a) => self.announce(step, pos, ev, a),
+            Body::Retract(r) => self.retract(step, pos, r),
+            Body::Revise(r) => self.revise(step, pos, r),
+            Body::Verify(v) => self.verify(step, pos, v),
+            Body::Query(q) => {
+                self.tl.queries.push((step, pos));
+                if let Err(e) = parse(&q.formula) {
+                    self.error(step, pos, "formula", Ok(e));
+                }
+            }
+            Body::Unknown(_) => self.tl.unknown_kinds += 1,
+            _ => self.tl.bdi.push(step, pos, ev),
+        }
+    }
+
+    fn announce(&mut self, step: u32, pos: u32, ev: &Event, a: &Announce) {
+        let parsed = parse(&a.formula);
+        let norm = parsed.as_ref().ok().map(normalized);
+        let hash = norm.as_deref().map(formula_hash);
+        let formula_ok = parsed.is_ok();
+        if let Err(e) = parsed {
+            self.error(step, pos, "formula", Ok(e));
+        }
+        let id = match (&ev.id, norm) {
+            (Some(id), _) => id.to_string(),
+            (None, Some(n)) => n,
+            // Without a parse there is no normalized form; the text itself is the best id.
+            (None, None) => a.formula.trim().to_string(),
+        };
+        if let Some(&old) = self.active.get(&id) {
+            let old_rec = &self.tl.beliefs[old as usize];
+            let same = match &event_at(self.log, old_rec.event).body {
+                Body::Announce(o) => {
+                    o.role == a.role
+                        && (o.formula == a.formula
+                            || matches!((parse(&o.formula), parse(&a.formula)),
+                                        (Ok(x), Ok(y)) if x == y))
+                }
+                _ => false,
+            };
+            if same {
+                return;
+            }
+            self.end(old, step, pos, RetractedBy::Superseded);
+        }
+        let idx = self.tl.beliefs.len() as u32;
+        self.tl.beliefs.push(BeliefRecord {
+            id: id.clone(),
+            event: pos,
+            announced: step,
+            retraction: None,
+            formula_ok,
+        });
+        self.hashes.push(hash);
+        if let Some(h) = hash {
+            self.by_formula.entry(h).or_default().push(idx);
+        }
+        self.active.insert(id, idx);
+    }
+
+    /// Ends an active record.
+    fn end(&mut self, i: u32, step: u32, pos: u32, by: RetractedBy) {
+        let id = self.tl.beliefs[i as usize].id.clone();
+        if self.active.get(&id) == Some(&i) {
+            self.active.remove(&id);
+        }
+        if let Some(h) = self.hashes[i as usize]
+            && let Some(v) = self.by_formula.get_mut(&h)
+        {
+            v.retain(|&x| x != i);
+            if v.is_empty() {
+                self.by_formula.remove(&h);
+            }
+        }
+        self.tl.beliefs[i as usize].retraction = Some(Retraction {
+            step,
+            event: pos,
+            by,
+        });
+    }
+
+    /// The active record a `target` (an id or a formula) names.
+    fn resolve(&self, target: &str) -> Option<u32> {
+        if let Some(&i) = self.active.get(target) {
+            return Some(i);
+        }
+        let trimmed = target.trim();
+        if let Some(&i) = self.active.get(trimmed) {
+            return Some(i);
+        }
+        let want = parse(trimmed).ok()?;
+        let n = normalized(&want);
+        if let Some(&i) = self.active.get(&n) {
+            return Some(i);
+        }
+        // An explicit id with this formula: the oldest such active record. Candidates come
+        // from the hash index and are confirmed by parsing.
+        self.by_formula
+            .get(&formula_hash(&n))?
+            .iter()
+            .copied()
+            .filter(|&i| {
+                let r = &self.tl.beliefs[i as usize];
+                matches!(&event_at(self.log, r.event).body,
+                         Body::Announce(a) if parse(&a.formula).is_ok_and(|f| f == want))
+            })
+            .min()
+    }
+
+    fn retract(&mut self, step: u32, pos: u32, r: &Retract) {
+        let record = self.resolve(&r.target);
+        match record {
+            Some(i) => self.end(i, step, pos, RetractedBy::from_trace(r.by)),
+            None => self.error(
+                step,
+                pos,
+                "target",
+                Err(format!(
+                    "retract target {:?} names no belief active at this step",
+                    r.target
+                )),
+            ),
+        }
+        let rec_id = record.map(|i| self.tl.beliefs[i as usize].id.clone());
+        // The latest earlier revise listing this target (by id or as written) claims it.
+        let names = |u: &String| {
+            *u == r.target || u.trim() == r.target.trim() || rec_id.as_deref() == Some(u.as_str())
+        };
+        // Candidate revisions come from the index of unapplied names (latest first).
+        let mut cands: Vec<u32> = [Some(r.target.trim()), rec_id.as_deref()]
+            .into_iter()
+            .flatten()
+            .filter_map(|k| self.unapplied.get(k))
+            .flatten()
+            .copied()
+            .collect();
+        cands.sort_unstable();
+        cands.dedup();
+        let revision = cands
+            .into_iter()
+            .rev()
+            .find(|&k| self.tl.revisions[k as usize].unapplied.iter().any(names))
+            .map(|k| k as usize);
+        let ri = self.tl.retracts.len() as u32;
+        if let Some(k) = revision {
+            let rv = &mut self.tl.revisions[k];
+            rv.retracts.push(ri);
+            if let Some(u) = rv.unapplied.iter().position(names) {
+                let name = rv.unapplied.remove(u);
+                if let Some(v) = self.unapplied.get_mut(name.trim()) {
+                    v.retain(|&x| x as usize != k);
+                }
+            }
+        }
+        self.tl.retracts.push(RetractEntry {
+            step,
+            event: pos,
+            record,
+            revision: revision.map(|k| k as u32),
+        });
+    }
+
+    fn revise(&mut self, step: u32, pos: u32, r: &Revise) {
+        let trigger_record = r.trigger.as_deref().and_then(|t| self.resolve(t));
+        if let Some(t) = &r.trigger
+            && trigger_record.is_none()
+            && !self.active.contains_key(t.as_str())
+            && let Err(e) = parse(t)
+        {
+            // Not an active id and not a formula either.
+            self.error(step, pos, "trigger", Ok(e));
+        }
+        // Entries that name beliefs by formula are stored under the id they resolve to, so
+        // the retracts (which usually name ids) match them.
+        let unapplied: Vec<String> = r
+            .retracted
+            .iter()
+            .map(|x| match self.resolve(x) {
+                Some(i) => self.tl.beliefs[i as usize].id.clone(),
+                None => x.to_string(),
+            })
+            .collect();
+        let k = self.tl.revisions.len() as u32;
+        for u in &unapplied {
+            self.unapplied
+                .entry(u.trim().to_string())
+                .or_default()
+                .push(k);
+        }
+        self.tl.revisions.push(RevisionEntry {
+            step,
+            event: pos,
+            trigger_record,
+            retracts: Vec::new(),
+            unapplied,
+        });
+    }
+
+    fn verify(&mut self, step: u32, pos: u32, v: &Verify) {
+        self.tl.verifies.push((step, pos));
+        let mut any = false;
+        for f in v.all_formulas() {
+            any = true;
+            if let Err(e) = parse(f) {
+                self.error(step, pos, "formula", Ok(e));
+            }
+        }
+        if !any {
+            self.error(
+                step,
+                pos,
+                "formula",
+                Err("verify names no formula".to_string()),
+            );
+        }
+    }
+}

@@ -1,0 +1,464 @@
+//! Differential tests of the belief-state engine against the brute-force truth-table oracle.
+
+use std::collections::HashSet;
+use std::time::Duration;
+
+use doxascope::logic::engine::{
+    BeliefSpec, BeliefState, EngineError, Entails, Limits, Outcome, Role,
+};
+use doxascope::logic::formula::{Atom, Formula, Term};
+use doxascope::logic::oracle;
+use doxascope::logic::revise::Policy;
+use proptest::prelude::*;
+
+fn atom(i: u8) -> Formula {
+    Formula::Atom(Atom::Prop(format!("p{i}")))
+}
+
+fn formula(atoms: u8) -> impl Strategy<Value = Formula> {
+    let leaf = prop_oneof![
+        8 => (0..atoms).prop_map(atom),
+        1 => Just(Formula::True),
+        1 => Just(Formula::False),
+    ];
+    leaf.prop_recursive(3, 16, 3, |inner| {
+        prop_oneof![
+            inner.clone().prop_map(|f| Formula::Not(Box::new(f))),
+            prop::collection::vec(inner.clone(), 2..4).prop_map(Formula::And),
+            prop::collection::vec(inner.clone(), 2..4).prop_map(Formula::Or),
+            (inner.clone(), inner.clone())
+                .prop_map(|(a, b)| Formula::Implies(Box::new(a), Box::new(b))),
+            (inner.clone(), inner).prop_map(|(a, b)| Formula::Iff(Box::new(a), Box::new(b))),
+        ]
+    })
+}
+
+fn role() -> impl Strategy<Value = Role> {
+    prop_oneof![
+        6 => Just(Role::Fact),
+        1 => Just(Role::Assumption),
+        2 => Just(Role::Rule),
+        1 => Just(Role::Norm),
+    ]
+}
+
+fn beliefs(atoms: u8, max: usize) -> impl Strategy<Value = Vec<(Formula, Role, f64)>> {
+    prop::collection::vec(
+        (
+            formula(atoms),
+            role(),
+            prop_oneof![Just(0.3), Just(0.6), Just(1.0)],
+        ),
+        0..max,
+    )
+}
+
+/// Builds a state from the generated beliefs, skipping rules the engine refuses (and checking
+/// that it refuses exactly those that contradict the rules already held).
+fn build(items: &[(Formula, Role, f64)]) -> (BeliefState, Vec<BeliefSpec>) {
+    let mut st = BeliefState::new().expect("engine");
+    let mut held: Vec<BeliefSpec> = Vec::new();
+    for (i, (f, r, c)) in items.iter().enumerate() {
+        let conf = if r.is_hard() { 1.0 } else { *c };
+        let spec = BeliefSpec::new(format!("b{i}"), f.clone())
+            .role(*r)
+            .confidence(conf)
+            .step(i as u64);
+        match st.add(spec.clone()) {
+            Ok(_) => held.push(spec),
+            Err(EngineError::HardConflict(ids)) => {
+                let mut hard: Vec<&Formula> = held
+                    .iter()
+                    .filter(|b| b.role.is_hard())
+                    .map(|b| &b.formula)
+                    .collect();
+                hard.push(f);
+                assert!(!oracle::satisfiable(&hard), "refused a consistent rule");
+                assert!(ids.contains(&spec.id));
+            }
+            Err(e) => panic!("add failed: {e}"),
+        }
+    }
+    (st, held)
+}
+
+fn formulas<'a>(held: &'a [BeliefSpec], ids: &[String]) -> Vec<&'a Formula> {
+    ids.iter()
+        .map(|id| &held.iter().find(|b| &b.id == id).expect("known id").formula)
+        .collect()
+}
+
+fn all(held: &[BeliefSpec]) -> Vec<&Formula> {
+    held.iter().map(|b| &b.formula).collect()
+}
+
+fn not(f: &Formula) -> Formula {
+    Formula::Not(Box::new(f.clone()))
+}
+
+/// `ids` is a subset-minimal set whose formulas together with `extra` are unsatisfiable.
+fn assert_mus(held: &[BeliefSpec], ids: &[String], extra: &[Formula]) {
+    let mut fs = formulas(held, ids);
+    fs.extend(extra.iter());
+    assert!(!oracle::satisfiable(&fs), "reported set is satisfiable");
+    for skip in 0..ids.len() {
+        let mut sub: Vec<&Formula> = formulas(held, ids)
+            .into_iter()
+            .enumerate()
+            .filter(|(i, _)| *i != skip)
+            .map(|(_, f)| f)
+            .collect();
+        sub.extend(extra.iter());
+        assert!(oracle::satisfiable(&sub), "reported set is not minimal");
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    #[test]
+    fn gate_entails_consistent_agree_with_oracle(
+        items in beliefs(6, 7),
+        queries in prop::collection::vec(formula(7), 1..4),
+        cite in prop::collection::vec(any::<bool>(), 7),
+    ) {
+        let (mut st, held) = build(&items);
+        let sigma = all(&held);
+        let sat = oracle::satisfiable(&sigma);
+        let c = st.consistent().unwrap();
+        prop_assert_eq!(c.consistent, sat);
+        if !sat {
+            assert_mus(&held, &c.conflict, &[]);
+        }
+        for q in &queries {
+            let mut with = sigma.clone();
+            with.push(q);
+            let expect = if !oracle::satisfiable(&with) {
+                Outcome::Contradiction
+            } else if oracle::entails(&sigma, q) {
+                Outcome::Entailed
+            } else {
+                Outcome::NewInfo
+            };
+            let cited: Vec<String> = held
+                .iter()
+                .zip(&cite)
+                .filter(|(_, c)| **c)
+                .map(|(b, _)| b.id.clone())
+                .collect();
+            let chk = st.check(q, Some(&cited)).unwrap();
+            prop_assert_eq!(chk.theta, expect);
+            let premises: Vec<&Formula> = held
+                .iter()
+                .filter(|b| b.role.is_hard() || cited.contains(&b.id))
+                .map(|b| &b.formula)
+                .collect();
+            let grounded = oracle::entails(&premises, q);
+            let want = if expect == Outcome::Contradiction || grounded { expect } else { Outcome::Ungrounded };
+            prop_assert_eq!(chk.outcome, want);
+            prop_assert_eq!(st.check(q, None).unwrap().outcome, expect);
+
+            let e = st.entails(q).unwrap();
+            let ent = oracle::entails(&sigma, q);
+            let con = oracle::entails(&sigma, &not(q));
+            let want = if ent { Entails::Entailed } else if con { Entails::Contradicted } else { Entails::Unknown };
+            prop_assert_eq!(e.result, want);
+            prop_assert_eq!(e.sigma_consistent, sat);
+        }
+    }
+
+    #[test]
+    fn why_whynot_supports_are_sound_and_minimal(
+        items in beliefs(6, 7),
+        q in formula(7),
+    ) {
+        let (mut st, held) = build(&items);
+        let sigma = all(&held);
+        let entailed = oracle::entails(&sigma, &q);
+        let why = st.why(&q).unwrap();
+        prop_assert_eq!(why.entailed, entailed);
+        if entailed {
+            assert_mus(&held, &why.support, &[not(&q)]);
+        }
+        let wn = st.whynot(&q).unwrap();
+        prop_assert_eq!(wn.countermodel.is_none(), entailed);
+        if let Some(cm) = wn.countermodel {
+            let value = |a: &Atom| cm.iter().any(|(b, v)| b == a && *v);
+            let mut qa = Vec::new();
+            doxascope::logic::cnf::atoms_of(&q, &mut qa);
+            prop_assert!(qa.iter().all(|a| cm.iter().any(|(b, _)| b == a)));
+            prop_assert!(!oracle::all_true(&[&q], &value));
+        }
+        let sup = st.supports(&q, 64, Duration::from_secs(5)).unwrap();
+        prop_assert!(sup.complete);
+        for s in &sup.supports {
+            assert_mus(&held, s, &[not(&q)]);
+        }
+        // Complete means all of them: compare with brute force over subsets.
+        let n = held.len();
+        let mut expected: HashSet<Vec<String>> = HashSet::new();
+        for mask in 0u32..(1 << n) {
+            let ids: Vec<String> = (0..n).filter(|i| mask >> i & 1 == 1).map(|i| held[i].id.clone()).collect();
+            let mut fs = formulas(&held, &ids);
+            let nq = not(&q);
+            fs.push(&nq);
+            if oracle::satisfiable(&fs) { continue; }
+            let minimal = (0..ids.len()).all(|skip| {
+                let mut sub: Vec<&Formula> = formulas(&held, &ids).into_iter().enumerate()
+                    .filter(|(i, _)| *i != skip).map(|(_, f)| f).collect();
+                sub.push(&nq);
+                oracle::satisfiable(&sub)
+            });
+            if minimal { expected.insert(ids); }
+        }
+        let got: HashSet<Vec<String>> = sup.supports.iter().cloned().collect();
+        prop_assert_eq!(got, expected);
+    }
+
+    #[test]
+    fn graded_degrees_agree_with_oracle(
+        items in beliefs(5, 7),
+        q in formula(6),
+        k in prop_oneof![Just(0.3), Just(0.6), Just(1.0)],
+    ) {
+        let (mut st, held) = build(&items);
+        let mut levels: Vec<f64> = held.iter().filter(|b| !b.role.is_hard()).map(|b| b.confidence).collect();
+        levels.sort_by(f64::total_cmp);
+        levels.dedup();
+        let cut = |a: f64| -> Vec<&Formula> {
+            held.iter().filter(|b| b.role.is_hard() || b.confidence >= a).map(|b| &b.formula).collect()
+        };
+        let inc = levels.iter().copied().filter(|&a| !oracle::satisfiable(&cut(a))).fold(0.0, f64::max);
+        prop_assert_eq!(st.inconsistency_degree().unwrap(), inc);
+        let hard: Vec<&Formula> = held.iter().filter(|b| b.role.is_hard()).map(|b| &b.formula).collect();
+        let n = if inc >= 1.0 {
+            0.0
+        } else if oracle::entails(&hard, &q) {
+            1.0
+        } else {
+            levels.iter().copied().filter(|&a| a > inc && oracle::entails(&cut(a), &q)).fold(0.0, f64::max)
+        };
+        prop_assert_eq!(st.necessity(&q).unwrap(), n);
+        prop_assert_eq!(st.believes_at_least(&q, k).unwrap(), k > inc && oracle::entails(&cut(k), &q));
+        let e = st.entails(&q).unwrap();
+        let graded = held.iter().any(|b| !b.role.is_hard() && b.confidence < 1.0);
+        prop_assert_eq!(e.degree, if graded { Some(n) } else { None });
+    }
+
+    #[test]
+    fn revision_policies_restore_consistency_and_match_algorithm_1(
+        items in beliefs(5, 7),
+        new in formula(6),
+        new_role in prop_oneof![4 => Just(Role::Fact), 1 => Just(Role::Rule), 1 => Just(Role::Norm)],
+        policy in prop_oneof![Just(Policy::Greedy), Just(Policy::Recency), Just(Policy::Confidence), Just(Policy::Reject), Just(Policy::Flag)],
+    ) {
+        // Start from a consistent Σ (what an agent running the gate would hold).
+        let (mut st, mut held) = build(&items);
+        if !oracle::satisfiable(&all(&held)) {
+            let c = st.consistent().unwrap();
+            let soft_member = c
+                .conflict
+                .iter()
+                .find(|id| !held.iter().any(|b| &b.id == *id && b.role.is_hard()))
+                .cloned();
+            if let Some(id) = soft_member {
+                st.retract(&id).unwrap();
+                held.retain(|b| b.id != id);
+            }
+            prop_assume!(oracle::satisfiable(&all(&held)));
+        }
+        let spec = BeliefSpec::new("new", new.clone()).role(new_role).confidence(if new_role.is_hard() { 1.0 } else { 0.6 }).step(100);
+        let rev = st.announce(spec.clone(), policy).unwrap();
+        let mut with = all(&held);
+        with.push(&new);
+        let conflicting = !oracle::satisfiable(&with);
+        prop_assert_eq!(rev.outcome == Outcome::Contradiction, conflicting);
+        let after: Vec<BeliefSpec> = st.beliefs().to_vec();
+        // Rules and norms are never retracted.
+        for b in held.iter().filter(|b| b.role.is_hard()) {
+            prop_assert!(after.iter().any(|a| a.id == b.id));
+        }
+        let after_f: Vec<&Formula> = after.iter().map(|b| &b.formula).collect();
+        if policy != Policy::Flag {
+            prop_assert!(oracle::satisfiable(&after_f), "revision left Σ inconsistent");
+        } else {
+            prop_assert_eq!(rev.sigma_inconsistent, !oracle::satisfiable(&after_f));
+        }
+        prop_assert_eq!(rev.applied, after.iter().any(|b| b.id == "new"));
+        if !conflicting {
+            prop_assert!(rev.applied && rev.retracted.is_empty());
+            return Ok(());
+        }
+        let hard: Vec<&Formula> = held.iter().filter(|b| b.role.is_hard()).map(|b| &b.formula).chain([&new]).collect();
+        let hard_ok = oracle::satisfiable(&hard);
+        if !hard_ok || policy == Policy::Reject {
+            prop_assert!(rev.retracted.is_empty());
+            return Ok(());
+        }
+        // Direct transcription of Algorithm 1 over the retractable prior commitments
+        // (oldest first), then the recency fallback.
+        let rules: Vec<&Formula> = held.iter().filter(|b| b.role.is_hard()).map(|b| &b.formula).collect();
+        let soft: Vec<&BeliefSpec> = held.iter().filter(|b| !b.role.is_hard()).collect();
+        let lex = |order: Vec<&BeliefSpec>, forced: bool| -> Vec<String> {
+            let mut kept: Vec<&Formula> = rules.clone();
+            if forced { kept.push(&new); }
+            let mut dropped = Vec::new();
+            for b in order {
+                kept.push(&b.formula);
+                if !oracle::satisfiable(&kept) { kept.pop(); dropped.push(b.id.clone()); }
+            }
+            dropped.sort_by_key(|id| held.iter().position(|b| &b.id == id));
+            dropped
+        };
+        match policy {
+            Policy::Greedy => {
+                let mut expect = None;
+                for c in &soft {
+                    let mut t: Vec<&Formula> = held.iter().filter(|b| b.id != c.id).map(|b| &b.formula).collect();
+                    t.push(&new);
+                    if oracle::satisfiable(&t) { expect = Some(c.id.clone()); break; }
+                }
+                match expect {
+                    Some(id) => {
+                        prop_assert!(!rev.fallback);
+                        prop_assert_eq!(rev.retracted.clone(), vec![id]);
+                    }
+                    None => {
+                        prop_assert!(rev.fallback);
+                        let order: Vec<&BeliefSpec> = soft.iter().rev().copied().collect();
+                        prop_assert_eq!(rev.retracted.clone(), lex(order, true));
+                    }
+                }
+            }
+            Policy::Recency => {
+                let order: Vec<&BeliefSpec> = soft.iter().rev().copied().collect();
+                prop_assert_eq!(rev.retracted.clone(), lex(order, true));
+            }
+            Policy::Confidence => {
+                let mut order: Vec<&BeliefSpec> = soft.clone();
+                order.push(&spec);
+                if new_role.is_hard() { order.pop(); }
+                order.sort_by(|a, b| b.confidence.total_cmp(&a.confidence).then(b.step.cmp(&a.step)));
+                let mut dropped = lex(order, new_role.is_hard());
+                dropped.retain(|id| id != "new");
+                prop_assert_eq!(rev.retracted.clone(), dropped);
+            }
+            _ => {}
+        }
+    }
+}
+
+#[test]
+fn pigeonhole_times_out_and_the_state_recovers() {
+    let pigeons = 12;
+    let holes = 11;
+    let v = |p: usize, h: usize| Formula::Atom(Atom::Prop(format!("x{p}_{h}")));
+    let mut cls = Vec::new();
+    for p in 0..pigeons {
+        cls.push(Formula::Or((0..holes).map(|h| v(p, h)).collect()));
+    }
+    for h in 0..holes {
+        for p in 0..pigeons {
+            for q in p + 1..pigeons {
+                cls.push(Formula::Or(vec![not(&v(p, h)), not(&v(q, h))]));
+            }
+        }
+    }
+    let mut st = BeliefState::with_limits(Limits {
+        timeout: Duration::from_secs(1),
+        ..Limits::default()
+    })
+    .unwrap();
+    st.add(BeliefSpec::new("small", atom(0))).unwrap();
+    st.add(BeliefSpec::new("php", Formula::And(cls))).unwrap();
+    let t = std::time::Instant::now();
+    assert_eq!(st.consistent(), Err(EngineError::Timeout));
+    assert!(
+        t.elapsed() < Duration::from_secs(5),
+        "caller blocked past the deadline"
+    );
+    assert_eq!(st.rebuilds(), 1);
+    // The rebuilt state still holds both beliefs and answers once the hard one is gone.
+    assert!(st.retract("php").unwrap());
+    assert!(st.consistent().unwrap().consistent);
+    assert_eq!(st.entails(&atom(0)).unwrap().result, Entails::Entailed);
+}
+
+#[test]
+fn handle_is_send_and_works_from_another_thread() {
+    fn is_send<T: Send>(_: &T) {}
+    let mut st = BeliefState::new().unwrap();
+    is_send(&st);
+    st.add(BeliefSpec::new("a", atom(1))).unwrap();
+    let r = std::thread::spawn(move || st.check(&atom(1), None).unwrap().outcome)
+        .join()
+        .unwrap();
+    assert_eq!(r, Outcome::Entailed);
+}
+
+#[test]
+fn caps_refuse_before_adding() {
+    let mut st = BeliefState::with_limits(Limits {
+        max_clauses: 50,
+        ..Limits::default()
+    })
+    .unwrap();
+    let big = Formula::And((0..100).map(|i| atom(i as u8 % 50)).collect());
+    assert!(matches!(
+        st.add(BeliefSpec::new("big", big)),
+        Err(EngineError::TooLarge {
+            what: "clauses",
+            ..
+        })
+    ));
+    st.add(BeliefSpec::new("ok", atom(1))).unwrap();
+    assert!(st.beliefs().iter().all(|b| b.id != "big"));
+    assert_eq!(
+        st.add(BeliefSpec::new("bad", atom(2)).confidence(1.5)),
+        Err(EngineError::BadConfidence(1.5))
+    );
+    let mut st = BeliefState::with_limits(Limits {
+        ground_cap: 10,
+        ..Limits::default()
+    })
+    .unwrap();
+    let p = |x: &str, y: &str| {
+        Formula::Atom(Atom::Pred(
+            "P".into(),
+            vec![Term::Var(x.into()), Term::Var(y.into())],
+        ))
+    };
+    for c in ["a", "b", "c", "d"] {
+        let f = Formula::Atom(Atom::Pred("Q".into(), vec![Term::Const(c.into())]));
+        st.add(BeliefSpec::new(c, f)).unwrap();
+    }
+    // 4 constants, two variables: 16 instances over a cap of 10, refused before expanding.
+    let big = Formula::Forall(vec!["x".into(), "y".into()], Box::new(p("x", "y")));
+    assert!(matches!(
+        st.add(BeliefSpec::new("q", big)),
+        Err(EngineError::Ground(_))
+    ));
+}
+
+#[test]
+fn norm_conflicts_are_reported_and_norms_survive() {
+    let mut st = BeliefState::new().unwrap();
+    st.add(BeliefSpec::new("n1", not(&atom(1))).role(Role::Norm))
+        .unwrap();
+    st.add(BeliefSpec::new("f1", atom(2)).step(1)).unwrap();
+    let rev = st
+        .announce(BeliefSpec::new("f2", atom(1)).step(2), Policy::Greedy)
+        .unwrap();
+    assert_eq!(rev.outcome, Outcome::Contradiction);
+    assert!(!rev.applied);
+    assert_eq!(rev.norm_violation, vec!["n1".to_string()]);
+    assert_eq!(rev.conflict, vec!["n1".to_string(), "f2".to_string()]);
+    assert!(st.belief("n1").is_some());
+    // Under flag, the fact is kept and Σ is marked inconsistent.
+    let rev = st
+        .announce(BeliefSpec::new("f3", atom(1)).step(3), Policy::Flag)
+        .unwrap();
+    assert!(rev.applied && rev.sigma_inconsistent);
+    let c = st.consistent().unwrap();
+    assert_eq!(c.conflict, vec!["n1".to_string(), "f3".to_string()]);
+}

@@ -1,0 +1,138 @@
+//! Quantified beliefs: grounding over the active domain, re-grounding when it grows, checked
+//! against the truth-table oracle on the grounded formulas.
+
+use std::collections::BTreeSet;
+
+use doxascope::logic::engine::{BeliefSpec, BeliefState, Entails, Outcome, Role};
+use doxascope::logic::formula::{Atom, Formula, Term};
+use doxascope::logic::ground;
+use doxascope::logic::oracle;
+use proptest::prelude::*;
+
+fn p(t: Term) -> Formula {
+    Formula::Atom(Atom::Pred("P".into(), vec![t]))
+}
+
+fn q(a: Term, b: Term) -> Formula {
+    Formula::Atom(Atom::Pred("Q".into(), vec![a, b]))
+}
+
+fn c(s: &str) -> Term {
+    Term::Const(s.into())
+}
+
+fn x() -> Term {
+    Term::Var("x".into())
+}
+
+fn not(f: Formula) -> Formula {
+    Formula::Not(Box::new(f))
+}
+
+/// Small formulas over P/1 and Q/2 with constants a, b, c, possibly quantified over x.
+fn formula() -> impl Strategy<Value = Formula> {
+    let term = prop_oneof![Just(c("a")), Just(c("b")), Just(c("c")), Just(x())];
+    let leaf = prop_oneof![
+        term.clone().prop_map(p),
+        (term.clone(), term).prop_map(|(a, b)| q(a, b)),
+    ];
+    let body = leaf.prop_recursive(2, 8, 2, |inner| {
+        prop_oneof![
+            inner.clone().prop_map(not),
+            prop::collection::vec(inner.clone(), 2..3).prop_map(Formula::Or),
+            prop::collection::vec(inner.clone(), 2..3).prop_map(Formula::And),
+            (inner.clone(), inner).prop_map(|(a, b)| Formula::Implies(Box::new(a), Box::new(b))),
+        ]
+    });
+    (body, 0..3u8).prop_map(|(b, k)| match k {
+        0 => Formula::Forall(vec!["x".into()], Box::new(b)),
+        1 => Formula::Exists(vec!["x".into()], Box::new(b)),
+        // A free x in an unquantified formula would not be ground; bind it.
+        _ => Formula::Forall(vec!["x".into()], Box::new(b)),
+    })
+}
+
+fn grounded(fs: &[&Formula], domain: &BTreeSet<String>) -> Vec<Formula> {
+    let d: Vec<String> = domain.iter().cloned().collect();
+    fs.iter()
+        .map(|f| ground::ground(f, &d, 100_000).expect("ground"))
+        .collect()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 40, ..ProptestConfig::default() })]
+
+    #[test]
+    fn quantified_gate_agrees_with_oracle_as_the_domain_grows(
+        items in prop::collection::vec((formula(), any::<bool>()), 1..5),
+        queries in prop::collection::vec(formula(), 1..4),
+    ) {
+        let mut st = BeliefState::new().unwrap();
+        let mut held: Vec<Formula> = Vec::new();
+        let mut domain = BTreeSet::new();
+        for (i, (f, rule)) in items.iter().enumerate() {
+            let role = if *rule { Role::Rule } else { Role::Fact };
+            ground::constants(f, &mut domain);
+            if st.add(BeliefSpec::new(format!("b{i}"), f.clone()).role(role)).is_ok() {
+                held.push(f.clone());
+            } else {
+                // Only a rule contradicting the rules already held is refused. Its
+                // constants stay in the active domain (the domain only grows).
+                prop_assert!(*rule);
+            }
+        }
+        for qf in &queries {
+            ground::constants(qf, &mut domain);
+            let refs: Vec<&Formula> = held.iter().collect();
+            let sigma = grounded(&refs, &domain);
+            let sref: Vec<&Formula> = sigma.iter().collect();
+            let gq = grounded(&[qf], &domain).remove(0);
+            let mut with = sref.clone();
+            with.push(&gq);
+            let expect = if !oracle::satisfiable(&with) {
+                Outcome::Contradiction
+            } else if oracle::entails(&sref, &gq) {
+                Outcome::Entailed
+            } else {
+                Outcome::NewInfo
+            };
+            prop_assert_eq!(st.check(qf, None).unwrap().outcome, expect);
+            let e = st.entails(qf).unwrap().result;
+            prop_assert_eq!(e == Entails::Entailed, oracle::entails(&sref, &gq));
+            let wn = st.whynot(qf).unwrap();
+            prop_assert_eq!(wn.countermodel.is_none(), oracle::entails(&sref, &gq));
+        }
+    }
+}
+
+#[test]
+fn exists_is_regrounded_when_new_constants_appear() {
+    let mut st = BeliefState::new().unwrap();
+    let ex = Formula::Exists(vec!["x".into()], Box::new(p(x())));
+    st.add(BeliefSpec::new("e", ex.clone())).unwrap();
+    st.add(BeliefSpec::new("nb", not(p(c("b"))))).unwrap();
+    // Domain {b}: ∃x P(x) is P(b), contradicted by ¬P(b).
+    assert!(!st.consistent().unwrap().consistent);
+    // A new constant weakens the ∃ to P(b) ∨ P(c): consistent again, and P(c) follows.
+    st.add(BeliefSpec::new("r", q(c("c"), c("c")))).unwrap();
+    assert!(st.consistent().unwrap().consistent);
+    assert_eq!(st.entails(&p(c("c"))).unwrap().result, Entails::Entailed);
+    let why = st.why(&p(c("c"))).unwrap();
+    assert_eq!(why.support, vec!["e".to_string(), "nb".to_string()]);
+    // A ∀ rule gains the instances of new constants.
+    let all = Formula::Forall(
+        vec!["x".into()],
+        Box::new(Formula::Implies(Box::new(p(x())), Box::new(q(x(), x())))),
+    );
+    st.add(BeliefSpec::new("rule", all).role(Role::Rule))
+        .unwrap();
+    assert_eq!(
+        st.check(&q(c("c"), c("c")), None).unwrap().outcome,
+        Outcome::Entailed
+    );
+    st.add(BeliefSpec::new("pd", p(c("d")))).unwrap();
+    assert_eq!(
+        st.entails(&q(c("d"), c("d"))).unwrap().result,
+        Entails::Entailed
+    );
+}
