@@ -442,3 +442,28 @@ fn hostile_trace_never_puts_control_characters_on_screen() {
     let s = render_text(&mut app, 200, 60);
     assert!(is_clean(&s));
 }
+
+#[test]
+fn recomputed_verdicts_mark_the_mismatched_claim() {
+    use doxascope::tui::recompute::verdicts;
+    let mut app = sample("alice-bob-norms.jsonl");
+    let mut r = None;
+    assert_eq!(press(&mut app, &mut r, "R"), vec![Effect::Recompute]);
+    assert_eq!(app.auto_recompute(), vec![Effect::Recompute]);
+    let (events, positions, version, session) = app.recompute_input().unwrap();
+    app.on_verdicts(verdicts(events, &positions, version, session));
+    let v = app.verdicts.clone().unwrap();
+    // docs/samples.md: exactly one claim disagrees, at step 17 (claimed ungrounded, the
+    // solver says entailed).
+    assert_eq!(v.mismatches(), 1);
+    let s = app.sess().unwrap();
+    let (_, pos17) = *s.verifies.iter().find(|&&(st, _)| st == 17).unwrap();
+    assert_eq!(v.by_pos[&pos17].outcome, "entailed");
+    assert_eq!(v.by_pos[&pos17].agrees, Some(false));
+    app.focus = Pane::Verify;
+    app.zoom = true;
+    let screen = render_text(&mut app, 120, 20);
+    assert!(screen.contains("≠ entailed"), "{screen}");
+    assert!(screen.contains("= contradiction"), "{screen}");
+    assert!(screen.contains("findings: 1"), "{screen}");
+}

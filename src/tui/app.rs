@@ -89,6 +89,8 @@ pub enum Effect {
     },
     /// Turn mouse capture on or off.
     Mouse(bool),
+    /// Recompute the verification verdicts of the shown session (off the UI thread).
+    Recompute,
 }
 
 /// Why a command was sent to the REPL worker (decides how the reply is shown).
@@ -308,7 +310,15 @@ pub struct App {
     pub density: ((usize, u32, u16), Vec<u8>),
     /// Σ rows of the last (version, session, step, filter).
     sigma_cache: SigmaCache,
+    /// Recomputed verification verdicts of the shown session.
+    pub verdicts: Option<super::recompute::Verdicts>,
+    /// A recomputation is running.
+    pub recomputing: bool,
 }
+
+/// Sessions up to this many events are recomputed automatically once loaded; larger ones on
+/// request (`R`), since the solver pass grows with the run.
+pub const AUTO_RECOMPUTE_MAX: u32 = 200_000;
 
 type SigmaCache = RefCell<Option<((u64, usize, u32, SigmaFilter), Rc<Vec<SigmaRow>>)>>;
 
@@ -348,6 +358,8 @@ impl App {
             hl: highlight::Cache::default(),
             density: ((usize::MAX, 0, 0), Vec::new()),
             sigma_cache: RefCell::new(None),
+            verdicts: None,
+            recomputing: false,
         };
         app.on_data();
         app
@@ -494,9 +506,44 @@ impl App {
         rows.get(n - 1 - sel.min(n - 1)).map(|&(_, p)| p)
     }
 
-    /// Errors and findings counted for the header.
+    /// Errors and findings counted for the header: flagged events plus claims the
+    /// recomputation contradicts.
     pub fn problem_count(&self) -> usize {
-        self.sess().map_or(0, |s| s.problems)
+        self.sess().map_or(0, |s| s.problems) + self.verdicts.as_ref().map_or(0, |v| v.mismatches())
+    }
+
+    /// `[Effect::Recompute]` when the shown session is small enough to recompute unasked.
+    pub fn auto_recompute(&self) -> Vec<Effect> {
+        match self.sess() {
+            Some(s) if !s.is_empty() && s.len() <= AUTO_RECOMPUTE_MAX => vec![Effect::Recompute],
+            _ => Vec::new(),
+        }
+    }
+
+    /// What a recomputation of the shown session needs: copies of its events, their log
+    /// positions, the data version and the session index.
+    pub fn recompute_input(&self) -> Option<(Vec<Event>, Vec<u32>, u64, usize)> {
+        let s = self.sess()?;
+        let events = s
+            .events
+            .iter()
+            .filter_map(|&p| self.store.event(p).cloned())
+            .collect();
+        Some((events, s.events.clone(), self.store.version, self.session))
+    }
+
+    /// Verdicts arrived; kept when they are for the shown session.
+    pub fn on_verdicts(&mut self, v: super::recompute::Verdicts) {
+        if v.session == self.session {
+            self.recomputing = false;
+            let n = v.mismatches();
+            self.status = format!(
+                "recomputed {} verification claim(s): {n} disagree",
+                v.by_pos.len()
+            );
+            self.verdicts = Some(v);
+            self.dirty = true;
+        }
     }
 
     /// Handles a terminal key; returns what the loop must do.
@@ -597,7 +644,9 @@ impl App {
                 self.session = (self.session + 1) % k;
                 self.follow = true;
                 self.support.clear();
+                self.verdicts = None;
                 self.on_data();
+                return self.auto_recompute();
             }
             Action::Mouse => {
                 self.mouse = !self.mouse;
@@ -607,6 +656,7 @@ impl App {
                 self.support.clear();
                 self.status.clear();
             }
+            Action::Recompute => return vec![Effect::Recompute],
         }
         Vec::new()
     }

@@ -61,6 +61,8 @@ pub enum Action {
     Mouse,
     /// Close an overlay, clear highlights.
     Escape,
+    /// Recompute the verification verdicts with the solver.
+    Recompute,
 }
 
 /// One binding: the keys, the action and the help text.
@@ -217,6 +219,12 @@ pub const BINDINGS: &[Binding] = &[
         label: "F",
         action: Action::Filter,
         help: "filter Σ: role:R source:S status:active|retracted TEXT",
+    },
+    Binding {
+        keys: &[(KeyCode::Char('R'), S), (KeyCode::Char('R'), N)],
+        label: "R",
+        action: Action::Recompute,
+        help: "recompute every verification claim with the solver",
     },
     Binding {
         keys: &[(KeyCode::Char('s'), N)],

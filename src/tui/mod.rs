@@ -33,6 +33,7 @@ pub mod dag;
 pub mod data;
 pub mod highlight;
 pub mod keys;
+pub mod recompute;
 pub mod terminal;
 pub mod text;
 pub mod theme;
@@ -316,6 +317,7 @@ async fn event_loop(
         .name("doxascope-load".into())
         .spawn(move || load(files, follow, load_tx))?;
     let (ans_tx, mut ans_rx) = mpsc::channel(64);
+    let (ver_tx, mut ver_rx) = mpsc::channel(4);
     let worker = Worker::spawn(ans_tx)?;
     let mut sent_version = (u64::MAX, usize::MAX);
     let mut term_sig = signal(SignalKind::terminate())?;
@@ -352,6 +354,7 @@ async fn event_loop(
             _ = int_sig.recv() => break,
             _ = tstp_sig.recv() => effects.push(Effect::Suspend),
             Some(a) = ans_rx.recv() => app.on_reply(a),
+            Some(v) = ver_rx.recv() => app.on_verdicts(v),
             msg = load_rx.recv(), if loading || !load_rx.is_closed() => {
                 let Some(msg) = msg else {
                     loading = false;
@@ -367,6 +370,7 @@ async fn event_loop(
                         Load::Done => {
                             loading = false;
                             app.loading = None;
+                            effects.extend(app.auto_recompute());
                             if at.is_some() {
                                 app.goto(i64::from(app.cursor));
                             }
@@ -390,6 +394,18 @@ async fn event_loop(
                     app.dirty = true;
                 }
                 Effect::Mouse(on) => guard.set_mouse(on)?,
+                Effect::Recompute => {
+                    if let Some((events, positions, version, session)) = app.recompute_input() {
+                        app.recomputing = true;
+                        app.dirty = true;
+                        if let Err(e) =
+                            recompute::spawn(events, positions, version, session, ver_tx.clone())
+                        {
+                            app.recomputing = false;
+                            app.status = format!("cannot start the recomputation: {e}");
+                        }
+                    }
+                }
                 Effect::Run {
                     line,
                     step,

@@ -612,7 +612,7 @@ fn verify(f: &mut Frame, app: &mut App, area: Rect) {
             Cell::from(Span::styled(step.to_string(), th.dim)),
             Cell::from(Line::from(spans(&formulas, th.text, th.marker))),
             Cell::from(Span::styled(claimed, cst)),
-            Cell::from(Span::styled("not recomputed", th.dim)),
+            recomputed_cell(app, &th, pos),
             Cell::from(Line::from(spans(
                 &v.tier.as_deref().map(json_text).unwrap_or_default(),
                 th.dim,
@@ -635,7 +635,7 @@ fn verify(f: &mut Frame, app: &mut App, area: Rect) {
             Constraint::Length(5),
             Constraint::Fill(1),
             Constraint::Length(13),
-            Constraint::Length(14),
+            Constraint::Length(16),
             Constraint::Length(5),
             Constraint::Length(14),
         ],
@@ -645,6 +645,20 @@ fn verify(f: &mut Frame, app: &mut App, area: Rect) {
             .style(th.dim.add_modifier(Modifier::BOLD)),
     );
     f.render_widget(table, inner);
+}
+
+/// The "recomputed" cell: the solver's verdict, marked `≠` in the error style when the
+/// claim disagrees; `…` while the recomputation runs.
+fn recomputed_cell(app: &App, th: &Theme, pos: u32) -> Cell<'static> {
+    match app.verdicts.as_ref().and_then(|v| v.by_pos.get(&pos)) {
+        Some(v) => match v.agrees {
+            Some(false) => Cell::from(Span::styled(format!("≠ {}", v.outcome), th.error)),
+            Some(true) => Cell::from(Span::styled(format!("= {}", v.outcome), th.ok)),
+            None => Cell::from(Line::from(spans(&v.outcome, th.dim, th.marker))),
+        },
+        None if app.recomputing => Cell::from(Span::styled("…", th.dim)),
+        None => Cell::from(Span::styled("– (R)", th.dim)),
+    }
 }
 
 fn retract(f: &mut Frame, app: &mut App, area: Rect) {
