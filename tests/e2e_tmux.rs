@@ -114,7 +114,7 @@ fn sample(name: &str) -> PathBuf {
 
 fn shell_cmd(file: &Path) -> String {
     format!(
-        "sh -c '\"{}\" view --no-follow \"{}\"; echo EXIT=$?; stty -a; exec sleep 600'",
+        "sh -c '\"{}\" view --no-follow \"{}\"; echo EXIT=$?; stty -a; echo END-OF-RUN; exec sleep 600'",
         bin(),
         file.display()
     )
@@ -162,7 +162,7 @@ fn open_step_why_entails_quit() {
     t.keys(&["Escape"]);
     std::thread::sleep(Duration::from_millis(300));
     t.keys(&["q"]);
-    let s = t.wait_for("exit", 20, |s| s.contains("EXIT="));
+    let s = t.wait_for("exit", 20, |s| s.contains("END-OF-RUN"));
     assert!(s.contains("EXIT=0"), "{s}");
     assert_restored(&t, &s);
 }
@@ -228,7 +228,7 @@ fn hostile_trace_does_not_reach_the_terminal() {
         "e2e-title|1|0"
     );
     t.keys(&["q"]);
-    let s = t.wait_for("exit", 20, |s| s.contains("EXIT="));
+    let s = t.wait_for("exit", 20, |s| s.contains("END-OF-RUN"));
     assert!(s.contains("EXIT=0"), "{s}");
     assert_eq!(t.display("#{pane_title}"), "e2e-title");
     assert_restored(&t, &s);
@@ -249,7 +249,7 @@ fn sigterm_restores_the_terminal() {
     let pidfile = dir.path().join("pid");
     let t = Tmux::new("term");
     let cmd = format!(
-        "sh -c '\"{}\" view \"{}\" & echo $! > \"{}\"; wait $!; echo EXIT=$?; stty -a; exec sleep 600'",
+        "sh -c '\"{}\" view \"{}\" & echo $! > \"{}\"; wait $!; echo EXIT=$?; stty -a; echo END-OF-RUN; exec sleep 600'",
         bin(),
         sample("kipchoge-bdi.jsonl").display(),
         pidfile.display()
@@ -268,7 +268,7 @@ fn sigterm_restores_the_terminal() {
             .unwrap()
             .success()
     );
-    let s = t.wait_for("exit", 20, |s| s.contains("EXIT="));
+    let s = t.wait_for("exit", 20, |s| s.contains("END-OF-RUN"));
     assert!(s.contains("EXIT=0"), "{s}");
     assert_restored(&t, &s);
 }
