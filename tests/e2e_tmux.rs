@@ -272,3 +272,37 @@ fn sigterm_restores_the_terminal() {
     assert!(s.contains("EXIT=0"), "{s}");
     assert_restored(&t, &s);
 }
+
+#[test]
+fn resize_storm_and_tiny_sizes_survive() {
+    if !Tmux::available() {
+        eprintln!("skipping e2e_tmux: tmux is not installed (apt-get install tmux)");
+        return;
+    }
+    let t = Tmux::new("resize");
+    t.start(&shell_cmd(&sample("kipchoge-bdi.jsonl")));
+    t.wait_for("the first frame", 20, |s| s.contains("step 40 of 40"));
+    for i in 0..120u32 {
+        let w = (1 + (i * 37) % 200).to_string();
+        let h = (1 + (i * 13) % 60).to_string();
+        t.run(&["resize-window", "-t", "0", "-x", &w, "-y", &h]);
+    }
+    t.run(&["resize-window", "-t", "0", "-x", "1", "-y", "1"]);
+    std::thread::sleep(Duration::from_millis(200));
+    t.run(&["resize-window", "-t", "0", "-x", "120", "-y", "40"]);
+    // The last frame matches the last size: the header on the first row, the REPL box's
+    // bottom border spanning the full width just above the status line, and the process is
+    // still running.
+    let s = t.wait_for("a frame at 120x40", 20, |s| {
+        let rows: Vec<&str> = s.lines().collect();
+        rows.len() >= 39
+            && rows[0].contains("step 40 of 40")
+            && rows[38].starts_with('└')
+            && rows[38].ends_with('┘')
+            && rows[38].chars().count() == 120
+    });
+    assert!(!s.contains("EXIT="), "{s}");
+    t.keys(&["q"]);
+    let s = t.wait_for("exit", 20, |s| s.contains("END-OF-RUN"));
+    assert!(s.contains("EXIT=0"), "{s}");
+}
