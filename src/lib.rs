@@ -18,3 +18,4 @@ pub mod model;
 pub mod repl;
 pub mod sanitize;
 pub mod trace;
+pub mod tui;

@@ -12,6 +12,7 @@ mod demo;
 mod export;
 mod repl;
 mod validate;
+mod view;
 
 use clap::{Parser, Subcommand};
 
@@ -53,11 +54,20 @@ enum Command {
     Repl(repl::Args),
     /// Replay traces, recompute every claim, and print the findings (exit 1 on any warning).
     Audit(audit::Args),
+    /// The TUI over trace files (the default: `doxascope FILE...`).
+    View(view::Args),
 }
 
 /// Runs the command line and returns the process exit code.
 pub fn main() -> i32 {
-    let cli = match Cli::try_parse() {
+    let subcommands: Vec<String> = <Cli as clap::CommandFactory>::command()
+        .get_subcommands()
+        .map(|c| c.get_name().to_string())
+        .chain(["help".to_string()])
+        .collect();
+    let names: Vec<&str> = subcommands.iter().map(String::as_str).collect();
+    let args = view::with_default_view(std::env::args_os().collect(), &names);
+    let cli = match Cli::try_parse_from(args) {
         Ok(cli) => cli,
         Err(e) => {
             let code = if e.use_stderr() { EXIT_USAGE } else { EXIT_OK };
@@ -71,5 +81,6 @@ pub fn main() -> i32 {
         Command::Export(args) => export::run(&args),
         Command::Repl(args) => repl::run(&args),
         Command::Audit(args) => audit::run(&args),
+        Command::View(args) => view::run(args),
     }
 }

@@ -1,0 +1,133 @@
+//! TUI frame costs. Prints figures; run with `cargo bench --bench tui`.
+//!
+//! - Building and drawing a frame at 200x60 with a 1,000,000-event trace loaded (one
+//!   session, the worst case for Σ), at the newest step and while time-travelling (every
+//!   frame at a different step, so no per-step result can be reused). Target: ≤ 10 ms.
+//! - The first frame for a 100,000-event file: open, read and index the first chunk, draw.
+//!   The rest of the file loads in the background with a progress bar. Target: ≤ 300 ms.
+
+use std::hint::black_box;
+use std::io::Read;
+use std::time::{Duration, Instant};
+
+use doxascope::trace::generate::{GenConfig, write_mixed};
+use doxascope::trace::{Reader, ReaderConfig};
+use doxascope::tui::app::{App, Pane};
+use doxascope::tui::data::Store;
+use doxascope::tui::highlight;
+use doxascope::tui::theme::Theme;
+use doxascope::tui::ui::draw;
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+
+fn trace(events: u64) -> Vec<u8> {
+    let mut out = Vec::new();
+    let cfg = GenConfig {
+        events,
+        seed: 7,
+        sessions: 1,
+        atoms: 300,
+    };
+    write_mixed(&mut out, &cfg).expect("in-memory write");
+    out
+}
+
+fn frames(
+    app: &mut App,
+    n: usize,
+    mut before: impl FnMut(&mut App, usize),
+) -> (Duration, Duration) {
+    let mut term = Terminal::new(TestBackend::new(200, 60)).expect("test backend");
+    let mut total = Duration::ZERO;
+    let mut worst = Duration::ZERO;
+    for i in 0..n {
+        before(app, i);
+        app.dirty = true;
+        let start = Instant::now();
+        term.draw(|f| draw(f, app)).expect("draw");
+        let d = start.elapsed();
+        total += d;
+        worst = worst.max(d);
+    }
+    black_box(term.backend().buffer().area);
+    (total / n as u32, worst)
+}
+
+fn main() {
+    highlight::load_now();
+    let theme = Theme::builtin("dark").expect("dark theme");
+
+    let bytes = trace(1_000_000);
+    let start = Instant::now();
+    let store = Store::from_bytes("bench.jsonl", &bytes);
+    let load = start.elapsed();
+    let n = store.sessions.first().map_or(0, |s| s.len());
+    println!(
+        "1M-event trace: {} MB, read and indexed in {:.2} s ({} events in the session, {} beliefs)",
+        bytes.len() / 1_000_000,
+        load.as_secs_f64(),
+        n,
+        store.sessions.first().map_or(0, |s| s.beliefs.len())
+    );
+    let mut app = App::new(store, theme.clone());
+    for focus in [Pane::Sigma, Pane::Timeline] {
+        app.focus = focus;
+        app.follow = true;
+        app.on_data();
+        let (mean, worst) = frames(&mut app, 30, |_, _| {});
+        println!(
+            "frame 200x60, newest step, focus {:?}: mean {:.2} ms, worst {:.2} ms",
+            focus,
+            mean.as_secs_f64() * 1e3,
+            worst.as_secs_f64() * 1e3
+        );
+    }
+    app.follow = false;
+    let (mean, worst) = frames(&mut app, 30, |a, i| {
+        a.cursor = ((i as u64 * 7_919_993) % u64::from(n.max(1))) as u32;
+    });
+    println!(
+        "frame 200x60, a different step every frame: mean {:.2} ms, worst {:.2} ms",
+        mean.as_secs_f64() * 1e3,
+        worst.as_secs_f64() * 1e3
+    );
+
+    // First frame of a 100k-event file.
+    let dir = std::env::temp_dir().join(format!("doxascope-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let path = dir.join("100k.jsonl");
+    std::fs::write(&path, trace(100_000)).expect("write trace");
+    let start = Instant::now();
+    let mut f = std::fs::File::open(&path).expect("open");
+    let mut buf = vec![0u8; 256 * 1024];
+    let got = f.read(&mut buf).expect("read");
+    let mut reader = Reader::new("100k.jsonl", ReaderConfig::default());
+    let mut items = Vec::new();
+    reader.feed(&buf[..got], &mut items);
+    let mut store = Store::new();
+    store.extend(items);
+    let mut app = App::new(store, theme.clone());
+    app.loading = Some((got as u64, std::fs::metadata(&path).map_or(0, |m| m.len())));
+    let mut term = Terminal::new(TestBackend::new(200, 60)).expect("test backend");
+    term.draw(|fr| draw(fr, &mut app)).expect("draw");
+    let first = start.elapsed();
+    println!(
+        "first frame, 100k-event file: {:.1} ms (first chunk: {} events shown, loading continues)",
+        first.as_secs_f64() * 1e3,
+        app.sess().map_or(0, |s| s.len())
+    );
+    let start = Instant::now();
+    let mut rest = Vec::new();
+    f.read_to_end(&mut rest).expect("read");
+    let mut items = Vec::new();
+    reader.feed(&rest, &mut items);
+    reader.finish(&mut items);
+    app.store.extend(items);
+    app.on_data();
+    term.draw(|fr| draw(fr, &mut app)).expect("draw");
+    println!(
+        "rest of the 100k-event file read, indexed and drawn in {:.1} ms",
+        start.elapsed().as_secs_f64() * 1e3
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -1,0 +1,84 @@
+//! `doxascope view [FILE...]` and the default form `doxascope FILE...`: the TUI.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+use super::{EXIT_OK, EXIT_USAGE};
+
+/// Arguments of `view`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    /// Trace files (JSON Lines); `-` reads standard input.
+    #[arg(value_name = "FILE")]
+    files: Vec<PathBuf>,
+    /// Read the files once instead of following them as they grow.
+    #[arg(long)]
+    no_follow: bool,
+    /// Open at this step (and pause following).
+    #[arg(long, value_name = "STEP")]
+    at: Option<u64>,
+    /// The palette: dark or light (default: the config file's `theme`, else dark).
+    #[arg(long, value_name = "NAME")]
+    theme: Option<String>,
+}
+
+/// Runs the TUI and returns the exit code.
+pub(crate) fn run(args: Args) -> i32 {
+    let opts = crate::tui::Options {
+        files: args.files,
+        follow: !args.no_follow,
+        at: args.at,
+        theme: args.theme,
+    };
+    match crate::tui::run(opts) {
+        Ok(()) => EXIT_OK,
+        Err(e) => {
+            eprintln!("doxascope: {e}");
+            EXIT_USAGE
+        }
+    }
+}
+
+/// The default form: `doxascope FILE...` means `doxascope view FILE...`. The arguments are
+/// rewritten when the first one is neither a subcommand nor an option.
+pub(crate) fn with_default_view(mut args: Vec<OsString>, subcommands: &[&str]) -> Vec<OsString> {
+    let first = args.get(1).and_then(|a| a.to_str()).map(str::to_string);
+    if let Some(a) = first
+        && (!a.starts_with('-') || a == "-")
+        && !subcommands.contains(&a.as_str())
+    {
+        args.insert(1, "view".into());
+    }
+    args
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn v(a: &[&str]) -> Vec<OsString> {
+        a.iter().map(OsString::from).collect()
+    }
+
+    #[test]
+    fn files_alone_mean_view() {
+        let subs = ["view", "validate", "help"];
+        assert_eq!(
+            with_default_view(v(&["d", "t.jsonl"]), &subs),
+            v(&["d", "view", "t.jsonl"])
+        );
+        assert_eq!(
+            with_default_view(v(&["d", "-"]), &subs),
+            v(&["d", "view", "-"])
+        );
+        assert_eq!(
+            with_default_view(v(&["d", "validate", "x"]), &subs),
+            v(&["d", "validate", "x"])
+        );
+        assert_eq!(
+            with_default_view(v(&["d", "--help"]), &subs),
+            v(&["d", "--help"])
+        );
+        assert_eq!(with_default_view(v(&["d"]), &subs), v(&["d"]));
+    }
+}

@@ -1,0 +1,1189 @@
+//! The view state and how input changes it.
+//!
+//! [`App`] owns the data read so far ([`Store`]) and everything about how it is shown:
+//! session, selected step, follow mode, focus, per-pane selections, filters, the REPL line.
+//! Input handlers change this state and return [`Effect`]s; the event loop performs them
+//! (runs a command on the REPL worker, suspends, quits). Nothing here blocks or draws, so the
+//! whole interaction is testable by feeding key events to an `App`.
+
+use std::cell::RefCell;
+use std::collections::HashSet;
+use std::rc::Rc;
+
+use ratatui::crossterm::event::{
+    KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseButton, MouseEvent, MouseEventKind,
+};
+use ratatui::layout::{Position, Rect};
+
+use super::data::{Flag, SessionData, Store, enum_name};
+use super::highlight;
+use super::keys::{self, Action};
+use super::theme::Theme;
+use crate::repl::command::complete;
+use crate::trace::{Body, Event};
+
+/// The panes, in Tab order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Pane {
+    /// Σ: the belief set at the selected step.
+    Sigma,
+    /// The intention and the plan DAG.
+    Plan,
+    /// The verification log.
+    Verify,
+    /// Revisions and retractions.
+    Retract,
+    /// Every event of the session.
+    Timeline,
+    /// The selected item in full.
+    Detail,
+    /// The REPL command line and its scrollback.
+    Repl,
+}
+
+impl Pane {
+    /// Tab order.
+    pub const ALL: [Pane; 7] = [
+        Pane::Sigma,
+        Pane::Plan,
+        Pane::Verify,
+        Pane::Retract,
+        Pane::Timeline,
+        Pane::Detail,
+        Pane::Repl,
+    ];
+
+    /// The title drawn on the pane's border.
+    pub fn title(self) -> &'static str {
+        match self {
+            Pane::Sigma => "Σ beliefs",
+            Pane::Plan => "intention & plan",
+            Pane::Verify => "verification",
+            Pane::Retract => "retractions",
+            Pane::Timeline => "timeline",
+            Pane::Detail => "detail",
+            Pane::Repl => "REPL",
+        }
+    }
+
+    fn index(self) -> usize {
+        Pane::ALL.iter().position(|&p| p == self).unwrap_or(0)
+    }
+}
+
+/// What the event loop must do after an input.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Effect {
+    /// Leave the TUI.
+    Quit,
+    /// Suspend to the shell.
+    Suspend,
+    /// Run a REPL command line on the worker at the given step.
+    Run {
+        /// The command line.
+        line: String,
+        /// The step the REPL must be at.
+        step: u64,
+        /// Why it was sent.
+        purpose: Purpose,
+    },
+    /// Turn mouse capture on or off.
+    Mouse(bool),
+    /// Recompute the verification verdicts of the shown session (off the UI thread).
+    Recompute,
+}
+
+/// Why a command was sent to the REPL worker (decides how the reply is shown).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Purpose {
+    /// Typed at the prompt: the reply goes to the scrollback.
+    Prompt,
+    /// `w` on a belief: the reply's support is highlighted in Σ.
+    Why,
+    /// Enter on a revision: show the conflict set of its trigger.
+    Conflict,
+}
+
+/// Which line editor is active.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Mode {
+    /// Keys are bindings.
+    Normal,
+    /// Typing a search pattern.
+    Search,
+    /// Typing a Σ filter.
+    Filter,
+    /// Typing a REPL command.
+    Command,
+}
+
+/// A one-line editor (search, filter, REPL), cursor counted in characters.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LineEdit {
+    /// The text.
+    pub text: String,
+    /// Cursor position in characters.
+    pub cursor: usize,
+}
+
+impl LineEdit {
+    fn byte_at(&self, char_idx: usize) -> usize {
+        self.text
+            .char_indices()
+            .nth(char_idx)
+            .map_or(self.text.len(), |(b, _)| b)
+    }
+
+    /// Applies an editing key; returns false when the key is not an editing key.
+    pub fn edit(&mut self, key: &KeyEvent) -> bool {
+        let n = self.text.chars().count();
+        match key.code {
+            KeyCode::Char('a') if key.modifiers.contains(KeyModifiers::CONTROL) => self.cursor = 0,
+            KeyCode::Char('e') if key.modifiers.contains(KeyModifiers::CONTROL) => self.cursor = n,
+            KeyCode::Char('u') if key.modifiers.contains(KeyModifiers::CONTROL) => {
+                let b = self.byte_at(self.cursor);
+                self.text.replace_range(..b, "");
+                self.cursor = 0;
+            }
+            KeyCode::Char(c)
+                if !key
+                    .modifiers
+                    .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT) =>
+            {
+                let b = self.byte_at(self.cursor);
+                self.text.insert(b, c);
+                self.cursor += 1;
+            }
+            KeyCode::Backspace if self.cursor > 0 => {
+                let b = self.byte_at(self.cursor - 1);
+                self.text.remove(b);
+                self.cursor -= 1;
+            }
+            KeyCode::Delete if self.cursor < n => {
+                let b = self.byte_at(self.cursor);
+                self.text.remove(b);
+            }
+            KeyCode::Left => self.cursor = self.cursor.saturating_sub(1),
+            KeyCode::Right => self.cursor = (self.cursor + 1).min(n),
+            KeyCode::Home => self.cursor = 0,
+            KeyCode::End => self.cursor = n,
+            KeyCode::Backspace | KeyCode::Delete => {}
+            _ => return false,
+        }
+        true
+    }
+
+    /// Replaces the text, cursor at the end.
+    pub fn set(&mut self, s: &str) {
+        self.text = s.to_string();
+        self.cursor = s.chars().count();
+    }
+}
+
+/// The Σ filter: every given part must match.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SigmaFilter {
+    /// `role:R`.
+    pub role: Option<String>,
+    /// `source:S` (substring).
+    pub source: Option<String>,
+    /// `status:active` or `status:retracted`; without it retracted beliefs are shown too.
+    pub status: Option<String>,
+    /// Free text, matched against id and formula (case-insensitive substring).
+    pub text: Option<String>,
+}
+
+impl SigmaFilter {
+    /// Parses `role:rule source:user status:active some text`.
+    pub fn parse(s: &str) -> SigmaFilter {
+        let mut f = SigmaFilter::default();
+        let mut words = Vec::new();
+        for w in s.split_whitespace() {
+            if let Some(v) = w.strip_prefix("role:") {
+                f.role = Some(v.to_lowercase());
+            } else if let Some(v) = w.strip_prefix("source:") {
+                f.source = Some(v.to_lowercase());
+            } else if let Some(v) = w.strip_prefix("status:") {
+                f.status = Some(v.to_lowercase());
+            } else {
+                words.push(w);
+            }
+        }
+        if !words.is_empty() {
+            f.text = Some(words.join(" ").to_lowercase());
+        }
+        f
+    }
+
+    /// Whether no part is set.
+    pub fn is_empty(&self) -> bool {
+        *self == SigmaFilter::default()
+    }
+}
+
+/// One line of the REPL scrollback.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScrollLine {
+    /// The text (already sanitized by the REPL; sanitized again when drawn).
+    pub text: String,
+    /// What kind of line it is.
+    pub kind: ScrollKind,
+}
+
+/// The kinds of scrollback lines.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ScrollKind {
+    /// The echoed command.
+    Input,
+    /// A result.
+    Output,
+    /// An error.
+    Error,
+}
+
+/// A row of the Σ pane after filtering: index into the session's beliefs.
+pub type SigmaRow = u32;
+
+/// The whole view state.
+pub struct App {
+    /// The trace read so far.
+    pub store: Store,
+    /// The palette.
+    pub theme: Theme,
+    /// Index of the shown session.
+    pub session: usize,
+    /// Index (into the session's events) of the selected event; the selected step is
+    /// `cursor + 1` (0 for an empty session).
+    pub cursor: u32,
+    /// Track the newest step.
+    pub follow: bool,
+    /// The focused pane.
+    pub focus: Pane,
+    /// The list pane whose selection the detail pane shows.
+    pub detail_from: Pane,
+    /// Show only the focused pane.
+    pub zoom: bool,
+    /// Show the help overlay.
+    pub help: bool,
+    /// The line editor mode.
+    pub mode: Mode,
+    /// The editor of the active mode (search, filter).
+    pub edit: LineEdit,
+    /// The REPL input.
+    pub repl_input: LineEdit,
+    /// REPL history, oldest first.
+    pub history: Vec<String>,
+    history_pos: Option<usize>,
+    /// REPL scrollback.
+    pub scrollback: Vec<ScrollLine>,
+    /// Lines scrolled up from the bottom of the scrollback.
+    pub scroll_up: usize,
+    /// A command is running on the worker.
+    pub working: Option<String>,
+    /// The last search pattern.
+    pub search: Option<String>,
+    /// The Σ filter.
+    pub filter: SigmaFilter,
+    /// Selected row per pane.
+    pub selected: [usize; 7],
+    /// Belief ids highlighted as a minimal support (`w`).
+    pub support: HashSet<String>,
+    /// The belief `w` asked about.
+    why_target: Option<String>,
+    /// The conflict-set overlay (Enter on a revision): title and lines.
+    pub popup: Option<(String, Vec<String>)>,
+    /// A one-line status message.
+    pub status: String,
+    /// Loading progress: bytes read and total (None when done).
+    pub loading: Option<(u64, u64)>,
+    /// Mouse capture is on.
+    pub mouse: bool,
+    /// Redraw needed.
+    pub dirty: bool,
+    /// Pane rectangles of the last frame (for mouse hits).
+    pub areas: Vec<(Pane, Rect)>,
+    /// Visible rows per pane in the last frame (for paging).
+    pub page: usize,
+    /// Highlighting cache.
+    pub hl: highlight::Cache,
+    /// Density strip cache: (session, events, width) and the bins.
+    pub density: ((usize, u32, u16), Vec<u8>),
+    /// Σ rows of the last (version, session, step, filter).
+    sigma_cache: SigmaCache,
+    /// Recomputed verification verdicts of the shown session.
+    pub verdicts: Option<super::recompute::Verdicts>,
+    /// A recomputation is running.
+    pub recomputing: bool,
+}
+
+/// Sessions up to this many events are recomputed automatically once loaded; larger ones on
+/// request (`R`), since the solver pass grows with the run.
+pub const AUTO_RECOMPUTE_MAX: u32 = 200_000;
+
+type SigmaCache = RefCell<Option<((u64, usize, u32, SigmaFilter), Rc<Vec<SigmaRow>>)>>;
+
+impl App {
+    /// A view over `store` with the given palette, following the newest step.
+    pub fn new(store: Store, theme: Theme) -> App {
+        let mut app = App {
+            store,
+            theme,
+            session: 0,
+            cursor: 0,
+            follow: true,
+            focus: Pane::Sigma,
+            detail_from: Pane::Sigma,
+            zoom: false,
+            help: false,
+            mode: Mode::Normal,
+            edit: LineEdit::default(),
+            repl_input: LineEdit::default(),
+            history: Vec::new(),
+            history_pos: None,
+            scrollback: Vec::new(),
+            scroll_up: 0,
+            working: None,
+            search: None,
+            filter: SigmaFilter::default(),
+            selected: [0; 7],
+            support: HashSet::new(),
+            why_target: None,
+            popup: None,
+            status: String::new(),
+            loading: None,
+            mouse: false,
+            dirty: true,
+            areas: Vec::new(),
+            page: 10,
+            hl: highlight::Cache::default(),
+            density: ((usize::MAX, 0, 0), Vec::new()),
+            sigma_cache: RefCell::new(None),
+            verdicts: None,
+            recomputing: false,
+        };
+        app.on_data();
+        app
+    }
+
+    /// The shown session, if any.
+    pub fn sess(&self) -> Option<&SessionData> {
+        self.store.sessions.get(self.session)
+    }
+
+    /// The selected step (0..=N).
+    pub fn step(&self) -> u32 {
+        match self.sess() {
+            Some(s) if !s.is_empty() => self.cursor.min(s.len() - 1) + 1,
+            _ => 0,
+        }
+    }
+
+    /// The event under the timeline cursor.
+    pub fn cursor_event(&self) -> Option<(u32, &Event)> {
+        let s = self.sess()?;
+        let pos = *s.events.get(self.cursor as usize)?;
+        Some((pos, self.store.event(pos)?))
+    }
+
+    /// Moves the cursor to event index `i` (clamped); leaving the last step pauses follow.
+    pub fn goto(&mut self, i: i64) {
+        let n = self.sess().map_or(0, |s| s.len());
+        let last = n.saturating_sub(1);
+        self.cursor = i.clamp(0, i64::from(last)) as u32;
+        self.follow = n > 0 && self.cursor == last && self.follow;
+        self.dirty = true;
+    }
+
+    /// Called after the store grew: follow mode moves to the newest step.
+    pub fn on_data(&mut self) {
+        if self.session >= self.store.sessions.len() {
+            self.session = 0;
+        }
+        if self.follow {
+            let n = self.sess().map_or(0, |s| s.len());
+            self.cursor = n.saturating_sub(1);
+        }
+        self.dirty = true;
+    }
+
+    /// Σ rows at the selected step after the filter (indices into the session's beliefs),
+    /// computed once per (data version, session, step, filter).
+    pub fn sigma_rows(&self) -> Rc<Vec<SigmaRow>> {
+        let key = (
+            self.store.version,
+            self.session,
+            self.step(),
+            self.filter.clone(),
+        );
+        if let Some((k, rows)) = &*self.sigma_cache.borrow()
+            && *k == key
+        {
+            return rows.clone();
+        }
+        let rows = Rc::new(self.compute_sigma_rows());
+        *self.sigma_cache.borrow_mut() = Some((key, rows.clone()));
+        rows
+    }
+
+    fn compute_sigma_rows(&self) -> Vec<SigmaRow> {
+        let Some(s) = self.sess() else {
+            return Vec::new();
+        };
+        let t = self.step();
+        let f = &self.filter;
+        let with_retracted = f.status.as_deref() != Some("active");
+        s.sigma_at(t, with_retracted)
+            .into_iter()
+            .filter(|&i| {
+                let b = &s.beliefs[i as usize];
+                let active = b.active_at(t);
+                if f.status.as_deref() == Some("retracted") && active {
+                    return false;
+                }
+                if f.is_empty() {
+                    return true;
+                }
+                let Some(Body::Announce(a)) = self.store.event(b.pos).map(|e| &e.body) else {
+                    return false;
+                };
+                f.role.as_ref().is_none_or(|r| enum_name(&a.role) == *r)
+                    && f.source.as_ref().is_none_or(|src| {
+                        a.source
+                            .as_deref()
+                            .is_some_and(|s| s.to_lowercase().contains(src.as_str()))
+                    })
+                    && f.text.as_ref().is_none_or(|t| {
+                        b.id.to_lowercase().contains(t.as_str())
+                            || a.formula.to_lowercase().contains(t.as_str())
+                    })
+            })
+            .collect()
+    }
+
+    /// Rows of a (step, position) list at the selected step.
+    pub fn rows_upto<'a>(&self, list: &'a [(u32, u32)]) -> &'a [(u32, u32)] {
+        SessionData::upto(list, self.step())
+    }
+
+    /// The number of rows in a list pane (for selection clamping).
+    pub fn row_count(&self, pane: Pane) -> usize {
+        let Some(s) = self.sess() else { return 0 };
+        match pane {
+            Pane::Sigma => self.sigma_rows().len(),
+            Pane::Verify => self.rows_upto(&s.verifies).len(),
+            Pane::Retract => self.rows_upto(&s.revisions).len(),
+            Pane::Timeline => s.len() as usize,
+            Pane::Repl => self.scrollback.len(),
+            // Plan and detail scroll by lines; the renderer clamps.
+            Pane::Plan | Pane::Detail => 10_000,
+        }
+    }
+
+    /// The log position of the item selected in the focused pane (what the detail pane shows).
+    pub fn selected_event(&self) -> Option<u32> {
+        let s = self.sess()?;
+        let pane = self.detail_from;
+        let sel = self.selected[pane.index()];
+        match pane {
+            Pane::Sigma => {
+                let rows = self.sigma_rows();
+                let i = *rows.get(sel.min(rows.len().saturating_sub(1)))?;
+                Some(s.beliefs[i as usize].pos)
+            }
+            Pane::Verify => self.latest_first(&s.verifies, sel),
+            Pane::Retract => self.latest_first(&s.revisions, sel),
+            _ => self.cursor_event().map(|(p, _)| p),
+        }
+    }
+
+    /// The `sel`-th row of a list shown newest first.
+    fn latest_first(&self, list: &[(u32, u32)], sel: usize) -> Option<u32> {
+        let rows = self.rows_upto(list);
+        let n = rows.len();
+        if n == 0 {
+            return None;
+        }
+        rows.get(n - 1 - sel.min(n - 1)).map(|&(_, p)| p)
+    }
+
+    /// Errors and findings counted for the header: flagged events plus claims the
+    /// recomputation contradicts.
+    pub fn problem_count(&self) -> usize {
+        self.sess().map_or(0, |s| s.problems) + self.verdicts.as_ref().map_or(0, |v| v.mismatches())
+    }
+
+    /// `[Effect::Recompute]` when the shown session is small enough to recompute unasked.
+    pub fn auto_recompute(&self) -> Vec<Effect> {
+        match self.sess() {
+            Some(s) if !s.is_empty() && s.len() <= AUTO_RECOMPUTE_MAX => vec![Effect::Recompute],
+            _ => Vec::new(),
+        }
+    }
+
+    /// What a recomputation of the shown session needs: copies of its events, their log
+    /// positions, the data version and the session index.
+    pub fn recompute_input(&self) -> Option<(Vec<Event>, Vec<u32>, u64, usize)> {
+        let s = self.sess()?;
+        let events = s
+            .events
+            .iter()
+            .filter_map(|&p| self.store.event(p).cloned())
+            .collect();
+        Some((events, s.events.clone(), self.store.version, self.session))
+    }
+
+    /// Verdicts arrived; kept when they are for the shown session.
+    pub fn on_verdicts(&mut self, v: super::recompute::Verdicts) {
+        if v.session == self.session {
+            self.recomputing = false;
+            let n = v.mismatches();
+            self.status = format!(
+                "recomputed {} verification claim(s): {n} disagree",
+                v.by_pos.len()
+            );
+            self.verdicts = Some(v);
+            self.dirty = true;
+        }
+    }
+
+    /// Handles a terminal key; returns what the loop must do.
+    pub fn on_key(&mut self, key: KeyEvent) -> Vec<Effect> {
+        if key.kind != KeyEventKind::Press && key.kind != KeyEventKind::Repeat {
+            return Vec::new();
+        }
+        self.dirty = true;
+        match self.mode {
+            Mode::Normal => {}
+            Mode::Command => return self.on_command_key(key),
+            Mode::Search | Mode::Filter => {
+                self.on_prompt_key(key);
+                return Vec::new();
+            }
+        }
+        if self.help || self.popup.is_some() {
+            // Overlays close on any key; q still quits.
+            self.help = false;
+            self.popup = None;
+            if keys::lookup(&key) != Some(Action::Quit) {
+                return Vec::new();
+            }
+        }
+        let fx = match keys::lookup(&key) {
+            Some(a) => self.apply(a),
+            None => Vec::new(),
+        };
+        self.track_detail();
+        fx
+    }
+
+    /// The detail pane follows the last focused list pane.
+    fn track_detail(&mut self) {
+        if matches!(
+            self.focus,
+            Pane::Sigma | Pane::Verify | Pane::Retract | Pane::Timeline
+        ) {
+            self.detail_from = self.focus;
+        }
+    }
+
+    /// Performs an action.
+    pub fn apply(&mut self, a: Action) -> Vec<Effect> {
+        self.dirty = true;
+        let n = self.sess().map_or(0, |s| s.len());
+        match a {
+            Action::Quit => return vec![Effect::Quit],
+            Action::Suspend => return vec![Effect::Suspend],
+            Action::NextPane => self.focus = Pane::ALL[(self.focus.index() + 1) % Pane::ALL.len()],
+            Action::PrevPane => {
+                self.focus = Pane::ALL[(self.focus.index() + Pane::ALL.len() - 1) % Pane::ALL.len()]
+            }
+            Action::Help => self.help = !self.help,
+            Action::Search => {
+                self.mode = Mode::Search;
+                self.edit = LineEdit::default();
+            }
+            Action::Filter => {
+                self.mode = Mode::Filter;
+                self.edit = LineEdit::default();
+            }
+            Action::SearchNext => self.search_step(true),
+            Action::SearchPrev => self.search_step(false),
+            Action::NextFlag => self.flag_step(true),
+            Action::PrevFlag => self.flag_step(false),
+            Action::StepBack => {
+                self.follow = false;
+                self.goto(i64::from(self.cursor) - 1);
+            }
+            Action::StepForward => self.goto(i64::from(self.cursor) + 1),
+            Action::First => {
+                self.follow = false;
+                self.goto(0);
+            }
+            Action::Last => self.goto(i64::from(n)),
+            Action::Follow => {
+                self.follow = !self.follow;
+                if self.follow {
+                    self.goto(i64::from(n));
+                    self.follow = true;
+                }
+                self.status = if self.follow { "following" } else { "paused" }.into();
+            }
+            Action::Command => {
+                self.mode = Mode::Command;
+                self.focus = Pane::Repl;
+            }
+            Action::Zoom => self.zoom = !self.zoom,
+            Action::Why => return self.why_selected(),
+            Action::Enter => return self.open_selected(),
+            Action::Up => self.move_sel(-1),
+            Action::Down => self.move_sel(1),
+            Action::PageUp => self.move_sel(-(self.page.max(1) as i64)),
+            Action::PageDown => self.move_sel(self.page.max(1) as i64),
+            Action::NextSession => {
+                let k = self.store.sessions.len().max(1);
+                self.session = (self.session + 1) % k;
+                self.follow = true;
+                self.support.clear();
+                self.verdicts = None;
+                self.on_data();
+                return self.auto_recompute();
+            }
+            Action::Mouse => {
+                self.mouse = !self.mouse;
+                return vec![Effect::Mouse(self.mouse)];
+            }
+            Action::Escape => {
+                self.support.clear();
+                self.status.clear();
+            }
+            Action::Recompute => return vec![Effect::Recompute],
+        }
+        Vec::new()
+    }
+
+    fn move_sel(&mut self, d: i64) {
+        if self.focus == Pane::Timeline {
+            if d < 0 {
+                self.follow = false;
+            }
+            self.goto(i64::from(self.cursor) + d);
+            return;
+        }
+        if self.focus == Pane::Repl {
+            let n = self.scrollback.len();
+            self.scroll_up = (self.scroll_up as i64 - d).clamp(0, n as i64) as usize;
+            return;
+        }
+        let n = self.row_count(self.focus);
+        let i = self.focus.index();
+        self.selected[i] =
+            (self.selected[i] as i64 + d).clamp(0, n.saturating_sub(1) as i64) as usize;
+    }
+
+    /// `e` / `E`: the next or previous flagged event that is an error or finding.
+    fn flag_step(&mut self, forward: bool) {
+        let Some(s) = self.sess() else { return };
+        let cur = self.cursor;
+        let hit = if forward {
+            s.flags.iter().find(|(i, f)| *i > cur && f.is_problem())
+        } else {
+            s.flags
+                .iter()
+                .rev()
+                .find(|(i, f)| *i < cur && f.is_problem())
+        };
+        match hit {
+            Some(&(i, f)) => {
+                self.follow = false;
+                self.goto(i64::from(i));
+                self.focus = Pane::Timeline;
+                self.status = format!("step {}: {}", i + 1, f.label());
+            }
+            None => self.status = "no more errors or findings".into(),
+        }
+    }
+
+    /// A one-line summary of an event (kind-specific), raw: sanitize before drawing.
+    pub fn summary(ev: &Event) -> String {
+        match &ev.body {
+            Body::Announce(a) => format!("{} {}", ev.id.as_deref().unwrap_or(""), a.formula),
+            Body::Retract(r) => format!("{} {}", r.target, r.reason.as_deref().unwrap_or("")),
+            Body::Verify(v) => format!(
+                "{} ⇒ {}",
+                v.all_formulas().collect::<Vec<_>>().join(", "),
+                v.outcome.as_ref().map(enum_name).unwrap_or_default()
+            ),
+            Body::Revise(r) => format!(
+                "trigger {} drop [{}] {}",
+                r.trigger.as_deref().unwrap_or("?"),
+                r.retracted.join(", "),
+                r.policy.as_deref().unwrap_or("")
+            ),
+            Body::Query(q) => format!(
+                "{} ? {}",
+                q.formula,
+                q.answer.as_ref().map(enum_name).unwrap_or_default()
+            ),
+            Body::Answer(a) => a
+                .text
+                .as_deref()
+                .or(a.formula.as_deref())
+                .unwrap_or_default()
+                .to_string(),
+            Body::Thought(t) => t.text.as_deref().unwrap_or_default().to_string(),
+            Body::Turn(t) => format!(
+                "{} → {}",
+                t.question.as_deref().unwrap_or(""),
+                t.reply.as_ref().map(enum_name).unwrap_or_default()
+            ),
+            Body::Belief(b) => format!(
+                "{} = {}",
+                b.name,
+                b.value.as_ref().map(|v| v.to_string()).unwrap_or_default()
+            ),
+            Body::SchemaBelief(t) | Body::Desire(t) => {
+                t.text.as_deref().unwrap_or_default().to_string()
+            }
+            Body::Intention(i) => format!(
+                "{} {}",
+                i.intention_type.as_deref().unwrap_or(""),
+                i.goal.as_ref().map(|v| v.to_string()).unwrap_or_default()
+            ),
+            Body::Plan(p) => format!(
+                "{} ({} steps)",
+                ev.id.as_deref().unwrap_or(""),
+                p.steps.len()
+            ),
+            Body::Step(s) => format!(
+                "{}/{} {} {}",
+                s.plan.as_deref().unwrap_or("?"),
+                s.step.as_deref().unwrap_or("?"),
+                s.status.as_ref().map(enum_name).unwrap_or_default(),
+                s.summary.as_deref().unwrap_or("")
+            ),
+            Body::Postcondition(p) => format!(
+                "{}/{} tier {} {}",
+                p.plan.as_deref().unwrap_or("?"),
+                p.step.as_deref().unwrap_or("?"),
+                p.tier.map(|t| t.to_string()).unwrap_or_default(),
+                match p.ok {
+                    Some(true) => "ok",
+                    Some(false) => "FAILED",
+                    None => "",
+                }
+            ),
+            Body::Satisfaction(s) => format!(
+                "{} {}",
+                s.intention.as_deref().unwrap_or(""),
+                s.ok.map(|o| o.to_string()).unwrap_or_default()
+            ),
+            Body::Log(l) => format!(
+                "{} {}",
+                l.level.as_deref().unwrap_or(""),
+                l.message.as_deref().unwrap_or("")
+            ),
+            Body::Session(s) => format!(
+                "{} {}",
+                s.agent.as_deref().unwrap_or(""),
+                s.model.as_deref().unwrap_or("")
+            ),
+            _ => String::new(),
+        }
+    }
+
+    /// `n` / `N`: the next or previous event whose kind or summary contains the pattern.
+    fn search_step(&mut self, forward: bool) {
+        let Some(pat) = self.search.clone() else {
+            self.status = "no search pattern (/ to search)".into();
+            return;
+        };
+        let pat = pat.to_lowercase();
+        let Some(s) = self.sess() else { return };
+        let n = s.len() as usize;
+        if n == 0 {
+            return;
+        }
+        let cur = self.cursor as usize;
+        let matches = |i: usize| {
+            s.events
+                .get(i)
+                .and_then(|&p| self.store.event(p))
+                .is_some_and(|ev| {
+                    ev.kind_name().contains(&pat) || App::summary(ev).to_lowercase().contains(&pat)
+                })
+        };
+        // Wraps around, like lnav and less.
+        let found = (1..=n)
+            .map(|k| {
+                if forward {
+                    (cur + k) % n
+                } else {
+                    (cur + n - k % n) % n
+                }
+            })
+            .find(|&i| matches(i));
+        match found {
+            Some(i) => {
+                self.follow = false;
+                self.goto(i as i64);
+                self.focus = Pane::Timeline;
+                self.status = format!("/{} at step {}", pat, i + 1);
+            }
+            None => self.status = format!("pattern not found: {pat}"),
+        }
+    }
+
+    fn on_prompt_key(&mut self, key: KeyEvent) {
+        match key.code {
+            KeyCode::Esc => self.mode = Mode::Normal,
+            KeyCode::Enter => {
+                let text = self.edit.text.trim().to_string();
+                if self.mode == Mode::Search {
+                    self.mode = Mode::Normal;
+                    if !text.is_empty() {
+                        self.search = Some(text);
+                        self.search_step(true);
+                    }
+                } else {
+                    self.mode = Mode::Normal;
+                    self.filter = SigmaFilter::parse(&text);
+                    self.selected[Pane::Sigma.index()] = 0;
+                    self.focus = Pane::Sigma;
+                }
+            }
+            _ => {
+                self.edit.edit(&key);
+            }
+        }
+    }
+
+    fn on_command_key(&mut self, key: KeyEvent) -> Vec<Effect> {
+        match key.code {
+            KeyCode::Esc => self.mode = Mode::Normal,
+            KeyCode::Char('c') if key.modifiers.contains(KeyModifiers::CONTROL) => {
+                self.repl_input = LineEdit::default();
+                self.mode = Mode::Normal;
+            }
+            KeyCode::Enter => {
+                let line = self.repl_input.text.trim().to_string();
+                self.repl_input = LineEdit::default();
+                self.history_pos = None;
+                if line.is_empty() {
+                    return Vec::new();
+                }
+                if self.history.last() != Some(&line) {
+                    self.history.push(line.clone());
+                }
+                self.scrollback.push(ScrollLine {
+                    text: format!(": {line}"),
+                    kind: ScrollKind::Input,
+                });
+                self.scroll_up = 0;
+                self.working = Some(line.clone());
+                return vec![Effect::Run {
+                    line,
+                    step: u64::from(self.step()),
+                    purpose: Purpose::Prompt,
+                }];
+            }
+            KeyCode::Up => {
+                if self.history.is_empty() {
+                    return Vec::new();
+                }
+                let i = match self.history_pos {
+                    None => self.history.len() - 1,
+                    Some(i) => i.saturating_sub(1),
+                };
+                self.history_pos = Some(i);
+                let h = self.history[i].clone();
+                self.repl_input.set(&h);
+            }
+            KeyCode::Down => match self.history_pos {
+                Some(i) if i + 1 < self.history.len() => {
+                    self.history_pos = Some(i + 1);
+                    let h = self.history[i + 1].clone();
+                    self.repl_input.set(&h);
+                }
+                _ => {
+                    self.history_pos = None;
+                    self.repl_input = LineEdit::default();
+                }
+            },
+            KeyCode::PageUp => self.move_sel(-(self.page.max(1) as i64)),
+            KeyCode::PageDown => self.move_sel(self.page.max(1) as i64),
+            KeyCode::Tab => self.complete(),
+            _ => {
+                self.repl_input.edit(&key);
+            }
+        }
+        Vec::new()
+    }
+
+    /// The completion pool: belief ids and atoms of Σ at the selected step.
+    pub fn completion_pool(&self) -> Vec<String> {
+        let mut out = std::collections::BTreeSet::new();
+        let Some(s) = self.sess() else {
+            return Vec::new();
+        };
+        for i in s.sigma_at(self.step(), false) {
+            let b = &s.beliefs[i as usize];
+            out.insert(b.id.clone());
+            if let Some(Body::Announce(a)) = self.store.event(b.pos).map(|e| &e.body)
+                && let Ok(f) = crate::logic::parse::parse(&a.formula)
+            {
+                let mut atoms = Vec::new();
+                crate::logic::cnf::atoms_of(&f, &mut atoms);
+                out.extend(atoms.iter().map(|a| a.to_string()));
+            }
+        }
+        out.into_iter().collect()
+    }
+
+    /// Tab: complete the word under the cursor with `repl::command::complete`.
+    fn complete(&mut self) {
+        let pool = self.completion_pool();
+        let line = self.repl_input.text.clone();
+        let cands = complete(&line, &pool);
+        let body_start = line.len()
+            - line
+                .rsplit(|c: char| c.is_whitespace() || "()&|!~,:".contains(c))
+                .next()
+                .map_or(0, str::len);
+        match cands.as_slice() {
+            [] => self.status = "no completion".into(),
+            [one] => {
+                let mut s = line[..body_start].to_string();
+                s.push_str(one);
+                s.push(' ');
+                self.repl_input.set(&s);
+            }
+            many => {
+                let prefix = common_prefix(many);
+                let mut s = line[..body_start].to_string();
+                s.push_str(&prefix);
+                self.repl_input.set(&s);
+                self.status = many.join("  ");
+            }
+        }
+    }
+
+    /// `w` on a belief of Σ: ask `why` for its formula.
+    fn why_selected(&mut self) -> Vec<Effect> {
+        if self.focus != Pane::Sigma {
+            self.status = "w works on a belief: focus Σ (Tab)".into();
+            return Vec::new();
+        }
+        let Some(pos) = self.selected_event() else {
+            return Vec::new();
+        };
+        let Some(Body::Announce(a)) = self.store.event(pos).map(|e| &e.body) else {
+            return Vec::new();
+        };
+        let line = format!("why {}", a.formula);
+        self.why_target = self
+            .store
+            .event(pos)
+            .and_then(|e| e.id.as_deref().map(str::to_string));
+        self.working = Some(line.clone());
+        vec![Effect::Run {
+            line,
+            step: u64::from(self.step()),
+            purpose: Purpose::Why,
+        }]
+    }
+
+    /// Enter on a revision: ask for the conflict set its trigger met just before it.
+    fn open_selected(&mut self) -> Vec<Effect> {
+        if self.focus != Pane::Retract {
+            self.focus = Pane::Detail;
+            return Vec::new();
+        }
+        let Some(s) = self.sess() else {
+            return Vec::new();
+        };
+        let sel = self.selected[Pane::Retract.index()];
+        let rows = self.rows_upto(&s.revisions);
+        let n = rows.len();
+        let Some((step, pos)) = (n > 0).then(|| rows[n - 1 - sel.min(n - 1)]) else {
+            return Vec::new();
+        };
+        let trigger = match self.store.event(pos).map(|e| &e.body) {
+            Some(Body::Revise(r)) => r.trigger.clone(),
+            Some(Body::Retract(r)) => Some(r.target.clone()),
+            _ => None,
+        };
+        let Some(trigger) = trigger else {
+            self.popup = Some((
+                "conflict set".into(),
+                vec!["this revision names no trigger".into()],
+            ));
+            return Vec::new();
+        };
+        // The trigger may be an id: resolve it to its formula, and ask about Σ just before
+        // the trigger entered it (once it is in, Σ is inconsistent and entails everything).
+        let found = s
+            .beliefs
+            .iter()
+            .rev()
+            .find(|b| b.id == trigger && b.announced <= step)
+            .and_then(|b| match self.store.event(b.pos).map(|e| &e.body) {
+                Some(Body::Announce(a)) => Some((a.formula.clone(), b.announced)),
+                _ => None,
+            });
+        let (formula, step) = match found {
+            Some((f, announced)) => (f, announced),
+            None => (trigger, step),
+        };
+        self.working = Some(format!("conflict set of {formula}"));
+        vec![Effect::Run {
+            line: format!("announce {formula}"),
+            step: u64::from(step.saturating_sub(1)),
+            purpose: Purpose::Conflict,
+        }]
+    }
+
+    /// A reply from the REPL worker arrived.
+    pub fn on_reply(&mut self, reply: super::worker::Answer) {
+        use crate::repl::Reply;
+        self.working = None;
+        self.dirty = true;
+        match reply.purpose {
+            Purpose::Prompt => {
+                match &reply.result {
+                    Ok(r) => {
+                        for l in r.to_text().lines() {
+                            self.scrollback.push(ScrollLine {
+                                text: l.to_string(),
+                                kind: ScrollKind::Output,
+                            });
+                        }
+                        if let Reply::At { step, .. } = r {
+                            self.follow = false;
+                            self.goto(*step as i64 - 1);
+                        }
+                    }
+                    Err(e) => self.scrollback.push(ScrollLine {
+                        text: e.to_text(),
+                        kind: ScrollKind::Error,
+                    }),
+                }
+                for n in reply.notes {
+                    self.scrollback.push(ScrollLine {
+                        text: n,
+                        kind: ScrollKind::Output,
+                    });
+                }
+                const MAX_SCROLLBACK: usize = 10_000;
+                if self.scrollback.len() > MAX_SCROLLBACK {
+                    let cut = self.scrollback.len() - MAX_SCROLLBACK;
+                    self.scrollback.drain(..cut);
+                }
+            }
+            Purpose::Why => match reply.result {
+                Ok(Reply::Why { supports, .. }) => {
+                    // A belief trivially supports itself; show how else Σ derives it.
+                    let target = self.why_target.take();
+                    let shown = supports
+                        .iter()
+                        .find(|s| !(s.len() == 1 && Some(&s[0].id) == target.as_ref()))
+                        .or(supports.first());
+                    self.support = shown
+                        .map(|s| s.iter().map(|m| m.id.clone()).collect())
+                        .unwrap_or_default();
+                    self.status = match shown {
+                        Some(s) => format!(
+                            "why: minimal support of {} belief(s) highlighted ({} support set(s))",
+                            s.len(),
+                            supports.len()
+                        ),
+                        None => "why: not entailed by Σ (no support)".into(),
+                    };
+                }
+                Ok(other) => self.status = other.to_text(),
+                Err(e) => self.status = e.to_text(),
+            },
+            Purpose::Conflict => {
+                let lines = match reply.result {
+                    Ok(Reply::Announce {
+                        conflict, outcome, ..
+                    }) if !conflict.is_empty() => {
+                        let mut v = vec![format!("outcome: {}", outcome.as_str())];
+                        v.extend(conflict);
+                        v
+                    }
+                    Ok(Reply::Announce { outcome, .. }) => vec![format!(
+                        "no conflict: the trigger was {} just before the revision",
+                        outcome.as_str()
+                    )],
+                    Ok(other) => vec![other.to_text()],
+                    Err(e) => vec![e.to_text()],
+                };
+                self.popup = Some(("conflict set".into(), lines));
+            }
+        }
+    }
+
+    /// Handles a mouse event: click focuses the pane (and selects the row), wheel scrolls.
+    pub fn on_mouse(&mut self, m: MouseEvent) {
+        let at = Position::new(m.column, m.row);
+        let Some(&(pane, rect)) = self.areas.iter().find(|(_, r)| r.contains(at)) else {
+            return;
+        };
+        self.dirty = true;
+        match m.kind {
+            MouseEventKind::Down(MouseButton::Left) => {
+                self.focus = pane;
+                self.track_detail();
+                let row = m.row.saturating_sub(rect.y + 1) as usize;
+                if matches!(pane, Pane::Sigma | Pane::Verify | Pane::Retract) {
+                    let n = self.row_count(pane);
+                    if row < n {
+                        self.selected[pane.index()] = row + self.scroll_of(pane);
+                    }
+                }
+            }
+            MouseEventKind::ScrollUp => {
+                self.focus = pane;
+                self.move_sel(-3);
+            }
+            MouseEventKind::ScrollDown => {
+                self.focus = pane;
+                self.move_sel(3);
+            }
+            _ => {}
+        }
+    }
+
+    /// The first visible row of a list pane, derived from the selection and the page height
+    /// the same way the renderer derives it.
+    pub fn scroll_of(&self, pane: Pane) -> usize {
+        let sel = self.selected[pane.index()];
+        let h = self.page.max(1);
+        sel.saturating_sub(h - 1)
+    }
+
+    /// Flags of the event at index `i` of the session.
+    pub fn flag_of(&self, i: u32) -> Option<Flag> {
+        let s = self.sess()?;
+        let k = s.flags.partition_point(|(j, _)| *j < i);
+        s.flags.get(k).filter(|(j, _)| *j == i).map(|&(_, f)| f)
+    }
+}
+
+fn common_prefix(v: &[String]) -> String {
+    let Some(first) = v.first() else {
+        return String::new();
+    };
+    let mut end = first.len();
+    for s in &v[1..] {
+        end = end.min(
+            first
+                .char_indices()
+                .zip(s.chars())
+                .take_while(|((_, a), b)| a == b)
+                .last()
+                .map_or(0, |((i, a), _)| i + a.len_utf8()),
+        );
+    }
+    first[..end].to_string()
+}

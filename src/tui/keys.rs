@@ -1,0 +1,287 @@
+//! The key table: one list of bindings from which both dispatch and the `?` overlay are built,
+//! so help cannot drift from behaviour.
+
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+/// What a key asks for. Input handling maps keys to actions; [`super::app::App::apply`]
+/// performs them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Action {
+    /// Quit.
+    Quit,
+    /// Suspend to the shell (Ctrl-Z).
+    Suspend,
+    /// Focus the next pane.
+    NextPane,
+    /// Focus the previous pane.
+    PrevPane,
+    /// Toggle the help overlay.
+    Help,
+    /// Start a search.
+    Search,
+    /// Next search match.
+    SearchNext,
+    /// Previous search match.
+    SearchPrev,
+    /// Next error or finding.
+    NextFlag,
+    /// Previous error or finding.
+    PrevFlag,
+    /// One step back.
+    StepBack,
+    /// One step forward.
+    StepForward,
+    /// First step.
+    First,
+    /// Last step.
+    Last,
+    /// Follow the newest step on or off.
+    Follow,
+    /// Open the REPL command line.
+    Command,
+    /// Zoom the focused pane.
+    Zoom,
+    /// `why` on the selected belief; highlight its support in Σ.
+    Why,
+    /// Open the selected item (a retraction's conflict set).
+    Enter,
+    /// Selection up.
+    Up,
+    /// Selection down.
+    Down,
+    /// Page up.
+    PageUp,
+    /// Page down.
+    PageDown,
+    /// Filter Σ (role:, source:, status:, text).
+    Filter,
+    /// Next session.
+    NextSession,
+    /// Toggle mouse capture.
+    Mouse,
+    /// Close an overlay, clear highlights.
+    Escape,
+    /// Recompute the verification verdicts with the solver.
+    Recompute,
+}
+
+/// One binding: the keys, the action and the help text.
+#[derive(Debug, Clone, Copy)]
+pub struct Binding {
+    /// The keys (code, required modifiers).
+    pub keys: &'static [(KeyCode, KeyModifiers)],
+    /// How the keys are written in the help overlay.
+    pub label: &'static str,
+    /// The action.
+    pub action: Action,
+    /// What it does.
+    pub help: &'static str,
+}
+
+const N: KeyModifiers = KeyModifiers::NONE;
+const C: KeyModifiers = KeyModifiers::CONTROL;
+const S: KeyModifiers = KeyModifiers::SHIFT;
+
+/// Every binding of the normal mode, in the order the help overlay lists them.
+pub const BINDINGS: &[Binding] = &[
+    Binding {
+        keys: &[(KeyCode::Tab, N)],
+        label: "Tab",
+        action: Action::NextPane,
+        help: "next pane",
+    },
+    Binding {
+        keys: &[(KeyCode::BackTab, S), (KeyCode::BackTab, N)],
+        label: "Shift-Tab",
+        action: Action::PrevPane,
+        help: "previous pane",
+    },
+    Binding {
+        keys: &[(KeyCode::Char('?'), N), (KeyCode::Char('?'), S)],
+        label: "?",
+        action: Action::Help,
+        help: "this help",
+    },
+    Binding {
+        keys: &[(KeyCode::Char('/'), N)],
+        label: "/",
+        action: Action::Search,
+        help: "search events",
+    },
+    Binding {
+        keys: &[(KeyCode::Char('n'), N)],
+        label: "n",
+        action: Action::SearchNext,
+        help: "next match",
+    },
+    Binding {
+        keys: &[(KeyCode::Char('N'), S), (KeyCode::Char('N'), N)],
+        label: "N",
+        action: Action::SearchPrev,
+        help: "previous match",
+    },
+    Binding {
+        keys: &[(KeyCode::Char('e'), N)],
+        label: "e",
+        action: Action::NextFlag,
+        help: "next error or finding",
+    },
+    Binding {
+        keys: &[(KeyCode::Char('E'), S), (KeyCode::Char('E'), N)],
+        label: "E",
+        action: Action::PrevFlag,
+        help: "previous error or finding",
+    },
+    Binding {
+        keys: &[(KeyCode::Char('['), N)],
+        label: "[",
+        action: Action::StepBack,
+        help: "step back",
+    },
+    Binding {
+        keys: &[(KeyCode::Char(']'), N)],
+        label: "]",
+        action: Action::StepForward,
+        help: "step forward",
+    },
+    Binding {
+        keys: &[(KeyCode::Char('g'), N), (KeyCode::Home, N)],
+        label: "g Home",
+        action: Action::First,
+        help: "first step",
+    },
+    Binding {
+        keys: &[
+            (KeyCode::Char('G'), S),
+            (KeyCode::Char('G'), N),
+            (KeyCode::End, N),
+        ],
+        label: "G End",
+        action: Action::Last,
+        help: "last step",
+    },
+    Binding {
+        keys: &[(KeyCode::Char('f'), N)],
+        label: "f",
+        action: Action::Follow,
+        help: "follow the newest step on/off",
+    },
+    Binding {
+        keys: &[(KeyCode::Char(':'), N), (KeyCode::Char(':'), S)],
+        label: ":",
+        action: Action::Command,
+        help: "REPL command line (Esc leaves)",
+    },
+    Binding {
+        keys: &[(KeyCode::Char('z'), N)],
+        label: "z",
+        action: Action::Zoom,
+        help: "zoom the focused pane",
+    },
+    Binding {
+        keys: &[(KeyCode::Char('w'), N)],
+        label: "w",
+        action: Action::Why,
+        help: "why: highlight the selected belief's minimal support",
+    },
+    Binding {
+        keys: &[(KeyCode::Enter, N)],
+        label: "Enter",
+        action: Action::Enter,
+        help: "open: a retraction's conflict set",
+    },
+    Binding {
+        keys: &[(KeyCode::Up, N), (KeyCode::Char('k'), N)],
+        label: "↑ k",
+        action: Action::Up,
+        help: "select up",
+    },
+    Binding {
+        keys: &[(KeyCode::Down, N), (KeyCode::Char('j'), N)],
+        label: "↓ j",
+        action: Action::Down,
+        help: "select down",
+    },
+    Binding {
+        keys: &[(KeyCode::PageUp, N)],
+        label: "PgUp",
+        action: Action::PageUp,
+        help: "page up",
+    },
+    Binding {
+        keys: &[(KeyCode::PageDown, N)],
+        label: "PgDn",
+        action: Action::PageDown,
+        help: "page down",
+    },
+    Binding {
+        keys: &[(KeyCode::Char('F'), S), (KeyCode::Char('F'), N)],
+        label: "F",
+        action: Action::Filter,
+        help: "filter Σ: role:R source:S status:active|retracted TEXT",
+    },
+    Binding {
+        keys: &[(KeyCode::Char('R'), S), (KeyCode::Char('R'), N)],
+        label: "R",
+        action: Action::Recompute,
+        help: "recompute every verification claim with the solver",
+    },
+    Binding {
+        keys: &[(KeyCode::Char('s'), N)],
+        label: "s",
+        action: Action::NextSession,
+        help: "next session",
+    },
+    Binding {
+        keys: &[(KeyCode::Char('m'), N)],
+        label: "m",
+        action: Action::Mouse,
+        help: "mouse capture on/off (off lets you select text)",
+    },
+    Binding {
+        keys: &[(KeyCode::Esc, N)],
+        label: "Esc",
+        action: Action::Escape,
+        help: "close overlay, clear highlights",
+    },
+    Binding {
+        keys: &[(KeyCode::Char('z'), C)],
+        label: "Ctrl-Z",
+        action: Action::Suspend,
+        help: "suspend (fg resumes)",
+    },
+    Binding {
+        keys: &[(KeyCode::Char('q'), N), (KeyCode::Char('c'), C)],
+        label: "q Ctrl-C",
+        action: Action::Quit,
+        help: "quit",
+    },
+];
+
+/// The action bound to a key in normal mode.
+pub fn lookup(key: &KeyEvent) -> Option<Action> {
+    // Ctrl-Z and Ctrl-C are matched on CONTROL alone; other keys ignore SHIFT noise that some
+    // terminals add to symbols.
+    let mods = key.modifiers & (KeyModifiers::CONTROL | KeyModifiers::SHIFT | KeyModifiers::ALT);
+    BINDINGS
+        .iter()
+        .find(|b| b.keys.iter().any(|&(c, m)| c == key.code && m == mods))
+        .map(|b| b.action)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_action_in_the_table_is_reachable_and_unambiguous() {
+        let mut seen = std::collections::HashSet::new();
+        for b in BINDINGS {
+            for &(c, m) in b.keys {
+                assert!(seen.insert((c, m)), "{:?} bound twice", (c, m));
+                assert_eq!(lookup(&KeyEvent::new(c, m)), Some(b.action));
+            }
+        }
+        assert_eq!(lookup(&KeyEvent::new(KeyCode::Char('x'), N)), None);
+    }
+}

@@ -1,0 +1,460 @@
+//! The terminal UI: panes over the trace, time travel, the REPL line, themes, and a
+//! terminal that survives anything.
+//!
+//! # Design
+//!
+//! - [`data`] indexes the trace as it is read ([`data::Store`]): per session, the events and
+//!   what each pane needs, answerable at any step without replaying.
+//! - [`app`] is the view state ([`app::App`]: session, selected step, follow mode, focus,
+//!   selections, filters, the REPL line). Input handlers change it and return
+//!   [`app::Effect`]s; the loop performs them. Nothing there draws or blocks, so interaction
+//!   tests drive an `App` with key events directly.
+//! - [`ui`] draws the whole screen from an `App`, building only visible rows.
+//! - [`keys`] is the one key table: dispatch and the `?` overlay both read it.
+//! - [`worker`] runs the REPL engine ([`crate::repl::Repl`]) on its own thread: the solver
+//!   never blocks input; the pane shows "working…" until the answer arrives.
+//! - [`terminal`] guards the terminal modes (restore on drop, error, panic, signals; Ctrl-Z).
+//! - [`theme`] and [`highlight`] hold palettes (from `themes/`) and syntect highlighting;
+//!   [`text`] is where untrusted text becomes spans, through [`crate::sanitize`].
+//!
+//! # The event loop
+//!
+//! One tokio `select!` with `biased` order: terminal input first, then signals, REPL
+//! answers, and batches from the background loader. Input is read on a small thread
+//! (crossterm `poll`/`read`) and sent over a bounded channel; after any event the loop
+//! drains what is already queued before drawing, and draws only when something changed, at
+//! most once every 10 ms. So a resize storm or a flood of trace lines costs one frame per
+//! 10 ms, never one per event, and cannot starve the keyboard. Files are read by a loader
+//! thread in 256 KiB chunks (the header shows the progress), then followed like `tail -F`
+//! (polled every 250 ms; truncation restarts the file) unless `--no-follow`.
+
+pub mod app;
+pub mod dag;
+pub mod data;
+pub mod highlight;
+pub mod keys;
+pub mod recompute;
+pub mod terminal;
+pub mod text;
+pub mod theme;
+pub mod ui;
+pub mod worker;
+
+use std::fmt;
+use std::fs::File;
+use std::io::{self, IsTerminal, Read, Seek, SeekFrom};
+use std::path::PathBuf;
+use std::time::Duration;
+
+use ratatui::Terminal;
+use ratatui::backend::CrosstermBackend;
+use ratatui::crossterm::event::{self, Event as TermEvent};
+use tokio::sync::mpsc;
+use tokio::time::Instant;
+
+use app::{App, Effect};
+use data::Store;
+use theme::{Config, Theme};
+use worker::{Request, Worker};
+
+/// What `doxascope view` was asked to do.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// Trace files; `-` is standard input.
+    pub files: Vec<PathBuf>,
+    /// Keep reading the files as they grow.
+    pub follow: bool,
+    /// Open at this step instead of following the newest.
+    pub at: Option<u64>,
+    /// Palette name (`--theme`), over the config file.
+    pub theme: Option<String>,
+}
+
+/// Why the TUI could not run.
+#[derive(Debug)]
+pub enum TuiError {
+    /// Standard output is not a terminal.
+    NotATty,
+    /// A bad option (unknown theme, ...).
+    Usage(String),
+    /// A file could not be opened.
+    Open(PathBuf, io::Error),
+    /// The terminal failed.
+    Io(io::Error),
+}
+
+impl fmt::Display for TuiError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TuiError::NotATty => write!(
+                f,
+                "the TUI needs a terminal, but standard output is not one; use `doxascope repl`, `audit` or `export` in scripts and pipes"
+            ),
+            TuiError::Usage(m) => f.write_str(m),
+            TuiError::Open(p, e) => write!(
+                f,
+                "cannot read {}: {e}",
+                crate::sanitize::sanitize(&p.to_string_lossy())
+            ),
+            TuiError::Io(e) => write!(f, "terminal error: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for TuiError {}
+
+impl From<io::Error> for TuiError {
+    fn from(e: io::Error) -> Self {
+        TuiError::Io(e)
+    }
+}
+
+/// What the loader sends to the UI.
+#[derive(Debug)]
+pub enum Load {
+    /// Reader output.
+    Items(Vec<crate::trace::Item>),
+    /// Bytes read so far and the total of the initial read.
+    Progress(u64, u64),
+    /// The initial read is complete.
+    Done,
+    /// Something worth telling the user (a truncated file).
+    Note(String),
+}
+
+const CHUNK: usize = 256 * 1024;
+
+/// Reads the files, then follows them; runs on its own thread.
+fn load(files: Vec<PathBuf>, follow: bool, tx: mpsc::Sender<Load>) {
+    use crate::trace::{Reader, ReaderConfig};
+    let total: u64 = files
+        .iter()
+        .filter_map(|p| std::fs::metadata(p).ok())
+        .map(|m| m.len())
+        .sum();
+    let mut read_total = 0u64;
+    let mut followed: Vec<(PathBuf, File, Reader, u64)> = Vec::new();
+    let mut buf = vec![0u8; CHUNK];
+    for p in files {
+        let name = p.to_string_lossy().into_owned();
+        let mut items = Vec::new();
+        if name == "-" {
+            let mut r = Reader::new("<stdin>", ReaderConfig::default());
+            let mut stdin = io::stdin().lock();
+            loop {
+                match stdin.read(&mut buf) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => {
+                        r.feed(&buf[..n], &mut items);
+                        if tx
+                            .blocking_send(Load::Items(std::mem::take(&mut items)))
+                            .is_err()
+                        {
+                            return;
+                        }
+                    }
+                }
+            }
+            r.finish(&mut items);
+            let _ = tx.blocking_send(Load::Items(items));
+            continue;
+        }
+        let Ok(mut file) = File::open(&p) else {
+            let _ = tx.blocking_send(Load::Note(format!(
+                "cannot read {}",
+                crate::sanitize::sanitize(&name)
+            )));
+            continue;
+        };
+        let mut r = Reader::new(&name, ReaderConfig::default());
+        let mut offset = 0u64;
+        loop {
+            match file.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => {
+                    offset += n as u64;
+                    read_total += n as u64;
+                    r.feed(&buf[..n], &mut items);
+                    if tx
+                        .blocking_send(Load::Items(std::mem::take(&mut items)))
+                        .is_err()
+                        || tx.blocking_send(Load::Progress(read_total, total)).is_err()
+                    {
+                        return;
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(_) => break,
+            }
+        }
+        if follow {
+            followed.push((p, file, r, offset));
+        } else {
+            r.finish(&mut items);
+            let _ = tx.blocking_send(Load::Items(items));
+        }
+    }
+    if tx.blocking_send(Load::Done).is_err() {
+        return;
+    }
+    while !followed.is_empty() {
+        std::thread::sleep(Duration::from_millis(250));
+        for (p, file, r, offset) in &mut followed {
+            let len = std::fs::metadata(&*p).map(|m| m.len()).unwrap_or(*offset);
+            if len < *offset {
+                // Truncated (or replaced by a shorter file): read it again from the start.
+                let name = p.to_string_lossy().into_owned();
+                if let Ok(f) = File::open(&*p) {
+                    *file = f;
+                }
+                *r = Reader::new(&name, ReaderConfig::default());
+                *offset = 0;
+                if tx
+                    .blocking_send(Load::Note(format!(
+                        "{} was truncated; reading it again",
+                        crate::sanitize::sanitize(&name)
+                    )))
+                    .is_err()
+                {
+                    return;
+                }
+            }
+            if len > *offset && file.seek(SeekFrom::Start(*offset)).is_ok() {
+                let mut items = Vec::new();
+                while let Ok(n) = file.read(&mut buf) {
+                    if n == 0 {
+                        break;
+                    }
+                    *offset += n as u64;
+                    r.feed(&buf[..n], &mut items);
+                }
+                if !items.is_empty() && tx.blocking_send(Load::Items(items)).is_err() {
+                    return;
+                }
+            }
+        }
+        if tx.is_closed() {
+            return;
+        }
+    }
+}
+
+/// Reads terminal input on its own thread; stops when the UI is gone or the tty is.
+fn read_input(tx: mpsc::Sender<TermEvent>) {
+    loop {
+        match event::poll(Duration::from_millis(100)) {
+            Ok(true) => match event::read() {
+                Ok(ev) => {
+                    if tx.blocking_send(ev).is_err() {
+                        return;
+                    }
+                }
+                Err(_) => return,
+            },
+            Ok(false) => {
+                if tx.is_closed() {
+                    return;
+                }
+            }
+            Err(_) => return,
+        }
+    }
+}
+
+/// Runs the TUI until the user quits or a signal ends it. The terminal is restored on every
+/// path out, including panics.
+pub fn run(opts: Options) -> Result<(), TuiError> {
+    if !io::stdout().is_terminal() {
+        return Err(TuiError::NotATty);
+    }
+    let config = Config::load();
+    let theme = Theme::select(opts.theme.as_deref(), &config, theme::no_color_env())
+        .map_err(TuiError::Usage)?;
+    for p in &opts.files {
+        if p.as_os_str() != "-" {
+            File::open(p).map_err(|e| TuiError::Open(p.clone(), e))?;
+        }
+    }
+    highlight::warm_up();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let mut guard = terminal::Guard::enter(config.mouse)?;
+    let mut term = Terminal::new(CrosstermBackend::new(io::stdout()))?;
+    term.clear()?;
+    let mut app = App::new(Store::new(), theme);
+    app.mouse = config.mouse;
+    app.status = config.warnings.join("; ");
+    if let Some(at) = opts.at {
+        app.follow = false;
+        app.cursor = u32::try_from(at.saturating_sub(1)).unwrap_or(u32::MAX);
+    }
+    let res = rt.block_on(event_loop(&mut term, &mut guard, &mut app, opts));
+    drop(term);
+    drop(guard);
+    if let Some(m) = terminal::take_worker_panic() {
+        eprintln!("{m}");
+    }
+    res
+}
+
+async fn event_loop(
+    term: &mut Terminal<CrosstermBackend<io::Stdout>>,
+    guard: &mut terminal::Guard,
+    app: &mut App,
+    opts: Options,
+) -> Result<(), TuiError> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let (in_tx, mut in_rx) = mpsc::channel(1024);
+    std::thread::Builder::new()
+        .name("doxascope-input".into())
+        .spawn(move || read_input(in_tx))?;
+    let (load_tx, mut load_rx) = mpsc::channel(64);
+    let files = opts.files.clone();
+    let follow = opts.follow;
+    let at = opts.at;
+    std::thread::Builder::new()
+        .name("doxascope-load".into())
+        .spawn(move || load(files, follow, load_tx))?;
+    let (ans_tx, mut ans_rx) = mpsc::channel(64);
+    let (ver_tx, mut ver_rx) = mpsc::channel(4);
+    let worker = Worker::spawn(ans_tx)?;
+    let mut sent_version = (u64::MAX, usize::MAX);
+    let mut term_sig = signal(SignalKind::terminate())?;
+    let mut hup_sig = signal(SignalKind::hangup())?;
+    let mut int_sig = signal(SignalKind::interrupt())?;
+    let mut tstp_sig = signal(SignalKind::from_raw(signal_hook::consts::SIGTSTP))?;
+    let mut loading = true;
+    app.loading = Some((0, 0));
+    let frame = Duration::from_millis(10);
+    let mut next_frame = Instant::now();
+    loop {
+        if app.dirty && Instant::now() >= next_frame {
+            if let Some(m) = terminal::take_worker_panic() {
+                app.status = m;
+            }
+            term.draw(|f| ui::draw(f, app))?;
+            app.dirty = false;
+            next_frame = Instant::now() + frame;
+        }
+        let wake = next_frame;
+        let mut effects = Vec::new();
+        tokio::select! {
+            biased;
+            ev = in_rx.recv() => {
+                let Some(ev) = ev else { break };
+                effects.extend(on_term_event(app, ev));
+                // Drain what is already queued so a burst costs one frame.
+                while let Ok(ev) = in_rx.try_recv() {
+                    effects.extend(on_term_event(app, ev));
+                }
+            }
+            _ = term_sig.recv() => break,
+            _ = hup_sig.recv() => break,
+            _ = int_sig.recv() => break,
+            _ = tstp_sig.recv() => effects.push(Effect::Suspend),
+            Some(a) = ans_rx.recv() => app.on_reply(a),
+            Some(v) = ver_rx.recv() => app.on_verdicts(v),
+            msg = load_rx.recv(), if loading || !load_rx.is_closed() => {
+                let Some(msg) = msg else {
+                    loading = false;
+                    app.loading = None;
+                    continue;
+                };
+                let budget = Instant::now() + Duration::from_millis(8);
+                let mut next = Some(msg);
+                while let Some(m) = next.take() {
+                    match m {
+                        Load::Items(items) => app.store.extend(items),
+                        Load::Progress(r, t) => app.loading = Some((r, t)),
+                        Load::Done => {
+                            loading = false;
+                            app.loading = None;
+                            effects.extend(app.auto_recompute());
+                            if at.is_some() {
+                                app.goto(i64::from(app.cursor));
+                            }
+                        }
+                        Load::Note(n) => app.status = n,
+                    }
+                    if Instant::now() < budget {
+                        next = load_rx.try_recv().ok();
+                    }
+                }
+                app.on_data();
+            }
+            _ = tokio::time::sleep_until(wake), if app.dirty => {}
+        }
+        for e in effects {
+            match e {
+                Effect::Quit => return Ok(()),
+                Effect::Suspend => {
+                    guard.suspend()?;
+                    term.clear()?;
+                    app.dirty = true;
+                }
+                Effect::Mouse(on) => guard.set_mouse(on)?,
+                Effect::Recompute => {
+                    if let Some((events, positions, version, session)) = app.recompute_input() {
+                        app.recomputing = true;
+                        app.dirty = true;
+                        if let Err(e) =
+                            recompute::spawn(events, positions, version, session, ver_tx.clone())
+                        {
+                            app.recomputing = false;
+                            app.status = format!("cannot start the recomputation: {e}");
+                        }
+                    }
+                }
+                Effect::Run {
+                    line,
+                    step,
+                    purpose,
+                } => {
+                    let key = (app.store.version, app.session);
+                    let sigma = (key != sent_version).then(|| app.store.sigma_source(app.session));
+                    sent_version = key;
+                    if let Err(m) = worker.send(Request {
+                        line,
+                        step,
+                        purpose,
+                        sigma,
+                    }) {
+                        app.working = None;
+                        app.status = m;
+                        sent_version = (u64::MAX, usize::MAX);
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+fn on_term_event(app: &mut App, ev: TermEvent) -> Vec<Effect> {
+    match ev {
+        TermEvent::Key(k) => app.on_key(k),
+        TermEvent::Mouse(m) => {
+            app.on_mouse(m);
+            Vec::new()
+        }
+        TermEvent::Paste(s) => {
+            if app.mode == app::Mode::Command {
+                // Pasted text is the user's own, but a paste may carry newlines or escapes:
+                // keep printable characters only.
+                for c in s.chars().filter(|c| !c.is_control()) {
+                    let k =
+                        event::KeyEvent::new(event::KeyCode::Char(c), event::KeyModifiers::NONE);
+                    app.repl_input.edit(&k);
+                }
+                app.dirty = true;
+            }
+            Vec::new()
+        }
+        TermEvent::Resize(..) | TermEvent::FocusGained => {
+            app.dirty = true;
+            Vec::new()
+        }
+        _ => Vec::new(),
+    }
+}

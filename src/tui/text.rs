@@ -1,0 +1,93 @@
+//! Untrusted text to spans: the only way trace text becomes something the terminal draws.
+//!
+//! Every string that came from a trace (formulas, ids, sources, messages, raw JSON) goes
+//! through [`crate::sanitize::segments`] here; printable runs keep the caller's style and
+//! each marker (the visible stand-in for a control, bidi or invisible character) gets the
+//! theme's marker style, so it cannot be mistaken for the same characters typed literally.
+
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+
+use crate::sanitize::{Options, Segment, segments};
+
+/// Sanitized single-line spans of `s`, printable runs in `style`, markers in `marker`.
+pub fn spans(s: &str, style: Style, marker: Style) -> Vec<Span<'static>> {
+    spans_with(s, style, marker, Options::default())
+}
+
+/// Like [`spans`] with explicit sanitizer options.
+pub fn spans_with(s: &str, style: Style, marker: Style, opts: Options) -> Vec<Span<'static>> {
+    segments(s, opts)
+        .into_iter()
+        .map(|seg| match seg {
+            Segment::Text(t) => Span::styled(t.into_owned(), style),
+            Segment::Marker(m) => Span::styled(m, marker),
+        })
+        .collect()
+}
+
+/// Sanitized multi-line text: line feeds become line breaks, everything else as [`spans`].
+pub fn lines(s: &str, style: Style, marker: Style) -> Vec<Line<'static>> {
+    let opts = Options {
+        keep_newlines: true,
+        max_bytes: 64 * 1024,
+    };
+    let mut out = vec![Line::default()];
+    for seg in segments(s, opts) {
+        match seg {
+            Segment::Text(t) => {
+                let mut parts = t.split('\n');
+                if let Some(first) = parts.next()
+                    && !first.is_empty()
+                    && let Some(l) = out.last_mut()
+                {
+                    l.spans.push(Span::styled(first.to_string(), style));
+                }
+                for p in parts {
+                    out.push(Line::from(Span::styled(p.to_string(), style)));
+                }
+            }
+            Segment::Marker(m) => {
+                if let Some(l) = out.last_mut() {
+                    l.spans.push(Span::styled(m, marker));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Whether drawn text is free of control and bidi characters; line feeds separate rows and
+/// are allowed (used by tests).
+pub fn is_clean(s: &str) -> bool {
+    !s.chars().any(|c| {
+        (c.is_control() && c != '\n')
+            || matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{200E}' | '\u{200F}' | '\u{061C}')
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escapes_become_marked_spans() {
+        let m = Style::new().red();
+        let s = spans("a\u{1b}]0;PWNED\u{7}b\u{202E}c", Style::new(), m);
+        let text: String = s.iter().map(|s| s.content.as_ref()).collect();
+        assert!(is_clean(&text), "{text:?}");
+        assert!(text.starts_with('a') && text.ends_with('c'));
+        assert!(s.iter().filter(|s| s.style == m).count() >= 3);
+    }
+
+    #[test]
+    fn multi_line_keeps_breaks_only() {
+        let l = lines("one\ntwo\r\nthree", Style::new(), Style::new());
+        assert_eq!(l.len(), 3);
+        let all: String = l
+            .iter()
+            .flat_map(|l| l.spans.iter().map(|s| s.content.to_string()))
+            .collect();
+        assert!(is_clean(&all));
+    }
+}

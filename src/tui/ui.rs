@@ -1,0 +1,1120 @@
+//! Drawing: the whole screen from the [`App`] state. Nothing here changes what is shown,
+//! only how; the few things drawing learns (pane rectangles for mouse hits, the page height)
+//! are written back to the app for the next input.
+//!
+//! Every pane builds only the rows it can show (the visible window of Σ, the timeline, the
+//! logs), so a frame costs the same for a hundred events as for a million; the density strip
+//! is the one whole-run view and is cached per (session, length, width).
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::{Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, BorderType, Borders, Cell, Clear, Paragraph, Row, Table, Wrap};
+
+use super::app::{App, Mode, Pane, ScrollKind};
+use super::dag::{self, Node, Status};
+use super::data::{MARK_CONTRADICTION, MARK_PROBLEM, MARK_REVISION, SessionData, enum_name};
+use super::highlight::Lang;
+use super::keys::BINDINGS;
+use super::text::{lines as text_lines, spans};
+use super::theme::Theme;
+use crate::repl::COMMANDS;
+use crate::sanitize::sanitize;
+use crate::trace::event::StepStatus;
+use crate::trace::{Body, Event};
+
+/// Below this size only a notice is drawn.
+const MIN_W: u16 = 20;
+const MIN_H: u16 = 6;
+
+/// Draws the whole screen.
+pub fn draw(f: &mut Frame, app: &mut App) {
+    let area = f.area();
+    app.areas.clear();
+    if area.width < MIN_W || area.height < MIN_H {
+        let p = Paragraph::new("terminal too small").style(app.theme.warn);
+        f.render_widget(p, area);
+        return;
+    }
+    let [head, body, foot] = Layout::vertical([
+        Constraint::Length(1),
+        Constraint::Min(1),
+        Constraint::Length(1),
+    ])
+    .areas(area);
+    header(f, app, head);
+    footer(f, app, foot);
+    let compact = body.width < 90 || body.height < 22;
+    if app.zoom || compact {
+        pane(f, app, app.focus, body);
+    } else {
+        let repl_h = if app.focus == Pane::Repl || !app.scrollback.is_empty() {
+            7
+        } else {
+            3
+        };
+        let [top, mid, bot, repl] = Layout::vertical([
+            Constraint::Percentage(38),
+            Constraint::Percentage(24),
+            Constraint::Min(5),
+            Constraint::Length(repl_h),
+        ])
+        .areas(body);
+        let [a, b] =
+            Layout::horizontal([Constraint::Percentage(55), Constraint::Percentage(45)]).areas(top);
+        let [c, d] =
+            Layout::horizontal([Constraint::Percentage(55), Constraint::Percentage(45)]).areas(mid);
+        let [e, g] =
+            Layout::horizontal([Constraint::Percentage(55), Constraint::Percentage(45)]).areas(bot);
+        pane(f, app, Pane::Sigma, a);
+        pane(f, app, Pane::Plan, b);
+        pane(f, app, Pane::Verify, c);
+        pane(f, app, Pane::Retract, d);
+        pane(f, app, Pane::Timeline, e);
+        pane(f, app, Pane::Detail, g);
+        pane(f, app, Pane::Repl, repl);
+    }
+    if let Some((title, lines)) = app.popup.clone() {
+        popup(f, &app.theme, &title, &lines, area);
+    }
+    if app.help {
+        help(f, &app.theme, area);
+    }
+}
+
+fn block<'a>(app: &App, p: Pane, extra: String) -> Block<'a> {
+    let t = &app.theme;
+    let focused = app.focus == p;
+    Block::default()
+        .borders(Borders::ALL)
+        .border_type(if focused {
+            BorderType::Thick
+        } else {
+            BorderType::Plain
+        })
+        .border_style(if focused { t.border_focus } else { t.border })
+        .title(Line::from(vec![
+            Span::styled(format!(" {} ", p.title()), t.title),
+            Span::styled(extra, t.dim),
+        ]))
+}
+
+fn pane(f: &mut Frame, app: &mut App, p: Pane, area: Rect) {
+    app.areas.push((p, area));
+    if p == app.focus {
+        app.page = usize::from(area.height.saturating_sub(3)).max(1);
+    }
+    match p {
+        Pane::Sigma => sigma(f, app, area),
+        Pane::Plan => plan(f, app, area),
+        Pane::Verify => verify(f, app, area),
+        Pane::Retract => retract(f, app, area),
+        Pane::Timeline => timeline(f, app, area),
+        Pane::Detail => detail(f, app, area),
+        Pane::Repl => repl(f, app, area),
+    }
+}
+
+fn header(f: &mut Frame, app: &App, area: Rect) {
+    let t = &app.theme;
+    let mut v = vec![Span::styled(
+        " doxascope ",
+        t.accent.add_modifier(Modifier::REVERSED),
+    )];
+    let nsess = app.store.sessions.len();
+    match app.sess() {
+        Some(s) => {
+            v.push(Span::styled(" session ", t.dim));
+            v.extend(spans(&s.name, t.text, t.marker));
+            if nsess > 1 {
+                v.push(Span::styled(
+                    format!(" ({}/{nsess})", app.session + 1),
+                    t.dim,
+                ));
+            }
+            v.push(Span::styled(
+                format!("  step {} of {}", app.step(), s.len()),
+                t.text,
+            ));
+        }
+        None => v.push(Span::styled(" no events yet", t.dim)),
+    }
+    v.push(Span::raw("  "));
+    v.push(if app.follow {
+        Span::styled("● FOLLOW", t.ok.add_modifier(Modifier::BOLD))
+    } else {
+        Span::styled("‖ PAUSED", t.warn)
+    });
+    let pe = app.store.parse_errors();
+    v.push(Span::styled(
+        format!("  parse errors: {pe}"),
+        if pe > 0 { t.error } else { t.dim },
+    ));
+    let fc = app.problem_count();
+    v.push(Span::styled(
+        format!("  findings: {fc}"),
+        if fc > 0 { t.warn } else { t.dim },
+    ));
+    if let Some((read, total)) = app.loading {
+        let pct = read
+            .saturating_mul(100)
+            .checked_div(total)
+            .unwrap_or(0)
+            .min(100);
+        let filled = (pct / 10) as usize;
+        v.push(Span::styled(
+            format!(
+                "  loading {}{} {pct}%",
+                "▰".repeat(filled),
+                "▱".repeat(10 - filled)
+            ),
+            t.accent,
+        ));
+    }
+    f.render_widget(Paragraph::new(Line::from(v)), area);
+}
+
+fn footer(f: &mut Frame, app: &App, area: Rect) {
+    let t = &app.theme;
+    let line = match app.mode {
+        Mode::Search | Mode::Filter => {
+            let p = if app.mode == Mode::Search {
+                "/"
+            } else {
+                "filter Σ: "
+            };
+            let mut v = vec![Span::styled(p, t.accent)];
+            v.extend(spans(&app.edit.text, t.text, t.marker));
+            let x = area.x
+                + Span::raw(p).width() as u16
+                + Span::raw(
+                    app.edit
+                        .text
+                        .chars()
+                        .take(app.edit.cursor)
+                        .collect::<String>(),
+                )
+                .width() as u16;
+            f.set_cursor_position((x.min(area.right().saturating_sub(1)), area.y));
+            Line::from(v)
+        }
+        _ if !app.status.is_empty() => Line::from(spans(&app.status, t.text, t.marker)),
+        _ => Line::from(Span::styled(
+            "? help  Tab pane  [ ] step  g/G first/last  f follow  / search  e/E errors  : REPL  w why  z zoom  q quit",
+            t.dim,
+        )),
+    };
+    f.render_widget(Paragraph::new(line), area);
+}
+
+/// A confidence bar of `w` cells.
+fn bar(c: f64, w: usize) -> String {
+    let c = if c.is_finite() {
+        c.clamp(0.0, 1.0)
+    } else {
+        0.0
+    };
+    let full = (c * w as f64).round() as usize;
+    format!("{}{}", "█".repeat(full), "░".repeat(w - full.min(w)))
+}
+
+fn visible(sel: usize, n: usize, h: usize) -> (usize, usize) {
+    let h = h.max(1);
+    let start = sel.min(n.saturating_sub(1)).saturating_sub(h - 1);
+    (start, (start + h).min(n))
+}
+
+fn sigma(f: &mut Frame, app: &mut App, area: Rect) {
+    let rows = app.sigma_rows();
+    let t = app.step();
+    let extra = if app.filter.is_empty() {
+        format!("{} at step {t} ", rows.len())
+    } else {
+        format!("{} at step {t} (filtered) ", rows.len())
+    };
+    let b = block(app, Pane::Sigma, extra);
+    let inner = b.inner(area);
+    f.render_widget(b, area);
+    let h = usize::from(inner.height.saturating_sub(1));
+    let sel = app.selected[0].min(rows.len().saturating_sub(1));
+    app.selected[0] = sel;
+    let (start, end) = visible(sel, rows.len(), h);
+    let th = app.theme.clone();
+    let wide = inner.width >= 90;
+    let mut out = Vec::new();
+    for (k, &i) in rows[start..end].iter().enumerate() {
+        let Some(s) = app.store.sessions.get(app.session) else {
+            break;
+        };
+        let rec = s.beliefs[i as usize].clone();
+        let Some(ev) = app.store.event(rec.pos) else {
+            continue;
+        };
+        let Body::Announce(a) = &ev.body else {
+            continue;
+        };
+        let (role, source, conf, formula) = (
+            enum_name(&a.role),
+            a.source.clone().unwrap_or_default(),
+            a.confidence,
+            a.formula.clone(),
+        );
+        let active = rec.active_at(t);
+        let supported = app.support.contains(&rec.id);
+        let base = if !active {
+            th.retracted
+        } else if supported {
+            th.support
+        } else {
+            th.text
+        };
+        let formula_line = if active && rec.formula_ok {
+            app.hl
+                .get(Lang::Formula, &formula, &th.syntax, th.marker)
+                .and_then(|l| l.first().cloned())
+                .map(|l| {
+                    if supported {
+                        Line::from(
+                            l.spans
+                                .into_iter()
+                                .map(|s| {
+                                    s.patch_style(Style::new().add_modifier(Modifier::UNDERLINED))
+                                })
+                                .collect::<Vec<_>>(),
+                        )
+                    } else {
+                        l
+                    }
+                })
+                .unwrap_or_else(|| Line::from(spans(&formula, base, th.marker)))
+        } else {
+            Line::from(spans(&formula, base, th.marker))
+        };
+        let status = if !active {
+            match rec.retracted {
+                Some((st, _)) => format!("retracted@{st}"),
+                None => "retracted".into(),
+            }
+        } else if !rec.formula_ok {
+            "unparsed".into()
+        } else if supported {
+            "support".into()
+        } else {
+            "active".into()
+        };
+        let status_style = if !active {
+            th.retracted
+        } else if !rec.formula_ok {
+            th.error
+        } else if supported {
+            th.support
+        } else {
+            th.ok
+        };
+        let id_cell = Cell::from(Line::from(spans(
+            &rec.id,
+            if supported { th.support } else { th.accent },
+            th.marker,
+        )));
+        let status_cell = Cell::from(Span::styled(status, status_style));
+        let mut row = if wide {
+            Row::new(vec![
+                id_cell,
+                Cell::from(formula_line),
+                Cell::from(Span::styled(role, th.dim)),
+                Cell::from(Line::from(spans(&source, th.dim, th.marker))),
+                Cell::from(Line::from(vec![
+                    Span::styled(bar(conf, 5), th.bar),
+                    Span::styled(format!(" {conf:.2}"), th.dim),
+                ])),
+                status_cell,
+                Cell::from(Span::styled(format!("{}", rec.announced), th.dim)),
+            ])
+        } else {
+            Row::new(vec![id_cell, Cell::from(formula_line), status_cell])
+        };
+        if start + k == sel && app.focus == Pane::Sigma {
+            row = row.style(th.selection);
+        }
+        out.push(row);
+    }
+    // Narrow panes keep what identifies a belief and its status; role, source, confidence
+    // and step are in the detail pane.
+    let table = if wide {
+        Table::new(
+            out,
+            [
+                Constraint::Length(12),
+                Constraint::Fill(1),
+                Constraint::Length(10),
+                Constraint::Length(12),
+                Constraint::Length(10),
+                Constraint::Length(12),
+                Constraint::Length(5),
+            ],
+        )
+        .header(
+            Row::new([
+                "id",
+                "formula",
+                "role",
+                "source",
+                "confidence",
+                "status",
+                "step",
+            ])
+            .style(th.dim.add_modifier(Modifier::BOLD)),
+        )
+    } else {
+        Table::new(
+            out,
+            [
+                Constraint::Length(10),
+                Constraint::Fill(1),
+                Constraint::Length(12),
+            ],
+        )
+        .header(Row::new(["id", "formula", "status"]).style(th.dim.add_modifier(Modifier::BOLD)))
+    };
+    f.render_widget(table, inner);
+}
+
+/// The plan of the latest `plan` event at step `t`, with step statuses at `t`.
+pub fn plan_at(store: &super::data::Store, s: &SessionData, t: u32) -> Option<(String, Vec<Node>)> {
+    let evs = SessionData::upto(&s.plan_events, t);
+    // Only the latest plan and the step reports after it: the cost does not grow with the
+    // run's history.
+    let k = evs
+        .iter()
+        .rposition(|&(_, p)| matches!(store.event(p).map(|e| &e.body), Some(Body::Plan(_))))?;
+    let (plan_id, plan) = match store.event(evs[k].1) {
+        Some(
+            ev @ Event {
+                body: Body::Plan(pl),
+                ..
+            },
+        ) => (ev.id.clone().unwrap_or_default(), pl),
+        _ => return None,
+    };
+    let mut status = std::collections::HashMap::new();
+    for &(_, p) in &evs[k + 1..] {
+        if let Some(Event {
+            body: Body::Step(st),
+            ..
+        }) = store.event(p)
+            && st.plan.as_deref().is_none_or(|x| x == plan_id)
+            && let (Some(id), Some(s)) = (&st.step, &st.status)
+        {
+            status.insert(
+                id.clone(),
+                match s {
+                    StepStatus::Dispatched => Status::Running,
+                    StepStatus::Done => Status::Done,
+                    StepStatus::Failed => Status::Failed,
+                },
+            );
+        }
+    }
+    let nodes = plan
+        .steps
+        .iter()
+        .map(|st| Node {
+            id: sanitize(&st.id),
+            kind: st
+                .kind
+                .as_ref()
+                .map(|k| sanitize(&enum_name(k)))
+                .unwrap_or_default(),
+            deps: st.deps.iter().map(|d| sanitize(d)).collect(),
+            status: status.get(&st.id).copied().unwrap_or(Status::Pending),
+        })
+        .collect();
+    Some((plan_id.to_string(), nodes))
+}
+
+fn status_style(th: &Theme, s: Status) -> Style {
+    match s {
+        Status::Pending => th.pending,
+        Status::Running => th.running.add_modifier(Modifier::REVERSED),
+        Status::Done => th.ok,
+        Status::Failed => th.error,
+    }
+}
+
+fn plan(f: &mut Frame, app: &mut App, area: Rect) {
+    let th = app.theme.clone();
+    let b = block(app, Pane::Plan, String::new());
+    let inner = b.inner(area);
+    f.render_widget(b, area);
+    let Some(s) = app.sess() else { return };
+    let t = app.step();
+    let mut lines: Vec<Line> = Vec::new();
+    let ints = SessionData::upto(&s.intentions, t);
+    let intention = ints
+        .iter()
+        .rev()
+        .find_map(|&(_, p)| match app.store.event(p) {
+            Some(
+                ev @ Event {
+                    body: Body::Intention(i),
+                    ..
+                },
+            ) => Some((ev, i)),
+            _ => None,
+        });
+    if let Some((ev, i)) = intention {
+        let mut l = vec![Span::styled("intention ", th.dim)];
+        l.extend(spans(ev.id.as_deref().unwrap_or(""), th.accent, th.marker));
+        l.push(Span::raw(" "));
+        l.extend(spans(
+            i.intention_type.as_deref().unwrap_or(""),
+            th.text,
+            th.marker,
+        ));
+        lines.push(Line::from(l));
+        if let Some(g) = &i.goal {
+            let mut l = vec![Span::styled("goal ", th.dim)];
+            l.extend(spans(&json_text(g), th.text, th.marker));
+            lines.push(Line::from(l));
+        }
+        if let Some(g) = &i.satisfaction {
+            let mut l = vec![Span::styled("satisfied when ", th.dim)];
+            l.extend(spans(&json_text(g), th.text, th.marker));
+            lines.push(Line::from(l));
+        }
+        let sat = ints
+            .iter()
+            .rev()
+            .find_map(|&(_, p)| match app.store.event(p).map(|e| &e.body) {
+                Some(Body::Satisfaction(x)) => x.ok,
+                _ => None,
+            });
+        if let Some(ok) = sat {
+            lines.push(Line::from(Span::styled(
+                if ok {
+                    "satisfaction: met"
+                } else {
+                    "satisfaction: NOT met"
+                },
+                if ok { th.ok } else { th.error },
+            )));
+        }
+    }
+    match plan_at(&app.store, s, t) {
+        None => {
+            if lines.is_empty() {
+                lines.push(Line::from(Span::styled(
+                    "no intention or plan at this step",
+                    th.dim,
+                )));
+            }
+        }
+        Some((id, nodes)) => {
+            let mut l = vec![Span::styled("plan ", th.dim)];
+            l.extend(spans(&id, th.accent, th.marker));
+            let done = nodes.iter().filter(|n| n.status == Status::Done).count();
+            l.push(Span::styled(
+                format!("  {done}/{} done", nodes.len()),
+                th.dim,
+            ));
+            lines.push(Line::from(l));
+            match dag::layout(&nodes, inner.width) {
+                Some(d) => {
+                    for row in d {
+                        let mut v = Vec::new();
+                        let mut col = 0u16;
+                        for p in row {
+                            if p.x > col {
+                                v.push(Span::raw(" ".repeat(usize::from(p.x - col))));
+                                col = p.x;
+                            }
+                            col = col.saturating_add(Span::raw(p.text.as_str()).width() as u16);
+                            let st = match p.node {
+                                Some(i) => status_style(&th, nodes[i].status),
+                                None => th.dim,
+                            };
+                            v.push(Span::styled(p.text, st));
+                        }
+                        lines.push(Line::from(v));
+                    }
+                }
+                None => {
+                    // Narrow fallback: one line per step.
+                    for n in &nodes {
+                        let mut v = vec![Span::styled(dag::label(n), status_style(&th, n.status))];
+                        if !n.deps.is_empty() {
+                            v.push(Span::styled(format!(" ← {}", n.deps.join(", ")), th.dim));
+                        }
+                        lines.push(Line::from(v));
+                    }
+                }
+            }
+        }
+    }
+    let max_scroll = lines.len().saturating_sub(usize::from(inner.height));
+    app.selected[1] = app.selected[1].min(max_scroll);
+    let p = Paragraph::new(lines).scroll((app.selected[1] as u16, 0));
+    f.render_widget(p, inner);
+}
+
+fn json_text(v: &serde_json::Value) -> String {
+    match v {
+        serde_json::Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+fn verify(f: &mut Frame, app: &mut App, area: Rect) {
+    let th = app.theme.clone();
+    let Some(s) = app.sess() else {
+        f.render_widget(block(app, Pane::Verify, String::new()), area);
+        return;
+    };
+    let total = app.rows_upto(&s.verifies).len();
+    let b = block(app, Pane::Verify, format!("{total} "));
+    let inner = b.inner(area);
+    f.render_widget(b, area);
+    let h = usize::from(inner.height.saturating_sub(1));
+    let sel = app.selected[2].min(total.saturating_sub(1));
+    app.selected[2] = sel;
+    let (start, end) = visible(sel, total, h);
+    // Newest first; only the visible rows are copied out.
+    let rows: Vec<(u32, u32)> = match app.sess() {
+        Some(s) => {
+            let all = app.rows_upto(&s.verifies);
+            (start..end).map(|k| all[total - 1 - k]).collect()
+        }
+        None => Vec::new(),
+    };
+    let mut out = Vec::new();
+    for (k, &(step, pos)) in (start..end).zip(&rows) {
+        let Some(Event {
+            body: Body::Verify(v),
+            ..
+        }) = app.store.event(pos)
+        else {
+            continue;
+        };
+        let claimed = v
+            .outcome
+            .as_ref()
+            .map(enum_name)
+            .unwrap_or_else(|| "–".into());
+        let cst = match claimed.as_str() {
+            "contradiction" => th.error,
+            "entailed" => th.ok,
+            "ungrounded" => th.warn,
+            _ => th.text,
+        };
+        let formulas = v.all_formulas().collect::<Vec<_>>().join(", ");
+        let mut row = Row::new(vec![
+            Cell::from(Span::styled(step.to_string(), th.dim)),
+            Cell::from(Line::from(spans(&formulas, th.text, th.marker))),
+            Cell::from(Span::styled(claimed, cst)),
+            recomputed_cell(app, &th, pos),
+            Cell::from(Line::from(spans(
+                &v.tier.as_deref().map(json_text).unwrap_or_default(),
+                th.dim,
+                th.marker,
+            ))),
+            Cell::from(Line::from(spans(
+                v.method.as_deref().unwrap_or(""),
+                th.dim,
+                th.marker,
+            ))),
+        ]);
+        if k == sel && app.focus == Pane::Verify {
+            row = row.style(th.selection);
+        }
+        out.push(row);
+    }
+    let table = Table::new(
+        out,
+        [
+            Constraint::Length(5),
+            Constraint::Fill(1),
+            Constraint::Length(13),
+            Constraint::Length(16),
+            Constraint::Length(5),
+            Constraint::Length(14),
+        ],
+    )
+    .header(
+        Row::new(["step", "formula", "claimed", "recomputed", "tier", "method"])
+            .style(th.dim.add_modifier(Modifier::BOLD)),
+    );
+    f.render_widget(table, inner);
+}
+
+/// The "recomputed" cell: the solver's verdict, marked `≠` in the error style when the
+/// claim disagrees; `…` while the recomputation runs.
+fn recomputed_cell(app: &App, th: &Theme, pos: u32) -> Cell<'static> {
+    match app.verdicts.as_ref().and_then(|v| v.by_pos.get(&pos)) {
+        Some(v) => match v.agrees {
+            Some(false) => Cell::from(Span::styled(format!("≠ {}", v.outcome), th.error)),
+            Some(true) => Cell::from(Span::styled(format!("= {}", v.outcome), th.ok)),
+            None => Cell::from(Line::from(spans(&v.outcome, th.dim, th.marker))),
+        },
+        None if app.recomputing => Cell::from(Span::styled("…", th.dim)),
+        None => Cell::from(Span::styled("– (R)", th.dim)),
+    }
+}
+
+fn retract(f: &mut Frame, app: &mut App, area: Rect) {
+    let th = app.theme.clone();
+    let Some(s) = app.sess() else {
+        f.render_widget(block(app, Pane::Retract, String::new()), area);
+        return;
+    };
+    let total = app.rows_upto(&s.revisions).len();
+    let b = block(app, Pane::Retract, format!("{total} "));
+    let inner = b.inner(area);
+    f.render_widget(b, area);
+    let h = usize::from(inner.height);
+    let sel = app.selected[3].min(total.saturating_sub(1));
+    app.selected[3] = sel;
+    let (start, end) = visible(sel, total, h);
+    // Newest first; only the visible rows are copied out.
+    let rows: Vec<(u32, u32)> = match app.sess() {
+        Some(s) => {
+            let all = app.rows_upto(&s.revisions);
+            (start..end).map(|k| all[total - 1 - k]).collect()
+        }
+        None => Vec::new(),
+    };
+    let mut lines = Vec::new();
+    for (k, &(step, pos)) in (start..end).zip(&rows) {
+        let Some(ev) = app.store.event(pos) else {
+            continue;
+        };
+        let mut v = vec![Span::styled(format!("{step:>4} "), th.dim)];
+        match &ev.body {
+            Body::Revise(r) => {
+                v.push(Span::styled("revise ", th.warn));
+                v.push(Span::styled("trigger ", th.dim));
+                v.extend(spans(
+                    r.trigger.as_deref().unwrap_or("?"),
+                    th.text,
+                    th.marker,
+                ));
+                v.push(Span::styled(" dropped ", th.dim));
+                v.extend(spans(&r.retracted.join(", "), th.retracted, th.marker));
+                v.push(Span::styled(" policy ", th.dim));
+                v.extend(spans(
+                    r.policy.as_deref().unwrap_or("–"),
+                    th.text,
+                    th.marker,
+                ));
+                if ev.extra.get("fallback").and_then(|x| x.as_bool()) == Some(true) {
+                    v.push(Span::styled(" fallback", th.warn));
+                }
+            }
+            Body::Retract(r) => {
+                v.push(Span::styled("retract ", th.error));
+                v.extend(spans(&r.target, th.retracted, th.marker));
+                if let Some(by) = &r.by {
+                    v.push(Span::styled(format!(" by {}", enum_name(by)), th.dim));
+                }
+                if let Some(reason) = &r.reason {
+                    v.push(Span::raw(" "));
+                    v.extend(spans(reason, th.dim, th.marker));
+                }
+            }
+            _ => {}
+        }
+        let mut line = Line::from(v);
+        if k == sel && app.focus == Pane::Retract {
+            line = line.style(th.selection);
+        }
+        lines.push(line);
+    }
+    if lines.is_empty() {
+        lines.push(Line::from(Span::styled(
+            "no revisions at this step",
+            th.dim,
+        )));
+    }
+    f.render_widget(Paragraph::new(lines), inner);
+}
+
+fn kind_style(th: &Theme, ev: &Event) -> Style {
+    match &ev.body {
+        Body::Announce(_) => th.accent,
+        Body::Retract(_) | Body::Revise(_) => th.warn,
+        Body::Verify(_) | Body::Query(_) => th.running,
+        Body::Plan(_) | Body::Step(_) | Body::Postcondition(_) | Body::Intention(_) => th.ok,
+        Body::Unknown(_) => th.marker,
+        _ => th.dim,
+    }
+}
+
+fn density(app: &mut App, width: u16) -> Vec<u8> {
+    let Some(s) = app.store.sessions.get(app.session) else {
+        return Vec::new();
+    };
+    let key = (app.session, s.len(), width);
+    if app.density.0 != key {
+        let n = s.marks.len();
+        let w = usize::from(width).max(1);
+        let mut bins = vec![0u8; w];
+        {
+            // 0x80: the bin holds at least one event. Each event covers the bins from its
+            // start to the next event's start, so a short run still fills the strip.
+            for (i, &m) in s.marks.iter().enumerate() {
+                let a = (i * w).checked_div(n).unwrap_or(0);
+                let b = ((i + 1) * w).checked_div(n).unwrap_or(0).max(a + 1).min(w);
+                for bin in &mut bins[a..b] {
+                    *bin |= m | 0x80;
+                }
+            }
+        }
+        app.density = (key, bins);
+    }
+    app.density.1.clone()
+}
+
+fn timeline(f: &mut Frame, app: &mut App, area: Rect) {
+    let th = app.theme.clone();
+    let b = block(app, Pane::Timeline, String::new());
+    let inner = b.inner(area);
+    f.render_widget(b, area);
+    let Some(s) = app.sess() else { return };
+    let n = s.len() as usize;
+    let strip_h = u16::from(inner.height >= 3);
+    let h = usize::from(inner.height - strip_h);
+    let (start, end) = visible(app.cursor as usize, n, h);
+    let mut lines = Vec::with_capacity(end - start);
+    for i in start..end {
+        let Some(ev) = s.events.get(i).and_then(|&p| app.store.event(p)) else {
+            continue;
+        };
+        let flag = app.flag_of(i as u32);
+        let mark = match flag {
+            Some(f) if f.is_problem() => Span::styled("! ", th.error),
+            Some(_) => Span::styled("× ", th.warn),
+            None => Span::raw("  "),
+        };
+        let mut v = vec![
+            Span::styled(format!("{:>6} ", i + 1), th.dim),
+            mark,
+            Span::styled(
+                format!("{:<13.13} ", sanitize(ev.kind_name())),
+                kind_style(&th, ev),
+            ),
+        ];
+        v.extend(spans(&App::summary(ev), th.text, th.marker));
+        let mut line = Line::from(v);
+        if i == app.cursor as usize {
+            line = line.style(th.selection);
+        }
+        lines.push(line);
+    }
+    f.render_widget(
+        Paragraph::new(lines),
+        Rect {
+            height: h as u16,
+            ..inner
+        },
+    );
+    if strip_h == 1 {
+        let bins = density(app, inner.width);
+        let cur_bin = (app.cursor as usize * bins.len())
+            .checked_div(n)
+            .unwrap_or(usize::MAX);
+        let v: Vec<Span> = bins
+            .iter()
+            .enumerate()
+            .map(|(i, &m)| {
+                let (c, st) = if m & MARK_CONTRADICTION != 0 {
+                    ("█", th.error)
+                } else if m & MARK_PROBLEM != 0 {
+                    ("▆", th.marker)
+                } else if m & MARK_REVISION != 0 {
+                    ("▄", th.warn)
+                } else if m & 0x80 != 0 {
+                    ("▁", th.dim)
+                } else {
+                    (" ", th.dim)
+                };
+                let st = if i == cur_bin {
+                    st.add_modifier(Modifier::REVERSED)
+                } else {
+                    st
+                };
+                Span::styled(c, st)
+            })
+            .collect();
+        let y = inner.y + inner.height - 1;
+        f.render_widget(
+            Paragraph::new(Line::from(v)),
+            Rect {
+                y,
+                height: 1,
+                ..inner
+            },
+        );
+    }
+}
+
+fn origin_text(ev: &Event) -> String {
+    format!("{}:{}", sanitize(&ev.origin.file), ev.origin.line)
+}
+
+/// The lines of the detail pane for the event at `pos`.
+pub fn detail_lines(app: &mut App, pos: u32) -> Vec<Line<'static>> {
+    let th = app.theme.clone();
+    let Some(ev) = app.store.event(pos).cloned() else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    let mut kv = |k: &str, v: &str, st: Style| {
+        let mut l = vec![Span::styled(format!("{k:<11}"), th.dim)];
+        l.extend(spans(v, st, th.marker));
+        out.push(Line::from(l));
+    };
+    kv("kind", ev.kind_name(), th.accent);
+    kv("session", &ev.session, th.text);
+    kv("seq", &ev.seq.to_string(), th.text);
+    kv(
+        "from",
+        &format!(
+            "{}:{} (byte {})",
+            ev.origin.file, ev.origin.line, ev.origin.offset
+        ),
+        th.text,
+    );
+    if let Some(id) = &ev.id {
+        kv("id", id, th.accent);
+    }
+    if let Body::Announce(a) = &ev.body {
+        kv("role", &enum_name(&a.role), th.text);
+        kv("source", a.source.as_deref().unwrap_or("–"), th.text);
+        kv("confidence", &format!("{:.2}", a.confidence), th.text);
+        if let Some(t) = &a.text {
+            kv("text", t, th.text);
+        }
+    }
+    let formula = match &ev.body {
+        Body::Announce(a) => Some(a.formula.to_string()),
+        Body::Query(q) => Some(q.formula.to_string()),
+        Body::Verify(v) => Some(v.all_formulas().collect::<Vec<_>>().join(", ")),
+        _ => None,
+    };
+    if let Some(fm) = formula {
+        let hl = app
+            .hl
+            .get(Lang::Formula, &fm, &th.syntax, th.marker)
+            .map(|l| l.to_vec());
+        let mut l = vec![Span::styled(format!("{:<11}", "formula"), th.dim)];
+        match hl.and_then(|v| v.into_iter().next()) {
+            Some(line) => l.extend(line.spans),
+            None => l.extend(spans(&fm, th.text, th.marker)),
+        }
+        out.push(Line::from(l));
+    }
+    // Provenance: the cited premises back to the lines that announced them.
+    let because = match &ev.body {
+        Body::Announce(a) => a.because.clone(),
+        Body::Verify(v) => v.because.clone(),
+        _ => Vec::new(),
+    };
+    if !because.is_empty() {
+        out.push(Line::from(Span::styled("because", th.dim)));
+        let s = app.store.sessions.get(app.session);
+        for c in because {
+            let found = s.and_then(|s| s.beliefs.iter().rev().find(|b| b.id == c && b.pos < pos));
+            let mut l = vec![Span::raw("  ")];
+            l.extend(spans(&c, th.accent, th.marker));
+            match found.and_then(|b| app.store.event(b.pos)) {
+                Some(pe) => l.push(Span::styled(format!("  ← {}", origin_text(pe)), th.dim)),
+                None => l.push(Span::styled(
+                    "  ← not announced before (ungrounded)",
+                    th.error,
+                )),
+            }
+            out.push(Line::from(l));
+        }
+    }
+    out.push(Line::from(Span::styled("raw event", th.dim)));
+    let raw = ev.to_json_line();
+    let pretty = serde_json::from_str::<serde_json::Value>(&raw)
+        .ok()
+        .and_then(|v| serde_json::to_string_pretty(&v).ok())
+        .unwrap_or(raw);
+    match app.hl.get(Lang::Json, &pretty, &th.syntax, th.marker) {
+        Some(l) => out.extend(l.iter().cloned()),
+        None => out.extend(text_lines(&pretty, th.text, th.marker)),
+    }
+    out
+}
+
+fn detail(f: &mut Frame, app: &mut App, area: Rect) {
+    let b = block(app, Pane::Detail, String::new());
+    let inner = b.inner(area);
+    f.render_widget(b, area);
+    let Some(pos) = app
+        .selected_event()
+        .or_else(|| app.cursor_event().map(|(p, _)| p))
+    else {
+        return;
+    };
+    let lines = detail_lines(app, pos);
+    let max_scroll = lines.len().saturating_sub(usize::from(inner.height));
+    app.selected[5] = app.selected[5].min(max_scroll);
+    let p = Paragraph::new(lines).scroll((app.selected[5] as u16, 0));
+    f.render_widget(p, inner);
+}
+
+fn repl(f: &mut Frame, app: &mut App, area: Rect) {
+    let th = app.theme.clone();
+    let extra = match &app.working {
+        Some(w) => format!("working… {} ", sanitize(w)),
+        None => String::new(),
+    };
+    let b = block(app, Pane::Repl, extra);
+    let inner = b.inner(area);
+    f.render_widget(b, area);
+    if inner.height == 0 {
+        return;
+    }
+    let h = usize::from(inner.height - 1);
+    let n = app.scrollback.len();
+    let end = n.saturating_sub(app.scroll_up);
+    let start = end.saturating_sub(h);
+    let lines: Vec<Line> = app.scrollback[start..end]
+        .iter()
+        .map(|l| {
+            let st = match l.kind {
+                ScrollKind::Input => th.accent,
+                ScrollKind::Output => th.text,
+                ScrollKind::Error => th.error,
+            };
+            Line::from(spans(&l.text, st, th.marker))
+        })
+        .collect();
+    f.render_widget(
+        Paragraph::new(lines),
+        Rect {
+            height: h as u16,
+            ..inner
+        },
+    );
+    let y = inner.y + inner.height - 1;
+    let prompt = if app.mode == Mode::Command {
+        ": "
+    } else {
+        "  "
+    };
+    let mut v = vec![Span::styled(prompt, th.accent)];
+    if app.mode == Mode::Command || !app.repl_input.text.is_empty() {
+        v.extend(spans(&app.repl_input.text, th.text, th.marker));
+    } else {
+        v.push(Span::styled(
+            "press : to type a command (why φ, entails φ, at STEP, help)",
+            th.dim,
+        ));
+    }
+    f.render_widget(
+        Paragraph::new(Line::from(v)),
+        Rect {
+            y,
+            height: 1,
+            ..inner
+        },
+    );
+    if app.mode == Mode::Command {
+        let before: String = app
+            .repl_input
+            .text
+            .chars()
+            .take(app.repl_input.cursor)
+            .collect();
+        let x = inner.x + 2 + Span::raw(sanitize(&before)).width() as u16;
+        f.set_cursor_position((x.min(inner.right().saturating_sub(1)), y));
+    }
+}
+
+fn centered(area: Rect, w: u16, h: u16) -> Rect {
+    let w = w.min(area.width);
+    let h = h.min(area.height);
+    Rect {
+        x: area.x + (area.width - w) / 2,
+        y: area.y + (area.height - h) / 2,
+        width: w,
+        height: h,
+    }
+}
+
+fn popup(f: &mut Frame, th: &Theme, title: &str, lines: &[String], area: Rect) {
+    let r = centered(area, 70, lines.len() as u16 + 4);
+    f.render_widget(Clear, r);
+    let text: Vec<Line> = lines
+        .iter()
+        .map(|l| Line::from(spans(l, th.text, th.marker)))
+        .collect();
+    let b = Block::bordered()
+        .border_style(th.border_focus)
+        .title(Span::styled(
+            format!(" {title} (any key closes) "),
+            th.title,
+        ));
+    f.render_widget(Paragraph::new(text).block(b).wrap(Wrap { trim: false }), r);
+}
+
+/// The help overlay's text, generated from the key table and the REPL command table.
+pub fn help_lines(th: &Theme) -> Vec<Line<'static>> {
+    let mut v = vec![Line::from(Span::styled("keys", th.title))];
+    for b in BINDINGS {
+        v.push(Line::from(vec![
+            Span::styled(format!("  {:<12}", b.label), th.accent),
+            Span::styled(b.help, th.text),
+        ]));
+    }
+    v.push(Line::from(Span::styled(
+        "REPL commands (after :)",
+        th.title,
+    )));
+    for c in COMMANDS {
+        v.push(Line::from(vec![Span::styled(
+            format!("  {} {}", c.name, c.args),
+            th.accent,
+        )]));
+    }
+    v
+}
+
+fn help(f: &mut Frame, th: &Theme, area: Rect) {
+    let lines = help_lines(th);
+    let r = centered(area, 80, lines.len() as u16 + 2);
+    f.render_widget(Clear, r);
+    let b = Block::bordered()
+        .border_style(th.border_focus)
+        .title(Span::styled(" help (any key closes) ", th.title));
+    f.render_widget(Paragraph::new(lines).block(b), r);
+}
+
+/// Draws the app into an off-screen buffer of `w` × `h` cells and returns the text, one line
+/// per row (render tests, text captures for the docs).
+pub fn render_text(app: &mut App, w: u16, h: u16) -> String {
+    use ratatui::Terminal;
+    use ratatui::backend::TestBackend;
+    let Ok(mut term) = Terminal::new(TestBackend::new(w, h));
+    if term.draw(|f| draw(f, app)).is_err() {
+        return String::new();
+    }
+    buffer_text(term.backend().buffer())
+}
+
+/// The text of a buffer, one line per row, trailing spaces kept.
+pub fn buffer_text(buf: &ratatui::buffer::Buffer) -> String {
+    let w = usize::from(buf.area.width).max(1);
+    let mut out = String::new();
+    for row in buf.content.chunks(w) {
+        for c in row {
+            out.push_str(c.symbol());
+        }
+        out.push('\n');
+    }
+    out
+}

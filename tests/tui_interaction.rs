@@ -1,0 +1,469 @@
+//! Interaction tests: key sequences drive the real `App`; commands the app hands to the REPL
+//! worker are run through the worker's own request handler, and the answers fed back, so the
+//! whole path from key to screen is exercised without a terminal or threads.
+
+use std::path::PathBuf;
+
+use doxascope::repl::Repl;
+use doxascope::tui::app::{App, Effect, Mode, Pane};
+use doxascope::tui::data::{SigmaSnapshot, Store};
+use doxascope::tui::highlight;
+use doxascope::tui::keys::BINDINGS;
+use doxascope::tui::text::is_clean;
+use doxascope::tui::theme::Theme;
+use doxascope::tui::ui::{help_lines, render_text};
+use doxascope::tui::worker::{Request, handle};
+use ratatui::crossterm::event::{
+    KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind,
+};
+
+fn app_for(name: &str, bytes: &[u8]) -> App {
+    highlight::load_now();
+    App::new(
+        Store::from_bytes(name, bytes),
+        Theme::builtin("light").unwrap(),
+    )
+}
+
+fn sample(name: &str) -> App {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("sample-traces")
+        .join(name);
+    app_for(name, &std::fs::read(path).unwrap())
+}
+
+/// Parses `"[[<tab>:why p<enter>"`: `<name>` is a special key, anything else a character.
+fn parse_keys(s: &str) -> Vec<KeyEvent> {
+    let mut out = Vec::new();
+    let mut rest = s;
+    while let Some(c) = rest.chars().next() {
+        if c == '<'
+            && let Some(end) = rest.find('>')
+        {
+            let name = &rest[1..end];
+            let k = match name {
+                "tab" => KeyEvent::new(KeyCode::Tab, KeyModifiers::NONE),
+                "s-tab" => KeyEvent::new(KeyCode::BackTab, KeyModifiers::SHIFT),
+                "esc" => KeyEvent::new(KeyCode::Esc, KeyModifiers::NONE),
+                "enter" => KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE),
+                "up" => KeyEvent::new(KeyCode::Up, KeyModifiers::NONE),
+                "down" => KeyEvent::new(KeyCode::Down, KeyModifiers::NONE),
+                "bs" => KeyEvent::new(KeyCode::Backspace, KeyModifiers::NONE),
+                "c-z" => KeyEvent::new(KeyCode::Char('z'), KeyModifiers::CONTROL),
+                other => panic!("unknown key <{other}>"),
+            };
+            out.push(k);
+            rest = &rest[end + 1..];
+        } else {
+            let m = if c.is_ascii_uppercase() {
+                KeyModifiers::SHIFT
+            } else {
+                KeyModifiers::NONE
+            };
+            out.push(KeyEvent::new(KeyCode::Char(c), m));
+            rest = &rest[c.len_utf8()..];
+        }
+    }
+    out
+}
+
+/// Feeds keys; runs every REPL request on `repl` and feeds the answers back. Returns the
+/// other effects.
+fn press(app: &mut App, repl: &mut Option<Repl>, keys: &str) -> Vec<Effect> {
+    let mut other = Vec::new();
+    for k in parse_keys(keys) {
+        for e in app.on_key(k) {
+            match e {
+                Effect::Run {
+                    line,
+                    step,
+                    purpose,
+                } => {
+                    let r = repl.get_or_insert_with(|| {
+                        Repl::new(Box::new(SigmaSnapshot::from(
+                            app.store.sigma_source(app.session),
+                        )))
+                    });
+                    let req = Request {
+                        line,
+                        step,
+                        purpose,
+                        sigma: None,
+                    };
+                    let answer = handle(r, &req);
+                    app.on_reply(answer);
+                }
+                e => other.push(e),
+            }
+        }
+    }
+    other
+}
+
+#[test]
+fn time_travel_keys_move_the_step_and_pause_follow() {
+    let mut app = sample("treasure-hunt.jsonl");
+    let mut r = None;
+    assert_eq!(app.step(), 17);
+    assert!(app.follow);
+    press(&mut app, &mut r, "[[");
+    assert_eq!(app.step(), 15);
+    assert!(!app.follow);
+    press(&mut app, &mut r, "]");
+    assert_eq!(app.step(), 16);
+    press(&mut app, &mut r, "g");
+    assert_eq!(app.step(), 1);
+    press(&mut app, &mut r, "[");
+    assert_eq!(app.step(), 1, "never before the first step");
+    press(&mut app, &mut r, "G");
+    assert_eq!(app.step(), 17);
+    press(&mut app, &mut r, "g");
+    press(&mut app, &mut r, "f");
+    assert!(app.follow);
+    assert_eq!(app.step(), 17, "follow jumps to the newest step");
+    let screen = render_text(&mut app, 160, 45);
+    assert!(
+        screen.contains("step 17 of 17") && screen.contains("FOLLOW"),
+        "{screen}"
+    );
+    // Σ changes with the step: at step 5 only the domain assumption is in.
+    press(&mut app, &mut r, "g]]]]");
+    assert_eq!(app.step(), 5);
+    let rows = app.sigma_rows();
+    assert_eq!(rows.len(), 1);
+}
+
+#[test]
+fn tab_cycles_every_pane_both_ways() {
+    let mut app = sample("treasure-hunt.jsonl");
+    let mut r = None;
+    let mut seen = Vec::new();
+    for _ in 0..Pane::ALL.len() {
+        seen.push(app.focus);
+        press(&mut app, &mut r, "<tab>");
+    }
+    assert_eq!(seen, Pane::ALL.to_vec());
+    assert_eq!(app.focus, Pane::Sigma);
+    press(&mut app, &mut r, "<s-tab>");
+    assert_eq!(app.focus, Pane::Repl);
+}
+
+#[test]
+fn search_jumps_between_matches_and_wraps() {
+    let mut app = sample("greedysat-stress.jsonl");
+    let mut r = None;
+    press(&mut app, &mut r, "g/revise<enter>");
+    assert_eq!(app.mode, Mode::Normal);
+    assert_eq!(app.step(), 24);
+    press(&mut app, &mut r, "n");
+    assert_eq!(app.step(), 35);
+    press(&mut app, &mut r, "n");
+    assert_eq!(app.step(), 24, "wraps around");
+    press(&mut app, &mut r, "N");
+    assert_eq!(app.step(), 35);
+    press(&mut app, &mut r, "/no such thing<enter>");
+    assert_eq!(app.step(), 35);
+    assert!(app.status.contains("not found"));
+}
+
+const FLAGGED: &str = r#"{"kind":"announce","formula":"p","id":"a"}
+{"kind":"announce","formula":"p &","id":"bad"}
+{"kind":"log","level":"info","message":"fine"}
+{"kind":"retract","target":"ghost"}
+{"kind":"log","level":"error","message":"tool crashed"}
+not json at all
+{"kind":"announce","formula":"q"}
+"#;
+
+#[test]
+fn e_and_shift_e_visit_errors_and_findings() {
+    let mut app = app_for("flagged.jsonl", FLAGGED.as_bytes());
+    let mut r = None;
+    assert_eq!(app.store.parse_errors(), 1);
+    assert_eq!(app.problem_count(), 3);
+    press(&mut app, &mut r, "g");
+    press(&mut app, &mut r, "e");
+    assert_eq!(app.step(), 2);
+    assert!(app.status.contains("formula error"), "{}", app.status);
+    press(&mut app, &mut r, "e");
+    assert_eq!(app.step(), 4);
+    press(&mut app, &mut r, "e");
+    assert_eq!(app.step(), 5);
+    press(&mut app, &mut r, "e");
+    assert_eq!(app.step(), 5);
+    assert!(app.status.contains("no more"));
+    press(&mut app, &mut r, "E");
+    assert_eq!(app.step(), 4);
+    let screen = render_text(&mut app, 160, 45);
+    assert!(
+        screen.contains("parse errors: 1") && screen.contains("findings: 3"),
+        "{screen}"
+    );
+}
+
+#[test]
+fn repl_line_runs_why_and_entails_with_history_and_completion() {
+    let mut app = sample("treasure-hunt.jsonl");
+    let mut r = None;
+    press(&mut app, &mut r, ":entails treasure_in_b<enter>");
+    assert_eq!(app.mode, Mode::Command);
+    let text: Vec<_> = app.scrollback.iter().map(|l| l.text.clone()).collect();
+    assert_eq!(text[0], ": entails treasure_in_b");
+    assert!(text[1].starts_with("entailed"), "{text:?}");
+    press(&mut app, &mut r, "why ¬treasure_in_a<enter>");
+    let all = app
+        .scrollback
+        .iter()
+        .map(|l| l.text.as_str())
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert!(all.contains("t3-not-a"), "{all}");
+    // History: Up recalls the last command, Up again the one before.
+    press(&mut app, &mut r, "<up><up>");
+    assert_eq!(app.repl_input.text, "entails treasure_in_b");
+    press(&mut app, &mut r, "<down>");
+    assert_eq!(app.repl_input.text, "why ¬treasure_in_a");
+    press(&mut app, &mut r, "<down>");
+    assert_eq!(app.repl_input.text, "");
+    // Completion: command names, then atoms and ids of Σ.
+    press(&mut app, &mut r, "ent<tab>");
+    assert_eq!(app.repl_input.text, "entails ");
+    press(&mut app, &mut r, "t2<tab>");
+    assert_eq!(app.repl_input.text, "entails t2-map-b ");
+    // An error is a result, not a crash.
+    press(&mut app, &mut r, "<esc>:entails p &<enter>");
+    assert_eq!(
+        app.scrollback.last().map(|l| l.kind),
+        Some(doxascope::tui::app::ScrollKind::Error)
+    );
+    // `at` moves the whole view.
+    press(&mut app, &mut r, "at 8<enter>");
+    assert_eq!(app.step(), 8);
+    press(&mut app, &mut r, "<esc>");
+    assert_eq!(app.mode, Mode::Normal);
+}
+
+#[test]
+fn w_on_a_belief_highlights_its_minimal_support() {
+    let mut app = sample("treasure-hunt.jsonl");
+    let mut r = None;
+    // Select t3-not-a (third row of Σ at the last step).
+    press(&mut app, &mut r, "jj");
+    assert_eq!(
+        app.selected_event()
+            .and_then(|p| app.store.event(p))
+            .and_then(|e| e.id.clone())
+            .as_deref(),
+        Some("t3-not-a")
+    );
+    press(&mut app, &mut r, "w");
+    // t3-not-a supports itself; the highlighted support is how else Σ derives it.
+    let want: std::collections::HashSet<String> = ["t1-domain", "t2-map-b"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    assert_eq!(app.support, want, "{}", app.status);
+    let screen = render_text(&mut app, 160, 45);
+    assert!(screen.contains("support"), "{screen}");
+    press(&mut app, &mut r, "<esc>");
+    assert!(app.support.is_empty());
+}
+
+#[test]
+fn enter_on_a_revision_shows_the_conflict_set() {
+    let mut app = sample("greedysat-stress.jsonl");
+    let mut r = None;
+    press(&mut app, &mut r, "<tab><tab><tab>");
+    assert_eq!(app.focus, Pane::Retract);
+    // Newest first: revise@35 (b9), retract@25..; go to the revise of step 24.
+    let target = app
+        .sess()
+        .unwrap()
+        .revisions
+        .iter()
+        .rev()
+        .position(|&(s, _)| s == 24)
+        .unwrap();
+    for _ in 0..target {
+        press(&mut app, &mut r, "j");
+    }
+    press(&mut app, &mut r, "<enter>");
+    let (_, lines) = app.popup.clone().expect("conflict popup");
+    let all = lines.join("\n");
+    assert!(all.contains("contradiction"), "{all}");
+    assert!(
+        all.contains("b3"),
+        "the dropped belief is in the conflict: {all}"
+    );
+    let screen = render_text(&mut app, 160, 45);
+    assert!(screen.contains("conflict set"), "{screen}");
+    press(&mut app, &mut r, "x");
+    assert!(app.popup.is_none(), "any key closes it");
+}
+
+#[test]
+fn filter_narrows_sigma() {
+    let mut app = sample("greedysat-stress.jsonl");
+    let mut r = None;
+    press(&mut app, &mut r, "Frole:rule<enter>");
+    // The world's r1..r5.
+    assert_eq!(app.sigma_rows().len(), 5);
+    press(&mut app, &mut r, "Fstatus:retracted<enter>");
+    assert_eq!(app.sigma_rows().len(), 2);
+    press(&mut app, &mut r, "Fsource:llm !F<enter>");
+    assert_eq!(app.sigma_rows().len(), 1);
+    press(&mut app, &mut r, "F<enter>");
+    assert_eq!(app.sigma_rows().len(), 13);
+}
+
+#[test]
+fn help_overlay_lists_every_binding() {
+    let th = Theme::builtin("dark").unwrap();
+    let text: String = help_lines(&th)
+        .iter()
+        .map(|l| {
+            l.spans
+                .iter()
+                .map(|s| s.content.to_string())
+                .collect::<String>()
+                + "\n"
+        })
+        .collect();
+    for b in BINDINGS {
+        assert!(
+            text.contains(b.label) && text.contains(b.help),
+            "{}",
+            b.label
+        );
+    }
+    let mut app = sample("treasure-hunt.jsonl");
+    let mut r = None;
+    press(&mut app, &mut r, "?");
+    let screen = render_text(&mut app, 120, 50);
+    assert!(
+        screen.contains("help (any key closes)") && screen.contains("next error or finding"),
+        "{screen}"
+    );
+    press(&mut app, &mut r, "?");
+    assert!(!app.help);
+}
+
+#[test]
+fn quit_suspend_zoom_and_mouse() {
+    let mut app = sample("treasure-hunt.jsonl");
+    let mut r = None;
+    assert_eq!(press(&mut app, &mut r, "q"), vec![Effect::Quit]);
+    assert_eq!(press(&mut app, &mut r, "<c-z>"), vec![Effect::Suspend]);
+    assert_eq!(press(&mut app, &mut r, "m"), vec![Effect::Mouse(true)]);
+    press(&mut app, &mut r, "z");
+    assert!(app.zoom);
+    press(&mut app, &mut r, "z");
+    // A click focuses the pane under it; the wheel moves the selection.
+    render_text(&mut app, 160, 45);
+    let (_, rect) = *app
+        .areas
+        .iter()
+        .find(|(p, _)| *p == Pane::Timeline)
+        .unwrap();
+    app.on_mouse(MouseEvent {
+        kind: MouseEventKind::Down(MouseButton::Left),
+        column: rect.x + 3,
+        row: rect.y + 2,
+        modifiers: KeyModifiers::NONE,
+    });
+    assert_eq!(app.focus, Pane::Timeline);
+    let before = app.step();
+    app.on_mouse(MouseEvent {
+        kind: MouseEventKind::ScrollUp,
+        column: rect.x + 3,
+        row: rect.y + 2,
+        modifiers: KeyModifiers::NONE,
+    });
+    assert_eq!(app.step(), before - 3);
+}
+
+/// Every string field of this trace carries terminal escapes, bidi overrides or invisible
+/// characters; none may reach the screen.
+fn hostile() -> String {
+    let evil = [
+        "\u{1b}]0;PWNED\u{7}",
+        "\u{1b}[?1049h",
+        "\u{1b}[?1000h",
+        "\u{1b}]52;c;aGVsbG8=\u{7}",
+        "\u{1b}[2J\u{1b}[H",
+        "\u{202E}evil\u{202C}",
+        "zero\u{200B}width",
+        "\r\u{8}\u{7f}\u{9b}31m",
+    ]
+    .concat();
+    let e = serde_json::to_string(&evil).unwrap();
+    [
+        format!(r#"{{"kind":"session","session":{e},"agent":{e},"model":{e}}}"#),
+        format!(r#"{{"kind":"announce","session":{e},"id":{e},"formula":"p","source":{e},"text":{e},"because":[{e}]}}"#),
+        format!(r#"{{"kind":"announce","session":{e},"formula":{e}}}"#),
+        format!(r#"{{"kind":"verify","session":{e},"formula":"p","outcome":"contradiction","method":{e},"tier":{e}}}"#),
+        format!(r#"{{"kind":"revise","session":{e},"trigger":{e},"retracted":[{e}],"policy":{e}}}"#),
+        format!(r#"{{"kind":"retract","session":{e},"target":{e},"reason":{e}}}"#),
+        format!(r#"{{"kind":"intention","session":{e},"id":{e},"type":{e},"goal":{e},"satisfaction":{e}}}"#),
+        format!(r#"{{"kind":"plan","session":{e},"id":{e},"steps":[{{"id":{e},"kind":{e},"deps":[]}}]}}"#),
+        format!(r#"{{"kind":"log","session":{e},"level":"error","message":{e}}}"#),
+        format!(r#"{{"kind":{e},"session":{e},"x":{e}}}"#),
+    ]
+    .join("\n")
+}
+
+#[test]
+fn hostile_trace_never_puts_control_characters_on_screen() {
+    let mut app = app_for("hostile.jsonl", hostile().as_bytes());
+    let n = app.sess().unwrap().len();
+    assert_eq!(n, 10);
+    let mut r = None;
+    press(&mut app, &mut r, "g");
+    for i in 0..n {
+        app.cursor = i;
+        for (zoom, p) in std::iter::once((false, Pane::Sigma)).chain(Pane::ALL.map(|p| (true, p))) {
+            app.zoom = zoom;
+            app.focus = p;
+            app.detail_from = Pane::Timeline;
+            for (w, h) in [(160, 45), (70, 20)] {
+                let s = render_text(&mut app, w, h);
+                assert!(is_clean(&s), "step {} pane {:?}:\n{s}", i + 1, p);
+                assert!(!s.contains('\u{1b}'));
+            }
+        }
+    }
+    // The escapes are shown as visible markers, not dropped.
+    app.cursor = 8;
+    app.focus = Pane::Detail;
+    let s = render_text(&mut app, 200, 60);
+    assert!(s.contains('␛'), "{s}");
+    // And typed into the REPL, they are only text.
+    press(&mut app, &mut r, ":sigma<enter>");
+    let s = render_text(&mut app, 200, 60);
+    assert!(is_clean(&s));
+}
+
+#[test]
+fn recomputed_verdicts_mark_the_mismatched_claim() {
+    use doxascope::tui::recompute::verdicts;
+    let mut app = sample("alice-bob-norms.jsonl");
+    let mut r = None;
+    assert_eq!(press(&mut app, &mut r, "R"), vec![Effect::Recompute]);
+    assert_eq!(app.auto_recompute(), vec![Effect::Recompute]);
+    let (events, positions, version, session) = app.recompute_input().unwrap();
+    app.on_verdicts(verdicts(events, &positions, version, session));
+    let v = app.verdicts.clone().unwrap();
+    // docs/samples.md: exactly one claim disagrees, at step 17 (claimed ungrounded, the
+    // solver says entailed).
+    assert_eq!(v.mismatches(), 1);
+    let s = app.sess().unwrap();
+    let (_, pos17) = *s.verifies.iter().find(|&&(st, _)| st == 17).unwrap();
+    assert_eq!(v.by_pos[&pos17].outcome, "entailed");
+    assert_eq!(v.by_pos[&pos17].agrees, Some(false));
+    app.focus = Pane::Verify;
+    app.zoom = true;
+    let screen = render_text(&mut app, 120, 20);
+    assert!(screen.contains("≠ entailed"), "{screen}");
+    assert!(screen.contains("= contradiction"), "{screen}");
+    assert!(screen.contains("findings: 1"), "{screen}");
+}

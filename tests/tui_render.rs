@@ -1,0 +1,203 @@
+//! Render tests: every pane on the samples at two sizes, against snapshot files in
+//! `tests/snapshots/` (text only; styles are asserted separately). A missing or different
+//! snapshot fails; run with `UPDATE_SNAPSHOTS=1` to write them, then review the diff.
+//!
+//! Besides snapshots, each test asserts the content a user relies on, so a snapshot
+//! accepted by mistake does not hide a regression.
+
+use std::path::PathBuf;
+
+use doxascope::tui::app::{App, Pane};
+use doxascope::tui::data::Store;
+use doxascope::tui::highlight;
+use doxascope::tui::text::is_clean;
+use doxascope::tui::theme::Theme;
+use doxascope::tui::ui::render_text;
+
+fn sample(name: &str) -> App {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("sample-traces")
+        .join(name);
+    let bytes = std::fs::read(&path).expect("sample exists");
+    highlight::load_now();
+    let store = Store::from_bytes(name, &bytes);
+    App::new(store, Theme::builtin("dark").expect("dark theme"))
+}
+
+fn snapshot(name: &str, text: &str) {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/snapshots")
+        .join(format!("{name}.txt"));
+    if std::env::var_os("UPDATE_SNAPSHOTS").is_some() {
+        std::fs::write(&path, text).expect("write snapshot");
+        return;
+    }
+    let want = std::fs::read_to_string(&path)
+        .unwrap_or_else(|_| panic!("missing snapshot {path:?}; run with UPDATE_SNAPSHOTS=1"));
+    if want != text {
+        panic!("snapshot {name} differs.\n--- want\n{want}\n--- got\n{text}");
+    }
+}
+
+fn zoomed(app: &mut App, pane: Pane, w: u16, h: u16) -> String {
+    app.focus = pane;
+    app.detail_from = if matches!(
+        pane,
+        Pane::Sigma | Pane::Verify | Pane::Retract | Pane::Timeline
+    ) {
+        pane
+    } else {
+        Pane::Timeline
+    };
+    app.zoom = true;
+    render_text(app, w, h)
+}
+
+const SIZES: [(u16, u16); 2] = [(100, 30), (60, 16)];
+
+#[test]
+fn sigma_pane_shows_beliefs_with_status_and_retractions() {
+    for (w, h) in SIZES {
+        let mut app = sample("greedysat-stress.jsonl");
+        let s = zoomed(&mut app, Pane::Sigma, w, h);
+        snapshot(&format!("sigma_greedysat_{w}x{h}"), &s);
+        assert!(s.contains("Σ beliefs"), "{s}");
+        assert!(
+            s.contains("retracted@"),
+            "retracted beliefs are shown as such:\n{s}"
+        );
+        assert!(is_clean(&s));
+    }
+    // At the last step of the treasure hunt the map's belief is active with its confidence.
+    let mut app = sample("treasure-hunt.jsonl");
+    let s = zoomed(&mut app, Pane::Sigma, 120, 20);
+    assert!(
+        s.contains("t2-map-b") && s.contains("0.95") && s.contains("tool:ask_map"),
+        "{s}"
+    );
+}
+
+#[test]
+fn plan_pane_draws_the_dag_and_falls_back_when_narrow() {
+    for (w, h) in SIZES {
+        let mut app = sample("kipchoge-bdi.jsonl");
+        let s = zoomed(&mut app, Pane::Plan, w, h);
+        snapshot(&format!("plan_kipchoge_{w}x{h}"), &s);
+        assert!(s.contains("intention int-1"), "{s}");
+        assert!(s.contains("plan plan-2"), "{s}");
+    }
+    let mut app = sample("kipchoge-bdi.jsonl");
+    let wide = zoomed(&mut app, Pane::Plan, 120, 40);
+    assert!(wide.contains("┌") && wide.contains("✓ S1 fetch"), "{wide}");
+    // Too narrow for the S1/S2 layer side by side: one line per step with its dependencies.
+    let narrow = zoomed(&mut app, Pane::Plan, 26, 30);
+    assert!(narrow.contains("✓ S3 compute ← S1, S2"), "{narrow}");
+    // Back in time the later steps are pending and one is running.
+    app.follow = false;
+    app.cursor = 27;
+    let mid = zoomed(&mut app, Pane::Plan, 120, 40);
+    assert!(mid.contains("·") || mid.contains("▶"), "{mid}");
+}
+
+#[test]
+fn verification_pane_lists_claims_newest_first() {
+    for (w, h) in SIZES {
+        let mut app = sample("treasure-hunt.jsonl");
+        let s = zoomed(&mut app, Pane::Verify, w, h);
+        snapshot(&format!("verify_treasure_{w}x{h}"), &s);
+        assert!(s.contains("claimed"), "{s}");
+    }
+    let mut app = sample("treasure-hunt.jsonl");
+    let s = zoomed(&mut app, Pane::Verify, 120, 20);
+    let contra = s
+        .find("contradiction")
+        .expect("the contradiction claim is listed");
+    let newinfo = s.find("newinfo").expect("a newinfo claim is listed");
+    assert!(contra < newinfo, "newest first:\n{s}");
+}
+
+#[test]
+fn retractions_pane_shows_trigger_dropped_and_policy() {
+    for (w, h) in SIZES {
+        let mut app = sample("greedysat-stress.jsonl");
+        let s = zoomed(&mut app, Pane::Retract, w, h);
+        snapshot(&format!("retract_greedysat_{w}x{h}"), &s);
+        assert!(s.contains("revise"), "{s}");
+    }
+    let mut app = sample("greedysat-stress.jsonl");
+    let s = zoomed(&mut app, Pane::Retract, 140, 20);
+    assert!(s.contains("trigger b9 dropped b4 policy greedy"), "{s}");
+}
+
+#[test]
+fn timeline_pane_marks_kinds_flags_and_draws_the_density_strip() {
+    for (w, h) in SIZES {
+        let mut app = sample("greedysat-stress.jsonl");
+        let s = zoomed(&mut app, Pane::Timeline, w, h);
+        snapshot(&format!("timeline_greedysat_{w}x{h}"), &s);
+        assert!(s.contains("revise"), "{s}");
+        assert!(s.contains('█'), "contradictions on the density strip:\n{s}");
+    }
+}
+
+#[test]
+fn detail_pane_shows_provenance_and_raw_json() {
+    for (w, h) in SIZES {
+        let mut app = sample("dns-troubleshooting.jsonl");
+        app.follow = false;
+        app.cursor = 5;
+        let s = zoomed(&mut app, Pane::Detail, w, h);
+        snapshot(&format!("detail_dns_{w}x{h}"), &s);
+        assert!(
+            s.contains("dns-troubleshooting.jsonl:6"),
+            "provenance to file:line:\n{s}"
+        );
+    }
+    let mut app = sample("treasure-hunt.jsonl");
+    let s = zoomed(&mut app, Pane::Detail, 120, 40);
+    assert!(s.contains("raw event") && s.contains("\"kind\""), "{s}");
+}
+
+#[test]
+fn full_screen_of_every_sample() {
+    for name in [
+        "alice-bob-norms.jsonl",
+        "dns-troubleshooting.jsonl",
+        "greedysat-stress.jsonl",
+        "kipchoge-bdi.jsonl",
+        "treasure-hunt.jsonl",
+    ] {
+        let mut app = sample(name);
+        let s = render_text(&mut app, 160, 45);
+        snapshot(&format!("screen_{}", name.trim_end_matches(".jsonl")), &s);
+        assert!(s.contains(&format!("session {name}")), "{s}");
+        for p in Pane::ALL {
+            assert!(s.contains(p.title()), "{} missing:\n{s}", p.title());
+        }
+        assert!(is_clean(&s));
+    }
+}
+
+#[test]
+fn no_panic_at_any_size() {
+    let mut app = sample("kipchoge-bdi.jsonl");
+    app.help = true;
+    let mut sizes: Vec<(u16, u16)> = Vec::new();
+    for w in [1u16, 2, 5, 19, 20, 21, 40, 80, 89, 90, 91, 120, 200, 500] {
+        for h in [1u16, 2, 3, 5, 6, 7, 12, 21, 22, 23, 40, 60, 200] {
+            sizes.push((w, h));
+        }
+    }
+    for (w, h) in sizes {
+        // The split layout once, then each pane alone (zoomed): every drawing path.
+        let views = std::iter::once((false, Pane::Repl)).chain(Pane::ALL.map(|p| (true, p)));
+        for (zoom, p) in views {
+            app.zoom = zoom;
+            app.focus = p;
+            let s = render_text(&mut app, w, h);
+            assert_eq!(s.lines().count(), usize::from(h), "{w}x{h}");
+        }
+    }
+    let s = render_text(&mut app, 10, 3);
+    assert!(s.contains("terminal"), "{s}");
+}
