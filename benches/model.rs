@@ -7,7 +7,8 @@
 //! 2. Recomputation: every session of a generated 100,000-event trace is recomputed with the
 //!    solver (what `doxascope audit` runs); prints the time and the verify count.
 //!
-//! `cargo bench --bench model` (set `DOXASCOPE_BENCH_EVENTS` to change the trace size).
+//! `cargo bench --bench model` (set `DOXASCOPE_BENCH_EVENTS` to change the trace size,
+//! `DOXASCOPE_BENCH_ONLY=timetravel|recompute` to run one part).
 
 use std::fs::File;
 use std::io::BufWriter;
@@ -15,18 +16,45 @@ use std::time::{Duration, Instant};
 
 use doxascope::model::{Model, RecomputeOptions};
 use doxascope::trace::generate::{GenConfig, write_mixed};
+use doxascope::trace::{ReaderConfig, TraceLog};
 
-/// Peak resident memory of this process in KiB (Linux), 0 when unavailable.
-fn vm_hwm_kib() -> u64 {
+/// A field of /proc/self/status in KiB (Linux), 0 when unavailable.
+fn status_kib(field: &str) -> u64 {
     std::fs::read_to_string("/proc/self/status")
         .ok()
         .and_then(|s| {
             s.lines()
-                .find(|l| l.starts_with("VmHWM:"))
+                .find(|l| l.starts_with(field))
                 .and_then(|l| l.split_whitespace().nth(1).map(str::to_string))
         })
         .and_then(|v| v.parse().ok())
         .unwrap_or(0)
+}
+
+/// CPU time of the whole process (all threads, the solver's included) in seconds, from
+/// /proc/self/stat (clock ticks, assumed 100 per second).
+fn cpu_seconds() -> f64 {
+    std::fs::read_to_string("/proc/self/stat")
+        .ok()
+        .and_then(|s| {
+            // Fields after the parenthesized command name; utime and stime are 14 and 15.
+            let rest = s.rsplit_once(')')?.1.to_string();
+            let f: Vec<&str> = rest.split_whitespace().collect();
+            let u: f64 = f.get(11)?.parse().ok()?;
+            let k: f64 = f.get(12)?.parse().ok()?;
+            Some((u + k) / 100.0)
+        })
+        .unwrap_or(0.0)
+}
+
+/// Peak resident memory (VmHWM) in KiB.
+fn vm_hwm_kib() -> u64 {
+    status_kib("VmHWM:")
+}
+
+/// Current resident memory (VmRSS) in KiB.
+fn vm_rss_kib() -> u64 {
+    status_kib("VmRSS:")
 }
 
 struct Rng(u64);
@@ -58,8 +86,16 @@ fn time_travel(events: u64) {
     };
     let base = vm_hwm_kib();
     let t0 = Instant::now();
-    let model = Model::load(&[&path]).expect("load");
-    let load = t0.elapsed();
+    let mut log = TraceLog::new();
+    let f = File::open(&path).expect("open");
+    log.read_from("big.jsonl", f, ReaderConfig::default())
+        .expect("read");
+    let read = t0.elapsed();
+    let rss_log = vm_rss_kib();
+    let t1 = Instant::now();
+    let model = Model::from_log(log);
+    let replay = t1.elapsed();
+    let rss_model = vm_rss_kib();
     let peak = vm_hwm_kib();
     let mut rng = Rng(7);
     let mut times: Vec<Duration> = Vec::new();
@@ -81,7 +117,11 @@ fn time_travel(events: u64) {
         model.timelines().len(),
         bytes as f64 / 1048576.0
     );
-    println!("  load (read + replay): {:.2} s", load.as_secs_f64());
+    println!(
+        "  load: read {:.2} s + replay {:.2} s",
+        read.as_secs_f64(),
+        replay.as_secs_f64()
+    );
     println!(
         "  move to a random step (Σ + BDI), 100 moves: median {:.3} ms, max {:.3} ms \
          ({sizes} items returned)",
@@ -89,10 +129,17 @@ fn time_travel(events: u64) {
         times[times.len() - 1].as_secs_f64() * 1e3
     );
     println!(
-        "  memory: VmHWM {:.1} MiB (before load {:.1} MiB) = {:.2}x the file size",
+        "  memory: VmHWM {:.1} MiB (before load {:.1} MiB) = {:.2}x the file size; \
+         VmRSS after reading {:.1} MiB ({:.2}x), after the replay {:.1} MiB (model's own share \
+         {:.1} MiB = {:.2}x the file size)",
         peak as f64 / 1024.0,
         base as f64 / 1024.0,
-        peak as f64 * 1024.0 / bytes as f64
+        peak as f64 * 1024.0 / bytes as f64,
+        rss_log as f64 / 1024.0,
+        rss_log as f64 * 1024.0 / bytes as f64,
+        rss_model as f64 / 1024.0,
+        (rss_model as f64 - rss_log as f64) / 1024.0,
+        (rss_model as f64 - rss_log as f64) * 1024.0 / bytes as f64
     );
 }
 
@@ -109,6 +156,7 @@ fn recompute(events: u64) {
     .expect("write");
     let model = Model::from_bytes("gen.jsonl", &buf);
     let start = Instant::now();
+    let cpu0 = cpu_seconds();
     let mut verifies = 0;
     let mut unknown = 0;
     for s in model.sessions() {
@@ -119,8 +167,10 @@ fn recompute(events: u64) {
         unknown += r.verifies.iter().filter(|v| v.result.is_err()).count();
     }
     println!(
-        "recompute: {events} events, {verifies} verify events ({unknown} unknown): {:.2} s",
-        start.elapsed().as_secs_f64()
+        "recompute: {events} events, {verifies} verify events ({unknown} unknown): {:.2} s \
+         wall, {:.2} s CPU (all threads)",
+        start.elapsed().as_secs_f64(),
+        cpu_seconds() - cpu0
     );
 }
 
@@ -129,7 +179,12 @@ fn main() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(1_000_000);
+    let only = std::env::var("DOXASCOPE_BENCH_ONLY").unwrap_or_default();
     // Time travel first: VmHWM is a process-wide peak, so nothing may run before it.
-    time_travel(events);
-    recompute(events / 10);
+    if only != "recompute" {
+        time_travel(events);
+    }
+    if only != "timetravel" {
+        recompute(events / 10);
+    }
 }

@@ -12,6 +12,7 @@
 #![forbid(unsafe_code)]
 
 pub mod cli;
+pub mod demo;
 pub mod logic;
 pub mod model;
 pub mod repl;

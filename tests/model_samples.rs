@@ -221,8 +221,19 @@ fn kipchoge_plan_dag_statuses() {
     assert!(p1.dangling().is_empty());
     assert!(b.ground_belief("kipchoge_marathon_time").is_none());
     assert!(b.ground_belief("marathon_record_time").is_some());
-    // At step 17, S1 is still in flight: not deadlocked.
+    // At step 17, S1 is still in flight: not deadlocked. At 18 S1 is done but awaiting its
+    // verdict (in flight, convention 9), so not yet deadlocked either.
     assert!(!at(17).plan("plan-1").unwrap().deadlocked());
+    let p18 = at(18);
+    let p1 = p18.plan("plan-1").unwrap();
+    assert_eq!(p1.in_flight(), ["S1"]);
+    assert!(!p1.deadlocked());
+    // Plan-2 never deadlocks: between a step's done and its verdict it is in flight.
+    for t in 21..=40 {
+        if let Some(p2) = at(t).plan("plan-2") {
+            assert!(!p2.deadlocked(), "plan-2 at {t}");
+        }
+    }
 
     let b = at(40);
     let p2 = b.plan("plan-2").unwrap();

@@ -8,6 +8,7 @@
 //! through [`crate::sanitize`] first, so a hostile trace cannot drive the terminal.
 
 mod audit;
+mod demo;
 mod export;
 mod repl;
 mod validate;
@@ -37,6 +38,11 @@ enum Command {
     /// Exit 0 when there are no errors (warnings allowed), 1 if any line has an error, 2 if a
     /// file cannot be read.
     Validate(validate::Args),
+    /// The belief-revision demo (seed 003): a synthetic world and a simulated agent.
+    ///
+    /// Plays a dialogue live, writes it as a trace (`--headless --out FILE`), or prints
+    /// baseline vs solver in the shape of seed 003's Table 1 (`--eval --dialogues N`).
+    Demo(demo::Args),
     /// Print Σ (the active beliefs) at a step as DIMACS, SMT-LIB, a prompt list or JSON.
     Export(export::Args),
     /// The REPL without the TUI: commands on stdin, one result per command on stdout.
@@ -61,6 +67,7 @@ pub fn main() -> i32 {
     };
     match cli.command {
         Command::Validate(args) => validate::run(&args),
+        Command::Demo(args) => demo::run(&args),
         Command::Export(args) => export::run(&args),
         Command::Repl(args) => repl::run(&args),
         Command::Audit(args) => audit::run(&args),

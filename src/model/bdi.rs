@@ -305,6 +305,16 @@ impl StepView<'_> {
         self.checks.iter().rev().find(|c| c.tier == Some(tier))
     }
 
+    /// Done, but no postcondition verdict recorded after it finished.
+    pub fn awaiting_verification(&self) -> bool {
+        let done_at = self.events.last().map_or(0, |e| e.0);
+        self.state == StepState::Done
+            && !self
+                .checks
+                .iter()
+                .any(|c| c.ok.is_some() && c.step >= done_at)
+    }
+
     /// Whether the postcondition was verified (the latest check with a verdict passed).
     pub fn verified(&self) -> bool {
         self.checks.iter().rev().find_map(|c| c.ok).unwrap_or(false)
@@ -425,11 +435,20 @@ impl PlanView<'_> {
         self.steps.iter().all(|s| s.state == StepState::Done)
     }
 
+    /// Steps in flight: dispatched, or done and still awaiting their postcondition verdict
+    /// (convention 9 of `docs/samples.md`: the harness checks every step right after it
+    /// finishes, so that window is not a deadlock).
+    pub fn in_flight(&self) -> Vec<&str> {
+        self.steps
+            .iter()
+            .filter(|s| s.state == StepState::Dispatched || s.awaiting_verification())
+            .map(|s| s.def.id.as_str())
+            .collect()
+    }
+
     /// Deadlocked: incomplete, nothing in flight, nothing ready.
     pub fn deadlocked(&self) -> bool {
-        !self.complete()
-            && !self.steps.iter().any(|s| s.state == StepState::Dispatched)
-            && self.ready().is_empty()
+        !self.complete() && self.in_flight().is_empty() && self.ready().is_empty()
     }
 }
 

@@ -151,11 +151,17 @@ pub struct AnnounceResult {
     pub gate: Gate,
     /// Whether Σ is consistent right after it.
     pub consistent_after: bool,
-    /// When not: a minimal conflicting subset of Σ (ids), rules and norms included.
+    /// When not: a minimal conflicting subset of Σ (ids), rules and norms included. It is
+    /// always computed when this announcement made Σ inconsistent; while Σ stays
+    /// inconsistent it is the conflict found earlier if that is still wholly in Σ, else empty
+    /// (call `consistent` on a state to get one).
     pub conflict: Vec<String>,
     /// A rule or norm that contradicted the rules and norms already held: the engine refused
     /// it as hard, so it is mirrored as a retractable belief (Σ is then inconsistent).
     pub hard_conflict: bool,
+    /// Whether Σ was consistent just before: `consistent_before && !consistent_after` is the
+    /// announcement that made Σ inconsistent (seed 000, Table 1, step 5).
+    pub consistent_before: bool,
 }
 
 /// An `announce` event, recomputed.
@@ -211,9 +217,8 @@ pub struct RetractedCheck {
     pub was_active: bool,
     /// Whether it lies in a minimal conflicting subset of Σ just before the revise:
     /// `Some(false)` when Σ was consistent (or it was not active), `Some(true)` when it is in
-    /// the conflict found or Σ without it is consistent (then it is in every conflict),
-    /// `None` when Σ has several conflicts and the one found does not contain it (membership
-    /// in *some* minimal conflict is not decided).
+    /// the minimal conflict the engine found, `None` otherwise: Σ may have several conflicts,
+    /// and membership in *some* minimal conflict other than the one found is not decided.
     pub in_conflict: Option<bool>,
 }
 
@@ -279,6 +284,16 @@ struct Mirror {
     /// The domain the quantified beliefs are grounded over.
     grounded: BTreeSet<String>,
     cap: u64,
+    /// Whether Σ is satisfiable, when known. Adding a belief keeps an inconsistent Σ
+    /// inconsistent, retracting keeps a consistent Σ consistent, and a gate verdict other
+    /// than `contradiction` proves Σ ∧ φ consistent, so most events need no extra solve.
+    /// While Σ is known inconsistent, Θ is `contradiction` for every Δ and every formula is
+    /// entailed, which needs no solve either: this is what keeps the pass fast on traces that
+    /// stay inconsistent for long stretches.
+    known_sat: Option<bool>,
+    /// A minimal conflicting subset of Σ, computed on demand while Σ is inconsistent. It stays
+    /// valid while beliefs are only added and while retractions miss it.
+    known_conflict: Option<Vec<String>>,
 }
 
 fn role(r: Role) -> EngineRole {
@@ -335,6 +350,7 @@ impl Mirror {
             }
         }
         self.grounded = domain.clone();
+        self.forget();
         Ok(())
     }
 
@@ -347,7 +363,13 @@ impl Mirror {
 
     fn add(&mut self, spec: BeliefSpec, raw: &Formula) -> Result<bool, Unknown> {
         let id = spec.id.clone();
+        let replaces = self.engine.belief(&id).is_some();
         self.remove(&id);
+        if replaces {
+            self.forget();
+        } else if self.known_sat == Some(true) {
+            self.known_sat = None;
+        }
         let mut cs = BTreeSet::new();
         ground::constants(raw, &mut cs);
         for c in &cs {
@@ -392,21 +414,77 @@ impl Mirror {
 
     fn retract(&mut self, id: &str) -> Result<bool, Unknown> {
         self.remove(id);
+        if self.known_sat == Some(false)
+            && self
+                .known_conflict
+                .as_ref()
+                .is_none_or(|c| c.iter().any(|x| x == id))
+        {
+            self.forget();
+        }
         Ok(self.engine.retract(id)?)
     }
 
-    fn consistent(&mut self) -> Result<(bool, Vec<String>), Unknown> {
+    fn forget(&mut self) {
+        self.known_sat = None;
+        self.known_conflict = None;
+    }
+
+    fn sync_active(&mut self) -> Result<(), Unknown> {
         let domain: BTreeSet<String> = self.consts.keys().cloned().collect();
-        self.sync(&domain)?;
+        self.sync(&domain)
+    }
+
+    /// Whether Σ is satisfiable (one solve at most, no conflict computed).
+    fn sat(&mut self) -> Result<bool, Unknown> {
+        self.sync_active()?;
+        if let Some(k) = self.known_sat {
+            return Ok(k);
+        }
+        let sat = self.engine.check(&Formula::True, None)?.theta != Outcome::Contradiction;
+        self.known_sat = Some(sat);
+        Ok(sat)
+    }
+
+    /// Whether Σ is consistent, and a minimal conflict when not.
+    fn consistent(&mut self) -> Result<(bool, Vec<String>), Unknown> {
+        if self.sat()? {
+            return Ok((true, Vec::new()));
+        }
+        if let Some(c) = &self.known_conflict {
+            return Ok((false, c.clone()));
+        }
         let c = self.engine.consistent()?;
+        self.known_sat = Some(c.consistent);
+        self.known_conflict = (!c.consistent).then(|| c.conflict.clone());
         Ok((c.consistent, c.conflict))
+    }
+
+    /// The cited ids that are not active.
+    fn missing(&self, because: &[String]) -> Vec<String> {
+        because
+            .iter()
+            .filter(|id| self.engine.belief(id).is_none())
+            .cloned()
+            .collect()
     }
 
     fn gate(&mut self, f: &Formula, because: &[Text]) -> Result<Gate, Unknown> {
         let g = self.prepare(f)?;
         let because: Vec<String> = because.iter().map(|b| b.to_string()).collect();
+        if self.known_sat == Some(false) {
+            return Ok(Gate {
+                theta: Outcome::Contradiction,
+                outcome: Outcome::Contradiction,
+                missing_citations: self.missing(&because),
+            });
+        }
         let cited = (!because.is_empty()).then_some(because.as_slice());
         let c = self.engine.check(&g, cited)?;
+        if c.theta != Outcome::Contradiction {
+            // Σ ∧ Δ is satisfiable, so Σ is.
+            self.known_sat = Some(true);
+        }
         Ok(Gate {
             theta: c.theta,
             outcome: c.outcome,
@@ -455,6 +533,8 @@ pub fn recompute(tl: &Timeline, log: &TraceLog, opts: &RecomputeOptions) -> Reco
         belief_consts: HashMap::new(),
         grounded: BTreeSet::new(),
         cap: opts.instance_cap,
+        known_sat: Some(true),
+        known_conflict: None,
     };
     // Record index by announce event, and record index ended by each event.
     let mut record_of: HashMap<u32, u32> = HashMap::new();
@@ -501,6 +581,7 @@ pub fn recompute(tl: &Timeline, log: &TraceLog, opts: &RecomputeOptions) -> Reco
                 };
                 let result = parse_formula(&a.formula).and_then(|f| {
                     let gate = m.gate(&f, &a.because)?;
+                    let consistent_before = m.sat()?;
                     let mut hard_conflict = false;
                     if record.is_some() {
                         let c = a.confidence;
@@ -514,14 +595,35 @@ pub fn recompute(tl: &Timeline, log: &TraceLog, opts: &RecomputeOptions) -> Reco
                             .role(role(a.role))
                             .confidence(conf)
                             .step(step as u64);
+                        let replaces = m.engine.belief(&id).is_some();
                         hard_conflict = m.add(spec, &f)?;
+                        // Σ ∧ φ was satisfiable, so Σ plus the new belief is consistent:
+                        // no solve needed. (Only when nothing was replaced or re-grounded,
+                        // which could change Σ beyond adding φ.)
+                        if gate.theta != Outcome::Contradiction
+                            && !replaces
+                            && !hard_conflict
+                            && m.quantified.is_empty()
+                        {
+                            m.known_sat = Some(true);
+                        }
                     }
-                    let (consistent_after, conflict) = m.consistent()?;
+                    let consistent_after = m.sat()?;
+                    // The conflict is computed when Σ becomes inconsistent; while it stays so,
+                    // the one found then is repeated if still valid.
+                    let conflict = if consistent_after {
+                        Vec::new()
+                    } else if consistent_before {
+                        m.consistent()?.1
+                    } else {
+                        m.known_conflict.clone().unwrap_or_default()
+                    };
                     Ok(AnnounceResult {
                         gate,
                         consistent_after,
                         conflict,
                         hard_conflict,
+                        consistent_before,
                     })
                 });
                 out.announces.push(AnnounceCheck {
@@ -545,6 +647,10 @@ pub fn recompute(tl: &Timeline, log: &TraceLog, opts: &RecomputeOptions) -> Reco
             Body::Query(q) => {
                 let result = parse_formula(&q.formula).and_then(|f| {
                     let g = m.prepare(&f)?;
+                    if m.known_sat == Some(false) {
+                        // Everything follows from an inconsistent Σ (as the engine says).
+                        return Ok(Entails::Entailed);
+                    }
                     Ok(m.engine.entails(&g)?.result)
                 });
                 out.queries.push(QueryResult {

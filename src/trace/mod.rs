@@ -32,8 +32,10 @@
 
 pub mod event;
 mod fields;
+pub mod follow;
 pub mod generate;
 pub mod index;
+pub mod live;
 pub mod reader;
 pub mod time;
 

@@ -1,0 +1,314 @@
+//! `doxascope demo`: the built-in belief-revision demo (contract §1, seed 003).
+//!
+//! Three modes: `--headless --out FILE` writes the solver runs as a trace; `--eval` prints
+//! the Table 1 comparison of baseline and solver; without either, the dialogue plays live.
+//! Live play prints turn by turn to stdout at a readable pace (`--speed`), rendered from the
+//! same events a viewer would receive, through the same pacing [`Player`] the TUI can drive.
+
+use std::fs::File;
+use std::io::{self, BufWriter, Write};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::demo::eval::{evaluate, table};
+use crate::demo::player::{MAX_SPEED, MIN_SPEED, Player};
+use crate::demo::{DemoConfig, DemoEvents, Schedule, write_trace};
+use crate::logic::revise::Policy;
+use crate::sanitize::sanitize;
+use crate::trace::Event;
+
+use super::{EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE};
+
+/// Arguments of `demo`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    /// Question schedule: `random` or `stress` [default: stress; `--eval` without it runs
+    /// both].
+    #[arg(long, value_name = "random|stress", value_parser = parse_schedule)]
+    schedule: Option<Schedule>,
+    /// Random seed: the same seed gives the same worlds, questions, replies and revisions.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    seed: u64,
+    /// Turns per dialogue.
+    #[arg(long, value_name = "N", default_value_t = 10,
+          value_parser = clap::value_parser!(u64).range(1..=10_000))]
+    turns: u64,
+    /// The simulated agent's error rate X in [0, 1]; a question's slip probability is X times
+    /// a weight that is higher for negated questions and for facts that follow from rules.
+    #[arg(long, value_name = "X", default_value_t = 0.1, value_parser = parse_rate)]
+    error_rate: f64,
+    /// Revision policy of the solver-augmented run: greedy, recency, confidence, reject, flag.
+    #[arg(long, value_name = "P", default_value = "greedy", value_parser = parse_policy)]
+    policy: Policy,
+    /// Write the trace instead of playing (requires `--out`).
+    #[arg(long, requires = "out", conflicts_with = "eval")]
+    headless: bool,
+    /// The trace file for `--headless` (`-` for standard output).
+    #[arg(long, value_name = "FILE", requires = "headless")]
+    out: Option<PathBuf>,
+    /// Print baseline vs solver in the shape of seed 003's Table 1.
+    #[arg(long)]
+    eval: bool,
+    /// Number of dialogues [default: 120 with `--eval`, otherwise 1].
+    #[arg(long, value_name = "N",
+          value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    dialogues: Option<u64>,
+    /// Live play speed factor (0.125 to 64; 1 is about two seconds per turn).
+    #[arg(long, value_name = "X", default_value_t = 1.0, value_parser = parse_speed)]
+    speed: f64,
+}
+
+fn parse_schedule(s: &str) -> Result<Schedule, String> {
+    Schedule::parse(s).ok_or_else(|| format!("expected `random` or `stress`, got {s:?}"))
+}
+
+fn parse_policy(s: &str) -> Result<Policy, String> {
+    Policy::parse(s).ok_or_else(|| {
+        format!("expected one of greedy, recency, confidence, reject, flag; got {s:?}")
+    })
+}
+
+fn parse_rate(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(x) if (0.0..=1.0).contains(&x) => Ok(x),
+        _ => Err(format!("expected a number between 0 and 1, got {s:?}")),
+    }
+}
+
+fn parse_speed(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(x) if (MIN_SPEED..=MAX_SPEED).contains(&x) => Ok(x),
+        _ => Err(format!(
+            "expected a number between {MIN_SPEED} and {MAX_SPEED}, got {s:?}"
+        )),
+    }
+}
+
+/// Runs `demo` and returns the exit code.
+pub(crate) fn run(args: &Args) -> i32 {
+    let cfg = DemoConfig {
+        schedule: args.schedule.unwrap_or(Schedule::Stress),
+        seed: args.seed,
+        turns: args.turns as usize,
+        error_rate: args.error_rate,
+        policy: args.policy,
+    };
+    if args.eval {
+        let n = args.dialogues.unwrap_or(120) as usize;
+        let schedules = match args.schedule {
+            Some(s) => vec![s],
+            None => vec![Schedule::Random, Schedule::Stress],
+        };
+        let mut evals = Vec::new();
+        for s in schedules {
+            match evaluate(&DemoConfig { schedule: s, ..cfg }, n) {
+                Ok(e) => evals.push(e),
+                Err(e) => {
+                    eprintln!("doxascope demo: {e}");
+                    return EXIT_PROBLEMS;
+                }
+            }
+        }
+        print!("{}", table(&cfg, &evals));
+        return EXIT_OK;
+    }
+    let n = args.dialogues.unwrap_or(1) as usize;
+    if args.headless {
+        return headless(&cfg, n, args.out.as_deref());
+    }
+    live(cfg, n, args.speed)
+}
+
+fn headless(cfg: &DemoConfig, n: usize, out: Option<&std::path::Path>) -> i32 {
+    let Some(path) = out else {
+        eprintln!("doxascope demo: --headless needs --out FILE");
+        return EXIT_USAGE;
+    };
+    let shown = if path.as_os_str() == "-" {
+        "standard output".to_string()
+    } else {
+        sanitize(&path.to_string_lossy())
+    };
+    let result = if path.as_os_str() == "-" {
+        write_trace(cfg, n, BufWriter::new(io::stdout().lock()))
+    } else {
+        match File::create(path) {
+            Ok(f) => write_trace(cfg, n, BufWriter::new(f)),
+            Err(e) => {
+                eprintln!("doxascope demo: cannot create {shown}: {e}");
+                return EXIT_USAGE;
+            }
+        }
+    };
+    match result {
+        Ok(lines) => {
+            eprintln!("doxascope demo: wrote {lines} events ({n} dialogue(s)) to {shown}");
+            EXIT_OK
+        }
+        Err(e) => {
+            eprintln!("doxascope demo: {e}");
+            EXIT_PROBLEMS
+        }
+    }
+}
+
+fn live(cfg: DemoConfig, n: usize, speed: f64) -> i32 {
+    let mut player = Player::new(DemoEvents::new(cfg, n));
+    player.set_speed(speed, Instant::now());
+    let stdout = io::stdout();
+    let mut out = stdout.lock();
+    let mut text = TextView::default();
+    loop {
+        let now = Instant::now();
+        for ev in player.poll(now) {
+            if let Some(line) = text.render(&ev) {
+                // A closed pipe (`| head`) ends the demo quietly.
+                if writeln!(out, "{line}").and_then(|()| out.flush()).is_err() {
+                    return EXIT_OK;
+                }
+            }
+        }
+        if player.is_finished(now) {
+            return if text.errors > 0 {
+                EXIT_PROBLEMS
+            } else {
+                EXIT_OK
+            };
+        }
+        let wait = player.next_due(now).map_or(Duration::from_millis(50), |d| {
+            d.saturating_duration_since(now)
+        });
+        std::thread::sleep(wait.min(Duration::from_millis(250)));
+    }
+}
+
+/// Renders demo events as readable lines (from their JSON form, which is the contract).
+#[derive(Default)]
+struct TextView {
+    turn: u64,
+    errors: u64,
+}
+
+fn field<'a>(v: &'a Value, name: &str) -> &'a str {
+    v.get(name).and_then(Value::as_str).unwrap_or("")
+}
+
+impl TextView {
+    fn render(&mut self, ev: &Event) -> Option<String> {
+        let v = serde_json::to_value(ev).ok()?;
+        let line = match ev.kind_name() {
+            "session" => {
+                self.turn = 0;
+                let m = v.get("meta").cloned().unwrap_or(Value::Null);
+                format!(
+                    "\n== dialogue {} · {} schedule · seed {} · error rate {} · policy {} ==",
+                    m.get("dialogue").unwrap_or(&Value::Null),
+                    m.get("schedule").and_then(Value::as_str).unwrap_or("?"),
+                    m.get("seed").unwrap_or(&Value::Null),
+                    m.get("error_rate").unwrap_or(&Value::Null),
+                    m.get("policy").and_then(Value::as_str).unwrap_or("?"),
+                )
+            }
+            "world" => {
+                let list = |k: &str| -> Vec<String> {
+                    v.get(k)
+                        .and_then(Value::as_array)
+                        .map(|a| {
+                            a.iter()
+                                .filter_map(Value::as_str)
+                                .map(str::to_string)
+                                .collect()
+                        })
+                        .unwrap_or_default()
+                };
+                let atoms = list("atoms");
+                let truth = v.get("truth").and_then(Value::as_object);
+                let shown: Vec<String> = atoms
+                    .iter()
+                    .map(
+                        |a| match truth.and_then(|t| t.get(a)).and_then(Value::as_bool) {
+                            Some(true) => format!("{a}=T"),
+                            Some(false) => format!("{a}=F"),
+                            None => format!("{a}=?"),
+                        },
+                    )
+                    .collect();
+                format!(
+                    "world: {}   (truth by model checking; ? = the rules leave it open)\nrules and facts:",
+                    shown.join(" ")
+                )
+            }
+            "announce" if field(&v, "source") == "world" => format!(
+                "  {:<4} {:<14} {}",
+                field(&v, "id"),
+                field(&v, "formula"),
+                field(&v, "text")
+            ),
+            "turn" => {
+                self.turn += 1;
+                let reply = field(&v, "reply");
+                let truth = match v.get("truth") {
+                    Some(Value::Bool(true)) => "YES",
+                    Some(Value::Bool(false)) => "NO",
+                    Some(Value::String(s)) => s.as_str(),
+                    _ => "?",
+                };
+                let mark = if reply == truth { "" } else { "   <- slip" };
+                format!(
+                    "\nturn {:>2}  {}\n          reply {reply:<7}  (correct: {truth}){mark}",
+                    self.turn,
+                    field(&v, "question")
+                )
+            }
+            "verify" => format!(
+                "          gate: {} is {}",
+                field(&v, "formula"),
+                field(&v, "outcome")
+            ),
+            "announce" => format!(
+                "          commit {}: {}",
+                field(&v, "id"),
+                field(&v, "formula")
+            ),
+            "revise" => {
+                let gone: Vec<&str> = v
+                    .get("retracted")
+                    .and_then(Value::as_array)
+                    .map(|a| a.iter().filter_map(Value::as_str).collect())
+                    .unwrap_or_default();
+                if gone.is_empty() {
+                    format!(
+                        "          revise ({}): nothing retracted, Σ is now inconsistent",
+                        field(&v, "policy")
+                    )
+                } else {
+                    format!(
+                        "          revise ({}): retract {}",
+                        field(&v, "policy"),
+                        gone.join(", ")
+                    )
+                }
+            }
+            "retract" => format!(
+                "            - {}: {}",
+                field(&v, "target"),
+                field(&v, "reason")
+            ),
+            "log" => {
+                if field(&v, "level") == "error" {
+                    self.errors += 1;
+                }
+                format!("\n{}", field(&v, "message"))
+            }
+            _ => return None,
+        };
+        Some(sanitize_lines(&line))
+    }
+}
+
+/// Sanitizes each line separately, keeping the line breaks this view puts in itself.
+fn sanitize_lines(s: &str) -> String {
+    s.split('\n').map(sanitize).collect::<Vec<_>>().join("\n")
+}

@@ -1,0 +1,261 @@
+//! Dialogues and the two systems of seed 003: the unchecked baseline and the solver-augmented
+//! run (GreedySAT revision, or any other policy of the engine).
+//!
+//! A [`Dialogue`] is fixed before either system runs: world, questions, replies. Both systems
+//! then consume the same replies, so any difference between them is the solver's doing.
+//!
+//! Metrics follow seed 003. *Raw accuracy* compares each reply with the correct label.
+//! *Final accuracy* re-reads every question against the final belief state 𝓑_T: the atom's
+//! last surviving commitment, or, when there is none and 𝓡 ∪ 𝓑_T is satisfiable, what that
+//! theory entails (the "belief-state interpreter"). A dialogue is *inconsistent* when
+//! 𝓡 ∪ 𝓑_T is unsatisfiable. These are judged by the world's own model checker, not by the
+//! engine under test; the engine's own verdict is kept alongside so tests can compare them.
+
+use crate::logic::engine::{BeliefSpec, BeliefState, EngineError, Outcome, Role};
+use crate::logic::formula::Formula;
+use crate::logic::parse::parse;
+use crate::logic::revise::Policy;
+
+use super::agent::Agent;
+use super::rng::Rng;
+use super::schedule::{Label, Question, Schedule, questions};
+use super::world::{Lit, World};
+use super::{DemoConfig, DemoError};
+
+/// One turn of a dialogue as scripted before any system runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Turn {
+    /// 1-based turn number (τ in seed 003).
+    pub index: usize,
+    /// The question.
+    pub question: Question,
+    /// The question's text, as the agent saw it.
+    pub text: String,
+    /// The agent's reply.
+    pub reply: Label,
+    /// The correct answer (ground truth by model checking).
+    pub correct: Label,
+    /// The literal the reply commits to (`None` for UNKNOWN).
+    pub literal: Option<Lit>,
+}
+
+/// A scripted dialogue: world, questions and the agent's replies.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Dialogue {
+    /// 0-based dialogue number within the run.
+    pub index: usize,
+    /// The schedule its questions follow.
+    pub schedule: Schedule,
+    /// The world.
+    pub world: World,
+    /// The turns, in order.
+    pub turns: Vec<Turn>,
+}
+
+impl Dialogue {
+    /// Scripts dialogue `index` of the run `cfg` describes. Deterministic in (`cfg.seed`,
+    /// `index`, schedule, turns, error rate), independent of the other dialogues; the world
+    /// depends on the seed and index only, so both schedules ask about the same worlds.
+    pub fn script(cfg: &DemoConfig, index: usize) -> Dialogue {
+        let schedule = cfg.schedule;
+        let i = index as u64;
+        let mut wr = Rng::derive(cfg.seed, i, 1);
+        let n_atoms = 5 + wr.below(4);
+        let world = World::generate(&mut wr, n_atoms);
+        // The schedule gets its own stream so both schedules share worlds for a seed.
+        let mut qr = Rng::derive(cfg.seed, i, 2 + schedule as u64);
+        let qs = questions(&world, schedule, cfg.turns, &mut qr);
+        let mut ar = Rng::derive(cfg.seed, i, 4 + schedule as u64);
+        let agent = Agent::new(&world, cfg.error_rate, &mut ar);
+        let turns = qs
+            .into_iter()
+            .enumerate()
+            .map(|(k, question)| {
+                let reply = agent.answer(&world, &question, &mut ar);
+                Turn {
+                    index: k + 1,
+                    text: question.text(&world),
+                    correct: question.correct(&world),
+                    literal: question.literal(reply),
+                    reply,
+                    question,
+                }
+            })
+            .collect();
+        Dialogue {
+            index,
+            schedule,
+            world,
+            turns,
+        }
+    }
+
+    /// How many turns the final belief state `beliefs` (commitment order) answers correctly.
+    pub fn final_correct(&self, beliefs: &[Lit]) -> usize {
+        let consistent = self.world.consistent_with(beliefs);
+        self.turns
+            .iter()
+            .filter(|t| {
+                let atom = t.question.atom;
+                let value = beliefs
+                    .iter()
+                    .rev()
+                    .find(|l| l.atom == atom)
+                    .map(|l| l.positive)
+                    .or_else(|| {
+                        if consistent {
+                            self.world.entailed_value(beliefs, atom)
+                        } else {
+                            None
+                        }
+                    });
+                t.question.label_for(value) == t.correct
+            })
+            .count()
+    }
+
+    /// How many replies were correct.
+    pub fn raw_correct(&self) -> usize {
+        self.turns.iter().filter(|t| t.reply == t.correct).count()
+    }
+}
+
+/// The end state of one system on one dialogue.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct RunSummary {
+    /// Turns in the dialogue.
+    pub turns: usize,
+    /// Replies equal to the correct label.
+    pub raw_correct: usize,
+    /// Questions the final belief state answers correctly.
+    pub final_correct: usize,
+    /// Whether 𝓡 ∪ 𝓑_T is satisfiable (by model checking).
+    pub consistent: bool,
+    /// Prior commitments removed by revision.
+    pub retractions: usize,
+    /// New commitments not admitted (they contradict 𝓡 alone, or the policy rejected them).
+    pub refused: usize,
+    /// Greedy revisions where no single retraction sufficed and the recency fallback ran.
+    pub fallbacks: usize,
+    /// The final belief state 𝓑_T in commitment order.
+    pub beliefs: Vec<Lit>,
+}
+
+/// The baseline: every commitment is appended, nothing is ever checked or retracted.
+pub fn baseline(d: &Dialogue) -> RunSummary {
+    let beliefs: Vec<Lit> = d.turns.iter().filter_map(|t| t.literal).collect();
+    RunSummary {
+        turns: d.turns.len(),
+        raw_correct: d.raw_correct(),
+        final_correct: d.final_correct(&beliefs),
+        consistent: d.world.consistent_with(&beliefs),
+        beliefs,
+        ..RunSummary::default()
+    }
+}
+
+/// What the engine did with one commitment.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SolverStep {
+    /// The belief id of the commitment (`b<turn>`).
+    pub id: String,
+    /// Θ(Σ, ℓ) before the update.
+    pub theta: Outcome,
+    /// Whether ℓ is in Σ afterwards.
+    pub applied: bool,
+    /// Prior commitments removed, oldest first.
+    pub retracted: Vec<String>,
+    /// Greedy found no single retraction and fell back to recency.
+    pub fallback: bool,
+    /// When ℓ contradicted Σ: a minimal conflicting set of ids, ℓ's included.
+    pub conflict: Vec<String>,
+}
+
+/// The solver-augmented run of one dialogue.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SolverRun {
+    /// The end state, judged like the baseline's.
+    pub summary: RunSummary,
+    /// Per turn: what the engine did (`None` for UNKNOWN replies, which commit nothing).
+    pub steps: Vec<Option<SolverStep>>,
+    /// The engine's own verdict on the final Σ (the summary's comes from model checking).
+    pub engine_consistent: bool,
+}
+
+/// The id of rule or fact `i` of the world (`r1`, `r2`, …).
+pub fn rule_id(i: usize) -> String {
+    format!("r{}", i + 1)
+}
+
+/// The id of the commitment made at turn `index` (`b1`, `b2`, …).
+pub fn belief_id(index: usize) -> String {
+    format!("b{index}")
+}
+
+fn formula(text: &str) -> Result<Formula, DemoError> {
+    parse(text).map_err(|e| DemoError::Internal(format!("generated formula {text:?}: {e:?}")))
+}
+
+/// Runs the dialogue through the engine: 𝓡 as rules (never retracted, as in Algorithm 1),
+/// each commitment announced under `policy`.
+pub fn solver(d: &Dialogue, policy: Policy) -> Result<SolverRun, DemoError> {
+    let mut st = BeliefState::new()?;
+    for (i, r) in d.world.rules.iter().enumerate() {
+        let f = formula(&r.formula(&d.world))?;
+        st.add(BeliefSpec::new(rule_id(i), f).role(Role::Rule))?;
+    }
+    let mut active: Vec<(String, Lit)> = Vec::new();
+    let mut summary = RunSummary {
+        turns: d.turns.len(),
+        raw_correct: d.raw_correct(),
+        ..RunSummary::default()
+    };
+    let mut steps = Vec::with_capacity(d.turns.len());
+    for t in &d.turns {
+        let Some(lit) = t.literal else {
+            steps.push(None);
+            continue;
+        };
+        let id = belief_id(t.index);
+        let spec =
+            BeliefSpec::new(id.clone(), formula(&lit.formula(&d.world))?).step(t.index as u64);
+        let rev = st.announce(spec, policy)?;
+        active.retain(|(a, _)| !rev.retracted.contains(a));
+        if rev.applied {
+            active.push((id.clone(), lit));
+        } else {
+            summary.refused += 1;
+        }
+        let prior: Vec<String> = rev
+            .retracted
+            .iter()
+            .filter(|r| **r != id)
+            .cloned()
+            .collect();
+        summary.retractions += prior.len();
+        summary.fallbacks += usize::from(rev.fallback);
+        steps.push(Some(SolverStep {
+            id,
+            theta: rev.outcome,
+            applied: rev.applied,
+            retracted: prior,
+            fallback: rev.fallback,
+            conflict: rev.conflict,
+        }));
+    }
+    let engine_consistent = st.consistent()?.consistent;
+    summary.beliefs = active.into_iter().map(|(_, l)| l).collect();
+    summary.final_correct = d.final_correct(&summary.beliefs);
+    summary.consistent = d.world.consistent_with(&summary.beliefs);
+    Ok(SolverRun {
+        summary,
+        steps,
+        engine_consistent,
+    })
+}
+
+impl From<EngineError> for DemoError {
+    fn from(e: EngineError) -> Self {
+        DemoError::Engine(e)
+    }
+}

@@ -1,0 +1,159 @@
+//! The recomputation against an independent truth-table oracle on random small traces:
+//! every gate verdict, query answer and consistency flag must match.
+
+use std::collections::BTreeSet;
+
+use doxascope::logic::engine::{Entails, Outcome};
+use doxascope::logic::formula::{Atom, Formula};
+use doxascope::logic::ground;
+use doxascope::logic::parse::parse;
+use doxascope::model::{Model, RecomputeOptions};
+use proptest::prelude::*;
+
+#[derive(Debug, Clone)]
+enum Op {
+    Announce(u8, String, u8),
+    Retract(u8),
+    Verify(String),
+    Query(String),
+}
+
+fn formula() -> impl Strategy<Value = String> {
+    let leaf = prop_oneof![
+        (0u8..4).prop_map(|i| format!("p{i}")),
+        (0u8..4).prop_map(|i| format!("!p{i}")),
+    ];
+    leaf.prop_recursive(3, 12, 2, |inner| {
+        prop_oneof![
+            (inner.clone(), inner.clone()).prop_map(|(a, b)| format!("({a} & {b})")),
+            (inner.clone(), inner.clone()).prop_map(|(a, b)| format!("({a} | {b})")),
+            (inner.clone(), inner.clone()).prop_map(|(a, b)| format!("({a} -> {b})")),
+            inner.prop_map(|a| format!("!({a})")),
+        ]
+    })
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        4 => (0u8..6, formula(), 0u8..6).prop_map(|(i, f, r)| Op::Announce(i, f, r)),
+        2 => (0u8..6).prop_map(Op::Retract),
+        2 => formula().prop_map(Op::Verify),
+        1 => formula().prop_map(Op::Query),
+    ]
+}
+
+/// Every assignment over the atoms of `fs` and `extra` that satisfies all of `fs`, with
+/// the atom list.
+fn models(fs: &[Formula], extra: Option<&Formula>) -> (Vec<Atom>, Vec<Vec<bool>>) {
+    let mut atoms = BTreeSet::new();
+    for f in fs.iter().chain(extra) {
+        ground::atoms(f, &mut atoms);
+    }
+    let atoms: Vec<Atom> = atoms.into_iter().collect();
+    let mut out = Vec::new();
+    for bits in 0u32..(1 << atoms.len()) {
+        let val: Vec<bool> = (0..atoms.len()).map(|i| bits >> i & 1 == 1).collect();
+        let assign = |a: &Atom| atoms.iter().position(|x| x == a).is_some_and(|i| val[i]);
+        if fs.iter().all(|f| ground::eval(f, &assign)) {
+            out.push(val);
+        }
+    }
+    (atoms, out)
+}
+
+/// Σ ⊨ φ by truth table (vacuously true when Σ is unsatisfiable).
+fn entails(sigma: &[Formula], phi: &Formula) -> bool {
+    let (atoms, ms) = models(sigma, Some(phi));
+    ms.iter().all(|val| {
+        let assign = |a: &Atom| atoms.iter().position(|x| x == a).is_some_and(|i| val[i]);
+        ground::eval(phi, &assign)
+    })
+}
+
+fn sat(fs: &[Formula]) -> bool {
+    !models(fs, None).1.is_empty()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(40))]
+
+    #[test]
+    fn recomputation_matches_truth_tables(ops in proptest::collection::vec(op(), 1..30)) {
+        let roles = ["fact", "fact", "assumption", "fact", "rule", "norm"];
+        let mut lines = Vec::new();
+        for o in &ops {
+            lines.push(match o {
+                Op::Announce(i, f, r) => format!(
+                    r#"{{"kind":"announce","id":"b{i}","formula":"{f}","role":"{}"}}"#,
+                    roles[*r as usize]
+                ),
+                Op::Retract(i) => format!(r#"{{"kind":"retract","target":"b{i}"}}"#),
+                Op::Verify(f) => format!(r#"{{"kind":"verify","formula":"{f}","outcome":"newinfo"}}"#),
+                Op::Query(f) => format!(r#"{{"kind":"query","formula":"{f}","answer":"unknown"}}"#),
+            });
+        }
+        let text = lines.join("\n") + "\n";
+        let m = Model::from_bytes("r.jsonl", text.as_bytes());
+        let tl = m.timeline("r.jsonl").unwrap();
+        let r = m.recompute("r.jsonl", &RecomputeOptions::default()).unwrap();
+        let sigma_before = |step: u32| -> Vec<Formula> {
+            tl.sigma_at(m.log(), step - 1).iter().map(|b| b.formula().unwrap()).collect()
+        };
+        let sigma_after = |step: u32| -> Vec<Formula> {
+            tl.sigma_at(m.log(), step).iter().map(|b| b.formula().unwrap()).collect()
+        };
+        for v in &r.verifies {
+            let s = sigma_before(v.step);
+            let Op::Verify(f) = &ops[v.step as usize - 1] else { unreachable!() };
+            let d = parse(f).unwrap();
+            let mut sd = s.clone();
+            sd.push(d.clone());
+            let want = if !sat(&sd) {
+                Outcome::Contradiction
+            } else if entails(&s, &d) {
+                Outcome::Entailed
+            } else {
+                Outcome::NewInfo
+            };
+            prop_assert_eq!(v.result.as_ref().unwrap().theta, want, "verify at {}", v.step);
+        }
+        for q in &r.queries {
+            let s = sigma_before(q.step);
+            let Op::Query(f) = &ops[q.step as usize - 1] else { unreachable!() };
+            let d = parse(f).unwrap();
+            let want = if entails(&s, &d) {
+                Entails::Entailed
+            } else if entails(&s, &Formula::Not(Box::new(d))) {
+                Entails::Contradicted
+            } else {
+                Entails::Unknown
+            };
+            prop_assert_eq!(q.result.clone().unwrap(), want, "query at {}", q.step);
+        }
+        for a in &r.announces {
+            let res = a.result.as_ref().unwrap();
+            let after = sigma_after(a.step);
+            prop_assert_eq!(res.consistent_after, sat(&after), "announce at {}", a.step);
+            prop_assert_eq!(res.consistent_before, sat(&sigma_before(a.step)));
+            if !res.consistent_after && !res.conflict.is_empty() {
+                // The conflict is a minimal unsatisfiable subset of Σ.
+                let sigma = tl.sigma_at(m.log(), a.step);
+                let pick = |skip: Option<&str>| -> Vec<Formula> {
+                    sigma.iter()
+                        .filter(|b| res.conflict.iter().any(|c| c == b.id()))
+                        .filter(|b| Some(b.id()) != skip)
+                        .map(|b| b.formula().unwrap())
+                        .collect()
+                };
+                prop_assert_eq!(pick(None).len(), res.conflict.len());
+                prop_assert!(!sat(&pick(None)));
+                for c in &res.conflict {
+                    prop_assert!(sat(&pick(Some(c))), "conflict not minimal");
+                }
+            }
+            if res.consistent_before && !res.consistent_after {
+                prop_assert!(!res.conflict.is_empty());
+            }
+        }
+    }
+}

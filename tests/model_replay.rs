@@ -1,0 +1,220 @@
+//! Replay semantics on hand-written traces: ids, supersession, retraction by formula,
+//! revise/retract linking, per-event errors, several sessions.
+
+use doxascope::logic::engine::{Entails, Outcome};
+use doxascope::model::recompute::Unknown;
+use doxascope::model::{Model, RecomputeOptions, RetractedBy};
+
+fn model(lines: &[&str]) -> Model {
+    let mut text = lines.join("\n");
+    text.push('\n');
+    Model::from_bytes("t.jsonl", text.as_bytes())
+}
+
+fn ids(m: &Model, t: u32) -> Vec<String> {
+    m.sigma_at("t.jsonl", t)
+        .unwrap()
+        .iter()
+        .map(|b| b.id().to_string())
+        .collect()
+}
+
+#[test]
+fn default_id_is_the_normalized_formula_and_retract_by_formula_works() {
+    let m = model(&[
+        r#"{"kind":"announce","formula":"p ∧  q"}"#,
+        r#"{"kind":"announce","id":"r","formula":"a -> b"}"#,
+        r#"{"kind":"retract","target":"p & q","by":"user","reason":"wrong"}"#,
+        r#"{"kind":"retract","target":"a → b"}"#,
+    ]);
+    assert_eq!(ids(&m, 2), ["p & q", "r"]);
+    assert_eq!(ids(&m, 3), ["r"]);
+    assert!(ids(&m, 4).is_empty());
+    let tl = m.timeline("t.jsonl").unwrap();
+    let r0 = tl.beliefs()[0].retraction.unwrap();
+    assert_eq!((r0.step, r0.by), (3, RetractedBy::User));
+    assert_eq!(
+        tl.beliefs()[1].retraction.unwrap().by,
+        RetractedBy::Unspecified
+    );
+    assert!(tl.errors().is_empty());
+}
+
+#[test]
+fn reannouncement_merges_supersedes_or_starts_a_new_record() {
+    let m = model(&[
+        r#"{"kind":"announce","id":"x","formula":"p"}"#,
+        r#"{"kind":"announce","id":"x","formula":"(p)"}"#,
+        r#"{"kind":"announce","id":"x","formula":"q"}"#,
+        r#"{"kind":"retract","target":"x"}"#,
+        r#"{"kind":"announce","id":"x","formula":"p"}"#,
+    ]);
+    let tl = m.timeline("t.jsonl").unwrap();
+    // The same formula again is merged; another formula supersedes; after a retraction
+    // the id starts a new record.
+    assert_eq!(tl.beliefs().len(), 3);
+    assert_eq!(
+        tl.beliefs()[0].retraction.unwrap().by,
+        RetractedBy::Superseded
+    );
+    assert_eq!(tl.beliefs()[0].retraction.unwrap().step, 3);
+    let sigma = m.sigma_at("t.jsonl", 3).unwrap();
+    assert_eq!(sigma.len(), 1);
+    assert_eq!(sigma[0].formula_text(), "q");
+    assert!(ids(&m, 4).is_empty());
+    assert_eq!(m.sigma_at("t.jsonl", 5).unwrap()[0].step(), 5);
+    assert_eq!(tl.records_of("x").count(), 3);
+    assert_eq!(tl.active_record("x", 5), Some(2));
+}
+
+#[test]
+fn bad_formulas_and_unknown_targets_are_per_event_errors() {
+    let m = model(&[
+        r#"{"kind":"announce","id":"a","formula":"p & (q"}"#,
+        r#"{"kind":"announce","id":"b","formula":"q"}"#,
+        r#"{"kind":"verify","formula":"q ->","outcome":"entailed"}"#,
+        r#"{"kind":"verify","formula":"q","outcome":"entailed"}"#,
+        r#"{"kind":"retract","target":"nope"}"#,
+        r#"{"kind":"frobnicate","x":1}"#,
+        r#"{"kind":"query","formula":"~q","answer":"no"}"#,
+        "this is not json",
+    ]);
+    let tl = m.timeline("t.jsonl").unwrap();
+    let fields: Vec<(u32, &str)> = tl.errors().iter().map(|e| (e.step, e.field)).collect();
+    assert_eq!(fields, [(1, "formula"), (3, "formula"), (5, "target")]);
+    assert_eq!(tl.errors()[0].column, Some(7));
+    // The unparseable belief is still in Σ (the agent believed it), flagged.
+    assert_eq!(ids(&m, 2), ["a", "b"]);
+    assert!(!tl.beliefs()[0].formula_ok);
+    assert_eq!(tl.unknown_kinds(), 1);
+    assert_eq!(tl.reader_problems(), 1);
+
+    let r = m
+        .recompute("t.jsonl", &RecomputeOptions::default())
+        .unwrap();
+    assert!(matches!(
+        r.announces[0].result,
+        Err(Unknown::Parse { column: 7, .. })
+    ));
+    assert!(matches!(r.verifies[0].result, Err(Unknown::Parse { .. })));
+    assert_eq!(r.verifies[0].agrees(), None);
+    assert_eq!(
+        r.verifies[1].result.as_ref().unwrap().theta,
+        Outcome::Entailed
+    );
+    assert_eq!(r.verifies[1].agrees(), Some(true));
+    assert_eq!(r.queries[0].result, Ok(Entails::Contradicted));
+    assert_eq!(r.queries[0].agrees(), Some(true));
+}
+
+#[test]
+fn revise_links_its_retracts_and_is_checked_after_them() {
+    let m = model(&[
+        r#"{"kind":"announce","id":"r","formula":"p -> q","role":"rule"}"#,
+        r#"{"kind":"announce","id":"f1","formula":"p"}"#,
+        r#"{"kind":"announce","id":"f2","formula":"s"}"#,
+        r#"{"kind":"announce","id":"f3","formula":"!q"}"#,
+        r#"{"kind":"revise","trigger":"f3","retracted":["f2","p"],"policy":"recency"}"#,
+        r#"{"kind":"retract","target":"f1","by":"revision"}"#,
+        r#"{"kind":"log","message":"between"}"#,
+        r#"{"kind":"retract","target":"f2","by":"revision"}"#,
+    ]);
+    let tl = m.timeline("t.jsonl").unwrap();
+    let rv = &tl.revisions()[0];
+    assert_eq!(rv.retracts, [0, 1]);
+    assert!(rv.unapplied.is_empty());
+    assert_eq!(rv.trigger_record, Some(3));
+    let r = m
+        .recompute("t.jsonl", &RecomputeOptions::default())
+        .unwrap();
+    let rc = &r.revisions[0];
+    assert_eq!(rc.settled_at, 8);
+    let before = rc.before.as_ref().unwrap();
+    assert!(!before.0);
+    let mut conflict = before.1.clone();
+    conflict.sort();
+    assert_eq!(conflict, ["f1", "f3", "r"]);
+    let ret: Vec<(&str, Option<bool>)> = rc
+        .retracted
+        .iter()
+        .map(|x| (x.id.as_str(), x.in_conflict))
+        .collect();
+    // f1 is in the only conflict; f2 is not in any, so it is not decided as "in" (the
+    // single conflict found does not contain it and Σ without it is still inconsistent).
+    assert_eq!(ret, [("f1", Some(true)), ("f2", None)]);
+    assert!(rc.after.as_ref().unwrap().0);
+    // The announce of f3 made Σ inconsistent, with the conflict.
+    let a = r.announces[3].result.as_ref().unwrap();
+    assert!(a.consistent_before && !a.consistent_after);
+    assert_eq!(a.gate.theta, Outcome::Contradiction);
+}
+
+#[test]
+fn unapplied_revision_entries_are_listed() {
+    let m = model(&[
+        r#"{"kind":"announce","id":"a","formula":"p"}"#,
+        r#"{"kind":"announce","id":"b","formula":"!p"}"#,
+        r#"{"kind":"revise","trigger":"b","retracted":["a"]}"#,
+    ]);
+    let tl = m.timeline("t.jsonl").unwrap();
+    assert_eq!(tl.revisions()[0].unapplied, ["a"]);
+    let r = m
+        .recompute("t.jsonl", &RecomputeOptions::default())
+        .unwrap();
+    // No retract applied it: Σ is still inconsistent right after the revise.
+    assert!(!r.revisions[0].after.as_ref().unwrap().0);
+    assert_eq!(r.revisions[0].settled_at, 3);
+}
+
+#[test]
+fn quantified_beliefs_are_regrounded_when_the_domain_grows() {
+    let m = model(&[
+        r#"{"kind":"announce","id":"n","formula":"forall x. !Reveal(x)","role":"norm"}"#,
+        r#"{"kind":"verify","formula":"Reveal(dave)","outcome":"contradiction"}"#,
+        r#"{"kind":"announce","id":"e","formula":"exists x. Friend(x)"}"#,
+        r#"{"kind":"announce","id":"f","formula":"!Friend(bob)"}"#,
+        r#"{"kind":"verify","formula":"Friend(carol)","outcome":"newinfo"}"#,
+        r#"{"kind":"announce","id":"g","formula":"!Friend(carol)"}"#,
+        r#"{"kind":"verify","formula":"Friend(dave)","outcome":"newinfo"}"#,
+    ]);
+    let r = m
+        .recompute("t.jsonl", &RecomputeOptions::default())
+        .unwrap();
+    let got: Vec<Outcome> = r
+        .verifies
+        .iter()
+        .map(|v| v.result.as_ref().unwrap().theta)
+        .collect();
+    // dave is new: the norm grounds over it. Over {bob, carol} ∃x. Friend(x) with ¬Friend(bob)
+    // forces Friend(carol) (entailed); over {bob, carol} with both denied Σ is inconsistent;
+    // the query's own constant (dave) joins the domain and ∃ can be met by dave.
+    assert_eq!(
+        got,
+        [Outcome::Contradiction, Outcome::Entailed, Outcome::Entailed]
+    );
+    let g = r.announces[3].result.as_ref().unwrap();
+    assert!(!g.consistent_after);
+}
+
+#[test]
+fn sessions_are_separate_timelines() {
+    let m = model(&[
+        r#"{"kind":"announce","session":"s1","id":"a","formula":"p"}"#,
+        r#"{"kind":"announce","session":"s2","id":"a","formula":"!p"}"#,
+        r#"{"kind":"announce","session":"s1","id":"b","formula":"q"}"#,
+    ]);
+    assert_eq!(m.sessions(), ["s1", "s2"]);
+    assert_eq!(m.timeline("s1").unwrap().len(), 2);
+    assert_eq!(m.sigma_at("s1", 2).unwrap().len(), 2);
+    assert_eq!(m.sigma_at("s2", 1).unwrap()[0].formula_text(), "!p");
+    assert!(m.pick_session(None).is_err());
+    assert_eq!(m.pick_session(Some("s2")).unwrap().name(), "s2");
+    let r = m.recompute("s1", &RecomputeOptions::default()).unwrap();
+    assert!(
+        r.announces
+            .iter()
+            .all(|a| a.result.as_ref().unwrap().consistent_after)
+    );
+    let pos = m.timeline("s2").unwrap().event_positions()[0];
+    assert_eq!(m.origin(pos).unwrap().line, 2);
+}
