@@ -3,7 +3,7 @@
 //! well-formed (a known session, a step within it, a location, a sentence).
 
 use doxascope::model::Model;
-use doxascope::model::audit::{AuditOptions, Report, audit};
+use doxascope::model::audit::{AuditOptions, Report, audit, audit_recomputed};
 use doxascope::trace::generate::{GenConfig, write_mixed};
 use proptest::prelude::*;
 
@@ -62,6 +62,13 @@ fn generated_traces_audit_cleanly() {
         let r = audit(&model, &AuditOptions::default());
         well_formed(&model, &r);
         assert_eq!(r.sessions.len(), 3);
+        // Auditing from recomputations made beforehand gives the same report.
+        let rcs: Vec<_> = model
+            .timelines()
+            .iter()
+            .filter_map(|tl| model.recompute(tl.name(), &AuditOptions::default().recompute))
+            .collect();
+        assert_eq!(audit_recomputed(&model, &rcs, &AuditOptions::default()), r);
     }
 }
 

@@ -492,12 +492,24 @@ struct SessionAudit {
     summary: SessionSummary,
 }
 
-fn audit_session(model: &Model, tl: &Timeline, opts: &AuditOptions) -> Option<SessionAudit> {
-    let rc = model.recompute(tl.name(), &opts.recompute)?;
+fn audit_session(
+    model: &Model,
+    tl: &Timeline,
+    opts: &AuditOptions,
+    given: Option<&Recomputed>,
+) -> Option<SessionAudit> {
+    let owned;
+    let rc = match given {
+        Some(rc) => rc,
+        None => {
+            owned = model.recompute(tl.name(), &opts.recompute)?;
+            &owned
+        }
+    };
     let mut cx = Cx {
         log: model.log(),
         tl,
-        rc: &rc,
+        rc,
         opts,
         findings: Vec::new(),
         matrix: Matrix::default(),
@@ -520,8 +532,19 @@ fn audit_session(model: &Model, tl: &Timeline, opts: &AuditOptions) -> Option<Se
     })
 }
 
-/// Audits every session of a model.
+/// Audits every session of a model (running [`Model::recompute`] for each).
 pub fn audit(model: &Model, opts: &AuditOptions) -> Report {
+    audit_sessions(model, opts, &[])
+}
+
+/// Audits every session of a model from recomputations already made (a view that has run
+/// [`Model::recompute`] does not pay for it twice). A session without one in `recomputed`
+/// is recomputed here.
+pub fn audit_recomputed(model: &Model, recomputed: &[Recomputed], opts: &AuditOptions) -> Report {
+    audit_sessions(model, opts, recomputed)
+}
+
+fn audit_sessions(model: &Model, opts: &AuditOptions, recomputed: &[Recomputed]) -> Report {
     let mut report = Report {
         findings: Vec::new(),
         matrix: Matrix::default(),
@@ -545,7 +568,8 @@ pub fn audit(model: &Model, opts: &AuditOptions) -> Report {
                     loop {
                         let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                         let Some(tl) = timelines.get(i) else { break };
-                        if let Some(a) = audit_session(model, tl, opts) {
+                        let given = recomputed.iter().find(|r| r.session == tl.name());
+                        if let Some(a) = audit_session(model, tl, opts, given) {
                             out.push((i, a));
                         }
                     }
