@@ -340,7 +340,30 @@ pub struct PlanView<'a> {
     pub unknown_step_events: Vec<u32>,
 }
 
-impl PlanView<'_> {
+impl<'a> PlanView<'a> {
+    /// The plan as announced, before any of its steps ran: every step pending.
+    pub(crate) fn pending(pr: &'a PlanRecord, record: u32, plan: &'a Plan) -> Self {
+        PlanView {
+            id: pr.id.as_str(),
+            record,
+            step: pr.step,
+            event: pr.event,
+            plan,
+            steps: plan
+                .steps
+                .iter()
+                .map(|def| StepView {
+                    def,
+                    state: StepState::Pending,
+                    post_met: None,
+                    events: Vec::new(),
+                    checks: Vec::new(),
+                })
+                .collect(),
+            unknown_step_events: Vec::new(),
+        }
+    }
+
     /// Dependencies that name no step of the plan: (step id, missing dependency).
     pub fn dangling(&self) -> Vec<(&str, &str)> {
         let ids: Vec<&str> = self.steps.iter().map(|s| s.def.id.as_str()).collect();
@@ -606,25 +629,7 @@ pub fn state_at<'a>(bl: &'a BdiLog, log: &'a TraceLog, t: u32) -> BdiState<'a> {
             continue;
         };
         plan_slot.insert(rec, plans.len());
-        plans.push(PlanView {
-            id: pr.id.as_str(),
-            record: rec,
-            step: pr.step,
-            event: pr.event,
-            plan,
-            steps: plan
-                .steps
-                .iter()
-                .map(|def| StepView {
-                    def,
-                    state: StepState::Pending,
-                    post_met: None,
-                    events: Vec::new(),
-                    checks: Vec::new(),
-                })
-                .collect(),
-            unknown_step_events: Vec::new(),
-        });
+        plans.push(PlanView::pending(pr, rec, plan));
     }
     for sr in prefix(&bl.steps, t, |s| s.step) {
         let Some(&slot) = sr.plan.and_then(|r| plan_slot.get(&r)) else {

@@ -206,25 +206,7 @@ pub(super) fn check<'a>(cx: &mut Cx<'a>) {
                 else {
                     continue;
                 };
-                let pv = PlanView {
-                    id: pr.id.as_str(),
-                    record: i as u32,
-                    step: pr.step,
-                    event: pr.event,
-                    plan,
-                    steps: plan
-                        .steps
-                        .iter()
-                        .map(|def| StepView {
-                            def,
-                            state: StepState::Pending,
-                            post_met: None,
-                            events: Vec::new(),
-                            checks: Vec::new(),
-                        })
-                        .collect(),
-                    unknown_step_events: Vec::new(),
-                };
+                let pv = PlanView::pending(pr, i as u32, plan);
                 dag(cx, &pv, &mut out);
                 views.insert(i as u32, pv);
             }
