@@ -25,6 +25,11 @@ use crate::logic::print::normalized;
 use crate::logic::revise::Policy;
 use crate::sanitize::sanitize;
 
+/// `why` lists at most this many minimal supports...
+const MAX_SUPPORTS: usize = 16;
+/// ...found within this time; past either cap the answer says it is not complete.
+const SUPPORTS_BUDGET: std::time::Duration = std::time::Duration::from_secs(2);
+
 pub use command::{COMMANDS, Command, CommandError, FormulaArg};
 
 /// A belief of the trace, as the REPL needs to know it.
@@ -357,21 +362,13 @@ impl Repl {
                 })
             }
             Command::Check(arg) => {
-                let f = parse_arg(name, arg)?;
-                let check = self
-                    .state()?
-                    .check(&f, None)
-                    .map_err(|e| engine_error(name, e))?;
+                let check = self.query(name, arg, |st, f| st.check(f, None))?;
                 Ok(Reply::Check {
                     outcome: check.theta,
                 })
             }
             Command::Entails(arg) => {
-                let f = parse_arg(name, arg)?;
-                let e = self
-                    .state()?
-                    .entails(&f)
-                    .map_err(|e| engine_error(name, e))?;
+                let e = self.query(name, arg, |st, f| st.entails(f))?;
                 Ok(Reply::Entails {
                     result: e.result,
                     degree: e.degree,
@@ -379,11 +376,9 @@ impl Repl {
                 })
             }
             Command::Why(arg) => {
-                let f = parse_arg(name, arg)?;
-                let s = self
-                    .state()?
-                    .supports(&f, 16, std::time::Duration::from_secs(2))
-                    .map_err(|e| engine_error(name, e))?;
+                let s = self.query(name, arg, |st, f| {
+                    st.supports(f, MAX_SUPPORTS, SUPPORTS_BUDGET)
+                })?;
                 let supports = s.supports.iter().map(|ids| self.members_of(ids)).collect();
                 Ok(Reply::Why {
                     supports,
@@ -391,11 +386,7 @@ impl Repl {
                 })
             }
             Command::WhyNot(arg) => {
-                let f = parse_arg(name, arg)?;
-                let w = self
-                    .state()?
-                    .whynot(&f)
-                    .map_err(|e| engine_error(name, e))?;
+                let w = self.query(name, arg, |st, f| st.whynot(f))?;
                 Ok(Reply::WhyNot {
                     countermodel: w.countermodel.map(|m| {
                         m.into_iter()
@@ -552,6 +543,17 @@ impl Repl {
             out.push('\n');
         }
         out
+    }
+
+    /// Parses a formula argument and asks the belief state one question about it.
+    fn query<T>(
+        &mut self,
+        name: &str,
+        arg: &FormulaArg,
+        ask: impl FnOnce(&mut BeliefState, &Formula) -> Result<T, EngineError>,
+    ) -> Result<T, ReplError> {
+        let f = parse_arg(name, arg)?;
+        ask(self.state()?, &f).map_err(|e| engine_error(name, e))
     }
 
     fn state_mut(&mut self) -> &mut BeliefState {
