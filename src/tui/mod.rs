@@ -207,8 +207,10 @@ pub fn run(opts: Options) -> Result<(), TuiError> {
     let config = Config::load();
     let theme = Theme::select(opts.theme.as_deref(), &config, theme::no_color_env())
         .map_err(TuiError::Usage)?;
+    // A followed file that does not exist yet is waited for (`tail -F`); one read once must
+    // be there now.
     for p in &opts.files {
-        if p.as_os_str() != "-" {
+        if !opts.follow && p.as_os_str() != "-" {
             File::open(p).map_err(|e| TuiError::Open(p.clone(), e))?;
         }
     }
