@@ -17,6 +17,9 @@ pub(crate) struct Args {
     /// Open at this step (and pause following).
     #[arg(long, value_name = "STEP")]
     at: Option<u64>,
+    /// Accept live sessions: `unix:PATH` (in a private directory) or `tcp:127.0.0.1:PORT`.
+    #[arg(long, value_name = "ADDR")]
+    listen: Option<crate::trace::live::ListenAddr>,
     /// The palette: dark or light (default: the config file's `theme`, else dark).
     #[arg(long, value_name = "NAME")]
     theme: Option<String>,
@@ -29,6 +32,7 @@ pub(crate) fn run(args: Args) -> i32 {
         follow: !args.no_follow,
         at: args.at,
         theme: args.theme,
+        listen: args.listen,
     };
     match crate::tui::run(opts) {
         Ok(()) => EXIT_OK,

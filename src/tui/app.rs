@@ -296,6 +296,8 @@ pub struct App {
     pub status: String,
     /// Loading progress: bytes read and total (None when done).
     pub loading: Option<(u64, u64)>,
+    /// Followed files and live sessions, with their states.
+    pub sources: super::sources::Sources,
     /// Mouse capture is on.
     pub mouse: bool,
     /// Redraw needed.
@@ -351,6 +353,7 @@ impl App {
             popup: None,
             status: String::new(),
             loading: None,
+            sources: super::sources::Sources::default(),
             mouse: false,
             dirty: true,
             areas: Vec::new(),

@@ -116,6 +116,32 @@ pub struct SessionData {
     pub marks: Vec<u8>,
     /// How many flags are errors or findings.
     pub problems: usize,
+    /// Where the events come from (a file, a re-read segment of one, a live session).
+    pub origin: Origin,
+}
+
+/// Where a session's events come from, which decides what identifies the session.
+///
+/// Events read from files are grouped by their `session` field, as they always were. Live
+/// sessions are keyed by the hub's [`SessionId`](crate::trace::live::SessionId), never by
+/// the name a client claims, so two clients claiming one name stay two timelines. A followed
+/// file that was truncated or replaced starts a new segment: what is read afterwards is a
+/// new timeline (its `session` plus " · re-read N"), and the timeline shown before stays
+/// complete and unchanged.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+pub enum Origin {
+    /// Grouped by the events' `session` field (files, stdin read as a file).
+    #[default]
+    Trace,
+    /// Segment `segment` (1 or more) of the followed file number `file`.
+    Segment {
+        /// Index of the file among the followed files.
+        file: u32,
+        /// How many times the file was re-read from its start.
+        segment: u32,
+    },
+    /// A live session.
+    Live(u64),
 }
 
 /// Density-strip mark: a contradiction reported by the gate.
@@ -287,6 +313,8 @@ pub struct Store {
     /// Sessions in order of first appearance.
     pub sessions: Vec<SessionData>,
     by_name: HashMap<Arc<str>, usize>,
+    /// Sessions that are not grouped by name alone: (origin, session name or none).
+    by_origin: HashMap<(Origin, Option<Arc<str>>), usize>,
     /// Bumped whenever anything is added, so views can cache by it.
     pub version: u64,
     /// Reader problems of severity error, counted as they arrive.
@@ -312,6 +340,16 @@ impl Store {
 
     /// Adds a batch of reader output.
     pub fn extend(&mut self, items: impl IntoIterator<Item = Item>) {
+        self.extend_from(&Origin::Trace, items);
+    }
+
+    /// Adds a batch of reader output from `origin` (see [`Origin`] for how sessions are
+    /// told apart). Segment 0 of a followed file is the same as [`Origin::Trace`].
+    pub fn extend_from(&mut self, origin: &Origin, items: impl IntoIterator<Item = Item>) {
+        let origin = match origin {
+            Origin::Segment { segment: 0, .. } => &Origin::Trace,
+            o => o,
+        };
         let start = self.log.events.len();
         let pstart = self.log.problems.len();
         self.log.extend(items);
@@ -321,15 +359,61 @@ impl Store {
             .count();
         for pos in start..self.log.events.len() {
             let ev = &self.log.events[pos];
-            let slot = match self.by_name.get(&ev.session) {
-                Some(&i) => i,
-                None => {
-                    self.by_name.insert(ev.session.clone(), self.sessions.len());
-                    self.sessions.push(SessionData::new(ev.session.clone()));
-                    self.sessions.len() - 1
+            let slot = match origin {
+                Origin::Trace => match self.by_name.get(&ev.session) {
+                    Some(&i) => i,
+                    None => {
+                        self.by_name.insert(ev.session.clone(), self.sessions.len());
+                        self.sessions.push(SessionData::new(ev.session.clone()));
+                        self.sessions.len() - 1
+                    }
+                },
+                Origin::Segment { segment, .. } => {
+                    let key = (origin.clone(), Some(ev.session.clone()));
+                    match self.by_origin.get(&key) {
+                        Some(&i) => i,
+                        None => {
+                            let name: Arc<str> =
+                                format!("{} · re-read {segment}", ev.session).into();
+                            let mut d = SessionData::new(name);
+                            d.origin = origin.clone();
+                            self.by_origin.insert(key, self.sessions.len());
+                            self.sessions.push(d);
+                            self.sessions.len() - 1
+                        }
+                    }
                 }
+                Origin::Live(id) => match self.by_origin.get(&(origin.clone(), None)) {
+                    Some(&i) => i,
+                    None => {
+                        let mut d = SessionData::new(format!("live-{id}").into());
+                        d.origin = origin.clone();
+                        self.by_origin
+                            .insert((origin.clone(), None), self.sessions.len());
+                        self.sessions.push(d);
+                        self.sessions.len() - 1
+                    }
+                },
             };
+            let ev = &self.log.events[pos];
             self.sessions[slot].push(pos as u32, ev);
+        }
+        self.version += 1;
+    }
+
+    /// Sets the display name of a live session (untrusted: it is sanitized here), creating
+    /// its timeline if it has none yet, so a session is listed as soon as it connects.
+    pub fn name_live(&mut self, id: u64, name: &str) {
+        let key = (Origin::Live(id), None);
+        let name: Arc<str> = crate::sanitize::sanitize(name).into();
+        match self.by_origin.get(&key) {
+            Some(&i) => self.sessions[i].name = name,
+            None => {
+                let mut d = SessionData::new(name);
+                d.origin = Origin::Live(id);
+                self.by_origin.insert(key, self.sessions.len());
+                self.sessions.push(d);
+            }
         }
         self.version += 1;
     }

@@ -24,9 +24,12 @@
 //! (crossterm `poll`/`read`) and sent over a bounded channel; after any event the loop
 //! drains what is already queued before drawing, and draws only when something changed, at
 //! most once every 10 ms. So a resize storm or a flood of trace lines costs one frame per
-//! 10 ms, never one per event, and cannot starve the keyboard. Files are read by a loader
-//! thread in 256 KiB chunks (the header shows the progress), then followed like `tail -F`
-//! (polled every 250 ms; truncation restarts the file) unless `--no-follow`.
+//! 10 ms, never one per event, and cannot starve the keyboard. With `--no-follow`, files
+//! are read once by a loader thread in 256 KiB chunks (the header shows the progress).
+//! Otherwise each file has a [`crate::trace::follow::Follower`] thread (`tail -F`:
+//! rotation, truncation, replacement, waiting for the file), and stdin (`-`) and `--listen`
+//! feed a [`crate::trace::live::Live`] hub whose sessions are timelines of their own;
+//! [`sources`] applies both to the store and keeps the states the header shows.
 
 pub mod app;
 pub mod dag;
@@ -34,6 +37,7 @@ pub mod data;
 pub mod highlight;
 pub mod keys;
 pub mod recompute;
+pub mod sources;
 pub mod terminal;
 pub mod text;
 pub mod theme;
@@ -42,7 +46,7 @@ pub mod worker;
 
 use std::fmt;
 use std::fs::File;
-use std::io::{self, IsTerminal, Read, Seek, SeekFrom};
+use std::io::{self, IsTerminal, Read};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -68,6 +72,8 @@ pub struct Options {
     pub at: Option<u64>,
     /// Palette name (`--theme`), over the config file.
     pub theme: Option<String>,
+    /// Accept live sessions here (`--listen`).
+    pub listen: Option<crate::trace::live::ListenAddr>,
 }
 
 /// Why the TUI could not run.
@@ -124,8 +130,9 @@ pub enum Load {
 
 const CHUNK: usize = 256 * 1024;
 
-/// Reads the files, then follows them; runs on its own thread.
-fn load(files: Vec<PathBuf>, follow: bool, tx: mpsc::Sender<Load>) {
+/// Reads files once (those not followed); runs on its own thread. Standard input is a live
+/// session and followed files have their own followers, so neither is read here.
+fn load(files: Vec<PathBuf>, tx: mpsc::Sender<Load>) {
     use crate::trace::{Reader, ReaderConfig};
     let total: u64 = files
         .iter()
@@ -133,32 +140,10 @@ fn load(files: Vec<PathBuf>, follow: bool, tx: mpsc::Sender<Load>) {
         .map(|m| m.len())
         .sum();
     let mut read_total = 0u64;
-    let mut followed: Vec<(PathBuf, File, Reader, u64)> = Vec::new();
     let mut buf = vec![0u8; CHUNK];
     for p in files {
         let name = p.to_string_lossy().into_owned();
         let mut items = Vec::new();
-        if name == "-" {
-            let mut r = Reader::new("<stdin>", ReaderConfig::default());
-            let mut stdin = io::stdin().lock();
-            loop {
-                match stdin.read(&mut buf) {
-                    Ok(0) | Err(_) => break,
-                    Ok(n) => {
-                        r.feed(&buf[..n], &mut items);
-                        if tx
-                            .blocking_send(Load::Items(std::mem::take(&mut items)))
-                            .is_err()
-                        {
-                            return;
-                        }
-                    }
-                }
-            }
-            r.finish(&mut items);
-            let _ = tx.blocking_send(Load::Items(items));
-            continue;
-        }
         let Ok(mut file) = File::open(&p) else {
             let _ = tx.blocking_send(Load::Note(format!(
                 "cannot read {}",
@@ -167,12 +152,10 @@ fn load(files: Vec<PathBuf>, follow: bool, tx: mpsc::Sender<Load>) {
             continue;
         };
         let mut r = Reader::new(&name, ReaderConfig::default());
-        let mut offset = 0u64;
         loop {
             match file.read(&mut buf) {
                 Ok(0) => break,
                 Ok(n) => {
-                    offset += n as u64;
                     read_total += n as u64;
                     r.feed(&buf[..n], &mut items);
                     if tx
@@ -187,56 +170,10 @@ fn load(files: Vec<PathBuf>, follow: bool, tx: mpsc::Sender<Load>) {
                 Err(_) => break,
             }
         }
-        if follow {
-            followed.push((p, file, r, offset));
-        } else {
-            r.finish(&mut items);
-            let _ = tx.blocking_send(Load::Items(items));
-        }
+        r.finish(&mut items);
+        let _ = tx.blocking_send(Load::Items(items));
     }
-    if tx.blocking_send(Load::Done).is_err() {
-        return;
-    }
-    while !followed.is_empty() {
-        std::thread::sleep(Duration::from_millis(250));
-        for (p, file, r, offset) in &mut followed {
-            let len = std::fs::metadata(&*p).map(|m| m.len()).unwrap_or(*offset);
-            if len < *offset {
-                // Truncated (or replaced by a shorter file): read it again from the start.
-                let name = p.to_string_lossy().into_owned();
-                if let Ok(f) = File::open(&*p) {
-                    *file = f;
-                }
-                *r = Reader::new(&name, ReaderConfig::default());
-                *offset = 0;
-                if tx
-                    .blocking_send(Load::Note(format!(
-                        "{} was truncated; reading it again",
-                        crate::sanitize::sanitize(&name)
-                    )))
-                    .is_err()
-                {
-                    return;
-                }
-            }
-            if len > *offset && file.seek(SeekFrom::Start(*offset)).is_ok() {
-                let mut items = Vec::new();
-                while let Ok(n) = file.read(&mut buf) {
-                    if n == 0 {
-                        break;
-                    }
-                    *offset += n as u64;
-                    r.feed(&buf[..n], &mut items);
-                }
-                if !items.is_empty() && tx.blocking_send(Load::Items(items)).is_err() {
-                    return;
-                }
-            }
-        }
-        if tx.is_closed() {
-            return;
-        }
-    }
+    let _ = tx.blocking_send(Load::Done);
 }
 
 /// Reads terminal input on its own thread; stops when the UI is gone or the tty is.
@@ -270,8 +207,10 @@ pub fn run(opts: Options) -> Result<(), TuiError> {
     let config = Config::load();
     let theme = Theme::select(opts.theme.as_deref(), &config, theme::no_color_env())
         .map_err(TuiError::Usage)?;
+    // A followed file that does not exist yet is waited for (`tail -F`); one read once must
+    // be there now.
     for p in &opts.files {
-        if p.as_os_str() != "-" {
+        if !opts.follow && p.as_os_str() != "-" {
             File::open(p).map_err(|e| TuiError::Open(p.clone(), e))?;
         }
     }
@@ -279,17 +218,36 @@ pub fn run(opts: Options) -> Result<(), TuiError> {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
+    let mut sources = sources::Sources::default();
+    // The hub exists only when something can feed it; the listener is bound before the
+    // terminal is taken over, so a bad address is a plain error message.
+    let stdin = opts.files.iter().any(|p| p.as_os_str() == "-");
+    let live = (stdin || opts.listen.is_some())
+        .then(|| crate::trace::live::Live::new(crate::trace::live::LiveConfig::default()));
+    let mut listener = None;
+    if let (Some(addr), Some((hub, _))) = (&opts.listen, &live) {
+        let l = rt
+            .block_on(hub.listen(addr))
+            .map_err(|e| TuiError::Usage(format!("cannot listen on {addr}: {e}")))?;
+        sources.listening = Some(l.local_addr().to_string());
+        listener = Some(l);
+    }
     let mut guard = terminal::Guard::enter(config.mouse)?;
     let mut term = Terminal::new(CrosstermBackend::new(io::stdout()))?;
     term.clear()?;
     let mut app = App::new(Store::new(), theme);
+    app.sources = sources;
     app.mouse = config.mouse;
     app.status = config.warnings.join("; ");
     if let Some(at) = opts.at {
         app.follow = false;
         app.cursor = u32::try_from(at.saturating_sub(1)).unwrap_or(u32::MAX);
     }
-    let res = rt.block_on(event_loop(&mut term, &mut guard, &mut app, opts));
+    let res = rt.block_on(event_loop(&mut term, &mut guard, &mut app, opts, live));
+    // Stop accepting (and remove the socket file) before the terminal is given back.
+    drop(listener);
+    // A blocking stdin read of a live session must not keep the process alive.
+    rt.shutdown_background();
     drop(term);
     drop(guard);
     if let Some(m) = terminal::take_worker_panic() {
@@ -303,19 +261,63 @@ async fn event_loop(
     guard: &mut terminal::Guard,
     app: &mut App,
     opts: Options,
+    live: Option<(
+        crate::trace::live::Live,
+        mpsc::Receiver<crate::trace::live::LiveEvent>,
+    )>,
 ) -> Result<(), TuiError> {
+    use crate::trace::follow::{FollowConfig, Follower};
     use tokio::signal::unix::{SignalKind, signal};
     let (in_tx, mut in_rx) = mpsc::channel(1024);
     std::thread::Builder::new()
         .name("doxascope-input".into())
         .spawn(move || read_input(in_tx))?;
     let (load_tx, mut load_rx) = mpsc::channel(64);
-    let files = opts.files.clone();
-    let follow = opts.follow;
-    let at = opts.at;
+    let files: Vec<PathBuf> = opts
+        .files
+        .iter()
+        .filter(|p| p.as_os_str() != "-")
+        .cloned()
+        .collect();
+    let mut at = opts.at;
+    // Followed files: one follower thread each (tail -F semantics, see trace::follow), their
+    // outputs merged into one channel tagged with the file's index.
+    let (fol_tx, mut fol_rx) = mpsc::channel(256);
+    let mut handles = Vec::new();
+    let once = if opts.follow {
+        for p in files {
+            let idx = app.sources.add_file(p.clone());
+            let (h, mut rx) = Follower::spawn(p, FollowConfig::default())?;
+            handles.push(h);
+            let tx = fol_tx.clone();
+            tokio::spawn(async move {
+                while let Some(item) = rx.recv().await {
+                    if tx.send((idx, item)).await.is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+        Vec::new()
+    } else {
+        files
+    };
+    drop(fol_tx);
+    let mut follow_started = false;
     std::thread::Builder::new()
         .name("doxascope-load".into())
-        .spawn(move || load(files, follow, load_tx))?;
+        .spawn(move || load(once, load_tx))?;
+    let (_hub, mut live_rx) = match live {
+        Some((hub, rx)) => (Some(hub), Some(rx)),
+        None => (None, None),
+    };
+    let streaming = !handles.is_empty() || _hub.is_some();
+    let mut fol_open = !handles.is_empty();
+    if let Some(hub) = &_hub
+        && opts.files.iter().any(|p| p.as_os_str() == "-")
+    {
+        hub.stdin();
+    }
     let (ans_tx, mut ans_rx) = mpsc::channel(64);
     let (ver_tx, mut ver_rx) = mpsc::channel(4);
     let worker = Worker::spawn(ans_tx)?;
@@ -343,6 +345,10 @@ async fn event_loop(
             biased;
             ev = in_rx.recv() => {
                 let Some(ev) = ev else { break };
+                if matches!(ev, TermEvent::Key(_)) {
+                    // The user moved on: a pending `--at` no longer applies.
+                    at = None;
+                }
                 effects.extend(on_term_event(app, ev));
                 // Drain what is already queued so a burst costs one frame.
                 while let Ok(ev) = in_rx.try_recv() {
@@ -371,7 +377,9 @@ async fn event_loop(
                             loading = false;
                             app.loading = None;
                             effects.extend(app.auto_recompute());
-                            if at.is_some() {
+                            // With followers or live sessions the data is still coming;
+                            // `--at` then applies once the session is long enough.
+                            if !streaming && at.take().is_some() {
                                 app.goto(i64::from(app.cursor));
                             }
                         }
@@ -382,6 +390,44 @@ async fn event_loop(
                     }
                 }
                 app.on_data();
+            }
+            item = fol_rx.recv(), if fol_open => {
+                let Some((file, item)) = item else {
+                    fol_open = false;
+                    continue;
+                };
+                let budget = Instant::now() + Duration::from_millis(8);
+                let mut next = Some((file, item));
+                while let Some((file, item)) = next.take() {
+                    if let Some(m) = app.sources.on_follow(&mut app.store, file, item) {
+                        app.status = m;
+                    }
+                    if Instant::now() < budget {
+                        next = fol_rx.try_recv().ok();
+                    }
+                }
+                after_live_data(app, &mut at);
+                if !follow_started && !app.store.sessions.is_empty() {
+                    follow_started = true;
+                    effects.extend(app.auto_recompute());
+                }
+            }
+            ev = recv_opt(&mut live_rx) => {
+                let Some(ev) = ev else {
+                    live_rx = None;
+                    continue;
+                };
+                let budget = Instant::now() + Duration::from_millis(8);
+                let mut next = Some(ev);
+                while let Some(ev) = next.take() {
+                    if let Some(m) = app.sources.on_live(&mut app.store, ev) {
+                        app.status = m;
+                    }
+                    if Instant::now() < budget {
+                        next = live_rx.as_mut().and_then(|r| r.try_recv().ok());
+                    }
+                }
+                after_live_data(app, &mut at);
             }
             _ = tokio::time::sleep_until(wake), if app.dirty => {}
         }
@@ -429,6 +475,26 @@ async fn event_loop(
         }
     }
     Ok(())
+}
+
+/// After data from a follower or a live session: follow mode moves to the newest step, and a
+/// pending `--at STEP` applies once the shown session has that many events.
+fn after_live_data(app: &mut App, at: &mut Option<u64>) {
+    app.on_data();
+    if let Some(step) = *at
+        && app.sess().is_some_and(|s| u64::from(s.len()) >= step)
+    {
+        app.goto(i64::try_from(step.saturating_sub(1)).unwrap_or(i64::MAX));
+        *at = None;
+    }
+}
+
+/// Receives from an optional channel; never resolves when there is none.
+async fn recv_opt<T>(rx: &mut Option<mpsc::Receiver<T>>) -> Option<T> {
+    match rx {
+        Some(r) => r.recv().await,
+        None => std::future::pending().await,
+    }
 }
 
 fn on_term_event(app: &mut App, ev: TermEvent) -> Vec<Effect> {

@@ -156,6 +156,10 @@ fn header(f: &mut Frame, app: &App, area: Rect) {
         format!("  findings: {fc}"),
         if fc > 0 { t.warn } else { t.dim },
     ));
+    let src = app.sources.header(&app.store, app.session);
+    if !src.is_empty() {
+        v.push(Span::styled(format!("  {src}"), t.accent));
+    }
     if let Some((read, total)) = app.loading {
         let pct = read
             .saturating_mul(100)

@@ -1,0 +1,197 @@
+//! Where the TUI's events come from while it runs: followed files and live sessions.
+//!
+//! [`Sources`] turns what the followers ([`crate::trace::follow`]) and the live hub
+//! ([`crate::trace::live`]) send into [`Store`] updates and into the short texts the header
+//! and status line show. It neither blocks nor draws, so tests feed it the same messages the
+//! event loop does and check the store and the texts.
+//!
+//! Segments: after a followed file reports [`FollowStatus::Truncated`] or
+//! [`FollowStatus::Replaced`], what follows is the file read again from its start, which
+//! would repeat (or contradict) what is shown. Those events go to a new timeline (a new
+//! [`Origin::Segment`], named "… · re-read N"); the earlier one stays as it was, so nothing
+//! shown is lost or doubled. After [`FollowStatus::Rotated`] and [`FollowStatus::Deleted`]
+//! the next file is the continuation of the log (logrotate, an agent restarting its file),
+//! so its events extend the same timeline.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+use crate::sanitize::sanitize;
+use crate::trace::follow::{FollowItem, FollowStatus};
+use crate::trace::live::{CloseReason, LiveEvent, SessionId};
+
+use super::data::{Origin, Store};
+
+/// One followed file.
+#[derive(Debug, Clone)]
+pub struct FileSource {
+    /// The path as given (shown sanitized).
+    pub path: PathBuf,
+    /// How many times it was re-read from its start.
+    pub segment: u32,
+    /// The follower's last status.
+    pub status: Option<FollowStatus>,
+}
+
+/// One live session as the UI knows it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LiveSource {
+    /// Display name (sanitized).
+    pub name: String,
+    /// Whether the connection is still open.
+    pub open: bool,
+    /// Items dropped because the viewer fell behind.
+    pub dropped: u64,
+    /// Why it ended, once it has.
+    pub closed: Option<String>,
+}
+
+/// The TUI's running sources.
+#[derive(Debug, Clone, Default)]
+pub struct Sources {
+    /// Followed files, by the index the event loop gives them.
+    pub files: Vec<FileSource>,
+    /// Live sessions by their hub id.
+    pub live: HashMap<SessionId, LiveSource>,
+    /// The address `--listen` is bound to, when listening.
+    pub listening: Option<String>,
+    /// Connections refused so far.
+    pub rejected: u64,
+}
+
+impl Sources {
+    /// Registers a followed file; returns its index for [`Sources::on_follow`].
+    pub fn add_file(&mut self, path: PathBuf) -> usize {
+        self.files.push(FileSource {
+            path,
+            segment: 0,
+            status: None,
+        });
+        self.files.len() - 1
+    }
+
+    /// Applies one follower output for file `file`; returns a status-line message, if any.
+    pub fn on_follow(
+        &mut self,
+        store: &mut Store,
+        file: usize,
+        item: FollowItem,
+    ) -> Option<String> {
+        let f = self.files.get_mut(file)?;
+        match item {
+            FollowItem::Items(items) => {
+                let origin = Origin::Segment {
+                    file: u32::try_from(file).unwrap_or(u32::MAX),
+                    segment: f.segment,
+                };
+                store.extend_from(&origin, items);
+                None
+            }
+            FollowItem::Status(s) => {
+                if matches!(s, FollowStatus::Truncated | FollowStatus::Replaced) {
+                    f.segment += 1;
+                }
+                let msg = format!("{}: {s}", sanitize(&f.path.to_string_lossy()));
+                f.status = Some(s);
+                Some(msg)
+            }
+        }
+    }
+
+    /// Applies one live-hub output; returns a status-line message, if any.
+    pub fn on_live(&mut self, store: &mut Store, ev: LiveEvent) -> Option<String> {
+        match ev {
+            LiveEvent::Opened { session, name, .. } => {
+                store.name_live(session, &name);
+                let name = sanitize(&name);
+                let msg = format!("live session {name} connected");
+                self.live.insert(
+                    session,
+                    LiveSource {
+                        name,
+                        open: true,
+                        ..LiveSource::default()
+                    },
+                );
+                Some(msg)
+            }
+            LiveEvent::Named { session, name } => {
+                store.name_live(session, &name);
+                self.live.entry(session).or_default().name = sanitize(&name);
+                None
+            }
+            LiveEvent::Items { session, items, .. } => {
+                store.extend_from(&Origin::Live(session), items);
+                None
+            }
+            LiveEvent::Dropped { session, count } => {
+                let s = self.live.entry(session).or_default();
+                s.dropped = s.dropped.saturating_add(count);
+                Some(format!(
+                    "live session {}: {count} events dropped (viewer fell behind)",
+                    s.name
+                ))
+            }
+            LiveEvent::Closed {
+                session,
+                reason,
+                dropped_total,
+            } => {
+                let s = self.live.entry(session).or_default();
+                s.open = false;
+                s.dropped = s.dropped.max(dropped_total);
+                let why = match reason {
+                    CloseReason::Eof => "ended".to_string(),
+                    CloseReason::IdleTimeout => "closed: idle too long".to_string(),
+                    CloseReason::Error(e) => format!("closed: {}", sanitize(&e)),
+                    CloseReason::Shutdown => "closed: shutting down".to_string(),
+                };
+                let msg = format!("live session {} {why}", s.name);
+                s.closed = Some(why);
+                Some(msg)
+            }
+            LiveEvent::Rejected { reason, .. } => {
+                self.rejected += 1;
+                Some(format!("live connection refused: {reason}"))
+            }
+            LiveEvent::ServerError(e) => Some(format!("live listener: {}", sanitize(&e))),
+        }
+    }
+
+    /// The header text for the shown session: its connection state and drops for a live
+    /// session, the follow state of a file, and the listener.
+    pub fn header(&self, store: &Store, session: usize) -> String {
+        let mut out = Vec::new();
+        match store.sessions.get(session).map(|s| &s.origin) {
+            Some(Origin::Live(id)) => {
+                if let Some(l) = self.live.get(id) {
+                    out.push(match &l.closed {
+                        None => "live: connected".to_string(),
+                        Some(why) => format!("live: {why}"),
+                    });
+                    if l.dropped > 0 {
+                        out.push(format!("dropped: {}", l.dropped));
+                    }
+                }
+            }
+            _ => {
+                // Files whose state needs attention (anything but plain following).
+                for f in &self.files {
+                    if let Some(s) = &f.status
+                        && *s != FollowStatus::Following
+                    {
+                        out.push(format!(
+                            "{}: {s}",
+                            sanitize(&f.path.file_name().unwrap_or_default().to_string_lossy())
+                        ));
+                    }
+                }
+            }
+        }
+        if let Some(a) = &self.listening {
+            let open = self.live.values().filter(|l| l.open).count();
+            out.push(format!("listening {} ({open} open)", sanitize(a)));
+        }
+        out.join("  ")
+    }
+}

@@ -1,0 +1,179 @@
+//! The TUI's live data path without a terminal: a real Unix-socket session and a real
+//! followed file feed an `App` through the same `Sources` calls the event loop makes.
+
+use std::io::Write;
+use std::time::Duration;
+
+use doxascope::trace::follow::{FollowConfig, FollowItem, FollowStatus, Follower};
+use doxascope::trace::live::{ListenAddr, Live, LiveConfig, LiveEvent};
+use doxascope::tui::app::App;
+use doxascope::tui::data::{Origin, Store};
+use doxascope::tui::highlight;
+use doxascope::tui::theme::Theme;
+use doxascope::tui::ui::render_text;
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use tokio::io::AsyncWriteExt;
+
+fn app() -> App {
+    highlight::load_now();
+    App::new(Store::new(), Theme::builtin("light").unwrap())
+}
+
+fn key(app: &mut App, c: char) {
+    app.on_key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE));
+}
+
+#[test]
+fn a_unix_socket_session_becomes_a_selectable_timeline() {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let sock = dir.path().join("live.sock");
+    let mut app = app();
+    app.store = Store::from_bytes("file.jsonl", b"{\"kind\":\"announce\",\"formula\":\"a\"}\n");
+    rt.block_on(async {
+        let (live, mut rx) = Live::new(LiveConfig::default());
+        let addr: ListenAddr = format!("unix:{}", sock.display()).parse().unwrap();
+        let listener = live.listen(&addr).await.unwrap();
+        app.sources.listening = Some(listener.local_addr().to_string());
+        let mut c = tokio::net::UnixStream::connect(&sock).await.unwrap();
+        // The claimed name carries an escape sequence: it must be shown sanitized.
+        c.write_all(
+            b"{\"kind\":\"announce\",\"formula\":\"p\",\"id\":\"b1\",\"session\":\"agent\\u001b[31m\"}\n\
+              {\"kind\":\"announce\",\"formula\":\"p -> q\",\"id\":\"b2\",\"role\":\"rule\"}\n\
+              {\"kind\":\"retract\",\"target\":\"b1\"}\n",
+        )
+        .await
+        .unwrap();
+        c.shutdown().await.unwrap();
+        drop(c);
+        let mut closed = false;
+        while !closed {
+            let ev = tokio::time::timeout(Duration::from_secs(10), rx.recv())
+                .await
+                .expect("live event in time")
+                .expect("hub alive");
+            closed = matches!(ev, LiveEvent::Closed { .. });
+            app.sources.on_live(&mut app.store, ev);
+            app.on_data();
+        }
+        drop(listener);
+    });
+    assert_eq!(app.store.sessions.len(), 2);
+    let s = &app.store.sessions[1];
+    assert!(matches!(s.origin, Origin::Live(_)));
+    assert_eq!(s.len(), 3);
+    assert!(s.name.starts_with("agent"), "{}", s.name);
+    assert!(!s.name.contains('\u{1b}'));
+    assert_eq!(s.beliefs[0].retracted.map(|r| r.0), Some(3));
+    // `s` selects the live session like any other; the header tells it is live.
+    assert_eq!(app.session, 0);
+    key(&mut app, 's');
+    assert_eq!(app.session, 1);
+    let screen = render_text(&mut app, 160, 30);
+    assert!(screen.contains("live: ended"), "{screen}");
+    assert!(screen.contains("listening unix:"), "{screen}");
+    assert!(screen.contains("step 3 of 3"), "{screen}");
+}
+
+#[test]
+fn drops_and_an_empty_live_session_are_shown() {
+    let mut app = app();
+    // An opened session without events is listed and drawable.
+    let opened = LiveEvent::Opened {
+        session: 7,
+        name: "conn-7".into(),
+        peer: doxascope::trace::live::Peer::Attached,
+    };
+    app.sources.on_live(&mut app.store, opened);
+    app.on_data();
+    let msg = app.sources.on_live(
+        &mut app.store,
+        LiveEvent::Dropped {
+            session: 7,
+            count: 42,
+        },
+    );
+    assert!(msg.unwrap().contains("42 events dropped"));
+    let screen = render_text(&mut app, 160, 30);
+    assert!(screen.contains("conn-7"), "{screen}");
+    assert!(screen.contains("dropped: 42"), "{screen}");
+    assert!(screen.contains("live: connected"), "{screen}");
+}
+
+/// Receives follower output until `pred` holds for what was applied so far.
+fn pump(
+    app: &mut App,
+    rt: &tokio::runtime::Runtime,
+    rx: &mut tokio::sync::mpsc::Receiver<FollowItem>,
+    seen: &mut Vec<FollowStatus>,
+    pred: impl Fn(&App, &[FollowStatus]) -> bool,
+) {
+    while !pred(app, seen) {
+        let item = rt
+            .block_on(async { tokio::time::timeout(Duration::from_secs(10), rx.recv()).await })
+            .expect("follower output in time")
+            .expect("follower alive");
+        if let FollowItem::Status(s) = &item {
+            seen.push(s.clone());
+        }
+        if let Some(m) = app.sources.on_follow(&mut app.store, 0, item) {
+            app.status = m;
+        }
+        app.on_data();
+    }
+}
+
+#[test]
+fn follow_statuses_reach_the_app_and_a_truncation_starts_a_new_segment() {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.jsonl");
+    let mut app = app();
+    let cfg = FollowConfig {
+        poll_interval: Duration::from_millis(20),
+        ..FollowConfig::default()
+    };
+    let (handle, mut rx) = Follower::spawn(&path, cfg).unwrap();
+    app.sources.add_file(path.clone());
+    let mut seen = Vec::new();
+    pump(&mut app, &rt, &mut rx, &mut seen, |_, s| {
+        s.contains(&FollowStatus::Waiting)
+    });
+    assert!(app.status.contains("waiting for the file to appear"));
+    let mut f = std::fs::File::create(&path).unwrap();
+    f.write_all(
+        b"{\"kind\":\"announce\",\"formula\":\"p\"}\n{\"kind\":\"announce\",\"formula\":\"q\"}\n",
+    )
+    .unwrap();
+    f.flush().unwrap();
+    pump(&mut app, &rt, &mut rx, &mut seen, |a, _| {
+        a.store.sessions.first().is_some_and(|s| s.len() == 2)
+    });
+    // Truncate and write something shorter: re-read from the start, as a new segment.
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .truncate(true)
+        .open(&path)
+        .unwrap();
+    f.write_all(b"{\"kind\":\"announce\",\"formula\":\"r\"}\n")
+        .unwrap();
+    f.flush().unwrap();
+    pump(&mut app, &rt, &mut rx, &mut seen, |a, _| {
+        a.store.sessions.get(1).is_some_and(|s| s.len() == 1)
+    });
+    handle.stop();
+    assert!(seen.contains(&FollowStatus::Truncated), "{seen:?}");
+    assert!(app.status.contains("truncated, re-read"), "{}", app.status);
+    // What was shown before is still there, unchanged; the re-read is its own timeline.
+    assert_eq!(app.store.sessions.len(), 2);
+    assert_eq!(app.store.sessions[0].len(), 2);
+    assert!(app.store.sessions[1].name.ends_with("· re-read 1"));
+    let screen = render_text(&mut app, 200, 30);
+    assert!(screen.contains("truncated, re-read"), "{screen}");
+}
