@@ -306,3 +306,39 @@ fn resize_storm_and_tiny_sizes_survive() {
     let s = t.wait_for("exit", 20, |s| s.contains("END-OF-RUN"));
     assert!(s.contains("EXIT=0"), "{s}");
 }
+
+#[test]
+fn demo_plays_in_the_tui_with_pause_step_and_speed_keys() {
+    if !Tmux::available() {
+        eprintln!("skipping e2e_tmux: tmux is not installed (apt-get install tmux)");
+        return;
+    }
+    let t = Tmux::new("demo");
+    // At the slowest speed the first turn waits 12 s: the keys land while it plays.
+    t.start(&format!(
+        "sh -c '\"{}\" demo --turns 3 --speed 0.125; echo EXIT=$?; stty -a; echo END-OF-RUN; exec sleep 600'",
+        bin()
+    ));
+    t.wait_for("the demo header", 20, |s| s.contains("demo ▶ x0.125"));
+    for _ in 0..3 {
+        t.keys(&["+"]);
+    }
+    t.wait_for("speed 1", 10, |s| s.contains("demo ▶ x1.0"));
+    t.keys(&["Space"]);
+    let s = t.wait_for("paused", 10, |s| s.contains("demo ⏸"));
+    let steps = |s: &str| {
+        s.split("step ")
+            .nth(1)
+            .and_then(|r| r.split(" of ").next())
+            .and_then(|n| n.trim().parse::<u32>().ok())
+            .unwrap_or(0)
+    };
+    let before = steps(&s);
+    t.keys(&["."]);
+    let s = t.wait_for("a step", 10, |s| steps(s) > before);
+    assert!(s.contains("demo ⏸"), "stepping keeps the pause:\n{s}");
+    t.keys(&["q"]);
+    let s = t.wait_for("exit", 20, |s| s.contains("END-OF-RUN"));
+    assert!(s.contains("EXIT=0"), "{s}");
+    assert_restored(&t, &s);
+}

@@ -2,11 +2,12 @@
 //!
 //! Three modes: `--headless --out FILE` writes the solver runs as a trace; `--eval` prints
 //! the Table 1 comparison of baseline and solver; without either, the dialogue plays live.
-//! Live play prints turn by turn to stdout at a readable pace (`--speed`), rendered from the
-//! same events a viewer would receive, through the same pacing [`Player`] the TUI can drive.
+//! Live play runs in the TUI when standard output is a terminal (space pauses, `.` steps,
+//! `+`/`-` change the speed); otherwise it prints turn by turn to stdout at a readable pace
+//! (`--speed`), rendered from the same events, through the same pacing [`Player`].
 
 use std::fs::File;
-use std::io::{self, BufWriter, Write};
+use std::io::{self, BufWriter, IsTerminal, Write};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -118,7 +119,29 @@ pub(crate) fn run(args: &Args) -> i32 {
     if args.headless {
         return headless(&cfg, n, args.out.as_deref());
     }
+    if io::stdout().is_terminal() {
+        return tui(cfg, n, args.speed);
+    }
     live(cfg, n, args.speed)
+}
+
+/// Plays the demo in the TUI (pause, step and speed keys).
+fn tui(config: DemoConfig, dialogues: usize, speed: f64) -> i32 {
+    let opts = crate::tui::Options {
+        demo: Some(crate::tui::DemoOptions {
+            config,
+            dialogues,
+            speed,
+        }),
+        ..crate::tui::Options::default()
+    };
+    match crate::tui::run(opts) {
+        Ok(()) => EXIT_OK,
+        Err(e) => {
+            eprintln!("doxascope demo: {e}");
+            EXIT_PROBLEMS
+        }
+    }
 }
 
 fn headless(cfg: &DemoConfig, n: usize, out: Option<&std::path::Path>) -> i32 {

@@ -33,6 +33,7 @@ pub(crate) fn run(args: Args) -> i32 {
         at: args.at,
         theme: args.theme,
         listen: args.listen,
+        demo: None,
     };
     match crate::tui::run(opts) {
         Ok(()) => EXIT_OK,

@@ -244,6 +244,9 @@ pub enum ScrollKind {
 /// A row of the Σ pane after filtering: index into the session's beliefs.
 pub type SigmaRow = u32;
 
+/// The demo's paced event stream as the TUI plays it.
+pub type DemoPlayer = crate::demo::player::Player<crate::demo::DemoEvents>;
+
 /// The whole view state.
 pub struct App {
     /// The trace read so far.
@@ -316,6 +319,8 @@ pub struct App {
     pub verdicts: Option<super::recompute::Verdicts>,
     /// A recomputation is running.
     pub recomputing: bool,
+    /// The paced demo stream when `doxascope demo` plays in the TUI (see [`App::demo_tick`]).
+    pub demo: Option<DemoPlayer>,
 }
 
 /// Sessions up to this many events are recomputed automatically once loaded; larger ones on
@@ -363,6 +368,7 @@ impl App {
             sigma_cache: RefCell::new(None),
             verdicts: None,
             recomputing: false,
+            demo: None,
         };
         app.on_data();
         app
@@ -549,6 +555,55 @@ impl App {
         }
     }
 
+    /// Adds the demo events due at `now` to the store (nothing without a demo or while
+    /// paused); returns whether any arrived. The event loop calls it when
+    /// [`App::demo_next_due`] is reached.
+    pub fn demo_tick(&mut self, now: std::time::Instant) -> bool {
+        let evs = match self.demo.as_mut() {
+            Some(p) => p.poll(now),
+            None => return false,
+        };
+        self.demo_add(evs)
+    }
+
+    /// When the next demo event is due (`None` without a demo, while paused or when done).
+    pub fn demo_next_due(&mut self, now: std::time::Instant) -> Option<std::time::Instant> {
+        self.demo.as_mut().and_then(|p| p.next_due(now))
+    }
+
+    /// Performs a demo action (pause, step, faster, slower) at `now`; other actions and a
+    /// view without a demo are ignored.
+    pub fn demo_action(&mut self, a: Action, now: std::time::Instant) {
+        let Some(p) = self.demo.as_mut() else { return };
+        self.dirty = true;
+        match a {
+            Action::DemoPause => p.toggle_pause(now),
+            Action::DemoFaster => p.faster(now),
+            Action::DemoSlower => p.slower(now),
+            Action::DemoStep => {
+                let evs = p.step(now);
+                self.demo_add(evs);
+            }
+            _ => {}
+        }
+    }
+
+    fn demo_add(&mut self, evs: Vec<crate::trace::Event>) -> bool {
+        if evs.is_empty() {
+            return false;
+        }
+        let before = self.store.sessions.len();
+        self.store
+            .extend(evs.into_iter().map(crate::trace::Item::Event));
+        // Each dialogue is a session of its own: a following view moves on to the new one.
+        if self.follow && self.store.sessions.len() > before {
+            self.session = self.store.sessions.len() - 1;
+        }
+        self.on_data();
+        self.dirty = true;
+        true
+    }
+
     /// Handles a terminal key; returns what the loop must do.
     pub fn on_key(&mut self, key: KeyEvent) -> Vec<Effect> {
         if key.kind != KeyEventKind::Press && key.kind != KeyEventKind::Repeat {
@@ -567,11 +622,11 @@ impl App {
             // Overlays close on any key; q still quits.
             self.help = false;
             self.popup = None;
-            if keys::lookup(&key) != Some(Action::Quit) {
+            if keys::lookup_in(&key, self.demo.is_some()) != Some(Action::Quit) {
                 return Vec::new();
             }
         }
-        let fx = match keys::lookup(&key) {
+        let fx = match keys::lookup_in(&key, self.demo.is_some()) {
             Some(a) => self.apply(a),
             None => Vec::new(),
         };
@@ -660,6 +715,9 @@ impl App {
                 self.status.clear();
             }
             Action::Recompute => return vec![Effect::Recompute],
+            Action::DemoPause | Action::DemoStep | Action::DemoFaster | Action::DemoSlower => {
+                self.demo_action(a, std::time::Instant::now());
+            }
         }
         Vec::new()
     }

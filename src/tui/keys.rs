@@ -63,6 +63,25 @@ pub enum Action {
     Escape,
     /// Recompute the verification verdicts with the solver.
     Recompute,
+    /// Demo only: pause or resume play.
+    DemoPause,
+    /// Demo only: release the rest of the current turn.
+    DemoStep,
+    /// Demo only: double the play speed.
+    DemoFaster,
+    /// Demo only: halve the play speed.
+    DemoSlower,
+}
+
+impl Action {
+    /// Whether the action exists only while `doxascope demo` plays in the TUI; its keys do
+    /// nothing (and are not listed in the help) otherwise.
+    pub fn demo_only(self) -> bool {
+        matches!(
+            self,
+            Action::DemoPause | Action::DemoStep | Action::DemoFaster | Action::DemoSlower
+        )
+    }
 }
 
 /// One binding: the keys, the action and the help text.
@@ -245,6 +264,30 @@ pub const BINDINGS: &[Binding] = &[
         help: "close overlay, clear highlights",
     },
     Binding {
+        keys: &[(KeyCode::Char(' '), N)],
+        label: "Space",
+        action: Action::DemoPause,
+        help: "demo: pause / play",
+    },
+    Binding {
+        keys: &[(KeyCode::Char('.'), N)],
+        label: ".",
+        action: Action::DemoStep,
+        help: "demo: step (the rest of the current turn)",
+    },
+    Binding {
+        keys: &[(KeyCode::Char('+'), N), (KeyCode::Char('+'), S)],
+        label: "+",
+        action: Action::DemoFaster,
+        help: "demo: faster (x2)",
+    },
+    Binding {
+        keys: &[(KeyCode::Char('-'), N)],
+        label: "-",
+        action: Action::DemoSlower,
+        help: "demo: slower (/2)",
+    },
+    Binding {
         keys: &[(KeyCode::Char('z'), C)],
         label: "Ctrl-Z",
         action: Action::Suspend,
@@ -258,13 +301,19 @@ pub const BINDINGS: &[Binding] = &[
     },
 ];
 
-/// The action bound to a key in normal mode.
+/// The action bound to a key in normal mode, outside the demo (demo keys are unbound).
 pub fn lookup(key: &KeyEvent) -> Option<Action> {
+    lookup_in(key, false)
+}
+
+/// The action bound to a key in normal mode; the demo's keys count only when `demo` is set.
+pub fn lookup_in(key: &KeyEvent, demo: bool) -> Option<Action> {
     // Ctrl-Z and Ctrl-C are matched on CONTROL alone; other keys ignore SHIFT noise that some
     // terminals add to symbols.
     let mods = key.modifiers & (KeyModifiers::CONTROL | KeyModifiers::SHIFT | KeyModifiers::ALT);
     BINDINGS
         .iter()
+        .filter(|b| demo || !b.action.demo_only())
         .find(|b| b.keys.iter().any(|&(c, m)| c == key.code && m == mods))
         .map(|b| b.action)
 }
@@ -279,7 +328,13 @@ mod tests {
         for b in BINDINGS {
             for &(c, m) in b.keys {
                 assert!(seen.insert((c, m)), "{:?} bound twice", (c, m));
-                assert_eq!(lookup(&KeyEvent::new(c, m)), Some(b.action));
+                assert_eq!(lookup_in(&KeyEvent::new(c, m), true), Some(b.action));
+                let outside = lookup(&KeyEvent::new(c, m));
+                if b.action.demo_only() {
+                    assert_eq!(outside, None, "{:?} is bound outside the demo", (c, m));
+                } else {
+                    assert_eq!(outside, Some(b.action));
+                }
             }
         }
         assert_eq!(lookup(&KeyEvent::new(KeyCode::Char('x'), N)), None);

@@ -30,6 +30,11 @@
 //! rotation, truncation, replacement, waiting for the file), and stdin (`-`) and `--listen`
 //! feed a [`crate::trace::live::Live`] hub whose sessions are timelines of their own;
 //! [`sources`] applies both to the store and keeps the states the header shows.
+//!
+//! `doxascope demo` plays in the same loop: [`app::App::demo`] holds the sans-IO
+//! [`crate::demo::player::Player`], and one more `select!` branch sleeps until its next event
+//! is due, then adds what is due to the store like any other source. The demo keys (space,
+//! `.`, `+`, `-`) act on the player and are bound only then.
 
 pub mod app;
 pub mod dag;
@@ -74,6 +79,27 @@ pub struct Options {
     pub theme: Option<String>,
     /// Accept live sessions here (`--listen`).
     pub listen: Option<crate::trace::live::ListenAddr>,
+    /// Play the built-in demo instead of reading traces (`doxascope demo`).
+    pub demo: Option<DemoOptions>,
+}
+
+/// What `doxascope demo` plays in the TUI.
+#[derive(Debug, Clone, Copy)]
+pub struct DemoOptions {
+    /// The demo configuration.
+    pub config: crate::demo::DemoConfig,
+    /// Number of dialogues.
+    pub dialogues: usize,
+    /// Initial play speed.
+    pub speed: f64,
+}
+
+/// A player over the demo's events, at the requested speed, ready for [`app::App::demo`].
+pub fn demo_player(d: &DemoOptions) -> app::DemoPlayer {
+    let mut p =
+        crate::demo::player::Player::new(crate::demo::DemoEvents::new(d.config, d.dialogues));
+    p.set_speed(d.speed, std::time::Instant::now());
+    p
 }
 
 /// Why the TUI could not run.
@@ -239,6 +265,7 @@ pub fn run(opts: Options) -> Result<(), TuiError> {
     app.sources = sources;
     app.mouse = config.mouse;
     app.status = config.warnings.join("; ");
+    app.demo = opts.demo.as_ref().map(demo_player);
     if let Some(at) = opts.at {
         app.follow = false;
         app.cursor = u32::try_from(at.saturating_sub(1)).unwrap_or(u32::MAX);
@@ -340,6 +367,9 @@ async fn event_loop(
             next_frame = Instant::now() + frame;
         }
         let wake = next_frame;
+        let demo_due = app
+            .demo_next_due(std::time::Instant::now())
+            .map(Instant::from_std);
         let mut effects = Vec::new();
         tokio::select! {
             biased;
@@ -429,6 +459,9 @@ async fn event_loop(
                 }
                 after_live_data(app, &mut at);
             }
+            _ = sleep_until_opt(demo_due) => {
+                app.demo_tick(std::time::Instant::now());
+            }
             _ = tokio::time::sleep_until(wake), if app.dirty => {}
         }
         for e in effects {
@@ -486,6 +519,14 @@ fn after_live_data(app: &mut App, at: &mut Option<u64>) {
     {
         app.goto(i64::try_from(step.saturating_sub(1)).unwrap_or(i64::MAX));
         *at = None;
+    }
+}
+
+/// Sleeps until `due`; never resolves without one (the demo paused, finished or absent).
+async fn sleep_until_opt(due: Option<Instant>) {
+    match due {
+        Some(d) => tokio::time::sleep_until(d).await,
+        None => std::future::pending().await,
     }
 }
 

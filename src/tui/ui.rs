@@ -79,7 +79,7 @@ pub fn draw(f: &mut Frame, app: &mut App) {
         popup(f, &app.theme, &title, &lines, area);
     }
     if app.help {
-        help(f, &app.theme, area);
+        help(f, &app.theme, area, app.demo.is_some());
     }
 }
 
@@ -113,6 +113,15 @@ fn pane(f: &mut Frame, app: &mut App, p: Pane, area: Rect) {
         Pane::Timeline => timeline(f, app, area),
         Pane::Detail => detail(f, app, area),
         Pane::Repl => repl(f, app, area),
+    }
+}
+
+/// A speed factor as the header shows it: `1.0`, `2.0`, `0.5`, `0.125`.
+fn speed_label(x: f64) -> String {
+    if x.fract() == 0.0 {
+        format!("{x:.1}")
+    } else {
+        format!("{x}")
     }
 }
 
@@ -156,6 +165,16 @@ fn header(f: &mut Frame, app: &App, area: Rect) {
         format!("  findings: {fc}"),
         if fc > 0 { t.warn } else { t.dim },
     ));
+    if let Some(p) = &app.demo {
+        v.push(Span::styled(
+            if p.is_paused() {
+                "  demo ⏸".to_string()
+            } else {
+                format!("  demo ▶ x{}", speed_label(p.speed()))
+            },
+            t.accent.add_modifier(Modifier::BOLD),
+        ));
+    }
     let src = app.sources.header(&app.store, app.session);
     if !src.is_empty() {
         v.push(Span::styled(format!("  {src}"), t.accent));
@@ -1066,10 +1085,17 @@ fn popup(f: &mut Frame, th: &Theme, title: &str, lines: &[String], area: Rect) {
     f.render_widget(Paragraph::new(text).block(b).wrap(Wrap { trim: false }), r);
 }
 
-/// The help overlay's text, generated from the key table and the REPL command table.
+/// The help overlay's text, generated from the key table and the REPL command table (the
+/// demo's keys are left out; see [`help_lines_for`]).
 pub fn help_lines(th: &Theme) -> Vec<Line<'static>> {
+    help_lines_for(th, false)
+}
+
+/// The help overlay's text; the demo's keys are listed only when `demo` is set, as they are
+/// bound only then.
+pub fn help_lines_for(th: &Theme, demo: bool) -> Vec<Line<'static>> {
     let mut v = vec![Line::from(Span::styled("keys", th.title))];
-    for b in BINDINGS {
+    for b in BINDINGS.iter().filter(|b| demo || !b.action.demo_only()) {
         v.push(Line::from(vec![
             Span::styled(format!("  {:<12}", b.label), th.accent),
             Span::styled(b.help, th.text),
@@ -1088,8 +1114,8 @@ pub fn help_lines(th: &Theme) -> Vec<Line<'static>> {
     v
 }
 
-fn help(f: &mut Frame, th: &Theme, area: Rect) {
-    let lines = help_lines(th);
+fn help(f: &mut Frame, th: &Theme, area: Rect, demo: bool) {
+    let lines = help_lines_for(th, demo);
     let r = centered(area, 80, lines.len() as u16 + 2);
     f.render_widget(Clear, r);
     let b = Block::bordered()

@@ -1,0 +1,192 @@
+//! `doxascope demo` in the TUI without a terminal: an `App` plays the demo's paced stream
+//! through the same calls the event loop makes (`demo_next_due`, `demo_tick`, keys).
+
+use std::time::{Duration, Instant};
+
+use doxascope::demo::player::base_delay;
+use doxascope::demo::{DemoConfig, DemoEvents};
+use doxascope::trace::Event;
+use doxascope::tui::app::App;
+use doxascope::tui::data::Store;
+use doxascope::tui::highlight;
+use doxascope::tui::theme::Theme;
+use doxascope::tui::ui::{help_lines, help_lines_for, render_text};
+use doxascope::tui::{DemoOptions, demo_player};
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+fn opts(dialogues: usize) -> DemoOptions {
+    DemoOptions {
+        config: DemoConfig {
+            error_rate: 0.3,
+            seed: 7,
+            turns: 4,
+            ..DemoConfig::default()
+        },
+        dialogues,
+        speed: 1.0,
+    }
+}
+
+fn demo_app(dialogues: usize) -> App {
+    highlight::load_now();
+    let mut app = App::new(Store::new(), Theme::builtin("light").unwrap());
+    app.demo = Some(demo_player(&opts(dialogues)));
+    app
+}
+
+fn key(app: &mut App, c: char) {
+    app.on_key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE));
+}
+
+/// What the demo produces, independently of the player and the TUI.
+fn expected(dialogues: usize) -> Vec<Event> {
+    let o = opts(dialogues);
+    DemoEvents::new(o.config, o.dialogues).collect()
+}
+
+/// Plays like the event loop: sleep until the next due instant, then tick.
+fn play_until_done(app: &mut App, mut now: Instant) -> Instant {
+    while let Some(due) = app.demo_next_due(now) {
+        assert!(due >= now, "the next event is never due in the past");
+        now = due;
+        app.demo_tick(now);
+    }
+    now
+}
+
+#[test]
+fn the_demo_plays_at_its_pace_into_the_session() {
+    let all = expected(1);
+    let mut app = demo_app(1);
+    let t0 = Instant::now();
+    assert!(app.demo_tick(t0), "the session event has no delay");
+    assert_eq!(app.store.log.events, all[..1]);
+    // The world waits its delay: nothing just before, the world right at it.
+    let world = base_delay(&all[1]);
+    assert!(!app.demo_tick(t0 + world - Duration::from_millis(1)));
+    assert!(app.demo_tick(t0 + world));
+    assert_eq!(app.store.log.events, all[..2]);
+    let end = play_until_done(&mut app, t0 + world);
+    assert_eq!(app.store.log.events, all, "every event, in order");
+    // Watchable: the whole dialogue takes as long as its delays add up to at speed 1.
+    let total: Duration = all.iter().map(base_delay).sum();
+    assert_eq!(end - t0, total);
+    assert!(total >= Duration::from_secs(4), "4 turns are not a blur");
+    // Follow mode shows the newest step, and the header says the demo is playing.
+    assert_eq!(app.step() as usize, all.len());
+    let screen = render_text(&mut app, 140, 30);
+    assert!(screen.contains("demo ▶ x1.0"), "{screen}");
+}
+
+#[test]
+fn space_pauses_dot_steps_and_plus_minus_change_the_speed() {
+    let all = expected(1);
+    let mut app = demo_app(1);
+    let t0 = Instant::now();
+    app.demo_tick(t0);
+    key(&mut app, ' ');
+    assert!(app.demo.as_ref().is_some_and(|p| p.is_paused()));
+    let screen = render_text(&mut app, 140, 30);
+    assert!(screen.contains("demo ⏸"), "{screen}");
+    let far = t0 + Duration::from_secs(3600);
+    assert_eq!(
+        app.demo_next_due(far),
+        None,
+        "a paused demo never wakes the loop"
+    );
+    assert!(!app.demo_tick(far), "no new events while paused");
+    assert_eq!(app.store.log.events.len(), 1);
+    // `.` releases the world and its rules, then one whole turn, still paused.
+    key(&mut app, '.');
+    let n1 = app.store.log.events.len();
+    assert!(n1 > 1);
+    assert!(app.store.log.events.iter().all(|e| e.kind_name() != "turn"));
+    key(&mut app, '.');
+    let n2 = app.store.log.events.len();
+    assert_eq!(app.store.log.events[n1].kind_name(), "turn");
+    assert!(n2 > n1 + 1, "a turn comes with its gate and commitment");
+    assert_eq!(app.store.log.events, all[..n2]);
+    assert!(!app.demo_tick(far), "stepping does not resume play");
+    assert_eq!(
+        app.step() as usize,
+        n2,
+        "the view follows the stepped events"
+    );
+    // `+` doubles the speed, `-` halves it, shown in the header.
+    key(&mut app, '+');
+    key(&mut app, '+');
+    assert_eq!(app.demo.as_ref().map(|p| p.speed()), Some(4.0));
+    key(&mut app, '-');
+    assert_eq!(app.demo.as_ref().map(|p| p.speed()), Some(2.0));
+    // Space resumes; at speed 2 the rest takes half its delays.
+    key(&mut app, ' ');
+    let screen = render_text(&mut app, 140, 30);
+    assert!(screen.contains("demo ▶ x2.0"), "{screen}");
+    let now = Instant::now();
+    let due = app.demo_next_due(now).expect("playing again");
+    assert!(due - now <= base_delay(&all[n2]) / 2);
+    play_until_done(&mut app, now);
+    assert_eq!(app.store.log.events, all);
+}
+
+#[test]
+fn each_dialogue_becomes_a_session_and_the_view_follows_the_newest() {
+    let all = expected(2);
+    let mut app = demo_app(2);
+    play_until_done(&mut app, Instant::now());
+    assert_eq!(app.store.log.events, all);
+    assert_eq!(app.store.sessions.len(), 2);
+    assert_eq!(app.session, 1);
+}
+
+#[test]
+fn demo_keys_are_bound_and_listed_only_in_the_demo() {
+    highlight::load_now();
+    let mut app = App::new(Store::new(), Theme::builtin("light").unwrap());
+    key(&mut app, ' ');
+    key(&mut app, '+');
+    assert!(app.demo.is_none());
+    let th = Theme::builtin("light").unwrap();
+    let text = |lines: Vec<ratatui::text::Line<'static>>| {
+        lines
+            .iter()
+            .map(|l| l.to_string())
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    let plain = text(help_lines(&th));
+    let demo = text(help_lines_for(&th, true));
+    assert!(!plain.contains("demo: pause"), "{plain}");
+    for k in [
+        "Space",
+        "demo: pause",
+        "demo: step",
+        "demo: faster",
+        "demo: slower",
+    ] {
+        assert!(demo.contains(k), "{k} missing from the demo help:\n{demo}");
+    }
+    // The help overlay in demo mode lists them too.
+    let mut app = demo_app(1);
+    key(&mut app, '?');
+    let screen = render_text(&mut app, 140, 60);
+    assert!(screen.contains("demo: pause"), "{screen}");
+}
+
+#[test]
+fn without_a_terminal_the_demo_still_prints_to_stdout() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_doxascope"))
+        .args(["demo", "--turns", "2", "--speed", "64"])
+        .output()
+        .expect("the binary runs");
+    assert!(out.status.success(), "{out:?}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("turn  1") && text.contains("turn  2"),
+        "{text}"
+    );
+    assert!(
+        !text.contains('\u{1b}'),
+        "no terminal escapes in a pipe:\n{text}"
+    );
+}
