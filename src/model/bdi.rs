@@ -300,6 +300,20 @@ pub struct StepView<'a> {
 }
 
 impl StepView<'_> {
+    /// Applies a `step` event (at `step`, log position `event`) to this step's progress.
+    pub(crate) fn apply(&mut self, s: &crate::trace::event::Step, step: u32, event: u32) {
+        self.state = match s.status {
+            Some(StepStatus::Dispatched) => StepState::Dispatched,
+            Some(StepStatus::Done) => StepState::Done,
+            Some(StepStatus::Failed) => StepState::Failed,
+            None => self.state,
+        };
+        if s.post_met.is_some() {
+            self.post_met = s.post_met;
+        }
+        self.events.push((step, event));
+    }
+
     /// The latest check of the given tier.
     pub fn latest_check(&self, tier: u8) -> Option<&PostCheck<'_>> {
         self.checks.iter().rev().find(|c| c.tier == Some(tier))
@@ -644,18 +658,7 @@ pub fn state_at<'a>(bl: &'a BdiLog, log: &'a TraceLog, t: u32) -> BdiState<'a> {
             .as_deref()
             .and_then(|id| pv.steps.iter_mut().find(|x| x.def.id == id))
         {
-            Some(sv) => {
-                sv.state = match s.status {
-                    Some(StepStatus::Dispatched) => StepState::Dispatched,
-                    Some(StepStatus::Done) => StepState::Done,
-                    Some(StepStatus::Failed) => StepState::Failed,
-                    None => sv.state,
-                };
-                if s.post_met.is_some() {
-                    sv.post_met = s.post_met;
-                }
-                sv.events.push((sr.step, sr.event));
-            }
+            Some(sv) => sv.apply(s, sr.step, sr.event),
             None => pv.unknown_step_events.push(sr.event),
         }
     }

@@ -227,16 +227,7 @@ pub(super) fn check<'a>(cx: &mut Cx<'a>) {
                 else {
                     continue;
                 };
-                sv.state = match s.status {
-                    Some(StepStatus::Dispatched) => StepState::Dispatched,
-                    Some(StepStatus::Done) => StepState::Done,
-                    Some(StepStatus::Failed) => StepState::Failed,
-                    None => sv.state,
-                };
-                if s.post_met.is_some() {
-                    sv.post_met = s.post_met;
-                }
-                sv.events.push((sr.step, sr.event));
+                sv.apply(s, sr.step, sr.event);
                 if s.status == Some(StepStatus::Done)
                     && s.post_met == Some(true)
                     && let Some(name) = value_text(sv.def.post.as_ref()).and_then(tier1_name)
