@@ -46,11 +46,12 @@
 //!
 //! varisat's `failed_core()` is occasionally invalid in long incremental runs, so every core
 //! is validated by a re-solve ([`Sat::validated_core`]) and every minimal set is re-checked
-//! before it is returned. Solves cannot be interrupted from outside, so the state lives on a
-//! dedicated thread ([`Worker`]); [`BeliefState`] is the `Send` handle that talks to it, waits
-//! at most the configured timeout, and on an overrun answers [`EngineError::Timeout`], kills the
-//! solve and rebuilds the state from its own copy of the beliefs. Variable and clause counts
-//! are capped before a formula is encoded.
+//! before it is returned. Solves cannot be interrupted from outside, but every solver stops
+//! itself at the request's deadline through its proof writer ([`Stop`]), so a request runs on
+//! the caller's own thread when it can and on a dedicated solver thread ([`Worker`]) when it
+//! must (see [`BeliefState`], the `Send` handle). On an overrun it answers
+//! [`EngineError::Timeout`] and rebuilds the state from its own copy of the beliefs. Variable
+//! and clause counts are capped before a formula is encoded.
 //!
 //! # Example
 //!
@@ -70,18 +71,22 @@
 //! assert_eq!(why.support, vec!["r1".to_string(), "f1".to_string()]);
 //! ```
 
+use std::cell::RefCell;
 use std::collections::{BTreeSet, HashMap, HashSet};
-use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::{self, ThreadId};
 use std::time::{Duration, Instant};
 
 use varisat::Lit;
 
 use crate::logic::cnf::{self, CnfError, Tseitin};
+use crate::logic::formula::MAX_DEPTH;
 use crate::logic::formula::{Atom, Formula};
 use crate::logic::ground::{self, GroundError};
 use crate::logic::revise::{Policy, Revision};
-use crate::logic::solver::{Overrun, Sat, SolveError, Worker};
+use crate::logic::solver::{Overrun, Sat, SolveError, Stop, Worker};
 
 /// What a belief is, which decides how it is stored and whether revision may drop it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -439,7 +444,7 @@ pub struct State {
     /// A model of the current Σ on the main solver, indexed by variable.
     model: Option<Vec<bool>>,
     assumptions: Option<Vec<Lit>>,
-    cancel: Arc<AtomicBool>,
+    cancel: Arc<Stop>,
     limits: Limits,
     seq: u64,
     dead_probes: Vec<Lit>,
@@ -448,6 +453,8 @@ pub struct State {
     snap_retire: Vec<(Lit, usize)>,
     last_probe: Option<(Formula, Lit)>,
     domain: BTreeSet<String>,
+    /// The handle's copy of the domain (constants of queries included), for rebuilds.
+    shared_domain: Option<Arc<Mutex<BTreeSet<String>>>>,
     /// Σ as plain clauses (None after a retraction until rebuilt); see [`State::sat_with`].
     snap: Option<Sat>,
     dirty_calls: usize,
@@ -469,8 +476,8 @@ pub enum Added {
 }
 
 impl State {
-    /// An empty state whose solvers stop when `cancel` is raised.
-    pub fn new(cancel: Arc<AtomicBool>, limits: Limits) -> Self {
+    /// An empty state whose solvers stop when `cancel` says so.
+    pub fn new(cancel: Arc<Stop>, limits: Limits) -> Self {
         let snap = Some(Sat::new(Arc::clone(&cancel)));
         State {
             enc: Tseitin::new(),
@@ -489,6 +496,7 @@ impl State {
             snap_retire: Vec::new(),
             last_probe: None,
             domain: BTreeSet::new(),
+            shared_domain: None,
             snap,
             dirty_calls: 0,
             quantified: 0,
@@ -598,6 +606,11 @@ impl State {
         let mut consts = BTreeSet::new();
         ground::constants(f, &mut consts);
         if !consts.is_subset(&self.domain) {
+            if let Some(shared) = &self.shared_domain {
+                if let Ok(mut d) = shared.lock() {
+                    d.extend(consts.iter().cloned());
+                }
+            }
             self.domain.extend(consts);
             self.reground()?;
         }
@@ -1514,7 +1527,7 @@ pub(crate) fn switch_off(a: &mut Vec<Lit>, universe: &[Lit]) {
 /// them and whether the enumeration finished within `max` and `budget`.
 fn marco(
     sat: &mut Sat,
-    cancel: Arc<AtomicBool>,
+    cancel: Arc<Stop>,
     hard: &[Lit],
     soft: &[Lit],
     max: usize,
@@ -1593,12 +1606,121 @@ fn marco(
     }
 }
 
-/// The `Send` handle of a belief state: forwards every operation to the state's solver
-/// thread and waits at most [`Limits::timeout`]. Keeps its own copy of the active beliefs to
-/// rebuild the state after a timeout or a crash.
+/// Requests whose formulas have at most this many nodes (at most [`MAX_DEPTH`] deep, no
+/// quantifier) may run on the caller's thread; see [`BeliefState`].
+const INLINE_NODES: usize = 20_000;
+
+/// Whether work on `f` is small and stack-safe enough for the caller's thread: at most
+/// [`INLINE_NODES`] nodes, at most [`MAX_DEPTH`] deep, no quantifier (grounding can multiply a
+/// small formula by the instance cap, and a grown domain re-grounds it on any later request).
+/// The walk stops at the first violation, so it costs at most `INLINE_NODES` steps.
+fn fits_inline(f: &Formula) -> bool {
+    let mut stack: Vec<(&Formula, usize)> = vec![(f, 0)];
+    let mut nodes = 0usize;
+    while let Some((g, d)) = stack.pop() {
+        nodes += 1;
+        if nodes > INLINE_NODES || d > MAX_DEPTH {
+            return false;
+        }
+        match g {
+            Formula::True | Formula::False | Formula::Atom(_) => {}
+            Formula::Forall(..) | Formula::Exists(..) => return false,
+            Formula::Not(h) => stack.push((h, d + 1)),
+            Formula::And(hs) | Formula::Or(hs) => stack.extend(hs.iter().map(|h| (h, d + 1))),
+            Formula::Implies(x, y) | Formula::Iff(x, y) => {
+                stack.push((x, d + 1));
+                stack.push((y, d + 1));
+            }
+        }
+    }
+    true
+}
+
+thread_local! {
+    /// The states of the handles living on this thread (see [`Home::Local`]), by handle id.
+    static LOCAL: RefCell<HashMap<u64, Box<State>>> = RefCell::new(HashMap::new());
+}
+
+/// Handle ids.
+static NEXT_ID: AtomicU64 = AtomicU64::new(0);
+
+/// States orphaned in another thread's [`LOCAL`] (their handle was dropped or moved away
+/// from that thread): each thread frees its own on its next visit to [`LOCAL`].
+static GRAVEYARD: Mutex<Vec<(ThreadId, u64)>> = Mutex::new(Vec::new());
+static BURIED: AtomicUsize = AtomicUsize::new(0);
+
+fn bury(thread: ThreadId, id: u64) {
+    if let Ok(mut g) = GRAVEYARD.lock() {
+        g.push((thread, id));
+        BURIED.store(g.len(), Ordering::Relaxed);
+    }
+}
+
+/// Frees this thread's orphaned states.
+fn sweep() {
+    if BURIED.load(Ordering::Relaxed) == 0 {
+        return;
+    }
+    let me = thread::current().id();
+    let mine: Vec<u64> = match GRAVEYARD.lock() {
+        Ok(mut g) => {
+            let mine = g
+                .iter()
+                .filter(|(t, _)| *t == me)
+                .map(|&(_, id)| id)
+                .collect();
+            g.retain(|(t, _)| *t != me);
+            BURIED.store(g.len(), Ordering::Relaxed);
+            mine
+        }
+        Err(_) => return,
+    };
+    let _ = LOCAL.try_with(|m| {
+        let mut m = m.borrow_mut();
+        for id in mine {
+            m.remove(&id);
+        }
+    });
+}
+
+/// Where a handle's state lives.
+enum Home {
+    /// In [`LOCAL`] of `thread` under `id` (absent while a request runs, and after a
+    /// request overran until the next request rebuilds it).
+    Local { thread: ThreadId, id: u64 },
+    /// On a dedicated solver thread.
+    Worker(Worker<State>),
+}
+
+/// The `Send` handle of a belief state. Keeps its own copy of the active beliefs (and of the
+/// domain) to rebuild the state after a timeout or a crash.
+///
+/// # Where requests run
+///
+/// `Solver` is not `Send`, so a state lives on one thread. Normally that is the thread that
+/// created the handle, and requests from it run **right there** (the state sits in a
+/// thread-local registry). Shipping every gate check to a solver thread and waiting for the
+/// answer cost two cross-thread wake-ups per check: measured about 10 µs on an idle 2-core
+/// machine and far more on a loaded one, where each wake-up waits for a core.
+///
+/// The deadline does not need a second thread: every solver of the state stops itself once
+/// the request's deadline has passed ([`Stop`], checked by the proof writer varisat calls on
+/// every learned clause and at the end of every solve, and before every solve), which answers
+/// [`EngineError::Timeout`]; the state is then rebuilt from the handle's copy of Σ at the start
+/// of the next request. So a caller waits at most about [`Limits::timeout`] for a solve, as
+/// before.
+///
+/// A deadline inside the solver cannot bound work outside it (encoding or grounding a huge
+/// formula), and recursion over a hand-built formula deeper than the parser allows needs a big
+/// stack. So the handle moves its state, for good, to a dedicated solver thread ([`Worker`],
+/// 256 MiB stack; the caller waits at most until the deadline and an overrun abandons and
+/// rebuilds the state) when a request's formula does not pass [`fits_inline`], and also when
+/// the handle is used from another thread than the one holding its state (the state cannot
+/// follow it; it is rebuilt on the solver thread from the copy).
 pub struct BeliefState {
-    worker: Worker<State>,
+    home: Home,
     mirror: Vec<BeliefSpec>,
+    domain: Arc<Mutex<BTreeSet<String>>>,
     limits: Limits,
     rebuilds: u64,
 }
@@ -1611,11 +1733,21 @@ impl BeliefState {
 
     /// An empty state with the given limits.
     pub fn with_limits(limits: Limits) -> Result<Self, EngineError> {
-        let worker = Worker::spawn(move |c| State::new(c, limits))
-            .map_err(|e| EngineError::Internal(format!("cannot start the solver thread: {e}")))?;
+        let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
+        let domain = Arc::new(Mutex::new(BTreeSet::new()));
+        let mut st = Box::new(State::new(Stop::new(), limits));
+        st.shared_domain = Some(Arc::clone(&domain));
+        sweep();
+        LOCAL
+            .try_with(|m| m.borrow_mut().insert(id, st))
+            .map_err(|_| EngineError::Internal("thread-local storage is gone".into()))?;
         Ok(BeliefState {
-            worker,
+            home: Home::Local {
+                thread: thread::current().id(),
+                id,
+            },
             mirror: Vec::new(),
+            domain,
             limits,
             rebuilds: 0,
         })
@@ -1646,30 +1778,71 @@ impl BeliefState {
         self.mirror.iter().find(|b| b.id == id)
     }
 
-    fn rebuild(&mut self) {
-        self.rebuilds += 1;
+    /// A fresh state holding the handle's copy of Σ and of the domain. Every one of these
+    /// beliefs was accepted before, so the hard part is known consistent.
+    fn replay(
+        stop: Arc<Stop>,
+        limits: Limits,
+        specs: Vec<BeliefSpec>,
+        domain: Arc<Mutex<BTreeSet<String>>>,
+    ) -> State {
+        let mut s = State::new(stop, limits);
+        if let Ok(d) = domain.lock() {
+            s.domain = d.clone();
+        }
+        s.shared_domain = Some(domain);
+        for spec in specs {
+            let _ = s.add_inner(spec, false);
+        }
+        s
+    }
+
+    /// Moves the state to a dedicated solver thread, rebuilt there from the copy.
+    fn move_to_worker(&mut self) -> Result<(), EngineError> {
         let limits = self.limits;
         let specs = self.mirror.clone();
-        // If the thread cannot be started, keep the cancelled worker: it answers Timeout
-        // until a later rebuild succeeds.
-        if let Ok(w) = Worker::spawn(move |c| {
-            let mut s = State::new(c, limits);
-            for spec in specs {
-                // Every one of these was accepted before; the hard part is known consistent.
-                let _ = s.add_inner(spec, false);
+        let domain = Arc::clone(&self.domain);
+        let w = Worker::spawn(move |c| Self::replay(c, limits, specs, domain))
+            .map_err(|e| EngineError::Internal(format!("cannot start the solver thread: {e}")))?;
+        if let Home::Local { thread, id } = std::mem::replace(&mut self.home, Home::Worker(w)) {
+            if thread == thread::current().id() {
+                let _ = LOCAL.try_with(|m| m.borrow_mut().remove(&id));
+            } else {
+                bury(thread, id);
             }
-            s
-        }) {
-            self.worker = w;
+        }
+        Ok(())
+    }
+
+    /// After a timeout or a crash: a fresh state from the copy (on the solver thread, or at
+    /// the next local request).
+    fn rebuild(&mut self) {
+        self.rebuilds += 1;
+        if let Home::Worker(_) = self.home {
+            // If the thread cannot be started, keep the cancelled worker: it answers Timeout
+            // until a later rebuild succeeds.
+            let _ = self.move_to_worker();
         }
     }
 
+    /// Runs `f` on the state: on the caller's thread when the state lives there and `fits`
+    /// (see [`fits_inline`]), otherwise on the solver thread.
     fn call<R: Send + 'static>(
         &mut self,
+        fits: bool,
         f: impl FnOnce(&mut State) -> Result<R, EngineError> + Send + 'static,
     ) -> Result<R, EngineError> {
         let deadline = Instant::now() + self.limits.timeout;
-        match self.worker.run(deadline, f) {
+        if let Home::Local { thread, id } = self.home {
+            if fits && thread == thread::current().id() {
+                return self.call_local(id, deadline, f);
+            }
+            self.move_to_worker()?;
+        }
+        let Home::Worker(w) = &self.home else {
+            return Err(EngineError::Internal("no solver thread".into()));
+        };
+        match w.run(deadline, f) {
             Ok(Err(EngineError::Timeout)) | Err(Overrun::Timeout) => {
                 self.rebuild();
                 Err(EngineError::Timeout)
@@ -1677,6 +1850,45 @@ impl BeliefState {
             Ok(r) => r,
             Err(Overrun::Crashed) => {
                 self.rebuild();
+                Err(EngineError::Crashed)
+            }
+        }
+    }
+
+    fn call_local<R>(
+        &mut self,
+        id: u64,
+        deadline: Instant,
+        f: impl FnOnce(&mut State) -> Result<R, EngineError>,
+    ) -> Result<R, EngineError> {
+        sweep();
+        let held = LOCAL
+            .try_with(|m| m.borrow_mut().remove(&id))
+            .map_err(|_| EngineError::Internal("thread-local storage is gone".into()))?;
+        let mut st = match held {
+            Some(st) => st,
+            None => Box::new(Self::replay(
+                Stop::new(),
+                self.limits,
+                self.mirror.clone(),
+                Arc::clone(&self.domain),
+            )),
+        };
+        st.cancel.set_deadline(deadline);
+        match catch_unwind(AssertUnwindSafe(|| f(&mut st))) {
+            Ok(Err(EngineError::Timeout)) => {
+                // The state's solvers are stopped for good: drop it, rebuild on the next request.
+                self.rebuilds += 1;
+                Err(EngineError::Timeout)
+            }
+            Ok(r) => {
+                st.cancel.clear_deadline();
+                let _ = LOCAL.try_with(|m| m.borrow_mut().insert(id, st));
+                r
+            }
+            Err(_) => {
+                // A panic may have left the state half-updated.
+                self.rebuilds += 1;
                 Err(EngineError::Crashed)
             }
         }
@@ -1700,7 +1912,8 @@ impl BeliefState {
     /// Adds a belief without gate or revision (see [`State::add`]).
     pub fn add(&mut self, spec: BeliefSpec) -> Result<Added, EngineError> {
         let s = spec.clone();
-        let added = self.call(move |st| st.add(s))?;
+        let fits = fits_inline(&spec.formula);
+        let added = self.call(fits, move |st| st.add(s))?;
         self.apply_added(spec, added);
         Ok(added)
     }
@@ -1708,14 +1921,14 @@ impl BeliefState {
     /// Retracts the active belief `id`; `false` if there is none.
     pub fn retract(&mut self, id: &str) -> Result<bool, EngineError> {
         let i = id.to_string();
-        let done = self.call(move |st| Ok(st.retract(&i)))?;
+        let done = self.call(true, move |st| Ok(st.retract(&i)))?;
         self.mirror.retain(|b| b.id != id);
         Ok(done)
     }
 
     /// Is Σ consistent? If not, a minimal conflicting subset.
     pub fn consistent(&mut self) -> Result<Consistency, EngineError> {
-        self.call(|st| st.consistent())
+        self.call(true, |st| st.consistent())
     }
 
     /// The gate Θ(Σ, Δ); `because` = the cited premise ids, if the claim cites any.
@@ -1726,19 +1939,19 @@ impl BeliefState {
     ) -> Result<Check, EngineError> {
         let d = delta.clone();
         let b = because.map(|b| b.to_vec());
-        self.call(move |st| st.check(&d, b.as_deref()))
+        self.call(fits_inline(delta), move |st| st.check(&d, b.as_deref()))
     }
 
     /// Entailed / contradicted / unknown, with N(φ) when graded.
     pub fn entails(&mut self, phi: &Formula) -> Result<Entailment, EngineError> {
         let f = phi.clone();
-        self.call(move |st| st.entails(&f))
+        self.call(fits_inline(phi), move |st| st.entails(&f))
     }
 
     /// One minimal support set of φ.
     pub fn why(&mut self, phi: &Formula) -> Result<Why, EngineError> {
         let f = phi.clone();
-        self.call(move |st| st.why(&f))
+        self.call(fits_inline(phi), move |st| st.why(&f))
     }
 
     /// All minimal support sets of φ (at most `max`, within `budget`).
@@ -1749,20 +1962,21 @@ impl BeliefState {
         budget: Duration,
     ) -> Result<Supports, EngineError> {
         let f = phi.clone();
-        self.call(move |st| st.supports(&f, max, budget))
+        self.call(fits_inline(phi), move |st| st.supports(&f, max, budget))
     }
 
     /// A validated countermodel of Σ ⊨ φ.
     pub fn whynot(&mut self, phi: &Formula) -> Result<WhyNot, EngineError> {
         let f = phi.clone();
-        self.call(move |st| st.whynot(&f))
+        self.call(fits_inline(phi), move |st| st.whynot(&f))
     }
 
     /// The gate, then the update: a consistent belief is added; a contradicting one is
     /// resolved by `policy` (see [`crate::logic::revise`]).
     pub fn announce(&mut self, spec: BeliefSpec, policy: Policy) -> Result<Revision, EngineError> {
         let s = spec.clone();
-        let rev = self.call(move |st| st.announce(s, policy))?;
+        let fits = fits_inline(&spec.formula);
+        let rev = self.call(fits, move |st| st.announce(s, policy))?;
         self.mirror.retain(|b| !rev.retracted.contains(&b.id));
         if let Some(added) = rev.added {
             self.apply_added(spec, added);
@@ -1779,7 +1993,8 @@ impl BeliefState {
         policy: Policy,
     ) -> Result<Vec<Result<Revision, EngineError>>, EngineError> {
         let batch = specs.clone();
-        let out = self.call(move |st| {
+        let fits = specs.iter().all(|s| fits_inline(&s.formula));
+        let out = self.call(fits, move |st| {
             let mut out = Vec::with_capacity(batch.len());
             for spec in batch {
                 match st.announce(spec, policy) {
@@ -1802,13 +2017,13 @@ impl BeliefState {
 
     /// Inc(Σ): the highest confidence level whose cut is inconsistent (0 if consistent).
     pub fn inconsistency_degree(&mut self) -> Result<f64, EngineError> {
-        self.call(|st| st.inconsistency_degree())
+        self.call(true, |st| st.inconsistency_degree())
     }
 
     /// N(φ): the highest level above Inc(Σ) whose cut entails φ (0 if none).
     pub fn necessity(&mut self, phi: &Formula) -> Result<f64, EngineError> {
         let f = phi.clone();
-        self.call(move |st| {
+        self.call(fits_inline(phi), move |st| {
             let mut q = st.query(&f)?;
             let neg = st.neg(&mut q).to_vec();
             let r = st.necessity_lits(&neg);
@@ -1820,7 +2035,7 @@ impl BeliefState {
     /// B≥k φ: the cut at k entails φ and k is above Inc(Σ).
     pub fn believes_at_least(&mut self, phi: &Formula, k: f64) -> Result<bool, EngineError> {
         let f = phi.clone();
-        self.call(move |st| {
+        self.call(fits_inline(phi), move |st| {
             let mut q = st.query(&f)?;
             let neg = st.neg(&mut q).to_vec();
             let r = st.believes_at_least_lits(&neg, k);
@@ -1831,7 +2046,19 @@ impl BeliefState {
 
     /// (main-solver solves, invalid cores detected and replaced) so far.
     pub fn stats(&mut self) -> Result<(u64, u64), EngineError> {
-        self.call(|st| Ok(st.stats()))
+        self.call(true, |st| Ok(st.stats()))
+    }
+}
+
+impl Drop for BeliefState {
+    fn drop(&mut self) {
+        if let Home::Local { thread, id } = self.home {
+            if thread == thread::current().id() {
+                let _ = LOCAL.try_with(|m| m.borrow_mut().remove(&id));
+            } else {
+                bury(thread, id);
+            }
+        }
     }
 }
 
@@ -1864,6 +2091,108 @@ mod tests {
         } else {
             Formula::Or(lits.iter().map(|&(v, p)| lit(v, p)).collect())
         }
+    }
+
+    fn held_here(id: u64) -> bool {
+        LOCAL.with(|m| m.borrow().contains_key(&id))
+    }
+
+    fn local_id(st: &BeliefState) -> Option<u64> {
+        match st.home {
+            Home::Local { id, .. } => Some(id),
+            Home::Worker(_) => None,
+        }
+    }
+
+    /// Requests run on the creating thread; a handle sent elsewhere takes its Σ along (its
+    /// state is rebuilt on a solver thread) and the state left behind is freed.
+    #[test]
+    fn states_live_on_the_creating_thread_and_follow_the_handle() {
+        let mut st = BeliefState::new().unwrap();
+        st.add(BeliefSpec::new("a", lit(1, true))).unwrap();
+        st.add(BeliefSpec::new(
+            "r",
+            Formula::Or(vec![lit(1, false), lit(2, true)]),
+        ))
+        .unwrap();
+        assert_eq!(
+            st.check(&lit(2, true), None).unwrap().outcome,
+            Outcome::Entailed
+        );
+        let id = local_id(&st).expect("local");
+        assert!(held_here(id));
+        let st = thread::spawn(move || {
+            assert_eq!(
+                st.check(&lit(2, true), None).unwrap().outcome,
+                Outcome::Entailed
+            );
+            assert_eq!(st.why(&lit(2, true)).unwrap().support, vec!["a", "r"]);
+            assert!(local_id(&st).is_none());
+            st
+        })
+        .join()
+        .unwrap();
+        // Sweeping happens on this thread's next visit.
+        let _other = BeliefState::new().unwrap();
+        assert!(!held_here(id));
+        drop(st);
+        let mut st = BeliefState::new().unwrap();
+        let id = local_id(&st).expect("local");
+        st.add(BeliefSpec::new("a", lit(1, true))).unwrap();
+        thread::spawn(move || drop(st)).join().unwrap();
+        let _other = BeliefState::new().unwrap();
+        assert!(!held_here(id));
+    }
+
+    /// Constants seen only in queries survive the move to a solver thread: with the domain
+    /// {a, b}, `∃x. P(x)` leaves room for `¬P(a)`; over {a} alone it would not.
+    #[test]
+    fn moving_to_the_solver_thread_keeps_the_domain() {
+        let p = |c: &str| {
+            Formula::Atom(Atom::Pred(
+                "P".into(),
+                vec![crate::logic::formula::Term::Const(c.into())],
+            ))
+        };
+        let q = |c: &str| {
+            Formula::Atom(Atom::Pred(
+                "Q".into(),
+                vec![crate::logic::formula::Term::Const(c.into())],
+            ))
+        };
+        let mut st = BeliefState::new().unwrap();
+        st.add(BeliefSpec::new("qa", q("a"))).unwrap();
+        assert_eq!(st.check(&q("b"), None).unwrap().outcome, Outcome::NewInfo);
+        assert!(local_id(&st).is_some());
+        let ex = Formula::Exists(
+            vec!["x".into()],
+            Box::new(Formula::Atom(Atom::Pred(
+                "P".into(),
+                vec![crate::logic::formula::Term::Var("x".into())],
+            ))),
+        );
+        st.add(BeliefSpec::new("ex", ex)).unwrap();
+        assert!(
+            local_id(&st).is_none(),
+            "quantified beliefs go to the solver thread"
+        );
+        let not_pa = Formula::Not(Box::new(p("a")));
+        assert_eq!(st.check(&not_pa, None).unwrap().outcome, Outcome::NewInfo);
+    }
+
+    /// A hand-built formula deeper than the parser allows is handled on the big-stack
+    /// solver thread, from a test thread with a small stack.
+    #[test]
+    fn deep_formulas_go_to_the_solver_thread() {
+        let mut deep = lit(3, true);
+        for _ in 0..MAX_DEPTH / 2 + 10 {
+            deep = Formula::Not(Box::new(Formula::Not(Box::new(deep))));
+        }
+        assert!(!fits_inline(&deep));
+        let mut st = BeliefState::new().unwrap();
+        st.add(BeliefSpec::new("a", lit(3, true))).unwrap();
+        assert_eq!(st.check(&deep, None).unwrap().outcome, Outcome::Entailed);
+        assert!(local_id(&st).is_none());
     }
 
     proptest! {
