@@ -399,6 +399,10 @@ pub(crate) struct Query {
 /// How many dead probes are retired at once.
 const PROBE_BATCH: usize = 64;
 
+/// Clause sides up to this long are split into one call per literal instead of a probe
+/// ([`State::sat_side`]).
+const SPLIT_MAX: usize = 4;
+
 /// One side of a formula: all of these literals, or one clause of them.
 #[derive(Debug)]
 enum Side {
@@ -1232,8 +1236,7 @@ impl State {
         let model_ok = match self.model_satisfies(delta) {
             Some(v) => v,
             None => {
-                let pos = self.pos(q).to_vec();
-                if !self.sat_with(&pos, true)? {
+                if !self.sat_side(q, true, true)? {
                     return Ok(Outcome::Contradiction);
                 }
                 true
@@ -1242,20 +1245,44 @@ impl State {
         if model_ok {
             // Σ∧Δ is satisfiable (the model shows it); is Σ∧¬Δ?
             // Keep the model that satisfies Δ: Δ often joins Σ next.
-            let neg = self.neg(q).to_vec();
-            return Ok(if self.sat_with(&neg, false)? {
+            return Ok(if self.sat_side(q, false, false)? {
                 Outcome::NewInfo
             } else {
                 Outcome::Entailed
             });
         }
         // The model satisfies Σ∧¬Δ, so Δ is not entailed; is Σ∧Δ satisfiable?
-        let pos = self.pos(q).to_vec();
-        Ok(if self.sat_with(&pos, true)? {
+        Ok(if self.sat_side(q, true, true)? {
             Outcome::NewInfo
         } else {
             Outcome::Contradiction
         })
+    }
+
+    /// Is Σ ∧ (one side of `q`) satisfiable? A model is cached when `keep`.
+    ///
+    /// A short clause side on the snapshot solver is split instead of probed: Σ ∧ (l₁ ∨ … ∨ lₖ)
+    /// is satisfiable iff some Σ ∧ lᵢ is, and each of those is a plain assumption (usually a
+    /// propagation-only call when it fails). A probe would leave a clause, a variable that
+    /// every later satisfiable solve must assign and write into its model, and a level-0 unit
+    /// that makes varisat re-simplify its clause database. On the selector solver (snapshot
+    /// stale after a retraction) each call replays every selector, so one probed call is
+    /// cheaper there.
+    fn sat_side(&mut self, q: &mut Query, positive: bool, keep: bool) -> Result<bool, EngineError> {
+        let side = if positive { &q.pos } else { &q.neg };
+        if let Side::Clause(c) = side {
+            if c.len() <= SPLIT_MAX && self.snap.is_some() {
+                let c = c.clone();
+                for l in c {
+                    if self.sat_with(&[l], keep)? {
+                        return Ok(true);
+                    }
+                }
+                return Ok(false);
+            }
+        }
+        let lits = if positive { self.pos(q) } else { self.neg(q) }.to_vec();
+        self.sat_with(&lits, keep)
     }
 
     /// The gate Θ(Σ, Δ). With `because` (cited ids), a consistent Δ that the cited beliefs
@@ -1304,10 +1331,8 @@ impl State {
     /// Σ ⊨ φ, Σ ⊨ ¬φ, or neither; with N(φ) when graded.
     pub fn entails(&mut self, phi: &Formula) -> Result<Entailment, EngineError> {
         let mut q = self.query(phi)?;
-        let neg = self.neg(&mut q).to_vec();
-        let pos = self.pos(&mut q).to_vec();
-        let entailed = !self.sat_with(&neg, true)?;
-        let contradicted = !self.sat_with(&pos, true)?;
+        let entailed = !self.sat_side(&mut q, false, true)?;
+        let contradicted = !self.sat_side(&mut q, true, true)?;
         let result = if entailed {
             Entails::Entailed
         } else if contradicted {
@@ -1316,6 +1341,7 @@ impl State {
             Entails::Unknown
         };
         let degree = if self.graded() {
+            let neg = self.neg(&mut q).to_vec();
             Some(self.necessity_lits(&neg)?)
         } else {
             None
