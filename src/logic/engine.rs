@@ -1746,6 +1746,8 @@ enum Home {
 pub struct BeliefState {
     home: Home,
     mirror: Vec<BeliefSpec>,
+    /// The ids in `mirror`, so that adding a new id does not scan it.
+    mirror_ids: HashSet<String>,
     domain: Arc<Mutex<BTreeSet<String>>>,
     limits: Limits,
     rebuilds: u64,
@@ -1773,6 +1775,7 @@ impl BeliefState {
                 id,
             },
             mirror: Vec::new(),
+            mirror_ids: HashSet::new(),
             domain,
             limits,
             rebuilds: 0,
@@ -1920,6 +1923,17 @@ impl BeliefState {
         }
     }
 
+    /// Drops retracted ids from the copy of Σ.
+    fn forget(&mut self, ids: &[String]) {
+        if ids.is_empty() {
+            return;
+        }
+        for id in ids {
+            self.mirror_ids.remove(id);
+        }
+        self.mirror.retain(|b| !ids.contains(&b.id));
+    }
+
     fn apply_added(&mut self, spec: BeliefSpec, added: Added) {
         match added {
             Added::Merged => {
@@ -1929,7 +1943,9 @@ impl BeliefState {
                 }
             }
             Added::New => {
-                self.mirror.retain(|b| b.id != spec.id);
+                if !self.mirror_ids.insert(spec.id.clone()) {
+                    self.mirror.retain(|b| b.id != spec.id);
+                }
                 self.mirror.push(spec);
             }
         }
@@ -1948,7 +1964,7 @@ impl BeliefState {
     pub fn retract(&mut self, id: &str) -> Result<bool, EngineError> {
         let i = id.to_string();
         let done = self.call(true, move |st| Ok(st.retract(&i)))?;
-        self.mirror.retain(|b| b.id != id);
+        self.forget(&[id.to_string()]);
         Ok(done)
     }
 
@@ -2003,7 +2019,7 @@ impl BeliefState {
         let s = spec.clone();
         let fits = fits_inline(&spec.formula);
         let rev = self.call(fits, move |st| st.announce(s, policy))?;
-        self.mirror.retain(|b| !rev.retracted.contains(&b.id));
+        self.forget(&rev.retracted);
         if let Some(added) = rev.added {
             self.apply_added(spec, added);
         }
@@ -2032,7 +2048,7 @@ impl BeliefState {
         })?;
         for (spec, r) in specs.into_iter().zip(&out) {
             if let Ok(rev) = r {
-                self.mirror.retain(|b| !rev.retracted.contains(&b.id));
+                self.forget(&rev.retracted);
                 if let Some(added) = rev.added {
                     self.apply_added(spec, added);
                 }
