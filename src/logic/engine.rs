@@ -1399,6 +1399,8 @@ impl State {
         a.extend_from_slice(self.neg(&mut q));
         let sat = self.main.solve(&a)?;
         let model = if sat { self.main.model() } else { None };
+        // The query already holds φ grounded over the current domain.
+        let g = std::mem::take(&mut q.formula);
         self.finish(q);
         let Some(model) = model else {
             return Ok(WhyNot { countermodel: None });
@@ -1423,11 +1425,6 @@ impl State {
                 )));
             }
         }
-        let g = ground::ground(
-            phi,
-            &self.domain.iter().cloned().collect::<Vec<_>>(),
-            self.limits.ground_cap,
-        )?;
         if cnf::eval(&g, &mut value) != Some(false) {
             return Err(EngineError::Internal(
                 "countermodel satisfies the query".into(),
@@ -1632,20 +1629,25 @@ fn marco(
     }
 }
 
-/// Requests whose formulas have at most this many nodes (at most [`MAX_DEPTH`] deep, no
+/// Requests whose formulas have at most this many nodes (at most [`INLINE_DEPTH`] deep, no
 /// quantifier) may run on the caller's thread; see [`BeliefState`].
 const INLINE_NODES: usize = 20_000;
 
+/// The deepest formula handled on the caller's thread. The engine's consumers recurse over
+/// formulas; at the parser's [`MAX_DEPTH`] that overflows a 2 MiB thread in a debug build
+/// (measured: grounding inside `whynot`), a quarter of it leaves ample room.
+const INLINE_DEPTH: usize = MAX_DEPTH / 4;
+
 /// Whether work on `f` is small and stack-safe enough for the caller's thread: at most
-/// [`INLINE_NODES`] nodes, at most [`MAX_DEPTH`] deep, no quantifier (grounding can multiply a
-/// small formula by the instance cap, and a grown domain re-grounds it on any later request).
-/// The walk stops at the first violation, so it costs at most `INLINE_NODES` steps.
+/// [`INLINE_NODES`] nodes, at most [`INLINE_DEPTH`] deep, no quantifier (grounding can
+/// multiply a small formula by the instance cap, and a grown domain re-grounds it on any later
+/// request). The walk stops at the first violation, so it costs at most `INLINE_NODES` steps.
 fn fits_inline(f: &Formula) -> bool {
     let mut stack: Vec<(&Formula, usize)> = vec![(f, 0)];
     let mut nodes = 0usize;
     while let Some((g, d)) = stack.pop() {
         nodes += 1;
-        if nodes > INLINE_NODES || d > MAX_DEPTH {
+        if nodes > INLINE_NODES || d > INLINE_DEPTH {
             return false;
         }
         match g {
@@ -1737,8 +1739,7 @@ enum Home {
 /// before.
 ///
 /// A deadline inside the solver cannot bound work outside it (encoding or grounding a huge
-/// formula), and recursion over a hand-built formula deeper than the parser allows needs a big
-/// stack. So the handle moves its state, for good, to a dedicated solver thread ([`Worker`],
+/// formula), and recursion over a deep formula needs a big stack. So the handle moves its state, for good, to a dedicated solver thread ([`Worker`],
 /// 256 MiB stack; the caller waits at most until the deadline and an overrun abandons and
 /// rebuilds the state) when a request's formula does not pass [`fits_inline`], and also when
 /// the handle is used from another thread than the one holding its state (the state cannot
@@ -2224,6 +2225,51 @@ mod tests {
 
     /// A hand-built formula deeper than the parser allows is handled on the big-stack
     /// solver thread, from a test thread with a small stack.
+    /// A formula of `depth` nested connectives over three atoms.
+    fn nested(depth: usize) -> Formula {
+        let mut f = lit(3, true);
+        let mut d = 0;
+        while d + 2 <= depth {
+            f = if d % 4 == 0 {
+                Formula::Or(vec![Formula::Not(Box::new(f)), lit(4, d % 8 == 0)])
+            } else {
+                Formula::And(vec![Formula::Not(Box::new(f)), lit(5, true)])
+            };
+            d += 2;
+        }
+        f
+    }
+
+    /// Gate, why, why-not and add of `f` (over atoms 3-5) agree with the oracle; returns
+    /// whether the state stayed on this thread.
+    fn exercise(f: &Formula) -> bool {
+        let mut st = BeliefState::new().unwrap();
+        st.add(BeliefSpec::new("a", lit(3, true))).unwrap();
+        st.add(BeliefSpec::new("b", lit(5, true))).unwrap();
+        let (a, b) = (lit(3, true), lit(5, true));
+        let expect = if !oracle::satisfiable(&[&a, &b, f]) {
+            Outcome::Contradiction
+        } else if oracle::entails(&[&a, &b], f) {
+            Outcome::Entailed
+        } else {
+            Outcome::NewInfo
+        };
+        assert_eq!(st.check(f, None).unwrap().outcome, expect);
+        assert_eq!(st.why(f).unwrap().entailed, expect == Outcome::Entailed);
+        let cm = st.whynot(f).unwrap().countermodel;
+        assert_eq!(cm.is_none(), expect == Outcome::Entailed);
+        st.add(BeliefSpec::new("deep", f.clone())).unwrap();
+        local_id(&st).is_some()
+    }
+
+    /// On the 2 MiB test thread of a debug build: formulas up to the inline depth run here,
+    /// deeper ones (up to the parser's limit and beyond) on the solver thread.
+    #[test]
+    fn deep_formulas_run_where_the_stack_fits() {
+        assert!(exercise(&nested(INLINE_DEPTH)));
+        assert!(!exercise(&nested(MAX_DEPTH)));
+    }
+
     #[test]
     fn deep_formulas_go_to_the_solver_thread() {
         let mut deep = lit(3, true);
