@@ -1,7 +1,8 @@
 //! Logic-engine benchmark on the T1 classification workload (research notes §5).
 //!
 //! For each candidate clause Δ of `benches/data/trace_T1.txt` (1,000 atoms, 4,000 steps):
-//! Θ(Σ, Δ) through the public `BeliefState` handle (solver thread, channels and all); a
+//! Θ(Σ, Δ) through the public `BeliefState` handle, exactly as the TUI, the audit and the REPL
+//! call it (the state runs on the calling thread; no special path for the benchmark); a
 //! NEWINFO Δ joins Σ as a retractable fact. Prints gate checks per second, the median and p90
 //! per check, and the median `why` time over every ENTAILED step, and asserts the class counts
 //! every backend of the research run produced (239 / 1,838 / 1,923).
