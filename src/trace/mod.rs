@@ -6,6 +6,7 @@
 //!   drops.
 //! - [`index`]: whole-stream reading into a [`TraceLog`] with its [`Index`] (events per session,
 //!   counts per kind).
+//! - `load`: whole-stream reading on all cores, with exactly the streaming reader's output.
 //! - [`generate`]: deterministic large mixed traces for benchmarks and load tests.
 //!
 //! The format itself is documented for users in `docs/trace-format.md`, with a JSON Schema in
@@ -36,6 +37,7 @@ pub mod follow;
 pub mod generate;
 pub mod index;
 pub mod live;
+mod load;
 pub mod reader;
 pub mod time;
 
