@@ -489,10 +489,7 @@ fn timestamp(v: Val<'_>) -> Result<Timestamp, String> {
     let v = match v {
         Val::Str(s) => {
             return match parse_rfc3339(&s) {
-                Some(secs) => Ok(Timestamp {
-                    raw: TsRaw::Rfc3339(Text::from(&*s)),
-                    unix_seconds: secs,
-                }),
+                Some(secs) => Ok(Timestamp::from_rfc3339(&s, secs)),
                 None => Err(format!(
                     "field `ts` is not an RFC 3339 date-time (like 2026-01-31T12:00:00Z): {:?}",
                     truncate(&s, 64)
@@ -503,20 +500,14 @@ fn timestamp(v: Val<'_>) -> Result<Timestamp, String> {
     };
     match v {
         Value::String(s) => match parse_rfc3339(&s) {
-            Some(secs) => Ok(Timestamp {
-                raw: TsRaw::Rfc3339(Text::from(s)),
-                unix_seconds: secs,
-            }),
+            Some(secs) => Ok(Timestamp::from_rfc3339(&s, secs)),
             None => Err(format!(
                 "field `ts` is not an RFC 3339 date-time (like 2026-01-31T12:00:00Z): {:?}",
                 truncate(&s, 64)
             )),
         },
         Value::Number(n) => match n.as_f64() {
-            Some(secs) if secs.is_finite() => Ok(Timestamp {
-                raw: TsRaw::Unix(n),
-                unix_seconds: secs,
-            }),
+            Some(secs) if secs.is_finite() => Ok(Timestamp::from_unix(n, secs)),
             _ => Err(format!("field `ts` is not a usable number of seconds: {n}")),
         },
         other => Err(format!(

@@ -19,8 +19,9 @@
 use std::collections::VecDeque;
 use std::io::{self, Read};
 use std::ops::Range;
-use std::sync::{Arc, Mutex, mpsc};
+use std::sync::{Mutex, mpsc};
 
+use super::event::FileName;
 use super::index::TraceLog;
 use super::reader::{Decoded, Framer, ReaderConfig, Sessions};
 
@@ -85,7 +86,7 @@ enum Pending {
     Waiting(mpsc::Receiver<Batch>),
 }
 
-fn decode_job(file: &Arc<str>, cfg: ReaderConfig, job: Job) {
+fn decode_job(file: &FileName, cfg: ReaderConfig, job: Job) {
     let Job {
         bytes,
         range,
@@ -115,7 +116,7 @@ pub(crate) fn load(
     cfg: ReaderConfig,
     opts: LoadOptions,
 ) -> io::Result<()> {
-    let file: Arc<str> = Arc::from(name);
+    let file = FileName::new(name);
     let (job_tx, job_rx) = mpsc::channel::<Job>();
     let job_rx = Mutex::new(job_rx);
     std::thread::scope(|scope| {

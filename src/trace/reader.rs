@@ -25,7 +25,7 @@ use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
 
-use super::event::{Body, Event, Extra, FORMAT_VERSION, Kind, Origin, Text, Timestamp};
+use super::event::{Body, Event, Extra, FORMAT_VERSION, FileName, Kind, Origin, Text, Timestamp};
 use super::fields::{FieldError, Fields, FieldsBuf, build_body, decode_line};
 
 /// The default line-length cap: 4 MiB, far above any sane event and small enough that a
@@ -205,7 +205,7 @@ pub(crate) enum Decoded {
 /// independently.
 #[derive(Debug)]
 pub(crate) struct Framer {
-    file: Arc<str>,
+    file: FileName,
     cfg: ReaderConfig,
     /// The current partial line (never more than the cap).
     buf: Vec<u8>,
@@ -223,12 +223,12 @@ pub(crate) struct Framer {
 
 impl Framer {
     /// A framer at the start of the stream `file`.
-    pub(crate) fn new(file: Arc<str>, cfg: ReaderConfig) -> Self {
+    pub(crate) fn new(file: FileName, cfg: ReaderConfig) -> Self {
         Self::at(file, cfg, 0, 1)
     }
 
     /// A framer whose first byte is at stream offset `pos`, the start of line number `line`.
-    pub(crate) fn at(file: Arc<str>, cfg: ReaderConfig, pos: u64, line: u64) -> Self {
+    pub(crate) fn at(file: FileName, cfg: ReaderConfig, pos: u64, line: u64) -> Self {
         Framer {
             file,
             cfg,
@@ -502,7 +502,7 @@ impl Framer {
 /// timestamps) and the checks that need it. Events must be accepted in line order.
 #[derive(Debug)]
 pub(crate) struct Sessions {
-    file: Arc<str>,
+    file: FileName,
     default_session: Arc<str>,
     by_name: HashMap<Arc<str>, usize>,
     states: Vec<SessionState>,
@@ -514,7 +514,7 @@ pub(crate) struct Sessions {
 impl Sessions {
     /// Session state for the stream `file` (events without `session` get its last path
     /// component).
-    pub(crate) fn new(file: Arc<str>) -> Self {
+    pub(crate) fn new(file: FileName) -> Self {
         let base = file.rsplit(['/', '\\']).next().unwrap_or(&file);
         let base = if base.is_empty() { &*file } else { base };
         Sessions {
@@ -599,7 +599,7 @@ impl Reader {
     /// A reader for the stream `file` (a path or a name like `<stdin>`); events without
     /// `session` get the file name (last path component) as their session.
     pub fn new(file: &str, cfg: ReaderConfig) -> Self {
-        let file: Arc<str> = Arc::from(file);
+        let file = FileName::new(file);
         Reader {
             framer: Framer::new(file.clone(), cfg),
             sessions: Sessions::new(file),
@@ -607,7 +607,7 @@ impl Reader {
     }
 
     /// The stream name given to [`Reader::new`].
-    pub fn file(&self) -> &Arc<str> {
+    pub fn file(&self) -> &FileName {
         &self.sessions.file
     }
 
