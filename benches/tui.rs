@@ -67,7 +67,7 @@ fn main() {
         bytes.len() / 1_000_000,
         load.as_secs_f64(),
         n,
-        store.sessions.first().map_or(0, |s| s.beliefs.len())
+        store.sessions.first().map_or(0, |s| s.tl.beliefs().len())
     );
     let mut app = App::new(store, theme.clone());
     for focus in [Pane::Sigma, Pane::Timeline] {

@@ -9,6 +9,7 @@ use doxascope::tui::app::{App, Effect, Mode, Pane};
 use doxascope::tui::data::{SigmaSnapshot, Store};
 use doxascope::tui::highlight;
 use doxascope::tui::keys::BINDINGS;
+use doxascope::tui::recompute::{At, Auditor};
 use doxascope::tui::text::is_clean;
 use doxascope::tui::theme::Theme;
 use doxascope::tui::ui::{help_lines, render_text};
@@ -23,6 +24,16 @@ fn app_for(name: &str, bytes: &[u8]) -> App {
         Store::from_bytes(name, bytes),
         Theme::builtin("light").unwrap(),
     )
+}
+
+/// Runs the audit the event loop would run in the background, on this thread: what the
+/// auditor has not seen yet is added to `auditor`, then the session is audited.
+fn audit(app: &mut App, auditor: &mut Auditor) {
+    if let Some(req) = app.recompute_input(true) {
+        let (session, version) = (req.session, req.version);
+        auditor.add(req);
+        app.on_analysis(auditor.analyse(session, version));
+    }
 }
 
 fn sample(name: &str) -> App {
@@ -180,17 +191,33 @@ fn e_and_shift_e_visit_errors_and_findings() {
     let mut app = app_for("flagged.jsonl", FLAGGED.as_bytes());
     let mut r = None;
     assert_eq!(app.store.parse_errors(), 1);
-    assert_eq!(app.problem_count(), 3);
+    // Before the audit answers, e still finds the bad line (a row of its own).
+    assert_eq!(app.problem_count(), None);
+    press(&mut app, &mut r, "g");
+    press(&mut app, &mut r, "e");
+    assert_eq!(app.cursor, 5, "the bad line sits after the fifth event");
+    assert_eq!(app.step(), 5);
+    audit(&mut app, &mut Auditor::default());
+    // What `doxascope audit` reports: the formula, the unresolved retract target and the
+    // bad line; the error-level log line is not a finding.
+    assert_eq!(app.problem_count(), Some(3));
     press(&mut app, &mut r, "g");
     press(&mut app, &mut r, "e");
     assert_eq!(app.step(), 2);
-    assert!(app.status.contains("formula error"), "{}", app.status);
+    assert!(app.status.contains("parse-error"), "{}", app.status);
     press(&mut app, &mut r, "e");
     assert_eq!(app.step(), 4);
+    assert!(
+        app.status.contains("unresolved-reference"),
+        "{}",
+        app.status
+    );
     press(&mut app, &mut r, "e");
     assert_eq!(app.step(), 5);
+    assert_eq!(app.cursor, 5);
+    assert!(app.status.contains("Line 6"), "{}", app.status);
     press(&mut app, &mut r, "e");
-    assert_eq!(app.step(), 5);
+    assert_eq!(app.cursor, 5);
     assert!(app.status.contains("no more"));
     press(&mut app, &mut r, "E");
     assert_eq!(app.step(), 4);
@@ -276,12 +303,10 @@ fn enter_on_a_revision_shows_the_conflict_set() {
     press(&mut app, &mut r, "<tab><tab><tab>");
     assert_eq!(app.focus, Pane::Retract);
     // Newest first: revise@35 (b9), retract@25..; go to the revise of step 24.
-    let target = app
-        .sess()
-        .unwrap()
-        .revisions
+    let sess = app.sess().unwrap();
+    let target = sess
+        .revisions_newest(sess.len(), 0, usize::MAX)
         .iter()
-        .rev()
         .position(|&(s, _)| s == 24)
         .unwrap();
     for _ in 0..target {
@@ -446,25 +471,120 @@ fn hostile_trace_never_puts_control_characters_on_screen() {
 
 #[test]
 fn recomputed_verdicts_mark_the_mismatched_claim() {
-    use doxascope::tui::recompute::verdicts;
     let mut app = sample("alice-bob-norms.jsonl");
     let mut r = None;
     assert_eq!(press(&mut app, &mut r, "R"), vec![Effect::Recompute]);
     assert_eq!(app.auto_recompute(), vec![Effect::Recompute]);
-    let (events, positions, version, session) = app.recompute_input().unwrap();
-    app.on_verdicts(verdicts(events, &positions, version, session));
-    let v = app.verdicts.clone().unwrap();
+    audit(&mut app, &mut Auditor::default());
+    let v = app.analysis.clone().unwrap();
     // docs/samples.md: exactly one claim disagrees, at step 17 (claimed ungrounded, the
     // solver says entailed).
     assert_eq!(v.mismatches(), 1);
     let s = app.sess().unwrap();
-    let (_, pos17) = *s.verifies.iter().find(|&&(st, _)| st == 17).unwrap();
+    let (_, pos17) = *s.tl.verifies().iter().find(|&&(st, _)| st == 17).unwrap();
     assert_eq!(v.by_pos[&pos17].outcome, "entailed");
     assert_eq!(v.by_pos[&pos17].agrees, Some(false));
+    assert!(
+        v.findings
+            .iter()
+            .any(|(at, f)| *at == At::Event(16) && f.code.as_str() == "claimed-outcome-mismatch"),
+        "{:?}",
+        v.findings
+    );
     app.focus = Pane::Verify;
     app.zoom = true;
     let screen = render_text(&mut app, 120, 20);
     assert!(screen.contains("≠ entailed"), "{screen}");
     assert!(screen.contains("= contradiction"), "{screen}");
-    assert!(screen.contains("findings: 1"), "{screen}");
+    assert!(
+        screen.contains(&format!("findings: {}", v.findings.len())),
+        "{screen}"
+    );
+}
+
+/// The findings the TUI shows are `doxascope audit`'s: same codes, same steps, same
+/// messages, for every sample.
+#[test]
+fn findings_are_the_audits() {
+    use doxascope::model::Model;
+    use doxascope::model::audit::{AuditOptions, audit as run_audit};
+    for name in [
+        "alice-bob-norms.jsonl",
+        "dns-troubleshooting.jsonl",
+        "greedysat-stress.jsonl",
+        "kipchoge-bdi.jsonl",
+        "treasure-hunt.jsonl",
+    ] {
+        let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("sample-traces")
+            .join(name);
+        let bytes = std::fs::read(path).unwrap();
+        let mut app = app_for(name, &bytes);
+        audit(&mut app, &mut Auditor::default());
+        let got: Vec<_> = app
+            .analysis
+            .as_ref()
+            .unwrap()
+            .findings
+            .iter()
+            .map(|(_, f)| (f.step, f.code, f.message.clone()))
+            .collect();
+        let report = run_audit(&Model::from_bytes(name, &bytes), &AuditOptions::default());
+        let mut want: Vec<_> = report
+            .findings
+            .iter()
+            .map(|f| (f.step, f.code, f.message.clone()))
+            .collect();
+        let mut got_sorted = got.clone();
+        got_sorted.sort();
+        want.sort();
+        assert_eq!(got_sorted, want, "{name}");
+    }
+}
+
+/// Follow mode: data appended after an audit reaches the auditor as a delta, and the next
+/// audit equals one of the whole trace read at once.
+#[test]
+fn audits_of_appended_data_equal_an_audit_of_everything() {
+    let lines: Vec<&str> = FLAGGED.lines().collect();
+    let (a, b) = lines.split_at(3);
+    let first = format!("{}\n", a.join("\n"));
+    let rest = format!("{}\n", b.join("\n"));
+    // One reader fed twice, as a follower feeds it.
+    let mut reader = doxascope::trace::Reader::new("flagged.jsonl", Default::default());
+    let mut items = Vec::new();
+    reader.feed(first.as_bytes(), &mut items);
+    let mut store = Store::new();
+    store.extend(std::mem::take(&mut items));
+    highlight::load_now();
+    let mut app = App::new(store, Theme::builtin("light").unwrap());
+    let mut auditor = Auditor::default();
+    audit(&mut app, &mut auditor);
+    assert_eq!(app.problem_count(), Some(1));
+    reader.feed(rest.as_bytes(), &mut items);
+    reader.finish(&mut items);
+    app.store.extend(items);
+    app.on_data();
+    let req = app.recompute_input(true).unwrap();
+    assert_eq!(
+        req.items.len(),
+        4,
+        "only what is new is copied: {:?}",
+        req.items.len()
+    );
+    let (session, version) = (req.session, req.version);
+    auditor.add(req);
+    app.on_analysis(auditor.analyse(session, version));
+    let whole = {
+        let mut w = app_for("flagged.jsonl", FLAGGED.as_bytes());
+        audit(&mut w, &mut Auditor::default());
+        w.analysis.unwrap()
+    };
+    let codes = |a: &doxascope::tui::recompute::Analysis| {
+        a.findings
+            .iter()
+            .map(|(at, f)| (*at, f.code, f.step))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(codes(app.analysis.as_ref().unwrap()), codes(&whole));
 }
