@@ -4,16 +4,15 @@
 
 use std::path::PathBuf;
 
-use doxascope::repl::Repl;
 use doxascope::tui::app::{App, Effect, Mode, Pane};
-use doxascope::tui::data::{SigmaSnapshot, Store};
+use doxascope::tui::data::Store;
 use doxascope::tui::highlight;
 use doxascope::tui::keys::BINDINGS;
 use doxascope::tui::recompute::{At, Auditor};
 use doxascope::tui::text::is_clean;
 use doxascope::tui::theme::Theme;
 use doxascope::tui::ui::{help_lines, render_text};
-use doxascope::tui::worker::{Request, handle};
+use doxascope::tui::worker::{ReplState, Request};
 use ratatui::crossterm::event::{
     KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind,
 };
@@ -30,7 +29,7 @@ fn app_for(name: &str, bytes: &[u8]) -> App {
 /// auditor has not seen yet is added to `auditor`, then the session is audited.
 fn audit(app: &mut App, auditor: &mut Auditor) {
     if let Some(req) = app.recompute_input(true) {
-        let (session, version) = (req.session, req.version);
+        let (session, version) = (req.delta.session, req.version);
         auditor.add(req);
         app.on_analysis(auditor.analyse(session, version));
     }
@@ -78,9 +77,9 @@ fn parse_keys(s: &str) -> Vec<KeyEvent> {
     out
 }
 
-/// Feeds keys; runs every REPL request on `repl` and feeds the answers back. Returns the
-/// other effects.
-fn press(app: &mut App, repl: &mut Option<Repl>, keys: &str) -> Vec<Effect> {
+/// Feeds keys; runs every REPL request on `repl` (the worker's own state, as the event loop
+/// would send it, data included) and feeds the answers back. Returns the other effects.
+fn press(app: &mut App, repl: &mut Option<ReplState>, keys: &str) -> Vec<Effect> {
     let mut other = Vec::new();
     for k in parse_keys(keys) {
         for e in app.on_key(k) {
@@ -90,18 +89,14 @@ fn press(app: &mut App, repl: &mut Option<Repl>, keys: &str) -> Vec<Effect> {
                     step,
                     purpose,
                 } => {
-                    let r = repl.get_or_insert_with(|| {
-                        Repl::new(Box::new(SigmaSnapshot::from(
-                            app.store.sigma_source(app.session),
-                        )))
-                    });
+                    let r = repl.get_or_insert_with(ReplState::default);
                     let req = Request {
                         line,
                         step,
                         purpose,
-                        sigma: None,
+                        data: app.repl_input(),
                     };
-                    let answer = handle(r, &req);
+                    let answer = r.handle(req);
                     app.on_reply(answer);
                 }
                 e => other.push(e),
@@ -567,12 +562,12 @@ fn audits_of_appended_data_equal_an_audit_of_everything() {
     app.on_data();
     let req = app.recompute_input(true).unwrap();
     assert_eq!(
-        req.items.len(),
+        req.delta.items.len(),
         4,
         "only what is new is copied: {:?}",
-        req.items.len()
+        req.delta.items.len()
     );
-    let (session, version) = (req.session, req.version);
+    let (session, version) = (req.delta.session, req.version);
     auditor.add(req);
     app.on_analysis(auditor.analyse(session, version));
     let whole = {

@@ -29,7 +29,7 @@ fn sample(name: &str) -> App {
 fn audited(mut app: App) -> App {
     let mut auditor = Auditor::default();
     if let Some(req) = app.recompute_input(true) {
-        let (session, version) = (req.session, req.version);
+        let (session, version) = (req.delta.session, req.version);
         auditor.add(req);
         app.on_analysis(auditor.analyse(session, version));
     }

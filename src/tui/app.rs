@@ -7,7 +7,7 @@
 //! whole interaction is testable by feeding key events to an `App`.
 
 use std::cell::RefCell;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::rc::Rc;
 
 use ratatui::crossterm::event::{
@@ -321,8 +321,9 @@ pub struct App {
     pub recomputing: bool,
     /// (session, version) of the last audit asked for.
     audit_sent: Option<(usize, u64)>,
-    /// Per session, the events and problems already handed to the auditor.
-    sent: HashMap<usize, (u32, u32)>,
+    /// What the auditor and the REPL worker have been sent.
+    sent_audit: super::data::Sent,
+    sent_repl: super::data::Sent,
     /// The paced demo stream when `doxascope demo` plays in the TUI (see [`App::demo_tick`]).
     pub demo: Option<DemoPlayer>,
 }
@@ -373,7 +374,8 @@ impl App {
             analysis: None,
             recomputing: false,
             audit_sent: None,
-            sent: HashMap::new(),
+            sent_audit: super::data::Sent::default(),
+            sent_repl: super::data::Sent::default(),
             demo: None,
         };
         app.on_data();
@@ -557,58 +559,29 @@ impl App {
         }
     }
 
-    /// What the auditor has not seen of the shown session yet: copies of the new events
-    /// (renamed to the session, so a live or re-read timeline is one session there too) and
-    /// of the new reader problems, in read order; `run` asks for an audit afterwards. Marks
-    /// them as sent, so the next request carries only what comes after.
+    /// What the auditor has not seen of the shown session yet (a [`super::data::Delta`]);
+    /// `run` asks for an audit afterwards.
     pub fn recompute_input(&mut self, run: bool) -> Option<super::recompute::Request> {
-        use crate::trace::Item;
-        let s = self.store.sessions.get(self.session)?;
-        let (e0, p0) = self.sent.get(&self.session).copied().unwrap_or((0, 0));
-        let (e1, p1) = (s.len(), s.problems.len() as u32);
-        let mut items = Vec::new();
-        let mut problem_index = Vec::new();
-        // Merged in read order: problem k was read after `before_k` events.
-        let mut k = p0;
-        for i in e0..e1 {
-            while k < p1 && s.problems[k as usize].0 <= i {
-                if let Some(p) = self.store.problem(s.problems[k as usize].1) {
-                    items.push(Item::Problem(p.clone()));
-                    problem_index.push(k);
-                }
-                k += 1;
-            }
-            if let Some(ev) = s
-                .events()
-                .get(i as usize)
-                .and_then(|&p| self.store.event(p))
-            {
-                let mut ev = ev.clone();
-                ev.session = s.name.clone();
-                items.push(Item::Event(ev));
-            }
-        }
-        for k in k..p1 {
-            if let Some(p) = self.store.problem(s.problems[k as usize].1) {
-                items.push(Item::Problem(p.clone()));
-                problem_index.push(k);
-            }
-        }
-        let req = super::recompute::Request {
-            session: self.session,
-            name: s.name.clone(),
-            version: self.store.version,
-            items,
-            positions: s.events()[e0 as usize..e1 as usize].to_vec(),
-            problem_index,
-            run,
-        };
-        self.sent.insert(self.session, (e1, p1));
+        let delta = self.store.delta(self.session, &mut self.sent_audit)?;
         if run {
             self.audit_sent = Some((self.session, self.store.version));
             self.recomputing = true;
         }
-        Some(req)
+        Some(super::recompute::Request {
+            delta,
+            version: self.store.version,
+            run,
+        })
+    }
+
+    /// What the REPL worker has not seen of the shown session yet.
+    pub fn repl_input(&mut self) -> Option<super::data::Delta> {
+        self.store.delta(self.session, &mut self.sent_repl)
+    }
+
+    /// A delta for the REPL worker was not delivered: the next one starts afresh.
+    pub fn repl_lost(&mut self) {
+        self.sent_repl.forget(self.session);
     }
 
     /// An audit arrived; kept when it is for the shown session.

@@ -26,10 +26,8 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
-use crate::logic::parse::parse as parse_formula;
 use crate::model::Timeline;
 use crate::model::timeline::Builder;
-use crate::repl::{TraceBelief, TraceSigma};
 use crate::trace::reader::Problem;
 use crate::trace::{Body, Event, Item, Severity, TraceLog};
 
@@ -443,127 +441,85 @@ impl Store {
     pub fn parse_errors(&self) -> usize {
         self.errors
     }
-
-    /// Σ's history of a session as owned rows (cheap clones): the REPL worker parses the
-    /// formulas ([`SigmaSnapshot::from`]), so the UI thread never does.
-    pub fn sigma_source(&self, session: usize) -> RawSigma {
-        let Some(s) = self.sessions.get(session) else {
-            return RawSigma::default();
-        };
-        let rows =
-            s.tl.beliefs()
-                .iter()
-                .filter(|b| b.formula_ok)
-                .filter_map(|b| {
-                    let Body::Announce(a) = &self.event(b.event)?.body else {
-                        return None;
-                    };
-                    Some(RawBelief {
-                        id: b.id.clone(),
-                        formula: a.formula.to_string(),
-                        role: a.role,
-                        source: a.source.as_deref().unwrap_or_default().to_string(),
-                        confidence: a.confidence,
-                        announced: b.announced,
-                        retracted: b.retraction.map(|r| r.step),
-                    })
-                })
-                .collect();
-        RawSigma {
-            session: s.name.to_string(),
-            last: s.len(),
-            rows,
-        }
-    }
 }
 
-/// One announcement as owned data.
-#[derive(Debug, Clone, PartialEq)]
-pub struct RawBelief {
-    /// The belief id.
-    pub id: String,
-    /// The formula as written.
-    pub formula: String,
-    /// The role.
-    pub role: crate::trace::event::Role,
-    /// The source.
-    pub source: String,
-    /// The confidence.
-    pub confidence: f64,
-    /// The step it entered Σ.
-    pub announced: u32,
-    /// The step it left Σ.
-    pub retracted: Option<u32>,
-}
-
-/// Σ's history of one session, unparsed.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct RawSigma {
-    /// The session name.
-    pub session: String,
-    /// Its last step.
-    pub last: u32,
-    /// Its announcements.
-    pub rows: Vec<RawBelief>,
-}
-
-/// Σ's history of one session, parsed and `Send`: what the REPL worker reasons over.
+/// New data of one session for a worker that keeps its own [`crate::model::Model`] of it
+/// (the auditor, the REPL worker): copies of the events and reader problems read since the
+/// worker's last delta, in read order. Events carry the session's name as their `session`, so
+/// one TUI timeline (a live connection, a re-read segment) is one session of the worker's
+/// model, whose steps are then the TUI's steps.
 #[derive(Debug, Clone, Default)]
-pub struct SigmaSnapshot {
-    session: String,
-    last: u32,
-    beliefs: Vec<(TraceBelief, Option<u32>)>,
+pub struct Delta {
+    /// The session index in the store.
+    pub session: usize,
+    /// The name the copies carry (the session's name when it was first sent, so a live
+    /// session renamed later stays one session).
+    pub name: Arc<str>,
+    /// Start the worker's model of this session afresh (the first delta, or after one was
+    /// lost).
+    pub reset: bool,
+    /// The new events and problems.
+    pub items: Vec<Item>,
+    /// The store's log positions of the new events, in order.
+    pub positions: Vec<u32>,
+    /// For each new problem, its index in the session's [`SessionData::problems`].
+    pub problem_index: Vec<u32>,
 }
 
-impl From<RawSigma> for SigmaSnapshot {
-    fn from(raw: RawSigma) -> Self {
-        use crate::logic::engine::Role as R;
-        use crate::trace::event::Role as T;
-        let beliefs = raw
-            .rows
-            .into_iter()
-            .filter_map(|b| {
-                let formula = parse_formula(&b.formula).ok()?;
-                let role = match b.role {
-                    T::Fact => R::Fact,
-                    T::Rule => R::Rule,
-                    T::Norm => R::Norm,
-                    T::Assumption => R::Assumption,
-                };
-                Some((
-                    TraceBelief {
-                        id: b.id,
-                        formula,
-                        role,
-                        source: b.source,
-                        confidence: b.confidence,
-                        step: u64::from(b.announced),
-                    },
-                    b.retracted,
-                ))
-            })
-            .collect();
-        SigmaSnapshot {
-            session: raw.session,
-            last: raw.last,
-            beliefs,
+/// What one worker has been sent so far, per session: (events, problems, name).
+#[derive(Debug, Clone, Default)]
+pub struct Sent(HashMap<usize, (u32, u32, Arc<str>)>);
+
+impl Sent {
+    /// Forgets what was sent for `session`: the next delta starts it afresh (after a delta
+    /// could not be delivered).
+    pub fn forget(&mut self, session: usize) {
+        self.0.remove(&session);
+    }
+}
+
+impl Store {
+    /// The data of `session` that `sent` says its worker has not seen, marked as sent.
+    pub fn delta(&self, session: usize, sent: &mut Sent) -> Option<Delta> {
+        let s = self.sessions.get(session)?;
+        let (e0, p0, name, reset) = match sent.0.get(&session) {
+            Some((e, p, n)) => (*e, *p, n.clone(), false),
+            None => (0, 0, s.name.clone(), true),
+        };
+        let (e1, p1) = (s.len(), s.problems.len() as u32);
+        let mut items = Vec::new();
+        let mut problem_index = Vec::new();
+        let mut problem = |k: u32, items: &mut Vec<Item>| {
+            if let Some(p) = self.problem(s.problems[k as usize].1) {
+                items.push(Item::Problem(p.clone()));
+                problem_index.push(k);
+            }
+        };
+        // Merged in read order: problem k was read after `before_k` events.
+        let mut k = p0;
+        for i in e0..e1 {
+            while k < p1 && s.problems[k as usize].0 <= i {
+                problem(k, &mut items);
+                k += 1;
+            }
+            if let Some(ev) = s.events().get(i as usize).and_then(|&p| self.event(p)) {
+                let mut ev = ev.clone();
+                ev.session = name.clone();
+                items.push(Item::Event(ev));
+            }
         }
-    }
-}
-
-impl TraceSigma for SigmaSnapshot {
-    fn session(&self) -> &str {
-        &self.session
-    }
-    fn last_step(&self) -> u64 {
-        u64::from(self.last)
-    }
-    fn sigma_at(&self, step: u64) -> Vec<TraceBelief> {
-        self.beliefs
-            .iter()
-            .filter(|(b, r)| b.step <= step && r.is_none_or(|r| u64::from(r) > step))
-            .map(|(b, _)| b.clone())
-            .collect()
+        for k in k..p1 {
+            problem(k, &mut items);
+        }
+        sent.0.insert(session, (e1, p1, name.clone()));
+        Some(Delta {
+            session,
+            name,
+            reset,
+            items,
+            positions: s.events()[e0 as usize..e1 as usize].to_vec(),
+            problem_index,
+        })
     }
 }
 
@@ -667,13 +623,37 @@ not json
     }
 
     #[test]
-    fn repl_snapshot_matches_sigma() {
-        let s = Store::from_bytes("t.jsonl", T.as_bytes());
-        let snap = SigmaSnapshot::from(s.sigma_source(0));
-        let ids: Vec<_> = snap.sigma_at(2).into_iter().map(|b| b.id).collect();
-        assert_eq!(ids, vec!["b1", "b2"]);
-        let ids: Vec<_> = snap.sigma_at(6).into_iter().map(|b| b.id).collect();
-        assert_eq!(ids, vec!["b2"]);
-        assert_eq!(snap.last_step(), 6);
+    fn deltas_carry_only_what_is_new_in_read_order() {
+        let mut s = Store::from_bytes("t.jsonl", T.as_bytes());
+        let mut sent = Sent::default();
+        let d = s.delta(0, &mut sent).unwrap();
+        assert!(d.reset);
+        let kinds: Vec<_> = d
+            .items
+            .iter()
+            .map(|i| match i {
+                Item::Event(e) => e.kind_name().to_string(),
+                Item::Problem(_) => "problem".to_string(),
+            })
+            .collect();
+        assert_eq!(
+            kinds,
+            [
+                "announce", "announce", "retract", "problem", "announce", "retract", "verify"
+            ]
+        );
+        assert_eq!(d.positions, s.sessions[0].events());
+        assert_eq!(d.problem_index, vec![0]);
+        let more = "{\"kind\":\"announce\",\"formula\":\"z\"}\n";
+        let mut r = crate::trace::Reader::new("t.jsonl", crate::trace::ReaderConfig::default());
+        let mut items = Vec::new();
+        r.feed(more.as_bytes(), &mut items);
+        s.extend(items);
+        let d = s.delta(0, &mut sent).unwrap();
+        assert!(!d.reset);
+        assert_eq!(d.items.len(), 1);
+        assert_eq!(d.positions, vec![6]);
+        sent.forget(0);
+        assert_eq!(s.delta(0, &mut sent).unwrap().items.len(), 8);
     }
 }

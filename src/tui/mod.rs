@@ -357,7 +357,6 @@ async fn event_loop(
     let mut audit_first: Option<Instant> = None;
     let mut audit_due: Option<Instant> = None;
     let mut seen_version = app.store.version;
-    let mut sent_version = (u64::MAX, usize::MAX);
     let mut term_sig = signal(SignalKind::terminate())?;
     let mut hup_sig = signal(SignalKind::hangup())?;
     let mut int_sig = signal(SignalKind::interrupt())?;
@@ -513,18 +512,16 @@ async fn event_loop(
                     step,
                     purpose,
                 } => {
-                    let key = (app.store.version, app.session);
-                    let sigma = (key != sent_version).then(|| app.store.sigma_source(app.session));
-                    sent_version = key;
+                    let data = app.repl_input();
                     if let Err(m) = worker.send(Request {
                         line,
                         step,
                         purpose,
-                        sigma,
+                        data,
                     }) {
                         app.working = None;
                         app.status = m;
-                        sent_version = (u64::MAX, usize::MAX);
+                        app.repl_lost();
                     }
                 }
             }

@@ -7,7 +7,7 @@
 //!
 //! The [`Auditor`] keeps one [`Model`] per TUI session and grows it with
 //! [`Model::extend`]: the UI sends only what was read since its last request (copies of the
-//! new events and reader problems, see [`crate::tui::app::App::recompute_input`]), never the
+//! new events and reader problems, a [`Delta`]), never the
 //! whole session again, so follow mode costs the UI thread a copy of the new lines. Each
 //! request that asks for it then runs the solver pass ([`Model::recompute`]) and the audit
 //! over that pass ([`audit::audit_recomputed`]), and answers with an [`Analysis`]. Requests
@@ -25,6 +25,7 @@ use std::sync::mpsc::{Receiver, Sender as StdSender, channel};
 
 use tokio::sync::mpsc::Sender;
 
+use super::data::Delta;
 use crate::model::Model;
 use crate::model::audit::{self, AuditOptions, Finding};
 use crate::trace::Item;
@@ -91,18 +92,10 @@ impl Analysis {
 /// New data for one session, and whether to audit it.
 #[derive(Debug, Clone, Default)]
 pub struct Request {
-    /// The session index in the UI's store.
-    pub session: usize,
-    /// Its name (what the copies are renamed to).
-    pub name: Arc<str>,
+    /// What is new in the session.
+    pub delta: Delta,
     /// The store version the copies were taken at.
     pub version: u64,
-    /// New events and problems since the last request for this session, events renamed.
-    pub items: Vec<Item>,
-    /// The UI log positions of the new events, in order.
-    pub positions: Vec<u32>,
-    /// For each new problem, its index in the session's problem list.
-    pub problem_index: Vec<u32>,
     /// Run the audit after adding the data.
     pub run: bool,
 }
@@ -126,17 +119,21 @@ pub struct Auditor {
 impl Auditor {
     /// Adds a request's data to its session's model.
     pub fn add(&mut self, req: Request) {
-        let h = self.held.entry(req.session).or_default();
-        let mut k = req.problem_index.iter();
-        for it in &req.items {
+        let d = req.delta;
+        if d.reset {
+            self.held.remove(&d.session);
+        }
+        let h = self.held.entry(d.session).or_default();
+        let mut k = d.problem_index.iter();
+        for it in &d.items {
             if let Item::Problem(p) = it
                 && let Some(&i) = k.next()
             {
                 h.problems.insert((p.origin.file.clone(), p.origin.line), i);
             }
         }
-        h.positions.extend(req.positions);
-        h.model.extend(req.items);
+        h.positions.extend(d.positions);
+        h.model.extend(d.items);
     }
 
     /// Audits a session as held now.
@@ -232,8 +229,8 @@ fn serve(rx: Receiver<Request>, answers: Sender<Analysis>) {
         let mut runs: Vec<(usize, u64)> = Vec::new();
         let note = |r: &Request, runs: &mut Vec<(usize, u64)>| {
             if r.run {
-                runs.retain(|(s, _)| *s != r.session);
-                runs.push((r.session, r.version));
+                runs.retain(|(s, _)| *s != r.delta.session);
+                runs.push((r.delta.session, r.version));
             }
         };
         note(&req, &mut runs);
