@@ -143,6 +143,34 @@ fn retractions_pane_shows_trigger_dropped_and_policy() {
 }
 
 #[test]
+fn retractions_pane_shows_what_the_model_linked() {
+    let t = r#"{"kind":"announce","formula":"p","id":"a"}
+{"kind":"announce","formula":"~p","id":"b"}
+{"kind":"revise","trigger":"b","retracted":["a"],"policy":"greedy"}
+{"kind":"retract","target":"a","by":"revision"}
+{"kind":"retract","target":"ghost"}
+"#;
+    highlight::load_now();
+    let mut app = App::new(
+        Store::from_bytes("r.jsonl", t.as_bytes()),
+        Theme::builtin("dark").expect("dark theme"),
+    );
+    let end = zoomed(&mut app, Pane::Retract, 100, 10);
+    assert!(end.contains("ghost (names no active belief)"), "{end}");
+    assert!(
+        !end.contains("pending"),
+        "the revise was carried out:\n{end}"
+    );
+    app.follow = false;
+    app.goto_step(3);
+    let mid = zoomed(&mut app, Pane::Retract, 100, 10);
+    assert!(
+        mid.contains("policy greedy pending a"),
+        "not yet applied at step 3:\n{mid}"
+    );
+}
+
+#[test]
 fn timeline_pane_marks_kinds_flags_and_draws_the_density_strip() {
     for (w, h) in SIZES {
         let mut app = sample("greedysat-stress.jsonl");

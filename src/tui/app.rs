@@ -3,8 +3,12 @@
 //! [`App`] owns the data read so far ([`Store`]) and everything about how it is shown:
 //! session, selected step, follow mode, focus, per-pane selections, filters, the REPL line.
 //! Input handlers change this state and return [`Effect`]s; the event loop performs them
-//! (runs a command on the REPL worker, suspends, quits). Nothing here blocks or draws, so the
-//! whole interaction is testable by feeding key events to an `App`.
+//! (runs a command on the REPL worker, audits, suspends, quits). Nothing here blocks or
+//! draws, so the whole interaction is testable by feeding key events to an `App`.
+//!
+//! The timeline cursor is a row: the session's events with its reader problems between them
+//! at their place in file order ([`SessionData::row_item`]). The selected step is the row's
+//! step, so every pane shows the state at the cursor, on a bad line too.
 
 use std::cell::RefCell;
 use std::collections::HashSet;
@@ -328,8 +332,8 @@ pub struct App {
     pub demo: Option<DemoPlayer>,
 }
 
-/// Sessions up to this many events are recomputed automatically once loaded; larger ones on
-/// request (`R`), since the solver pass grows with the run.
+/// Sessions up to this many events are audited automatically once loaded and as they grow;
+/// larger ones on request (`R`), since the solver pass grows with the run.
 pub const AUTO_RECOMPUTE_MAX: u32 = 200_000;
 
 type SigmaCache = RefCell<Option<((u64, usize, u32, SigmaFilter), Rc<Vec<SigmaRow>>)>>;

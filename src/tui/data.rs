@@ -251,6 +251,8 @@ impl SessionData {
             self.errors += 1;
         }
         self.problems.push((before, k));
+        // The model's count of the session's reader problems, by this view's attribution.
+        self.tl.reader_problems = self.problems.len() as u64;
     }
 
     fn push(&mut self, log: &TraceLog, pos: u32) {
@@ -655,5 +657,75 @@ not json
         assert_eq!(d.positions, vec![6]);
         sent.forget(0);
         assert_eq!(s.delta(0, &mut sent).unwrap().items.len(), 8);
+    }
+
+    const POOL: &[&str] = &[
+        r#"{"kind":"announce","formula":"p","id":"a"}"#,
+        r#"{"kind":"announce","formula":"q & s","id":"a"}"#,
+        r#"{"kind":"announce","formula":"~q"}"#,
+        r#"{"kind":"retract","target":"a","by":"revision"}"#,
+        r#"{"kind":"retract","target":"¬q"}"#,
+        r#"{"kind":"retract","target":"ghost"}"#,
+        r#"{"kind":"revise","trigger":"~q","retracted":["a"],"policy":"greedy"}"#,
+        r#"{"kind":"verify","formula":"q","outcome":"contradiction"}"#,
+        r#"{"kind":"announce","session":"other","formula":"x","id":"a"}"#,
+        r#"{"kind":"plan","id":"pl","steps":[{"id":"s1","deps":[]}]}"#,
+        r#"{"kind":"step","plan":"pl","step":"s1","status":"done"}"#,
+        "not json",
+    ];
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(48))]
+        /// Whatever the batches, every session's replay is the model's, and every reader
+        /// problem is a row exactly once, in read order.
+        #[test]
+        fn store_timelines_are_the_models_in_any_batches(
+            lines in proptest::collection::vec(0..POOL.len(), 0..40),
+            cuts in proptest::collection::vec(0usize..60, 0..6),
+        ) {
+            let text: String = lines.iter().map(|&i| format!("{}\n", POOL[i])).collect();
+            let mut r = crate::trace::Reader::new("t.jsonl", crate::trace::ReaderConfig::default());
+            let mut items = Vec::new();
+            r.feed(text.as_bytes(), &mut items);
+            r.finish(&mut items);
+            let mut cuts: Vec<usize> = cuts.into_iter().map(|c| c.min(items.len())).collect();
+            cuts.sort_unstable();
+            let mut store = Store::new();
+            let mut rest = items.into_iter();
+            let mut at = 0;
+            for c in cuts {
+                store.extend(rest.by_ref().take(c - at));
+                at = c;
+            }
+            store.extend(rest);
+            let model = crate::model::Model::from_bytes("t.jsonl", text.as_bytes());
+            let bare = |t: &Timeline| {
+                let mut t = t.clone();
+                t.reader_problems = 0;
+                t
+            };
+            for tl in model.timelines() {
+                let s = store.sessions.iter().find(|s| *s.name == *tl.name());
+                proptest::prop_assert!(s.is_some(), "session {} missing", tl.name());
+                if let Some(s) = s {
+                    proptest::prop_assert_eq!(bare(&s.tl), bare(tl));
+                }
+            }
+            let mut seen: Vec<u32> = store
+                .sessions
+                .iter()
+                .flat_map(|s| s.problems.iter().map(|&(_, k)| k))
+                .collect();
+            seen.sort_unstable();
+            let all: Vec<u32> = (0..store.log.problems.len() as u32).collect();
+            proptest::prop_assert_eq!(seen, all);
+            for s in &store.sessions {
+                for (k, &(before, _)) in s.problems.iter().enumerate() {
+                    let row = s.row_of_problem(k as u32);
+                    proptest::prop_assert_eq!(s.row_item(row), Some(RowItem::Problem(k as u32)));
+                    proptest::prop_assert_eq!(s.step_of_row(row), before);
+                }
+            }
+        }
     }
 }

@@ -707,6 +707,7 @@ fn retract(f: &mut Frame, app: &mut App, area: Rect) {
         Some(s) => s.revisions_newest(t, start, end - start),
         None => Vec::new(),
     };
+    let s = app.sess();
     let mut lines = Vec::new();
     for (k, &(step, pos)) in (start..end).zip(&rows) {
         let Some(ev) = app.store.event(pos) else {
@@ -733,6 +734,15 @@ fn retract(f: &mut Frame, app: &mut App, area: Rect) {
                 if ev.extra.get("fallback").and_then(|x| x.as_bool()) == Some(true) {
                     v.push(Span::styled(" fallback", th.warn));
                 }
+                // The model links each revise to the retracts that carried it out: what it
+                // listed and no retract has applied by this step is still pending.
+                let pending = s
+                    .map(|s| revision_pending(app, s, step, t))
+                    .unwrap_or_default();
+                if !pending.is_empty() {
+                    v.push(Span::styled(" pending ", th.warn));
+                    v.extend(spans(&pending.join(", "), th.warn, th.marker));
+                }
             }
             Body::Retract(r) => {
                 v.push(Span::styled("retract ", th.error));
@@ -743,6 +753,14 @@ fn retract(f: &mut Frame, app: &mut App, area: Rect) {
                 if let Some(reason) = &r.reason {
                     v.push(Span::raw(" "));
                     v.extend(spans(reason, th.dim, th.marker));
+                }
+                let dangling = s.is_some_and(|s| {
+                    let rt = s.tl.retracts();
+                    rt.binary_search_by_key(&step, |e| e.step)
+                        .is_ok_and(|i| rt[i].record.is_none())
+                });
+                if dangling {
+                    v.push(Span::styled(" (names no active belief)", th.error));
                 }
             }
             _ => {}
@@ -760,6 +778,24 @@ fn retract(f: &mut Frame, app: &mut App, area: Rect) {
         )));
     }
     f.render_widget(Paragraph::new(lines), inner);
+}
+
+/// What the `revise` at `step` listed that no retract had applied by step `t` (from the
+/// model's retraction log).
+fn revision_pending(app: &App, s: &SessionData, step: u32, t: u32) -> Vec<String> {
+    let rv = s.tl.revisions();
+    let Ok(i) = rv.binary_search_by_key(&step, |e| e.step) else {
+        return Vec::new();
+    };
+    let e = &rv[i];
+    let later = e.retracts.iter().filter_map(|&ri| {
+        let r = s.tl.retracts().get(ri as usize)?;
+        match app.store.event(r.event).map(|ev| &ev.body) {
+            Some(Body::Retract(x)) if r.step > t => Some(x.target.to_string()),
+            _ => None,
+        }
+    });
+    e.unapplied.iter().cloned().chain(later).collect()
 }
 
 fn kind_style(th: &Theme, ev: &Event) -> Style {
