@@ -35,6 +35,7 @@ use std::io;
 use std::path::Path;
 use std::sync::Arc;
 
+use crate::trace::event::FileName;
 use crate::trace::{Event, Item, Origin, ReaderConfig, TraceLog};
 
 pub use bdi::{BdiLog, BdiState, PlanView, StepState, StepView};
@@ -81,7 +82,7 @@ pub struct Model {
     by_name: HashMap<Arc<str>, usize>,
     /// Reader problems per file, in order of first problem, with the timeline they are
     /// attributed to (see [`Model::attribute`]).
-    problem_files: Vec<(Arc<str>, u64, Option<usize>)>,
+    problem_files: Vec<(FileName, u64, Option<usize>)>,
 }
 
 impl Model {

@@ -19,7 +19,7 @@ use ratatui::crossterm::event::{
 };
 use ratatui::layout::{Position, Rect};
 
-use super::data::{RowItem, SessionData, Store, enum_name};
+use super::data::{Origin, RowItem, SessionData, Store, enum_name};
 use super::highlight;
 use super::keys::{self, Action};
 use super::theme::Theme;
@@ -319,6 +319,8 @@ pub struct App {
     pub density: ((usize, u32, u16, u64), Vec<u8>),
     /// Σ rows of the last (version, session, step, filter).
     sigma_cache: SigmaCache,
+    /// Sessions seen by the last [`App::on_data`] (to notice new re-read segments).
+    known_sessions: usize,
     /// The audit of the shown session ([`crate::model::audit`]): findings and verdicts.
     pub analysis: Option<super::recompute::Analysis>,
     /// An audit of the shown session is running.
@@ -375,6 +377,7 @@ impl App {
             hl: highlight::Cache::default(),
             density: ((usize::MAX, 0, 0, 0), Vec::new()),
             sigma_cache: RefCell::new(None),
+            known_sessions: 0,
             analysis: None,
             recomputing: false,
             audit_sent: None,
@@ -438,6 +441,27 @@ impl App {
     pub fn on_data(&mut self) {
         if self.session >= self.store.sessions.len() {
             self.session = 0;
+        }
+        // A followed file truncated or replaced is re-read into a new timeline; a following
+        // view moves on to it, as it would have seen the new lines in a plain `tail -F`.
+        let n = self.store.sessions.len();
+        if self.follow
+            && n > self.known_sessions
+            && let Some(i) = (self.known_sessions..n)
+                .rev()
+                .find(|&i| matches!(self.store.sessions[i].origin, Origin::Segment { .. }))
+        {
+            self.session = i;
+        }
+        self.known_sessions = n;
+        // The audit shown is always the shown session's.
+        if self
+            .analysis
+            .as_ref()
+            .is_some_and(|a| a.session != self.session)
+        {
+            self.analysis = None;
+            self.recomputing = false;
         }
         if self.follow {
             let n = self.sess().map_or(0, |s| s.rows());

@@ -28,6 +28,7 @@ use serde::Serialize;
 
 use crate::model::Timeline;
 use crate::model::timeline::Builder;
+use crate::trace::event::FileName;
 use crate::trace::reader::Problem;
 use crate::trace::{Body, Event, Item, Severity, TraceLog};
 
@@ -282,7 +283,7 @@ pub struct Store {
     by_origin: HashMap<(Origin, Option<Arc<str>>), usize>,
     /// The session the last event of each (origin, file) went to: where a bad line read
     /// after it belongs.
-    last_of_file: HashMap<(Origin, Arc<str>), usize>,
+    last_of_file: HashMap<(Origin, FileName), usize>,
     /// Bumped whenever anything is added, so views can cache by it.
     pub version: u64,
     /// Reader problems of severity error, counted as they arrive.

@@ -20,7 +20,6 @@
 //! app keeps only the one matching what it shows.
 
 use std::collections::HashMap;
-use std::sync::Arc;
 use std::sync::mpsc::{Receiver, Sender as StdSender, channel};
 
 use tokio::sync::mpsc::Sender;
@@ -29,6 +28,7 @@ use super::data::Delta;
 use crate::model::Model;
 use crate::model::audit::{self, AuditOptions, Finding};
 use crate::trace::Item;
+use crate::trace::event::FileName;
 
 /// A recomputed gate verdict for one `verify` event.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -106,7 +106,7 @@ struct Held {
     model: Model,
     positions: Vec<u32>,
     /// (file, line) of each problem to its index in the session's problem list.
-    problems: HashMap<(Arc<str>, u64), u32>,
+    problems: HashMap<(FileName, u64), u32>,
 }
 
 /// The audit worker's state: one growing model per session. The thread runs
@@ -184,7 +184,7 @@ impl Auditor {
                     (Some(s), _) if s > 0 => At::Event(s - 1),
                     (None, Some(l)) => h
                         .problems
-                        .get(&(Arc::from(l.file.as_str()), l.line))
+                        .get(&(FileName::new(&l.file), l.line))
                         .map_or(At::Session, |&k| At::Problem(k)),
                     _ => At::Session,
                 };
