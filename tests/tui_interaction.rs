@@ -583,3 +583,27 @@ fn audits_of_appended_data_equal_an_audit_of_everything() {
     };
     assert_eq!(codes(app.analysis.as_ref().unwrap()), codes(&whole));
 }
+
+/// A big session goes to the auditor in pieces, one per turn of the event loop, and only the
+/// last piece asks for the audit; the result is the audit of the whole session.
+#[test]
+fn a_big_session_is_handed_to_the_auditor_in_pieces() {
+    let mut app = app_for("flagged.jsonl", FLAGGED.as_bytes());
+    app.handover_chunk = 2;
+    let mut auditor = Auditor::default();
+    let mut runs = Vec::new();
+    let version = loop {
+        let req = app.recompute_input(true).unwrap();
+        assert!(app.recomputing);
+        runs.push(req.run);
+        let version = req.version;
+        auditor.add(req);
+        if !app.handover_pending() {
+            break version;
+        }
+    };
+    assert_eq!(runs, vec![false, false, true], "6 events in pieces of 2");
+    app.on_analysis(auditor.analyse(app.session, version));
+    assert!(!app.recomputing);
+    assert_eq!(app.problem_count(), Some(3));
+}

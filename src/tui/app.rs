@@ -327,6 +327,10 @@ pub struct App {
     pub recomputing: bool,
     /// (session, version) of the last audit asked for.
     audit_sent: Option<(usize, u64)>,
+    /// An audit is wanted and the session is still being handed over in pieces.
+    handover: bool,
+    /// Events per piece handed to the auditor ([`HANDOVER_CHUNK`]).
+    pub handover_chunk: u32,
     /// What the auditor and the REPL worker have been sent.
     sent_audit: super::data::Sent,
     sent_repl: super::data::Sent,
@@ -337,6 +341,10 @@ pub struct App {
 /// Sessions up to this many events are audited automatically once loaded and as they grow;
 /// larger ones on request (`R`), since the solver pass grows with the run.
 pub const AUTO_RECOMPUTE_MAX: u32 = 200_000;
+
+/// Events handed to the audit worker per turn of the event loop (a few tens of
+/// milliseconds of copying), so handing over a big session never freezes input.
+pub const HANDOVER_CHUNK: u32 = 50_000;
 
 type SigmaCache = RefCell<Option<((u64, usize, u32, SigmaFilter), Rc<Vec<SigmaRow>>)>>;
 
@@ -381,6 +389,8 @@ impl App {
             analysis: None,
             recomputing: false,
             audit_sent: None,
+            handover: false,
+            handover_chunk: HANDOVER_CHUNK,
             sent_audit: super::data::Sent::default(),
             sent_repl: super::data::Sent::default(),
             demo: None,
@@ -462,6 +472,7 @@ impl App {
         {
             self.analysis = None;
             self.recomputing = false;
+            self.handover = false;
         }
         if self.follow {
             let n = self.sess().map_or(0, |s| s.rows());
@@ -587,24 +598,39 @@ impl App {
         }
     }
 
-    /// What the auditor has not seen of the shown session yet (a [`super::data::Delta`]);
-    /// `run` asks for an audit afterwards.
+    /// The next piece of what the auditor has not seen of the shown session (a
+    /// [`super::data::Delta`] of at most [`App::handover_chunk`] events); `run` asks for an audit
+    /// once the last piece is in. While pieces remain, [`App::handover_pending`] says so and
+    /// the event loop sends one per turn, after input.
     pub fn recompute_input(&mut self, run: bool) -> Option<super::recompute::Request> {
-        let delta = self.store.delta(self.session, &mut self.sent_audit)?;
+        let delta = self
+            .store
+            .delta(self.session, &mut self.sent_audit, self.handover_chunk)?;
+        let run_now = run && !delta.more;
+        self.handover = run && delta.more;
         if run {
-            self.audit_sent = Some((self.session, self.store.version));
             self.recomputing = true;
+        }
+        if run_now {
+            self.audit_sent = Some((self.session, self.store.version));
         }
         Some(super::recompute::Request {
             delta,
             version: self.store.version,
-            run,
+            run: run_now,
         })
+    }
+
+    /// Whether an audit was asked for and the session is still being handed over.
+    pub fn handover_pending(&self) -> bool {
+        self.handover
     }
 
     /// What the REPL worker has not seen of the shown session yet.
     pub fn repl_input(&mut self) -> Option<super::data::Delta> {
-        self.store.delta(self.session, &mut self.sent_repl)
+        // A command needs all of Σ before it runs, so this one is not cut in pieces.
+        self.store
+            .delta(self.session, &mut self.sent_repl, u32::MAX)
     }
 
     /// A delta for the REPL worker was not delivered: the next one starts afresh.
@@ -779,6 +805,7 @@ impl App {
                 self.support.clear();
                 self.analysis = None;
                 self.recomputing = false;
+                self.handover = false;
                 self.on_data();
                 return self.auto_recompute();
             }

@@ -467,6 +467,8 @@ pub struct Delta {
     pub positions: Vec<u32>,
     /// For each new problem, its index in the session's [`SessionData::problems`].
     pub problem_index: Vec<u32>,
+    /// Whether more remains to be sent (the delta was cut at its size limit).
+    pub more: bool,
 }
 
 /// What one worker has been sent so far, per session: (events, problems, name).
@@ -482,14 +484,23 @@ impl Sent {
 }
 
 impl Store {
-    /// The data of `session` that `sent` says its worker has not seen, marked as sent.
-    pub fn delta(&self, session: usize, sent: &mut Sent) -> Option<Delta> {
+    /// The data of `session` that `sent` says its worker has not seen, at most `max_events`
+    /// events of it (with the problems read before them), marked as sent. Copying costs the
+    /// UI thread about a microsecond per event, so a big session is handed over in pieces
+    /// between frames rather than in one stall.
+    pub fn delta(&self, session: usize, sent: &mut Sent, max_events: u32) -> Option<Delta> {
         let s = self.sessions.get(session)?;
         let (e0, p0, name, reset) = match sent.0.get(&session) {
             Some((e, p, n)) => (*e, *p, n.clone(), false),
             None => (0, 0, s.name.clone(), true),
         };
-        let (e1, p1) = (s.len(), s.problems.len() as u32);
+        let e1 = s.len().min(e0.saturating_add(max_events.max(1)));
+        // Problems read before event e1, or all of them once every event is sent.
+        let p1 = if e1 == s.len() {
+            s.problems.len() as u32
+        } else {
+            s.problems.partition_point(|&(b, _)| b < e1) as u32
+        };
         let mut items = Vec::new();
         let mut problem_index = Vec::new();
         let mut problem = |k: u32, items: &mut Vec<Item>| {
@@ -522,6 +533,7 @@ impl Store {
             items,
             positions: s.events()[e0 as usize..e1 as usize].to_vec(),
             problem_index,
+            more: e1 < s.len(),
         })
     }
 }
@@ -629,7 +641,7 @@ not json
     fn deltas_carry_only_what_is_new_in_read_order() {
         let mut s = Store::from_bytes("t.jsonl", T.as_bytes());
         let mut sent = Sent::default();
-        let d = s.delta(0, &mut sent).unwrap();
+        let d = s.delta(0, &mut sent, u32::MAX).unwrap();
         assert!(d.reset);
         let kinds: Vec<_> = d
             .items
@@ -652,12 +664,28 @@ not json
         let mut items = Vec::new();
         r.feed(more.as_bytes(), &mut items);
         s.extend(items);
-        let d = s.delta(0, &mut sent).unwrap();
+        let d = s.delta(0, &mut sent, u32::MAX).unwrap();
         assert!(!d.reset);
         assert_eq!(d.items.len(), 1);
         assert_eq!(d.positions, vec![6]);
         sent.forget(0);
-        assert_eq!(s.delta(0, &mut sent).unwrap().items.len(), 8);
+        let whole = s.delta(0, &mut sent, u32::MAX).unwrap();
+        assert_eq!(whole.items.len(), 8);
+        // In pieces of two events: the same items in the same order, the last piece final.
+        let mut sent = Sent::default();
+        let mut items = Vec::new();
+        let mut pieces = 0;
+        loop {
+            let d = s.delta(0, &mut sent, 2).unwrap();
+            assert_eq!(d.reset, pieces == 0);
+            pieces += 1;
+            items.extend(d.items);
+            if !d.more {
+                break;
+            }
+        }
+        assert_eq!(pieces, 4);
+        assert_eq!(items, whole.items);
     }
 
     const POOL: &[&str] = &[

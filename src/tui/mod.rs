@@ -399,6 +399,10 @@ async fn event_loop(
             _ = tstp_sig.recv() => effects.push(Effect::Suspend),
             Some(a) = ans_rx.recv() => app.on_reply(a),
             Some(v) = ver_rx.recv() => app.on_analysis(v),
+            // After input and data: one more piece of a session being handed to the auditor.
+            _ = std::future::ready(()), if app.handover_pending() => {
+                effects.push(Effect::Recompute);
+            }
             _ = sleep_until_opt(audit_due) => {
                 if app.recomputing {
                     // One audit at a time; look again when this one is likely done.
