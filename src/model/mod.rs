@@ -4,8 +4,10 @@
 //! (a file, socket or stdin stream may carry several sessions, and a session may span files).
 //! It offers two passes over a session, kept apart on purpose:
 //!
-//! - the **replay** ([`timeline`], [`bdi`]) is cheap, runs no solver, and is built once when
-//!   the model is loaded. It gives Σ at every step (beliefs as validity intervals), the BDI
+//! - the **replay** ([`timeline`], [`bdi`]) is cheap, runs no solver, and is built as the
+//!   model is loaded or grown ([`Model::extend`]: only new events are replayed, the replay
+//!   state is kept between batches; the TUI grows its timelines the same way as it reads).
+//!   It gives Σ at every step (beliefs as validity intervals), the BDI
 //!   state at every step, the verification and retraction logs, and per-event errors. Moving
 //!   to any step costs a filter over append-only vectors, never a replay from the start;
 //! - the **recomputation** ([`recompute`]) walks one session forward with a single
