@@ -607,3 +607,31 @@ fn a_big_session_is_handed_to_the_auditor_in_pieces() {
     assert!(!app.recomputing);
     assert_eq!(app.problem_count(), Some(3));
 }
+
+/// An audit that answers after the view moved to another session is not shown, but it no
+/// longer counts as running, so the new session gets its own audit.
+#[test]
+fn an_audit_of_a_session_left_behind_is_not_shown_and_does_not_block_the_next() {
+    let two = format!(
+        "{}\n{{\"kind\":\"announce\",\"session\":\"other\",\"formula\":\"q &\"}}\n",
+        FLAGGED.trim_end()
+    );
+    let mut app = app_for("flagged.jsonl", two.as_bytes());
+    assert_eq!(app.store.sessions.len(), 2);
+    let mut auditor = Auditor::default();
+    let req = app.recompute_input(true).unwrap();
+    let version = req.version;
+    auditor.add(req);
+    app.session = 1;
+    app.on_data();
+    app.on_analysis(auditor.analyse(0, version));
+    assert!(app.analysis.is_none(), "not the shown session's");
+    assert!(!app.recomputing);
+    assert_eq!(app.auto_recompute(), vec![Effect::Recompute]);
+    audit(&mut app, &mut auditor);
+    assert_eq!(
+        app.problem_count(),
+        Some(1),
+        "the other session's formula error"
+    );
+}

@@ -640,11 +640,13 @@ impl App {
 
     /// An audit arrived; kept when it is for the shown session.
     pub fn on_analysis(&mut self, a: super::recompute::Analysis) {
-        if a.session != self.session {
-            return;
-        }
+        // The audit asked for last is done even when the view has moved on meanwhile (a
+        // following view moves to a new session), so the next one can be asked for.
         if self.audit_sent == Some((a.session, a.version)) {
             self.recomputing = false;
+        }
+        if a.session != self.session {
+            return;
         }
         self.status = format!(
             "audit: {} finding(s); {} of {} verification claim(s) disagree with the recomputation",
