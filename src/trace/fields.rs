@@ -21,6 +21,8 @@ use serde_json::{Map, Value};
 use super::event::*;
 use super::time::parse_rfc3339;
 
+mod fast;
+
 /// A problem with one field of an otherwise well-formed line.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct FieldError {
@@ -40,6 +42,7 @@ impl FieldError {
 }
 
 /// The envelope as decoded from a line, borrowing from it where possible.
+#[derive(Debug)]
 pub(crate) struct RawLine<'de> {
     pub kind: Option<Cow<'de, str>>,
     pub v: Option<u64>,
@@ -54,17 +57,20 @@ pub(crate) struct RawLine<'de> {
 /// duplicate is one lookup). Leftover entries become `extra`, still in line order. String values
 /// borrow from the line when they have no escapes, so a short field goes straight into an
 /// inline [`Text`] without touching the allocator.
+#[derive(Debug)]
 pub(crate) struct Fields<'de> {
     /// 0: absent; otherwise 1 + the entry's index.
     index: [u16; N_FIELDS],
     entries: Vec<Entry<'de>>,
 }
 
+#[derive(Debug)]
 struct Entry<'de> {
     key: Key,
     val: Option<Val<'de>>,
 }
 
+#[derive(Debug)]
 enum Key {
     Known(F),
     Unknown(String),
@@ -111,6 +117,7 @@ fn relifetime<'b>(mut v: Vec<Entry<'_>>) -> Vec<Entry<'b>> {
 
 /// A field value: a string (borrowed when possible), a list of strings (the shape of every
 /// list field, decoded straight into its final form), or any other JSON value.
+#[derive(Debug)]
 pub(crate) enum Val<'de> {
     Str(Cow<'de, str>),
     Strs(Vec<Text>),
@@ -351,6 +358,20 @@ impl<'de> Visitor<'de> for StrSeed {
 /// Decodes one line (already known to be valid UTF-8) into a [`RawLine`]; the other fields
 /// are appended to `fields` (which the caller clears).
 pub(crate) fn decode_line<'de>(
+    line: &'de str,
+    fields: &mut Fields<'de>,
+) -> Result<RawLine<'de>, serde_json::Error> {
+    if let Some(raw) = fast::decode(line, fields) {
+        return Ok(raw);
+    }
+    fields.entries.clear();
+    fields.index = [0; N_FIELDS];
+    decode_line_serde(line, fields)
+}
+
+/// [`decode_line`] through serde_json alone: the reference the fast path must agree with, and
+/// the path that reports errors (with serde_json's messages and columns).
+fn decode_line_serde<'de>(
     line: &'de str,
     fields: &mut Fields<'de>,
 ) -> Result<RawLine<'de>, serde_json::Error> {
