@@ -126,13 +126,9 @@ enum Written {
 impl Timestamp {
     /// A timestamp written as the RFC 3339 string `text`, whose value is `unix_seconds`.
     pub(crate) fn from_rfc3339(text: &str, unix_seconds: f64) -> Self {
-        let mut buf = [0u8; 24];
-        let raw = if text.len() == 24 && render_utc(unix_seconds, true, &mut buf) == Some(text) {
-            TsRaw::Utc { millis: true }
-        } else if text.len() == 20 && render_utc(unix_seconds, false, &mut buf) == Some(text) {
-            TsRaw::Utc { millis: false }
-        } else {
-            TsRaw::Other(Box::new(Written::Rfc3339(Box::from(text))))
+        let raw = match utc_shape(text.as_bytes()) {
+            Some(millis) => TsRaw::Utc { millis },
+            None => TsRaw::Other(Box::new(Written::Rfc3339(Box::from(text)))),
         };
         Timestamp { unix_seconds, raw }
     }
@@ -188,6 +184,30 @@ impl Serialize for Timestamp {
             },
         }
     }
+}
+
+/// Whether a valid RFC 3339 text is spelled exactly as [`render_utc`] writes its value:
+/// `YYYY-MM-DDTHH:MM:SSZ` or with `.mmm`, not a leap second; `Some(true)` with milliseconds.
+/// Checking the shape is enough: such a text's value (whole seconds plus at most three
+/// decimals, years 0..=9999) renders back to the same digits, as a property test checks.
+fn utc_shape(t: &[u8]) -> Option<bool> {
+    let millis = match t.len() {
+        20 => false,
+        24 => true,
+        _ => return None,
+    };
+    let digit_at = |i: usize| t.get(i).is_some_and(u8::is_ascii_digit);
+    let digits = [0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18];
+    let marks = [(4, b'-'), (7, b'-'), (10, b'T'), (13, b':'), (16, b':')];
+    let ok = digits.iter().all(|&i| digit_at(i))
+        && marks.iter().all(|&(i, c)| t.get(i) == Some(&c))
+        && t.get(17..19) != Some(b"60")
+        && if millis {
+            t.get(19) == Some(&b'.') && (20..23).all(digit_at) && t.get(23) == Some(&b'Z')
+        } else {
+            t.get(19) == Some(&b'Z')
+        };
+    ok.then_some(millis)
 }
 
 /// Writes `secs` as `YYYY-MM-DDTHH:MM:SSZ`, or with `.mmm` milliseconds, into `buf`. `None`
@@ -1031,7 +1051,7 @@ mod tests {
         #[test]
         fn rfc3339_timestamps_are_written_back_unchanged(
             y in 0i64..=9999, mo in 1u32..=12, d in 1u32..=28,
-            h in 0u32..24, mi in 0u32..60, s in 0u32..60,
+            h in 0u32..24, mi in 0u32..60, s in prop_oneof![0u32..60, Just(60)],
             frac in prop_oneof![Just(""), Just(".5"), Just(".000"), Just(".999"),
                 Just(".123"), Just(".123456"), Just(".1234567890")],
             ms in 0u32..1000,
@@ -1045,7 +1065,7 @@ mod tests {
             let ts = Timestamp::from_rfc3339(&text, secs.unwrap_or_default());
             prop_assert_eq!(ts.as_written(), Value::String(text.clone()));
             // The usual spellings cost no text.
-            if zone == "Z" && sep == "T" && (frac.is_empty() || frac.len() == 4) {
+            if zone == "Z" && sep == "T" && (frac.is_empty() || frac.len() == 4) && s < 60 {
                 prop_assert!(matches!(ts.raw, TsRaw::Utc { .. }), "{:?}", ts);
             }
             prop_assert_eq!(serde_json::to_string(&ts).ok(), serde_json::to_string(&text).ok());
