@@ -76,43 +76,16 @@ enum Key {
     Unknown(String),
 }
 
-/// Storage for [`Fields`] kept from line to line: the entries borrow from each line in turn,
-/// so the vector is handed out empty with a fresh lifetime and taken back empty.
-#[derive(Default)]
-pub(crate) struct FieldsBuf(Vec<Entry<'static>>);
-
-impl fmt::Debug for FieldsBuf {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "FieldsBuf(capacity {})", self.0.capacity())
-    }
-}
-
-impl FieldsBuf {
-    /// Empty fields for the next line, reusing the storage of the previous one.
-    pub(crate) fn take<'de>(&mut self) -> Fields<'de> {
-        let mut entries = relifetime(std::mem::take(&mut self.0));
-        if entries.capacity() == 0 {
-            entries.reserve(16);
-        }
+impl Fields<'_> {
+    /// Empty fields for one line. A fresh vector per line is cheaper than recycling one across
+    /// lines (the entries borrow from the line, so reuse would need a lifetime-changing
+    /// collect, which measured slower than this small allocation).
+    pub(crate) fn new() -> Self {
         Fields {
             index: [0; N_FIELDS],
-            entries,
+            entries: Vec::with_capacity(16),
         }
     }
-
-    /// Takes the storage back once the line is done.
-    pub(crate) fn give(&mut self, fields: Fields<'_>) {
-        self.0 = relifetime(fields.entries);
-    }
-}
-
-/// Empties a vector of entries and gives it another lifetime. An empty vector holds no borrow;
-/// collecting its (zero) items in place keeps the allocation.
-// `filter` cannot change the item type, which is the point here.
-#[allow(clippy::unnecessary_filter_map)]
-fn relifetime<'b>(mut v: Vec<Entry<'_>>) -> Vec<Entry<'b>> {
-    v.clear();
-    v.into_iter().filter_map(|_| None).collect()
 }
 
 /// A field value: a string (borrowed when possible), a list of strings (the shape of every

@@ -26,7 +26,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use super::event::{Body, Event, Extra, FORMAT_VERSION, FileName, Kind, Origin, Text, Timestamp};
-use super::fields::{FieldError, Fields, FieldsBuf, build_body, decode_line};
+use super::fields::{FieldError, Fields, build_body, decode_line};
 
 /// The default line-length cap: 4 MiB, far above any sane event and small enough that a
 /// runaway writer cannot exhaust memory.
@@ -217,8 +217,6 @@ pub(crate) struct Framer {
     line: u64,
     /// In an over-long line: its length so far.
     skipping: Option<u64>,
-    /// Field storage reused from line to line (one allocation per framer, not per line).
-    fields: FieldsBuf,
 }
 
 impl Framer {
@@ -237,7 +235,6 @@ impl Framer {
             pos,
             line,
             skipping: None,
-            fields: FieldsBuf::default(),
         }
     }
 
@@ -415,9 +412,8 @@ impl Framer {
                 return;
             }
         };
-        let mut fields = self.fields.take();
+        let mut fields = Fields::new();
         let decoded = self.decode(text, bom_len, &mut fields);
-        self.fields.give(fields);
         sink(decoded, line);
     }
 
