@@ -20,6 +20,12 @@
 //! Problems are values in the output ([`Item::Problem`]), in line order with the events: a bad
 //! line never stops the reader and is never dropped silently. Duplicate explicit `seq` values
 //! and timestamps that go backwards within a session are warnings; the event is kept.
+//!
+//! Internally the reader is two stages. A `Framer` frames lines and decodes each one on its own
+//! (its output depends only on the bytes and their position in the stream); `Sessions` then
+//! interns session names and runs the per-session checks, in line order. The split is what
+//! lets whole-file loads ([`TraceLog::read_from`](super::TraceLog::read_from)) decode on
+//! several threads and still produce exactly this reader's output.
 
 use std::collections::HashMap;
 use std::fmt;
