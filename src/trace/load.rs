@@ -35,6 +35,9 @@ pub(crate) struct LoadOptions {
     /// A run of complete lines shorter than this is decoded on the main thread: handing it
     /// over would cost more than it saves.
     pub min_job: usize,
+    /// Start no threads and decode the runs on the main thread (what happens when no thread
+    /// can be started; tests use it to exercise that path).
+    pub no_threads: bool,
 }
 
 impl Default for LoadOptions {
@@ -46,6 +49,7 @@ impl Default for LoadOptions {
             // indexing) is small enough to interleave with them.
             workers: if cores > 1 { cores.min(8) } else { 0 },
             min_job: 16 << 10,
+            no_threads: false,
         }
     }
 }
@@ -120,27 +124,32 @@ pub(crate) fn load(
     let (job_tx, job_rx) = mpsc::channel::<Job>();
     let job_rx = Mutex::new(job_rx);
     std::thread::scope(|scope| {
-        let mut spawned = false;
+        // Workers start with the first job, so small streams never start threads. If none can
+        // be started (resource limits), jobs are decoded on this thread instead.
+        let mut workers: Option<usize> = None;
         let mut spawn_workers = || {
-            if spawned {
-                return;
-            }
-            spawned = true;
-            for _ in 0..opts.workers {
-                let (file, job_rx) = (file.clone(), &job_rx);
-                scope.spawn(move || {
-                    loop {
-                        let job = match job_rx.lock() {
-                            Ok(rx) => rx.recv(),
-                            Err(_) => return,
-                        };
-                        match job {
-                            Ok(job) => decode_job(&file, cfg, job),
-                            Err(_) => return,
-                        }
-                    }
-                });
-            }
+            *workers.get_or_insert_with(|| {
+                (0..if opts.no_threads { 0 } else { opts.workers })
+                    .filter(|_| {
+                        let (file, job_rx) = (file.clone(), &job_rx);
+                        std::thread::Builder::new()
+                            .name("trace-decode".into())
+                            .spawn_scoped(scope, move || {
+                                loop {
+                                    let job = match job_rx.lock() {
+                                        Ok(rx) => rx.recv(),
+                                        Err(_) => return,
+                                    };
+                                    match job {
+                                        Ok(job) => decode_job(&file, cfg, job),
+                                        Err(_) => return,
+                                    }
+                                }
+                            })
+                            .is_ok()
+                    })
+                    .count()
+            })
         };
         let mut main = Main {
             framer: Framer::new(file.clone(), cfg),
@@ -151,7 +160,11 @@ pub(crate) fn load(
             max_pending: 2 * opts.workers + 1,
         };
         let res = main.run(log, r, opts, &mut |job| {
-            spawn_workers();
+            if spawn_workers() == 0 {
+                // The reply channel holds the one batch until it is merged.
+                decode_job(&file, cfg, job);
+                return true;
+            }
             // Workers stop only when this sender is dropped, after the load.
             job_tx.send(job).is_ok()
         });
@@ -423,10 +436,11 @@ mod tests {
             workers in 0usize..4,
             min_job in 0usize..40,
             trickle in 1usize..300,
+            no_threads in prop::bool::weighted(0.2),
         ) {
             let cfg = ReaderConfig { max_line_bytes: CAP };
             let expected = streamed(&bytes, cfg);
-            let opts = LoadOptions { chunk, workers, min_job };
+            let opts = LoadOptions { chunk, workers, min_job, no_threads };
             prop_assert_eq!(loaded(&bytes, cfg, opts, trickle), expected);
         }
     }
@@ -446,6 +460,7 @@ mod tests {
             chunk: 64 << 10,
             workers: 2,
             min_job: 1024,
+            no_threads: false,
         };
         assert_eq!(loaded(&bytes, cfg, opts, usize::MAX), expected);
         assert_eq!(expected.0.len(), 20_000);
