@@ -133,6 +133,51 @@ impl Timestamp {
         Timestamp { unix_seconds, raw }
     }
 
+    /// A timestamp from an RFC 3339 text in the usual UTC spelling, without the general
+    /// parser: `None` for any other text (including invalid dates), which the caller then
+    /// parses in full. The value is computed with exactly the general parser's arithmetic (a
+    /// property test compares the two on valid and invalid texts).
+    pub(crate) fn from_utc_text(text: &str) -> Option<Self> {
+        let b = text.as_bytes();
+        let millis = utc_shape(b)?;
+        let num =
+            |r: std::ops::Range<usize>| b[r].iter().fold(0i64, |n, d| n * 10 + i64::from(d - b'0'));
+        let (year, month, day) = (num(0..4), num(5..7), num(8..10));
+        let (hour, minute, second) = (num(11..13), num(14..16), num(17..19));
+        let leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
+        let month_days = match month {
+            2 if leap => 29,
+            2 => 28,
+            4 | 6 | 9 | 11 => 30,
+            _ => 31,
+        };
+        if !(1..=12).contains(&month)
+            || !(1..=month_days).contains(&day)
+            || hour > 23
+            || minute > 59
+            || second > 59
+        {
+            return None;
+        }
+        // Howard Hinnant's days_from_civil, as in the general parser.
+        let y = if month <= 2 { year - 1 } else { year };
+        let era = y.div_euclid(400);
+        let yoe = y - era * 400;
+        let mp = (month + 9) % 12;
+        let doy = (153 * mp + 2) / 5 + day - 1;
+        let days = era * 146_097 + yoe * 365 + yoe / 4 - yoe / 100 + doy - 719_468;
+        let secs = days * 86_400 + hour * 3600 + minute * 60 + second;
+        let frac = if millis {
+            (num(20..23) as u64 * 1_000_000) as f64 / 1e9
+        } else {
+            0.0
+        };
+        Some(Timestamp {
+            unix_seconds: secs as f64 + frac,
+            raw: TsRaw::Utc { millis },
+        })
+    }
+
     /// A timestamp written as the JSON number `n`, whose value is `unix_seconds`.
     pub(crate) fn from_unix(n: serde_json::Number, unix_seconds: f64) -> Self {
         let raw = if n.is_f64() {
@@ -1069,6 +1114,28 @@ mod tests {
                 prop_assert!(matches!(ts.raw, TsRaw::Utc { .. }), "{:?}", ts);
             }
             prop_assert_eq!(serde_json::to_string(&ts).ok(), serde_json::to_string(&text).ok());
+        }
+
+        /// The shortcut for the usual spelling agrees with the general parser bit for bit, and
+        /// declines whatever the parser rejects (impossible dates, hours, leap seconds).
+        #[test]
+        fn the_utc_shortcut_agrees_with_the_parser(
+            y in prop_oneof![0i64..=9999, Just(2000), Just(1900), Just(2024), Just(2026)],
+            mo in prop_oneof![0u32..=13, Just(2)],
+            d in prop_oneof![0u32..=32, 28u32..=31],
+            h in 0u32..=24, mi in 0u32..=60, s in 0u32..=61, ms in 0u32..1000,
+            millis in any::<bool>(),
+        ) {
+            let frac = if millis { format!(".{ms:03}") } else { String::new() };
+            let text = format!("{y:04}-{mo:02}-{d:02}T{h:02}:{mi:02}:{s:02}{frac}Z");
+            let parsed = parse_rfc3339(&text);
+            match Timestamp::from_utc_text(&text) {
+                Some(ts) => {
+                    prop_assert_eq!(parsed.map(f64::to_bits), Some(ts.unix_seconds.to_bits()));
+                    prop_assert_eq!(ts.as_written(), Value::String(text.clone()));
+                }
+                None => prop_assert!(parsed.is_none() || s == 60, "{}", text),
+            }
         }
 
         /// Numeric timestamps are written back as the same JSON number.

@@ -482,6 +482,9 @@ impl<'de> Visitor<'de> for LineSeed<'_, 'de> {
 fn timestamp(v: Val<'_>) -> Result<Timestamp, String> {
     let v = match v {
         Val::Str(s) => {
+            if let Some(ts) = Timestamp::from_utc_text(&s) {
+                return Ok(ts);
+            }
             return match parse_rfc3339(&s) {
                 Some(secs) => Ok(Timestamp::from_rfc3339(&s, secs)),
                 None => Err(format!(
