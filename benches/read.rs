@@ -11,7 +11,7 @@
 //! 1. *stream*: read and decode every line, count events, keep nothing (what `validate`
 //!    does); measures decoding speed alone.
 //! 2. *read+index*: read into a [`TraceLog`] that keeps every event and indexes it (what the
-//!    viewer does). Memory is reported as the growth of peak RSS (VmHWM) over the pass,
+//!    viewer does), decoding on all cores. Memory is reported as the growth of peak RSS (VmHWM) over the pass,
 //!    because the generator and the first pass have already raised the process's peak, and
 //!    as the total peak at the end.
 
@@ -119,6 +119,16 @@ fn main() {
         std::mem::size_of::<doxascope::trace::Event>(),
         std::mem::size_of::<doxascope::trace::Body>()
     );
+    // Wall-clock figures on a shared machine mean little without the load they ran under.
+    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    println!(
+        "machine:     {} cores available; load average {}",
+        std::thread::available_parallelism().map_or(1, |n| n.get()),
+        load.split_whitespace()
+            .take(3)
+            .collect::<Vec<_>>()
+            .join(" ")
+    );
     let bytes = std::fs::metadata(&path).expect("trace metadata").len();
     let name = path.to_string_lossy().into_owned();
     println!("file: {name} ({:.1} MiB)", bytes as f64 / 1048576.0);
@@ -196,13 +206,17 @@ fn main() {
         hwm_after as f64 / 1024.0,
         hwm_after as f64 / 1024.0 / file_mib
     );
-    let live = LIVE.load(Ordering::Relaxed).saturating_sub(live_before) as f64 / 1048576.0;
-    let vec =
-        (log.events.capacity() * std::mem::size_of::<doxascope::trace::Event>()) as f64 / 1048576.0;
+    let mib = |b: usize| b as f64 / 1048576.0;
+    let live = mib(LIVE.load(Ordering::Relaxed).saturating_sub(live_before));
+    let vec = mib(log.events.capacity() * std::mem::size_of::<doxascope::trace::Event>());
+    let index = mib(log.index.sessions().map(|(_, p)| p.len() * 4).sum());
+    let problems = mib(log.problems.capacity() * std::mem::size_of::<doxascope::trace::Problem>());
     println!(
         "heap:        live {live:.1} MiB after read+index: events vector {vec:.1} MiB, \
-         strings/boxes/index {:.1} MiB",
-        live - vec
+         index >= {index:.1} MiB, problems {problems:.1} MiB, bodies/strings/other {:.1} MiB \
+         ({:.0} B per event)",
+        live - vec - index - problems,
+        (live - vec - index - problems) * 1048576.0 / n.max(1.0)
     );
     std::hint::black_box(&log);
 }

@@ -126,15 +126,56 @@ enum Written {
 impl Timestamp {
     /// A timestamp written as the RFC 3339 string `text`, whose value is `unix_seconds`.
     pub(crate) fn from_rfc3339(text: &str, unix_seconds: f64) -> Self {
-        let mut buf = [0u8; 24];
-        let raw = if text.len() == 24 && render_utc(unix_seconds, true, &mut buf) == Some(text) {
-            TsRaw::Utc { millis: true }
-        } else if text.len() == 20 && render_utc(unix_seconds, false, &mut buf) == Some(text) {
-            TsRaw::Utc { millis: false }
-        } else {
-            TsRaw::Other(Box::new(Written::Rfc3339(Box::from(text))))
+        let raw = match utc_shape(text.as_bytes()) {
+            Some(millis) => TsRaw::Utc { millis },
+            None => TsRaw::Other(Box::new(Written::Rfc3339(Box::from(text)))),
         };
         Timestamp { unix_seconds, raw }
+    }
+
+    /// A timestamp from an RFC 3339 text in the usual UTC spelling, without the general
+    /// parser: `None` for any other text (including invalid dates), which the caller then
+    /// parses in full. The value is computed with exactly the general parser's arithmetic (a
+    /// property test compares the two on valid and invalid texts).
+    pub(crate) fn from_utc_text(text: &str) -> Option<Self> {
+        let b = text.as_bytes();
+        let millis = utc_shape(b)?;
+        let num =
+            |r: std::ops::Range<usize>| b[r].iter().fold(0i64, |n, d| n * 10 + i64::from(d - b'0'));
+        let (year, month, day) = (num(0..4), num(5..7), num(8..10));
+        let (hour, minute, second) = (num(11..13), num(14..16), num(17..19));
+        let leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
+        let month_days = match month {
+            2 if leap => 29,
+            2 => 28,
+            4 | 6 | 9 | 11 => 30,
+            _ => 31,
+        };
+        if !(1..=12).contains(&month)
+            || !(1..=month_days).contains(&day)
+            || hour > 23
+            || minute > 59
+            || second > 59
+        {
+            return None;
+        }
+        // Howard Hinnant's days_from_civil, as in the general parser.
+        let y = if month <= 2 { year - 1 } else { year };
+        let era = y.div_euclid(400);
+        let yoe = y - era * 400;
+        let mp = (month + 9) % 12;
+        let doy = (153 * mp + 2) / 5 + day - 1;
+        let days = era * 146_097 + yoe * 365 + yoe / 4 - yoe / 100 + doy - 719_468;
+        let secs = days * 86_400 + hour * 3600 + minute * 60 + second;
+        let frac = if millis {
+            (num(20..23) as u64 * 1_000_000) as f64 / 1e9
+        } else {
+            0.0
+        };
+        Some(Timestamp {
+            unix_seconds: secs as f64 + frac,
+            raw: TsRaw::Utc { millis },
+        })
     }
 
     /// A timestamp written as the JSON number `n`, whose value is `unix_seconds`.
@@ -188,6 +229,30 @@ impl Serialize for Timestamp {
             },
         }
     }
+}
+
+/// Whether a valid RFC 3339 text is spelled exactly as [`render_utc`] writes its value:
+/// `YYYY-MM-DDTHH:MM:SSZ` or with `.mmm`, not a leap second; `Some(true)` with milliseconds.
+/// Checking the shape is enough: such a text's value (whole seconds plus at most three
+/// decimals, years 0..=9999) renders back to the same digits, as a property test checks.
+fn utc_shape(t: &[u8]) -> Option<bool> {
+    let millis = match t.len() {
+        20 => false,
+        24 => true,
+        _ => return None,
+    };
+    let digit_at = |i: usize| t.get(i).is_some_and(u8::is_ascii_digit);
+    let digits = [0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18];
+    let marks = [(4, b'-'), (7, b'-'), (10, b'T'), (13, b':'), (16, b':')];
+    let ok = digits.iter().all(|&i| digit_at(i))
+        && marks.iter().all(|&(i, c)| t.get(i) == Some(&c))
+        && t.get(17..19) != Some(b"60")
+        && if millis {
+            t.get(19) == Some(&b'.') && (20..23).all(digit_at) && t.get(23) == Some(&b'Z')
+        } else {
+            t.get(19) == Some(&b'Z')
+        };
+    ok.then_some(millis)
 }
 
 /// Writes `secs` as `YYYY-MM-DDTHH:MM:SSZ`, or with `.mmm` milliseconds, into `buf`. `None`
@@ -1031,7 +1096,7 @@ mod tests {
         #[test]
         fn rfc3339_timestamps_are_written_back_unchanged(
             y in 0i64..=9999, mo in 1u32..=12, d in 1u32..=28,
-            h in 0u32..24, mi in 0u32..60, s in 0u32..60,
+            h in 0u32..24, mi in 0u32..60, s in prop_oneof![0u32..60, Just(60)],
             frac in prop_oneof![Just(""), Just(".5"), Just(".000"), Just(".999"),
                 Just(".123"), Just(".123456"), Just(".1234567890")],
             ms in 0u32..1000,
@@ -1045,10 +1110,32 @@ mod tests {
             let ts = Timestamp::from_rfc3339(&text, secs.unwrap_or_default());
             prop_assert_eq!(ts.as_written(), Value::String(text.clone()));
             // The usual spellings cost no text.
-            if zone == "Z" && sep == "T" && (frac.is_empty() || frac.len() == 4) {
+            if zone == "Z" && sep == "T" && (frac.is_empty() || frac.len() == 4) && s < 60 {
                 prop_assert!(matches!(ts.raw, TsRaw::Utc { .. }), "{:?}", ts);
             }
             prop_assert_eq!(serde_json::to_string(&ts).ok(), serde_json::to_string(&text).ok());
+        }
+
+        /// The shortcut for the usual spelling agrees with the general parser bit for bit, and
+        /// declines whatever the parser rejects (impossible dates, hours, leap seconds).
+        #[test]
+        fn the_utc_shortcut_agrees_with_the_parser(
+            y in prop_oneof![0i64..=9999, Just(2000), Just(1900), Just(2024), Just(2026)],
+            mo in prop_oneof![0u32..=13, Just(2)],
+            d in prop_oneof![0u32..=32, 28u32..=31],
+            h in 0u32..=24, mi in 0u32..=60, s in 0u32..=61, ms in 0u32..1000,
+            millis in any::<bool>(),
+        ) {
+            let frac = if millis { format!(".{ms:03}") } else { String::new() };
+            let text = format!("{y:04}-{mo:02}-{d:02}T{h:02}:{mi:02}:{s:02}{frac}Z");
+            let parsed = parse_rfc3339(&text);
+            match Timestamp::from_utc_text(&text) {
+                Some(ts) => {
+                    prop_assert_eq!(parsed.map(f64::to_bits), Some(ts.unix_seconds.to_bits()));
+                    prop_assert_eq!(ts.as_written(), Value::String(text.clone()));
+                }
+                None => prop_assert!(parsed.is_none() || s == 60, "{}", text),
+            }
         }
 
         /// Numeric timestamps are written back as the same JSON number.

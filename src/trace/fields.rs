@@ -21,6 +21,8 @@ use serde_json::{Map, Value};
 use super::event::*;
 use super::time::parse_rfc3339;
 
+mod fast;
+
 /// A problem with one field of an otherwise well-formed line.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct FieldError {
@@ -40,6 +42,7 @@ impl FieldError {
 }
 
 /// The envelope as decoded from a line, borrowing from it where possible.
+#[derive(Debug)]
 pub(crate) struct RawLine<'de> {
     pub kind: Option<Cow<'de, str>>,
     pub v: Option<u64>,
@@ -54,63 +57,40 @@ pub(crate) struct RawLine<'de> {
 /// duplicate is one lookup). Leftover entries become `extra`, still in line order. String values
 /// borrow from the line when they have no escapes, so a short field goes straight into an
 /// inline [`Text`] without touching the allocator.
+#[derive(Debug)]
 pub(crate) struct Fields<'de> {
     /// 0: absent; otherwise 1 + the entry's index.
     index: [u16; N_FIELDS],
     entries: Vec<Entry<'de>>,
 }
 
+#[derive(Debug)]
 struct Entry<'de> {
     key: Key,
     val: Option<Val<'de>>,
 }
 
+#[derive(Debug)]
 enum Key {
     Known(F),
     Unknown(String),
 }
 
-/// Storage for [`Fields`] kept from line to line: the entries borrow from each line in turn,
-/// so the vector is handed out empty with a fresh lifetime and taken back empty.
-#[derive(Default)]
-pub(crate) struct FieldsBuf(Vec<Entry<'static>>);
-
-impl fmt::Debug for FieldsBuf {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "FieldsBuf(capacity {})", self.0.capacity())
-    }
-}
-
-impl FieldsBuf {
-    /// Empty fields for the next line, reusing the storage of the previous one.
-    pub(crate) fn take<'de>(&mut self) -> Fields<'de> {
-        let mut entries = relifetime(std::mem::take(&mut self.0));
-        if entries.capacity() == 0 {
-            entries.reserve(16);
-        }
+impl Fields<'_> {
+    /// Empty fields for one line. A fresh vector per line is cheaper than recycling one across
+    /// lines (the entries borrow from the line, so reuse would need a lifetime-changing
+    /// collect, which measured slower than this small allocation).
+    pub(crate) fn new() -> Self {
         Fields {
             index: [0; N_FIELDS],
-            entries,
+            entries: Vec::with_capacity(16),
         }
     }
-
-    /// Takes the storage back once the line is done.
-    pub(crate) fn give(&mut self, fields: Fields<'_>) {
-        self.0 = relifetime(fields.entries);
-    }
-}
-
-/// Empties a vector of entries and gives it another lifetime. An empty vector holds no borrow;
-/// collecting its (zero) items in place keeps the allocation.
-// `filter` cannot change the item type, which is the point here.
-#[allow(clippy::unnecessary_filter_map)]
-fn relifetime<'b>(mut v: Vec<Entry<'_>>) -> Vec<Entry<'b>> {
-    v.clear();
-    v.into_iter().filter_map(|_| None).collect()
 }
 
 /// A field value: a string (borrowed when possible), a list of strings (the shape of every
 /// list field, decoded straight into its final form), or any other JSON value.
+#[derive(Debug)]
 pub(crate) enum Val<'de> {
     Str(Cow<'de, str>),
     Strs(Vec<Text>),
@@ -354,6 +334,20 @@ pub(crate) fn decode_line<'de>(
     line: &'de str,
     fields: &mut Fields<'de>,
 ) -> Result<RawLine<'de>, serde_json::Error> {
+    if let Some(raw) = fast::decode(line, fields) {
+        return Ok(raw);
+    }
+    fields.entries.clear();
+    fields.index = [0; N_FIELDS];
+    decode_line_serde(line, fields)
+}
+
+/// [`decode_line`] through serde_json alone: the reference the fast path must agree with, and
+/// the path that reports errors (with serde_json's messages and columns).
+fn decode_line_serde<'de>(
+    line: &'de str,
+    fields: &mut Fields<'de>,
+) -> Result<RawLine<'de>, serde_json::Error> {
     let mut de = serde_json::Deserializer::from_str(line);
     let raw = LineSeed { fields }.deserialize(&mut de)?;
     de.end()?;
@@ -488,6 +482,9 @@ impl<'de> Visitor<'de> for LineSeed<'_, 'de> {
 fn timestamp(v: Val<'_>) -> Result<Timestamp, String> {
     let v = match v {
         Val::Str(s) => {
+            if let Some(ts) = Timestamp::from_utc_text(&s) {
+                return Ok(ts);
+            }
             return match parse_rfc3339(&s) {
                 Some(secs) => Ok(Timestamp::from_rfc3339(&s, secs)),
                 None => Err(format!(

@@ -137,9 +137,12 @@ impl TraceLog {
 
     /// Reads a whole stream named `name` into the log. The result is exactly what a
     /// [`Reader`](super::Reader) fed the same bytes gives, but lines are decoded on all cores
-    /// (see [`super::load`]).
+    /// (worker threads decode runs of complete lines; this thread reads, checks sessions and
+    /// indexes, in stream order). Memory beyond the log stays at a few 256 KiB chunks.
     pub fn read_from(&mut self, name: &str, r: impl Read, cfg: ReaderConfig) -> io::Result<()> {
-        super::load::load(self, name, r, cfg, LoadOptions::default())
+        super::load::load(name, r, cfg, LoadOptions::default(), &mut |item| {
+            self.push(item)
+        })
     }
 
     /// Reads a whole in-memory stream named `name` into the log.

@@ -9,8 +9,8 @@
 //! before it is decoded because the main thread counts its LFs.
 //!
 //! Everything that depends on earlier lines (session interning, duplicate `seq`, time going
-//! backwards, the log's event limit) runs on the main thread in [`Sessions`] and
-//! [`TraceLog::push`], consuming the decoded batches strictly in stream order. So the items are
+//! backwards, and the log's event limit for [`TraceLog`](super::TraceLog)) runs on the main
+//! thread, consuming the decoded batches strictly in stream order. So the items are
 //! exactly those of [`Reader::feed`](super::Reader::feed) / `finish`, whatever the chunk size
 //! or thread count; a differential property test checks this on hostile inputs.
 //!
@@ -22,8 +22,7 @@ use std::ops::Range;
 use std::sync::{Mutex, mpsc};
 
 use super::event::FileName;
-use super::index::TraceLog;
-use super::reader::{Decoded, Framer, ReaderConfig, Sessions};
+use super::reader::{Decoded, Framer, Item, ReaderConfig, Sessions};
 
 /// How a load is cut up (tests use tiny chunks to put cuts everywhere).
 #[derive(Debug, Clone, Copy)]
@@ -35,6 +34,9 @@ pub(crate) struct LoadOptions {
     /// A run of complete lines shorter than this is decoded on the main thread: handing it
     /// over would cost more than it saves.
     pub min_job: usize,
+    /// Start no threads and decode the runs on the main thread (what happens when no thread
+    /// can be started; tests use it to exercise that path).
+    pub no_threads: bool,
 }
 
 impl Default for LoadOptions {
@@ -46,6 +48,7 @@ impl Default for LoadOptions {
             // indexing) is small enough to interleave with them.
             workers: if cores > 1 { cores.min(8) } else { 0 },
             min_job: 16 << 10,
+            no_threads: false,
         }
     }
 }
@@ -59,13 +62,13 @@ struct Batch {
 }
 
 impl Batch {
-    fn merge_into(&mut self, sessions: &mut Sessions, log: &mut TraceLog) {
+    fn merge_into(&mut self, sessions: &mut Sessions, emit: &mut impl FnMut(Item)) {
         for (d, start) in self.items.drain(..) {
             let text: &[u8] = match &d {
                 Decoded::Event(pre) => self.bytes.get(start..start + pre.text_len).unwrap_or(&[]),
                 Decoded::Problem(_) => &[],
             };
-            sessions.accept(d, text, &mut |item| log.push(item));
+            sessions.accept(d, text, emit);
         }
     }
 }
@@ -108,39 +111,62 @@ fn decode_job(file: &FileName, cfg: ReaderConfig, job: Job) {
     let _ = reply.send(Batch { bytes, items });
 }
 
-/// Reads the whole stream `r` named `name` into `log`.
+/// Reads a whole stream (a file, standard input) on all cores and hands its items to `emit`
+/// in stream order: exactly the items [`Reader::feed`](super::Reader::feed) and
+/// [`Reader::finish`](super::Reader::finish) give for the same bytes. `emit` runs on the
+/// calling thread. To stop early (a viewer closed while loading), make `r` return an error.
+///
+/// Use it for whole-stream loads with progress of your own (count bytes in `r`, batch the
+/// items in `emit`); [`TraceLog::read_from`](super::TraceLog::read_from) is this into a log.
+/// Followers and sockets keep using [`Reader`](super::Reader), which never waits for more
+/// than it was given.
+pub fn read_all(
+    name: &str,
+    r: impl Read,
+    cfg: ReaderConfig,
+    mut emit: impl FnMut(Item),
+) -> io::Result<()> {
+    load(name, r, cfg, LoadOptions::default(), &mut emit)
+}
+
+/// Reads the whole stream `r` named `name`, handing its items to `emit` in stream order.
 pub(crate) fn load(
-    log: &mut TraceLog,
     name: &str,
     r: impl Read,
     cfg: ReaderConfig,
     opts: LoadOptions,
+    emit: &mut impl FnMut(Item),
 ) -> io::Result<()> {
     let file = FileName::new(name);
     let (job_tx, job_rx) = mpsc::channel::<Job>();
     let job_rx = Mutex::new(job_rx);
     std::thread::scope(|scope| {
-        let mut spawned = false;
+        // Workers start with the first job, so small streams never start threads. If none can
+        // be started (resource limits), jobs are decoded on this thread instead.
+        let mut workers: Option<usize> = None;
         let mut spawn_workers = || {
-            if spawned {
-                return;
-            }
-            spawned = true;
-            for _ in 0..opts.workers {
-                let (file, job_rx) = (file.clone(), &job_rx);
-                scope.spawn(move || {
-                    loop {
-                        let job = match job_rx.lock() {
-                            Ok(rx) => rx.recv(),
-                            Err(_) => return,
-                        };
-                        match job {
-                            Ok(job) => decode_job(&file, cfg, job),
-                            Err(_) => return,
-                        }
-                    }
-                });
-            }
+            *workers.get_or_insert_with(|| {
+                (0..if opts.no_threads { 0 } else { opts.workers })
+                    .filter(|_| {
+                        let (file, job_rx) = (file.clone(), &job_rx);
+                        std::thread::Builder::new()
+                            .name("trace-decode".into())
+                            .spawn_scoped(scope, move || {
+                                loop {
+                                    let job = match job_rx.lock() {
+                                        Ok(rx) => rx.recv(),
+                                        Err(_) => return,
+                                    };
+                                    match job {
+                                        Ok(job) => decode_job(&file, cfg, job),
+                                        Err(_) => return,
+                                    }
+                                }
+                            })
+                            .is_ok()
+                    })
+                    .count()
+            })
         };
         let mut main = Main {
             framer: Framer::new(file.clone(), cfg),
@@ -150,8 +176,12 @@ pub(crate) fn load(
             spare_items: Vec::new(),
             max_pending: 2 * opts.workers + 1,
         };
-        let res = main.run(log, r, opts, &mut |job| {
-            spawn_workers();
+        let res = main.run(emit, r, opts, &mut |job| {
+            if spawn_workers() == 0 {
+                // The reply channel holds the one batch until it is merged.
+                decode_job(&file, cfg, job);
+                return true;
+            }
             // Workers stop only when this sender is dropped, after the load.
             job_tx.send(job).is_ok()
         });
@@ -174,7 +204,7 @@ struct Main {
 impl Main {
     fn run(
         &mut self,
-        log: &mut TraceLog,
+        emit: &mut impl FnMut(Item),
         mut r: impl Read,
         opts: LoadOptions,
         send: &mut impl FnMut(Job) -> bool,
@@ -198,9 +228,9 @@ impl Main {
                 _ => None,
             };
             match cut {
-                None => self.decode_here(&chunk, log),
+                None => self.decode_here(&chunk, emit),
                 Some((first, last)) => {
-                    self.decode_here(&chunk[..=first], log);
+                    self.decode_here(&chunk[..=first], emit);
                     let run = first + 1..last + 1;
                     let lines = memchr::memchr_iter(b'\n', &chunk[run.clone()]).count() as u64;
                     let (pos, line) = self.framer.position();
@@ -232,7 +262,7 @@ impl Main {
                     }
                 }
             }
-            self.merge(log, false)?;
+            self.merge(emit, false)?;
             // A read error ends the load after what was read before it is kept, like the
             // streaming reader fed chunk by chunk.
             read?;
@@ -246,16 +276,15 @@ impl Main {
         };
         self.framer.finish(&mut |d, text| last.push_owned(d, text));
         self.queue.push_back(Pending::Ready(last));
-        self.merge(log, true)
+        self.merge(emit, true)
     }
 
     /// Decodes bytes on the main thread, straight into the log when nothing is pending.
-    fn decode_here(&mut self, data: &[u8], log: &mut TraceLog) {
+    fn decode_here(&mut self, data: &[u8], emit: &mut impl FnMut(Item)) {
         if self.queue.is_empty() {
             let sessions = &mut self.sessions;
-            self.framer.feed(data, &mut |d, text| {
-                sessions.accept(d, text, &mut |item| log.push(item))
-            });
+            self.framer
+                .feed(data, &mut |d, text| sessions.accept(d, text, emit));
         } else {
             let mut b = Batch {
                 bytes: Vec::new(),
@@ -270,7 +299,7 @@ impl Main {
 
     /// Merges finished pieces from the front of the queue: all of them if `all`, else those
     /// already done plus as many as needed to bound the work in flight.
-    fn merge(&mut self, log: &mut TraceLog, all: bool) -> io::Result<()> {
+    fn merge(&mut self, emit: &mut impl FnMut(Item), all: bool) -> io::Result<()> {
         while let Some(front) = self.queue.pop_front() {
             let must_wait = all || self.queue.len() + 1 > self.max_pending;
             let mut batch = match front {
@@ -294,7 +323,7 @@ impl Main {
                     }
                 }
             };
-            batch.merge_into(&mut self.sessions, log);
+            batch.merge_into(&mut self.sessions, emit);
             if batch.bytes.capacity() > 0 && self.spare_bytes.len() < self.max_pending {
                 self.spare_bytes.push(std::mem::take(&mut batch.bytes));
             }
@@ -321,7 +350,7 @@ impl Batch {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::trace::{Event, Problem, Reader};
+    use crate::trace::{Event, Problem, Reader, TraceLog};
     use proptest::prelude::*;
 
     const CAP: usize = 80;
@@ -406,7 +435,13 @@ mod tests {
         trickle: usize,
     ) -> (Vec<Event>, Vec<Problem>) {
         let mut log = TraceLog::new();
-        let res = load(&mut log, "dir/t.jsonl", Trickle(bytes, trickle), cfg, opts);
+        let res = load(
+            "dir/t.jsonl",
+            Trickle(bytes, trickle),
+            cfg,
+            opts,
+            &mut |i| log.push(i),
+        );
         assert!(res.is_ok(), "{res:?}");
         (log.events, log.problems)
     }
@@ -423,10 +458,11 @@ mod tests {
             workers in 0usize..4,
             min_job in 0usize..40,
             trickle in 1usize..300,
+            no_threads in prop::bool::weighted(0.2),
         ) {
             let cfg = ReaderConfig { max_line_bytes: CAP };
             let expected = streamed(&bytes, cfg);
-            let opts = LoadOptions { chunk, workers, min_job };
+            let opts = LoadOptions { chunk, workers, min_job, no_threads };
             prop_assert_eq!(loaded(&bytes, cfg, opts, trickle), expected);
         }
     }
@@ -446,9 +482,15 @@ mod tests {
             chunk: 64 << 10,
             workers: 2,
             min_job: 1024,
+            no_threads: false,
         };
         assert_eq!(loaded(&bytes, cfg, opts, usize::MAX), expected);
         assert_eq!(expected.0.len(), 20_000);
+        // The public entry point, with the machine's defaults.
+        let mut log = TraceLog::new();
+        let res = read_all("dir/t.jsonl", &bytes[..], cfg, |i| log.push(i));
+        assert!(res.is_ok());
+        assert_eq!((log.events, log.problems), expected);
     }
 
     #[test]
@@ -461,11 +503,11 @@ mod tests {
         }
         let mut log = TraceLog::new();
         let err = load(
-            &mut log,
             "x",
             Failing,
             ReaderConfig::default(),
             LoadOptions::default(),
+            &mut |i| log.push(i),
         );
         assert_eq!(err.map_err(|e| e.to_string()), Err("disk on fire".into()));
     }

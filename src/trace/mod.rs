@@ -6,7 +6,8 @@
 //!   drops.
 //! - [`index`]: whole-stream reading into a [`TraceLog`] with its [`Index`] (events per session,
 //!   counts per kind).
-//! - `load`: whole-stream reading on all cores, with exactly the streaming reader's output.
+//! - [`read_all`] (module `load`): whole-stream reading on all cores, with exactly the
+//!   streaming reader's output.
 //! - [`generate`]: deterministic large mixed traces for benchmarks and load tests.
 //!
 //! The format itself is documented for users in `docs/trace-format.md`, with a JSON Schema in
@@ -45,6 +46,7 @@ pub mod time;
 
 pub use event::{Body, Event, FORMAT_VERSION, FileName, Kind, Origin, Timestamp};
 pub use index::{Index, TraceLog};
+pub use load::read_all;
 pub use reader::{
     DEFAULT_MAX_LINE_BYTES, Item, Problem, ProblemCode, Reader, ReaderConfig, Severity,
 };

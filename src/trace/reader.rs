@@ -20,13 +20,19 @@
 //! Problems are values in the output ([`Item::Problem`]), in line order with the events: a bad
 //! line never stops the reader and is never dropped silently. Duplicate explicit `seq` values
 //! and timestamps that go backwards within a session are warnings; the event is kept.
+//!
+//! Internally the reader is two stages. A `Framer` frames lines and decodes each one on its own
+//! (its output depends only on the bytes and their position in the stream); `Sessions` then
+//! interns session names and runs the per-session checks, in line order. The split is what
+//! lets whole-file loads ([`TraceLog::read_from`](super::TraceLog::read_from)) decode on
+//! several threads and still produce exactly this reader's output.
 
 use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
 
 use super::event::{Body, Event, Extra, FORMAT_VERSION, FileName, Kind, Origin, Text, Timestamp};
-use super::fields::{FieldError, Fields, FieldsBuf, build_body, decode_line};
+use super::fields::{FieldError, Fields, build_body, decode_line};
 
 /// The default line-length cap: 4 MiB, far above any sane event and small enough that a
 /// runaway writer cannot exhaust memory.
@@ -217,8 +223,6 @@ pub(crate) struct Framer {
     line: u64,
     /// In an over-long line: its length so far.
     skipping: Option<u64>,
-    /// Field storage reused from line to line (one allocation per framer, not per line).
-    fields: FieldsBuf,
 }
 
 impl Framer {
@@ -237,7 +241,6 @@ impl Framer {
             pos,
             line,
             skipping: None,
-            fields: FieldsBuf::default(),
         }
     }
 
@@ -415,9 +418,8 @@ impl Framer {
                 return;
             }
         };
-        let mut fields = self.fields.take();
+        let mut fields = Fields::new();
         let decoded = self.decode(text, bom_len, &mut fields);
-        self.fields.give(fields);
         sink(decoded, line);
     }
 
