@@ -79,6 +79,7 @@ pub(crate) fn run(args: &Args) -> i32 {
             timeout: Duration::from_secs_f64(args.timeout.min(86_400.0)),
             ..RecomputeOptions::default()
         },
+        ..AuditOptions::default()
     };
     let report = audit(&model, &opts);
     let stdout = io::stdout();

@@ -47,7 +47,7 @@ use crate::trace::TraceLog;
 use crate::trace::event::Outcome as Claimed;
 
 use super::Model;
-use super::recompute::{RecomputeOptions, Recomputed};
+use super::recompute::{AuditQuestions, RecomputeOptions, Recomputed};
 use super::timeline::Timeline;
 
 pub use render::render_text;
@@ -329,6 +329,9 @@ pub struct AuditOptions {
     pub policy: Option<Policy>,
     /// Solver settings of the recomputation.
     pub recompute: RecomputeOptions,
+    /// How many sessions are audited at once; `0`: one per core. The report is the same
+    /// whatever the number.
+    pub threads: usize,
 }
 
 /// Per-session totals.
@@ -502,7 +505,14 @@ fn audit_session(
     let rc = match given {
         Some(rc) => rc,
         None => {
-            owned = model.recompute(tl.name(), &opts.recompute)?;
+            // The recomputation answers the checks' questions in the same walk.
+            let ro = RecomputeOptions {
+                audit: Some(AuditQuestions {
+                    policy: opts.policy,
+                }),
+                ..opts.recompute
+            };
+            owned = model.recompute(tl.name(), &ro)?;
             &owned
         }
     };
@@ -556,9 +566,12 @@ fn audit_sessions(model: &Model, opts: &AuditOptions, recomputed: &[Recomputed])
     // Sessions are independent: audit them on as many threads as there are cores (each
     // solver request already runs on its engine's own thread), and merge in session order.
     let timelines = model.timelines();
-    let workers = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .clamp(1, timelines.len().max(1));
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let workers = match opts.threads {
+        0 => cores,
+        n => n,
+    }
+    .clamp(1, timelines.len().max(1));
     let next = std::sync::atomic::AtomicUsize::new(0);
     let mut done: Vec<(usize, SessionAudit)> = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..workers)
