@@ -10,97 +10,12 @@
 //! the server is killed when the test ends, even on failure.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
 
-struct Tmux {
-    socket: String,
-}
-
-impl Tmux {
-    fn available() -> bool {
-        Command::new("tmux")
-            .arg("-V")
-            .output()
-            .is_ok_and(|o| o.status.success())
-    }
-
-    fn new(tag: &str) -> Tmux {
-        Tmux {
-            socket: format!("doxascope-e2e-{tag}-{}", std::process::id()),
-        }
-    }
-
-    fn run(&self, args: &[&str]) -> Output {
-        Command::new("tmux")
-            .arg("-L")
-            .arg(&self.socket)
-            .args(args)
-            .output()
-            .expect("tmux runs")
-    }
-
-    fn start(&self, cmd: &str) {
-        let o = self.run(&[
-            "-f",
-            "/dev/null",
-            "new-session",
-            "-d",
-            "-x",
-            "160",
-            "-y",
-            "45",
-            cmd,
-        ]);
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    }
-
-    fn keys(&self, keys: &[&str]) {
-        let mut args = vec!["send-keys", "-t", "0"];
-        args.extend_from_slice(keys);
-        assert!(self.run(&args).status.success());
-    }
-
-    /// Types text literally (no key-name lookup).
-    fn type_text(&self, text: &str) {
-        assert!(
-            self.run(&["send-keys", "-t", "0", "-l", text])
-                .status
-                .success()
-        );
-    }
-
-    fn capture(&self) -> String {
-        String::from_utf8_lossy(&self.run(&["capture-pane", "-p", "-t", "0"]).stdout).into_owned()
-    }
-
-    fn display(&self, fmt: &str) -> String {
-        String::from_utf8_lossy(&self.run(&["display-message", "-p", "-t", "0", fmt]).stdout)
-            .trim()
-            .to_string()
-    }
-
-    /// Polls the screen until `pred` holds; panics with the last screen after `secs`.
-    fn wait_for(&self, what: &str, secs: u64, pred: impl Fn(&str) -> bool) -> String {
-        let end = Instant::now() + Duration::from_secs(secs);
-        loop {
-            let s = self.capture();
-            if pred(&s) {
-                return s;
-            }
-            if Instant::now() > end {
-                panic!("timed out waiting for {what}; screen:\n{s}");
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        }
-    }
-}
-
-impl Drop for Tmux {
-    fn drop(&mut self) {
-        let _ = self.run(&["kill-server"]);
-    }
-}
+#[path = "support/tmux.rs"]
+mod tmux;
+use tmux::{Tmux, event_count};
 
 fn bin() -> &'static str {
     env!("CARGO_BIN_EXE_doxascope")
@@ -341,4 +256,60 @@ fn demo_plays_in_the_tui_with_pause_step_and_speed_keys() {
     let s = t.wait_for("exit", 20, |s| s.contains("END-OF-RUN"));
     assert!(s.contains("EXIT=0"), "{s}");
     assert_restored(&t, &s);
+}
+
+#[test]
+fn a_followed_file_growing_fast_is_shown_whole() {
+    if !Tmux::available() {
+        eprintln!("skipping e2e_tmux: tmux is not installed (apt-get install tmux)");
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("growing.jsonl");
+    std::fs::write(&path, "").expect("create");
+    let t = Tmux::new("follow");
+    t.start(&format!(
+        "sh -c '\"{}\" \"{}\"; echo EXIT=$?; echo END-OF-RUN; exec sleep 600'",
+        bin(),
+        path.display()
+    ));
+    t.wait_for("the first frame", 20, |s| s.contains("FOLLOW"));
+    // 20,000 events in uneven writes, one line split across two writes, one broken line.
+    let line = |i: u32| {
+        format!(
+            "{{\"kind\":\"announce\",\"seq\":{},\"id\":\"b{i}\",\"formula\":\"p{i} -> q{i}\"}}\n",
+            i + 1
+        )
+    };
+    let mut file = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&path)
+        .expect("open");
+    use std::io::Write;
+    let mut i = 0;
+    for chunk in [1u32, 999, 5_000, 14_000] {
+        let mut buf = String::new();
+        for _ in 0..chunk {
+            buf.push_str(&line(i));
+            i += 1;
+        }
+        if chunk == 5_000 {
+            buf.push_str("{\"kind\": broken\n");
+            let half = line(i);
+            let (a, b) = half.split_at(20);
+            buf.push_str(a);
+            file.write_all(buf.as_bytes()).expect("write");
+            std::thread::sleep(Duration::from_millis(50));
+            buf = b.to_string();
+            i += 1;
+        }
+        file.write_all(buf.as_bytes()).expect("write");
+    }
+    let total = u64::from(i);
+    let s = t.wait_for("every event", 60, |s| event_count(s) == Some(total));
+    assert!(s.contains("parse errors: 1"), "{s}");
+    assert!(s.contains(&format!("step {total} of {total}")), "{s}");
+    t.keys(&["q"]);
+    let s = t.wait_for("exit", 20, |s| s.contains("END-OF-RUN"));
+    assert!(s.contains("EXIT=0"), "{s}");
 }

@@ -174,6 +174,51 @@ fn follow_statuses_reach_the_app_and_a_truncation_starts_a_new_segment() {
     assert_eq!(app.store.sessions.len(), 2);
     assert_eq!(app.store.sessions[0].len(), 2);
     assert!(app.store.sessions[1].name.ends_with("· re-read 1"));
+    // A following view moved on to the re-read, where the new lines are.
+    assert_eq!(app.session, 1);
     let screen = render_text(&mut app, 200, 30);
     assert!(screen.contains("truncated, re-read"), "{screen}");
+}
+
+#[test]
+fn a_rotation_stays_visible_after_following_resumes() {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("r.jsonl");
+    std::fs::write(
+        &path,
+        b"{\"kind\":\"announce\",\"formula\":\"p\"}\n{\"kind\":\"announce\",\"formula\":\"q\"}\n",
+    )
+    .unwrap();
+    let mut app = app();
+    let cfg = FollowConfig {
+        poll_interval: Duration::from_millis(20),
+        ..FollowConfig::default()
+    };
+    let (handle, mut rx) = Follower::spawn(&path, cfg).unwrap();
+    app.sources.add_file(path.clone());
+    let mut seen = Vec::new();
+    pump(&mut app, &rt, &mut rx, &mut seen, |a, _| {
+        a.store.sessions.first().is_some_and(|s| s.len() == 2)
+    });
+    // logrotate: the file is renamed away and a new one takes its name.
+    std::fs::rename(&path, dir.path().join("r.jsonl.1")).unwrap();
+    std::fs::write(&path, b"{\"kind\":\"announce\",\"formula\":\"r\"}\n").unwrap();
+    pump(&mut app, &rt, &mut rx, &mut seen, |a, s| {
+        a.store.sessions.first().is_some_and(|s| s.len() == 3)
+            && s.last() == Some(&FollowStatus::Following)
+    });
+    handle.stop();
+    assert!(seen.contains(&FollowStatus::Rotated), "{seen:?}");
+    // The new file continues the same timeline; the rotation is still on screen.
+    assert_eq!(app.store.sessions.len(), 1);
+    assert!(app.status.contains("rotated"), "{}", app.status);
+    let screen = render_text(&mut app, 200, 30);
+    assert!(
+        screen.contains("r.jsonl: following (rotated 1x)"),
+        "{screen}"
+    );
 }

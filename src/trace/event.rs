@@ -28,35 +28,224 @@ pub type Text = compact_str::CompactString;
 /// The highest trace format version this reader understands.
 pub const FORMAT_VERSION: u8 = 1;
 
+/// The name of the stream events were read from. Every event and problem holds one, so it is
+/// a single shared pointer (an `Arc<str>` would be two words in each of millions of events).
+/// It reads as a `str`.
+#[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+// The inner box is the point: it makes the shared pointer thin.
+#[allow(clippy::redundant_allocation)]
+pub struct FileName(Arc<Box<str>>);
+
+impl FileName {
+    /// A new shared name.
+    pub fn new(name: &str) -> Self {
+        FileName(Arc::new(Box::from(name)))
+    }
+}
+
+impl From<&str> for FileName {
+    fn from(name: &str) -> Self {
+        FileName::new(name)
+    }
+}
+
+impl std::ops::Deref for FileName {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl AsRef<str> for FileName {
+    fn as_ref(&self) -> &str {
+        self
+    }
+}
+
+impl std::borrow::Borrow<str> for FileName {
+    fn borrow(&self) -> &str {
+        self
+    }
+}
+
+impl fmt::Display for FileName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self)
+    }
+}
+
+impl fmt::Debug for FileName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&**self, f)
+    }
+}
+
 /// Where an event (or a problem) came from.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Origin {
     /// The file (or stream) name as given to the reader.
-    pub file: Arc<str>,
+    pub file: FileName,
     /// 1-based line number.
     pub line: u64,
     /// Byte offset of the start of the line in the stream.
     pub offset: u64,
 }
 
-/// A timestamp as written in the trace, plus its value in Unix seconds for ordering.
+/// A timestamp: its value in Unix seconds for ordering, and how it was written, so that it is
+/// written back unchanged.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Timestamp {
-    /// The original representation, written back unchanged.
-    pub raw: TsRaw,
     /// Seconds since the Unix epoch (UTC). `f64` keeps sub-microsecond precision for current
     /// dates, which is enough to order events.
     pub unix_seconds: f64,
+    raw: TsRaw,
 }
 
-/// The two accepted spellings of `ts`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(untagged)]
-pub enum TsRaw {
-    /// An RFC 3339 date-time string.
-    Rfc3339(Text),
-    /// Unix seconds (integer or fractional).
+/// How a timestamp was written. Nearly every producer writes UTC with `Z` in whole seconds or
+/// milliseconds, or plain Unix seconds; those spellings are re-created from the value, so a
+/// timestamp costs no text (this keeps [`Event`] at 128 bytes). Anything else is kept as
+/// written.
+#[derive(Debug, Clone, PartialEq)]
+enum TsRaw {
+    /// RFC 3339 exactly as [`render_utc`] writes the value.
+    Utc { millis: bool },
+    /// A JSON integer equal to the value.
+    UnixInt,
+    /// A JSON float whose shortest form is the value.
+    UnixFloat,
+    /// Any other spelling, as written.
+    Other(Box<Written>),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+enum Written {
+    Rfc3339(Box<str>),
     Unix(serde_json::Number),
+}
+
+impl Timestamp {
+    /// A timestamp written as the RFC 3339 string `text`, whose value is `unix_seconds`.
+    pub(crate) fn from_rfc3339(text: &str, unix_seconds: f64) -> Self {
+        let mut buf = [0u8; 24];
+        let raw = if text.len() == 24 && render_utc(unix_seconds, true, &mut buf) == Some(text) {
+            TsRaw::Utc { millis: true }
+        } else if text.len() == 20 && render_utc(unix_seconds, false, &mut buf) == Some(text) {
+            TsRaw::Utc { millis: false }
+        } else {
+            TsRaw::Other(Box::new(Written::Rfc3339(Box::from(text))))
+        };
+        Timestamp { unix_seconds, raw }
+    }
+
+    /// A timestamp written as the JSON number `n`, whose value is `unix_seconds`.
+    pub(crate) fn from_unix(n: serde_json::Number, unix_seconds: f64) -> Self {
+        let raw = if n.is_f64() {
+            if serde_json::Number::from_f64(unix_seconds).as_ref() == Some(&n) {
+                TsRaw::UnixFloat
+            } else {
+                TsRaw::Other(Box::new(Written::Unix(n)))
+            }
+        } else if unix_seconds.abs() < 9e15 && serde_json::Number::from(unix_seconds as i64) == n {
+            TsRaw::UnixInt
+        } else {
+            TsRaw::Other(Box::new(Written::Unix(n)))
+        };
+        Timestamp { unix_seconds, raw }
+    }
+
+    /// The timestamp as written in the trace: an RFC 3339 string or a number.
+    pub fn as_written(&self) -> Value {
+        let mut buf = [0u8; 24];
+        match &self.raw {
+            TsRaw::Utc { millis } => Value::String(
+                render_utc(self.unix_seconds, *millis, &mut buf)
+                    .unwrap_or_default()
+                    .to_string(),
+            ),
+            TsRaw::UnixInt => Value::from(self.unix_seconds as i64),
+            TsRaw::UnixFloat => Value::from(self.unix_seconds),
+            TsRaw::Other(w) => match &**w {
+                Written::Rfc3339(s) => Value::String(s.to_string()),
+                Written::Unix(n) => Value::Number(n.clone()),
+            },
+        }
+    }
+}
+
+impl Serialize for Timestamp {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut buf = [0u8; 24];
+        match &self.raw {
+            // Only values that rendered before are stored this way, so this renders again.
+            TsRaw::Utc { millis } => s.serialize_str(
+                render_utc(self.unix_seconds, *millis, &mut buf).unwrap_or_default(),
+            ),
+            TsRaw::UnixInt => s.serialize_i64(self.unix_seconds as i64),
+            TsRaw::UnixFloat => s.serialize_f64(self.unix_seconds),
+            TsRaw::Other(w) => match &**w {
+                Written::Rfc3339(t) => s.serialize_str(t),
+                Written::Unix(n) => n.serialize(s),
+            },
+        }
+    }
+}
+
+/// Writes `secs` as `YYYY-MM-DDTHH:MM:SSZ`, or with `.mmm` milliseconds, into `buf`. `None`
+/// outside years 0..=9999 or for a fraction in whole-second form.
+fn render_utc(secs: f64, millis: bool, buf: &mut [u8; 24]) -> Option<&str> {
+    if !secs.is_finite() || !(-62_167_219_200.0..253_402_300_800.0).contains(&secs) {
+        return None;
+    }
+    let (whole, ms) = if millis {
+        let total = (secs * 1000.0).round() as i64;
+        (total.div_euclid(1000), total.rem_euclid(1000))
+    } else {
+        if secs.fract() != 0.0 {
+            return None;
+        }
+        (secs as i64, 0)
+    };
+    let days = whole.div_euclid(86_400);
+    let rem = whole.rem_euclid(86_400);
+    // Howard Hinnant's civil_from_days.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    if !(0..=9999).contains(&year) {
+        return None;
+    }
+    let mut put = |at: usize, n: i64, width: usize| {
+        let mut n = n;
+        for i in (0..width).rev() {
+            buf[at + i] = b'0' + (n % 10) as u8;
+            n /= 10;
+        }
+    };
+    put(0, year, 4);
+    put(5, month, 2);
+    put(8, day, 2);
+    put(11, rem / 3600, 2);
+    put(14, rem % 3600 / 60, 2);
+    put(17, rem % 60, 2);
+    let len = if millis {
+        put(20, ms, 3);
+        buf[19] = b'.';
+        buf[23] = b'Z';
+        24
+    } else {
+        buf[19] = b'Z';
+        20
+    };
+    for (i, c) in [(4, b'-'), (7, b'-'), (10, b'T'), (13, b':'), (16, b':')] {
+        buf[i] = c;
+    }
+    std::str::from_utf8(&buf[..len]).ok()
 }
 
 macro_rules! kinds {
@@ -235,7 +424,7 @@ impl Serialize for Event {
             #[serde(skip_serializing_if = "Option::is_none")]
             seq: Option<u64>,
             #[serde(skip_serializing_if = "Option::is_none")]
-            ts: Option<&'a TsRaw>,
+            ts: Option<&'a Timestamp>,
             #[serde(skip_serializing_if = "Option::is_none")]
             session: Option<&'a str>,
             #[serde(skip_serializing_if = "Option::is_none")]
@@ -249,7 +438,7 @@ impl Serialize for Event {
             kind: self.kind_name(),
             v: self.v_given.then_some(self.v),
             seq: self.seq_given.then_some(self.seq),
-            ts: self.ts.as_ref().map(|t| &t.raw),
+            ts: self.ts.as_ref(),
             session: self.session_given.then_some(&*self.session),
             id: self.id.as_deref(),
             body: &self.body,
@@ -818,4 +1007,69 @@ pub struct Log {
     /// The message.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub message: Option<Text>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trace::time::parse_rfc3339;
+    use proptest::prelude::*;
+
+    /// A loaded trace is mostly `Vec<Event>`: its size is the memory budget's biggest term.
+    #[test]
+    fn an_event_stays_at_128_bytes() {
+        assert!(std::mem::size_of::<Event>() <= 128);
+        assert!(std::mem::size_of::<Option<Timestamp>>() <= 24);
+        assert_eq!(std::mem::size_of::<Origin>(), 24);
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 400, ..ProptestConfig::default() })]
+
+        /// Every RFC 3339 spelling is written back exactly as read, whether it is stored as
+        /// text or re-created from its value.
+        #[test]
+        fn rfc3339_timestamps_are_written_back_unchanged(
+            y in 0i64..=9999, mo in 1u32..=12, d in 1u32..=28,
+            h in 0u32..24, mi in 0u32..60, s in 0u32..60,
+            frac in prop_oneof![Just(""), Just(".5"), Just(".000"), Just(".999"),
+                Just(".123"), Just(".123456"), Just(".1234567890")],
+            ms in 0u32..1000,
+            zone in prop_oneof![Just("Z"), Just("z"), Just("+02:00"), Just("-00:30")],
+            sep in prop_oneof![Just("T"), Just("t"), Just(" ")],
+        ) {
+            let frac = if frac == ".123" { format!(".{ms:03}") } else { frac.to_string() };
+            let text = format!("{y:04}-{mo:02}-{d:02}{sep}{h:02}:{mi:02}:{s:02}{frac}{zone}");
+            let secs = parse_rfc3339(&text);
+            prop_assert!(secs.is_some(), "{}", text);
+            let ts = Timestamp::from_rfc3339(&text, secs.unwrap_or_default());
+            prop_assert_eq!(ts.as_written(), Value::String(text.clone()));
+            // The usual spellings cost no text.
+            if zone == "Z" && sep == "T" && (frac.is_empty() || frac.len() == 4) {
+                prop_assert!(matches!(ts.raw, TsRaw::Utc { .. }), "{:?}", ts);
+            }
+            prop_assert_eq!(serde_json::to_string(&ts).ok(), serde_json::to_string(&text).ok());
+        }
+
+        /// Numeric timestamps are written back as the same JSON number.
+        #[test]
+        fn unix_timestamps_are_written_back_unchanged(
+            n in prop_oneof![
+                any::<i64>().prop_map(serde_json::Number::from),
+                any::<u64>().prop_map(serde_json::Number::from),
+                (-1e12f64..1e12).prop_filter_map("finite", serde_json::Number::from_f64),
+                (0u64..4_000_000_000_000).prop_filter_map("ms", |ms| {
+                    serde_json::from_str(&format!("{}.{:03}", ms / 1000, ms % 1000)).ok()
+                }),
+            ]
+        ) {
+            let secs = n.as_f64().unwrap_or_default();
+            let ts = Timestamp::from_unix(n.clone(), secs);
+            prop_assert_eq!(ts.as_written(), Value::Number(n.clone()));
+            if n.as_i64().is_some_and(|i| i.unsigned_abs() < 1 << 53) || n.is_f64() {
+                prop_assert!(!matches!(ts.raw, TsRaw::Other(_)), "{:?}", ts);
+            }
+            prop_assert_eq!(serde_json::to_string(&ts).ok(), serde_json::to_string(&n).ok());
+        }
+    }
 }

@@ -70,18 +70,50 @@ enum Key {
     Unknown(String),
 }
 
-impl Default for Fields<'_> {
-    fn default() -> Self {
-        Fields {
-            index: [0; N_FIELDS],
-            entries: Vec::with_capacity(16),
-        }
+/// Storage for [`Fields`] kept from line to line: the entries borrow from each line in turn,
+/// so the vector is handed out empty with a fresh lifetime and taken back empty.
+#[derive(Default)]
+pub(crate) struct FieldsBuf(Vec<Entry<'static>>);
+
+impl fmt::Debug for FieldsBuf {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "FieldsBuf(capacity {})", self.0.capacity())
     }
 }
 
-/// A field value: a string (borrowed when possible) or any other JSON value.
+impl FieldsBuf {
+    /// Empty fields for the next line, reusing the storage of the previous one.
+    pub(crate) fn take<'de>(&mut self) -> Fields<'de> {
+        let mut entries = relifetime(std::mem::take(&mut self.0));
+        if entries.capacity() == 0 {
+            entries.reserve(16);
+        }
+        Fields {
+            index: [0; N_FIELDS],
+            entries,
+        }
+    }
+
+    /// Takes the storage back once the line is done.
+    pub(crate) fn give(&mut self, fields: Fields<'_>) {
+        self.0 = relifetime(fields.entries);
+    }
+}
+
+/// Empties a vector of entries and gives it another lifetime. An empty vector holds no borrow;
+/// collecting its (zero) items in place keeps the allocation.
+// `filter` cannot change the item type, which is the point here.
+#[allow(clippy::unnecessary_filter_map)]
+fn relifetime<'b>(mut v: Vec<Entry<'_>>) -> Vec<Entry<'b>> {
+    v.clear();
+    v.into_iter().filter_map(|_| None).collect()
+}
+
+/// A field value: a string (borrowed when possible), a list of strings (the shape of every
+/// list field, decoded straight into its final form), or any other JSON value.
 pub(crate) enum Val<'de> {
     Str(Cow<'de, str>),
+    Strs(Vec<Text>),
     Json(Value),
 }
 
@@ -89,6 +121,11 @@ impl Val<'_> {
     fn into_value(self) -> Value {
         match self {
             Val::Str(s) => Value::String(s.into_owned()),
+            Val::Strs(v) => Value::Array(
+                v.into_iter()
+                    .map(|t| Value::String(t.into_string()))
+                    .collect(),
+            ),
             Val::Json(v) => v,
         }
     }
@@ -96,8 +133,16 @@ impl Val<'_> {
     fn type_name(&self) -> &'static str {
         match self {
             Val::Str(_) => "a string",
+            Val::Strs(_) => "an array",
             Val::Json(v) => type_name(v),
         }
+    }
+}
+
+fn text_of(s: Cow<'_, str>) -> Text {
+    match s {
+        Cow::Borrowed(b) => Text::from(b),
+        Cow::Owned(o) => Text::from(o),
     }
 }
 
@@ -136,9 +181,28 @@ impl<'de> de::Deserialize<'de> for Val<'de> {
             fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
                 Ok(Val::Json(Value::Null))
             }
-            fn visit_seq<A: de::SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
-                use serde::Deserialize as _;
-                Value::deserialize(de::value::SeqAccessDeserializer::new(seq)).map(Val::Json)
+            fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+                // Lists of strings go straight into their final, exactly sized form; anything
+                // else becomes a JSON array as before.
+                let mut texts: Vec<Text> = Vec::new();
+                while let Some(item) = seq.next_element::<Val<'de>>()? {
+                    match item {
+                        Val::Str(s) => texts.push(text_of(s)),
+                        other => {
+                            let mut values: Vec<Value> = texts
+                                .into_iter()
+                                .map(|t| Value::String(t.into_string()))
+                                .collect();
+                            values.push(other.into_value());
+                            while let Some(v) = seq.next_element::<Value>()? {
+                                values.push(v);
+                            }
+                            return Ok(Val::Json(Value::Array(values)));
+                        }
+                    }
+                }
+                texts.shrink_to_fit();
+                Ok(Val::Strs(texts))
             }
             fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
                 use serde::Deserialize as _;
@@ -425,34 +489,25 @@ fn timestamp(v: Val<'_>) -> Result<Timestamp, String> {
     let v = match v {
         Val::Str(s) => {
             return match parse_rfc3339(&s) {
-                Some(secs) => Ok(Timestamp {
-                    raw: TsRaw::Rfc3339(Text::from(&*s)),
-                    unix_seconds: secs,
-                }),
+                Some(secs) => Ok(Timestamp::from_rfc3339(&s, secs)),
                 None => Err(format!(
                     "field `ts` is not an RFC 3339 date-time (like 2026-01-31T12:00:00Z): {:?}",
                     truncate(&s, 64)
                 )),
             };
         }
-        Val::Json(v) => v,
+        other => other.into_value(),
     };
     match v {
         Value::String(s) => match parse_rfc3339(&s) {
-            Some(secs) => Ok(Timestamp {
-                raw: TsRaw::Rfc3339(Text::from(s)),
-                unix_seconds: secs,
-            }),
+            Some(secs) => Ok(Timestamp::from_rfc3339(&s, secs)),
             None => Err(format!(
                 "field `ts` is not an RFC 3339 date-time (like 2026-01-31T12:00:00Z): {:?}",
                 truncate(&s, 64)
             )),
         },
         Value::Number(n) => match n.as_f64() {
-            Some(secs) if secs.is_finite() => Ok(Timestamp {
-                raw: TsRaw::Unix(n),
-                unix_seconds: secs,
-            }),
+            Some(secs) if secs.is_finite() => Ok(Timestamp::from_unix(n, secs)),
             _ => Err(format!("field `ts` is not a usable number of seconds: {n}")),
         },
         other => Err(format!(
@@ -514,7 +569,7 @@ impl Bag<'_, '_> {
     fn string(&mut self, id: F) -> Result<Option<Text>, FieldError> {
         match self.take_val(id) {
             None => Ok(None),
-            Some(Val::Str(s)) => Ok(Some(Text::from(&*s))),
+            Some(Val::Str(s)) => Ok(Some(text_of(s))),
             Some(other) => Err(FieldError::new(
                 id.name(),
                 format!("must be a string, found {}", other.type_name()),
@@ -532,25 +587,24 @@ impl Bag<'_, '_> {
     }
 
     fn strings(&mut self, id: F) -> Result<Vec<Text>, FieldError> {
-        match self.take(id) {
+        match self.take_val(id) {
             None => Ok(Vec::new()),
-            Some(Value::Array(items)) => items
-                .into_iter()
-                .enumerate()
-                .map(|(i, v)| match v {
-                    Value::String(s) => Ok(Text::from(s)),
-                    other => Err(FieldError::new(
-                        id.name(),
-                        format!(
-                            "must be a list of strings; item {i} is {}",
-                            type_name(&other)
-                        ),
-                    )),
-                })
-                .collect(),
+            Some(Val::Strs(v)) => Ok(v),
+            Some(Val::Json(Value::Array(items))) => {
+                // Not all strings (those are `Strs`): report the first item that is not.
+                let (i, other) = items
+                    .iter()
+                    .enumerate()
+                    .find(|(_, v)| !v.is_string())
+                    .map_or((0, "a string"), |(i, v)| (i, type_name(v)));
+                Err(FieldError::new(
+                    id.name(),
+                    format!("must be a list of strings; item {i} is {other}"),
+                ))
+            }
             Some(other) => Err(FieldError::new(
                 id.name(),
-                format!("must be a list of strings, found {}", type_name(&other)),
+                format!("must be a list of strings, found {}", other.type_name()),
             )),
         }
     }
@@ -586,11 +640,21 @@ impl Bag<'_, '_> {
     /// Decodes a field through its serde type (enums, nested structures); serde's message
     /// ("unknown variant `x`, expected one of ...") is kept.
     fn typed<T: DeserializeOwned>(&mut self, id: F) -> Result<Option<T>, FieldError> {
-        match self.take(id) {
+        let err = |e: serde_json::Error| {
+            FieldError::new(id.name(), format!("has an unexpected value: {e}"))
+        };
+        match self.take_val(id) {
             None => Ok(None),
-            Some(v) => serde_json::from_value(v)
+            // Enum names (the usual case) without building a JSON string first; serde's
+            // messages are the same through either deserializer.
+            Some(Val::Str(s)) => {
+                T::deserialize(de::value::StrDeserializer::<serde_json::Error>::new(&s))
+                    .map(Some)
+                    .map_err(err)
+            }
+            Some(v) => serde_json::from_value(v.into_value())
                 .map(Some)
-                .map_err(|e| FieldError::new(id.name(), format!("has an unexpected value: {e}"))),
+                .map_err(err),
         }
     }
 

@@ -9,10 +9,8 @@ use std::io::{self, Read};
 use std::sync::Arc;
 
 use super::event::{Event, Kind};
-use super::reader::{Item, Problem, Reader, ReaderConfig, Severity};
-
-/// Size of the reads [`TraceLog::read_from`] issues.
-const READ_CHUNK: usize = 1 << 20;
+use super::load::LoadOptions;
+use super::reader::{Item, Problem, ReaderConfig, Severity};
 
 /// Counts and per-session positions of the events in a [`TraceLog`].
 #[derive(Debug, Clone, Default)]
@@ -111,54 +109,43 @@ impl TraceLog {
     /// event is replaced by an error problem rather than dropped silently.
     pub fn extend(&mut self, items: impl IntoIterator<Item = Item>) {
         for item in items {
-            match item {
-                Item::Event(ev) => match u32::try_from(self.events.len()) {
-                    Ok(pos) => {
-                        self.index.add(pos, &ev);
-                        self.events.push(ev);
-                    }
-                    Err(_) => self.problems.push(Problem {
-                        severity: Severity::Error,
-                        code: super::reader::ProblemCode::TooManyEvents,
-                        origin: ev.origin.clone(),
-                        column: 1,
-                        byte_offset: None,
-                        field: None,
-                        message: "too many events in one log; event dropped".into(),
-                    }),
-                },
-                Item::Problem(p) => self.problems.push(p),
-            }
+            self.push(item);
         }
     }
 
-    /// Reads a whole stream named `name` into the log.
-    pub fn read_from(&mut self, name: &str, mut r: impl Read, cfg: ReaderConfig) -> io::Result<()> {
-        let mut reader = Reader::new(name, cfg);
-        let mut buf = vec![0u8; READ_CHUNK];
-        let mut items = Vec::new();
-        loop {
-            let n = match r.read(&mut buf) {
-                Ok(0) => break,
-                Ok(n) => n,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(e),
-            };
-            reader.feed(&buf[..n], &mut items);
-            self.extend(items.drain(..));
+    /// Adds one item of reader output (see [`TraceLog::extend`]).
+    pub fn push(&mut self, item: Item) {
+        match item {
+            Item::Event(ev) => match u32::try_from(self.events.len()) {
+                Ok(pos) => {
+                    self.index.add(pos, &ev);
+                    self.events.push(ev);
+                }
+                Err(_) => self.problems.push(Problem {
+                    severity: Severity::Error,
+                    code: super::reader::ProblemCode::TooManyEvents,
+                    origin: ev.origin.clone(),
+                    column: 1,
+                    byte_offset: None,
+                    field: None,
+                    message: "too many events in one log; event dropped".into(),
+                }),
+            },
+            Item::Problem(p) => self.problems.push(p),
         }
-        reader.finish(&mut items);
-        self.extend(items.drain(..));
-        Ok(())
+    }
+
+    /// Reads a whole stream named `name` into the log. The result is exactly what a
+    /// [`Reader`](super::Reader) fed the same bytes gives, but lines are decoded on all cores
+    /// (see [`super::load`]).
+    pub fn read_from(&mut self, name: &str, r: impl Read, cfg: ReaderConfig) -> io::Result<()> {
+        super::load::load(self, name, r, cfg, LoadOptions::default())
     }
 
     /// Reads a whole in-memory stream named `name` into the log.
     pub fn read_bytes(&mut self, name: &str, bytes: &[u8], cfg: ReaderConfig) {
-        let mut reader = Reader::new(name, cfg);
-        let mut items = Vec::new();
-        reader.feed(bytes, &mut items);
-        reader.finish(&mut items);
-        self.extend(items);
+        // Reading from a slice cannot fail, and the decoder threads only stop with the load.
+        let _ = self.read_from(name, bytes, cfg);
     }
 
     /// Number of problems of the given severity.

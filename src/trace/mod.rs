@@ -6,6 +6,7 @@
 //!   drops.
 //! - [`index`]: whole-stream reading into a [`TraceLog`] with its [`Index`] (events per session,
 //!   counts per kind).
+//! - `load`: whole-stream reading on all cores, with exactly the streaming reader's output.
 //! - [`generate`]: deterministic large mixed traces for benchmarks and load tests.
 //!
 //! The format itself is documented for users in `docs/trace-format.md`, with a JSON Schema in
@@ -16,7 +17,9 @@
 //! A loaded trace is mostly `Vec<Event>`, so the event is kept small: strings are inline up to
 //! 24 bytes ([`event::Text`]), every kind's fields are boxed (the [`Body`] enum is 16 bytes and
 //! an event pays only for its own kind), rare free-form JSON values are boxed, and unknown
-//! fields cost nothing when absent. Session and file names are shared `Arc<str>`s.
+//! fields cost nothing when absent. Session names are shared `Arc<str>`s, the file name a thin
+//! shared [`FileName`], and the usual timestamp spellings are re-created from their value rather
+//! than stored (an [`Event`] is 128 bytes).
 //!
 //! ## Adding a kind or a field
 //!
@@ -36,10 +39,11 @@ pub mod follow;
 pub mod generate;
 pub mod index;
 pub mod live;
+mod load;
 pub mod reader;
 pub mod time;
 
-pub use event::{Body, Event, FORMAT_VERSION, Kind, Origin, Timestamp};
+pub use event::{Body, Event, FORMAT_VERSION, FileName, Kind, Origin, Timestamp};
 pub use index::{Index, TraceLog};
 pub use reader::{
     DEFAULT_MAX_LINE_BYTES, Item, Problem, ProblemCode, Reader, ReaderConfig, Severity,

@@ -25,8 +25,8 @@ use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
 
-use super::event::{Event, FORMAT_VERSION, Kind, Origin};
-use super::fields::{FieldError, Fields, build_body, decode_line};
+use super::event::{Body, Event, Extra, FORMAT_VERSION, FileName, Kind, Origin, Text, Timestamp};
+use super::fields::{FieldError, Fields, FieldsBuf, build_body, decode_line};
 
 /// The default line-length cap: 4 MiB, far above any sane event and small enough that a
 /// runaway writer cannot exhaust memory.
@@ -169,11 +169,43 @@ struct SessionState {
     last_ts: Option<(f64, u64)>,
 }
 
-/// The streaming reader of one stream (file, socket connection, stdin).
+/// A line decoded into an event, before the per-session checks: everything that depends on
+/// the line alone. Decoding is the expensive part and has no shared state, so whole-file
+/// loads run it on several threads (see [`super::load`]); the per-session checks then run in
+/// line order.
 #[derive(Debug)]
-pub struct Reader {
-    file: Arc<str>,
-    default_session: Arc<str>,
+pub(crate) struct PreEvent {
+    line: u64,
+    line_start: u64,
+    /// Absolute offset and length of the JSON text (after a BOM, without CR and LF): the
+    /// per-session checks quote columns from it.
+    pub(crate) text_at: u64,
+    pub(crate) text_len: usize,
+    v_given: bool,
+    seq: Option<u64>,
+    ts: Option<Timestamp>,
+    session: Option<Text>,
+    id: Option<Text>,
+    body: Body,
+    extra: Extra,
+}
+
+/// What decoding a line produced, in order: zero or more problems, then maybe an event.
+#[derive(Debug)]
+pub(crate) enum Decoded {
+    /// A problem with the line (an error, or the misplaced-BOM warning before the rest).
+    Problem(Problem),
+    /// A well-formed event waiting for its session checks.
+    Event(PreEvent),
+}
+
+/// Line framing and decoding: the part of the reader that depends on the bytes and their
+/// position alone. Two framers started at the same position give the same output, which is
+/// what lets a whole-file load cut the stream at LF boundaries and decode the pieces
+/// independently.
+#[derive(Debug)]
+pub(crate) struct Framer {
+    file: FileName,
     cfg: ReaderConfig,
     /// The current partial line (never more than the cap).
     buf: Vec<u8>,
@@ -185,42 +217,58 @@ pub struct Reader {
     line: u64,
     /// In an over-long line: its length so far.
     skipping: Option<u64>,
-    sessions: HashMap<Arc<str>, SessionState>,
+    /// Field storage reused from line to line (one allocation per framer, not per line).
+    fields: FieldsBuf,
 }
 
-impl Reader {
-    /// A reader for the stream `file` (a path or a name like `<stdin>`); events without
-    /// `session` get the file name (last path component) as their session.
-    pub fn new(file: &str, cfg: ReaderConfig) -> Self {
-        let base = file.rsplit(['/', '\\']).next().unwrap_or(file);
-        let base = if base.is_empty() { file } else { base };
-        Reader {
-            file: Arc::from(file),
-            default_session: Arc::from(base),
+impl Framer {
+    /// A framer at the start of the stream `file`.
+    pub(crate) fn new(file: FileName, cfg: ReaderConfig) -> Self {
+        Self::at(file, cfg, 0, 1)
+    }
+
+    /// A framer whose first byte is at stream offset `pos`, the start of line number `line`.
+    pub(crate) fn at(file: FileName, cfg: ReaderConfig, pos: u64, line: u64) -> Self {
+        Framer {
+            file,
             cfg,
             buf: Vec::new(),
-            line_start: 0,
-            pos: 0,
-            line: 1,
+            line_start: pos,
+            pos,
+            line,
             skipping: None,
-            sessions: HashMap::new(),
+            fields: FieldsBuf::default(),
         }
     }
 
-    /// The stream name given to [`Reader::new`].
-    pub fn file(&self) -> &Arc<str> {
-        &self.file
+    /// Whether the framer is at the start of a line (nothing buffered or being skipped).
+    pub(crate) fn at_line_start(&self) -> bool {
+        self.buf.is_empty() && self.skipping.is_none()
     }
 
-    /// Feeds the next chunk of bytes; complete lines are decoded and appended to `out`.
-    pub fn feed(&mut self, chunk: &[u8], out: &mut Vec<Item>) {
+    /// The stream offset of the next byte and the number of the current line.
+    pub(crate) fn position(&self) -> (u64, u64) {
+        (self.pos, self.line)
+    }
+
+    /// Moves past `bytes` bytes holding exactly `lines` complete lines that someone else
+    /// decodes. Only valid at a line start.
+    pub(crate) fn skip(&mut self, bytes: u64, lines: u64) {
+        debug_assert!(self.at_line_start());
+        self.pos += bytes;
+        self.line_start = self.pos;
+        self.line += lines;
+    }
+
+    /// Feeds the next chunk; every decoded line goes to `sink` with its JSON text.
+    pub(crate) fn feed(&mut self, chunk: &[u8], sink: &mut impl FnMut(Decoded, &[u8])) {
         let mut rest = chunk;
         while !rest.is_empty() {
             let nl = memchr::memchr(b'\n', rest);
             if let Some(seen) = self.skipping {
                 match nl {
                     Some(i) => {
-                        self.too_long(seen + i as u64, out);
+                        self.too_long(seen + i as u64, sink);
                         self.end_line(i as u64 + 1);
                         rest = &rest[i + 1..];
                     }
@@ -237,13 +285,13 @@ impl Reader {
                     let len = self.buf.len() + i;
                     if len > self.cfg.max_line_bytes {
                         self.buf.clear();
-                        self.too_long(len as u64, out);
+                        self.too_long(len as u64, sink);
                     } else if self.buf.is_empty() {
-                        self.process(&rest[..i], out);
+                        self.process(&rest[..i], sink);
                     } else {
                         let mut line = std::mem::take(&mut self.buf);
                         line.extend_from_slice(&rest[..i]);
-                        self.process(&line, out);
+                        self.process(&line, sink);
                         line.clear();
                         self.buf = line;
                     }
@@ -265,26 +313,13 @@ impl Reader {
         }
     }
 
-    /// Bytes of the current, not yet terminated line (buffered, or counted while skipping an
-    /// over-long line). A follower can show that a partial line is pending.
-    pub fn pending_bytes(&self) -> u64 {
-        self.skipping.unwrap_or(self.buf.len() as u64)
-    }
-
-    /// The number the next line will get (1-based).
-    pub fn next_line(&self) -> u64 {
-        self.line
-    }
-
-    /// Ends the stream: a final line without a newline is decoded now. Call it only at the
-    /// true end of a stream (file closed, connection ended): a follower waiting for more bytes
-    /// must not, or a line still being written would be read half-way.
-    pub fn finish(&mut self, out: &mut Vec<Item>) {
+    /// Ends the stream: decodes a last line without a newline.
+    pub(crate) fn finish(&mut self, sink: &mut impl FnMut(Decoded, &[u8])) {
         if let Some(seen) = self.skipping {
-            self.too_long(seen, out);
+            self.too_long(seen, sink);
         } else if !self.buf.is_empty() {
             let line = std::mem::take(&mut self.buf);
-            self.process(&line, out);
+            self.process(&line, sink);
         }
         self.end_line(0);
     }
@@ -299,14 +334,6 @@ impl Reader {
         self.buf.clear();
     }
 
-    fn origin(&self) -> Origin {
-        Origin {
-            file: self.file.clone(),
-            line: self.line,
-            offset: self.line_start,
-        }
-    }
-
     fn problem(
         &self,
         severity: Severity,
@@ -317,7 +344,11 @@ impl Reader {
         Problem {
             severity,
             code,
-            origin: self.origin(),
+            origin: Origin {
+                file: self.file.clone(),
+                line: self.line,
+                offset: self.line_start,
+            },
             column,
             byte_offset: None,
             field: None,
@@ -325,35 +356,41 @@ impl Reader {
         }
     }
 
-    fn too_long(&self, len: u64, out: &mut Vec<Item>) {
-        out.push(Item::Problem(self.problem(
-            Severity::Error,
-            ProblemCode::LineTooLong,
-            1,
-            format!(
-                "line is {len} bytes long, over the limit of {} bytes; skipped",
-                self.cfg.max_line_bytes
-            ),
-        )));
+    fn too_long(&self, len: u64, sink: &mut impl FnMut(Decoded, &[u8])) {
+        sink(
+            Decoded::Problem(self.problem(
+                Severity::Error,
+                ProblemCode::LineTooLong,
+                1,
+                format!(
+                    "line is {len} bytes long, over the limit of {} bytes; skipped",
+                    self.cfg.max_line_bytes
+                ),
+            )),
+            &[],
+        );
     }
 
     /// Decodes one complete line (without its LF).
-    fn process(&mut self, line: &[u8], out: &mut Vec<Item>) {
+    fn process(&mut self, line: &[u8], sink: &mut impl FnMut(Decoded, &[u8])) {
         let mut line = line.strip_suffix(b"\r").unwrap_or(line);
         const BOM: &[u8] = b"\xEF\xBB\xBF";
         let mut bom_len = 0u64;
         if let Some(rest) = line.strip_prefix(BOM) {
             if self.line_start != 0 {
-                out.push(Item::Problem(
-                    self.problem(
-                        Severity::Warning,
-                        ProblemCode::MisplacedBom,
-                        1,
-                        "byte-order mark (U+FEFF) at the start of a line other than the first \
-                     (concatenated files?); ignored"
-                            .into(),
+                sink(
+                    Decoded::Problem(
+                        self.problem(
+                            Severity::Warning,
+                            ProblemCode::MisplacedBom,
+                            1,
+                            "byte-order mark (U+FEFF) at the start of a line other than the first \
+                         (concatenated files?); ignored"
+                                .into(),
+                        ),
                     ),
-                ));
+                    &[],
+                );
             }
             line = rest;
             bom_len = BOM.len() as u64;
@@ -366,10 +403,7 @@ impl Reader {
             Err(e) => {
                 let at = e.valid_up_to();
                 let abs = self.line_start + bom_len + at as u64;
-                // The prefix is valid UTF-8 by construction.
-                let column = std::str::from_utf8(&line[..at])
-                    .map(|p| p.chars().count() as u64 + 1)
-                    .unwrap_or(1);
+                let column = char_count(&line[..at]) + 1;
                 let mut p = self.problem(
                     Severity::Error,
                     ProblemCode::InvalidUtf8,
@@ -377,12 +411,19 @@ impl Reader {
                     format!("invalid UTF-8 at byte offset {abs}"),
                 );
                 p.byte_offset = Some(abs);
-                out.push(Item::Problem(p));
+                sink(Decoded::Problem(p), &[]);
                 return;
             }
         };
-        let mut fields = Fields::default();
-        let raw = match decode_line(text, &mut fields) {
+        let mut fields = self.fields.take();
+        let decoded = self.decode(text, bom_len, &mut fields);
+        self.fields.give(fields);
+        sink(decoded, line);
+    }
+
+    /// Decodes the JSON text of a line into an event or a problem.
+    fn decode<'t>(&self, text: &'t str, bom_len: u64, fields: &mut Fields<'t>) -> Decoded {
+        let raw = match decode_line(text, fields) {
             Ok(raw) => raw,
             Err(e) => {
                 let column = char_column(text, e.column());
@@ -405,87 +446,197 @@ impl Reader {
                 };
                 let mut p = self.problem(Severity::Error, code, column, msg);
                 p.field = field;
-                out.push(Item::Problem(p));
-                return;
+                return Decoded::Problem(p);
             }
         };
         let Some(kind_name) = raw.kind else {
-            out.push(Item::Problem(self.problem(
+            return Decoded::Problem(self.problem(
                 Severity::Error,
                 ProblemCode::MissingKind,
                 1,
                 "missing field `kind` (every event needs one)".into(),
-            )));
-            return;
+            ));
         };
         if let Some(v) = raw.v.filter(|v| *v > u64::from(FORMAT_VERSION)) {
-            out.push(Item::Problem(self.problem(
+            return Decoded::Problem(self.problem(
                 Severity::Error,
                 ProblemCode::UnsupportedVersion,
-                key_column(text, "v"),
+                key_column(text.as_bytes(), "v"),
                 format!(
                     "format version {v} is newer than this reader (it reads v{FORMAT_VERSION}); \
                      line skipped"
                 ),
-            )));
-            return;
+            ));
         }
         let kind = Kind::from_name(&kind_name);
-        let (body, extra) = match build_body(kind, &kind_name, &mut fields) {
+        let (body, extra) = match build_body(kind, &kind_name, fields) {
             Ok(b) => b,
             Err(FieldError { field, message }) => {
                 let mut p = self.problem(
                     Severity::Error,
                     ProblemCode::Field,
-                    key_column(text, &field),
+                    key_column(text.as_bytes(), &field),
                     format!("field `{field}` {message}"),
                 );
                 p.field = Some(field);
-                out.push(Item::Problem(p));
-                return;
+                return Decoded::Problem(p);
             }
         };
-        let session_given = raw.session.is_some();
-        let name: &str = raw.session.as_deref().unwrap_or(&self.default_session);
-        let seq = raw.seq;
-        let ts = raw.ts.as_ref().map(|t| t.unix_seconds);
-        let line = self.line;
-        // One hash lookup per event: the session's state also holds its interned name.
-        let (session, warnings) = match self.sessions.get_mut(name) {
-            Some(st) => (st.name.clone(), order_checks(st, seq, ts, line, text)),
-            None => {
-                let mut st = SessionState {
-                    name: Arc::from(name),
-                    seqs: SeqSet::default(),
-                    last_ts: None,
-                };
-                let w = order_checks(&mut st, seq, ts, line, text);
-                let arc = st.name.clone();
-                self.sessions.insert(arc.clone(), st);
-                (arc, w)
-            }
-        };
-        for (code, column, message) in warnings {
-            out.push(Item::Problem(self.problem(
-                Severity::Warning,
-                code,
-                column,
-                message,
-            )));
-        }
-        out.push(Item::Event(Event {
-            origin: self.origin(),
-            v: FORMAT_VERSION,
+        Decoded::Event(PreEvent {
+            line: self.line,
+            line_start: self.line_start,
+            text_at: self.line_start + bom_len,
+            text_len: text.len(),
             v_given: raw.v.is_some(),
-            seq: seq.unwrap_or(line),
-            seq_given: seq.is_some(),
+            seq: raw.seq,
             ts: raw.ts,
-            session_given,
-            session,
+            session: raw.session.map(|s| Text::from(&*s)),
             id: raw.id,
             body,
             extra,
+        })
+    }
+}
+
+/// The sequential half of the reader: per-session state (interned names, `seq` sets, last
+/// timestamps) and the checks that need it. Events must be accepted in line order.
+#[derive(Debug)]
+pub(crate) struct Sessions {
+    file: FileName,
+    default_session: Arc<str>,
+    by_name: HashMap<Arc<str>, usize>,
+    states: Vec<SessionState>,
+    /// The session of the previous event: consecutive events usually share it, and comparing
+    /// two short strings is cheaper than hashing one.
+    last: usize,
+}
+
+impl Sessions {
+    /// Session state for the stream `file` (events without `session` get its last path
+    /// component).
+    pub(crate) fn new(file: FileName) -> Self {
+        let base = file.rsplit(['/', '\\']).next().unwrap_or(&file);
+        let base = if base.is_empty() { &*file } else { base };
+        Sessions {
+            default_session: Arc::from(base),
+            file,
+            by_name: HashMap::new(),
+            states: Vec::new(),
+            last: usize::MAX,
+        }
+    }
+
+    /// Runs the per-session checks on a decoded line (`text` is its JSON text, for columns)
+    /// and emits its items in order.
+    pub(crate) fn accept(&mut self, d: Decoded, text: &[u8], emit: &mut impl FnMut(Item)) {
+        let pre = match d {
+            Decoded::Problem(p) => return emit(Item::Problem(p)),
+            Decoded::Event(pre) => pre,
+        };
+        let session_given = pre.session.is_some();
+        let name: &str = pre.session.as_deref().unwrap_or(&self.default_session);
+        let hit = self
+            .states
+            .get(self.last)
+            .is_some_and(|st| &*st.name == name);
+        if !hit {
+            self.last = match self.by_name.get(name) {
+                Some(&i) => i,
+                None => {
+                    let arc: Arc<str> = Arc::from(name);
+                    self.by_name.insert(arc.clone(), self.states.len());
+                    self.states.push(SessionState {
+                        name: arc,
+                        seqs: SeqSet::default(),
+                        last_ts: None,
+                    });
+                    self.states.len() - 1
+                }
+            };
+        }
+        let st = &mut self.states[self.last];
+        let ts = pre.ts.as_ref().map(|t| t.unix_seconds);
+        let origin = Origin {
+            file: self.file.clone(),
+            line: pre.line,
+            offset: pre.line_start,
+        };
+        for (code, column, message) in order_checks(st, pre.seq, ts, pre.line, text) {
+            emit(Item::Problem(Problem {
+                severity: Severity::Warning,
+                code,
+                origin: origin.clone(),
+                column,
+                byte_offset: None,
+                field: None,
+                message,
+            }));
+        }
+        emit(Item::Event(Event {
+            origin,
+            v: FORMAT_VERSION,
+            v_given: pre.v_given,
+            seq: pre.seq.unwrap_or(pre.line),
+            seq_given: pre.seq.is_some(),
+            ts: pre.ts,
+            session_given,
+            session: st.name.clone(),
+            id: pre.id,
+            body: pre.body,
+            extra: pre.extra,
         }));
+    }
+}
+
+/// The streaming reader of one stream (file, socket connection, stdin).
+#[derive(Debug)]
+pub struct Reader {
+    framer: Framer,
+    sessions: Sessions,
+}
+
+impl Reader {
+    /// A reader for the stream `file` (a path or a name like `<stdin>`); events without
+    /// `session` get the file name (last path component) as their session.
+    pub fn new(file: &str, cfg: ReaderConfig) -> Self {
+        let file = FileName::new(file);
+        Reader {
+            framer: Framer::new(file.clone(), cfg),
+            sessions: Sessions::new(file),
+        }
+    }
+
+    /// The stream name given to [`Reader::new`].
+    pub fn file(&self) -> &FileName {
+        &self.sessions.file
+    }
+
+    /// Feeds the next chunk of bytes; complete lines are decoded and appended to `out`.
+    pub fn feed(&mut self, chunk: &[u8], out: &mut Vec<Item>) {
+        let sessions = &mut self.sessions;
+        self.framer.feed(chunk, &mut |d, text| {
+            sessions.accept(d, text, &mut |item| out.push(item))
+        });
+    }
+
+    /// Bytes of the current, not yet terminated line (buffered, or counted while skipping an
+    /// over-long line). A follower can show that a partial line is pending.
+    pub fn pending_bytes(&self) -> u64 {
+        self.framer.skipping.unwrap_or(self.framer.buf.len() as u64)
+    }
+
+    /// The number the next line will get (1-based).
+    pub fn next_line(&self) -> u64 {
+        self.framer.line
+    }
+
+    /// Ends the stream: a final line without a newline is decoded now. Call it only at the
+    /// true end of a stream (file closed, connection ended): a follower waiting for more bytes
+    /// must not, or a line still being written would be read half-way.
+    pub fn finish(&mut self, out: &mut Vec<Item>) {
+        let sessions = &mut self.sessions;
+        self.framer
+            .finish(&mut |d, text| sessions.accept(d, text, &mut |item| out.push(item)));
     }
 }
 
@@ -496,7 +647,7 @@ fn order_checks(
     seq: Option<u64>,
     ts: Option<f64>,
     line: u64,
-    text: &str,
+    text: &[u8],
 ) -> Vec<(ProblemCode, u64, String)> {
     let mut warnings = Vec::new();
     if let Some(seq) = seq {
@@ -539,12 +690,22 @@ fn char_column(text: &str, byte_col: usize) -> u64 {
     text[..end].chars().count() as u64 + 1
 }
 
+/// The number of characters in valid UTF-8 bytes: every byte that does not continue a
+/// character starts one.
+fn char_count(bytes: &[u8]) -> u64 {
+    bytes.iter().filter(|&&b| (b as i8) >= -0x40).count() as u64
+}
+
 /// The character column of the first occurrence of the key `"name"` in the line (1 if absent):
-/// good enough to point at a field whose value was rejected after parsing.
-fn key_column(text: &str, name: &str) -> u64 {
-    let pat = format!("\"{name}\"");
-    match text.find(&pat) {
-        Some(i) => text[..i].chars().count() as u64 + 1,
+/// good enough to point at a field whose value was rejected after parsing. `text` is valid
+/// UTF-8.
+fn key_column(text: &[u8], name: &str) -> u64 {
+    let mut pat = Vec::with_capacity(name.len() + 2);
+    pat.push(b'"');
+    pat.extend_from_slice(name.as_bytes());
+    pat.push(b'"');
+    match memchr::memmem::find(text, &pat) {
+        Some(i) => char_count(&text[..i]) + 1,
         None => 1,
     }
 }

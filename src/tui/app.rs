@@ -15,7 +15,7 @@ use ratatui::crossterm::event::{
 };
 use ratatui::layout::{Position, Rect};
 
-use super::data::{Flag, SessionData, Store, enum_name};
+use super::data::{Flag, Origin, SessionData, Store, enum_name};
 use super::highlight;
 use super::keys::{self, Action};
 use super::theme::Theme;
@@ -315,6 +315,8 @@ pub struct App {
     pub density: ((usize, u32, u16), Vec<u8>),
     /// Σ rows of the last (version, session, step, filter).
     sigma_cache: SigmaCache,
+    /// Sessions seen by the last [`App::on_data`] (to notice new re-read segments).
+    known_sessions: usize,
     /// Recomputed verification verdicts of the shown session.
     pub verdicts: Option<super::recompute::Verdicts>,
     /// A recomputation is running.
@@ -366,6 +368,7 @@ impl App {
             hl: highlight::Cache::default(),
             density: ((usize::MAX, 0, 0), Vec::new()),
             sigma_cache: RefCell::new(None),
+            known_sessions: 0,
             verdicts: None,
             recomputing: false,
             demo: None,
@@ -408,6 +411,18 @@ impl App {
         if self.session >= self.store.sessions.len() {
             self.session = 0;
         }
+        // A followed file truncated or replaced is re-read into a new timeline; a following
+        // view moves on to it, as it would have seen the new lines in a plain `tail -F`.
+        let n = self.store.sessions.len();
+        if self.follow
+            && n > self.known_sessions
+            && let Some(i) = (self.known_sessions..n)
+                .rev()
+                .find(|&i| matches!(self.store.sessions[i].origin, Origin::Segment { .. }))
+        {
+            self.session = i;
+        }
+        self.known_sessions = n;
         if self.follow {
             let n = self.sess().map_or(0, |s| s.len());
             self.cursor = n.saturating_sub(1);

@@ -31,6 +31,10 @@ pub struct FileSource {
     pub segment: u32,
     /// The follower's last status.
     pub status: Option<FollowStatus>,
+    /// How many times the file was rotated, replaced or deleted under the follower: kept
+    /// in the header after the follower is back to plain following, so a rotation seen only
+    /// for a moment is not forgotten.
+    pub rotations: u32,
 }
 
 /// One live session as the UI knows it.
@@ -66,6 +70,7 @@ impl Sources {
             path,
             segment: 0,
             status: None,
+            rotations: 0,
         });
         self.files.len() - 1
     }
@@ -91,9 +96,27 @@ impl Sources {
                 if matches!(s, FollowStatus::Truncated | FollowStatus::Replaced) {
                     f.segment += 1;
                 }
+                if matches!(
+                    s,
+                    FollowStatus::Rotated | FollowStatus::Replaced | FollowStatus::Deleted
+                ) {
+                    f.rotations = f.rotations.saturating_add(1);
+                }
+                // Back to plain following right after a rotation: leave the status line on
+                // what happened (the header says "following" anyway).
+                let quiet = s == FollowStatus::Following
+                    && matches!(
+                        f.status,
+                        Some(
+                            FollowStatus::Rotated
+                                | FollowStatus::Replaced
+                                | FollowStatus::Truncated
+                                | FollowStatus::Deleted
+                        )
+                    );
                 let msg = format!("{}: {s}", sanitize(&f.path.to_string_lossy()));
                 f.status = Some(s);
-                Some(msg)
+                (!quiet).then_some(msg)
             }
         }
     }
@@ -177,13 +200,22 @@ impl Sources {
             _ => {
                 // Files whose state needs attention (anything but plain following).
                 for f in &self.files {
-                    if let Some(s) = &f.status
-                        && *s != FollowStatus::Following
-                    {
-                        out.push(format!(
-                            "{}: {s}",
-                            sanitize(&f.path.file_name().unwrap_or_default().to_string_lossy())
-                        ));
+                    let name = sanitize(&f.path.file_name().unwrap_or_default().to_string_lossy());
+                    let mut history = Vec::new();
+                    if f.rotations > 0 {
+                        history.push(format!("rotated {}x", f.rotations));
+                    }
+                    if f.segment > 0 {
+                        history.push(format!("re-read {}x", f.segment));
+                    }
+                    match &f.status {
+                        Some(s) if *s != FollowStatus::Following => {
+                            out.push(format!("{name}: {s}"));
+                        }
+                        _ if !history.is_empty() => {
+                            out.push(format!("{name}: following ({})", history.join(", ")));
+                        }
+                        _ => {}
                     }
                 }
             }

@@ -1,0 +1,472 @@
+//! Whole-stream loading on several threads, with output identical to the streaming reader's.
+//!
+//! Loading a file (the viewer, `audit`, the REPL) is dominated by decoding lines, and decoding a
+//! line depends only on its bytes and position. The loader reads the stream in large chunks;
+//! each chunk's run of complete lines (from just after its first LF to its last LF) is decoded
+//! by a worker thread with its own [`Framer`] started at the right offset and line number,
+//! while the main thread keeps one framer for the bytes around the cuts (the line that
+//! straddles two chunks, an over-long line spanning many). Line numbers of a run are known
+//! before it is decoded because the main thread counts its LFs.
+//!
+//! Everything that depends on earlier lines (session interning, duplicate `seq`, time going
+//! backwards, the log's event limit) runs on the main thread in [`Sessions`] and
+//! [`TraceLog::push`], consuming the decoded batches strictly in stream order. So the items are
+//! exactly those of [`Reader::feed`](super::Reader::feed) / `finish`, whatever the chunk size
+//! or thread count; a differential property test checks this on hostile inputs.
+//!
+//! Memory stays bounded: at most a few chunks and their decoded lines are in flight.
+
+use std::collections::VecDeque;
+use std::io::{self, Read};
+use std::ops::Range;
+use std::sync::{Mutex, mpsc};
+
+use super::event::FileName;
+use super::index::TraceLog;
+use super::reader::{Decoded, Framer, ReaderConfig, Sessions};
+
+/// How a load is cut up (tests use tiny chunks to put cuts everywhere).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct LoadOptions {
+    /// Bytes per read.
+    pub chunk: usize,
+    /// Decoder threads besides the main thread (0: decode everything on the main thread).
+    pub workers: usize,
+    /// A run of complete lines shorter than this is decoded on the main thread: handing it
+    /// over would cost more than it saves.
+    pub min_job: usize,
+}
+
+impl Default for LoadOptions {
+    fn default() -> Self {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        LoadOptions {
+            chunk: 256 << 10,
+            // One decoder per core: the main thread's share (reading, session checks,
+            // indexing) is small enough to interleave with them.
+            workers: if cores > 1 { cores.min(8) } else { 0 },
+            min_job: 16 << 10,
+        }
+    }
+}
+
+/// Decoded lines of one piece of the stream, in order, with the bytes their JSON texts are in
+/// (the session checks quote columns from them).
+struct Batch {
+    bytes: Vec<u8>,
+    /// Each line's output and the start of its text in `bytes` (unused for problems).
+    items: Vec<(Decoded, usize)>,
+}
+
+impl Batch {
+    fn merge_into(&mut self, sessions: &mut Sessions, log: &mut TraceLog) {
+        for (d, start) in self.items.drain(..) {
+            let text: &[u8] = match &d {
+                Decoded::Event(pre) => self.bytes.get(start..start + pre.text_len).unwrap_or(&[]),
+                Decoded::Problem(_) => &[],
+            };
+            sessions.accept(d, text, &mut |item| log.push(item));
+        }
+    }
+}
+
+/// Work for a decoder thread: the lines in `bytes[range]`, which start at stream offset
+/// `base + range.start` on line number `line`.
+struct Job {
+    bytes: Vec<u8>,
+    range: Range<usize>,
+    base: u64,
+    line: u64,
+    items: Vec<(Decoded, usize)>,
+    reply: mpsc::SyncSender<Batch>,
+}
+
+enum Pending {
+    Ready(Batch),
+    Waiting(mpsc::Receiver<Batch>),
+}
+
+fn decode_job(file: &FileName, cfg: ReaderConfig, job: Job) {
+    let Job {
+        bytes,
+        range,
+        base,
+        line,
+        mut items,
+        reply,
+    } = job;
+    let mut framer = Framer::at(file.clone(), cfg, base + range.start as u64, line);
+    framer.feed(&bytes[range], &mut |d, _| {
+        let start = match &d {
+            // The text lies inside `bytes`: a run holds complete lines only.
+            Decoded::Event(pre) => (pre.text_at - base) as usize,
+            Decoded::Problem(_) => 0,
+        };
+        items.push((d, start));
+    });
+    // The receiver is gone only if the load was abandoned; nothing to report then.
+    let _ = reply.send(Batch { bytes, items });
+}
+
+/// Reads the whole stream `r` named `name` into `log`.
+pub(crate) fn load(
+    log: &mut TraceLog,
+    name: &str,
+    r: impl Read,
+    cfg: ReaderConfig,
+    opts: LoadOptions,
+) -> io::Result<()> {
+    let file = FileName::new(name);
+    let (job_tx, job_rx) = mpsc::channel::<Job>();
+    let job_rx = Mutex::new(job_rx);
+    std::thread::scope(|scope| {
+        let mut spawned = false;
+        let mut spawn_workers = || {
+            if spawned {
+                return;
+            }
+            spawned = true;
+            for _ in 0..opts.workers {
+                let (file, job_rx) = (file.clone(), &job_rx);
+                scope.spawn(move || {
+                    loop {
+                        let job = match job_rx.lock() {
+                            Ok(rx) => rx.recv(),
+                            Err(_) => return,
+                        };
+                        match job {
+                            Ok(job) => decode_job(&file, cfg, job),
+                            Err(_) => return,
+                        }
+                    }
+                });
+            }
+        };
+        let mut main = Main {
+            framer: Framer::new(file.clone(), cfg),
+            sessions: Sessions::new(file.clone()),
+            queue: VecDeque::new(),
+            spare_bytes: Vec::new(),
+            spare_items: Vec::new(),
+            max_pending: 2 * opts.workers + 1,
+        };
+        let res = main.run(log, r, opts, &mut |job| {
+            spawn_workers();
+            // Workers stop only when this sender is dropped, after the load.
+            job_tx.send(job).is_ok()
+        });
+        drop(job_tx);
+        res
+    })
+}
+
+/// The main thread's state: the framer for the bytes around the cuts, the session checks,
+/// and the pieces decoded or being decoded, in stream order.
+struct Main {
+    framer: Framer,
+    sessions: Sessions,
+    queue: VecDeque<Pending>,
+    spare_bytes: Vec<Vec<u8>>,
+    spare_items: Vec<Vec<(Decoded, usize)>>,
+    max_pending: usize,
+}
+
+impl Main {
+    fn run(
+        &mut self,
+        log: &mut TraceLog,
+        mut r: impl Read,
+        opts: LoadOptions,
+        send: &mut impl FnMut(Job) -> bool,
+    ) -> io::Result<()> {
+        let chunk_size = opts.chunk.max(1);
+        loop {
+            let mut chunk = self
+                .spare_bytes
+                .pop()
+                .unwrap_or_else(|| Vec::with_capacity(chunk_size));
+            chunk.clear();
+            let read = (&mut r).take(chunk_size as u64).read_to_end(&mut chunk);
+            let n = chunk.len();
+            let cut = match (
+                memchr::memchr(b'\n', &chunk),
+                memchr::memrchr(b'\n', &chunk),
+            ) {
+                (Some(first), Some(last)) if last - first >= opts.min_job && opts.workers > 0 => {
+                    Some((first, last))
+                }
+                _ => None,
+            };
+            match cut {
+                None => self.decode_here(&chunk, log),
+                Some((first, last)) => {
+                    self.decode_here(&chunk[..=first], log);
+                    let run = first + 1..last + 1;
+                    let lines = memchr::memchr_iter(b'\n', &chunk[run.clone()]).count() as u64;
+                    let (pos, line) = self.framer.position();
+                    let base = pos - run.start as u64;
+                    self.framer.skip(run.len() as u64, lines);
+                    // No LF in the tail: it only buffers (or counts an over-long line).
+                    let mut tail = Batch {
+                        bytes: Vec::new(),
+                        items: Vec::new(),
+                    };
+                    self.framer
+                        .feed(&chunk[last + 1..], &mut |d, text| tail.push_owned(d, text));
+                    let (reply, rx) = mpsc::sync_channel(1);
+                    let items = self.spare_items.pop().unwrap_or_default();
+                    let job = Job {
+                        bytes: chunk,
+                        range: run,
+                        base,
+                        line,
+                        items,
+                        reply,
+                    };
+                    if !send(job) {
+                        return Err(io::Error::other("the decoder threads stopped"));
+                    }
+                    self.queue.push_back(Pending::Waiting(rx));
+                    if !tail.items.is_empty() {
+                        self.queue.push_back(Pending::Ready(tail));
+                    }
+                }
+            }
+            self.merge(log, false)?;
+            // A read error ends the load after what was read before it is kept, like the
+            // streaming reader fed chunk by chunk.
+            read?;
+            if n < chunk_size {
+                break;
+            }
+        }
+        let mut last = Batch {
+            bytes: Vec::new(),
+            items: Vec::new(),
+        };
+        self.framer.finish(&mut |d, text| last.push_owned(d, text));
+        self.queue.push_back(Pending::Ready(last));
+        self.merge(log, true)
+    }
+
+    /// Decodes bytes on the main thread, straight into the log when nothing is pending.
+    fn decode_here(&mut self, data: &[u8], log: &mut TraceLog) {
+        if self.queue.is_empty() {
+            let sessions = &mut self.sessions;
+            self.framer.feed(data, &mut |d, text| {
+                sessions.accept(d, text, &mut |item| log.push(item))
+            });
+        } else {
+            let mut b = Batch {
+                bytes: Vec::new(),
+                items: Vec::new(),
+            };
+            self.framer.feed(data, &mut |d, text| b.push_owned(d, text));
+            if !b.items.is_empty() {
+                self.queue.push_back(Pending::Ready(b));
+            }
+        }
+    }
+
+    /// Merges finished pieces from the front of the queue: all of them if `all`, else those
+    /// already done plus as many as needed to bound the work in flight.
+    fn merge(&mut self, log: &mut TraceLog, all: bool) -> io::Result<()> {
+        while let Some(front) = self.queue.pop_front() {
+            let must_wait = all || self.queue.len() + 1 > self.max_pending;
+            let mut batch = match front {
+                Pending::Ready(b) => b,
+                Pending::Waiting(rx) => {
+                    let got = if must_wait {
+                        rx.recv().ok()
+                    } else {
+                        match rx.try_recv() {
+                            Ok(b) => Some(b),
+                            Err(mpsc::TryRecvError::Empty) => {
+                                self.queue.push_front(Pending::Waiting(rx));
+                                return Ok(());
+                            }
+                            Err(mpsc::TryRecvError::Disconnected) => None,
+                        }
+                    };
+                    match got {
+                        Some(b) => b,
+                        None => return Err(io::Error::other("a decoder thread failed")),
+                    }
+                }
+            };
+            batch.merge_into(&mut self.sessions, log);
+            if batch.bytes.capacity() > 0 && self.spare_bytes.len() < self.max_pending {
+                self.spare_bytes.push(std::mem::take(&mut batch.bytes));
+            }
+            if batch.items.capacity() > 0 && self.spare_items.len() < self.max_pending {
+                self.spare_items.push(batch.items);
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Batch {
+    /// Adds a line decoded on the main thread, copying its text (such lines are few: the
+    /// ones around the cuts, or all of a small stream).
+    fn push_owned(&mut self, d: Decoded, text: &[u8]) {
+        let start = self.bytes.len();
+        if let Decoded::Event(_) = d {
+            self.bytes.extend_from_slice(text);
+        }
+        self.items.push((d, start));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trace::{Event, Problem, Reader};
+    use proptest::prelude::*;
+
+    const CAP: usize = 80;
+
+    /// Lines covering every framing hazard and per-session check.
+    fn piece() -> impl Strategy<Value = Vec<u8>> {
+        prop_oneof![
+            (0u64..6, 0usize..3).prop_map(|(seq, s)| format!(
+                r#"{{"kind":"announce","formula":"p1 -> p2","seq":{seq},"session":"s{s}"}}"#
+            )
+            .into_bytes()),
+            (0u64..4).prop_map(|t| format!(
+                r#"{{"kind":"log","message":"m","ts":"2026-01-01T00:00:0{t}Z"}}"#
+            )
+            .into_bytes()),
+            Just(br#"{"kind":"mystery","x":[1,{"y":null}],"seq":2}"#.to_vec()),
+            Just(br#"{"kind":"announce","formula":"q","confidence":7}"#.to_vec()),
+            Just(b"{\"kind\":\"thought\",\"text\":\"\xce\xbb \xe2\x88\x80x\"}".to_vec()),
+            Just(b"{\"kind\":\"log\",\"message\":\"bad \xff\xfe\"}".to_vec()),
+            Just(b"\xef\xbb\xbf{\"kind\":\"desire\",\"text\":\"bom\"}".to_vec()),
+            Just(b"\xef\xbb\xbf".to_vec()),
+            Just(b"{\"kind\":\"log\"".to_vec()),
+            Just(b"{\"kind\":\"log\",\"seq\":1,\"seq\":2}".to_vec()),
+            Just(b"not json".to_vec()),
+            Just(Vec::new()),
+            Just(b" \t".to_vec()),
+            (CAP - 2..CAP + 3).prop_map(|n| {
+                let mut v = br#"{"kind":"log","message":""#.to_vec();
+                v.resize(n.saturating_sub(2), b'x');
+                v.extend_from_slice(br#""}"#);
+                v
+            }),
+            (CAP * 2..CAP * 5).prop_map(|n| vec![b'y'; n]),
+        ]
+    }
+
+    fn stream() -> impl Strategy<Value = Vec<u8>> {
+        (
+            prop::collection::vec((piece(), any::<bool>()), 0..24),
+            any::<bool>(),
+        )
+            .prop_map(|(pieces, final_nl)| {
+                let mut out = Vec::new();
+                let n = pieces.len();
+                for (i, (p, crlf)) in pieces.into_iter().enumerate() {
+                    out.extend_from_slice(&p);
+                    if i + 1 < n || final_nl {
+                        out.extend_from_slice(if crlf { b"\r\n" } else { b"\n" });
+                    }
+                }
+                out
+            })
+    }
+
+    /// A reader that returns at most `n` bytes per call, to exercise short reads.
+    struct Trickle<'a>(&'a [u8], usize);
+
+    impl Read for Trickle<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            let n = self.1.min(buf.len()).min(self.0.len());
+            buf[..n].copy_from_slice(&self.0[..n]);
+            self.0 = &self.0[n..];
+            Ok(n)
+        }
+    }
+
+    /// The streaming reader's output as a log holds it: events and problems, each in order.
+    fn streamed(bytes: &[u8], cfg: ReaderConfig) -> (Vec<Event>, Vec<Problem>) {
+        let mut r = Reader::new("dir/t.jsonl", cfg);
+        let mut out = Vec::new();
+        r.feed(bytes, &mut out);
+        r.finish(&mut out);
+        let mut log = TraceLog::new();
+        log.extend(out);
+        (log.events, log.problems)
+    }
+
+    fn loaded(
+        bytes: &[u8],
+        cfg: ReaderConfig,
+        opts: LoadOptions,
+        trickle: usize,
+    ) -> (Vec<Event>, Vec<Problem>) {
+        let mut log = TraceLog::new();
+        let res = load(&mut log, "dir/t.jsonl", Trickle(bytes, trickle), cfg, opts);
+        assert!(res.is_ok(), "{res:?}");
+        (log.events, log.problems)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+
+        /// The parallel load gives exactly the streaming reader's events and problems, for
+        /// any chunk size, thread count and read sizes.
+        #[test]
+        fn parallel_load_equals_the_streaming_reader(
+            bytes in stream(),
+            chunk in 1usize..200,
+            workers in 0usize..4,
+            min_job in 0usize..40,
+            trickle in 1usize..300,
+        ) {
+            let cfg = ReaderConfig { max_line_bytes: CAP };
+            let expected = streamed(&bytes, cfg);
+            let opts = LoadOptions { chunk, workers, min_job };
+            prop_assert_eq!(loaded(&bytes, cfg, opts, trickle), expected);
+        }
+    }
+
+    #[test]
+    fn a_large_generated_trace_loads_identically() {
+        let mut bytes = Vec::new();
+        let config = crate::trace::generate::GenConfig {
+            events: 20_000,
+            seed: 3,
+            ..Default::default()
+        };
+        crate::trace::generate::write_mixed(&mut bytes, &config).expect("in memory");
+        let cfg = ReaderConfig::default();
+        let expected = streamed(&bytes, cfg);
+        let opts = LoadOptions {
+            chunk: 64 << 10,
+            workers: 2,
+            min_job: 1024,
+        };
+        assert_eq!(loaded(&bytes, cfg, opts, usize::MAX), expected);
+        assert_eq!(expected.0.len(), 20_000);
+    }
+
+    #[test]
+    fn read_errors_are_returned() {
+        struct Failing;
+        impl Read for Failing {
+            fn read(&mut self, _: &mut [u8]) -> io::Result<usize> {
+                Err(io::Error::other("disk on fire"))
+            }
+        }
+        let mut log = TraceLog::new();
+        let err = load(
+            &mut log,
+            "x",
+            Failing,
+            ReaderConfig::default(),
+            LoadOptions::default(),
+        );
+        assert_eq!(err.map_err(|e| e.to_string()), Err("disk on fire".into()));
+    }
+}
