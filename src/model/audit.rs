@@ -6,9 +6,16 @@
 //! The audit interprets nothing itself. It reads the [`Model`]: the replayed [`Timeline`]
 //! (Σ as validity intervals, the retraction log, the BDI log) and the solver pass
 //! [`Model::recompute`] (gate verdicts, consistency after each announcement, consistency
-//! around each revision). The few questions that pass does not answer ("could this retracted
-//! belief be restored?", "which premises support this entailment?") are asked of a
-//! [`probe::Probe`], a forward-only mirror of the same Σ.
+//! around each revision), which also answers the checks' further questions ("could this
+//! retracted belief be restored?", "which premises support this entailment?", "what would
+//! the policy have retracted?") in the same walk when asked to
+//! ([`super::recompute::AuditQuestions`], on by default): every solver question is asked
+//! once. A recomputation made without them is still accepted ([`audit_recomputed`]); the
+//! checks then ask a [`probe::Probe`], a forward-only mirror of the same Σ.
+//!
+//! Sessions are independent and audited in parallel (at most one per core, or
+//! [`AuditOptions::threads`]); the report is merged in session order, so it does not depend
+//! on the number of threads.
 //!
 //! Finding codes are data, in the shape of tokio-console's `Warn<T>` lints: every [`Code`]
 //! has a fixed name (contract §5; names never change), a default severity, a sentence per

@@ -772,7 +772,7 @@ fn walk(tl: &Timeline, log: &TraceLog, opts: &RecomputeOptions) -> Recomputed {
             Body::Announce(a) => {
                 let record = record_of.get(&pos).copied();
                 let id = match record {
-                    Some(r) => tl.beliefs()[r as usize].id.clone(),
+                    Some(r) => tl.beliefs()[r as usize].id.to_string(),
                     None => ev.id.as_ref().map(|s| s.to_string()).unwrap_or_else(|| {
                         parse(&a.formula)
                             .map(|f| crate::logic::print::normalized(&f))
@@ -912,7 +912,7 @@ fn walk(tl: &Timeline, log: &TraceLog, opts: &RecomputeOptions) -> Recomputed {
                         .retracts
                         .iter()
                         .filter_map(|&ri| tl.retracts()[ri as usize].record)
-                        .map(|r| tl.beliefs()[r as usize].id.clone())
+                        .map(|r| tl.beliefs()[r as usize].id.to_string())
                         .collect();
                     ids.extend(entry.unapplied.iter().cloned());
                     let retracted = ids

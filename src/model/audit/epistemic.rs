@@ -1,7 +1,8 @@
 //! Checks over Σ: gate verdicts, citations, contradictions, revisions and norms.
 //!
-//! Everything here reads the recomputation pass ([`crate::model::recompute`]); the
-//! [`Probe`] is only asked what that pass does not record, at the few steps that need it.
+//! Everything here reads the recomputation pass ([`crate::model::recompute`]), including
+//! its answers to the audit's questions; the [`Probe`] is only asked what a recomputation
+//! made without them (or one that failed at that event) does not record.
 //!
 //! **Contradictions** (convention 6 of `docs/samples.md`). An announcement that takes Σ from
 //! consistent to inconsistent opens a contradiction. It is *handled* when a `revise` naming it
@@ -615,7 +616,7 @@ fn trigger_of(cx: &Cx<'_>, revision: u32) -> (Option<String>, Option<String>) {
     let id = r
         .trigger_record
         .and_then(|i| cx.tl.beliefs().get(i as usize))
-        .map(|b| b.id.clone());
+        .map(|b| b.id.to_string());
     (written, id)
 }
 
