@@ -101,7 +101,7 @@ fn assert_same(a: &Report, b: &Report, what: &str) {
 #[test]
 fn parallel_audit_equals_sequential() {
     for seed in [3, 11] {
-        let model = generated(1_500, 6, seed);
+        let model = generated(1_000, 6, seed);
         assert!(model.timelines().len() > 1);
         let one = audit(&model, &threads(1));
         assert!(!one.findings.is_empty(), "the generated trace has findings");
@@ -119,7 +119,7 @@ fn answers_from_the_recomputation_equal_the_probe() {
         let direct = audit(&model, &threads(1));
         assert_same_findings(&direct, &via_probe(&model, &threads(1)), "generated");
     }
-    let model = generated(1_500, 4, 5);
+    let model = generated(1_000, 4, 5);
     // Revisions re-run under a policy chosen by the user, too.
     let opts = AuditOptions {
         policy: Some(doxascope::logic::revise::Policy::Recency),
