@@ -809,15 +809,12 @@ fn walk(tl: &Timeline, log: &TraceLog, opts: &RecomputeOptions) -> Recomputed {
                             .step(step as u64);
                         let replaces = m.engine.belief(&id).is_some();
                         hard_conflict = m.add(spec, &f)?;
-                        // Σ ∧ φ was satisfiable, so Σ plus the new belief is consistent:
-                        // no solve needed. (Only when nothing was replaced or re-grounded,
-                        // which could change Σ beyond adding φ.)
-                        if gate.theta != Outcome::Contradiction
-                            && !replaces
-                            && !hard_conflict
-                            && m.quantified.is_empty()
-                        {
-                            m.known_sat = Some(true);
+                        // Σ ∧ φ was satisfiable, so Σ plus the new belief is consistent; it
+                        // was not, so Σ plus the new belief is inconsistent: no solve needed
+                        // either way. (Only when nothing was replaced or re-grounded, which
+                        // could change Σ beyond adding φ.)
+                        if !replaces && !hard_conflict && m.quantified.is_empty() {
+                            m.known_sat = Some(gate.theta != Outcome::Contradiction);
                         }
                     }
                     let consistent_after = m.sat()?;
