@@ -7,7 +7,8 @@
 //! every backend of the research run produced (239 / 1,838 / 1,923).
 //!
 //! Run: `cargo bench --bench logic` (add `-- --quick` for the first 1,000 steps only,
-//! `-- --no-why` to time the gate alone, `-- --batch-only` for the batched run alone).
+//! `-- --no-why` to time the gate alone, `-- --gate-only` to stop after the gate run,
+//! `-- --batch-only` for the batched run alone).
 
 use std::time::{Duration, Instant};
 
@@ -155,6 +156,9 @@ fn main() {
     }
     if !quick {
         assert_eq!((c, e, n), (239, 1838, 1923), "T1 class counts");
+    }
+    if std::env::args().any(|a| a == "--gate-only") {
+        return;
     }
     batched(&steps, quick);
     revise_r1(quick);

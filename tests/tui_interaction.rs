@@ -4,15 +4,15 @@
 
 use std::path::PathBuf;
 
-use doxascope::repl::Repl;
 use doxascope::tui::app::{App, Effect, Mode, Pane};
-use doxascope::tui::data::{SigmaSnapshot, Store};
+use doxascope::tui::data::Store;
 use doxascope::tui::highlight;
 use doxascope::tui::keys::BINDINGS;
+use doxascope::tui::recompute::{At, Auditor};
 use doxascope::tui::text::is_clean;
 use doxascope::tui::theme::Theme;
 use doxascope::tui::ui::{help_lines, render_text};
-use doxascope::tui::worker::{Request, handle};
+use doxascope::tui::worker::{ReplState, Request};
 use ratatui::crossterm::event::{
     KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind,
 };
@@ -23,6 +23,16 @@ fn app_for(name: &str, bytes: &[u8]) -> App {
         Store::from_bytes(name, bytes),
         Theme::builtin("light").unwrap(),
     )
+}
+
+/// Runs the audit the event loop would run in the background, on this thread: what the
+/// auditor has not seen yet is added to `auditor`, then the session is audited.
+fn audit(app: &mut App, auditor: &mut Auditor) {
+    if let Some(req) = app.recompute_input(true) {
+        let (session, version) = (req.delta.session, req.version);
+        auditor.add(req);
+        app.on_analysis(auditor.analyse(session, version));
+    }
 }
 
 fn sample(name: &str) -> App {
@@ -67,9 +77,9 @@ fn parse_keys(s: &str) -> Vec<KeyEvent> {
     out
 }
 
-/// Feeds keys; runs every REPL request on `repl` and feeds the answers back. Returns the
-/// other effects.
-fn press(app: &mut App, repl: &mut Option<Repl>, keys: &str) -> Vec<Effect> {
+/// Feeds keys; runs every REPL request on `repl` (the worker's own state, as the event loop
+/// would send it, data included) and feeds the answers back. Returns the other effects.
+fn press(app: &mut App, repl: &mut Option<ReplState>, keys: &str) -> Vec<Effect> {
     let mut other = Vec::new();
     for k in parse_keys(keys) {
         for e in app.on_key(k) {
@@ -79,18 +89,14 @@ fn press(app: &mut App, repl: &mut Option<Repl>, keys: &str) -> Vec<Effect> {
                     step,
                     purpose,
                 } => {
-                    let r = repl.get_or_insert_with(|| {
-                        Repl::new(Box::new(SigmaSnapshot::from(
-                            app.store.sigma_source(app.session),
-                        )))
-                    });
+                    let r = repl.get_or_insert_with(ReplState::default);
                     let req = Request {
                         line,
                         step,
                         purpose,
-                        sigma: None,
+                        data: app.repl_input(),
                     };
-                    let answer = handle(r, &req);
+                    let answer = r.handle(req);
                     app.on_reply(answer);
                 }
                 e => other.push(e),
@@ -180,17 +186,33 @@ fn e_and_shift_e_visit_errors_and_findings() {
     let mut app = app_for("flagged.jsonl", FLAGGED.as_bytes());
     let mut r = None;
     assert_eq!(app.store.parse_errors(), 1);
-    assert_eq!(app.problem_count(), 3);
+    // Before the audit answers, e still finds the bad line (a row of its own).
+    assert_eq!(app.problem_count(), None);
+    press(&mut app, &mut r, "g");
+    press(&mut app, &mut r, "e");
+    assert_eq!(app.cursor, 5, "the bad line sits after the fifth event");
+    assert_eq!(app.step(), 5);
+    audit(&mut app, &mut Auditor::default());
+    // What `doxascope audit` reports: the formula, the unresolved retract target and the
+    // bad line; the error-level log line is not a finding.
+    assert_eq!(app.problem_count(), Some(3));
     press(&mut app, &mut r, "g");
     press(&mut app, &mut r, "e");
     assert_eq!(app.step(), 2);
-    assert!(app.status.contains("formula error"), "{}", app.status);
+    assert!(app.status.contains("parse-error"), "{}", app.status);
     press(&mut app, &mut r, "e");
     assert_eq!(app.step(), 4);
+    assert!(
+        app.status.contains("unresolved-reference"),
+        "{}",
+        app.status
+    );
     press(&mut app, &mut r, "e");
     assert_eq!(app.step(), 5);
+    assert_eq!(app.cursor, 5);
+    assert!(app.status.contains("Line 6"), "{}", app.status);
     press(&mut app, &mut r, "e");
-    assert_eq!(app.step(), 5);
+    assert_eq!(app.cursor, 5);
     assert!(app.status.contains("no more"));
     press(&mut app, &mut r, "E");
     assert_eq!(app.step(), 4);
@@ -276,12 +298,10 @@ fn enter_on_a_revision_shows_the_conflict_set() {
     press(&mut app, &mut r, "<tab><tab><tab>");
     assert_eq!(app.focus, Pane::Retract);
     // Newest first: revise@35 (b9), retract@25..; go to the revise of step 24.
-    let target = app
-        .sess()
-        .unwrap()
-        .revisions
+    let sess = app.sess().unwrap();
+    let target = sess
+        .revisions_newest(sess.len(), 0, usize::MAX)
         .iter()
-        .rev()
         .position(|&(s, _)| s == 24)
         .unwrap();
     for _ in 0..target {
@@ -446,25 +466,172 @@ fn hostile_trace_never_puts_control_characters_on_screen() {
 
 #[test]
 fn recomputed_verdicts_mark_the_mismatched_claim() {
-    use doxascope::tui::recompute::verdicts;
     let mut app = sample("alice-bob-norms.jsonl");
     let mut r = None;
     assert_eq!(press(&mut app, &mut r, "R"), vec![Effect::Recompute]);
     assert_eq!(app.auto_recompute(), vec![Effect::Recompute]);
-    let (events, positions, version, session) = app.recompute_input().unwrap();
-    app.on_verdicts(verdicts(events, &positions, version, session));
-    let v = app.verdicts.clone().unwrap();
+    audit(&mut app, &mut Auditor::default());
+    let v = app.analysis.clone().unwrap();
     // docs/samples.md: exactly one claim disagrees, at step 17 (claimed ungrounded, the
     // solver says entailed).
     assert_eq!(v.mismatches(), 1);
     let s = app.sess().unwrap();
-    let (_, pos17) = *s.verifies.iter().find(|&&(st, _)| st == 17).unwrap();
+    let (_, pos17) = *s.tl.verifies().iter().find(|&&(st, _)| st == 17).unwrap();
     assert_eq!(v.by_pos[&pos17].outcome, "entailed");
     assert_eq!(v.by_pos[&pos17].agrees, Some(false));
+    assert!(
+        v.findings
+            .iter()
+            .any(|(at, f)| *at == At::Event(16) && f.code.as_str() == "claimed-outcome-mismatch"),
+        "{:?}",
+        v.findings
+    );
     app.focus = Pane::Verify;
     app.zoom = true;
     let screen = render_text(&mut app, 120, 20);
     assert!(screen.contains("≠ entailed"), "{screen}");
     assert!(screen.contains("= contradiction"), "{screen}");
-    assert!(screen.contains("findings: 1"), "{screen}");
+    assert!(
+        screen.contains(&format!("findings: {}", v.findings.len())),
+        "{screen}"
+    );
+}
+
+/// The findings the TUI shows are `doxascope audit`'s: same codes, same steps, same
+/// messages, for every sample.
+#[test]
+fn findings_are_the_audits() {
+    use doxascope::model::Model;
+    use doxascope::model::audit::{AuditOptions, audit as run_audit};
+    for name in [
+        "alice-bob-norms.jsonl",
+        "dns-troubleshooting.jsonl",
+        "greedysat-stress.jsonl",
+        "kipchoge-bdi.jsonl",
+        "treasure-hunt.jsonl",
+    ] {
+        let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("sample-traces")
+            .join(name);
+        let bytes = std::fs::read(path).unwrap();
+        let mut app = app_for(name, &bytes);
+        audit(&mut app, &mut Auditor::default());
+        let got: Vec<_> = app
+            .analysis
+            .as_ref()
+            .unwrap()
+            .findings
+            .iter()
+            .map(|(_, f)| (f.step, f.code, f.message.clone()))
+            .collect();
+        let report = run_audit(&Model::from_bytes(name, &bytes), &AuditOptions::default());
+        let mut want: Vec<_> = report
+            .findings
+            .iter()
+            .map(|f| (f.step, f.code, f.message.clone()))
+            .collect();
+        let mut got_sorted = got.clone();
+        got_sorted.sort();
+        want.sort();
+        assert_eq!(got_sorted, want, "{name}");
+    }
+}
+
+/// Follow mode: data appended after an audit reaches the auditor as a delta, and the next
+/// audit equals one of the whole trace read at once.
+#[test]
+fn audits_of_appended_data_equal_an_audit_of_everything() {
+    let lines: Vec<&str> = FLAGGED.lines().collect();
+    let (a, b) = lines.split_at(3);
+    let first = format!("{}\n", a.join("\n"));
+    let rest = format!("{}\n", b.join("\n"));
+    // One reader fed twice, as a follower feeds it.
+    let mut reader = doxascope::trace::Reader::new("flagged.jsonl", Default::default());
+    let mut items = Vec::new();
+    reader.feed(first.as_bytes(), &mut items);
+    let mut store = Store::new();
+    store.extend(std::mem::take(&mut items));
+    highlight::load_now();
+    let mut app = App::new(store, Theme::builtin("light").unwrap());
+    let mut auditor = Auditor::default();
+    audit(&mut app, &mut auditor);
+    assert_eq!(app.problem_count(), Some(1));
+    reader.feed(rest.as_bytes(), &mut items);
+    reader.finish(&mut items);
+    app.store.extend(items);
+    app.on_data();
+    let req = app.recompute_input(true).unwrap();
+    assert_eq!(
+        req.delta.items.len(),
+        4,
+        "only what is new is copied: {:?}",
+        req.delta.items.len()
+    );
+    let (session, version) = (req.delta.session, req.version);
+    auditor.add(req);
+    app.on_analysis(auditor.analyse(session, version));
+    let whole = {
+        let mut w = app_for("flagged.jsonl", FLAGGED.as_bytes());
+        audit(&mut w, &mut Auditor::default());
+        w.analysis.unwrap()
+    };
+    let codes = |a: &doxascope::tui::recompute::Analysis| {
+        a.findings
+            .iter()
+            .map(|(at, f)| (*at, f.code, f.step))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(codes(app.analysis.as_ref().unwrap()), codes(&whole));
+}
+
+/// A big session goes to the auditor in pieces, one per turn of the event loop, and only the
+/// last piece asks for the audit; the result is the audit of the whole session.
+#[test]
+fn a_big_session_is_handed_to_the_auditor_in_pieces() {
+    let mut app = app_for("flagged.jsonl", FLAGGED.as_bytes());
+    app.handover_chunk = 2;
+    let mut auditor = Auditor::default();
+    let mut runs = Vec::new();
+    let version = loop {
+        let req = app.recompute_input(true).unwrap();
+        assert!(app.recomputing);
+        runs.push(req.run);
+        let version = req.version;
+        auditor.add(req);
+        if !app.handover_pending() {
+            break version;
+        }
+    };
+    assert_eq!(runs, vec![false, false, true], "6 events in pieces of 2");
+    app.on_analysis(auditor.analyse(app.session, version));
+    assert!(!app.recomputing);
+    assert_eq!(app.problem_count(), Some(3));
+}
+
+/// An audit that answers after the view moved to another session is not shown, but it no
+/// longer counts as running, so the new session gets its own audit.
+#[test]
+fn an_audit_of_a_session_left_behind_is_not_shown_and_does_not_block_the_next() {
+    let two = format!(
+        "{}\n{{\"kind\":\"announce\",\"session\":\"other\",\"formula\":\"q &\"}}\n",
+        FLAGGED.trim_end()
+    );
+    let mut app = app_for("flagged.jsonl", two.as_bytes());
+    assert_eq!(app.store.sessions.len(), 2);
+    let mut auditor = Auditor::default();
+    let req = app.recompute_input(true).unwrap();
+    let version = req.version;
+    auditor.add(req);
+    app.session = 1;
+    app.on_data();
+    app.on_analysis(auditor.analyse(0, version));
+    assert!(app.analysis.is_none(), "not the shown session's");
+    assert!(!app.recomputing);
+    assert_eq!(app.auto_recompute(), vec![Effect::Recompute]);
+    audit(&mut app, &mut auditor);
+    assert_eq!(
+        app.problem_count(),
+        Some(1),
+        "the other session's formula error"
+    );
 }

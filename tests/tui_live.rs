@@ -67,7 +67,7 @@ fn a_unix_socket_session_becomes_a_selectable_timeline() {
     assert_eq!(s.len(), 3);
     assert!(s.name.starts_with("agent"), "{}", s.name);
     assert!(!s.name.contains('\u{1b}'));
-    assert_eq!(s.beliefs[0].retracted.map(|r| r.0), Some(3));
+    assert_eq!(s.tl.beliefs()[0].retraction.map(|r| r.step), Some(3));
     // `s` selects the live session like any other; the header tells it is live.
     assert_eq!(app.session, 0);
     key(&mut app, 's');

@@ -10,6 +10,7 @@ use std::path::PathBuf;
 use doxascope::tui::app::{App, Pane};
 use doxascope::tui::data::Store;
 use doxascope::tui::highlight;
+use doxascope::tui::recompute::Auditor;
 use doxascope::tui::text::is_clean;
 use doxascope::tui::theme::Theme;
 use doxascope::tui::ui::render_text;
@@ -21,7 +22,19 @@ fn sample(name: &str) -> App {
     let bytes = std::fs::read(&path).expect("sample exists");
     highlight::load_now();
     let store = Store::from_bytes(name, &bytes);
-    App::new(store, Theme::builtin("dark").expect("dark theme"))
+    audited(App::new(store, Theme::builtin("dark").expect("dark theme")))
+}
+
+/// The view once the background audit has answered (run here on the test's thread).
+fn audited(mut app: App) -> App {
+    let mut auditor = Auditor::default();
+    if let Some(req) = app.recompute_input(true) {
+        let (session, version) = (req.delta.session, req.version);
+        auditor.add(req);
+        app.on_analysis(auditor.analyse(session, version));
+    }
+    app.status.clear();
+    app
 }
 
 fn snapshot(name: &str, text: &str) {
@@ -94,7 +107,7 @@ fn plan_pane_draws_the_dag_and_falls_back_when_narrow() {
     assert!(narrow.contains("✓ S3 compute ← S1, S2"), "{narrow}");
     // Back in time the later steps are pending and one is running.
     app.follow = false;
-    app.cursor = 27;
+    app.goto_step(28);
     let mid = zoomed(&mut app, Pane::Plan, 120, 40);
     assert!(mid.contains("·") || mid.contains("▶"), "{mid}");
 }
@@ -130,6 +143,34 @@ fn retractions_pane_shows_trigger_dropped_and_policy() {
 }
 
 #[test]
+fn retractions_pane_shows_what_the_model_linked() {
+    let t = r#"{"kind":"announce","formula":"p","id":"a"}
+{"kind":"announce","formula":"~p","id":"b"}
+{"kind":"revise","trigger":"b","retracted":["a"],"policy":"greedy"}
+{"kind":"retract","target":"a","by":"revision"}
+{"kind":"retract","target":"ghost"}
+"#;
+    highlight::load_now();
+    let mut app = App::new(
+        Store::from_bytes("r.jsonl", t.as_bytes()),
+        Theme::builtin("dark").expect("dark theme"),
+    );
+    let end = zoomed(&mut app, Pane::Retract, 100, 10);
+    assert!(end.contains("ghost (names no active belief)"), "{end}");
+    assert!(
+        !end.contains("pending"),
+        "the revise was carried out:\n{end}"
+    );
+    app.follow = false;
+    app.goto_step(3);
+    let mid = zoomed(&mut app, Pane::Retract, 100, 10);
+    assert!(
+        mid.contains("policy greedy pending a"),
+        "not yet applied at step 3:\n{mid}"
+    );
+}
+
+#[test]
 fn timeline_pane_marks_kinds_flags_and_draws_the_density_strip() {
     for (w, h) in SIZES {
         let mut app = sample("greedysat-stress.jsonl");
@@ -141,11 +182,51 @@ fn timeline_pane_marks_kinds_flags_and_draws_the_density_strip() {
 }
 
 #[test]
+fn parse_errors_are_timeline_rows_with_their_location() {
+    let t = "{\"kind\":\"announce\",\"formula\":\"p\",\"id\":\"a\"}\nnot json \u{1b}[31mred\n{\"kind\":\"announce\",\"formula\":\"q &\"}\n";
+    highlight::load_now();
+    let mut app = audited(App::new(
+        Store::from_bytes("bad.jsonl", t.as_bytes()),
+        Theme::builtin("dark").expect("dark theme"),
+    ));
+    let s = zoomed(&mut app, Pane::Timeline, 100, 12);
+    let rows: Vec<&str> = s
+        .lines()
+        .filter(|l| l.contains("announce") || l.contains("parse-error"))
+        .collect();
+    assert_eq!(rows.len(), 3, "{s}");
+    assert!(
+        rows[0].contains("announce")
+            && rows[1].contains("parse-error")
+            && rows[2].contains("announce"),
+        "in file order:\n{s}"
+    );
+    assert!(rows[1].contains("! ") && rows[1].contains("line 2:"), "{s}");
+    assert!(
+        rows[2].contains("! "),
+        "the formula error is an audit finding:\n{s}"
+    );
+    // The detail of the problem row: file:line:column: message, sanitized.
+    app.follow = false;
+    app.goto(1);
+    let d = zoomed(&mut app, Pane::Detail, 120, 20);
+    assert!(d.contains("bad.jsonl:2:2: expected ident"), "{d}");
+    assert!(d.contains("finding    parse-error (error)"), "{d}");
+    assert!(is_clean(&d) && !d.contains('\u{1b}'), "{d}");
+    // The header counts the bad line and the audit's findings (the line and the formula).
+    let h = render_text(&mut app, 160, 45);
+    assert!(
+        h.contains("parse errors: 1") && h.contains("findings: 2"),
+        "{h}"
+    );
+}
+
+#[test]
 fn detail_pane_shows_provenance_and_raw_json() {
     for (w, h) in SIZES {
         let mut app = sample("dns-troubleshooting.jsonl");
         app.follow = false;
-        app.cursor = 5;
+        app.goto_step(6);
         let s = zoomed(&mut app, Pane::Detail, w, h);
         snapshot(&format!("detail_dns_{w}x{h}"), &s);
         assert!(

@@ -16,13 +16,16 @@
 //!
 //! Gate checks (Θ, `entails`) run on a third solver, the *snapshot*: the same definitions
 //! with every active belief as plain clauses, so varisat simplifies with Σ at level 0 instead
-//! of replaying thousands of selector assumptions on every solve. A retraction makes it stale;
+//! of replaying thousands of selector assumptions on every solve. The selectors of
+//! unquantified beliefs never reach it (a SAT answer assigns every variable the solver knows,
+//! so each idle selector there cost a decision on every solve). A retraction makes it stale;
 //! the selector solver answers until enough calls have passed to pay for rebuilding it from
 //! the clause log. With a cached model of Σ a check needs one SAT call in the common case:
 //! whichever of Σ∧Δ / Σ∧¬Δ the model already satisfies needs no call.
 //!
 //! Queries do not leave permanent free variables behind: only their subformulas get
-//! definitions, and the top connective goes behind a *probe* literal that is retired (in
+//! definitions, and the top connective goes behind a *probe* literal (made only when that
+//! side is actually solved, see [`State::query`]) that is retired (in
 //! batches, since each new level-0 unit makes varisat re-simplify) after the query; a probe
 //! whose formula is then announced becomes that belief's selector.
 //!
@@ -43,11 +46,12 @@
 //!
 //! varisat's `failed_core()` is occasionally invalid in long incremental runs, so every core
 //! is validated by a re-solve ([`Sat::validated_core`]) and every minimal set is re-checked
-//! before it is returned. Solves cannot be interrupted from outside, so the state lives on a
-//! dedicated thread ([`Worker`]); [`BeliefState`] is the `Send` handle that talks to it, waits
-//! at most the configured timeout, and on an overrun answers [`EngineError::Timeout`], kills the
-//! solve and rebuilds the state from its own copy of the beliefs. Variable and clause counts
-//! are capped before a formula is encoded.
+//! before it is returned. Solves cannot be interrupted from outside, but every solver stops
+//! itself at the request's deadline through its proof writer ([`Stop`]), so a request runs on
+//! the caller's own thread when it can and on a dedicated solver thread ([`Worker`]) when it
+//! must (see [`BeliefState`], the `Send` handle). On an overrun it answers
+//! [`EngineError::Timeout`] and rebuilds the state from its own copy of the beliefs. Variable
+//! and clause counts are capped before a formula is encoded.
 //!
 //! # Example
 //!
@@ -67,18 +71,22 @@
 //! assert_eq!(why.support, vec!["r1".to_string(), "f1".to_string()]);
 //! ```
 
+use std::cell::RefCell;
 use std::collections::{BTreeSet, HashMap, HashSet};
-use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::{self, ThreadId};
 use std::time::{Duration, Instant};
 
 use varisat::Lit;
 
 use crate::logic::cnf::{self, CnfError, Tseitin};
+use crate::logic::formula::MAX_DEPTH;
 use crate::logic::formula::{Atom, Formula};
 use crate::logic::ground::{self, GroundError};
 use crate::logic::revise::{Policy, Revision};
-use crate::logic::solver::{Overrun, Sat, SolveError, Worker};
+use crate::logic::solver::{Overrun, Sat, SolveError, Stop, Worker};
 
 /// What a belief is, which decides how it is stored and whether revision may drop it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -358,7 +366,12 @@ pub struct WhyNot {
 /// A clause-log entry: which solver(s) a clause belongs to.
 #[derive(Debug, Clone)]
 enum Entry {
+    /// Every solver (definitions, probes).
     Both(Vec<Lit>),
+    /// Selector clauses of unquantified retractable beliefs and their retirement units: main
+    /// and explain solvers, not the snapshot, which holds those beliefs unguarded (a selector
+    /// there would only be one more free variable for every solve to decide).
+    Guard(Vec<Lit>),
     /// A hard rule clause: main solver only, dead once the belief is retracted.
     Main(Vec<Lit>, usize),
     /// Selector clauses of rules: explain solver only.
@@ -368,14 +381,17 @@ enum Entry {
     Snap(Vec<Lit>, usize),
 }
 
-/// A formula prepared for assumption: see [`State::query`].
-#[derive(Debug, Clone)]
+/// A formula prepared for assumption: see [`State::query`]. Its two sides are read with
+/// [`State::pos`] and [`State::neg`].
+#[derive(Debug)]
 pub(crate) struct Query {
-    /// Assume these to make the formula true.
-    pub(crate) pos: Vec<Lit>,
-    /// Assume these to make the formula false.
-    pub(crate) neg: Vec<Lit>,
+    /// What makes the formula true; a clause side becomes a probe when first read.
+    pos: Side,
+    /// What makes the formula false; likewise.
+    neg: Side,
     probes: Vec<Lit>,
+    /// The probe standing for the true side, if one was made.
+    pos_probe: Option<Lit>,
     /// The ground formula.
     pub(crate) formula: Formula,
 }
@@ -383,7 +399,12 @@ pub(crate) struct Query {
 /// How many dead probes are retired at once.
 const PROBE_BATCH: usize = 64;
 
+/// Clause sides up to this long are split into one call per literal instead of a probe
+/// ([`State::sat_side`]).
+const SPLIT_MAX: usize = 4;
+
 /// One side of a formula: all of these literals, or one clause of them.
+#[derive(Debug)]
 enum Side {
     Units(Vec<Lit>),
     Clause(Vec<Lit>),
@@ -427,12 +448,17 @@ pub struct State {
     /// A model of the current Σ on the main solver, indexed by variable.
     model: Option<Vec<bool>>,
     assumptions: Option<Vec<Lit>>,
-    cancel: Arc<AtomicBool>,
+    cancel: Arc<Stop>,
     limits: Limits,
     seq: u64,
     dead_probes: Vec<Lit>,
+    /// Probes that became selectors of unquantified beliefs (belief index): the snapshot
+    /// holds those beliefs unguarded, so there they are retired with the next probe batch.
+    snap_retire: Vec<(Lit, usize)>,
     last_probe: Option<(Formula, Lit)>,
     domain: BTreeSet<String>,
+    /// The handle's copy of the domain (constants of queries included), for rebuilds.
+    shared_domain: Option<Arc<Mutex<BTreeSet<String>>>>,
     /// Σ as plain clauses (None after a retraction until rebuilt); see [`State::sat_with`].
     snap: Option<Sat>,
     dirty_calls: usize,
@@ -454,8 +480,8 @@ pub enum Added {
 }
 
 impl State {
-    /// An empty state whose solvers stop when `cancel` is raised.
-    pub fn new(cancel: Arc<AtomicBool>, limits: Limits) -> Self {
+    /// An empty state whose solvers stop when `cancel` says so.
+    pub fn new(cancel: Arc<Stop>, limits: Limits) -> Self {
         let snap = Some(Sat::new(Arc::clone(&cancel)));
         State {
             enc: Tseitin::new(),
@@ -471,8 +497,10 @@ impl State {
             limits,
             seq: 0,
             dead_probes: Vec::new(),
+            snap_retire: Vec::new(),
             last_probe: None,
             domain: BTreeSet::new(),
+            shared_domain: None,
             snap,
             dirty_calls: 0,
             quantified: 0,
@@ -529,20 +557,51 @@ impl State {
     /// false as its negated disjuncts; the other side (one clause) goes behind a fresh
     /// *probe* literal `q` with the clause `¬q ∨ …`, retired by [`State::finish`] with the
     /// unit `¬q` so varisat deletes it.
+    ///
+    /// The probe is made only when that side is first read ([`State::pos`], [`State::neg`]):
+    /// the gate usually decides one side from the cached model, and for a clause Δ that is
+    /// the true side, so most checks of a clause make no probe at all (each probe is a free
+    /// variable until retired and each retirement a level-0 unit that makes varisat
+    /// re-simplify its clause database).
     pub(crate) fn query(&mut self, f: &Formula) -> Result<Query, EngineError> {
         let g = self.ground(f)?;
         let f = g.as_ref().unwrap_or(f);
         self.reserve(f)?;
         let (pos, neg) = self.shape(f)?;
-        let mut q = Query {
-            pos: Vec::new(),
-            neg: Vec::new(),
+        Ok(Query {
+            pos,
+            neg,
             probes: Vec::new(),
+            pos_probe: None,
             formula: f.clone(),
-        };
-        q.pos = self.side_lits(pos, &mut q.probes);
-        q.neg = self.side_lits(neg, &mut q.probes);
-        Ok(q)
+        })
+    }
+
+    /// The assumptions making the query true.
+    pub(crate) fn pos<'q>(&mut self, q: &'q mut Query) -> &'q [Lit] {
+        if let Side::Clause(c) = &mut q.pos {
+            let c = std::mem::take(c);
+            let (lits, probe) = self.side_lits(c);
+            q.pos_probe = probe;
+            q.probes.extend(probe);
+            q.pos = Side::Units(lits);
+        }
+        match &q.pos {
+            Side::Units(l) | Side::Clause(l) => l,
+        }
+    }
+
+    /// The assumptions making the query false.
+    pub(crate) fn neg<'q>(&mut self, q: &'q mut Query) -> &'q [Lit] {
+        if let Side::Clause(c) = &mut q.neg {
+            let c = std::mem::take(c);
+            let (lits, probe) = self.side_lits(c);
+            q.probes.extend(probe);
+            q.neg = Side::Units(lits);
+        }
+        match &q.neg {
+            Side::Units(l) | Side::Clause(l) => l,
+        }
     }
 
     /// Adds the constants of `f` to the active domain (re-grounding the quantified beliefs
@@ -551,6 +610,11 @@ impl State {
         let mut consts = BTreeSet::new();
         ground::constants(f, &mut consts);
         if !consts.is_subset(&self.domain) {
+            if let Some(shared) = &self.shared_domain {
+                if let Ok(mut d) = shared.lock() {
+                    d.extend(consts.iter().cloned());
+                }
+            }
             self.domain.extend(consts);
             self.reground()?;
         }
@@ -598,10 +662,7 @@ impl State {
     /// The true-side probe of the last query stays reusable as the selector of the same
     /// formula (the gate-then-add pattern of `announce`).
     pub(crate) fn finish(&mut self, q: Query) {
-        self.last_probe = match (&q.pos[..], q.probes.first()) {
-            ([p], Some(first)) if p == first => Some((q.formula, *p)),
-            _ => None,
-        };
+        self.last_probe = q.pos_probe.map(|p| (q.formula, p));
         self.dead_probes.extend(q.probes);
         if self.dead_probes.len() >= PROBE_BATCH {
             self.flush_probes();
@@ -626,6 +687,9 @@ impl State {
         self.last_probe = None;
         for p in std::mem::take(&mut self.dead_probes) {
             self.push(Entry::Both(vec![!p]));
+        }
+        for (p, b) in std::mem::take(&mut self.snap_retire) {
+            self.push(Entry::Snap(vec![!p], b));
         }
     }
 
@@ -678,19 +742,15 @@ impl State {
         Ok(if negated { (neg, pos) } else { (pos, neg) })
     }
 
-    /// Assumption literals for one side, creating a probe for a clause side.
-    fn side_lits(&mut self, side: Side, probes: &mut Vec<Lit>) -> Vec<Lit> {
-        match side {
-            Side::Units(l) => l,
-            Side::Clause(c) if c.len() == 1 => c,
-            Side::Clause(mut c) => {
-                let q = self.enc.fresh_var().positive();
-                c.insert(0, !q);
-                self.push(Entry::Both(c));
-                probes.push(q);
-                vec![q]
-            }
+    /// Assumption literals for a clause side: a probe guarding it (none for one literal).
+    fn side_lits(&mut self, mut c: Vec<Lit>) -> (Vec<Lit>, Option<Lit>) {
+        if c.len() == 1 {
+            return (c, None);
         }
+        let q = self.enc.fresh_var().positive();
+        c.insert(0, !q);
+        self.push(Entry::Both(c));
+        (vec![q], Some(q))
     }
 
     /// The clauses saying "`guard` implies `f`" (`guard` = None: `f` holds outright).
@@ -721,6 +781,7 @@ impl State {
                     s.add_clause(c);
                 }
             }
+            Entry::Guard(c) => self.main.add_clause(c),
             Entry::Snap(c, _) => {
                 if let Some(s) = &mut self.snap {
                     s.add_clause(c);
@@ -747,7 +808,7 @@ impl State {
         }
         for e in &self.log[self.explain_synced..] {
             match e {
-                Entry::Both(c) | Entry::Explain(c) => sat.add_clause(c),
+                Entry::Both(c) | Entry::Guard(c) | Entry::Explain(c) => sat.add_clause(c),
                 Entry::Main(..) | Entry::Snap(..) => {}
             }
         }
@@ -760,7 +821,7 @@ impl State {
         sat.set_disabled(self.dead_probes.iter().map(|&p| !p).collect());
         for e in &self.log {
             match e {
-                Entry::Both(c) => sat.add_clause(c),
+                Entry::Both(c) | Entry::Guard(c) => sat.add_clause(c),
                 Entry::Main(c, b) if self.beliefs[*b].active => sat.add_clause(c),
                 _ => {}
             }
@@ -934,14 +995,15 @@ impl State {
             }
         }
         if spec.role.is_hard() && check_hard {
-            let q = self.query(&f)?;
+            let mut q = self.query(&f)?;
+            let pos = self.pos(&mut q).to_vec();
             let mut a = self.fixed_selectors();
-            a.extend_from_slice(&q.pos);
+            a.extend_from_slice(&pos);
             let universe = self.assumptions();
             switch_off(&mut a, &universe);
             let ok = self.main.solve(&a)?;
             if !ok {
-                let mut conflict = self.hard_conflict(&q.pos, &f)?;
+                let mut conflict = self.hard_conflict(&pos, &f)?;
                 conflict.push(spec.id.clone());
                 self.finish(q);
                 return Err(EngineError::HardConflict(conflict));
@@ -958,8 +1020,11 @@ impl State {
             Some(q) => q,
             None => self.enc.fresh_var().positive(),
         };
-        if reused.is_some() {
+        if let Some(q) = reused {
             // The probe's clause `¬q ∨ φ` is exactly the selector clause.
+            if grounded.is_none() {
+                self.snap_retire.push((q, idx));
+            }
         } else if hard {
             self.hard_active += 1;
             for c in self.guarded_clauses(&f, None)? {
@@ -968,9 +1033,13 @@ impl State {
             for c in self.guarded_clauses(&f, Some(sel))? {
                 self.push(Entry::Explain(c));
             }
-        } else {
+        } else if grounded.is_some() {
             for c in self.guarded_clauses(&f, Some(sel))? {
                 self.push(Entry::Both(c));
+            }
+        } else {
+            for c in self.guarded_clauses(&f, Some(sel))? {
+                self.push(Entry::Guard(c));
             }
         }
         if grounded.is_some() {
@@ -1024,8 +1093,10 @@ impl State {
             self.hard_active -= 1;
             self.push(Entry::Explain(vec![!sel]));
             self.rebuild_main();
-        } else {
+        } else if self.beliefs[i].ground.is_some() {
             self.push(Entry::Both(vec![!sel]));
+        } else {
+            self.push(Entry::Guard(vec![!sel]));
         }
     }
 
@@ -1161,11 +1232,11 @@ impl State {
     }
 
     /// Θ(Σ, Δ) with one SAT call in the common case (the cached model decides the other).
-    pub(crate) fn theta(&mut self, delta: &Formula, q: &Query) -> Result<Outcome, EngineError> {
+    pub(crate) fn theta(&mut self, delta: &Formula, q: &mut Query) -> Result<Outcome, EngineError> {
         let model_ok = match self.model_satisfies(delta) {
             Some(v) => v,
             None => {
-                if !self.sat_with(&q.pos, true)? {
+                if !self.sat_side(q, true, true)? {
                     return Ok(Outcome::Contradiction);
                 }
                 true
@@ -1174,18 +1245,44 @@ impl State {
         if model_ok {
             // Σ∧Δ is satisfiable (the model shows it); is Σ∧¬Δ?
             // Keep the model that satisfies Δ: Δ often joins Σ next.
-            return Ok(if self.sat_with(&q.neg, false)? {
+            return Ok(if self.sat_side(q, false, false)? {
                 Outcome::NewInfo
             } else {
                 Outcome::Entailed
             });
         }
         // The model satisfies Σ∧¬Δ, so Δ is not entailed; is Σ∧Δ satisfiable?
-        Ok(if self.sat_with(&q.pos, true)? {
+        Ok(if self.sat_side(q, true, true)? {
             Outcome::NewInfo
         } else {
             Outcome::Contradiction
         })
+    }
+
+    /// Is Σ ∧ (one side of `q`) satisfiable? A model is cached when `keep`.
+    ///
+    /// A short clause side on the snapshot solver is split instead of probed: Σ ∧ (l₁ ∨ … ∨ lₖ)
+    /// is satisfiable iff some Σ ∧ lᵢ is, and each of those is a plain assumption (usually a
+    /// propagation-only call when it fails). A probe would leave a clause, a variable that
+    /// every later satisfiable solve must assign and write into its model, and a level-0 unit
+    /// that makes varisat re-simplify its clause database. On the selector solver (snapshot
+    /// stale after a retraction) each call replays every selector, so one probed call is
+    /// cheaper there.
+    fn sat_side(&mut self, q: &mut Query, positive: bool, keep: bool) -> Result<bool, EngineError> {
+        let side = if positive { &q.pos } else { &q.neg };
+        if let Side::Clause(c) = side {
+            if c.len() <= SPLIT_MAX && self.snap.is_some() {
+                let c = c.clone();
+                for l in c {
+                    if self.sat_with(&[l], keep)? {
+                        return Ok(true);
+                    }
+                }
+                return Ok(false);
+            }
+        }
+        let lits = if positive { self.pos(q) } else { self.neg(q) }.to_vec();
+        self.sat_with(&lits, keep)
     }
 
     /// The gate Θ(Σ, Δ). With `because` (cited ids), a consistent Δ that the cited beliefs
@@ -1195,8 +1292,8 @@ impl State {
         delta: &Formula,
         because: Option<&[String]>,
     ) -> Result<Check, EngineError> {
-        let q = self.query(delta)?;
-        let theta = self.theta(delta, &q)?;
+        let mut q = self.query(delta)?;
+        let theta = self.theta(delta, &mut q)?;
         let mut missing = Vec::new();
         let mut outcome = theta;
         if let (Some(cited), true) = (because, theta != Outcome::Contradiction) {
@@ -1209,7 +1306,7 @@ impl State {
                 }
             }
             a.extend(self.fixed_selectors());
-            a.extend_from_slice(&q.neg);
+            a.extend_from_slice(self.neg(&mut q));
             let universe = self.assumptions();
             switch_off(&mut a, &universe);
             if self.main.solve(&a)? {
@@ -1233,9 +1330,9 @@ impl State {
 
     /// Σ ⊨ φ, Σ ⊨ ¬φ, or neither; with N(φ) when graded.
     pub fn entails(&mut self, phi: &Formula) -> Result<Entailment, EngineError> {
-        let q = self.query(phi)?;
-        let entailed = !self.sat_with(&q.neg, true)?;
-        let contradicted = !self.sat_with(&q.pos, true)?;
+        let mut q = self.query(phi)?;
+        let entailed = !self.sat_side(&mut q, false, true)?;
+        let contradicted = !self.sat_side(&mut q, true, true)?;
         let result = if entailed {
             Entails::Entailed
         } else if contradicted {
@@ -1244,7 +1341,8 @@ impl State {
             Entails::Unknown
         };
         let degree = if self.graded() {
-            Some(self.necessity_lits(&q.neg)?)
+            let neg = self.neg(&mut q).to_vec();
+            Some(self.necessity_lits(&neg)?)
         } else {
             None
         };
@@ -1258,9 +1356,10 @@ impl State {
 
     /// One minimal support of φ (deletion-based, from a validated core).
     pub fn why(&mut self, phi: &Formula) -> Result<Why, EngineError> {
-        let q = self.query(phi)?;
+        let mut q = self.query(phi)?;
+        let neg = self.neg(&mut q).to_vec();
         let soft = self.all_selectors();
-        let r = match self.explain_mus(&q.neg, soft, Some((&q.formula, false)))? {
+        let r = match self.explain_mus(&neg, soft, Some((&q.formula, false)))? {
             None => Why {
                 entailed: false,
                 support: Vec::new(),
@@ -1281,10 +1380,11 @@ impl State {
         max: usize,
         budget: Duration,
     ) -> Result<Supports, EngineError> {
-        let q = self.query(phi)?;
+        let mut q = self.query(phi)?;
+        let neg = self.neg(&mut q).to_vec();
         let soft = self.all_selectors();
         let cancel = self.cancel.clone();
-        let (muses, complete) = marco(self.explain_solver(), cancel, &q.neg, &soft, max, budget)?;
+        let (muses, complete) = marco(self.explain_solver(), cancel, &neg, &soft, max, budget)?;
         self.finish(q);
         Ok(Supports {
             supports: muses.iter().map(|m| self.ids_of(m)).collect(),
@@ -1294,9 +1394,9 @@ impl State {
 
     /// A countermodel of Σ ⊨ φ, validated by evaluating every active belief and ¬φ on it.
     pub fn whynot(&mut self, phi: &Formula) -> Result<WhyNot, EngineError> {
-        let q = self.query(phi)?;
+        let mut q = self.query(phi)?;
         let mut a = self.assumptions();
-        a.extend_from_slice(&q.neg);
+        a.extend_from_slice(self.neg(&mut q));
         let sat = self.main.solve(&a)?;
         let model = if sat { self.main.model() } else { None };
         self.finish(q);
@@ -1453,7 +1553,7 @@ pub(crate) fn switch_off(a: &mut Vec<Lit>, universe: &[Lit]) {
 /// them and whether the enumeration finished within `max` and `budget`.
 fn marco(
     sat: &mut Sat,
-    cancel: Arc<AtomicBool>,
+    cancel: Arc<Stop>,
     hard: &[Lit],
     soft: &[Lit],
     max: usize,
@@ -1532,12 +1632,121 @@ fn marco(
     }
 }
 
-/// The `Send` handle of a belief state: forwards every operation to the state's solver
-/// thread and waits at most [`Limits::timeout`]. Keeps its own copy of the active beliefs to
-/// rebuild the state after a timeout or a crash.
+/// Requests whose formulas have at most this many nodes (at most [`MAX_DEPTH`] deep, no
+/// quantifier) may run on the caller's thread; see [`BeliefState`].
+const INLINE_NODES: usize = 20_000;
+
+/// Whether work on `f` is small and stack-safe enough for the caller's thread: at most
+/// [`INLINE_NODES`] nodes, at most [`MAX_DEPTH`] deep, no quantifier (grounding can multiply a
+/// small formula by the instance cap, and a grown domain re-grounds it on any later request).
+/// The walk stops at the first violation, so it costs at most `INLINE_NODES` steps.
+fn fits_inline(f: &Formula) -> bool {
+    let mut stack: Vec<(&Formula, usize)> = vec![(f, 0)];
+    let mut nodes = 0usize;
+    while let Some((g, d)) = stack.pop() {
+        nodes += 1;
+        if nodes > INLINE_NODES || d > MAX_DEPTH {
+            return false;
+        }
+        match g {
+            Formula::True | Formula::False | Formula::Atom(_) => {}
+            Formula::Forall(..) | Formula::Exists(..) => return false,
+            Formula::Not(h) => stack.push((h, d + 1)),
+            Formula::And(hs) | Formula::Or(hs) => stack.extend(hs.iter().map(|h| (h, d + 1))),
+            Formula::Implies(x, y) | Formula::Iff(x, y) => {
+                stack.push((x, d + 1));
+                stack.push((y, d + 1));
+            }
+        }
+    }
+    true
+}
+
+thread_local! {
+    /// The states of the handles living on this thread (see [`Home::Local`]), by handle id.
+    static LOCAL: RefCell<HashMap<u64, Box<State>>> = RefCell::new(HashMap::new());
+}
+
+/// Handle ids.
+static NEXT_ID: AtomicU64 = AtomicU64::new(0);
+
+/// States orphaned in another thread's [`LOCAL`] (their handle was dropped or moved away
+/// from that thread): each thread frees its own on its next visit to [`LOCAL`].
+static GRAVEYARD: Mutex<Vec<(ThreadId, u64)>> = Mutex::new(Vec::new());
+static BURIED: AtomicUsize = AtomicUsize::new(0);
+
+fn bury(thread: ThreadId, id: u64) {
+    if let Ok(mut g) = GRAVEYARD.lock() {
+        g.push((thread, id));
+        BURIED.store(g.len(), Ordering::Relaxed);
+    }
+}
+
+/// Frees this thread's orphaned states.
+fn sweep() {
+    if BURIED.load(Ordering::Relaxed) == 0 {
+        return;
+    }
+    let me = thread::current().id();
+    let mine: Vec<u64> = match GRAVEYARD.lock() {
+        Ok(mut g) => {
+            let mine = g
+                .iter()
+                .filter(|(t, _)| *t == me)
+                .map(|&(_, id)| id)
+                .collect();
+            g.retain(|(t, _)| *t != me);
+            BURIED.store(g.len(), Ordering::Relaxed);
+            mine
+        }
+        Err(_) => return,
+    };
+    let _ = LOCAL.try_with(|m| {
+        let mut m = m.borrow_mut();
+        for id in mine {
+            m.remove(&id);
+        }
+    });
+}
+
+/// Where a handle's state lives.
+enum Home {
+    /// In [`LOCAL`] of `thread` under `id` (absent while a request runs, and after a
+    /// request overran until the next request rebuilds it).
+    Local { thread: ThreadId, id: u64 },
+    /// On a dedicated solver thread.
+    Worker(Worker<State>),
+}
+
+/// The `Send` handle of a belief state. Keeps its own copy of the active beliefs (and of the
+/// domain) to rebuild the state after a timeout or a crash.
+///
+/// # Where requests run
+///
+/// `Solver` is not `Send`, so a state lives on one thread. Normally that is the thread that
+/// created the handle, and requests from it run **right there** (the state sits in a
+/// thread-local registry). Shipping every gate check to a solver thread and waiting for the
+/// answer cost two cross-thread wake-ups per check: measured about 10 µs on an idle 2-core
+/// machine and far more on a loaded one, where each wake-up waits for a core.
+///
+/// The deadline does not need a second thread: every solver of the state stops itself once
+/// the request's deadline has passed ([`Stop`], checked by the proof writer varisat calls on
+/// every learned clause and at the end of every solve, and before every solve), which answers
+/// [`EngineError::Timeout`]; the state is then rebuilt from the handle's copy of Σ at the start
+/// of the next request. So a caller waits at most about [`Limits::timeout`] for a solve, as
+/// before.
+///
+/// A deadline inside the solver cannot bound work outside it (encoding or grounding a huge
+/// formula), and recursion over a hand-built formula deeper than the parser allows needs a big
+/// stack. So the handle moves its state, for good, to a dedicated solver thread ([`Worker`],
+/// 256 MiB stack; the caller waits at most until the deadline and an overrun abandons and
+/// rebuilds the state) when a request's formula does not pass [`fits_inline`], and also when
+/// the handle is used from another thread than the one holding its state (the state cannot
+/// follow it; it is rebuilt on the solver thread from the copy).
 pub struct BeliefState {
-    worker: Worker<State>,
+    home: Home,
     mirror: Vec<BeliefSpec>,
+    domain: Arc<Mutex<BTreeSet<String>>>,
     limits: Limits,
     rebuilds: u64,
 }
@@ -1550,11 +1759,21 @@ impl BeliefState {
 
     /// An empty state with the given limits.
     pub fn with_limits(limits: Limits) -> Result<Self, EngineError> {
-        let worker = Worker::spawn(move |c| State::new(c, limits))
-            .map_err(|e| EngineError::Internal(format!("cannot start the solver thread: {e}")))?;
+        let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
+        let domain = Arc::new(Mutex::new(BTreeSet::new()));
+        let mut st = Box::new(State::new(Stop::new(), limits));
+        st.shared_domain = Some(Arc::clone(&domain));
+        sweep();
+        LOCAL
+            .try_with(|m| m.borrow_mut().insert(id, st))
+            .map_err(|_| EngineError::Internal("thread-local storage is gone".into()))?;
         Ok(BeliefState {
-            worker,
+            home: Home::Local {
+                thread: thread::current().id(),
+                id,
+            },
             mirror: Vec::new(),
+            domain,
             limits,
             rebuilds: 0,
         })
@@ -1585,30 +1804,71 @@ impl BeliefState {
         self.mirror.iter().find(|b| b.id == id)
     }
 
-    fn rebuild(&mut self) {
-        self.rebuilds += 1;
+    /// A fresh state holding the handle's copy of Σ and of the domain. Every one of these
+    /// beliefs was accepted before, so the hard part is known consistent.
+    fn replay(
+        stop: Arc<Stop>,
+        limits: Limits,
+        specs: Vec<BeliefSpec>,
+        domain: Arc<Mutex<BTreeSet<String>>>,
+    ) -> State {
+        let mut s = State::new(stop, limits);
+        if let Ok(d) = domain.lock() {
+            s.domain = d.clone();
+        }
+        s.shared_domain = Some(domain);
+        for spec in specs {
+            let _ = s.add_inner(spec, false);
+        }
+        s
+    }
+
+    /// Moves the state to a dedicated solver thread, rebuilt there from the copy.
+    fn move_to_worker(&mut self) -> Result<(), EngineError> {
         let limits = self.limits;
         let specs = self.mirror.clone();
-        // If the thread cannot be started, keep the cancelled worker: it answers Timeout
-        // until a later rebuild succeeds.
-        if let Ok(w) = Worker::spawn(move |c| {
-            let mut s = State::new(c, limits);
-            for spec in specs {
-                // Every one of these was accepted before; the hard part is known consistent.
-                let _ = s.add_inner(spec, false);
+        let domain = Arc::clone(&self.domain);
+        let w = Worker::spawn(move |c| Self::replay(c, limits, specs, domain))
+            .map_err(|e| EngineError::Internal(format!("cannot start the solver thread: {e}")))?;
+        if let Home::Local { thread, id } = std::mem::replace(&mut self.home, Home::Worker(w)) {
+            if thread == thread::current().id() {
+                let _ = LOCAL.try_with(|m| m.borrow_mut().remove(&id));
+            } else {
+                bury(thread, id);
             }
-            s
-        }) {
-            self.worker = w;
+        }
+        Ok(())
+    }
+
+    /// After a timeout or a crash: a fresh state from the copy (on the solver thread, or at
+    /// the next local request).
+    fn rebuild(&mut self) {
+        self.rebuilds += 1;
+        if let Home::Worker(_) = self.home {
+            // If the thread cannot be started, keep the cancelled worker: it answers Timeout
+            // until a later rebuild succeeds.
+            let _ = self.move_to_worker();
         }
     }
 
+    /// Runs `f` on the state: on the caller's thread when the state lives there and `fits`
+    /// (see [`fits_inline`]), otherwise on the solver thread.
     fn call<R: Send + 'static>(
         &mut self,
+        fits: bool,
         f: impl FnOnce(&mut State) -> Result<R, EngineError> + Send + 'static,
     ) -> Result<R, EngineError> {
         let deadline = Instant::now() + self.limits.timeout;
-        match self.worker.run(deadline, f) {
+        if let Home::Local { thread, id } = self.home {
+            if fits && thread == thread::current().id() {
+                return self.call_local(id, deadline, f);
+            }
+            self.move_to_worker()?;
+        }
+        let Home::Worker(w) = &self.home else {
+            return Err(EngineError::Internal("no solver thread".into()));
+        };
+        match w.run(deadline, f) {
             Ok(Err(EngineError::Timeout)) | Err(Overrun::Timeout) => {
                 self.rebuild();
                 Err(EngineError::Timeout)
@@ -1616,6 +1876,45 @@ impl BeliefState {
             Ok(r) => r,
             Err(Overrun::Crashed) => {
                 self.rebuild();
+                Err(EngineError::Crashed)
+            }
+        }
+    }
+
+    fn call_local<R>(
+        &mut self,
+        id: u64,
+        deadline: Instant,
+        f: impl FnOnce(&mut State) -> Result<R, EngineError>,
+    ) -> Result<R, EngineError> {
+        sweep();
+        let held = LOCAL
+            .try_with(|m| m.borrow_mut().remove(&id))
+            .map_err(|_| EngineError::Internal("thread-local storage is gone".into()))?;
+        let mut st = match held {
+            Some(st) => st,
+            None => Box::new(Self::replay(
+                Stop::new(),
+                self.limits,
+                self.mirror.clone(),
+                Arc::clone(&self.domain),
+            )),
+        };
+        st.cancel.set_deadline(deadline);
+        match catch_unwind(AssertUnwindSafe(|| f(&mut st))) {
+            Ok(Err(EngineError::Timeout)) => {
+                // The state's solvers are stopped for good: drop it, rebuild on the next request.
+                self.rebuilds += 1;
+                Err(EngineError::Timeout)
+            }
+            Ok(r) => {
+                st.cancel.clear_deadline();
+                let _ = LOCAL.try_with(|m| m.borrow_mut().insert(id, st));
+                r
+            }
+            Err(_) => {
+                // A panic may have left the state half-updated.
+                self.rebuilds += 1;
                 Err(EngineError::Crashed)
             }
         }
@@ -1639,7 +1938,8 @@ impl BeliefState {
     /// Adds a belief without gate or revision (see [`State::add`]).
     pub fn add(&mut self, spec: BeliefSpec) -> Result<Added, EngineError> {
         let s = spec.clone();
-        let added = self.call(move |st| st.add(s))?;
+        let fits = fits_inline(&spec.formula);
+        let added = self.call(fits, move |st| st.add(s))?;
         self.apply_added(spec, added);
         Ok(added)
     }
@@ -1647,14 +1947,14 @@ impl BeliefState {
     /// Retracts the active belief `id`; `false` if there is none.
     pub fn retract(&mut self, id: &str) -> Result<bool, EngineError> {
         let i = id.to_string();
-        let done = self.call(move |st| Ok(st.retract(&i)))?;
+        let done = self.call(true, move |st| Ok(st.retract(&i)))?;
         self.mirror.retain(|b| b.id != id);
         Ok(done)
     }
 
     /// Is Σ consistent? If not, a minimal conflicting subset.
     pub fn consistent(&mut self) -> Result<Consistency, EngineError> {
-        self.call(|st| st.consistent())
+        self.call(true, |st| st.consistent())
     }
 
     /// The gate Θ(Σ, Δ); `because` = the cited premise ids, if the claim cites any.
@@ -1665,19 +1965,19 @@ impl BeliefState {
     ) -> Result<Check, EngineError> {
         let d = delta.clone();
         let b = because.map(|b| b.to_vec());
-        self.call(move |st| st.check(&d, b.as_deref()))
+        self.call(fits_inline(delta), move |st| st.check(&d, b.as_deref()))
     }
 
     /// Entailed / contradicted / unknown, with N(φ) when graded.
     pub fn entails(&mut self, phi: &Formula) -> Result<Entailment, EngineError> {
         let f = phi.clone();
-        self.call(move |st| st.entails(&f))
+        self.call(fits_inline(phi), move |st| st.entails(&f))
     }
 
     /// One minimal support set of φ.
     pub fn why(&mut self, phi: &Formula) -> Result<Why, EngineError> {
         let f = phi.clone();
-        self.call(move |st| st.why(&f))
+        self.call(fits_inline(phi), move |st| st.why(&f))
     }
 
     /// All minimal support sets of φ (at most `max`, within `budget`).
@@ -1688,20 +1988,21 @@ impl BeliefState {
         budget: Duration,
     ) -> Result<Supports, EngineError> {
         let f = phi.clone();
-        self.call(move |st| st.supports(&f, max, budget))
+        self.call(fits_inline(phi), move |st| st.supports(&f, max, budget))
     }
 
     /// A validated countermodel of Σ ⊨ φ.
     pub fn whynot(&mut self, phi: &Formula) -> Result<WhyNot, EngineError> {
         let f = phi.clone();
-        self.call(move |st| st.whynot(&f))
+        self.call(fits_inline(phi), move |st| st.whynot(&f))
     }
 
     /// The gate, then the update: a consistent belief is added; a contradicting one is
     /// resolved by `policy` (see [`crate::logic::revise`]).
     pub fn announce(&mut self, spec: BeliefSpec, policy: Policy) -> Result<Revision, EngineError> {
         let s = spec.clone();
-        let rev = self.call(move |st| st.announce(s, policy))?;
+        let fits = fits_inline(&spec.formula);
+        let rev = self.call(fits, move |st| st.announce(s, policy))?;
         self.mirror.retain(|b| !rev.retracted.contains(&b.id));
         if let Some(added) = rev.added {
             self.apply_added(spec, added);
@@ -1718,7 +2019,8 @@ impl BeliefState {
         policy: Policy,
     ) -> Result<Vec<Result<Revision, EngineError>>, EngineError> {
         let batch = specs.clone();
-        let out = self.call(move |st| {
+        let fits = specs.iter().all(|s| fits_inline(&s.formula));
+        let out = self.call(fits, move |st| {
             let mut out = Vec::with_capacity(batch.len());
             for spec in batch {
                 match st.announce(spec, policy) {
@@ -1741,15 +2043,16 @@ impl BeliefState {
 
     /// Inc(Σ): the highest confidence level whose cut is inconsistent (0 if consistent).
     pub fn inconsistency_degree(&mut self) -> Result<f64, EngineError> {
-        self.call(|st| st.inconsistency_degree())
+        self.call(true, |st| st.inconsistency_degree())
     }
 
     /// N(φ): the highest level above Inc(Σ) whose cut entails φ (0 if none).
     pub fn necessity(&mut self, phi: &Formula) -> Result<f64, EngineError> {
         let f = phi.clone();
-        self.call(move |st| {
-            let q = st.query(&f)?;
-            let r = st.necessity_lits(&q.neg);
+        self.call(fits_inline(phi), move |st| {
+            let mut q = st.query(&f)?;
+            let neg = st.neg(&mut q).to_vec();
+            let r = st.necessity_lits(&neg);
             st.finish(q);
             r
         })
@@ -1758,9 +2061,10 @@ impl BeliefState {
     /// B≥k φ: the cut at k entails φ and k is above Inc(Σ).
     pub fn believes_at_least(&mut self, phi: &Formula, k: f64) -> Result<bool, EngineError> {
         let f = phi.clone();
-        self.call(move |st| {
-            let q = st.query(&f)?;
-            let r = st.believes_at_least_lits(&q.neg, k);
+        self.call(fits_inline(phi), move |st| {
+            let mut q = st.query(&f)?;
+            let neg = st.neg(&mut q).to_vec();
+            let r = st.believes_at_least_lits(&neg, k);
             st.finish(q);
             r
         })
@@ -1768,6 +2072,240 @@ impl BeliefState {
 
     /// (main-solver solves, invalid cores detected and replaced) so far.
     pub fn stats(&mut self) -> Result<(u64, u64), EngineError> {
-        self.call(|st| Ok(st.stats()))
+        self.call(true, |st| Ok(st.stats()))
+    }
+}
+
+impl Drop for BeliefState {
+    fn drop(&mut self) {
+        if let Home::Local { thread, id } = self.home {
+            if thread == thread::current().id() {
+                let _ = LOCAL.try_with(|m| m.borrow_mut().remove(&id));
+            } else {
+                bury(thread, id);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::logic::oracle;
+    use proptest::prelude::*;
+
+    fn lit(v: u8, positive: bool) -> Formula {
+        let a = Formula::Atom(Atom::Prop(format!("a{v}")));
+        if positive {
+            a
+        } else {
+            Formula::Not(Box::new(a))
+        }
+    }
+
+    /// One step of a T1-shaped stream: a clause of 1-3 literals and what to do with it.
+    fn step() -> impl Strategy<Value = (Vec<(u8, bool)>, u8)> {
+        (
+            prop::collection::vec((0u8..7, any::<bool>()), 1..4),
+            0u8..20,
+        )
+    }
+
+    fn clause(lits: &[(u8, bool)]) -> Formula {
+        if let [(v, p)] = lits {
+            lit(*v, *p)
+        } else {
+            Formula::Or(lits.iter().map(|&(v, p)| lit(v, p)).collect())
+        }
+    }
+
+    fn held_here(id: u64) -> bool {
+        LOCAL.with(|m| m.borrow().contains_key(&id))
+    }
+
+    fn local_id(st: &BeliefState) -> Option<u64> {
+        match st.home {
+            Home::Local { id, .. } => Some(id),
+            Home::Worker(_) => None,
+        }
+    }
+
+    /// Requests run on the creating thread; a handle sent elsewhere takes its Σ along (its
+    /// state is rebuilt on a solver thread) and the state left behind is freed.
+    #[test]
+    fn states_live_on_the_creating_thread_and_follow_the_handle() {
+        let mut st = BeliefState::new().unwrap();
+        st.add(BeliefSpec::new("a", lit(1, true))).unwrap();
+        st.add(BeliefSpec::new(
+            "r",
+            Formula::Or(vec![lit(1, false), lit(2, true)]),
+        ))
+        .unwrap();
+        assert_eq!(
+            st.check(&lit(2, true), None).unwrap().outcome,
+            Outcome::Entailed
+        );
+        let id = local_id(&st).expect("local");
+        assert!(held_here(id));
+        let st = thread::spawn(move || {
+            assert_eq!(
+                st.check(&lit(2, true), None).unwrap().outcome,
+                Outcome::Entailed
+            );
+            assert_eq!(st.why(&lit(2, true)).unwrap().support, vec!["a", "r"]);
+            assert!(local_id(&st).is_none());
+            st
+        })
+        .join()
+        .unwrap();
+        // Sweeping happens on this thread's next visit.
+        let _other = BeliefState::new().unwrap();
+        assert!(!held_here(id));
+        drop(st);
+        let mut st = BeliefState::new().unwrap();
+        let id = local_id(&st).expect("local");
+        st.add(BeliefSpec::new("a", lit(1, true))).unwrap();
+        thread::spawn(move || drop(st)).join().unwrap();
+        let _other = BeliefState::new().unwrap();
+        assert!(!held_here(id));
+    }
+
+    /// Constants seen only in queries survive the move to a solver thread: with the domain
+    /// {a, b}, `∃x. P(x)` leaves room for `¬P(a)`; over {a} alone it would not.
+    #[test]
+    fn moving_to_the_solver_thread_keeps_the_domain() {
+        let p = |c: &str| {
+            Formula::Atom(Atom::Pred(
+                "P".into(),
+                vec![crate::logic::formula::Term::Const(c.into())],
+            ))
+        };
+        let q = |c: &str| {
+            Formula::Atom(Atom::Pred(
+                "Q".into(),
+                vec![crate::logic::formula::Term::Const(c.into())],
+            ))
+        };
+        let mut st = BeliefState::new().unwrap();
+        st.add(BeliefSpec::new("qa", q("a"))).unwrap();
+        assert_eq!(st.check(&q("b"), None).unwrap().outcome, Outcome::NewInfo);
+        assert!(local_id(&st).is_some());
+        let ex = Formula::Exists(
+            vec!["x".into()],
+            Box::new(Formula::Atom(Atom::Pred(
+                "P".into(),
+                vec![crate::logic::formula::Term::Var("x".into())],
+            ))),
+        );
+        st.add(BeliefSpec::new("ex", ex)).unwrap();
+        assert!(
+            local_id(&st).is_none(),
+            "quantified beliefs go to the solver thread"
+        );
+        let not_pa = Formula::Not(Box::new(p("a")));
+        assert_eq!(st.check(&not_pa, None).unwrap().outcome, Outcome::NewInfo);
+    }
+
+    /// A hand-built formula deeper than the parser allows is handled on the big-stack
+    /// solver thread, from a test thread with a small stack.
+    #[test]
+    fn deep_formulas_go_to_the_solver_thread() {
+        let mut deep = lit(3, true);
+        for _ in 0..MAX_DEPTH / 2 + 10 {
+            deep = Formula::Not(Box::new(Formula::Not(Box::new(deep))));
+        }
+        assert!(!fits_inline(&deep));
+        let mut st = BeliefState::new().unwrap();
+        st.add(BeliefSpec::new("a", lit(3, true))).unwrap();
+        assert_eq!(st.check(&deep, None).unwrap().outcome, Outcome::Entailed);
+        assert!(local_id(&st).is_none());
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+
+        /// The gate-then-add stream the TUI, the audit and the benchmark run, long enough to
+        /// cross several probe batches, with retractions (stale snapshot, selector solver,
+        /// rebuilt snapshot), rules, announcements and explanations interleaved: every
+        /// verdict agrees with the truth-table oracle on the beliefs actually held.
+        #[test]
+        fn gate_then_add_streams_agree_with_oracle(
+            steps in prop::collection::vec(step(), 120..200),
+        ) {
+            let mut st = BeliefState::new().unwrap();
+            for (i, (lits, op)) in steps.iter().enumerate() {
+                let delta = clause(lits);
+                let held: Vec<Formula> = st.beliefs().iter().map(|b| b.formula.clone()).collect();
+                let sigma: Vec<&Formula> = held.iter().collect();
+                let mut with = sigma.clone();
+                with.push(&delta);
+                let expect = if !oracle::satisfiable(&with) {
+                    Outcome::Contradiction
+                } else if oracle::entails(&sigma, &delta) {
+                    Outcome::Entailed
+                } else {
+                    Outcome::NewInfo
+                };
+                let id = format!("s{i}");
+                // `entails` reads both sides: for a clause that retires a probe every step,
+                // so the stream crosses several probe batches.
+                if i % 2 == 0 {
+                    let e = st.entails(&delta).unwrap().result;
+                    let want = if expect == Outcome::Entailed && oracle::satisfiable(&sigma) {
+                        Entails::Entailed
+                    } else if expect == Outcome::Contradiction {
+                        Entails::Contradicted
+                    } else {
+                        Entails::Unknown
+                    };
+                    prop_assert_eq!(e, want);
+                }
+                match op {
+                    // Retract the oldest belief.
+                    0 => {
+                        if let Some(b) = st.beliefs().first().map(|b| b.id.clone()) {
+                            prop_assert!(st.retract(&b).unwrap());
+                        }
+                    }
+                    // A rule, when it keeps Σ consistent.
+                    1 if expect != Outcome::Contradiction => {
+                        let spec = BeliefSpec::new(id, delta.clone()).role(Role::Rule);
+                        prop_assert!(st.add(spec).is_ok());
+                    }
+                    // The announce path (gate and update in one request).
+                    2..=4 => {
+                        let rev = st
+                            .announce(BeliefSpec::new(id, delta.clone()).step(i as u64), Policy::Reject)
+                            .unwrap();
+                        prop_assert_eq!(rev.outcome, expect);
+                        prop_assert_eq!(rev.applied, expect != Outcome::Contradiction);
+                    }
+                    _ => {
+                        let got = st.check(&delta, None).unwrap().outcome;
+                        prop_assert_eq!(got, expect);
+                        match got {
+                            Outcome::NewInfo => {
+                                st.add(BeliefSpec::new(id, delta.clone()).step(i as u64)).unwrap();
+                            }
+                            Outcome::Entailed if op % 5 == 0 => {
+                                let why = st.why(&delta).unwrap();
+                                prop_assert!(why.entailed);
+                                let support: Vec<&Formula> = st
+                                    .beliefs()
+                                    .iter()
+                                    .filter(|b| why.support.contains(&b.id))
+                                    .map(|b| &b.formula)
+                                    .collect();
+                                prop_assert!(oracle::entails(&support, &delta));
+                            }
+                            _ => {}
+                        }
+                    }
+                }
+            }
+            let held: Vec<Formula> = st.beliefs().iter().map(|b| b.formula.clone()).collect();
+            let sigma: Vec<&Formula> = held.iter().collect();
+            prop_assert_eq!(st.consistent().unwrap().consistent, oracle::satisfiable(&sigma));
+        }
     }
 }

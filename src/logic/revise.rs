@@ -102,8 +102,8 @@ pub(crate) fn announce(
     if !(spec.confidence > 0.0 && spec.confidence <= 1.0) {
         return Err(EngineError::BadConfidence(spec.confidence));
     }
-    let q = st.query(&spec.formula)?;
-    let outcome = st.theta(&spec.formula, &q)?;
+    let mut q = st.query(&spec.formula)?;
+    let outcome = st.theta(&spec.formula, &mut q)?;
     let mut rev = Revision {
         policy,
         outcome,
@@ -121,7 +121,7 @@ pub(crate) fn announce(
         rev.applied = true;
         return Ok(rev);
     }
-    let conflict = st.conflict_with(&q)?;
+    let conflict = st.conflict_with(&mut q)?;
     rev.conflict = st.ids_of(&conflict);
     rev.conflict.push(spec.id.clone());
     rev.norm_violation = rev
@@ -134,7 +134,7 @@ pub(crate) fn announce(
         .cloned()
         .collect();
     let mut hard_part = st.fixed_selectors();
-    hard_part.extend_from_slice(&q.pos);
+    hard_part.extend_from_slice(st.pos(&mut q));
     let universe = st.assumptions();
     switch_off(&mut hard_part, &universe);
     let hard_ok = st.main.solve(&hard_part)?;
@@ -193,14 +193,15 @@ pub(crate) fn announce(
 
 impl State {
     /// A minimal set of active beliefs conflicting with the query `q` (made true).
-    pub(crate) fn conflict_with(&mut self, q: &Query) -> Result<Vec<Lit>, EngineError> {
+    pub(crate) fn conflict_with(&mut self, q: &mut Query) -> Result<Vec<Lit>, EngineError> {
+        let pos = self.pos(q).to_vec();
         let soft: Vec<Lit> = self
             .beliefs
             .iter()
             .filter(|b| b.active)
             .map(|b| b.sel)
             .collect();
-        let m = self.explain_mus(&q.pos, soft, Some((&q.formula, true)))?;
+        let m = self.explain_mus(&pos, soft, Some((&q.formula, true)))?;
         Ok(m.unwrap_or_default())
     }
 }

@@ -6,18 +6,21 @@
 //!    a set of assumptions that is *satisfiable*. [`Sat::validated_core`] therefore re-solves
 //!    under the core alone and falls back to the full assumption set when the core does not
 //!    hold up; callers never see an unvalidated core.
-//! 2. **A solve cannot be bounded, and `Solver` is not `Send`.** varisat has no conflict limit
-//!    and no interrupt, but it stops a solve as soon as writing its proof fails. Every solver
-//!    made here writes a (discarded) native-format proof (DRAT cannot express assumptions) into a [`CancelWriter`] that fails once
-//!    a shared flag is raised, so a runaway solve can be killed. A killed solver is never used
-//!    again: the owner rebuilds its state from its own log. The solver lives on a dedicated
-//!    thread ([`Worker`]) created together with it; callers talk to it over channels and wait
-//!    at most until their deadline.
+//! 2. **A solve cannot be bounded from outside, and `Solver` is not `Send`.** varisat has no
+//!    conflict limit and no interrupt, but it stops a solve as soon as writing its proof fails.
+//!    Every solver made here writes a (discarded) native-format proof (DRAT cannot express
+//!    assumptions) into a [`CancelWriter`] that fails once the shared [`Stop`] is raised *or
+//!    the deadline it holds has passed*. varisat writes the proof on every learned clause and
+//!    flushes it at the end of every solve, so a runaway search stops itself a few
+//!    milliseconds after its deadline on whatever thread it runs. A stopped solver is never
+//!    used again: the owner rebuilds its state from its own log. A solver is created on the
+//!    thread that uses it: the caller's own thread (the engine's fast path) or a dedicated
+//!    [`Worker`] thread that callers talk to over channels, waiting at most until their
+//!    deadline.
 
 use std::io;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock, mpsc};
 use std::thread;
 use std::time::Instant;
 
@@ -43,15 +46,66 @@ impl std::fmt::Display for SolveError {
 
 impl std::error::Error for SolveError {}
 
-/// A proof sink that discards everything and fails once `cancel` is raised, which makes
+/// The stop conditions shared by every solver of one belief state: a flag raised by the owner
+/// (a request was abandoned) and the deadline of the request in progress.
+#[derive(Debug)]
+pub struct Stop {
+    flag: AtomicBool,
+    /// Nanoseconds after [`epoch`]; `u64::MAX` = no deadline.
+    deadline: AtomicU64,
+}
+
+/// The reference point deadlines are stored against (an `Instant` does not fit an atomic).
+fn epoch() -> Instant {
+    static EPOCH: OnceLock<Instant> = OnceLock::new();
+    *EPOCH.get_or_init(Instant::now)
+}
+
+impl Stop {
+    /// Not raised, no deadline.
+    pub fn new() -> Arc<Stop> {
+        Arc::new(Stop {
+            flag: AtomicBool::new(false),
+            deadline: AtomicU64::new(u64::MAX),
+        })
+    }
+
+    /// Stops every solve from now on, for good.
+    pub fn raise(&self) {
+        self.flag.store(true, Ordering::Relaxed);
+    }
+
+    /// Solves still running at `deadline` stop (until [`Stop::clear_deadline`]).
+    pub fn set_deadline(&self, deadline: Instant) {
+        let ns = deadline.saturating_duration_since(epoch()).as_nanos();
+        let ns = u64::try_from(ns).unwrap_or(u64::MAX - 1);
+        self.deadline.store(ns, Ordering::Relaxed);
+    }
+
+    /// No deadline (between requests, and while a state is rebuilt).
+    pub fn clear_deadline(&self) {
+        self.deadline.store(u64::MAX, Ordering::Relaxed);
+    }
+
+    /// Whether solving must stop: raised, or past the deadline.
+    pub fn stopped(&self) -> bool {
+        if self.flag.load(Ordering::Relaxed) {
+            return true;
+        }
+        let d = self.deadline.load(Ordering::Relaxed);
+        d != u64::MAX && epoch().elapsed().as_nanos() >= u128::from(d)
+    }
+}
+
+/// A proof sink that discards everything and fails once its [`Stop`] says so, which makes
 /// varisat abandon the running solve.
 pub struct CancelWriter {
-    cancel: Arc<AtomicBool>,
+    stop: Arc<Stop>,
 }
 
 impl io::Write for CancelWriter {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        if self.cancel.load(Ordering::Relaxed) {
+        if self.stop.stopped() {
             Err(io::Error::other("cancelled"))
         } else {
             Ok(buf.len())
@@ -66,7 +120,7 @@ impl io::Write for CancelWriter {
 /// One varisat solver with a cancel switch, validated cores and bookkeeping.
 pub struct Sat {
     solver: Solver<'static>,
-    cancel: Arc<AtomicBool>,
+    stop: Arc<Stop>,
     broken: bool,
     clauses: usize,
     solves: u64,
@@ -76,18 +130,13 @@ pub struct Sat {
 }
 
 impl Sat {
-    /// A fresh solver that stops solving once `cancel` is raised.
-    pub fn new(cancel: Arc<AtomicBool>) -> Self {
+    /// A fresh solver that stops solving once `stop` says so.
+    pub fn new(stop: Arc<Stop>) -> Self {
         let mut solver = Solver::new();
-        solver.write_proof(
-            CancelWriter {
-                cancel: cancel.clone(),
-            },
-            ProofFormat::Varisat,
-        );
+        solver.write_proof(CancelWriter { stop: stop.clone() }, ProofFormat::Varisat);
         Sat {
             solver,
-            cancel,
+            stop,
             broken: false,
             clauses: 0,
             solves: 0,
@@ -126,7 +175,7 @@ impl Sat {
 
     /// Solves under `assumptions`: `Ok(true)` = satisfiable.
     pub fn solve(&mut self, assumptions: &[Lit]) -> Result<bool, SolveError> {
-        if self.broken || self.cancel.load(Ordering::Relaxed) {
+        if self.broken || self.stop.stopped() {
             self.broken = true;
             return Err(SolveError::Cancelled);
         }
@@ -143,7 +192,7 @@ impl Sat {
             Ok(sat) => Ok(sat),
             Err(e) => {
                 self.broken = true;
-                if self.cancel.load(Ordering::Relaxed) {
+                if self.stop.stopped() {
                     Err(SolveError::Cancelled)
                 } else {
                     Err(SolveError::Solver(e.to_string()))
@@ -216,14 +265,14 @@ pub enum Overrun {
 /// order. The handle is `Send`; dropping it stops the thread.
 pub struct Worker<S> {
     tx: Option<mpsc::Sender<Job<S>>>,
-    cancel: Arc<AtomicBool>,
+    cancel: Arc<Stop>,
 }
 
 impl<S: 'static> Worker<S> {
-    /// Spawns the thread and builds the state on it with `init`, which receives the cancel
-    /// flag to hand to every [`Sat`] it creates.
-    pub fn spawn(init: impl FnOnce(Arc<AtomicBool>) -> S + Send + 'static) -> io::Result<Self> {
-        let cancel = Arc::new(AtomicBool::new(false));
+    /// Spawns the thread and builds the state on it with `init`, which receives the stop
+    /// switch to hand to every [`Sat`] it creates.
+    pub fn spawn(init: impl FnOnce(Arc<Stop>) -> S + Send + 'static) -> io::Result<Self> {
+        let cancel = Stop::new();
         let (tx, rx) = mpsc::channel::<Job<S>>();
         let flag = cancel.clone();
         thread::Builder::new()
@@ -264,7 +313,7 @@ impl<S: 'static> Worker<S> {
         match rrx.recv_timeout(wait) {
             Ok(r) => Ok(r),
             Err(mpsc::RecvTimeoutError::Timeout) => {
-                self.cancel.store(true, Ordering::Relaxed);
+                self.cancel.raise();
                 Err(Overrun::Timeout)
             }
             Err(mpsc::RecvTimeoutError::Disconnected) => Err(Overrun::Crashed),
@@ -282,7 +331,7 @@ impl<S: 'static> Worker<S> {
 impl<S> Drop for Worker<S> {
     fn drop(&mut self) {
         // Stop an in-flight solve and let the thread end; never join (that could block).
-        self.cancel.store(true, Ordering::Relaxed);
+        self.cancel.raise();
         self.tx.take();
     }
 }
@@ -299,7 +348,7 @@ mod tests {
 
     #[test]
     fn cores_are_unsat_and_models_satisfy() {
-        let mut s = Sat::new(Arc::new(AtomicBool::new(false)));
+        let mut s = Sat::new(Stop::new());
         // a -> b, b -> c, selectors 4,5,6 guard a, ¬c, d.
         s.add_clause(&[lit(-1), lit(2)]);
         s.add_clause(&[lit(-2), lit(3)]);
@@ -319,11 +368,50 @@ mod tests {
 
     #[test]
     fn cancelled_solver_refuses_work() {
-        let flag = Arc::new(AtomicBool::new(false));
-        let mut s = Sat::new(flag.clone());
+        let stop = Stop::new();
+        let mut s = Sat::new(stop.clone());
         s.add_clause(&[Var::from_index(0).positive()]);
         assert_eq!(s.solve(&[]), Ok(true));
-        flag.store(true, Ordering::Relaxed);
+        stop.raise();
+        assert_eq!(s.solve(&[]), Err(SolveError::Cancelled));
+    }
+
+    #[test]
+    fn deadlines_come_and_go() {
+        let stop = Stop::new();
+        assert!(!stop.stopped());
+        stop.set_deadline(Instant::now());
+        assert!(stop.stopped());
+        stop.clear_deadline();
+        assert!(!stop.stopped());
+        stop.set_deadline(Instant::now() + Duration::from_secs(3600));
+        assert!(!stop.stopped());
+    }
+
+    /// A pigeonhole instance varisat cannot finish stops itself at its deadline on the
+    /// calling thread, and the solver refuses work afterwards.
+    #[test]
+    fn a_runaway_solve_stops_at_its_deadline() {
+        let (pigeons, holes) = (12isize, 11isize);
+        let v = |p: isize, h: isize| lit(p * holes + h + 1);
+        let stop = Stop::new();
+        let mut s = Sat::new(stop.clone());
+        for p in 0..pigeons {
+            let c: Vec<Lit> = (0..holes).map(|h| v(p, h)).collect();
+            s.add_clause(&c);
+        }
+        for h in 0..holes {
+            for p in 0..pigeons {
+                for q in p + 1..pigeons {
+                    s.add_clause(&[!v(p, h), !v(q, h)]);
+                }
+            }
+        }
+        let t = Instant::now();
+        stop.set_deadline(t + Duration::from_millis(100));
+        assert_eq!(s.solve(&[]), Err(SolveError::Cancelled));
+        assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());
+        stop.clear_deadline();
         assert_eq!(s.solve(&[]), Err(SolveError::Cancelled));
     }
 

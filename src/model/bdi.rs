@@ -68,7 +68,7 @@ pub struct StepRef {
 }
 
 /// The append-only BDI history of one session.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct BdiLog {
     /// `schema_belief` events: (step, event).
     pub schema: Vec<(u32, u32)>,
@@ -171,12 +171,6 @@ impl BdiLog {
             Body::PlanStats(_) => self.plan_stats.push((step, pos)),
             _ => {}
         }
-    }
-
-    pub(crate) fn finish(&mut self) {
-        self.upserts.shrink_to_fit();
-        self.steps.shrink_to_fit();
-        self.postconditions.shrink_to_fit();
     }
 
     /// The belief body an upsert wrote.

@@ -1,14 +1,14 @@
 //! A belief state driven on the calling thread, for the recomputation's long walks.
 //!
-//! [`BeliefState`](crate::logic::engine::BeliefState) ships every request to a solver thread
-//! and keeps a `Vec` copy of Σ that it scans on every add and retract. That is the right
-//! shape for interactive use (the REPL, the TUI), but a recomputation makes several requests
-//! per event over traces of 100,000 events: measured on the audit bench, the channel round
-//! trips and the linear scans of the copy cost as much as the solving. [`LocalEngine`] drives
-//! the same [`State`] directly, keeps the active beliefs indexed by id, and enforces the
-//! per-request timeout with a watchdog thread that raises the state's cancel flag (the same
-//! flag the solver thread's deadline raises). After a timeout or a panic inside the engine
-//! the state is rebuilt from the active beliefs, as `BeliefState` does.
+//! [`BeliefState`](crate::logic::engine::BeliefState) keeps a `Vec` copy of Σ that it scans
+//! on every add, retract and `belief(id)`, and moves its state to a solver thread for
+//! formulas too deep for the caller's stack. That is the right shape for interactive use (the
+//! REPL, the TUI), but a recomputation makes several requests per event over traces of
+//! 100,000 events with thousands of active beliefs: measured on the audit bench, the scans of
+//! the copy cost about a quarter of the walk. [`LocalEngine`] drives the same [`State`]
+//! directly, keeps the active beliefs indexed by id, and enforces the per-request timeout
+//! with the state's own deadline ([`Stop`]). After a timeout or a panic inside the engine the
+//! state is rebuilt from the active beliefs, as `BeliefState` does.
 //!
 //! The engine recurses over formulas, so it must run on a thread with a large stack: the
 //! caller arranges that ([`run_with_stack`]).
@@ -16,8 +16,7 @@
 use std::collections::HashMap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::thread::{self, Thread};
+use std::thread;
 use std::time::{Duration, Instant};
 
 use crate::logic::engine::{
@@ -25,6 +24,7 @@ use crate::logic::engine::{
 };
 use crate::logic::formula::Formula;
 use crate::logic::revise::{Policy, Revision};
+use crate::logic::solver::Stop;
 
 /// The stack the engine's solver thread gets (formulas are walked recursively).
 const STACK: usize = 256 << 20;
@@ -52,87 +52,26 @@ pub(crate) fn run_with_stack<R: Send>(f: impl FnOnce() -> R + Send) -> R {
     }
 }
 
-/// What the watchdog and the engine share.
-struct Shared {
-    /// Nanoseconds since `epoch` after which the current request is cancelled; 0: idle.
-    deadline: AtomicU64,
-    cancel: Arc<AtomicBool>,
-    stop: AtomicBool,
-    epoch: Instant,
-}
-
-impl Shared {
-    fn now(&self) -> u64 {
-        // Saturates after 584 years.
-        u64::try_from(self.epoch.elapsed().as_nanos()).unwrap_or(u64::MAX - 1) + 1
-    }
-}
-
-/// Raises the cancel flag when a request outlives its deadline. Polls: a request costs two
-/// atomic stores, never a system call.
-struct Watchdog {
-    shared: Arc<Shared>,
-    thread: Option<Thread>,
-}
-
-impl Watchdog {
-    fn start(cancel: Arc<AtomicBool>, timeout: Duration) -> Watchdog {
-        let shared = Arc::new(Shared {
-            deadline: AtomicU64::new(0),
-            cancel,
-            stop: AtomicBool::new(false),
-            epoch: Instant::now(),
-        });
-        let poll = (timeout / 8).clamp(Duration::from_millis(1), Duration::from_millis(50));
-        let sh = Arc::clone(&shared);
-        let thread = thread::Builder::new()
-            .name("doxascope-watchdog".into())
-            .spawn(move || {
-                while !sh.stop.load(Ordering::Relaxed) {
-                    let d = sh.deadline.load(Ordering::Relaxed);
-                    if d != 0 && sh.now() > d {
-                        sh.cancel.store(true, Ordering::Relaxed);
-                    }
-                    thread::park_timeout(poll);
-                }
-            })
-            .ok()
-            .map(|h| h.thread().clone());
-        Watchdog { shared, thread }
-    }
-}
-
-impl Drop for Watchdog {
-    fn drop(&mut self) {
-        self.shared.stop.store(true, Ordering::Relaxed);
-        if let Some(t) = &self.thread {
-            t.unpark();
-        }
-    }
-}
-
 /// A belief state on the calling thread (see the module docs). The API follows
 /// [`BeliefState`](crate::logic::engine::BeliefState).
 pub(crate) struct LocalEngine {
     state: State,
-    cancel: Arc<AtomicBool>,
+    stop: Arc<Stop>,
     limits: Limits,
     /// Active beliefs in commitment order (`None`: retracted, compacted now and then).
     specs: Vec<Option<BeliefSpec>>,
     by_id: HashMap<String, usize>,
     live: usize,
     rebuilds: u64,
-    watchdog: Watchdog,
 }
 
 impl LocalEngine {
     /// An empty state.
     pub(crate) fn with_limits(limits: Limits) -> LocalEngine {
-        let cancel = Arc::new(AtomicBool::new(false));
+        let stop = Stop::new();
         LocalEngine {
-            state: State::new(Arc::clone(&cancel), limits),
-            watchdog: Watchdog::start(Arc::clone(&cancel), limits.timeout),
-            cancel,
+            state: State::new(Arc::clone(&stop), limits),
+            stop,
             limits,
             specs: Vec::new(),
             by_id: HashMap::new(),
@@ -166,8 +105,9 @@ impl LocalEngine {
 
     fn rebuild(&mut self) {
         self.rebuilds += 1;
-        self.cancel.store(false, Ordering::Relaxed);
-        let mut st = State::new(Arc::clone(&self.cancel), self.limits);
+        // The old state's solvers are stopped for good; the new one gets its own conditions.
+        self.stop = Stop::new();
+        let mut st = State::new(Arc::clone(&self.stop), self.limits);
         for spec in self.specs.iter().flatten() {
             // Every one of these was accepted before; the hard part is known consistent.
             let _ = st.add_inner(spec.clone(), false);
@@ -180,16 +120,12 @@ impl LocalEngine {
         &mut self,
         f: impl FnOnce(&mut State) -> Result<R, EngineError>,
     ) -> Result<R, EngineError> {
-        if self.cancel.load(Ordering::Relaxed) {
-            // The watchdog fired just as the previous request returned.
-            self.rebuild();
+        match Instant::now().checked_add(self.limits.timeout) {
+            Some(d) => self.stop.set_deadline(d),
+            None => self.stop.clear_deadline(),
         }
-        let sh = &self.watchdog.shared;
-        let budget = u64::try_from(self.limits.timeout.as_nanos()).unwrap_or(u64::MAX / 2);
-        sh.deadline
-            .store(sh.now().saturating_add(budget), Ordering::Relaxed);
         let r = catch_unwind(AssertUnwindSafe(|| f(&mut self.state)));
-        self.watchdog.shared.deadline.store(0, Ordering::Relaxed);
+        self.stop.clear_deadline();
         match r {
             Ok(Err(EngineError::Timeout)) => {
                 self.rebuild();

@@ -4,8 +4,10 @@
 //! (a file, socket or stdin stream may carry several sessions, and a session may span files).
 //! It offers two passes over a session, kept apart on purpose:
 //!
-//! - the **replay** ([`timeline`], [`bdi`]) is cheap, runs no solver, and is built once when
-//!   the model is loaded. It gives Σ at every step (beliefs as validity intervals), the BDI
+//! - the **replay** ([`timeline`], [`bdi`]) is cheap, runs no solver, and is built as the
+//!   model is loaded or grown ([`Model::extend`]: only new events are replayed, the replay
+//!   state is kept between batches; the TUI grows its timelines the same way as it reads).
+//!   It gives Σ at every step (beliefs as validity intervals), the BDI
 //!   state at every step, the verification and retraction logs, and per-event errors. Moving
 //!   to any step costs a filter over append-only vectors, never a replay from the start;
 //! - the **recomputation** ([`recompute`]) walks one session forward with a single
@@ -29,12 +31,15 @@ mod local;
 pub mod recompute;
 pub mod timeline;
 
+use std::collections::HashMap;
 use std::fmt;
 use std::fs::File;
 use std::io;
 use std::path::Path;
+use std::sync::Arc;
 
-use crate::trace::{Event, Origin, ReaderConfig, TraceLog};
+use crate::trace::event::FileName;
+use crate::trace::{Event, Item, Origin, ReaderConfig, TraceLog};
 
 pub use bdi::{BdiLog, BdiState, PlanView, StepState, StepView};
 pub use recompute::{RecomputeOptions, Recomputed};
@@ -66,10 +71,21 @@ impl fmt::Display for LoadError {
 impl std::error::Error for LoadError {}
 
 /// The replayed traces: the events as read plus one timeline per session.
-#[derive(Debug)]
+///
+/// A model grows: [`Model::extend`] appends reader output (the background loader's chunks,
+/// a followed file's new lines) and replays only what is new, keeping each session's replay
+/// state between calls, so a model extended batch by batch equals [`Model::from_log`] of the
+/// same items (a property test below checks this on random batches).
+#[derive(Debug, Default)]
 pub struct Model {
     log: TraceLog,
     timelines: Vec<Timeline>,
+    /// The replay state of each timeline, kept between batches.
+    builders: Vec<timeline::Builder>,
+    by_name: HashMap<Arc<str>, usize>,
+    /// Reader problems per file, in order of first problem, with the timeline they are
+    /// attributed to (see [`Model::attribute`]).
+    problem_files: Vec<(FileName, u64, Option<usize>)>,
 }
 
 impl Model {
@@ -101,38 +117,92 @@ impl Model {
         Model::from_log(log)
     }
 
+    /// An empty model, to be grown with [`Model::extend`].
+    pub fn new() -> Model {
+        Model::default()
+    }
+
     /// Replays everything in a log.
     pub fn from_log(log: TraceLog) -> Model {
-        let mut timelines: Vec<Timeline> = log
-            .index
-            .sessions()
-            .map(|(name, positions)| {
-                let arc = log.events[positions[0] as usize].session.clone();
-                let mut b = timeline::Builder::new(&log, arc);
-                let _ = name;
-                for &p in positions {
-                    b.push(p);
+        let mut m = Model {
+            log,
+            ..Model::default()
+        };
+        m.replay_from(0, 0);
+        m
+    }
+
+    /// Appends reader output (events and problems, in read order) and replays the new events
+    /// onto their sessions' timelines; earlier events are not looked at again.
+    pub fn extend(&mut self, items: impl IntoIterator<Item = Item>) {
+        let (events, problems) = (self.log.events.len(), self.log.problems.len());
+        self.log.extend(items);
+        self.replay_from(events, problems);
+    }
+
+    /// Replays the events from log position `events` and counts the problems from index
+    /// `problems` on.
+    fn replay_from(&mut self, events: usize, problems: usize) {
+        let sessions_before = self.timelines.len();
+        for pos in events..self.log.events.len() {
+            let name = &self.log.events[pos].session;
+            let slot = match self.by_name.get(name) {
+                Some(&i) => i,
+                None => {
+                    let i = self.timelines.len();
+                    self.by_name.insert(name.clone(), i);
+                    self.timelines.push(Timeline::empty(name.clone()));
+                    self.builders.push(timeline::Builder::default());
+                    i
                 }
-                b.finish()
-            })
-            .collect();
-        // A line that is not an event cannot name its session: attribute it to the session
-        // named after its file (the default), else to the first session read from that file.
-        for pr in &log.problems {
-            let file = &*pr.origin.file;
-            let base = file.rsplit(['/', '\\']).next().unwrap_or(file);
-            let slot = timelines.iter().position(|t| &*t.name == base).or_else(|| {
-                timelines.iter().position(|t| {
-                    t.events
-                        .first()
-                        .is_some_and(|&p| &*log.events[p as usize].origin.file == file)
-                })
-            });
-            if let Some(i) = slot {
-                timelines[i].reader_problems += 1;
+            };
+            self.builders[slot].push(&mut self.timelines[slot], &self.log, pos as u32);
+        }
+        for pr in &self.log.problems[problems..] {
+            match self
+                .problem_files
+                .iter_mut()
+                .find(|(f, _, _)| **f == *pr.origin.file)
+            {
+                Some(entry) => entry.1 += 1,
+                None => self.problem_files.push((pr.origin.file.clone(), 1, None)),
             }
         }
-        Model { log, timelines }
+        // Attribution depends on which sessions exist: redo it when that changed. There are
+        // few files, so this costs nothing next to the replay.
+        if self.timelines.len() != sessions_before || problems < self.log.problems.len() {
+            self.attribute();
+        }
+    }
+
+    /// Attributes reader problems to timelines. A line that is not an event cannot name its
+    /// session: it goes to the session named after its file (the default), else to the first
+    /// session read from that file.
+    fn attribute(&mut self) {
+        let log = &self.log;
+        for (file, _, slot) in &mut self.problem_files {
+            let file: &str = file;
+            let base = file.rsplit(['/', '\\']).next().unwrap_or(file);
+            *slot = self
+                .timelines
+                .iter()
+                .position(|t| &*t.name == base)
+                .or_else(|| {
+                    self.timelines.iter().position(|t| {
+                        t.events
+                            .first()
+                            .is_some_and(|&p| &*log.events[p as usize].origin.file == file)
+                    })
+                });
+        }
+        for t in &mut self.timelines {
+            t.reader_problems = 0;
+        }
+        for (_, n, slot) in &self.problem_files {
+            if let Some(i) = *slot {
+                self.timelines[i].reader_problems += n;
+            }
+        }
     }
 
     /// The events and reader problems as read.
@@ -210,5 +280,88 @@ impl Model {
     pub fn recompute(&self, session: &str, opts: &RecomputeOptions) -> Option<Recomputed> {
         self.timeline(session)
             .map(|tl| recompute::recompute(tl, &self.log, opts))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trace::Reader;
+    use proptest::prelude::*;
+
+    /// Lines that exercise every part of the replay state kept between batches: ids
+    /// re-announced and superseded, retracts by id and by formula, revises applied later,
+    /// several sessions, BDI plans and steps, and lines that are not events.
+    const POOL: &[&str] = &[
+        r#"{"kind":"announce","formula":"p","id":"a"}"#,
+        r#"{"kind":"announce","formula":"p -> q","id":"r","role":"rule"}"#,
+        r#"{"kind":"announce","formula":"q & s","id":"a"}"#,
+        r#"{"kind":"announce","formula":"~q"}"#,
+        r#"{"kind":"announce","formula":"p &","id":"bad"}"#,
+        r#"{"kind":"retract","target":"a","by":"revision"}"#,
+        r#"{"kind":"retract","target":"¬q"}"#,
+        r#"{"kind":"retract","target":"ghost"}"#,
+        r#"{"kind":"revise","trigger":"~q","retracted":["a","r"],"policy":"greedy"}"#,
+        r#"{"kind":"verify","formula":"q","outcome":"entailed"}"#,
+        r#"{"kind":"query","formula":"p | q","answer":"yes"}"#,
+        r#"{"kind":"announce","session":"other","formula":"x","id":"a"}"#,
+        r#"{"kind":"retract","session":"other","target":"a"}"#,
+        r#"{"kind":"plan","id":"pl","steps":[{"id":"s1","kind":"fetch","deps":[]}]}"#,
+        r#"{"kind":"step","plan":"pl","step":"s1","status":"done","new_beliefs":[{"name":"n","value":1}]}"#,
+        r#"{"kind":"belief","name":"n","value":2}"#,
+        r#"{"kind":"mystery","x":1}"#,
+        "not json at all",
+        r#"{"kind":"announce"}"#,
+    ];
+
+    fn items_of(name: &str, bytes: &[u8]) -> Vec<Item> {
+        let mut r = Reader::new(name, ReaderConfig::default());
+        let mut out = Vec::new();
+        r.feed(bytes, &mut out);
+        r.finish(&mut out);
+        out
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+        #[test]
+        fn extending_in_batches_equals_replaying_at_once(
+            lines in proptest::collection::vec(0..POOL.len(), 0..40),
+            cuts in proptest::collection::vec(0usize..60, 0..6),
+        ) {
+            let text: String = lines.iter().map(|&i| format!("{}\n", POOL[i])).collect();
+            let items = items_of("t.jsonl", text.as_bytes());
+            let whole = Model::from_bytes("t.jsonl", text.as_bytes());
+            let mut cuts: Vec<usize> = cuts.into_iter().map(|c| c.min(items.len())).collect();
+            cuts.sort_unstable();
+            let mut m = Model::new();
+            let mut rest = items.into_iter();
+            let mut at = 0;
+            for c in cuts {
+                m.extend(rest.by_ref().take(c - at));
+                at = c;
+            }
+            m.extend(rest);
+            prop_assert_eq!(&m.log.events, &whole.log.events);
+            prop_assert_eq!(&m.log.problems, &whole.log.problems);
+            prop_assert_eq!(m.timelines(), whole.timelines());
+        }
+    }
+
+    #[test]
+    fn problems_before_their_session_appears_are_still_counted() {
+        // The file's only session is named in the events, so the bad line is attributed to
+        // the first session read from the file, which arrives in a later batch.
+        let text = "oops\n{\"kind\":\"announce\",\"session\":\"s\",\"formula\":\"p\"}\n";
+        let mut items = items_of("f.jsonl", text.as_bytes()).into_iter();
+        let mut m = Model::new();
+        m.extend(items.by_ref().take(1));
+        assert!(m.timelines().is_empty());
+        m.extend(items);
+        assert_eq!(m.timelines()[0].reader_problems(), 1);
+        assert_eq!(
+            m.timelines(),
+            Model::from_bytes("f.jsonl", text.as_bytes()).timelines()
+        );
     }
 }

@@ -162,7 +162,7 @@ pub struct RevisionEntry {
 }
 
 /// The replayed history of one session.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Timeline {
     pub(crate) name: Arc<str>,
     pub(crate) events: Vec<u32>,
@@ -397,19 +397,29 @@ impl Timeline {
     }
 }
 
-/// Builds a timeline incrementally, one event at a time.
-pub(crate) struct Builder<'a> {
-    log: &'a TraceLog,
-    tl: Timeline,
+/// The replay state of one session kept between batches: what [`Timeline`] does not keep
+/// but the next event may need (the active ids, a formula index, unapplied revisions). With
+/// it, a timeline grows one event at a time from any number of batches, and the result is the
+/// same as replaying everything at once (a property test in `model` checks this).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Builder {
     active: HashMap<String, u32>,
     /// Active records by a hash of their normalized formula, so that a retract naming a
     /// formula (or an id that is not active) costs a lookup, not a scan of Σ.
     by_formula: HashMap<u64, Vec<u32>>,
-    /// The formula hash of each record (build time only).
+    /// The formula hash of each record.
     hashes: Vec<Option<u64>>,
     /// Revisions by the (trimmed) names in their `unapplied` list.
     unapplied: HashMap<String, Vec<u32>>,
     first_seq: Option<u64>,
+}
+
+/// One step of the replay: the builder state with the timeline it extends and the log it
+/// reads, borrowed for the duration of one event.
+struct Pass<'a> {
+    log: &'a TraceLog,
+    tl: &'a mut Timeline,
+    b: &'a mut Builder,
 }
 
 fn formula_hash(normalized: &str) -> u64 {
@@ -417,43 +427,35 @@ fn formula_hash(normalized: &str) -> u64 {
     BuildHasherDefault::<DefaultHasher>::default().hash_one(normalized)
 }
 
-impl<'a> Builder<'a> {
-    pub(crate) fn new(log: &'a TraceLog, name: Arc<str>) -> Self {
-        Builder {
-            log,
-            tl: Timeline {
-                name,
-                events: Vec::new(),
-                beliefs: Vec::new(),
-                retracts: Vec::new(),
-                revisions: Vec::new(),
-                verifies: Vec::new(),
-                queries: Vec::new(),
-                errors: Vec::new(),
-                unknown_kinds: 0,
-                reader_problems: 0,
-                seq_dense: true,
-                bdi: BdiLog::default(),
-            },
-            active: HashMap::new(),
-            by_formula: HashMap::new(),
-            hashes: Vec::new(),
-            unapplied: HashMap::new(),
-            first_seq: None,
+impl Timeline {
+    /// An empty timeline for the session `name`.
+    pub(crate) fn empty(name: Arc<str>) -> Timeline {
+        Timeline {
+            name,
+            events: Vec::new(),
+            beliefs: Vec::new(),
+            retracts: Vec::new(),
+            revisions: Vec::new(),
+            verifies: Vec::new(),
+            queries: Vec::new(),
+            errors: Vec::new(),
+            unknown_kinds: 0,
+            reader_problems: 0,
+            seq_dense: true,
+            bdi: BdiLog::default(),
         }
     }
+}
 
-    pub(crate) fn finish(self) -> Timeline {
-        let mut tl = self.tl;
-        tl.events.shrink_to_fit();
-        tl.beliefs.shrink_to_fit();
-        tl.retracts.shrink_to_fit();
-        tl.verifies.shrink_to_fit();
-        tl.queries.shrink_to_fit();
-        tl.bdi.finish();
-        tl
+impl Builder {
+    /// Replays the event at log position `pos` onto `tl`, which this builder has built so
+    /// far (and nothing else has changed).
+    pub(crate) fn push(&mut self, tl: &mut Timeline, log: &TraceLog, pos: u32) {
+        Pass { log, tl, b: self }.push(pos);
     }
+}
 
+impl Pass<'_> {
     fn error(&mut self, step: u32, pos: u32, field: &'static str, e: Result<ParseError, String>) {
         let (column, message) = match e {
             Ok(pe) => (
@@ -471,12 +473,12 @@ impl<'a> Builder<'a> {
         });
     }
 
-    pub(crate) fn push(&mut self, pos: u32) {
+    fn push(&mut self, pos: u32) {
         let log = self.log;
         let ev = event_at(log, pos);
-        let expected = self.first_seq.map(|f| f + self.tl.events.len() as u64);
+        let expected = self.b.first_seq.map(|f| f + self.tl.events.len() as u64);
         match expected {
-            None => self.first_seq = Some(ev.seq),
+            None => self.b.first_seq = Some(ev.seq),
             Some(e) if e != ev.seq => self.tl.seq_dense = false,
             Some(_) => {}
         }
@@ -512,7 +514,7 @@ impl<'a> Builder<'a> {
             // Without a parse there is no normalized form; the text itself is the best id.
             (None, None) => a.formula.trim().to_string(),
         };
-        if let Some(&old) = self.active.get(&id) {
+        if let Some(&old) = self.b.active.get(&id) {
             let old_rec = &self.tl.beliefs[old as usize];
             let same = match &event_at(self.log, old_rec.event).body {
                 Body::Announce(o) => {
@@ -536,25 +538,25 @@ impl<'a> Builder<'a> {
             retraction: None,
             formula_ok,
         });
-        self.hashes.push(hash);
+        self.b.hashes.push(hash);
         if let Some(h) = hash {
-            self.by_formula.entry(h).or_default().push(idx);
+            self.b.by_formula.entry(h).or_default().push(idx);
         }
-        self.active.insert(id, idx);
+        self.b.active.insert(id, idx);
     }
 
     /// Ends an active record.
     fn end(&mut self, i: u32, step: u32, pos: u32, by: RetractedBy) {
         let id = self.tl.beliefs[i as usize].id.to_string();
-        if self.active.get(&id) == Some(&i) {
-            self.active.remove(&id);
+        if self.b.active.get(&id) == Some(&i) {
+            self.b.active.remove(&id);
         }
-        if let Some(h) = self.hashes[i as usize]
-            && let Some(v) = self.by_formula.get_mut(&h)
+        if let Some(h) = self.b.hashes[i as usize]
+            && let Some(v) = self.b.by_formula.get_mut(&h)
         {
             v.retain(|&x| x != i);
             if v.is_empty() {
-                self.by_formula.remove(&h);
+                self.b.by_formula.remove(&h);
             }
         }
         self.tl.beliefs[i as usize].retraction = Some(Retraction {
@@ -566,21 +568,22 @@ impl<'a> Builder<'a> {
 
     /// The active record a `target` (an id or a formula) names.
     fn resolve(&self, target: &str) -> Option<u32> {
-        if let Some(&i) = self.active.get(target) {
+        if let Some(&i) = self.b.active.get(target) {
             return Some(i);
         }
         let trimmed = target.trim();
-        if let Some(&i) = self.active.get(trimmed) {
+        if let Some(&i) = self.b.active.get(trimmed) {
             return Some(i);
         }
         let want = parse(trimmed).ok()?;
         let n = normalized(&want);
-        if let Some(&i) = self.active.get(&n) {
+        if let Some(&i) = self.b.active.get(&n) {
             return Some(i);
         }
         // An explicit id with this formula: the oldest such active record. Candidates come
         // from the hash index and are confirmed by parsing.
-        self.by_formula
+        self.b
+            .by_formula
             .get(&formula_hash(&n))?
             .iter()
             .copied()
@@ -615,7 +618,7 @@ impl<'a> Builder<'a> {
         let mut cands: Vec<u32> = [Some(r.target.trim()), rec_id.as_deref()]
             .into_iter()
             .flatten()
-            .filter_map(|k| self.unapplied.get(k))
+            .filter_map(|k| self.b.unapplied.get(k))
             .flatten()
             .copied()
             .collect();
@@ -632,7 +635,7 @@ impl<'a> Builder<'a> {
             rv.retracts.push(ri);
             if let Some(u) = rv.unapplied.iter().position(names) {
                 let name = rv.unapplied.remove(u);
-                if let Some(v) = self.unapplied.get_mut(name.trim()) {
+                if let Some(v) = self.b.unapplied.get_mut(name.trim()) {
                     v.retain(|&x| x as usize != k);
                 }
             }
@@ -649,7 +652,7 @@ impl<'a> Builder<'a> {
         let trigger_record = r.trigger.as_deref().and_then(|t| self.resolve(t));
         if let Some(t) = &r.trigger
             && trigger_record.is_none()
-            && !self.active.contains_key(t.as_str())
+            && !self.b.active.contains_key(t.as_str())
             && let Err(e) = parse(t)
         {
             // Not an active id and not a formula either.
@@ -667,7 +670,8 @@ impl<'a> Builder<'a> {
             .collect();
         let k = self.tl.revisions.len() as u32;
         for u in &unapplied {
-            self.unapplied
+            self.b
+                .unapplied
                 .entry(u.trim().to_string())
                 .or_default()
                 .push(k);

@@ -3,8 +3,12 @@
 //! [`App`] owns the data read so far ([`Store`]) and everything about how it is shown:
 //! session, selected step, follow mode, focus, per-pane selections, filters, the REPL line.
 //! Input handlers change this state and return [`Effect`]s; the event loop performs them
-//! (runs a command on the REPL worker, suspends, quits). Nothing here blocks or draws, so the
-//! whole interaction is testable by feeding key events to an `App`.
+//! (runs a command on the REPL worker, audits, suspends, quits). Nothing here blocks or
+//! draws, so the whole interaction is testable by feeding key events to an `App`.
+//!
+//! The timeline cursor is a row: the session's events with its reader problems between them
+//! at their place in file order ([`SessionData::row_item`]). The selected step is the row's
+//! step, so every pane shows the state at the cursor, on a bad line too.
 
 use std::cell::RefCell;
 use std::collections::HashSet;
@@ -15,7 +19,7 @@ use ratatui::crossterm::event::{
 };
 use ratatui::layout::{Position, Rect};
 
-use super::data::{Flag, Origin, SessionData, Store, enum_name};
+use super::data::{Origin, RowItem, SessionData, Store, enum_name};
 use super::highlight;
 use super::keys::{self, Action};
 use super::theme::Theme;
@@ -89,7 +93,7 @@ pub enum Effect {
     },
     /// Turn mouse capture on or off.
     Mouse(bool),
-    /// Recompute the verification verdicts of the shown session (off the UI thread).
+    /// Audit the shown session (off the UI thread): findings and the recomputed verdicts.
     Recompute,
 }
 
@@ -255,8 +259,8 @@ pub struct App {
     pub theme: Theme,
     /// Index of the shown session.
     pub session: usize,
-    /// Index (into the session's events) of the selected event; the selected step is
-    /// `cursor + 1` (0 for an empty session).
+    /// The selected timeline row (events and reader problems, see
+    /// [`SessionData::row_item`]); the selected step is the row's step.
     pub cursor: u32,
     /// Track the newest step.
     pub follow: bool,
@@ -311,23 +315,36 @@ pub struct App {
     pub page: usize,
     /// Highlighting cache.
     pub hl: highlight::Cache,
-    /// Density strip cache: (session, events, width) and the bins.
-    pub density: ((usize, u32, u16), Vec<u8>),
+    /// Density strip cache: (session, events, width, audit version) and the bins.
+    pub density: ((usize, u32, u16, u64), Vec<u8>),
     /// Σ rows of the last (version, session, step, filter).
     sigma_cache: SigmaCache,
     /// Sessions seen by the last [`App::on_data`] (to notice new re-read segments).
     known_sessions: usize,
-    /// Recomputed verification verdicts of the shown session.
-    pub verdicts: Option<super::recompute::Verdicts>,
-    /// A recomputation is running.
+    /// The audit of the shown session ([`crate::model::audit`]): findings and verdicts.
+    pub analysis: Option<super::recompute::Analysis>,
+    /// An audit of the shown session is running.
     pub recomputing: bool,
+    /// (session, version) of the last audit asked for.
+    audit_sent: Option<(usize, u64)>,
+    /// An audit is wanted and the session is still being handed over in pieces.
+    handover: bool,
+    /// Events per piece handed to the auditor ([`HANDOVER_CHUNK`]).
+    pub handover_chunk: u32,
+    /// What the auditor and the REPL worker have been sent.
+    sent_audit: super::data::Sent,
+    sent_repl: super::data::Sent,
     /// The paced demo stream when `doxascope demo` plays in the TUI (see [`App::demo_tick`]).
     pub demo: Option<DemoPlayer>,
 }
 
-/// Sessions up to this many events are recomputed automatically once loaded; larger ones on
-/// request (`R`), since the solver pass grows with the run.
+/// Sessions up to this many events are audited automatically once loaded and as they grow;
+/// larger ones on request (`R`), since the solver pass grows with the run.
 pub const AUTO_RECOMPUTE_MAX: u32 = 200_000;
+
+/// Events handed to the audit worker per turn of the event loop (a few tens of
+/// milliseconds of copying), so handing over a big session never freezes input.
+pub const HANDOVER_CHUNK: u32 = 50_000;
 
 type SigmaCache = RefCell<Option<((u64, usize, u32, SigmaFilter), Rc<Vec<SigmaRow>>)>>;
 
@@ -366,11 +383,16 @@ impl App {
             areas: Vec::new(),
             page: 10,
             hl: highlight::Cache::default(),
-            density: ((usize::MAX, 0, 0), Vec::new()),
+            density: ((usize::MAX, 0, 0, 0), Vec::new()),
             sigma_cache: RefCell::new(None),
             known_sessions: 0,
-            verdicts: None,
+            analysis: None,
             recomputing: false,
+            audit_sent: None,
+            handover: false,
+            handover_chunk: HANDOVER_CHUNK,
+            sent_audit: super::data::Sent::default(),
+            sent_repl: super::data::Sent::default(),
             demo: None,
         };
         app.on_data();
@@ -384,22 +406,41 @@ impl App {
 
     /// The selected step (0..=N).
     pub fn step(&self) -> u32 {
-        match self.sess() {
-            Some(s) if !s.is_empty() => self.cursor.min(s.len() - 1) + 1,
-            _ => 0,
-        }
+        self.sess().map_or(0, |s| s.step_of_row(self.cursor))
     }
 
-    /// The event under the timeline cursor.
+    /// What the timeline cursor is on.
+    pub fn cursor_item(&self) -> Option<RowItem> {
+        self.sess()?.row_item(self.cursor)
+    }
+
+    /// The event under the timeline cursor (none on a reader problem).
     pub fn cursor_event(&self) -> Option<(u32, &Event)> {
         let s = self.sess()?;
-        let pos = *s.events.get(self.cursor as usize)?;
+        let Some(RowItem::Event(i)) = s.row_item(self.cursor) else {
+            return None;
+        };
+        let pos = *s.events().get(i as usize)?;
         Some((pos, self.store.event(pos)?))
     }
 
-    /// Moves the cursor to event index `i` (clamped); leaving the last step pauses follow.
+    /// Moves the cursor to the event of `step` (the first row at step 0).
+    pub fn goto_step(&mut self, step: u64) {
+        let row = match self.sess() {
+            Some(s) if step > 0 => {
+                let i = u32::try_from(step - 1)
+                    .unwrap_or(u32::MAX)
+                    .min(s.len().saturating_sub(1));
+                s.row_of_event(i)
+            }
+            _ => 0,
+        };
+        self.goto(i64::from(row));
+    }
+
+    /// Moves the cursor to row `i` (clamped); leaving the last row pauses follow.
     pub fn goto(&mut self, i: i64) {
-        let n = self.sess().map_or(0, |s| s.len());
+        let n = self.sess().map_or(0, |s| s.rows());
         let last = n.saturating_sub(1);
         self.cursor = i.clamp(0, i64::from(last)) as u32;
         self.follow = n > 0 && self.cursor == last && self.follow;
@@ -423,8 +464,18 @@ impl App {
             self.session = i;
         }
         self.known_sessions = n;
+        // The audit shown is always the shown session's.
+        if self
+            .analysis
+            .as_ref()
+            .is_some_and(|a| a.session != self.session)
+        {
+            self.analysis = None;
+            self.recomputing = false;
+            self.handover = false;
+        }
         if self.follow {
-            let n = self.sess().map_or(0, |s| s.len());
+            let n = self.sess().map_or(0, |s| s.rows());
             self.cursor = n.saturating_sub(1);
         }
         self.dirty = true;
@@ -459,7 +510,7 @@ impl App {
         s.sigma_at(t, with_retracted)
             .into_iter()
             .filter(|&i| {
-                let b = &s.beliefs[i as usize];
+                let b = &s.tl.beliefs()[i as usize];
                 let active = b.active_at(t);
                 if f.status.as_deref() == Some("retracted") && active {
                     return false;
@@ -467,7 +518,7 @@ impl App {
                 if f.is_empty() {
                     return true;
                 }
-                let Some(Body::Announce(a)) = self.store.event(b.pos).map(|e| &e.body) else {
+                let Some(Body::Announce(a)) = self.store.event(b.event).map(|e| &e.body) else {
                     return false;
                 };
                 f.role.as_ref().is_none_or(|r| enum_name(&a.role) == *r)
@@ -494,9 +545,9 @@ impl App {
         let Some(s) = self.sess() else { return 0 };
         match pane {
             Pane::Sigma => self.sigma_rows().len(),
-            Pane::Verify => self.rows_upto(&s.verifies).len(),
-            Pane::Retract => self.rows_upto(&s.revisions).len(),
-            Pane::Timeline => s.len() as usize,
+            Pane::Verify => self.rows_upto(s.tl.verifies()).len(),
+            Pane::Retract => s.revisions_upto(self.step()),
+            Pane::Timeline => s.rows() as usize,
             Pane::Repl => self.scrollback.len(),
             // Plan and detail scroll by lines; the renderer clamps.
             Pane::Plan | Pane::Detail => 10_000,
@@ -512,10 +563,14 @@ impl App {
             Pane::Sigma => {
                 let rows = self.sigma_rows();
                 let i = *rows.get(sel.min(rows.len().saturating_sub(1)))?;
-                Some(s.beliefs[i as usize].pos)
+                Some(s.tl.beliefs()[i as usize].event)
             }
-            Pane::Verify => self.latest_first(&s.verifies, sel),
-            Pane::Retract => self.latest_first(&s.revisions, sel),
+            Pane::Verify => self.latest_first(s.tl.verifies(), sel),
+            Pane::Retract => {
+                let n = s.revisions_upto(self.step());
+                s.revision_newest(self.step(), sel.min(n.saturating_sub(1)))
+                    .map(|(_, p)| p)
+            }
             _ => self.cursor_event().map(|(p, _)| p),
         }
     }
@@ -530,44 +585,77 @@ impl App {
         rows.get(n - 1 - sel.min(n - 1)).map(|&(_, p)| p)
     }
 
-    /// Errors and findings counted for the header: flagged events plus claims the
-    /// recomputation contradicts.
-    pub fn problem_count(&self) -> usize {
-        self.sess().map_or(0, |s| s.problems) + self.verdicts.as_ref().map_or(0, |v| v.mismatches())
+    /// The audit's findings for the header (`None` until the shown session is audited).
+    pub fn problem_count(&self) -> Option<usize> {
+        self.analysis.as_ref().map(|a| a.findings.len())
     }
 
-    /// `[Effect::Recompute]` when the shown session is small enough to recompute unasked.
+    /// `[Effect::Recompute]` when the shown session is small enough to audit unasked.
     pub fn auto_recompute(&self) -> Vec<Effect> {
         match self.sess() {
-            Some(s) if !s.is_empty() && s.len() <= AUTO_RECOMPUTE_MAX => vec![Effect::Recompute],
+            Some(s) if s.rows() > 0 && s.len() <= AUTO_RECOMPUTE_MAX => vec![Effect::Recompute],
             _ => Vec::new(),
         }
     }
 
-    /// What a recomputation of the shown session needs: copies of its events, their log
-    /// positions, the data version and the session index.
-    pub fn recompute_input(&self) -> Option<(Vec<Event>, Vec<u32>, u64, usize)> {
-        let s = self.sess()?;
-        let events = s
-            .events
-            .iter()
-            .filter_map(|&p| self.store.event(p).cloned())
-            .collect();
-        Some((events, s.events.clone(), self.store.version, self.session))
+    /// The next piece of what the auditor has not seen of the shown session (a
+    /// [`super::data::Delta`] of at most [`App::handover_chunk`] events); `run` asks for an audit
+    /// once the last piece is in. While pieces remain, [`App::handover_pending`] says so and
+    /// the event loop sends one per turn, after input.
+    pub fn recompute_input(&mut self, run: bool) -> Option<super::recompute::Request> {
+        let delta = self
+            .store
+            .delta(self.session, &mut self.sent_audit, self.handover_chunk)?;
+        let run_now = run && !delta.more;
+        self.handover = run && delta.more;
+        if run {
+            self.recomputing = true;
+        }
+        if run_now {
+            self.audit_sent = Some((self.session, self.store.version));
+        }
+        Some(super::recompute::Request {
+            delta,
+            version: self.store.version,
+            run: run_now,
+        })
     }
 
-    /// Verdicts arrived; kept when they are for the shown session.
-    pub fn on_verdicts(&mut self, v: super::recompute::Verdicts) {
-        if v.session == self.session {
+    /// Whether an audit was asked for and the session is still being handed over.
+    pub fn handover_pending(&self) -> bool {
+        self.handover
+    }
+
+    /// What the REPL worker has not seen of the shown session yet.
+    pub fn repl_input(&mut self) -> Option<super::data::Delta> {
+        // A command needs all of Σ before it runs, so this one is not cut in pieces.
+        self.store
+            .delta(self.session, &mut self.sent_repl, u32::MAX)
+    }
+
+    /// A delta for the REPL worker was not delivered: the next one starts afresh.
+    pub fn repl_lost(&mut self) {
+        self.sent_repl.forget(self.session);
+    }
+
+    /// An audit arrived; kept when it is for the shown session.
+    pub fn on_analysis(&mut self, a: super::recompute::Analysis) {
+        // The audit asked for last is done even when the view has moved on meanwhile (a
+        // following view moves to a new session), so the next one can be asked for.
+        if self.audit_sent == Some((a.session, a.version)) {
             self.recomputing = false;
-            let n = v.mismatches();
-            self.status = format!(
-                "recomputed {} verification claim(s): {n} disagree",
-                v.by_pos.len()
-            );
-            self.verdicts = Some(v);
-            self.dirty = true;
         }
+        if a.session != self.session {
+            return;
+        }
+        self.status = format!(
+            "audit: {} finding(s); {} of {} verification claim(s) disagree with the recomputation",
+            a.findings.len(),
+            a.mismatches(),
+            a.by_pos.len()
+        );
+        self.analysis = Some(a);
+        self.dirty = true;
     }
 
     /// Adds the demo events due at `now` to the store (nothing without a demo or while
@@ -662,7 +750,7 @@ impl App {
     /// Performs an action.
     pub fn apply(&mut self, a: Action) -> Vec<Effect> {
         self.dirty = true;
-        let n = self.sess().map_or(0, |s| s.len());
+        let n = self.sess().map_or(0, |s| s.rows());
         match a {
             Action::Quit => return vec![Effect::Quit],
             Action::Suspend => return vec![Effect::Suspend],
@@ -717,7 +805,9 @@ impl App {
                 self.session = (self.session + 1) % k;
                 self.follow = true;
                 self.support.clear();
-                self.verdicts = None;
+                self.analysis = None;
+                self.recomputing = false;
+                self.handover = false;
                 self.on_data();
                 return self.auto_recompute();
             }
@@ -756,24 +846,58 @@ impl App {
             (self.selected[i] as i64 + d).clamp(0, n.saturating_sub(1) as i64) as usize;
     }
 
-    /// `e` / `E`: the next or previous flagged event that is an error or finding.
+    /// Rows the audit or the reader flagged, in order, each with a short label: every
+    /// reader problem, and every event with a finding.
+    pub fn flagged_rows(&self) -> Vec<(u32, String)> {
+        let Some(s) = self.sess() else {
+            return Vec::new();
+        };
+        let mut out: Vec<(u32, String)> = Vec::new();
+        if let Some(a) = &self.analysis {
+            for (at, f) in &a.findings {
+                let row = match *at {
+                    super::recompute::At::Event(i) if i < s.len() => s.row_of_event(i),
+                    super::recompute::At::Problem(k) if (k as usize) < s.problems.len() => {
+                        s.row_of_problem(k)
+                    }
+                    _ => continue,
+                };
+                out.push((row, format!("{}: {}", f.code, f.message)));
+            }
+        }
+        for k in 0..s.problems.len() as u32 {
+            if let Some(p) = self.store.problem(s.problems[k as usize].1) {
+                out.push((
+                    s.row_of_problem(k),
+                    format!("parse-error: line {}: {}", p.origin.line, p.message),
+                ));
+            }
+        }
+        // One label per row: the first finding the audit lists for it.
+        out.sort_by_key(|(r, _)| *r);
+        out.dedup_by_key(|(r, _)| *r);
+        out
+    }
+
+    /// `e` / `E`: the next or previous row with an error or finding.
     fn flag_step(&mut self, forward: bool) {
-        let Some(s) = self.sess() else { return };
+        let rows = self.flagged_rows();
         let cur = self.cursor;
         let hit = if forward {
-            s.flags.iter().find(|(i, f)| *i > cur && f.is_problem())
+            rows.into_iter().find(|(r, _)| *r > cur)
         } else {
-            s.flags
-                .iter()
-                .rev()
-                .find(|(i, f)| *i < cur && f.is_problem())
+            rows.into_iter().rev().find(|(r, _)| *r < cur)
         };
         match hit {
-            Some(&(i, f)) => {
+            Some((r, label)) => {
                 self.follow = false;
-                self.goto(i64::from(i));
+                self.goto(i64::from(r));
                 self.focus = Pane::Timeline;
-                self.status = format!("step {}: {}", i + 1, f.label());
+                self.detail_from = Pane::Timeline;
+                self.status = format!("step {}: {label}", self.step());
+            }
+            None if self.analysis.is_none() && self.recomputing => {
+                self.status = "no more errors; the audit is still running".into()
             }
             None => self.status = "no more errors or findings".into(),
         }
@@ -875,18 +999,27 @@ impl App {
         };
         let pat = pat.to_lowercase();
         let Some(s) = self.sess() else { return };
-        let n = s.len() as usize;
+        let n = s.rows() as usize;
         if n == 0 {
             return;
         }
         let cur = self.cursor as usize;
-        let matches = |i: usize| {
-            s.events
-                .get(i)
+        let matches = |r: usize| match s.row_item(r as u32) {
+            Some(RowItem::Event(i)) => s
+                .events()
+                .get(i as usize)
                 .and_then(|&p| self.store.event(p))
                 .is_some_and(|ev| {
                     ev.kind_name().contains(&pat) || App::summary(ev).to_lowercase().contains(&pat)
-                })
+                }),
+            Some(RowItem::Problem(k)) => s
+                .problems
+                .get(k as usize)
+                .and_then(|&(_, q)| self.store.problem(q))
+                .is_some_and(|p| {
+                    "parse-error".contains(&pat) || p.message.to_lowercase().contains(&pat)
+                }),
+            None => false,
         };
         // Wraps around, like lnav and less.
         let found = (1..=n)
@@ -903,7 +1036,7 @@ impl App {
                 self.follow = false;
                 self.goto(i as i64);
                 self.focus = Pane::Timeline;
-                self.status = format!("/{} at step {}", pat, i + 1);
+                self.status = format!("/{} at step {}", pat, self.step());
             }
             None => self.status = format!("pattern not found: {pat}"),
         }
@@ -1002,9 +1135,9 @@ impl App {
             return Vec::new();
         };
         for i in s.sigma_at(self.step(), false) {
-            let b = &s.beliefs[i as usize];
-            out.insert(b.id.clone());
-            if let Some(Body::Announce(a)) = self.store.event(b.pos).map(|e| &e.body)
+            let b = &s.tl.beliefs()[i as usize];
+            out.insert(b.id.to_string());
+            if let Some(Body::Announce(a)) = self.store.event(b.event).map(|e| &e.body)
                 && let Ok(f) = crate::logic::parse::parse(&a.formula)
             {
                 let mut atoms = Vec::new();
@@ -1078,9 +1211,8 @@ impl App {
             return Vec::new();
         };
         let sel = self.selected[Pane::Retract.index()];
-        let rows = self.rows_upto(&s.revisions);
-        let n = rows.len();
-        let Some((step, pos)) = (n > 0).then(|| rows[n - 1 - sel.min(n - 1)]) else {
+        let n = s.revisions_upto(self.step());
+        let Some((step, pos)) = s.revision_newest(self.step(), sel.min(n.saturating_sub(1))) else {
             return Vec::new();
         };
         let trigger = match self.store.event(pos).map(|e| &e.body) {
@@ -1097,15 +1229,15 @@ impl App {
         };
         // The trigger may be an id: resolve it to its formula, and ask about Σ just before
         // the trigger entered it (once it is in, Σ is inconsistent and entails everything).
-        let found = s
-            .beliefs
-            .iter()
-            .rev()
-            .find(|b| b.id == trigger && b.announced <= step)
-            .and_then(|b| match self.store.event(b.pos).map(|e| &e.body) {
-                Some(Body::Announce(a)) => Some((a.formula.clone(), b.announced)),
-                _ => None,
-            });
+        let found =
+            s.tl.beliefs()
+                .iter()
+                .rev()
+                .find(|b| b.id == trigger && b.announced <= step)
+                .and_then(|b| match self.store.event(b.event).map(|e| &e.body) {
+                    Some(Body::Announce(a)) => Some((a.formula.clone(), b.announced)),
+                    _ => None,
+                });
         let (formula, step) = match found {
             Some((f, announced)) => (f, announced),
             None => (trigger, step),
@@ -1135,7 +1267,7 @@ impl App {
                         }
                         if let Reply::At { step, .. } = r {
                             self.follow = false;
-                            self.goto(*step as i64 - 1);
+                            self.goto_step(*step);
                         }
                     }
                     Err(e) => self.scrollback.push(ScrollLine {
@@ -1236,13 +1368,6 @@ impl App {
         let sel = self.selected[pane.index()];
         let h = self.page.max(1);
         sel.saturating_sub(h - 1)
-    }
-
-    /// Flags of the event at index `i` of the session.
-    pub fn flag_of(&self, i: u32) -> Option<Flag> {
-        let s = self.sess()?;
-        let k = s.flags.partition_point(|(j, _)| *j < i);
-        s.flags.get(k).filter(|(j, _)| *j == i).map(|&(_, f)| f)
     }
 }
 

@@ -1,28 +1,35 @@
-//! What the panes show, derived from the trace as it is read.
+//! What the panes show: the trace as it is read, replayed by the model.
 //!
-//! [`Store`] owns the [`TraceLog`] and, per session, a small index of the events each pane
-//! needs (announcements as validity intervals, verifications, revisions and retractions,
-//! plans, step reports, intentions, flagged events). It is built incrementally, one batch of
-//! reader items at a time, so the background loader and follow mode extend it without ever
-//! re-reading what came before, and every per-step question is answered from these vectors
-//! without replaying the session.
+//! [`Store`] owns the [`TraceLog`] and one [`SessionData`] per timeline. Each holds the
+//! model's own replay of the session ([`crate::model::Timeline`], built incrementally with
+//! the model's builder, the same code `export`, `audit` and the headless REPL read), so Σ,
+//! the retraction log, the verification log and the BDI log the panes draw are the model's,
+//! never a second interpretation. What this module adds is only what a view needs and the
+//! model has no notion of:
 //!
-//! Step t of a session is the state after its first t events (step 0 is empty), the same
-//! convention the replay model uses; the timeline cursor on the event at position i (0-based)
-//! shows step i + 1.
+//! - how sessions are told apart while the TUI runs ([`Origin`]: files, re-read segments of
+//!   a followed file, live connections);
+//! - the reader's problems (lines that are not events) at their place in file order, so the
+//!   timeline shows them as rows between the events they were read between;
+//! - one byte per event for the density strip (gate contradictions, revisions).
 //!
-//! This module interprets only what the views need to lay out rows; the logic (recomputing
-//! claimed outcomes, audits) stays in the model and the REPL, which run off the UI thread.
+//! It grows one batch of reader items at a time, so the background loader and follow mode
+//! extend it without re-reading what came before, and every per-step question is answered
+//! from the model's append-only vectors without replaying the session.
+//!
+//! Step t of a session is the state after its first t events (step 0 is empty), the
+//! model's convention. Timeline rows are events and reader problems interleaved; a problem
+//! row shows the step of the events read before it ([`SessionData::step_of_row`]).
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
 use serde::Serialize;
 
-use crate::logic::parse::parse as parse_formula;
-use crate::logic::print::normalized;
-use crate::repl::{TraceBelief, TraceSigma};
-use crate::trace::event::{Announce, StepStatus};
+use crate::model::Timeline;
+use crate::model::timeline::Builder;
+use crate::trace::event::FileName;
+use crate::trace::reader::Problem;
 use crate::trace::{Body, Event, Item, Severity, TraceLog};
 
 /// The name of a serializable unit enum value (`fact`, `contradiction`, ...).
@@ -34,88 +41,30 @@ pub fn enum_name<T: Serialize>(v: &T) -> String {
     }
 }
 
-/// One announcement, valid over `[announced, retracted)`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct BeliefRec {
-    /// The belief id (the `id` field, else the normalized formula, else the text as written).
-    pub id: String,
-    /// The `announce` event (position in the log).
-    pub pos: u32,
-    /// The step it entered Σ.
-    pub announced: u32,
-    /// The step it left Σ and the event that removed it.
-    pub retracted: Option<(u32, u32)>,
-    /// Whether the formula parses.
-    pub formula_ok: bool,
-    /// The normalized formula, when the record is also reachable by it.
-    key2: Option<String>,
-}
-
-impl BeliefRec {
-    /// Whether the belief is in Σ at step `t`.
-    pub fn active_at(&self, t: u32) -> bool {
-        self.announced <= t && self.retracted.is_none_or(|(s, _)| s > t)
-    }
-}
-
-/// Why an event is flagged in the timeline (`e` / `E` jump between flagged events).
+/// A timeline row: an event of the session or a reader problem read between its events.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Flag {
-    /// A formula in the event does not parse.
-    FormulaError,
-    /// A `retract` names no active belief.
-    UnknownTarget,
-    /// A `log` at level error or warn.
-    LogProblem,
-    /// A step that failed or a postcondition that did not hold.
-    Failure,
-    /// The agent's gate reported a contradiction.
-    Contradiction,
-}
-
-impl Flag {
-    /// A short label for the timeline and detail panes.
-    pub fn label(self) -> &'static str {
-        match self {
-            Flag::FormulaError => "formula error",
-            Flag::UnknownTarget => "unknown target",
-            Flag::LogProblem => "log warning",
-            Flag::Failure => "failure",
-            Flag::Contradiction => "contradiction",
-        }
-    }
-
-    /// Whether the flag counts as an error or finding (rather than a notable event).
-    pub fn is_problem(self) -> bool {
-        !matches!(self, Flag::Contradiction)
-    }
+pub enum RowItem {
+    /// The event at this index of the session (it takes effect at step index + 1).
+    Event(u32),
+    /// The problem at this index of [`SessionData::problems`].
+    Problem(u32),
 }
 
 /// Everything the views need about one session.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct SessionData {
-    /// The session name.
+    /// The session name (sanitized for live sessions, whose names are client-chosen).
     pub name: Arc<str>,
-    /// Its events as positions in the log; step i + 1 is after `events[i]`.
-    pub events: Vec<u32>,
-    /// Announcements in order.
-    pub beliefs: Vec<BeliefRec>,
-    /// Active belief ids (and normalized formulas) to record indices.
-    active: HashMap<String, u32>,
-    /// `verify` events as (step, position).
-    pub verifies: Vec<(u32, u32)>,
-    /// `revise` and `retract` events as (step, position).
-    pub revisions: Vec<(u32, u32)>,
-    /// `plan`, `step`, `postcondition` events as (step, position).
-    pub plan_events: Vec<(u32, u32)>,
-    /// `intention` and `satisfaction` events as (step, position).
-    pub intentions: Vec<(u32, u32)>,
-    /// Flagged events as (index into `events`, flag), in order.
-    pub flags: Vec<(u32, Flag)>,
-    /// Contradictions (gate verdicts) and revisions per event index, for the density strip.
+    /// The model's replay of the session.
+    pub tl: Timeline,
+    builder: Builder,
+    /// Reader problems of this session in read order, as (events of the session read before
+    /// it, index into [`TraceLog::problems`]).
+    pub problems: Vec<(u32, u32)>,
+    /// Of those, how many are errors (lines that are not events).
+    pub errors: u32,
+    /// Gate contradictions and revisions per event, for the density strip.
     pub marks: Vec<u8>,
-    /// How many flags are errors or findings.
-    pub problems: usize,
     /// Where the events come from (a file, a re-read segment of one, a live session).
     pub origin: Origin,
 }
@@ -152,30 +101,91 @@ pub const MARK_REVISION: u8 = 2;
 pub const MARK_PROBLEM: u8 = 4;
 
 impl SessionData {
-    fn new(name: Arc<str>) -> Self {
+    fn new(name: Arc<str>, origin: Origin) -> Self {
         SessionData {
+            tl: Timeline::empty(name.clone()),
             name,
-            ..SessionData::default()
+            builder: Builder::default(),
+            problems: Vec::new(),
+            errors: 0,
+            marks: Vec::new(),
+            origin,
         }
     }
 
     /// The last step (number of events).
     pub fn len(&self) -> u32 {
-        self.events.len() as u32
+        self.tl.len()
     }
 
     /// Whether the session has no events.
     pub fn is_empty(&self) -> bool {
-        self.events.is_empty()
+        self.tl.is_empty()
     }
 
-    /// Indices into `beliefs` of Σ at step `t`, in announcement order; retracted beliefs
-    /// (announced at or before t) are included when `with_retracted`.
+    /// The log positions of the events; event i takes effect at step i + 1.
+    pub fn events(&self) -> &[u32] {
+        self.tl.event_positions()
+    }
+
+    /// Timeline rows: events and reader problems.
+    pub fn rows(&self) -> u32 {
+        self.len() + self.problems.len() as u32
+    }
+
+    /// The row of the problem at index `k` of [`SessionData::problems`].
+    pub fn row_of_problem(&self, k: u32) -> u32 {
+        self.problems.get(k as usize).map_or(0, |&(b, _)| b) + k
+    }
+
+    /// The row of the event at index `i` (problems read before it come first).
+    pub fn row_of_event(&self, i: u32) -> u32 {
+        i + self.problems.partition_point(|&(b, _)| b <= i) as u32
+    }
+
+    /// What row `r` shows (rows past the end show the last one).
+    pub fn row_item(&self, r: u32) -> Option<RowItem> {
+        let n = self.rows();
+        if n == 0 {
+            return None;
+        }
+        let r = r.min(n - 1);
+        // Problem k sits at row before_k + k, which grows with k: binary search for the
+        // number of problems on rows before r.
+        let (mut lo, mut hi) = (0usize, self.problems.len());
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            if self.row_of_problem(mid as u32) < r {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        if lo < self.problems.len() && self.row_of_problem(lo as u32) == r {
+            Some(RowItem::Problem(lo as u32))
+        } else {
+            Some(RowItem::Event(r - lo as u32))
+        }
+    }
+
+    /// The step a row shows: an event's own step, or for a problem the step of the events
+    /// read before it.
+    pub fn step_of_row(&self, r: u32) -> u32 {
+        match self.row_item(r) {
+            Some(RowItem::Event(i)) => i + 1,
+            Some(RowItem::Problem(k)) => self.problems[k as usize].0,
+            None => 0,
+        }
+    }
+
+    /// Indices into the timeline's belief records of Σ at step `t`, in announcement order;
+    /// retracted beliefs (announced at or before t) are included when `with_retracted`.
     pub fn sigma_at(&self, t: u32, with_retracted: bool) -> Vec<u32> {
-        // Beliefs are in announcement order, so the prefix announced by t is found by search.
-        let end = self.beliefs.partition_point(|b| b.announced <= t);
+        let beliefs = self.tl.beliefs();
+        // Records are in announcement order, so the prefix announced by t is found by search.
+        let end = beliefs.partition_point(|b| b.announced <= t);
         (0..end as u32)
-            .filter(|&i| with_retracted || self.beliefs[i as usize].active_at(t))
+            .filter(|&i| with_retracted || beliefs[i as usize].active_at(t))
             .collect()
     }
 
@@ -184,128 +194,84 @@ impl SessionData {
         &list[..list.partition_point(|&(s, _)| s <= t)]
     }
 
-    fn push(&mut self, pos: u32, ev: &Event) {
-        self.events.push(pos);
-        let step = self.len();
-        let idx = step - 1;
-        let mut mark = 0u8;
-        let mut flag = None;
-        match &ev.body {
-            Body::Announce(a) if !self.announce(pos, step, ev, a) => {
-                flag = Some(Flag::FormulaError);
-            }
-            Body::Retract(r) => {
-                mark |= MARK_REVISION;
-                self.revisions.push((step, pos));
-                let key = self.resolve(&r.target);
-                match key.and_then(|k| self.active.get(&k).copied()) {
-                    Some(i) => self.end(i, step, pos),
-                    None => flag = Some(Flag::UnknownTarget),
-                }
-            }
-            Body::Revise(_) => {
-                mark |= MARK_REVISION;
-                self.revisions.push((step, pos));
-            }
-            Body::Verify(v) => {
-                self.verifies.push((step, pos));
-                if v.all_formulas().any(|f| parse_formula(f).is_err()) {
-                    flag = Some(Flag::FormulaError);
-                }
-                if matches!(v.outcome, Some(crate::trace::event::Outcome::Contradiction)) {
-                    mark |= MARK_CONTRADICTION;
-                    flag = flag.or(Some(Flag::Contradiction));
-                }
-            }
-            Body::Plan(_) => self.plan_events.push((step, pos)),
-            Body::Step(s) => {
-                self.plan_events.push((step, pos));
-                if matches!(s.status, Some(StepStatus::Failed)) {
-                    flag = Some(Flag::Failure);
-                }
-            }
-            Body::Postcondition(p) => {
-                self.plan_events.push((step, pos));
-                if p.ok == Some(false) {
-                    flag = Some(Flag::Failure);
-                }
-            }
-            Body::Intention(_) | Body::Satisfaction(_) => self.intentions.push((step, pos)),
-            Body::Log(l) => {
-                if matches!(l.level.as_deref(), Some("error" | "warn" | "warning")) {
-                    flag = Some(Flag::LogProblem);
-                }
-            }
-            Body::Query(q) if parse_formula(&q.formula).is_err() => {
-                flag = Some(Flag::FormulaError);
-            }
-            _ => {}
-        }
-        if let Some(f) = flag {
-            if f.is_problem() {
-                mark |= MARK_PROBLEM;
-                self.problems += 1;
-            }
-            self.flags.push((idx, f));
-        }
-        self.marks.push(mark);
+    /// How many `revise` and `retract` events happened at or before step `t`.
+    pub fn revisions_upto(&self, t: u32) -> usize {
+        self.tl.revisions().partition_point(|r| r.step <= t)
+            + self.tl.retracts().partition_point(|r| r.step <= t)
     }
 
-    /// The key a belief is stored under: its id when one is active under that name, else
-    /// the normalized formula.
-    fn resolve(&self, target: &str) -> Option<String> {
-        if self.active.contains_key(target) {
-            return Some(target.to_string());
-        }
-        parse_formula(target).ok().map(|f| normalized(&f))
+    /// The `k`-th newest `revise` or `retract` at or before step `t` as (step, position).
+    pub fn revision_newest(&self, t: u32, k: usize) -> Option<(u32, u32)> {
+        self.revisions_newest(t, k, 1).first().copied()
     }
 
-    fn end(&mut self, i: u32, step: u32, pos: u32) {
-        let Some(rec) = self.beliefs.get_mut(i as usize) else {
-            return;
+    /// `take` of the `revise` and `retract` events at or before step `t`, newest first,
+    /// skipping the `skip` newest: the model keeps the two logs apart, the pane lists them
+    /// merged. Costs `skip + take` steps.
+    pub fn revisions_newest(&self, t: u32, skip: usize, take: usize) -> Vec<(u32, u32)> {
+        let rv = &self.tl.revisions()[..self.tl.revisions().partition_point(|r| r.step <= t)];
+        let rt = &self.tl.retracts()[..self.tl.retracts().partition_point(|r| r.step <= t)];
+        let (mut a, mut b) = (rv.len(), rt.len());
+        let mut out = Vec::with_capacity(take.min(a + b));
+        let mut k = 0;
+        while out.len() < take {
+            let x = a.checked_sub(1).map(|i| (rv[i].step, rv[i].event));
+            let y = b.checked_sub(1).map(|i| (rt[i].step, rt[i].event));
+            // One event per step, so the two never tie.
+            let item = match (x, y) {
+                (Some(x), Some(y)) if x.0 >= y.0 => {
+                    a -= 1;
+                    x
+                }
+                (_, Some(y)) => {
+                    b -= 1;
+                    y
+                }
+                (Some(x), None) => {
+                    a -= 1;
+                    x
+                }
+                (None, None) => break,
+            };
+            if k >= skip {
+                out.push(item);
+            }
+            k += 1;
+        }
+        out
+    }
+
+    /// The index in the session of the event at log position `pos`.
+    pub fn event_index(&self, pos: u32) -> Option<u32> {
+        // Positions grow in read order.
+        self.events().binary_search(&pos).ok().map(|i| i as u32)
+    }
+
+    fn add_problem(&mut self, before: u32, k: u32, log: &TraceLog) {
+        if log.problems[k as usize].severity == Severity::Error {
+            self.errors += 1;
+        }
+        self.problems.push((before, k));
+        // The model's count of the session's reader problems, by this view's attribution.
+        self.tl.reader_problems = self.problems.len() as u64;
+    }
+
+    fn push(&mut self, log: &TraceLog, pos: u32) {
+        self.builder.push(&mut self.tl, log, pos);
+        let mark = match &log.events[pos as usize].body {
+            Body::Retract(_) | Body::Revise(_) => MARK_REVISION,
+            Body::Verify(v)
+                if matches!(v.outcome, Some(crate::trace::event::Outcome::Contradiction)) =>
+            {
+                MARK_CONTRADICTION
+            }
+            _ => 0,
         };
-        rec.retracted = Some((step, pos));
-        // Only the keys this record was stored under, and only if they still point at it.
-        for k in [Some(&rec.id), rec.key2.as_ref()].into_iter().flatten() {
-            if self.active.get(k) == Some(&i) {
-                self.active.remove(k);
-            }
-        }
-    }
-
-    /// Records an announcement; returns whether its formula parsed.
-    fn announce(&mut self, pos: u32, step: u32, ev: &Event, a: &Announce) -> bool {
-        let parsed = parse_formula(&a.formula).ok();
-        let norm = parsed.as_ref().map(normalized);
-        let id = ev
-            .id
-            .as_deref()
-            .map(str::to_string)
-            .or_else(|| norm.clone())
-            .unwrap_or_else(|| a.formula.to_string());
-        if let Some(&old) = self.active.get(&id) {
-            // Re-announcing an active id ends the old record (the new one supersedes it).
-            self.end(old, step, pos);
-        }
-        let i = self.beliefs.len() as u32;
-        let key2 = norm.filter(|n| *n != id && !self.active.contains_key(n));
-        if let Some(n) = &key2 {
-            self.active.insert(n.clone(), i);
-        }
-        self.active.insert(id.clone(), i);
-        self.beliefs.push(BeliefRec {
-            id,
-            pos,
-            announced: step,
-            retracted: None,
-            formula_ok: parsed.is_some(),
-            key2,
-        });
-        parsed.is_some()
+        self.marks.push(mark);
     }
 }
 
-/// The trace as read so far, with the per-session indexes.
+/// The trace as read so far, with the per-session replays.
 #[derive(Debug, Default)]
 pub struct Store {
     /// The events and reader problems.
@@ -315,6 +281,9 @@ pub struct Store {
     by_name: HashMap<Arc<str>, usize>,
     /// Sessions that are not grouped by name alone: (origin, session name or none).
     by_origin: HashMap<(Origin, Option<Arc<str>>), usize>,
+    /// The session the last event of each (origin, file) went to: where a bad line read
+    /// after it belongs.
+    last_of_file: HashMap<(Origin, FileName), usize>,
     /// Bumped whenever anything is added, so views can cache by it.
     pub version: u64,
     /// Reader problems of severity error, counted as they arrive.
@@ -343,60 +312,105 @@ impl Store {
         self.extend_from(&Origin::Trace, items);
     }
 
+    /// The session for events named `session` from `origin`, created when new.
+    fn slot(&mut self, origin: &Origin, session: &Arc<str>) -> usize {
+        match origin {
+            Origin::Trace => match self.by_name.get(session) {
+                Some(&i) => i,
+                None => {
+                    self.by_name.insert(session.clone(), self.sessions.len());
+                    self.sessions
+                        .push(SessionData::new(session.clone(), Origin::Trace));
+                    self.sessions.len() - 1
+                }
+            },
+            Origin::Segment { segment, .. } => {
+                let key = (origin.clone(), Some(session.clone()));
+                match self.by_origin.get(&key) {
+                    Some(&i) => i,
+                    None => {
+                        let name: Arc<str> = format!("{session} · re-read {segment}").into();
+                        self.by_origin.insert(key, self.sessions.len());
+                        self.sessions.push(SessionData::new(name, origin.clone()));
+                        self.sessions.len() - 1
+                    }
+                }
+            }
+            Origin::Live(id) => match self.by_origin.get(&(origin.clone(), None)) {
+                Some(&i) => i,
+                None => {
+                    self.by_origin
+                        .insert((origin.clone(), None), self.sessions.len());
+                    self.sessions.push(SessionData::new(
+                        format!("live-{id}").into(),
+                        origin.clone(),
+                    ));
+                    self.sessions.len() - 1
+                }
+            },
+        }
+    }
+
     /// Adds a batch of reader output from `origin` (see [`Origin`] for how sessions are
     /// told apart). Segment 0 of a followed file is the same as [`Origin::Trace`].
+    ///
+    /// A reader problem goes to the session of the last event read before it from the same
+    /// file, at that place; a line that is not an event cannot name its session. When no
+    /// event of its file came before it, it waits for the next one in the batch (its session
+    /// gets the problem before that event), and at the end of the batch it goes to the
+    /// session named after the file, the default session of its events.
     pub fn extend_from(&mut self, origin: &Origin, items: impl IntoIterator<Item = Item>) {
         let origin = match origin {
             Origin::Segment { segment: 0, .. } => &Origin::Trace,
             o => o,
         };
-        let start = self.log.events.len();
-        let pstart = self.log.problems.len();
-        self.log.extend(items);
-        self.errors += self.log.problems[pstart..]
-            .iter()
-            .filter(|p| p.severity == Severity::Error)
-            .count();
-        for pos in start..self.log.events.len() {
-            let ev = &self.log.events[pos];
-            let slot = match origin {
-                Origin::Trace => match self.by_name.get(&ev.session) {
-                    Some(&i) => i,
-                    None => {
-                        self.by_name.insert(ev.session.clone(), self.sessions.len());
-                        self.sessions.push(SessionData::new(ev.session.clone()));
-                        self.sessions.len() - 1
+        let mut waiting: Vec<u32> = Vec::new();
+        for item in items {
+            let (events, problems) = (self.log.events.len(), self.log.problems.len());
+            self.log.extend(std::iter::once(item));
+            if self.log.events.len() > events {
+                let ev = &self.log.events[events];
+                let (session, file) = (ev.session.clone(), ev.origin.file.clone());
+                let slot = self.slot(origin, &session);
+                // Problems of this file waiting for an event land just before it.
+                let s = &mut self.sessions[slot];
+                let before = s.len();
+                waiting.retain(|&k| {
+                    let same = self.log.problems[k as usize].origin.file == file;
+                    if same {
+                        s.add_problem(before, k, &self.log);
                     }
-                },
-                Origin::Segment { segment, .. } => {
-                    let key = (origin.clone(), Some(ev.session.clone()));
-                    match self.by_origin.get(&key) {
-                        Some(&i) => i,
-                        None => {
-                            let name: Arc<str> =
-                                format!("{} · re-read {segment}", ev.session).into();
-                            let mut d = SessionData::new(name);
-                            d.origin = origin.clone();
-                            self.by_origin.insert(key, self.sessions.len());
-                            self.sessions.push(d);
-                            self.sessions.len() - 1
-                        }
-                    }
+                    !same
+                });
+                s.push(&self.log, events as u32);
+                self.last_of_file.insert((origin.clone(), file), slot);
+            }
+            if self.log.problems.len() > problems {
+                let p = &self.log.problems[problems];
+                if p.severity == Severity::Error {
+                    self.errors += 1;
                 }
-                Origin::Live(id) => match self.by_origin.get(&(origin.clone(), None)) {
-                    Some(&i) => i,
-                    None => {
-                        let mut d = SessionData::new(format!("live-{id}").into());
-                        d.origin = origin.clone();
-                        self.by_origin
-                            .insert((origin.clone(), None), self.sessions.len());
-                        self.sessions.push(d);
-                        self.sessions.len() - 1
+                let k = problems as u32;
+                match self
+                    .last_of_file
+                    .get(&(origin.clone(), p.origin.file.clone()))
+                {
+                    Some(&slot) => {
+                        let s = &mut self.sessions[slot];
+                        let before = s.len();
+                        s.add_problem(before, k, &self.log);
                     }
-                },
-            };
-            let ev = &self.log.events[pos];
-            self.sessions[slot].push(pos as u32, ev);
+                    None => waiting.push(k),
+                }
+            }
+        }
+        for k in waiting {
+            let file = self.log.problems[k as usize].origin.file.clone();
+            let base: Arc<str> = file.rsplit(['/', '\\']).next().unwrap_or(&file).into();
+            let slot = self.slot(origin, &base);
+            let s = &mut self.sessions[slot];
+            let before = s.len();
+            s.add_problem(before, k, &self.log);
         }
         self.version += 1;
     }
@@ -409,10 +423,8 @@ impl Store {
         match self.by_origin.get(&key) {
             Some(&i) => self.sessions[i].name = name,
             None => {
-                let mut d = SessionData::new(name);
-                d.origin = Origin::Live(id);
                 self.by_origin.insert(key, self.sessions.len());
-                self.sessions.push(d);
+                self.sessions.push(SessionData::new(name, Origin::Live(id)));
             }
         }
         self.version += 1;
@@ -423,131 +435,106 @@ impl Store {
         self.log.events.get(pos as usize)
     }
 
-    /// Reader problems of severity error (lines that are not events).
+    /// The reader problem at an index of [`TraceLog::problems`].
+    pub fn problem(&self, k: u32) -> Option<&Problem> {
+        self.log.problems.get(k as usize)
+    }
+
+    /// Reader problems of severity error (lines that are not events), in all sessions.
     pub fn parse_errors(&self) -> usize {
         self.errors
     }
-
-    /// Σ's history of a session as owned rows (cheap clones): the REPL worker parses the
-    /// formulas ([`SigmaSnapshot::from`]), so the UI thread never does.
-    pub fn sigma_source(&self, session: usize) -> RawSigma {
-        let Some(s) = self.sessions.get(session) else {
-            return RawSigma::default();
-        };
-        let rows = s
-            .beliefs
-            .iter()
-            .filter(|b| b.formula_ok)
-            .filter_map(|b| {
-                let Body::Announce(a) = &self.event(b.pos)?.body else {
-                    return None;
-                };
-                Some(RawBelief {
-                    id: b.id.clone(),
-                    formula: a.formula.to_string(),
-                    role: a.role,
-                    source: a.source.as_deref().unwrap_or_default().to_string(),
-                    confidence: a.confidence,
-                    announced: b.announced,
-                    retracted: b.retracted.map(|(s, _)| s),
-                })
-            })
-            .collect();
-        RawSigma {
-            session: s.name.to_string(),
-            last: s.len(),
-            rows,
-        }
-    }
 }
 
-/// One announcement as owned data.
-#[derive(Debug, Clone, PartialEq)]
-pub struct RawBelief {
-    /// The belief id.
-    pub id: String,
-    /// The formula as written.
-    pub formula: String,
-    /// The role.
-    pub role: crate::trace::event::Role,
-    /// The source.
-    pub source: String,
-    /// The confidence.
-    pub confidence: f64,
-    /// The step it entered Σ.
-    pub announced: u32,
-    /// The step it left Σ.
-    pub retracted: Option<u32>,
-}
-
-/// Σ's history of one session, unparsed.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct RawSigma {
-    /// The session name.
-    pub session: String,
-    /// Its last step.
-    pub last: u32,
-    /// Its announcements.
-    pub rows: Vec<RawBelief>,
-}
-
-/// Σ's history of one session, parsed and `Send`: what the REPL worker reasons over.
+/// New data of one session for a worker that keeps its own [`crate::model::Model`] of it
+/// (the auditor, the REPL worker): copies of the events and reader problems read since the
+/// worker's last delta, in read order. Events carry the session's name as their `session`, so
+/// one TUI timeline (a live connection, a re-read segment) is one session of the worker's
+/// model, whose steps are then the TUI's steps.
 #[derive(Debug, Clone, Default)]
-pub struct SigmaSnapshot {
-    session: String,
-    last: u32,
-    beliefs: Vec<(TraceBelief, Option<u32>)>,
+pub struct Delta {
+    /// The session index in the store.
+    pub session: usize,
+    /// The name the copies carry (the session's name when it was first sent, so a live
+    /// session renamed later stays one session).
+    pub name: Arc<str>,
+    /// Start the worker's model of this session afresh (the first delta, or after one was
+    /// lost).
+    pub reset: bool,
+    /// The new events and problems.
+    pub items: Vec<Item>,
+    /// The store's log positions of the new events, in order.
+    pub positions: Vec<u32>,
+    /// For each new problem, its index in the session's [`SessionData::problems`].
+    pub problem_index: Vec<u32>,
+    /// Whether more remains to be sent (the delta was cut at its size limit).
+    pub more: bool,
 }
 
-impl From<RawSigma> for SigmaSnapshot {
-    fn from(raw: RawSigma) -> Self {
-        use crate::logic::engine::Role as R;
-        use crate::trace::event::Role as T;
-        let beliefs = raw
-            .rows
-            .into_iter()
-            .filter_map(|b| {
-                let formula = parse_formula(&b.formula).ok()?;
-                let role = match b.role {
-                    T::Fact => R::Fact,
-                    T::Rule => R::Rule,
-                    T::Norm => R::Norm,
-                    T::Assumption => R::Assumption,
-                };
-                Some((
-                    TraceBelief {
-                        id: b.id,
-                        formula,
-                        role,
-                        source: b.source,
-                        confidence: b.confidence,
-                        step: u64::from(b.announced),
-                    },
-                    b.retracted,
-                ))
-            })
-            .collect();
-        SigmaSnapshot {
-            session: raw.session,
-            last: raw.last,
-            beliefs,
+/// What one worker has been sent so far, per session: (events, problems, name).
+#[derive(Debug, Clone, Default)]
+pub struct Sent(HashMap<usize, (u32, u32, Arc<str>)>);
+
+impl Sent {
+    /// Forgets what was sent for `session`: the next delta starts it afresh (after a delta
+    /// could not be delivered).
+    pub fn forget(&mut self, session: usize) {
+        self.0.remove(&session);
+    }
+}
+
+impl Store {
+    /// The data of `session` that `sent` says its worker has not seen, at most `max_events`
+    /// events of it (with the problems read before them), marked as sent. Copying costs the
+    /// UI thread about a microsecond per event, so a big session is handed over in pieces
+    /// between frames rather than in one stall.
+    pub fn delta(&self, session: usize, sent: &mut Sent, max_events: u32) -> Option<Delta> {
+        let s = self.sessions.get(session)?;
+        let (e0, p0, name, reset) = match sent.0.get(&session) {
+            Some((e, p, n)) => (*e, *p, n.clone(), false),
+            None => (0, 0, s.name.clone(), true),
+        };
+        let e1 = s.len().min(e0.saturating_add(max_events.max(1)));
+        // Problems read before event e1, or all of them once every event is sent.
+        let p1 = if e1 == s.len() {
+            s.problems.len() as u32
+        } else {
+            s.problems.partition_point(|&(b, _)| b < e1) as u32
+        };
+        let mut items = Vec::new();
+        let mut problem_index = Vec::new();
+        let mut problem = |k: u32, items: &mut Vec<Item>| {
+            if let Some(p) = self.problem(s.problems[k as usize].1) {
+                items.push(Item::Problem(p.clone()));
+                problem_index.push(k);
+            }
+        };
+        // Merged in read order: problem k was read after `before_k` events.
+        let mut k = p0;
+        for i in e0..e1 {
+            while k < p1 && s.problems[k as usize].0 <= i {
+                problem(k, &mut items);
+                k += 1;
+            }
+            if let Some(ev) = s.events().get(i as usize).and_then(|&p| self.event(p)) {
+                let mut ev = ev.clone();
+                ev.session = name.clone();
+                items.push(Item::Event(ev));
+            }
         }
-    }
-}
-
-impl TraceSigma for SigmaSnapshot {
-    fn session(&self) -> &str {
-        &self.session
-    }
-    fn last_step(&self) -> u64 {
-        u64::from(self.last)
-    }
-    fn sigma_at(&self, step: u64) -> Vec<TraceBelief> {
-        self.beliefs
-            .iter()
-            .filter(|(b, r)| b.step <= step && r.is_none_or(|r| u64::from(r) > step))
-            .map(|(b, _)| b.clone())
-            .collect()
+        for k in k..p1 {
+            problem(k, &mut items);
+        }
+        sent.0.insert(session, (e1, p1, name.clone()));
+        Some(Delta {
+            session,
+            name,
+            reset,
+            items,
+            positions: s.events()[e0 as usize..e1 as usize].to_vec(),
+            problem_index,
+            more: e1 < s.len(),
+        })
     }
 }
 
@@ -558,51 +545,216 @@ mod tests {
     const T: &str = r#"{"kind":"announce","formula":"p","id":"b1"}
 {"kind":"announce","formula":"p -> q","id":"b2","role":"rule"}
 {"kind":"retract","target":"b1"}
+not json
 {"kind":"announce","formula":"r &"}
 {"kind":"retract","target":"nope"}
 {"kind":"verify","formula":"q","outcome":"contradiction"}
 "#;
 
     #[test]
-    fn sigma_intervals_follow_announce_and_retract() {
+    fn sigma_is_the_models() {
         let s = Store::from_bytes("t.jsonl", T.as_bytes());
         let d = &s.sessions[0];
+        let m = crate::model::Model::from_bytes("t.jsonl", T.as_bytes());
+        let tl = &m.timelines()[0];
+        assert_eq!(d.tl.beliefs(), tl.beliefs());
+        assert_eq!(d.tl.errors(), tl.errors());
         assert_eq!(d.len(), 6);
         assert_eq!(d.sigma_at(0, false), Vec::<u32>::new());
         assert_eq!(d.sigma_at(2, false), vec![0, 1]);
         assert_eq!(d.sigma_at(3, false), vec![1]);
         assert_eq!(d.sigma_at(3, true), vec![0, 1]);
-        assert_eq!(d.beliefs[0].retracted, Some((3, 2)));
-        assert!(!d.beliefs[2].formula_ok);
-        let flags: Vec<_> = d.flags.iter().map(|&(i, f)| (i, f)).collect();
         assert_eq!(
-            flags,
-            vec![
-                (3, Flag::FormulaError),
-                (4, Flag::UnknownTarget),
-                (5, Flag::Contradiction)
-            ]
+            d.marks,
+            vec![0, 0, MARK_REVISION, 0, MARK_REVISION, MARK_CONTRADICTION]
         );
     }
 
     #[test]
-    fn retract_by_formula_finds_the_belief() {
-        let t = "{\"kind\":\"announce\",\"formula\":\"a & b\",\"id\":\"x\"}\n{\"kind\":\"retract\",\"target\":\"b ∧ a\"}\n{\"kind\":\"retract\",\"target\":\"a ∧ b\"}\n";
-        let s = Store::from_bytes("t", t.as_bytes());
+    fn problems_are_rows_at_their_place_in_file_order() {
+        let s = Store::from_bytes("t.jsonl", T.as_bytes());
         let d = &s.sessions[0];
-        // "b ∧ a" is a different formula; "a ∧ b" is the normalized one.
-        assert_eq!(d.flags.first().map(|f| f.0), Some(1));
-        assert_eq!(d.beliefs[0].retracted.map(|r| r.0), Some(3));
+        assert_eq!(d.problems, vec![(3, 0)]);
+        assert_eq!(d.rows(), 7);
+        let items: Vec<_> = (0..7).map(|r| d.row_item(r).unwrap()).collect();
+        use RowItem::{Event as E, Problem as P};
+        assert_eq!(items, vec![E(0), E(1), E(2), P(0), E(3), E(4), E(5)]);
+        assert_eq!(d.row_of_problem(0), 3);
+        assert_eq!(d.row_of_event(3), 4);
+        assert_eq!(d.row_of_event(2), 2);
+        assert_eq!(
+            d.step_of_row(3),
+            3,
+            "a problem shows the step read before it"
+        );
+        assert_eq!(d.step_of_row(4), 4);
+        for r in 0..7 {
+            if let Some(E(i)) = d.row_item(r) {
+                assert_eq!(d.row_of_event(i), r);
+            }
+        }
     }
 
     #[test]
-    fn repl_snapshot_matches_sigma() {
-        let s = Store::from_bytes("t.jsonl", T.as_bytes());
-        let snap = SigmaSnapshot::from(s.sigma_source(0));
-        let ids: Vec<_> = snap.sigma_at(2).into_iter().map(|b| b.id).collect();
-        assert_eq!(ids, vec!["b1", "b2"]);
-        let ids: Vec<_> = snap.sigma_at(6).into_iter().map(|b| b.id).collect();
-        assert_eq!(ids, vec!["b2"]);
-        assert_eq!(snap.last_step(), 6);
+    fn a_problem_before_any_event_waits_for_its_file_and_batches_do_not_matter() {
+        let t = "oops\n{\"kind\":\"announce\",\"session\":\"s\",\"formula\":\"p\"}\nbad\n";
+        let whole = Store::from_bytes("f.jsonl", t.as_bytes());
+        assert_eq!(whole.sessions.len(), 1);
+        assert_eq!(whole.sessions[0].problems, vec![(0, 0), (1, 1)]);
+        // One item at a time: the first bad line has no session yet and goes to the
+        // file's default session.
+        let mut r = crate::trace::Reader::new("f.jsonl", crate::trace::ReaderConfig::default());
+        let mut items = Vec::new();
+        r.feed(t.as_bytes(), &mut items);
+        r.finish(&mut items);
+        let mut one = Store::new();
+        for it in items {
+            one.extend([it]);
+        }
+        let names: Vec<_> = one.sessions.iter().map(|s| s.name.to_string()).collect();
+        assert_eq!(names, vec!["f.jsonl", "s"]);
+        assert_eq!(one.sessions[0].problems, vec![(0, 0)]);
+        assert_eq!(one.sessions[1].problems, vec![(1, 1)]);
+        assert_eq!(one.parse_errors(), 2);
+    }
+
+    #[test]
+    fn revisions_are_merged_newest_first() {
+        let t = r#"{"kind":"announce","formula":"p","id":"a"}
+{"kind":"revise","trigger":"p","retracted":["a"]}
+{"kind":"retract","target":"a","by":"revision"}
+{"kind":"announce","formula":"q","id":"b"}
+{"kind":"retract","target":"b"}
+"#;
+        let s = Store::from_bytes("t", t.as_bytes());
+        let d = &s.sessions[0];
+        assert_eq!(d.revisions_upto(5), 3);
+        assert_eq!(d.revisions_upto(2), 1);
+        let steps: Vec<_> = (0..4)
+            .map(|k| d.revision_newest(5, k).map(|x| x.0))
+            .collect();
+        assert_eq!(steps, vec![Some(5), Some(3), Some(2), None]);
+        assert_eq!(d.revision_newest(2, 0).map(|x| x.0), Some(2));
+    }
+
+    #[test]
+    fn deltas_carry_only_what_is_new_in_read_order() {
+        let mut s = Store::from_bytes("t.jsonl", T.as_bytes());
+        let mut sent = Sent::default();
+        let d = s.delta(0, &mut sent, u32::MAX).unwrap();
+        assert!(d.reset);
+        let kinds: Vec<_> = d
+            .items
+            .iter()
+            .map(|i| match i {
+                Item::Event(e) => e.kind_name().to_string(),
+                Item::Problem(_) => "problem".to_string(),
+            })
+            .collect();
+        assert_eq!(
+            kinds,
+            [
+                "announce", "announce", "retract", "problem", "announce", "retract", "verify"
+            ]
+        );
+        assert_eq!(d.positions, s.sessions[0].events());
+        assert_eq!(d.problem_index, vec![0]);
+        let more = "{\"kind\":\"announce\",\"formula\":\"z\"}\n";
+        let mut r = crate::trace::Reader::new("t.jsonl", crate::trace::ReaderConfig::default());
+        let mut items = Vec::new();
+        r.feed(more.as_bytes(), &mut items);
+        s.extend(items);
+        let d = s.delta(0, &mut sent, u32::MAX).unwrap();
+        assert!(!d.reset);
+        assert_eq!(d.items.len(), 1);
+        assert_eq!(d.positions, vec![6]);
+        sent.forget(0);
+        let whole = s.delta(0, &mut sent, u32::MAX).unwrap();
+        assert_eq!(whole.items.len(), 8);
+        // In pieces of two events: the same items in the same order, the last piece final.
+        let mut sent = Sent::default();
+        let mut items = Vec::new();
+        let mut pieces = 0;
+        loop {
+            let d = s.delta(0, &mut sent, 2).unwrap();
+            assert_eq!(d.reset, pieces == 0);
+            pieces += 1;
+            items.extend(d.items);
+            if !d.more {
+                break;
+            }
+        }
+        assert_eq!(pieces, 4);
+        assert_eq!(items, whole.items);
+    }
+
+    const POOL: &[&str] = &[
+        r#"{"kind":"announce","formula":"p","id":"a"}"#,
+        r#"{"kind":"announce","formula":"q & s","id":"a"}"#,
+        r#"{"kind":"announce","formula":"~q"}"#,
+        r#"{"kind":"retract","target":"a","by":"revision"}"#,
+        r#"{"kind":"retract","target":"¬q"}"#,
+        r#"{"kind":"retract","target":"ghost"}"#,
+        r#"{"kind":"revise","trigger":"~q","retracted":["a"],"policy":"greedy"}"#,
+        r#"{"kind":"verify","formula":"q","outcome":"contradiction"}"#,
+        r#"{"kind":"announce","session":"other","formula":"x","id":"a"}"#,
+        r#"{"kind":"plan","id":"pl","steps":[{"id":"s1","deps":[]}]}"#,
+        r#"{"kind":"step","plan":"pl","step":"s1","status":"done"}"#,
+        "not json",
+    ];
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(48))]
+        /// Whatever the batches, every session's replay is the model's, and every reader
+        /// problem is a row exactly once, in read order.
+        #[test]
+        fn store_timelines_are_the_models_in_any_batches(
+            lines in proptest::collection::vec(0..POOL.len(), 0..40),
+            cuts in proptest::collection::vec(0usize..60, 0..6),
+        ) {
+            let text: String = lines.iter().map(|&i| format!("{}\n", POOL[i])).collect();
+            let mut r = crate::trace::Reader::new("t.jsonl", crate::trace::ReaderConfig::default());
+            let mut items = Vec::new();
+            r.feed(text.as_bytes(), &mut items);
+            r.finish(&mut items);
+            let mut cuts: Vec<usize> = cuts.into_iter().map(|c| c.min(items.len())).collect();
+            cuts.sort_unstable();
+            let mut store = Store::new();
+            let mut rest = items.into_iter();
+            let mut at = 0;
+            for c in cuts {
+                store.extend(rest.by_ref().take(c - at));
+                at = c;
+            }
+            store.extend(rest);
+            let model = crate::model::Model::from_bytes("t.jsonl", text.as_bytes());
+            let bare = |t: &Timeline| {
+                let mut t = t.clone();
+                t.reader_problems = 0;
+                t
+            };
+            for tl in model.timelines() {
+                let s = store.sessions.iter().find(|s| *s.name == *tl.name());
+                proptest::prop_assert!(s.is_some(), "session {} missing", tl.name());
+                if let Some(s) = s {
+                    proptest::prop_assert_eq!(bare(&s.tl), bare(tl));
+                }
+            }
+            let mut seen: Vec<u32> = store
+                .sessions
+                .iter()
+                .flat_map(|s| s.problems.iter().map(|&(_, k)| k))
+                .collect();
+            seen.sort_unstable();
+            let all: Vec<u32> = (0..store.log.problems.len() as u32).collect();
+            proptest::prop_assert_eq!(seen, all);
+            for s in &store.sessions {
+                for (k, &(before, _)) in s.problems.iter().enumerate() {
+                    let row = s.row_of_problem(k as u32);
+                    proptest::prop_assert_eq!(s.row_item(row), Some(RowItem::Problem(k as u32)));
+                    proptest::prop_assert_eq!(s.step_of_row(row), before);
+                }
+            }
+        }
     }
 }

@@ -61,7 +61,7 @@ pub enum Action {
     Mouse,
     /// Close an overlay, clear highlights.
     Escape,
-    /// Recompute the verification verdicts with the solver.
+    /// Audit the shown session now (findings and recomputed verification claims).
     Recompute,
     /// Demo only: pause or resume play.
     DemoPause,
@@ -243,7 +243,7 @@ pub const BINDINGS: &[Binding] = &[
         keys: &[(KeyCode::Char('R'), S), (KeyCode::Char('R'), N)],
         label: "R",
         action: Action::Recompute,
-        help: "recompute every verification claim with the solver",
+        help: "audit the session now (findings, recomputed verification claims)",
     },
     Binding {
         keys: &[(KeyCode::Char('s'), N)],

@@ -3,8 +3,11 @@
 //!
 //! # Design
 //!
-//! - [`data`] indexes the trace as it is read ([`data::Store`]): per session, the events and
-//!   what each pane needs, answerable at any step without replaying.
+//! - [`data`] holds the trace as it is read ([`data::Store`]): per session, the model's own
+//!   replay ([`crate::model::Timeline`], grown batch by batch) plus the reader problems at
+//!   their place, so every pane reads what `export`, `audit` and the REPL read.
+//! - [`recompute`] audits the shown session on its own thread with [`crate::model::audit`]
+//!   (findings, recomputed gate verdicts), over a model it extends with what is new.
 //! - [`app`] is the view state ([`app::App`]: session, selected step, follow mode, focus,
 //!   selections, filters, the REPL line). Input handlers change it and return
 //!   [`app::Effect`]s; the loop performs them. Nothing there draws or blocks, so interaction
@@ -330,7 +333,6 @@ async fn event_loop(
         files
     };
     drop(fol_tx);
-    let mut follow_started = false;
     std::thread::Builder::new()
         .name("doxascope-load".into())
         .spawn(move || load(once, load_tx))?;
@@ -348,7 +350,13 @@ async fn event_loop(
     let (ans_tx, mut ans_rx) = mpsc::channel(64);
     let (ver_tx, mut ver_rx) = mpsc::channel(4);
     let worker = Worker::spawn(ans_tx)?;
-    let mut sent_version = (u64::MAX, usize::MAX);
+    let auditor = recompute::Worker::spawn(ver_tx)?;
+    // Debounced audits of streaming data: due 300 ms after the latest change, but at most
+    // 2 s after the first one not yet audited, so a steady stream is audited every 2 s and a
+    // burst once.
+    let mut audit_first: Option<Instant> = None;
+    let mut audit_due: Option<Instant> = None;
+    let mut seen_version = app.store.version;
     let mut term_sig = signal(SignalKind::terminate())?;
     let mut hup_sig = signal(SignalKind::hangup())?;
     let mut int_sig = signal(SignalKind::interrupt())?;
@@ -390,7 +398,21 @@ async fn event_loop(
             _ = int_sig.recv() => break,
             _ = tstp_sig.recv() => effects.push(Effect::Suspend),
             Some(a) = ans_rx.recv() => app.on_reply(a),
-            Some(v) = ver_rx.recv() => app.on_verdicts(v),
+            Some(v) = ver_rx.recv() => app.on_analysis(v),
+            // After input and data: one more piece of a session being handed to the auditor.
+            _ = std::future::ready(()), if app.handover_pending() => {
+                effects.push(Effect::Recompute);
+            }
+            _ = sleep_until_opt(audit_due) => {
+                if app.recomputing {
+                    // One audit at a time; look again when this one is likely done.
+                    audit_due = Some(Instant::now() + Duration::from_millis(300));
+                } else {
+                    audit_first = None;
+                    audit_due = None;
+                    effects.extend(app.auto_recompute());
+                }
+            }
             msg = load_rx.recv(), if loading || !load_rx.is_closed() => {
                 let Some(msg) = msg else {
                     loading = false;
@@ -407,10 +429,11 @@ async fn event_loop(
                             loading = false;
                             app.loading = None;
                             effects.extend(app.auto_recompute());
+                            seen_version = app.store.version;
                             // With followers or live sessions the data is still coming;
                             // `--at` then applies once the session is long enough.
-                            if !streaming && at.take().is_some() {
-                                app.goto(i64::from(app.cursor));
+                            if !streaming && let Some(step) = at.take() {
+                                app.goto_step(step);
                             }
                         }
                         Load::Note(n) => app.status = n,
@@ -437,10 +460,6 @@ async fn event_loop(
                     }
                 }
                 after_live_data(app, &mut at);
-                if !follow_started && !app.store.sessions.is_empty() {
-                    follow_started = true;
-                    effects.extend(app.auto_recompute());
-                }
             }
             ev = recv_opt(&mut live_rx) => {
                 let Some(ev) = ev else {
@@ -464,6 +483,16 @@ async fn event_loop(
             }
             _ = tokio::time::sleep_until(wake), if app.dirty => {}
         }
+        // New data while nothing is loading in bulk: schedule an audit of what the view shows.
+        if app.store.version != seen_version && !loading {
+            seen_version = app.store.version;
+            if !app.auto_recompute().is_empty() {
+                let now = Instant::now();
+                let first = *audit_first.get_or_insert(now);
+                audit_due =
+                    Some((now + Duration::from_millis(300)).min(first + Duration::from_secs(2)));
+            }
+        }
         for e in effects {
             match e {
                 Effect::Quit => return Ok(()),
@@ -474,14 +503,11 @@ async fn event_loop(
                 }
                 Effect::Mouse(on) => guard.set_mouse(on)?,
                 Effect::Recompute => {
-                    if let Some((events, positions, version, session)) = app.recompute_input() {
-                        app.recomputing = true;
+                    if let Some(req) = app.recompute_input(true) {
                         app.dirty = true;
-                        if let Err(e) =
-                            recompute::spawn(events, positions, version, session, ver_tx.clone())
-                        {
+                        if let Err(m) = auditor.send(req) {
                             app.recomputing = false;
-                            app.status = format!("cannot start the recomputation: {e}");
+                            app.status = m;
                         }
                     }
                 }
@@ -490,18 +516,16 @@ async fn event_loop(
                     step,
                     purpose,
                 } => {
-                    let key = (app.store.version, app.session);
-                    let sigma = (key != sent_version).then(|| app.store.sigma_source(app.session));
-                    sent_version = key;
+                    let data = app.repl_input();
                     if let Err(m) = worker.send(Request {
                         line,
                         step,
                         purpose,
-                        sigma,
+                        data,
                     }) {
                         app.working = None;
                         app.status = m;
-                        sent_version = (u64::MAX, usize::MAX);
+                        app.repl_lost();
                     }
                 }
             }
@@ -517,7 +541,7 @@ fn after_live_data(app: &mut App, at: &mut Option<u64>) {
     if let Some(step) = *at
         && app.sess().is_some_and(|s| u64::from(s.len()) >= step)
     {
-        app.goto(i64::try_from(step.saturating_sub(1)).unwrap_or(i64::MAX));
+        app.goto_step(step);
         *at = None;
     }
 }

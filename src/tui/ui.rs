@@ -4,7 +4,7 @@
 //!
 //! Every pane builds only the rows it can show (the visible window of Σ, the timeline, the
 //! logs), so a frame costs the same for a hundred events as for a million; the density strip
-//! is the one whole-run view and is cached per (session, length, width).
+//! is the one whole-run view and is cached per (session, length, width, audit).
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -14,11 +14,15 @@ use ratatui::widgets::{Block, BorderType, Borders, Cell, Clear, Paragraph, Row, 
 
 use super::app::{App, Mode, Pane, ScrollKind};
 use super::dag::{self, Node, Status};
-use super::data::{MARK_CONTRADICTION, MARK_PROBLEM, MARK_REVISION, SessionData, enum_name};
+use super::data::{
+    MARK_CONTRADICTION, MARK_PROBLEM, MARK_REVISION, RowItem, SessionData, enum_name,
+};
 use super::highlight::Lang;
 use super::keys::BINDINGS;
+use super::recompute::At;
 use super::text::{lines as text_lines, spans};
 use super::theme::Theme;
+use crate::model::audit::Severity as FindingSeverity;
 use crate::repl::COMMANDS;
 use crate::sanitize::sanitize;
 use crate::trace::event::StepStatus;
@@ -155,16 +159,19 @@ fn header(f: &mut Frame, app: &App, area: Rect) {
     } else {
         Span::styled("‖ PAUSED", t.warn)
     });
-    let pe = app.store.parse_errors();
+    // Both for the shown session: its reader problems (timeline rows of their own) and
+    // what `doxascope audit` reports for it, once the audit has run.
+    let pe = app.sess().map_or(0, |s| s.errors);
     v.push(Span::styled(
         format!("  parse errors: {pe}"),
         if pe > 0 { t.error } else { t.dim },
     ));
-    let fc = app.problem_count();
-    v.push(Span::styled(
-        format!("  findings: {fc}"),
-        if fc > 0 { t.warn } else { t.dim },
-    ));
+    let (fc, st) = match app.problem_count() {
+        Some(n) => (n.to_string(), if n > 0 { t.warn } else { t.dim }),
+        None if app.recomputing => ("…".to_string(), t.dim),
+        None => ("– (R)".to_string(), t.dim),
+    };
+    v.push(Span::styled(format!("  findings: {fc}"), st));
     if let Some(p) = &app.demo {
         v.push(Span::styled(
             if p.is_paused() {
@@ -270,8 +277,8 @@ fn sigma(f: &mut Frame, app: &mut App, area: Rect) {
         let Some(s) = app.store.sessions.get(app.session) else {
             break;
         };
-        let rec = s.beliefs[i as usize].clone();
-        let Some(ev) = app.store.event(rec.pos) else {
+        let rec = s.tl.beliefs()[i as usize].clone();
+        let Some(ev) = app.store.event(rec.event) else {
             continue;
         };
         let Body::Announce(a) = &ev.body else {
@@ -284,7 +291,7 @@ fn sigma(f: &mut Frame, app: &mut App, area: Rect) {
             a.formula.clone(),
         );
         let active = rec.active_at(t);
-        let supported = app.support.contains(&rec.id);
+        let supported = app.support.contains(rec.id.as_str());
         let base = if !active {
             th.retracted
         } else if supported {
@@ -315,8 +322,8 @@ fn sigma(f: &mut Frame, app: &mut App, area: Rect) {
             Line::from(spans(&formula, base, th.marker))
         };
         let status = if !active {
-            match rec.retracted {
-                Some((st, _)) => format!("retracted@{st}"),
+            match rec.retraction {
+                Some(r) => format!("retracted@{}", r.step),
                 None => "retracted".into(),
             }
         } else if !rec.formula_ok {
@@ -403,30 +410,27 @@ fn sigma(f: &mut Frame, app: &mut App, area: Rect) {
     f.render_widget(table, inner);
 }
 
-/// The plan of the latest `plan` event at step `t`, with step statuses at `t`.
+/// The plan of the latest `plan` event at step `t`, with step statuses at `t`, from the
+/// model's BDI log.
 pub fn plan_at(store: &super::data::Store, s: &SessionData, t: u32) -> Option<(String, Vec<Node>)> {
-    let evs = SessionData::upto(&s.plan_events, t);
+    let bl = s.tl.bdi_log();
     // Only the latest plan and the step reports after it: the cost does not grow with the
     // run's history.
-    let k = evs
-        .iter()
-        .rposition(|&(_, p)| matches!(store.event(p).map(|e| &e.body), Some(Body::Plan(_))))?;
-    let (plan_id, plan) = match store.event(evs[k].1) {
-        Some(
-            ev @ Event {
-                body: Body::Plan(pl),
-                ..
-            },
-        ) => (ev.id.clone().unwrap_or_default(), pl),
-        _ => return None,
+    let k = bl.plans.partition_point(|p| p.step <= t).checked_sub(1)?;
+    let rec = &bl.plans[k];
+    let Some(Body::Plan(plan)) = store.event(rec.event).map(|e| &e.body) else {
+        return None;
     };
+    let steps = &bl.steps[bl.steps.partition_point(|r| r.step <= rec.step)
+        ..bl.steps.partition_point(|r| r.step <= t)];
     let mut status = std::collections::HashMap::new();
-    for &(_, p) in &evs[k + 1..] {
+    for r in steps {
         if let Some(Event {
             body: Body::Step(st),
             ..
-        }) = store.event(p)
-            && st.plan.as_deref().is_none_or(|x| x == plan_id)
+        }) = store.event(r.event)
+            // A report naming no plan is about the current one.
+            && (r.plan == Some(k as u32) || st.plan.is_none())
             && let (Some(id), Some(s)) = (&st.step, &st.status)
         {
             status.insert(
@@ -453,7 +457,7 @@ pub fn plan_at(store: &super::data::Store, s: &SessionData, t: u32) -> Option<(S
             status: status.get(&st.id).copied().unwrap_or(Status::Pending),
         })
         .collect();
-    Some((plan_id.to_string(), nodes))
+    Some((rec.id.clone(), nodes))
 }
 
 fn status_style(th: &Theme, s: Status) -> Style {
@@ -473,11 +477,10 @@ fn plan(f: &mut Frame, app: &mut App, area: Rect) {
     let Some(s) = app.sess() else { return };
     let t = app.step();
     let mut lines: Vec<Line> = Vec::new();
-    let ints = SessionData::upto(&s.intentions, t);
-    let intention = ints
-        .iter()
-        .rev()
-        .find_map(|&(_, p)| match app.store.event(p) {
+    let bl = s.tl.bdi_log();
+    let intention = SessionData::upto(&bl.intentions, t)
+        .last()
+        .and_then(|&(_, p)| match app.store.event(p) {
             Some(
                 ev @ Event {
                     body: Body::Intention(i),
@@ -506,7 +509,7 @@ fn plan(f: &mut Frame, app: &mut App, area: Rect) {
             l.extend(spans(&json_text(g), th.text, th.marker));
             lines.push(Line::from(l));
         }
-        let sat = ints
+        let sat = SessionData::upto(&bl.satisfactions, t)
             .iter()
             .rev()
             .find_map(|&(_, p)| match app.store.event(p).map(|e| &e.body) {
@@ -594,7 +597,7 @@ fn verify(f: &mut Frame, app: &mut App, area: Rect) {
         f.render_widget(block(app, Pane::Verify, String::new()), area);
         return;
     };
-    let total = app.rows_upto(&s.verifies).len();
+    let total = app.rows_upto(s.tl.verifies()).len();
     let b = block(app, Pane::Verify, format!("{total} "));
     let inner = b.inner(area);
     f.render_widget(b, area);
@@ -605,7 +608,7 @@ fn verify(f: &mut Frame, app: &mut App, area: Rect) {
     // Newest first; only the visible rows are copied out.
     let rows: Vec<(u32, u32)> = match app.sess() {
         Some(s) => {
-            let all = app.rows_upto(&s.verifies);
+            let all = app.rows_upto(s.tl.verifies());
             (start..end).map(|k| all[total - 1 - k]).collect()
         }
         None => Vec::new(),
@@ -673,7 +676,7 @@ fn verify(f: &mut Frame, app: &mut App, area: Rect) {
 /// The "recomputed" cell: the solver's verdict, marked `≠` in the error style when the
 /// claim disagrees; `…` while the recomputation runs.
 fn recomputed_cell(app: &App, th: &Theme, pos: u32) -> Cell<'static> {
-    match app.verdicts.as_ref().and_then(|v| v.by_pos.get(&pos)) {
+    match app.analysis.as_ref().and_then(|v| v.by_pos.get(&pos)) {
         Some(v) => match v.agrees {
             Some(false) => Cell::from(Span::styled(format!("≠ {}", v.outcome), th.error)),
             Some(true) => Cell::from(Span::styled(format!("= {}", v.outcome), th.ok)),
@@ -690,7 +693,8 @@ fn retract(f: &mut Frame, app: &mut App, area: Rect) {
         f.render_widget(block(app, Pane::Retract, String::new()), area);
         return;
     };
-    let total = app.rows_upto(&s.revisions).len();
+    let t = app.step();
+    let total = s.revisions_upto(t);
     let b = block(app, Pane::Retract, format!("{total} "));
     let inner = b.inner(area);
     f.render_widget(b, area);
@@ -700,12 +704,10 @@ fn retract(f: &mut Frame, app: &mut App, area: Rect) {
     let (start, end) = visible(sel, total, h);
     // Newest first; only the visible rows are copied out.
     let rows: Vec<(u32, u32)> = match app.sess() {
-        Some(s) => {
-            let all = app.rows_upto(&s.revisions);
-            (start..end).map(|k| all[total - 1 - k]).collect()
-        }
+        Some(s) => s.revisions_newest(t, start, end - start),
         None => Vec::new(),
     };
+    let s = app.sess();
     let mut lines = Vec::new();
     for (k, &(step, pos)) in (start..end).zip(&rows) {
         let Some(ev) = app.store.event(pos) else {
@@ -732,6 +734,15 @@ fn retract(f: &mut Frame, app: &mut App, area: Rect) {
                 if ev.extra.get("fallback").and_then(|x| x.as_bool()) == Some(true) {
                     v.push(Span::styled(" fallback", th.warn));
                 }
+                // The model links each revise to the retracts that carried it out: what it
+                // listed and no retract has applied by this step is still pending.
+                let pending = s
+                    .map(|s| revision_pending(app, s, step, t))
+                    .unwrap_or_default();
+                if !pending.is_empty() {
+                    v.push(Span::styled(" pending ", th.warn));
+                    v.extend(spans(&pending.join(", "), th.warn, th.marker));
+                }
             }
             Body::Retract(r) => {
                 v.push(Span::styled("retract ", th.error));
@@ -742,6 +753,14 @@ fn retract(f: &mut Frame, app: &mut App, area: Rect) {
                 if let Some(reason) = &r.reason {
                     v.push(Span::raw(" "));
                     v.extend(spans(reason, th.dim, th.marker));
+                }
+                let dangling = s.is_some_and(|s| {
+                    let rt = s.tl.retracts();
+                    rt.binary_search_by_key(&step, |e| e.step)
+                        .is_ok_and(|i| rt[i].record.is_none())
+                });
+                if dangling {
+                    v.push(Span::styled(" (names no active belief)", th.error));
                 }
             }
             _ => {}
@@ -761,6 +780,24 @@ fn retract(f: &mut Frame, app: &mut App, area: Rect) {
     f.render_widget(Paragraph::new(lines), inner);
 }
 
+/// What the `revise` at `step` listed that no retract had applied by step `t` (from the
+/// model's retraction log).
+fn revision_pending(app: &App, s: &SessionData, step: u32, t: u32) -> Vec<String> {
+    let rv = s.tl.revisions();
+    let Ok(i) = rv.binary_search_by_key(&step, |e| e.step) else {
+        return Vec::new();
+    };
+    let e = &rv[i];
+    let later = e.retracts.iter().filter_map(|&ri| {
+        let r = s.tl.retracts().get(ri as usize)?;
+        match app.store.event(r.event).map(|ev| &ev.body) {
+            Some(Body::Retract(x)) if r.step > t => Some(x.target.to_string()),
+            _ => None,
+        }
+    });
+    e.unapplied.iter().cloned().chain(later).collect()
+}
+
 fn kind_style(th: &Theme, ev: &Event) -> Style {
     match &ev.body {
         Body::Announce(_) => th.accent,
@@ -776,19 +813,39 @@ fn density(app: &mut App, width: u16) -> Vec<u8> {
     let Some(s) = app.store.sessions.get(app.session) else {
         return Vec::new();
     };
-    let key = (app.session, s.len(), width);
+    let audited = app.analysis.as_ref().map_or(u64::MAX, |a| a.version);
+    let key = (app.session, s.rows(), width, audited);
     if app.density.0 != key {
         let n = s.marks.len();
         let w = usize::from(width).max(1);
         let mut bins = vec![0u8; w];
-        {
-            // 0x80: the bin holds at least one event. Each event covers the bins from its
-            // start to the next event's start, so a short run still fills the strip.
-            for (i, &m) in s.marks.iter().enumerate() {
-                let a = (i * w).checked_div(n).unwrap_or(0);
-                let b = ((i + 1) * w).checked_div(n).unwrap_or(0).max(a + 1).min(w);
-                for bin in &mut bins[a..b] {
-                    *bin |= m | 0x80;
+        // Each event covers the bins from its start to the next event's start, so a short
+        // run still fills the strip.
+        let span = |i: usize| {
+            let a = (i * w).checked_div(n).unwrap_or(0);
+            let b = ((i + 1) * w).checked_div(n).unwrap_or(0).max(a + 1).min(w);
+            a.min(w - 1)..b
+        };
+        // 0x80: the bin holds at least one event.
+        for (i, &m) in s.marks.iter().enumerate() {
+            for bin in &mut bins[span(i)] {
+                *bin |= m | 0x80;
+            }
+        }
+        if n > 0 {
+            // Reader problems at the event read after them; findings at their event.
+            let flagged = s.problems.iter().map(|&(b, _)| b as usize).chain(
+                app.analysis
+                    .iter()
+                    .flat_map(|a| a.findings.iter())
+                    .filter_map(|(at, _)| match *at {
+                        At::Event(i) => Some(i as usize),
+                        _ => None,
+                    }),
+            );
+            for i in flagged {
+                for bin in &mut bins[span(i.min(n - 1))] {
+                    *bin |= MARK_PROBLEM;
                 }
             }
         }
@@ -797,41 +854,99 @@ fn density(app: &mut App, width: u16) -> Vec<u8> {
     app.density.1.clone()
 }
 
+/// How a timeline row is marked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum RowMark {
+    /// `!`: a reader problem, or a finding of severity warning or error.
+    Problem,
+    /// `·`: an info finding.
+    Info,
+    /// `×`: a contradiction the gate reported (notable, not a finding by itself).
+    Contradiction,
+}
+
+fn row_mark(app: &App, s: &SessionData, item: RowItem) -> Option<RowMark> {
+    match item {
+        RowItem::Problem(_) => Some(RowMark::Problem),
+        RowItem::Event(i) => {
+            let worst = app
+                .analysis
+                .as_ref()
+                .and_then(|a| a.on_event(i).map(|f| f.severity).max());
+            match worst {
+                Some(sev) if sev >= FindingSeverity::Warning => Some(RowMark::Problem),
+                Some(_) => Some(RowMark::Info),
+                None => s
+                    .marks
+                    .get(i as usize)
+                    .is_some_and(|m| m & MARK_CONTRADICTION != 0)
+                    .then_some(RowMark::Contradiction),
+            }
+        }
+    }
+}
+
 fn timeline(f: &mut Frame, app: &mut App, area: Rect) {
     let th = app.theme.clone();
     let b = block(app, Pane::Timeline, String::new());
     let inner = b.inner(area);
     f.render_widget(b, area);
     let Some(s) = app.sess() else { return };
-    let n = s.len() as usize;
+    let n = s.rows() as usize;
     let strip_h = u16::from(inner.height >= 3);
     let h = usize::from(inner.height - strip_h);
     let (start, end) = visible(app.cursor as usize, n, h);
     let mut lines = Vec::with_capacity(end - start);
-    for i in start..end {
-        let Some(ev) = s.events.get(i).and_then(|&p| app.store.event(p)) else {
+    for r in start..end {
+        let Some(item) = s.row_item(r as u32) else {
             continue;
         };
-        let flag = app.flag_of(i as u32);
-        let mark = match flag {
-            Some(f) if f.is_problem() => Span::styled("! ", th.error),
-            Some(_) => Span::styled("× ", th.warn),
-            None => Span::raw("  "),
+        let mut v = match item {
+            RowItem::Event(i) => {
+                let Some(ev) = s.events().get(i as usize).and_then(|&p| app.store.event(p)) else {
+                    continue;
+                };
+                let mark = match row_mark(app, s, item) {
+                    Some(RowMark::Problem) => Span::styled("! ", th.error),
+                    Some(RowMark::Info) => Span::styled("· ", th.warn),
+                    Some(RowMark::Contradiction) => Span::styled("× ", th.warn),
+                    None => Span::raw("  "),
+                };
+                let mut v = vec![
+                    Span::styled(format!("{:>6} ", i + 1), th.dim),
+                    mark,
+                    Span::styled(
+                        format!("{:<13.13} ", sanitize(ev.kind_name())),
+                        kind_style(&th, ev),
+                    ),
+                ];
+                v.extend(spans(&App::summary(ev), th.text, th.marker));
+                v
+            }
+            RowItem::Problem(k) => {
+                let Some(p) = s
+                    .problems
+                    .get(k as usize)
+                    .and_then(|&(_, q)| app.store.problem(q))
+                else {
+                    continue;
+                };
+                let mut v = vec![
+                    Span::styled("       ", th.dim),
+                    Span::styled("! ", th.error),
+                    Span::styled(format!("{:<13.13} ", "parse-error"), th.error),
+                    Span::styled(format!("line {}:{} ", p.origin.line, p.column), th.dim),
+                ];
+                v.extend(spans(&p.message, th.error, th.marker));
+                v
+            }
         };
-        let mut v = vec![
-            Span::styled(format!("{:>6} ", i + 1), th.dim),
-            mark,
-            Span::styled(
-                format!("{:<13.13} ", sanitize(ev.kind_name())),
-                kind_style(&th, ev),
-            ),
-        ];
-        v.extend(spans(&App::summary(ev), th.text, th.marker));
-        let mut line = Line::from(v);
-        if i == app.cursor as usize {
-            line = line.style(th.selection);
+        if r == app.cursor as usize {
+            let line = Line::from(std::mem::take(&mut v)).style(th.selection);
+            lines.push(line);
+        } else {
+            lines.push(Line::from(v));
         }
-        lines.push(line);
     }
     f.render_widget(
         Paragraph::new(lines),
@@ -842,8 +957,9 @@ fn timeline(f: &mut Frame, app: &mut App, area: Rect) {
     );
     if strip_h == 1 {
         let bins = density(app, inner.width);
-        let cur_bin = (app.cursor as usize * bins.len())
-            .checked_div(n)
+        let events = app.sess().map_or(0, |s| s.len() as usize);
+        let cur_bin = (app.step().saturating_sub(1) as usize * bins.len())
+            .checked_div(events)
             .unwrap_or(usize::MAX);
         let v: Vec<Span> = bins
             .iter()
@@ -946,10 +1062,15 @@ pub fn detail_lines(app: &mut App, pos: u32) -> Vec<Line<'static>> {
         out.push(Line::from(Span::styled("because", th.dim)));
         let s = app.store.sessions.get(app.session);
         for c in because {
-            let found = s.and_then(|s| s.beliefs.iter().rev().find(|b| b.id == c && b.pos < pos));
+            let found = s.and_then(|s| {
+                s.tl.beliefs()
+                    .iter()
+                    .rev()
+                    .find(|b| b.id == c && b.event < pos)
+            });
             let mut l = vec![Span::raw("  ")];
             l.extend(spans(&c, th.accent, th.marker));
-            match found.and_then(|b| app.store.event(b.pos)) {
+            match found.and_then(|b| app.store.event(b.event)) {
                 Some(pe) => l.push(Span::styled(format!("  ← {}", origin_text(pe)), th.dim)),
                 None => l.push(Span::styled(
                     "  ← not announced before (ungrounded)",
@@ -958,6 +1079,28 @@ pub fn detail_lines(app: &mut App, pos: u32) -> Vec<Line<'static>> {
             }
             out.push(Line::from(l));
         }
+    }
+    // What the audit found about this event, in its own words.
+    let found: Vec<(String, FindingSeverity, String)> = app
+        .sess()
+        .and_then(|s| s.event_index(pos))
+        .zip(app.analysis.as_ref())
+        .map(|(i, a)| {
+            a.on_event(i)
+                .map(|f| (f.code.to_string(), f.severity, f.message.clone()))
+                .collect()
+        })
+        .unwrap_or_default();
+    for (code, sev, message) in found {
+        let st = if sev >= FindingSeverity::Warning {
+            th.error
+        } else {
+            th.warn
+        };
+        let mut l = vec![Span::styled(format!("{:<11}", "finding"), th.dim)];
+        l.extend(spans(&format!("{code} ({sev}) "), st, th.marker));
+        l.extend(spans(&message, th.text, th.marker));
+        out.push(Line::from(l));
     }
     out.push(Line::from(Span::styled("raw event", th.dim)));
     let raw = ev.to_json_line();
@@ -972,17 +1115,82 @@ pub fn detail_lines(app: &mut App, pos: u32) -> Vec<Line<'static>> {
     out
 }
 
+/// The lines of the detail pane for the reader problem at index `k` of the shown session:
+/// `file:line:column: message`, as `doxascope validate` prints it, and the audit's finding.
+pub fn problem_lines(app: &App, k: u32) -> Vec<Line<'static>> {
+    let th = &app.theme;
+    let Some(s) = app.sess() else {
+        return Vec::new();
+    };
+    let Some(p) = s
+        .problems
+        .get(k as usize)
+        .and_then(|&(_, q)| app.store.problem(q))
+    else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    let mut kv = |k: &str, v: &str, st: Style| {
+        let mut l = vec![Span::styled(format!("{k:<11}"), th.dim)];
+        l.extend(spans(v, st, th.marker));
+        out.push(Line::from(l));
+    };
+    let sev = match p.severity {
+        crate::trace::Severity::Error => "error: the line is not an event",
+        crate::trace::Severity::Warning => "warning: the line was kept",
+    };
+    kv("kind", "parse-error", th.error);
+    kv("severity", sev, th.text);
+    kv(
+        "at",
+        &format!(
+            "{}:{}:{}: {}",
+            p.origin.file, p.origin.line, p.column, p.message
+        ),
+        th.error,
+    );
+    if let Some(field) = &p.field {
+        kv("field", field, th.text);
+    }
+    kv(
+        "step",
+        &format!("read after step {}", s.problems[k as usize].0),
+        th.text,
+    );
+    if let Some(a) = &app.analysis {
+        for f in a
+            .findings
+            .iter()
+            .filter(|(at, _)| *at == At::Problem(k))
+            .map(|(_, f)| f)
+        {
+            kv(
+                "finding",
+                &format!("{} ({}) {}", f.code, f.severity, f.message),
+                th.text,
+            );
+        }
+    }
+    out
+}
+
 fn detail(f: &mut Frame, app: &mut App, area: Rect) {
     let b = block(app, Pane::Detail, String::new());
     let inner = b.inner(area);
     f.render_widget(b, area);
-    let Some(pos) = app
-        .selected_event()
-        .or_else(|| app.cursor_event().map(|(p, _)| p))
-    else {
-        return;
+    let on_timeline = !matches!(app.detail_from, Pane::Sigma | Pane::Verify | Pane::Retract);
+    let lines = match app.cursor_item() {
+        Some(RowItem::Problem(k)) if on_timeline => problem_lines(app, k),
+        _ => {
+            let Some(pos) = app
+                .selected_event()
+                .or_else(|| app.cursor_event().map(|(p, _)| p))
+            else {
+                return;
+            };
+            detail_lines(app, pos)
+        }
     };
-    let lines = detail_lines(app, pos);
     let max_scroll = lines.len().saturating_sub(usize::from(inner.height));
     app.selected[5] = app.selected[5].min(max_scroll);
     let p = Paragraph::new(lines).scroll((app.selected[5] as u16, 0));

@@ -3,17 +3,26 @@
 //! The UI never waits for the solver: it sends a [`Request`] and keeps drawing (the REPL pane
 //! shows "working…"); the [`Answer`] arrives on a channel the event loop polls after input.
 //! Requests run in order. Each carries the step the UI shows, so commands always see Σ at
-//! the selected step; when the trace has grown, the UI attaches a new Σ history and the
-//! worker starts a fresh session over it (the hand-issued layer does not survive new data).
+//! the selected step.
+//!
+//! Σ comes from the model, as in `doxascope repl`: the worker keeps one
+//! [`crate::model::Model`] per session, grown with the [`Delta`] each request carries (what
+//! was read since the last one), and runs the REPL over it through
+//! [`crate::repl::ModelSigma`], the same adapter the headless REPL uses. When the trace has
+//! grown or the view moved to another session, the worker starts a fresh REPL over the model
+//! (the hand-issued layer does not survive new data).
 
+use std::collections::HashMap;
+use std::sync::Arc;
 use std::sync::mpsc::{Receiver, SyncSender, TrySendError, sync_channel};
 
 use tokio::sync::mpsc::Sender;
 
 use super::app::Purpose;
-use super::data::{RawSigma, SigmaSnapshot};
+use super::data::Delta;
 use crate::logic::revise::Policy;
-use crate::repl::{Command, Repl, ReplError, Reply};
+use crate::model::Model;
+use crate::repl::{Command, EmptyTrace, ModelSigma, Repl, ReplError, Reply};
 
 /// One command for the worker.
 #[derive(Debug)]
@@ -24,8 +33,8 @@ pub struct Request {
     pub step: u64,
     /// Why it was sent.
     pub purpose: Purpose,
-    /// A new Σ history, when the trace changed since the last request.
-    pub sigma: Option<RawSigma>,
+    /// What is new in the shown session since the last request (possibly nothing).
+    pub data: Option<Delta>,
 }
 
 /// The worker's reply.
@@ -100,13 +109,70 @@ pub fn handle(repl: &mut Repl, req: &Request) -> Answer {
     }
 }
 
-fn serve(rx: Receiver<Request>, answers: Sender<Answer>) {
-    let mut repl = Repl::new(Box::new(SigmaSnapshot::default()));
-    while let Ok(mut req) = rx.recv() {
-        if let Some(raw) = req.sigma.take() {
-            repl = Repl::new(Box::new(SigmaSnapshot::from(raw)));
+/// The worker's state: a model per session and the REPL over the shown one. The thread
+/// runs [`ReplState::handle`]; tests call it directly.
+pub struct ReplState {
+    models: HashMap<usize, (Arc<Model>, Arc<str>)>,
+    current: Option<usize>,
+    repl: Repl,
+}
+
+impl Default for ReplState {
+    fn default() -> Self {
+        ReplState {
+            models: HashMap::new(),
+            current: None,
+            repl: Repl::new(Box::new(EmptyTrace)),
         }
-        let answer = handle(&mut repl, &req);
+    }
+}
+
+impl ReplState {
+    /// Applies the request's data, then runs its command.
+    pub fn handle(&mut self, mut req: Request) -> Answer {
+        let mut notes = Vec::new();
+        if let Some(d) = req.data.take()
+            && let Err(m) = self.add(d)
+        {
+            notes.push(m);
+        }
+        let mut a = handle(&mut self.repl, &req);
+        notes.append(&mut a.notes);
+        a.notes = notes;
+        a
+    }
+
+    /// Grows the session's model and puts a fresh REPL over it when anything changed.
+    fn add(&mut self, d: Delta) -> Result<(), String> {
+        if d.items.is_empty() && !d.reset && self.current == Some(d.session) {
+            return Ok(());
+        }
+        // The REPL holds the model through an `Arc`: let go of it before growing the model.
+        self.repl = Repl::new(Box::new(EmptyTrace));
+        self.current = None;
+        if d.reset {
+            self.models.remove(&d.session);
+        }
+        let (model, name) = self
+            .models
+            .entry(d.session)
+            .or_insert_with(|| (Arc::new(Model::new()), d.name.clone()));
+        if !d.items.is_empty() {
+            let Some(m) = Arc::get_mut(model) else {
+                return Err("the REPL's model is in use elsewhere; Σ is not up to date".into());
+            };
+            m.extend(d.items);
+        }
+        self.repl = Repl::new(Box::new(ModelSigma::new(model.clone(), name.to_string())));
+        self.current = Some(d.session);
+        Ok(())
+    }
+}
+
+fn serve(rx: Receiver<Request>, answers: Sender<Answer>) {
+    let mut state = ReplState::default();
+    while let Ok(req) = rx.recv() {
+        let answer = state.handle(req);
         if answers.blocking_send(answer).is_err() {
             return;
         }
