@@ -2,6 +2,10 @@
 //! at most 2 s for the audit, replay included). Prints figures; run with
 //! `cargo bench --bench audit`. `AUDIT_BENCH_EVENTS=N` changes the size, `AUDIT_BENCH_RUNS=N`
 //! the number of runs (best of N is reported).
+//!
+//! Wall time depends on what else the machine runs, so the CPU time of the whole process
+//! (every thread) is printed next to it: on an idle machine with `cores` cores the audit's
+//! wall time approaches CPU / cores for the parallel part.
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
@@ -9,6 +13,22 @@ use std::time::{Duration, Instant};
 use doxascope::model::Model;
 use doxascope::model::audit::{AuditOptions, Severity, audit, audit_recomputed};
 use doxascope::trace::generate::{GenConfig, write_mixed};
+
+/// CPU time of the whole process (all threads) in seconds, from /proc/self/stat (clock
+/// ticks, assumed 100 per second); 0 where unavailable.
+fn cpu_seconds() -> f64 {
+    std::fs::read_to_string("/proc/self/stat")
+        .ok()
+        .and_then(|s| {
+            // Fields after the parenthesized command name; utime and stime are 14 and 15.
+            let rest = s.rsplit_once(')')?.1.to_string();
+            let f: Vec<&str> = rest.split_whitespace().collect();
+            let u: f64 = f.get(11)?.parse().ok()?;
+            let k: f64 = f.get(12)?.parse().ok()?;
+            Some((u + k) / 100.0)
+        })
+        .unwrap_or(0.0)
+}
 
 fn main() {
     let events: u64 = std::env::var("AUDIT_BENCH_EVENTS")
@@ -39,8 +59,10 @@ fn main() {
         .max(1);
     let mut best = Duration::MAX;
     let mut best_load = Duration::MAX;
+    let mut best_cpu = f64::MAX;
     let mut last = None;
     for _ in 0..runs {
+        let c0 = cpu_seconds();
         let t0 = Instant::now();
         let model = Model::from_bytes("bench.jsonl", &bytes);
         let t1 = Instant::now();
@@ -48,12 +70,14 @@ fn main() {
         let t2 = Instant::now();
         best_load = best_load.min(t1 - t0);
         best = best.min(t2 - t0);
+        best_cpu = best_cpu.min(cpu_seconds() - c0);
         last = Some(black_box(report));
     }
     let Some(report) = last else { return };
     // The model's solver pass alone (sequential, all sessions), and the audit's own checks
     // on top of it.
     let model = Model::from_bytes("bench.jsonl", &bytes);
+    let c0 = cpu_seconds();
     let t0 = Instant::now();
     let rcs: Vec<_> = model
         .timelines()
@@ -61,15 +85,22 @@ fn main() {
         .filter_map(|tl| model.recompute(tl.name(), &AuditOptions::default().recompute))
         .collect();
     let t1 = Instant::now();
+    let c1 = cpu_seconds();
     black_box(audit_recomputed(&model, &rcs, &AuditOptions::default()));
     println!(
-        "split: the model's recomputation pass {:.3} s (sequential), the audit's checks {:.3} s",
+        "split: the model's recomputation pass {:.3} s wall / {:.2} s CPU (sequential), the \
+         audit's checks {:.3} s wall / {:.2} s CPU",
         (t1 - t0).as_secs_f64(),
-        t1.elapsed().as_secs_f64()
+        c1 - c0,
+        t1.elapsed().as_secs_f64(),
+        cpu_seconds() - c1
     );
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     println!(
-        "audit (replay + recompute + checks): best of {runs} {:.3} s (replay alone {:.3} s)",
+        "audit (replay + recompute + checks): best of {runs} {:.3} s wall, {:.2} s CPU on \
+         {cores} cores (replay alone {:.3} s)",
         best.as_secs_f64(),
+        best_cpu,
         best_load.as_secs_f64()
     );
     println!(

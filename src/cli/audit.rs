@@ -79,10 +79,13 @@ pub(crate) fn run(args: &Args) -> i32 {
             timeout: Duration::from_secs_f64(args.timeout.min(86_400.0)),
             ..RecomputeOptions::default()
         },
+        ..AuditOptions::default()
     };
     let report = audit(&model, &opts);
     let stdout = io::stdout();
-    let mut out = stdout.lock();
+    // Block-buffered: a large report is thousands of lines, each a write on a line-buffered
+    // stdout.
+    let mut out = io::BufWriter::with_capacity(1 << 16, stdout.lock());
     let written = if args.json {
         serde_json::to_writer_pretty(&mut out, &report.to_json())
             .map_err(io::Error::other)

@@ -6,9 +6,16 @@
 //! The audit interprets nothing itself. It reads the [`Model`]: the replayed [`Timeline`]
 //! (Σ as validity intervals, the retraction log, the BDI log) and the solver pass
 //! [`Model::recompute`] (gate verdicts, consistency after each announcement, consistency
-//! around each revision). The few questions that pass does not answer ("could this retracted
-//! belief be restored?", "which premises support this entailment?") are asked of a
-//! [`probe::Probe`], a forward-only mirror of the same Σ.
+//! around each revision), which also answers the checks' further questions ("could this
+//! retracted belief be restored?", "which premises support this entailment?", "what would
+//! the policy have retracted?") in the same walk when asked to
+//! ([`super::recompute::AuditQuestions`], on by default): every solver question is asked
+//! once. A recomputation made without them is still accepted ([`audit_recomputed`]); the
+//! checks then ask a [`probe::Probe`], a forward-only mirror of the same Σ.
+//!
+//! Sessions are independent and audited in parallel (at most one per core, or
+//! [`AuditOptions::threads`]); the report is merged in session order, so it does not depend
+//! on the number of threads.
 //!
 //! Finding codes are data, in the shape of tokio-console's `Warn<T>` lints: every [`Code`]
 //! has a fixed name (contract §5; names never change), a default severity, a sentence per
@@ -47,7 +54,7 @@ use crate::trace::TraceLog;
 use crate::trace::event::Outcome as Claimed;
 
 use super::Model;
-use super::recompute::{RecomputeOptions, Recomputed};
+use super::recompute::{AuditQuestions, RecomputeOptions, Recomputed};
 use super::timeline::Timeline;
 
 pub use render::render_text;
@@ -329,6 +336,9 @@ pub struct AuditOptions {
     pub policy: Option<Policy>,
     /// Solver settings of the recomputation.
     pub recompute: RecomputeOptions,
+    /// How many sessions are audited at once; `0`: one per core. The report is the same
+    /// whatever the number.
+    pub threads: usize,
 }
 
 /// Per-session totals.
@@ -502,7 +512,14 @@ fn audit_session(
     let rc = match given {
         Some(rc) => rc,
         None => {
-            owned = model.recompute(tl.name(), &opts.recompute)?;
+            // The recomputation answers the checks' questions in the same walk.
+            let ro = RecomputeOptions {
+                audit: Some(AuditQuestions {
+                    policy: opts.policy,
+                }),
+                ..opts.recompute
+            };
+            owned = model.recompute(tl.name(), &ro)?;
             &owned
         }
     };
@@ -556,9 +573,12 @@ fn audit_sessions(model: &Model, opts: &AuditOptions, recomputed: &[Recomputed])
     // Sessions are independent: audit them on as many threads as there are cores (each
     // solver request already runs on its engine's own thread), and merge in session order.
     let timelines = model.timelines();
-    let workers = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .clamp(1, timelines.len().max(1));
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let workers = match opts.threads {
+        0 => cores,
+        n => n,
+    }
+    .clamp(1, timelines.len().max(1));
     let next = std::sync::atomic::AtomicUsize::new(0);
     let mut done: Vec<(usize, SessionAudit)> = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..workers)

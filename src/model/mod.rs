@@ -27,6 +27,7 @@
 pub mod audit;
 pub mod bdi;
 pub mod export;
+mod local;
 pub mod recompute;
 pub mod timeline;
 

@@ -1,6 +1,8 @@
 //! The recomputation pass: every claim of a session checked again with the solver.
 //!
-//! [`recompute`] walks one session forward with ONE [`BeliefState`], mirroring the trace:
+//! [`recompute`] walks one session forward with ONE belief state (the engine's
+//! [`State`](crate::logic::engine::State),
+//! driven on the walk's own thread by [`super::local`]), mirroring the trace:
 //! each `announce` adds its belief (an announce of an active id with another formula replaces
 //! it, as in the replay), each `retract` that ended a record retracts it. Along the way:
 //!
@@ -28,16 +30,16 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::time::Duration;
 
-use crate::logic::engine::{
-    BeliefSpec, BeliefState, EngineError, Entails, Limits, Outcome, Role as EngineRole,
-};
+use crate::logic::engine::{BeliefSpec, EngineError, Entails, Limits, Outcome, Role as EngineRole};
 use crate::logic::formula::Formula;
 use crate::logic::ground::{self, DEFAULT_INSTANCE_CAP};
 use crate::logic::parse::parse;
+use crate::logic::revise::{Policy, Revision};
 use crate::trace::TraceLog;
 use crate::trace::event::Text;
 use crate::trace::event::{Body, Outcome as Claimed, QueryAnswer, Role};
 
+use super::local::{LocalEngine, run_with_stack};
 use super::timeline::{Timeline, event_at};
 
 /// Settings of the recomputation.
@@ -47,6 +49,12 @@ pub struct RecomputeOptions {
     pub timeout: Duration,
     /// The cap on quantifier instances per formula (see [`crate::logic::ground`]).
     pub instance_cap: u64,
+    /// Also answer the questions the audit asks beyond the claims themselves (see
+    /// [`AuditQuestions`]); `None` for the plain recomputation. On by default: the answers
+    /// that are minimal sets (conflicts, supports) are one valid choice among several, and
+    /// which one the solver finds depends on everything asked before, so an audit made
+    /// from a default recomputation reports exactly what `doxascope audit` reports.
+    pub audit: Option<AuditQuestions>,
 }
 
 impl Default for RecomputeOptions {
@@ -54,9 +62,35 @@ impl Default for RecomputeOptions {
         RecomputeOptions {
             timeout: Duration::from_secs(10),
             instance_cap: DEFAULT_INSTANCE_CAP,
+            audit: Some(AuditQuestions::default()),
         }
     }
 }
+
+/// The audit's extra questions, answered during the same walk so every solver question is
+/// asked once, on the one engine that already holds Σ at that step (a second mirror of Σ per
+/// check used to cost as much as the recomputation itself):
+///
+/// - for the first [`EVIDENCE_CAP`] verifies of a session whose claim disagrees, the minimal
+///   premise sets behind the recomputed verdict ([`VerifyResult::evidence`]);
+/// - for a verify recomputed as a contradiction that cites premises, whether those premises
+///   entail ¬Δ ([`VerifyResult::contradiction_citation`]);
+/// - after every `retract` event, whether Σ is consistent ([`Recomputed::retracts`]), and at
+///   the end of the session a minimal conflict when it is not ([`Recomputed::end`]);
+/// - for every revision that left Σ consistent, which retracted beliefs could be put back
+///   ([`RetractedCheck::restorable`]), and the revision policy re-run on Σ just before the
+///   trigger's announcement ([`RevisionCheck::rerun`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct AuditQuestions {
+    /// The policy every revision is re-run with; `None`: the policy its `revise` names
+    /// (revisions naming no known policy are not re-run).
+    pub policy: Option<Policy>,
+}
+
+/// How many disagreeing verifies per session get their supports computed. Finding all
+/// minimal supports is the one expensive question the audit asks; a trace with more
+/// mismatches than this has a broken gate, and the first ones show how.
+pub const EVIDENCE_CAP: usize = 20;
 
 /// Why a result could not be computed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -125,6 +159,43 @@ pub struct VerifyResult {
     pub claimed: Option<Claimed>,
     /// The recomputed gate on Σ just before the event.
     pub result: Result<Gate, Unknown>,
+    /// Audit only ([`AuditQuestions`]): for the first [`EVIDENCE_CAP`] disagreeing verifies
+    /// of the session, the minimal premise sets (at most 3) entailing Δ when the recomputed
+    /// verdict is `entailed`, or ¬Δ when it is `contradiction`; `None` otherwise.
+    pub evidence: Option<Result<Vec<Vec<String>>, Unknown>>,
+    /// Audit only: for a verify recomputed as a contradiction that cites premises and does
+    /// not itself claim `ungrounded`, what the citation is worth.
+    pub contradiction_citation: Option<ContradictionCitation>,
+}
+
+/// The citation of a verified contradiction: the engine refines only consistent claims, so
+/// "the cited premises, with the rules and norms, entail ¬Δ" is asked separately.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ContradictionCitation {
+    /// Cited ids that are not active beliefs.
+    pub missing: Vec<String>,
+    /// Whether the cited premises (with every rule and norm) entail ¬Δ; asked only when
+    /// nothing is missing (`Ok(true)` otherwise).
+    pub grounded: Result<bool, Unknown>,
+}
+
+/// Σ's consistency after a `retract` event that removed at least one belief.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RetractConsistency {
+    /// The step of the `retract`.
+    pub step: u32,
+    /// Whether Σ is consistent right after it.
+    pub consistent: Result<bool, Unknown>,
+}
+
+/// A revision policy re-run on Σ just before the trigger's announcement.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Rerun {
+    /// The policy re-run.
+    pub policy: Policy,
+    /// What it does; `None` when Σ was not consistent before the trigger (every policy is
+    /// then undefined) or could not be decided.
+    pub revision: Option<Result<Revision, Unknown>>,
 }
 
 impl VerifyResult {
@@ -220,6 +291,9 @@ pub struct RetractedCheck {
     /// the minimal conflict the engine found, `None` otherwise: Σ may have several conflicts,
     /// and membership in *some* minimal conflict other than the one found is not decided.
     pub in_conflict: Option<bool>,
+    /// Audit only: when the revision left Σ consistent and the belief was active, whether
+    /// it could be put back alone with Σ staying consistent; `None` when not asked.
+    pub restorable: Option<bool>,
 }
 
 /// A `revise` event, recomputed.
@@ -240,6 +314,9 @@ pub struct RevisionCheck {
     pub settled_at: u32,
     /// Whether Σ is consistent once the revise is applied, and a minimal conflict if not.
     pub after: Result<(bool, Vec<String>), Unknown>,
+    /// Audit only: the policy re-run for the trigger (see [`AuditQuestions`]); `None` when
+    /// not asked (no policy, no trigger record, or a plain recomputation).
+    pub rerun: Option<Rerun>,
 }
 
 /// A per-event problem of the recomputation.
@@ -270,11 +347,19 @@ pub struct Recomputed {
     pub errors: Vec<RecomputeError>,
     /// How many times the solver state was rebuilt after a timeout.
     pub rebuilds: u64,
+    /// Audit only: Σ's consistency after each `retract` event that removed a belief, in
+    /// step order.
+    pub retracts: Vec<RetractConsistency>,
+    /// Audit only: whether Σ is consistent at the end of the session, with a minimal
+    /// conflict freshly computed when it is not.
+    pub end: Option<Result<(bool, Vec<String>), Unknown>>,
+    /// The audit questions these results answer (`None`: a plain recomputation).
+    pub audit: Option<AuditQuestions>,
 }
 
 /// The forward-walking mirror of Σ in one engine.
 struct Mirror {
-    engine: BeliefState,
+    engine: LocalEngine,
     /// Active quantified beliefs: id -> (formula as parsed, spec with the current grounding).
     quantified: BTreeMap<String, (Formula, BeliefSpec)>,
     /// Constants of the active beliefs, counted.
@@ -493,6 +578,90 @@ impl Mirror {
     }
 }
 
+/// The audit's questions (see [`AuditQuestions`]). None of them changes Σ, the cached
+/// consistency or the grounding domain beyond what the gate of the same event already did, so
+/// the claims are recomputed exactly as without them.
+impl Mirror {
+    /// Grounds `f` for a question about the current Σ. Without quantifiers (in Σ or `f`)
+    /// there is nothing to ground, and the grounding domain is left alone so that asking
+    /// changes nothing the recomputation remembers.
+    fn ask(&mut self, f: &Formula) -> Result<Formula, Unknown> {
+        if self.quantified.is_empty() && !ground::has_quantifier(f) {
+            return Ok(f.clone());
+        }
+        self.prepare(f)
+    }
+
+    /// Whether Σ is consistent, without remembering the answer: what the recomputation
+    /// remembers decides which solver calls it makes later, and those must not depend on
+    /// whether the audit asked.
+    fn peek_sat(&mut self) -> Result<bool, Unknown> {
+        if let Some(k) = self.known_sat {
+            return Ok(k);
+        }
+        if !self.quantified.is_empty() {
+            self.sync_active()?;
+        }
+        Ok(self.engine.check(&Formula::True, None)?.theta != Outcome::Contradiction)
+    }
+
+    /// Whether Σ is consistent, with a freshly computed minimal conflict when not (not
+    /// remembered, as [`Mirror::peek_sat`]).
+    fn peek_consistent(&mut self) -> Result<(bool, Vec<String>), Unknown> {
+        if self.known_sat == Some(true) {
+            return Ok((true, Vec::new()));
+        }
+        if !self.quantified.is_empty() {
+            self.sync_active()?;
+        }
+        let c = self.engine.consistent()?;
+        Ok((c.consistent, c.conflict))
+    }
+
+    /// Up to 3 minimal subsets of Σ entailing `f`.
+    fn supports(&mut self, f: &Formula) -> Result<Vec<Vec<String>>, Unknown> {
+        let g = self.ask(f)?;
+        let s = self
+            .engine
+            .supports(&g, 3, Duration::from_secs(2))
+            .map_err(Unknown::from)?;
+        Ok(s.supports)
+    }
+
+    /// Θ(Σ, f) without citations.
+    fn theta(&mut self, f: &Formula) -> Result<Outcome, Unknown> {
+        let g = self.ask(f)?;
+        Ok(self.engine.check(&g, None)?.theta)
+    }
+
+    /// Whether the cited premises with every rule and norm entail `f` (the engine's
+    /// UNGROUNDED refinement); `true` also when Σ contradicts `f`, which is not refined.
+    fn grounded_by(&mut self, f: &Formula, because: &[String]) -> Result<bool, Unknown> {
+        let g = self.ask(f)?;
+        Ok(self.engine.check(&g, Some(because))?.outcome != Outcome::Ungrounded)
+    }
+
+    /// What `policy` does when `spec` (formula as parsed) is announced into the current Σ,
+    /// on a throwaway copy of Σ in its current grounding (oldest first: policies break ties
+    /// by recency).
+    fn rerun(&mut self, spec: BeliefSpec, policy: Policy) -> Result<Revision, Unknown> {
+        let g = self.ask(&spec.formula)?;
+        let mut copy = LocalEngine::with_limits(self.engine.limits());
+        let mut specs: Vec<&BeliefSpec> = self.engine.beliefs().collect();
+        specs.sort_by_key(|s| s.step);
+        for s in specs {
+            match copy.add(s.clone()) {
+                Ok(_) => {}
+                Err(EngineError::HardConflict(_)) => {
+                    copy.add(s.clone().role(EngineRole::Assumption))?;
+                }
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Ok(copy.announce(BeliefSpec { formula: g, ..spec }, policy)?)
+    }
+}
+
 fn conjunction(texts: &[&str]) -> Result<Formula, Unknown> {
     let mut fs = Vec::new();
     for t in texts {
@@ -505,8 +674,13 @@ fn conjunction(texts: &[&str]) -> Result<Formula, Unknown> {
     }
 }
 
-/// Recomputes every claim of one session (see the module docs).
+/// Recomputes every claim of one session (see the module docs). The walk runs on a thread
+/// of its own with the engine's stack (see [`super::local`]).
 pub fn recompute(tl: &Timeline, log: &TraceLog, opts: &RecomputeOptions) -> Recomputed {
+    run_with_stack(|| walk(tl, log, opts))
+}
+
+fn walk(tl: &Timeline, log: &TraceLog, opts: &RecomputeOptions) -> Recomputed {
     let mut out = Recomputed {
         session: tl.name().to_string(),
         ..Recomputed::default()
@@ -515,17 +689,7 @@ pub fn recompute(tl: &Timeline, log: &TraceLog, opts: &RecomputeOptions) -> Reco
         timeout: opts.timeout,
         ..Limits::default()
     };
-    let engine = match BeliefState::with_limits(limits) {
-        Ok(e) => e,
-        Err(e) => {
-            out.errors.push(RecomputeError {
-                step: 0,
-                event: 0,
-                error: e.into(),
-            });
-            return out;
-        }
-    };
+    let engine = LocalEngine::with_limits(limits);
     let mut m = Mirror {
         engine,
         quantified: BTreeMap::new(),
@@ -547,6 +711,36 @@ pub fn recompute(tl: &Timeline, log: &TraceLog, opts: &RecomputeOptions) -> Reco
     }
     // Pending revision checks, settled after the step of their last retract.
     let mut pending: Vec<RevisionCheck> = Vec::new();
+    let revision_at: HashMap<u32, usize> = tl
+        .revisions()
+        .iter()
+        .enumerate()
+        .map(|(k, r)| (r.event, k))
+        .collect();
+    // The audit's questions: which announcements trigger a revision to re-run (and with
+    // which policy), and each id's records (to find what a revision could restore).
+    let audit = opts.audit;
+    let mut triggers: HashMap<u32, Vec<(usize, Policy)>> = HashMap::new();
+    let mut records_by_id: HashMap<&str, Vec<u32>> = HashMap::new();
+    if let Some(q) = audit {
+        for (k, r) in tl.revisions().iter().enumerate() {
+            let stated = match &event_at(log, r.event).body {
+                Body::Revise(b) => b.policy.as_deref().and_then(Policy::parse),
+                _ => None,
+            };
+            if let (Some(p), Some(rec)) = (q.policy.or(stated), r.trigger_record) {
+                triggers.entry(rec).or_default().push((k, p));
+            }
+        }
+        for (i, r) in tl.beliefs().iter().enumerate() {
+            records_by_id
+                .entry(r.id.as_str())
+                .or_default()
+                .push(i as u32);
+        }
+    }
+    let mut reruns: HashMap<usize, Rerun> = HashMap::new();
+    let mut explained = 0usize;
 
     for (i, &pos) in tl.event_positions().iter().enumerate() {
         let step = i as u32 + 1;
@@ -567,12 +761,18 @@ pub fn recompute(tl: &Timeline, log: &TraceLog, opts: &RecomputeOptions) -> Reco
                     }),
                 }
             }
+            if audit.is_some() && ended_by.contains_key(&pos) {
+                out.retracts.push(RetractConsistency {
+                    step,
+                    consistent: m.peek_sat(),
+                });
+            }
         }
         match &ev.body {
             Body::Announce(a) => {
                 let record = record_of.get(&pos).copied();
                 let id = match record {
-                    Some(r) => tl.beliefs()[r as usize].id.clone(),
+                    Some(r) => tl.beliefs()[r as usize].id.to_string(),
                     None => ev.id.as_ref().map(|s| s.to_string()).unwrap_or_else(|| {
                         parse(&a.formula)
                             .map(|f| crate::logic::print::normalized(&f))
@@ -582,30 +782,39 @@ pub fn recompute(tl: &Timeline, log: &TraceLog, opts: &RecomputeOptions) -> Reco
                 let result = parse_formula(&a.formula).and_then(|f| {
                     let gate = m.gate(&f, &a.because)?;
                     let consistent_before = m.sat()?;
+                    let c = a.confidence;
+                    let conf = if c.is_finite() && c > 0.0 {
+                        c.min(1.0)
+                    } else {
+                        // The engine needs (0, 1]; 0 means "no confidence at all".
+                        f64::MIN_POSITIVE
+                    };
+                    // A revision this announcement triggers: its policy re-run on Σ now.
+                    for &(k, policy) in record.and_then(|r| triggers.get(&r)).into_iter().flatten()
+                    {
+                        let revision = consistent_before.then(|| {
+                            let spec = BeliefSpec::new(id.clone(), f.clone())
+                                .role(role(a.role))
+                                .confidence(conf)
+                                .step(step as u64);
+                            m.rerun(spec, policy)
+                        });
+                        reruns.insert(k, Rerun { policy, revision });
+                    }
                     let mut hard_conflict = false;
                     if record.is_some() {
-                        let c = a.confidence;
-                        let conf = if c.is_finite() && c > 0.0 {
-                            c.min(1.0)
-                        } else {
-                            // The engine needs (0, 1]; 0 means "no confidence at all".
-                            f64::MIN_POSITIVE
-                        };
                         let spec = BeliefSpec::new(id.clone(), Formula::True)
                             .role(role(a.role))
                             .confidence(conf)
                             .step(step as u64);
                         let replaces = m.engine.belief(&id).is_some();
                         hard_conflict = m.add(spec, &f)?;
-                        // Σ ∧ φ was satisfiable, so Σ plus the new belief is consistent:
-                        // no solve needed. (Only when nothing was replaced or re-grounded,
-                        // which could change Σ beyond adding φ.)
-                        if gate.theta != Outcome::Contradiction
-                            && !replaces
-                            && !hard_conflict
-                            && m.quantified.is_empty()
-                        {
-                            m.known_sat = Some(true);
+                        // Σ ∧ φ was satisfiable, so Σ plus the new belief is consistent; it
+                        // was not, so Σ plus the new belief is inconsistent: no solve needed
+                        // either way. (Only when nothing was replaced or re-grounded, which
+                        // could change Σ beyond adding φ.)
+                        if !replaces && !hard_conflict && m.quantified.is_empty() {
+                            m.known_sat = Some(gate.theta != Outcome::Contradiction);
                         }
                     }
                     let consistent_after = m.sat()?;
@@ -636,13 +845,45 @@ pub fn recompute(tl: &Timeline, log: &TraceLog, opts: &RecomputeOptions) -> Reco
             }
             Body::Verify(v) => {
                 let texts: Vec<&str> = v.all_formulas().collect();
-                let result = conjunction(&texts).and_then(|f| m.gate(&f, &v.because));
-                out.verifies.push(VerifyResult {
+                let delta = conjunction(&texts);
+                let result = delta.clone().and_then(|f| m.gate(&f, &v.because));
+                let mut vr = VerifyResult {
                     step,
                     event: pos,
                     claimed: v.outcome,
                     result,
-                });
+                    evidence: None,
+                    contradiction_citation: None,
+                };
+                if let (Some(_), Ok(f), Ok(g)) = (audit, &delta, &vr.result) {
+                    let theta = g.theta;
+                    if vr.agrees() == Some(false) && explained < EVIDENCE_CAP {
+                        explained += 1;
+                        vr.evidence = match theta {
+                            Outcome::Entailed => Some(m.supports(f)),
+                            Outcome::Contradiction => {
+                                Some(m.supports(&Formula::Not(Box::new(f.clone()))))
+                            }
+                            _ => None,
+                        };
+                    }
+                    if theta == Outcome::Contradiction
+                        && !v.because.is_empty()
+                        && v.outcome != Some(Claimed::Ungrounded)
+                    {
+                        let because: Vec<String> =
+                            v.because.iter().map(|b| b.to_string()).collect();
+                        let missing = m.missing(&because);
+                        let grounded = if missing.is_empty() {
+                            m.grounded_by(&Formula::Not(Box::new(f.clone())), &because)
+                        } else {
+                            Ok(true)
+                        };
+                        vr.contradiction_citation =
+                            Some(ContradictionCitation { missing, grounded });
+                    }
+                }
+                out.verifies.push(vr);
             }
             Body::Query(q) => {
                 let result = parse_formula(&q.formula).and_then(|f| {
@@ -661,27 +902,20 @@ pub fn recompute(tl: &Timeline, log: &TraceLog, opts: &RecomputeOptions) -> Reco
                 });
             }
             Body::Revise(_) => {
-                let k = tl.revisions().iter().position(|r| r.event == pos);
-                if let Some(k) = k {
+                if let Some(&k) = revision_at.get(&pos) {
                     let entry = &tl.revisions()[k];
                     let before = m.consistent();
                     let mut ids: Vec<String> = entry
                         .retracts
                         .iter()
                         .filter_map(|&ri| tl.retracts()[ri as usize].record)
-                        .map(|r| tl.beliefs()[r as usize].id.clone())
+                        .map(|r| tl.beliefs()[r as usize].id.to_string())
                         .collect();
                     ids.extend(entry.unapplied.iter().cloned());
-                    let active = m
-                        .engine
-                        .beliefs()
-                        .iter()
-                        .map(|b| b.id.clone())
-                        .collect::<Vec<_>>();
                     let retracted = ids
                         .into_iter()
                         .map(|id| {
-                            let was_active = active.contains(&id);
+                            let was_active = m.engine.belief(&id).is_some();
                             let in_conflict = match &before {
                                 _ if !was_active => Some(false),
                                 Ok((true, _)) => Some(false),
@@ -692,6 +926,7 @@ pub fn recompute(tl: &Timeline, log: &TraceLog, opts: &RecomputeOptions) -> Reco
                                 id,
                                 was_active,
                                 in_conflict,
+                                restorable: None,
                             }
                         })
                         .collect();
@@ -710,6 +945,7 @@ pub fn recompute(tl: &Timeline, log: &TraceLog, opts: &RecomputeOptions) -> Reco
                         retracted,
                         settled_at,
                         after: Err(Unknown::Nothing),
+                        rerun: reruns.remove(&k),
                     });
                 }
             }
@@ -721,6 +957,22 @@ pub fn recompute(tl: &Timeline, log: &TraceLog, opts: &RecomputeOptions) -> Reco
             if pending[j].settled_at == step {
                 let mut rc = pending.remove(j);
                 rc.after = m.consistent();
+                if audit.is_some() && matches!(rc.after, Ok((true, _))) {
+                    for r in rc.retracted.iter_mut().filter(|r| r.was_active) {
+                        // The belief as it was last announced before the revise.
+                        let formula = records_by_id
+                            .get(r.id.as_str())
+                            .into_iter()
+                            .flatten()
+                            .rfind(|&&ix| tl.beliefs()[ix as usize].announced <= rc.step)
+                            .and_then(|&ix| tl.belief(log, ix))
+                            .and_then(|v| v.formula().ok());
+                        if let Some(f) = formula {
+                            r.restorable =
+                                Some(matches!(m.theta(&f), Ok(o) if o != Outcome::Contradiction));
+                        }
+                    }
+                }
                 out.revisions.push(rc);
             } else {
                 j += 1;
@@ -728,6 +980,10 @@ pub fn recompute(tl: &Timeline, log: &TraceLog, opts: &RecomputeOptions) -> Reco
         }
     }
     out.revisions.sort_by_key(|r| r.step);
+    if audit.is_some() {
+        out.end = Some(m.peek_consistent());
+    }
+    out.audit = audit;
     out.rebuilds = m.engine.rebuilds();
     out
 }

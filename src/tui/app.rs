@@ -1136,7 +1136,7 @@ impl App {
         };
         for i in s.sigma_at(self.step(), false) {
             let b = &s.tl.beliefs()[i as usize];
-            out.insert(b.id.clone());
+            out.insert(b.id.to_string());
             if let Some(Body::Announce(a)) = self.store.event(b.event).map(|e| &e.body)
                 && let Ok(f) = crate::logic::parse::parse(&a.formula)
             {

@@ -291,7 +291,7 @@ fn sigma(f: &mut Frame, app: &mut App, area: Rect) {
             a.formula.clone(),
         );
         let active = rec.active_at(t);
-        let supported = app.support.contains(&rec.id);
+        let supported = app.support.contains(rec.id.as_str());
         let base = if !active {
             th.retracted
         } else if supported {

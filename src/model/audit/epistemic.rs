@@ -1,7 +1,8 @@
 //! Checks over Σ: gate verdicts, citations, contradictions, revisions and norms.
 //!
-//! Everything here reads the recomputation pass ([`crate::model::recompute`]); the
-//! [`Probe`] is only asked what that pass does not record, at the few steps that need it.
+//! Everything here reads the recomputation pass ([`crate::model::recompute`]), including
+//! its answers to the audit's questions; the [`Probe`] is only asked what a recomputation
+//! made without them (or one that failed at that event) does not record.
 //!
 //! **Contradictions** (convention 6 of `docs/samples.md`). An announcement that takes Σ from
 //! consistent to inconsistent opens a contradiction. It is *handled* when a `revise` naming it
@@ -18,6 +19,7 @@
 //! than needed: `revision-not-minimal`. With a policy (the revise's own, or `--policy`), the
 //! policy is re-run on Σ just before the trigger's announcement and its retractions compared.
 
+use std::cell::Cell;
 use std::collections::BTreeSet;
 
 use serde_json::json;
@@ -28,7 +30,7 @@ use crate::logic::engine::{BeliefSpec, Outcome, Role as ERole};
 use crate::logic::formula::Formula;
 use crate::logic::parse::parse;
 use crate::logic::revise::Policy;
-use crate::model::recompute::{Unknown, VerifyResult};
+use crate::model::recompute::{EVIDENCE_CAP, Unknown, VerifyResult};
 use crate::model::timeline::RetractedBy;
 use crate::trace::event::{Body, Outcome as Claimed, Role};
 
@@ -106,11 +108,6 @@ fn probe_at<'p, 'a: 'p>(
         None => Err("no probe".to_string()),
     }
 }
-
-/// How many mismatches per session get their supports computed. Finding all minimal
-/// supports is the one expensive question the audit asks; a trace with more mismatches than
-/// this has a broken gate, and the first ones show how.
-pub(crate) const EVIDENCE_CAP: usize = 20;
 
 /// `claimed-outcome-mismatch`, the confusion matrix, and verdicts that cannot be recomputed.
 fn gate(cx: &mut Cx<'_>) {
@@ -198,8 +195,15 @@ fn gate(cx: &mut Cx<'_>) {
                 _ => None,
             };
             if let Some((key, phi)) = target {
-                match probe_at(&mut probe, cx, v.step).and_then(|p| p.supports(&phi, 3)) {
-                    Ok((sets, _)) => {
+                // Answered by the recomputation when it was asked to; else by a probe.
+                let answer = match &v.evidence {
+                    Some(r) => r.clone().map_err(|e| e.to_string()),
+                    None => probe_at(&mut probe, cx, v.step)
+                        .and_then(|p| p.supports(&phi, 3))
+                        .map(|(sets, _)| sets),
+                };
+                match answer {
+                    Ok(sets) => {
                         let ids: BTreeSet<&String> = sets.iter().flatten().collect();
                         f = f.ids(ids.into_iter().cloned()).with(key, json!(sets));
                     }
@@ -244,7 +248,8 @@ fn citations(cx: &mut Cx<'_>) {
     }
     // Verified contradictions: the engine checks citations only for consistent claims, so
     // "the cited premises (with the rules and norms) are inconsistent with Δ", i.e. they
-    // entail ¬Δ, is asked of the probe, in step order.
+    // entail ¬Δ, is a question of its own: answered by the recomputation, else asked of the
+    // probe in step order.
     let mut contra: Vec<(u32, u32, Vec<String>, Vec<String>)> = Vec::new();
     for v in &cx.rc.verifies {
         let Ok(g) = &v.result else { continue };
@@ -260,7 +265,15 @@ fn citations(cx: &mut Cx<'_>) {
         let texts = verify_texts(cx, v.event);
         let because: Vec<String> = b.because.iter().map(|c| c.to_string()).collect();
         if g.theta == Outcome::Contradiction {
-            contra.push((v.step, v.event, because, texts));
+            if let Some(c) = &v.contradiction_citation {
+                let grounded = c.missing.is_empty() && c.grounded.clone().unwrap_or(true);
+                let what = format!("The verification of {} as a contradiction", shown(&texts));
+                if let Some(f) = cite(cx, v.step, v.event, &what, &because, &c.missing, !grounded) {
+                    out.push(f.formulas(texts));
+                }
+            } else {
+                contra.push((v.step, v.event, because, texts));
+            }
             continue;
         }
         let what = format!("The verification of {}", shown(&texts));
@@ -399,13 +412,26 @@ fn contradictions(cx: &mut Cx<'_>) {
     let mut reported = false;
     let mut out = Vec::new();
 
-    // Σ's consistency at step t, from what is known or from the probe.
+    // While Σ's consistency is unknown because of retractions, the step of the last one:
+    // the recomputation recorded Σ's consistency right after each `retract`, and nothing
+    // changes Σ until the next announcement.
+    let after_retract: Cell<Option<u32>> = Cell::new(None);
+    let recorded = |s: u32| {
+        rc.retracts
+            .binary_search_by_key(&s, |r| r.step)
+            .ok()
+            .map(|i| &rc.retracts[i].consistent)
+    };
+    // Σ's consistency at step t, from what is known, recorded, or asked of the probe.
     let mut consistent_at = |known: Option<bool>, t: u32| -> Option<bool> {
         match known {
             Some(k) => Some(k),
-            None => probe_at(&mut probe, cx, t)
-                .and_then(|p| p.is_consistent())
-                .ok(),
+            None => match after_retract.get().and_then(recorded) {
+                Some(c) => c.clone().ok(),
+                None => probe_at(&mut probe, cx, t)
+                    .and_then(|p| p.is_consistent())
+                    .ok(),
+            },
         }
     };
 
@@ -428,6 +454,7 @@ fn contradictions(cx: &mut Cx<'_>) {
                 }
                 let Ok(res) = &a.result else {
                     known = None;
+                    after_retract.set(None);
                     continue;
                 };
                 let prior = if res.gate.theta != Outcome::Contradiction {
@@ -457,10 +484,14 @@ fn contradictions(cx: &mut Cx<'_>) {
                     }
                 }
                 known = Some(res.consistent_after);
+                after_retract.set(None);
             }
             Happening::Retract => {
                 if known == Some(false) {
                     known = None;
+                    after_retract.set(Some(step));
+                } else if known.is_none() && after_retract.get().is_some() {
+                    after_retract.set(Some(step));
                 }
                 if let Some(o) = open.as_mut() {
                     o.acted = true;
@@ -486,6 +517,7 @@ fn contradictions(cx: &mut Cx<'_>) {
                 match &rv.after {
                     Ok((c, conflict)) => {
                         known = Some(*c);
+                        after_retract.set(None);
                         if !*c {
                             last_conflict = conflict.clone();
                             let retracted: Vec<String> =
@@ -520,7 +552,10 @@ fn contradictions(cx: &mut Cx<'_>) {
                             reported = true;
                         }
                     }
-                    Err(_) => known = None,
+                    Err(_) => {
+                        known = None;
+                        after_retract.set(None);
+                    }
                 }
             }
         }
@@ -542,8 +577,11 @@ fn contradictions(cx: &mut Cx<'_>) {
     if at_end == Some(false) {
         // A known inconsistency has its conflict recorded; one found by the probe (after
         // retractions) is extracted now.
-        let conflict = match (known, probe.as_mut()) {
-            (None, Some(p)) => p.consistent().map(|c| c.1).unwrap_or(last_conflict),
+        let conflict = match (known, &rc.end, probe.as_mut()) {
+            (None, Some(end), _) if after_retract.get().is_some() => {
+                end.clone().map(|c| c.1).unwrap_or(last_conflict)
+            }
+            (None, _, Some(p)) => p.consistent().map(|c| c.1).unwrap_or(last_conflict),
             _ => last_conflict,
         };
         let pos = tl.event_pos_at(end).unwrap_or(0);
@@ -578,7 +616,7 @@ fn trigger_of(cx: &Cx<'_>, revision: u32) -> (Option<String>, Option<String>) {
     let id = r
         .trigger_record
         .and_then(|i| cx.tl.beliefs().get(i as usize))
-        .map(|b| b.id.clone());
+        .map(|b| b.id.to_string());
     (written, id)
 }
 
@@ -668,9 +706,17 @@ fn revisions(cx: &mut Cx<'_>) {
     let rc = cx.rc;
     let tl = cx.tl;
     let mut asks: Vec<(u32, Ask)> = Vec::new();
+    let mut restorable: Vec<Vec<String>> = vec![Vec::new(); rc.revisions.len()];
     for (i, rv) in rc.revisions.iter().enumerate() {
         if matches!(rv.after, Ok((true, _))) {
             for r in rv.retracted.iter().filter(|r| r.was_active) {
+                // Answered by the recomputation when it was asked to.
+                if let Some(b) = r.restorable {
+                    if b {
+                        restorable[i].push(r.id.clone());
+                    }
+                    continue;
+                }
                 let rec = tl
                     .records_of(&r.id)
                     .filter(|(_, b)| b.announced <= rv.step)
@@ -697,46 +743,28 @@ fn revisions(cx: &mut Cx<'_>) {
     }
     asks.sort_by_key(|(s, _)| *s);
     let mut probe: Option<Probe<'_>> = None;
-    let mut restorable: Vec<Vec<String>> = vec![Vec::new(); rc.revisions.len()];
     let mut out = Vec::new();
     for (t, ask) in asks {
-        let p = match probe_at(&mut probe, cx, t) {
-            Ok(p) => p,
-            Err(_) => continue,
-        };
         match ask {
             Ask::Restore(i, id, f) => {
+                let Ok(p) = probe_at(&mut probe, cx, t) else {
+                    continue;
+                };
                 if matches!(p.theta(&f), Ok(o) if o != Outcome::Contradiction) {
                     restorable[i].push(id);
                 }
             }
             Ask::Rerun(i, rec, policy) => {
-                // Only a trigger that met a consistent Σ is a revision a policy decides; on
-                // an already inconsistent Σ every policy is undefined.
-                if !matches!(p.is_consistent(), Ok(true)) {
-                    continue;
-                }
                 let rv = &rc.revisions[i];
+                let redo = match &rv.rerun {
+                    // Answered by the recomputation (for this policy).
+                    Some(r) if r.policy == policy => r.revision.clone().and_then(Result::ok),
+                    _ => probe_at(&mut probe, cx, t)
+                        .ok()
+                        .and_then(|p| rerun_on_probe(cx, p, rec, policy)),
+                };
+                let Some(redo) = redo else { continue };
                 let Some(view) = tl.belief(cx.log, rec) else {
-                    continue;
-                };
-                let Ok(raw) = view.formula() else { continue };
-                let role = match view.role() {
-                    Role::Fact => ERole::Fact,
-                    Role::Rule => ERole::Rule,
-                    Role::Norm => ERole::Norm,
-                    Role::Assumption => ERole::Assumption,
-                };
-                let c = view.confidence();
-                let spec = BeliefSpec::new(view.id(), raw)
-                    .role(role)
-                    .confidence(if c.is_finite() && c > 0.0 {
-                        c.min(1.0)
-                    } else {
-                        f64::MIN_POSITIVE
-                    })
-                    .step(u64::from(view.step()));
-                let Ok(redo) = p.rerun(spec, policy) else {
                     continue;
                 };
                 if redo.outcome != Outcome::Contradiction {
@@ -819,6 +847,38 @@ fn revisions(cx: &mut Cx<'_>) {
     for f in out {
         cx.push(f);
     }
+}
+
+/// Re-runs `policy` for the trigger record `rec` on the probe's Σ (just before the trigger).
+/// Only a trigger that met a consistent Σ is a revision a policy decides; on an already
+/// inconsistent Σ every policy is undefined (`None`).
+fn rerun_on_probe(
+    cx: &Cx<'_>,
+    p: &mut Probe<'_>,
+    rec: u32,
+    policy: Policy,
+) -> Option<crate::logic::revise::Revision> {
+    if !matches!(p.is_consistent(), Ok(true)) {
+        return None;
+    }
+    let view = cx.tl.belief(cx.log, rec)?;
+    let raw = view.formula().ok()?;
+    let role = match view.role() {
+        Role::Fact => ERole::Fact,
+        Role::Rule => ERole::Rule,
+        Role::Norm => ERole::Norm,
+        Role::Assumption => ERole::Assumption,
+    };
+    let c = view.confidence();
+    let spec = BeliefSpec::new(view.id(), raw)
+        .role(role)
+        .confidence(if c.is_finite() && c > 0.0 {
+            c.min(1.0)
+        } else {
+            f64::MIN_POSITIVE
+        })
+        .step(u64::from(view.step()));
+    p.rerun(spec, policy).ok()
 }
 
 /// `norm-retracted`: a norm left Σ. Retracted by the user it is a warning (the user may

@@ -1,11 +1,12 @@
-//! A forward-only solver mirror of Σ for the questions the recomputation pass does not answer.
+//! A forward-only solver mirror of Σ for the questions a recomputation did not answer.
 //!
-//! [`super::super::recompute`] already walks every session once with one engine and answers
-//! the questions every event raises (gate verdicts, consistency after each announcement,
-//! consistency around each revision). A few audit checks need more, and only at a handful of
-//! steps: "could this retracted belief be restored?", "which premises support this
-//! entailment?", "was Σ consistent after these plain retractions?", "what would policy P have
-//! retracted?". A [`Probe`] answers them. It does not read events: it mirrors Σ from the
+//! [`super::super::recompute`] walks every session once with one engine and answers the
+//! questions every event raises (gate verdicts, consistency after each announcement,
+//! consistency around each revision) and, when asked to (the default, and always in
+//! [`super::audit`]), the audit's further ones: "could this retracted belief be restored?",
+//! "which premises support this entailment?", "was Σ consistent after these plain
+//! retractions?", "what would policy P have retracted?". For a recomputation made without
+//! them, or an answer it could not give, a [`Probe`] answers them. It does not read events: it mirrors Σ from the
 //! timeline's belief records (validity intervals), so it agrees with the replay by
 //! construction, and it only moves forward, so a check that asks its questions in step order
 //! pays for one walk over the session, adds and retractions only, no solve per event.
@@ -142,7 +143,7 @@ impl<'a> Probe<'a> {
     fn apply(&mut self, c: Change) -> Result<(), String> {
         match c {
             Change::Out(i) => {
-                let id = &self.tl.beliefs()[i as usize].id;
+                let id = self.tl.beliefs()[i as usize].id.as_str();
                 if let Some((raw, _)) = self.active.remove(id) {
                     self.quantified.remove(id);
                     self.forget(&raw);
