@@ -6,53 +6,11 @@ use proptest::prelude::*;
 
 const CAP: usize = 96;
 
-/// Pieces a stream is built from: valid events, every framing hazard, and lines around the
-/// length cap.
-fn piece() -> impl Strategy<Value = Vec<u8>> {
-    prop_oneof![
-        Just(br#"{"kind":"announce","formula":"p1 & !p2 -> p3","seq":3,"session":"s"}"#.to_vec()),
-        Just(
-            br#"{"kind":"log","message":"caf\u00e9 \u001b[2J","ts":"2026-01-01T00:00:05Z"}"#
-                .to_vec()
-        ),
-        Just(br#"{"kind":"log","message":"earlier","ts":"2026-01-01T00:00:01Z"}"#.to_vec()),
-        Just(br#"{"kind":"mystery","x":[1,{"y":null}]}"#.to_vec()),
-        Just(br#"{"kind":"announce","formula":"q","confidence":7}"#.to_vec()),
-        Just(b"{\"kind\":\"thought\",\"text\":\"\xce\xbb \xe2\x88\x80x\"}".to_vec()),
-        Just(b"{\"kind\":\"log\",\"message\":\"bad \xff\xfe\"}".to_vec()),
-        Just(b"\xef\xbb\xbf{\"kind\":\"desire\",\"text\":\"bom\"}".to_vec()),
-        Just(b"{\"kind\":\"log\"".to_vec()),
-        Just(b"not json at all".to_vec()),
-        Just(Vec::new()),
-        Just(b"  \t".to_vec()),
-        Just(b"\r".to_vec()),
-        (CAP - 2..CAP + 3).prop_map(|n| {
-            let mut v = br#"{"kind":"log","message":""#.to_vec();
-            v.resize(n.saturating_sub(2), b'x');
-            v.extend_from_slice(br#""}"#);
-            v
-        }),
-        (CAP * 2..CAP * 4).prop_map(|n| vec![b'y'; n]),
-    ]
-}
+#[path = "support/streams.rs"]
+mod streams;
 
-/// A stream: pieces joined by LF or CRLF, maybe without a final newline.
 fn stream() -> impl Strategy<Value = Vec<u8>> {
-    (
-        prop::collection::vec((piece(), any::<bool>()), 0..12),
-        any::<bool>(),
-    )
-        .prop_map(|(pieces, final_nl)| {
-            let mut out = Vec::new();
-            let n = pieces.len();
-            for (i, (p, crlf)) in pieces.into_iter().enumerate() {
-                out.extend_from_slice(&p);
-                if i + 1 < n || final_nl {
-                    out.extend_from_slice(if crlf { b"\r\n" } else { b"\n" });
-                }
-            }
-            out
-        })
+    streams::stream(CAP, 12)
 }
 
 fn read(chunks: &[&[u8]]) -> Vec<Item> {

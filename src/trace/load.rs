@@ -348,6 +348,10 @@ impl Batch {
 }
 
 #[cfg(test)]
+#[path = "../../tests/support/streams.rs"]
+mod streams;
+
+#[cfg(test)]
 mod tests {
     use super::*;
     use crate::trace::{Event, Problem, Reader, TraceLog};
@@ -355,54 +359,8 @@ mod tests {
 
     const CAP: usize = 80;
 
-    /// Lines covering every framing hazard and per-session check.
-    fn piece() -> impl Strategy<Value = Vec<u8>> {
-        prop_oneof![
-            (0u64..6, 0usize..3).prop_map(|(seq, s)| format!(
-                r#"{{"kind":"announce","formula":"p1 -> p2","seq":{seq},"session":"s{s}"}}"#
-            )
-            .into_bytes()),
-            (0u64..4).prop_map(|t| format!(
-                r#"{{"kind":"log","message":"m","ts":"2026-01-01T00:00:0{t}Z"}}"#
-            )
-            .into_bytes()),
-            Just(br#"{"kind":"mystery","x":[1,{"y":null}],"seq":2}"#.to_vec()),
-            Just(br#"{"kind":"announce","formula":"q","confidence":7}"#.to_vec()),
-            Just(b"{\"kind\":\"thought\",\"text\":\"\xce\xbb \xe2\x88\x80x\"}".to_vec()),
-            Just(b"{\"kind\":\"log\",\"message\":\"bad \xff\xfe\"}".to_vec()),
-            Just(b"\xef\xbb\xbf{\"kind\":\"desire\",\"text\":\"bom\"}".to_vec()),
-            Just(b"\xef\xbb\xbf".to_vec()),
-            Just(b"{\"kind\":\"log\"".to_vec()),
-            Just(b"{\"kind\":\"log\",\"seq\":1,\"seq\":2}".to_vec()),
-            Just(b"not json".to_vec()),
-            Just(Vec::new()),
-            Just(b" \t".to_vec()),
-            (CAP - 2..CAP + 3).prop_map(|n| {
-                let mut v = br#"{"kind":"log","message":""#.to_vec();
-                v.resize(n.saturating_sub(2), b'x');
-                v.extend_from_slice(br#""}"#);
-                v
-            }),
-            (CAP * 2..CAP * 5).prop_map(|n| vec![b'y'; n]),
-        ]
-    }
-
     fn stream() -> impl Strategy<Value = Vec<u8>> {
-        (
-            prop::collection::vec((piece(), any::<bool>()), 0..24),
-            any::<bool>(),
-        )
-            .prop_map(|(pieces, final_nl)| {
-                let mut out = Vec::new();
-                let n = pieces.len();
-                for (i, (p, crlf)) in pieces.into_iter().enumerate() {
-                    out.extend_from_slice(&p);
-                    if i + 1 < n || final_nl {
-                        out.extend_from_slice(if crlf { b"\r\n" } else { b"\n" });
-                    }
-                }
-                out
-            })
+        streams::stream(CAP, 24)
     }
 
     /// A reader that returns at most `n` bytes per call, to exercise short reads.

@@ -1,0 +1,60 @@
+//! Random JSONL byte streams for the reader's property tests: valid events, every framing
+//! hazard (CRLF, BOMs, blank lines, no final newline, invalid UTF-8, lines around the length
+//! cap), and lines that trip the per-session checks (duplicate `seq`, `ts` going backwards).
+//!
+//! Shared by `tests/trace_chunking.rs` (chunking) and `src/trace/load.rs`'s tests (the
+//! parallel load), which include it with `#[path]`.
+
+use proptest::prelude::*;
+
+/// One line's bytes (without its line ending); `cap` is the line-length cap under test.
+pub fn piece(cap: usize) -> impl Strategy<Value = Vec<u8>> {
+    prop_oneof![
+        (0u64..6, 0usize..3).prop_map(|(seq, s)| format!(
+            r#"{{"kind":"announce","formula":"p1 & !p2 -> p3","seq":{seq},"session":"s{s}"}}"#
+        )
+        .into_bytes()),
+        (0u64..4).prop_map(|t| format!(
+            r#"{{"kind":"log","message":"caf\u00e9 \u001b[2J","ts":"2026-01-01T00:00:0{t}Z"}}"#
+        )
+        .into_bytes()),
+        Just(br#"{"kind":"mystery","x":[1,{"y":null}],"seq":2}"#.to_vec()),
+        Just(br#"{"kind":"announce","formula":"q","confidence":7}"#.to_vec()),
+        Just(b"{\"kind\":\"thought\",\"text\":\"\xce\xbb \xe2\x88\x80x\"}".to_vec()),
+        Just(b"{\"kind\":\"log\",\"message\":\"bad \xff\xfe\"}".to_vec()),
+        Just(b"\xef\xbb\xbf{\"kind\":\"desire\",\"text\":\"bom\"}".to_vec()),
+        Just(b"\xef\xbb\xbf".to_vec()),
+        Just(b"{\"kind\":\"log\"".to_vec()),
+        Just(b"{\"kind\":\"log\",\"seq\":1,\"seq\":2}".to_vec()),
+        Just(b"not json at all".to_vec()),
+        Just(Vec::new()),
+        Just(b"  \t".to_vec()),
+        Just(b"\r".to_vec()),
+        (cap - 2..cap + 3).prop_map(|n| {
+            let mut v = br#"{"kind":"log","message":""#.to_vec();
+            v.resize(n.saturating_sub(2), b'x');
+            v.extend_from_slice(br#""}"#);
+            v
+        }),
+        (cap * 2..cap * 5).prop_map(|n| vec![b'y'; n]),
+    ]
+}
+
+/// Up to `max_pieces` pieces joined by LF or CRLF, maybe without a final newline.
+pub fn stream(cap: usize, max_pieces: usize) -> impl Strategy<Value = Vec<u8>> {
+    (
+        prop::collection::vec((piece(cap), any::<bool>()), 0..max_pieces),
+        any::<bool>(),
+    )
+        .prop_map(|(pieces, final_nl)| {
+            let mut out = Vec::new();
+            let n = pieces.len();
+            for (i, (p, crlf)) in pieces.into_iter().enumerate() {
+                out.extend_from_slice(&p);
+                if i + 1 < n || final_nl {
+                    out.extend_from_slice(if crlf { b"\r\n" } else { b"\n" });
+                }
+            }
+            out
+        })
+}
