@@ -481,6 +481,11 @@ impl Sent {
     pub fn forget(&mut self, session: usize) {
         self.0.remove(&session);
     }
+
+    /// Events of `session` sent so far.
+    pub fn events(&self, session: usize) -> u32 {
+        self.0.get(&session).map_or(0, |s| s.0)
+    }
 }
 
 impl Store {

@@ -67,7 +67,7 @@ use tokio::time::Instant;
 use app::{App, Effect};
 use data::Store;
 use theme::{Config, Theme};
-use worker::{Request, Worker};
+use worker::Worker;
 
 /// What `doxascope view` was asked to do.
 #[derive(Debug, Clone, Default)]
@@ -399,9 +399,13 @@ async fn event_loop(
             _ = tstp_sig.recv() => effects.push(Effect::Suspend),
             Some(a) = ans_rx.recv() => app.on_reply(a),
             Some(v) = ver_rx.recv() => app.on_analysis(v),
-            // After input and data: one more piece of a session being handed to the auditor.
-            _ = std::future::ready(()), if app.handover_pending() => {
-                effects.push(Effect::Recompute);
+            // After input and data: one more piece of a session being handed to the auditor
+            // or to the REPL worker.
+            _ = std::future::ready(()), if app.handover_pending() || app.repl_pending() => {
+                if app.handover_pending() {
+                    effects.push(Effect::Recompute);
+                }
+                feed_repl(app, &worker);
             }
             _ = sleep_until_opt(audit_due) => {
                 if app.recomputing {
@@ -516,22 +520,23 @@ async fn event_loop(
                     step,
                     purpose,
                 } => {
-                    let data = app.repl_input();
-                    if let Err(m) = worker.send(Request {
-                        line,
-                        step,
-                        purpose,
-                        data,
-                    }) {
-                        app.working = None;
-                        app.status = m;
-                        app.repl_lost();
-                    }
+                    app.queue_command(line, step, purpose);
+                    feed_repl(app, &worker);
                 }
             }
         }
     }
     Ok(())
+}
+
+/// Sends the REPL worker its next message (a piece of the session, or a waiting command).
+fn feed_repl(app: &mut App, worker: &Worker) {
+    if let Some(msg) = app.repl_next()
+        && let Err(m) = worker.send(msg)
+    {
+        app.status = m;
+        app.repl_lost();
+    }
 }
 
 /// After data from a follower or a live session: follow mode moves to the newest step, and a

@@ -1199,9 +1199,12 @@ fn detail(f: &mut Frame, app: &mut App, area: Rect) {
 
 fn repl(f: &mut Frame, app: &mut App, area: Rect) {
     let th = app.theme.clone();
-    let extra = match &app.working {
-        Some(w) => format!("working… {} ", sanitize(w)),
-        None => String::new(),
+    let extra = match (&app.working, app.repl_loading) {
+        (Some(w), Some((sent, total))) => {
+            format!("loading… {sent} of {total} events, then {} ", sanitize(w))
+        }
+        (Some(w), None) => format!("working… {} ", sanitize(w)),
+        (None, _) => String::new(),
     };
     let b = block(app, Pane::Repl, extra);
     let inner = b.inner(area);
