@@ -714,3 +714,45 @@ fn a_command_typed_while_the_session_is_handed_to_the_repl_is_answered_when_it_c
         "same answer as with the whole session"
     );
 }
+
+#[test]
+fn unfiltered_sigma_rows_are_sigma_at_every_step_without_the_list() {
+    use doxascope::tui::app::SigmaRows;
+    for name in [
+        "treasure-hunt.jsonl",
+        "greedysat-stress.jsonl",
+        "alice-bob-norms.jsonl",
+        "broken.jsonl",
+    ] {
+        let mut app = sample(name);
+        let mut r = None;
+        let n = app.sess().map_or(0, |s| s.len());
+        press(&mut app, &mut r, "g");
+        for t in 1..=n {
+            app.goto_step(u64::from(t));
+            assert_eq!(app.step(), t);
+            let rows = app.sigma_rows();
+            assert!(matches!(*rows, SigmaRows::Prefix(_)), "{name} at {t}");
+            let s = app.sess().unwrap();
+            // The oracle: Σ with retracted beliefs, as the list the filter path builds.
+            let want = s.sigma_at(t, true);
+            assert_eq!(rows.range(0, usize::MAX), want, "{name} at {t}");
+            assert_eq!(rows.len(), want.len());
+            assert_eq!(rows.get(want.len()), None);
+            // Windows of it, as a frame asks for them.
+            if want.len() > 2 {
+                assert_eq!(rows.range(1, 3), want[1..3]);
+            }
+            assert_eq!(
+                rows.range(want.len() + 5, want.len() + 9),
+                Vec::<u32>::new()
+            );
+        }
+        // A filter that keeps only active beliefs is a list, and Σ without retracted ones.
+        press(&mut app, &mut r, "Fstatus:active<enter>");
+        let rows = app.sigma_rows();
+        assert!(matches!(*rows, SigmaRows::List(_)));
+        let s = app.sess().unwrap();
+        assert_eq!(rows.range(0, usize::MAX), s.sigma_at(app.step(), false));
+    }
+}

@@ -248,6 +248,54 @@ pub enum ScrollKind {
 /// A row of the Σ pane after filtering: index into the session's beliefs.
 pub type SigmaRow = u32;
 
+/// The Σ pane's rows after the filter. Unfiltered, Σ at step t (retracted beliefs included)
+/// is the prefix of the session's belief records announced by t, since records are in
+/// announcement order: it is held as that prefix's length, so a frame over a million beliefs
+/// (a follow burst changes the step every frame) builds only the rows it shows. A filter
+/// needs the list.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SigmaRows {
+    /// Beliefs `0..n`.
+    Prefix(u32),
+    /// These beliefs, in announcement order.
+    List(Vec<SigmaRow>),
+}
+
+impl From<Vec<SigmaRow>> for SigmaRows {
+    fn from(v: Vec<SigmaRow>) -> Self {
+        SigmaRows::List(v)
+    }
+}
+
+impl SigmaRows {
+    /// Number of rows.
+    pub fn len(&self) -> usize {
+        match self {
+            SigmaRows::Prefix(n) => *n as usize,
+            SigmaRows::List(v) => v.len(),
+        }
+    }
+
+    /// Whether there are no rows.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Row `i`.
+    pub fn get(&self, i: usize) -> Option<SigmaRow> {
+        match self {
+            SigmaRows::Prefix(n) => u32::try_from(i).ok().filter(|&i| i < *n),
+            SigmaRows::List(v) => v.get(i).copied(),
+        }
+    }
+
+    /// Rows `start..end` (clamped).
+    pub fn range(&self, start: usize, end: usize) -> Vec<SigmaRow> {
+        let end = end.min(self.len());
+        (start.min(end)..end).filter_map(|i| self.get(i)).collect()
+    }
+}
+
 /// The demo's paced event stream as the TUI plays it.
 pub type DemoPlayer = crate::demo::player::Player<crate::demo::DemoEvents>;
 
@@ -352,7 +400,7 @@ pub const AUTO_RECOMPUTE_MAX: u32 = 200_000;
 /// milliseconds of copying), so handing over a big session never freezes input.
 pub const HANDOVER_CHUNK: u32 = 50_000;
 
-type SigmaCache = RefCell<Option<((u64, usize, u32, SigmaFilter), Rc<Vec<SigmaRow>>)>>;
+type SigmaCache = RefCell<Option<((u64, usize, u32, SigmaFilter), Rc<SigmaRows>)>>;
 
 impl App {
     /// A view over `store` with the given palette, following the newest step.
@@ -491,7 +539,7 @@ impl App {
 
     /// Σ rows at the selected step after the filter (indices into the session's beliefs),
     /// computed once per (data version, session, step, filter).
-    pub fn sigma_rows(&self) -> Rc<Vec<SigmaRow>> {
+    pub fn sigma_rows(&self) -> Rc<SigmaRows> {
         let key = (
             self.store.version,
             self.session,
@@ -508,12 +556,15 @@ impl App {
         rows
     }
 
-    fn compute_sigma_rows(&self) -> Vec<SigmaRow> {
+    fn compute_sigma_rows(&self) -> SigmaRows {
         let Some(s) = self.sess() else {
-            return Vec::new();
+            return SigmaRows::List(Vec::new());
         };
         let t = self.step();
         let f = &self.filter;
+        if f.is_empty() {
+            return SigmaRows::Prefix(s.sigma_at_len(t));
+        }
         let with_retracted = f.status.as_deref() != Some("active");
         s.sigma_at(t, with_retracted)
             .into_iter()
@@ -540,7 +591,8 @@ impl App {
                             || a.formula.to_lowercase().contains(t.as_str())
                     })
             })
-            .collect()
+            .collect::<Vec<_>>()
+            .into()
     }
 
     /// Rows of a (step, position) list at the selected step.
@@ -570,7 +622,7 @@ impl App {
         match pane {
             Pane::Sigma => {
                 let rows = self.sigma_rows();
-                let i = *rows.get(sel.min(rows.len().saturating_sub(1)))?;
+                let i = rows.get(sel.min(rows.len().saturating_sub(1)))?;
                 Some(s.tl.beliefs()[i as usize].event)
             }
             Pane::Verify => self.latest_first(s.tl.verifies(), sel),
