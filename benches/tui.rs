@@ -7,6 +7,10 @@
 //!   The rest of the file loads in the background with a progress bar. Target: ≤ 300 ms.
 //! - What handing the 1M-event session to the audit worker costs the UI thread (`R`): it
 //!   goes in pieces, one per event-loop turn; the worst piece bounds the input latency.
+//! - The same for the first REPL command on that session (the REPL worker's hand-over).
+//! - A follow burst (announce-only, so Σ grows to a million beliefs), 1,000 lines per turn
+//!   with a frame after each: the worst time the UI thread spends adding a turn's lines and
+//!   drawing, which bounds key latency while following.
 
 use std::hint::black_box;
 use std::io::Read;
@@ -14,11 +18,12 @@ use std::time::{Duration, Instant};
 
 use doxascope::trace::generate::{GenConfig, write_mixed};
 use doxascope::trace::{Reader, ReaderConfig};
-use doxascope::tui::app::{App, Pane};
+use doxascope::tui::app::{App, Pane, Purpose};
 use doxascope::tui::data::Store;
 use doxascope::tui::highlight;
 use doxascope::tui::theme::Theme;
 use doxascope::tui::ui::draw;
+use doxascope::tui::worker::Msg;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 
@@ -53,6 +58,74 @@ fn frames(
     }
     black_box(term.backend().buffer().area);
     (total / n as u32, worst)
+}
+
+/// One announce line of a follow burst (as `benches/tui_follow.rs` writes them).
+fn announce_line(i: u64) -> String {
+    format!(
+        "{{\"kind\":\"announce\",\"seq\":{},\"id\":\"b{i}\",\"formula\":\"p{i} -> q{i}\",\"source\":\"user\"}}\n",
+        i + 1
+    )
+}
+
+/// A follow burst without the terminal: announce-only lines (Σ grows to a million active
+/// beliefs) reach the store 1,000 per event-loop turn (100,000 lines/s at a turn per 10 ms),
+/// and a 200x60 frame is drawn after every turn, as the view does while following. Parsing
+/// is the follower thread's, so only adding to the store and drawing are timed: what the UI
+/// thread spends per turn, which bounds how long a key waits.
+fn follow_burst(theme: &Theme) {
+    const TURNS: u64 = 1_000;
+    const PER_TURN: u64 = 1_000;
+    let mut app = App::new(Store::new(), theme.clone());
+    app.focus = Pane::Sigma;
+    let mut reader = Reader::new("burst.jsonl", ReaderConfig::default());
+    let mut term = Terminal::new(TestBackend::new(200, 60)).expect("test backend");
+    let (mut worst_add, mut worst_draw) = (Duration::ZERO, Duration::ZERO);
+    let mut worst_at = 0;
+    let mut late_draw = Duration::ZERO;
+    let mut buf = String::new();
+    for turn in 0..TURNS {
+        buf.clear();
+        for i in turn * PER_TURN..(turn + 1) * PER_TURN {
+            buf.push_str(&announce_line(i));
+        }
+        let mut items = Vec::new();
+        reader.feed(buf.as_bytes(), &mut items);
+        let t = Instant::now();
+        app.store.extend(items);
+        app.on_data();
+        let added = t.elapsed();
+        let t = Instant::now();
+        term.draw(|f| draw(f, &mut app)).expect("draw");
+        let drawn = t.elapsed();
+        if added > worst_add {
+            worst_add = added;
+            worst_at = app.sess().map_or(0, |s| s.tl.beliefs().len());
+        }
+        worst_draw = worst_draw.max(drawn);
+        if turn >= TURNS - 100 {
+            late_draw += drawn;
+        }
+    }
+    let beliefs = app.sess().map_or(0, |s| s.tl.beliefs().len());
+    println!(
+        "follow burst to {beliefs} active beliefs, {PER_TURN} lines per turn: worst add {:.1} ms (reaching {worst_at} beliefs), worst frame {:.1} ms, mean frame over the last 100 turns {:.2} ms",
+        worst_add.as_secs_f64() * 1e3,
+        worst_draw.as_secs_f64() * 1e3,
+        late_draw.as_secs_f64() * 1e3 / 100.0
+    );
+    // The worst add is the model's replay state growing (its hash maps rehash at 2^k * 7/8
+    // entries), not the TUI: see `doxascope::model::timeline`.
+    // A filter needs the list of Σ rows: one pass over Σ per step, as every frame paid
+    // before unfiltered rows became a prefix length.
+    app.filter.status = Some("active".into());
+    let t = Instant::now();
+    term.draw(|f| draw(f, &mut app)).expect("draw");
+    println!(
+        "  the same frame with the Σ filter status:active (a list of {} rows): {:.1} ms",
+        app.sigma_rows().len(),
+        t.elapsed().as_secs_f64() * 1e3
+    );
 }
 
 fn main() {
@@ -114,6 +187,32 @@ fn main() {
         worst.as_secs_f64() * 1e3,
         start.elapsed().as_secs_f64() * 1e3
     );
+
+    // What the first REPL command costs the UI thread on this session: the REPL worker keeps
+    // its own model too, and is handed the session in pieces, one per event-loop turn, before
+    // the command goes with the last one.
+    app.queue_command("entails p0".into(), u64::from(n), Purpose::Prompt);
+    let mut pieces = 0u32;
+    let mut worst = Duration::ZERO;
+    let start = Instant::now();
+    loop {
+        let t = Instant::now();
+        let msg = app.repl_next();
+        worst = worst.max(t.elapsed());
+        pieces += 1;
+        let done = matches!(msg, Some(Msg::Run(_)) | None);
+        black_box(msg);
+        if done {
+            break;
+        }
+    }
+    println!(
+        "REPL hand-over of the 1M-event session: {pieces} pieces, worst {:.1} ms on the UI thread per loop turn, {:.0} ms in all",
+        worst.as_secs_f64() * 1e3,
+        start.elapsed().as_secs_f64() * 1e3
+    );
+
+    follow_burst(&theme);
 
     // First frame of a 100k-event file.
     let dir = std::env::temp_dir().join(format!("doxascope-bench-{}", std::process::id()));

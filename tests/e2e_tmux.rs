@@ -4,7 +4,9 @@
 //! Scenarios: open a sample, step through time, run `:why` and `:entails`, quit and check the
 //! terminal is restored (`stty` sane, no alternate screen, no mouse mode); open a hostile
 //! trace whose strings carry OSC title, alternate-screen, mouse-mode, clipboard and clear
-//! sequences, and check none of them took effect; SIGTERM restores the terminal too.
+//! sequences, and check none of them took effect; SIGTERM restores the terminal too; open the
+//! broken sample and walk its bad lines with `e` / `E`: timeline rows of their own, with
+//! `file:line:column` in the detail pane.
 //!
 //! Robustness: a unique server socket per test (`-L`), every wait polls with a timeout, and
 //! the server is killed when the test ends, even on failure.
@@ -312,4 +314,60 @@ fn a_followed_file_growing_fast_is_shown_whole() {
     t.keys(&["q"]);
     let s = t.wait_for("exit", 20, |s| s.contains("END-OF-RUN"));
     assert!(s.contains("EXIT=0"), "{s}");
+}
+
+#[test]
+fn bad_lines_are_timeline_rows_with_their_location_in_the_detail_pane() {
+    if !Tmux::available() {
+        eprintln!("skipping e2e_tmux: tmux is not installed (apt-get install tmux)");
+        return;
+    }
+    let t = Tmux::new("broken");
+    // Opened by a relative name from its directory, so the detail pane's `file:line:column`
+    // fits the pane whatever the checkout's path.
+    let dir = sample("");
+    t.start(&format!(
+        "sh -c 'cd \"{}\" && \"{}\" view --no-follow broken.jsonl; exec sleep 600'",
+        dir.display(),
+        bin()
+    ));
+    t.wait_for("the first frame", 20, |s| s.contains("parse errors: 15"));
+    t.keys(&["g"]);
+    t.wait_for("step 1", 10, |s| s.contains("step 1 of 13"));
+    // The first flagged rows are the bad lines 3 and 5 (the one read after step 2, then the
+    // one after step 3); `e` moves the timeline's cursor there and the detail pane follows.
+    t.keys(&["e"]);
+    let s = t.wait_for("the first bad line's detail", 10, |s| {
+        s.contains("broken.jsonl:3:92: expected")
+    });
+    assert!(s.contains("parse-error   line 3:92"), "{s}");
+    t.keys(&["e"]);
+    let s = t.wait_for("the second bad line's detail", 10, |s| {
+        s.contains("broken.jsonl:5:101: EOF while parsing")
+    });
+    // The timeline shows the bad lines as rows of their own, between the events read around
+    // them, and the detail pane the reader's location and the audit's finding for it.
+    for row in [
+        "parse-error   line 3:92 expected `,` or `}`",
+        "parse-error   line 5:101 EOF while parsing a string",
+        "parse-error   line 6:100 invalid UTF-8",
+        "parse-error   line 9:1 missing field `kind`",
+    ] {
+        assert!(s.contains(row), "no timeline row `{row}`:\n{s}");
+    }
+    assert!(s.contains("error: the line is not an event"), "{s}");
+    assert!(s.contains("step 3: parse-error"), "{s}");
+    let at = |s: &str, text: &str| s.find(text).expect(text);
+    assert!(
+        at(&s, "2   announce      b1") < at(&s, "line 3:92")
+            && at(&s, "line 3:92") < at(&s, "3   announce      b2")
+            && at(&s, "3   announce      b2") < at(&s, "line 5:101"),
+        "bad lines out of read order:\n{s}"
+    );
+    // `E` goes back to the first one.
+    t.keys(&["E"]);
+    t.wait_for("the first bad line again", 10, |s| {
+        s.contains("broken.jsonl:3:92: expected")
+    });
+    t.keys(&["q"]);
 }

@@ -12,7 +12,7 @@ use doxascope::tui::recompute::{At, Auditor};
 use doxascope::tui::text::is_clean;
 use doxascope::tui::theme::Theme;
 use doxascope::tui::ui::{help_lines, render_text};
-use doxascope::tui::worker::{ReplState, Request};
+use doxascope::tui::worker::{Msg, ReplState, Request};
 use ratatui::crossterm::event::{
     KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind,
 };
@@ -77,8 +77,8 @@ fn parse_keys(s: &str) -> Vec<KeyEvent> {
     out
 }
 
-/// Feeds keys; runs every REPL request on `repl` (the worker's own state, as the event loop
-/// would send it, data included) and feeds the answers back. Returns the other effects.
+/// Feeds keys; runs every REPL command on `repl` (the worker's own state, sent the messages
+/// the event loop would send it: pieces of the session, then the command) and feeds the answers back. Returns the other effects.
 fn press(app: &mut App, repl: &mut Option<ReplState>, keys: &str) -> Vec<Effect> {
     let mut other = Vec::new();
     for k in parse_keys(keys) {
@@ -89,15 +89,14 @@ fn press(app: &mut App, repl: &mut Option<ReplState>, keys: &str) -> Vec<Effect>
                     step,
                     purpose,
                 } => {
+                    // As the event loop does: queued, then handed over piece by piece.
                     let r = repl.get_or_insert_with(ReplState::default);
-                    let req = Request {
-                        line,
-                        step,
-                        purpose,
-                        data: app.repl_input(),
-                    };
-                    let answer = r.handle(req);
-                    app.on_reply(answer);
+                    app.queue_command(line, step, purpose);
+                    while let Some(msg) = app.repl_next() {
+                        if let Some(answer) = r.apply(msg) {
+                            app.on_reply(answer);
+                        }
+                    }
                 }
                 e => other.push(e),
             }
@@ -634,4 +633,126 @@ fn an_audit_of_a_session_left_behind_is_not_shown_and_does_not_block_the_next() 
         Some(1),
         "the other session's formula error"
     );
+}
+
+/// Scrollback lines after the `n`-th.
+fn replies(app: &App, n: usize) -> Vec<String> {
+    app.scrollback[n..].iter().map(|l| l.text.clone()).collect()
+}
+
+#[test]
+fn a_command_typed_while_the_session_is_handed_to_the_repl_is_answered_when_it_completes() {
+    // The one-shot answer (the whole session with the command) is the oracle.
+    let mut whole = sample("treasure-hunt.jsonl");
+    let mut w = ReplState::default();
+    let a = w.handle(Request {
+        line: "why ¬treasure_in_a".into(),
+        step: 17,
+        purpose: doxascope::tui::app::Purpose::Prompt,
+        data: whole.repl_input(),
+    });
+    whole.on_reply(a);
+    let expected = replies(&whole, 0);
+    assert!(
+        expected.iter().any(|l| l.contains("t3-not-a")),
+        "{expected:?}"
+    );
+
+    let mut app = sample("treasure-hunt.jsonl");
+    app.handover_chunk = 4;
+    let mut r = ReplState::default();
+    let effects = app.on_key(KeyEvent::new(KeyCode::Char(':'), KeyModifiers::NONE));
+    assert!(effects.is_empty());
+    for c in "why ¬treasure_in_a".chars() {
+        app.on_key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE));
+    }
+    let mut effects = app.on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE));
+    let Some(Effect::Run {
+        line,
+        step,
+        purpose,
+    }) = effects.pop()
+    else {
+        panic!("Enter runs the line");
+    };
+    let typed = app.scrollback.len();
+    app.queue_command(line, step, purpose);
+    // 17 events in pieces of 4: four pieces, then the command with the last event.
+    let mut pieces = 0;
+    loop {
+        let msg = app.repl_next().expect("a message while the command waits");
+        match msg {
+            Msg::Data(d) => {
+                pieces += 1;
+                assert!(d.positions.len() <= 4);
+                assert!(app.repl_pending());
+                assert_eq!(app.repl_loading, Some((4 * pieces, 17)));
+                assert!(r.apply(Msg::Data(d)).is_none(), "a piece is not answered");
+                // Input stays live meanwhile: the user can step back and forth.
+                app.on_key(KeyEvent::new(KeyCode::Esc, KeyModifiers::NONE));
+                assert_eq!(app.mode, Mode::Normal);
+                app.on_key(KeyEvent::new(KeyCode::Char('['), KeyModifiers::NONE));
+                app.on_key(KeyEvent::new(KeyCode::Char(']'), KeyModifiers::NONE));
+            }
+            Msg::Run(req) => {
+                assert_eq!(req.data.as_ref().map(|d| d.positions.len()), Some(1));
+                let a = r.apply(Msg::Run(req)).expect("a command is answered");
+                app.on_reply(a);
+                break;
+            }
+        }
+    }
+    assert_eq!(pieces, 4);
+    assert!(!app.repl_pending());
+    assert_eq!(app.repl_loading, None);
+    assert!(app.repl_next().is_none(), "nothing more to send");
+    let got = replies(&app, typed);
+    assert!(got[0].starts_with("loading…"), "{got:?}");
+    assert_eq!(
+        got[1..],
+        expected[..],
+        "same answer as with the whole session"
+    );
+}
+
+#[test]
+fn unfiltered_sigma_rows_are_sigma_at_every_step_without_the_list() {
+    use doxascope::tui::app::SigmaRows;
+    for name in [
+        "treasure-hunt.jsonl",
+        "greedysat-stress.jsonl",
+        "alice-bob-norms.jsonl",
+        "broken.jsonl",
+    ] {
+        let mut app = sample(name);
+        let mut r = None;
+        let n = app.sess().map_or(0, |s| s.len());
+        press(&mut app, &mut r, "g");
+        for t in 1..=n {
+            app.goto_step(u64::from(t));
+            assert_eq!(app.step(), t);
+            let rows = app.sigma_rows();
+            assert!(matches!(*rows, SigmaRows::Prefix(_)), "{name} at {t}");
+            let s = app.sess().unwrap();
+            // The oracle: Σ with retracted beliefs, as the list the filter path builds.
+            let want = s.sigma_at(t, true);
+            assert_eq!(rows.range(0, usize::MAX), want, "{name} at {t}");
+            assert_eq!(rows.len(), want.len());
+            assert_eq!(rows.get(want.len()), None);
+            // Windows of it, as a frame asks for them.
+            if want.len() > 2 {
+                assert_eq!(rows.range(1, 3), want[1..3]);
+            }
+            assert_eq!(
+                rows.range(want.len() + 5, want.len() + 9),
+                Vec::<u32>::new()
+            );
+        }
+        // A filter that keeps only active beliefs is a list, and Σ without retracted ones.
+        press(&mut app, &mut r, "Fstatus:active<enter>");
+        let rows = app.sigma_rows();
+        assert!(matches!(*rows, SigmaRows::List(_)));
+        let s = app.sess().unwrap();
+        assert_eq!(rows.range(0, usize::MAX), s.sigma_at(app.step(), false));
+    }
 }

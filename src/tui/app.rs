@@ -11,7 +11,7 @@
 //! step, so every pane shows the state at the cursor, on a bad line too.
 
 use std::cell::RefCell;
-use std::collections::HashSet;
+use std::collections::{HashSet, VecDeque};
 use std::rc::Rc;
 
 use ratatui::crossterm::event::{
@@ -248,6 +248,54 @@ pub enum ScrollKind {
 /// A row of the Σ pane after filtering: index into the session's beliefs.
 pub type SigmaRow = u32;
 
+/// The Σ pane's rows after the filter. Unfiltered, Σ at step t (retracted beliefs included)
+/// is the prefix of the session's belief records announced by t, since records are in
+/// announcement order: it is held as that prefix's length, so a frame over a million beliefs
+/// (a follow burst changes the step every frame) builds only the rows it shows. A filter
+/// needs the list.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SigmaRows {
+    /// Beliefs `0..n`.
+    Prefix(u32),
+    /// These beliefs, in announcement order.
+    List(Vec<SigmaRow>),
+}
+
+impl From<Vec<SigmaRow>> for SigmaRows {
+    fn from(v: Vec<SigmaRow>) -> Self {
+        SigmaRows::List(v)
+    }
+}
+
+impl SigmaRows {
+    /// Number of rows.
+    pub fn len(&self) -> usize {
+        match self {
+            SigmaRows::Prefix(n) => *n as usize,
+            SigmaRows::List(v) => v.len(),
+        }
+    }
+
+    /// Whether there are no rows.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Row `i`.
+    pub fn get(&self, i: usize) -> Option<SigmaRow> {
+        match self {
+            SigmaRows::Prefix(n) => u32::try_from(i).ok().filter(|&i| i < *n),
+            SigmaRows::List(v) => v.get(i).copied(),
+        }
+    }
+
+    /// Rows `start..end` (clamped).
+    pub fn range(&self, start: usize, end: usize) -> Vec<SigmaRow> {
+        let end = end.min(self.len());
+        (start.min(end)..end).filter_map(|i| self.get(i)).collect()
+    }
+}
+
 /// The demo's paced event stream as the TUI plays it.
 pub type DemoPlayer = crate::demo::player::Player<crate::demo::DemoEvents>;
 
@@ -334,6 +382,12 @@ pub struct App {
     /// What the auditor and the REPL worker have been sent.
     sent_audit: super::data::Sent,
     sent_repl: super::data::Sent,
+    /// Commands waiting for the REPL worker to have the whole session (it is handed over in
+    /// pieces first): line, step, purpose.
+    repl_waiting: VecDeque<(String, u64, Purpose)>,
+    /// While the shown session is handed to the REPL worker: events sent and the total (the
+    /// REPL pane's "loading…" note).
+    pub repl_loading: Option<(u32, u32)>,
     /// The paced demo stream when `doxascope demo` plays in the TUI (see [`App::demo_tick`]).
     pub demo: Option<DemoPlayer>,
 }
@@ -346,7 +400,7 @@ pub const AUTO_RECOMPUTE_MAX: u32 = 200_000;
 /// milliseconds of copying), so handing over a big session never freezes input.
 pub const HANDOVER_CHUNK: u32 = 50_000;
 
-type SigmaCache = RefCell<Option<((u64, usize, u32, SigmaFilter), Rc<Vec<SigmaRow>>)>>;
+type SigmaCache = RefCell<Option<((u64, usize, u32, SigmaFilter), Rc<SigmaRows>)>>;
 
 impl App {
     /// A view over `store` with the given palette, following the newest step.
@@ -393,6 +447,8 @@ impl App {
             handover_chunk: HANDOVER_CHUNK,
             sent_audit: super::data::Sent::default(),
             sent_repl: super::data::Sent::default(),
+            repl_waiting: VecDeque::new(),
+            repl_loading: None,
             demo: None,
         };
         app.on_data();
@@ -483,7 +539,7 @@ impl App {
 
     /// Σ rows at the selected step after the filter (indices into the session's beliefs),
     /// computed once per (data version, session, step, filter).
-    pub fn sigma_rows(&self) -> Rc<Vec<SigmaRow>> {
+    pub fn sigma_rows(&self) -> Rc<SigmaRows> {
         let key = (
             self.store.version,
             self.session,
@@ -500,12 +556,15 @@ impl App {
         rows
     }
 
-    fn compute_sigma_rows(&self) -> Vec<SigmaRow> {
+    fn compute_sigma_rows(&self) -> SigmaRows {
         let Some(s) = self.sess() else {
-            return Vec::new();
+            return SigmaRows::List(Vec::new());
         };
         let t = self.step();
         let f = &self.filter;
+        if f.is_empty() {
+            return SigmaRows::Prefix(s.sigma_at_len(t));
+        }
         let with_retracted = f.status.as_deref() != Some("active");
         s.sigma_at(t, with_retracted)
             .into_iter()
@@ -532,7 +591,8 @@ impl App {
                             || a.formula.to_lowercase().contains(t.as_str())
                     })
             })
-            .collect()
+            .collect::<Vec<_>>()
+            .into()
     }
 
     /// Rows of a (step, position) list at the selected step.
@@ -562,7 +622,7 @@ impl App {
         match pane {
             Pane::Sigma => {
                 let rows = self.sigma_rows();
-                let i = *rows.get(sel.min(rows.len().saturating_sub(1)))?;
+                let i = rows.get(sel.min(rows.len().saturating_sub(1)))?;
                 Some(s.tl.beliefs()[i as usize].event)
             }
             Pane::Verify => self.latest_first(s.tl.verifies(), sel),
@@ -626,16 +686,70 @@ impl App {
         self.handover
     }
 
-    /// What the REPL worker has not seen of the shown session yet.
+    /// What the REPL worker has not seen of the shown session yet, all at once (tests; the
+    /// event loop hands it over in pieces with [`App::queue_command`] and [`App::repl_next`]).
     pub fn repl_input(&mut self) -> Option<super::data::Delta> {
-        // A command needs all of Σ before it runs, so this one is not cut in pieces.
         self.store
             .delta(self.session, &mut self.sent_repl, u32::MAX)
     }
 
-    /// A delta for the REPL worker was not delivered: the next one starts afresh.
+    /// Queues a command for the REPL worker ([`Effect::Run`]); [`App::repl_next`] sends it
+    /// once the worker has all of the shown session.
+    pub fn queue_command(&mut self, line: String, step: u64, purpose: Purpose) {
+        self.repl_waiting.push_back((line, step, purpose));
+    }
+
+    /// Whether commands wait to be sent to the REPL worker.
+    pub fn repl_pending(&self) -> bool {
+        !self.repl_waiting.is_empty()
+    }
+
+    /// The next message for the REPL worker while commands wait: a piece of at most
+    /// [`App::handover_chunk`] events of what it has not seen of the shown session, or, once
+    /// the rest fits in one piece, the first waiting command with that rest. The event loop
+    /// sends one per turn, after input, so handing over a big session never freezes input.
+    pub fn repl_next(&mut self) -> Option<super::worker::Msg> {
+        use super::worker::{Msg, Request};
+        if self.repl_waiting.is_empty() {
+            return None;
+        }
+        let data = self
+            .store
+            .delta(self.session, &mut self.sent_repl, self.handover_chunk);
+        if let Some(d) = data.as_ref().filter(|d| d.more) {
+            let total = self.sess().map_or(0, |s| s.len());
+            if self.repl_loading.is_none() {
+                self.scrollback.push(ScrollLine {
+                    text: format!(
+                        "loading… the REPL is given the session's {total} events first; the command runs then"
+                    ),
+                    kind: ScrollKind::Output,
+                });
+            }
+            let sent = self.sent_repl.events(d.session);
+            self.repl_loading = Some((sent, total));
+            self.dirty = true;
+            return data.map(Msg::Data);
+        }
+        if self.repl_loading.take().is_some() {
+            self.dirty = true;
+        }
+        let (line, step, purpose) = self.repl_waiting.pop_front()?;
+        Some(Msg::Run(Request {
+            line,
+            step,
+            purpose,
+            data,
+        }))
+    }
+
+    /// A message for the REPL worker was not delivered: the next delta starts afresh, and
+    /// nothing waits any more.
     pub fn repl_lost(&mut self) {
         self.sent_repl.forget(self.session);
+        self.repl_waiting.clear();
+        self.repl_loading = None;
+        self.working = None;
     }
 
     /// An audit arrived; kept when it is for the shown session.
@@ -1253,7 +1367,8 @@ impl App {
     /// A reply from the REPL worker arrived.
     pub fn on_reply(&mut self, reply: super::worker::Answer) {
         use crate::repl::Reply;
-        self.working = None;
+        // A command still waiting for the hand-over is what the pane works on next.
+        self.working = self.repl_waiting.front().map(|(l, _, _)| l.clone());
         self.dirty = true;
         match reply.purpose {
             Purpose::Prompt => {

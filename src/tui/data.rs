@@ -189,6 +189,12 @@ impl SessionData {
             .collect()
     }
 
+    /// How many belief records were announced by step `t`: Σ at `t` with retracted beliefs
+    /// is records `0..n` ([`SessionData::sigma_at`] with them, without building the list).
+    pub fn sigma_at_len(&self, t: u32) -> u32 {
+        self.tl.beliefs().partition_point(|b| b.announced <= t) as u32
+    }
+
     /// Entries of an (step, position) list that happened at or before step `t`.
     pub fn upto(list: &[(u32, u32)], t: u32) -> &[(u32, u32)] {
         &list[..list.partition_point(|&(s, _)| s <= t)]
@@ -480,6 +486,11 @@ impl Sent {
     /// could not be delivered).
     pub fn forget(&mut self, session: usize) {
         self.0.remove(&session);
+    }
+
+    /// Events of `session` sent so far.
+    pub fn events(&self, session: usize) -> u32 {
+        self.0.get(&session).map_or(0, |s| s.0)
     }
 }
 

@@ -26,8 +26,13 @@
 //! answers, and batches from the background loader. Input is read on a small thread
 //! (crossterm `poll`/`read`) and sent over a bounded channel; after any event the loop
 //! drains what is already queued before drawing, and draws only when something changed, at
-//! most once every 10 ms. So a resize storm or a flood of trace lines costs one frame per
-//! 10 ms, never one per event, and cannot starve the keyboard. With `--no-follow`, files
+//! most once every 10 ms (or, when a frame took longer than that, after as long again).
+//! Data from the loader, followers and live sessions is applied in slices of at most 8 ms,
+//! with input looked at between them, and nothing a frame draws walks all of a session or
+//! of Σ (unfiltered Σ rows are a prefix length; the density strip is redone only as the
+//! session grows by 1/64), so a follow burst never holds a key for long. So a resize storm
+//! or a flood of trace lines costs one frame per 10 ms, never one per event, and cannot
+//! starve the keyboard. With `--no-follow`, files
 //! are read once by a loader thread in 256 KiB chunks (the header shows the progress).
 //! Otherwise each file has a [`crate::trace::follow::Follower`] thread (`tail -F`:
 //! rotation, truncation, replacement, waiting for the file), and stdin (`-`) and `--listen`
@@ -67,7 +72,7 @@ use tokio::time::Instant;
 use app::{App, Effect};
 use data::Store;
 use theme::{Config, Theme};
-use worker::{Request, Worker};
+use worker::Worker;
 
 /// What `doxascope view` was asked to do.
 #[derive(Debug, Clone, Default)]
@@ -370,9 +375,13 @@ async fn event_loop(
             if let Some(m) = terminal::take_worker_panic() {
                 app.status = m;
             }
+            let began = Instant::now();
             term.draw(|f| ui::draw(f, app))?;
             app.dirty = false;
-            next_frame = Instant::now() + frame;
+            // A slow frame (a slow terminal, a huge filtered Σ) pushes the next one back by
+            // as long as it took, so drawing never takes more than about half of the loop's
+            // time and input and data keep their turns.
+            next_frame = Instant::now() + frame.max(began.elapsed());
         }
         let wake = next_frame;
         let demo_due = app
@@ -399,9 +408,13 @@ async fn event_loop(
             _ = tstp_sig.recv() => effects.push(Effect::Suspend),
             Some(a) = ans_rx.recv() => app.on_reply(a),
             Some(v) = ver_rx.recv() => app.on_analysis(v),
-            // After input and data: one more piece of a session being handed to the auditor.
-            _ = std::future::ready(()), if app.handover_pending() => {
-                effects.push(Effect::Recompute);
+            // After input and data: one more piece of a session being handed to the auditor
+            // or to the REPL worker.
+            _ = std::future::ready(()), if app.handover_pending() || app.repl_pending() => {
+                if app.handover_pending() {
+                    effects.push(Effect::Recompute);
+                }
+                feed_repl(app, &worker);
             }
             _ = sleep_until_opt(audit_due) => {
                 if app.recomputing {
@@ -516,22 +529,23 @@ async fn event_loop(
                     step,
                     purpose,
                 } => {
-                    let data = app.repl_input();
-                    if let Err(m) = worker.send(Request {
-                        line,
-                        step,
-                        purpose,
-                        data,
-                    }) {
-                        app.working = None;
-                        app.status = m;
-                        app.repl_lost();
-                    }
+                    app.queue_command(line, step, purpose);
+                    feed_repl(app, &worker);
                 }
             }
         }
     }
     Ok(())
+}
+
+/// Sends the REPL worker its next message (a piece of the session, or a waiting command).
+fn feed_repl(app: &mut App, worker: &Worker) {
+    if let Some(msg) = app.repl_next()
+        && let Err(m) = worker.send(msg)
+    {
+        app.status = m;
+        app.repl_lost();
+    }
 }
 
 /// After data from a follower or a live session: follow mode moves to the newest step, and a

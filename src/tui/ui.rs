@@ -273,7 +273,7 @@ fn sigma(f: &mut Frame, app: &mut App, area: Rect) {
     let th = app.theme.clone();
     let wide = inner.width >= 90;
     let mut out = Vec::new();
-    for (k, &i) in rows[start..end].iter().enumerate() {
+    for (k, i) in rows.range(start, end).into_iter().enumerate() {
         let Some(s) = app.store.sessions.get(app.session) else {
             break;
         };
@@ -815,7 +815,14 @@ fn density(app: &mut App, width: u16) -> Vec<u8> {
     };
     let audited = app.analysis.as_ref().map_or(u64::MAX, |a| a.version);
     let key = (app.session, s.rows(), width, audited);
-    if app.density.0 != key {
+    let (session, rows, w, a) = app.density.0;
+    // The strip is a pass over every event; while a followed session grows it is redone only
+    // once the session grew by 1/64 (until then the newest events are missing from its right
+    // end, which moves by at most width/64 cells), so a follow burst does not pay a pass over
+    // a million events every frame.
+    let fresh =
+        (session, w, a) == (key.0, key.2, key.3) && rows <= key.1 && key.1 - rows <= rows / 64;
+    if !fresh {
         let n = s.marks.len();
         let w = usize::from(width).max(1);
         let mut bins = vec![0u8; w];
@@ -1199,9 +1206,12 @@ fn detail(f: &mut Frame, app: &mut App, area: Rect) {
 
 fn repl(f: &mut Frame, app: &mut App, area: Rect) {
     let th = app.theme.clone();
-    let extra = match &app.working {
-        Some(w) => format!("working… {} ", sanitize(w)),
-        None => String::new(),
+    let extra = match (&app.working, app.repl_loading) {
+        (Some(w), Some((sent, total))) => {
+            format!("loading… {sent} of {total} events, then {} ", sanitize(w))
+        }
+        (Some(w), None) => format!("working… {} ", sanitize(w)),
+        (None, _) => String::new(),
     };
     let b = block(app, Pane::Repl, extra);
     let inner = b.inner(area);

@@ -6,15 +6,20 @@
 //! the selected step.
 //!
 //! Σ comes from the model, as in `doxascope repl`: the worker keeps one
-//! [`crate::model::Model`] per session, grown with the [`Delta`] each request carries (what
+//! [`crate::model::Model`] per session, grown with the [`Delta`]s it is sent (what
 //! was read since the last one), and runs the REPL over it through
 //! [`crate::repl::ModelSigma`], the same adapter the headless REPL uses. When the trace has
 //! grown or the view moved to another session, the worker starts a fresh REPL over the model
 //! (the hand-issued layer does not survive new data).
+//!
+//! A big session reaches the worker in pieces ([`Msg::Data`], one per event-loop turn, like
+//! the audit hand-over), so the first command on a million-event session never copies it all
+//! on the UI thread in one stall; the command itself follows as [`Msg::Run`] with the last
+//! piece. Messages are applied in order, so a command always sees every piece sent before it.
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::sync::mpsc::{Receiver, SyncSender, TrySendError, sync_channel};
+use std::sync::mpsc::{Receiver, Sender as StdSender, channel};
 
 use tokio::sync::mpsc::Sender;
 
@@ -37,6 +42,15 @@ pub struct Request {
     pub data: Option<Delta>,
 }
 
+/// What the UI sends the worker, applied in order.
+#[derive(Debug)]
+pub enum Msg {
+    /// A piece of a session (no command yet): the worker grows its model of it.
+    Data(Delta),
+    /// A command, with what is new in its session since the last message.
+    Run(Request),
+}
+
 /// The worker's reply.
 #[derive(Debug)]
 pub struct Answer {
@@ -50,29 +64,26 @@ pub struct Answer {
 
 /// The UI's end of the worker.
 pub struct Worker {
-    tx: SyncSender<Request>,
+    tx: StdSender<Msg>,
 }
-
-/// Requests queued at most; beyond that the UI reports "busy" rather than block.
-const QUEUE: usize = 32;
 
 impl Worker {
     /// Starts the worker thread; answers go to `answers`.
     pub fn spawn(answers: Sender<Answer>) -> std::io::Result<Worker> {
-        let (tx, rx) = sync_channel(QUEUE);
+        let (tx, rx) = channel();
         std::thread::Builder::new()
             .name("doxascope-repl".into())
             .spawn(move || serve(rx, answers))?;
         Ok(Worker { tx })
     }
 
-    /// Queues a request; `Err` with a message when the worker is busy or gone.
-    pub fn send(&self, req: Request) -> Result<(), String> {
-        match self.tx.try_send(req) {
-            Ok(()) => Ok(()),
-            Err(TrySendError::Full(_)) => Err("the REPL is busy; try again".into()),
-            Err(TrySendError::Disconnected(_)) => Err("the REPL worker stopped".into()),
-        }
+    /// Queues a message; `Err` with a message when the worker is gone. The channel is
+    /// unbounded on purpose, as the auditor's: a dropped piece would leave the worker's model
+    /// behind the UI's, and the UI sends only what it read plus what the user typed.
+    pub fn send(&self, msg: Msg) -> Result<(), String> {
+        self.tx
+            .send(msg)
+            .map_err(|_| "the REPL worker stopped".to_string())
     }
 }
 
@@ -115,6 +126,8 @@ pub struct ReplState {
     models: HashMap<usize, (Arc<Model>, Arc<str>)>,
     current: Option<usize>,
     repl: Repl,
+    /// Notes from pieces, told with the next answer.
+    notes: Vec<String>,
 }
 
 impl Default for ReplState {
@@ -123,14 +136,29 @@ impl Default for ReplState {
             models: HashMap::new(),
             current: None,
             repl: Repl::new(Box::new(EmptyTrace)),
+            notes: Vec::new(),
         }
     }
 }
 
 impl ReplState {
+    /// Applies one message: a piece grows its session's model; a command runs after its
+    /// data and is answered.
+    pub fn apply(&mut self, msg: Msg) -> Option<Answer> {
+        match msg {
+            Msg::Data(d) => {
+                if let Err(m) = self.grow(d) {
+                    self.notes.push(m);
+                }
+                None
+            }
+            Msg::Run(req) => Some(self.handle(req)),
+        }
+    }
+
     /// Applies the request's data, then runs its command.
     pub fn handle(&mut self, mut req: Request) -> Answer {
-        let mut notes = Vec::new();
+        let mut notes = std::mem::take(&mut self.notes);
         if let Some(d) = req.data.take()
             && let Err(m) = self.add(d)
         {
@@ -142,18 +170,16 @@ impl ReplState {
         a
     }
 
-    /// Grows the session's model and puts a fresh REPL over it when anything changed.
-    fn add(&mut self, d: Delta) -> Result<(), String> {
-        if d.items.is_empty() && !d.reset && self.current == Some(d.session) {
-            return Ok(());
-        }
+    /// Grows the session's model without putting a REPL over it (a piece of a hand-over: the
+    /// REPL is built once, when the command arrives).
+    fn grow(&mut self, d: Delta) -> Result<(), String> {
         // The REPL holds the model through an `Arc`: let go of it before growing the model.
         self.repl = Repl::new(Box::new(EmptyTrace));
         self.current = None;
         if d.reset {
             self.models.remove(&d.session);
         }
-        let (model, name) = self
+        let (model, _) = self
             .models
             .entry(d.session)
             .or_insert_with(|| (Arc::new(Model::new()), d.name.clone()));
@@ -163,17 +189,30 @@ impl ReplState {
             };
             m.extend(d.items);
         }
-        self.repl = Repl::new(Box::new(ModelSigma::new(model.clone(), name.to_string())));
-        self.current = Some(d.session);
         Ok(())
+    }
+
+    /// Grows the session's model and puts a fresh REPL over it when anything changed.
+    fn add(&mut self, d: Delta) -> Result<(), String> {
+        if d.items.is_empty() && !d.reset && self.current == Some(d.session) {
+            return Ok(());
+        }
+        let session = d.session;
+        let grown = self.grow(d);
+        if let Some((model, name)) = self.models.get(&session) {
+            self.repl = Repl::new(Box::new(ModelSigma::new(model.clone(), name.to_string())));
+            self.current = Some(session);
+        }
+        grown
     }
 }
 
-fn serve(rx: Receiver<Request>, answers: Sender<Answer>) {
+fn serve(rx: Receiver<Msg>, answers: Sender<Answer>) {
     let mut state = ReplState::default();
-    while let Ok(req) = rx.recv() {
-        let answer = state.handle(req);
-        if answers.blocking_send(answer).is_err() {
+    while let Ok(msg) = rx.recv() {
+        if let Some(answer) = state.apply(msg)
+            && answers.blocking_send(answer).is_err()
+        {
             return;
         }
     }
