@@ -33,7 +33,7 @@
 //! session grows by 1/64), so a follow burst never holds a key for long. So a resize storm
 //! or a flood of trace lines costs one frame per 10 ms, never one per event, and cannot
 //! starve the keyboard. With `--no-follow`, files
-//! are read once by a loader thread in 256 KiB chunks (the header shows the progress).
+//! are read once by a loader thread that decodes on every core (the header shows the progress).
 //! Otherwise each file has a [`crate::trace::follow::Follower`] thread (`tail -F`:
 //! rotation, truncation, replacement, waiting for the file), and stdin (`-`) and `--listen`
 //! feed a [`crate::trace::live::Live`] hub whose sessions are timelines of their own;
@@ -57,6 +57,7 @@ pub mod theme;
 pub mod ui;
 pub mod worker;
 
+use std::cell::Cell;
 use std::fmt;
 use std::fs::File;
 use std::io::{self, IsTerminal, Read};
@@ -162,50 +163,76 @@ pub enum Load {
     Note(String),
 }
 
-const CHUNK: usize = 256 * 1024;
+/// Items per batch sent to the UI: large enough that the channel is not the cost, small
+/// enough that the first frame comes early.
+const BATCH: usize = 4096;
 
-/// Reads files once (those not followed); runs on its own thread. Standard input is a live
-/// session and followed files have their own followers, so neither is read here.
+/// A reader that counts the bytes it hands out (for the progress shown in the header) and
+/// fails once the UI is gone, which stops the load.
+struct Counted<'a, R> {
+    inner: R,
+    read: &'a Cell<u64>,
+    gone: &'a Cell<bool>,
+}
+
+impl<R: Read> Read for Counted<'_, R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if self.gone.get() {
+            return Err(io::Error::other("the viewer closed"));
+        }
+        let n = self.inner.read(buf)?;
+        self.read.set(self.read.get() + n as u64);
+        Ok(n)
+    }
+}
+
+/// Reads files once (those not followed); runs on its own thread and decodes on every core
+/// ([`crate::trace::read_all`], the same items in the same order as the streaming reader).
+/// Standard input is a live session and followed files have their own followers, so neither
+/// is read here.
 fn load(files: Vec<PathBuf>, tx: mpsc::Sender<Load>) {
-    use crate::trace::{Reader, ReaderConfig};
+    use crate::trace::{ReaderConfig, read_all};
     let total: u64 = files
         .iter()
         .filter_map(|p| std::fs::metadata(p).ok())
         .map(|m| m.len())
         .sum();
-    let mut read_total = 0u64;
-    let mut buf = vec![0u8; CHUNK];
+    let read = Cell::new(0u64);
+    let gone = Cell::new(false);
     for p in files {
         let name = p.to_string_lossy().into_owned();
-        let mut items = Vec::new();
-        let Ok(mut file) = File::open(&p) else {
+        let Ok(file) = File::open(&p) else {
             let _ = tx.blocking_send(Load::Note(format!(
                 "cannot read {}",
                 crate::sanitize::sanitize(&name)
             )));
             continue;
         };
-        let mut r = Reader::new(&name, ReaderConfig::default());
-        loop {
-            match file.read(&mut buf) {
-                Ok(0) => break,
-                Ok(n) => {
-                    read_total += n as u64;
-                    r.feed(&buf[..n], &mut items);
-                    if tx
-                        .blocking_send(Load::Items(std::mem::take(&mut items)))
-                        .is_err()
-                        || tx.blocking_send(Load::Progress(read_total, total)).is_err()
-                    {
-                        return;
-                    }
-                }
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(_) => break,
+        let mut items = Vec::with_capacity(BATCH);
+        let send = |items: &mut Vec<crate::trace::Item>| {
+            let batch = std::mem::replace(items, Vec::with_capacity(BATCH));
+            if tx.blocking_send(Load::Items(batch)).is_err()
+                || tx.blocking_send(Load::Progress(read.get(), total)).is_err()
+            {
+                gone.set(true);
             }
+        };
+        let src = Counted {
+            inner: file,
+            read: &read,
+            gone: &gone,
+        };
+        // A read error ends this file; what was decoded before it is kept.
+        let _ = read_all(&name, src, ReaderConfig::default(), |it| {
+            items.push(it);
+            if items.len() >= BATCH {
+                send(&mut items);
+            }
+        });
+        if gone.get() {
+            return;
         }
-        r.finish(&mut items);
-        let _ = tx.blocking_send(Load::Items(items));
+        send(&mut items);
     }
     let _ = tx.blocking_send(Load::Done);
 }
