@@ -406,20 +406,21 @@ impl Timeline {
 ///
 /// On long traces Σ holds most records (few beliefs are ever retracted), so the two indexes
 /// of active records are as large as the timeline's record vector. They therefore hold no
-/// keys of their own: an entry is a record index plus its formula hash (16 bytes), and the id
+/// keys of their own: an entry is a record index plus its formula hash (8 bytes), and the id
 /// it is found by is read from the record when looking up or rehashing.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Builder {
     /// Active records by id (hash of [`BeliefRecord::id`]): `(record, formula hash)`. The
-    /// formula hash is meaningful only when the record's formula parsed.
-    active: HashTable<(u32, u64)>,
+    /// formula hash is meaningful only when the record's formula parsed. Entries are 8
+    /// bytes.
+    active: HashTable<(u32, u32)>,
     /// Active records with a formula that parsed, by the hash of their normalized formula
     /// (several per hash), so that a retract naming a formula (or an id that is not active)
     /// costs a lookup, not a scan of Σ: `(record, formula hash)`.
-    by_formula: HashTable<(u32, u64)>,
+    by_formula: HashTable<(u32, u32)>,
     /// Revisions by the (trimmed) names in their `unapplied` list; a name leaves the map when
     /// no revision lists it any more.
-    unapplied: HashMap<String, Vec<u32>>,
+    unapplied: HashMap<Text, Vec<u32>>,
     first_seq: Option<u64>,
 }
 
@@ -436,12 +437,21 @@ fn str_hash(s: &str) -> u64 {
     BuildHasherDefault::<DefaultHasher>::default().hash_one(s)
 }
 
-fn formula_hash(normalized: &str) -> u64 {
-    str_hash(normalized)
+/// A 32-bit hash of a normalized formula: stored in both indexes, so half the width of a
+/// full hash halves their entries. Collisions are harmless (candidates are confirmed).
+fn formula_hash(normalized: &str) -> u32 {
+    let h = str_hash(normalized);
+    (h ^ (h >> 32)) as u32
+}
+
+/// The table hash of a formula hash: spread over 64 bits, because the table takes its
+/// control bits from the top of the hash.
+fn spread(h: u32) -> u64 {
+    u64::from(h).wrapping_mul(0x9E37_79B9_7F4A_7C15)
 }
 
 /// The active record with this id, looked up in `active` against the records' own ids.
-fn find_active(active: &HashTable<(u32, u64)>, beliefs: &[BeliefRecord], id: &str) -> Option<u32> {
+fn find_active(active: &HashTable<(u32, u32)>, beliefs: &[BeliefRecord], id: &str) -> Option<u32> {
     active
         .find(str_hash(id), |&(i, _)| {
             beliefs.get(i as usize).is_some_and(|r| r.id == id)
@@ -527,7 +537,7 @@ impl Builder {
         }
         for (k, rv) in tl.revisions.iter().enumerate() {
             for u in &rv.unapplied {
-                let v = b.unapplied.entry(u.trim().to_string()).or_default();
+                let v = b.unapplied.entry(Text::from(u.trim())).or_default();
                 // A revision listing a name twice is indexed once per listing, as in the replay.
                 v.push(k as u32);
             }
@@ -541,8 +551,8 @@ impl Builder {
         Pass { log, tl, b: self }.push(pos);
     }
 
-    fn add_active(&mut self, beliefs: &[BeliefRecord], idx: u32, hash: Option<u64>) {
-        let id_hash = |&(i, _): &(u32, u64)| {
+    fn add_active(&mut self, beliefs: &[BeliefRecord], idx: u32, hash: Option<u32>) {
+        let id_hash = |&(i, _): &(u32, u32)| {
             beliefs
                 .get(i as usize)
                 .map_or(0, |r: &BeliefRecord| str_hash(&r.id))
@@ -552,7 +562,8 @@ impl Builder {
                 .insert_unique(str_hash(&r.id), (idx, hash.unwrap_or(0)), id_hash);
         }
         if let Some(h) = hash {
-            self.by_formula.insert_unique(h, (idx, h), |&(_, h)| h);
+            self.by_formula
+                .insert_unique(spread(h), (idx, h), |&(_, h)| spread(h));
         }
     }
 }
@@ -676,7 +687,7 @@ impl Pass<'_> {
             e.remove();
         }
         if let Some(h) = fhash
-            && let Ok(e) = self.b.by_formula.find_entry(h, |&(x, _)| x == i)
+            && let Ok(e) = self.b.by_formula.find_entry(spread(h), |&(x, _)| x == i)
         {
             e.remove();
         }
@@ -707,7 +718,7 @@ impl Pass<'_> {
         let h = formula_hash(&n);
         self.b
             .by_formula
-            .iter_hash(h)
+            .iter_hash(spread(h))
             .filter(|&&(_, fh)| fh == h)
             .map(|&(i, _)| i)
             .filter(|&i| {
@@ -802,7 +813,7 @@ impl Pass<'_> {
         for u in &unapplied {
             self.b
                 .unapplied
-                .entry(u.trim().to_string())
+                .entry(Text::from(u.trim()))
                 .or_default()
                 .push(k);
         }
