@@ -148,6 +148,31 @@ fn time_travel(events: u64) {
     let heap_peak = PEAK.load(Ordering::Relaxed);
     let rss_model = vm_rss_kib();
     let peak = vm_hwm_kib();
+    // Where the kept bytes go (lengths times element sizes; heap text in errors excluded).
+    let tls = model.timelines();
+    let sum =
+        |f: &dyn Fn(&doxascope::model::Timeline) -> usize| -> usize { tls.iter().map(f).sum() };
+    let parts = [
+        ("events", sum(&|t| t.event_positions().len() * 4)),
+        ("beliefs", sum(&|t| size_of_val(t.beliefs()))),
+        ("errors", sum(&|t| size_of_val(t.errors()))),
+        ("retracts", sum(&|t| size_of_val(t.retracts()))),
+        ("revisions", sum(&|t| size_of_val(t.revisions()))),
+        (
+            "verifies+queries",
+            sum(&|t| (t.verifies().len() + t.queries().len()) * 8),
+        ),
+        ("bdi upserts", sum(&|t| t.bdi_log().upserts.len() * 16)),
+        (
+            "bdi steps+postconditions",
+            sum(&|t| (t.bdi_log().steps.len() + t.bdi_log().postconditions.len()) * 12),
+        ),
+    ];
+    let parts: Vec<String> = parts
+        .iter()
+        .map(|(n, b)| format!("{n} {:.1}", mib(*b)))
+        .collect();
+    println!("  model's vectors (MiB): {}", parts.join(", "));
     let mut rng = Rng(7);
     let mut times: Vec<Duration> = Vec::new();
     let mut sizes = 0usize;
