@@ -126,15 +126,26 @@ impl Model {
     ///
     /// The whole log is known, so each timeline's vectors are sized from a counting pass
     /// first (vectors grown by doubling would hold up to twice their length, eight sessions'
-    /// worth at once), and the replay state is dropped at the end: a one-shot load is
-    /// rarely extended, and [`Model::extend`] rebuilds it from the timelines if it is.
+    /// worth at once), and sessions are replayed one after the other (they are independent),
+    /// so only one session's replay state is alive at a time. That state is not kept: a
+    /// one-shot load is rarely extended, and [`Model::extend`] rebuilds it from the
+    /// timelines if it is.
     pub fn from_log(log: TraceLog) -> Model {
         let mut m = Model {
             log,
             ..Model::default()
         };
         m.presize();
-        m.replay_from(0, 0);
+        let log = &m.log;
+        for t in &mut m.timelines {
+            let positions = std::mem::take(&mut t.events);
+            t.events.reserve_exact(positions.len());
+            let mut b = timeline::Builder::default();
+            for &p in &positions {
+                b.push(t, log, p);
+            }
+        }
+        m.count_problems(0);
         m.attribute();
         for t in &mut m.timelines {
             t.shrink_to_fit();
@@ -144,7 +155,8 @@ impl Model {
     }
 
     /// Creates the timelines of every session in the log, in order of first event, with
-    /// their vectors reserved for what the replay will push.
+    /// their vectors reserved for what the replay will push, and lists each session's event
+    /// positions in its (not yet replayed) `events`.
     fn presize(&mut self) {
         let mut counts: Vec<timeline::Counts> = Vec::new();
         for ev in &self.log.events {
@@ -154,7 +166,6 @@ impl Model {
                     let i = self.timelines.len();
                     self.by_name.insert(ev.session.clone(), i);
                     self.timelines.push(Timeline::empty(ev.session.clone()));
-                    self.builders.push(timeline::Builder::default());
                     counts.push(timeline::Counts::default());
                     i
                 }
@@ -163,6 +174,11 @@ impl Model {
         }
         for (t, c) in self.timelines.iter_mut().zip(&counts) {
             t.reserve(c);
+        }
+        for (pos, ev) in self.log.events.iter().enumerate() {
+            if let Some(&slot) = self.by_name.get(&ev.session) {
+                self.timelines[slot].events.push(pos as u32);
+            }
         }
     }
 
@@ -197,6 +213,16 @@ impl Model {
             };
             self.builders[slot].push(&mut self.timelines[slot], &self.log, pos as u32);
         }
+        self.count_problems(problems);
+        // Attribution depends on which sessions exist: redo it when that changed. There are
+        // few files, so this costs nothing next to the replay.
+        if self.timelines.len() != sessions_before || problems < self.log.problems.len() {
+            self.attribute();
+        }
+    }
+
+    /// Counts the reader problems from index `problems` on, per file.
+    fn count_problems(&mut self, problems: usize) {
         for pr in &self.log.problems[problems..] {
             match self
                 .problem_files
@@ -206,11 +232,6 @@ impl Model {
                 Some(entry) => entry.1 += 1,
                 None => self.problem_files.push((pr.origin.file.clone(), 1, None)),
             }
-        }
-        // Attribution depends on which sessions exist: redo it when that changed. There are
-        // few files, so this costs nothing next to the replay.
-        if self.timelines.len() != sessions_before || problems < self.log.problems.len() {
-            self.attribute();
         }
     }
 
