@@ -138,11 +138,9 @@ impl Model {
         m.presize();
         let log = &m.log;
         for t in &mut m.timelines {
-            let positions = std::mem::take(&mut t.events);
-            t.events.reserve_exact(positions.len());
             let mut b = timeline::Builder::default();
-            for &p in &positions {
-                b.push(t, log, p);
+            for step in 1..=t.len() {
+                b.replay_listed(t, log, step);
             }
         }
         m.count_problems(0);

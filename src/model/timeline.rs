@@ -548,7 +548,18 @@ impl Builder {
     /// Replays the event at log position `pos` onto `tl`, which this builder has built so
     /// far (and nothing else has changed).
     pub(crate) fn push(&mut self, tl: &mut Timeline, log: &TraceLog, pos: u32) {
-        Pass { log, tl, b: self }.push(pos);
+        tl.events.push(pos);
+        let step = tl.events.len() as u32;
+        Pass { log, tl, b: self }.apply(step, pos);
+    }
+
+    /// Replays step `step` (1-based) of a timeline whose `events` already lists the
+    /// session's positions (a one-shot load fills it in its counting pass, which spares a
+    /// second copy); steps before it have been replayed by this builder.
+    pub(crate) fn replay_listed(&mut self, tl: &mut Timeline, log: &TraceLog, step: u32) {
+        if let Some(pos) = tl.event_pos_at(step) {
+            Pass { log, tl, b: self }.apply(step, pos);
+        }
     }
 
     fn add_active(&mut self, beliefs: &[BeliefRecord], idx: u32, hash: Option<u32>) {
@@ -606,17 +617,16 @@ impl Pass<'_> {
         });
     }
 
-    fn push(&mut self, pos: u32) {
+    /// Replays the event at `pos`, which takes effect at `step`.
+    fn apply(&mut self, step: u32, pos: u32) {
         let log = self.log;
         let ev = event_at(log, pos);
-        let expected = self.b.first_seq.map(|f| f + self.tl.events.len() as u64);
+        let expected = self.b.first_seq.map(|f| f + u64::from(step - 1));
         match expected {
             None => self.b.first_seq = Some(ev.seq),
             Some(e) if e != ev.seq => self.tl.seq_dense = false,
             Some(_) => {}
         }
-        self.tl.events.push(pos);
-        let step = self.tl.events.len() as u32;
         match &ev.body {
             Body::Announce(a) => self.announce(step, pos, ev, a),
             Body::Retract(r) => self.retract(step, pos, r),
