@@ -10,13 +10,60 @@
 //! `cargo bench --bench model` (set `DOXASCOPE_BENCH_EVENTS` to change the trace size,
 //! `DOXASCOPE_BENCH_ONLY=timetravel|recompute` to run one part).
 
+use std::alloc::{GlobalAlloc, Layout, System};
 use std::fs::File;
 use std::io::BufWriter;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use doxascope::model::{Model, RecomputeOptions};
 use doxascope::trace::generate::{GenConfig, write_mixed};
 use doxascope::trace::{ReaderConfig, TraceLog};
+
+/// The system allocator, counting live heap bytes and their peak, so that the model's own
+/// bytes are told apart from the allocator's slack (VmRSS counts both).
+struct Counting;
+
+static LIVE: AtomicUsize = AtomicUsize::new(0);
+static PEAK: AtomicUsize = AtomicUsize::new(0);
+
+fn count_up(n: usize) {
+    let now = LIVE.fetch_add(n, Ordering::Relaxed) + n;
+    PEAK.fetch_max(now, Ordering::Relaxed);
+}
+
+// SAFETY: every call is forwarded to `System` with the same arguments; the counters do not
+// affect the allocation.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        count_up(layout.size());
+        // SAFETY: forwarded unchanged.
+        unsafe { System.alloc(layout) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
+        // SAFETY: forwarded unchanged.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        if new_size >= layout.size() {
+            count_up(new_size - layout.size());
+        } else {
+            LIVE.fetch_sub(layout.size() - new_size, Ordering::Relaxed);
+        }
+        // SAFETY: forwarded unchanged.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static ALLOC: Counting = Counting;
+
+fn mib(bytes: usize) -> f64 {
+    bytes as f64 / 1048576.0
+}
 
 /// A field of /proc/self/status in KiB (Linux), 0 when unavailable.
 fn status_kib(field: &str) -> u64 {
@@ -92,11 +139,40 @@ fn time_travel(events: u64) {
         .expect("read");
     let read = t0.elapsed();
     let rss_log = vm_rss_kib();
+    let heap_log = LIVE.load(Ordering::Relaxed);
+    PEAK.store(heap_log, Ordering::Relaxed);
     let t1 = Instant::now();
     let model = Model::from_log(log);
     let replay = t1.elapsed();
+    let heap_model = LIVE.load(Ordering::Relaxed);
+    let heap_peak = PEAK.load(Ordering::Relaxed);
     let rss_model = vm_rss_kib();
     let peak = vm_hwm_kib();
+    // Where the kept bytes go (lengths times element sizes; heap text in errors excluded).
+    let tls = model.timelines();
+    let sum =
+        |f: &dyn Fn(&doxascope::model::Timeline) -> usize| -> usize { tls.iter().map(f).sum() };
+    let parts = [
+        ("events", sum(&|t| t.event_positions().len() * 4)),
+        ("beliefs", sum(&|t| size_of_val(t.beliefs()))),
+        ("errors", sum(&|t| size_of_val(t.errors()))),
+        ("retracts", sum(&|t| size_of_val(t.retracts()))),
+        ("revisions", sum(&|t| size_of_val(t.revisions()))),
+        (
+            "verifies+queries",
+            sum(&|t| (t.verifies().len() + t.queries().len()) * 8),
+        ),
+        ("bdi upserts", sum(&|t| t.bdi_log().upserts.len() * 16)),
+        (
+            "bdi steps+postconditions",
+            sum(&|t| (t.bdi_log().steps.len() + t.bdi_log().postconditions.len()) * 12),
+        ),
+    ];
+    let parts: Vec<String> = parts
+        .iter()
+        .map(|(n, b)| format!("{n} {:.1}", mib(*b)))
+        .collect();
+    println!("  model's vectors (MiB): {}", parts.join(", "));
     let mut rng = Rng(7);
     let mut times: Vec<Duration> = Vec::new();
     let mut sizes = 0usize;
@@ -140,6 +216,12 @@ fn time_travel(events: u64) {
         rss_model as f64 / 1024.0,
         (rss_model as f64 - rss_log as f64) / 1024.0,
         (rss_model as f64 - rss_log as f64) * 1024.0 / bytes as f64
+    );
+    println!(
+        "  heap (counted): after reading {:.1} MiB; replay peak +{:.1} MiB, model kept +{:.1} MiB",
+        mib(heap_log),
+        mib(heap_peak.saturating_sub(heap_log)),
+        mib(heap_model.saturating_sub(heap_log))
     );
 }
 

@@ -96,7 +96,77 @@ pub struct BdiLog {
     pub plan_stats: Vec<(u32, u32)>,
 }
 
+/// How many entries of each kind a session's BDI log will hold (see
+/// [`super::timeline::Counts`]); `upserts` counts `belief` events and `step` events' listed
+/// beliefs, an upper bound (only `done` steps write theirs).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Counts {
+    schema: usize,
+    desires: usize,
+    upserts: usize,
+    intentions: usize,
+    plans: usize,
+    steps: usize,
+    postconditions: usize,
+    satisfactions: usize,
+    reviews: usize,
+    plan_stats: usize,
+}
+
+impl Counts {
+    /// Counts one event.
+    pub(crate) fn add(&mut self, body: &Body) {
+        match body {
+            Body::SchemaBelief(_) => self.schema += 1,
+            Body::Desire(_) => self.desires += 1,
+            Body::Belief(_) => self.upserts += 1,
+            Body::Intention(_) => self.intentions += 1,
+            Body::Plan(_) => self.plans += 1,
+            Body::Step(s) => {
+                self.steps += 1;
+                if s.status == Some(StepStatus::Done) {
+                    self.upserts += s.new_beliefs.len();
+                }
+            }
+            Body::Postcondition(_) => self.postconditions += 1,
+            Body::Satisfaction(_) => self.satisfactions += 1,
+            Body::Review(_) => self.reviews += 1,
+            Body::PlanStats(_) => self.plan_stats += 1,
+            _ => {}
+        }
+    }
+}
+
 impl BdiLog {
+    /// Reserves room for what pushing the counted events will add.
+    pub(crate) fn reserve(&mut self, c: &Counts) {
+        self.schema.reserve_exact(c.schema);
+        self.desires.reserve_exact(c.desires);
+        self.upserts.reserve_exact(c.upserts);
+        self.intentions.reserve_exact(c.intentions);
+        self.plans.reserve_exact(c.plans);
+        self.steps.reserve_exact(c.steps);
+        self.postconditions.reserve_exact(c.postconditions);
+        self.satisfactions.reserve_exact(c.satisfactions);
+        self.reviews.reserve_exact(c.reviews);
+        self.plan_stats.reserve_exact(c.plan_stats);
+    }
+
+    /// Releases spare capacity (after a one-shot replay).
+    pub(crate) fn shrink_to_fit(&mut self) {
+        self.schema.shrink_to_fit();
+        self.desires.shrink_to_fit();
+        self.names.shrink_to_fit();
+        self.upserts.shrink_to_fit();
+        self.intentions.shrink_to_fit();
+        self.plans.shrink_to_fit();
+        self.steps.shrink_to_fit();
+        self.postconditions.shrink_to_fit();
+        self.satisfactions.shrink_to_fit();
+        self.reviews.shrink_to_fit();
+        self.plan_stats.shrink_to_fit();
+    }
+
     fn name(&mut self, n: &str) -> u32 {
         if let Some(&i) = self.name_ix.get(n) {
             return i;

@@ -123,13 +123,61 @@ impl Model {
     }
 
     /// Replays everything in a log.
+    ///
+    /// The whole log is known, so each timeline's vectors are sized from a counting pass
+    /// first (vectors grown by doubling would hold up to twice their length, eight sessions'
+    /// worth at once), and sessions are replayed one after the other (they are independent),
+    /// so only one session's replay state is alive at a time. That state is not kept: a
+    /// one-shot load is rarely extended, and [`Model::extend`] rebuilds it from the
+    /// timelines if it is.
     pub fn from_log(log: TraceLog) -> Model {
         let mut m = Model {
             log,
             ..Model::default()
         };
-        m.replay_from(0, 0);
+        m.presize();
+        let log = &m.log;
+        for t in &mut m.timelines {
+            let mut b = timeline::Builder::default();
+            for step in 1..=t.len() {
+                b.replay_listed(t, log, step);
+            }
+        }
+        m.count_problems(0);
+        m.attribute();
+        for t in &mut m.timelines {
+            t.shrink_to_fit();
+        }
+        m.builders = Vec::new();
         m
+    }
+
+    /// Creates the timelines of every session in the log, in order of first event, with
+    /// their vectors reserved for what the replay will push, and lists each session's event
+    /// positions in its (not yet replayed) `events`.
+    fn presize(&mut self) {
+        let mut counts: Vec<timeline::Counts> = Vec::new();
+        for ev in &self.log.events {
+            let slot = match self.by_name.get(&ev.session) {
+                Some(&i) => i,
+                None => {
+                    let i = self.timelines.len();
+                    self.by_name.insert(ev.session.clone(), i);
+                    self.timelines.push(Timeline::empty(ev.session.clone()));
+                    counts.push(timeline::Counts::default());
+                    i
+                }
+            };
+            counts[slot].add(&ev.body);
+        }
+        for (t, c) in self.timelines.iter_mut().zip(&counts) {
+            t.reserve(c);
+        }
+        for (pos, ev) in self.log.events.iter().enumerate() {
+            if let Some(&slot) = self.by_name.get(&ev.session) {
+                self.timelines[slot].events.push(pos as u32);
+            }
+        }
     }
 
     /// Appends reader output (events and problems, in read order) and replays the new events
@@ -144,6 +192,11 @@ impl Model {
     /// `problems` on.
     fn replay_from(&mut self, events: usize, problems: usize) {
         let sessions_before = self.timelines.len();
+        // Builders dropped after a one-shot load are rebuilt before anything is replayed.
+        while self.builders.len() < self.timelines.len() {
+            let t = &self.timelines[self.builders.len()];
+            self.builders.push(timeline::Builder::rebuild(t, &self.log));
+        }
         for pos in events..self.log.events.len() {
             let name = &self.log.events[pos].session;
             let slot = match self.by_name.get(name) {
@@ -158,6 +211,16 @@ impl Model {
             };
             self.builders[slot].push(&mut self.timelines[slot], &self.log, pos as u32);
         }
+        self.count_problems(problems);
+        // Attribution depends on which sessions exist: redo it when that changed. There are
+        // few files, so this costs nothing next to the replay.
+        if self.timelines.len() != sessions_before || problems < self.log.problems.len() {
+            self.attribute();
+        }
+    }
+
+    /// Counts the reader problems from index `problems` on, per file.
+    fn count_problems(&mut self, problems: usize) {
         for pr in &self.log.problems[problems..] {
             match self
                 .problem_files
@@ -167,11 +230,6 @@ impl Model {
                 Some(entry) => entry.1 += 1,
                 None => self.problem_files.push((pr.origin.file.clone(), 1, None)),
             }
-        }
-        // Attribution depends on which sessions exist: redo it when that changed. There are
-        // few files, so this costs nothing next to the replay.
-        if self.timelines.len() != sessions_before || problems < self.log.problems.len() {
-            self.attribute();
         }
     }
 
@@ -344,6 +402,31 @@ mod tests {
             m.extend(rest);
             prop_assert_eq!(&m.log.events, &whole.log.events);
             prop_assert_eq!(&m.log.problems, &whole.log.problems);
+            prop_assert_eq!(m.timelines(), whole.timelines());
+        }
+
+        #[test]
+        fn extending_a_one_shot_load_equals_replaying_at_once(
+            lines in proptest::collection::vec(0..POOL.len(), 0..40),
+            cuts in proptest::collection::vec(0usize..60, 1..4),
+        ) {
+            // from_log drops the replay state; extend must rebuild it from the timelines.
+            let text: String = lines.iter().map(|&i| format!("{}\n", POOL[i])).collect();
+            let items = items_of("t.jsonl", text.as_bytes());
+            let whole = Model::from_bytes("t.jsonl", text.as_bytes());
+            let mut cuts: Vec<usize> = cuts.into_iter().map(|c| c.min(items.len())).collect();
+            cuts.sort_unstable();
+            let mut rest = items.into_iter();
+            let mut log = TraceLog::new();
+            log.extend(rest.by_ref().take(cuts[0]));
+            let mut m = Model::from_log(log);
+            let mut at = cuts[0];
+            for &c in &cuts[1..] {
+                m.extend(rest.by_ref().take(c - at));
+                at = c;
+            }
+            m.extend(rest);
+            prop_assert_eq!(&m.log.events, &whole.log.events);
             prop_assert_eq!(m.timelines(), whole.timelines());
         }
     }

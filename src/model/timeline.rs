@@ -29,6 +29,8 @@
 //! and not kept: consumers parse the record's formula on demand ([`BeliefView::formula`]).
 
 use std::collections::HashMap;
+
+use hashbrown::HashTable;
 use std::sync::Arc;
 
 use crate::logic::formula::Formula;
@@ -401,16 +403,24 @@ impl Timeline {
 /// but the next event may need (the active ids, a formula index, unapplied revisions). With
 /// it, a timeline grows one event at a time from any number of batches, and the result is the
 /// same as replaying everything at once (a property test in `model` checks this).
+///
+/// On long traces Σ holds most records (few beliefs are ever retracted), so the two indexes
+/// of active records are as large as the timeline's record vector. They therefore hold no
+/// keys of their own: an entry is a record index plus its formula hash (8 bytes), and the id
+/// it is found by is read from the record when looking up or rehashing.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Builder {
-    active: HashMap<String, u32>,
-    /// Active records by a hash of their normalized formula, so that a retract naming a
-    /// formula (or an id that is not active) costs a lookup, not a scan of Σ.
-    by_formula: HashMap<u64, Vec<u32>>,
-    /// The formula hash of each record.
-    hashes: Vec<Option<u64>>,
-    /// Revisions by the (trimmed) names in their `unapplied` list.
-    unapplied: HashMap<String, Vec<u32>>,
+    /// Active records by id (hash of [`BeliefRecord::id`]): `(record, formula hash)`. The
+    /// formula hash is meaningful only when the record's formula parsed. Entries are 8
+    /// bytes.
+    active: HashTable<(u32, u32)>,
+    /// Active records with a formula that parsed, by the hash of their normalized formula
+    /// (several per hash), so that a retract naming a formula (or an id that is not active)
+    /// costs a lookup, not a scan of Σ: `(record, formula hash)`.
+    by_formula: HashTable<(u32, u32)>,
+    /// Revisions by the (trimmed) names in their `unapplied` list; a name leaves the map when
+    /// no revision lists it any more.
+    unapplied: HashMap<Text, Vec<u32>>,
     first_seq: Option<u64>,
 }
 
@@ -422,9 +432,151 @@ struct Pass<'a> {
     b: &'a mut Builder,
 }
 
-fn formula_hash(normalized: &str) -> u64 {
+fn str_hash(s: &str) -> u64 {
     use std::hash::{BuildHasher, BuildHasherDefault, DefaultHasher};
-    BuildHasherDefault::<DefaultHasher>::default().hash_one(normalized)
+    BuildHasherDefault::<DefaultHasher>::default().hash_one(s)
+}
+
+/// A 32-bit hash of a normalized formula: stored in both indexes, so half the width of a
+/// full hash halves their entries. Collisions are harmless (candidates are confirmed).
+fn formula_hash(normalized: &str) -> u32 {
+    let h = str_hash(normalized);
+    (h ^ (h >> 32)) as u32
+}
+
+/// The table hash of a formula hash: spread over 64 bits, because the table takes its
+/// control bits from the top of the hash.
+fn spread(h: u32) -> u64 {
+    u64::from(h).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+}
+
+/// The active record with this id, looked up in `active` against the records' own ids.
+fn find_active(active: &HashTable<(u32, u32)>, beliefs: &[BeliefRecord], id: &str) -> Option<u32> {
+    active
+        .find(str_hash(id), |&(i, _)| {
+            beliefs.get(i as usize).is_some_and(|r| r.id == id)
+        })
+        .map(|&(i, _)| i)
+}
+
+/// How many entries of each kind a session's replay will push: what [`Timeline::reserve`]
+/// sizes the vectors from (one-shot loads know the whole log in advance).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Counts {
+    events: usize,
+    announces: usize,
+    retracts: usize,
+    revises: usize,
+    verifies: usize,
+    queries: usize,
+    bdi: super::bdi::Counts,
+}
+
+impl Counts {
+    /// Counts one event of the session.
+    pub(crate) fn add(&mut self, body: &Body) {
+        self.events += 1;
+        match body {
+            Body::Announce(_) => self.announces += 1,
+            Body::Retract(_) => self.retracts += 1,
+            Body::Revise(_) => self.revises += 1,
+            Body::Verify(_) => self.verifies += 1,
+            Body::Query(_) => self.queries += 1,
+            other => self.bdi.add(other),
+        }
+    }
+}
+
+impl Timeline {
+    /// Reserves room for what replaying `c` will push. Every announce may start a record,
+    /// so `beliefs` may be over-reserved; [`Timeline::shrink_to_fit`] trims it.
+    pub(crate) fn reserve(&mut self, c: &Counts) {
+        self.events.reserve_exact(c.events);
+        self.beliefs.reserve_exact(c.announces);
+        self.retracts.reserve_exact(c.retracts);
+        self.revisions.reserve_exact(c.revises);
+        self.verifies.reserve_exact(c.verifies);
+        self.queries.reserve_exact(c.queries);
+        self.bdi.reserve(&c.bdi);
+    }
+
+    /// Releases spare capacity once a one-shot replay is done.
+    pub(crate) fn shrink_to_fit(&mut self) {
+        self.events.shrink_to_fit();
+        self.beliefs.shrink_to_fit();
+        self.retracts.shrink_to_fit();
+        self.revisions.shrink_to_fit();
+        self.verifies.shrink_to_fit();
+        self.queries.shrink_to_fit();
+        self.errors.shrink_to_fit();
+        self.bdi.shrink_to_fit();
+    }
+}
+
+impl Builder {
+    /// Rebuilds the replay state of a timeline from the timeline alone, for a model whose
+    /// builders were dropped after a one-shot load ([`super::Model::from_log`]) and which is
+    /// now extended. Equivalent to the state the replay had at the end, because everything
+    /// in it is a function of the records still active and the revisions' unapplied lists.
+    pub(crate) fn rebuild(tl: &Timeline, log: &TraceLog) -> Builder {
+        let mut b = Builder {
+            first_seq: tl.events.first().map(|&p| event_at(log, p).seq),
+            ..Builder::default()
+        };
+        for (i, r) in tl.beliefs.iter().enumerate() {
+            if r.retraction.is_some() {
+                continue;
+            }
+            let hash = match &event_at(log, r.event).body {
+                Body::Announce(a) if r.formula_ok => parse(&a.formula)
+                    .ok()
+                    .map(|f| formula_hash(&normalized(&f))),
+                _ => None,
+            };
+            b.add_active(&tl.beliefs, i as u32, hash);
+        }
+        for (k, rv) in tl.revisions.iter().enumerate() {
+            for u in &rv.unapplied {
+                let v = b.unapplied.entry(Text::from(u.trim())).or_default();
+                // A revision listing a name twice is indexed once per listing, as in the replay.
+                v.push(k as u32);
+            }
+        }
+        b
+    }
+
+    /// Replays the event at log position `pos` onto `tl`, which this builder has built so
+    /// far (and nothing else has changed).
+    pub(crate) fn push(&mut self, tl: &mut Timeline, log: &TraceLog, pos: u32) {
+        tl.events.push(pos);
+        let step = tl.events.len() as u32;
+        Pass { log, tl, b: self }.apply(step, pos);
+    }
+
+    /// Replays step `step` (1-based) of a timeline whose `events` already lists the
+    /// session's positions (a one-shot load fills it in its counting pass, which spares a
+    /// second copy); steps before it have been replayed by this builder.
+    pub(crate) fn replay_listed(&mut self, tl: &mut Timeline, log: &TraceLog, step: u32) {
+        if let Some(pos) = tl.event_pos_at(step) {
+            Pass { log, tl, b: self }.apply(step, pos);
+        }
+    }
+
+    fn add_active(&mut self, beliefs: &[BeliefRecord], idx: u32, hash: Option<u32>) {
+        let id_hash = |&(i, _): &(u32, u32)| {
+            beliefs
+                .get(i as usize)
+                .map_or(0, |r: &BeliefRecord| str_hash(&r.id))
+        };
+        if let Some(r) = beliefs.get(idx as usize) {
+            self.active
+                .insert_unique(str_hash(&r.id), (idx, hash.unwrap_or(0)), id_hash);
+        }
+        if let Some(h) = hash {
+            self.by_formula
+                .insert_unique(spread(h), (idx, h), |&(_, h)| spread(h));
+        }
+    }
 }
 
 impl Timeline {
@@ -447,14 +599,6 @@ impl Timeline {
     }
 }
 
-impl Builder {
-    /// Replays the event at log position `pos` onto `tl`, which this builder has built so
-    /// far (and nothing else has changed).
-    pub(crate) fn push(&mut self, tl: &mut Timeline, log: &TraceLog, pos: u32) {
-        Pass { log, tl, b: self }.push(pos);
-    }
-}
-
 impl Pass<'_> {
     fn error(&mut self, step: u32, pos: u32, field: &'static str, e: Result<ParseError, String>) {
         let (column, message) = match e {
@@ -473,17 +617,16 @@ impl Pass<'_> {
         });
     }
 
-    fn push(&mut self, pos: u32) {
+    /// Replays the event at `pos`, which takes effect at `step`.
+    fn apply(&mut self, step: u32, pos: u32) {
         let log = self.log;
         let ev = event_at(log, pos);
-        let expected = self.b.first_seq.map(|f| f + self.tl.events.len() as u64);
+        let expected = self.b.first_seq.map(|f| f + u64::from(step - 1));
         match expected {
             None => self.b.first_seq = Some(ev.seq),
             Some(e) if e != ev.seq => self.tl.seq_dense = false,
             Some(_) => {}
         }
-        self.tl.events.push(pos);
-        let step = self.tl.events.len() as u32;
         match &ev.body {
             Body::Announce(a) => self.announce(step, pos, ev, a),
             Body::Retract(r) => self.retract(step, pos, r),
@@ -514,7 +657,7 @@ impl Pass<'_> {
             // Without a parse there is no normalized form; the text itself is the best id.
             (None, None) => a.formula.trim().to_string(),
         };
-        if let Some(&old) = self.b.active.get(&id) {
+        if let Some(old) = find_active(&self.b.active, &self.tl.beliefs, &id) {
             let old_rec = &self.tl.beliefs[old as usize];
             let same = match &event_at(self.log, old_rec.event).body {
                 Body::Announce(o) => {
@@ -538,26 +681,25 @@ impl Pass<'_> {
             retraction: None,
             formula_ok,
         });
-        self.b.hashes.push(hash);
-        if let Some(h) = hash {
-            self.b.by_formula.entry(h).or_default().push(idx);
-        }
-        self.b.active.insert(id, idx);
+        self.b.add_active(&self.tl.beliefs, idx, hash);
     }
 
     /// Ends an active record.
     fn end(&mut self, i: u32, step: u32, pos: u32, by: RetractedBy) {
-        let id = self.tl.beliefs[i as usize].id.to_string();
-        if self.b.active.get(&id) == Some(&i) {
-            self.b.active.remove(&id);
-        }
-        if let Some(h) = self.b.hashes[i as usize]
-            && let Some(v) = self.b.by_formula.get_mut(&h)
+        let rec = &self.tl.beliefs[i as usize];
+        let mut fhash = None;
+        if let Ok(e) = self
+            .b
+            .active
+            .find_entry(str_hash(&rec.id), |&(x, _)| x == i)
         {
-            v.retain(|&x| x != i);
-            if v.is_empty() {
-                self.b.by_formula.remove(&h);
-            }
+            fhash = rec.formula_ok.then_some(e.get().1);
+            e.remove();
+        }
+        if let Some(h) = fhash
+            && let Ok(e) = self.b.by_formula.find_entry(spread(h), |&(x, _)| x == i)
+        {
+            e.remove();
         }
         self.tl.beliefs[i as usize].retraction = Some(Retraction {
             step,
@@ -568,25 +710,27 @@ impl Pass<'_> {
 
     /// The active record a `target` (an id or a formula) names.
     fn resolve(&self, target: &str) -> Option<u32> {
-        if let Some(&i) = self.b.active.get(target) {
+        let active = |k: &str| find_active(&self.b.active, &self.tl.beliefs, k);
+        if let Some(i) = active(target) {
             return Some(i);
         }
         let trimmed = target.trim();
-        if let Some(&i) = self.b.active.get(trimmed) {
+        if let Some(i) = active(trimmed) {
             return Some(i);
         }
         let want = parse(trimmed).ok()?;
         let n = normalized(&want);
-        if let Some(&i) = self.b.active.get(&n) {
+        if let Some(i) = active(&n) {
             return Some(i);
         }
         // An explicit id with this formula: the oldest such active record. Candidates come
         // from the hash index and are confirmed by parsing.
+        let h = formula_hash(&n);
         self.b
             .by_formula
-            .get(&formula_hash(&n))?
-            .iter()
-            .copied()
+            .iter_hash(spread(h))
+            .filter(|&&(_, fh)| fh == h)
+            .map(|&(i, _)| i)
             .filter(|&i| {
                 let r = &self.tl.beliefs[i as usize];
                 matches!(&event_at(self.log, r.event).body,
@@ -635,8 +779,15 @@ impl Pass<'_> {
             rv.retracts.push(ri);
             if let Some(u) = rv.unapplied.iter().position(names) {
                 let name = rv.unapplied.remove(u);
-                if let Some(v) = self.b.unapplied.get_mut(name.trim()) {
+                let key = name.trim();
+                // The revision stays indexed under a name it still lists (twice listed).
+                if !rv.unapplied.iter().any(|x| x.trim() == key)
+                    && let Some(v) = self.b.unapplied.get_mut(key)
+                {
                     v.retain(|&x| x as usize != k);
+                    if v.is_empty() {
+                        self.b.unapplied.remove(key);
+                    }
                 }
             }
         }
@@ -652,7 +803,7 @@ impl Pass<'_> {
         let trigger_record = r.trigger.as_deref().and_then(|t| self.resolve(t));
         if let Some(t) = &r.trigger
             && trigger_record.is_none()
-            && !self.b.active.contains_key(t.as_str())
+            && find_active(&self.b.active, &self.tl.beliefs, t).is_none()
             && let Err(e) = parse(t)
         {
             // Not an active id and not a formula either.
@@ -672,7 +823,7 @@ impl Pass<'_> {
         for u in &unapplied {
             self.b
                 .unapplied
-                .entry(u.trim().to_string())
+                .entry(Text::from(u.trim()))
                 .or_default()
                 .push(k);
         }
