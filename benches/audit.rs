@@ -14,21 +14,9 @@ use doxascope::model::Model;
 use doxascope::model::audit::{AuditOptions, Severity, audit, audit_recomputed};
 use doxascope::trace::generate::{GenConfig, write_mixed};
 
-/// CPU time of the whole process (all threads) in seconds, from /proc/self/stat (clock
-/// ticks, assumed 100 per second); 0 where unavailable.
-fn cpu_seconds() -> f64 {
-    std::fs::read_to_string("/proc/self/stat")
-        .ok()
-        .and_then(|s| {
-            // Fields after the parenthesized command name; utime and stime are 14 and 15.
-            let rest = s.rsplit_once(')')?.1.to_string();
-            let f: Vec<&str> = rest.split_whitespace().collect();
-            let u: f64 = f.get(11)?.parse().ok()?;
-            let k: f64 = f.get(12)?.parse().ok()?;
-            Some((u + k) / 100.0)
-        })
-        .unwrap_or(0.0)
-}
+#[path = "support/proc.rs"]
+mod proc;
+use proc::cpu_seconds;
 
 fn main() {
     let events: u64 = std::env::var("AUDIT_BENCH_EVENTS")

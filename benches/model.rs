@@ -20,6 +20,10 @@ use doxascope::model::{Model, RecomputeOptions};
 use doxascope::trace::generate::{GenConfig, write_mixed};
 use doxascope::trace::{ReaderConfig, TraceLog};
 
+#[path = "support/proc.rs"]
+mod proc;
+use proc::{cpu_seconds, status_kib};
+
 /// The system allocator, counting live heap bytes and their peak, so that the model's own
 /// bytes are told apart from the allocator's slack (VmRSS counts both).
 struct Counting;
@@ -63,35 +67,6 @@ static ALLOC: Counting = Counting;
 
 fn mib(bytes: usize) -> f64 {
     bytes as f64 / 1048576.0
-}
-
-/// A field of /proc/self/status in KiB (Linux), 0 when unavailable.
-fn status_kib(field: &str) -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with(field))
-                .and_then(|l| l.split_whitespace().nth(1).map(str::to_string))
-        })
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0)
-}
-
-/// CPU time of the whole process (all threads, the solver's included) in seconds, from
-/// /proc/self/stat (clock ticks, assumed 100 per second).
-fn cpu_seconds() -> f64 {
-    std::fs::read_to_string("/proc/self/stat")
-        .ok()
-        .and_then(|s| {
-            // Fields after the parenthesized command name; utime and stime are 14 and 15.
-            let rest = s.rsplit_once(')')?.1.to_string();
-            let f: Vec<&str> = rest.split_whitespace().collect();
-            let u: f64 = f.get(11)?.parse().ok()?;
-            let k: f64 = f.get(12)?.parse().ok()?;
-            Some((u + k) / 100.0)
-        })
-        .unwrap_or(0.0)
 }
 
 /// Peak resident memory (VmHWM) in KiB.

@@ -24,6 +24,10 @@ use std::time::Instant;
 use doxascope::trace::generate::{GenConfig, write_mixed};
 use doxascope::trace::{Item, Reader, ReaderConfig, TraceLog};
 
+#[path = "support/proc.rs"]
+mod proc;
+use proc::{cpu_seconds, status_kib};
+
 /// Counts live heap bytes, to split memory into "events vector" and "other heap".
 struct Counting;
 
@@ -51,39 +55,6 @@ unsafe impl GlobalAlloc for Counting {
 
 #[global_allocator]
 static GLOBAL: Counting = Counting;
-
-fn status_kib(field: &str) -> u64 {
-    let mut s = String::new();
-    if File::open("/proc/self/status")
-        .and_then(|mut f| f.read_to_string(&mut s))
-        .is_err()
-    {
-        return 0;
-    }
-    s.lines()
-        .find(|l| l.starts_with(field))
-        .and_then(|l| l.split_whitespace().nth(1))
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(0)
-}
-
-/// CPU time of this process (user + system) in seconds: on a shared machine wall time
-/// includes waiting for a core, CPU time does not.
-fn cpu_seconds() -> f64 {
-    let mut s = String::new();
-    if File::open("/proc/self/stat")
-        .and_then(|mut f| f.read_to_string(&mut s))
-        .is_err()
-    {
-        return 0.0;
-    }
-    // Fields after the parenthesized command name; utime and stime are fields 14 and 15.
-    let rest = s.rsplit_once(')').map(|(_, r)| r).unwrap_or("");
-    let f: Vec<&str> = rest.split_whitespace().collect();
-    let ticks = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
-    // Linux reports these in USER_HZ, 100 on every mainstream configuration.
-    (ticks(11) + ticks(12)) / 100.0
-}
 
 fn main() {
     let arg = std::env::args().skip(1).find(|a| !a.starts_with("--"));

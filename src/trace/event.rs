@@ -272,16 +272,7 @@ fn render_utc(secs: f64, millis: bool, buf: &mut [u8; 24]) -> Option<&str> {
     };
     let days = whole.div_euclid(86_400);
     let rem = whole.rem_euclid(86_400);
-    // Howard Hinnant's civil_from_days.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
+    let (year, month, day) = super::time::civil_from_days(days);
     if !(0..=9999).contains(&year) {
         return None;
     }

@@ -93,6 +93,20 @@ fn days_in_month(y: i64, m: i64) -> i64 {
     }
 }
 
+/// The proleptic Gregorian date `(year, month, day)` of a count of days since 1970-01-01
+/// (Howard Hinnant's algorithm, the inverse of [`days_from_civil`]).
+pub(crate) fn civil_from_days(days: i64) -> (i64, i64, i64) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    (yoe + era * 400 + i64::from(m <= 2), m, d)
+}
+
 /// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
 fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
     let y = if m <= 2 { y - 1 } else { y };
@@ -125,6 +139,15 @@ mod tests {
             parse_rfc3339("2026-11-22t17:33:04.25z"),
             Some(1_795_368_784.25)
         );
+    }
+
+    #[test]
+    fn civil_from_days_inverts_days_from_civil() {
+        for days in (-800_000i64..3_000_000).step_by(97) {
+            let (y, m, d) = civil_from_days(days);
+            assert_eq!(days_from_civil(y, m, d), days, "{y}-{m}-{d}");
+            assert!((1..=12).contains(&m) && (1..=days_in_month(y, m)).contains(&d));
+        }
     }
 
     #[test]
