@@ -86,6 +86,40 @@ impl Fields<'_> {
             entries: Vec::with_capacity(16),
         }
     }
+
+    /// The key under which the next entry is stored, checked once for both decoders (the
+    /// fast path and serde's): an error when the line already had this field or has too
+    /// many fields.
+    fn claim(&mut self, key: Cow<'_, str>) -> Result<Key, KeyError> {
+        if self.entries.len() >= usize::from(u16::MAX) {
+            return Err(KeyError::TooMany);
+        }
+        match field_id(&key) {
+            Some(id) => {
+                if self.index[id as usize] != 0 {
+                    return Err(KeyError::Duplicate);
+                }
+                self.index[id as usize] = self.entries.len() as u16 + 1;
+                Ok(Key::Known(id))
+            }
+            None => {
+                let seen = self
+                    .entries
+                    .iter()
+                    .any(|e| matches!(&e.key, Key::Unknown(k) if *k == key));
+                if seen {
+                    return Err(KeyError::Duplicate);
+                }
+                Ok(Key::Unknown(key.into_owned()))
+            }
+        }
+    }
+}
+
+/// Why [`Fields::claim`] refused a key.
+enum KeyError {
+    TooMany,
+    Duplicate,
 }
 
 /// A field value: a string (borrowed when possible), a list of strings (the shape of every
@@ -445,27 +479,12 @@ impl<'de> Visitor<'de> for LineSeed<'_, 'de> {
                     raw.id = Some(Text::from(&*id));
                 }
                 _ => {
-                    if fields.entries.len() >= usize::from(u16::MAX) {
-                        return Err(de::Error::custom("too many fields in one event"));
-                    }
-                    let key = match field_id(&key) {
-                        Some(id) => {
-                            if fields.index[id as usize] != 0 {
-                                return Err(dup(&key));
-                            }
-                            fields.index[id as usize] = fields.entries.len() as u16 + 1;
-                            Key::Known(id)
+                    let key = match fields.claim(Cow::Borrowed(&*key)) {
+                        Ok(k) => k,
+                        Err(KeyError::TooMany) => {
+                            return Err(de::Error::custom("too many fields in one event"));
                         }
-                        None => {
-                            let seen = fields
-                                .entries
-                                .iter()
-                                .any(|e| matches!(&e.key, Key::Unknown(k) if *k == key));
-                            if seen {
-                                return Err(dup(&key));
-                            }
-                            Key::Unknown(key.into_owned())
-                        }
+                        Err(KeyError::Duplicate) => return Err(dup(&key)),
                     };
                     let val: Val<'de> = map.next_value()?;
                     fields.entries.push(Entry {

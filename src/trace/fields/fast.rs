@@ -13,7 +13,7 @@ use std::borrow::Cow;
 
 use serde_json::Value;
 
-use super::{Entry, Fields, Key, RawLine, Text, Val, field_id, timestamp};
+use super::{Entry, Fields, RawLine, Text, Val, timestamp};
 
 /// Decodes `line` if it has the usual shape; `None` means "use the reference decoder" (the
 /// caller clears whatever was added to `fields`).
@@ -319,28 +319,7 @@ fn put<'de>(
             _ => return None,
         },
         _ => {
-            if fields.entries.len() >= usize::from(u16::MAX) {
-                return None;
-            }
-            let key = match field_id(&key) {
-                Some(id) => {
-                    if fields.index[id as usize] != 0 {
-                        return None;
-                    }
-                    fields.index[id as usize] = fields.entries.len() as u16 + 1;
-                    Key::Known(id)
-                }
-                None => {
-                    let seen = fields
-                        .entries
-                        .iter()
-                        .any(|e| matches!(&e.key, Key::Unknown(k) if *k == key));
-                    if seen {
-                        return None;
-                    }
-                    Key::Unknown(key.into_owned())
-                }
-            };
+            let key = fields.claim(key).ok()?;
             fields.entries.push(Entry {
                 key,
                 val: Some(val),
