@@ -204,9 +204,13 @@ fn a_rotation_stays_visible_after_following_resumes() {
     pump(&mut app, &rt, &mut rx, &mut seen, |a, _| {
         a.store.sessions.first().is_some_and(|s| s.len() == 2)
     });
-    // logrotate: the file is renamed away and a new one takes its name.
-    std::fs::rename(&path, dir.path().join("r.jsonl.1")).unwrap();
-    std::fs::write(&path, b"{\"kind\":\"announce\",\"formula\":\"r\"}\n").unwrap();
+    // Rotation with no moment without a file at the path (else the follower may report
+    // "waiting" in between): the old file stays linked as r.jsonl.1 and a new one is renamed
+    // over the name.
+    std::fs::hard_link(&path, dir.path().join("r.jsonl.1")).unwrap();
+    let fresh = dir.path().join("fresh");
+    std::fs::write(&fresh, b"{\"kind\":\"announce\",\"formula\":\"r\"}\n").unwrap();
+    std::fs::rename(&fresh, &path).unwrap();
     pump(&mut app, &rt, &mut rx, &mut seen, |a, s| {
         a.store.sessions.first().is_some_and(|s| s.len() == 3)
             && s.last() == Some(&FollowStatus::Following)
