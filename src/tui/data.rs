@@ -65,6 +65,14 @@ pub struct SessionData {
     pub errors: u32,
     /// Gate contradictions and revisions per event, for the density strip.
     pub marks: Vec<u8>,
+    /// The OR of `marks` per block of [`MARK_BLOCK`] events, kept as events arrive, so the
+    /// density strip of a million events reads a few thousand blocks instead of every mark.
+    mark_blocks: Vec<u8>,
+    /// Belief records in the order they were ended (retracted or superseded), which is
+    /// the order of their retraction steps: the records retracted by step t are a prefix.
+    /// The Σ filter finds the records a status filter drops at t from it without a pass
+    /// over Σ.
+    pub ended: Vec<u32>,
     /// Where the events come from (a file, a re-read segment of one, a live session).
     pub origin: Origin,
 }
@@ -109,6 +117,8 @@ impl SessionData {
             problems: Vec::new(),
             errors: 0,
             marks: Vec::new(),
+            mark_blocks: Vec::new(),
+            ended: Vec::new(),
             origin,
         }
     }
@@ -273,9 +283,51 @@ impl SessionData {
             }
             _ => 0,
         };
+        if let Some(r) = self.builder.take_ended() {
+            self.ended.push(r);
+        }
+        if self.marks.len() % MARK_BLOCK == 0 {
+            self.mark_blocks.push(0);
+        }
         self.marks.push(mark);
+        if let Some(b) = self.mark_blocks.last_mut() {
+            *b |= mark;
+        }
+    }
+
+    /// How many ended records ended at or before step `t` (a prefix of [`Self::ended`]).
+    pub fn ended_by(&self, t: u32) -> usize {
+        let beliefs = self.tl.beliefs();
+        self.ended.partition_point(|&r| {
+            beliefs
+                .get(r as usize)
+                .and_then(|b| b.retraction)
+                .is_some_and(|x| x.step <= t)
+        })
+    }
+
+    /// The OR of the marks of events `range` (clamped), reading whole blocks from the block
+    /// summary and only the partial blocks at its ends mark by mark.
+    pub fn marks_in(&self, range: std::ops::Range<usize>) -> u8 {
+        let end = range.end.min(self.marks.len());
+        let mut i = range.start.min(end);
+        let mut acc = 0u8;
+        while i < end {
+            if i % MARK_BLOCK == 0 && i + MARK_BLOCK <= end {
+                acc |= self.mark_blocks.get(i / MARK_BLOCK).copied().unwrap_or(0);
+                i += MARK_BLOCK;
+            } else {
+                let stop = ((i / MARK_BLOCK + 1) * MARK_BLOCK).min(end);
+                acc |= self.marks[i..stop].iter().fold(0, |a, &m| a | m);
+                i = stop;
+            }
+        }
+        acc
     }
 }
+
+/// Events per block of the density marks' summary ([`SessionData::marks_in`]).
+pub const MARK_BLOCK: usize = 256;
 
 /// The trace as read so far, with the per-session replays.
 #[derive(Debug, Default)]
