@@ -445,7 +445,7 @@ const MIGRATE_STEP: usize = 8;
 /// peak is what a plain table's rehash holds for a moment (the old table and one twice its
 /// size), and the old table is freed as soon as it is empty.
 #[derive(Debug, Clone, Default)]
-struct Growing<T> {
+pub(crate) struct Growing<T> {
     cur: HashTable<T>,
     old: HashTable<T>,
     /// The next bucket of `old` to move.
@@ -455,18 +455,20 @@ struct Growing<T> {
 }
 
 impl<T> Growing<T> {
-    fn find(&self, hash: u64, mut eq: impl FnMut(&T) -> bool) -> Option<&T> {
+    /// The entry with this hash for which `eq` holds, if any.
+    pub(crate) fn find(&self, hash: u64, mut eq: impl FnMut(&T) -> bool) -> Option<&T> {
         self.cur
             .find(hash, &mut eq)
             .or_else(|| self.old.find(hash, &mut eq))
     }
 
-    fn iter_hash(&self, hash: u64) -> impl Iterator<Item = &T> {
+    /// Every entry with this hash (and maybe others: callers confirm).
+    pub(crate) fn iter_hash(&self, hash: u64) -> impl Iterator<Item = &T> {
         self.cur.iter_hash(hash).chain(self.old.iter_hash(hash))
     }
 
     /// Removes the entry with this hash for which `eq` holds, if any.
-    fn remove(&mut self, hash: u64, mut eq: impl FnMut(&T) -> bool) -> Option<T> {
+    pub(crate) fn remove(&mut self, hash: u64, mut eq: impl FnMut(&T) -> bool) -> Option<T> {
         if let Ok(e) = self.cur.find_entry(hash, &mut eq) {
             return Some(e.remove().0);
         }
@@ -481,7 +483,9 @@ impl<T> Growing<T> {
         found
     }
 
-    fn insert_unique(&mut self, hash: u64, value: T, hasher: impl Fn(&T) -> u64) {
+    /// Inserts an entry known not to be there, moving a few buckets of a table being
+    /// replaced first.
+    pub(crate) fn insert_unique(&mut self, hash: u64, value: T, hasher: impl Fn(&T) -> u64) {
         self.migrate(self.step, &hasher);
         // `capacity` is what can be inserted before hashbrown rehashes the whole table
         // (entries plus free slots: removals may leave tombstones that are not free), so
@@ -539,7 +543,8 @@ struct Pass<'a> {
     b: &'a mut Builder,
 }
 
-fn str_hash(s: &str) -> u64 {
+/// The hash ids are indexed by.
+pub(crate) fn str_hash(s: &str) -> u64 {
     use std::hash::{BuildHasher, BuildHasherDefault, DefaultHasher};
     BuildHasherDefault::<DefaultHasher>::default().hash_one(s)
 }

@@ -383,7 +383,7 @@ const SCAN_CHUNK: usize = 2048;
 /// How long one call may spend scanning records against a new filter: a frame asks a few
 /// times, and a frame must stay within 10 ms. A filter over a million records is then
 /// complete after a few dozen frames, the pane saying how far it got meanwhile.
-pub const FILTER_BUDGET: std::time::Duration = std::time::Duration::from_millis(2);
+pub const FILTER_BUDGET: std::time::Duration = std::time::Duration::from_millis(1);
 
 /// The Σ filter's state for one (session, filter), kept across steps and data versions so
 /// that neither moving in time nor new data costs a pass over Σ.

@@ -23,14 +23,20 @@
 //! # The event loop
 //!
 //! One tokio `select!` with `biased` order: terminal input first, then signals, REPL
-//! answers, and batches from the background loader. Input is read on a small thread
-//! (crossterm `poll`/`read`) and sent over a bounded channel; after any event the loop
+//! answers, and batches from the background loader. Input is read on a small thread that
+//! waits in its own `poll` on the tty and calls crossterm's `read` only when there is input
+//! (crossterm retries forever on a hung-up tty), and a watchdog thread waits for the tty to
+//! hang up or fail; either reports a terminal that went away, and the loop then ends
+//! through the normal restore path with [`TuiError::TerminalGone`] (SIGHUP too: the kernel
+//! sends it to the session leader only, often a shell that ignores it, so the TUI cannot
+//! count on it). Events are sent over a bounded channel; after any event the loop
 //! drains what is already queued before drawing, and draws only when something changed, at
 //! most once every 10 ms (or, when a frame took longer than that, after as long again).
 //! Data from the loader, followers and live sessions is applied in slices of at most 8 ms,
 //! with input looked at between them, and nothing a frame draws walks all of a session or
-//! of Σ (unfiltered Σ rows are a prefix length; the density strip is redone only as the
-//! session grows by 1/64), so a follow burst never holds a key for long. So a resize storm
+//! of Σ (unfiltered Σ rows are a prefix length, filtered ones views of an incremental index;
+//! the density strip reads per-block summaries of the marks), so a follow burst never holds
+//! a key for long. So a resize storm
 //! or a flood of trace lines costs one frame per 10 ms, never one per event, and cannot
 //! starve the keyboard. With `--no-follow`, files
 //! are read once by a loader thread that decodes on every core (the header shows the progress).

@@ -4,7 +4,8 @@
 //!
 //! Every pane builds only the rows it can show (the visible window of Σ, the timeline, the
 //! logs), so a frame costs the same for a hundred events as for a million; the density strip
-//! is the one whole-run view and is cached per (session, length, width, audit).
+//! is the one whole-run view: it reads per-block summaries of the marks and is cached per
+//! (session, length, width, audit).
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -1080,11 +1081,11 @@ pub fn detail_lines(app: &mut App, pos: u32) -> Vec<Line<'static>> {
         out.push(Line::from(Span::styled("because", th.dim)));
         let s = app.store.sessions.get(app.session);
         for c in because {
+            // By the id index: a cited id that was never announced must not cost a pass
+            // over Σ every frame.
             let found = s.and_then(|s| {
-                s.tl.beliefs()
-                    .iter()
-                    .rev()
-                    .find(|b| b.id == c && b.event < pos)
+                s.record_before(&c, pos)
+                    .and_then(|r| s.tl.beliefs().get(r as usize))
             });
             let mut l = vec![Span::raw("  ")];
             l.extend(spans(&c, th.accent, th.marker));
