@@ -162,3 +162,43 @@ fn filtered_rows_follow_a_growing_session() {
         }
     }
 }
+
+#[test]
+fn a_new_filter_applies_in_pieces_within_each_frames_window() {
+    let bytes = trace(20_000, 3);
+    let mut app = App::new(
+        Store::from_bytes("t.jsonl", &bytes),
+        Theme::builtin("dark").unwrap(),
+    );
+    let total = app.sess().map_or(0, |s| s.tl.beliefs().len()) as u32;
+    assert!(total > 4_096, "enough records for several pieces ({total})");
+    let f = SigmaFilter::parse("p1");
+    app.filter = f.clone();
+    // A window already closed: one piece of the scan, and the pane knows how far it got.
+    app.set_scan_window(Some(std::time::Instant::now()));
+    let partial = app.sigma_rows();
+    let Some((done, all)) = app.sigma_filter_progress() else {
+        panic!("one piece cannot have scanned {total} records");
+    };
+    assert!(done > 0 && done < all && all == total, "{done} of {all}");
+    let t = app.step();
+    // The rows so far are the matches among the records scanned.
+    let want = oracle(&app, &f, t);
+    let got = partial.range(0, usize::MAX);
+    assert_eq!(got, want[..got.len()]);
+    assert!(got.iter().all(|&r| r < done));
+    // Frames go on until it is complete, each asking for the next while it is not.
+    let mut frames = 0;
+    while app.sigma_filter_progress().is_some() {
+        app.dirty = false;
+        let screen = doxascope::tui::ui::render_text(&mut app, 200, 60);
+        frames += 1;
+        assert!(frames < 10_000, "the scan ends");
+        if app.sigma_filter_progress().is_some() {
+            assert!(app.dirty, "a frame of a partial filter asks for the next");
+            assert!(screen.contains("filtering…"), "{screen}");
+        }
+    }
+    app.set_scan_window(None);
+    assert_eq!(rows(&app), want);
+}

@@ -380,10 +380,15 @@ fn contains_ci(hay: &str, needle_lower: &str) -> bool {
 /// Records of Σ checked per look at the clock while a filter scans.
 const SCAN_CHUNK: usize = 2048;
 
-/// How long one call may spend scanning records against a new filter: a frame asks a few
-/// times, and a frame must stay within 10 ms. A filter over a million records is then
-/// complete after a few dozen frames, the pane saying how far it got meanwhile.
+/// How long one call may spend scanning records against a new filter outside a frame (a
+/// key handler asks for the rows). A frame gets one window of [`FRAME_SCAN`] for all its
+/// calls ([`App::set_scan_window`]), and must stay within 10 ms in all. A filter over a
+/// million records is then complete after a few dozen frames, the pane saying how far it
+/// got meanwhile.
 pub const FILTER_BUDGET: std::time::Duration = std::time::Duration::from_millis(1);
+
+/// The scanning window of one frame.
+pub const FRAME_SCAN: std::time::Duration = std::time::Duration::from_millis(3);
 
 /// The Σ filter's state for one (session, filter), kept across steps and data versions so
 /// that neither moving in time nor new data costs a pass over Σ.
@@ -657,6 +662,9 @@ pub struct App {
     /// Σ rows of the last (version, session, step, filter), and the filter's index.
     sigma_cache: SigmaCache,
     sigma_index: RefCell<Option<SigmaIndex>>,
+    /// While a frame draws Σ: until when the filter may scan (one window per frame, shared
+    /// by every call in it). Outside frames each call gets [`FILTER_BUDGET`].
+    scan_window: std::cell::Cell<Option<std::time::Instant>>,
     /// Sessions seen by the last [`App::on_data`] (to notice new re-read segments).
     known_sessions: usize,
     /// The audit of the shown session ([`crate::model::audit`]): findings and verdicts.
@@ -730,6 +738,7 @@ impl App {
             density: ((usize::MAX, 0, 0, 0), Vec::new()),
             sigma_cache: RefCell::new(None),
             sigma_index: RefCell::new(None),
+            scan_window: std::cell::Cell::new(None),
             known_sessions: 0,
             analysis: None,
             recomputing: false,
@@ -853,6 +862,13 @@ impl App {
         rows
     }
 
+    /// Opens (`Some(deadline)`) or closes the window in which Σ filter scans may run while
+    /// a frame draws: the frame's scanning then ends by the deadline however often the
+    /// rows are asked for.
+    pub fn set_scan_window(&self, until: Option<std::time::Instant>) {
+        self.scan_window.set(until);
+    }
+
     /// While a Σ filter is still scanning the session: records checked and the total.
     pub fn sigma_filter_progress(&self) -> Option<(u32, u32)> {
         let s = self.sess()?;
@@ -893,7 +909,10 @@ impl App {
             return SigmaRows::List(Vec::new());
         };
         ix.move_to(s, t);
-        ix.scan(&self.store, s, FILTER_BUDGET);
+        let budget = self.scan_window.get().map_or(FILTER_BUDGET, |until| {
+            until.saturating_duration_since(std::time::Instant::now())
+        });
+        ix.scan(&self.store, s, budget);
         ix.rows(s, t)
     }
 

@@ -35,6 +35,12 @@ const MIN_H: u16 = 6;
 
 /// Draws the whole screen.
 pub fn draw(f: &mut Frame, app: &mut App) {
+    draw_screen(f, app);
+    // Calls for Σ rows between frames (keys) get their own small budget again.
+    app.set_scan_window(None);
+}
+
+fn draw_screen(f: &mut Frame, app: &mut App) {
     let area = f.area();
     app.areas.clear();
     if area.width < MIN_W || area.height < MIN_H {
@@ -257,6 +263,8 @@ fn visible(sel: usize, n: usize, h: usize) -> (usize, usize) {
 }
 
 fn sigma(f: &mut Frame, app: &mut App, area: Rect) {
+    // One scanning window per frame for a filter still applying (closed by `draw`).
+    app.set_scan_window(Some(std::time::Instant::now() + super::app::FRAME_SCAN));
     let rows = app.sigma_rows();
     let t = app.step();
     let extra = if app.filter.is_empty() {
