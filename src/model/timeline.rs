@@ -431,10 +431,10 @@ pub(crate) struct Builder {
 /// Buckets of the old table moved to the new one per insert while a [`Growing`] table grows,
 /// at least. The move must end before the new table (twice the entries) fills up, which
 /// takes as many inserts as the old table held entries (7/8 of its buckets when it had no
-/// tombstones): a step of 2 would do; the step is raised when tombstones made the old table
-/// sparse. A small step keeps each insert's share of the move small (a bucket costs one
-/// hash of the entry's id, read from its record).
-const MIGRATE_STEP: usize = 8;
+/// tombstones): the step is twice what that needs (4 buckets for a table that doubled), and
+/// more when tombstones made the old table sparse. A small step keeps each insert's share
+/// of the move small (a bucket costs one hash of the entry's id, read from its record).
+const MIGRATE_STEP: usize = 2;
 
 /// A hash table that grows without a pause: when it is full, a table twice as large is
 /// started, and every later insert moves [`MIGRATE_STEP`] buckets of the old table into it
