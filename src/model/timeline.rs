@@ -452,6 +452,9 @@ pub(crate) struct Growing<T> {
     cursor: usize,
     /// Buckets of `old` moved per insert (see [`MIGRATE_STEP`]).
     step: usize,
+    /// Grow as a plain table does (all at once), for one-shot loads: nothing waits on them
+    /// turn by turn, and the moment both tables exist is then as short as it can be.
+    one_shot: bool,
 }
 
 impl<T> Growing<T> {
@@ -490,7 +493,7 @@ impl<T> Growing<T> {
         // `capacity` is what can be inserted before hashbrown rehashes the whole table
         // (entries plus free slots: removals may leave tombstones that are not free), so
         // this is the moment to start a new table instead.
-        if self.cur.len() == self.cur.capacity() {
+        if !self.one_shot && self.cur.len() == self.cur.capacity() {
             // Finish any move still under way (the step is chosen so that there is none);
             // only two tables ever exist.
             self.migrate(usize::MAX, &hasher);
@@ -672,6 +675,17 @@ impl Builder {
         if let Some(pos) = tl.event_pos_at(step) {
             Pass { log, tl, b: self }.apply(step, pos);
         }
+    }
+
+    /// A builder for a one-shot replay of a whole log ([`super::Model::from_log`]): its maps
+    /// grow as plain hash tables do, rehashing at once, which is what a load that nothing
+    /// interactive waits on wants (peak memory as low as it gets). Builders that extend a
+    /// timeline while someone waits (the TUI, [`super::Model::extend`]) grow incrementally.
+    pub(crate) fn one_shot() -> Builder {
+        let mut b = Builder::default();
+        b.active.one_shot = true;
+        b.by_formula.one_shot = true;
+        b
     }
 
     /// The record the event replayed last ended, if it ended one (taken once). Records end
@@ -1015,17 +1029,25 @@ mod tests {
         #[test]
         fn growing_agrees_with_a_map(ops in proptest::collection::vec((any::<bool>(), 0u32..400), 0..3000)) {
             let mut g: Growing<u32> = Growing::default();
+            // The one-shot kind (a plain table) on the same operations.
+            let mut p: Growing<u32> = Growing { one_shot: true, ..Growing::default() };
             let mut m: StdMap<u32, ()> = StdMap::new();
             for (ins, k) in ops {
                 if ins {
                     if g.find(h(&k), |&x| x == k).is_none() {
                         insert_checked(&mut g, k);
                     }
+                    if p.find(h(&k), |&x| x == k).is_none() {
+                        p.insert_unique(h(&k), k, h);
+                    }
                     m.insert(k, ());
                 } else {
-                    prop_assert_eq!(g.remove(h(&k), |&x| x == k).is_some(), m.remove(&k).is_some());
+                    prop_assert_eq!(g.remove(h(&k), |&x| x == k).is_some(), m.contains_key(&k));
+                    prop_assert_eq!(p.remove(h(&k), |&x| x == k).is_some(), m.remove(&k).is_some());
                 }
                 prop_assert_eq!(g.len(), m.len());
+                prop_assert_eq!(p.len(), m.len());
+                prop_assert!(p.old.is_empty());
             }
             for k in 0..400u32 {
                 prop_assert_eq!(g.find(h(&k), |&x| x == k).is_some(), m.contains_key(&k));
