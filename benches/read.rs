@@ -156,13 +156,7 @@ fn main() {
     let hwm_before = status_kib("VmHWM:");
     let t = Instant::now();
     let cpu = cpu_seconds();
-    let mut log = TraceLog::new();
-    log.read_from(
-        &name,
-        File::open(&path).expect("open trace"),
-        ReaderConfig::default(),
-    )
-    .expect("read trace");
+    let log = read_log(&name, &path);
     let secs = t.elapsed().as_secs_f64();
     let cpu = cpu_seconds() - cpu;
     let hwm_after = status_kib("VmHWM:");
@@ -203,13 +197,7 @@ fn main() {
     // disturb the figure.
     COUNTING.store(true, Ordering::Relaxed);
     let live_before = LIVE.load(Ordering::Relaxed);
-    let mut log = TraceLog::new();
-    log.read_from(
-        &name,
-        File::open(&path).expect("open trace"),
-        ReaderConfig::default(),
-    )
-    .expect("read trace");
+    let log = read_log(&name, &path);
     let live = (LIVE.load(Ordering::Relaxed).wrapping_sub(live_before) as isize).max(0) as usize;
     COUNTING.store(false, Ordering::Relaxed);
     let mib = |b: usize| b as f64 / 1048576.0;
@@ -222,4 +210,16 @@ fn main() {
         (live - vec - index - problems) * 1048576.0 / n.max(1.0)
     );
     std::hint::black_box(&log);
+}
+
+/// Reads and indexes the whole trace at `path`, as the viewer does.
+fn read_log(name: &str, path: &std::path::Path) -> TraceLog {
+    let mut log = TraceLog::new();
+    log.read_from(
+        name,
+        File::open(path).expect("open trace"),
+        ReaderConfig::default(),
+    )
+    .expect("read trace");
+    log
 }

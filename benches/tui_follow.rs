@@ -59,11 +59,7 @@ fn wait_count(t: &Tmux, n: u64, limit: Duration) -> Option<Duration> {
 
 fn start(tag: &str, file: &Path) -> Tmux {
     let t = Tmux::new(tag);
-    let cmd = format!(
-        "\"{}\" \"{}\"",
-        env!("CARGO_BIN_EXE_doxascope"),
-        file.display()
-    );
+    let cmd = format!("\"{}\" \"{}\"", tmux::bin(), file.display());
     t.start_sized(&cmd, 200, 60);
     let up = Instant::now();
     while !t.header().contains("doxascope") {

@@ -17,17 +17,7 @@ use std::time::Duration;
 
 #[path = "support/tmux.rs"]
 mod tmux;
-use tmux::{Tmux, event_count};
-
-fn bin() -> &'static str {
-    env!("CARGO_BIN_EXE_doxascope")
-}
-
-fn sample(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("sample-traces")
-        .join(name)
-}
+use tmux::{Tmux, bin, event_count, sample};
 
 fn shell_cmd(file: &Path) -> String {
     format!(

@@ -9,23 +9,13 @@
 //! killed at the end so none survives the test. Skipped, with a message, when tmux is not
 //! installed.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
 #[path = "support/tmux.rs"]
 mod tmux;
-use tmux::Tmux;
-
-fn bin() -> &'static str {
-    env!("CARGO_BIN_EXE_doxascope")
-}
-
-fn sample(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("sample-traces")
-        .join(name)
-}
+use tmux::{Tmux, bin, sample};
 
 /// A process id read from a file the wrapper wrote; the process is SIGKILLed on drop if it
 /// is still alive, so a failing test leaves nothing running.

@@ -6,8 +6,21 @@
 //! `#[path]` by `tests/e2e_tmux.rs` and `benches/tui_follow.rs`; each uses a subset.
 #![allow(dead_code)]
 
+use std::path::PathBuf;
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
+
+/// The `doxascope` binary cargo built for this test or bench.
+pub fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_doxascope")
+}
+
+/// A bundled sample trace.
+pub fn sample(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("sample-traces")
+        .join(name)
+}
 
 /// One private tmux server with one session.
 pub struct Tmux {
