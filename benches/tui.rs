@@ -137,6 +137,31 @@ fn announce_line(i: u64) -> String {
 /// and a 200x60 frame is drawn after every turn, as the view does while following. Parsing
 /// is the follower thread's, so only adding to the store and drawing are timed: what the UI
 /// thread spends per turn, which bounds how long a key waits.
+/// One turn of the follow burst: `per_turn` new lines read, added to the model, and a frame
+/// drawn; returns the time to add and the time to draw.
+fn burst_turn(
+    app: &mut App,
+    reader: &mut Reader,
+    term: &mut Terminal<TestBackend>,
+    buf: &mut String,
+    turn: u64,
+    per_turn: u64,
+) -> (Duration, Duration) {
+    buf.clear();
+    for i in turn * per_turn..(turn + 1) * per_turn {
+        buf.push_str(&announce_line(i));
+    }
+    let mut items = Vec::new();
+    reader.feed(buf.as_bytes(), &mut items);
+    let t = Instant::now();
+    app.store.extend(items);
+    app.on_data();
+    let added = t.elapsed();
+    let t = Instant::now();
+    term.draw(|f| draw(f, app)).expect("draw");
+    (added, t.elapsed())
+}
+
 fn follow_burst(theme: &Theme) {
     const TURNS: u64 = 1_000;
     const PER_TURN: u64 = 1_000;
@@ -149,19 +174,7 @@ fn follow_burst(theme: &Theme) {
     let mut late_draw = Duration::ZERO;
     let mut buf = String::new();
     for turn in 0..TURNS {
-        buf.clear();
-        for i in turn * PER_TURN..(turn + 1) * PER_TURN {
-            buf.push_str(&announce_line(i));
-        }
-        let mut items = Vec::new();
-        reader.feed(buf.as_bytes(), &mut items);
-        let t = Instant::now();
-        app.store.extend(items);
-        app.on_data();
-        let added = t.elapsed();
-        let t = Instant::now();
-        term.draw(|f| draw(f, &mut app)).expect("draw");
-        let drawn = t.elapsed();
+        let (added, drawn) = burst_turn(&mut app, &mut reader, &mut term, &mut buf, turn, PER_TURN);
         if added > worst_add {
             worst_add = added;
             worst_at = app.sess().map_or(0, |s| s.tl.beliefs().len());
@@ -190,19 +203,7 @@ fn follow_burst(theme: &Theme) {
     let (mut worst_add, mut worst_draw, mut total) =
         (Duration::ZERO, Duration::ZERO, Duration::ZERO);
     for turn in TURNS..TURNS + 100 {
-        buf.clear();
-        for i in turn * PER_TURN..(turn + 1) * PER_TURN {
-            buf.push_str(&announce_line(i));
-        }
-        let mut items = Vec::new();
-        reader.feed(buf.as_bytes(), &mut items);
-        let t = Instant::now();
-        app.store.extend(items);
-        app.on_data();
-        let added = t.elapsed();
-        let t = Instant::now();
-        term.draw(|f| draw(f, &mut app)).expect("draw");
-        let drawn = t.elapsed();
+        let (added, drawn) = burst_turn(&mut app, &mut reader, &mut term, &mut buf, turn, PER_TURN);
         worst_add = worst_add.max(added);
         worst_draw = worst_draw.max(drawn);
         total += added + drawn;
