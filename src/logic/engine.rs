@@ -399,6 +399,11 @@ pub(crate) struct Query {
 /// How many dead probes are retired at once.
 const PROBE_BATCH: usize = 64;
 
+/// How many retracted selectors wait, assumed false, before their retirement units are
+/// added: like probe retirements, each level-0 unit makes varisat re-simplify the whole main
+/// solver on its next solve, while a waiting selector costs one assumption per solve.
+const RETIRE_BATCH: usize = 64;
+
 /// Clause sides up to this long are split into one call per literal instead of a probe
 /// ([`State::sat_side`]).
 const SPLIT_MAX: usize = 4;
@@ -452,6 +457,13 @@ pub struct State {
     limits: Limits,
     seq: u64,
     dead_probes: Vec<Lit>,
+    /// Selectors of retracted unquantified retractable beliefs whose unit `¬s` is not yet in
+    /// the log (main and explain solvers assume it until then; see [`RETIRE_BATCH`]).
+    dead_sels: Vec<Lit>,
+    /// The main solver still holds the clauses of a rule or norm retracted since: it is
+    /// rebuilt from the log when next used ([`State::main_sat`]), so a revision retracting
+    /// several rules rebuilds it once.
+    main_stale: bool,
     /// Probes that became selectors of unquantified beliefs (belief index): the snapshot
     /// holds those beliefs unguarded, so there they are retired with the next probe batch.
     snap_retire: Vec<(Lit, usize)>,
@@ -497,6 +509,8 @@ impl State {
             limits,
             seq: 0,
             dead_probes: Vec::new(),
+            dead_sels: Vec::new(),
+            main_stale: false,
             snap_retire: Vec::new(),
             last_probe: None,
             domain: BTreeSet::new(),
@@ -674,13 +688,32 @@ impl State {
     /// can set one true and make its clause a live constraint.
     fn sync_disabled(&mut self) {
         let off: Vec<Lit> = self.dead_probes.iter().map(|&p| !p).collect();
+        if let Some(sn) = &mut self.snap {
+            sn.set_disabled(off);
+        }
+        let off = self.main_disabled();
         if let Some(ex) = &mut self.explain {
             ex.set_disabled(off.clone());
         }
-        if let Some(sn) = &mut self.snap {
-            sn.set_disabled(off.clone());
-        }
         self.main.set_disabled(off);
+    }
+
+    /// What the main and explain solvers assume false on every solve until it is a unit:
+    /// dead probes and retracted selectors.
+    fn main_disabled(&self) -> Vec<Lit> {
+        self.dead_probes
+            .iter()
+            .chain(&self.dead_sels)
+            .map(|&p| !p)
+            .collect()
+    }
+
+    /// The main solver, rebuilt first if a rule or norm was retracted since it was last used.
+    pub(crate) fn main_sat(&mut self) -> &mut Sat {
+        if self.main_stale {
+            self.rebuild_main();
+        }
+        &mut self.main
     }
 
     fn flush_probes(&mut self) {
@@ -690,6 +723,12 @@ impl State {
         }
         for (p, b) in std::mem::take(&mut self.snap_retire) {
             self.push(Entry::Snap(vec![!p], b));
+        }
+    }
+
+    fn flush_sels(&mut self) {
+        for s in std::mem::take(&mut self.dead_sels) {
+            self.push(Entry::Guard(vec![!s]));
         }
     }
 
@@ -776,12 +815,19 @@ impl State {
         self.clauses += 1;
         match &e {
             Entry::Both(c) | Entry::Main(c, _) => {
-                self.main.add_clause(c);
+                // A stale main solver gets everything from the log when rebuilt.
+                if !self.main_stale {
+                    self.main.add_clause(c);
+                }
                 if let Some(s) = &mut self.snap {
                     s.add_clause(c);
                 }
             }
-            Entry::Guard(c) => self.main.add_clause(c),
+            Entry::Guard(c) => {
+                if !self.main_stale {
+                    self.main.add_clause(c);
+                }
+            }
             Entry::Snap(c, _) => {
                 if let Some(s) = &mut self.snap {
                     s.add_clause(c);
@@ -797,14 +843,19 @@ impl State {
         // Without active rules or norms every belief already sits behind a selector in the
         // main solver, which then serves explanations itself.
         if self.hard_active == 0 {
-            return &mut self.main;
+            return self.main_sat();
         }
         let fresh = self.explain.is_none();
+        let off = if fresh {
+            self.main_disabled()
+        } else {
+            Vec::new()
+        };
         let sat = self
             .explain
             .get_or_insert_with(|| Sat::new(self.cancel.clone()));
         if fresh {
-            sat.set_disabled(self.dead_probes.iter().map(|&p| !p).collect());
+            sat.set_disabled(off);
         }
         for e in &self.log[self.explain_synced..] {
             match e {
@@ -818,7 +869,7 @@ impl State {
 
     fn rebuild_main(&mut self) {
         let mut sat = Sat::new(self.cancel.clone());
-        sat.set_disabled(self.dead_probes.iter().map(|&p| !p).collect());
+        sat.set_disabled(self.main_disabled());
         for e in &self.log {
             match e {
                 Entry::Both(c) | Entry::Guard(c) => sat.add_clause(c),
@@ -827,6 +878,7 @@ impl State {
             }
         }
         self.main = sat;
+        self.main_stale = false;
     }
 
     fn rebuild_snapshot(&mut self) {
@@ -955,7 +1007,7 @@ impl State {
         }
         let mut a = self.assumptions();
         a.extend_from_slice(extra);
-        let sat = self.main.solve(&a)?;
+        let sat = self.main_sat().solve(&a)?;
         if sat && keep {
             let m = self.main.model();
             self.store_model(m);
@@ -1001,7 +1053,7 @@ impl State {
             a.extend_from_slice(&pos);
             let universe = self.assumptions();
             switch_off(&mut a, &universe);
-            let ok = self.main.solve(&a)?;
+            let ok = self.main_sat().solve(&a)?;
             if !ok {
                 let mut conflict = self.hard_conflict(&pos, &f)?;
                 conflict.push(spec.id.clone());
@@ -1092,11 +1144,15 @@ impl State {
         if self.beliefs[i].encoded_hard() {
             self.hard_active -= 1;
             self.push(Entry::Explain(vec![!sel]));
-            self.rebuild_main();
+            self.main_stale = true;
         } else if self.beliefs[i].ground.is_some() {
             self.push(Entry::Both(vec![!sel]));
         } else {
-            self.push(Entry::Guard(vec![!sel]));
+            self.dead_sels.push(sel);
+            if self.dead_sels.len() >= RETIRE_BATCH {
+                self.flush_sels();
+            }
+            self.sync_disabled();
         }
     }
 
@@ -1309,7 +1365,7 @@ impl State {
             a.extend_from_slice(self.neg(&mut q));
             let universe = self.assumptions();
             switch_off(&mut a, &universe);
-            if self.main.solve(&a)? {
+            if self.main_sat().solve(&a)? {
                 outcome = Outcome::Ungrounded;
             }
         }
@@ -1330,6 +1386,17 @@ impl State {
 
     /// Σ ⊨ φ, Σ ⊨ ¬φ, or neither; with N(φ) when graded.
     pub fn entails(&mut self, phi: &Formula) -> Result<Entailment, EngineError> {
+        self.entails_with(phi, true)
+    }
+
+    /// Σ ⊨ φ, Σ ⊨ ¬φ, or neither, without N(φ): computing the degree costs a solve per
+    /// confidence level, which callers that only report the three-way answer (the audit's
+    /// recomputation of `query` events) should not pay.
+    pub(crate) fn entails_plain(&mut self, phi: &Formula) -> Result<Entails, EngineError> {
+        Ok(self.entails_with(phi, false)?.result)
+    }
+
+    fn entails_with(&mut self, phi: &Formula, degree: bool) -> Result<Entailment, EngineError> {
         let mut q = self.query(phi)?;
         let entailed = !self.sat_side(&mut q, false, true)?;
         let contradicted = !self.sat_side(&mut q, true, true)?;
@@ -1340,7 +1407,7 @@ impl State {
         } else {
             Entails::Unknown
         };
-        let degree = if self.graded() {
+        let degree = if degree && self.graded() {
             let neg = self.neg(&mut q).to_vec();
             Some(self.necessity_lits(&neg)?)
         } else {
@@ -1397,7 +1464,7 @@ impl State {
         let mut q = self.query(phi)?;
         let mut a = self.assumptions();
         a.extend_from_slice(self.neg(&mut q));
-        let sat = self.main.solve(&a)?;
+        let sat = self.main_sat().solve(&a)?;
         let model = if sat { self.main.model() } else { None };
         // The query already holds φ grounded over the current domain.
         let g = std::mem::take(&mut q.formula);
@@ -1469,6 +1536,10 @@ impl State {
     /// Solver statistics: (main solves, invalid cores replaced).
     pub fn stats(&self) -> (u64, u64) {
         let ex = self.explain.as_ref().map_or(0, |s| s.invalid_cores());
+        if self.main_stale {
+            // As if rebuilt at the retraction: a fresh solver has counted nothing.
+            return (0, ex);
+        }
         (self.main.num_solves(), self.main.invalid_cores() + ex)
     }
 

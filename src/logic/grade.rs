@@ -50,7 +50,7 @@ impl State {
         a.extend_from_slice(extra);
         let universe = self.assumptions();
         switch_off(&mut a, &universe);
-        Ok(!self.main.solve(&a)?)
+        Ok(!self.main_sat().solve(&a)?)
     }
 
     /// The largest index `i` in `levels` with `pred(levels[i])`, for a predicate that holds
@@ -87,7 +87,7 @@ impl State {
         a.extend_from_slice(neg);
         let universe = self.assumptions();
         switch_off(&mut a, &universe);
-        if !self.main.solve(&a)? {
+        if !self.main_sat().solve(&a)? {
             // The rules and norms alone entail φ.
             return Ok(1.0);
         }
