@@ -6,15 +6,19 @@
 //! formula is Tseitin-encoded ([`crate::logic::cnf`]) into permanent definition clauses with a
 //! definition literal `t_φ`. What makes a belief *count* depends on its role:
 //!
-//! * **Retractable** beliefs (facts, assumptions) get a *selector* variable `s` and the single
-//!   clause `¬s ∨ t_φ`; Σ is "the active selectors", passed to varisat as assumptions on every
-//!   solve. Retracting adds the unit `¬s`, after which varisat drops the guarded clause.
-//! * **Rules and norms** are never retracted by revision, so after checking that they keep the
-//!   hard part satisfiable they are added as hard units `t_φ` (a hard-UNSAT varisat solver is
-//!   UNSAT forever, hence the check). This keeps the assumption list short, which is what a
-//!   solve costs (about 36 ns per active assumption, measured).
+//! * Every belief, rules and norms included, gets a *selector* variable `s` and the clauses
+//!   `¬s ∨ t_φ`; Σ is "the active selectors", passed to varisat as assumptions on every
+//!   solve. Retracting retires `s` with the unit `¬s`, after which varisat drops the guarded
+//!   clauses. Each new level-0 unit makes varisat re-simplify its whole clause database on
+//!   the next solve, so retired selectors wait, assumed false, and become units in batches.
+//! * **Rules and norms** are never retracted by revision, and are refused when they
+//!   contradict the rules and norms already held. They used to be hard clauses of the main
+//!   solver, which made every retraction of one (a superseding announcement, a retraction by
+//!   hand) rebuild that solver from the whole clause log, and needed a second *explain*
+//!   solver to name them in conflicts; behind selectors they cost one assumption per solve
+//!   (about 36 ns, measured) and the main solver explains everything itself.
 //!
-//! Gate checks (Θ, `entails`) run on a third solver, the *snapshot*: the same definitions
+//! Gate checks (Θ, `entails`) run on a second solver, the *snapshot*: the same definitions
 //! with every active belief as plain clauses, so varisat simplifies with Σ at level 0 instead
 //! of replaying thousands of selector assumptions on every solve. The selectors of
 //! unquantified beliefs never reach it (a SAT answer assigns every variable the solver knows,
@@ -29,15 +33,12 @@
 //! batches, since each new level-0 unit makes varisat re-simplify) after the query; a probe
 //! whose formula is then announced becomes that belief's selector.
 //!
-//! Explanations must name rules and norms too, which hard clauses cannot do, so when rules or
-//! norms are held `why`, `consistent` and conflict reports use a lazily built *explain*
-//! solver that receives the same clauses from the engine's own clause log except that every
-//! belief, rules included, sits behind a selector (without rules the main solver serves).
-//! That solver only supplies a validated core; the deletion-based minimisation runs on a
-//! small throw-away solver holding just the core's beliefs. Whenever a subset of Σ is tested,
-//! the selectors outside it are assumed false (left free, saved phases switch them on and a
-//! propagation check becomes a search). The log is also what rebuilds a solver after a rule
-//! is retracted by hand.
+//! Explanations (`why`, `consistent`, conflict reports) come from the main solver, where
+//! every belief has a selector that names it. It only supplies a validated core; the
+//! deletion-based minimisation runs on a small throw-away solver holding just the core's
+//! beliefs. Whenever a subset of Σ is tested, the selectors outside it are assumed false
+//! (left free, saved phases switch them on and a propagation check becomes a search). The
+//! engine's own clause log is what rebuilds the snapshot.
 //!
 //! Quantified beliefs are grounded over the active domain (every constant seen in a belief
 //! or a query; it only grows) and sit behind a selector even when they are rules: when a
@@ -368,15 +369,12 @@ pub struct WhyNot {
 enum Entry {
     /// Every solver (definitions, probes).
     Both(Vec<Lit>),
-    /// Selector clauses of unquantified retractable beliefs and their retirement units: main
-    /// and explain solvers, not the snapshot, which holds those beliefs unguarded (a selector
-    /// there would only be one more free variable for every solve to decide).
+    /// Selector clauses of unquantified beliefs (rules and norms included) and their
+    /// retirement units: main solver only, not the snapshot, which holds those beliefs
+    /// unguarded (a selector there would only be one more free variable for every solve to
+    /// decide).
     Guard(Vec<Lit>),
-    /// A hard rule clause: main solver only, dead once the belief is retracted.
-    Main(Vec<Lit>, usize),
-    /// Selector clauses of rules: explain solver only.
-    Explain(Vec<Lit>),
-    /// Unguarded clauses of a retractable belief: snapshot solver only, dead once the
+    /// Unguarded clauses of an unquantified belief: snapshot solver only, dead once the
     /// belief is retracted.
     Snap(Vec<Lit>, usize),
 }
@@ -431,13 +429,6 @@ impl Belief {
     pub(crate) fn formula(&self) -> &Formula {
         self.ground.as_ref().unwrap_or(&self.spec.formula)
     }
-
-    /// Stored as hard clauses in the main solver. Quantified rules and norms are not: their
-    /// grounding changes when the domain grows, so they sit behind a selector that is always
-    /// assumed (they are still never retracted by revision).
-    pub(crate) fn encoded_hard(&self) -> bool {
-        self.spec.role.is_hard() && self.ground.is_none()
-    }
 }
 
 /// The state living on the solver thread. All operations are methods here; the
@@ -445,8 +436,6 @@ impl Belief {
 pub struct State {
     pub(crate) enc: Tseitin,
     pub(crate) main: Sat,
-    explain: Option<Sat>,
-    explain_synced: usize,
     log: Vec<Entry>,
     pub(crate) beliefs: Vec<Belief>,
     by_id: HashMap<String, usize>,
@@ -457,13 +446,9 @@ pub struct State {
     limits: Limits,
     seq: u64,
     dead_probes: Vec<Lit>,
-    /// Selectors of retracted unquantified retractable beliefs whose unit `¬s` is not yet in
-    /// the log (main and explain solvers assume it until then; see [`RETIRE_BATCH`]).
+    /// Selectors of retracted unquantified beliefs whose unit `¬s` is not yet in
+    /// the log (the main solver assumes it until then; see [`RETIRE_BATCH`]).
     dead_sels: Vec<Lit>,
-    /// The main solver still holds the clauses of a rule or norm retracted since: it is
-    /// rebuilt from the log when next used ([`State::main_sat`]), so a revision retracting
-    /// several rules rebuilds it once.
-    main_stale: bool,
     /// Probes that became selectors of unquantified beliefs (belief index): the snapshot
     /// holds those beliefs unguarded, so there they are retired with the next probe batch.
     snap_retire: Vec<(Lit, usize)>,
@@ -476,7 +461,6 @@ pub struct State {
     dirty_calls: usize,
     /// Number of quantified beliefs ever added (0: no selector to assume on the snapshot).
     quantified: usize,
-    hard_active: usize,
     clauses: usize,
     scratch: Vec<Vec<Lit>>,
 }
@@ -498,8 +482,6 @@ impl State {
         State {
             enc: Tseitin::new(),
             main: Sat::new(cancel.clone()),
-            explain: None,
-            explain_synced: 0,
             log: Vec::new(),
             beliefs: Vec::new(),
             by_id: HashMap::new(),
@@ -510,7 +492,6 @@ impl State {
             seq: 0,
             dead_probes: Vec::new(),
             dead_sels: Vec::new(),
-            main_stale: false,
             snap_retire: Vec::new(),
             last_probe: None,
             domain: BTreeSet::new(),
@@ -518,7 +499,6 @@ impl State {
             snap,
             dirty_calls: 0,
             quantified: 0,
-            hard_active: 0,
             clauses: 0,
             scratch: Vec::new(),
         }
@@ -692,13 +672,10 @@ impl State {
             sn.set_disabled(off);
         }
         let off = self.main_disabled();
-        if let Some(ex) = &mut self.explain {
-            ex.set_disabled(off.clone());
-        }
         self.main.set_disabled(off);
     }
 
-    /// What the main and explain solvers assume false on every solve until it is a unit:
+    /// What the main solver assumes false on every solve until it is a unit:
     /// dead probes and retracted selectors.
     fn main_disabled(&self) -> Vec<Lit> {
         self.dead_probes
@@ -708,11 +685,8 @@ impl State {
             .collect()
     }
 
-    /// The main solver, rebuilt first if a rule or norm was retracted since it was last used.
+    /// The main solver (one place to hang its upkeep on).
     pub(crate) fn main_sat(&mut self) -> &mut Sat {
-        if self.main_stale {
-            self.rebuild_main();
-        }
         &mut self.main
     }
 
@@ -814,71 +788,26 @@ impl State {
     fn push(&mut self, e: Entry) {
         self.clauses += 1;
         match &e {
-            Entry::Both(c) | Entry::Main(c, _) => {
-                // A stale main solver gets everything from the log when rebuilt.
-                if !self.main_stale {
-                    self.main.add_clause(c);
-                }
+            Entry::Both(c) => {
+                self.main.add_clause(c);
                 if let Some(s) = &mut self.snap {
                     s.add_clause(c);
                 }
             }
-            Entry::Guard(c) => {
-                if !self.main_stale {
-                    self.main.add_clause(c);
-                }
-            }
+            Entry::Guard(c) => self.main.add_clause(c),
             Entry::Snap(c, _) => {
                 if let Some(s) = &mut self.snap {
                     s.add_clause(c);
                 }
             }
-            Entry::Explain(_) => {}
         }
         self.log.push(e);
     }
 
-    /// The explain solver, synced with the log.
+    /// The solver explanations come from: the main solver, where every belief, rules and
+    /// norms included, sits behind a selector that names it.
     pub(crate) fn explain_solver(&mut self) -> &mut Sat {
-        // Without active rules or norms every belief already sits behind a selector in the
-        // main solver, which then serves explanations itself.
-        if self.hard_active == 0 {
-            return self.main_sat();
-        }
-        let fresh = self.explain.is_none();
-        let off = if fresh {
-            self.main_disabled()
-        } else {
-            Vec::new()
-        };
-        let sat = self
-            .explain
-            .get_or_insert_with(|| Sat::new(self.cancel.clone()));
-        if fresh {
-            sat.set_disabled(off);
-        }
-        for e in &self.log[self.explain_synced..] {
-            match e {
-                Entry::Both(c) | Entry::Guard(c) | Entry::Explain(c) => sat.add_clause(c),
-                Entry::Main(..) | Entry::Snap(..) => {}
-            }
-        }
-        self.explain_synced = self.log.len();
-        sat
-    }
-
-    fn rebuild_main(&mut self) {
-        let mut sat = Sat::new(self.cancel.clone());
-        sat.set_disabled(self.main_disabled());
-        for e in &self.log {
-            match e {
-                Entry::Both(c) | Entry::Guard(c) => sat.add_clause(c),
-                Entry::Main(c, b) if self.beliefs[*b].active => sat.add_clause(c),
-                _ => {}
-            }
-        }
-        self.main = sat;
-        self.main_stale = false;
+        &mut self.main
     }
 
     fn rebuild_snapshot(&mut self) {
@@ -887,9 +816,7 @@ impl State {
         for e in &self.log {
             match e {
                 Entry::Both(c) => sat.add_clause(c),
-                Entry::Main(c, b) | Entry::Snap(c, b) if self.beliefs[*b].active => {
-                    sat.add_clause(c)
-                }
+                Entry::Snap(c, b) if self.beliefs[*b].active => sat.add_clause(c),
                 _ => {}
             }
         }
@@ -919,19 +846,18 @@ impl State {
         let a: Vec<Lit> = self
             .beliefs
             .iter()
-            .filter(|b| b.active && !b.encoded_hard())
+            .filter(|b| b.active)
             .map(|b| b.sel)
             .collect();
         self.assumptions = Some(a.clone());
         a
     }
 
-    /// Selectors of the active rules and norms that are not hard clauses (quantified ones):
-    /// part of every "hard part" check.
+    /// Selectors of the active rules and norms: part of every "hard part" check.
     pub(crate) fn fixed_selectors(&self) -> Vec<Lit> {
         self.beliefs
             .iter()
-            .filter(|b| b.active && b.spec.role.is_hard() && !b.encoded_hard())
+            .filter(|b| b.active && b.spec.role.is_hard())
             .map(|b| b.sel)
             .collect()
     }
@@ -1066,8 +992,7 @@ impl State {
             self.retract_index(i);
         }
         let idx = self.beliefs.len();
-        let hard = spec.role.is_hard() && grounded.is_none();
-        let reused = if hard { None } else { self.take_probe(&f) };
+        let reused = self.take_probe(&f);
         let sel = match reused {
             Some(q) => q,
             None => self.enc.fresh_var().positive(),
@@ -1076,14 +1001,6 @@ impl State {
             // The probe's clause `¬q ∨ φ` is exactly the selector clause.
             if grounded.is_none() {
                 self.snap_retire.push((q, idx));
-            }
-        } else if hard {
-            self.hard_active += 1;
-            for c in self.guarded_clauses(&f, None)? {
-                self.push(Entry::Main(c, idx));
-            }
-            for c in self.guarded_clauses(&f, Some(sel))? {
-                self.push(Entry::Explain(c));
             }
         } else if grounded.is_some() {
             for c in self.guarded_clauses(&f, Some(sel))? {
@@ -1097,7 +1014,7 @@ impl State {
         if grounded.is_some() {
             self.quantified += 1;
         }
-        if !spec.role.is_hard() && grounded.is_none() {
+        if grounded.is_none() {
             for c in self.guarded_clauses(&f, None)? {
                 self.push(Entry::Snap(c, idx));
             }
@@ -1141,11 +1058,7 @@ impl State {
             self.snap = None;
             self.dirty_calls = 0;
         }
-        if self.beliefs[i].encoded_hard() {
-            self.hard_active -= 1;
-            self.push(Entry::Explain(vec![!sel]));
-            self.main_stale = true;
-        } else if self.beliefs[i].ground.is_some() {
+        if self.beliefs[i].ground.is_some() {
             self.push(Entry::Both(vec![!sel]));
         } else {
             self.dead_sels.push(sel);
@@ -1176,7 +1089,7 @@ impl State {
             .collect()
     }
 
-    /// All active selectors (the explain solver's assumptions), oldest first.
+    /// All active selectors (the assumptions of explanations), oldest first.
     fn all_selectors(&self) -> Vec<Lit> {
         self.beliefs
             .iter()
@@ -1186,7 +1099,7 @@ impl State {
     }
 
     /// A minimal subset of the beliefs selected by `soft` that is unsatisfiable together
-    /// with `hard` (literals of the explain solver) — equivalently with `extra`, the same
+    /// with `hard` (literals of the main solver) — equivalently with `extra`, the same
     /// constraint as a ground formula and its required truth value.
     ///
     /// The big solver only supplies a validated core; the deletion then runs on a small
@@ -1279,7 +1192,7 @@ impl State {
         }
         let soft = self.all_selectors();
         let mus = self.explain_mus(&[], soft, None)?.ok_or_else(|| {
-            EngineError::Internal("main and explain solvers disagree on consistency".into())
+            EngineError::Internal("snapshot and main solvers disagree on consistency".into())
         })?;
         Ok(Consistency {
             consistent: false,
@@ -1356,8 +1269,7 @@ impl State {
             let mut a = Vec::new();
             for id in cited {
                 match self.index_of(id) {
-                    Some(i) if !self.beliefs[i].encoded_hard() => a.push(self.beliefs[i].sel),
-                    Some(_) => {}
+                    Some(i) => a.push(self.beliefs[i].sel),
                     None => missing.push(id.clone()),
                 }
             }
@@ -1535,12 +1447,7 @@ impl State {
 
     /// Solver statistics: (main solves, invalid cores replaced).
     pub fn stats(&self) -> (u64, u64) {
-        let ex = self.explain.as_ref().map_or(0, |s| s.invalid_cores());
-        if self.main_stale {
-            // As if rebuilt at the retraction: a fresh solver has counted nothing.
-            return (0, ex);
-        }
-        (self.main.num_solves(), self.main.invalid_cores() + ex)
+        (self.main.num_solves(), self.main.invalid_cores())
     }
 
     /// Applies a revision policy to a new belief (see [`crate::logic::revise`]).

@@ -35,11 +35,7 @@ impl State {
     fn cut(&self, alpha: f64) -> Vec<Lit> {
         self.beliefs
             .iter()
-            .filter(|b| {
-                b.active
-                    && !b.encoded_hard()
-                    && (b.spec.role.is_hard() || b.spec.confidence >= alpha)
-            })
+            .filter(|b| b.active && (b.spec.role.is_hard() || b.spec.confidence >= alpha))
             .map(|b| b.sel)
             .collect()
     }
