@@ -1037,9 +1037,8 @@ impl State {
         // solver decides the rest and names the conflict.
         let fits = spec.role.is_hard()
             && check_hard
-            && self.quantified == 0
             && grounded.is_none()
-            && self.rules.fit(&f)?;
+            && self.rules_fit(&f)? == Some(true);
         if spec.role.is_hard() && check_hard && !fits {
             let mut q = self.query(&f)?;
             let pos = self.pos(&mut q).to_vec();
@@ -1104,6 +1103,16 @@ impl State {
         });
         self.assumptions = None;
         Ok(Added::New)
+    }
+
+    /// Whether the active rules and norms together with `f` (ground) are satisfiable, from
+    /// the rules-only solver; `None` while quantified beliefs are held (that solver does not
+    /// follow their grounding), when the main solver must answer.
+    pub(crate) fn rules_fit(&mut self, f: &Formula) -> Result<Option<bool>, EngineError> {
+        if self.quantified > 0 {
+            return Ok(None);
+        }
+        Ok(Some(self.rules.fit(f)?))
     }
 
     /// A minimal set of active rules/norms that together with `lit` is unsatisfiable.

@@ -133,11 +133,18 @@ pub(crate) fn announce(
         })
         .cloned()
         .collect();
-    let mut hard_part = st.fixed_selectors();
-    hard_part.extend_from_slice(st.pos(&mut q));
-    let universe = st.assumptions();
-    switch_off(&mut hard_part, &universe);
-    let hard_ok = st.main_sat().solve(&hard_part)?;
+    // Do the rules and norms admit the new belief? The rules-only solver answers without
+    // switching off every other selector of Σ on the main solver.
+    let hard_ok = match st.rules_fit(&q.formula)? {
+        Some(ok) => ok,
+        None => {
+            let mut hard_part = st.fixed_selectors();
+            hard_part.extend_from_slice(st.pos(&mut q));
+            let universe = st.assumptions();
+            switch_off(&mut hard_part, &universe);
+            st.main_sat().solve(&hard_part)?
+        }
+    };
     st.finish(q);
     let hard = spec.role.is_hard();
     match policy {
