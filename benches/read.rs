@@ -14,11 +14,15 @@
 //!    viewer does), decoding on all cores. Memory is reported as the growth of peak RSS (VmHWM) over the pass,
 //!    because the generator and the first pass have already raised the process's peak, and
 //!    as the total peak at the end.
+//!
+//! A third, untimed pass repeats the read with heap accounting switched on, to split the live
+//! heap into its parts. Accounting stays off while timing: it is one shared counter updated on
+//! every allocation from every decoding thread, a cost the `doxascope` binary does not have.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::fs::File;
 use std::io::{BufWriter, Read};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Instant;
 
 use doxascope::trace::generate::{GenConfig, write_mixed};
@@ -32,22 +36,30 @@ use proc::{cpu_seconds, status_kib};
 struct Counting;
 
 static LIVE: AtomicUsize = AtomicUsize::new(0);
+/// Whether [`LIVE`] is kept; read on every allocation, written only between passes.
+static COUNTING: AtomicBool = AtomicBool::new(false);
 
 // SAFETY: forwards to the system allocator unchanged; only adds bookkeeping.
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, l: Layout) -> *mut u8 {
-        LIVE.fetch_add(l.size(), Ordering::Relaxed);
+        if COUNTING.load(Ordering::Relaxed) {
+            LIVE.fetch_add(l.size(), Ordering::Relaxed);
+        }
         // SAFETY: same contract as the caller's.
         unsafe { System.alloc(l) }
     }
     unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
-        LIVE.fetch_sub(l.size(), Ordering::Relaxed);
+        if COUNTING.load(Ordering::Relaxed) {
+            LIVE.fetch_sub(l.size(), Ordering::Relaxed);
+        }
         // SAFETY: same contract as the caller's.
         unsafe { System.dealloc(p, l) }
     }
     unsafe fn realloc(&self, p: *mut u8, l: Layout, new: usize) -> *mut u8 {
-        LIVE.fetch_add(new, Ordering::Relaxed);
-        LIVE.fetch_sub(l.size(), Ordering::Relaxed);
+        if COUNTING.load(Ordering::Relaxed) {
+            LIVE.fetch_add(new, Ordering::Relaxed);
+            LIVE.fetch_sub(l.size(), Ordering::Relaxed);
+        }
         // SAFETY: same contract as the caller's.
         unsafe { System.realloc(p, l, new) }
     }
@@ -140,7 +152,6 @@ fn main() {
     );
 
     // Pass 2: read + index, keeping everything.
-    let live_before = LIVE.load(Ordering::Relaxed);
     let rss_before = status_kib("VmRSS:");
     let hwm_before = status_kib("VmHWM:");
     let t = Instant::now();
@@ -177,11 +188,32 @@ fn main() {
         hwm_after as f64 / 1024.0,
         hwm_after as f64 / 1024.0 / file_mib
     );
+    let (events, index, problems) = (
+        log.events.capacity() * std::mem::size_of::<doxascope::trace::Event>(),
+        log.index
+            .sessions()
+            .map(|(_, p)| p.len() * 4)
+            .sum::<usize>(),
+        log.problems.capacity() * std::mem::size_of::<doxascope::trace::Problem>(),
+    );
+    drop(log);
+
+    // Pass 3 (untimed): the same read with heap accounting on. Only the bytes allocated
+    // during the pass and still live after it are counted, so frees of earlier blocks do not
+    // disturb the figure.
+    COUNTING.store(true, Ordering::Relaxed);
+    let live_before = LIVE.load(Ordering::Relaxed);
+    let mut log = TraceLog::new();
+    log.read_from(
+        &name,
+        File::open(&path).expect("open trace"),
+        ReaderConfig::default(),
+    )
+    .expect("read trace");
+    let live = (LIVE.load(Ordering::Relaxed).wrapping_sub(live_before) as isize).max(0) as usize;
+    COUNTING.store(false, Ordering::Relaxed);
     let mib = |b: usize| b as f64 / 1048576.0;
-    let live = mib(LIVE.load(Ordering::Relaxed).saturating_sub(live_before));
-    let vec = mib(log.events.capacity() * std::mem::size_of::<doxascope::trace::Event>());
-    let index = mib(log.index.sessions().map(|(_, p)| p.len() * 4).sum());
-    let problems = mib(log.problems.capacity() * std::mem::size_of::<doxascope::trace::Problem>());
+    let (live, vec, index, problems) = (mib(live), mib(events), mib(index), mib(problems));
     println!(
         "heap:        live {live:.1} MiB after read+index: events vector {vec:.1} MiB, \
          index >= {index:.1} MiB, problems {problems:.1} MiB, bodies/strings/other {:.1} MiB \

@@ -107,7 +107,11 @@ pub(crate) fn run(args: &Args) -> i32 {
             match evaluate(&DemoConfig { schedule: s, ..cfg }, n) {
                 Ok(e) => evals.push(e),
                 Err(e) => {
-                    eprintln!("doxascope demo: {e}");
+                    // Standard error may be the terminal that went away: never panic on it.
+                    let _ = std::io::Write::write_fmt(
+                        &mut std::io::stderr(),
+                        format_args!("doxascope demo: {e}\n"),
+                    );
                     return EXIT_PROBLEMS;
                 }
             }
@@ -138,7 +142,11 @@ fn tui(config: DemoConfig, dialogues: usize, speed: f64) -> i32 {
     match crate::tui::run(opts) {
         Ok(()) => EXIT_OK,
         Err(e) => {
-            eprintln!("doxascope demo: {e}");
+            // Standard error may be the terminal that went away: never panic on it.
+            let _ = std::io::Write::write_fmt(
+                &mut std::io::stderr(),
+                format_args!("doxascope demo: {e}\n"),
+            );
             EXIT_PROBLEMS
         }
     }
@@ -171,7 +179,11 @@ fn headless(cfg: &DemoConfig, n: usize, out: Option<&std::path::Path>) -> i32 {
             EXIT_OK
         }
         Err(e) => {
-            eprintln!("doxascope demo: {e}");
+            // Standard error may be the terminal that went away: never panic on it.
+            let _ = std::io::Write::write_fmt(
+                &mut std::io::stderr(),
+                format_args!("doxascope demo: {e}\n"),
+            );
             EXIT_PROBLEMS
         }
     }

@@ -38,7 +38,9 @@ pub(crate) fn run(args: Args) -> i32 {
     match crate::tui::run(opts) {
         Ok(()) => EXIT_OK,
         Err(e) => {
-            eprintln!("doxascope: {e}");
+            // Standard error may be the terminal that went away: never panic on it.
+            let _ =
+                std::io::Write::write_fmt(&mut std::io::stderr(), format_args!("doxascope: {e}\n"));
             EXIT_USAGE
         }
     }

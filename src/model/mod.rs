@@ -138,7 +138,7 @@ impl Model {
         m.presize();
         let log = &m.log;
         for t in &mut m.timelines {
-            let mut b = timeline::Builder::default();
+            let mut b = timeline::Builder::one_shot();
             for step in 1..=t.len() {
                 b.replay_listed(t, log, step);
             }

@@ -413,15 +413,129 @@ pub(crate) struct Builder {
     /// Active records by id (hash of [`BeliefRecord::id`]): `(record, formula hash)`. The
     /// formula hash is meaningful only when the record's formula parsed. Entries are 8
     /// bytes.
-    active: HashTable<(u32, u32)>,
+    active: Growing<(u32, u32)>,
     /// Active records with a formula that parsed, by the hash of their normalized formula
     /// (several per hash), so that a retract naming a formula (or an id that is not active)
     /// costs a lookup, not a scan of Σ: `(record, formula hash)`.
-    by_formula: HashTable<(u32, u32)>,
+    by_formula: Growing<(u32, u32)>,
     /// Revisions by the (trimmed) names in their `unapplied` list; a name leaves the map when
     /// no revision lists it any more.
     unapplied: HashMap<Text, Vec<u32>>,
     first_seq: Option<u64>,
+    /// The record the last replayed event ended (a retract, or a superseding announce; an
+    /// event ends at most one), for views that index retractions as they happen
+    /// ([`Builder::take_ended`]).
+    ended: Option<u32>,
+}
+
+/// Buckets of the old table moved to the new one per insert while a [`Growing`] table grows,
+/// at least. The move must end before the new table (twice the entries) fills up, which
+/// takes as many inserts as the old table held entries (7/8 of its buckets when it had no
+/// tombstones): the step is twice what that needs (4 buckets for a table that doubled), and
+/// more when tombstones made the old table sparse. A small step keeps each insert's share
+/// of the move small (a bucket costs one hash of the entry's id, read from its record).
+const MIGRATE_STEP: usize = 2;
+
+/// A hash table that grows without a pause: when it is full, a table twice as large is
+/// started, and every later insert moves [`MIGRATE_STEP`] buckets of the old table into it
+/// (incremental rehashing, as Redis does), so no single insert rehashes everything. A plain
+/// `HashTable` rehashes all its entries at once when it reaches 7/8 of a power of two: at
+/// ~917k active beliefs that is a 0.3 s stop of whatever thread is replaying (the TUI's, for
+/// followed files). Lookups look in both tables while a move is under way; memory at the
+/// peak is what a plain table's rehash holds for a moment (the old table and one twice its
+/// size), and the old table is freed as soon as it is empty.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Growing<T> {
+    cur: HashTable<T>,
+    old: HashTable<T>,
+    /// The next bucket of `old` to move.
+    cursor: usize,
+    /// Buckets of `old` moved per insert (see [`MIGRATE_STEP`]).
+    step: usize,
+    /// Grow as a plain table does (all at once), for one-shot loads: nothing waits on them
+    /// turn by turn, and the moment both tables exist is then as short as it can be.
+    one_shot: bool,
+}
+
+impl<T> Growing<T> {
+    /// The entry with this hash for which `eq` holds, if any.
+    pub(crate) fn find(&self, hash: u64, mut eq: impl FnMut(&T) -> bool) -> Option<&T> {
+        self.cur
+            .find(hash, &mut eq)
+            .or_else(|| self.old.find(hash, &mut eq))
+    }
+
+    /// Every entry with this hash (and maybe others: callers confirm).
+    pub(crate) fn iter_hash(&self, hash: u64) -> impl Iterator<Item = &T> {
+        self.cur.iter_hash(hash).chain(self.old.iter_hash(hash))
+    }
+
+    /// Removes the entry with this hash for which `eq` holds, if any.
+    pub(crate) fn remove(&mut self, hash: u64, mut eq: impl FnMut(&T) -> bool) -> Option<T> {
+        if let Ok(e) = self.cur.find_entry(hash, &mut eq) {
+            return Some(e.remove().0);
+        }
+        let found = self
+            .old
+            .find_entry(hash, &mut eq)
+            .ok()
+            .map(|e| e.remove().0);
+        if self.old.is_empty() {
+            self.old = HashTable::new();
+        }
+        found
+    }
+
+    /// Inserts an entry known not to be there, moving a few buckets of a table being
+    /// replaced first.
+    pub(crate) fn insert_unique(&mut self, hash: u64, value: T, hasher: impl Fn(&T) -> u64) {
+        self.migrate(self.step, &hasher);
+        // `capacity` is what can be inserted before hashbrown rehashes the whole table
+        // (entries plus free slots: removals may leave tombstones that are not free), so
+        // this is the moment to start a new table instead.
+        if !self.one_shot && self.cur.len() == self.cur.capacity() {
+            // Finish any move still under way (the step is chosen so that there is none);
+            // only two tables ever exist.
+            self.migrate(usize::MAX, &hasher);
+            let bigger = HashTable::with_capacity((self.cur.len() * 2).max(8));
+            self.old = std::mem::replace(&mut self.cur, bigger);
+            self.cursor = 0;
+            // The move must end before the new table is full: it has room for this many
+            // inserts once every old entry is in.
+            let room = self.cur.capacity().saturating_sub(self.old.len()).max(1);
+            self.step = (self.old.num_buckets().div_ceil(room) * 2).max(MIGRATE_STEP);
+        }
+        self.cur.insert_unique(hash, value, hasher);
+    }
+
+    /// Moves up to `buckets` buckets of the old table into the current one.
+    fn migrate(&mut self, buckets: usize, hasher: &impl Fn(&T) -> u64) {
+        if self.old.is_empty() {
+            if self.old.capacity() > 0 {
+                self.old = HashTable::new();
+            }
+            return;
+        }
+        let end = self
+            .cursor
+            .saturating_add(buckets)
+            .min(self.old.num_buckets());
+        for i in self.cursor..end {
+            if let Ok(e) = self.old.get_bucket_entry(i) {
+                let (v, _) = e.remove();
+                self.cur.insert_unique(hasher(&v), v, hasher);
+            }
+        }
+        self.cursor = end;
+        if self.old.is_empty() {
+            self.old = HashTable::new();
+        }
+    }
+
+    #[cfg(test)]
+    fn len(&self) -> usize {
+        self.cur.len() + self.old.len()
+    }
 }
 
 /// One step of the replay: the builder state with the timeline it extends and the log it
@@ -432,7 +546,8 @@ struct Pass<'a> {
     b: &'a mut Builder,
 }
 
-fn str_hash(s: &str) -> u64 {
+/// The hash ids are indexed by.
+pub(crate) fn str_hash(s: &str) -> u64 {
     use std::hash::{BuildHasher, BuildHasherDefault, DefaultHasher};
     BuildHasherDefault::<DefaultHasher>::default().hash_one(s)
 }
@@ -451,7 +566,7 @@ fn spread(h: u32) -> u64 {
 }
 
 /// The active record with this id, looked up in `active` against the records' own ids.
-fn find_active(active: &HashTable<(u32, u32)>, beliefs: &[BeliefRecord], id: &str) -> Option<u32> {
+fn find_active(active: &Growing<(u32, u32)>, beliefs: &[BeliefRecord], id: &str) -> Option<u32> {
     active
         .find(str_hash(id), |&(i, _)| {
             beliefs.get(i as usize).is_some_and(|r| r.id == id)
@@ -560,6 +675,24 @@ impl Builder {
         if let Some(pos) = tl.event_pos_at(step) {
             Pass { log, tl, b: self }.apply(step, pos);
         }
+    }
+
+    /// A builder for a one-shot replay of a whole log ([`super::Model::from_log`]): its maps
+    /// grow as plain hash tables do, rehashing at once, which is what a load that nothing
+    /// interactive waits on wants (peak memory as low as it gets). Builders that extend a
+    /// timeline while someone waits (the TUI, [`super::Model::extend`]) grow incrementally.
+    pub(crate) fn one_shot() -> Builder {
+        let mut b = Builder::default();
+        b.active.one_shot = true;
+        b.by_formula.one_shot = true;
+        b
+    }
+
+    /// The record the event replayed last ended, if it ended one (taken once). Records end
+    /// in step order, so a caller that takes this after every push lists ended records by
+    /// the step they ended at: the records retracted by step t are a prefix of that list.
+    pub(crate) fn take_ended(&mut self) -> Option<u32> {
+        self.ended.take()
     }
 
     fn add_active(&mut self, beliefs: &[BeliefRecord], idx: u32, hash: Option<u32>) {
@@ -687,20 +820,15 @@ impl Pass<'_> {
     /// Ends an active record.
     fn end(&mut self, i: u32, step: u32, pos: u32, by: RetractedBy) {
         let rec = &self.tl.beliefs[i as usize];
-        let mut fhash = None;
-        if let Ok(e) = self
+        let fhash = self
             .b
             .active
-            .find_entry(str_hash(&rec.id), |&(x, _)| x == i)
-        {
-            fhash = rec.formula_ok.then_some(e.get().1);
-            e.remove();
+            .remove(str_hash(&rec.id), |&(x, _)| x == i)
+            .and_then(|(_, h)| rec.formula_ok.then_some(h));
+        if let Some(h) = fhash {
+            self.b.by_formula.remove(spread(h), |&(x, _)| x == i);
         }
-        if let Some(h) = fhash
-            && let Ok(e) = self.b.by_formula.find_entry(spread(h), |&(x, _)| x == i)
-        {
-            e.remove();
-        }
+        self.b.ended = Some(i);
         self.tl.beliefs[i as usize].retraction = Some(Retraction {
             step,
             event: pos,
@@ -852,6 +980,79 @@ impl Pass<'_> {
                 "formula",
                 Err("verify names no formula".to_string()),
             );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use std::collections::HashMap as StdMap;
+
+    fn h(k: &u32) -> u64 {
+        u64::from(*k).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+    }
+
+    /// Inserts that must not make hashbrown grow a table itself: a table's bucket count
+    /// changes only when `Growing` starts a new one, so no insert rehashes every entry.
+    fn insert_checked(g: &mut Growing<u32>, k: u32) {
+        let (before, old_before) = (g.cur.num_buckets(), g.old.num_buckets());
+        g.insert_unique(h(&k), k, h);
+        let switched = g.cursor <= g.step && g.old.num_buckets() == before && before > 0;
+        assert!(
+            g.cur.num_buckets() == before || switched || before == 0,
+            "hashbrown grew the current table ({before} -> {} buckets, old {old_before})",
+            g.cur.num_buckets()
+        );
+    }
+
+    #[test]
+    fn growing_never_rehashes_everything_in_one_insert() {
+        let mut g = Growing::default();
+        for k in 0..200_000u32 {
+            insert_checked(&mut g, k);
+            // The move of the old table ends well before the current one is full.
+            assert!(g.old.len() <= g.cur.capacity() - g.cur.len(), "at {k}");
+        }
+        assert_eq!(g.len(), 200_000);
+        for k in (0..200_000u32).step_by(997) {
+            assert_eq!(g.find(h(&k), |&x| x == k), Some(&k));
+        }
+        assert!(g.old.is_empty() || g.cursor > 0);
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+        /// Differential: inserts and removals (keys from a small range, so removals hit and
+        /// tombstones pile up) against std's map; every key is found iff the map has it.
+        #[test]
+        fn growing_agrees_with_a_map(ops in proptest::collection::vec((any::<bool>(), 0u32..400), 0..3000)) {
+            let mut g: Growing<u32> = Growing::default();
+            // The one-shot kind (a plain table) on the same operations.
+            let mut p: Growing<u32> = Growing { one_shot: true, ..Growing::default() };
+            let mut m: StdMap<u32, ()> = StdMap::new();
+            for (ins, k) in ops {
+                if ins {
+                    if g.find(h(&k), |&x| x == k).is_none() {
+                        insert_checked(&mut g, k);
+                    }
+                    if p.find(h(&k), |&x| x == k).is_none() {
+                        p.insert_unique(h(&k), k, h);
+                    }
+                    m.insert(k, ());
+                } else {
+                    prop_assert_eq!(g.remove(h(&k), |&x| x == k).is_some(), m.contains_key(&k));
+                    prop_assert_eq!(p.remove(h(&k), |&x| x == k).is_some(), m.remove(&k).is_some());
+                }
+                prop_assert_eq!(g.len(), m.len());
+                prop_assert_eq!(p.len(), m.len());
+                prop_assert!(p.old.is_empty());
+            }
+            for k in 0..400u32 {
+                prop_assert_eq!(g.find(h(&k), |&x| x == k).is_some(), m.contains_key(&k));
+                prop_assert_eq!(g.iter_hash(h(&k)).filter(|&&x| x == k).count(), usize::from(m.contains_key(&k)));
+            }
         }
     }
 }

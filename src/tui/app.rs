@@ -24,6 +24,7 @@ use super::highlight;
 use super::keys::{self, Action};
 use super::theme::Theme;
 use crate::repl::command::complete;
+use crate::trace::event::Role;
 use crate::trace::{Body, Event};
 
 /// The panes, in Tab order.
@@ -251,14 +252,27 @@ pub type SigmaRow = u32;
 /// The Σ pane's rows after the filter. Unfiltered, Σ at step t (retracted beliefs included)
 /// is the prefix of the session's belief records announced by t, since records are in
 /// announcement order: it is held as that prefix's length, so a frame over a million beliefs
-/// (a follow burst changes the step every frame) builds only the rows it shows. A filter
-/// needs the list.
+/// (a follow burst changes the step every frame) builds only the rows it shows. Filtered,
+/// the rows are views of the filter's index (see `SigmaIndex`): nothing per frame is as
+/// long as Σ.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SigmaRows {
     /// Beliefs `0..n`.
     Prefix(u32),
     /// These beliefs, in announcement order.
     List(Vec<SigmaRow>),
+    /// The first `k` of `matched` (of `0..` when `None`), without those in `minus` (all
+    /// among them; both ascending).
+    Matched {
+        /// The beliefs matching the filter's record part, ascending.
+        matched: Option<Rc<Vec<SigmaRow>>>,
+        /// How many of them are announced by the step.
+        k: u32,
+        /// The ones left out (retracted by the step, for `status:active`).
+        minus: Rc<Vec<SigmaRow>>,
+    },
+    /// These beliefs, ascending (the retracted ones, for `status:retracted`).
+    Only(Rc<Vec<SigmaRow>>),
 }
 
 impl From<Vec<SigmaRow>> for SigmaRows {
@@ -273,7 +287,27 @@ impl SigmaRows {
         match self {
             SigmaRows::Prefix(n) => *n as usize,
             SigmaRows::List(v) => v.len(),
+            SigmaRows::Matched { k, minus, .. } => (*k as usize).saturating_sub(minus.len()),
+            SigmaRows::Only(v) => v.len(),
         }
+    }
+
+    /// For `Matched`: the position in `matched` of row `i`, and how many of `minus` come
+    /// before it. Positions of `minus` entries are found by search in `matched`; with `c`
+    /// of them before row i, row i is at position i + c, so `c` is the number of entries
+    /// whose position minus their rank is at most i (non-decreasing in the rank).
+    fn matched_pos(matched: Option<&[SigmaRow]>, minus: &[SigmaRow], i: usize) -> (usize, usize) {
+        let pos = |r: SigmaRow| matched.map_or(r as usize, |m| m.partition_point(|&x| x < r));
+        let (mut lo, mut hi) = (0, minus.len());
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if pos(minus[mid]) - mid <= i {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        (i + lo, lo)
     }
 
     /// Whether there are no rows.
@@ -286,13 +320,273 @@ impl SigmaRows {
         match self {
             SigmaRows::Prefix(n) => u32::try_from(i).ok().filter(|&i| i < *n),
             SigmaRows::List(v) => v.get(i).copied(),
+            SigmaRows::Matched { matched, minus, .. } => {
+                if i >= self.len() {
+                    return None;
+                }
+                let (p, _) = Self::matched_pos(matched.as_deref().map(Vec::as_slice), minus, i);
+                match matched {
+                    Some(m) => m.get(p).copied(),
+                    None => u32::try_from(p).ok(),
+                }
+            }
+            SigmaRows::Only(v) => v.get(i).copied(),
         }
     }
 
-    /// Rows `start..end` (clamped).
+    /// Rows `start..end` (clamped): one search for the first, then a walk.
     pub fn range(&self, start: usize, end: usize) -> Vec<SigmaRow> {
         let end = end.min(self.len());
-        (start.min(end)..end).filter_map(|i| self.get(i)).collect()
+        let start = start.min(end);
+        let SigmaRows::Matched { matched, minus, .. } = self else {
+            return (start..end).filter_map(|i| self.get(i)).collect();
+        };
+        let m = matched.as_deref().map(Vec::as_slice);
+        let pos = |r: SigmaRow| m.map_or(r as usize, |m| m.partition_point(|&x| x < r));
+        let at = |p: usize| match m {
+            Some(m) => m.get(p).copied(),
+            None => u32::try_from(p).ok(),
+        };
+        let (mut p, mut c) = Self::matched_pos(m, minus, start);
+        let mut out = Vec::with_capacity(end - start);
+        while out.len() < end - start {
+            if minus.get(c).is_some_and(|&h| pos(h) == p) {
+                c += 1;
+            } else {
+                match at(p) {
+                    Some(r) => out.push(r),
+                    None => break,
+                }
+            }
+            p += 1;
+        }
+        out
+    }
+}
+
+/// Whether `hay` contains `needle_lower` (already lowercase), ignoring case. ASCII text (the
+/// usual case) is compared in place; other text is lowercased first, as `to_lowercase` would.
+fn contains_ci(hay: &str, needle_lower: &str) -> bool {
+    if needle_lower.is_empty() {
+        return true;
+    }
+    if hay.is_ascii() && needle_lower.is_ascii() {
+        let (h, n) = (hay.as_bytes(), needle_lower.as_bytes());
+        return h.len() >= n.len() && h.windows(n.len()).any(|w| w.eq_ignore_ascii_case(n));
+    }
+    hay.to_lowercase().contains(needle_lower)
+}
+
+/// Records of Σ checked per look at the clock while a filter scans.
+const SCAN_CHUNK: usize = 2048;
+
+/// How long one call may spend scanning records against a new filter outside a frame (a
+/// key handler asks for the rows). A frame gets one window of [`FRAME_SCAN`] for all its
+/// calls ([`App::set_scan_window`]), and must stay within 10 ms in all. A filter over a
+/// million records is then complete after a few dozen frames, the pane saying how far it
+/// got meanwhile.
+pub const FILTER_BUDGET: std::time::Duration = std::time::Duration::from_millis(1);
+
+/// The scanning window of one frame.
+pub const FRAME_SCAN: std::time::Duration = std::time::Duration::from_millis(3);
+
+/// The Σ filter's state for one (session, filter), kept across steps and data versions so
+/// that neither moving in time nor new data costs a pass over Σ.
+///
+/// The filter has a part that depends on the record alone (role, source, text) and a part
+/// that depends on the step (status). The first is an incremental scan: `matched` lists the
+/// matching records in announcement order, extended as records arrive, and a new filter
+/// scans in budgeted pieces ([`FILTER_BUDGET`]) with the pane showing the progress. The
+/// second uses the session's list of ended records ([`SessionData::ended`]), in which the
+/// records retracted by step t are a prefix: `holes` holds the matching ones at `step`,
+/// moved to another step by adding or removing only the records that ended in between.
+/// Then at step t, the rows are the matching records announced by t (a prefix of
+/// `matched`), without the holes for `status:active`, or the holes alone for
+/// `status:retracted`.
+#[derive(Debug, Clone)]
+struct SigmaIndex {
+    session: usize,
+    filter: SigmaFilter,
+    /// The filter has no part that depends on the record: every record matches, and
+    /// `matched` stays empty (it would be `0..n`).
+    all: bool,
+    /// Records checked against the record part of the filter.
+    scanned: u32,
+    matched: Rc<Vec<u32>>,
+    /// Whether each scanned record matched (one bit each), to test ended records.
+    bits: Vec<u64>,
+    /// The step `holes` is for, and how many entries of the ended list it took.
+    step: u32,
+    ended: usize,
+    /// Scanned matching records retracted by `step`, ascending.
+    holes: Rc<Vec<u32>>,
+}
+
+impl SigmaIndex {
+    fn new(session: usize, filter: SigmaFilter) -> SigmaIndex {
+        let all = filter.role.is_none() && filter.source.is_none() && filter.text.is_none();
+        SigmaIndex {
+            session,
+            filter,
+            all,
+            scanned: 0,
+            matched: Rc::new(Vec::new()),
+            bits: Vec::new(),
+            step: 0,
+            ended: 0,
+            holes: Rc::new(Vec::new()),
+        }
+    }
+
+    fn is_match(&self, r: u32) -> bool {
+        self.all
+            || (r < self.scanned
+                && self
+                    .bits
+                    .get(r as usize / 64)
+                    .is_some_and(|w| w & (1 << (r % 64)) != 0))
+    }
+
+    /// Whether every record of the session has been checked.
+    fn complete(&self, s: &SessionData) -> bool {
+        self.all || self.scanned as usize >= s.tl.beliefs().len()
+    }
+
+    /// Checks more records against the record part of the filter, until all are checked or
+    /// `budget` is spent. A new match retracted by `self.step` is a hole too; records are
+    /// scanned in ascending order, so both lists stay sorted.
+    fn scan(&mut self, store: &Store, s: &SessionData, budget: std::time::Duration) {
+        if self.all {
+            return;
+        }
+        let start = std::time::Instant::now();
+        let beliefs = s.tl.beliefs();
+        let f = &self.filter;
+        let roles = [Role::Fact, Role::Rule, Role::Norm, Role::Assumption]
+            .map(|r| f.role.as_ref().is_none_or(|want| enum_name(&r) == *want));
+        let role_ok = |r: Role| match r {
+            Role::Fact => roles[0],
+            Role::Rule => roles[1],
+            Role::Norm => roles[2],
+            Role::Assumption => roles[3],
+        };
+        let matched = Rc::make_mut(&mut self.matched);
+        let mut new_holes = Vec::new();
+        while (self.scanned as usize) < beliefs.len() {
+            let end = (self.scanned as usize + SCAN_CHUNK).min(beliefs.len());
+            for (i, b) in beliefs
+                .iter()
+                .enumerate()
+                .take(end)
+                .skip(self.scanned as usize)
+            {
+                let ok = match store.event(b.event).map(|e| &e.body) {
+                    Some(Body::Announce(a)) => {
+                        role_ok(a.role)
+                            && f.source.as_ref().is_none_or(|src| {
+                                a.source.as_deref().is_some_and(|s| contains_ci(s, src))
+                            })
+                            && f.text
+                                .as_ref()
+                                .is_none_or(|t| contains_ci(&b.id, t) || contains_ci(&a.formula, t))
+                    }
+                    _ => false,
+                };
+                if i / 64 >= self.bits.len() {
+                    self.bits.push(0);
+                }
+                if ok {
+                    self.bits[i / 64] |= 1 << (i % 64);
+                    matched.push(i as u32);
+                    if b.retraction.is_some_and(|x| x.step <= self.step) {
+                        new_holes.push(i as u32);
+                    }
+                }
+            }
+            self.scanned = end as u32;
+            if start.elapsed() >= budget {
+                break;
+            }
+        }
+        if !new_holes.is_empty() {
+            Rc::make_mut(&mut self.holes).extend(new_holes);
+        }
+    }
+
+    /// Moves `holes` to step `t`: adds the matching records that ended after the old step
+    /// and by `t`, or removes those that ended after `t`; either way only the records that
+    /// ended in between are looked at (plus one linear merge of the holes).
+    fn move_to(&mut self, s: &SessionData, t: u32) {
+        let q = s.ended_by(t);
+        if q == self.ended {
+            self.step = t;
+            return;
+        }
+        let (lo, hi) = (q.min(self.ended), q.max(self.ended));
+        let mut delta: Vec<u32> = s.ended[lo..hi]
+            .iter()
+            .copied()
+            .filter(|&r| self.is_match(r))
+            .collect();
+        delta.sort_unstable();
+        let holes = Rc::make_mut(&mut self.holes);
+        let old = std::mem::take(holes);
+        let mut out = Vec::with_capacity(if q > self.ended {
+            old.len() + delta.len()
+        } else {
+            old.len().saturating_sub(delta.len())
+        });
+        let (mut a, mut b) = (old.into_iter().peekable(), delta.into_iter().peekable());
+        if q > self.ended {
+            // Merge: the two lists are disjoint (the delta ended after the old step).
+            loop {
+                match (a.peek(), b.peek()) {
+                    (Some(&x), Some(&y)) if x < y => out.extend(a.next()),
+                    (_, Some(_)) => out.extend(b.next()),
+                    (Some(_), None) => out.extend(a.next()),
+                    (None, None) => break,
+                }
+            }
+        } else {
+            // Difference: the delta is a subset of the holes.
+            for x in a {
+                while b.peek().is_some_and(|&y| y < x) {
+                    b.next();
+                }
+                if b.peek() == Some(&x) {
+                    b.next();
+                } else {
+                    out.push(x);
+                }
+            }
+        }
+        *holes = out;
+        self.ended = q;
+        self.step = t;
+    }
+
+    /// The rows at step `t` (after [`Self::move_to`] `t`).
+    fn rows(&self, s: &SessionData, t: u32) -> SigmaRows {
+        let announced = s.sigma_at_len(t);
+        let (matched, k) = if self.all {
+            (None, announced)
+        } else {
+            let k = self.matched.partition_point(|&r| r < announced) as u32;
+            (Some(self.matched.clone()), k)
+        };
+        match self.filter.status.as_deref() {
+            Some("retracted") => SigmaRows::Only(self.holes.clone()),
+            Some("active") => SigmaRows::Matched {
+                matched,
+                k,
+                minus: self.holes.clone(),
+            },
+            _ => SigmaRows::Matched {
+                matched,
+                k,
+                minus: Rc::new(Vec::new()),
+            },
+        }
     }
 }
 
@@ -365,8 +659,12 @@ pub struct App {
     pub hl: highlight::Cache,
     /// Density strip cache: (session, events, width, audit version) and the bins.
     pub density: ((usize, u32, u16, u64), Vec<u8>),
-    /// Σ rows of the last (version, session, step, filter).
+    /// Σ rows of the last (version, session, step, filter), and the filter's index.
     sigma_cache: SigmaCache,
+    sigma_index: RefCell<Option<SigmaIndex>>,
+    /// While a frame draws Σ: until when the filter may scan (one window per frame, shared
+    /// by every call in it). Outside frames each call gets [`FILTER_BUDGET`].
+    scan_window: std::cell::Cell<Option<std::time::Instant>>,
     /// Sessions seen by the last [`App::on_data`] (to notice new re-read segments).
     known_sessions: usize,
     /// The audit of the shown session ([`crate::model::audit`]): findings and verdicts.
@@ -439,6 +737,8 @@ impl App {
             hl: highlight::Cache::default(),
             density: ((usize::MAX, 0, 0, 0), Vec::new()),
             sigma_cache: RefCell::new(None),
+            sigma_index: RefCell::new(None),
+            scan_window: std::cell::Cell::new(None),
             known_sessions: 0,
             analysis: None,
             recomputing: false,
@@ -538,7 +838,9 @@ impl App {
     }
 
     /// Σ rows at the selected step after the filter (indices into the session's beliefs),
-    /// computed once per (data version, session, step, filter).
+    /// computed once per (data version, session, step, filter). A filter new to the
+    /// session scans Σ in pieces of [`FILTER_BUDGET`] per call, returning the rows found
+    /// so far until it is done ([`App::sigma_filter_progress`]).
     pub fn sigma_rows(&self) -> Rc<SigmaRows> {
         let key = (
             self.store.version,
@@ -546,14 +848,40 @@ impl App {
             self.step(),
             self.filter.clone(),
         );
+        let complete = self.sigma_filter_progress().is_none();
         if let Some((k, rows)) = &*self.sigma_cache.borrow()
             && *k == key
+            && complete
         {
             return rows.clone();
         }
+        // The cached rows share the index's lists: let them go before the index grows them.
+        *self.sigma_cache.borrow_mut() = None;
         let rows = Rc::new(self.compute_sigma_rows());
         *self.sigma_cache.borrow_mut() = Some((key, rows.clone()));
         rows
+    }
+
+    /// Opens (`Some(deadline)`) or closes the window in which Σ filter scans may run while
+    /// a frame draws: the frame's scanning then ends by the deadline however often the
+    /// rows are asked for.
+    pub fn set_scan_window(&self, until: Option<std::time::Instant>) {
+        self.scan_window.set(until);
+    }
+
+    /// While a Σ filter is still scanning the session: records checked and the total.
+    pub fn sigma_filter_progress(&self) -> Option<(u32, u32)> {
+        let s = self.sess()?;
+        if self.filter.is_empty() {
+            return None;
+        }
+        let total = s.tl.beliefs().len() as u32;
+        match &*self.sigma_index.borrow() {
+            Some(ix) if ix.session == self.session && ix.filter == self.filter => {
+                (!ix.complete(s)).then_some((ix.scanned, total))
+            }
+            _ => (total > 0).then_some((0, total)),
+        }
     }
 
     fn compute_sigma_rows(&self) -> SigmaRows {
@@ -561,38 +889,31 @@ impl App {
             return SigmaRows::List(Vec::new());
         };
         let t = self.step();
-        let f = &self.filter;
-        if f.is_empty() {
+        if self.filter.is_empty() {
             return SigmaRows::Prefix(s.sigma_at_len(t));
         }
-        let with_retracted = f.status.as_deref() != Some("active");
-        s.sigma_at(t, with_retracted)
-            .into_iter()
-            .filter(|&i| {
-                let b = &s.tl.beliefs()[i as usize];
-                let active = b.active_at(t);
-                if f.status.as_deref() == Some("retracted") && active {
-                    return false;
-                }
-                if f.is_empty() {
-                    return true;
-                }
-                let Some(Body::Announce(a)) = self.store.event(b.event).map(|e| &e.body) else {
-                    return false;
-                };
-                f.role.as_ref().is_none_or(|r| enum_name(&a.role) == *r)
-                    && f.source.as_ref().is_none_or(|src| {
-                        a.source
-                            .as_deref()
-                            .is_some_and(|s| s.to_lowercase().contains(src.as_str()))
-                    })
-                    && f.text.as_ref().is_none_or(|t| {
-                        b.id.to_lowercase().contains(t.as_str())
-                            || a.formula.to_lowercase().contains(t.as_str())
-                    })
-            })
-            .collect::<Vec<_>>()
-            .into()
+        let mut slot = self.sigma_index.borrow_mut();
+        let fresh = match &*slot {
+            Some(ix) => {
+                ix.session != self.session
+                    || ix.filter != self.filter
+                    || ix.scanned as usize > s.tl.beliefs().len()
+                    || ix.ended > s.ended.len()
+            }
+            None => true,
+        };
+        if fresh {
+            *slot = Some(SigmaIndex::new(self.session, self.filter.clone()));
+        }
+        let Some(ix) = slot.as_mut() else {
+            return SigmaRows::List(Vec::new());
+        };
+        ix.move_to(s, t);
+        let budget = self.scan_window.get().map_or(FILTER_BUDGET, |until| {
+            until.saturating_duration_since(std::time::Instant::now())
+        });
+        ix.scan(&self.store, s, budget);
+        ix.rows(s, t)
     }
 
     /// Rows of a (step, position) list at the selected step.

@@ -27,7 +27,7 @@ use std::sync::Arc;
 use serde::Serialize;
 
 use crate::model::Timeline;
-use crate::model::timeline::Builder;
+use crate::model::timeline::{Builder, Growing, str_hash};
 use crate::trace::event::FileName;
 use crate::trace::reader::Problem;
 use crate::trace::{Body, Event, Item, Severity, TraceLog};
@@ -65,6 +65,20 @@ pub struct SessionData {
     pub errors: u32,
     /// Gate contradictions and revisions per event, for the density strip.
     pub marks: Vec<u8>,
+    /// The OR of `marks` per block of [`MARK_BLOCK`] events, kept as events arrive, so the
+    /// density strip of a million events reads a few thousand blocks instead of every mark.
+    mark_blocks: Vec<u8>,
+    /// Belief records in the order they were ended (retracted or superseded), which is
+    /// the order of their retraction steps: the records retracted by step t are a prefix.
+    /// The Σ filter finds the records a status filter drops at t from it without a pass
+    /// over Σ.
+    pub ended: Vec<u32>,
+    /// Belief records by the hash of their id (several per id when it was announced again),
+    /// so the detail pane finds the record a `because` cites without a pass over Σ. Grows
+    /// without rehashing pauses, like the model's own indexes.
+    by_id: Growing<u32>,
+    /// Records indexed in `by_id`.
+    by_id_len: usize,
     /// Where the events come from (a file, a re-read segment of one, a live session).
     pub origin: Origin,
 }
@@ -109,6 +123,10 @@ impl SessionData {
             problems: Vec::new(),
             errors: 0,
             marks: Vec::new(),
+            mark_blocks: Vec::new(),
+            ended: Vec::new(),
+            by_id: Growing::default(),
+            by_id_len: 0,
             origin,
         }
     }
@@ -273,9 +291,73 @@ impl SessionData {
             }
             _ => 0,
         };
+        if let Some(r) = self.builder.take_ended() {
+            self.ended.push(r);
+        }
+        let beliefs = self.tl.beliefs();
+        for i in self.by_id_len..beliefs.len() {
+            let by_id_hash = |&r: &u32| beliefs.get(r as usize).map_or(0, |b| str_hash(&b.id));
+            self.by_id
+                .insert_unique(str_hash(&beliefs[i].id), i as u32, by_id_hash);
+        }
+        self.by_id_len = beliefs.len();
+        if self.marks.len() % MARK_BLOCK == 0 {
+            self.mark_blocks.push(0);
+        }
         self.marks.push(mark);
+        if let Some(b) = self.mark_blocks.last_mut() {
+            *b |= mark;
+        }
+    }
+
+    /// The latest belief record with this id announced by an event before log position
+    /// `pos` (what a `because` citing `id` in the event at `pos` refers to).
+    pub fn record_before(&self, id: &str, pos: u32) -> Option<u32> {
+        let beliefs = self.tl.beliefs();
+        self.by_id
+            .iter_hash(str_hash(id))
+            .copied()
+            .filter(|&r| {
+                beliefs
+                    .get(r as usize)
+                    .is_some_and(|b| b.id == id && b.event < pos)
+            })
+            .max()
+    }
+
+    /// How many ended records ended at or before step `t` (a prefix of [`Self::ended`]).
+    pub fn ended_by(&self, t: u32) -> usize {
+        let beliefs = self.tl.beliefs();
+        self.ended.partition_point(|&r| {
+            beliefs
+                .get(r as usize)
+                .and_then(|b| b.retraction)
+                .is_some_and(|x| x.step <= t)
+        })
+    }
+
+    /// The OR of the marks of events `range` (clamped), reading whole blocks from the block
+    /// summary and only the partial blocks at its ends mark by mark.
+    pub fn marks_in(&self, range: std::ops::Range<usize>) -> u8 {
+        let end = range.end.min(self.marks.len());
+        let mut i = range.start.min(end);
+        let mut acc = 0u8;
+        while i < end {
+            if i % MARK_BLOCK == 0 && i + MARK_BLOCK <= end {
+                acc |= self.mark_blocks.get(i / MARK_BLOCK).copied().unwrap_or(0);
+                i += MARK_BLOCK;
+            } else {
+                let stop = ((i / MARK_BLOCK + 1) * MARK_BLOCK).min(end);
+                acc |= self.marks[i..stop].iter().fold(0, |a, &m| a | m);
+                i = stop;
+            }
+        }
+        acc
     }
 }
+
+/// Events per block of the density marks' summary ([`SessionData::marks_in`]).
+pub const MARK_BLOCK: usize = 256;
 
 /// The trace as read so far, with the per-session replays.
 #[derive(Debug, Default)]
@@ -552,6 +634,69 @@ impl Store {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The id index against the definition (the latest record with the id announced before
+    /// the position), on a generated trace whose ids repeat (re-announced, superseded) and
+    /// for ids never announced; and the ended list against the records' retraction steps.
+    #[test]
+    fn record_before_and_ended_agree_with_a_scan() {
+        let mut bytes = Vec::new();
+        let cfg = crate::trace::generate::GenConfig {
+            events: 3_000,
+            seed: 9,
+            sessions: 1,
+            atoms: 6,
+        };
+        crate::trace::generate::write_mixed(&mut bytes, &cfg).unwrap();
+        // Ids announced again: superseded, retracted and re-announced, in the same session.
+        let name = Store::from_bytes("t.jsonl", &bytes).sessions[0]
+            .name
+            .to_string();
+        for (k, f) in ["p0", "p1", "p0", "p2"].iter().enumerate() {
+            let line = format!(
+                "{{\"kind\":\"announce\",\"session\":{name:?},\"formula\":\"{f}\",\"id\":\"dup\"}}\n"
+            );
+            bytes.extend_from_slice(line.as_bytes());
+            if k == 1 {
+                let r =
+                    format!("{{\"kind\":\"retract\",\"session\":{name:?},\"target\":\"dup\"}}\n");
+                bytes.extend_from_slice(r.as_bytes());
+            }
+        }
+        let s = Store::from_bytes("t.jsonl", &bytes);
+        let d = &s.sessions[0];
+        let beliefs = d.tl.beliefs();
+        let mut ids: Vec<&str> = beliefs.iter().map(|b| b.id.as_str()).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        assert!(ids.len() < beliefs.len(), "some id is announced again");
+        ids.extend(["never-announced", ""]);
+        let n = s.log.events.len() as u32;
+        for id in &ids {
+            for pos in (0..=n).step_by(97).chain([n]) {
+                let want = beliefs
+                    .iter()
+                    .rposition(|b| b.id == *id && b.event < pos)
+                    .map(|i| i as u32);
+                assert_eq!(d.record_before(id, pos), want, "{id} before {pos}");
+            }
+        }
+        let mut want: Vec<(u32, u32)> = beliefs
+            .iter()
+            .enumerate()
+            .filter_map(|(i, b)| b.retraction.map(|r| (r.step, i as u32)))
+            .collect();
+        want.sort_unstable();
+        let got: Vec<(u32, u32)> = d
+            .ended
+            .iter()
+            .map(|&r| (beliefs[r as usize].retraction.unwrap().step, r))
+            .collect();
+        assert_eq!(got, want);
+        for t in (0..=d.len()).step_by(31) {
+            assert_eq!(d.ended_by(t), want.partition_point(|&(st, _)| st <= t));
+        }
+    }
 
     const T: &str = r#"{"kind":"announce","formula":"p","id":"b1"}
 {"kind":"announce","formula":"p -> q","id":"b2","role":"rule"}

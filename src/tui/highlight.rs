@@ -46,7 +46,34 @@ fn load() -> Option<Assets> {
             themes.insert(name.to_string(), t);
         }
     }
-    Some(Assets { syntaxes, themes })
+    let assets = Assets { syntaxes, themes };
+    warm(&assets);
+    Some(assets)
+}
+
+/// Highlights a sample of each language once: syntect compiles a syntax's regexes on first
+/// use (tens of milliseconds for JSON), and that must happen here, off the UI thread, not
+/// in the first frame that shows a raw event or a formula. The compiled regexes live in the
+/// shared syntax set.
+fn warm(a: &Assets) {
+    let samples = [
+        (
+            "json",
+            "{\"kind\":\"announce\",\"seq\":1,\"id\":\"b1\",\"formula\":\"p -> q\",\"confidence\":0.9,\"ok\":true,\"x\":null,\"l\":[1,2]}\n",
+        ),
+        ("dxf", "forall x. (p(x) & !q) -> (r | s) <-> t\n"),
+    ];
+    for (ext, src) in samples {
+        if let (Some(syntax), Some(th)) = (
+            a.syntaxes.find_syntax_by_extension(ext),
+            a.themes.values().next(),
+        ) {
+            let mut h = HighlightLines::new(syntax, th);
+            for line in src.split_inclusive('\n') {
+                let _ = h.highlight_line(line, &a.syntaxes);
+            }
+        }
+    }
 }
 
 /// Starts loading the assets on a background thread (idempotent).

@@ -23,14 +23,20 @@
 //! # The event loop
 //!
 //! One tokio `select!` with `biased` order: terminal input first, then signals, REPL
-//! answers, and batches from the background loader. Input is read on a small thread
-//! (crossterm `poll`/`read`) and sent over a bounded channel; after any event the loop
+//! answers, and batches from the background loader. Input is read on a small thread that
+//! waits in its own `poll` on the tty and calls crossterm's `read` only when there is input
+//! (crossterm retries forever on a hung-up tty), and a watchdog thread waits for the tty to
+//! hang up or fail; either reports a terminal that went away, and the loop then ends
+//! through the normal restore path with [`TuiError::TerminalGone`] (SIGHUP too: the kernel
+//! sends it to the session leader only, often a shell that ignores it, so the TUI cannot
+//! count on it). Events are sent over a bounded channel; after any event the loop
 //! drains what is already queued before drawing, and draws only when something changed, at
 //! most once every 10 ms (or, when a frame took longer than that, after as long again).
 //! Data from the loader, followers and live sessions is applied in slices of at most 8 ms,
 //! with input looked at between them, and nothing a frame draws walks all of a session or
-//! of Σ (unfiltered Σ rows are a prefix length; the density strip is redone only as the
-//! session grows by 1/64), so a follow burst never holds a key for long. So a resize storm
+//! of Σ (unfiltered Σ rows are a prefix length, filtered ones views of an incremental index;
+//! the density strip reads per-block summaries of the marks), so a follow burst never holds
+//! a key for long. So a resize storm
 //! or a flood of trace lines costs one frame per 10 ms, never one per event, and cannot
 //! starve the keyboard. With `--no-follow`, files
 //! are read once by a loader thread that decodes on every core (the header shows the progress).
@@ -60,13 +66,14 @@ pub mod worker;
 use std::cell::Cell;
 use std::fmt;
 use std::fs::File;
-use std::io::{self, IsTerminal, Read};
+use std::io::{self, IsTerminal, Read, Write};
 use std::path::PathBuf;
 use std::time::Duration;
 
 use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
 use ratatui::crossterm::event::{self, Event as TermEvent};
+use rustix::event::{PollFd, PollFlags};
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
@@ -122,6 +129,8 @@ pub enum TuiError {
     Open(PathBuf, io::Error),
     /// The terminal failed.
     Io(io::Error),
+    /// The terminal went away (hangup, or it fails on every read): why.
+    TerminalGone(String),
 }
 
 impl fmt::Display for TuiError {
@@ -138,6 +147,7 @@ impl fmt::Display for TuiError {
                 crate::sanitize::sanitize(&p.to_string_lossy())
             ),
             TuiError::Io(e) => write!(f, "terminal error: {e}"),
+            TuiError::TerminalGone(why) => write!(f, "the terminal went away: {why}"),
         }
     }
 }
@@ -237,24 +247,168 @@ fn load(files: Vec<PathBuf>, tx: mpsc::Sender<Load>) {
     let _ = tx.blocking_send(Load::Done);
 }
 
-/// Reads terminal input on its own thread; stops when the UI is gone or the tty is.
-fn read_input(tx: mpsc::Sender<TermEvent>) {
+/// What the input thread and the terminal watchdog send to the event loop.
+#[derive(Debug)]
+enum Input {
+    /// A terminal event.
+    Event(TermEvent),
+    /// The terminal is gone (hung up, closed, or failing on every read): why.
+    Gone(String),
+}
+
+/// The terminal's descriptor crossterm reads: standard input when it is a terminal, else
+/// its own `/dev/tty` (the same device).
+fn tty_input() -> io::Result<std::os::fd::OwnedFd> {
+    use std::os::fd::AsFd;
+    if io::stdin().is_terminal() {
+        io::stdin().as_fd().try_clone_to_owned()
+    } else {
+        Ok(std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open("/dev/tty")?
+            .into())
+    }
+}
+
+/// Whether the terminal behind `fd` is gone, from the flags a poll on it returned and a
+/// check that it still answers terminal ioctls: after a hangup (the tmux server killed, the
+/// ssh connection dropped) every descriptor of the tty reports POLLHUP and fails with EIO.
+fn tty_gone(fd: std::os::fd::BorrowedFd<'_>, revents: PollFlags) -> Option<String> {
+    if revents.intersects(PollFlags::HUP | PollFlags::ERR | PollFlags::NVAL) {
+        return Some("the terminal hung up".into());
+    }
+    match rustix::termios::tcgetattr(fd) {
+        Ok(_) => None,
+        Err(e) => Some(format!("the terminal is gone ({e})")),
+    }
+}
+
+/// Polls `fds`, retrying on EINTR.
+fn poll_fds(fds: &mut [PollFd<'_>], timeout: Duration) -> io::Result<()> {
+    let ts = rustix::event::Timespec {
+        tv_sec: timeout.as_secs() as _,
+        tv_nsec: timeout.subsec_nanos() as _,
+    };
     loop {
-        match event::poll(Duration::from_millis(100)) {
-            Ok(true) => match event::read() {
-                Ok(ev) => {
-                    if tx.blocking_send(ev).is_err() {
-                        return;
-                    }
-                }
-                Err(_) => return,
-            },
-            Ok(false) => {
-                if tx.is_closed() {
-                    return;
-                }
+        match rustix::event::poll(fds, Some(&ts)) {
+            Ok(_) => return Ok(()),
+            Err(rustix::io::Errno::INTR) => continue,
+            Err(e) => return Err(e.into()),
+        }
+    }
+}
+
+/// Reads terminal input on its own thread; stops when the UI is gone or the tty is.
+///
+/// crossterm's reader must never be entered on a tty that is gone: on a hung-up tty `read`
+/// returns 0 (or EIO) forever and crossterm retries until it gets EAGAIN, which never comes,
+/// so the thread would spin on a core for good. So the thread waits in its own `poll` on
+/// the tty (and on a SIGWINCH pipe, so resizes are not delayed) and calls crossterm only
+/// when there is something to read; a hangup is seen here first and reported as
+/// [`Input::Gone`]. [`watch_tty`] covers a hangup that lands inside crossterm's read.
+fn read_input(tx: mpsc::Sender<Input>) {
+    use std::os::fd::AsFd;
+    let gone = |why: String| {
+        let _ = tx.blocking_send(Input::Gone(why));
+    };
+    let input = match tty_input() {
+        Ok(f) => f,
+        Err(e) => return gone(format!("the terminal cannot be read ({e})")),
+    };
+    // SIGWINCH wakes the poll through a pipe; crossterm turns it into a resize event.
+    let winch = std::os::unix::net::UnixStream::pair()
+        .ok()
+        .and_then(|(r, w)| {
+            r.set_nonblocking(true).ok()?;
+            let id =
+                signal_hook::low_level::pipe::register(signal_hook::consts::SIGWINCH, w).ok()?;
+            Some((r, id))
+        });
+    let why = loop {
+        let (tty_flags, winch_flags) = {
+            let mut pfd = vec![PollFd::new(&input, PollFlags::IN)];
+            if let Some((r, _)) = &winch {
+                pfd.push(PollFd::new(r, PollFlags::IN));
             }
-            Err(_) => return,
+            // Without the SIGWINCH pipe, resizes are picked up on the timeout.
+            let timeout = Duration::from_millis(if winch.is_some() { 250 } else { 50 });
+            if let Err(e) = poll_fds(&mut pfd, timeout) {
+                break format!("the terminal cannot be polled ({e})");
+            }
+            (
+                pfd[0].revents(),
+                pfd.get(1).map_or(PollFlags::empty(), |p| p.revents()),
+            )
+        };
+        if let Some(why) = tty_gone(input.as_fd(), tty_flags) {
+            break why;
+        }
+        if !winch_flags.is_empty()
+            && let Some((r, _)) = &winch
+        {
+            let mut buf = [0u8; 64];
+            while (&*r).read(&mut buf).is_ok_and(|n| n > 0) {}
+        }
+        if tx.is_closed() {
+            return;
+        }
+        // Everything crossterm has ready now (it may parse several events from one read).
+        let failed = loop {
+            match event::poll(Duration::ZERO) {
+                Ok(true) => match event::read() {
+                    Ok(ev) => {
+                        if tx.blocking_send(Input::Event(ev)).is_err() {
+                            return;
+                        }
+                    }
+                    Err(e) => break Some(format!("the terminal cannot be read ({e})")),
+                },
+                Ok(false) => break None,
+                Err(e) => break Some(format!("the terminal cannot be read ({e})")),
+            }
+        };
+        if let Some(why) = failed {
+            break why;
+        }
+    };
+    if let Some((_, id)) = winch {
+        signal_hook::low_level::unregister(id);
+    }
+    gone(why);
+}
+
+/// Watches the terminal from a thread of its own: waits on its descriptors for a hangup or
+/// an error (a poll for no events reports exactly those), checking every 250 ms as well, and
+/// reports [`Input::Gone`]. This catches a hangup even while the input thread is inside
+/// crossterm's reader, and a terminal that stops answering without a hangup.
+fn watch_tty(tx: mpsc::Sender<Input>) {
+    use std::os::fd::AsFd;
+    let Ok(input) = tty_input() else {
+        // The input thread reports this.
+        return;
+    };
+    let stdout = io::stdout();
+    loop {
+        let (a, b) = {
+            let mut pfd = [
+                PollFd::new(&input, PollFlags::empty()),
+                PollFd::new(&stdout, PollFlags::empty()),
+            ];
+            if let Err(e) = poll_fds(&mut pfd, Duration::from_millis(250)) {
+                let _ =
+                    tx.blocking_send(Input::Gone(format!("the terminal cannot be polled ({e})")));
+                return;
+            }
+            (pfd[0].revents(), pfd[1].revents())
+        };
+        let gone = tty_gone(input.as_fd(), a).or_else(|| tty_gone(stdout.as_fd(), b));
+        if let Some(why) = gone {
+            let _ = tx.blocking_send(Input::Gone(why));
+            return;
+        }
+        if tx.is_closed() {
+            return;
         }
     }
 }
@@ -313,7 +467,8 @@ pub fn run(opts: Options) -> Result<(), TuiError> {
     drop(term);
     drop(guard);
     if let Some(m) = terminal::take_worker_panic() {
-        eprintln!("{m}");
+        // Standard error may be the terminal that went away: never panic on writing it.
+        let _ = writeln!(io::stderr(), "{m}");
     }
     res
 }
@@ -331,9 +486,13 @@ async fn event_loop(
     use crate::trace::follow::{FollowConfig, Follower};
     use tokio::signal::unix::{SignalKind, signal};
     let (in_tx, mut in_rx) = mpsc::channel(1024);
+    let watch_tx = in_tx.clone();
     std::thread::Builder::new()
         .name("doxascope-input".into())
         .spawn(move || read_input(in_tx))?;
+    std::thread::Builder::new()
+        .name("doxascope-tty-watch".into())
+        .spawn(move || watch_tty(watch_tx))?;
     let (load_tx, mut load_rx) = mpsc::channel(64);
     let files: Vec<PathBuf> = opts
         .files
@@ -403,8 +562,10 @@ async fn event_loop(
                 app.status = m;
             }
             let began = Instant::now();
-            term.draw(|f| ui::draw(f, app))?;
+            // Cleared before drawing: a frame that leaves work for the next one (a Σ filter
+            // applied in pieces) sets it again.
             app.dirty = false;
+            term.draw(|f| ui::draw(f, app))?;
             // A slow frame (a slow terminal, a huge filtered Σ) pushes the next one back by
             // as long as it took, so drawing never takes more than about half of the loop's
             // time and input and data keep their turns.
@@ -418,19 +579,29 @@ async fn event_loop(
         tokio::select! {
             biased;
             ev = in_rx.recv() => {
-                let Some(ev) = ev else { break };
-                if matches!(ev, TermEvent::Key(_)) {
-                    // The user moved on: a pending `--at` no longer applies.
-                    at = None;
-                }
-                effects.extend(on_term_event(app, ev));
+                let Some(mut ev) = ev else { break };
                 // Drain what is already queued so a burst costs one frame.
-                while let Ok(ev) = in_rx.try_recv() {
-                    effects.extend(on_term_event(app, ev));
+                loop {
+                    match ev {
+                        Input::Event(ev) => {
+                            if matches!(ev, TermEvent::Key(_)) {
+                                // The user moved on: a pending `--at` no longer applies.
+                                at = None;
+                            }
+                            effects.extend(on_term_event(app, ev));
+                        }
+                        Input::Gone(why) => return Err(TuiError::TerminalGone(why)),
+                    }
+                    match in_rx.try_recv() {
+                        Ok(next) => ev = next,
+                        Err(_) => break,
+                    }
                 }
             }
             _ = term_sig.recv() => break,
-            _ = hup_sig.recv() => break,
+            _ = hup_sig.recv() => {
+                return Err(TuiError::TerminalGone("hangup (SIGHUP)".into()));
+            }
             _ = int_sig.recv() => break,
             _ = tstp_sig.recv() => effects.push(Effect::Suspend),
             Some(a) = ans_rx.recv() => app.on_reply(a),

@@ -4,7 +4,8 @@
 //!
 //! Every pane builds only the rows it can show (the visible window of Σ, the timeline, the
 //! logs), so a frame costs the same for a hundred events as for a million; the density strip
-//! is the one whole-run view and is cached per (session, length, width, audit).
+//! is the one whole-run view: it reads per-block summaries of the marks and is cached per
+//! (session, length, width, audit).
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -34,6 +35,12 @@ const MIN_H: u16 = 6;
 
 /// Draws the whole screen.
 pub fn draw(f: &mut Frame, app: &mut App) {
+    draw_screen(f, app);
+    // Calls for Σ rows between frames (keys) get their own small budget again.
+    app.set_scan_window(None);
+}
+
+fn draw_screen(f: &mut Frame, app: &mut App) {
     let area = f.area();
     app.areas.clear();
     if area.width < MIN_W || area.height < MIN_H {
@@ -256,10 +263,17 @@ fn visible(sel: usize, n: usize, h: usize) -> (usize, usize) {
 }
 
 fn sigma(f: &mut Frame, app: &mut App, area: Rect) {
+    // One scanning window per frame for a filter still applying (closed by `draw`).
+    app.set_scan_window(Some(std::time::Instant::now() + super::app::FRAME_SCAN));
     let rows = app.sigma_rows();
     let t = app.step();
     let extra = if app.filter.is_empty() {
         format!("{} at step {t} ", rows.len())
+    } else if let Some((done, total)) = app.sigma_filter_progress() {
+        // A new filter over a large Σ is applied over several frames; ask for the next.
+        app.dirty = true;
+        let pct = u64::from(done) * 100 / u64::from(total.max(1));
+        format!("{} at step {t} (filtering… {pct}%) ", rows.len())
     } else {
         format!("{} at step {t} (filtered) ", rows.len())
     };
@@ -815,14 +829,10 @@ fn density(app: &mut App, width: u16) -> Vec<u8> {
     };
     let audited = app.analysis.as_ref().map_or(u64::MAX, |a| a.version);
     let key = (app.session, s.rows(), width, audited);
-    let (session, rows, w, a) = app.density.0;
-    // The strip is a pass over every event; while a followed session grows it is redone only
-    // once the session grew by 1/64 (until then the newest events are missing from its right
-    // end, which moves by at most width/64 cells), so a follow burst does not pay a pass over
-    // a million events every frame.
-    let fresh =
-        (session, w, a) == (key.0, key.2, key.3) && rows <= key.1 && key.1 - rows <= rows / 64;
-    if !fresh {
+    // Cached per (session, length, width, audit). A recompute reads the block summary of the
+    // marks ([`SessionData::marks_in`]): a few thousand blocks for a million events, so a
+    // follow burst redraws an exact strip every frame.
+    if app.density.0 != key {
         let n = s.marks.len();
         let w = usize::from(width).max(1);
         let mut bins = vec![0u8; w];
@@ -834,9 +844,19 @@ fn density(app: &mut App, width: u16) -> Vec<u8> {
             a.min(w - 1)..b
         };
         // 0x80: the bin holds at least one event.
-        for (i, &m) in s.marks.iter().enumerate() {
-            for bin in &mut bins[span(i)] {
-                *bin |= m | 0x80;
+        if n < w {
+            for (i, &m) in s.marks.iter().enumerate() {
+                for bin in &mut bins[span(i)] {
+                    *bin |= m | 0x80;
+                }
+            }
+        } else {
+            // With at least one event per bin, event i is in bin floor(i * w / n) alone:
+            // bin j holds events ceil(j * n / w) up to ceil((j + 1) * n / w).
+            for (j, bin) in bins.iter_mut().enumerate() {
+                let lo = (j * n).div_ceil(w);
+                let hi = ((j + 1) * n).div_ceil(w);
+                *bin = s.marks_in(lo..hi) | 0x80;
             }
         }
         if n > 0 {
@@ -1069,11 +1089,11 @@ pub fn detail_lines(app: &mut App, pos: u32) -> Vec<Line<'static>> {
         out.push(Line::from(Span::styled("because", th.dim)));
         let s = app.store.sessions.get(app.session);
         for c in because {
+            // By the id index: a cited id that was never announced must not cost a pass
+            // over Σ every frame.
             let found = s.and_then(|s| {
-                s.tl.beliefs()
-                    .iter()
-                    .rev()
-                    .find(|b| b.id == c && b.event < pos)
+                s.record_before(&c, pos)
+                    .and_then(|r| s.tl.beliefs().get(r as usize))
             });
             let mut l = vec![Span::raw("  ")];
             l.extend(spans(&c, th.accent, th.marker));
@@ -1365,4 +1385,61 @@ pub fn buffer_text(buf: &ratatui::buffer::Buffer) -> String {
         out.push('\n');
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trace::generate::{GenConfig, write_mixed};
+    use crate::tui::data::Store;
+
+    /// The strip by its definition: every event ORs its marks into the bins from its start
+    /// to the next event's start (at least one), problems and findings likewise.
+    fn naive(s: &SessionData, w: usize) -> Vec<u8> {
+        let n = s.marks.len();
+        let mut bins = vec![0u8; w];
+        let span = |i: usize| {
+            let a = (i * w).checked_div(n).unwrap_or(0);
+            let b = ((i + 1) * w).checked_div(n).unwrap_or(0).max(a + 1).min(w);
+            a.min(w - 1)..b
+        };
+        for (i, &m) in s.marks.iter().enumerate() {
+            for bin in &mut bins[span(i)] {
+                *bin |= m | 0x80;
+            }
+        }
+        for &(b, _) in &s.problems {
+            if n > 0 {
+                for bin in &mut bins[span((b as usize).min(n - 1))] {
+                    *bin |= MARK_PROBLEM;
+                }
+            }
+        }
+        bins
+    }
+
+    #[test]
+    fn density_strip_from_block_summaries_is_the_per_event_strip() {
+        for (events, seed) in [(0u64, 1u64), (1, 2), (5, 3), (199, 4), (200, 5), (4_321, 6)] {
+            let mut bytes = Vec::new();
+            let cfg = GenConfig {
+                events,
+                seed,
+                sessions: 1,
+                atoms: 8,
+            };
+            write_mixed(&mut bytes, &cfg).unwrap();
+            // A bad line or two, so reader problems are marked too.
+            bytes.extend_from_slice(b"not json\n");
+            let theme = crate::tui::theme::Theme::builtin("dark").unwrap();
+            let mut app = App::new(Store::from_bytes("t.jsonl", &bytes), theme);
+            let Some(s) = app.sess() else { continue };
+            let marked = s.marks.iter().filter(|&&m| m != 0).count();
+            assert!(events < 1000 || marked > 10, "the trace must mark events");
+            for w in [1u16, 3, 7, 64, 200, 257] {
+                let want = naive(app.sess().unwrap(), usize::from(w));
+                assert_eq!(density(&mut app, w), want, "{events} events, width {w}");
+            }
+        }
+    }
 }

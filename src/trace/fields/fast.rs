@@ -164,35 +164,112 @@ impl<'de> Scanner<'de> {
     fn value(&mut self) -> Option<Val<'de>> {
         match *self.b.get(self.i)? {
             b'"' => self.string().map(Val::Str),
-            b'[' => {
-                self.i += 1;
-                self.ws();
-                let mut texts: Vec<Text> = Vec::new();
-                if self.b.get(self.i) == Some(&b']') {
-                    self.i += 1;
-                    return Some(Val::Strs(texts));
-                }
-                loop {
-                    texts.push(match self.string()? {
-                        Cow::Borrowed(s) => Text::from(s),
-                        Cow::Owned(s) => Text::from(s),
-                    });
-                    self.ws();
-                    match self.next()? {
-                        b',' => self.ws(),
-                        b']' => break,
-                        _ => return None,
-                    }
-                }
-                texts.shrink_to_fit();
-                Some(Val::Strs(texts))
-            }
+            b'[' => self.list().or_else(|| self.nested()),
+            b'{' => self.nested(),
             b't' => self.literal("true", Value::Bool(true)),
             b'f' => self.literal("false", Value::Bool(false)),
             b'n' => self.literal("null", Value::Null),
             b'-' | b'0'..=b'9' => self.number(),
             _ => None,
         }
+    }
+
+    /// A list of plain strings, decoded straight into its exactly sized final form. `None`
+    /// (with the position unchanged) for anything else, which [`Self::nested`] then takes.
+    fn list(&mut self) -> Option<Val<'de>> {
+        let start = self.i;
+        let texts = self.strings();
+        if texts.is_none() {
+            self.i = start;
+        }
+        texts.map(Val::Strs)
+    }
+
+    fn strings(&mut self) -> Option<Vec<Text>> {
+        // Lists are short: up to eight items are gathered on the stack so the final vector
+        // is allocated once, at its exact size (no growth, no shrink).
+        const STACK: usize = 8;
+        let mut head: [Option<Text>; STACK] = Default::default();
+        let mut n = 0;
+        let mut spill: Vec<Text> = Vec::new();
+        self.i += 1;
+        self.ws();
+        if self.b.get(self.i) == Some(&b']') {
+            self.i += 1;
+            return Some(Vec::new());
+        }
+        loop {
+            let text = match self.string()? {
+                Cow::Borrowed(s) => Text::from(s),
+                Cow::Owned(s) => Text::from(s),
+            };
+            if n < STACK {
+                head[n] = Some(text);
+                n += 1;
+            } else {
+                spill.push(text);
+            }
+            self.ws();
+            match self.next()? {
+                b',' => self.ws(),
+                b']' => break,
+                _ => return None,
+            }
+        }
+        let mut texts = Vec::with_capacity(n + spill.len());
+        texts.extend(head.into_iter().take(n).flatten());
+        texts.append(&mut spill);
+        Some(texts)
+    }
+
+    /// Any other object or array: its extent is found here (strings skipped, nesting
+    /// counted) and the text is handed to serde_json alone, which builds the same value the
+    /// reference visitor builds. Deep nesting gives up, so serde_json's depth limit is
+    /// applied to the whole line by the reference decoder.
+    fn nested(&mut self) -> Option<Val<'de>> {
+        const MAX_DEPTH: usize = 64;
+        let b = self.b;
+        let start = self.i;
+        let mut depth = 0usize;
+        let mut j = start;
+        loop {
+            match *b.get(j)? {
+                b'{' | b'[' => {
+                    depth += 1;
+                    if depth > MAX_DEPTH {
+                        return None;
+                    }
+                }
+                b'}' | b']' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        break;
+                    }
+                }
+                b'"' => {
+                    j = scan_plain(b, j + 1);
+                    while *b.get(j)? == b'\\' {
+                        j = scan_plain(b, j + 2);
+                    }
+                    if b[j] != b'"' {
+                        // A raw control character: serde_json reports it.
+                        return None;
+                    }
+                }
+                _ => {}
+            }
+            j += 1;
+        }
+        let value: Value = serde_json::from_str(self.s.get(start..=j)?).ok()?;
+        // A list of strings is `Strs` for the reference; `list` declined it, so something
+        // about it is unusual: let the reference decide.
+        if let Value::Array(items) = &value
+            && items.iter().all(Value::is_string)
+        {
+            return None;
+        }
+        self.i = j + 1;
+        Some(Val::Json(value))
     }
 
     /// A number. Plain non-negative integers are converted here; other well-formed numbers
@@ -241,9 +318,15 @@ impl<'de> Scanner<'de> {
                 .fold(0u64, |n, d| n * 10 + u64::from(d - b'0'));
             return Some(Val::Json(Value::from(n)));
         }
-        serde_json::from_str::<Value>(self.s.get(start..j)?)
-            .ok()
-            .map(Val::Json)
+        let text = self.s.get(start..j)?;
+        if plain || int_start != start {
+            // Integers too big for a u64, and negative ones: serde_json's own conversion.
+            return serde_json::from_str::<Value>(text).ok().map(Val::Json);
+        }
+        // A float: parsed by the same serde_json routine the reference visitor gets its
+        // `f64` from, without building a deserializer for a whole `Value`.
+        let n = text.parse::<serde_json::Number>().ok()?;
+        n.is_f64().then_some(Val::Json(Value::Number(n)))
     }
 }
 
@@ -423,6 +506,23 @@ mod tests {
             "[\"a\\n\"]",
             "{}",
             "{\"a\":1}",
+            "{\"a\":{\"b\":[1,\"x\",null]},\"c\":-2.5e3}",
+            "{\"a\":1,\"a\":2}",
+            "{\"k\":\"br}ace\\\"[\"}",
+            "{\"k\":\"\\ud83d\"}",
+            "{\"k\":\"tab\there\"}",
+            "{\"k\": [ ] , \"l\" : { } }",
+            "{\"a\":[}",
+            "{\"a\":1,}",
+            "[[[[[[[[[[1]]]]]]]]]]",
+            "[\"a\",{\"b\":\"c\"}]",
+            "[1.5,-0,1e400]",
+            "[\"a\",\"b\\u00e9\"]",
+            "[\"a\",\"\\ud83d\"]",
+            "-2.5",
+            "1.0e-7",
+            "0.1e1",
+            "1e400",
             "\"2026-01-01T00:00:00Z\"",
             "\"2026-01-01T00:00:00.123Z\"",
             "\"2026-01-01T01:00:00+01:00\"",
@@ -496,6 +596,44 @@ mod tests {
             r#"{"kind":"announce","formula":"p","text":"The user said so \"explicitly\"."}"#,
         ] {
             assert!(decode(line, &mut Fields::new()).is_some(), "{line}");
+        }
+    }
+
+    /// Objects and mixed lists inside a line stay on the fast path and agree with the
+    /// reference; nesting deep enough to meet serde_json's limit is left to the reference,
+    /// which counts the line's own object as a level.
+    #[test]
+    fn nested_values_are_decoded_and_deep_ones_step_aside() {
+        let agree = |line: &str| {
+            let mut fast_fields = Fields::new();
+            let fast = decode(line, &mut fast_fields);
+            let mut ref_fields = Fields::new();
+            let reference = decode_line_serde(line, &mut ref_fields);
+            (
+                fast.map(|f| format!("{f:?} {fast_fields:?}")),
+                reference.map(|r| format!("{r:?} {ref_fields:?}")),
+            )
+        };
+        for line in [
+            r#"{"kind":"tool_call","args":{"q":"a \"b\" [c]","n":[1,2.5,{"x":null}]},"seq":3}"#,
+            r#"{"kind":"plan","steps":[{"id":"S1","deps":[]},{"id":"S2","deps":["S1"]}]}"#,
+            r#"{"kind":"log","data":[["a"],"b"],"confidence":0.75,"ts":1767225600.25}"#,
+        ] {
+            let (fast, reference) = agree(line);
+            let fast = fast.unwrap_or_else(|| panic!("fast path declined {line}"));
+            assert_eq!(Some(fast), reference.ok(), "{line}");
+        }
+        for depth in [63, 64, 65, 126, 127, 128, 129, 300] {
+            let line = format!(
+                r#"{{"kind":"log","deep":{}1{}}}"#,
+                "[".repeat(depth),
+                "]".repeat(depth)
+            );
+            let (fast, reference) = agree(&line);
+            match reference {
+                Ok(r) => assert!(fast.is_none() || fast == Some(r), "depth {depth}"),
+                Err(_) => assert!(fast.is_none(), "depth {depth}: fast path took an error"),
+            }
         }
     }
 }
