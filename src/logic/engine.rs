@@ -6,15 +6,19 @@
 //! formula is Tseitin-encoded ([`crate::logic::cnf`]) into permanent definition clauses with a
 //! definition literal `t_φ`. What makes a belief *count* depends on its role:
 //!
-//! * **Retractable** beliefs (facts, assumptions) get a *selector* variable `s` and the single
-//!   clause `¬s ∨ t_φ`; Σ is "the active selectors", passed to varisat as assumptions on every
-//!   solve. Retracting adds the unit `¬s`, after which varisat drops the guarded clause.
-//! * **Rules and norms** are never retracted by revision, so after checking that they keep the
-//!   hard part satisfiable they are added as hard units `t_φ` (a hard-UNSAT varisat solver is
-//!   UNSAT forever, hence the check). This keeps the assumption list short, which is what a
-//!   solve costs (about 36 ns per active assumption, measured).
+//! * Every belief, rules and norms included, gets a *selector* variable `s` and the clauses
+//!   `¬s ∨ t_φ`; Σ is "the active selectors", passed to varisat as assumptions on every
+//!   solve. Retracting retires `s` with the unit `¬s`, after which varisat drops the guarded
+//!   clauses. Each new level-0 unit makes varisat re-simplify its whole clause database on
+//!   the next solve, so retired selectors wait, assumed false, and become units in batches.
+//! * **Rules and norms** are never retracted by revision, and are refused when they
+//!   contradict the rules and norms already held. They used to be hard clauses of the main
+//!   solver, which made every retraction of one (a superseding announcement, a retraction by
+//!   hand) rebuild that solver from the whole clause log, and needed a second *explain*
+//!   solver to name them in conflicts; behind selectors they cost one assumption per solve
+//!   (about 36 ns, measured) and the main solver explains everything itself.
 //!
-//! Gate checks (Θ, `entails`) run on a third solver, the *snapshot*: the same definitions
+//! Gate checks (Θ, `entails`) run on a second solver, the *snapshot*: the same definitions
 //! with every active belief as plain clauses, so varisat simplifies with Σ at level 0 instead
 //! of replaying thousands of selector assumptions on every solve. The selectors of
 //! unquantified beliefs never reach it (a SAT answer assigns every variable the solver knows,
@@ -29,15 +33,12 @@
 //! batches, since each new level-0 unit makes varisat re-simplify) after the query; a probe
 //! whose formula is then announced becomes that belief's selector.
 //!
-//! Explanations must name rules and norms too, which hard clauses cannot do, so when rules or
-//! norms are held `why`, `consistent` and conflict reports use a lazily built *explain*
-//! solver that receives the same clauses from the engine's own clause log except that every
-//! belief, rules included, sits behind a selector (without rules the main solver serves).
-//! That solver only supplies a validated core; the deletion-based minimisation runs on a
-//! small throw-away solver holding just the core's beliefs. Whenever a subset of Σ is tested,
-//! the selectors outside it are assumed false (left free, saved phases switch them on and a
-//! propagation check becomes a search). The log is also what rebuilds a solver after a rule
-//! is retracted by hand.
+//! Explanations (`why`, `consistent`, conflict reports) come from the main solver, where
+//! every belief has a selector that names it. It only supplies a validated core; the
+//! deletion-based minimisation runs on a small throw-away solver holding just the core's
+//! beliefs. Whenever a subset of Σ is tested, the selectors outside it are assumed false
+//! (left free, saved phases switch them on and a propagation check becomes a search). The
+//! engine's own clause log is what rebuilds the snapshot.
 //!
 //! Quantified beliefs are grounded over the active domain (every constant seen in a belief
 //! or a query; it only grows) and sit behind a selector even when they are rules: when a
@@ -368,15 +369,12 @@ pub struct WhyNot {
 enum Entry {
     /// Every solver (definitions, probes).
     Both(Vec<Lit>),
-    /// Selector clauses of unquantified retractable beliefs and their retirement units: main
-    /// and explain solvers, not the snapshot, which holds those beliefs unguarded (a selector
-    /// there would only be one more free variable for every solve to decide).
+    /// Selector clauses of unquantified beliefs (rules and norms included) and their
+    /// retirement units: main solver only, not the snapshot, which holds those beliefs
+    /// unguarded (a selector there would only be one more free variable for every solve to
+    /// decide).
     Guard(Vec<Lit>),
-    /// A hard rule clause: main solver only, dead once the belief is retracted.
-    Main(Vec<Lit>, usize),
-    /// Selector clauses of rules: explain solver only.
-    Explain(Vec<Lit>),
-    /// Unguarded clauses of a retractable belief: snapshot solver only, dead once the
+    /// Unguarded clauses of an unquantified belief: snapshot solver only, dead once the
     /// belief is retracted.
     Snap(Vec<Lit>, usize),
 }
@@ -398,6 +396,11 @@ pub(crate) struct Query {
 
 /// How many dead probes are retired at once.
 const PROBE_BATCH: usize = 64;
+
+/// How many retracted selectors wait, assumed false, before their retirement units are
+/// added: like probe retirements, each level-0 unit makes varisat re-simplify the whole main
+/// solver on its next solve, while a waiting selector costs one assumption per solve.
+const RETIRE_BATCH: usize = 64;
 
 /// Clause sides up to this long are split into one call per literal instead of a probe
 /// ([`State::sat_side`]).
@@ -426,12 +429,64 @@ impl Belief {
     pub(crate) fn formula(&self) -> &Formula {
         self.ground.as_ref().unwrap_or(&self.spec.formula)
     }
+}
 
-    /// Stored as hard clauses in the main solver. Quantified rules and norms are not: their
-    /// grounding changes when the domain grows, so they sit behind a selector that is always
-    /// assumed (they are still never retracted by revision).
-    pub(crate) fn encoded_hard(&self) -> bool {
-        self.spec.role.is_hard() && self.ground.is_none()
+/// The unquantified rules and norms alone, each behind its own selector, on a solver of their
+/// own: what a new rule or norm is checked against before it is accepted. On the main solver
+/// that check had to switch off every other selector of Σ, thousands of assumptions per
+/// solve (measured: a tenth of an audit's solver time); here it assumes just the active
+/// rules. A satisfiable answer is final; an unsatisfiable one (or any quantified belief, whose
+/// grounding this solver does not follow) sends the check to the main solver, which also
+/// names the conflict.
+struct Rules {
+    enc: Tseitin,
+    sat: Sat,
+    /// (belief index, selector) of the active unquantified rules and norms, oldest first.
+    active: Vec<(usize, Lit)>,
+}
+
+impl Rules {
+    fn new(cancel: Arc<Stop>) -> Self {
+        Rules {
+            enc: Tseitin::new(),
+            sat: Sat::new(cancel),
+            active: Vec::new(),
+        }
+    }
+
+    /// The definition literal of `f`, its definitions added.
+    fn encode(&mut self, f: &Formula) -> Result<Lit, EngineError> {
+        let mut cls: Vec<Vec<Lit>> = Vec::new();
+        let t = self.enc.encode(f, &mut cls)?;
+        for c in &cls {
+            self.sat.add_clause(c);
+        }
+        Ok(t)
+    }
+
+    /// Whether the active rules and norms together with `f` are satisfiable.
+    fn fit(&mut self, f: &Formula) -> Result<bool, EngineError> {
+        let t = self.encode(f)?;
+        let mut a: Vec<Lit> = self.active.iter().map(|&(_, s)| s).collect();
+        a.push(t);
+        Ok(self.sat.solve(&a)?)
+    }
+
+    fn add(&mut self, idx: usize, f: &Formula) -> Result<(), EngineError> {
+        let t = self.encode(f)?;
+        let s = self.enc.fresh_var().positive();
+        self.sat.add_clause(&[!s, t]);
+        self.active.push((idx, s));
+        Ok(())
+    }
+
+    fn retract(&mut self, idx: usize) {
+        if let Some(k) = self.active.iter().position(|&(i, _)| i == idx) {
+            let (_, s) = self.active.remove(k);
+            // A free retired selector could be switched on by a saved phase; the unit keeps
+            // it off (this solver is small, so re-simplifying it costs little).
+            self.sat.add_clause(&[!s]);
+        }
     }
 }
 
@@ -440,8 +495,7 @@ impl Belief {
 pub struct State {
     pub(crate) enc: Tseitin,
     pub(crate) main: Sat,
-    explain: Option<Sat>,
-    explain_synced: usize,
+    rules: Rules,
     log: Vec<Entry>,
     pub(crate) beliefs: Vec<Belief>,
     by_id: HashMap<String, usize>,
@@ -452,6 +506,9 @@ pub struct State {
     limits: Limits,
     seq: u64,
     dead_probes: Vec<Lit>,
+    /// Selectors of retracted unquantified beliefs whose unit `¬s` is not yet in
+    /// the log (the main solver assumes it until then; see [`RETIRE_BATCH`]).
+    dead_sels: Vec<Lit>,
     /// Probes that became selectors of unquantified beliefs (belief index): the snapshot
     /// holds those beliefs unguarded, so there they are retired with the next probe batch.
     snap_retire: Vec<(Lit, usize)>,
@@ -464,7 +521,6 @@ pub struct State {
     dirty_calls: usize,
     /// Number of quantified beliefs ever added (0: no selector to assume on the snapshot).
     quantified: usize,
-    hard_active: usize,
     clauses: usize,
     scratch: Vec<Vec<Lit>>,
 }
@@ -486,8 +542,7 @@ impl State {
         State {
             enc: Tseitin::new(),
             main: Sat::new(cancel.clone()),
-            explain: None,
-            explain_synced: 0,
+            rules: Rules::new(cancel.clone()),
             log: Vec::new(),
             beliefs: Vec::new(),
             by_id: HashMap::new(),
@@ -497,6 +552,7 @@ impl State {
             limits,
             seq: 0,
             dead_probes: Vec::new(),
+            dead_sels: Vec::new(),
             snap_retire: Vec::new(),
             last_probe: None,
             domain: BTreeSet::new(),
@@ -504,7 +560,6 @@ impl State {
             snap,
             dirty_calls: 0,
             quantified: 0,
-            hard_active: 0,
             clauses: 0,
             scratch: Vec::new(),
         }
@@ -674,13 +729,26 @@ impl State {
     /// can set one true and make its clause a live constraint.
     fn sync_disabled(&mut self) {
         let off: Vec<Lit> = self.dead_probes.iter().map(|&p| !p).collect();
-        if let Some(ex) = &mut self.explain {
-            ex.set_disabled(off.clone());
-        }
         if let Some(sn) = &mut self.snap {
-            sn.set_disabled(off.clone());
+            sn.set_disabled(off);
         }
+        let off = self.main_disabled();
         self.main.set_disabled(off);
+    }
+
+    /// What the main solver assumes false on every solve until it is a unit:
+    /// dead probes and retracted selectors.
+    fn main_disabled(&self) -> Vec<Lit> {
+        self.dead_probes
+            .iter()
+            .chain(&self.dead_sels)
+            .map(|&p| !p)
+            .collect()
+    }
+
+    /// The main solver (one place to hang its upkeep on).
+    pub(crate) fn main_sat(&mut self) -> &mut Sat {
+        &mut self.main
     }
 
     fn flush_probes(&mut self) {
@@ -690,6 +758,12 @@ impl State {
         }
         for (p, b) in std::mem::take(&mut self.snap_retire) {
             self.push(Entry::Snap(vec![!p], b));
+        }
+    }
+
+    fn flush_sels(&mut self) {
+        for s in std::mem::take(&mut self.dead_sels) {
+            self.push(Entry::Guard(vec![!s]));
         }
     }
 
@@ -775,7 +849,7 @@ impl State {
     fn push(&mut self, e: Entry) {
         self.clauses += 1;
         match &e {
-            Entry::Both(c) | Entry::Main(c, _) => {
+            Entry::Both(c) => {
                 self.main.add_clause(c);
                 if let Some(s) = &mut self.snap {
                     s.add_clause(c);
@@ -787,46 +861,14 @@ impl State {
                     s.add_clause(c);
                 }
             }
-            Entry::Explain(_) => {}
         }
         self.log.push(e);
     }
 
-    /// The explain solver, synced with the log.
+    /// The solver explanations come from: the main solver, where every belief, rules and
+    /// norms included, sits behind a selector that names it.
     pub(crate) fn explain_solver(&mut self) -> &mut Sat {
-        // Without active rules or norms every belief already sits behind a selector in the
-        // main solver, which then serves explanations itself.
-        if self.hard_active == 0 {
-            return &mut self.main;
-        }
-        let fresh = self.explain.is_none();
-        let sat = self
-            .explain
-            .get_or_insert_with(|| Sat::new(self.cancel.clone()));
-        if fresh {
-            sat.set_disabled(self.dead_probes.iter().map(|&p| !p).collect());
-        }
-        for e in &self.log[self.explain_synced..] {
-            match e {
-                Entry::Both(c) | Entry::Guard(c) | Entry::Explain(c) => sat.add_clause(c),
-                Entry::Main(..) | Entry::Snap(..) => {}
-            }
-        }
-        self.explain_synced = self.log.len();
-        sat
-    }
-
-    fn rebuild_main(&mut self) {
-        let mut sat = Sat::new(self.cancel.clone());
-        sat.set_disabled(self.dead_probes.iter().map(|&p| !p).collect());
-        for e in &self.log {
-            match e {
-                Entry::Both(c) | Entry::Guard(c) => sat.add_clause(c),
-                Entry::Main(c, b) if self.beliefs[*b].active => sat.add_clause(c),
-                _ => {}
-            }
-        }
-        self.main = sat;
+        &mut self.main
     }
 
     fn rebuild_snapshot(&mut self) {
@@ -835,9 +877,7 @@ impl State {
         for e in &self.log {
             match e {
                 Entry::Both(c) => sat.add_clause(c),
-                Entry::Main(c, b) | Entry::Snap(c, b) if self.beliefs[*b].active => {
-                    sat.add_clause(c)
-                }
+                Entry::Snap(c, b) if self.beliefs[*b].active => sat.add_clause(c),
                 _ => {}
             }
         }
@@ -867,19 +907,18 @@ impl State {
         let a: Vec<Lit> = self
             .beliefs
             .iter()
-            .filter(|b| b.active && !b.encoded_hard())
+            .filter(|b| b.active)
             .map(|b| b.sel)
             .collect();
         self.assumptions = Some(a.clone());
         a
     }
 
-    /// Selectors of the active rules and norms that are not hard clauses (quantified ones):
-    /// part of every "hard part" check.
+    /// Selectors of the active rules and norms: part of every "hard part" check.
     pub(crate) fn fixed_selectors(&self) -> Vec<Lit> {
         self.beliefs
             .iter()
-            .filter(|b| b.active && b.spec.role.is_hard() && !b.encoded_hard())
+            .filter(|b| b.active && b.spec.role.is_hard())
             .map(|b| b.sel)
             .collect()
     }
@@ -955,7 +994,7 @@ impl State {
         }
         let mut a = self.assumptions();
         a.extend_from_slice(extra);
-        let sat = self.main.solve(&a)?;
+        let sat = self.main_sat().solve(&a)?;
         if sat && keep {
             let m = self.main.model();
             self.store_model(m);
@@ -994,14 +1033,20 @@ impl State {
                 return Ok(Added::Merged);
             }
         }
-        if spec.role.is_hard() && check_hard {
+        // The rules-only solver settles the common case (the new rule fits); the main
+        // solver decides the rest and names the conflict.
+        let fits = spec.role.is_hard()
+            && check_hard
+            && grounded.is_none()
+            && self.rules_fit(&f)? == Some(true);
+        if spec.role.is_hard() && check_hard && !fits {
             let mut q = self.query(&f)?;
             let pos = self.pos(&mut q).to_vec();
             let mut a = self.fixed_selectors();
             a.extend_from_slice(&pos);
             let universe = self.assumptions();
             switch_off(&mut a, &universe);
-            let ok = self.main.solve(&a)?;
+            let ok = self.main_sat().solve(&a)?;
             if !ok {
                 let mut conflict = self.hard_conflict(&pos, &f)?;
                 conflict.push(spec.id.clone());
@@ -1014,8 +1059,7 @@ impl State {
             self.retract_index(i);
         }
         let idx = self.beliefs.len();
-        let hard = spec.role.is_hard() && grounded.is_none();
-        let reused = if hard { None } else { self.take_probe(&f) };
+        let reused = self.take_probe(&f);
         let sel = match reused {
             Some(q) => q,
             None => self.enc.fresh_var().positive(),
@@ -1024,14 +1068,6 @@ impl State {
             // The probe's clause `¬q ∨ φ` is exactly the selector clause.
             if grounded.is_none() {
                 self.snap_retire.push((q, idx));
-            }
-        } else if hard {
-            self.hard_active += 1;
-            for c in self.guarded_clauses(&f, None)? {
-                self.push(Entry::Main(c, idx));
-            }
-            for c in self.guarded_clauses(&f, Some(sel))? {
-                self.push(Entry::Explain(c));
             }
         } else if grounded.is_some() {
             for c in self.guarded_clauses(&f, Some(sel))? {
@@ -1045,13 +1081,16 @@ impl State {
         if grounded.is_some() {
             self.quantified += 1;
         }
-        if !spec.role.is_hard() && grounded.is_none() {
+        if grounded.is_none() {
             for c in self.guarded_clauses(&f, None)? {
                 self.push(Entry::Snap(c, idx));
             }
         }
         if self.model_satisfies(&f) != Some(true) {
             self.model = None;
+        }
+        if spec.role.is_hard() && grounded.is_none() {
+            self.rules.add(idx, &f)?;
         }
         self.by_id.insert(spec.id.clone(), idx);
         self.seq += 1;
@@ -1064,6 +1103,16 @@ impl State {
         });
         self.assumptions = None;
         Ok(Added::New)
+    }
+
+    /// Whether the active rules and norms together with `f` (ground) are satisfiable, from
+    /// the rules-only solver; `None` while quantified beliefs are held (that solver does not
+    /// follow their grounding), when the main solver must answer.
+    pub(crate) fn rules_fit(&mut self, f: &Formula) -> Result<Option<bool>, EngineError> {
+        if self.quantified > 0 {
+            return Ok(None);
+        }
+        Ok(Some(self.rules.fit(f)?))
     }
 
     /// A minimal set of active rules/norms that together with `lit` is unsatisfiable.
@@ -1088,15 +1137,18 @@ impl State {
         if self.beliefs[i].ground.is_none() {
             self.snap = None;
             self.dirty_calls = 0;
+            if self.beliefs[i].spec.role.is_hard() {
+                self.rules.retract(i);
+            }
         }
-        if self.beliefs[i].encoded_hard() {
-            self.hard_active -= 1;
-            self.push(Entry::Explain(vec![!sel]));
-            self.rebuild_main();
-        } else if self.beliefs[i].ground.is_some() {
+        if self.beliefs[i].ground.is_some() {
             self.push(Entry::Both(vec![!sel]));
         } else {
-            self.push(Entry::Guard(vec![!sel]));
+            self.dead_sels.push(sel);
+            if self.dead_sels.len() >= RETIRE_BATCH {
+                self.flush_sels();
+            }
+            self.sync_disabled();
         }
     }
 
@@ -1120,7 +1172,7 @@ impl State {
             .collect()
     }
 
-    /// All active selectors (the explain solver's assumptions), oldest first.
+    /// All active selectors (the assumptions of explanations), oldest first.
     fn all_selectors(&self) -> Vec<Lit> {
         self.beliefs
             .iter()
@@ -1130,7 +1182,7 @@ impl State {
     }
 
     /// A minimal subset of the beliefs selected by `soft` that is unsatisfiable together
-    /// with `hard` (literals of the explain solver) — equivalently with `extra`, the same
+    /// with `hard` (literals of the main solver) — equivalently with `extra`, the same
     /// constraint as a ground formula and its required truth value.
     ///
     /// The big solver only supplies a validated core; the deletion then runs on a small
@@ -1223,7 +1275,7 @@ impl State {
         }
         let soft = self.all_selectors();
         let mus = self.explain_mus(&[], soft, None)?.ok_or_else(|| {
-            EngineError::Internal("main and explain solvers disagree on consistency".into())
+            EngineError::Internal("snapshot and main solvers disagree on consistency".into())
         })?;
         Ok(Consistency {
             consistent: false,
@@ -1300,8 +1352,7 @@ impl State {
             let mut a = Vec::new();
             for id in cited {
                 match self.index_of(id) {
-                    Some(i) if !self.beliefs[i].encoded_hard() => a.push(self.beliefs[i].sel),
-                    Some(_) => {}
+                    Some(i) => a.push(self.beliefs[i].sel),
                     None => missing.push(id.clone()),
                 }
             }
@@ -1309,7 +1360,7 @@ impl State {
             a.extend_from_slice(self.neg(&mut q));
             let universe = self.assumptions();
             switch_off(&mut a, &universe);
-            if self.main.solve(&a)? {
+            if self.main_sat().solve(&a)? {
                 outcome = Outcome::Ungrounded;
             }
         }
@@ -1330,6 +1381,17 @@ impl State {
 
     /// Σ ⊨ φ, Σ ⊨ ¬φ, or neither; with N(φ) when graded.
     pub fn entails(&mut self, phi: &Formula) -> Result<Entailment, EngineError> {
+        self.entails_with(phi, true)
+    }
+
+    /// Σ ⊨ φ, Σ ⊨ ¬φ, or neither, without N(φ): computing the degree costs a solve per
+    /// confidence level, which callers that only report the three-way answer (the audit's
+    /// recomputation of `query` events) should not pay.
+    pub(crate) fn entails_plain(&mut self, phi: &Formula) -> Result<Entails, EngineError> {
+        Ok(self.entails_with(phi, false)?.result)
+    }
+
+    fn entails_with(&mut self, phi: &Formula, degree: bool) -> Result<Entailment, EngineError> {
         let mut q = self.query(phi)?;
         let entailed = !self.sat_side(&mut q, false, true)?;
         let contradicted = !self.sat_side(&mut q, true, true)?;
@@ -1340,7 +1402,7 @@ impl State {
         } else {
             Entails::Unknown
         };
-        let degree = if self.graded() {
+        let degree = if degree && self.graded() {
             let neg = self.neg(&mut q).to_vec();
             Some(self.necessity_lits(&neg)?)
         } else {
@@ -1397,7 +1459,7 @@ impl State {
         let mut q = self.query(phi)?;
         let mut a = self.assumptions();
         a.extend_from_slice(self.neg(&mut q));
-        let sat = self.main.solve(&a)?;
+        let sat = self.main_sat().solve(&a)?;
         let model = if sat { self.main.model() } else { None };
         // The query already holds φ grounded over the current domain.
         let g = std::mem::take(&mut q.formula);
@@ -1468,8 +1530,7 @@ impl State {
 
     /// Solver statistics: (main solves, invalid cores replaced).
     pub fn stats(&self) -> (u64, u64) {
-        let ex = self.explain.as_ref().map_or(0, |s| s.invalid_cores());
-        (self.main.num_solves(), self.main.invalid_cores() + ex)
+        (self.main.num_solves(), self.main.invalid_cores())
     }
 
     /// Applies a revision policy to a new belief (see [`crate::logic::revise`]).
@@ -2368,6 +2429,56 @@ mod tests {
             let held: Vec<Formula> = st.beliefs().iter().map(|b| b.formula.clone()).collect();
             let sigma: Vec<&Formula> = held.iter().collect();
             prop_assert_eq!(st.consistent().unwrap().consistent, oracle::satisfiable(&sigma));
+        }
+
+        /// Rules and norms are accepted exactly when they keep the rules and norms held
+        /// satisfiable, through replacements (same id, new formula) and retractions, with
+        /// facts in between: the rules-only solver and the main solver's fallback together
+        /// agree with the truth-table oracle in both directions, and a refusal names a
+        /// conflict that contains the new rule.
+        #[test]
+        fn rules_are_accepted_exactly_when_the_hard_part_stays_satisfiable(
+            steps in prop::collection::vec(step(), 30..80),
+        ) {
+            let mut st = BeliefState::new().unwrap();
+            for (i, (lits, op)) in steps.iter().enumerate() {
+                let f = clause(lits);
+                let held: Vec<(String, Formula, Role)> = st
+                    .beliefs()
+                    .iter()
+                    .map(|b| (b.id.clone(), b.formula.clone(), b.role))
+                    .collect();
+                match op {
+                    0..=2 => {
+                        if let Some((id, _, _)) = held.get(usize::from(*op) * 7 % held.len().max(1)) {
+                            prop_assert!(st.retract(id).unwrap());
+                        }
+                    }
+                    3..=6 => {
+                        st.add(BeliefSpec::new(format!("f{i}"), f)).unwrap();
+                    }
+                    _ => {
+                        // Every third rule replaces an earlier one under its id.
+                        let id = format!("r{}", if op % 3 == 0 { i / 4 } else { i });
+                        let mut hard: Vec<&Formula> = held
+                            .iter()
+                            .filter(|(_, _, r)| r.is_hard())
+                            .map(|(_, g, _)| g)
+                            .collect();
+                        hard.push(&f);
+                        let fits = oracle::satisfiable(&hard);
+                        let role = if op % 2 == 0 { Role::Rule } else { Role::Norm };
+                        match st.add(BeliefSpec::new(id.clone(), f).role(role)) {
+                            Ok(_) => prop_assert!(fits, "accepted a rule that contradicts the rules"),
+                            Err(EngineError::HardConflict(ids)) => {
+                                prop_assert!(!fits, "refused a rule that fits");
+                                prop_assert!(ids.contains(&id));
+                            }
+                            Err(e) => return Err(TestCaseError::fail(e.to_string())),
+                        }
+                    }
+                }
+            }
         }
     }
 }

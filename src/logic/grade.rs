@@ -35,11 +35,7 @@ impl State {
     fn cut(&self, alpha: f64) -> Vec<Lit> {
         self.beliefs
             .iter()
-            .filter(|b| {
-                b.active
-                    && !b.encoded_hard()
-                    && (b.spec.role.is_hard() || b.spec.confidence >= alpha)
-            })
+            .filter(|b| b.active && (b.spec.role.is_hard() || b.spec.confidence >= alpha))
             .map(|b| b.sel)
             .collect()
     }
@@ -50,7 +46,7 @@ impl State {
         a.extend_from_slice(extra);
         let universe = self.assumptions();
         switch_off(&mut a, &universe);
-        Ok(!self.main.solve(&a)?)
+        Ok(!self.main_sat().solve(&a)?)
     }
 
     /// The largest index `i` in `levels` with `pred(levels[i])`, for a predicate that holds
@@ -87,7 +83,7 @@ impl State {
         a.extend_from_slice(neg);
         let universe = self.assumptions();
         switch_off(&mut a, &universe);
-        if !self.main.solve(&a)? {
+        if !self.main_sat().solve(&a)? {
             // The rules and norms alone entail φ.
             return Ok(1.0);
         }

@@ -39,6 +39,7 @@
 //! Grounding recurses once per nesting level and refuses trees deeper than [`MAX_DEPTH`]
 //! first; every other function here is iterative and safe on trees of any depth.
 
+use std::borrow::Cow;
 use std::collections::{BTreeSet, HashMap};
 use std::fmt;
 
@@ -258,9 +259,29 @@ pub fn estimate_ground_size(f: &Formula, domain_size: usize) -> u128 {
 /// than `cap` instances or more than [`MAX_GROUND_NODES`] nodes would be created. A formula
 /// without quantifiers is returned as an equal copy.
 pub fn ground(f: &Formula, domain: &[String], cap: u64) -> Result<Formula, GroundError> {
-    let depth = f.depth();
+    ground_ref(f, domain, cap).map(Cow::into_owned)
+}
+
+/// [`ground`] without the copy when there is nothing to substitute: a formula without
+/// quantifiers comes back borrowed (after the same depth and size checks), which is what
+/// callers that re-ground every formula they are handed want, since most formulas of a
+/// trace are propositional.
+pub fn ground_ref<'f>(
+    f: &'f Formula,
+    domain: &[String],
+    cap: u64,
+) -> Result<Cow<'f, Formula>, GroundError> {
+    let (depth, nodes, quantified) = survey(f);
     if depth > MAX_DEPTH {
         return Err(GroundError::TooDeep { depth });
+    }
+    if !quantified {
+        // No instance is created, and the ground formula is `f` itself: only the size guard
+        // can refuse it.
+        if nodes > MAX_GROUND_NODES {
+            return Err(GroundError::TooLarge { nodes });
+        }
+        return Ok(Cow::Borrowed(f));
     }
     let estimate = estimate_instances(f, domain.len());
     if estimate > u128::from(cap) {
@@ -275,7 +296,33 @@ pub fn ground(f: &Formula, domain: &[String], cap: u64) -> Result<Formula, Groun
         return Err(GroundError::TooLarge { nodes });
     }
     let mut env: HashMap<&str, Vec<&str>> = HashMap::new();
-    Ok(ground_rec(f, domain, &mut env))
+    Ok(Cow::Owned(ground_rec(f, domain, &mut env)))
+}
+
+/// One pass over `f`: its depth (as [`Formula::depth`]), its number of nodes (as
+/// [`estimate_ground_size`] counts them when there is no quantifier: every connective and
+/// atom once) and whether it has a quantifier.
+fn survey(f: &Formula) -> (usize, u128, bool) {
+    let (mut depth, mut nodes, mut quantified) = (0usize, 0u128, false);
+    let mut stack: Vec<(&Formula, usize)> = vec![(f, 0)];
+    while let Some((g, d)) = stack.pop() {
+        depth = depth.max(d);
+        nodes = nodes.saturating_add(1);
+        match g {
+            Formula::True | Formula::False | Formula::Atom(_) => {}
+            Formula::Not(h) => stack.push((h, d + 1)),
+            Formula::Forall(_, h) | Formula::Exists(_, h) => {
+                quantified = true;
+                stack.push((h, d + 1));
+            }
+            Formula::And(gs) | Formula::Or(gs) => stack.extend(gs.iter().map(|h| (h, d + 1))),
+            Formula::Implies(a, b) | Formula::Iff(a, b) => {
+                stack.push((a, d + 1));
+                stack.push((b, d + 1));
+            }
+        }
+    }
+    (depth, nodes, quantified)
 }
 
 /// Depth-bounded by the check in [`ground`].

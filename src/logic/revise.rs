@@ -133,11 +133,18 @@ pub(crate) fn announce(
         })
         .cloned()
         .collect();
-    let mut hard_part = st.fixed_selectors();
-    hard_part.extend_from_slice(st.pos(&mut q));
-    let universe = st.assumptions();
-    switch_off(&mut hard_part, &universe);
-    let hard_ok = st.main.solve(&hard_part)?;
+    // Do the rules and norms admit the new belief? The rules-only solver answers without
+    // switching off every other selector of Σ on the main solver.
+    let hard_ok = match st.rules_fit(&q.formula)? {
+        Some(ok) => ok,
+        None => {
+            let mut hard_part = st.fixed_selectors();
+            hard_part.extend_from_slice(st.pos(&mut q));
+            let universe = st.assumptions();
+            switch_off(&mut hard_part, &universe);
+            st.main_sat().solve(&hard_part)?
+        }
+    };
     st.finish(q);
     let hard = spec.role.is_hard();
     match policy {
@@ -210,7 +217,7 @@ impl State {
 /// single retraction makes Σ (with the new belief `new`) consistent.
 fn greedy_single(st: &mut State, new: usize) -> Result<Option<usize>, EngineError> {
     let all = st.assumptions();
-    let core = match st.main.validated_core(&all, &all)? {
+    let core = match st.main_sat().validated_core(&all, &all)? {
         Some(c) => c,
         None => return Ok(None),
     };
@@ -227,7 +234,7 @@ fn greedy_single(st: &mut State, new: usize) -> Result<Option<usize>, EngineErro
         let sel = st.beliefs[c].sel;
         let mut a: Vec<Lit> = all.iter().copied().filter(|&l| l != sel).collect();
         a.push(!sel);
-        if st.main.solve(&a)? {
+        if st.main_sat().solve(&a)? {
             return Ok(Some(c));
         }
     }
@@ -283,7 +290,7 @@ fn mss(st: &mut State, new: usize, by_confidence: bool) -> Result<Vec<usize>, En
         kept.push(b.sel);
         let mut a = kept.clone();
         switch_off(&mut a, &universe);
-        if st.main.solve(&a)? {
+        if st.main_sat().solve(&a)? {
             let mut vals = vec![false; st.enc.num_vars()];
             for l in st.main.model().unwrap_or_default() {
                 if let Some(v) = vals.get_mut(l.index()) {

@@ -20,7 +20,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use crate::logic::engine::{
-    Added, BeliefSpec, Check, Consistency, EngineError, Entailment, Limits, State, Supports,
+    Added, BeliefSpec, Check, Consistency, EngineError, Entails, Limits, State, Supports,
 };
 use crate::logic::formula::Formula;
 use crate::logic::revise::{Policy, Revision};
@@ -206,9 +206,9 @@ impl LocalEngine {
         self.call(|st| st.check(delta, because))
     }
 
-    /// Entailed / contradicted / unknown.
-    pub(crate) fn entails(&mut self, phi: &Formula) -> Result<Entailment, EngineError> {
-        self.call(|st| st.entails(phi))
+    /// Entailed / contradicted / unknown (without the necessity degree).
+    pub(crate) fn entails(&mut self, phi: &Formula) -> Result<Entails, EngineError> {
+        self.call(|st| st.entails_plain(phi))
     }
 
     /// All minimal support sets of φ (at most `max`, within `budget`).

@@ -27,6 +27,7 @@
 //! Nothing here fails: a formula that does not parse or cannot be grounded, a solver timeout
 //! or an engine error makes that one result [`Unknown`] with the reason, and the walk goes on.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::time::Duration;
 
@@ -404,9 +405,19 @@ impl Mirror {
         d
     }
 
-    fn ground(&self, f: &Formula, domain: &BTreeSet<String>) -> Result<Formula, Unknown> {
-        let d: Vec<String> = domain.iter().cloned().collect();
-        ground::ground(f, &d, self.cap).map_err(|e| Unknown::Ground(e.to_string()))
+    /// `f` grounded over `domain`; borrowed when `f` has no quantifier (most formulas of a
+    /// trace), so the common case copies neither the formula nor the domain.
+    fn ground<'f>(
+        &self,
+        f: &'f Formula,
+        domain: &BTreeSet<String>,
+    ) -> Result<Cow<'f, Formula>, Unknown> {
+        let d: Vec<String> = if ground::has_quantifier(f) {
+            domain.iter().cloned().collect()
+        } else {
+            Vec::new()
+        };
+        ground::ground_ref(f, &d, self.cap).map_err(|e| Unknown::Ground(e.to_string()))
     }
 
     /// Makes the quantified beliefs grounded over `domain`.
@@ -419,7 +430,7 @@ impl Mirror {
             let Some((raw, spec)) = self.quantified.get(&id) else {
                 continue;
             };
-            let g = self.ground(raw, domain)?;
+            let g = self.ground(raw, domain)?.into_owned();
             let mut spec = spec.clone();
             spec.formula = g;
             match self.engine.add(spec.clone()) {
@@ -440,7 +451,7 @@ impl Mirror {
     }
 
     /// Grounds `f` and brings Σ's grounding to the same domain.
-    fn prepare(&mut self, f: &Formula) -> Result<Formula, Unknown> {
+    fn prepare<'f>(&mut self, f: &'f Formula) -> Result<Cow<'f, Formula>, Unknown> {
         let domain = self.domain_with(f);
         self.sync(&domain)?;
         self.ground(f, &domain)
@@ -464,7 +475,7 @@ impl Mirror {
         let domain: BTreeSet<String> = self.consts.keys().cloned().collect();
         self.sync(&domain)?;
         let mut spec = spec;
-        spec.formula = self.ground(raw, &domain)?;
+        spec.formula = self.ground(raw, &domain)?.into_owned();
         let mut hard_conflict = false;
         match self.engine.add(spec.clone()) {
             Ok(_) => {}
@@ -585,9 +596,9 @@ impl Mirror {
     /// Grounds `f` for a question about the current Σ. Without quantifiers (in Σ or `f`)
     /// there is nothing to ground, and the grounding domain is left alone so that asking
     /// changes nothing the recomputation remembers.
-    fn ask(&mut self, f: &Formula) -> Result<Formula, Unknown> {
+    fn ask<'f>(&mut self, f: &'f Formula) -> Result<Cow<'f, Formula>, Unknown> {
         if self.quantified.is_empty() && !ground::has_quantifier(f) {
-            return Ok(f.clone());
+            return Ok(Cow::Borrowed(f));
         }
         self.prepare(f)
     }
@@ -645,7 +656,7 @@ impl Mirror {
     /// on a throwaway copy of Σ in its current grounding (oldest first: policies break ties
     /// by recency).
     fn rerun(&mut self, spec: BeliefSpec, policy: Policy) -> Result<Revision, Unknown> {
-        let g = self.ask(&spec.formula)?;
+        let g = self.ask(&spec.formula)?.into_owned();
         let mut copy = LocalEngine::with_limits(self.engine.limits());
         let mut specs: Vec<&BeliefSpec> = self.engine.beliefs().collect();
         specs.sort_by_key(|s| s.step);
@@ -892,7 +903,7 @@ fn walk(tl: &Timeline, log: &TraceLog, opts: &RecomputeOptions) -> Recomputed {
                         // Everything follows from an inconsistent Σ (as the engine says).
                         return Ok(Entails::Entailed);
                     }
-                    Ok(m.engine.entails(&g)?.result)
+                    Ok(m.engine.entails(&g)?)
                 });
                 out.queries.push(QueryResult {
                     step,
