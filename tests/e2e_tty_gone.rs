@@ -95,32 +95,45 @@ fn exit_status(path: &Path) -> Option<i32> {
     }
 }
 
-#[test]
-fn killing_the_tmux_server_ends_the_tui() {
+/// Writes a shell script from `template` (`{pid}`, `{shell}`, `{exit}`: files in a fresh
+/// temporary directory; `{bin}`: the binary; `{file}`: the treasure-hunt sample) and runs
+/// it in a tmux server of its own. `None`, with a message, when tmux is not installed.
+fn in_tmux(tag: &str, template: &str) -> Option<(tempfile::TempDir, Tmux)> {
     if !Tmux::available() {
         eprintln!("skipping e2e_tty_gone: tmux is not installed (apt-get install tmux)");
-        return;
+        return None;
     }
     let dir = tempfile::tempdir().unwrap();
-    let (pidfile, exitfile) = (dir.path().join("pid"), dir.path().join("exit"));
+    let at = |name: &str| dir.path().join(name).display().to_string();
+    let script = template
+        .replace("{pid}", &at("pid"))
+        .replace("{shell}", &at("shell"))
+        .replace("{exit}", &at("exit"))
+        .replace("{bin}", bin())
+        .replace(
+            "{file}",
+            &sample("treasure-hunt.jsonl").display().to_string(),
+        );
+    let path = dir.path().join("run.sh");
+    std::fs::write(&path, script).unwrap();
+    let t = Tmux::new(tag);
+    t.start(&format!("sh \"{}\"", path.display()));
+    Some((dir, t))
+}
+
+#[test]
+fn killing_the_tmux_server_ends_the_tui() {
     // The outer shell ignores SIGHUP and waits for the TUI (which inherits the ignored
     // SIGHUP, as under `nohup`, and installs its own handler anyway); the inner one writes
     // its pid and becomes the TUI, in the foreground of the tty. The shell then ends, so
     // nothing is left behind.
-    let script = dir.path().join("run.sh");
-    std::fs::write(
-        &script,
-        format!(
-            "trap '' HUP\nsh -c 'echo $$ > \"{pid}\"; exec \"{bin}\" view \"{file}\"'\necho $? > \"{exit}\"\n",
-            pid = pidfile.display(),
-            bin = bin(),
-            file = sample("treasure-hunt.jsonl").display(),
-            exit = exitfile.display(),
-        ),
-    )
-    .unwrap();
-    let t = Tmux::new("ttygone");
-    t.start(&format!("sh \"{}\"", script.display()));
+    let Some((dir, t)) = in_tmux(
+        "ttygone",
+        "trap '' HUP\nsh -c 'echo $$ > \"{pid}\"; exec \"{bin}\" view \"{file}\"'\necho $? > \"{exit}\"\n",
+    ) else {
+        return;
+    };
+    let (pidfile, exitfile) = (dir.path().join("pid"), dir.path().join("exit"));
     let p = Proc::read(&pidfile);
     t.wait_for("the first frame", 20, |s| s.contains("step 17 of 17"));
     // Let it go idle (the automatic audit arrives and is drawn): a TUI that still draws
@@ -146,26 +159,13 @@ fn killing_the_tmux_server_ends_the_tui() {
 
 #[test]
 fn sighup_ends_the_tui_with_a_failure_status() {
-    if !Tmux::available() {
-        eprintln!("skipping e2e_tty_gone: tmux is not installed (apt-get install tmux)");
+    let Some((dir, t)) = in_tmux(
+        "sighup",
+        "echo $$ > \"{shell}\"\n\"{bin}\" view \"{file}\"\necho $? > \"{exit}\"\n",
+    ) else {
         return;
-    }
-    let dir = tempfile::tempdir().unwrap();
+    };
     let (pidfile, exitfile) = (dir.path().join("pid"), dir.path().join("exit"));
-    let script = dir.path().join("run.sh");
-    std::fs::write(
-        &script,
-        format!(
-            "echo $$ > \"{pid}\"\n\"{bin}\" view \"{file}\"\necho $? > \"{exit}\"\n",
-            pid = dir.path().join("shell").display(),
-            bin = bin(),
-            file = sample("treasure-hunt.jsonl").display(),
-            exit = exitfile.display(),
-        ),
-    )
-    .unwrap();
-    let t = Tmux::new("sighup");
-    t.start(&format!("sh \"{}\"", script.display()));
     t.wait_for("the first frame", 20, |s| s.contains("step 17 of 17"));
     let shell = Proc::read(&dir.path().join("shell"));
     // The TUI is the shell's child; send it SIGHUP as a terminal emulator closing would.
