@@ -158,12 +158,13 @@ impl Model {
     fn presize(&mut self) {
         let mut counts: Vec<timeline::Counts> = Vec::new();
         for ev in &self.log.events {
-            let slot = match self.by_name.get(&ev.session) {
+            let slot = match self.by_name.get(&*ev.session) {
                 Some(&i) => i,
                 None => {
                     let i = self.timelines.len();
-                    self.by_name.insert(ev.session.clone(), i);
-                    self.timelines.push(Timeline::empty(ev.session.clone()));
+                    self.by_name.insert(Arc::from(&*ev.session), i);
+                    self.timelines
+                        .push(Timeline::empty(Arc::from(&*ev.session)));
                     counts.push(timeline::Counts::default());
                     i
                 }
@@ -174,7 +175,7 @@ impl Model {
             t.reserve(c);
         }
         for (pos, ev) in self.log.events.iter().enumerate() {
-            if let Some(&slot) = self.by_name.get(&ev.session) {
+            if let Some(&slot) = self.by_name.get(&*ev.session) {
                 self.timelines[slot].events.push(pos as u32);
             }
         }
@@ -199,12 +200,13 @@ impl Model {
         }
         for pos in events..self.log.events.len() {
             let name = &self.log.events[pos].session;
-            let slot = match self.by_name.get(name) {
+            let slot = match self.by_name.get(&**name) {
                 Some(&i) => i,
                 None => {
                     let i = self.timelines.len();
+                    let name: Arc<str> = Arc::from(&**name);
                     self.by_name.insert(name.clone(), i);
-                    self.timelines.push(Timeline::empty(name.clone()));
+                    self.timelines.push(Timeline::empty(name));
                     self.builders.push(timeline::Builder::default());
                     i
                 }

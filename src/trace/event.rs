@@ -28,9 +28,9 @@ pub type Text = compact_str::CompactString;
 /// The highest trace format version this reader understands.
 pub const FORMAT_VERSION: u8 = 1;
 
-/// The name of the stream events were read from. Every event and problem holds one, so it is
-/// a single shared pointer (an `Arc<str>` would be two words in each of millions of events).
-/// It reads as a `str`.
+/// A shared name: the stream events were read from, or an event's session. Every event holds
+/// two and every problem one, so it is a single shared pointer (an `Arc<str>` would be two
+/// words in each of millions of events). It reads as a `str`.
 #[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 // The inner box is the point: it makes the shared pointer thin.
 #[allow(clippy::redundant_allocation)]
@@ -40,6 +40,19 @@ impl FileName {
     /// A new shared name.
     pub fn new(name: &str) -> Self {
         FileName(Arc::new(Box::from(name)))
+    }
+}
+
+impl FileName {
+    /// The address of the shared name, equal for all clones of one name: a cache key that
+    /// stays valid while a clone is held.
+    pub fn addr(&self) -> usize {
+        Arc::as_ptr(&self.0) as usize
+    }
+
+    /// Whether `a` and `b` are clones of one shared name (a pointer comparison).
+    pub fn ptr_eq(a: &Self, b: &Self) -> bool {
+        Arc::ptr_eq(&a.0, &b.0)
     }
 }
 
@@ -103,7 +116,7 @@ pub struct Timestamp {
 
 /// How a timestamp was written. Nearly every producer writes UTC with `Z` in whole seconds or
 /// milliseconds, or plain Unix seconds; those spellings are re-created from the value, so a
-/// timestamp costs no text (this keeps [`Event`] at 128 bytes). Anything else is kept as
+/// timestamp costs no text (this keeps [`Event`] at 120 bytes). Anything else is kept as
 /// written.
 #[derive(Debug, Clone, PartialEq)]
 enum TsRaw {
@@ -382,7 +395,7 @@ pub struct Event {
     /// The timestamp, if any.
     pub ts: Option<Timestamp>,
     /// The session; the file name when absent.
-    pub session: Arc<str>,
+    pub session: FileName,
     /// Whether the line carried `session`.
     pub session_given: bool,
     /// The optional `id` (a belief id for `announce`, the intention or plan id for those kinds).
@@ -1073,8 +1086,8 @@ mod tests {
 
     /// A loaded trace is mostly `Vec<Event>`: its size is the memory budget's biggest term.
     #[test]
-    fn an_event_stays_at_128_bytes() {
-        assert!(std::mem::size_of::<Event>() <= 128);
+    fn an_event_stays_at_120_bytes() {
+        assert!(std::mem::size_of::<Event>() <= 120);
         assert!(std::mem::size_of::<Option<Timestamp>>() <= 24);
         assert_eq!(std::mem::size_of::<Origin>(), 24);
     }

@@ -6,21 +6,20 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::io::{self, Read};
-use std::sync::Arc;
 
-use super::event::{Event, Kind};
+use super::event::{Event, FileName, Kind};
 use super::load::LoadOptions;
 use super::reader::{Item, Problem, ReaderConfig, Severity};
 
 /// Counts and per-session positions of the events in a [`TraceLog`].
 #[derive(Debug, Clone, Default)]
 pub struct Index {
-    session_pos: HashMap<Arc<str>, usize>,
+    session_pos: HashMap<FileName, usize>,
     /// Recently seen sessions by the address of their interned name: the reader gives every
     /// event of a session the same `Arc`, so a pointer comparison usually replaces hashing
     /// the name. The index keeps those `Arc`s alive, so an address cannot be reused.
     recent: Vec<(usize, usize)>,
-    sessions: Vec<(Arc<str>, Vec<u32>)>,
+    sessions: Vec<(FileName, Vec<u32>)>,
     kind_counts: [u64; Kind::ALL.len()],
     unknown_kinds: BTreeMap<String, u64>,
 }
@@ -29,7 +28,7 @@ impl Index {
     /// Records the event stored at position `pos` of the log.
     pub fn add(&mut self, pos: u32, ev: &Event) {
         const RECENT: usize = 16;
-        let addr = Arc::as_ptr(&ev.session) as *const u8 as usize;
+        let addr = ev.session.addr();
         let slot = match self.recent.iter().find(|(a, _)| *a == addr) {
             Some(&(_, slot)) => slot,
             None => {
@@ -43,7 +42,7 @@ impl Index {
                     }
                 };
                 // Only an Arc the index itself holds may be cached (its address stays valid).
-                if Arc::ptr_eq(&self.sessions[slot].0, &ev.session) {
+                if FileName::ptr_eq(&self.sessions[slot].0, &ev.session) {
                     if self.recent.len() == RECENT {
                         self.recent.remove(0);
                     }

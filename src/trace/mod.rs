@@ -20,7 +20,7 @@
 //! an event pays only for its own kind), rare free-form JSON values are boxed, and unknown
 //! fields cost nothing when absent. Session names are shared `Arc<str>`s, the file name a thin
 //! shared [`FileName`], and the usual timestamp spellings are re-created from their value rather
-//! than stored (an [`Event`] is 128 bytes).
+//! than stored (an [`Event`] is 120 bytes).
 //!
 //! ## Adding a kind or a field
 //!

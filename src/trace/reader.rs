@@ -28,7 +28,6 @@
 //! several threads and still produce exactly this reader's output.
 
 use std::fmt;
-use std::sync::Arc;
 
 use super::event::{Body, Event, Extra, FORMAT_VERSION, FileName, Kind, Origin, Text, Timestamp};
 use super::fields::{FieldError, Fields, build_body, decode_line};
@@ -169,7 +168,7 @@ impl SeqSet {
 #[derive(Debug)]
 struct SessionState {
     /// The interned session name every event of the session shares.
-    name: Arc<str>,
+    name: FileName,
     seqs: SeqSet,
     last_ts: Option<(f64, u64)>,
 }
@@ -504,10 +503,10 @@ impl Framer {
 #[derive(Debug)]
 pub(crate) struct Sessions {
     file: FileName,
-    default_session: Arc<str>,
+    default_session: FileName,
     /// Seeded foldhash (hashbrown's default): session names are untrusted but few, and
     /// SipHash was a tenth of the sequential half's time on interleaved sessions.
-    by_name: hashbrown::HashMap<Arc<str>, usize>,
+    by_name: hashbrown::HashMap<FileName, usize>,
     states: Vec<SessionState>,
     /// The session of the previous event: consecutive events usually share it, and comparing
     /// two short strings is cheaper than hashing one.
@@ -521,7 +520,7 @@ impl Sessions {
         let base = file.rsplit(['/', '\\']).next().unwrap_or(&file);
         let base = if base.is_empty() { &*file } else { base };
         Sessions {
-            default_session: Arc::from(base),
+            default_session: FileName::new(base),
             file,
             by_name: hashbrown::HashMap::new(),
             states: Vec::new(),
@@ -546,7 +545,7 @@ impl Sessions {
             self.last = match self.by_name.get(name) {
                 Some(&i) => i,
                 None => {
-                    let arc: Arc<str> = Arc::from(name);
+                    let arc = FileName::new(name);
                     self.by_name.insert(arc.clone(), self.states.len());
                     self.states.push(SessionState {
                         name: arc,

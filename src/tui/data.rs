@@ -368,7 +368,7 @@ pub struct Store {
     pub sessions: Vec<SessionData>,
     by_name: HashMap<Arc<str>, usize>,
     /// Sessions that are not grouped by name alone: (origin, session name or none).
-    by_origin: HashMap<(Origin, Option<Arc<str>>), usize>,
+    by_origin: HashMap<(Origin, Option<FileName>), usize>,
     /// The session the last event of each (origin, file) went to: where a bad line read
     /// after it belongs.
     last_of_file: HashMap<(Origin, FileName), usize>,
@@ -401,14 +401,14 @@ impl Store {
     }
 
     /// The session for events named `session` from `origin`, created when new.
-    fn slot(&mut self, origin: &Origin, session: &Arc<str>) -> usize {
+    fn slot(&mut self, origin: &Origin, session: &FileName) -> usize {
         match origin {
-            Origin::Trace => match self.by_name.get(session) {
+            Origin::Trace => match self.by_name.get(&**session) {
                 Some(&i) => i,
                 None => {
-                    self.by_name.insert(session.clone(), self.sessions.len());
-                    self.sessions
-                        .push(SessionData::new(session.clone(), Origin::Trace));
+                    let name: Arc<str> = Arc::from(&**session);
+                    self.by_name.insert(name.clone(), self.sessions.len());
+                    self.sessions.push(SessionData::new(name, Origin::Trace));
                     self.sessions.len() - 1
                 }
             },
@@ -494,7 +494,7 @@ impl Store {
         }
         for k in waiting {
             let file = self.log.problems[k as usize].origin.file.clone();
-            let base: Arc<str> = file.rsplit(['/', '\\']).next().unwrap_or(&file).into();
+            let base = FileName::new(file.rsplit(['/', '\\']).next().unwrap_or(&file));
             let slot = self.slot(origin, &base);
             let s = &mut self.sessions[slot];
             let before = s.len();
@@ -604,6 +604,9 @@ impl Store {
         };
         // Merged in read order: problem k was read after `before_k` events.
         let mut k = p0;
+        // One shared name for the copies (the session's own name, which a re-read segment's
+        // events do not carry).
+        let shared = FileName::new(&name);
         for i in e0..e1 {
             while k < p1 && s.problems[k as usize].0 <= i {
                 problem(k, &mut items);
@@ -611,7 +614,7 @@ impl Store {
             }
             if let Some(ev) = s.events().get(i as usize).and_then(|&p| self.event(p)) {
                 let mut ev = ev.clone();
-                ev.session = name.clone();
+                ev.session = shared.clone();
                 items.push(Item::Event(ev));
             }
         }
