@@ -18,8 +18,7 @@
 //! A loaded trace is mostly `Vec<Event>`, so the event is kept small: strings are inline up to
 //! 24 bytes ([`event::Text`]), every kind's fields are boxed (the [`Body`] enum is 16 bytes and
 //! an event pays only for its own kind), rare free-form JSON values are boxed, and unknown
-//! fields cost nothing when absent. Session names are shared `Arc<str>`s, the file name a thin
-//! shared [`FileName`], and the usual timestamp spellings are re-created from their value rather
+//! fields cost nothing when absent. Session and file names are thin shared [`FileName`]s, and the usual timestamp spellings are re-created from their value rather
 //! than stored (an [`Event`] is 120 bytes).
 //!
 //! ## Adding a kind or a field
