@@ -29,7 +29,7 @@
 //!
 //! Queries do not leave permanent free variables behind: only their subformulas get
 //! definitions, and the top connective goes behind a *probe* literal (made only when that
-//! side is actually solved, see [`State::query`]) that is retired (in
+//! side is actually solved, see `State::query`) that is retired (in
 //! batches, since each new level-0 unit makes varisat re-simplify) after the query; a probe
 //! whose formula is then announced becomes that belief's selector.
 //!
@@ -1802,7 +1802,7 @@ enum Home {
 /// A deadline inside the solver cannot bound work outside it (encoding or grounding a huge
 /// formula), and recursion over a deep formula needs a big stack. So the handle moves its state, for good, to a dedicated solver thread ([`Worker`],
 /// 256 MiB stack; the caller waits at most until the deadline and an overrun abandons and
-/// rebuilds the state) when a request's formula does not pass [`fits_inline`], and also when
+/// rebuilds the state) when a request's formula does not pass `fits_inline`, and also when
 /// the handle is used from another thread than the one holding its state (the state cannot
 /// follow it; it is rebuilt on the solver thread from the copy).
 pub struct BeliefState {

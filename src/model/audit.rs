@@ -11,7 +11,7 @@
 //! the policy have retracted?") in the same walk when asked to
 //! ([`super::recompute::AuditQuestions`], on by default): every solver question is asked
 //! once. A recomputation made without them is still accepted ([`audit_recomputed`]); the
-//! checks then ask a [`probe::Probe`], a forward-only mirror of the same Σ.
+//! checks then ask a `probe::Probe`, a forward-only mirror of the same Σ.
 //!
 //! Sessions are independent and audited in parallel (at most one per core, or
 //! [`AuditOptions::threads`]); the report is merged in session order, so it does not depend
@@ -23,13 +23,13 @@
 //! fragment that follows a count ([`Code::summary`]: "2 postconditions were self-reported as
 //! met but are not"). The checks are grouped by what they read:
 //!
-//! - [`epistemic`]: gate verdicts (`claimed-outcome-mismatch`, with the confusion
+//! - `epistemic`: gate verdicts (`claimed-outcome-mismatch`, with the confusion
 //!   [`Matrix`]), citations, contradictions and their handling, revisions, norms;
-//! - [`bdi`]: tier-1 postconditions, plan DAGs, belief names, tiers that cannot be checked;
-//! - [`loops`]: repeated queries and oscillation;
-//! - [`input`]: reader problems and unparsable formulas (`parse-error`).
+//! - `bdi`: tier-1 postconditions, plan DAGs, belief names, tiers that cannot be checked;
+//! - `loops`: repeated queries and oscillation;
+//! - `input`: reader problems and unparsable formulas (`parse-error`).
 //!
-//! To add a code: a variant in [`Code`] with its row in [`Code::info`], then the check in the
+//! To add a code: a variant in [`Code`] with its row in the `codes!` table, then the check in the
 //! module that reads the data it needs, a unit test that triggers it and a near miss that
 //! must not, and a line in the README's audit table (`docs/architecture.md`).
 //!

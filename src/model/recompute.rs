@@ -2,7 +2,7 @@
 //!
 //! [`recompute`] walks one session forward with ONE belief state (the engine's
 //! [`State`](crate::logic::engine::State),
-//! driven on the walk's own thread by [`super::local`]), mirroring the trace:
+//! driven on the walk's own thread by `model::local`), mirroring the trace:
 //! each `announce` adds its belief (an announce of an active id with another formula replaces
 //! it, as in the replay), each `retract` that ended a record retracts it. Along the way:
 //!
@@ -686,7 +686,7 @@ fn conjunction(texts: &[&str]) -> Result<Formula, Unknown> {
 }
 
 /// Recomputes every claim of one session (see the module docs). The walk runs on a thread
-/// of its own with the engine's stack (see [`super::local`]).
+/// of its own with the engine's stack (see `model::local`).
 pub fn recompute(tl: &Timeline, log: &TraceLog, opts: &RecomputeOptions) -> Recomputed {
     run_with_stack(|| walk(tl, log, opts))
 }
