@@ -1027,6 +1027,13 @@ fn origin_text(ev: &Event) -> String {
     format!("{}:{}", sanitize(&ev.origin.file), ev.origin.line)
 }
 
+/// One `key  value` row of the detail pane; the value is sanitized by [`spans`].
+fn kv_line(th: &Theme, k: &str, v: &str, st: Style) -> Line<'static> {
+    let mut l = vec![Span::styled(format!("{k:<11}"), th.dim)];
+    l.extend(spans(v, st, th.marker));
+    Line::from(l)
+}
+
 /// The lines of the detail pane for the event at `pos`.
 pub fn detail_lines(app: &mut App, pos: u32) -> Vec<Line<'static>> {
     let th = app.theme.clone();
@@ -1034,11 +1041,7 @@ pub fn detail_lines(app: &mut App, pos: u32) -> Vec<Line<'static>> {
         return Vec::new();
     };
     let mut out = Vec::new();
-    let mut kv = |k: &str, v: &str, st: Style| {
-        let mut l = vec![Span::styled(format!("{k:<11}"), th.dim)];
-        l.extend(spans(v, st, th.marker));
-        out.push(Line::from(l));
-    };
+    let mut kv = |k: &str, v: &str, st: Style| out.push(kv_line(&th, k, v, st));
     kv("kind", ev.kind_name(), th.accent);
     kv("session", &ev.session, th.text);
     kv("seq", &ev.seq.to_string(), th.text);
@@ -1157,11 +1160,7 @@ pub fn problem_lines(app: &App, k: u32) -> Vec<Line<'static>> {
         return Vec::new();
     };
     let mut out = Vec::new();
-    let mut kv = |k: &str, v: &str, st: Style| {
-        let mut l = vec![Span::styled(format!("{k:<11}"), th.dim)];
-        l.extend(spans(v, st, th.marker));
-        out.push(Line::from(l));
-    };
+    let mut kv = |k: &str, v: &str, st: Style| out.push(kv_line(th, k, v, st));
     let sev = match p.severity {
         crate::trace::Severity::Error => "error: the line is not an event",
         crate::trace::Severity::Warning => "warning: the line was kept",
