@@ -88,6 +88,23 @@ pub struct Model {
     problem_files: Vec<(FileName, u64, Option<usize>)>,
 }
 
+/// The timeline slot of session `name`, with an empty timeline created when the session is
+/// new (`true`). A free function so callers can hold the log borrowed meanwhile.
+fn session_slot(
+    by_name: &mut HashMap<Arc<str>, usize>,
+    timelines: &mut Vec<Timeline>,
+    name: &str,
+) -> (usize, bool) {
+    if let Some(&i) = by_name.get(name) {
+        return (i, false);
+    }
+    let i = timelines.len();
+    let name: Arc<str> = Arc::from(name);
+    by_name.insert(name.clone(), i);
+    timelines.push(Timeline::empty(name));
+    (i, true)
+}
+
 impl Model {
     /// Reads trace files (`-` is standard input) and replays them. Sessions appear in order of
     /// their first event. A file that cannot be read is an error; bad lines are not (they are
@@ -158,17 +175,10 @@ impl Model {
     fn presize(&mut self) {
         let mut counts: Vec<timeline::Counts> = Vec::new();
         for ev in &self.log.events {
-            let slot = match self.by_name.get(&*ev.session) {
-                Some(&i) => i,
-                None => {
-                    let i = self.timelines.len();
-                    self.by_name.insert(Arc::from(&*ev.session), i);
-                    self.timelines
-                        .push(Timeline::empty(Arc::from(&*ev.session)));
-                    counts.push(timeline::Counts::default());
-                    i
-                }
-            };
+            let (slot, new) = session_slot(&mut self.by_name, &mut self.timelines, &ev.session);
+            if new {
+                counts.push(timeline::Counts::default());
+            }
             counts[slot].add(&ev.body);
         }
         for (t, c) in self.timelines.iter_mut().zip(&counts) {
@@ -200,17 +210,10 @@ impl Model {
         }
         for pos in events..self.log.events.len() {
             let name = &self.log.events[pos].session;
-            let slot = match self.by_name.get(&**name) {
-                Some(&i) => i,
-                None => {
-                    let i = self.timelines.len();
-                    let name: Arc<str> = Arc::from(&**name);
-                    self.by_name.insert(name.clone(), i);
-                    self.timelines.push(Timeline::empty(name));
-                    self.builders.push(timeline::Builder::default());
-                    i
-                }
-            };
+            let (slot, new) = session_slot(&mut self.by_name, &mut self.timelines, name);
+            if new {
+                self.builders.push(timeline::Builder::default());
+            }
             self.builders[slot].push(&mut self.timelines[slot], &self.log, pos as u32);
         }
         self.count_problems(problems);
