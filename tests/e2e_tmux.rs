@@ -41,8 +41,7 @@ fn assert_restored(t: &Tmux, screen: &str) {
 
 #[test]
 fn open_step_why_entails_quit() {
-    if !Tmux::available() {
-        eprintln!("skipping e2e_tmux: tmux is not installed (apt-get install tmux)");
+    if tmux::missing("e2e_tmux") {
         return;
     }
     let t = Tmux::new("main");
@@ -100,8 +99,7 @@ fn hostile_trace(dir: &Path) -> PathBuf {
 
 #[test]
 fn hostile_trace_does_not_reach_the_terminal() {
-    if !Tmux::available() {
-        eprintln!("skipping e2e_tmux: tmux is not installed (apt-get install tmux)");
+    if tmux::missing("e2e_tmux") {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -148,8 +146,7 @@ fn hostile_trace_does_not_reach_the_terminal() {
 
 #[test]
 fn sigterm_restores_the_terminal() {
-    if !Tmux::available() {
-        eprintln!("skipping e2e_tmux: tmux is not installed (apt-get install tmux)");
+    if tmux::missing("e2e_tmux") {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -182,8 +179,7 @@ fn sigterm_restores_the_terminal() {
 
 #[test]
 fn resize_storm_and_tiny_sizes_survive() {
-    if !Tmux::available() {
-        eprintln!("skipping e2e_tmux: tmux is not installed (apt-get install tmux)");
+    if tmux::missing("e2e_tmux") {
         return;
     }
     let t = Tmux::new("resize");
@@ -216,8 +212,7 @@ fn resize_storm_and_tiny_sizes_survive() {
 
 #[test]
 fn demo_plays_in_the_tui_with_pause_step_and_speed_keys() {
-    if !Tmux::available() {
-        eprintln!("skipping e2e_tmux: tmux is not installed (apt-get install tmux)");
+    if tmux::missing("e2e_tmux") {
         return;
     }
     let t = Tmux::new("demo");
@@ -252,8 +247,7 @@ fn demo_plays_in_the_tui_with_pause_step_and_speed_keys() {
 
 #[test]
 fn a_followed_file_growing_fast_is_shown_whole() {
-    if !Tmux::available() {
-        eprintln!("skipping e2e_tmux: tmux is not installed (apt-get install tmux)");
+    if tmux::missing("e2e_tmux") {
         return;
     }
     let dir = tempfile::tempdir().expect("tempdir");
@@ -308,8 +302,7 @@ fn a_followed_file_growing_fast_is_shown_whole() {
 
 #[test]
 fn bad_lines_are_timeline_rows_with_their_location_in_the_detail_pane() {
-    if !Tmux::available() {
-        eprintln!("skipping e2e_tmux: tmux is not installed (apt-get install tmux)");
+    if tmux::missing("e2e_tmux") {
         return;
     }
     let t = Tmux::new("broken");

@@ -99,8 +99,7 @@ fn exit_status(path: &Path) -> Option<i32> {
 /// temporary directory; `{bin}`: the binary; `{file}`: the treasure-hunt sample) and runs
 /// it in a tmux server of its own. `None`, with a message, when tmux is not installed.
 fn in_tmux(tag: &str, template: &str) -> Option<(tempfile::TempDir, Tmux)> {
-    if !Tmux::available() {
-        eprintln!("skipping e2e_tty_gone: tmux is not installed (apt-get install tmux)");
+    if tmux::missing("e2e_tty_gone") {
         return None;
     }
     let dir = tempfile::tempdir().unwrap();

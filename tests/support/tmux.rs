@@ -22,6 +22,15 @@ pub fn sample(name: &str) -> PathBuf {
         .join(name)
 }
 
+/// Whether tmux is missing, saying so on stderr: a test named `suite` is then skipped.
+pub fn missing(suite: &str) -> bool {
+    let missing = !Tmux::available();
+    if missing {
+        eprintln!("skipping {suite}: tmux is not installed (apt-get install tmux)");
+    }
+    missing
+}
+
 /// One private tmux server with one session.
 pub struct Tmux {
     socket: String,
