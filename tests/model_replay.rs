@@ -41,30 +41,56 @@ fn default_id_is_the_normalized_formula_and_retract_by_formula_works() {
 }
 
 #[test]
-fn reannouncement_merges_supersedes_or_starts_a_new_record() {
+fn reannouncement_overwrites_supersedes_or_starts_a_new_record() {
     let m = model(&[
-        r#"{"kind":"announce","id":"x","formula":"p"}"#,
-        r#"{"kind":"announce","id":"x","formula":"(p)"}"#,
+        r#"{"kind":"announce","id":"x","formula":"p","source":"a","confidence":0.7}"#,
+        r#"{"kind":"announce","id":"x","formula":"(p)","source":"b","confidence":0.6}"#,
         r#"{"kind":"announce","id":"x","formula":"q"}"#,
         r#"{"kind":"retract","target":"x"}"#,
         r#"{"kind":"announce","id":"x","formula":"p"}"#,
     ]);
     let tl = m.timeline("t.jsonl").unwrap();
-    // The same formula again is merged; another formula supersedes; after a retraction
-    // the id starts a new record.
-    assert_eq!(tl.beliefs().len(), 3);
+    // The same formula again overwrites the record (seed 000's update): source, confidence
+    // and step are the new event's; another formula supersedes; after a retraction the id
+    // starts a new record.
+    assert_eq!(tl.beliefs().len(), 4);
     assert_eq!(
         tl.beliefs()[0].retraction.unwrap().by,
+        RetractedBy::Reannounced
+    );
+    assert_eq!(tl.beliefs()[0].retraction.unwrap().step, 2);
+    let at2 = m.sigma_at("t.jsonl", 2).unwrap();
+    assert_eq!(at2.len(), 1);
+    assert_eq!(
+        (at2[0].source(), at2[0].confidence(), at2[0].step()),
+        (Some("b"), 0.6, 2)
+    );
+    // Time travel still sees the first record before the update.
+    let at1 = m.sigma_at("t.jsonl", 1).unwrap();
+    assert_eq!((at1[0].source(), at1[0].confidence()), (Some("a"), 0.7));
+    assert_eq!(
+        tl.beliefs()[1].retraction.unwrap().by,
         RetractedBy::Superseded
     );
-    assert_eq!(tl.beliefs()[0].retraction.unwrap().step, 3);
     let sigma = m.sigma_at("t.jsonl", 3).unwrap();
     assert_eq!(sigma.len(), 1);
     assert_eq!(sigma[0].formula_text(), "q");
     assert!(ids(&m, 4).is_empty());
     assert_eq!(m.sigma_at("t.jsonl", 5).unwrap()[0].step(), 5);
-    assert_eq!(tl.records_of("x").count(), 3);
-    assert_eq!(tl.active_record("x", 5), Some(2));
+    assert_eq!(tl.records_of("x").count(), 4);
+    assert_eq!(tl.active_record("x", 5), Some(3));
+}
+
+#[test]
+fn confidence_zero_is_a_bad_line_and_stays_out_of_sigma() {
+    let m = model(&[
+        r#"{"kind":"announce","id":"x","formula":"p","confidence":0}"#,
+        r#"{"kind":"announce","id":"y","formula":"q","confidence":0.5}"#,
+    ]);
+    let tl = m.timeline("t.jsonl").unwrap();
+    assert_eq!(tl.reader_problems(), 1);
+    let last = tl.len();
+    assert_eq!(ids(&m, last), ["y"]);
 }
 
 #[test]

@@ -50,7 +50,7 @@ fn every_malformed_line_is_reported_where_it_is() {
             11,
             E,
             C::Field,
-            "field `confidence` must be a number from 0 to 1, found 1.5",
+            "field `confidence` must be a number greater than 0 and at most 1, found 1.5",
         ),
         (13, W, C::DuplicateSeq, "duplicate seq 12"),
         (14, W, C::TimeBackwards, "ts goes backwards"),

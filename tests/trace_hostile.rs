@@ -75,7 +75,11 @@ fn sequence_numbers_are_never_silently_rounded() {
         (r#"{"kind":"postcondition","tier":4}"#, "must be 1, 2 or 3"),
         (
             r#"{"kind":"announce","formula":"p","confidence":-0.1}"#,
-            "from 0 to 1",
+            "greater than 0 and at most 1",
+        ),
+        (
+            r#"{"kind":"announce","formula":"p","confidence":0}"#,
+            "greater than 0 and at most 1",
         ),
         (
             r#"{"kind":"announce","formula":"p","because":["a",3]}"#,

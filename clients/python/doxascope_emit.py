@@ -231,12 +231,12 @@ class Emitter:
         """``announce``: add ``formula`` (doxascope formula syntax) to the belief set Σ.
 
         ``id`` defaults to the normalized formula in the viewer; ``role`` is ``fact``
-        (default), ``rule``, ``norm`` or ``assumption``; ``confidence`` in 0..1; ``because``
+        (default), ``rule``, ``norm`` or ``assumption``; ``confidence`` in (0, 1]; ``because``
         lists the ids of the premises; ``text`` is the natural-language original.
         """
         _check("role", role, _ROLES)
-        if confidence is not None and not 0 <= confidence <= 1:
-            raise ValueError("confidence must be between 0 and 1, got %r" % (confidence,))
+        if confidence is not None and not 0 < confidence <= 1:
+            raise ValueError("confidence must be greater than 0 and at most 1, got %r" % (confidence,))
         return self.emit("announce", formula=formula, id=id, source=source, role=role,
                          confidence=confidence, because=because, text=text, **extra)
 

@@ -16,10 +16,12 @@
 //! one vector, so moving to any step costs no replay at all. Records are stored in
 //! announcement order, which is the order Σ is listed in (`export --format prompt`).
 //!
-//! Re-announcing an id that is active with the same formula and role adds nothing (as in the
-//! engine, which merges it); announcing an active id with a different formula or role ends
-//! the old record ([`RetractedBy::Superseded`]) and starts a new one. An id announced again
-//! after it was retracted is a new record.
+//! An update overwrites the record of the same proposition (seed 000's `KnowledgeBase.update`):
+//! announcing an id that is active ends the old record and starts a new one holding the new
+//! event's formula, role, source, confidence and step. The old record ends as
+//! [`RetractedBy::Reannounced`] when the formula and role are the same (the engine overwrites
+//! that belief's confidence and step in place) and as [`RetractedBy::Superseded`] otherwise.
+//! An id announced again after it was retracted is a new record.
 //!
 //! # What is kept
 //!
@@ -54,10 +56,14 @@ pub enum RetractedBy {
     Unspecified,
     /// The same id was announced again with a different formula or role.
     Superseded,
+    /// The same id was announced again with the same formula and role: the new record
+    /// overwrites this one (its source, confidence and step), as seed 000's update does.
+    Reannounced,
 }
 
 impl RetractedBy {
-    /// A short name (`agent`, `revision`, `user`, `unspecified`, `superseded`).
+    /// A short name (`agent`, `revision`, `user`, `unspecified`, `superseded`,
+    /// `reannounced`).
     pub fn as_str(self) -> &'static str {
         match self {
             RetractedBy::Agent => "agent",
@@ -65,6 +71,7 @@ impl RetractedBy {
             RetractedBy::User => "user",
             RetractedBy::Unspecified => "unspecified",
             RetractedBy::Superseded => "superseded",
+            RetractedBy::Reannounced => "reannounced",
         }
     }
 
@@ -801,10 +808,12 @@ impl Pass<'_> {
                 }
                 _ => false,
             };
-            if same {
-                return;
-            }
-            self.end(old, step, pos, RetractedBy::Superseded);
+            let by = if same {
+                RetractedBy::Reannounced
+            } else {
+                RetractedBy::Superseded
+            };
+            self.end(old, step, pos, by);
         }
         let idx = self.tl.beliefs.len() as u32;
         self.tl.beliefs.push(BeliefRecord {

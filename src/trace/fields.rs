@@ -721,11 +721,16 @@ pub(crate) fn build_body(
             let confidence = match b.take(F::confidence) {
                 None => 1.0,
                 Some(v) => match v.as_f64() {
-                    Some(c) if (0.0..=1.0).contains(&c) => c,
+                    // 0 would mean "not believed", which an announcement cannot say: every
+                    // path (validate, replay, audit, REPL) refuses it the same way.
+                    Some(c) if c > 0.0 && c <= 1.0 => c,
                     _ => {
                         return Err(FieldError::new(
                             "confidence",
-                            format!("must be a number from 0 to 1, found {}", short(&v)),
+                            format!(
+                                "must be a number greater than 0 and at most 1, found {}",
+                                short(&v)
+                            ),
                         ));
                     }
                 },

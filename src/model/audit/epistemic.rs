@@ -896,6 +896,8 @@ fn norms(cx: &mut Cx<'_>) {
         let (how, severity) = match x.by {
             RetractedBy::User => ("retracted by the user", Severity::Warning),
             RetractedBy::Superseded => ("replaced by a different formula", Severity::Error),
+            // The same norm announced again: it never left Σ.
+            RetractedBy::Reannounced => continue,
             RetractedBy::Revision => ("retracted by a revision", Severity::Error),
             RetractedBy::Agent => ("retracted by the agent", Severity::Error),
             RetractedBy::Unspecified => ("retracted", Severity::Error),
