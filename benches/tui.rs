@@ -24,9 +24,9 @@ use doxascope::trace::{Reader, ReaderConfig};
 use doxascope::tui::app::{App, Pane, Purpose, SigmaFilter};
 use doxascope::tui::data::Store;
 use doxascope::tui::highlight;
+use doxascope::tui::repl_job::Msg;
 use doxascope::tui::theme::Theme;
 use doxascope::tui::ui::draw;
-use doxascope::tui::worker::Msg;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 

@@ -210,26 +210,39 @@ fn contradictions_are_resolved_by_the_policy() {
 }
 
 #[test]
-fn save_writes_the_layer_as_trace_jsonl() {
+fn save_writes_sigma_and_the_layer_as_a_self_contained_trace() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("hand.jsonl");
     let mut r = weather();
     json(&mut r, "announce snow as assumption from me");
     json(&mut r, "retract f3");
     let s = json(&mut r, &format!("save {}", path.display()));
-    assert_eq!(s["events"], 2);
     let text = std::fs::read_to_string(&path).unwrap();
     let lines: Vec<Value> = text
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    assert_eq!(lines[0]["kind"], "announce");
-    assert_eq!(lines[0]["formula"], "snow");
-    assert_eq!(lines[0]["role"], "assumption");
-    assert_eq!(lines[0]["source"], "me");
-    assert_eq!(lines[1]["kind"], "retract");
-    assert_eq!(lines[1]["target"], "f3");
-    assert_eq!(lines[1]["by"], "user");
+    assert_eq!(s["events"], lines.len());
+    let kinds: Vec<&str> = lines.iter().map(|l| l["kind"].as_str().unwrap()).collect();
+    // A note, Σ at step 6 (f2 left at step 5), the gate and the announcement, the retraction.
+    assert_eq!(
+        kinds,
+        [
+            "log", "announce", "announce", "announce", "verify", "announce", "retract"
+        ]
+    );
+    let ids: Vec<&str> = lines[1..4]
+        .iter()
+        .map(|l| l["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["r1", "f1", "f3"]);
+    assert_eq!(lines[1]["role"], "rule");
+    assert_eq!(lines[4]["outcome"], "newinfo");
+    assert_eq!(lines[5]["formula"], "snow");
+    assert_eq!(lines[5]["role"], "assumption");
+    assert_eq!(lines[5]["source"], "me");
+    assert_eq!(lines[6]["target"], "f3");
+    assert_eq!(lines[6]["by"], "user");
 }
 
 #[test]

@@ -5,14 +5,14 @@
 use std::path::PathBuf;
 
 use doxascope::tui::app::{App, Effect, Mode, Pane};
+use doxascope::tui::audit_job::{At, Auditor};
 use doxascope::tui::data::Store;
 use doxascope::tui::highlight;
 use doxascope::tui::keys::BINDINGS;
-use doxascope::tui::recompute::{At, Auditor};
+use doxascope::tui::repl_job::{Msg, ReplState, Request};
 use doxascope::tui::text::is_clean;
 use doxascope::tui::theme::Theme;
 use doxascope::tui::ui::{help_lines, render_text};
-use doxascope::tui::worker::{Msg, ReplState, Request};
 use ratatui::crossterm::event::{
     KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind,
 };
@@ -574,7 +574,7 @@ fn audits_of_appended_data_equal_an_audit_of_everything() {
         audit(&mut w, &mut Auditor::default());
         w.analysis.unwrap()
     };
-    let codes = |a: &doxascope::tui::recompute::Analysis| {
+    let codes = |a: &doxascope::tui::audit_job::Analysis| {
         a.findings
             .iter()
             .map(|(at, f)| (*at, f.code, f.step))

@@ -8,9 +8,9 @@
 use std::path::PathBuf;
 
 use doxascope::tui::app::{App, Pane};
+use doxascope::tui::audit_job::Auditor;
 use doxascope::tui::data::Store;
 use doxascope::tui::highlight;
-use doxascope::tui::recompute::Auditor;
 use doxascope::tui::text::is_clean;
 use doxascope::tui::theme::Theme;
 use doxascope::tui::ui::render_text;

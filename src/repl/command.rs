@@ -1,16 +1,22 @@
-//! The command language shared by the TUI command line and `doxascope repl` (contract §4).
+//! The command language shared by the TUI command line and `doxascope repl`.
 //!
-//! One table ([`COMMANDS`]) names every command with its arguments and a one-line summary;
-//! `help`, Tab completion and the docs are generated from it, so they cannot drift from what
-//! the parser accepts.
+//! One table ([`COMMANDS`]) names every command with its arguments, a one-line summary and
+//! the function that runs it; dispatch, `help`, Tab completion and the docs are generated
+//! from it, so they cannot drift from what the parser accepts.
 
 use std::fmt;
 
 use crate::logic::engine::Role;
 use crate::logic::revise::Policy;
 
+use super::exec;
+use super::{Repl, ReplError, Reply};
+
+/// The function a command runs.
+pub type Run = fn(&mut Repl, &Command) -> Result<Reply, ReplError>;
+
 /// One entry of the command table.
-#[derive(Debug, Clone, Copy)]
+#[derive(Clone, Copy)]
 pub struct CommandSpec {
     /// The command word.
     pub name: &'static str,
@@ -20,6 +26,17 @@ pub struct CommandSpec {
     pub summary: &'static str,
     /// What the arguments complete to.
     pub completes: Completes,
+    /// The function that runs it.
+    pub run: Run,
+}
+
+impl std::fmt::Debug for CommandSpec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CommandSpec")
+            .field("name", &self.name)
+            .field("args", &self.args)
+            .finish_non_exhaustive()
+    }
 }
 
 /// What Tab completes a command's argument to.
@@ -44,90 +61,105 @@ pub const COMMANDS: &[CommandSpec] = &[
         args: "φ [@C] [as ROLE] [from SOURCE]",
         summary: "show Θ(Σ, φ), then apply Σ := Σ ∪ {φ}; a contradiction is resolved by the current policy",
         completes: Completes::Formula,
+        run: exec::announce,
     },
     CommandSpec {
         name: "check",
         args: "φ",
         summary: "Θ(Σ, φ): contradiction, entailed or newinfo; nothing is applied",
         completes: Completes::Formula,
+        run: exec::check,
     },
     CommandSpec {
         name: "entails",
         args: "φ",
         summary: "entailed (Σ ⊨ φ), contradicted (Σ ⊨ ¬φ) or unknown, with the degree N(φ) when Σ is graded",
         completes: Completes::Formula,
+        run: exec::entails,
     },
     CommandSpec {
         name: "why",
         args: "φ",
         summary: "minimal support sets: subsets of Σ that entail φ",
         completes: Completes::Formula,
+        run: exec::why,
     },
     CommandSpec {
         name: "whynot",
         args: "φ",
         summary: "a countermodel: an assignment satisfying Σ ∧ ¬φ, on the atoms that matter",
         completes: Completes::Formula,
+        run: exec::whynot,
     },
     CommandSpec {
         name: "consistent",
         args: "",
         summary: "yes, or a minimal conflicting subset of Σ",
         completes: Completes::Nothing,
+        run: exec::consistent,
     },
     CommandSpec {
         name: "retract",
         args: "ID-or-φ",
         summary: "retract a belief in the hand-issued layer (the trace is never modified)",
         completes: Completes::BeliefId,
+        run: exec::retract,
     },
     CommandSpec {
         name: "undo",
         args: "",
         summary: "undo the last announce or retract of the hand-issued layer",
         completes: Completes::Nothing,
+        run: exec::undo,
     },
     CommandSpec {
         name: "reset",
         args: "",
         summary: "drop the whole hand-issued layer",
         completes: Completes::Nothing,
+        run: exec::reset,
     },
     CommandSpec {
         name: "policy",
         args: "greedy|recency|confidence|reject|flag",
         summary: "how contradictions are resolved (no argument: show the current policy)",
         completes: Completes::Policy,
+        run: exec::policy,
     },
     CommandSpec {
         name: "at",
         args: "STEP",
         summary: "time travel: fork the hand-issued layer at this step of the trace",
         completes: Completes::Nothing,
+        run: exec::at,
     },
     CommandSpec {
         name: "diff",
         args: "A B",
         summary: "what Σ gained and lost between steps A and B of the trace",
         completes: Completes::Nothing,
+        run: exec::diff,
     },
     CommandSpec {
         name: "sigma",
         args: "",
         summary: "list Σ: the trace's beliefs at the current step plus the hand-issued layer",
         completes: Completes::Nothing,
+        run: exec::sigma,
     },
     CommandSpec {
         name: "help",
         args: "[CMD]",
         summary: "list the commands, or explain one",
         completes: Completes::Command,
+        run: exec::help,
     },
     CommandSpec {
         name: "save",
         args: "FILE",
         summary: "write the hand-issued announcements and retractions as trace JSONL",
         completes: Completes::Nothing,
+        run: exec::save,
     },
 ];
 

@@ -22,6 +22,7 @@ use ratatui::layout::{Position, Rect};
 use super::data::{Origin, RowItem, SessionData, Store, enum_name};
 use super::highlight;
 use super::keys::{self, Action};
+pub use super::repl_job::Purpose;
 use super::theme::Theme;
 use crate::repl::command::complete;
 use crate::trace::event::Role;
@@ -96,17 +97,6 @@ pub enum Effect {
     Mouse(bool),
     /// Audit the shown session (off the UI thread): findings and the recomputed verdicts.
     Recompute,
-}
-
-/// Why a command was sent to the REPL worker (decides how the reply is shown).
-#[derive(Debug, Clone, PartialEq)]
-pub enum Purpose {
-    /// Typed at the prompt: the reply goes to the scrollback.
-    Prompt,
-    /// `w` on a belief: the reply's support is highlighted in Σ.
-    Why,
-    /// Enter on a revision: show the conflict set of its trigger.
-    Conflict,
 }
 
 /// Which line editor is active.
@@ -641,6 +631,13 @@ pub struct App {
     why_target: Option<String>,
     /// The conflict-set overlay (Enter on a revision): title and lines.
     pub popup: Option<(String, Vec<String>)>,
+    /// The hand-issued layer's effect on Σ, as the REPL job last reported it (`None`: the
+    /// layer is empty). The Σ pane draws it when it is for the shown step.
+    pub hand: Option<crate::repl::HandView>,
+    /// `Esc` hid the hand-issued layer from the Σ pane (it is kept; a command shows it again).
+    pub hand_hidden: bool,
+    /// A refresh of the hand view for the shown step was asked for and not answered yet.
+    hand_pending: bool,
     /// A one-line status message.
     pub status: String,
     /// Loading progress: bytes read and total (None when done).
@@ -668,7 +665,7 @@ pub struct App {
     /// Sessions seen by the last [`App::on_data`] (to notice new re-read segments).
     known_sessions: usize,
     /// The audit of the shown session ([`crate::model::audit`]): findings and verdicts.
-    pub analysis: Option<super::recompute::Analysis>,
+    pub analysis: Option<super::audit_job::Analysis>,
     /// An audit of the shown session is running.
     pub recomputing: bool,
     /// (session, version) of the last audit asked for.
@@ -727,6 +724,9 @@ impl App {
             support: HashSet::new(),
             why_target: None,
             popup: None,
+            hand: None,
+            hand_hidden: false,
+            hand_pending: false,
             status: String::new(),
             loading: None,
             sources: super::sources::Sources::default(),
@@ -925,7 +925,7 @@ impl App {
     pub fn row_count(&self, pane: Pane) -> usize {
         let Some(s) = self.sess() else { return 0 };
         match pane {
-            Pane::Sigma => self.sigma_rows().len(),
+            Pane::Sigma => self.sigma_rows().len() + self.hand_shown().map_or(0, |h| h.added.len()),
             Pane::Verify => self.rows_upto(s.tl.verifies()).len(),
             Pane::Retract => s.revisions_upto(self.step()),
             Pane::Timeline => s.rows() as usize,
@@ -943,6 +943,10 @@ impl App {
         match pane {
             Pane::Sigma => {
                 let rows = self.sigma_rows();
+                if sel >= rows.len() && self.hand_shown().is_some_and(|h| !h.added.is_empty()) {
+                    // A belief of the hand-issued layer: no event of the trace.
+                    return None;
+                }
                 let i = rows.get(sel.min(rows.len().saturating_sub(1)))?;
                 Some(s.tl.beliefs()[i as usize].event)
             }
@@ -983,7 +987,7 @@ impl App {
     /// [`super::data::Delta`] of at most [`App::handover_chunk`] events); `run` asks for an audit
     /// once the last piece is in. While pieces remain, [`App::handover_pending`] says so and
     /// the event loop sends one per turn, after input.
-    pub fn recompute_input(&mut self, run: bool) -> Option<super::recompute::Request> {
+    pub fn recompute_input(&mut self, run: bool) -> Option<super::audit_job::Request> {
         let delta = self
             .store
             .delta(self.session, &mut self.sent_audit, self.handover_chunk)?;
@@ -995,7 +999,7 @@ impl App {
         if run_now {
             self.audit_sent = Some((self.session, self.store.version));
         }
-        Some(super::recompute::Request {
+        Some(super::audit_job::Request {
             delta,
             version: self.store.version,
             run: run_now,
@@ -1029,8 +1033,8 @@ impl App {
     /// [`App::handover_chunk`] events of what it has not seen of the shown session, or, once
     /// the rest fits in one piece, the first waiting command with that rest. The event loop
     /// sends one per turn, after input, so handing over a big session never freezes input.
-    pub fn repl_next(&mut self) -> Option<super::worker::Msg> {
-        use super::worker::{Msg, Request};
+    pub fn repl_next(&mut self) -> Option<super::repl_job::Msg> {
+        use super::repl_job::{Msg, Request};
         if self.repl_waiting.is_empty() {
             return None;
         }
@@ -1074,7 +1078,7 @@ impl App {
     }
 
     /// An audit arrived; kept when it is for the shown session.
-    pub fn on_analysis(&mut self, a: super::recompute::Analysis) {
+    pub fn on_analysis(&mut self, a: super::audit_job::Analysis) {
         // The audit asked for last is done even when the view has moved on meanwhile (a
         // following view moves to a new session), so the next one can be asked for.
         if self.audit_sent == Some((a.session, a.version)) {
@@ -1164,12 +1168,39 @@ impl App {
                 return Vec::new();
             }
         }
-        let fx = match keys::lookup_in(&key, self.demo.is_some()) {
+        let mut fx = match keys::lookup_in(&key, self.demo.is_some()) {
             Some(a) => self.apply(a),
             None => Vec::new(),
         };
         self.track_detail();
+        fx.extend(self.hand_refresh());
         fx
+    }
+
+    /// The hand-issued layer's view when it applies to the shown step and is not hidden.
+    pub fn hand_shown(&self) -> Option<&crate::repl::HandView> {
+        self.hand
+            .as_ref()
+            .filter(|h| !self.hand_hidden && h.step == u64::from(self.step()))
+    }
+
+    /// When the shown step moved away from the hand view's, asks the REPL job for the layer's
+    /// effect on Σ at the new step (the Σ pane shows the trace meanwhile, and says so).
+    pub fn hand_refresh(&mut self) -> Vec<Effect> {
+        let step = u64::from(self.step());
+        match &self.hand {
+            Some(h) if !self.hand_hidden && h.step != step && !self.hand_pending => {
+                self.hand_pending = true;
+                // `policy` changes nothing and builds no belief state: the answer's hand view
+                // is what is wanted.
+                vec![Effect::Run {
+                    line: "policy".into(),
+                    step,
+                    purpose: Purpose::Hand,
+                }]
+            }
+            _ => Vec::new(),
+        }
     }
 
     /// The detail pane follows the last focused list pane.
@@ -1253,6 +1284,16 @@ impl App {
             Action::Escape => {
                 self.support.clear();
                 self.status.clear();
+                if let Some(h) = &self.hand
+                    && !self.hand_hidden
+                {
+                    self.hand_hidden = true;
+                    self.status = format!(
+                        "Σ shows the trace; the hand-issued layer ({} command(s)) is kept: \
+                         :sigma lists it, :reset drops it",
+                        h.commands
+                    );
+                }
             }
             Action::Recompute => return vec![Effect::Recompute],
             Action::DemoPause | Action::DemoStep | Action::DemoFaster | Action::DemoSlower => {
@@ -1291,8 +1332,8 @@ impl App {
         if let Some(a) = &self.analysis {
             for (at, f) in &a.findings {
                 let row = match *at {
-                    super::recompute::At::Event(i) if i < s.len() => s.row_of_event(i),
-                    super::recompute::At::Problem(k) if (k as usize) < s.problems.len() => {
+                    super::audit_job::At::Event(i) if i < s.len() => s.row_of_event(i),
+                    super::audit_job::At::Problem(k) if (k as usize) < s.problems.len() => {
                         s.row_of_problem(k)
                     }
                     _ => continue,
@@ -1636,7 +1677,10 @@ impl App {
         }]
     }
 
-    /// Enter on a revision: ask for the conflict set its trigger met just before it.
+    /// Enter on a revision: ask for the conflict set its trigger met just before it. On a
+    /// `retract` row, the revision that retraction applies, if any. The question is a
+    /// read-only `check` on the trace's Σ just before the trigger was announced, so opening a
+    /// row never changes anything and gives the same answer in any order.
     fn open_selected(&mut self) -> Vec<Effect> {
         if self.focus != Pane::Retract {
             self.focus = Pane::Detail;
@@ -1650,47 +1694,77 @@ impl App {
         let Some((step, pos)) = s.revision_newest(self.step(), sel.min(n.saturating_sub(1))) else {
             return Vec::new();
         };
-        let trigger = match self.store.event(pos).map(|e| &e.body) {
-            Some(Body::Revise(r)) => r.trigger.clone(),
-            Some(Body::Retract(r)) => Some(r.target.clone()),
+        let popup = |lines: Vec<String>| Some(("conflict set".to_string(), lines));
+        // The revision this row is, or the one a `retract` row applies.
+        let revision = match self.store.event(pos).map(|e| &e.body) {
+            Some(Body::Revise(_)) => s.tl.revisions().iter().find(|r| r.event == pos),
+            Some(Body::Retract(r)) => {
+                let entry = s.tl.retracts().iter().find(|x| x.event == pos);
+                match entry.and_then(|x| x.revision) {
+                    Some(k) => s.tl.revisions().get(k as usize),
+                    None => {
+                        let by = r.by.map_or("unspecified".to_string(), |b| enum_name(&b));
+                        let mut lines = vec![format!(
+                            "retract {} (by {by}) is not part of a revision: no conflict to show",
+                            r.target
+                        )];
+                        if let Some(reason) = &r.reason {
+                            lines.push(format!("reason: {reason}"));
+                        }
+                        self.popup = popup(lines);
+                        return Vec::new();
+                    }
+                }
+            }
             _ => None,
         };
-        let Some(trigger) = trigger else {
-            self.popup = Some((
-                "conflict set".into(),
-                vec!["this revision names no trigger".into()],
-            ));
+        let Some(rv) = revision else {
+            self.popup = popup(vec!["no revision at this row".into()]);
             return Vec::new();
         };
-        // The trigger may be an id: resolve it to its formula, and ask about Σ just before
-        // the trigger entered it (once it is in, Σ is inconsistent and entails everything).
-        let found =
-            s.tl.beliefs()
-                .iter()
-                .rev()
-                .find(|b| b.id == trigger && b.announced <= step)
-                .and_then(|b| match self.store.event(b.event).map(|e| &e.body) {
-                    Some(Body::Announce(a)) => Some((a.formula.clone(), b.announced)),
-                    _ => None,
-                });
-        let (formula, step) = match found {
-            Some((f, announced)) => (f, announced),
-            None => (trigger, step),
+        let trigger = match self.store.event(rv.event).map(|e| &e.body) {
+            Some(Body::Revise(r)) => r.trigger.clone(),
+            _ => None,
+        };
+        // The trigger's record gives its formula and the step it entered Σ; a trigger that
+        // names no record is taken as a formula, checked just before the revision.
+        let found = rv.trigger_record.and_then(|i| {
+            let b = s.tl.beliefs().get(i as usize)?;
+            match self.store.event(b.event).map(|e| &e.body) {
+                Some(Body::Announce(a)) => Some((a.formula.clone(), b.announced)),
+                _ => None,
+            }
+        });
+        let (formula, at) = match (found, trigger) {
+            (Some((f, announced)), _) => (f, announced),
+            (None, Some(t)) => (t, rv.step.max(step)),
+            (None, None) => {
+                self.popup = popup(vec!["this revision names no trigger".into()]);
+                return Vec::new();
+            }
         };
         self.working = Some(format!("conflict set of {formula}"));
         vec![Effect::Run {
-            line: format!("announce {formula}"),
-            step: u64::from(step.saturating_sub(1)),
+            line: format!("check {formula}"),
+            step: u64::from(at.saturating_sub(1)),
             purpose: Purpose::Conflict,
         }]
     }
 
     /// A reply from the REPL worker arrived.
-    pub fn on_reply(&mut self, reply: super::worker::Answer) {
+    pub fn on_reply(&mut self, reply: super::repl_job::Answer) {
         use crate::repl::Reply;
         // A command still waiting for the hand-over is what the pane works on next.
         self.working = self.repl_waiting.front().map(|(l, _, _)| l.clone());
         self.dirty = true;
+        if reply.purpose == Purpose::Prompt && reply.hand != self.hand {
+            // The layer changed: show it again if Esc had hidden it.
+            self.hand_hidden = false;
+        }
+        self.hand = reply.hand.clone();
+        if reply.purpose == Purpose::Hand {
+            self.hand_pending = false;
+        }
         match reply.purpose {
             Purpose::Prompt => {
                 match &reply.result {
@@ -1747,15 +1821,26 @@ impl App {
                 Err(e) => self.status = e.to_text(),
             },
             Purpose::Conflict => {
+                let member = |m: &crate::repl::Member| format!("{}  {}", m.id, m.formula);
                 let lines = match reply.result {
-                    Ok(Reply::Announce {
-                        conflict, outcome, ..
-                    }) if !conflict.is_empty() => {
-                        let mut v = vec![format!("outcome: {}", outcome.as_str())];
-                        v.extend(conflict);
+                    Ok(Reply::Check { prior_conflict, .. }) if !prior_conflict.is_empty() => {
+                        let mut v = vec![
+                            "Σ was already inconsistent just before the trigger; its own minimal conflict:".to_string(),
+                        ];
+                        v.extend(prior_conflict.iter().map(member));
                         v
                     }
-                    Ok(Reply::Announce { outcome, .. }) => vec![format!(
+                    Ok(Reply::Check {
+                        outcome, conflict, ..
+                    }) if !conflict.is_empty() => {
+                        let mut v = vec![format!(
+                            "{}: the trigger contradicts this minimal subset of Σ:",
+                            outcome.as_str()
+                        )];
+                        v.extend(conflict.iter().map(member));
+                        v
+                    }
+                    Ok(Reply::Check { outcome, .. }) => vec![format!(
                         "no conflict: the trigger was {} just before the revision",
                         outcome.as_str()
                     )],
@@ -1763,6 +1848,11 @@ impl App {
                     Err(e) => vec![e.to_text()],
                 };
                 self.popup = Some(("conflict set".into(), lines));
+            }
+            Purpose::Hand => {
+                if let Err(e) = reply.result {
+                    self.status = e.to_text();
+                }
             }
         }
     }

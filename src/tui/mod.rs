@@ -6,7 +6,7 @@
 //! - [`data`] holds the trace as it is read ([`data::Store`]): per session, the model's own
 //!   replay ([`crate::model::Timeline`], grown batch by batch) plus the reader problems at
 //!   their place, so every pane reads what `export`, `audit` and the REPL read.
-//! - [`recompute`] audits the shown session on its own thread with [`crate::model::audit`]
+//! - [`audit_job`] audits the shown session on its own thread with [`crate::model::audit`]
 //!   (findings, recomputed gate verdicts), over a model it extends with what is new.
 //! - [`app`] is the view state ([`app::App`]: session, selected step, follow mode, focus,
 //!   selections, filters, the REPL line). Input handlers change it and return
@@ -14,7 +14,7 @@
 //!   tests drive an `App` with key events directly.
 //! - [`ui`] draws the whole screen from an `App`, building only visible rows.
 //! - [`keys`] is the one key table: dispatch and the `?` overlay both read it.
-//! - [`worker`] runs the REPL engine ([`crate::repl::Repl`]) on its own thread: the solver
+//! - [`repl_job`] runs the REPL engine ([`crate::repl::Repl`]) on its own thread: the solver
 //!   never blocks input; the pane shows "working…" until the answer arrives.
 //! - [`terminal`] guards the terminal modes (restore on drop, error, panic, signals; Ctrl-Z).
 //! - [`theme`] and [`highlight`] hold palettes (from `themes/`) and syntect highlighting;
@@ -51,17 +51,17 @@
 //! `.`, `+`, `-`) act on the player and are bound only then.
 
 pub mod app;
+pub mod audit_job;
 pub mod dag;
 pub mod data;
 pub mod highlight;
 pub mod keys;
-pub mod recompute;
+pub mod repl_job;
 pub mod sources;
 pub mod terminal;
 pub mod text;
 pub mod theme;
 pub mod ui;
-pub mod worker;
 
 use std::cell::Cell;
 use std::fmt;
@@ -79,8 +79,8 @@ use tokio::time::Instant;
 
 use app::{App, Effect};
 use data::Store;
+use repl_job::ReplJob;
 use theme::{Config, Theme};
-use worker::Worker;
 
 /// What `doxascope view` was asked to do.
 #[derive(Debug, Clone, Default)]
@@ -540,8 +540,8 @@ async fn event_loop(
     }
     let (ans_tx, mut ans_rx) = mpsc::channel(64);
     let (ver_tx, mut ver_rx) = mpsc::channel(4);
-    let worker = Worker::spawn(ans_tx)?;
-    let auditor = recompute::Worker::spawn(ver_tx)?;
+    let worker = ReplJob::spawn(ans_tx)?;
+    let auditor = audit_job::AuditJob::spawn(ver_tx)?;
     // Debounced audits of streaming data: due 300 ms after the latest change, but at most
     // 2 s after the first one not yet audited, so a steady stream is audited every 2 s and a
     // burst once.
@@ -737,7 +737,7 @@ async fn event_loop(
 }
 
 /// Sends the REPL worker its next message (a piece of the session, or a waiting command).
-fn feed_repl(app: &mut App, worker: &Worker) {
+fn feed_repl(app: &mut App, worker: &ReplJob) {
     if let Some(msg) = app.repl_next()
         && let Err(m) = worker.send(msg)
     {

@@ -14,13 +14,13 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Borders, Cell, Clear, Paragraph, Row, Table, Wrap};
 
 use super::app::{App, Mode, Pane, ScrollKind};
+use super::audit_job::At;
 use super::dag::{self, Node, Status};
 use super::data::{
     MARK_CONTRADICTION, MARK_PROBLEM, MARK_REVISION, RowItem, SessionData, enum_name,
 };
 use super::highlight::Lang;
 use super::keys::BINDINGS;
-use super::recompute::At;
 use super::text::{lines as text_lines, spans};
 use super::theme::Theme;
 use crate::model::audit::Severity as FindingSeverity;
@@ -267,6 +267,25 @@ fn sigma(f: &mut Frame, app: &mut App, area: Rect) {
     app.set_scan_window(Some(std::time::Instant::now() + super::app::FRAME_SCAN));
     let rows = app.sigma_rows();
     let t = app.step();
+    // The hand-issued layer: its beliefs follow the trace's rows, and the trace's beliefs it
+    // retracted or overwrote are drawn as such.
+    let hand = app.hand_shown().cloned();
+    let hand_rows = hand.as_ref().map_or(0, |h| h.added.len());
+    let removed: std::collections::HashSet<&str> = hand
+        .as_ref()
+        .map(|h| h.removed.iter().map(String::as_str).collect())
+        .unwrap_or_default();
+    let hand_note = match (&hand, &app.hand) {
+        (Some(h), _) => format!(
+            "+ hand layer: {} command(s), {} added, {} retracted ",
+            h.commands,
+            h.added.len(),
+            h.removed.len()
+        ),
+        (None, Some(_)) if app.hand_hidden => "(hand layer hidden: Esc) ".to_string(),
+        (None, Some(_)) => "(hand layer: updating…) ".to_string(),
+        (None, None) => String::new(),
+    };
     let extra = if app.filter.is_empty() {
         format!("{} at step {t} ", rows.len())
     } else if let Some((done, total)) = app.sigma_filter_progress() {
@@ -277,17 +296,23 @@ fn sigma(f: &mut Frame, app: &mut App, area: Rect) {
     } else {
         format!("{} at step {t} (filtered) ", rows.len())
     };
+    let extra = format!("{extra}{hand_note}");
     let b = block(app, Pane::Sigma, extra);
     let inner = b.inner(area);
     f.render_widget(b, area);
     let h = usize::from(inner.height.saturating_sub(1));
-    let sel = app.selected[0].min(rows.len().saturating_sub(1));
+    let total = rows.len() + hand_rows;
+    let sel = app.selected[0].min(total.saturating_sub(1));
     app.selected[0] = sel;
-    let (start, end) = visible(sel, rows.len(), h);
+    let (start, end) = visible(sel, total, h);
     let th = app.theme.clone();
     let wide = inner.width >= 90;
     let mut out = Vec::new();
-    for (k, i) in rows.range(start, end).into_iter().enumerate() {
+    for (k, i) in rows
+        .range(start.min(rows.len()), end.min(rows.len()))
+        .into_iter()
+        .enumerate()
+    {
         let Some(s) = app.store.sessions.get(app.session) else {
             break;
         };
@@ -304,7 +329,8 @@ fn sigma(f: &mut Frame, app: &mut App, area: Rect) {
             a.confidence,
             a.formula.clone(),
         );
-        let active = rec.active_at(t);
+        let by_hand = removed.contains(rec.id.as_str());
+        let active = rec.active_at(t) && !by_hand;
         let supported = app.support.contains(rec.id.as_str());
         let base = if !active {
             th.retracted
@@ -335,7 +361,9 @@ fn sigma(f: &mut Frame, app: &mut App, area: Rect) {
         } else {
             Line::from(spans(&formula, base, th.marker))
         };
-        let status = if !active {
+        let status = if by_hand && rec.active_at(t) {
+            "retracted (hand)".into()
+        } else if !active {
             match rec.retraction {
                 Some(r) => format!("retracted@{}", r.step),
                 None => "retracted".into(),
@@ -383,6 +411,37 @@ fn sigma(f: &mut Frame, app: &mut App, area: Rect) {
         }
         out.push(row);
     }
+    if let Some(hv) = &hand {
+        let first = start.max(rows.len()) - rows.len();
+        let last = end.saturating_sub(rows.len()).min(hv.added.len());
+        for (k, m) in hv.added.iter().enumerate().take(last).skip(first) {
+            let supported = app.support.contains(m.id.as_str());
+            let base = if supported { th.support } else { th.text };
+            let id_cell = Cell::from(Line::from(spans(&m.id, th.accent, th.marker)));
+            let formula_cell = Cell::from(Line::from(spans(&m.formula, base, th.marker)));
+            let status_cell = Cell::from(Span::styled("active [hand]", th.ok));
+            let mut row = if wide {
+                Row::new(vec![
+                    id_cell,
+                    formula_cell,
+                    Cell::from(Span::styled(role_label(m.role), th.dim)),
+                    Cell::from(Line::from(spans(&m.source, th.dim, th.marker))),
+                    Cell::from(Line::from(vec![
+                        Span::styled(bar(m.confidence, 5), th.bar),
+                        Span::styled(format!(" {:.2}", m.confidence), th.dim),
+                    ])),
+                    status_cell,
+                    Cell::from(Span::styled(format!("{}", m.step), th.dim)),
+                ])
+            } else {
+                Row::new(vec![id_cell, formula_cell, status_cell])
+            };
+            if rows.len() + k == sel && app.focus == Pane::Sigma {
+                row = row.style(th.selection);
+            }
+            out.push(row);
+        }
+    }
     // Narrow panes keep what identifies a belief and its status; role, source, confidence
     // and step are in the detail pane.
     let table = if wide {
@@ -422,6 +481,16 @@ fn sigma(f: &mut Frame, app: &mut App, area: Rect) {
         .header(Row::new(["id", "formula", "status"]).style(th.dim.add_modifier(Modifier::BOLD)))
     };
     f.render_widget(table, inner);
+}
+
+fn role_label(role: crate::logic::engine::Role) -> &'static str {
+    use crate::logic::engine::Role;
+    match role {
+        Role::Fact => "fact",
+        Role::Rule => "rule",
+        Role::Norm => "norm",
+        Role::Assumption => "assumption",
+    }
 }
 
 /// The plan of the latest `plan` event at step `t`, with step statuses at `t`, from the

@@ -199,18 +199,18 @@ impl Auditor {
 }
 
 /// The UI's end of the audit worker.
-pub struct Worker {
+pub struct AuditJob {
     tx: StdSender<Request>,
 }
 
-impl Worker {
+impl AuditJob {
     /// Starts the worker thread; analyses go to `answers`.
-    pub fn spawn(answers: Sender<Analysis>) -> std::io::Result<Worker> {
+    pub fn spawn(answers: Sender<Analysis>) -> std::io::Result<AuditJob> {
         let (tx, rx) = channel();
         std::thread::Builder::new()
             .name("doxascope-audit".into())
             .spawn(move || serve(rx, answers))?;
-        Ok(Worker { tx })
+        Ok(AuditJob { tx })
     }
 
     /// Queues a request. The channel is unbounded on purpose: a dropped request would leave

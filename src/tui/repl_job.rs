@@ -1,4 +1,4 @@
-//! The REPL worker: the one command engine ([`crate::repl::Repl`]) on its own thread.
+//! The REPL job: the one command engine ([`crate::repl::Repl`]) on its own thread.
 //!
 //! The UI never waits for the solver: it sends a [`Request`] and keeps drawing (the REPL pane
 //! shows "working…"); the [`Answer`] arrives on a channel the event loop polls after input.
@@ -8,9 +8,10 @@
 //! Σ comes from the model, as in `doxascope repl`: the worker keeps one
 //! [`crate::model::Model`] per session, grown with the [`Delta`]s it is sent (what
 //! was read since the last one), and runs the REPL over it through
-//! [`crate::repl::ModelSigma`], the same adapter the headless REPL uses. When the trace has
-//! grown or the view moved to another session, the worker starts a fresh REPL over the model
-//! (the hand-issued layer does not survive new data).
+//! [`crate::repl::ModelSigma`], the same adapter the headless REPL uses. When the view moves
+//! to another session the worker starts a fresh REPL over its model; when the shown session
+//! grows, the REPL keeps its hand-issued layer (a log of effects, as valid on the grown trace).
+//! Every answer carries the layer's effect on Σ ([`crate::repl::HandView`]) for the Σ pane.
 //!
 //! A big session reaches the worker in pieces ([`Msg::Data`], one per event-loop turn, like
 //! the audit hand-over), so the first command on a million-event session never copies it all
@@ -23,11 +24,22 @@ use std::sync::mpsc::{Receiver, Sender as StdSender, channel};
 
 use tokio::sync::mpsc::Sender;
 
-use super::app::Purpose;
 use super::data::Delta;
-use crate::logic::revise::Policy;
 use crate::model::Model;
-use crate::repl::{Command, EmptyTrace, ModelSigma, Repl, ReplError, Reply};
+use crate::repl::{Command, EmptyTrace, HandView, ModelSigma, Repl, ReplError, Reply};
+
+/// Why a command was sent to the REPL job (decides how the reply is shown).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Purpose {
+    /// Typed at the prompt: the reply goes to the scrollback.
+    Prompt,
+    /// `w` on a belief: the reply's support is highlighted in Σ.
+    Why,
+    /// Enter on a revision: show the conflict set of its trigger (a read-only `check`).
+    Conflict,
+    /// The step changed while the hand-issued layer is not empty: refresh its view in Σ.
+    Hand,
+}
 
 /// One command for the worker.
 #[derive(Debug)]
@@ -60,21 +72,24 @@ pub struct Answer {
     pub result: Result<Reply, ReplError>,
     /// Notes the REPL produced while building Σ.
     pub notes: Vec<String>,
+    /// The hand-issued layer's effect on Σ at the REPL's step after the command (`None`:
+    /// the layer is empty), for the Σ pane.
+    pub hand: Option<HandView>,
 }
 
 /// The UI's end of the worker.
-pub struct Worker {
+pub struct ReplJob {
     tx: StdSender<Msg>,
 }
 
-impl Worker {
+impl ReplJob {
     /// Starts the worker thread; answers go to `answers`.
-    pub fn spawn(answers: Sender<Answer>) -> std::io::Result<Worker> {
+    pub fn spawn(answers: Sender<Answer>) -> std::io::Result<ReplJob> {
         let (tx, rx) = channel();
         std::thread::Builder::new()
             .name("doxascope-repl".into())
             .spawn(move || serve(rx, answers))?;
-        Ok(Worker { tx })
+        Ok(ReplJob { tx })
     }
 
     /// Queues a message; `Err` with a message when the worker is gone. The channel is
@@ -89,35 +104,20 @@ impl Worker {
 
 /// Runs one request against `repl` (the worker loop's body, callable from tests).
 pub fn handle(repl: &mut Repl, req: &Request) -> Answer {
-    if repl.step() != req.step {
-        // Moving Σ to the UI's step; an error here (a step past the end) shows on the command.
-        if let Err(e) = repl.run(&Command::At(req.step)) {
-            return Answer {
-                purpose: req.purpose.clone(),
-                result: Err(e),
-                notes: repl.take_notes(),
-            };
-        }
-    }
-    let result = if req.purpose == Purpose::Conflict {
-        // Announce under `reject` to learn the conflict set without changing Σ, then put the
-        // policy back; undo in case the formula was consistent and got applied.
-        let prev = repl.policy();
-        repl.set_policy(Policy::Reject);
-        let r = repl.run_line(&req.line);
-        if matches!(r, Ok(Reply::Announce { applied: true, .. })) {
-            let _ = repl.run(&Command::Undo);
-        }
-        repl.set_policy(prev);
-        r
-    } else {
-        repl.run_line(&req.line)
-    };
-    Answer {
+    let answer = |repl: &mut Repl, result| Answer {
         purpose: req.purpose.clone(),
         result,
         notes: repl.take_notes(),
+        hand: repl.hand_view(),
+    };
+    if repl.step() != req.step {
+        // Moving Σ to the UI's step; an error here (a step past the end) shows on the command.
+        if let Err(e) = repl.run(&Command::At(req.step)) {
+            return answer(repl, Err(e));
+        }
     }
+    let result = repl.run_line(&req.line);
+    answer(repl, result)
 }
 
 /// The worker's state: a model per session and the REPL over the shown one. The thread
@@ -125,6 +125,8 @@ pub fn handle(repl: &mut Repl, req: &Request) -> Answer {
 pub struct ReplState {
     models: HashMap<usize, (Arc<Model>, Arc<str>)>,
     current: Option<usize>,
+    /// The session whose REPL was taken off its model while the model grows.
+    parked: Option<usize>,
     repl: Repl,
     /// Notes from pieces, told with the next answer.
     notes: Vec<String>,
@@ -135,6 +137,7 @@ impl Default for ReplState {
         ReplState {
             models: HashMap::new(),
             current: None,
+            parked: None,
             repl: Repl::new(Box::new(EmptyTrace)),
             notes: Vec::new(),
         }
@@ -164,7 +167,23 @@ impl ReplState {
         {
             notes.push(m);
         }
-        let mut a = handle(&mut self.repl, &req);
+        let mut a = if req.purpose == Purpose::Conflict {
+            // A conflict popup explains the trace's own revision: ask a REPL over the trace
+            // alone, so neither the hand-issued layer nor anything asked before can change
+            // the answer, and asking changes nothing.
+            match self.current.and_then(|c| self.models.get(&c)) {
+                Some((model, name)) => {
+                    let trace = ModelSigma::new(model.clone(), name.to_string());
+                    let mut fresh = Repl::new(Box::new(trace));
+                    let mut a = handle(&mut fresh, &req);
+                    a.hand = self.repl.hand_view();
+                    a
+                }
+                None => handle(&mut Repl::new(Box::new(EmptyTrace)), &req),
+            }
+        } else {
+            handle(&mut self.repl, &req)
+        };
         notes.append(&mut a.notes);
         a.notes = notes;
         a
@@ -174,7 +193,16 @@ impl ReplState {
     /// REPL is built once, when the command arrives).
     fn grow(&mut self, d: Delta) -> Result<(), String> {
         // The REPL holds the model through an `Arc`: let go of it before growing the model.
-        self.repl = Repl::new(Box::new(EmptyTrace));
+        // Growing the session it is over keeps its hand-issued layer (a log of effects, valid
+        // on the grown trace too); another session, or a session read afresh, starts clean.
+        let same = (self.current == Some(d.session) || self.parked == Some(d.session)) && !d.reset;
+        if same {
+            self.repl.set_trace(Box::new(EmptyTrace));
+            self.parked = Some(d.session);
+        } else {
+            self.repl = Repl::new(Box::new(EmptyTrace));
+            self.parked = None;
+        }
         self.current = None;
         if d.reset {
             self.models.remove(&d.session);
@@ -200,7 +228,13 @@ impl ReplState {
         let session = d.session;
         let grown = self.grow(d);
         if let Some((model, name)) = self.models.get(&session) {
-            self.repl = Repl::new(Box::new(ModelSigma::new(model.clone(), name.to_string())));
+            let trace = Box::new(ModelSigma::new(model.clone(), name.to_string()));
+            if self.parked == Some(session) {
+                self.repl.set_trace(trace);
+            } else {
+                self.repl = Repl::new(trace);
+            }
+            self.parked = None;
             self.current = Some(session);
         }
         grown
