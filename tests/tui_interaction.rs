@@ -320,6 +320,90 @@ fn enter_on_a_revision_shows_the_conflict_set() {
     assert!(app.popup.is_none(), "any key closes it");
 }
 
+/// The popup of every row of the retractions pane, opened in the order `order` (row indices,
+/// newest first as the pane lists them), on one REPL job.
+fn popups_in_order(order: &[usize]) -> Vec<(usize, Vec<String>)> {
+    let mut app = sample("greedysat-stress.jsonl");
+    let mut r = None;
+    press(&mut app, &mut r, "<tab><tab><tab>");
+    let mut out = Vec::new();
+    for &row in order {
+        let k = Pane::ALL.iter().position(|p| *p == Pane::Retract).unwrap();
+        app.selected[k] = row;
+        press(&mut app, &mut r, "<enter>");
+        let (_, lines) = app.popup.clone().expect("a popup");
+        press(&mut app, &mut r, "x");
+        out.push((row, lines));
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn conflict_popups_do_not_depend_on_what_was_opened_before() {
+    let app = sample("greedysat-stress.jsonl");
+    let sess = app.sess().unwrap();
+    let rows = sess.revisions_newest(sess.len(), 0, usize::MAX).len();
+    assert!(rows >= 4, "the sample has revise and retract rows");
+    let forward: Vec<usize> = (0..rows).collect();
+    let backward: Vec<usize> = (0..rows).rev().collect();
+    // Every row twice, interleaved, as a user going back and forth would.
+    let mixed: Vec<usize> = (0..rows).flat_map(|i| [rows - 1 - i, i]).collect();
+    let a = popups_in_order(&forward);
+    let b = popups_in_order(&backward);
+    let mut c = popups_in_order(&mixed);
+    c.dedup();
+    assert_eq!(a, b);
+    assert_eq!(a, c);
+    // A revise row and the retract row that applies it show the same conflict, which holds
+    // the belief the revision dropped; no row claims the trigger was entailed.
+    let all: Vec<String> = a.iter().map(|(_, l)| l.join("\n")).collect();
+    for text in &all {
+        assert!(!text.contains("entailed just before"), "{text}");
+    }
+    let with_b3: Vec<&String> = all.iter().filter(|t| t.contains("b3")).collect();
+    assert!(with_b3.len() >= 2, "revise@24 and retract@25: {all:?}");
+    assert_eq!(with_b3[0], with_b3[1]);
+}
+
+#[test]
+fn the_sigma_pane_shows_the_hand_layer_and_esc_returns_to_the_trace() {
+    let mut app = sample("treasure-hunt.jsonl");
+    let mut r = None;
+    // At step 11 Σ is consistent; the announcement retracts two trace beliefs.
+    press(&mut app, &mut r, ":at 11<enter>");
+    press(&mut app, &mut r, ":announce ~treasure_in_b<enter>");
+    let hand = app.hand_shown().cloned().expect("the hand layer is shown");
+    assert_eq!(hand.commands, 1);
+    assert_eq!(hand.added.len(), 1);
+    assert_eq!(hand.removed.len(), 2, "{hand:?}");
+    let screen = render_text(&mut app, 200, 50);
+    assert!(screen.contains("hand layer: 1 command(s)"), "{screen}");
+    assert!(screen.contains("[hand]"), "{screen}");
+    assert!(screen.contains("retracted [hand]"), "{screen}");
+    // Another step: the view follows (the REPL job reports the layer's effect there).
+    press(&mut app, &mut r, "<esc>]");
+    assert_eq!(app.step(), 12);
+    assert_eq!(app.hand_shown().map(|h| h.step), Some(12));
+    let screen = render_text(&mut app, 200, 50);
+    assert!(screen.contains("[hand]"), "{screen}");
+    // Esc (in normal mode) returns the pane to the trace; the layer is kept.
+    press(&mut app, &mut r, "<esc>");
+    let screen = render_text(&mut app, 200, 50);
+    assert!(
+        !screen.contains("active [hand]"),
+        "Esc hid the layer: {screen}"
+    );
+    assert!(screen.contains("hand layer hidden"), "{screen}");
+    press(&mut app, &mut r, ":sigma<enter>");
+    assert!(app.hand_shown().is_some());
+    press(&mut app, &mut r, ":reset<enter>");
+    assert!(app.hand.is_none());
+    let screen = render_text(&mut app, 200, 50);
+    assert!(!screen.contains("active [hand]"), "{screen}");
+    assert!(!screen.contains("hand layer"), "{screen}");
+}
+
 #[test]
 fn filter_narrows_sigma() {
     let mut app = sample("greedysat-stress.jsonl");

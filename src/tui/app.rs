@@ -1757,8 +1757,8 @@ impl App {
         // A command still waiting for the hand-over is what the pane works on next.
         self.working = self.repl_waiting.front().map(|(l, _, _)| l.clone());
         self.dirty = true;
-        if reply.purpose == Purpose::Prompt && reply.hand != self.hand {
-            // The layer changed: show it again if Esc had hidden it.
+        if reply.purpose == Purpose::Prompt {
+            // A command at the prompt shows the layer again if Esc had hidden it.
             self.hand_hidden = false;
         }
         self.hand = reply.hand.clone();

@@ -362,7 +362,7 @@ fn sigma(f: &mut Frame, app: &mut App, area: Rect) {
             Line::from(spans(&formula, base, th.marker))
         };
         let status = if by_hand && rec.active_at(t) {
-            "retracted (hand)".into()
+            "retracted [hand]".into()
         } else if !active {
             match rec.retraction {
                 Some(r) => format!("retracted@{}", r.step),
@@ -453,7 +453,7 @@ fn sigma(f: &mut Frame, app: &mut App, area: Rect) {
                 Constraint::Length(10),
                 Constraint::Length(12),
                 Constraint::Length(10),
-                Constraint::Length(12),
+                Constraint::Length(16),
                 Constraint::Length(5),
             ],
         )
@@ -475,7 +475,7 @@ fn sigma(f: &mut Frame, app: &mut App, area: Rect) {
             [
                 Constraint::Length(10),
                 Constraint::Fill(1),
-                Constraint::Length(12),
+                Constraint::Length(16),
             ],
         )
         .header(Row::new(["id", "formula", "status"]).style(th.dim.add_modifier(Modifier::BOLD)))
