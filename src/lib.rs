@@ -1,15 +1,44 @@
 //! doxascope: inspect the belief states of LLM agents.
 //!
-//! The crate is layered, and each layer only depends on the ones above it in this list:
+//! # The map
 //!
-//! - [`logic`]: formulas, grounding, CNF, the incremental SAT engine, revision, graded beliefs.
-//!   No I/O.
-//! - [`trace`]: the trace format v1 (event schema) and the loss-free streaming reader.
-//! - [`cli`]: the headless subcommands (`validate`, ...), exit codes and messages.
+//! The crate is layered; each layer depends only on the ones listed before it.
 //!
-//! See `docs/architecture.md` for how data flows between them.
+//! - [`logic`]: formulas, the parser and printer, grounding over the active domain, Tseitin
+//!   CNF, the incremental SAT engine (gate Θ, entailment, minimal supports and conflicts),
+//!   revision policies, graded beliefs. No I/O.
+//! - [`trace`]: the trace format v1 (event schema), the loss-free streaming reader, the index,
+//!   whole-file loading on every core, the trace generator, following files, live sockets.
+//! - [`model`]: the one replay of a session's events (Σ at every step as validity intervals,
+//!   the BDI state, the verification and retraction logs), the recomputation that checks
+//!   every claim with the solver, the audit and its findings, the export formats.
+//! - [`repl`]: the one command engine of the TUI's `:` line and `doxascope repl`: Σ at a step
+//!   with the hand-issued layer, a log of what each typed command did.
+//! - [`tui`], [`cli`], [`demo`]: the faces. Panes, keys and the event loop; the headless
+//!   subcommands and their exit codes; seed 003's belief-revision demo.
+//! - [`sanitize`]: beside all of them, the one function through which every string from a
+//!   trace reaches a terminal.
+//!
+//! `docs/architecture.md` shows how an event flows through them.
+//!
+//! # To change X, open Y
+//!
+//! - A new event kind or field: `trace/event.rs` and `trace/fields.rs`, then
+//!   `docs/trace-format.md` and its JSON schema (`tests/trace_schema.rs` keeps the three in
+//!   step), then its meaning in `model/timeline.rs` or `model/bdi.rs`.
+//! - What Σ is at a step (announce, retract, re-announcement): `model/timeline.rs`, the one
+//!   replay the panes, `audit`, `export` and the REPL read.
+//! - A new audit finding: its row in the code table of `model/audit.rs`, a check in
+//!   `model/audit/*`, a test trace that triggers it and a near miss, a line in the README.
+//! - A new REPL command: a row in `repl/command.rs` (it carries its function), the function
+//!   in `repl/exec.rs`, its reply in `repl/reply.rs`.
+//! - A new engine question: `logic/engine.rs`, then its call from `repl/exec.rs` or
+//!   `model/recompute.rs`.
+//! - A key: `tui/keys.rs` (one table feeds dispatch and help), its action in `tui/app.rs`.
+//! - A subcommand: `cli/mod.rs` and a file of its own under `cli/`.
 
 #![forbid(unsafe_code)]
+#![deny(missing_docs)]
 
 pub mod cli;
 pub mod demo;

@@ -4,7 +4,7 @@
 //! at t (read from the model's replay, the one every pane, `audit` and `export` read) with the
 //! *hand-issued layer* applied on top: the announcements and retractions typed at the prompt.
 //!
-//! The layer is a log of what each command did ([`layer`]): the policy in force when it ran,
+//! The layer is a log of what each command did (module `layer`): the policy in force when it ran,
 //! whether its formula entered Σ, what the policy retracted. Σ at any step is the trace's Σ
 //! with those effects applied in order, so a rejected announcement never enters Σ, changing
 //! the policy or moving in time never re-decides an earlier command, and `undo` takes back
@@ -16,7 +16,7 @@
 //! the question.
 //!
 //! Modules: [`command`] parses a line and holds the table of commands, each row carrying the
-//! function that runs it ([`exec`]); [`reply`] renders results as text or JSON;
+//! function that runs it (module `exec`); [`reply`] renders results as text or JSON;
 //! [`model_sigma`] reads Σ from a replayed model. The engine never computes logic itself: it
 //! hands formulas to [`BeliefState`].
 
