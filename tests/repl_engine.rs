@@ -36,6 +36,7 @@ fn belief(id: &str, f: &str, step: u64, role: Role, source: &str) -> TraceBelief
         source: source.into(),
         confidence: 1.0,
         step,
+        because: Vec::new(),
     }
 }
 

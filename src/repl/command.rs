@@ -65,8 +65,8 @@ pub const COMMANDS: &[CommandSpec] = &[
     },
     CommandSpec {
         name: "check",
-        args: "φ",
-        summary: "Θ(Σ, φ): contradiction, entailed or newinfo; nothing is applied",
+        args: "φ [because ID...]",
+        summary: "Θ(Σ, φ): contradiction, entailed or newinfo (ungrounded when the cited premises with the rules and norms do not entail φ); nothing is applied",
         completes: Completes::Formula,
         run: exec::check,
     },
@@ -76,6 +76,13 @@ pub const COMMANDS: &[CommandSpec] = &[
         summary: "entailed (Σ ⊨ φ), contradicted (Σ ⊨ ¬φ) or unknown, with the degree N(φ) when Σ is graded",
         completes: Completes::Formula,
         run: exec::entails,
+    },
+    CommandSpec {
+        name: "believes",
+        args: "φ @K",
+        summary: "graded belief B≥K φ: whether Σ believes φ with degree at least K, and N(φ)",
+        completes: Completes::Formula,
+        run: exec::believes,
     },
     CommandSpec {
         name: "why",
@@ -100,10 +107,17 @@ pub const COMMANDS: &[CommandSpec] = &[
     },
     CommandSpec {
         name: "retract",
-        args: "ID-or-φ",
-        summary: "retract a belief in the hand-issued layer (the trace is never modified)",
+        args: "ID-or-φ [--cascade]",
+        summary: "retract a belief in the hand-issued layer (the trace is never modified); --cascade also retracts the beliefs derived from it that nothing else in Σ supports",
         completes: Completes::BeliefId,
         run: exec::retract,
+    },
+    CommandSpec {
+        name: "dependents",
+        args: "ID",
+        summary: "the beliefs of Σ that cite ID in their `because`, directly or through others",
+        completes: Completes::BeliefId,
+        run: exec::dependents,
     },
     CommandSpec {
         name: "undo",
@@ -192,8 +206,20 @@ pub enum Command {
         /// `from SOURCE`.
         source: Option<String>,
     },
-    /// `check φ`
-    Check(FormulaArg),
+    /// `check φ [because ID...]`
+    Check {
+        /// The formula.
+        formula: FormulaArg,
+        /// Cited premises (`because`); empty when none.
+        because: Vec<String>,
+    },
+    /// `believes φ @K`
+    Believes {
+        /// The formula.
+        formula: FormulaArg,
+        /// The degree K.
+        k: f64,
+    },
     /// `entails φ`
     Entails(FormulaArg),
     /// `why φ`
@@ -202,8 +228,15 @@ pub enum Command {
     WhyNot(FormulaArg),
     /// `consistent`
     Consistent,
-    /// `retract ID-or-φ`
-    Retract(FormulaArg),
+    /// `retract ID-or-φ [--cascade]`
+    Retract {
+        /// The id or formula.
+        target: FormulaArg,
+        /// Also retract what was derived from it and has no other support.
+        cascade: bool,
+    },
+    /// `dependents ID`
+    Dependents(FormulaArg),
     /// `undo`
     Undo,
     /// `reset`
@@ -227,12 +260,14 @@ impl Command {
     pub fn name(&self) -> &'static str {
         match self {
             Command::Announce { .. } => "announce",
-            Command::Check(_) => "check",
+            Command::Check { .. } => "check",
+            Command::Believes { .. } => "believes",
             Command::Entails(_) => "entails",
             Command::Why(_) => "why",
             Command::WhyNot(_) => "whynot",
             Command::Consistent => "consistent",
-            Command::Retract(_) => "retract",
+            Command::Retract { .. } => "retract",
+            Command::Dependents(_) => "dependents",
             Command::Undo => "undo",
             Command::Reset => "reset",
             Command::Policy(_) => "policy",
@@ -340,11 +375,93 @@ pub fn parse(line: &str) -> Result<Command, CommandError> {
     };
     match name {
         "announce" => parse_announce(line, arg_at, arg),
-        "check" => Ok(Command::Check(formula_arg()?)),
+        "check" => {
+            // `because` ends the formula: the ids after it are the cited premises.
+            let f = formula_arg()?;
+            match f.text.rfind(" because ") {
+                Some(at) => {
+                    let ids: Vec<String> = f.text[at + 9..]
+                        .split(|c: char| c.is_whitespace() || c == ',')
+                        .filter(|w| !w.is_empty())
+                        .map(str::to_string)
+                        .collect();
+                    if ids.is_empty() {
+                        return Err(err(
+                            name,
+                            "expected belief ids after `because`".into(),
+                            arg_at + at + 1,
+                        ));
+                    }
+                    Ok(Command::Check {
+                        formula: FormulaArg {
+                            text: f.text[..at].trim_end().to_string(),
+                            column: f.column,
+                        },
+                        because: ids,
+                    })
+                }
+                None => Ok(Command::Check {
+                    formula: f,
+                    because: Vec::new(),
+                }),
+            }
+        }
+        "believes" => {
+            let f = formula_arg()?;
+            let trimmed = f.text.trim_end();
+            let split = trimmed.rfind(char::is_whitespace);
+            let (phi, k_text, k_at) = match split {
+                Some(i) if trimmed[i + 1..].starts_with('@') => {
+                    (trimmed[..i].trim_end(), &trimmed[i + 2..], arg_at + i + 1)
+                }
+                _ => {
+                    return Err(err(
+                        name,
+                        "expected `believes φ @K` with a degree K in (0, 1]".into(),
+                        arg_at + trimmed.len(),
+                    ));
+                }
+            };
+            let k: f64 = k_text
+                .parse()
+                .ok()
+                .filter(|k: &f64| *k > 0.0 && *k <= 1.0)
+                .ok_or_else(|| {
+                    err(
+                        name,
+                        format!("expected a degree in (0, 1] after `@`, found `{k_text}`"),
+                        k_at,
+                    )
+                })?;
+            Ok(Command::Believes {
+                formula: FormulaArg {
+                    text: phi.to_string(),
+                    column: f.column,
+                },
+                k,
+            })
+        }
         "entails" => Ok(Command::Entails(formula_arg()?)),
         "why" => Ok(Command::Why(formula_arg()?)),
         "whynot" => Ok(Command::WhyNot(formula_arg()?)),
-        "retract" => Ok(Command::Retract(formula_arg()?)),
+        "retract" => {
+            let f = formula_arg()?;
+            let trimmed = f.text.trim_end();
+            match trimmed.strip_suffix("--cascade") {
+                Some(rest) if rest.ends_with(char::is_whitespace) => Ok(Command::Retract {
+                    target: FormulaArg {
+                        text: rest.trim_end().to_string(),
+                        column: f.column,
+                    },
+                    cascade: true,
+                }),
+                _ => Ok(Command::Retract {
+                    target: f,
+                    cascade: false,
+                }),
+            }
+        }
+        "dependents" => Ok(Command::Dependents(formula_arg()?)),
         "consistent" => no_args(Command::Consistent),
         "undo" => no_args(Command::Undo),
         "reset" => no_args(Command::Reset),

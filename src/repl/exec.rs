@@ -29,12 +29,15 @@ fn mismatch(cmd: &Command) -> ReplError {
 /// The formula argument of a command that has one.
 fn formula_arg(cmd: &Command) -> Result<&FormulaArg, ReplError> {
     match cmd {
-        Command::Check(a)
-        | Command::Entails(a)
-        | Command::Why(a)
-        | Command::WhyNot(a)
-        | Command::Retract(a) => Ok(a),
-        Command::Announce { formula, .. } => Ok(formula),
+        Command::Entails(a) | Command::Why(a) | Command::WhyNot(a) | Command::Dependents(a) => {
+            Ok(a)
+        }
+        Command::Check { formula, .. }
+        | Command::Believes { formula, .. }
+        | Command::Announce { formula, .. }
+        | Command::Retract {
+            target: formula, ..
+        } => Ok(formula),
         _ => Err(mismatch(cmd)),
     }
 }
@@ -111,13 +114,15 @@ pub(crate) fn announce(r: &mut Repl, cmd: &Command) -> Result<Reply, ReplError> 
 }
 
 pub(crate) fn check(r: &mut Repl, cmd: &Command) -> Result<Reply, ReplError> {
+    let Command::Check { because, .. } = cmd else {
+        return Err(mismatch(cmd));
+    };
     let name = cmd.name();
     let f = parse_arg(name, formula_arg(cmd)?)?;
     let state = r.state_mut()?;
-    let outcome = state
-        .check(&f, None)
-        .map_err(|e| engine_error(name, e))?
-        .theta;
+    let cited = (!because.is_empty()).then_some(because.as_slice());
+    let gate = state.check(&f, cited).map_err(|e| engine_error(name, e))?;
+    let outcome = gate.theta;
     let mut conflict = Vec::new();
     let mut prior = Vec::new();
     if outcome == Outcome::Contradiction {
@@ -134,7 +139,9 @@ pub(crate) fn check(r: &mut Repl, cmd: &Command) -> Result<Reply, ReplError> {
         }
     }
     Ok(Reply::Check {
-        outcome,
+        outcome: gate.outcome,
+        theta: outcome,
+        missing: gate.missing_citations,
         conflict: r.members_of(&conflict),
         prior_conflict: r.members_of(&prior),
     })
@@ -196,10 +203,49 @@ pub(crate) fn consistent(r: &mut Repl, cmd: &Command) -> Result<Reply, ReplError
 }
 
 pub(crate) fn retract(r: &mut Repl, cmd: &Command) -> Result<Reply, ReplError> {
+    let Command::Retract { cascade, .. } = cmd else {
+        return Err(mismatch(cmd));
+    };
+    let name = cmd.name();
+    let id = resolve_id(r, cmd)?;
+    let warning = r
+        .members
+        .get(&id)
+        .filter(|m| m.role == crate::logic::engine::Role::Norm)
+        .map(|_| {
+            format!(
+                "{id} is a norm: norms are inviolable (seed 001), and `audit` reports a norm \
+                 retracted by the user (norm-retracted)"
+            )
+        });
+    let (cascaded, kept) = if *cascade {
+        cascade_from(r, name, &id)?
+    } else {
+        (Vec::new(), Vec::new())
+    };
+    r.layer.push(HandEntry {
+        op: HandOp::Retract { id: id.clone() },
+        policy: r.policy,
+        step: r.step,
+        applied: true,
+        retracted: cascaded.clone(),
+        outcome: None,
+    });
+    r.invalidate();
+    Ok(Reply::Retract {
+        id,
+        cascaded,
+        kept,
+        warning,
+    })
+}
+
+/// The id a `retract` or `dependents` argument names in Σ: an id if one is named, else the
+/// normalized formula.
+fn resolve_id(r: &mut Repl, cmd: &Command) -> Result<String, ReplError> {
     let name = cmd.name();
     let arg = formula_arg(cmd)?;
     r.ensure_state()?;
-    // An id of Σ if one is named, else the normalized formula.
     let id = if r.members.contains_key(&arg.text) {
         arg.text.clone()
     } else {
@@ -219,16 +265,116 @@ pub(crate) fn retract(r: &mut Repl, cmd: &Command) -> Result<Reply, ReplError> {
             format!("no active belief with id `{}`", sanitize(&id)),
         ));
     }
-    r.layer.push(HandEntry {
-        op: HandOp::Retract { id: id.clone() },
-        policy: r.policy,
-        step: r.step,
-        applied: true,
-        retracted: Vec::new(),
-        outcome: None,
-    });
+    Ok(id)
+}
+
+/// The beliefs of Σ citing `id` in their `because`, directly or through each other, in Σ's
+/// order, each with the id it cites.
+fn dependents_of(r: &Repl, id: &str) -> Vec<(usize, String)> {
+    let mut fallen: BTreeSet<String> = BTreeSet::from([id.to_string()]);
+    let mut out: Vec<(usize, String)> = Vec::new();
+    // A fixpoint: a belief citing a dependent is a dependent too, wherever it sits in Σ.
+    loop {
+        let before = out.len();
+        for (i, h) in r.held.iter().enumerate() {
+            if fallen.contains(&h.belief.id) {
+                continue;
+            }
+            if let Some(c) = h.belief.because.iter().find(|c| fallen.contains(*c)) {
+                out.push((i, c.clone()));
+                fallen.insert(h.belief.id.clone());
+            }
+        }
+        if out.len() == before {
+            break;
+        }
+    }
+    out.sort();
+    out
+}
+
+/// `retract --cascade`: truth maintenance. A belief derived (through `because`) from a
+/// belief that falls falls with it, unless Σ without it still entails it: then it has another
+/// support and is kept (and what cites only it does not fall on its account). Returns
+/// (fallen, kept).
+fn cascade_from(
+    r: &mut Repl,
+    name: &str,
+    id: &str,
+) -> Result<(Vec<String>, Vec<String>), ReplError> {
+    let candidates: Vec<(String, Vec<String>, BeliefSpec)> = dependents_of(r, id)
+        .into_iter()
+        .map(|(i, _)| {
+            let b = &r.held[i].belief;
+            let spec = BeliefSpec::new(b.id.clone(), b.formula.clone())
+                .role(b.role)
+                .confidence(b.confidence)
+                .step(b.step);
+            (b.id.clone(), b.because.clone(), spec)
+        })
+        .collect();
+    let mut fallen: BTreeSet<String> = BTreeSet::from([id.to_string()]);
+    let mut order: Vec<String> = Vec::new();
+    let mut kept = Vec::new();
+    let mut decided: BTreeSet<String> = BTreeSet::new();
+    let state = r.state_mut()?;
+    state.retract(id).map_err(|e| engine_error(name, e))?;
+    // Until nothing changes: a belief is decided once one of its premises has fallen.
+    loop {
+        let mut changed = false;
+        for (dep, because, spec) in &candidates {
+            if decided.contains(dep) || !because.iter().any(|c| fallen.contains(c)) {
+                continue;
+            }
+            decided.insert(dep.clone());
+            changed = true;
+            state.retract(dep).map_err(|e| engine_error(name, e))?;
+            let e = state
+                .entails(&spec.formula)
+                .map_err(|e| engine_error(name, e))?;
+            if e.result == crate::logic::engine::Entails::Entailed && e.sigma_consistent {
+                kept.push(dep.clone());
+                state.add(spec.clone()).map_err(|e| engine_error(name, e))?;
+            } else {
+                fallen.insert(dep.clone());
+                order.push(dep.clone());
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    // The state was edited to ask; the layer's entry decides Σ from here.
     r.invalidate();
-    Ok(Reply::Retract { id })
+    Ok((order, kept))
+}
+
+pub(crate) fn dependents(r: &mut Repl, cmd: &Command) -> Result<Reply, ReplError> {
+    let id = resolve_id(r, cmd)?;
+    let deps = dependents_of(r, &id);
+    let dependents = deps
+        .into_iter()
+        .map(|(i, cites)| (member_of(&r.held[i].belief, r.held[i].hand), cites))
+        .collect();
+    Ok(Reply::Dependents { id, dependents })
+}
+
+pub(crate) fn believes(r: &mut Repl, cmd: &Command) -> Result<Reply, ReplError> {
+    let Command::Believes { k, .. } = cmd else {
+        return Err(mismatch(cmd));
+    };
+    let name = cmd.name();
+    let f = parse_arg(name, formula_arg(cmd)?)?;
+    let state = r.state_mut()?;
+    let holds = state
+        .believes_at_least(&f, *k)
+        .map_err(|e| engine_error(name, e))?;
+    let degree = state.necessity(&f).map_err(|e| engine_error(name, e))?;
+    Ok(Reply::Believes {
+        k: *k,
+        holds,
+        degree,
+    })
 }
 
 pub(crate) fn undo(r: &mut Repl, cmd: &Command) -> Result<Reply, ReplError> {

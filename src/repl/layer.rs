@@ -73,7 +73,10 @@ impl HandEntry {
                 }
                 s
             }
-            HandOp::Retract { id } => format!("retract {id}"),
+            HandOp::Retract { id } if self.retracted.is_empty() => format!("retract {id}"),
+            HandOp::Retract { id } => {
+                format!("retract --cascade {id} ({})", self.retracted.join(", "))
+            }
         }
     }
 }
@@ -118,6 +121,7 @@ pub(crate) fn apply(base: Vec<TraceBelief>, entries: &[HandEntry]) -> Vec<Held> 
                             source: source.clone(),
                             confidence: spec.confidence,
                             step: spec.step,
+                            because: Vec::new(),
                         },
                         hand: true,
                         order: k,
@@ -126,7 +130,7 @@ pub(crate) fn apply(base: Vec<TraceBelief>, entries: &[HandEntry]) -> Vec<Held> 
             }
             HandOp::Retract { id } => {
                 if e.applied {
-                    held.retain(|h| h.belief.id != *id);
+                    held.retain(|h| h.belief.id != *id && !e.retracted.contains(&h.belief.id));
                 }
             }
         }
@@ -213,6 +217,18 @@ pub(crate) fn to_jsonl(
                 if e.applied && active.contains(id) {
                     events.push(json!({"kind": "retract", "target": id, "by": "user"}));
                     active.retain(|a| a != id);
+                }
+                // `retract --cascade`: the beliefs derived from it that fell with it.
+                for d in &e.retracted {
+                    if active.contains(d) {
+                        events.push(json!({
+                            "kind": "retract",
+                            "target": d,
+                            "by": "user",
+                            "reason": format!("derived from {id}, which was retracted"),
+                        }));
+                        active.retain(|a| a != d);
+                    }
                 }
             }
         }

@@ -56,6 +56,8 @@ pub struct TraceBelief {
     pub confidence: f64,
     /// The step that announced it.
     pub step: u64,
+    /// Ids of the premises it was derived from (`because`).
+    pub because: Vec<String>,
 }
 
 /// What the REPL reads from a trace: Σ at any step. The replay model implements it

@@ -65,6 +65,7 @@ impl TraceSigma for ModelSigma {
                     source: v.source().unwrap_or("").to_string(),
                     confidence: v.confidence(),
                     step: u64::from(v.step()),
+                    because: v.because().iter().map(|b| b.to_string()).collect(),
                 })
             })
             .collect()

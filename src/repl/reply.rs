@@ -59,8 +59,13 @@ pub enum Reply {
     },
     /// `check`
     Check {
-        /// Θ(Σ, φ).
+        /// Θ(Σ, φ), refined to `ungrounded` when premises were cited and do not (with the
+        /// rules and norms) entail φ.
         outcome: Outcome,
+        /// The plain three-way Θ(Σ, φ).
+        theta: Outcome,
+        /// Cited ids that are not in Σ (they count as not cited).
+        missing: Vec<String>,
         /// On a contradiction with a consistent Σ: a minimal subset of Σ that φ contradicts
         /// (each member needed). Empty otherwise.
         conflict: Vec<Member>,
@@ -76,6 +81,23 @@ pub enum Reply {
         degree: Option<f64>,
         /// Whether Σ is consistent (an inconsistent Σ entails everything).
         consistent: bool,
+    },
+    /// `believes`
+    Believes {
+        /// The degree asked about.
+        k: f64,
+        /// Whether B≥k φ holds: the beliefs of confidence at least k entail φ, and k is above
+        /// the inconsistency degree of Σ.
+        holds: bool,
+        /// N(φ), the necessity degree.
+        degree: f64,
+    },
+    /// `dependents`
+    Dependents {
+        /// The id asked about.
+        id: String,
+        /// Beliefs citing it, directly or through other dependents, with the id each cites.
+        dependents: Vec<(Member, String)>,
     },
     /// `why`
     Why {
@@ -100,6 +122,12 @@ pub enum Reply {
     Retract {
         /// The retracted id.
         id: String,
+        /// With `--cascade`: the beliefs derived from it that fell with it.
+        cascaded: Vec<String>,
+        /// Dependents kept because Σ still entails them without the retracted premises.
+        kept: Vec<String>,
+        /// A warning (retracting a norm).
+        warning: Option<String>,
     },
     /// `undo`
     Undo {
@@ -213,10 +241,14 @@ impl Reply {
             }),
             Reply::Check {
                 outcome,
+                theta,
+                missing,
                 conflict,
                 prior_conflict,
             } => json!({
                 "outcome": outcome.as_str(),
+                "theta": theta.as_str(),
+                "missing_citations": missing,
                 "conflict": conflict.iter().map(member_json).collect::<Vec<_>>(),
                 "sigma_consistent": prior_conflict.is_empty(),
                 "prior_conflict": prior_conflict.iter().map(member_json).collect::<Vec<_>>(),
@@ -240,7 +272,23 @@ impl Reply {
                 "consistent": consistent,
                 "conflict": conflict.iter().map(member_json).collect::<Vec<_>>(),
             }),
-            Reply::Retract { id } => json!({"id": id}),
+            Reply::Retract {
+                id,
+                cascaded,
+                kept,
+                warning,
+            } => json!({"id": id, "cascaded": cascaded, "kept": kept, "warning": warning}),
+            Reply::Believes { k, holds, degree } => {
+                json!({"k": k, "holds": holds, "degree": degree})
+            }
+            Reply::Dependents { id, dependents } => json!({
+                "id": id,
+                "dependents": dependents.iter().map(|(m, cites)| {
+                    let mut v = member_json(m);
+                    v["cites"] = json!(cites);
+                    v
+                }).collect::<Vec<_>>(),
+            }),
             Reply::Undo { undone, hand } => json!({"undone": undone, "hand_commands": hand}),
             Reply::Reset { dropped } => json!({"dropped": dropped}),
             Reply::Policy { policy } => json!({"policy": policy.as_str()}),
@@ -351,10 +399,26 @@ impl Reply {
             }
             Reply::Check {
                 outcome,
+                theta,
+                missing,
                 conflict,
                 prior_conflict,
             } => {
                 out.push_str(&outcome.as_str().to_uppercase());
+                if outcome != theta {
+                    let _ = write!(
+                        out,
+                        " ({} by Σ, but the cited premises with the rules and norms do not entail it)",
+                        theta.as_str()
+                    );
+                }
+                if !missing.is_empty() {
+                    let _ = write!(
+                        out,
+                        "\n  cited but not in Σ: {}",
+                        sanitize(&missing.join(", "))
+                    );
+                }
                 if !prior_conflict.is_empty() {
                     out.push_str(" (Σ itself is inconsistent; a minimal conflicting subset:)");
                     for m in prior_conflict {
@@ -420,8 +484,48 @@ impl Reply {
                     }
                 }
             }
-            Reply::Retract { id } => {
+            Reply::Retract {
+                id,
+                cascaded,
+                kept,
+                warning,
+            } => {
                 let _ = write!(out, "retracted {}", sanitize(id));
+                if !cascaded.is_empty() {
+                    let _ = write!(
+                        out,
+                        "\n  and what was derived from it: {}",
+                        sanitize(&cascaded.join(", "))
+                    );
+                }
+                if !kept.is_empty() {
+                    let _ = write!(
+                        out,
+                        "\n  kept (Σ still entails them): {}",
+                        sanitize(&kept.join(", "))
+                    );
+                }
+                if let Some(w) = warning {
+                    let _ = write!(out, "\n  warning: {}", sanitize(w));
+                }
+            }
+            Reply::Believes { k, holds, degree } => {
+                let _ = write!(
+                    out,
+                    "{}: B≥{k} φ (N(φ) = {degree:.2})",
+                    if *holds { "believed" } else { "not believed" }
+                );
+            }
+            Reply::Dependents { id, dependents } => {
+                if dependents.is_empty() {
+                    let _ = write!(out, "nothing in Σ cites {}", sanitize(id));
+                }
+                for (i, (m, cites)) in dependents.iter().enumerate() {
+                    if i > 0 {
+                        out.push('\n');
+                    }
+                    let _ = write!(out, "{}  (cites {})", line(m), sanitize(cites));
+                }
             }
             Reply::Undo { undone, hand } => {
                 let _ = write!(

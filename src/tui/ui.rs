@@ -362,7 +362,12 @@ fn sigma(f: &mut Frame, app: &mut App, area: Rect) {
             Line::from(spans(&formula, base, th.marker))
         };
         let status = if by_hand && rec.active_at(t) {
-            "retracted [hand]".into()
+            if wide {
+                "retracted [hand]"
+            } else {
+                "retr. [hand]"
+            }
+            .into()
         } else if !active {
             match rec.retraction {
                 Some(r) => format!("retracted@{}", r.step),
@@ -420,6 +425,7 @@ fn sigma(f: &mut Frame, app: &mut App, area: Rect) {
             let id_cell = Cell::from(Line::from(spans(&m.id, th.accent, th.marker)));
             let formula_cell = Cell::from(Line::from(spans(&m.formula, base, th.marker)));
             let status_cell = Cell::from(Span::styled("active [hand]", th.ok));
+            // (13 columns: it fits the narrow status column too)
             let mut row = if wide {
                 Row::new(vec![
                     id_cell,
@@ -475,7 +481,7 @@ fn sigma(f: &mut Frame, app: &mut App, area: Rect) {
             [
                 Constraint::Length(10),
                 Constraint::Fill(1),
-                Constraint::Length(16),
+                Constraint::Length(13),
             ],
         )
         .header(Row::new(["id", "formula", "status"]).style(th.dim.add_modifier(Modifier::BOLD)))
