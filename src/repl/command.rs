@@ -716,6 +716,7 @@ mod tests {
                 "save" => "save out.jsonl".to_string(),
                 "policy" => "policy flag".to_string(),
                 "help" => "help why".to_string(),
+                "believes" => "believes p @0.5".to_string(),
                 n if c.args.is_empty() => n.to_string(),
                 n => format!("{n} p"),
             };
@@ -723,6 +724,29 @@ mod tests {
             assert_eq!(cmd.name(), c.name);
         }
         assert_eq!(parse(":diff 2 10").unwrap(), Command::Diff(2, 10));
+    }
+
+    #[test]
+    fn every_row_carries_its_own_function() {
+        let dir = std::env::temp_dir().join(format!("dx-rows-{}.jsonl", std::process::id()));
+        for c in COMMANDS {
+            let line = match c.name {
+                "at" => "at 0".to_string(),
+                "diff" => "diff 0 0".to_string(),
+                "save" => format!("save {}", dir.display()),
+                "policy" => "policy flag".to_string(),
+                "help" => "help why".to_string(),
+                "believes" => "believes p @0.5".to_string(),
+                n if c.args.is_empty() => n.to_string(),
+                n => format!("{n} p"),
+            };
+            let mut r = super::super::Repl::new(Box::new(super::super::EmptyTrace));
+            r.run_line("announce p").unwrap();
+            if let Err(e) = r.run_line(&line) {
+                assert!(!e.message.contains("table mismatch"), "{line}: {e:?}");
+            }
+        }
+        let _ = std::fs::remove_file(dir);
     }
 
     #[test]
