@@ -405,6 +405,24 @@ fn the_sigma_pane_shows_the_hand_layer_and_esc_returns_to_the_trace() {
 }
 
 #[test]
+fn s_m_and_r_say_what_they_did() {
+    let mut app = sample("treasure-hunt.jsonl");
+    let mut r = None;
+    press(&mut app, &mut r, "f");
+    let follow = app.follow;
+    press(&mut app, &mut r, "s");
+    assert!(app.status.contains("only one session"), "{}", app.status);
+    assert_eq!(app.follow, follow, "s with one session changes nothing");
+    press(&mut app, &mut r, "m");
+    assert!(app.status.contains("mouse on"), "{}", app.status);
+    press(&mut app, &mut r, "m");
+    assert!(app.status.contains("mouse released"), "{}", app.status);
+    let fx = press(&mut app, &mut r, "R");
+    assert!(app.status.contains("auditing"), "{}", app.status);
+    assert!(!fx.is_empty());
+}
+
+#[test]
 fn filter_narrows_sigma() {
     let mut app = sample("greedysat-stress.jsonl");
     let mut r = None;

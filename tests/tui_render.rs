@@ -260,6 +260,33 @@ fn full_screen_of_every_sample() {
 }
 
 #[test]
+fn an_80x24_terminal_shows_sigma_the_timeline_the_repl_line_and_what_is_hidden() {
+    let mut app = sample("treasure-hunt.jsonl");
+    let s = render_text(&mut app, 80, 24);
+    snapshot("screen_treasure-hunt_80x24", &s);
+    for shown in ["Σ beliefs", "timeline", "REPL", "step 17 of 17"] {
+        assert!(s.contains(shown), "{shown} missing:\n{s}");
+    }
+    assert!(s.contains("hidden: plan, verify, retract, detail"), "{s}");
+    // A pane Tab reaches that is hidden takes Σ's place while it has the focus.
+    app.focus = Pane::Verify;
+    let s = render_text(&mut app, 80, 24);
+    assert!(
+        s.contains("verification") && !s.contains("Σ beliefs"),
+        "{s}"
+    );
+    assert!(s.contains("hidden: plan, retract, detail"), "{s}");
+    // The hints stay when a message is shown: messages have their own line.
+    app.status = "audit: 2 finding(s)".into();
+    let s = render_text(&mut app, 80, 24);
+    assert!(
+        s.contains("audit: 2 finding(s)") && s.contains("? help"),
+        "{s}"
+    );
+    assert!(is_clean(&s));
+}
+
+#[test]
 fn no_panic_at_any_size() {
     let mut app = sample("kipchoge-bdi.jsonl");
     app.help = true;

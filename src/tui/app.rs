@@ -72,6 +72,19 @@ impl Pane {
         }
     }
 
+    /// A one-word name, for the hint bar.
+    pub fn short(self) -> &'static str {
+        match self {
+            Pane::Sigma => "Σ",
+            Pane::Plan => "plan",
+            Pane::Verify => "verify",
+            Pane::Retract => "retract",
+            Pane::Timeline => "timeline",
+            Pane::Detail => "detail",
+            Pane::Repl => "REPL",
+        }
+    }
+
     fn index(self) -> usize {
         Pane::ALL.iter().position(|&p| p == self).unwrap_or(0)
     }
@@ -646,6 +659,8 @@ pub struct App {
     pub sources: super::sources::Sources,
     /// Mouse capture is on.
     pub mouse: bool,
+    /// The last frame used the compact layout (a small terminal: some panes hidden).
+    pub compact: bool,
     /// Redraw needed.
     pub dirty: bool,
     /// Pane rectangles of the last frame (for mouse hits).
@@ -731,6 +746,7 @@ impl App {
             loading: None,
             sources: super::sources::Sources::default(),
             mouse: false,
+            compact: false,
             dirty: true,
             areas: Vec::new(),
             page: 10,
@@ -1177,6 +1193,11 @@ impl App {
         fx
     }
 
+    /// Whether the last frame used the compact layout.
+    pub fn last_compact(&self) -> bool {
+        self.compact
+    }
+
     /// The hand-issued layer's view when it applies to the shown step and is not hidden.
     pub fn hand_shown(&self) -> Option<&crate::repl::HandView> {
         self.hand
@@ -1268,7 +1289,16 @@ impl App {
             Action::PageDown => self.move_sel(self.page.max(1) as i64),
             Action::NextSession => {
                 let k = self.store.sessions.len().max(1);
+                if k < 2 {
+                    self.status = "only one session: nothing to switch to".into();
+                    return Vec::new();
+                }
                 self.session = (self.session + 1) % k;
+                self.status = format!(
+                    "session {} of {k}: {}",
+                    self.session + 1,
+                    self.store.sessions[self.session].name
+                );
                 self.follow = true;
                 self.support.clear();
                 self.analysis = None;
@@ -1279,6 +1309,12 @@ impl App {
             }
             Action::Mouse => {
                 self.mouse = !self.mouse;
+                self.status = if self.mouse {
+                    "mouse on: wheel scrolls, click selects (m releases it to select text)"
+                } else {
+                    "mouse released: the terminal selects text (m captures it again)"
+                }
+                .into();
                 return vec![Effect::Mouse(self.mouse)];
             }
             Action::Escape => {
@@ -1295,7 +1331,10 @@ impl App {
                     );
                 }
             }
-            Action::Recompute => return vec![Effect::Recompute],
+            Action::Recompute => {
+                self.status = "auditing the session…".into();
+                return vec![Effect::Recompute];
+            }
             Action::DemoPause | Action::DemoStep | Action::DemoFaster | Action::DemoSlower => {
                 self.demo_action(a, std::time::Instant::now());
             }

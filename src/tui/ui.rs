@@ -48,17 +48,24 @@ fn draw_screen(f: &mut Frame, app: &mut App) {
         f.render_widget(p, area);
         return;
     }
+    // A message line above a hint bar that is always there (k9s style): messages never
+    // replace the hints. On a very short terminal the two share one line.
+    let two_lines = area.height >= 12;
     let [head, body, foot] = Layout::vertical([
         Constraint::Length(1),
         Constraint::Min(1),
-        Constraint::Length(1),
+        Constraint::Length(if two_lines { 2 } else { 1 }),
     ])
     .areas(area);
+    let compact = body.width < 90 || body.height < 22;
+    let tiny = body.width < 50 || body.height < 12;
+    app.compact = compact && !tiny;
     header(f, app, head);
     footer(f, app, foot);
-    let compact = body.width < 90 || body.height < 22;
-    if app.zoom || compact {
+    if app.zoom || tiny {
         pane(f, app, app.focus, body);
+    } else if compact {
+        compact_layout(f, app, body);
     } else {
         let repl_h = if app.focus == Pane::Repl || !app.scrollback.is_empty() {
             7
@@ -92,6 +99,33 @@ fn draw_screen(f: &mut Frame, app: &mut App) {
     if app.help {
         help(f, &app.theme, area, app.demo.is_some());
     }
+}
+
+/// The panes drawn on a small terminal (80x24 and the like): Σ and the timeline, the REPL
+/// line below them. A pane Tab reaches that is not among them (plan, verification,
+/// retractions, detail) takes Σ's place while it has the focus; the hint bar names them.
+pub const COMPACT_PANES: [Pane; 3] = [Pane::Sigma, Pane::Timeline, Pane::Repl];
+
+fn compact_layout(f: &mut Frame, app: &mut App, body: Rect) {
+    let repl_h = if app.focus == Pane::Repl && body.height >= 18 {
+        5
+    } else {
+        3
+    };
+    let [upper, lower, repl] = Layout::vertical([
+        Constraint::Percentage(50),
+        Constraint::Min(3),
+        Constraint::Length(repl_h),
+    ])
+    .areas(body);
+    let top = if COMPACT_PANES.contains(&app.focus) {
+        Pane::Sigma
+    } else {
+        app.focus
+    };
+    pane(f, app, top, upper);
+    pane(f, app, Pane::Timeline, lower);
+    pane(f, app, Pane::Repl, repl);
 }
 
 fn block<'a>(app: &App, p: Pane, extra: String) -> Block<'a> {
@@ -214,6 +248,12 @@ fn header(f: &mut Frame, app: &App, area: Rect) {
 
 fn footer(f: &mut Frame, app: &App, area: Rect) {
     let t = &app.theme;
+    let [msg, hints] = if area.height >= 2 {
+        Layout::vertical([Constraint::Length(1), Constraint::Length(1)]).areas(area)
+    } else {
+        [area, area]
+    };
+    let editing = matches!(app.mode, Mode::Search | Mode::Filter);
     let line = match app.mode {
         Mode::Search | Mode::Filter => {
             let p = if app.mode == Mode::Search {
@@ -223,7 +263,7 @@ fn footer(f: &mut Frame, app: &App, area: Rect) {
             };
             let mut v = vec![Span::styled(p, t.accent)];
             v.extend(spans(&app.edit.text, t.text, t.marker));
-            let x = area.x
+            let x = msg.x
                 + Span::raw(p).width() as u16
                 + Span::raw(
                     app.edit
@@ -233,16 +273,75 @@ fn footer(f: &mut Frame, app: &App, area: Rect) {
                         .collect::<String>(),
                 )
                 .width() as u16;
-            f.set_cursor_position((x.min(area.right().saturating_sub(1)), area.y));
+            f.set_cursor_position((x.min(msg.right().saturating_sub(1)), msg.y));
             Line::from(v)
         }
-        _ if !app.status.is_empty() => Line::from(spans(&app.status, t.text, t.marker)),
-        _ => Line::from(Span::styled(
-            "? help  Tab pane  [ ] step  g/G first/last  f follow  / search  e/E errors  : REPL  w why  z zoom  q quit",
-            t.dim,
-        )),
+        _ => Line::from(spans(&app.status, t.text, t.marker)),
     };
-    f.render_widget(Paragraph::new(line), area);
+    let one_line = msg == hints;
+    if !(one_line && !editing && app.status.is_empty()) {
+        f.render_widget(Paragraph::new(line), msg);
+    }
+    if !one_line || (!editing && app.status.is_empty()) {
+        f.render_widget(Paragraph::new(hint_line(app, hints.width)), hints);
+    }
+}
+
+/// The hint bar: the keys that matter now, and on a small terminal the panes it hides.
+fn hint_line(app: &App, width: u16) -> Line<'static> {
+    let t = &app.theme;
+    let mut keys: Vec<(&str, &str)> = match app.mode {
+        Mode::Command => vec![
+            ("Enter", "run"),
+            ("↑↓", "history"),
+            ("Tab", "complete"),
+            ("Esc", "leave"),
+        ],
+        Mode::Search | Mode::Filter => vec![("Enter", "apply"), ("Esc", "cancel")],
+        _ => vec![
+            ("?", "help"),
+            ("Tab", "pane"),
+            ("[ ]", "step"),
+            ("f", "follow"),
+            ("/", "search"),
+        ],
+    };
+    if app.mode == Mode::Normal {
+        match app.focus {
+            Pane::Sigma => keys.extend([("w", "why"), ("F", "filter")]),
+            Pane::Retract => keys.push(("Enter", "conflict")),
+            Pane::Timeline => keys.push(("e/E", "errors")),
+            _ => {}
+        }
+        keys.extend([(":", "REPL"), ("z", "zoom"), ("q", "quit")]);
+    }
+    let mut v: Vec<Span<'static>> = Vec::new();
+    for (k, what) in keys {
+        v.push(Span::styled(k.to_string(), t.accent));
+        v.push(Span::styled(format!(" {what}  "), t.dim));
+    }
+    let compact = app.last_compact();
+    if compact && app.mode == Mode::Normal && !app.zoom {
+        let hidden: Vec<&str> = Pane::ALL
+            .iter()
+            .filter(|p| !COMPACT_PANES.contains(p) && **p != app.focus)
+            .map(|p| p.short())
+            .collect();
+        let note = format!("hidden: {} (Tab)", hidden.join(", "));
+        let used: usize = v.iter().map(|s| s.width()).sum();
+        if used + note.chars().count() <= usize::from(width) {
+            v.push(Span::styled(note, t.warn));
+        } else {
+            // The hidden panes matter more than the last hints on a narrow terminal: whole
+            // hints (key and word) are dropped from the end until the note fits.
+            let budget = usize::from(width).saturating_sub(note.chars().count());
+            while v.len() >= 2 && v.iter().map(|s| s.width()).sum::<usize>() > budget {
+                v.truncate(v.len() - 2);
+            }
+            v.push(Span::styled(note, t.warn));
+        }
+    }
+    Line::from(v)
 }
 
 /// A confidence bar of `w` cells.
