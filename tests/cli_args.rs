@@ -231,3 +231,45 @@ fn bare_doxascope_prints_the_overview_and_help_works() {
         assert!(out.contains(w), "{w} missing from --help:\n{out}");
     }
 }
+
+#[test]
+fn help_texts_speak_to_users_not_to_the_design_notes() {
+    let mut helps = vec![run(&["--help"])];
+    for sub in [
+        "view",
+        "validate",
+        "audit",
+        "repl",
+        "export",
+        "demo",
+        "completions",
+    ] {
+        helps.push(run(&[sub, "--help"]));
+    }
+    for o in helps {
+        assert_eq!(o.status.code(), Some(0));
+        let text = String::from_utf8_lossy(&o.stdout);
+        assert!(!text.contains("contract"), "{text}");
+    }
+    let o = run(&["repl", "--help"]);
+    assert!(String::from_utf8_lossy(&o.stdout).contains("--session NAME picks one"));
+}
+
+#[test]
+fn repl_over_two_files_asks_for_a_session_by_name() {
+    let o = bin()
+        .args([
+            "repl",
+            &sample("treasure-hunt.jsonl"),
+            &sample("dns-troubleshooting.jsonl"),
+        ])
+        .output()
+        .expect("runs");
+    assert_eq!(o.status.code(), Some(2));
+    let e = stderr(&o);
+    assert!(e.contains("--session"), "{e}");
+    assert!(
+        e.contains("treasure-hunt.jsonl") && e.contains("dns-troubleshooting.jsonl"),
+        "{e}"
+    );
+}
