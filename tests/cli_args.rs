@@ -273,3 +273,19 @@ fn repl_over_two_files_asks_for_a_session_by_name() {
         "{e}"
     );
 }
+
+#[test]
+fn manual_pages_are_generated() {
+    let o = run(&["man"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let page = String::from_utf8_lossy(&o.stdout);
+    assert!(page.contains(".TH doxascope 1"), "{page}");
+    assert!(page.contains("completions"), "{page}");
+    let o = run(&["man", "audit"]);
+    assert_eq!(o.status.code(), Some(0));
+    let page = String::from_utf8_lossy(&o.stdout);
+    assert!(page.contains(".TH doxascope-audit 1"), "{page}");
+    assert!(page.contains("policy"), "{page}");
+    let o = run(&["man", "nope"]);
+    assert_eq!(o.status.code(), Some(2));
+}

@@ -92,22 +92,30 @@ fn blocks(file: &str, text: &str) -> Vec<Vec<Example>> {
     out
 }
 
+/// The binary's commands, as its `--help` lists them.
+fn commands() -> &'static [String] {
+    static COMMANDS: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+    COMMANDS.get_or_init(|| {
+        let o = Command::new(env!("CARGO_BIN_EXE_doxascope"))
+            .arg("--help")
+            .output()
+            .expect("--help runs");
+        let help = String::from_utf8_lossy(&o.stdout).into_owned();
+        help.lines()
+            .skip_while(|l| !l.starts_with("Commands:"))
+            .skip(1)
+            .take_while(|l| !l.trim().is_empty())
+            .filter_map(|l| l.split_whitespace().next().map(str::to_string))
+            .collect()
+    })
+}
+
 /// The `doxascope` subcommand a line runs (`""` for the bare form), if it runs doxascope.
 fn subcommand(cmd: &str) -> Option<String> {
     let words: Vec<&str> = cmd.split_whitespace().collect();
     let i = words.iter().position(|w| *w == "doxascope")?;
     let next = words.get(i + 1).copied().unwrap_or("");
-    let known = [
-        "validate",
-        "demo",
-        "export",
-        "repl",
-        "audit",
-        "view",
-        "completions",
-        "help",
-    ];
-    Some(if known.contains(&next) {
+    Some(if commands().iter().any(|c| c == next) {
         next.to_string()
     } else {
         String::new()
@@ -319,4 +327,5 @@ fn the_extraction_finds_commands_prompts_and_their_output() {
     );
     assert_eq!(subcommand("doxascope f.jsonl").as_deref(), Some(""));
     assert_eq!(subcommand("cargo test"), None);
+    assert_eq!(subcommand("doxascope man audit").as_deref(), Some("man"));
 }

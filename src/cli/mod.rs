@@ -11,6 +11,7 @@ mod audit;
 mod completions;
 mod demo;
 mod export;
+mod man;
 mod repl;
 mod validate;
 mod view;
@@ -80,6 +81,9 @@ enum Command {
     /// zsh: `doxascope completions zsh > ~/.zfunc/_doxascope` (with `~/.zfunc` in `fpath`);
     /// fish: `doxascope completions fish > ~/.config/fish/completions/doxascope.fish`.
     Completions(completions::Args),
+    /// Print the manual page (roff): `doxascope man > doxascope.1`; `doxascope man COMMAND`
+    /// for one command's page.
+    Man(man::Args),
 }
 
 /// Runs the command line and returns the process exit code.
@@ -105,6 +109,7 @@ fn run(args: Vec<OsString>) -> i32 {
         Some(Command::Audit(args)) => audit::run(&args),
         Some(Command::View(args)) => view::run(args),
         Some(Command::Completions(args)) => completions::run(&args, command()),
+        Some(Command::Man(args)) => man::run(&args, command()),
         None if cli.view.is_empty() => {
             // Bare `doxascope`: the overview, as a usage error (nothing was asked).
             let _ = command().write_help(&mut std::io::stderr());
