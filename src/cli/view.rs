@@ -150,8 +150,10 @@ fn check_files(files: &[PathBuf], follow: bool) -> Result<(), String> {
         ));
     }
     if !follow {
+        // `stat`, not `open`: opening a FIFO here would block, or (opened and closed) cost
+        // its writer a broken pipe before the viewer opens it for real.
         for p in named {
-            if let Err(e) = std::fs::File::open(p) {
+            if let Err(e) = std::fs::metadata(p) {
                 return Err(format!("cannot open {}: {e}", shown(p)));
             }
         }
