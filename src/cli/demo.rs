@@ -332,6 +332,10 @@ impl TextView {
                 field(&v, "target"),
                 field(&v, "reason")
             ),
+            // A refused commitment belongs to its turn, under the gate's verdict.
+            "log" if field(&v, "message").starts_with("refused ") => {
+                format!("          {}", field(&v, "message"))
+            }
             "log" => {
                 if field(&v, "level") == "error" {
                     self.errors += 1;
