@@ -4,6 +4,7 @@
 
 use doxascope::demo::{DemoConfig, Schedule, write_trace};
 use doxascope::logic::revise::Policy;
+use doxascope::model::audit::{AuditOptions, Code, audit, render_text};
 use doxascope::model::{Model, RecomputeOptions};
 
 #[test]
@@ -26,6 +27,10 @@ fn the_model_recomputes_the_demo_trace_without_disagreement() {
         let model = Model::from_bytes("demo.jsonl", &bytes);
         assert_eq!(model.sessions().len(), 8);
         let mut revisions = 0;
+        let refusals = bytes
+            .split(|b| *b == b'\n')
+            .filter(|l| l.windows(9).any(|w| w == b"\"refused "))
+            .count();
         for tl in model.timelines() {
             assert!(
                 tl.errors().is_empty(),
@@ -55,9 +60,122 @@ fn the_model_recomputes_the_demo_trace_without_disagreement() {
             let sigma = model.sigma_at(tl.name(), last).expect("sigma");
             assert!(!sigma.is_empty());
         }
+        // `reject` never retracts: its contradictions are all refusals, which are no
+        // revision of Σ.
+        if policy == Policy::Reject {
+            assert_eq!(revisions, 0);
+            assert!(refusals > 0, "{schedule:?}: nothing was refused");
+        } else {
+            assert!(
+                revisions > 0,
+                "{policy:?} {schedule:?}: nothing was revised"
+            );
+        }
+    }
+}
+
+fn trace(cfg: &DemoConfig, dialogues: usize) -> Vec<u8> {
+    let mut bytes = Vec::new();
+    write_trace(cfg, dialogues, &mut bytes).expect("trace");
+    bytes
+}
+
+/// The audit of the demo's own traces: a refused commitment never entered Σ, so it must not
+/// read as Σ going back and forth. The two runs named in issue 16 audited as 2 and 7
+/// oscillations before refused commitments stopped being written as announce + retract.
+#[test]
+fn the_demo_traces_audit_clean() {
+    for (cfg, n) in [
+        (
+            DemoConfig {
+                schedule: Schedule::Random,
+                seed: 7,
+                error_rate: 0.3,
+                ..DemoConfig::default()
+            },
+            3,
+        ),
+        (DemoConfig::default(), 20),
+        (
+            DemoConfig {
+                policy: Policy::Reject,
+                error_rate: 0.3,
+                ..DemoConfig::default()
+            },
+            20,
+        ),
+    ] {
+        let model = Model::from_bytes("demo.jsonl", &trace(&cfg, n));
+        let report = audit(&model, &AuditOptions::default());
         assert!(
-            revisions > 0,
-            "{policy:?} {schedule:?}: nothing was revised"
+            report.findings.is_empty(),
+            "{cfg:?}: {}",
+            render_text(&report)
         );
+    }
+}
+
+/// Over many runs, every policy that keeps Σ consistent: no refused commitment is announced,
+/// and the only findings are oscillations the simulated agent really caused, between states
+/// made of commitments it did announce (the stress schedule asks P, then ¬P, then P again,
+/// and a slipping agent flips with it).
+#[test]
+fn refused_commitments_are_never_announced_and_audit_findings_are_real() {
+    for policy in [
+        Policy::Greedy,
+        Policy::Recency,
+        Policy::Confidence,
+        Policy::Reject,
+    ] {
+        for schedule in [Schedule::Stress, Schedule::Random] {
+            for seed in 1..=3 {
+                let cfg = DemoConfig {
+                    schedule,
+                    seed,
+                    error_rate: 0.3,
+                    policy,
+                    ..DemoConfig::default()
+                };
+                let bytes = trace(&cfg, 10);
+                let text = String::from_utf8(bytes.clone()).expect("UTF-8");
+                let mut announced = std::collections::BTreeSet::new();
+                for line in text.lines() {
+                    let v: serde_json::Value = serde_json::from_str(line).expect("JSON");
+                    let session = v["session"].as_str().unwrap_or("").to_string();
+                    match v["kind"].as_str() {
+                        Some("announce") => {
+                            announced.insert((session, v["id"].as_str().unwrap_or("").to_string()));
+                        }
+                        Some("log") => {
+                            let m = v["message"].as_str().unwrap_or("");
+                            if let Some(rest) = m.strip_prefix("refused ") {
+                                let id = rest.split(' ').next().unwrap_or("").to_string();
+                                assert!(
+                                    !announced.contains(&(session, id.clone())),
+                                    "{cfg:?}: refused {id} was announced"
+                                );
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+                let model = Model::from_bytes("demo.jsonl", &bytes);
+                let report = audit(&model, &AuditOptions::default());
+                for f in &report.findings {
+                    assert_eq!(
+                        f.code,
+                        Code::Oscillation,
+                        "{cfg:?}: {}",
+                        render_text(&report)
+                    );
+                    for id in &f.ids {
+                        assert!(
+                            announced.contains(&(f.session.clone(), id.clone())),
+                            "{cfg:?}: oscillation over {id}, never announced"
+                        );
+                    }
+                }
+            }
+        }
     }
 }

@@ -210,3 +210,24 @@ fn live_play_prints_the_dialogue() {
     assert!(text.contains("turn  4"), "{text}");
     assert!(text.contains("dialogue 1 done"), "{text}");
 }
+
+/// A refused commitment is shown in its turn, under the gate's verdict, and is never shown
+/// as committed.
+#[test]
+fn live_play_shows_a_refusal_in_its_turn() {
+    let out = bin()
+        .args(["demo", "--speed", "64", "--turns", "5", "--seed", "7"])
+        .args(["--schedule", "random", "--error-rate", "0.3"])
+        .output()
+        .expect("run");
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains(
+            "          gate: B is contradiction\n          refused b4 (B): it contradicts the \
+             world's rules and facts, which are never retracted\n"
+        ),
+        "{text}"
+    );
+    assert!(!text.contains("commit b4"), "{text}");
+}

@@ -76,6 +76,10 @@ fn popups(tag: &str, order: &[usize]) -> BTreeMap<usize, String> {
 }
 
 #[test]
+#[cfg_attr(
+    doxascope_no_tmux,
+    ignore = "tmux is not installed (apt-get install tmux)"
+)]
 fn conflict_popups_are_the_same_in_every_order() {
     if tmux::missing("e2e_conflict_popups") {
         return;

@@ -40,6 +40,10 @@ fn assert_restored(t: &Tmux, screen: &str) {
 }
 
 #[test]
+#[cfg_attr(
+    doxascope_no_tmux,
+    ignore = "tmux is not installed (apt-get install tmux)"
+)]
 fn open_step_why_entails_quit() {
     if tmux::missing("e2e_tmux") {
         return;
@@ -98,6 +102,10 @@ fn hostile_trace(dir: &Path) -> PathBuf {
 }
 
 #[test]
+#[cfg_attr(
+    doxascope_no_tmux,
+    ignore = "tmux is not installed (apt-get install tmux)"
+)]
 fn hostile_trace_does_not_reach_the_terminal() {
     if tmux::missing("e2e_tmux") {
         return;
@@ -145,6 +153,10 @@ fn hostile_trace_does_not_reach_the_terminal() {
 }
 
 #[test]
+#[cfg_attr(
+    doxascope_no_tmux,
+    ignore = "tmux is not installed (apt-get install tmux)"
+)]
 fn sigterm_restores_the_terminal() {
     if tmux::missing("e2e_tmux") {
         return;
@@ -178,6 +190,10 @@ fn sigterm_restores_the_terminal() {
 }
 
 #[test]
+#[cfg_attr(
+    doxascope_no_tmux,
+    ignore = "tmux is not installed (apt-get install tmux)"
+)]
 fn resize_storm_and_tiny_sizes_survive() {
     if tmux::missing("e2e_tmux") {
         return;
@@ -211,6 +227,10 @@ fn resize_storm_and_tiny_sizes_survive() {
 }
 
 #[test]
+#[cfg_attr(
+    doxascope_no_tmux,
+    ignore = "tmux is not installed (apt-get install tmux)"
+)]
 fn demo_plays_in_the_tui_with_pause_step_and_speed_keys() {
     if tmux::missing("e2e_tmux") {
         return;
@@ -246,6 +266,10 @@ fn demo_plays_in_the_tui_with_pause_step_and_speed_keys() {
 }
 
 #[test]
+#[cfg_attr(
+    doxascope_no_tmux,
+    ignore = "tmux is not installed (apt-get install tmux)"
+)]
 fn a_followed_file_growing_fast_is_shown_whole() {
     if tmux::missing("e2e_tmux") {
         return;
@@ -301,6 +325,10 @@ fn a_followed_file_growing_fast_is_shown_whole() {
 }
 
 #[test]
+#[cfg_attr(
+    doxascope_no_tmux,
+    ignore = "tmux is not installed (apt-get install tmux)"
+)]
 fn bad_lines_are_timeline_rows_with_their_location_in_the_detail_pane() {
     if tmux::missing("e2e_tmux") {
         return;

@@ -121,6 +121,10 @@ fn in_tmux(tag: &str, template: &str) -> Option<(tempfile::TempDir, Tmux)> {
 }
 
 #[test]
+#[cfg_attr(
+    doxascope_no_tmux,
+    ignore = "tmux is not installed (apt-get install tmux)"
+)]
 fn killing_the_tmux_server_ends_the_tui() {
     // The outer shell ignores SIGHUP and waits for the TUI (which inherits the ignored
     // SIGHUP, as under `nohup`, and installs its own handler anyway); the inner one writes
@@ -157,6 +161,10 @@ fn killing_the_tmux_server_ends_the_tui() {
 }
 
 #[test]
+#[cfg_attr(
+    doxascope_no_tmux,
+    ignore = "tmux is not installed (apt-get install tmux)"
+)]
 fn sighup_ends_the_tui_with_a_failure_status() {
     let Some((dir, t)) = in_tmux(
         "sighup",

@@ -8,7 +8,7 @@ the trace format appears once at least; a background thread writes progress logs
 the same emitter to show that an emitter can be shared.
 
     python3 example_agent.py --out trace.jsonl      # then: doxascope trace.jsonl
-    python3 example_agent.py --out unix:/tmp/dx.sock --session hunt-1
+    python3 example_agent.py --out "unix:${XDG_RUNTIME_DIR:-$HOME/.cache}/doxascope/live.sock" --session hunt-1
     python3 example_agent.py                        # to standard output
 """
 

@@ -131,6 +131,7 @@ pub(crate) fn run(args: &Args) -> i32 {
 
 /// Plays the demo in the TUI (pause, step and speed keys).
 fn tui(config: DemoConfig, dialogues: usize, speed: f64) -> i32 {
+    super::config_warnings_to_stderr();
     let opts = crate::tui::Options {
         demo: Some(crate::tui::DemoOptions {
             config,
@@ -331,6 +332,10 @@ impl TextView {
                 field(&v, "target"),
                 field(&v, "reason")
             ),
+            // A refused commitment belongs to its turn, under the gate's verdict.
+            "log" if field(&v, "message").starts_with("refused ") => {
+                format!("          {}", field(&v, "message"))
+            }
             "log" => {
                 if field(&v, "level") == "error" {
                     self.errors += 1;

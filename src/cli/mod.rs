@@ -8,11 +8,15 @@
 //! through [`crate::sanitize`] first, so a hostile trace cannot drive the terminal.
 
 mod audit;
+mod completions;
 mod demo;
 mod export;
+mod man;
 mod repl;
 mod validate;
 mod view;
+
+use std::ffi::OsString;
 
 use clap::{Parser, Subcommand};
 
@@ -24,11 +28,25 @@ pub const EXIT_PROBLEMS: i32 = 1;
 pub const EXIT_USAGE: i32 = 2;
 
 /// doxascope: inspect the belief states of LLM agents.
+///
+/// Without a subcommand, `doxascope [OPTIONS] FILE...` is `doxascope view [OPTIONS] FILE...`:
+/// the view's options are the top level's, in any order around the files.
 #[derive(Debug, Parser)]
-#[command(name = "doxascope", version, about)]
+#[command(
+    name = "doxascope",
+    version,
+    about,
+    args_conflicts_with_subcommands = true,
+    subcommand_value_name = "COMMAND",
+    after_help = "Run `doxascope FILE...` (or `doxascope view FILE...`) for the TUI; \
+`doxascope COMMAND --help` for a command's options."
+)]
 struct Cli {
     #[command(subcommand)]
-    command: Command,
+    command: Option<Command>,
+    /// The default command's (`view`'s) arguments.
+    #[command(flatten)]
+    view: view::Args,
 }
 
 #[derive(Debug, Subcommand)]
@@ -48,25 +66,33 @@ enum Command {
     Export(export::Args),
     /// The REPL without the TUI: commands on stdin, one result per command on stdout.
     ///
-    /// Commands (contract §4): announce, check, entails, why, whynot, consistent, retract,
-    /// undo, reset, policy, at, diff, sigma, help, save. With --json, exactly one JSON object
-    /// per input line.
+    /// Commands: announce, check, entails, why, whynot, consistent, retract, undo, reset,
+    /// policy, at, diff, sigma, help, save (`help COMMAND` in the REPL explains each). With
+    /// --json, exactly one JSON object per input line. When the files hold several sessions,
+    /// --session NAME picks one (the error lists them).
     Repl(repl::Args),
     /// Replay traces, recompute every claim, and print the findings (exit 1 on any warning).
     Audit(audit::Args),
     /// The TUI over trace files (the default: `doxascope FILE...`).
     View(view::Args),
+    /// Print a shell completion script: bash, zsh, fish, elvish or powershell.
+    ///
+    /// bash: `doxascope completions bash > ~/.local/share/bash-completion/completions/doxascope`;
+    /// zsh: `doxascope completions zsh > ~/.zfunc/_doxascope` (with `~/.zfunc` in `fpath`);
+    /// fish: `doxascope completions fish > ~/.config/fish/completions/doxascope.fish`.
+    Completions(completions::Args),
+    /// Print the manual page (roff): `doxascope man > doxascope.1`; `doxascope man COMMAND`
+    /// for one command's page.
+    Man(man::Args),
 }
 
 /// Runs the command line and returns the process exit code.
 pub fn main() -> i32 {
-    let subcommands: Vec<String> = <Cli as clap::CommandFactory>::command()
-        .get_subcommands()
-        .map(|c| c.get_name().to_string())
-        .chain(["help".to_string()])
-        .collect();
-    let names: Vec<&str> = subcommands.iter().map(String::as_str).collect();
-    let args = view::with_default_view(std::env::args_os().collect(), &names);
+    run(std::env::args_os().collect())
+}
+
+/// Runs the command line on `args` (the program name first) and returns the exit code.
+fn run(args: Vec<OsString>) -> i32 {
     let cli = match Cli::try_parse_from(args) {
         Ok(cli) => cli,
         Err(e) => {
@@ -76,11 +102,114 @@ pub fn main() -> i32 {
         }
     };
     match cli.command {
-        Command::Validate(args) => validate::run(&args),
-        Command::Demo(args) => demo::run(&args),
-        Command::Export(args) => export::run(&args),
-        Command::Repl(args) => repl::run(&args),
-        Command::Audit(args) => audit::run(&args),
-        Command::View(args) => view::run(args),
+        Some(Command::Validate(args)) => validate::run(&args),
+        Some(Command::Demo(args)) => demo::run(&args),
+        Some(Command::Export(args)) => export::run(&args),
+        Some(Command::Repl(args)) => repl::run(&args),
+        Some(Command::Audit(args)) => audit::run(&args),
+        Some(Command::View(args)) => view::run(args),
+        Some(Command::Completions(args)) => completions::run(&args, command()),
+        Some(Command::Man(args)) => man::run(&args, command()),
+        None if cli.view.is_empty() => {
+            // Bare `doxascope`: the overview, as a usage error (nothing was asked).
+            let _ = command().write_help(&mut std::io::stderr());
+            EXIT_USAGE
+        }
+        None => match view::typo_of_command(&cli.view, &subcommand_names()) {
+            Some(msg) => {
+                eprintln!("doxascope: {msg}");
+                EXIT_USAGE
+            }
+            None => view::run(cli.view),
+        },
+    }
+}
+
+/// Prints the config file's problems on stderr, before a TUI takes the screen: on the
+/// status line they would be overwritten within a frame. They stay readable above the shell
+/// prompt once the TUI exits, and the TUI keeps them too ([`crate::tui::app::App`]'s
+/// `config_warnings`).
+fn config_warnings_to_stderr() {
+    let config = crate::tui::theme::Config::load();
+    if config.warnings.is_empty() {
+        return;
+    }
+    let path = crate::tui::theme::Config::path()
+        .map(|p| crate::sanitize::sanitize(&p.display().to_string()))
+        .unwrap_or_default();
+    for w in &config.warnings {
+        let w = w.strip_prefix("config: ").unwrap_or(w);
+        eprintln!("doxascope: warning: {path}: {w}");
+    }
+}
+
+/// The whole command-line definition (for help, completions and the typo check).
+fn command() -> clap::Command {
+    <Cli as clap::CommandFactory>::command()
+}
+
+/// The subcommands' names, `help` included.
+fn subcommand_names() -> Vec<String> {
+    command()
+        .get_subcommands()
+        .map(|c| c.get_name().to_string())
+        .chain(["help".to_string()])
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> Cli {
+        let mut v = vec!["doxascope"];
+        v.extend_from_slice(args);
+        Cli::try_parse_from(v).expect("parses")
+    }
+
+    #[test]
+    fn view_options_go_anywhere_in_the_bare_form() {
+        for args in [
+            &["--theme", "light", "--at", "5", "--no-follow", "t.jsonl"][..],
+            &["t.jsonl", "--no-follow", "--at", "5", "--theme", "light"],
+            &["--at", "5", "t.jsonl", "--theme=light", "--no-follow"],
+        ] {
+            let cli = parse(args);
+            assert!(cli.command.is_none(), "{args:?}");
+            assert_eq!(
+                cli.view.debug_summary(),
+                "[t.jsonl] no_follow at=5 theme=light"
+            );
+        }
+        let cli = parse(&[
+            "view",
+            "--at",
+            "5",
+            "--theme",
+            "light",
+            "--no-follow",
+            "t.jsonl",
+        ]);
+        match cli.command {
+            Some(Command::View(v)) => {
+                assert_eq!(v.debug_summary(), "[t.jsonl] no_follow at=5 theme=light")
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn subcommands_still_win_over_files() {
+        assert!(matches!(
+            parse(&["validate", "x"]).command,
+            Some(Command::Validate(_))
+        ));
+        assert!(matches!(
+            parse(&["completions", "bash"]).command,
+            Some(Command::Completions(_))
+        ));
+        let cli = parse(&["-"]);
+        assert!(cli.command.is_none());
+        assert_eq!(cli.view.debug_summary(), "[-]");
     }
 }

@@ -1,11 +1,17 @@
 //! `doxascope view [FILE...]` and the default form `doxascope FILE...`: the TUI.
+//!
+//! Before the terminal is taken over, everything that can be said in plain text is said on
+//! stderr: a first argument that looks like a mistyped command, files that cannot be read
+//! once (`--no-follow`) or never (directories), a `--listen` path that would land at the
+//! filesystem root, and the config file's problems.
 
-use std::ffi::OsString;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+
+use crate::trace::live::ListenAddr;
 
 use super::{EXIT_OK, EXIT_USAGE};
 
-/// Arguments of `view`.
+/// Arguments of `view` (and of the bare `doxascope`).
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
     /// Trace files (JSON Lines); `-` reads standard input.
@@ -17,19 +23,100 @@ pub(crate) struct Args {
     /// Open at this step (and pause following).
     #[arg(long, value_name = "STEP")]
     at: Option<u64>,
-    /// Accept live sessions: `unix:PATH` (in a private directory) or `tcp:127.0.0.1:PORT`.
-    #[arg(long, value_name = "ADDR")]
-    listen: Option<crate::trace::live::ListenAddr>,
+    /// Accept live sessions: `unix:PATH` (absolute, in a private directory) or
+    /// `tcp:127.0.0.1:PORT`.
+    #[arg(long, value_name = "ADDR", value_parser = parse_listen)]
+    listen: Option<ListenAddr>,
     /// The palette: dark or light (default: the config file's `theme`, else dark).
     #[arg(long, value_name = "NAME")]
     theme: Option<String>,
 }
 
+impl Args {
+    /// Whether nothing at all was asked (bare `doxascope`).
+    pub(crate) fn is_empty(&self) -> bool {
+        self.files.is_empty()
+            && !self.no_follow
+            && self.at.is_none()
+            && self.listen.is_none()
+            && self.theme.is_none()
+    }
+
+    /// A compact rendering for tests of the argument parser.
+    #[cfg(test)]
+    pub(crate) fn debug_summary(&self) -> String {
+        let files: Vec<String> = self.files.iter().map(|p| p.display().to_string()).collect();
+        let mut s = format!("[{}]", files.join(", "));
+        if self.no_follow {
+            s.push_str(" no_follow");
+        }
+        if let Some(a) = self.at {
+            s.push_str(&format!(" at={a}"));
+        }
+        if let Some(l) = &self.listen {
+            s.push_str(&format!(" listen={l}"));
+        }
+        if let Some(t) = &self.theme {
+            s.push_str(&format!(" theme={t}"));
+        }
+        s
+    }
+}
+
+/// An example socket address that works whether or not `XDG_RUNTIME_DIR` is set (the docs
+/// use the same one).
+const LISTEN_EXAMPLE: &str = "unix:${XDG_RUNTIME_DIR:-$HOME/.cache}/doxascope/live.sock";
+
+/// `--listen`: the address syntax of [`ListenAddr`], plus refusals of socket paths that are
+/// almost certainly a mistake. `unix:$XDG_RUNTIME_DIR/doxascope/live.sock` with the variable
+/// unset becomes `unix:/doxascope/live.sock`, and the listener would create `/doxascope` at
+/// the filesystem root (it creates a missing directory); a relative path depends on the
+/// directory the viewer happens to start in, and agents rarely start in the same one.
+fn parse_listen(s: &str) -> Result<ListenAddr, String> {
+    let addr: ListenAddr = s.parse().map_err(|e| format!("{e}"))?;
+    if let ListenAddr::Unix(path) = &addr {
+        if let Some(why) = unsafe_socket_path(path) {
+            return Err(format!(
+                "{why}; an unset variable (such as $XDG_RUNTIME_DIR) in the path? Use a \
+                 directory of your own, e.g. --listen \"{LISTEN_EXAMPLE}\""
+            ));
+        }
+    }
+    Ok(addr)
+}
+
+/// Why a Unix socket path is refused at parse time, if it is.
+fn unsafe_socket_path(path: &Path) -> Option<String> {
+    let shown = path.display();
+    if !path.is_absolute() {
+        return Some(format!("the socket path {shown} is relative"));
+    }
+    let dir = path.parent().unwrap_or(Path::new("/"));
+    if dir == Path::new("/") {
+        return Some(format!(
+            "the socket path {shown} is directly in the filesystem root"
+        ));
+    }
+    if dir.parent() == Some(Path::new("/")) && !dir.exists() {
+        return Some(format!(
+            "the socket path {shown} would create the directory {} at the filesystem root",
+            dir.display()
+        ));
+    }
+    None
+}
+
 /// Runs the TUI and returns the exit code.
 pub(crate) fn run(args: Args) -> i32 {
+    let follow = !args.no_follow;
+    if let Err(msg) = check_files(&args.files, follow) {
+        eprintln!("doxascope: {msg}");
+        return EXIT_USAGE;
+    }
+    super::config_warnings_to_stderr();
     let opts = crate::tui::Options {
         files: args.files,
-        follow: !args.no_follow,
+        follow,
         at: args.at,
         theme: args.theme,
         listen: args.listen,
@@ -46,46 +133,162 @@ pub(crate) fn run(args: Args) -> i32 {
     }
 }
 
-/// The default form: `doxascope FILE...` means `doxascope view FILE...`. The arguments are
-/// rewritten when the first one is neither a subcommand nor an option.
-pub(crate) fn with_default_view(mut args: Vec<OsString>, subcommands: &[&str]) -> Vec<OsString> {
-    let first = args.get(1).and_then(|a| a.to_str()).map(str::to_string);
-    if let Some(a) = first
-        && (!a.starts_with('-') || a == "-")
-        && !subcommands.contains(&a.as_str())
+/// Files that can never be shown. A directory is not a trace: with `--no-follow` it is an
+/// error, as a missing file is; when following, a directory among other files is reported by
+/// its follower ("not a regular file; not followed") and the others are shown, but when every
+/// path is a directory nothing can ever be read.
+fn check_files(files: &[PathBuf], follow: bool) -> Result<(), String> {
+    let named: Vec<&PathBuf> = files.iter().filter(|p| p.as_os_str() != "-").collect();
+    let dirs: Vec<&PathBuf> = named.iter().copied().filter(|p| p.is_dir()).collect();
+    let shown = |p: &Path| crate::sanitize::sanitize(&p.display().to_string());
+    if let Some(d) = dirs.first()
+        && (!follow || (dirs.len() == files.len()))
     {
-        args.insert(1, "view".into());
+        return Err(format!(
+            "{}: not a regular file (a directory); nothing to read",
+            shown(d)
+        ));
     }
-    args
+    if !follow {
+        // `stat`, not `open`: opening a FIFO here would block, or (opened and closed) cost
+        // its writer a broken pipe before the viewer opens it for real.
+        for p in named {
+            if let Err(e) = std::fs::metadata(p) {
+                return Err(format!("cannot open {}: {e}", shown(p)));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `doxascope valdate FILE` would follow a file named `valdate`, waiting for it to appear.
+/// When the first file does not exist, looks like a plain word (no `/`, no `.`) and is one or
+/// two edits away from a command (or is a command, given after options), the user most
+/// likely mistyped the command: say so instead of waiting.
+pub(crate) fn typo_of_command(args: &Args, commands: &[String]) -> Option<String> {
+    let first = args.files.first()?;
+    let word = first.to_str()?;
+    if word.contains(['/', '.']) || word == "-" || first.symlink_metadata().is_ok() {
+        return None;
+    }
+    let best = commands
+        .iter()
+        .map(|c| (edit_distance(word, c), c))
+        .filter(|(d, c)| *d <= (c.chars().count() / 3).max(1))
+        .min_by_key(|(d, _)| *d)?;
+    let shown = crate::sanitize::sanitize(word);
+    Some(if best.0 == 0 {
+        format!(
+            "`{shown}` is a command, but options came before it; write `doxascope {shown} \
+             [OPTIONS]` (or `./{shown}` for a file of that name)"
+        )
+    } else {
+        format!(
+            "no file `{shown}`, and no command of that name; did you mean `{}`? (to wait for \
+             a file of that name, write `./{shown}`)",
+            best.1
+        )
+    })
+}
+
+/// Optimal string alignment distance: insertions, deletions, substitutions and swaps of two
+/// neighbours each cost 1 (`valdate` → `validate` is 1, `dmeo` → `demo` is 1).
+fn edit_distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().collect();
+    let b: Vec<char> = b.chars().collect();
+    let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
+    for (i, row) in d.iter_mut().enumerate() {
+        row[0] = i;
+    }
+    for (j, cell) in d[0].iter_mut().enumerate() {
+        *cell = j;
+    }
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let mut v = (d[i - 1][j] + 1)
+                .min(d[i][j - 1] + 1)
+                .min(d[i - 1][j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                v = v.min(d[i - 2][j - 2] + 1);
+            }
+            d[i][j] = v;
+        }
+    }
+    d[a.len()][b.len()]
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn v(a: &[&str]) -> Vec<OsString> {
-        a.iter().map(OsString::from).collect()
+    #[test]
+    fn edit_distance_known_values() {
+        assert_eq!(edit_distance("valdate", "validate"), 1);
+        assert_eq!(edit_distance("dmeo", "demo"), 1);
+        assert_eq!(edit_distance("audit", "audit"), 0);
+        assert_eq!(edit_distance("", "repl"), 4);
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
+        assert_eq!(edit_distance("treasure", "repl"), 6);
+    }
+
+    fn args(files: &[&str]) -> Args {
+        Args {
+            files: files.iter().map(PathBuf::from).collect(),
+            no_follow: false,
+            at: None,
+            listen: None,
+            theme: None,
+        }
     }
 
     #[test]
-    fn files_alone_mean_view() {
-        let subs = ["view", "validate", "help"];
-        assert_eq!(
-            with_default_view(v(&["d", "t.jsonl"]), &subs),
-            v(&["d", "view", "t.jsonl"])
-        );
-        assert_eq!(
-            with_default_view(v(&["d", "-"]), &subs),
-            v(&["d", "view", "-"])
-        );
-        assert_eq!(
-            with_default_view(v(&["d", "validate", "x"]), &subs),
-            v(&["d", "validate", "x"])
-        );
-        assert_eq!(
-            with_default_view(v(&["d", "--help"]), &subs),
-            v(&["d", "--help"])
-        );
-        assert_eq!(with_default_view(v(&["d"]), &subs), v(&["d"]));
+    fn typos_of_commands_are_caught_but_paths_are_not() {
+        let cmds: Vec<String> = [
+            "validate", "demo", "export", "repl", "audit", "view", "help",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let msg = typo_of_command(&args(&["valdate", "x.jsonl"]), &cmds).expect("typo");
+        assert!(msg.contains("did you mean `validate`?"), "{msg}");
+        assert!(typo_of_command(&args(&["audti"]), &cmds).is_some());
+        assert!(typo_of_command(&args(&["validate"]), &cmds).is_some());
+        for not_typo in ["valdate.jsonl", "./valdate", "-", "treasure", "x/audit"] {
+            assert_eq!(
+                typo_of_command(&args(&[not_typo]), &cmds),
+                None,
+                "{not_typo}"
+            );
+        }
+        // An existing file of that name is a file.
+        let dir = tempfile::tempdir().expect("tempdir");
+        let p = dir.path().join("valdate");
+        std::fs::write(&p, "").expect("write");
+        let cwd_free = Args {
+            files: vec![p],
+            ..args(&[])
+        };
+        assert_eq!(typo_of_command(&cwd_free, &cmds), None);
+    }
+
+    #[test]
+    fn listen_paths_from_empty_variables_are_refused() {
+        for bad in [
+            "unix:/doxascope/live.sock",
+            "unix:/live.sock",
+            "unix:doxascope/live.sock",
+            "unix:live.sock",
+        ] {
+            let e = parse_listen(bad).expect_err(bad);
+            assert!(e.contains("XDG_RUNTIME_DIR"), "{e}");
+        }
+        let dir = tempfile::tempdir().expect("tempdir");
+        let ok = format!("unix:{}/doxascope/live.sock", dir.path().display());
+        assert!(parse_listen(&ok).is_ok());
+        assert!(parse_listen("tcp:127.0.0.1:7357").is_ok());
+        // `/tmp` exists: the listener itself refuses it (world-writable), with its reason.
+        assert!(parse_listen("unix:/tmp/dx.sock").is_ok());
+        assert!(parse_listen("tcp:0.0.0.0:1").is_err());
     }
 }

@@ -1,7 +1,8 @@
 //! The solver run of a dialogue as trace events (contract §2): `session`, `world`, the world's
 //! rules and facts as `announce` with role `rule`, then per turn `turn`, and for a commitment
 //! `verify` (the gate's outcome), `announce`, and when revision acted `revise` plus one
-//! `retract` per belief given up; a closing `log` with the dialogue's figures.
+//! `retract` per belief given up (a refused commitment: `verify` and a `log`, below); a
+//! closing `log` with the dialogue's figures.
 //!
 //! Events are built as JSON objects with the contract's field names and become [`Event`]s by
 //! going through the trace reader, so what the TUI plays and what `--headless` writes are the
@@ -9,8 +10,11 @@
 //! stores fields internally.
 //!
 //! A refused commitment (it contradicts the world's rules and facts alone, or the policy
-//! rejects it) is still announced, then retracted in the same revision, so that replaying the
-//! trace reproduces Σ exactly and a viewer sees the attempt.
+//! rejects it) never enters Σ, and the trace says exactly that: the gate's `verify` with
+//! outcome `contradiction`, then a `log` line naming the refused commitment and why, and no
+//! `announce`. Writing it as an announce undone by a retract would claim Σ held it for a
+//! step: the audit would rightly see Σ going back and forth (`oscillation`) when the agent
+//! merely turned a claim down.
 
 use std::collections::VecDeque;
 
@@ -170,42 +174,52 @@ pub fn dialogue_lines(cfg: &DemoConfig, d: &Dialogue, run: &SolverRun) -> Vec<St
             10,
             json!({ "formula": f, "outcome": s.theta.as_str(), "method": "sat" }),
         );
-        l.push(
-            "announce",
-            10,
-            json!({
-                "id": s.id,
-                "formula": f,
-                // Algorithm 1's commitments B_t: the audit's convention is source `llm`.
-                "source": "llm",
-                "role": "fact",
-                "text": reply_text(d, t),
-            }),
-        );
-        let mut gone = s.retracted.clone();
-        if !s.applied {
-            gone.push(s.id.clone());
+        if s.applied {
+            l.push(
+                "announce",
+                10,
+                json!({
+                    "id": s.id,
+                    "formula": f,
+                    // Algorithm 1's commitments B_t: the audit's convention is source `llm`.
+                    "source": "llm",
+                    "role": "fact",
+                    "text": reply_text(d, t),
+                }),
+            );
+        } else {
+            let why = if cfg.policy == Policy::Reject {
+                "policy reject keeps Σ and drops the new commitment"
+            } else if s.retracted.is_empty() {
+                "it contradicts the world's rules and facts, which are never retracted"
+            } else {
+                "the policy's preferred consistent subset leaves it out"
+            };
+            l.push(
+                "log",
+                10,
+                json!({
+                    "level": "info",
+                    "message": format!("refused {} ({f}): {why}", s.id),
+                }),
+            );
         }
+        let gone = &s.retracted;
         // Under `flag` a contradiction is kept, not repaired; the revise event records that
-        // decision with nothing retracted.
-        let revised = !gone.is_empty() || s.theta == Outcome::Contradiction;
+        // decision with nothing retracted. A refusal that gave nothing up is no revision.
+        let revised = !gone.is_empty() || (s.applied && s.theta == Outcome::Contradiction);
         if !revised {
             continue;
         }
+        // A refused commitment is not in Σ to be named by id; its formula is the trigger.
+        let trigger = if s.applied { s.id.clone() } else { f.clone() };
         l.push(
             "revise",
             10,
-            json!({ "trigger": s.id, "retracted": gone, "policy": cfg.policy.as_str() }),
+            json!({ "trigger": trigger, "retracted": gone, "policy": cfg.policy.as_str() }),
         );
-        for g in &gone {
-            let reason = if *g == s.id {
-                if cfg.policy == Policy::Reject {
-                    "refused: policy reject keeps Σ and drops the new commitment".to_string()
-                } else {
-                    "refused: contradicts the world's rules and facts, which are never retracted"
-                        .to_string()
-                }
-            } else if s.fallback {
+        for g in gone {
+            let reason = if s.fallback {
                 format!(
                     "{}: no single retraction restored satisfiability; recency fallback",
                     cfg.policy.as_str()

@@ -176,8 +176,8 @@ codes! {
         "query was repeated with Σ unchanged", "queries were repeated with Σ unchanged";
     /// Σ alternating between two states.
     Oscillation = "oscillation", Warning,
-        "session oscillates between two belief states",
-        "sessions oscillate between two belief states";
+        "oscillation between two belief states",
+        "oscillations between two belief states";
     /// A retract target or revise trigger naming no active belief.
     UnresolvedReference = "unresolved-reference", Warning,
         "reference names no active belief", "references name no active belief";

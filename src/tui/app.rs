@@ -653,6 +653,9 @@ pub struct App {
     hand_pending: bool,
     /// A one-line status message.
     pub status: String,
+    /// The config file's problems (also printed on stderr before the TUI starts), kept for a
+    /// view of past messages: the status line shows them only until the next message.
+    pub config_warnings: Vec<String>,
     /// Loading progress: bytes read and total (None when done).
     pub loading: Option<(u64, u64)>,
     /// Followed files and live sessions, with their states.
@@ -730,6 +733,7 @@ impl App {
             repl_input: LineEdit::default(),
             history: Vec::new(),
             history_pos: None,
+            config_warnings: Vec::new(),
             scrollback: Vec::new(),
             scroll_up: 0,
             working: None,

@@ -454,6 +454,7 @@ pub fn run(opts: Options) -> Result<(), TuiError> {
     app.sources = sources;
     app.mouse = config.mouse;
     app.status = config.warnings.join("; ");
+    app.config_warnings = config.warnings;
     app.demo = opts.demo.as_ref().map(demo_player);
     if let Some(at) = opts.at {
         app.follow = false;

@@ -98,7 +98,17 @@ pub fn render_text(r: &Report) -> String {
     for (sev, code) in order {
         let fs = &groups[&code];
         let _ = writeln!(s);
-        let _ = writeln!(s, "{sev}: {} [{code}]", code.summary(fs.len()));
+        // Counts are of findings; with several sessions, say how many of them the findings
+        // are in (two oscillations of one session are not "2 sessions").
+        let mut in_sessions: Vec<&str> = fs.iter().map(|f| f.session.as_str()).collect();
+        in_sessions.sort_unstable();
+        in_sessions.dedup();
+        let spread = if r.sessions.len() > 1 && fs.len() > 1 {
+            format!(" in {}", plural(in_sessions.len(), "session", "sessions"))
+        } else {
+            String::new()
+        };
+        let _ = writeln!(s, "{sev}: {}{spread} [{code}]", code.summary(fs.len()));
         for f in fs {
             let step = match (f.step, f.seq) {
                 (Some(st), Some(q)) if u64::from(st) == q => format!("step {st}"),
