@@ -210,15 +210,15 @@ fn resize_storm_and_tiny_sizes_survive() {
     std::thread::sleep(Duration::from_millis(200));
     t.run(&["resize-window", "-t", "0", "-x", "120", "-y", "40"]);
     // The last frame matches the last size: the header on the first row, the REPL box's
-    // bottom border spanning the full width just above the status line, and the process is
-    // still running.
+    // bottom border spanning the full width just above the message line and the hint bar,
+    // and the process is still running.
     let s = t.wait_for("a frame at 120x40", 20, |s| {
         let rows: Vec<&str> = s.lines().collect();
         rows.len() >= 39
             && rows[0].contains("step 40 of 40")
-            && rows[38].starts_with('└')
-            && rows[38].ends_with('┘')
-            && rows[38].chars().count() == 120
+            && rows[37].starts_with('└')
+            && rows[37].ends_with('┘')
+            && rows[37].chars().count() == 120
     });
     assert!(!s.contains("EXIT="), "{s}");
     t.keys(&["q"]);

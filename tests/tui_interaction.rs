@@ -423,6 +423,25 @@ fn s_m_and_r_say_what_they_did() {
 }
 
 #[test]
+fn messages_keeps_every_status_and_the_config_warnings() {
+    let mut app = sample("treasure-hunt.jsonl");
+    app.config_warnings = vec!["config.toml: unknown key theem".into()];
+    let mut r = None;
+    press(&mut app, &mut r, "s");
+    render_text(&mut app, 120, 40);
+    press(&mut app, &mut r, "m");
+    render_text(&mut app, 120, 40);
+    press(&mut app, &mut r, ":messages<enter>");
+    let (title, lines) = app.popup.clone().expect("the messages overlay");
+    assert_eq!(title, "messages");
+    let all = lines.join("\n");
+    assert!(all.contains("unknown key theem"), "{all}");
+    assert!(all.contains("only one session"), "{all}");
+    assert!(all.contains("mouse on"), "{all}");
+    assert_eq!(app.mode, doxascope::tui::app::Mode::Normal);
+}
+
+#[test]
 fn filter_narrows_sigma() {
     let mut app = sample("greedysat-stress.jsonl");
     let mut r = None;

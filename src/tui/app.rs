@@ -656,6 +656,9 @@ pub struct App {
     /// The config file's problems (also printed on stderr before the TUI starts), kept for a
     /// view of past messages: the status line shows them only until the next message.
     pub config_warnings: Vec<String>,
+    /// Every message the status line has shown, oldest first (at most [`MESSAGES_KEPT`]),
+    /// for `:messages`.
+    pub messages: VecDeque<String>,
     /// Loading progress: bytes read and total (None when done).
     pub loading: Option<(u64, u64)>,
     /// Followed files and live sessions, with their states.
@@ -709,6 +712,9 @@ pub struct App {
 /// larger ones on request (`R`), since the solver pass grows with the run.
 pub const AUTO_RECOMPUTE_MAX: u32 = 200_000;
 
+/// How many status messages `:messages` keeps.
+pub const MESSAGES_KEPT: usize = 500;
+
 /// Events handed to the audit worker per turn of the event loop (a few tens of
 /// milliseconds of copying), so handing over a big session never freezes input.
 pub const HANDOVER_CHUNK: u32 = 50_000;
@@ -734,6 +740,7 @@ impl App {
             history: Vec::new(),
             history_pos: None,
             config_warnings: Vec::new(),
+            messages: VecDeque::new(),
             scrollback: Vec::new(),
             scroll_up: 0,
             working: None,
@@ -1197,6 +1204,18 @@ impl App {
         fx
     }
 
+    /// Keeps the status line's message in the history `:messages` shows (called once per
+    /// frame; a message shown for several frames is kept once).
+    pub fn keep_message(&mut self) {
+        if self.status.is_empty() || self.messages.back() == Some(&self.status) {
+            return;
+        }
+        if self.messages.len() >= MESSAGES_KEPT {
+            self.messages.pop_front();
+        }
+        self.messages.push_back(self.status.clone());
+    }
+
     /// Whether the last frame used the compact layout.
     pub fn last_compact(&self) -> bool {
         self.compact
@@ -1601,6 +1620,22 @@ impl App {
                 }
                 if self.history.last() != Some(&line) {
                     self.history.push(line.clone());
+                }
+                if line == "messages" {
+                    // The TUI's own command: the status history, config warnings first.
+                    let mut lines: Vec<String> = self
+                        .config_warnings
+                        .iter()
+                        .map(|w| format!("config: {w}"))
+                        .collect();
+                    lines.extend(self.messages.iter().cloned());
+                    if lines.is_empty() {
+                        lines.push("no messages yet".into());
+                    }
+                    let skip = lines.len().saturating_sub(40);
+                    self.popup = Some(("messages".into(), lines.split_off(skip)));
+                    self.mode = Mode::Normal;
+                    return Vec::new();
                 }
                 self.scrollback.push(ScrollLine {
                     text: format!(": {line}"),

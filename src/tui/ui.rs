@@ -35,6 +35,7 @@ const MIN_H: u16 = 6;
 
 /// Draws the whole screen.
 pub fn draw(f: &mut Frame, app: &mut App) {
+    app.keep_message();
     draw_screen(f, app);
     // Calls for Σ rows between frames (keys) get their own small budget again.
     app.set_scan_window(None);
