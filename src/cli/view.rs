@@ -14,6 +14,10 @@ pub(crate) struct Args {
     /// Read the files once instead of following them as they grow.
     #[arg(long)]
     no_follow: bool,
+    /// Refuse to follow a path that is a symbolic link (by default a link is followed and
+    /// its target shown, with a warning when it leaves the link's directory).
+    #[arg(long)]
+    no_follow_symlinks: bool,
     /// Open at this step (and pause following).
     #[arg(long, value_name = "STEP")]
     at: Option<u64>,
@@ -33,6 +37,7 @@ pub(crate) fn run(args: Args) -> i32 {
         at: args.at,
         theme: args.theme,
         listen: args.listen,
+        no_follow_symlinks: args.no_follow_symlinks,
         demo: None,
     };
     match crate::tui::run(opts) {

@@ -35,6 +35,14 @@ pub struct FileSource {
     /// in the header after the follower is back to plain following, so a rotation seen only
     /// for a moment is not forgotten.
     pub rotations: u32,
+    /// Why file notifications are unavailable for it, when they are (it is then followed by
+    /// the periodic poll alone, which the header says).
+    pub polling: Option<String>,
+    /// The symbolic link's resolved target (sanitized) and whether it leaves the directory
+    /// the user named.
+    pub symlink: Option<(String, bool)>,
+    /// Bytes at the start of a large file that were not loaded (reading began near its end).
+    pub skipped: Option<u64>,
 }
 
 /// One live session as the UI knows it.
@@ -71,6 +79,9 @@ impl Sources {
             segment: 0,
             status: None,
             rotations: 0,
+            polling: None,
+            symlink: None,
+            skipped: None,
         });
         self.files.len() - 1
     }
@@ -90,9 +101,37 @@ impl Sources {
                     segment: f.segment,
                 };
                 store.extend_from(&origin, items);
+                // Lines after a stall mean the pending line was completed (or flushed).
+                if matches!(f.status, Some(FollowStatus::Pending { .. })) {
+                    f.status = Some(FollowStatus::Following);
+                }
                 None
             }
+            // Facts about the file rather than states: kept beside the state for the header.
+            FollowItem::Status(s @ FollowStatus::PollingOnly(_)) => {
+                if let FollowStatus::PollingOnly(why) = &s {
+                    f.polling = Some(sanitize(why));
+                }
+                Some(format!("{}: {s}", sanitize(&f.path.to_string_lossy())))
+            }
+            FollowItem::Status(s @ FollowStatus::Symlink { .. }) => {
+                if let FollowStatus::Symlink { target, outside } = &s {
+                    f.symlink = Some((sanitize(&target.to_string_lossy()), *outside));
+                }
+                Some(sanitize(&format!("{}: {s}", f.path.to_string_lossy())))
+            }
+            FollowItem::Status(s @ FollowStatus::Tail { .. }) => {
+                if let FollowStatus::Tail { skipped } = s {
+                    f.skipped = Some(skipped);
+                }
+                Some(sanitize(&format!("{}: {s}", f.path.to_string_lossy())))
+            }
             FollowItem::Status(s) => {
+                if !matches!(s, FollowStatus::Following | FollowStatus::Pending { .. }) {
+                    // A new file at the path: the old one's link and tail facts are void.
+                    f.symlink = None;
+                    f.skipped = None;
+                }
                 if matches!(s, FollowStatus::Truncated | FollowStatus::Replaced) {
                     f.segment += 1;
                 }
@@ -208,14 +247,37 @@ impl Sources {
                     if f.segment > 0 {
                         history.push(format!("re-read {}x", f.segment));
                     }
+                    let mut parts = Vec::new();
                     match &f.status {
-                        Some(s) if *s != FollowStatus::Following => {
-                            out.push(format!("{name}: {s}"));
-                        }
+                        Some(s) if *s != FollowStatus::Following => parts.push(s.to_string()),
                         _ if !history.is_empty() => {
-                            out.push(format!("{name}: following ({})", history.join(", ")));
+                            parts.push(format!("following ({})", history.join(", ")));
                         }
                         _ => {}
+                    }
+                    let mut notes = Vec::new();
+                    if let Some((target, outside)) = &f.symlink {
+                        notes.push(if *outside {
+                            format!("→ {target} (outside its directory!)")
+                        } else {
+                            format!("→ {target}")
+                        });
+                    }
+                    if let Some(n) = f.skipped {
+                        notes.push(format!(
+                            "first {} not loaded",
+                            crate::trace::follow::human_bytes(n)
+                        ));
+                    }
+                    if f.polling.is_some() {
+                        notes.push("polling (no file notifications)".to_string());
+                    }
+                    if !notes.is_empty() && parts.is_empty() {
+                        parts.push("following".to_string());
+                    }
+                    parts.extend(notes);
+                    if !parts.is_empty() {
+                        out.push(format!("{name}: {}", parts.join("; ")));
                     }
                 }
             }
