@@ -79,27 +79,33 @@ fn a_unix_socket_session_becomes_a_selectable_timeline() {
 }
 
 #[test]
-fn drops_and_an_empty_live_session_are_shown() {
+fn spilling_and_an_empty_live_session_are_shown() {
     let mut app = app();
     // An opened session without events is listed and drawable.
     let opened = LiveEvent::Opened {
         session: 7,
         name: "conn-7".into(),
         peer: doxascope::trace::live::Peer::Attached,
+        spool: Some("/spool/conn-7.jsonl".into()),
     };
     app.sources.on_live(&mut app.store, opened);
     app.on_data();
     let msg = app.sources.on_live(
         &mut app.store,
-        LiveEvent::Dropped {
+        LiveEvent::Spilling {
             session: 7,
-            count: 42,
+            held: 42,
         },
     );
-    assert!(msg.unwrap().contains("42 events dropped"));
+    let msg = msg.unwrap();
+    assert!(msg.contains("after 42 events"), "{msg}");
+    assert!(msg.contains("/spool/conn-7.jsonl"), "{msg}");
     let screen = render_text(&mut app, 160, 30);
     assert!(screen.contains("conn-7"), "{screen}");
-    assert!(screen.contains("dropped: 42"), "{screen}");
+    assert!(
+        screen.contains("first 42 events shown, the rest in /spool/conn-7.jsonl"),
+        "{screen}"
+    );
     assert!(screen.contains("live: connected"), "{screen}");
 }
 

@@ -439,8 +439,12 @@ pub fn run(opts: Options) -> Result<(), TuiError> {
     // The hub exists only when something can feed it; the listener is bound before the
     // terminal is taken over, so a bad address is a plain error message.
     let stdin = opts.files.iter().any(|p| p.as_os_str() == "-");
-    let live = (stdin || opts.listen.is_some())
-        .then(|| crate::trace::live::Live::new(crate::trace::live::LiveConfig::default()));
+    let live = (stdin || opts.listen.is_some()).then(|| {
+        crate::trace::live::Live::new(crate::trace::live::LiveConfig {
+            spool_dir: crate::trace::live::default_spool_dir(),
+            ..crate::trace::live::LiveConfig::default()
+        })
+    });
     let mut listener = None;
     if let (Some(addr), Some((hub, _))) = (&opts.listen, &live) {
         let l = rt

@@ -18,7 +18,7 @@ use std::path::PathBuf;
 
 use crate::sanitize::sanitize;
 use crate::trace::follow::{FollowItem, FollowStatus};
-use crate::trace::live::{CloseReason, LiveEvent, SessionId};
+use crate::trace::live::{LiveEvent, SessionId};
 
 use super::data::{Origin, Store};
 
@@ -52,8 +52,13 @@ pub struct LiveSource {
     pub name: String,
     /// Whether the connection is still open.
     pub open: bool,
-    /// Items dropped because the viewer fell behind.
-    pub dropped: u64,
+    /// The spool file holding its whole raw stream (sanitized for display).
+    pub spool: Option<String>,
+    /// Once past the memory bound: how many of its events the viewer holds (the rest is in
+    /// the spool file only).
+    pub held: Option<u64>,
+    /// Lines kept only in the spool file, known once it ended.
+    pub spooled_only: u64,
     /// Why it ended, once it has.
     pub closed: Option<String>,
 }
@@ -163,7 +168,12 @@ impl Sources {
     /// Applies one live-hub output; returns a status-line message, if any.
     pub fn on_live(&mut self, store: &mut Store, ev: LiveEvent) -> Option<String> {
         match ev {
-            LiveEvent::Opened { session, name, .. } => {
+            LiveEvent::Opened {
+                session,
+                name,
+                spool,
+                ..
+            } => {
                 store.name_live(session, &name);
                 let name = sanitize(&name);
                 let msg = format!("live session {name} connected");
@@ -172,6 +182,7 @@ impl Sources {
                     LiveSource {
                         name,
                         open: true,
+                        spool: spool.map(|p| sanitize(&p.to_string_lossy())),
                         ..LiveSource::default()
                     },
                 );
@@ -186,28 +197,25 @@ impl Sources {
                 store.extend_from(&Origin::Live(session), items);
                 None
             }
-            LiveEvent::Dropped { session, count } => {
+            LiveEvent::Spilling { session, held } => {
                 let s = self.live.entry(session).or_default();
-                s.dropped = s.dropped.saturating_add(count);
+                s.held = Some(held);
                 Some(format!(
-                    "live session {}: {count} events dropped (viewer fell behind)",
-                    s.name
+                    "live session {}: memory limit reached after {held} events; the rest is \
+                     kept in {}",
+                    s.name,
+                    s.spool.as_deref().unwrap_or("?")
                 ))
             }
             LiveEvent::Closed {
                 session,
                 reason,
-                dropped_total,
+                spooled_only,
             } => {
                 let s = self.live.entry(session).or_default();
                 s.open = false;
-                s.dropped = s.dropped.max(dropped_total);
-                let why = match reason {
-                    CloseReason::Eof => "ended".to_string(),
-                    CloseReason::IdleTimeout => "closed: idle too long".to_string(),
-                    CloseReason::Error(e) => format!("closed: {}", sanitize(&e)),
-                    CloseReason::Shutdown => "closed: shutting down".to_string(),
-                };
+                s.spooled_only = spooled_only;
+                let why = sanitize(&reason.to_string());
                 let msg = format!("live session {} {why}", s.name);
                 s.closed = Some(why);
                 Some(msg)
@@ -231,8 +239,16 @@ impl Sources {
                         None => "live: connected".to_string(),
                         Some(why) => format!("live: {why}"),
                     });
-                    if l.dropped > 0 {
-                        out.push(format!("dropped: {}", l.dropped));
+                    if let Some(held) = l.held {
+                        let more = if l.spooled_only > 0 {
+                            format!("{} more lines", l.spooled_only)
+                        } else {
+                            "the rest".to_string()
+                        };
+                        out.push(format!(
+                            "first {held} events shown, {more} in {}",
+                            l.spool.as_deref().unwrap_or("?")
+                        ));
                     }
                 }
             }
