@@ -232,3 +232,71 @@ fn a_rotation_stays_visible_after_following_resumes() {
         "{screen}"
     );
 }
+
+/// Item 8 of issue 12: after a flood of short connections the session list keeps the 32
+/// most recently ended live sessions; older ones leave the list (and memory) but not the
+/// disk: their spool files hold their events, and their placeholder says where.
+#[test]
+fn ended_live_sessions_age_out_of_the_list_but_stay_on_disk() {
+    use doxascope::tui::sources::MAX_ENDED_LIVE;
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let sock = dir.path().join("run").join("live.sock");
+    let mut app = app();
+    let n = 100;
+    rt.block_on(async {
+        let (live, mut rx) = Live::new(LiveConfig {
+            spool_dir: Some(dir.path().join("spool")),
+            ..LiveConfig::default()
+        });
+        let addr: ListenAddr = format!("unix:{}", sock.display()).parse().unwrap();
+        let _listener = live.listen(&addr).await.unwrap();
+        for i in 0..n {
+            let mut c = tokio::net::UnixStream::connect(&sock).await.unwrap();
+            c.write_all(format!("{{\"kind\":\"log\",\"message\":\"m{i}\"}}\n").as_bytes())
+                .await
+                .unwrap();
+        }
+        let mut closed = 0;
+        while closed < n {
+            let ev = tokio::time::timeout(Duration::from_secs(10), rx.recv())
+                .await
+                .expect("live event in time")
+                .expect("hub alive");
+            closed += usize::from(matches!(ev, LiveEvent::Closed { .. }));
+            app.sources.on_live(&mut app.store, ev);
+            app.on_data();
+        }
+    });
+    assert_eq!(app.store.listed(), MAX_ENDED_LIVE);
+    assert_eq!(app.sources.aged_out, (n - MAX_ENDED_LIVE) as u64);
+    // A retired session says where its events are, and they are there.
+    let gone = app
+        .store
+        .sessions
+        .iter()
+        .find(|s| s.retired)
+        .expect("a retired session");
+    assert!(gone.is_empty());
+    let file = gone
+        .name
+        .split("events in ")
+        .nth(1)
+        .unwrap()
+        .trim_end_matches(')');
+    let text = std::fs::read_to_string(file).unwrap();
+    assert!(
+        text.starts_with("{\"kind\":\"log\",\"message\":\"m"),
+        "{text}"
+    );
+    // Moving through the sessions visits only listed ones, and the header counts those.
+    for _ in 0..2 * n {
+        key(&mut app, 's');
+        assert!(!app.store.sessions[app.session].retired);
+    }
+    let screen = render_text(&mut app, 200, 30);
+    assert!(screen.contains(&format!("/{MAX_ENDED_LIVE})")), "{screen}");
+}

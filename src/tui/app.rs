@@ -1238,6 +1238,18 @@ impl App {
             Action::NextSession => {
                 let k = self.store.sessions.len().max(1);
                 self.session = (self.session + 1) % k;
+                // Aged-out live sessions are not in the list.
+                for _ in 0..k {
+                    if !self
+                        .store
+                        .sessions
+                        .get(self.session)
+                        .is_some_and(|s| s.retired)
+                    {
+                        break;
+                    }
+                    self.session = (self.session + 1) % k;
+                }
                 self.follow = true;
                 self.support.clear();
                 self.analysis = None;

@@ -74,7 +74,15 @@ pub struct Sources {
     pub listening: Option<String>,
     /// Connections refused so far.
     pub rejected: u64,
+    /// Ended live sessions still in the session list, oldest first.
+    pub ended: std::collections::VecDeque<SessionId>,
+    /// Ended live sessions taken out of the list (their events are in their spool files).
+    pub aged_out: u64,
 }
+
+/// Ended live sessions kept in the session list; older ones are taken out of it (their
+/// events stay in their spool files, which the header names).
+pub const MAX_ENDED_LIVE: usize = 32;
 
 impl Sources {
     /// Registers a followed file; returns its index for [`Sources::on_follow`].
@@ -218,6 +226,8 @@ impl Sources {
                 let why = sanitize(&reason.to_string());
                 let msg = format!("live session {} {why}", s.name);
                 s.closed = Some(why);
+                self.ended.push_back(session);
+                self.age_out(store);
                 Some(msg)
             }
             LiveEvent::Rejected { reason, .. } => {
@@ -226,6 +236,33 @@ impl Sources {
             }
             LiveEvent::ServerError(e) => Some(format!("live listener: {}", sanitize(&e))),
         }
+    }
+
+    /// Takes the oldest ended live sessions out of the list beyond [`MAX_ENDED_LIVE`]. Only
+    /// sessions whose whole stream is in a spool file go; without one they stay (their
+    /// events exist nowhere else).
+    fn age_out(&mut self, store: &mut Store) {
+        let mut keep = std::collections::VecDeque::new();
+        while self.ended.len() + keep.len() > MAX_ENDED_LIVE {
+            let Some(id) = self.ended.pop_front() else {
+                break;
+            };
+            let spool = self.live.get(&id).and_then(|l| l.spool.clone());
+            match (spool, store.live_session(id)) {
+                (Some(file), Some(idx)) => {
+                    let name = self
+                        .live
+                        .get(&id)
+                        .map_or_else(String::new, |l| l.name.clone());
+                    store.retire(idx, &format!("{name} (ended; events in {file})"));
+                    self.live.remove(&id);
+                    self.aged_out += 1;
+                }
+                _ => keep.push_back(id),
+            }
+        }
+        keep.extend(self.ended.drain(..));
+        self.ended = keep;
     }
 
     /// The header text for the shown session: its connection state and drops for a live
@@ -300,7 +337,15 @@ impl Sources {
         }
         if let Some(a) = &self.listening {
             let open = self.live.values().filter(|l| l.open).count();
-            out.push(format!("listening {} ({open} open)", sanitize(a)));
+            if self.aged_out > 0 {
+                out.push(format!(
+                    "listening {} ({open} open, {} ended sessions only on disk)",
+                    sanitize(a),
+                    self.aged_out
+                ));
+            } else {
+                out.push(format!("listening {} ({open} open)", sanitize(a)));
+            }
         }
         out.join("  ")
     }
