@@ -947,10 +947,11 @@ fn spawn_set<T: Send + 'static>(
         .collect();
     // Half the descriptor limit at most: the rest of the process (terminal, sockets, the
     // watcher, the loader) needs some too.
-    let mut cap = cfg.max_open.max(1);
+    let mut full_cap = cfg.max_open.max(1);
     if let Some(limit) = descriptor_limit() {
-        cap = cap.min((limit / 2).max(1));
+        full_cap = full_cap.min((limit / 2).max(1));
     }
+    let mut cap = full_cap;
     let (watcher, unwatched) = if cfg.notify {
         watch_dirs(&followers, hints.clone(), wake_tx.clone())
     } else {
@@ -975,7 +976,9 @@ fn spawn_set<T: Send + 'static>(
             let mut again: Vec<usize> = Vec::new();
             let mut due: Vec<usize> = (0..followers.len()).collect();
             let mut next_full = std::time::Instant::now() + interval;
+            let mut starved_round = false;
             while !thread_stop.load(Ordering::Relaxed) {
+                let full_round = due.len() == followers.len();
                 let mut more_next = Vec::new();
                 for i in due.drain(..) {
                     let f = &mut followers[i];
@@ -992,8 +995,9 @@ fn spawn_set<T: Send + 'static>(
                         more_next.push(i);
                     }
                     if std::mem::take(&mut f.starved) {
-                        // Out of descriptors: hold fewer from now on.
+                        // Out of descriptors: hold fewer for a while.
                         cap = (open * 3 / 4).max(1).min(cap);
+                        starved_round = true;
                     }
                     let has = f.holds_descriptor();
                     open = open + usize::from(has) - usize::from(had);
@@ -1010,6 +1014,13 @@ fn spawn_set<T: Send + 'static>(
                         }
                         open -= 1;
                     }
+                }
+                // A whole round without running out: hold a few more again, up to the cap.
+                if full_round {
+                    if !starved_round {
+                        cap = (cap + cap / 8 + 1).min(full_cap);
+                    }
+                    starved_round = false;
                 }
                 again.clear();
                 again.append(&mut more_next);

@@ -614,23 +614,26 @@ impl Live {
         let slow = u64::try_from(self.shared.cfg.evict_slow_after.as_millis()).unwrap_or(u64::MAX);
         let idle = u64::try_from(self.shared.cfg.evict_idle_after.as_millis()).unwrap_or(u64::MAX);
         let victim = {
-            let conns = self.shared.conns.lock().unwrap_or_else(|e| e.into_inner());
+            let mut conns = self.shared.conns.lock().unwrap_or_else(|e| e.into_inner());
             let mid_line = conns
-                .values()
-                .filter_map(|c| {
+                .iter()
+                .filter_map(|(k, c)| {
                     let started = c.line_started.load(Ordering::Relaxed);
-                    (started > 0 && now.saturating_sub(started - 1) >= slow).then_some((started, c))
+                    (started > 0 && now.saturating_sub(started - 1) >= slow)
+                        .then_some((*k, started))
                 })
-                .min_by_key(|(t, _)| *t);
+                .min_by_key(|(_, t)| *t);
             let idlest = || {
                 conns
-                    .values()
-                    .map(|c| (c.last_line.load(Ordering::Relaxed), c))
-                    .filter(|(t, _)| now.saturating_sub(*t) >= idle)
-                    .min_by_key(|(t, _)| *t)
+                    .iter()
+                    .map(|(k, c)| (*k, c.last_line.load(Ordering::Relaxed)))
+                    .filter(|(_, t)| now.saturating_sub(*t) >= idle)
+                    .min_by_key(|(_, t)| *t)
             };
-            mid_line.or_else(idlest).map(|(_, c)| c.clone())
-        }?;
+            let key = mid_line.or_else(idlest).map(|(k, _)| k)?;
+            // Out of the registry at once, so concurrent newcomers pick different victims.
+            conns.remove(&key)?
+        };
         victim.kill.notify_one();
         self.shared.counters.evicted.fetch_add(1, Ordering::Relaxed);
         // The evicted session ends at its next turn and frees its slot.
