@@ -32,13 +32,28 @@
 //! lost, coalesced or unavailable notifications (NFS, exhausted inotify watches, a removed
 //! parent directory) only cost latency, never data. Files are read with `pread`, never memory
 //! mapped: a mapped file truncated by someone else would kill the process with `SIGBUS`.
-//! Non-regular files (FIFOs, devices, directories) are refused, and opening is non-blocking so
-//! a FIFO at the path cannot hang the follower.
+//! Non-regular files (FIFOs, devices, directories) are refused after a `stat`, without being
+//! opened: opening one fires the directory watch the follower listens to, which made a FIFO
+//! at the path spin a core. Opening is non-blocking anyway, so a FIFO that slips in between
+//! cannot hang the follower, and notifications of our own opens and reads are ignored.
+//!
+//! - **Symbolic links** at the path are resolved and their target reported
+//!   ([`FollowStatus::Symlink`], with `outside` when it leaves the directory the path names);
+//!   [`FollowConfig::follow_symlinks`] off refuses them (`O_NOFOLLOW`).
+//! - **Large files** are started near their end: a file over
+//!   [`FollowConfig::tail_threshold`] when first opened is read from the first line in its
+//!   last [`FollowConfig::tail_bytes`] ([`FollowStatus::Tail`] says how much was skipped).
+//! - **Many files** share one thread and one watcher ([`Follower::spawn_many`]), and at
+//!   most [`FollowConfig::max_open`] descriptors: idle files are *parked* (descriptor closed,
+//!   reopened by path when their size or mtime changes), and "too many open files" makes the
+//!   set hold fewer until opening works again. A parked file cannot be drained after a
+//!   rotation (nothing holds it open); that is the price of a bounded descriptor count.
 //!
 //! Two ways to drive it:
 //! - [`Follower::poll_once`] does one synchronous poll and returns what it found: tests script
 //!   file operations between polls and assert exact outputs;
-//! - [`Follower::spawn`] runs the loop on its own thread and delivers [`FollowItem`]s over a
+//! - [`Follower::spawn`] (one path) and [`Follower::spawn_many`] (any number, items tagged
+//!   with the path's index) run the loop on one thread and deliver [`FollowItem`]s over a
 //!   bounded tokio channel (usable from async code with `recv().await` or from a UI loop with
 //!   `try_recv`). A full channel blocks the follower, not the file's writer: unread bytes wait
 //!   on disk, so back-pressure never loses data.
