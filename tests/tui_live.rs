@@ -267,12 +267,17 @@ fn ended_live_sessions_age_out_of_the_list_but_stay_on_disk() {
                 .expect("live event in time")
                 .expect("hub alive");
             closed += usize::from(matches!(ev, LiveEvent::Closed { .. }));
+            // The user looks at the first session, which must stay.
+            app.sources.shown = 0;
             app.sources.on_live(&mut app.store, ev);
             app.on_data();
         }
     });
+    // The one on screen and the 31 most recent.
     assert_eq!(app.store.listed(), MAX_ENDED_LIVE);
     assert_eq!(app.sources.aged_out, (n - MAX_ENDED_LIVE) as u64);
+    assert!(!app.store.sessions[0].retired);
+    assert_eq!(app.store.sessions[0].len(), 1);
     // A retired session says where its events are, and they are there.
     let gone = app
         .store

@@ -693,6 +693,7 @@ async fn event_loop(
                 let budget = Instant::now() + Duration::from_millis(8);
                 let mut next = Some(ev);
                 while let Some(ev) = next.take() {
+                    app.sources.shown = app.session;
                     if let Some(m) = app.sources.on_live(&mut app.store, ev) {
                         app.status = m;
                     }

@@ -78,6 +78,9 @@ pub struct Sources {
     pub ended: std::collections::VecDeque<SessionId>,
     /// Ended live sessions taken out of the list (their events are in their spool files).
     pub aged_out: u64,
+    /// The store index of the session on screen, which is never taken out of the list
+    /// (the event loop keeps it current).
+    pub shown: usize,
 }
 
 /// Ended live sessions kept in the session list; older ones are taken out of it (their
@@ -249,7 +252,7 @@ impl Sources {
             };
             let spool = self.live.get(&id).and_then(|l| l.spool.clone());
             match (spool, store.live_session(id)) {
-                (Some(file), Some(idx)) => {
+                (Some(file), Some(idx)) if idx != self.shown => {
                     let name = self
                         .live
                         .get(&id)
