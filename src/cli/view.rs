@@ -29,9 +29,9 @@ pub(crate) struct Args {
     theme: Option<String>,
 }
 
-/// Runs the TUI and returns the exit code.
-pub(crate) fn run(args: Args) -> i32 {
-    let opts = crate::tui::Options {
+/// What the TUI is asked to do.
+fn options(args: Args) -> crate::tui::Options {
+    crate::tui::Options {
         files: args.files,
         follow: !args.no_follow,
         at: args.at,
@@ -39,8 +39,12 @@ pub(crate) fn run(args: Args) -> i32 {
         listen: args.listen,
         no_follow_symlinks: args.no_follow_symlinks,
         demo: None,
-    };
-    match crate::tui::run(opts) {
+    }
+}
+
+/// Runs the TUI and returns the exit code.
+pub(crate) fn run(args: Args) -> i32 {
+    match crate::tui::run(options(args)) {
         Ok(()) => EXIT_OK,
         Err(e) => {
             // Standard error may be the terminal that went away: never panic on it.
@@ -70,6 +74,22 @@ mod tests {
 
     fn v(a: &[&str]) -> Vec<OsString> {
         a.iter().map(OsString::from).collect()
+    }
+
+    #[derive(clap::Parser)]
+    struct Cli {
+        #[command(flatten)]
+        args: Args,
+    }
+
+    #[test]
+    fn no_follow_symlinks_reaches_the_tui_options() {
+        use clap::Parser;
+        let on = Cli::parse_from(["view", "--no-follow-symlinks", "t.jsonl"]);
+        assert!(options(on.args).no_follow_symlinks);
+        let off = Cli::parse_from(["view", "t.jsonl"]);
+        let o = options(off.args);
+        assert!(!o.no_follow_symlinks && o.follow);
     }
 
     #[test]
