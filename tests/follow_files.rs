@@ -844,3 +844,38 @@ fn the_header_forgets_a_completed_pending_line_and_says_polling() {
     );
     handle.stop();
 }
+
+/// B37: a parked follower (descriptor closed to bound descriptors) needs no descriptor while
+/// its file is unchanged, reopens it when it grows, and still sees rotation and deletion.
+#[test]
+fn a_parked_file_is_reopened_when_it_changes() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("t.jsonl");
+    append(&p, &line("a"));
+    let mut f = Follower::new(&p, cfg());
+    assert_eq!(poll(&mut f), ["Following", "a@1"]);
+    assert!(f.park());
+    assert!(!f.holds_descriptor());
+    assert!(poll(&mut f).is_empty());
+    assert!(!f.holds_descriptor(), "unchanged: not reopened");
+    append(&p, &line("b"));
+    assert_eq!(poll(&mut f), ["b@2"]);
+    assert!(f.holds_descriptor());
+    // A pending partial line survives parking and is completed after.
+    let c = line("c");
+    append(&p, &c[..7]);
+    assert!(poll(&mut f).is_empty());
+    assert!(f.park());
+    assert_eq!(poll(&mut f), ["Pending { bytes: 7 }"]);
+    append(&p, &c[7..]);
+    assert_eq!(poll(&mut f), ["c@3"]);
+    // Rotated while parked: the new file is followed as the continuation.
+    assert!(f.park());
+    fs::rename(&p, dir.path().join("t.1")).unwrap();
+    append(&p, &line("d"));
+    assert_eq!(poll(&mut f), ["Rotated", "Following", "d@1"]);
+    // Deleted while parked.
+    assert!(f.park());
+    fs::remove_file(&p).unwrap();
+    assert_eq!(poll(&mut f), ["Deleted", "Waiting"]);
+}
