@@ -32,6 +32,9 @@ fn status_name(s: &FollowStatus) -> String {
     match s {
         FollowStatus::Error(_) => "Error".into(),
         FollowStatus::PollingOnly(_) => "PollingOnly".into(),
+        FollowStatus::Symlink { outside: false, .. } => "Symlink".into(),
+        FollowStatus::Symlink { outside: true, .. } => "SymlinkOutside".into(),
+        FollowStatus::Tail { .. } => "Tail".into(),
         other => format!("{other:?}"),
     }
 }
@@ -630,13 +633,14 @@ fn symlinks_are_followed_by_name_and_hostile_targets_refused() {
     append(&real, &line("a"));
     std::os::unix::fs::symlink(&real, &p).unwrap();
     let mut f = Follower::new(&p, cfg());
-    assert_eq!(poll(&mut f), ["Following", "a@1"]);
+    assert_eq!(poll(&mut f), ["Symlink", "Following", "a@1"]);
     append(&real, &line("b"));
     assert_eq!(poll(&mut f), ["b@2"]);
-    // Re-pointed at a device that never ends: refused, never read.
+    // Re-pointed at a device that never ends: refused, never read, and the target (outside
+    // the directory) is named.
     fs::remove_file(&p).unwrap();
     std::os::unix::fs::symlink("/dev/zero", &p).unwrap();
-    assert_eq!(poll(&mut f), ["Rotated", "NotRegular"]);
+    assert_eq!(poll(&mut f), ["Rotated", "SymlinkOutside", "NotRegular"]);
     // A symlink loop is an ordinary error, reported once.
     fs::remove_file(&p).unwrap();
     std::os::unix::fs::symlink(&p, &p).unwrap();
@@ -659,4 +663,219 @@ fn an_over_long_line_is_skipped_with_bounded_memory_and_reading_resumes() {
     assert_eq!(poll(&mut f), ["Following"]);
     append(&p, &format!("\n{}", line("a")));
     assert_eq!(poll(&mut f), ["LineTooLong@1", "a@2"]);
+}
+
+/// B32: `traces/t.jsonl -> ../secret/key` is followed under a warning that names the target;
+/// with `follow_symlinks` off it is refused without being opened, and a regular file put
+/// back at the path is followed.
+#[test]
+fn a_symlink_leaving_its_directory_is_named_and_can_be_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let traces = dir.path().join("traces");
+    let secret = dir.path().join("secret");
+    fs::create_dir(&traces).unwrap();
+    fs::create_dir(&secret).unwrap();
+    let key = secret.join("id_key");
+    append(&key, &line("s"));
+    let p = traces.join("t.jsonl");
+    std::os::unix::fs::symlink("../secret/id_key", &p).unwrap();
+    let mut f = Follower::new(&p, cfg());
+    let items = f.poll_once();
+    let target = items.iter().find_map(|it| match it {
+        FollowItem::Status(FollowStatus::Symlink { target, outside }) => Some((target, *outside)),
+        _ => None,
+    });
+    assert_eq!(
+        target,
+        Some((&fs::canonicalize(&key).unwrap(), true)),
+        "{items:?}"
+    );
+    let shown = FollowStatus::Symlink {
+        target: key.clone(),
+        outside: true,
+    }
+    .to_string();
+    assert!(
+        shown.starts_with("warning: symbolic link leaves its directory"),
+        "{shown}"
+    );
+    assert_eq!(render(items), ["SymlinkOutside", "Following", "s@1"]);
+
+    let strict = FollowConfig {
+        follow_symlinks: false,
+        ..cfg()
+    };
+    let mut f = Follower::new(&p, strict);
+    assert_eq!(poll(&mut f), ["SymlinkRefused"]);
+    assert!(poll(&mut f).is_empty(), "a refusal is reported once");
+    fs::remove_file(&p).unwrap();
+    append(&p, &line("a"));
+    assert_eq!(poll(&mut f), ["Following", "a@1"]);
+    // A followed file replaced by a link: refused too.
+    fs::remove_file(&p).unwrap();
+    std::os::unix::fs::symlink(&key, &p).unwrap();
+    assert_eq!(poll(&mut f), ["Replaced", "SymlinkRefused"]);
+}
+
+/// B33: a large file is followed from a bounded tail (starting at a line), and said so; the
+/// first lines are not read. A later file at the path (after a rotation) is read from its
+/// start.
+#[test]
+fn a_huge_sparse_file_is_followed_from_its_tail() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("t.jsonl");
+    append(&p, &line("first"));
+    // 10 GB of holes, then a line break and one event: nothing stored, nothing to read.
+    let f = OpenOptions::new().write(true).open(&p).unwrap();
+    f.set_len(10 << 30).unwrap();
+    drop(f);
+    append(&p, &format!("\n{}", line("last")));
+    let size = fs::metadata(&p).unwrap().len();
+    let mut f = Follower::new(&p, cfg());
+    let items = f.poll_once();
+    let skipped = items.iter().find_map(|it| match it {
+        FollowItem::Status(FollowStatus::Tail { skipped }) => Some(*skipped),
+        _ => None,
+    });
+    assert_eq!(skipped, Some(size - line("last").len() as u64), "{items:?}");
+    // Line numbers count from where reading started.
+    assert_eq!(render(items), ["Following", "Tail", "last@1"]);
+    append(&p, &line("more"));
+    assert_eq!(poll(&mut f), ["more@2"]);
+    let text = FollowStatus::Tail { skipped: 10 << 30 }.to_string();
+    assert!(text.contains("10.0 GiB not loaded"), "{text}");
+    assert!(text.contains("doxascope view --no-follow"), "{text}");
+    // Rotated away: the next file is read from its start, however large.
+    fs::rename(&p, dir.path().join("t.1")).unwrap();
+    append(&p, &line("new"));
+    assert_eq!(poll(&mut f), ["Rotated", "Following", "new@1"]);
+}
+
+/// B33 with a tail that starts exactly at a line boundary, and a threshold not crossed.
+#[test]
+fn the_tail_starts_at_a_line_and_small_files_are_read_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("t.jsonl");
+    let (a, b, c) = (line("a"), line("b"), line("c"));
+    append(&p, &format!("{a}{b}{c}"));
+    let c_len = c.len() as u64;
+    let tail = |bytes| FollowConfig {
+        tail_threshold: 10,
+        tail_bytes: bytes,
+        ..cfg()
+    };
+    // Exactly the last line.
+    assert_eq!(
+        poll(&mut Follower::new(&p, tail(c_len))),
+        ["Following", "Tail", "c@1"]
+    );
+    // One byte more starts inside `b`: reading begins at the next line.
+    assert_eq!(
+        poll(&mut Follower::new(&p, tail(c_len + 1))),
+        ["Following", "Tail", "c@1"]
+    );
+    // Below the threshold: everything.
+    let whole = FollowConfig {
+        tail_threshold: 1 << 20,
+        tail_bytes: 1,
+        ..cfg()
+    };
+    assert_eq!(
+        poll(&mut Follower::new(&p, whole)),
+        ["Following", "a@1", "b@2", "c@3"]
+    );
+}
+
+/// Item 13: "incomplete line pending" leaves the header once the line is complete, and a
+/// file followed without notifications says "polling" in the header for as long as it is.
+#[test]
+fn the_header_forgets_a_completed_pending_line_and_says_polling() {
+    use doxascope::tui::data::Store;
+    use doxascope::tui::sources::Sources;
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("t.jsonl");
+    let b = line("b");
+    append(&p, &format!("{}{}", line("a"), &b[..14]));
+    let mut store = Store::new();
+    let mut sources = Sources::default();
+    let file = sources.add_file(p.clone());
+    let mut f = Follower::new(&p, cfg());
+    let apply = |items: Vec<FollowItem>, store: &mut Store, sources: &mut Sources| {
+        for it in items {
+            sources.on_follow(store, file, it);
+        }
+    };
+    apply(f.poll_once(), &mut store, &mut sources);
+    apply(f.poll_once(), &mut store, &mut sources);
+    assert!(
+        sources
+            .header(&store, 0)
+            .contains("incomplete line pending (14 bytes)"),
+        "{}",
+        sources.header(&store, 0)
+    );
+    append(&p, &b[14..]);
+    apply(f.poll_once(), &mut store, &mut sources);
+    assert_eq!(store.sessions[0].len(), 2);
+    let h = sources.header(&store, 0);
+    assert!(!h.contains("pending"), "{h}");
+
+    // The follower thread with notifications off, or a directory that cannot be watched
+    // (it does not exist yet): the periodic poll follows, and the header says so.
+    let missing = dir.path().join("later").join("t.jsonl");
+    let (handle, mut rx) = Follower::spawn(&missing, FollowConfig::default()).unwrap();
+    let mut seen = Vec::new();
+    wait_for(&mut rx, &mut seen, "PollingOnly");
+    let file = sources.add_file(missing.clone());
+    sources.on_follow(
+        &mut store,
+        file,
+        FollowItem::Status(FollowStatus::PollingOnly("no such directory".into())),
+    );
+    sources.on_follow(
+        &mut store,
+        file,
+        FollowItem::Status(FollowStatus::Following),
+    );
+    let h = sources.header(&store, 0);
+    assert!(
+        h.contains("t.jsonl: following; polling (no file notifications)"),
+        "{h}"
+    );
+    handle.stop();
+}
+
+/// B37: a parked follower (descriptor closed to bound descriptors) needs no descriptor while
+/// its file is unchanged, reopens it when it grows, and still sees rotation and deletion.
+#[test]
+fn a_parked_file_is_reopened_when_it_changes() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("t.jsonl");
+    append(&p, &line("a"));
+    let mut f = Follower::new(&p, cfg());
+    assert_eq!(poll(&mut f), ["Following", "a@1"]);
+    assert!(f.park());
+    assert!(!f.holds_descriptor());
+    assert!(poll(&mut f).is_empty());
+    assert!(!f.holds_descriptor(), "unchanged: not reopened");
+    append(&p, &line("b"));
+    assert_eq!(poll(&mut f), ["b@2"]);
+    assert!(f.holds_descriptor());
+    // A pending partial line survives parking and is completed after.
+    let c = line("c");
+    append(&p, &c[..7]);
+    assert!(poll(&mut f).is_empty());
+    assert!(f.park());
+    assert_eq!(poll(&mut f), ["Pending { bytes: 7 }"]);
+    append(&p, &c[7..]);
+    assert_eq!(poll(&mut f), ["c@3"]);
+    // Rotated while parked: the new file is followed as the continuation.
+    assert!(f.park());
+    fs::rename(&p, dir.path().join("t.1")).unwrap();
+    append(&p, &line("d"));
+    assert_eq!(poll(&mut f), ["Rotated", "Following", "d@1"]);
+    // Deleted while parked.
+    assert!(f.park());
+    fs::remove_file(&p).unwrap();
+    assert_eq!(poll(&mut f), ["Deleted", "Waiting"]);
 }

@@ -38,12 +38,12 @@ fn render(ev: &LiveEvent) -> Vec<String> {
         LiveEvent::Opened { name, .. } => vec![format!("Opened:{name}")],
         LiveEvent::Named { name, .. } => vec![format!("Named:{name}")],
         LiveEvent::Items { items, .. } => render_items(items),
-        LiveEvent::Dropped { count, .. } => vec![format!("Dropped:{count}")],
+        LiveEvent::Spilling { held, .. } => vec![format!("Spilling:{held}")],
         LiveEvent::Closed {
             reason,
-            dropped_total,
+            spooled_only,
             ..
-        } => vec![format!("Closed:{reason:?}:{dropped_total}")],
+        } => vec![format!("Closed:{reason:?}:{spooled_only}")],
         LiveEvent::Rejected { reason, .. } => vec![format!("Rejected:{reason:?}")],
         LiveEvent::ServerError(e) => vec![format!("ServerError:{e}")],
     }
@@ -331,67 +331,175 @@ async fn a_slow_client_byte_by_byte_gives_whole_records() {
     );
 }
 
+/// E63: a client writing faster than the viewer consumes is made to wait (the hub stops
+/// reading it) and loses nothing.
 #[tokio::test]
-async fn a_slow_consumer_makes_a_socket_session_drop_and_count() {
+async fn a_slow_consumer_makes_a_socket_session_wait_and_lose_nothing() {
     let cfg = LiveConfig {
         session_queue: 2,
+        read_chunk: 4096,
         ..LiveConfig::default()
     };
-    let (live, mut rx, _l, addr) = tcp_hub(cfg).await;
+    let (_live, mut rx, _l, addr) = tcp_hub(cfg).await;
     let mut c = TcpStream::connect(addr).await.unwrap();
-    c.set_nodelay(true).unwrap();
-    let total = 300;
-    for i in 0..total {
-        c.write_all(line(&format!("m{i}")).as_bytes())
-            .await
-            .unwrap();
-        sleep(Duration::from_micros(200)).await;
-    }
-    drop(c);
-    // Nothing read so far: the session's two slots filled and the rest was dropped.
-    sleep(Duration::from_millis(300)).await;
-    let mut delivered = Vec::new();
-    let mut dropped = 0u64;
-    let closing;
+    let total: u64 = 200_000;
+    let written = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let w = written.clone();
+    let writer = tokio::spawn(async move {
+        let mut batch = String::new();
+        for i in 0..total {
+            batch.push_str(&line(&format!("m{i}")));
+            if batch.len() > 8192 || i + 1 == total {
+                c.write_all(batch.as_bytes()).await.unwrap();
+                w.fetch_add(batch.len() as u64, std::sync::atomic::Ordering::Relaxed);
+                batch.clear();
+            }
+        }
+    });
+    // Nothing consumed: the hub stops reading after two batches, the kernel buffers fill,
+    // and the writer is held up.
+    sleep(Duration::from_millis(500)).await;
+    let held_up = written.load(std::sync::atomic::Ordering::Relaxed);
+    let all = (0..total)
+        .map(|i| line(&format!("m{i}")).len() as u64)
+        .sum::<u64>();
+    assert!(
+        held_up < all,
+        "the writer was not held up ({held_up} of {all} bytes)"
+    );
+    let mut next_num = 0u64;
     loop {
         match next(&mut rx).await {
-            LiveEvent::Items { items, .. } => delivered.extend(render_items(&items)),
-            LiveEvent::Dropped { count, .. } => dropped += count,
-            LiveEvent::Closed { dropped_total, .. } => {
-                closing = dropped_total;
+            LiveEvent::Items { items, .. } => {
+                for s in render_items(&items) {
+                    let n: u64 = s
+                        .trim_start_matches('m')
+                        .split('@')
+                        .next()
+                        .unwrap()
+                        .parse()
+                        .unwrap();
+                    assert_eq!(n, next_num, "in order, nothing lost or repeated");
+                    next_num += 1;
+                }
+            }
+            LiveEvent::Closed {
+                reason,
+                spooled_only,
+                ..
+            } => {
+                assert_eq!((reason, spooled_only), (CloseReason::Eof, 0));
                 break;
             }
             _ => {}
         }
     }
-    assert!(dropped > 0, "the queue bound must have been hit");
-    assert_eq!(dropped, closing);
-    assert_eq!(delivered.len() as u64 + dropped, total as u64);
-    assert_eq!(live.stats().dropped_items, dropped);
-    // What was delivered is in order, without repeats.
-    let nums: Vec<u64> = delivered
-        .iter()
-        .map(|s| {
-            s.trim_start_matches('m')
-                .split('@')
-                .next()
-                .unwrap()
-                .parse()
-                .unwrap()
-        })
-        .collect();
-    assert!(nums.windows(2).all(|w| w[0] < w[1]), "{nums:?}");
+    writer.await.unwrap();
+    assert_eq!(next_num, total);
+}
+
+/// E63: what a flooding session hands the viewer is bounded; the rest is in its spool file,
+/// which holds the whole stream byte for byte, and the counts say so.
+#[tokio::test]
+async fn a_flood_is_held_up_to_the_bound_and_the_rest_spooled() {
+    let spool = tempfile::tempdir().unwrap();
+    let cfg = LiveConfig {
+        max_held_events: 1000,
+        spool_dir: Some(spool.path().join("live")),
+        ..LiveConfig::default()
+    };
+    let (live, mut rx, _l, addr) = tcp_hub(cfg).await;
+    let mut c = TcpStream::connect(addr).await.unwrap();
+    let total = 20_000;
+    let mut sent = String::new();
+    for i in 0..total {
+        sent.push_str(&line(&format!("m{i}")));
+    }
+    let bytes = sent.clone();
+    let writer = tokio::spawn(async move {
+        c.write_all(bytes.as_bytes()).await.unwrap();
+    });
+    let mut delivered = 0u64;
+    let mut spool_file = None;
+    let mut spilling = None;
+    loop {
+        match next(&mut rx).await {
+            LiveEvent::Opened { spool, .. } => spool_file = spool,
+            LiveEvent::Items { items, .. } => delivered += items.len() as u64,
+            LiveEvent::Spilling { held, .. } => spilling = Some(held),
+            LiveEvent::Closed {
+                reason,
+                spooled_only,
+                ..
+            } => {
+                assert_eq!(reason, CloseReason::Eof);
+                assert_eq!(spooled_only, total - delivered);
+                break;
+            }
+            _ => {}
+        }
+    }
+    writer.await.unwrap();
+    assert_eq!(delivered, 1000);
+    assert_eq!(spilling, Some(delivered));
+    assert_eq!(live.stats().spooled_only, total - delivered);
+    let spool_file = spool_file.expect("a spool file");
+    assert_eq!(std::fs::read_to_string(&spool_file).unwrap(), sent);
+    let mode = std::fs::metadata(&spool_file).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600);
+    // Without a spool directory the session is closed at the bound, and says why.
+    let (_live, mut rx, _l, addr) = tcp_hub(LiveConfig {
+        max_held_events: 10,
+        ..LiveConfig::default()
+    })
+    .await;
+    let mut c = TcpStream::connect(addr).await.unwrap();
+    c.write_all(sent.as_bytes()).await.ok();
+    let got = until_end(&mut rx).await;
+    assert_eq!(got.last().unwrap(), "Closed:MemoryLimit:0");
+    assert!(got.iter().filter(|s| s.contains('@')).count() < 100);
+}
+
+/// E63: the bound holds over all sessions together, not only per session.
+#[tokio::test]
+async fn the_memory_bound_holds_across_sessions() {
+    let spool = tempfile::tempdir().unwrap();
+    let cfg = LiveConfig {
+        max_held_events_total: 50,
+        spool_dir: Some(spool.path().to_path_buf()),
+        ..LiveConfig::default()
+    };
+    let (_live, mut rx, _l, addr) = tcp_hub(cfg).await;
+    let mut delivered = 0u64;
+    for k in 0..5 {
+        let mut c = TcpStream::connect(addr).await.unwrap();
+        let mut text = String::new();
+        for i in 0..40 {
+            text.push_str(&line(&format!("{k}-{i}")));
+        }
+        c.write_all(text.as_bytes()).await.unwrap();
+        drop(c);
+        loop {
+            match next(&mut rx).await {
+                LiveEvent::Items { items, .. } => delivered += items.len() as u64,
+                LiveEvent::Closed { .. } => break,
+                _ => {}
+            }
+        }
+    }
+    assert_eq!(delivered, 50, "held of 200");
+    assert_eq!(std::fs::read_dir(spool.path()).unwrap().count(), 5);
 }
 
 #[tokio::test]
-async fn a_lossless_stream_waits_for_the_consumer_instead_of_dropping() {
+async fn an_attached_stream_waits_for_the_consumer() {
     let cfg = LiveConfig {
         session_queue: 1,
         ..LiveConfig::default()
     };
     let (live, mut rx) = Live::new(cfg);
     let (mut w, r) = tokio::io::duplex(64);
-    live.attach("pipe", r, true);
+    live.attach("pipe", r);
     let writer = tokio::spawn(async move {
         for i in 0..200 {
             w.write_all(line(&format!("{i}")).as_bytes()).await.unwrap();
@@ -402,8 +510,99 @@ async fn a_lossless_stream_waits_for_the_consumer_instead_of_dropping() {
     writer.await.unwrap();
     let events: Vec<&String> = got.iter().filter(|s| s.contains('@')).collect();
     assert_eq!(events.len(), 200);
-    assert!(!got.iter().any(|s| s.starts_with("Dropped")));
     assert_eq!(got.last().unwrap(), "Closed:Eof:0");
+}
+
+/// E61: 64 clients dripping one byte at a time hold every slot; a real agent arriving then
+/// is served (a slow one is evicted), and the drippers are closed when their line takes
+/// longer than the line deadline.
+#[tokio::test]
+async fn slowloris_clients_neither_lock_out_an_agent_nor_stay() {
+    let cfg = LiveConfig {
+        max_connections: 64,
+        line_timeout: Duration::from_secs(3),
+        evict_slow_after: Duration::from_millis(500),
+        ..LiveConfig::default()
+    };
+    let (live, mut rx, _l, addr) = tcp_hub(cfg).await;
+    let mut drippers = Vec::new();
+    for _ in 0..64 {
+        let mut c = TcpStream::connect(addr).await.unwrap();
+        c.set_nodelay(true).unwrap();
+        drippers.push(tokio::spawn(async move {
+            let msg = line("slow");
+            for b in msg.as_bytes() {
+                if c.write_all(&[*b]).await.is_err() {
+                    return;
+                }
+                sleep(Duration::from_millis(400)).await;
+            }
+        }));
+    }
+    let mut opened = 0;
+    while opened < 64 {
+        if matches!(next(&mut rx).await, LiveEvent::Opened { .. }) {
+            opened += 1;
+        }
+    }
+    sleep(Duration::from_millis(700)).await;
+    let mut agent = TcpStream::connect(addr).await.unwrap();
+    agent.write_all(line("agent").as_bytes()).await.unwrap();
+    let mut served = false;
+    let mut ends = Vec::new();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(8);
+    while tokio::time::Instant::now() < deadline && (ends.len() < 64 || !served) {
+        let Ok(Some(ev)) = timeout(Duration::from_millis(500), rx.recv()).await else {
+            continue;
+        };
+        match ev {
+            LiveEvent::Items { items, .. } => {
+                served |= render_items(&items).contains(&"agent@1".to_string());
+            }
+            LiveEvent::Rejected { reason, .. } => panic!("agent refused: {reason:?}"),
+            LiveEvent::Closed { reason, .. } => ends.push(reason),
+            _ => {}
+        }
+    }
+    assert!(served, "the agent was served");
+    assert!(live.stats().evicted >= 1);
+    assert!(ends.contains(&CloseReason::Evicted), "{ends:?}");
+    // Every dripper is gone within the line deadline (3 s), long before its line is done.
+    assert_eq!(
+        ends.iter()
+            .filter(|r| matches!(r, CloseReason::Evicted | CloseReason::LineTimeout))
+            .count(),
+        64,
+        "{ends:?}"
+    );
+    assert!(ends.contains(&CloseReason::LineTimeout), "{ends:?}");
+    for d in drippers {
+        d.abort();
+    }
+}
+
+/// E61 before the first record: whitespace dripped byte by byte is refused at the line
+/// deadline, not held for the idle timeout.
+#[tokio::test]
+async fn whitespace_dripped_before_the_first_record_is_refused() {
+    let cfg = LiveConfig {
+        line_timeout: Duration::from_millis(500),
+        ..LiveConfig::default()
+    };
+    let (_live, mut rx, _l, addr) = tcp_hub(cfg).await;
+    let mut c = TcpStream::connect(addr).await.unwrap();
+    let drip = tokio::spawn(async move {
+        for _ in 0..50 {
+            if c.write_all(b" ").await.is_err() {
+                return;
+            }
+            sleep(Duration::from_millis(100)).await;
+        }
+    });
+    let t0 = std::time::Instant::now();
+    assert_eq!(until_end(&mut rx).await, ["Rejected:IdleTimeout"]);
+    assert!(t0.elapsed() < Duration::from_secs(3));
+    drip.abort();
 }
 
 #[tokio::test]
@@ -565,44 +764,12 @@ impl KindName for LiveEvent {
             LiveEvent::Opened { .. } => "Opened",
             LiveEvent::Named { .. } => "Named",
             LiveEvent::Items { .. } => "Items",
-            LiveEvent::Dropped { .. } => "Dropped",
+            LiveEvent::Spilling { .. } => "Spilling",
             LiveEvent::Closed { .. } => "Closed",
             LiveEvent::Rejected { .. } => "Rejected",
             LiveEvent::ServerError(_) => "ServerError",
         }
     }
-}
-
-#[tokio::test]
-async fn drops_are_reported_once_the_consumer_catches_up_even_if_the_session_goes_quiet() {
-    let cfg = LiveConfig {
-        session_queue: 2,
-        ..LiveConfig::default()
-    };
-    let (_live, mut rx, _l, addr) = tcp_hub(cfg).await;
-    let mut c = TcpStream::connect(addr).await.unwrap();
-    c.set_nodelay(true).unwrap();
-    let total = 100u64;
-    for i in 0..total {
-        c.write_all(line(&format!("m{i}")).as_bytes())
-            .await
-            .unwrap();
-        sleep(Duration::from_micros(300)).await;
-    }
-    sleep(Duration::from_millis(200)).await;
-    // The client stays connected and silent; the consumer now reads everything.
-    let (mut delivered, mut dropped) = (0u64, 0u64);
-    while delivered + dropped < total {
-        match next(&mut rx).await {
-            LiveEvent::Items { items, .. } => delivered += items.len() as u64,
-            LiveEvent::Dropped { count, .. } => dropped += count,
-            LiveEvent::Closed { .. } => panic!("closed early"),
-            _ => {}
-        }
-    }
-    assert!(dropped > 0);
-    drop(c);
-    assert_eq!(until_end(&mut rx).await, [format!("Closed:Eof:{dropped}")]);
 }
 
 #[tokio::test]
@@ -672,7 +839,7 @@ async fn a_flooding_session_does_not_starve_another() {
 async fn dropping_the_hub_handle_does_not_end_an_attached_session() {
     let (live, mut rx) = Live::new(LiveConfig::default());
     let (mut w, r) = tokio::io::duplex(1024);
-    live.attach("pipe", r, true);
+    live.attach("pipe", r);
     drop(live);
     sleep(Duration::from_millis(50)).await;
     w.write_all(line("after").as_bytes()).await.unwrap();

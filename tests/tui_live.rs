@@ -79,27 +79,33 @@ fn a_unix_socket_session_becomes_a_selectable_timeline() {
 }
 
 #[test]
-fn drops_and_an_empty_live_session_are_shown() {
+fn spilling_and_an_empty_live_session_are_shown() {
     let mut app = app();
     // An opened session without events is listed and drawable.
     let opened = LiveEvent::Opened {
         session: 7,
         name: "conn-7".into(),
         peer: doxascope::trace::live::Peer::Attached,
+        spool: Some("/spool/conn-7.jsonl".into()),
     };
     app.sources.on_live(&mut app.store, opened);
     app.on_data();
     let msg = app.sources.on_live(
         &mut app.store,
-        LiveEvent::Dropped {
+        LiveEvent::Spilling {
             session: 7,
-            count: 42,
+            held: 42,
         },
     );
-    assert!(msg.unwrap().contains("42 events dropped"));
+    let msg = msg.unwrap();
+    assert!(msg.contains("after 42 events"), "{msg}");
+    assert!(msg.contains("/spool/conn-7.jsonl"), "{msg}");
     let screen = render_text(&mut app, 160, 30);
     assert!(screen.contains("conn-7"), "{screen}");
-    assert!(screen.contains("dropped: 42"), "{screen}");
+    assert!(
+        screen.contains("first 42 events shown, the rest in /spool/conn-7.jsonl"),
+        "{screen}"
+    );
     assert!(screen.contains("live: connected"), "{screen}");
 }
 
@@ -225,4 +231,77 @@ fn a_rotation_stays_visible_after_following_resumes() {
         screen.contains("r.jsonl: following (rotated 1x)"),
         "{screen}"
     );
+}
+
+/// Item 8 of issue 12: after a flood of short connections the session list keeps the 32
+/// most recently ended live sessions; older ones leave the list (and memory) but not the
+/// disk: their spool files hold their events, and their placeholder says where.
+#[test]
+fn ended_live_sessions_age_out_of_the_list_but_stay_on_disk() {
+    use doxascope::tui::sources::MAX_ENDED_LIVE;
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let sock = dir.path().join("run").join("live.sock");
+    let mut app = app();
+    let n = 100;
+    rt.block_on(async {
+        let (live, mut rx) = Live::new(LiveConfig {
+            spool_dir: Some(dir.path().join("spool")),
+            ..LiveConfig::default()
+        });
+        let addr: ListenAddr = format!("unix:{}", sock.display()).parse().unwrap();
+        let _listener = live.listen(&addr).await.unwrap();
+        for i in 0..n {
+            let mut c = tokio::net::UnixStream::connect(&sock).await.unwrap();
+            c.write_all(format!("{{\"kind\":\"log\",\"message\":\"m{i}\"}}\n").as_bytes())
+                .await
+                .unwrap();
+        }
+        let mut closed = 0;
+        while closed < n {
+            let ev = tokio::time::timeout(Duration::from_secs(10), rx.recv())
+                .await
+                .expect("live event in time")
+                .expect("hub alive");
+            closed += usize::from(matches!(ev, LiveEvent::Closed { .. }));
+            // The user looks at the first session, which must stay.
+            app.sources.shown = 0;
+            app.sources.on_live(&mut app.store, ev);
+            app.on_data();
+        }
+    });
+    // The one on screen and the 31 most recent.
+    assert_eq!(app.store.listed(), MAX_ENDED_LIVE);
+    assert_eq!(app.sources.aged_out, (n - MAX_ENDED_LIVE) as u64);
+    assert!(!app.store.sessions[0].retired);
+    assert_eq!(app.store.sessions[0].len(), 1);
+    // A retired session says where its events are, and they are there.
+    let gone = app
+        .store
+        .sessions
+        .iter()
+        .find(|s| s.retired)
+        .expect("a retired session");
+    assert!(gone.is_empty());
+    let file = gone
+        .name
+        .split("events in ")
+        .nth(1)
+        .unwrap()
+        .trim_end_matches(')');
+    let text = std::fs::read_to_string(file).unwrap();
+    assert!(
+        text.starts_with("{\"kind\":\"log\",\"message\":\"m"),
+        "{text}"
+    );
+    // Moving through the sessions visits only listed ones, and the header counts those.
+    for _ in 0..2 * n {
+        key(&mut app, 's');
+        assert!(!app.store.sessions[app.session].retired);
+    }
+    let screen = render_text(&mut app, 200, 30);
+    assert!(screen.contains(&format!("/{MAX_ENDED_LIVE})")), "{screen}");
 }

@@ -20,6 +20,10 @@ pub(crate) struct Args {
     /// Read the files once instead of following them as they grow.
     #[arg(long)]
     no_follow: bool,
+    /// Refuse to follow a path that is a symbolic link (by default a link is followed and
+    /// its target shown, with a warning when it leaves the link's directory).
+    #[arg(long)]
+    no_follow_symlinks: bool,
     /// Open at this step (and pause following).
     #[arg(long, value_name = "STEP")]
     at: Option<u64>,
@@ -37,6 +41,7 @@ impl Args {
     pub(crate) fn is_empty(&self) -> bool {
         self.files.is_empty()
             && !self.no_follow
+            && !self.no_follow_symlinks
             && self.at.is_none()
             && self.listen.is_none()
             && self.theme.is_none()
@@ -114,15 +119,7 @@ pub(crate) fn run(args: Args) -> i32 {
         return EXIT_USAGE;
     }
     super::config_warnings_to_stderr();
-    let opts = crate::tui::Options {
-        files: args.files,
-        follow,
-        at: args.at,
-        theme: args.theme,
-        listen: args.listen,
-        demo: None,
-    };
-    match crate::tui::run(opts) {
+    match crate::tui::run(options(args)) {
         Ok(()) => EXIT_OK,
         Err(e) => {
             // Standard error may be the terminal that went away: never panic on it.
@@ -130,6 +127,19 @@ pub(crate) fn run(args: Args) -> i32 {
                 std::io::Write::write_fmt(&mut std::io::stderr(), format_args!("doxascope: {e}\n"));
             EXIT_USAGE
         }
+    }
+}
+
+/// What the TUI is asked to do.
+fn options(args: Args) -> crate::tui::Options {
+    crate::tui::Options {
+        files: args.files,
+        follow: !args.no_follow,
+        at: args.at,
+        theme: args.theme,
+        listen: args.listen,
+        no_follow_symlinks: args.no_follow_symlinks,
+        demo: None,
     }
 }
 
@@ -236,10 +246,27 @@ mod tests {
         Args {
             files: files.iter().map(PathBuf::from).collect(),
             no_follow: false,
+            no_follow_symlinks: false,
             at: None,
             listen: None,
             theme: None,
         }
+    }
+
+    #[derive(clap::Parser)]
+    struct Cli {
+        #[command(flatten)]
+        args: Args,
+    }
+
+    #[test]
+    fn no_follow_symlinks_reaches_the_tui_options() {
+        use clap::Parser;
+        let on = Cli::parse_from(["view", "--no-follow-symlinks", "t.jsonl"]);
+        assert!(options(on.args).no_follow_symlinks);
+        let off = Cli::parse_from(["view", "t.jsonl"]);
+        let o = options(off.args);
+        assert!(!o.no_follow_symlinks && o.follow);
     }
 
     #[test]

@@ -32,13 +32,28 @@
 //! lost, coalesced or unavailable notifications (NFS, exhausted inotify watches, a removed
 //! parent directory) only cost latency, never data. Files are read with `pread`, never memory
 //! mapped: a mapped file truncated by someone else would kill the process with `SIGBUS`.
-//! Non-regular files (FIFOs, devices, directories) are refused, and opening is non-blocking so
-//! a FIFO at the path cannot hang the follower.
+//! Non-regular files (FIFOs, devices, directories) are refused after a `stat`, without being
+//! opened: opening one fires the directory watch the follower listens to, which made a FIFO
+//! at the path spin a core. Opening is non-blocking anyway, so a FIFO that slips in between
+//! cannot hang the follower, and notifications of our own opens and reads are ignored.
+//!
+//! - **Symbolic links** at the path are resolved and their target reported
+//!   ([`FollowStatus::Symlink`], with `outside` when it leaves the directory the path names);
+//!   [`FollowConfig::follow_symlinks`] off refuses them (`O_NOFOLLOW`).
+//! - **Large files** are started near their end: a file over
+//!   [`FollowConfig::tail_threshold`] when first opened is read from the first line in its
+//!   last [`FollowConfig::tail_bytes`] ([`FollowStatus::Tail`] says how much was skipped).
+//! - **Many files** share one thread and one watcher ([`Follower::spawn_many`]), and at
+//!   most [`FollowConfig::max_open`] descriptors: idle files are *parked* (descriptor closed,
+//!   reopened by path when their size or mtime changes), and "too many open files" makes the
+//!   set hold fewer until opening works again. A parked file cannot be drained after a
+//!   rotation (nothing holds it open); that is the price of a bounded descriptor count.
 //!
 //! Two ways to drive it:
 //! - [`Follower::poll_once`] does one synchronous poll and returns what it found: tests script
 //!   file operations between polls and assert exact outputs;
-//! - [`Follower::spawn`] runs the loop on its own thread and delivers [`FollowItem`]s over a
+//! - [`Follower::spawn`] (one path) and [`Follower::spawn_many`] (any number, items tagged
+//!   with the path's index) run the loop on one thread and deliver [`FollowItem`]s over a
 //!   bounded tokio channel (usable from async code with `recv().await` or from a UI loop with
 //!   `try_recv`). A full channel blocks the follower, not the file's writer: unread bytes wait
 //!   on disk, so back-pressure never loses data.
@@ -89,7 +104,25 @@ pub struct FollowConfig {
     pub channel_capacity: usize,
     /// Use file-system notifications as hints (the periodic poll runs either way).
     pub notify: bool,
+    /// Follow a symbolic link at the path (its target is reported, with a warning when it
+    /// leaves the directory the path names). Off (`--no-follow-symlinks`): a link at the path
+    /// is refused and never opened.
+    pub follow_symlinks: bool,
+    /// A file larger than this when the follower first opens it is not read from its start
+    /// but from [`FollowConfig::tail_bytes`] before its end (as `tail` and lnav do).
+    pub tail_threshold: u64,
+    /// How much of the end of such a file is read (from the first line starting in it).
+    pub tail_bytes: u64,
+    /// Descriptors a set of followers ([`Follower::spawn_many`]) keeps open at once; idle
+    /// files beyond it are closed and reopened when they change. Lowered further while
+    /// opening fails with "too many open files".
+    pub max_open: usize,
 }
+
+/// Default of [`FollowConfig::tail_threshold`]: 64 MiB.
+pub const TAIL_THRESHOLD: u64 = 64 << 20;
+/// Default of [`FollowConfig::tail_bytes`]: 16 MiB.
+pub const TAIL_BYTES: u64 = 16 << 20;
 
 impl Default for FollowConfig {
     fn default() -> Self {
@@ -100,6 +133,10 @@ impl Default for FollowConfig {
             max_bytes_per_poll: 16 * 1024 * 1024,
             channel_capacity: 64,
             notify: true,
+            follow_symlinks: true,
+            tail_threshold: TAIL_THRESHOLD,
+            tail_bytes: TAIL_BYTES,
+            max_open: 128,
         }
     }
 }
@@ -139,6 +176,24 @@ pub enum FollowStatus {
     },
     /// File-system notifications are unavailable; changes are seen by the periodic poll only.
     PollingOnly(String),
+    /// The path is a symbolic link to `target` (reported when the follower first sees it
+    /// and whenever the target changes). `outside`: the target is not inside the directory
+    /// the path names, e.g. `traces/t.jsonl -> ../secret/key`.
+    Symlink {
+        /// The fully resolved target.
+        target: PathBuf,
+        /// The target leaves the directory the path names.
+        outside: bool,
+    },
+    /// The path is a symbolic link and [`FollowConfig::follow_symlinks`] is off: not opened;
+    /// the follower waits for a regular file.
+    SymlinkRefused,
+    /// The file was larger than [`FollowConfig::tail_threshold`] when first opened: reading
+    /// started `skipped` bytes into it (at a line start); the bytes before were not read.
+    Tail {
+        /// Bytes not read at the start of the file.
+        skipped: u64,
+    },
     /// An I/O error (shown once until the situation changes); the follower keeps retrying.
     Error(String),
 }
@@ -159,9 +214,44 @@ impl std::fmt::Display for FollowStatus {
             FollowStatus::PollingOnly(why) => {
                 write!(f, "file notifications unavailable ({why}); polling")
             }
+            FollowStatus::Symlink { target, outside } => {
+                if *outside {
+                    write!(
+                        f,
+                        "warning: symbolic link leaves its directory, to {}",
+                        target.display()
+                    )
+                } else {
+                    write!(f, "symbolic link to {}", target.display())
+                }
+            }
+            FollowStatus::SymlinkRefused => {
+                f.write_str("a symbolic link; not followed (--no-follow-symlinks)")
+            }
+            FollowStatus::Tail { skipped } => write!(
+                f,
+                "large file: its first {} not loaded, following its end \
+                 (`doxascope view --no-follow` reads it all)",
+                human_bytes(*skipped)
+            ),
             FollowStatus::Error(e) => write!(f, "error: {e}"),
         }
     }
+}
+
+/// A byte count for people: `512 B`, `3.2 KiB`, `9.8 GiB`.
+pub fn human_bytes(n: u64) -> String {
+    const UNITS: [&str; 5] = ["KiB", "MiB", "GiB", "TiB", "PiB"];
+    if n < 1024 {
+        return format!("{n} B");
+    }
+    let mut v = n as f64 / 1024.0;
+    let mut u = 0;
+    while v >= 1024.0 && u + 1 < UNITS.len() {
+        v /= 1024.0;
+        u += 1;
+    }
+    format!("{v:.1} {}", UNITS[u])
 }
 
 /// One output of a follower, in order.
@@ -195,12 +285,18 @@ fn link_count(meta: &std::fs::Metadata) -> u64 {
     meta.nlink()
 }
 
+/// Opens without blocking (a FIFO that slipped in between `stat` and `open` cannot hang
+/// the follower); `nofollow` refuses a symbolic link in the last component.
 #[cfg(unix)]
-fn open_nonblocking(path: &Path) -> io::Result<File> {
+fn open_nonblocking(path: &Path, nofollow: bool) -> io::Result<File> {
     use std::os::unix::fs::OpenOptionsExt;
+    let mut flags = libc::O_NONBLOCK;
+    if nofollow {
+        flags |= libc::O_NOFOLLOW;
+    }
     std::fs::OpenOptions::new()
         .read(true)
-        .custom_flags(libc::O_NONBLOCK)
+        .custom_flags(flags)
         .open(path)
 }
 
@@ -210,13 +306,31 @@ fn read_at(file: &File, buf: &mut [u8], pos: u64) -> io::Result<usize> {
     file.read_at(buf, pos)
 }
 
-/// The file currently open.
+/// Whether an `open` failed for want of descriptors (the process's or the system's).
+fn out_of_descriptors(e: &io::Error) -> bool {
+    matches!(e.raw_os_error(), Some(libc::EMFILE) | Some(libc::ENFILE))
+}
+
+/// The status for a failed `open`.
+fn open_error(e: &io::Error) -> FollowStatus {
+    if out_of_descriptors(e) {
+        FollowStatus::Error(format!("cannot open: {e}; retrying as descriptors free up"))
+    } else {
+        FollowStatus::Error(format!("cannot open: {e}"))
+    }
+}
+
+/// The file being followed. Its descriptor may be closed ("parked") to bound the
+/// descriptors a set of followers holds; it is reopened by path when the file changes.
 #[derive(Debug)]
 struct Open {
-    file: File,
+    /// The descriptor; `None` while parked.
+    file: Option<File>,
     id: FileId,
     /// Bytes of this file delivered to the reader.
     pos: u64,
+    /// The modification time seen by the last poll (a parked file is reopened when it moves).
+    mtime: Option<std::time::SystemTime>,
     /// The first bytes of the file as read (up to [`FINGERPRINT_LEN`]).
     fingerprint: Vec<u8>,
     reader: Reader,
@@ -255,6 +369,14 @@ pub struct Follower {
     /// Whether the current poll hit an error (reported or not): only an error-free poll
     /// forgets the last error, so a persisting error is not repeated every poll.
     poll_error: bool,
+    /// A file was opened before: only the first one is started from its tail when large.
+    opened_once: bool,
+    /// The symbolic link target last reported.
+    last_target: Option<PathBuf>,
+    /// When bytes were last read (for closing the least recently active descriptors first).
+    last_active: std::time::Instant,
+    /// An `open` failed with "too many open files" since the owner last asked.
+    starved: bool,
 }
 
 impl Follower {
@@ -271,12 +393,33 @@ impl Follower {
             buf: vec![0; chunk],
             last_idle: None,
             poll_error: false,
+            opened_once: false,
+            last_target: None,
+            last_active: std::time::Instant::now(),
+            starved: false,
         }
     }
 
     /// The followed path.
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// Whether the follower holds an open descriptor now.
+    pub fn holds_descriptor(&self) -> bool {
+        matches!(&self.state, State::Open(o) if o.file.is_some())
+    }
+
+    /// Closes the descriptor of the followed file, keeping everything needed to go on: the
+    /// file is reopened by path on a later poll when its size or modification time changed.
+    /// Bytes written to the file after it is parked and before it is renamed away or
+    /// deleted cannot be read (nothing holds it open any more). Returns whether a
+    /// descriptor was closed.
+    pub fn park(&mut self) -> bool {
+        match &mut self.state {
+            State::Open(o) => o.file.take().is_some(),
+            State::Idle => false,
+        }
     }
 
     /// Polls once and returns everything found, in order.
@@ -305,6 +448,109 @@ impl Follower {
         }
     }
 
+    /// The path's metadata, through a final symbolic link unless links are refused.
+    fn path_meta(&self) -> io::Result<std::fs::Metadata> {
+        if self.cfg.follow_symlinks {
+            std::fs::metadata(&self.path)
+        } else {
+            std::fs::symlink_metadata(&self.path)
+        }
+    }
+
+    /// The directory the user named (the path's parent), resolved, for the symlink warning.
+    fn named_dir(&self) -> PathBuf {
+        let parent = match self.path.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        std::fs::canonicalize(&parent).unwrap_or(parent)
+    }
+
+    /// Looks at the path without opening it: opening a FIFO or a directory would fire the
+    /// directory watch this follower listens to, and a FIFO could block. Ok: a regular file
+    /// is there (reported symlink targets on the way). Err: why nothing is followed.
+    /// `None` inside Err means the sink is gone.
+    fn inspect_path(
+        &mut self,
+        sink: &mut dyn FnMut(FollowItem) -> bool,
+    ) -> Result<(), Option<FollowStatus>> {
+        let link = match std::fs::symlink_metadata(&self.path) {
+            Ok(m) => m,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                return Err(Some(FollowStatus::Waiting));
+            }
+            Err(e) => return Err(Some(FollowStatus::Error(format!("cannot stat: {e}")))),
+        };
+        let meta = if link.file_type().is_symlink() {
+            if !self.cfg.follow_symlinks {
+                return Err(Some(FollowStatus::SymlinkRefused));
+            }
+            let target = match std::fs::canonicalize(&self.path) {
+                Ok(t) => t,
+                // A dangling link: wait for its target to appear.
+                Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                    return Err(Some(FollowStatus::Waiting));
+                }
+                Err(e) => {
+                    return Err(Some(FollowStatus::Error(format!(
+                        "cannot resolve the symbolic link: {e}"
+                    ))));
+                }
+            };
+            if self.last_target.as_ref() != Some(&target) {
+                let outside = !target.starts_with(self.named_dir());
+                self.last_target = Some(target.clone());
+                if !sink(FollowItem::Status(FollowStatus::Symlink {
+                    target,
+                    outside,
+                })) {
+                    return Err(None);
+                }
+            }
+            match std::fs::metadata(&self.path) {
+                Ok(m) => m,
+                Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                    return Err(Some(FollowStatus::Waiting));
+                }
+                Err(e) => return Err(Some(FollowStatus::Error(format!("cannot stat: {e}")))),
+            }
+        } else {
+            self.last_target = None;
+            link
+        };
+        if meta.is_file() {
+            Ok(())
+        } else {
+            Err(Some(FollowStatus::NotRegular))
+        }
+    }
+
+    /// Where to start reading a large file: `tail_bytes` before its end, moved forward to
+    /// the start of the next line unless a line starts right there.
+    fn tail_start(&mut self, file: &File, size: u64) -> u64 {
+        let start = size.saturating_sub(self.cfg.tail_bytes.max(1));
+        if start == 0 {
+            return 0;
+        }
+        let mut prev = [0u8; 1];
+        if matches!(read_at(file, &mut prev, start - 1), Ok(1)) && prev[0] == b'\n' {
+            return start;
+        }
+        let mut pos = start;
+        while pos < size {
+            let n = match read_at(file, &mut self.buf, pos) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => n,
+            };
+            if let Some(i) = memchr::memchr(b'\n', &self.buf[..n]) {
+                return pos + i as u64 + 1;
+            }
+            pos += n as u64;
+        }
+        // No line starts in the tail: read it as it is (the reader reports what it is).
+        start
+    }
+
     /// Opens the path if a regular file is there. `change` is the status describing what
     /// happened to the previous file, emitted before the new state. Returns true when unread
     /// bytes remain.
@@ -321,31 +567,24 @@ impl Follower {
                 return false;
             }
         }
-        let idle = match open_nonblocking(&self.path) {
-            Ok(file) => match file.metadata() {
-                Ok(meta) if meta.is_file() => {
-                    self.last_idle = None;
-                    let open = Box::new(Open {
-                        id: file_id(&meta),
-                        file,
-                        pos: 0,
-                        fingerprint: Vec::new(),
-                        reader: Reader::new(&self.name, self.cfg.reader),
-                        partial: 0,
-                        pending_reported: false,
-                    });
-                    if !sink(FollowItem::Status(FollowStatus::Following)) {
-                        self.state = State::Open(open);
-                        return false;
-                    }
-                    // Read what is there now; later polls continue.
-                    return self.poll_open(open, sink);
+        let idle = match self.inspect_path(sink) {
+            Err(None) => return false,
+            Err(Some(why)) => why,
+            Ok(()) => match open_nonblocking(&self.path, !self.cfg.follow_symlinks) {
+                Ok(file) => match file.metadata() {
+                    Ok(meta) if meta.is_file() => return self.start(file, meta, sink),
+                    Ok(_) => FollowStatus::NotRegular,
+                    Err(e) => FollowStatus::Error(format!("cannot stat the open file: {e}")),
+                },
+                Err(e) if e.kind() == io::ErrorKind::NotFound => FollowStatus::Waiting,
+                Err(e) if e.raw_os_error() == Some(libc::ELOOP) && !self.cfg.follow_symlinks => {
+                    FollowStatus::SymlinkRefused
                 }
-                Ok(_) => FollowStatus::NotRegular,
-                Err(e) => FollowStatus::Error(format!("cannot stat the open file: {e}")),
+                Err(e) => {
+                    self.starved |= out_of_descriptors(&e);
+                    open_error(&e)
+                }
             },
-            Err(e) if e.kind() == io::ErrorKind::NotFound => FollowStatus::Waiting,
-            Err(e) => FollowStatus::Error(format!("cannot open: {e}")),
         };
         self.state = State::Idle;
         if first || self.last_idle.as_ref() != Some(&idle) {
@@ -355,8 +594,58 @@ impl Follower {
         false
     }
 
+    /// Starts following a freshly opened regular file.
+    fn start(
+        &mut self,
+        file: File,
+        meta: std::fs::Metadata,
+        sink: &mut dyn FnMut(FollowItem) -> bool,
+    ) -> bool {
+        self.last_idle = None;
+        self.last_active = std::time::Instant::now();
+        let size = meta.len();
+        let tail = (!self.opened_once && size > self.cfg.tail_threshold)
+            .then(|| self.tail_start(&file, size))
+            .filter(|&s| s > 0);
+        self.opened_once = true;
+        let mut open = Box::new(Open {
+            id: file_id(&meta),
+            mtime: None,
+            file: Some(file),
+            pos: 0,
+            fingerprint: Vec::new(),
+            reader: Reader::new(&self.name, self.cfg.reader),
+            partial: 0,
+            pending_reported: false,
+        });
+        if let Some(start) = tail {
+            // The fingerprint is always the file's first bytes, read separately here.
+            let mut head = vec![0u8; FINGERPRINT_LEN];
+            let got = open
+                .file
+                .as_ref()
+                .and_then(|f| read_at(f, &mut head, 0).ok())
+                .unwrap_or(0);
+            head.truncate(got);
+            open.fingerprint = head;
+            open.pos = start;
+        }
+        if !sink(FollowItem::Status(FollowStatus::Following)) {
+            self.state = State::Open(open);
+            return false;
+        }
+        if let Some(skipped) = tail {
+            if !sink(FollowItem::Status(FollowStatus::Tail { skipped })) {
+                self.state = State::Open(open);
+                return false;
+            }
+        }
+        // Read what is there now; later polls continue.
+        self.poll_open(open, sink)
+    }
+
     fn path_now(&self, open: &Open) -> PathNow {
-        match std::fs::metadata(&self.path) {
+        match self.path_meta() {
             Ok(meta) if file_id(&meta) == open.id => PathNow::Same,
             Ok(_) => PathNow::Other,
             Err(e) if e.kind() == io::ErrorKind::NotFound => PathNow::Missing,
@@ -364,9 +653,86 @@ impl Follower {
         }
     }
 
+    /// A parked file: decides from the path alone whether it needs its descriptor back.
+    /// Ok(true): reopened. Ok(false): unchanged, nothing to do. Err(change): the path now
+    /// names something else (the parked file cannot be drained: nothing holds it open).
+    fn unpark(
+        &mut self,
+        open: &mut Open,
+        sink: &mut dyn FnMut(FollowItem) -> bool,
+    ) -> Result<bool, FollowStatus> {
+        let meta = match self.path_meta() {
+            Ok(m) => m,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Err(FollowStatus::Deleted),
+            Err(e) => {
+                self.report_error(format!("cannot stat the path: {e}"), sink);
+                return Ok(false);
+            }
+        };
+        if file_id(&meta) != open.id {
+            // Renamed away or replaced while parked; a rename is what log rotation does.
+            return Err(FollowStatus::Rotated);
+        }
+        if meta.len() == open.pos && meta.modified().ok() == open.mtime {
+            return Ok(false);
+        }
+        match open_nonblocking(&self.path, !self.cfg.follow_symlinks) {
+            Ok(f) => match f.metadata() {
+                Ok(m) if file_id(&m) == open.id => {
+                    open.file = Some(f);
+                    Ok(true)
+                }
+                Ok(_) => Err(FollowStatus::Rotated),
+                Err(e) => {
+                    self.report_error(format!("cannot stat the open file: {e}"), sink);
+                    Ok(false)
+                }
+            },
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Err(FollowStatus::Deleted),
+            Err(e) => {
+                self.starved |= out_of_descriptors(&e);
+                let FollowStatus::Error(msg) = open_error(&e) else {
+                    return Ok(false);
+                };
+                self.report_error(msg, sink);
+                Ok(false)
+            }
+        }
+    }
+
+    /// Reports a stall of the unterminated last line once.
+    fn stalled(&mut self, mut open: Box<Open>, sink: &mut dyn FnMut(FollowItem) -> bool) {
+        let report = open.partial > 0 && !open.pending_reported;
+        let bytes = open.partial;
+        open.pending_reported |= report;
+        self.state = State::Open(open);
+        if report {
+            sink(FollowItem::Status(FollowStatus::Pending { bytes }));
+        }
+    }
+
     fn poll_open(&mut self, mut open: Box<Open>, sink: &mut dyn FnMut(FollowItem) -> bool) -> bool {
         self.poll_error = false;
-        let meta = match open.file.metadata() {
+        if open.file.is_none() {
+            match self.unpark(&mut open, sink) {
+                Ok(true) => {}
+                Ok(false) => {
+                    if !self.poll_error {
+                        self.last_idle = None;
+                        self.stalled(open, sink);
+                    } else {
+                        self.state = State::Open(open);
+                    }
+                    return false;
+                }
+                Err(change) => return self.switch(open, change, sink),
+            }
+        }
+        let Some(meta) = open.file.as_ref().map(File::metadata) else {
+            self.state = State::Open(open);
+            return false;
+        };
+        let meta = match meta {
             Ok(m) => m,
             Err(e) => {
                 self.state = State::Open(open);
@@ -374,6 +740,7 @@ impl Follower {
                 return false;
             }
         };
+        open.mtime = meta.modified().ok();
         if self.rewritten(&open, meta.len()) {
             let mut items = Vec::new();
             open.reader.finish(&mut items);
@@ -400,6 +767,9 @@ impl Follower {
             self.state = State::Open(open);
             return false;
         }
+        if open.pos != pos_before {
+            self.last_active = std::time::Instant::now();
+        }
         let change = match now {
             PathNow::Same => None,
             PathNow::Error(e) => {
@@ -414,9 +784,12 @@ impl Follower {
                 return true;
             }
             PathNow::Missing | PathNow::Other => {
-                let linked = open.file.metadata().map(|m| link_count(&m) > 0);
+                let linked = open
+                    .file
+                    .as_ref()
+                    .map(|f| f.metadata().map(|m| link_count(&m) > 0));
                 Some(match (now, linked) {
-                    (_, Ok(true)) => FollowStatus::Rotated,
+                    (_, Some(Ok(true))) => FollowStatus::Rotated,
                     (PathNow::Other, _) => FollowStatus::Replaced,
                     _ => FollowStatus::Deleted,
                 })
@@ -427,30 +800,32 @@ impl Follower {
                 if !self.poll_error {
                     self.last_idle = None;
                 }
-                let stalled = open.pos == pos_before && open.partial > 0;
-                let report = stalled && !open.pending_reported;
-                let bytes = open.partial;
-                if report {
-                    open.pending_reported = true;
-                }
-                self.state = State::Open(open);
-                if report {
-                    sink(FollowItem::Status(FollowStatus::Pending { bytes }));
+                if open.pos == pos_before {
+                    self.stalled(open, sink);
+                } else {
+                    self.state = State::Open(open);
                 }
                 more
             }
-            Some(change) => {
-                let mut items = Vec::new();
-                open.reader.finish(&mut items);
-                drop(open);
-                if !items.is_empty() && !sink(FollowItem::Items(items)) {
-                    self.state = State::Idle;
-                    return false;
-                }
-                self.state = State::Idle;
-                self.try_open(sink, Some(change))
-            }
+            Some(change) => self.switch(open, change, sink),
         }
+    }
+
+    /// Leaves the old file (its last unterminated line flushed) for whatever is at the path.
+    fn switch(
+        &mut self,
+        mut open: Box<Open>,
+        change: FollowStatus,
+        sink: &mut dyn FnMut(FollowItem) -> bool,
+    ) -> bool {
+        let mut items = Vec::new();
+        open.reader.finish(&mut items);
+        drop(open);
+        self.state = State::Idle;
+        if !items.is_empty() && !sink(FollowItem::Items(items)) {
+            return false;
+        }
+        self.try_open(sink, Some(change))
     }
 
     /// Whether the open file was truncated or rewritten since it was read.
@@ -458,6 +833,9 @@ impl Follower {
         if size < open.pos {
             return true;
         }
+        let Some(file) = open.file.as_ref() else {
+            return false;
+        };
         if open.fingerprint.is_empty() {
             return false;
         }
@@ -465,7 +843,7 @@ impl Follower {
         let want = open.fingerprint.len();
         let mut got = 0;
         while got < want {
-            match read_at(&open.file, &mut head[got..want], got as u64) {
+            match read_at(file, &mut head[got..want], got as u64) {
                 Ok(0) => return true,
                 Ok(n) => got += n,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
@@ -480,8 +858,11 @@ impl Follower {
     fn drain(&mut self, open: &mut Open, sink: &mut dyn FnMut(FollowItem) -> bool) -> (bool, bool) {
         let mut budget = self.cfg.max_bytes_per_poll.max(1);
         let mut items = Vec::new();
+        let Some(file) = open.file.as_ref() else {
+            return (false, true);
+        };
         loop {
-            let n = match read_at(&open.file, &mut self.buf, open.pos) {
+            let n = match read_at(file, &mut self.buf, open.pos) {
                 Ok(0) => return (false, true),
                 Ok(n) => n,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
@@ -529,110 +910,245 @@ impl Follower {
         path: impl Into<PathBuf>,
         cfg: FollowConfig,
     ) -> io::Result<(FollowHandle, mpsc::Receiver<FollowItem>)> {
-        let mut follower = Follower::new(path, cfg);
-        let (tx, rx) = mpsc::channel(follower.cfg.channel_capacity.max(1));
-        let (hint_tx, hint_rx) = std_mpsc::sync_channel::<()>(1);
-        let stop = Arc::new(AtomicBool::new(false));
-        let watcher = if follower.cfg.notify {
-            Some(watch_parent(&follower.path, hint_tx.clone()))
-        } else {
-            None
-        };
-        let thread_stop = stop.clone();
-        let interval = follower.cfg.poll_interval;
-        let thread = thread::Builder::new()
-            .name("doxascope-follow".into())
-            .spawn(move || {
-                let _watcher = match watcher {
-                    Some(Ok(w)) => Some(w),
-                    Some(Err(why)) => {
-                        if tx
-                            .blocking_send(FollowItem::Status(FollowStatus::PollingOnly(why)))
-                            .is_err()
-                        {
-                            return;
-                        }
-                        None
+        spawn_set(vec![path.into()], cfg, |_, item| item)
+    }
+
+    /// Follows every path in `paths` on **one** thread with one notification watcher (one
+    /// watch per distinct directory), keeping at most [`FollowConfig::max_open`] descriptors
+    /// open: idle files are closed and reopened when they change, and a follower that could
+    /// not open its file for want of descriptors ("too many open files") retries once others
+    /// are closed. Items arrive tagged with the path's index in `paths`.
+    pub fn spawn_many(
+        paths: Vec<PathBuf>,
+        cfg: FollowConfig,
+    ) -> io::Result<(FollowHandle, mpsc::Receiver<(usize, FollowItem)>)> {
+        spawn_set(paths, cfg, |i, item| (i, item))
+    }
+}
+
+/// Hints from the watcher: which followers to poll early.
+#[derive(Debug, Default)]
+struct Hints {
+    /// Follower indices named by events since the last look.
+    which: Vec<usize>,
+    /// Poll every follower (an overflow, an event without a path, an explicit request).
+    all: bool,
+}
+
+/// The soft limit on open descriptors, where the platform says (Linux: `/proc/self/limits`,
+/// read without `unsafe`).
+fn descriptor_limit() -> Option<usize> {
+    let text = std::fs::read_to_string("/proc/self/limits").ok()?;
+    let line = text.lines().find(|l| l.starts_with("Max open files"))?;
+    line["Max open files".len()..]
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()
+}
+
+fn spawn_set<T: Send + 'static>(
+    paths: Vec<PathBuf>,
+    cfg: FollowConfig,
+    wrap: fn(usize, FollowItem) -> T,
+) -> io::Result<(FollowHandle, mpsc::Receiver<T>)> {
+    let (tx, rx) = mpsc::channel(cfg.channel_capacity.max(1));
+    let (wake_tx, wake_rx) = std_mpsc::sync_channel::<()>(1);
+    let hints = Arc::new(std::sync::Mutex::new(Hints::default()));
+    let stop = Arc::new(AtomicBool::new(false));
+    let mut followers: Vec<Follower> = paths
+        .into_iter()
+        .map(|p| Follower::new(p, cfg.clone()))
+        .collect();
+    // Half the descriptor limit at most: the rest of the process (terminal, sockets, the
+    // watcher, the loader) needs some too.
+    let mut full_cap = cfg.max_open.max(1);
+    if let Some(limit) = descriptor_limit() {
+        full_cap = full_cap.min((limit / 2).max(1));
+    }
+    let mut cap = full_cap;
+    let (watcher, unwatched) = if cfg.notify {
+        watch_dirs(&followers, hints.clone(), wake_tx.clone())
+    } else {
+        (None, vec![Some("turned off".to_string()); followers.len()])
+    };
+    let thread_stop = stop.clone();
+    let thread_hints = hints.clone();
+    let interval = cfg.poll_interval;
+    let thread = thread::Builder::new()
+        .name("doxascope-follow".into())
+        .spawn(move || {
+            let _watcher = watcher;
+            let emit = |i: usize, item: FollowItem| tx.blocking_send(wrap(i, item)).is_ok();
+            for (i, why) in unwatched.into_iter().enumerate() {
+                if let Some(why) = why {
+                    if !emit(i, FollowItem::Status(FollowStatus::PollingOnly(why))) {
+                        return;
                     }
-                    None => None,
-                };
-                while !thread_stop.load(Ordering::Relaxed) {
+                }
+            }
+            let mut open = 0usize;
+            let mut again: Vec<usize> = Vec::new();
+            let mut due: Vec<usize> = (0..followers.len()).collect();
+            let mut next_full = std::time::Instant::now() + interval;
+            let mut starved_round = false;
+            while !thread_stop.load(Ordering::Relaxed) {
+                let full_round = due.len() == followers.len();
+                let mut more_next = Vec::new();
+                for i in due.drain(..) {
+                    let f = &mut followers[i];
+                    let had = f.holds_descriptor();
                     let mut alive = true;
-                    let more = follower.poll_into(&mut |item| {
-                        alive = tx.blocking_send(item).is_ok();
+                    let more = f.poll_into(&mut |item| {
+                        alive = emit(i, item);
                         alive
                     });
                     if !alive {
                         return;
                     }
-                    if !more {
-                        match hint_rx.recv_timeout(interval) {
-                            Ok(()) | Err(std_mpsc::RecvTimeoutError::Timeout) => {}
-                            // The watcher and handle are gone: poll on the timer alone.
-                            Err(std_mpsc::RecvTimeoutError::Disconnected) => {
-                                thread::sleep(interval)
-                            }
+                    if more {
+                        more_next.push(i);
+                    }
+                    if std::mem::take(&mut f.starved) {
+                        // Out of descriptors: hold fewer for a while.
+                        cap = (open * 3 / 4).max(1).min(cap);
+                        starved_round = true;
+                    }
+                    let has = f.holds_descriptor();
+                    open = open + usize::from(has) - usize::from(had);
+                    while open > cap {
+                        let lru = followers
+                            .iter()
+                            .enumerate()
+                            .filter(|(j, g)| *j != i && g.holds_descriptor())
+                            .min_by_key(|(_, g)| g.last_active)
+                            .map(|(j, _)| j)
+                            .unwrap_or(i);
+                        if !followers[lru].park() {
+                            break;
                         }
+                        open -= 1;
                     }
                 }
-            })?;
-        Ok((
-            FollowHandle {
-                stop,
-                hint: hint_tx,
-                thread: Some(thread),
-            },
-            rx,
-        ))
-    }
+                // A whole round without running out: hold a few more again, up to the cap.
+                if full_round {
+                    if !starved_round {
+                        cap = (cap + cap / 8 + 1).min(full_cap);
+                    }
+                    starved_round = false;
+                }
+                again.clear();
+                again.append(&mut more_next);
+                // Unread bytes remain: go on at once; otherwise wait for a hint or the timer.
+                if again.is_empty() {
+                    let wait = next_full.saturating_duration_since(std::time::Instant::now());
+                    match wake_rx.recv_timeout(wait) {
+                        Ok(()) | Err(std_mpsc::RecvTimeoutError::Timeout) => {}
+                        Err(std_mpsc::RecvTimeoutError::Disconnected) => thread::sleep(wait),
+                    }
+                }
+                let now = std::time::Instant::now();
+                let hinted =
+                    std::mem::take(&mut *thread_hints.lock().unwrap_or_else(|e| e.into_inner()));
+                if now >= next_full || hinted.all {
+                    next_full = now + interval;
+                    due.extend(0..followers.len());
+                } else {
+                    let mut d: Vec<usize> = again.iter().copied().chain(hinted.which).collect();
+                    d.sort_unstable();
+                    d.dedup();
+                    due = d;
+                }
+            }
+        })?;
+    Ok((
+        FollowHandle {
+            stop,
+            hint: wake_tx,
+            hints,
+            thread: Some(thread),
+        },
+        rx,
+    ))
 }
 
-/// Watches the parent directory of `path` and turns events that concern the file into hints.
-fn watch_parent(
-    path: &Path,
-    hint: std_mpsc::SyncSender<()>,
-) -> Result<notify::RecommendedWatcher, String> {
+/// Watches the parent directory of every path (once per directory) with one watcher and
+/// turns the events that concern a followed name into hints. Returns the watcher (if one
+/// could be made) and, per path, why it has no watch (it is then followed by polling).
+#[allow(clippy::type_complexity)]
+fn watch_dirs(
+    followers: &[Follower],
+    hints: Arc<std::sync::Mutex<Hints>>,
+    wake: std_mpsc::SyncSender<()>,
+) -> (Option<notify::RecommendedWatcher>, Vec<Option<String>>) {
     use notify::Watcher;
-    let parent = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+    use std::collections::HashMap;
+    let parent = |p: &Path| match p.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => PathBuf::from("."),
     };
-    let name = path.file_name().map(|n| n.to_os_string());
-    let mut watcher = notify::recommended_watcher(move |res: notify::Result<notify::Event>| {
-        let relevant = match &res {
-            Ok(ev) => {
-                ev.need_rescan()
-                    || ev.paths.is_empty()
-                    || ev
-                        .paths
-                        .iter()
-                        .any(|p| p.file_name().map(|n| n.to_os_string()) == name)
-            }
-            Err(_) => true,
-        };
-        if relevant {
-            // A full hint channel already holds a pending wake-up: coalesce.
-            let _ = hint.try_send(());
+    let mut by_name: HashMap<std::ffi::OsString, Vec<usize>> = HashMap::new();
+    for (i, f) in followers.iter().enumerate() {
+        if let Some(n) = f.path.file_name() {
+            by_name.entry(n.to_os_string()).or_default().push(i);
         }
-    })
-    .map_err(|e| e.to_string())?;
-    watcher
-        .watch(&parent, notify::RecursiveMode::NonRecursive)
-        .map_err(|e| e.to_string())?;
-    Ok(watcher)
+    }
+    let handler = move |res: notify::Result<notify::Event>| {
+        let mut h = hints.lock().unwrap_or_else(|e| e.into_inner());
+        match &res {
+            // Our own opens and reads show up as access events: never a reason to look
+            // again (reacting to them made a FIFO at the path spin a core).
+            Ok(ev) if matches!(ev.kind, notify::EventKind::Access(_)) => return,
+            Ok(ev) if !ev.need_rescan() && !ev.paths.is_empty() => {
+                let before = h.which.len();
+                for p in &ev.paths {
+                    if let Some(ix) = p.file_name().and_then(|n| by_name.get(n)) {
+                        h.which.extend_from_slice(ix);
+                    }
+                }
+                if h.which.len() == before {
+                    return;
+                }
+            }
+            _ => h.all = true,
+        }
+        drop(h);
+        // A full wake channel already holds a pending wake-up: coalesce.
+        let _ = wake.try_send(());
+    };
+    let mut why = vec![None; followers.len()];
+    let mut watcher = match notify::recommended_watcher(handler) {
+        Ok(w) => w,
+        Err(e) => return (None, vec![Some(e.to_string()); followers.len()]),
+    };
+    let mut done: HashMap<PathBuf, Option<String>> = HashMap::new();
+    for (i, f) in followers.iter().enumerate() {
+        let dir = parent(&f.path);
+        let res = done.entry(dir.clone()).or_insert_with(|| {
+            watcher
+                .watch(&dir, notify::RecursiveMode::NonRecursive)
+                .err()
+                .map(|e| e.to_string())
+        });
+        why[i] = res.clone();
+    }
+    (Some(watcher), why)
 }
 
-/// Controls a follower thread started by [`Follower::spawn`]. Dropping it stops the thread.
+/// Controls a follower thread started by [`Follower::spawn`] or [`Follower::spawn_many`].
+/// Dropping it stops the thread.
 #[derive(Debug)]
 pub struct FollowHandle {
     stop: Arc<AtomicBool>,
     hint: std_mpsc::SyncSender<()>,
+    hints: Arc<std::sync::Mutex<Hints>>,
     thread: Option<thread::JoinHandle<()>>,
 }
 
 impl FollowHandle {
-    /// Asks for an immediate poll (e.g. after the user pressed "reload").
+    /// Asks for an immediate poll of every file (e.g. after the user pressed "reload").
     pub fn poll_now(&self) {
+        self.hints.lock().unwrap_or_else(|e| e.into_inner()).all = true;
         let _ = self.hint.try_send(());
     }
 

@@ -20,15 +20,27 @@
 //!   memory stays bounded even for a stream that never sends a newline;
 //! - **cross-protocol requests**: a stream whose first significant byte is not `{` is refused
 //!   before any session is shown (HTTP requests from a browser, TLS hellos, binary noise);
-//! - **slowloris**: a connection silent for [`LiveConfig::idle_timeout`] is closed;
-//! - **floods**: at most [`LiveConfig::max_connections`] connections (more are closed at once
-//!   and counted); accept errors such as `EMFILE` back off instead of spinning;
-//! - **slow consumer**: each session may have at most [`LiveConfig::session_queue`] batches
-//!   waiting in the channel. A socket session that outruns the consumer drops batches, counts
-//!   them and reports [`LiveEvent::Dropped`] as soon as a slot is free again (before its next
-//!   delivered batch, or while it is quiet), so one flooding
-//!   session never starves the others or grows memory. Stdin (and [`Live::attach`] with
-//!   `lossless`) waits instead: a local pipe can simply be read later.
+//! - **slowloris**: a connection silent for [`LiveConfig::idle_timeout`] is closed, and so is
+//!   one that takes longer than [`LiveConfig::line_timeout`] to finish a line it started
+//!   (a client sending one byte every few seconds);
+//! - **floods**: at most [`LiveConfig::max_connections`] connections; accept errors such as
+//!   `EMFILE` back off instead of spinning. When every slot is taken, a new client **evicts**
+//!   the connection that is least likely a working agent ([`CloseReason::Evicted`]): one
+//!   stuck in the middle of a line for [`LiveConfig::evict_slow_after`], else one without a
+//!   complete line for [`LiveConfig::evict_idle_after`]; only when there is none is the new
+//!   client refused (and counted);
+//! - **slow consumer**: backpressure. Each session may have at most
+//!   [`LiveConfig::session_queue`] batches waiting in the channel; then it stops reading its
+//!   stream until the consumer catches up (the client's writes block in the kernel). Nothing
+//!   is dropped, and one flooding session never starves the others;
+//! - **memory**: what the consumer is given (and keeps) is bounded per session and in total
+//!   ([`LiveConfig::max_held_events`], [`LiveConfig::max_held_bytes`] and the `_total`
+//!   limits). Every session's raw stream is also written to a spool file
+//!   ([`LiveConfig::spool_dir`]); past the bound, events are written there only, the session
+//!   says so ([`LiveEvent::Spilling`]), and the count of lines kept only on disk comes with
+//!   [`LiveEvent::Closed`]. Without a spool directory a session past the bound is closed
+//!   ([`CloseReason::MemoryLimit`]). A spool file is capped too
+//!   ([`LiveConfig::max_spool_bytes`], then [`CloseReason::SpoolFull`]).
 //!
 //! All methods that start tasks must be called inside a tokio runtime.
 //!
@@ -43,7 +55,7 @@
 //!     match ev {
 //!         LiveEvent::Opened { session, name, .. } => { /* new timeline keyed by `session` */ }
 //!         LiveEvent::Items { session, items, .. } => { /* append to that timeline */ }
-//!         LiveEvent::Dropped { session, count } => { /* show "count events dropped" */ }
+//!         LiveEvent::Spilling { session, .. } => { /* "only the first events shown" */ }
 //!         LiveEvent::Closed { session, reason, .. } => { /* mark it ended */ }
 //!         _ => {}
 //!     }
@@ -52,14 +64,16 @@
 //! # }
 //! ```
 
+use std::collections::HashMap;
 use std::fmt;
 use std::io;
+use std::io::Write;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Duration;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc, watch};
@@ -195,8 +209,32 @@ pub struct LiveConfig {
     pub max_message_bytes: usize,
     /// A socket connection that sends nothing for this long is closed.
     pub idle_timeout: Duration,
-    /// Batches of one session that may wait in the channel.
+    /// A socket connection that started a line (sent its first byte) and has not finished it
+    /// (sent its newline) this long after is closed: a slow-drip client holds no slot.
+    pub line_timeout: Duration,
+    /// With every slot taken, a new client evicts a connection that has been in the middle
+    /// of a line for this long.
+    pub evict_slow_after: Duration,
+    /// With every slot taken and no slow connection, a new client evicts the connection
+    /// that has not completed a line for the longest time, if that is at least this long.
+    pub evict_idle_after: Duration,
+    /// Batches of one session that may wait in the channel; then the session stops reading
+    /// until the consumer takes one (backpressure).
     pub session_queue: usize,
+    /// Events one session hands to the consumer at most; later ones are only spooled.
+    pub max_held_events: u64,
+    /// Bytes (of lines) one session hands to the consumer at most.
+    pub max_held_bytes: u64,
+    /// Events all sessions of the hub hand to the consumer at most, over its life.
+    pub max_held_events_total: u64,
+    /// Bytes all sessions of the hub hand to the consumer at most, over its life.
+    pub max_held_bytes_total: u64,
+    /// Where every session's raw stream is written (`NAME.jsonl` per session, the directory
+    /// created `0700`, files `0600`); `None`: nothing is written, and a session past the
+    /// memory bound is closed.
+    pub spool_dir: Option<PathBuf>,
+    /// Largest spool file; a session that would write more is closed.
+    pub max_spool_bytes: u64,
     /// Bytes read per socket read (one batch holds what one read produced).
     pub read_chunk: usize,
     /// The uid allowed to connect to a Unix socket; `None` means our own.
@@ -209,11 +247,37 @@ impl Default for LiveConfig {
             max_connections: 64,
             max_message_bytes: 1024 * 1024,
             idle_timeout: Duration::from_secs(600),
-            session_queue: 256,
+            line_timeout: Duration::from_secs(30),
+            evict_slow_after: Duration::from_secs(1),
+            evict_idle_after: Duration::from_secs(60),
+            session_queue: 16,
+            max_held_events: 250_000,
+            max_held_bytes: 64 << 20,
+            max_held_events_total: 1_000_000,
+            max_held_bytes_total: 256 << 20,
+            spool_dir: None,
+            max_spool_bytes: 1 << 30,
             read_chunk: 64 * 1024,
             allowed_uid: None,
         }
     }
+}
+
+/// The spool directory the TUI uses: `$XDG_CACHE_HOME/doxascope/live/run-SECS-PID` (or
+/// under `~/.cache`), one per run; `None` without a home.
+pub fn default_spool_dir() -> Option<PathBuf> {
+    let base = std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))?;
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    Some(
+        base.join("doxascope")
+            .join("live")
+            .join(format!("run-{secs}-{}", std::process::id())),
+    )
 }
 
 /// Who is on the other end of a session.
@@ -247,6 +311,35 @@ pub enum CloseReason {
     Error(String),
     /// [`Live::shutdown`] was called.
     Shutdown,
+    /// A line was started and not finished within [`LiveConfig::line_timeout`].
+    LineTimeout,
+    /// Every slot was taken and a new client needed one; this connection was the slowest or
+    /// idlest.
+    Evicted,
+    /// Past the memory bound with no spool directory to keep the rest.
+    MemoryLimit,
+    /// The spool file reached [`LiveConfig::max_spool_bytes`].
+    SpoolFull,
+    /// Writing the spool file failed.
+    SpoolError(String),
+}
+
+impl fmt::Display for CloseReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CloseReason::Eof => f.write_str("ended"),
+            CloseReason::IdleTimeout => f.write_str("closed: idle too long"),
+            CloseReason::Error(e) => write!(f, "closed: {e}"),
+            CloseReason::Shutdown => f.write_str("closed: shutting down"),
+            CloseReason::LineTimeout => f.write_str("closed: a line took too long to arrive"),
+            CloseReason::Evicted => f.write_str("closed: evicted to make room for a new client"),
+            CloseReason::MemoryLimit => {
+                f.write_str("closed: memory limit reached and no spool directory")
+            }
+            CloseReason::SpoolFull => f.write_str("closed: spool file limit reached"),
+            CloseReason::SpoolError(e) => write!(f, "closed: cannot write the spool file: {e}"),
+        }
+    }
 }
 
 /// Why a connection was refused (no session was created for it).
@@ -265,7 +358,7 @@ pub enum RejectReason {
     Http,
     /// The stream does not start like JSONL (binary data, TLS, ...).
     NotJsonl,
-    /// The peer went silent before sending anything significant.
+    /// The peer went silent (or dripped whitespace) before sending anything significant.
     IdleTimeout,
 }
 
@@ -297,6 +390,8 @@ pub enum LiveEvent {
         name: String,
         /// Who is connected.
         peer: Peer,
+        /// The file its raw stream is written to, when spooling.
+        spool: Option<PathBuf>,
     },
     /// The session's first `session` field: its display name from now on (untrusted text).
     Named {
@@ -314,14 +409,13 @@ pub enum LiveEvent {
         /// Frees the session's queue slot when this event is dropped.
         slot: QueueSlot,
     },
-    /// Items were dropped because the consumer fell behind (since the last report). Sent when
-    /// the session's queue has room again, before any later batch, so it sits where the gap
-    /// is in the stream.
-    Dropped {
+    /// The session reached the memory bound: the consumer was given its first `held`
+    /// events; the rest goes to the spool file only (see [`LiveEvent::Opened`]).
+    Spilling {
         /// The session.
         session: SessionId,
-        /// How many items (events and problems) were dropped.
-        count: u64,
+        /// Events handed over before the bound.
+        held: u64,
     },
     /// The session ended. Its last unterminated line, if any, was delivered before this.
     Closed {
@@ -329,8 +423,8 @@ pub enum LiveEvent {
         session: SessionId,
         /// Why.
         reason: CloseReason,
-        /// Items dropped over the session's life.
-        dropped_total: u64,
+        /// Lines kept only in the spool file (past the memory bound).
+        spooled_only: u64,
     },
     /// A connection was refused.
     Rejected {
@@ -350,8 +444,10 @@ pub struct LiveStats {
     pub sessions: u64,
     /// Connections refused, whatever the reason.
     pub rejected: u64,
-    /// Items dropped because a consumer fell behind.
-    pub dropped_items: u64,
+    /// Lines kept only in spool files (past the memory bound).
+    pub spooled_only: u64,
+    /// Connections evicted to make room for new clients.
+    pub evicted: u64,
     /// Errors from `accept`.
     pub accept_errors: u64,
 }
@@ -360,8 +456,22 @@ pub struct LiveStats {
 struct Counters {
     sessions: AtomicU64,
     rejected: AtomicU64,
-    dropped_items: AtomicU64,
+    spooled_only: AtomicU64,
+    evicted: AtomicU64,
     accept_errors: AtomicU64,
+    held_events: AtomicU64,
+    held_bytes: AtomicU64,
+}
+
+/// What the slot policy knows about one open connection (times in ms since the hub began).
+#[derive(Debug)]
+struct ConnState {
+    /// When the unfinished line began, plus one (0: no line in progress).
+    line_started: AtomicU64,
+    /// When the last complete line arrived (or the connection was accepted).
+    last_line: AtomicU64,
+    /// Asks the session to close (eviction).
+    kill: tokio::sync::Notify,
 }
 
 #[derive(Debug)]
@@ -372,6 +482,16 @@ struct Shared {
     connections: Arc<Semaphore>,
     counters: Counters,
     shutdown: watch::Receiver<bool>,
+    /// Open socket connections, for eviction, by their own numbering.
+    conns: Mutex<HashMap<u64, Arc<ConnState>>>,
+    next_conn: AtomicU64,
+    epoch: Instant,
+}
+
+impl Shared {
+    fn now_ms(&self) -> u64 {
+        u64::try_from(self.epoch.elapsed().as_millis()).unwrap_or(u64::MAX)
+    }
 }
 
 /// The live hub; cheap to clone (all clones share the channel and limits).
@@ -427,6 +547,9 @@ impl Live {
             next_id: AtomicU64::new(1),
             counters: Counters::default(),
             shutdown: stop_rx,
+            conns: Mutex::new(HashMap::new()),
+            next_conn: AtomicU64::new(0),
+            epoch: Instant::now(),
         });
         (
             Live {
@@ -443,7 +566,8 @@ impl Live {
         LiveStats {
             sessions: c.sessions.load(Ordering::Relaxed),
             rejected: c.rejected.load(Ordering::Relaxed),
-            dropped_items: c.dropped_items.load(Ordering::Relaxed),
+            spooled_only: c.spooled_only.load(Ordering::Relaxed),
+            evicted: c.evicted.load(Ordering::Relaxed),
             accept_errors: c.accept_errors.load(Ordering::Relaxed),
         }
     }
@@ -454,44 +578,72 @@ impl Live {
         let _ = self.shutdown.send(true);
     }
 
-    /// Reads stdin as the session `stdin` (lossless, no idle timeout).
+    /// Reads stdin as the session `stdin` (no idle or line timeout: a local pipe).
     pub fn stdin(&self) -> SessionId {
-        self.start(
-            "stdin".to_string(),
-            Peer::Stdin,
-            tokio::io::stdin(),
-            true,
-            None,
-        )
+        self.start("stdin".to_string(), Peer::Stdin, tokio::io::stdin())
     }
 
-    /// Reads any byte stream as a session named `name`. `lossless` makes it wait for the
-    /// consumer instead of dropping (for trusted local streams); no idle timeout applies.
-    pub fn attach<R>(&self, name: &str, stream: R, lossless: bool) -> SessionId
+    /// Reads any byte stream as a session named `name` (no idle or line timeout).
+    pub fn attach<R>(&self, name: &str, stream: R) -> SessionId
     where
         R: AsyncRead + Unpin + Send + 'static,
     {
-        self.start(name.to_string(), Peer::Attached, stream, lossless, None)
+        self.start(name.to_string(), Peer::Attached, stream)
     }
 
-    fn start<R>(
-        &self,
-        name: String,
-        peer: Peer,
-        stream: R,
-        lossless: bool,
-        idle: Option<Duration>,
-    ) -> SessionId
+    fn start<R>(&self, name: String, peer: Peer, stream: R) -> SessionId
     where
         R: AsyncRead + Unpin + Send + 'static,
     {
         let id = self.shared.next_id.fetch_add(1, Ordering::Relaxed);
         let shared = self.shared.clone();
         tokio::spawn(async move {
-            let mut s = Session::new(shared, id, name, lossless, idle);
+            let mut s = Session::new(shared, id, name, None);
             s.run(stream, peer).await;
         });
         id
+    }
+
+    /// A free connection slot: at once, or by evicting the slowest or idlest connection
+    /// (see the module docs). None: every connection is busy; the client is refused.
+    async fn slot(&self) -> Option<OwnedSemaphorePermit> {
+        if let Ok(p) = self.shared.connections.clone().try_acquire_owned() {
+            return Some(p);
+        }
+        let now = self.shared.now_ms();
+        let slow = u64::try_from(self.shared.cfg.evict_slow_after.as_millis()).unwrap_or(u64::MAX);
+        let idle = u64::try_from(self.shared.cfg.evict_idle_after.as_millis()).unwrap_or(u64::MAX);
+        let victim = {
+            let mut conns = self.shared.conns.lock().unwrap_or_else(|e| e.into_inner());
+            let mid_line = conns
+                .iter()
+                .filter_map(|(k, c)| {
+                    let started = c.line_started.load(Ordering::Relaxed);
+                    (started > 0 && now.saturating_sub(started - 1) >= slow)
+                        .then_some((*k, started))
+                })
+                .min_by_key(|(_, t)| *t);
+            let idlest = || {
+                conns
+                    .iter()
+                    .map(|(k, c)| (*k, c.last_line.load(Ordering::Relaxed)))
+                    .filter(|(_, t)| now.saturating_sub(*t) >= idle)
+                    .min_by_key(|(_, t)| *t)
+            };
+            let key = mid_line.or_else(idlest).map(|(k, _)| k)?;
+            // Out of the registry at once, so concurrent newcomers pick different victims.
+            conns.remove(&key)?
+        };
+        victim.kill.notify_one();
+        self.shared.counters.evicted.fetch_add(1, Ordering::Relaxed);
+        // The evicted session ends at its next turn and frees its slot.
+        tokio::time::timeout(
+            Duration::from_secs(2),
+            self.shared.connections.clone().acquire_owned(),
+        )
+        .await
+        .ok()?
+        .ok()
     }
 
     /// Starts listening. Unix sockets get a private directory (created `0700` if missing) and
@@ -573,12 +725,7 @@ impl Live {
             match accepted {
                 Ok((stream, addr)) => {
                     let peer = Peer::Tcp(addr);
-                    let Ok(permit) = self.shared.connections.clone().try_acquire_owned() else {
-                        drop(stream);
-                        self.reject(peer, RejectReason::TooManyConnections);
-                        continue;
-                    };
-                    self.serve(stream, peer, permit);
+                    self.admit(stream, peer);
                 }
                 Err(e) => self.accept_error(e).await,
             }
@@ -615,16 +762,33 @@ impl Live {
                             continue;
                         }
                     }
-                    let Ok(permit) = self.shared.connections.clone().try_acquire_owned() else {
-                        drop(stream);
-                        self.reject(peer, RejectReason::TooManyConnections);
-                        continue;
-                    };
-                    self.serve(stream, peer, permit);
+                    self.admit(stream, peer);
                 }
                 Err(e) => self.accept_error(e).await,
             }
         }
+    }
+
+    /// Gives an accepted connection a slot (evicting if need be, without holding up the
+    /// accept loop) and serves it, or refuses it.
+    fn admit<R>(&self, stream: R, peer: Peer)
+    where
+        R: AsyncRead + Unpin + Send + 'static,
+    {
+        if let Ok(permit) = self.shared.connections.clone().try_acquire_owned() {
+            self.serve(stream, peer, permit);
+            return;
+        }
+        let live = self.clone();
+        tokio::spawn(async move {
+            match live.slot().await {
+                Some(permit) => live.serve(stream, peer, permit),
+                None => {
+                    drop(stream);
+                    live.reject(peer, RejectReason::TooManyConnections);
+                }
+            }
+        });
     }
 
     /// Serves one accepted connection: checks how it starts, then runs it as a session.
@@ -635,9 +799,25 @@ impl Live {
         let live = self.clone();
         tokio::spawn(async move {
             let _permit = permit;
+            let key = live.shared.next_conn.fetch_add(1, Ordering::Relaxed);
+            let conn = Arc::new(ConnState {
+                line_started: AtomicU64::new(0),
+                last_line: AtomicU64::new(live.shared.now_ms()),
+                kill: tokio::sync::Notify::new(),
+            });
+            live.shared
+                .conns
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .insert(key, conn.clone());
+            let _registered = Deregister(live.shared.clone(), key);
             let mut stream = stream;
             let idle = live.shared.cfg.idle_timeout;
-            let head = match sniff(&mut stream, idle).await {
+            let sniffed = tokio::select! {
+                r = sniff(&mut stream, idle, live.shared.cfg.line_timeout) => r,
+                _ = conn.kill.notified() => return,
+            };
+            let head = match sniffed {
                 Ok(head) => head,
                 Err(Some(reason)) => {
                     live.reject(peer, reason);
@@ -647,15 +827,22 @@ impl Live {
                 Err(None) => return,
             };
             let id = live.shared.next_id.fetch_add(1, Ordering::Relaxed);
-            let mut s = Session::new(
-                live.shared.clone(),
-                id,
-                format!("conn-{id}"),
-                false,
-                Some(idle),
-            );
+            let mut s = Session::new(live.shared.clone(), id, format!("conn-{id}"), Some(conn));
             s.run(io::Cursor::new(head).chain(stream), peer).await;
         });
+    }
+}
+
+/// Removes a connection from the eviction registry when its task ends, however it ends.
+struct Deregister(Arc<Shared>, u64);
+
+impl Drop for Deregister {
+    fn drop(&mut self) {
+        self.0
+            .conns
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&self.1);
     }
 }
 
@@ -669,10 +856,17 @@ async fn stopped(stop: &mut watch::Receiver<bool>) {
 
 /// Reads the start of a connection until its first significant byte. Ok: the bytes read (to
 /// be fed to the reader). Err(Some): refused. Err(None): closed or failed silently.
-async fn sniff<R>(stream: &mut R, idle: Duration) -> Result<Vec<u8>, Option<RejectReason>>
+async fn sniff<R>(
+    stream: &mut R,
+    idle: Duration,
+    line: Duration,
+) -> Result<Vec<u8>, Option<RejectReason>>
 where
     R: AsyncRead + Unpin,
 {
+    // Silence is allowed for `idle`; once bytes come, the first significant one must follow
+    // within `line` (whitespace dripped slowly is a slot held for nothing).
+    let mut deadline: Option<Instant> = None;
     // Blank lines before the first object are legal JSONL; a stream of nothing but
     // whitespace is not an agent.
     const MAX_LEADING: usize = 4096;
@@ -695,10 +889,17 @@ where
         if head.len() > MAX_LEADING {
             return Err(Some(RejectReason::NotJsonl));
         }
-        match tokio::time::timeout(idle, stream.read(&mut buf)).await {
+        let wait = match deadline {
+            Some(d) => d.saturating_duration_since(Instant::now()).min(idle),
+            None => idle,
+        };
+        match tokio::time::timeout(wait, stream.read(&mut buf)).await {
             Err(_) => return Err(Some(RejectReason::IdleTimeout)),
             Ok(Ok(0)) | Ok(Err(_)) => return Err(None),
-            Ok(Ok(n)) => head.extend_from_slice(&buf[..n]),
+            Ok(Ok(n)) => {
+                head.extend_from_slice(&buf[..n]);
+                deadline.get_or_insert_with(|| Instant::now() + line);
+            }
         }
     }
 }
@@ -782,38 +983,93 @@ fn prepare_socket_path(path: &Path, me: u32) -> Result<(), ListenError> {
     Ok(())
 }
 
+/// A session's spool file: its raw stream, as received.
+struct Spool {
+    path: PathBuf,
+    out: io::BufWriter<std::fs::File>,
+    written: u64,
+}
+
+impl Spool {
+    /// Creates `DIR/NAME.jsonl` (the directory `0700` when missing, the file `0600`, never
+    /// over an existing file).
+    fn create(dir: &Path, name: &str) -> io::Result<Spool> {
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+            std::fs::DirBuilder::new()
+                .recursive(true)
+                .mode(0o700)
+                .create(dir)?;
+            let path = dir.join(format!("{name}.jsonl"));
+            let file = std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .mode(0o600)
+                .open(&path)?;
+            Ok(Spool {
+                path,
+                out: io::BufWriter::with_capacity(64 * 1024, file),
+                written: 0,
+            })
+        }
+        #[cfg(not(unix))]
+        {
+            std::fs::create_dir_all(dir)?;
+            let path = dir.join(format!("{name}.jsonl"));
+            let file = std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&path)?;
+            Ok(Spool {
+                path,
+                out: io::BufWriter::with_capacity(64 * 1024, file),
+                written: 0,
+            })
+        }
+    }
+}
+
 /// One running session.
 struct Session {
     shared: Arc<Shared>,
     id: SessionId,
     name: String,
-    lossless: bool,
-    idle: Option<Duration>,
+    /// Socket sessions: timeouts apply and the slot policy sees them.
+    conn: Option<Arc<ConnState>>,
     slots: Arc<Semaphore>,
     named: bool,
-    dropped_since: u64,
-    dropped_total: u64,
+    spool: Option<Spool>,
+    /// Events and bytes handed to the consumer.
+    held_events: u64,
+    held_bytes: u64,
+    /// Past the memory bound: bytes go to the spool only.
+    spilling: bool,
+    /// Lines kept only in the spool.
+    spooled_only: u64,
+    /// When the unfinished line began.
+    line_started: Option<Instant>,
 }
 
+/// How a read turn ended the session, if it did.
+type Turn = Result<(), Option<CloseReason>>;
+
 impl Session {
-    fn new(
-        shared: Arc<Shared>,
-        id: SessionId,
-        name: String,
-        lossless: bool,
-        idle: Option<Duration>,
-    ) -> Self {
+    fn new(shared: Arc<Shared>, id: SessionId, name: String, conn: Option<Arc<ConnState>>) -> Self {
         let slots = Arc::new(Semaphore::new(shared.cfg.session_queue.max(1)));
         Session {
             shared,
             id,
             name,
-            lossless,
-            idle,
+            conn,
             slots,
             named: false,
-            dropped_since: 0,
-            dropped_total: 0,
+            spool: None,
+            held_events: 0,
+            held_bytes: 0,
+            spilling: false,
+            spooled_only: 0,
+            line_started: None,
         }
     }
 
@@ -826,10 +1082,23 @@ impl Session {
             .counters
             .sessions
             .fetch_add(1, Ordering::Relaxed);
+        let mut spool_error = None;
+        if let Some(dir) = &self.shared.cfg.spool_dir {
+            // Named by the server-assigned id only: a client's name never reaches a path.
+            let file = match peer {
+                Peer::Stdin => format!("stdin-{}", self.id),
+                _ => format!("conn-{}", self.id),
+            };
+            match Spool::create(dir, &file) {
+                Ok(sp) => self.spool = Some(sp),
+                Err(e) => spool_error = Some(CloseReason::SpoolError(e.to_string())),
+            }
+        }
         let opened = LiveEvent::Opened {
             session: self.id,
             name: self.name.clone(),
             peer,
+            spool: self.spool.as_ref().map(|s| s.path.clone()),
         };
         if !self.send(opened).await {
             return;
@@ -840,77 +1109,213 @@ impl Session {
         let mut reader = Reader::new(&self.name, reader_cfg);
         let mut buf = vec![0u8; self.shared.cfg.read_chunk.max(1)];
         let mut stop = self.shared.shutdown.clone();
+        let conn = self.conn.clone();
+        let idle = conn.as_ref().map(|_| self.shared.cfg.idle_timeout);
+        let line_timeout = self.shared.cfg.line_timeout;
         let reason = loop {
-            let idle = self.idle;
+            if let Some(r) = spool_error.take() {
+                break r;
+            }
+            // The nearer of the idle deadline and the unfinished line's deadline.
+            let line_left = match (&conn, self.line_started) {
+                (Some(_), Some(t)) => Some(line_timeout.saturating_sub(t.elapsed())),
+                _ => None,
+            };
+            let wait = match (idle, line_left) {
+                (Some(i), Some(l)) => Some((i.min(l), l <= i)),
+                (Some(i), None) => Some((i, false)),
+                (None, _) => None,
+            };
             let read = async {
-                match idle {
-                    Some(t) => tokio::time::timeout(t, stream.read(&mut buf))
+                match wait {
+                    Some((t, _)) => tokio::time::timeout(t, stream.read(&mut buf))
                         .await
                         .map_err(|_| ()),
                     None => Ok(stream.read(&mut buf).await),
                 }
             };
-            // Drops are reported as soon as the consumer has caught up with this session,
-            // even if the session then stays quiet.
-            let report_drops = self.dropped_since > 0;
-            let slots = self.slots.clone();
-            let step = tokio::select! {
-                r = read => Some(r),
-                _ = stopped(&mut stop) => break CloseReason::Shutdown,
-                _ = slots.acquire(), if report_drops => None,
-            };
-            let Some(got) = step else {
-                let count = std::mem::take(&mut self.dropped_since);
-                if !self
-                    .send(LiveEvent::Dropped {
-                        session: self.id,
-                        count,
-                    })
-                    .await
-                {
-                    return;
+            let kill = async {
+                match &conn {
+                    Some(c) => c.kill.notified().await,
+                    None => std::future::pending().await,
                 }
-                continue;
+            };
+            let got = tokio::select! {
+                r = read => r,
+                _ = stopped(&mut stop) => break CloseReason::Shutdown,
+                _ = kill => break CloseReason::Evicted,
             };
             let n = match got {
+                Err(()) if wait.is_some_and(|(_, line)| line) => break CloseReason::LineTimeout,
                 Err(()) => break CloseReason::IdleTimeout,
                 Ok(Ok(0)) => break CloseReason::Eof,
                 Ok(Ok(n)) => n,
                 Ok(Err(e)) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Ok(Err(e)) => break CloseReason::Error(e.to_string()),
             };
-            let mut items = Vec::new();
-            reader.feed(&buf[..n], &mut items);
-            if !self.deliver(items).await {
-                return;
+            match self.take(&buf[..n], &mut reader).await {
+                Ok(()) => {}
+                Err(None) => return,
+                Err(Some(r)) => break r,
             }
         };
         // A last line without its newline: decoded if complete, else reported.
-        let mut items = Vec::new();
-        reader.finish(&mut items);
-        if !self.deliver(items).await {
-            return;
+        if !self.spilling {
+            let mut items = Vec::new();
+            reader.finish(&mut items);
+            if !self.deliver(items).await {
+                return;
+            }
+        } else if reader.pending_bytes() > 0 {
+            self.spooled_only += 1;
         }
-        if self.dropped_since > 0 {
-            let count = std::mem::take(&mut self.dropped_since);
-            let _ = self
-                .send(LiveEvent::Dropped {
-                    session: self.id,
-                    count,
-                })
-                .await;
+        if let Some(sp) = &mut self.spool {
+            let _ = sp.out.flush();
         }
+        self.shared
+            .counters
+            .spooled_only
+            .fetch_add(self.spooled_only, Ordering::Relaxed);
         let _ = self
             .send(LiveEvent::Closed {
                 session: self.id,
                 reason,
-                dropped_total: self.dropped_total,
+                spooled_only: self.spooled_only,
             })
             .await;
     }
 
-    /// Sends a batch if the session has a free queue slot; otherwise counts it as dropped
-    /// (or waits, for lossless sessions). Returns false once the consumer is gone.
+    /// Handles the bytes of one read: spool, then the consumer while under the bound.
+    async fn take(&mut self, chunk: &[u8], reader: &mut Reader) -> Turn {
+        if let Some(sp) = &mut self.spool {
+            if sp.written.saturating_add(chunk.len() as u64) > self.shared.cfg.max_spool_bytes {
+                return Err(Some(CloseReason::SpoolFull));
+            }
+            if let Err(e) = sp.out.write_all(chunk) {
+                return Err(Some(CloseReason::SpoolError(e.to_string())));
+            }
+            sp.written += chunk.len() as u64;
+        }
+        let mut rest = chunk;
+        if !self.spilling {
+            let cut = self.within_bounds(chunk, reader.pending_bytes() > 0);
+            self.feed(&chunk[..cut], reader).await?;
+            rest = &chunk[cut..];
+            // Out of bounds, at a line boundary: everything after goes to the spool only.
+            if cut < chunk.len() && reader.pending_bytes() == 0 {
+                if self.spool.is_none() {
+                    return Err(Some(CloseReason::MemoryLimit));
+                }
+                self.spilling = true;
+                self.line_started = None;
+                let held = self.held_events;
+                if !self
+                    .send(LiveEvent::Spilling {
+                        session: self.id,
+                        held,
+                    })
+                    .await
+                {
+                    return Err(None);
+                }
+            } else {
+                rest = &[];
+            }
+        }
+        if self.spilling {
+            self.spooled_only += memchr::memchr_iter(b'\n', rest).count() as u64;
+            // The slot policy still sees lines arrive.
+            if let Some(c) = &self.conn {
+                if rest.contains(&b'\n') {
+                    c.last_line.store(self.shared.now_ms(), Ordering::Relaxed);
+                }
+            }
+            return Ok(());
+        }
+        self.feed(rest, reader).await
+    }
+
+    /// How much of `chunk` may still go to the consumer: whole lines (one event per line)
+    /// within the session's and the hub's bounds on events and bytes. A line in progress
+    /// (`pending`) is always completed, so what the consumer holds ends at a line boundary.
+    fn within_bounds(&self, chunk: &[u8], pending: bool) -> usize {
+        let cfg = &self.shared.cfg;
+        let c = &self.shared.counters;
+        let events = cfg.max_held_events.saturating_sub(self.held_events).min(
+            cfg.max_held_events_total
+                .saturating_sub(c.held_events.load(Ordering::Relaxed)),
+        );
+        let bytes = cfg.max_held_bytes.saturating_sub(self.held_bytes).min(
+            cfg.max_held_bytes_total
+                .saturating_sub(c.held_bytes.load(Ordering::Relaxed)),
+        );
+        let bytes = usize::try_from(bytes).unwrap_or(usize::MAX);
+        let mut cut = 0;
+        let mut lines = 0u64;
+        for i in memchr::memchr_iter(b'\n', chunk) {
+            if lines >= events || i + 1 > bytes {
+                break;
+            }
+            lines += 1;
+            cut = i + 1;
+        }
+        if lines < events && chunk.len() <= bytes {
+            return chunk.len();
+        }
+        if cut == 0 && pending {
+            return memchr::memchr(b'\n', chunk).map_or(chunk.len(), |i| i + 1);
+        }
+        cut
+    }
+
+    /// Feeds bytes to the reader and hands what it decodes to the consumer.
+    async fn feed(&mut self, bytes: &[u8], reader: &mut Reader) -> Turn {
+        if bytes.is_empty() {
+            return Ok(());
+        }
+        let mut items = Vec::new();
+        reader.feed(bytes, &mut items);
+        let n = bytes.len() as u64;
+        self.held_bytes += n;
+        self.shared
+            .counters
+            .held_bytes
+            .fetch_add(n, Ordering::Relaxed);
+        let events = items.len() as u64;
+        self.held_events += events;
+        self.shared
+            .counters
+            .held_events
+            .fetch_add(events, Ordering::Relaxed);
+        let pending = reader.pending_bytes() > 0;
+        let finished_line = bytes.contains(&b'\n');
+        if !pending {
+            self.line_started = None;
+        } else if finished_line || self.line_started.is_none() {
+            self.line_started = Some(Instant::now());
+        }
+        if let Some(c) = &self.conn {
+            let now = self.shared.now_ms();
+            if finished_line {
+                c.last_line.store(now, Ordering::Relaxed);
+            }
+            let started = match self.line_started {
+                Some(t) => {
+                    now.saturating_sub(u64::try_from(t.elapsed().as_millis()).unwrap_or(0)) + 1
+                }
+                None => 0,
+            };
+            c.line_started.store(started, Ordering::Relaxed);
+        }
+        if self.deliver(items).await {
+            Ok(())
+        } else {
+            Err(None)
+        }
+    }
+
+    /// Sends a batch once the session has a free queue slot (backpressure: the stream is
+    /// not read meanwhile). Returns false once the consumer is gone.
     async fn deliver(&mut self, items: Vec<Item>) -> bool {
         if items.is_empty() {
             return true;
@@ -933,38 +1338,9 @@ impl Session {
                 }
             }
         }
-        let permit = if self.lossless {
-            match self.slots.clone().acquire_owned().await {
-                Ok(p) => p,
-                Err(_) => return false,
-            }
-        } else {
-            match self.slots.clone().try_acquire_owned() {
-                Ok(p) => p,
-                Err(_) => {
-                    let n = items.len() as u64;
-                    self.dropped_since += n;
-                    self.dropped_total += n;
-                    self.shared
-                        .counters
-                        .dropped_items
-                        .fetch_add(n, Ordering::Relaxed);
-                    return true;
-                }
-            }
+        let Ok(permit) = self.slots.clone().acquire_owned().await else {
+            return false;
         };
-        if self.dropped_since > 0 {
-            let count = std::mem::take(&mut self.dropped_since);
-            if !self
-                .send(LiveEvent::Dropped {
-                    session: self.id,
-                    count,
-                })
-                .await
-            {
-                return false;
-            }
-        }
         self.send(LiveEvent::Items {
             session: self.id,
             items,

@@ -1312,14 +1312,31 @@ impl App {
             Action::PageDown => self.move_sel(self.page.max(1) as i64),
             Action::NextSession => {
                 let k = self.store.sessions.len().max(1);
-                if k < 2 {
+                let listed = self.store.listed();
+                if listed < 2 {
                     self.status = "only one session: nothing to switch to".into();
                     return Vec::new();
                 }
                 self.session = (self.session + 1) % k;
+                // Aged-out live sessions are not in the list.
+                for _ in 0..k {
+                    if !self
+                        .store
+                        .sessions
+                        .get(self.session)
+                        .is_some_and(|s| s.retired)
+                    {
+                        break;
+                    }
+                    self.session = (self.session + 1) % k;
+                }
+                let nth = self.store.sessions[..self.session]
+                    .iter()
+                    .filter(|s| !s.retired)
+                    .count()
+                    + 1;
                 self.status = format!(
-                    "session {} of {k}: {}",
-                    self.session + 1,
+                    "session {nth} of {listed}: {}",
                     self.store.sessions[self.session].name
                 );
                 self.follow = true;

@@ -81,6 +81,8 @@ pub struct SessionData {
     by_id_len: usize,
     /// Where the events come from (a file, a re-read segment of one, a live session).
     pub origin: Origin,
+    /// Aged out of the session list ([`Store::retire`]): its events are in a file only.
+    pub retired: bool,
 }
 
 /// Where a session's events come from, which decides what identifies the session.
@@ -128,6 +130,7 @@ impl SessionData {
             by_id: Growing::default(),
             by_id_len: 0,
             origin,
+            retired: false,
         }
     }
 
@@ -516,6 +519,30 @@ impl Store {
             }
         }
         self.version += 1;
+    }
+
+    /// The session of live session `id`, if it has one.
+    pub fn live_session(&self, id: u64) -> Option<usize> {
+        self.by_origin.get(&(Origin::Live(id), None)).copied()
+    }
+
+    /// Takes session `idx` out of the session list: its timeline and indexes are freed and
+    /// it is skipped when moving between sessions; `name` says where its events are now.
+    /// Its index stays valid (an empty session), so nothing that refers to sessions by
+    /// index shifts. The events themselves stay in [`Store::log`].
+    pub fn retire(&mut self, idx: usize, name: &str) {
+        if let Some(s) = self.sessions.get_mut(idx) {
+            let mut gone =
+                SessionData::new(crate::sanitize::sanitize(name).into(), s.origin.clone());
+            gone.retired = true;
+            *s = gone;
+            self.version += 1;
+        }
+    }
+
+    /// Sessions in the list (not retired).
+    pub fn listed(&self) -> usize {
+        self.sessions.iter().filter(|s| !s.retired).count()
     }
 
     /// The event at a log position.

@@ -95,6 +95,8 @@ pub struct Options {
     pub theme: Option<String>,
     /// Accept live sessions here (`--listen`).
     pub listen: Option<crate::trace::live::ListenAddr>,
+    /// Refuse a followed path that is a symbolic link (`--no-follow-symlinks`).
+    pub no_follow_symlinks: bool,
     /// Play the built-in demo instead of reading traces (`doxascope demo`).
     pub demo: Option<DemoOptions>,
 }
@@ -437,8 +439,12 @@ pub fn run(opts: Options) -> Result<(), TuiError> {
     // The hub exists only when something can feed it; the listener is bound before the
     // terminal is taken over, so a bad address is a plain error message.
     let stdin = opts.files.iter().any(|p| p.as_os_str() == "-");
-    let live = (stdin || opts.listen.is_some())
-        .then(|| crate::trace::live::Live::new(crate::trace::live::LiveConfig::default()));
+    let live = (stdin || opts.listen.is_some()).then(|| {
+        crate::trace::live::Live::new(crate::trace::live::LiveConfig {
+            spool_dir: crate::trace::live::default_spool_dir(),
+            ..crate::trace::live::LiveConfig::default()
+        })
+    });
     let mut listener = None;
     if let (Some(addr), Some((hub, _))) = (&opts.listen, &live) {
         let l = rt
@@ -502,19 +508,26 @@ async fn event_loop(
         .cloned()
         .collect();
     let mut at = opts.at;
-    // Followed files: one follower thread each (tail -F semantics, see trace::follow), their
-    // outputs merged into one channel tagged with the file's index.
-    let (fol_tx, mut fol_rx) = mpsc::channel(256);
+    // Followed files: one follower thread for all of them (tail -F semantics, see
+    // trace::follow), its outputs tagged with the file's index.
     let mut handles = Vec::new();
+    let (fol_tx, mut fol_rx) = mpsc::channel(256);
     let once = if opts.follow {
-        for p in files {
-            let idx = app.sources.add_file(p.clone());
-            let (h, mut rx) = Follower::spawn(p, FollowConfig::default())?;
+        let base = app.sources.files.len();
+        for p in &files {
+            app.sources.add_file(p.clone());
+        }
+        let cfg = FollowConfig {
+            follow_symlinks: !opts.no_follow_symlinks,
+            ..FollowConfig::default()
+        };
+        if !files.is_empty() {
+            let (h, mut rx) = Follower::spawn_many(files, cfg)?;
             handles.push(h);
             let tx = fol_tx.clone();
             tokio::spawn(async move {
-                while let Some(item) = rx.recv().await {
-                    if tx.send((idx, item)).await.is_err() {
+                while let Some((i, item)) = rx.recv().await {
+                    if tx.send((base + i, item)).await.is_err() {
                         break;
                     }
                 }
@@ -681,6 +694,7 @@ async fn event_loop(
                 let budget = Instant::now() + Duration::from_millis(8);
                 let mut next = Some(ev);
                 while let Some(ev) = next.take() {
+                    app.sources.shown = app.session;
                     if let Some(m) = app.sources.on_live(&mut app.store, ev) {
                         app.status = m;
                     }

@@ -18,7 +18,7 @@ use std::path::PathBuf;
 
 use crate::sanitize::sanitize;
 use crate::trace::follow::{FollowItem, FollowStatus};
-use crate::trace::live::{CloseReason, LiveEvent, SessionId};
+use crate::trace::live::{LiveEvent, SessionId};
 
 use super::data::{Origin, Store};
 
@@ -35,6 +35,14 @@ pub struct FileSource {
     /// in the header after the follower is back to plain following, so a rotation seen only
     /// for a moment is not forgotten.
     pub rotations: u32,
+    /// Why file notifications are unavailable for it, when they are (it is then followed by
+    /// the periodic poll alone, which the header says).
+    pub polling: Option<String>,
+    /// The symbolic link's resolved target (sanitized) and whether it leaves the directory
+    /// the user named.
+    pub symlink: Option<(String, bool)>,
+    /// Bytes at the start of a large file that were not loaded (reading began near its end).
+    pub skipped: Option<u64>,
 }
 
 /// One live session as the UI knows it.
@@ -44,8 +52,13 @@ pub struct LiveSource {
     pub name: String,
     /// Whether the connection is still open.
     pub open: bool,
-    /// Items dropped because the viewer fell behind.
-    pub dropped: u64,
+    /// The spool file holding its whole raw stream (sanitized for display).
+    pub spool: Option<String>,
+    /// Once past the memory bound: how many of its events the viewer holds (the rest is in
+    /// the spool file only).
+    pub held: Option<u64>,
+    /// Lines kept only in the spool file, known once it ended.
+    pub spooled_only: u64,
     /// Why it ended, once it has.
     pub closed: Option<String>,
 }
@@ -61,7 +74,18 @@ pub struct Sources {
     pub listening: Option<String>,
     /// Connections refused so far.
     pub rejected: u64,
+    /// Ended live sessions still in the session list, oldest first.
+    pub ended: std::collections::VecDeque<SessionId>,
+    /// Ended live sessions taken out of the list (their events are in their spool files).
+    pub aged_out: u64,
+    /// The store index of the session on screen, which is never taken out of the list
+    /// (the event loop keeps it current).
+    pub shown: usize,
 }
+
+/// Ended live sessions kept in the session list; older ones are taken out of it (their
+/// events stay in their spool files, which the header names).
+pub const MAX_ENDED_LIVE: usize = 32;
 
 impl Sources {
     /// Registers a followed file; returns its index for [`Sources::on_follow`].
@@ -71,6 +95,9 @@ impl Sources {
             segment: 0,
             status: None,
             rotations: 0,
+            polling: None,
+            symlink: None,
+            skipped: None,
         });
         self.files.len() - 1
     }
@@ -90,9 +117,37 @@ impl Sources {
                     segment: f.segment,
                 };
                 store.extend_from(&origin, items);
+                // Lines after a stall mean the pending line was completed (or flushed).
+                if matches!(f.status, Some(FollowStatus::Pending { .. })) {
+                    f.status = Some(FollowStatus::Following);
+                }
                 None
             }
+            // Facts about the file rather than states: kept beside the state for the header.
+            FollowItem::Status(s @ FollowStatus::PollingOnly(_)) => {
+                if let FollowStatus::PollingOnly(why) = &s {
+                    f.polling = Some(sanitize(why));
+                }
+                Some(format!("{}: {s}", sanitize(&f.path.to_string_lossy())))
+            }
+            FollowItem::Status(s @ FollowStatus::Symlink { .. }) => {
+                if let FollowStatus::Symlink { target, outside } = &s {
+                    f.symlink = Some((sanitize(&target.to_string_lossy()), *outside));
+                }
+                Some(sanitize(&format!("{}: {s}", f.path.to_string_lossy())))
+            }
+            FollowItem::Status(s @ FollowStatus::Tail { .. }) => {
+                if let FollowStatus::Tail { skipped } = s {
+                    f.skipped = Some(skipped);
+                }
+                Some(sanitize(&format!("{}: {s}", f.path.to_string_lossy())))
+            }
             FollowItem::Status(s) => {
+                if !matches!(s, FollowStatus::Following | FollowStatus::Pending { .. }) {
+                    // A new file at the path: the old one's link and tail facts are void.
+                    f.symlink = None;
+                    f.skipped = None;
+                }
                 if matches!(s, FollowStatus::Truncated | FollowStatus::Replaced) {
                     f.segment += 1;
                 }
@@ -124,7 +179,12 @@ impl Sources {
     /// Applies one live-hub output; returns a status-line message, if any.
     pub fn on_live(&mut self, store: &mut Store, ev: LiveEvent) -> Option<String> {
         match ev {
-            LiveEvent::Opened { session, name, .. } => {
+            LiveEvent::Opened {
+                session,
+                name,
+                spool,
+                ..
+            } => {
                 store.name_live(session, &name);
                 let name = sanitize(&name);
                 let msg = format!("live session {name} connected");
@@ -133,6 +193,7 @@ impl Sources {
                     LiveSource {
                         name,
                         open: true,
+                        spool: spool.map(|p| sanitize(&p.to_string_lossy())),
                         ..LiveSource::default()
                     },
                 );
@@ -147,30 +208,29 @@ impl Sources {
                 store.extend_from(&Origin::Live(session), items);
                 None
             }
-            LiveEvent::Dropped { session, count } => {
+            LiveEvent::Spilling { session, held } => {
                 let s = self.live.entry(session).or_default();
-                s.dropped = s.dropped.saturating_add(count);
+                s.held = Some(held);
                 Some(format!(
-                    "live session {}: {count} events dropped (viewer fell behind)",
-                    s.name
+                    "live session {}: memory limit reached after {held} events; the rest is \
+                     kept in {}",
+                    s.name,
+                    s.spool.as_deref().unwrap_or("?")
                 ))
             }
             LiveEvent::Closed {
                 session,
                 reason,
-                dropped_total,
+                spooled_only,
             } => {
                 let s = self.live.entry(session).or_default();
                 s.open = false;
-                s.dropped = s.dropped.max(dropped_total);
-                let why = match reason {
-                    CloseReason::Eof => "ended".to_string(),
-                    CloseReason::IdleTimeout => "closed: idle too long".to_string(),
-                    CloseReason::Error(e) => format!("closed: {}", sanitize(&e)),
-                    CloseReason::Shutdown => "closed: shutting down".to_string(),
-                };
+                s.spooled_only = spooled_only;
+                let why = sanitize(&reason.to_string());
                 let msg = format!("live session {} {why}", s.name);
                 s.closed = Some(why);
+                self.ended.push_back(session);
+                self.age_out(store);
                 Some(msg)
             }
             LiveEvent::Rejected { reason, .. } => {
@@ -179,6 +239,33 @@ impl Sources {
             }
             LiveEvent::ServerError(e) => Some(format!("live listener: {}", sanitize(&e))),
         }
+    }
+
+    /// Takes the oldest ended live sessions out of the list beyond [`MAX_ENDED_LIVE`]. Only
+    /// sessions whose whole stream is in a spool file go; without one they stay (their
+    /// events exist nowhere else).
+    fn age_out(&mut self, store: &mut Store) {
+        let mut keep = std::collections::VecDeque::new();
+        while self.ended.len() + keep.len() > MAX_ENDED_LIVE {
+            let Some(id) = self.ended.pop_front() else {
+                break;
+            };
+            let spool = self.live.get(&id).and_then(|l| l.spool.clone());
+            match (spool, store.live_session(id)) {
+                (Some(file), Some(idx)) if idx != self.shown => {
+                    let name = self
+                        .live
+                        .get(&id)
+                        .map_or_else(String::new, |l| l.name.clone());
+                    store.retire(idx, &format!("{name} (ended; events in {file})"));
+                    self.live.remove(&id);
+                    self.aged_out += 1;
+                }
+                _ => keep.push_back(id),
+            }
+        }
+        keep.extend(self.ended.drain(..));
+        self.ended = keep;
     }
 
     /// The header text for the shown session: its connection state and drops for a live
@@ -192,8 +279,16 @@ impl Sources {
                         None => "live: connected".to_string(),
                         Some(why) => format!("live: {why}"),
                     });
-                    if l.dropped > 0 {
-                        out.push(format!("dropped: {}", l.dropped));
+                    if let Some(held) = l.held {
+                        let more = if l.spooled_only > 0 {
+                            format!("{} more lines", l.spooled_only)
+                        } else {
+                            "the rest".to_string()
+                        };
+                        out.push(format!(
+                            "first {held} events shown, {more} in {}",
+                            l.spool.as_deref().unwrap_or("?")
+                        ));
                     }
                 }
             }
@@ -208,21 +303,52 @@ impl Sources {
                     if f.segment > 0 {
                         history.push(format!("re-read {}x", f.segment));
                     }
+                    let mut parts = Vec::new();
                     match &f.status {
-                        Some(s) if *s != FollowStatus::Following => {
-                            out.push(format!("{name}: {s}"));
-                        }
+                        Some(s) if *s != FollowStatus::Following => parts.push(s.to_string()),
                         _ if !history.is_empty() => {
-                            out.push(format!("{name}: following ({})", history.join(", ")));
+                            parts.push(format!("following ({})", history.join(", ")));
                         }
                         _ => {}
+                    }
+                    let mut notes = Vec::new();
+                    if let Some((target, outside)) = &f.symlink {
+                        notes.push(if *outside {
+                            format!("→ {target} (outside its directory!)")
+                        } else {
+                            format!("→ {target}")
+                        });
+                    }
+                    if let Some(n) = f.skipped {
+                        notes.push(format!(
+                            "first {} not loaded",
+                            crate::trace::follow::human_bytes(n)
+                        ));
+                    }
+                    if f.polling.is_some() {
+                        notes.push("polling (no file notifications)".to_string());
+                    }
+                    if !notes.is_empty() && parts.is_empty() {
+                        parts.push("following".to_string());
+                    }
+                    parts.extend(notes);
+                    if !parts.is_empty() {
+                        out.push(format!("{name}: {}", parts.join("; ")));
                     }
                 }
             }
         }
         if let Some(a) = &self.listening {
             let open = self.live.values().filter(|l| l.open).count();
-            out.push(format!("listening {} ({open} open)", sanitize(a)));
+            if self.aged_out > 0 {
+                out.push(format!(
+                    "listening {} ({open} open, {} ended sessions only on disk)",
+                    sanitize(a),
+                    self.aged_out
+                ));
+            } else {
+                out.push(format!("listening {} ({open} open)", sanitize(a)));
+            }
         }
         out.join("  ")
     }

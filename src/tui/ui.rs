@@ -177,16 +177,18 @@ fn header(f: &mut Frame, app: &App, area: Rect) {
         " doxascope ",
         t.accent.add_modifier(Modifier::REVERSED),
     )];
-    let nsess = app.store.sessions.len();
+    // Aged-out live sessions are not counted: they are not in the list any more.
+    let nsess = app.store.listed();
     match app.sess() {
         Some(s) => {
             v.push(Span::styled(" session ", t.dim));
             v.extend(spans(&s.name, t.text, t.marker));
             if nsess > 1 {
-                v.push(Span::styled(
-                    format!(" ({}/{nsess})", app.session + 1),
-                    t.dim,
-                ));
+                let k = app.store.sessions[..app.session.min(app.store.sessions.len())]
+                    .iter()
+                    .filter(|s| !s.retired)
+                    .count();
+                v.push(Span::styled(format!(" ({}/{nsess})", k + 1), t.dim));
             }
             v.push(Span::styled(
                 format!("  step {} of {}", app.step(), s.len()),
