@@ -7,7 +7,7 @@ use std::time::Duration;
 use doxascope::trace::follow::{FollowConfig, FollowItem, FollowStatus, Follower};
 use doxascope::trace::live::{ListenAddr, Live, LiveConfig, LiveEvent};
 use doxascope::tui::app::App;
-use doxascope::tui::data::{Origin, Store};
+use doxascope::tui::data::{SessionSource, Store};
 use doxascope::tui::highlight;
 use doxascope::tui::theme::Theme;
 use doxascope::tui::ui::render_text;
@@ -63,7 +63,7 @@ fn a_unix_socket_session_becomes_a_selectable_timeline() {
     });
     assert_eq!(app.store.sessions.len(), 2);
     let s = &app.store.sessions[1];
-    assert!(matches!(s.origin, Origin::Live(_)));
+    assert!(matches!(s.origin, SessionSource::Live(_)));
     assert_eq!(s.len(), 3);
     assert!(s.name.starts_with("agent"), "{}", s.name);
     assert!(!s.name.contains('\u{1b}'));

@@ -19,7 +19,7 @@ use ratatui::crossterm::event::{
 };
 use ratatui::layout::{Position, Rect};
 
-use super::data::{Origin, RowItem, SessionData, Store, enum_name};
+use super::data::{RowItem, SessionData, SessionSource, Store, enum_name};
 use super::highlight;
 use super::keys::{self, Action};
 pub use super::repl_job::Purpose;
@@ -842,7 +842,7 @@ impl App {
             && n > self.known_sessions
             && let Some(i) = (self.known_sessions..n)
                 .rev()
-                .find(|&i| matches!(self.store.sessions[i].origin, Origin::Segment { .. }))
+                .find(|&i| matches!(self.store.sessions[i].origin, SessionSource::Segment { .. }))
         {
             self.session = i;
         }

@@ -7,7 +7,7 @@
 //! never a second interpretation. What this module adds is only what a view needs and the
 //! model has no notion of:
 //!
-//! - how sessions are told apart while the TUI runs ([`Origin`]: files, re-read segments of
+//! - how sessions are told apart while the TUI runs ([`SessionSource`]: files, re-read segments of
 //!   a followed file, live connections);
 //! - the reader's problems (lines that are not events) at their place in file order, so the
 //!   timeline shows them as rows between the events they were read between;
@@ -80,7 +80,7 @@ pub struct SessionData {
     /// Records indexed in `by_id`.
     by_id_len: usize,
     /// Where the events come from (a file, a re-read segment of one, a live session).
-    pub origin: Origin,
+    pub origin: SessionSource,
     /// Aged out of the session list ([`Store::retire`]): its events are in a file only.
     pub retired: bool,
 }
@@ -94,7 +94,7 @@ pub struct SessionData {
 /// new timeline (its `session` plus " · re-read N"), and the timeline shown before stays
 /// complete and unchanged.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
-pub enum Origin {
+pub enum SessionSource {
     /// Grouped by the events' `session` field (files, stdin read as a file).
     #[default]
     Trace,
@@ -117,7 +117,7 @@ pub const MARK_REVISION: u8 = 2;
 pub const MARK_PROBLEM: u8 = 4;
 
 impl SessionData {
-    fn new(name: Arc<str>, origin: Origin) -> Self {
+    fn new(name: Arc<str>, origin: SessionSource) -> Self {
         SessionData {
             tl: Timeline::empty(name.clone()),
             name,
@@ -371,10 +371,10 @@ pub struct Store {
     pub sessions: Vec<SessionData>,
     by_name: HashMap<Arc<str>, usize>,
     /// Sessions that are not grouped by name alone: (origin, session name or none).
-    by_origin: HashMap<(Origin, Option<FileName>), usize>,
+    by_origin: HashMap<(SessionSource, Option<FileName>), usize>,
     /// The session the last event of each (origin, file) went to: where a bad line read
     /// after it belongs.
-    last_of_file: HashMap<(Origin, FileName), usize>,
+    last_of_file: HashMap<(SessionSource, FileName), usize>,
     /// Bumped whenever anything is added, so views can cache by it.
     pub version: u64,
     /// Reader problems of severity error, counted as they arrive.
@@ -400,22 +400,23 @@ impl Store {
 
     /// Adds a batch of reader output.
     pub fn extend(&mut self, items: impl IntoIterator<Item = Item>) {
-        self.extend_from(&Origin::Trace, items);
+        self.extend_from(&SessionSource::Trace, items);
     }
 
     /// The session for events named `session` from `origin`, created when new.
-    fn slot(&mut self, origin: &Origin, session: &FileName) -> usize {
+    fn slot(&mut self, origin: &SessionSource, session: &FileName) -> usize {
         match origin {
-            Origin::Trace => match self.by_name.get(&**session) {
+            SessionSource::Trace => match self.by_name.get(&**session) {
                 Some(&i) => i,
                 None => {
                     let name: Arc<str> = Arc::from(&**session);
                     self.by_name.insert(name.clone(), self.sessions.len());
-                    self.sessions.push(SessionData::new(name, Origin::Trace));
+                    self.sessions
+                        .push(SessionData::new(name, SessionSource::Trace));
                     self.sessions.len() - 1
                 }
             },
-            Origin::Segment { segment, .. } => {
+            SessionSource::Segment { segment, .. } => {
                 let key = (origin.clone(), Some(session.clone()));
                 match self.by_origin.get(&key) {
                     Some(&i) => i,
@@ -427,7 +428,7 @@ impl Store {
                     }
                 }
             }
-            Origin::Live(id) => match self.by_origin.get(&(origin.clone(), None)) {
+            SessionSource::Live(id) => match self.by_origin.get(&(origin.clone(), None)) {
                 Some(&i) => i,
                 None => {
                     self.by_origin
@@ -442,17 +443,17 @@ impl Store {
         }
     }
 
-    /// Adds a batch of reader output from `origin` (see [`Origin`] for how sessions are
-    /// told apart). Segment 0 of a followed file is the same as [`Origin::Trace`].
+    /// Adds a batch of reader output from `origin` (see [`SessionSource`] for how sessions are
+    /// told apart). Segment 0 of a followed file is the same as [`SessionSource::Trace`].
     ///
     /// A reader problem goes to the session of the last event read before it from the same
     /// file, at that place; a line that is not an event cannot name its session. When no
     /// event of its file came before it, it waits for the next one in the batch (its session
     /// gets the problem before that event), and at the end of the batch it goes to the
     /// session named after the file, the default session of its events.
-    pub fn extend_from(&mut self, origin: &Origin, items: impl IntoIterator<Item = Item>) {
+    pub fn extend_from(&mut self, origin: &SessionSource, items: impl IntoIterator<Item = Item>) {
         let origin = match origin {
-            Origin::Segment { segment: 0, .. } => &Origin::Trace,
+            SessionSource::Segment { segment: 0, .. } => &SessionSource::Trace,
             o => o,
         };
         let mut waiting: Vec<u32> = Vec::new();
@@ -509,13 +510,14 @@ impl Store {
     /// Sets the display name of a live session (untrusted: it is sanitized here), creating
     /// its timeline if it has none yet, so a session is listed as soon as it connects.
     pub fn name_live(&mut self, id: u64, name: &str) {
-        let key = (Origin::Live(id), None);
+        let key = (SessionSource::Live(id), None);
         let name: Arc<str> = crate::sanitize::sanitize(name).into();
         match self.by_origin.get(&key) {
             Some(&i) => self.sessions[i].name = name,
             None => {
                 self.by_origin.insert(key, self.sessions.len());
-                self.sessions.push(SessionData::new(name, Origin::Live(id)));
+                self.sessions
+                    .push(SessionData::new(name, SessionSource::Live(id)));
             }
         }
         self.version += 1;
@@ -523,7 +525,9 @@ impl Store {
 
     /// The session of live session `id`, if it has one.
     pub fn live_session(&self, id: u64) -> Option<usize> {
-        self.by_origin.get(&(Origin::Live(id), None)).copied()
+        self.by_origin
+            .get(&(SessionSource::Live(id), None))
+            .copied()
     }
 
     /// Takes session `idx` out of the session list: its timeline and indexes are freed and

@@ -8,7 +8,7 @@
 //! Segments: after a followed file reports [`FollowStatus::Truncated`] or
 //! [`FollowStatus::Replaced`], what follows is the file read again from its start, which
 //! would repeat (or contradict) what is shown. Those events go to a new timeline (a new
-//! [`Origin::Segment`], named "… · re-read N"); the earlier one stays as it was, so nothing
+//! [`SessionSource::Segment`], named "… · re-read N"); the earlier one stays as it was, so nothing
 //! shown is lost or doubled. After [`FollowStatus::Rotated`] and [`FollowStatus::Deleted`]
 //! the next file is the continuation of the log (logrotate, an agent restarting its file),
 //! so its events extend the same timeline.
@@ -20,7 +20,7 @@ use crate::sanitize::sanitize;
 use crate::trace::follow::{FollowItem, FollowStatus};
 use crate::trace::live::{LiveEvent, SessionId};
 
-use super::data::{Origin, Store};
+use super::data::{SessionSource, Store};
 
 /// One followed file.
 #[derive(Debug, Clone)]
@@ -112,7 +112,7 @@ impl Sources {
         let f = self.files.get_mut(file)?;
         match item {
             FollowItem::Items(items) => {
-                let origin = Origin::Segment {
+                let origin = SessionSource::Segment {
                     file: u32::try_from(file).unwrap_or(u32::MAX),
                     segment: f.segment,
                 };
@@ -205,7 +205,7 @@ impl Sources {
                 None
             }
             LiveEvent::Items { session, items, .. } => {
-                store.extend_from(&Origin::Live(session), items);
+                store.extend_from(&SessionSource::Live(session), items);
                 None
             }
             LiveEvent::Spilling { session, held } => {
@@ -273,7 +273,7 @@ impl Sources {
     pub fn header(&self, store: &Store, session: usize) -> String {
         let mut out = Vec::new();
         match store.sessions.get(session).map(|s| &s.origin) {
-            Some(Origin::Live(id)) => {
+            Some(SessionSource::Live(id)) => {
                 if let Some(l) = self.live.get(id) {
                     out.push(match &l.closed {
                         None => "live: connected".to_string(),
