@@ -124,7 +124,13 @@ fn hostile_trace_does_not_reach_the_terminal() {
             .status
             .success()
     );
-    t.run(&["respawn-pane", "-k", "-t", "0", &shell_cmd(&file)]);
+    // The mouse is captured by default; with capture off, any mouse mode on the pane could
+    // only come from the trace's data.
+    let cfg = dir.path().join("cfg");
+    std::fs::create_dir_all(cfg.join("doxascope")).unwrap();
+    std::fs::write(cfg.join("doxascope/config.toml"), "mouse = false\n").unwrap();
+    let cmd = format!("env XDG_CONFIG_HOME={} {}", cfg.display(), shell_cmd(&file));
+    t.run(&["respawn-pane", "-k", "-t", "0", &cmd]);
     let s = t.wait_for("the first frame", 20, |s| s.contains("step 5 of 5"));
     assert!(s.contains('␛'), "escapes are shown as markers:\n{s}");
     // Walk every event so each one is drawn in the detail pane.

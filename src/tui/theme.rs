@@ -10,7 +10,7 @@
 //!
 //! The config file is `$XDG_CONFIG_HOME/doxascope/config.toml` (or
 //! `~/.config/doxascope/config.toml`): `key = value` lines; `theme = "light"` and
-//! `mouse = true` are understood. Unknown keys and bad lines are reported as warnings, never
+//! `mouse = false` are understood. Unknown keys and bad lines are reported as warnings, never
 //! fatal.
 
 use std::path::PathBuf;
@@ -214,14 +214,25 @@ pub fn no_color_env() -> bool {
 }
 
 /// Settings from the per-user config file.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Config {
     /// `theme = NAME`.
     pub theme: Option<String>,
-    /// `mouse = true`: capture the mouse (off by default so text can be selected).
+    /// `mouse = false`: leave the mouse to the terminal. On by default, as in lnav (the wheel
+    /// scrolls, a click selects); `m` releases it to select text.
     pub mouse: bool,
     /// Problems found while reading the file, shown in the status line.
     pub warnings: Vec<String>,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            theme: None,
+            mouse: true,
+            warnings: Vec::new(),
+        }
+    }
 }
 
 impl Config {
