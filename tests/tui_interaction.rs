@@ -160,8 +160,10 @@ fn search_jumps_between_matches_and_wraps() {
     press(&mut app, &mut r, "g/revise<enter>");
     assert_eq!(app.mode, Mode::Normal);
     assert_eq!(app.step(), 24);
+    assert!(app.status.contains("1 of 2"), "{}", app.status);
     press(&mut app, &mut r, "n");
     assert_eq!(app.step(), 35);
+    assert!(app.status.contains("2 of 2"), "{}", app.status);
     press(&mut app, &mut r, "n");
     assert_eq!(app.step(), 24, "wraps around");
     press(&mut app, &mut r, "N");

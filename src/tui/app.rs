@@ -656,6 +656,8 @@ pub struct App {
     /// The config file's problems (also printed on stderr before the TUI starts), kept for a
     /// view of past messages: the status line shows them only until the next message.
     pub config_warnings: Vec<String>,
+    /// The rows matching the last search: (pattern, session, rows scanned, matching rows).
+    search_hits: Option<(String, usize, usize, Vec<usize>)>,
     /// Every message the status line has shown, oldest first (at most [`MESSAGES_KEPT`]),
     /// for `:messages`.
     pub messages: VecDeque<String>,
@@ -741,6 +743,7 @@ impl App {
             history_pos: None,
             config_warnings: Vec::new(),
             messages: VecDeque::new(),
+            search_hits: None,
             scrollback: Vec::new(),
             scroll_up: 0,
             working: None,
@@ -1553,6 +1556,10 @@ impl App {
             return;
         };
         let pat = pat.to_lowercase();
+        // Every matching row, found once per pattern and session, and extended when the
+        // session grows: the count ("3 of 41") and the wrap-around search read it.
+        let cache = self.search_hits.take();
+        let session = self.session;
         let Some(s) = self.sess() else { return };
         let n = s.rows() as usize;
         if n == 0 {
@@ -1576,24 +1583,34 @@ impl App {
                 }),
             None => false,
         };
+        let (from, mut hits) = match cache {
+            Some((p, sess, scanned, hits)) if p == pat && sess == session && scanned <= n => {
+                (scanned, hits)
+            }
+            _ => (0, Vec::new()),
+        };
+        hits.extend((from..n).filter(|&i| matches(i)));
         // Wraps around, like lnav and less.
-        let found = (1..=n)
-            .map(|k| {
-                if forward {
-                    (cur + k) % n
-                } else {
-                    (cur + n - k % n) % n
-                }
-            })
-            .find(|&i| matches(i));
-        match found {
-            Some(i) => {
+        let found = if hits.is_empty() {
+            None
+        } else if forward {
+            let k = hits.partition_point(|&h| h <= cur);
+            Some(if k == hits.len() { 0 } else { k })
+        } else {
+            let k = hits.partition_point(|&h| h < cur);
+            Some(if k == 0 { hits.len() - 1 } else { k - 1 })
+        };
+        let total = hits.len();
+        let at = found.map(|k| hits[k]);
+        self.search_hits = Some((pat.clone(), session, n, hits));
+        match (found, at) {
+            (Some(k), Some(i)) => {
                 self.follow = false;
                 self.goto(i as i64);
                 self.focus = Pane::Timeline;
-                self.status = format!("/{} at step {}", pat, self.step());
+                self.status = format!("/{} {} of {total} at step {}", pat, k + 1, self.step());
             }
-            None => self.status = format!("pattern not found: {pat}"),
+            _ => self.status = format!("pattern not found: {pat}"),
         }
     }
 
