@@ -1399,13 +1399,74 @@ impl State {
                 conflict: Vec::new(),
             });
         }
-        let m = self
-            .explain(&[], &self.active())?
-            .ok_or_else(|| EngineError::Internal("the solvers disagree on consistency".into()))?;
+        let m = self.sigma_conflict()?;
         Ok(Consistency {
             consistent: false,
             conflict: self.names(&m),
         })
+    }
+
+    /// Σ's preferred minimal conflict (Σ inconsistent as grounded now).
+    ///
+    /// Its last member is the last belief of the shortest inconsistent prefix of Σ, found on
+    /// the main solver by bisection over prefixes (its cores propose where to cut and are
+    /// checked like any guess). The rest lies in that belief's cone within the prefix: the
+    /// other beliefs of the prefix share no atom with it and are satisfiable on their own, so
+    /// they change no answer. So the search runs on a fresh solver over that cone alone and
+    /// finds the same set as over all of Σ, without encoding all of Σ again.
+    pub(crate) fn sigma_conflict(&mut self) -> Result<Vec<usize>, EngineError> {
+        let active = self.active();
+        let sels: Vec<Lit> = active.iter().map(|&i| self.beliefs[i].sel).collect();
+        let pos: HashMap<Lit, usize> = sels.iter().enumerate().map(|(k, &s)| (s, k)).collect();
+        let mut a: Vec<Lit> = Vec::with_capacity(sels.len());
+        let mut prefix_sat =
+            |main: &mut Sat, k: usize| -> Result<(bool, Option<usize>), SolveError> {
+                a.clear();
+                a.extend_from_slice(&sels[..k]);
+                a.extend(sels[k..].iter().map(|&s| !s));
+                let sat = main.solve(&a)?;
+                let top = if sat {
+                    None
+                } else {
+                    main.raw_core()
+                        .iter()
+                        .filter_map(|l| pos.get(l))
+                        .copied()
+                        .max()
+                };
+                Ok((sat, top))
+            };
+        let (all_sat, mut hint) = prefix_sat(&mut self.main, sels.len())?;
+        if all_sat {
+            return Err(EngineError::Internal(
+                "the solvers disagree on consistency".into(),
+            ));
+        }
+        let (mut lo, mut hi) = (0usize, sels.len());
+        let mut bisect = false;
+        while hi - lo > 1 {
+            let guess = hint.map(|t| t + 1).filter(|&k| k > lo && k < hi);
+            let mid = match guess {
+                Some(g) if !bisect => g,
+                _ => lo + (hi - lo) / 2,
+            };
+            bisect = !bisect && guess.is_some();
+            let (sat, top) = prefix_sat(&mut self.main, mid)?;
+            hint = top;
+            if sat {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        let seed = self.beliefs[active[hi - 1]].formula().clone();
+        let mut members = self.cone(&[&seed], &active[..hi]);
+        // A belief without atoms (⊥) is in no cone, its own included.
+        if members.last() != Some(&active[hi - 1]) {
+            members.push(active[hi - 1]);
+        }
+        self.explain(&[], &members)?
+            .ok_or_else(|| EngineError::Internal("the solvers disagree on consistency".into()))
     }
 
     /// Θ(Σ, Δ) with one SAT call in the common case (the cached model decides the other).

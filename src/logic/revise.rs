@@ -30,6 +30,11 @@
 //! goes back in its place if φ ends up not in Σ. Either way, Σ afterwards is exactly
 //! `(Σ before − Revision::retracted) ∪ {φ if Revision::applied}`.
 //!
+//! A revision is decided over the domain of the request (Σ's constants and φ's). When a
+//! retraction removes the last belief naming some constant, the domain shrinks on the next
+//! request, and with quantified beliefs that can in rare cases make the remaining Σ
+//! inconsistent (`∃x. P(x) ∧ ∃x. ¬P(x)` needs two constants); the next `consistent` says so.
+//!
 //! Rules and norms are never retracted. A new formula that contradicts the rules and norms
 //! alone cannot be admitted by any retraction and is refused (under `flag`, a fact or
 //! assumption is still kept); a conflict that involves a norm is reported in
@@ -184,9 +189,7 @@ fn revise(st: &mut State, spec: BeliefSpec, policy: Policy) -> Result<Revision, 
         })?
     } else {
         rev.sigma_was_inconsistent = true;
-        let prior = st
-            .explain(&[], &active)?
-            .ok_or_else(|| EngineError::Internal("the solvers disagree on consistency".into()))?;
+        let prior = st.sigma_conflict()?;
         rev.prior_conflict = st.names(&prior);
         st.blame(&g)?.unwrap_or_default()
     };
