@@ -1351,14 +1351,51 @@ impl State {
         hard: &[(&Formula, bool)],
         members: &[usize],
     ) -> Result<Option<Vec<usize>>, EngineError> {
-        let mut fresh = Fresh::new(self, hard, members)?;
+        let mut big = Fresh::new(self, hard, members)?;
         let all: Vec<usize> = (0..members.len()).collect();
-        let Some(m) = preferred_mus(&mut fresh, &all)? else {
+        if big.sat(true, &all, usize::MAX)? {
             return Ok(None);
-        };
-        let m: Vec<usize> = m.into_iter().map(|k| members[k]).collect();
-        self.verify_mus(hard, &m)?;
-        Ok(Some(m))
+        }
+        // The preferred set is the colex-smallest minimal unsatisfiable subset (smallest last
+        // member, then smallest second-to-last, ...), so it is also the preferred set of any
+        // subset of `members` that contains it. Search a core first, on a small solver, then
+        // confirm on the big one that no earlier prefix does it: with M = {e₁ > e₂ > …}, each
+        // {e₁…eⱼ₋₁} ∪ members[<eⱼ] must be satisfiable. A check that fails yields a core
+        // whose preferred set is colex-smaller, and the search repeats on it. Only
+        // satisfiability decides the answer; cores only choose where to look.
+        let mut cand: Vec<usize> = big.core();
+        loop {
+            cand.sort_unstable();
+            cand.dedup();
+            let sub: Vec<usize> = cand.iter().map(|&k| members[k]).collect();
+            let mut small = Fresh::new(self, hard, &sub)?;
+            let idx: Vec<usize> = (0..sub.len()).collect();
+            let Some(m) = preferred_mus(&mut small, &idx)? else {
+                // An invalid core: search all of them.
+                cand = all.clone();
+                continue;
+            };
+            let m: Vec<usize> = m.into_iter().map(|p| cand[p]).collect();
+            let mut needed: Vec<usize> = Vec::with_capacity(m.len());
+            let mut earlier = None;
+            for &e in m.iter().rev() {
+                let mut set = needed.clone();
+                set.extend(0..e);
+                if !big.sat(true, &set, usize::MAX)? {
+                    earlier = Some(big.core());
+                    break;
+                }
+                needed.push(e);
+            }
+            match earlier {
+                Some(c) => cand = c,
+                None => {
+                    let m: Vec<usize> = m.into_iter().map(|k| members[k]).collect();
+                    self.verify_mus(hard, &m)?;
+                    return Ok(Some(m));
+                }
+            }
+        }
     }
 
     /// Re-checks an explanation on a fresh solver holding only its members: together with
