@@ -1098,7 +1098,7 @@ impl State {
             switch_off(&mut a, &universe);
             let ok = self.main_sat().solve(&a)?;
             if !ok {
-                let mut conflict = self.hard_conflict(&f)?;
+                let mut conflict = self.hard_conflict(&pos, &f)?;
                 conflict.push(spec.id.clone());
                 self.finish(q);
                 return Err(EngineError::HardConflict(conflict));
@@ -1172,14 +1172,14 @@ impl State {
 
     /// A minimal set of active rules/norms that together with `f` (ground, made true) is
     /// unsatisfiable: the preferred one among the rules and norms atom-connected to `f`.
-    fn hard_conflict(&mut self, f: &Formula) -> Result<Vec<String>, EngineError> {
+    fn hard_conflict(&mut self, lits: &[Lit], f: &Formula) -> Result<Vec<String>, EngineError> {
         let hard: Vec<usize> = self
             .active()
             .into_iter()
             .filter(|&i| self.beliefs[i].spec.role.is_hard())
             .collect();
         let members = self.cone(&[f], &hard);
-        let m = self.explain(&[(f, true)], &members)?;
+        let m = self.explain(&[(f, true)], lits, &members)?;
         Ok(self.names(&m.unwrap_or_default()))
     }
 
@@ -1347,23 +1347,25 @@ impl State {
     /// and satisfiability alone (see [`preferred_mus`]), never of a solver's history, and it
     /// runs on a fresh solver holding just `members`.
     pub(crate) fn explain(
-        &self,
+        &mut self,
         hard: &[(&Formula, bool)],
+        hard_main: &[Lit],
         members: &[usize],
     ) -> Result<Option<Vec<usize>>, EngineError> {
-        let mut big = Fresh::new(self, hard, members)?;
+        let mut big = Big::new(self, hard_main, members);
         let all: Vec<usize> = (0..members.len()).collect();
-        if big.sat(true, &all, usize::MAX)? {
+        if big.sat(self, &all)? {
             return Ok(None);
         }
         // The preferred set is the colex-smallest minimal unsatisfiable subset (smallest last
         // member, then smallest second-to-last, ...), so it is also the preferred set of any
-        // subset of `members` that contains it. Search a core first, on a small solver, then
-        // confirm on the big one that no earlier prefix does it: with M = {e₁ > e₂ > …}, each
-        // {e₁…eⱼ₋₁} ∪ members[<eⱼ] must be satisfiable. A check that fails yields a core
-        // whose preferred set is colex-smaller, and the search repeats on it. Only
-        // satisfiability decides the answer; cores only choose where to look.
-        let mut cand: Vec<usize> = big.core();
+        // subset of `members` that contains it. Search a core first, on a small fresh
+        // solver, then confirm on the main solver (warm: proving a large set unsatisfiable
+        // from scratch is what made this slow) that no earlier prefix does it: with
+        // M = {e₁ > e₂ > …}, each {e₁…eⱼ₋₁} ∪ members[<eⱼ] must be satisfiable. A check that
+        // fails yields a core whose preferred set is colex-smaller, and the search repeats on
+        // it. Only satisfiability decides the answer; cores only choose where to look.
+        let mut cand: Vec<usize> = big.core(self);
         loop {
             cand.sort_unstable();
             cand.dedup();
@@ -1378,12 +1380,34 @@ impl State {
             let m: Vec<usize> = m.into_iter().map(|p| cand[p]).collect();
             let mut needed: Vec<usize> = Vec::with_capacity(m.len());
             let mut earlier = None;
+            let mut model: Option<Vec<bool>> = None;
             for &e in m.iter().rev() {
-                let mut set = needed.clone();
-                set.extend(0..e);
-                if !big.sat(true, &set, usize::MAX)? {
-                    earlier = Some(big.core());
-                    break;
+                // The last model satisfies the previous set; if it also satisfies the member
+                // just added, it satisfies this (smaller) one.
+                let known = model.as_ref().is_some_and(|vals| {
+                    needed.last().is_some_and(|&k| {
+                        cnf::eval(self.beliefs[members[k]].formula(), &mut |a| {
+                            self.enc
+                                .atom_var(a)
+                                .and_then(|v| vals.get(v.index()).copied())
+                                .unwrap_or(false)
+                        }) == Some(true)
+                    })
+                });
+                if !known {
+                    let mut set = needed.clone();
+                    set.extend(0..e);
+                    if !big.sat(self, &set)? {
+                        earlier = Some(big.core(self));
+                        break;
+                    }
+                    let mut vals = vec![false; self.enc.num_vars()];
+                    for l in self.main.model().unwrap_or_default() {
+                        if let Some(v) = vals.get_mut(l.index()) {
+                            *v = l.is_positive();
+                        }
+                    }
+                    model = Some(vals);
                 }
                 needed.push(e);
             }
@@ -1502,7 +1526,7 @@ impl State {
         if members.last() != Some(&active[hi - 1]) {
             members.push(active[hi - 1]);
         }
-        self.explain(&[], &members)?
+        self.explain(&[], &[], &members)?
             .ok_or_else(|| EngineError::Internal("the solvers disagree on consistency".into()))
     }
 
@@ -1686,9 +1710,13 @@ impl State {
     /// beliefs kept), a function of Σ, its order and φ alone, re-checked before it is
     /// returned.
     pub fn why(&mut self, phi: &Formula) -> Result<Why, EngineError> {
-        let g = self.grounded(phi)?;
-        let members = self.support_members(&g, false)?;
-        Ok(match self.explain(&[(&g, false)], &members)? {
+        let mut q = self.query(phi)?;
+        let neg = self.neg(&mut q).to_vec();
+        let g = std::mem::take(&mut q.formula);
+        let members = self.support_members(&g, false);
+        let r = members.and_then(|m| self.explain(&[(&g, false)], &neg, &m));
+        self.finish(q);
+        Ok(match r? {
             None => Why {
                 entailed: false,
                 support: Vec::new(),
@@ -1935,6 +1963,46 @@ impl Fresh {
     /// hint only (the core is not trusted; whatever it suggests is solved again).
     fn core(&self) -> Vec<usize> {
         self.sat
+            .raw_core()
+            .iter()
+            .filter_map(|l| self.pos.get(l))
+            .copied()
+            .collect()
+    }
+}
+
+/// The main solver seen as a solver over some members: their selectors, the other active
+/// selectors switched off, and the hard part's literals.
+struct Big {
+    hard: Vec<Lit>,
+    sels: Vec<Lit>,
+    universe: Vec<Lit>,
+    pos: HashMap<Lit, usize>,
+}
+
+impl Big {
+    fn new(st: &mut State, hard: &[Lit], members: &[usize]) -> Big {
+        let sels: Vec<Lit> = members.iter().map(|&i| st.beliefs[i].sel).collect();
+        let pos = sels.iter().enumerate().map(|(k, &s)| (s, k)).collect();
+        Big {
+            hard: hard.to_vec(),
+            sels,
+            universe: st.assumptions(),
+            pos,
+        }
+    }
+
+    /// Whether the members at positions `set` with the hard part are satisfiable.
+    fn sat(&mut self, st: &mut State, set: &[usize]) -> Result<bool, EngineError> {
+        let mut a = self.hard.clone();
+        a.extend(set.iter().map(|&k| self.sels[k]));
+        switch_off(&mut a, &self.universe);
+        Ok(st.main.solve(&a)?)
+    }
+
+    /// The member positions in the core of the last unsatisfiable [`Big::sat`] (a hint).
+    fn core(&self, st: &State) -> Vec<usize> {
+        st.main
             .raw_core()
             .iter()
             .filter_map(|l| self.pos.get(l))

@@ -184,7 +184,8 @@ fn revise(st: &mut State, spec: BeliefSpec, policy: Policy) -> Result<Revision, 
     let conflict = if before_sat {
         // Every minimal conflict contains φ, and lies in φ's cone.
         let members = st.cone(&[&g], &active);
-        st.explain(&[(&g, true)], &members)?.ok_or_else(|| {
+        let pos = st.pos(&mut q).to_vec();
+        st.explain(&[(&g, true)], &pos, &members)?.ok_or_else(|| {
             EngineError::Internal("Θ says contradiction but no conflict was found".into())
         })?
     } else {
