@@ -504,7 +504,12 @@ fn long_flat_chain_solves() {
             .map(|i| Formula::Atom(Atom::Prop(format!("c{i}"))))
             .collect(),
     );
-    let mut st = BeliefState::new().unwrap();
+    // Correctness only: a loaded machine must not turn a debug-build solve into a timeout.
+    let mut st = BeliefState::with_limits(Limits {
+        timeout: Duration::from_secs(120),
+        ..Limits::default()
+    })
+    .unwrap();
     st.add(BeliefSpec::new("chain", chain)).unwrap();
     let last = Formula::Atom(Atom::Prop(format!("c{}", n - 1)));
     assert_eq!(st.check(&last, None).unwrap().outcome, Outcome::Entailed);

@@ -33,21 +33,30 @@
 //! batches, since each new level-0 unit makes varisat re-simplify) after the query; a probe
 //! whose formula is then announced becomes that belief's selector.
 //!
-//! Explanations (`why`, `consistent`, conflict reports) come from the main solver, where
-//! every belief has a selector that names it. It only supplies a validated core; the
-//! deletion-based minimisation runs on a small throw-away solver holding just the core's
-//! beliefs. Whenever a subset of Σ is tested, the selectors outside it are assumed false
-//! (left free, saved phases switch them on and a propagation check becomes a search). The
-//! engine's own clause log is what rebuilds the snapshot.
+//! Explanations (`why`, `supports`, `consistent`, conflict reports, refused rules) depend on
+//! Σ (its active beliefs, in commitment order) and the question alone, never on what was
+//! asked before: each runs on a throw-away solver ([`Fresh`]) built in a canonical order from
+//! the beliefs atom-connected to the question (its *cone*; all of Σ where a conflict of Σ
+//! itself may be the answer), and returns the *preferred* minimal set, the one deletion from
+//! the back would keep ([`preferred_mus`]), which is defined by satisfiability alone. Before
+//! any set is returned it is re-checked on another fresh solver holding only its members
+//! (unsatisfiable with the question; satisfiable once any one member is dropped); a set that
+//! fails is an [`EngineError::Internal`], never an answer. Whenever a subset of Σ is tested,
+//! the selectors outside it are assumed false (left free, saved phases switch them on and a
+//! propagation check becomes a search). The engine's own clause log is what rebuilds the
+//! snapshot.
 //!
-//! Quantified beliefs are grounded over the active domain (every constant seen in a belief
-//! or a query; it only grows) and sit behind a selector even when they are rules: when a
-//! new constant appears, each is re-grounded under a fresh selector (∃ gets weaker, which no
-//! added clause can express) and the old one is retired.
+//! Quantified beliefs are grounded over the active domain (contract §3): the constants of the
+//! active beliefs, counted as beliefs come and go, plus those of the request's formula, or the
+//! anonymous individual when there are none ([`crate::logic::ground`]). They sit behind a
+//! selector even when they are rules: when a request needs another domain than the one they
+//! are grounded over (growing or shrinking), each is re-grounded under a fresh selector (∃
+//! gets weaker as the domain grows, which no added clause can express) and the old one is
+//! retired. Propositional states never compute a domain.
 //!
 //! varisat's `failed_core()` is occasionally invalid in long incremental runs, so every core
-//! is validated by a re-solve ([`Sat::validated_core`]) and every minimal set is re-checked
-//! before it is returned. Solves cannot be interrupted from outside, but every solver stops
+//! is validated by a re-solve ([`Sat::validated_core`]) or used only as a hint that is solved
+//! again. Solves cannot be interrupted from outside, but every solver stops
 //! itself at the request's deadline through its proof writer ([`Stop`]), so a request runs on
 //! the caller's own thread when it can and on a dedicated solver thread ([`Worker`]) when it
 //! must (see [`BeliefState`], the `Send` handle). On an overrun it answers
@@ -73,7 +82,7 @@
 //! ```
 
 use std::cell::RefCell;
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -422,6 +431,8 @@ pub(crate) struct Belief {
     pub(crate) seq: u64,
     /// The grounding over the current domain, for a quantified formula.
     pub(crate) ground: Option<Formula>,
+    /// The constants of the formula as given (its share of the active domain).
+    consts: Vec<String>,
 }
 
 impl Belief {
@@ -513,9 +524,13 @@ pub struct State {
     /// holds those beliefs unguarded, so there they are retired with the next probe batch.
     snap_retire: Vec<(Lit, usize)>,
     last_probe: Option<(Formula, Lit)>,
-    domain: BTreeSet<String>,
-    /// The handle's copy of the domain (constants of queries included), for rebuilds.
-    shared_domain: Option<Arc<Mutex<BTreeSet<String>>>>,
+    /// How many active beliefs mention each constant: the domain of Σ, kept up to date on
+    /// every add and retraction so that a request only adds its own constants.
+    consts: BTreeMap<String, u32>,
+    /// The domain the active quantified beliefs are grounded over.
+    grounded_over: Vec<String>,
+    /// Number of active quantified beliefs (0: no request needs a domain).
+    quantified_active: usize,
     /// Σ as plain clauses (None after a retraction until rebuilt); see [`State::sat_with`].
     snap: Option<Sat>,
     dirty_calls: usize,
@@ -530,8 +545,9 @@ pub struct State {
 pub enum Added {
     /// A new belief.
     New,
-    /// The same formula under the same id was already active: its step and confidence were
-    /// updated (latest step, highest confidence).
+    /// The same formula under the same id (and role) was already active: the record was
+    /// overwritten with the new step and confidence (seed 000: an update overwrites the
+    /// record of the same proposition); it keeps its place in the commitment order.
     Merged,
 }
 
@@ -555,8 +571,9 @@ impl State {
             dead_sels: Vec::new(),
             snap_retire: Vec::new(),
             last_probe: None,
-            domain: BTreeSet::new(),
-            shared_domain: None,
+            consts: BTreeMap::new(),
+            grounded_over: Vec::new(),
+            quantified_active: 0,
             snap,
             dirty_calls: 0,
             quantified: 0,
@@ -659,41 +676,79 @@ impl State {
         }
     }
 
-    /// Adds the constants of `f` to the active domain (re-grounding the quantified beliefs
-    /// when it grows) and returns `f` grounded over it, or `None` when `f` has no quantifier.
-    fn ground(&mut self, f: &Formula) -> Result<Option<Formula>, EngineError> {
-        let mut consts = BTreeSet::new();
-        ground::constants(f, &mut consts);
-        if !consts.is_subset(&self.domain) {
-            if let Some(shared) = &self.shared_domain {
-                if let Ok(mut d) = shared.lock() {
-                    d.extend(consts.iter().cloned());
-                }
-            }
-            self.domain.extend(consts);
-            self.reground()?;
+    /// The domain a request about `f` needs: the constants of the active beliefs and of `f`
+    /// (contract §3; empty means the anonymous individual, see [`crate::logic::ground`]).
+    fn domain_with(&self, f: Option<&Formula>) -> Vec<String> {
+        let mut extra = BTreeSet::new();
+        if let Some(f) = f {
+            ground::constants(f, &mut extra);
         }
-        if !ground::has_quantifier(f) {
-            return Ok(None);
+        extra.retain(|c| !self.consts.contains_key(c));
+        if extra.is_empty() {
+            return self.consts.keys().cloned().collect();
         }
-        let domain: Vec<String> = self.domain.iter().cloned().collect();
-        Ok(Some(ground::ground(f, &domain, self.limits.ground_cap)?))
+        let mut d: BTreeSet<String> = extra;
+        d.extend(self.consts.keys().cloned());
+        d.into_iter().collect()
     }
 
-    /// Re-grounds every active quantified belief over the grown domain. `∃` gets weaker when
-    /// the domain grows, which no added clause can express, so each one moves to a fresh
-    /// selector with its new grounding and the old selector is retired.
-    fn reground(&mut self) -> Result<(), EngineError> {
-        let domain: Vec<String> = self.domain.iter().cloned().collect();
+    /// Brings the active quantified beliefs to the domain Σ alone needs (requests without a
+    /// formula of their own: `consistent`, the grades).
+    pub(crate) fn sync_active(&mut self) -> Result<(), EngineError> {
+        if self.quantified_active == 0 {
+            return Ok(());
+        }
+        let d = self.domain_with(None);
+        self.sync_domain(d)
+    }
+
+    fn sync_domain(&mut self, domain: Vec<String>) -> Result<(), EngineError> {
+        if domain != self.grounded_over {
+            if self.quantified_active > 0 {
+                self.reground(&domain)?;
+            }
+            self.grounded_over = domain;
+        }
+        Ok(())
+    }
+
+    /// Grounds `f` over the domain of Σ and `f` (re-grounding the quantified beliefs when that
+    /// domain differs from the one they are grounded over, growing or shrinking), or `None`
+    /// when `f` has no quantifier. Without quantified beliefs and without a quantifier in `f`
+    /// nothing is computed: propositional traces pay one walk of `f` for this.
+    fn ground(&mut self, f: &Formula) -> Result<Option<Formula>, EngineError> {
+        let quantified = ground::has_quantifier(f);
+        if self.quantified_active == 0 && !quantified {
+            return Ok(None);
+        }
+        let domain = self.domain_with(Some(f));
+        self.sync_domain(domain)?;
+        if !quantified {
+            return Ok(None);
+        }
+        Ok(Some(ground::ground(
+            f,
+            &self.grounded_over,
+            self.limits.ground_cap,
+        )?))
+    }
+
+    /// Re-grounds every active quantified belief over `domain`. `∃` gets weaker when the
+    /// domain grows (and `∀` when it shrinks), which no added clause can express, so each one
+    /// moves to a fresh selector with its new grounding and the old selector is retired.
+    fn reground(&mut self, domain: &[String]) -> Result<(), EngineError> {
         for i in 0..self.beliefs.len() {
             if !self.beliefs[i].active || self.beliefs[i].ground.is_none() {
                 continue;
             }
             let g = ground::ground(
                 &self.beliefs[i].spec.formula,
-                &domain,
+                domain,
                 self.limits.ground_cap,
             )?;
+            if Some(&g) == self.beliefs[i].ground.as_ref() {
+                continue;
+            }
             self.reserve(&g)?;
             let old = self.beliefs[i].sel;
             let sel = self.enc.fresh_var().positive();
@@ -865,12 +920,6 @@ impl State {
         self.log.push(e);
     }
 
-    /// The solver explanations come from: the main solver, where every belief, rules and
-    /// norms included, sits behind a selector that names it.
-    pub(crate) fn explain_solver(&mut self) -> &mut Sat {
-        &mut self.main
-    }
-
     fn rebuild_snapshot(&mut self) {
         let mut sat = Sat::new(self.cancel.clone());
         sat.set_disabled(self.dead_probes.iter().map(|&p| !p).collect());
@@ -1028,8 +1077,9 @@ impl State {
         if let Some(i) = self.index_of(&spec.id) {
             let b = &mut self.beliefs[i];
             if b.spec.formula == spec.formula && b.spec.role == spec.role {
-                b.spec.step = b.spec.step.max(spec.step);
-                b.spec.confidence = b.spec.confidence.max(spec.confidence);
+                // Seed 000: an update overwrites the record of the same proposition.
+                b.spec.step = spec.step;
+                b.spec.confidence = spec.confidence;
                 return Ok(Added::Merged);
             }
         }
@@ -1094,12 +1144,17 @@ impl State {
         }
         self.by_id.insert(spec.id.clone(), idx);
         self.seq += 1;
+        let consts = self.count_in(&spec.formula);
+        if grounded.is_some() {
+            self.quantified_active += 1;
+        }
         self.beliefs.push(Belief {
             spec,
             sel,
             active: true,
             seq: self.seq,
             ground: grounded,
+            consts,
         });
         self.assumptions = None;
         Ok(Added::New)
@@ -1115,16 +1170,27 @@ impl State {
         Ok(Some(self.rules.fit(f)?))
     }
 
-    /// A minimal set of active rules/norms that together with `lit` is unsatisfiable.
+    /// A minimal set of active rules/norms that together with `f` (ground, made true) is
+    /// unsatisfiable: the preferred one among the rules and norms atom-connected to `f`.
     fn hard_conflict(&mut self, lits: &[Lit], f: &Formula) -> Result<Vec<String>, EngineError> {
-        let soft: Vec<Lit> = self
-            .beliefs
-            .iter()
-            .filter(|b| b.active && b.spec.role.is_hard())
-            .map(|b| b.sel)
+        let hard: Vec<usize> = self
+            .active()
+            .into_iter()
+            .filter(|&i| self.beliefs[i].spec.role.is_hard())
             .collect();
-        let mus = self.explain_mus(lits, soft, Some((f, true)))?;
-        Ok(self.ids_of(&mus.unwrap_or_default()))
+        let members = self.cone(&[f], &hard);
+        let m = self.explain(&[(f, true)], lits, &members)?;
+        Ok(self.names(&m.unwrap_or_default()))
+    }
+
+    /// Counts the constants of a belief's formula into the domain; returns them.
+    fn count_in(&mut self, f: &Formula) -> Vec<String> {
+        let mut cs = BTreeSet::new();
+        ground::constants(f, &mut cs);
+        for c in &cs {
+            *self.consts.entry(c.clone()).or_default() += 1;
+        }
+        cs.into_iter().collect()
     }
 
     pub(crate) fn retract_index(&mut self, i: usize) {
@@ -1132,6 +1198,17 @@ impl State {
             return;
         }
         self.beliefs[i].active = false;
+        for c in &self.beliefs[i].consts {
+            if let Some(n) = self.consts.get_mut(c) {
+                *n -= 1;
+                if *n == 0 {
+                    self.consts.remove(c);
+                }
+            }
+        }
+        if self.beliefs[i].ground.is_some() {
+            self.quantified_active -= 1;
+        }
         let sel = self.beliefs[i].sel;
         self.assumptions = None;
         if self.beliefs[i].ground.is_none() {
@@ -1152,6 +1229,58 @@ impl State {
         }
     }
 
+    /// Makes the retracted belief `i` active again in its old place in the commitment order,
+    /// under a fresh selector (an announcement that replaced it and was then not applied puts
+    /// it back, see [`crate::logic::revise`]). A quantified belief is grounded over the domain
+    /// the others are grounded over; the next request brings them all to its own.
+    pub(crate) fn reactivate(&mut self, i: usize) -> Result<(), EngineError> {
+        if self.beliefs[i].active {
+            return Ok(());
+        }
+        let quantified = self.beliefs[i].ground.is_some();
+        let f = if quantified {
+            ground::ground(
+                &self.beliefs[i].spec.formula,
+                &self.grounded_over,
+                self.limits.ground_cap,
+            )?
+        } else {
+            self.beliefs[i].spec.formula.clone()
+        };
+        self.reserve(&f)?;
+        let sel = self.enc.fresh_var().positive();
+        for c in self.guarded_clauses(&f, Some(sel))? {
+            self.push(if quantified {
+                Entry::Both(c)
+            } else {
+                Entry::Guard(c)
+            });
+        }
+        if !quantified {
+            for c in self.guarded_clauses(&f, None)? {
+                self.push(Entry::Snap(c, i));
+            }
+            if self.beliefs[i].spec.role.is_hard() {
+                self.rules.add(i, &f)?;
+            }
+        }
+        let spec_formula = self.beliefs[i].spec.formula.clone();
+        let consts = self.count_in(&spec_formula);
+        let b = &mut self.beliefs[i];
+        b.sel = sel;
+        b.active = true;
+        b.consts = consts;
+        if quantified {
+            b.ground = Some(f);
+            self.quantified_active += 1;
+        }
+        let id = b.spec.id.clone();
+        self.by_id.insert(id, i);
+        self.model = None;
+        self.assumptions = None;
+        Ok(())
+    }
+
     /// Retracts the active belief `id`; `false` if there is none.
     pub fn retract(&mut self, id: &str) -> bool {
         match self.index_of(id) {
@@ -1163,124 +1292,242 @@ impl State {
         }
     }
 
-    pub(crate) fn ids_of(&self, sels: &[Lit]) -> Vec<String> {
-        let set: HashSet<Lit> = sels.iter().copied().collect();
-        self.beliefs
-            .iter()
-            .filter(|b| b.active && set.contains(&b.sel))
-            .map(|b| b.spec.id.clone())
+    /// The ids of belief indices.
+    pub(crate) fn names(&self, idx: &[usize]) -> Vec<String> {
+        idx.iter()
+            .map(|&i| self.beliefs[i].spec.id.clone())
             .collect()
     }
 
-    /// All active selectors (the assumptions of explanations), oldest first.
-    fn all_selectors(&self) -> Vec<Lit> {
-        self.beliefs
-            .iter()
-            .filter(|b| b.active)
-            .map(|b| b.sel)
-            .collect()
-    }
-
-    /// A minimal subset of the beliefs selected by `soft` that is unsatisfiable together
-    /// with `hard` (literals of the main solver) — equivalently with `extra`, the same
-    /// constraint as a ground formula and its required truth value.
-    ///
-    /// The big solver only supplies a validated core; the deletion then runs on a small
-    /// throw-away solver holding just the core's beliefs. On the full solver every deletion
-    /// step replays thousands of selector assumptions (measured: about 2 ms per step, and
-    /// conflicts late in the T1 trace have 100-170 members); on the small one a step is a
-    /// few microseconds. A minimal subset of the core is minimal outright, since minimality
-    /// is a property of the subset alone.
-    pub(crate) fn explain_mus(
-        &mut self,
-        hard: &[Lit],
-        soft: Vec<Lit>,
-        extra: Option<(&Formula, bool)>,
-    ) -> Result<Option<Vec<Lit>>, EngineError> {
-        let universe = self.all_selectors();
-        let mut all = hard.to_vec();
-        all.extend_from_slice(&soft);
-        switch_off(&mut all, &universe);
-        let Some(core) = self.explain_solver().validated_core(&all, &universe)? else {
-            return Ok(None);
-        };
-        let core: HashSet<Lit> = core.into_iter().collect();
-        let members: Vec<usize> = (0..self.beliefs.len())
-            .filter(|&i| self.beliefs[i].active && core.contains(&self.beliefs[i].sel))
-            .collect();
-        if members.len() <= 1 {
-            // A validated core of at most one belief is minimal unless the hard part alone
-            // is already unsatisfiable (then the empty set is the answer).
-            let mut a = hard.to_vec();
-            switch_off(&mut a, &universe);
-            if !self.explain_solver().solve(&a)? {
-                return Ok(Some(Vec::new()));
+    /// The beliefs of `among` (indices, ascending) connected to `seeds` through shared atoms,
+    /// directly or through other beliefs of `among`, in the order of `among`. A minimal
+    /// unsatisfiable set containing the seeds is atom-connected, so when `among` is
+    /// consistent on its own every explanation of the seeds lies in this cone, and the
+    /// cone depends on Σ and the seeds alone.
+    pub(crate) fn cone(&self, seeds: &[&Formula], among: &[usize]) -> Vec<usize> {
+        let mut by_atom: HashMap<&Atom, Vec<usize>> = HashMap::new();
+        let mut atoms_of: Vec<Vec<&Atom>> = Vec::with_capacity(among.len());
+        for (k, &i) in among.iter().enumerate() {
+            let atoms = atom_refs(self.beliefs[i].formula());
+            for &a in &atoms {
+                by_atom.entry(a).or_default().push(k);
             }
-            return Ok(Some(members.iter().map(|&i| self.beliefs[i].sel).collect()));
+            atoms_of.push(atoms);
         }
-        if let Some(m) = self.small_mus(&members, extra)? {
-            return Ok(Some(m));
+        let mut seen_atoms: HashSet<&Atom> = HashSet::new();
+        let mut todo: Vec<&Atom> = Vec::new();
+        for f in seeds {
+            todo.extend(atom_refs(f));
         }
-        // The core did not hold up on the small solver: use every soft member.
-        let soft: HashSet<Lit> = soft.into_iter().collect();
-        let members: Vec<usize> = (0..self.beliefs.len())
-            .filter(|&i| self.beliefs[i].active && soft.contains(&self.beliefs[i].sel))
-            .collect();
-        self.small_mus(&members, extra)?
-            .map(Some)
-            .ok_or_else(|| EngineError::Internal("no minimal conflicting subset found".into()))
+        let mut inside = vec![false; among.len()];
+        while let Some(a) = todo.pop() {
+            if !seen_atoms.insert(a) {
+                continue;
+            }
+            for &k in by_atom.get(a).map(Vec::as_slice).unwrap_or(&[]) {
+                if !inside[k] {
+                    inside[k] = true;
+                    todo.extend(atoms_of[k].iter().copied());
+                }
+            }
+        }
+        among
+            .iter()
+            .zip(inside)
+            .filter(|&(_, x)| x)
+            .map(|(&i, _)| i)
+            .collect()
     }
 
-    /// Deletion-based MUS over `members` (belief indices, earlier ones preferred) on a fresh
-    /// solver; returns their main selectors.
-    fn small_mus(
-        &self,
+    /// The *preferred* minimal subset of `members` (belief indices in commitment order) that
+    /// is unsatisfiable together with the `hard` formulas (each with the value it must take),
+    /// re-checked before it is returned; `None` when they are satisfiable together.
+    ///
+    /// Deterministic by construction: the answer is a function of the formulas, their order
+    /// and satisfiability alone (see [`preferred_mus`]), never of a solver's history, and it
+    /// runs on a fresh solver holding just `members`.
+    pub(crate) fn explain(
+        &mut self,
+        hard: &[(&Formula, bool)],
+        hard_main: &[Lit],
         members: &[usize],
-        extra: Option<(&Formula, bool)>,
-    ) -> Result<Option<Vec<Lit>>, EngineError> {
-        let mut enc = Tseitin::new();
-        let mut cls: Vec<Vec<Lit>> = Vec::new();
-        if let Some((f, value)) = extra {
-            let t = enc.encode(f, &mut cls)?;
-            cls.push(vec![if value { t } else { !t }]);
+    ) -> Result<Option<Vec<usize>>, EngineError> {
+        let mut big = Big::new(self, hard_main, members);
+        let all: Vec<usize> = (0..members.len()).collect();
+        if big.sat(self, &all)? {
+            return Ok(None);
         }
-        let mut sels = Vec::with_capacity(members.len());
-        for &i in members {
-            let t = enc.encode(self.beliefs[i].formula(), &mut cls)?;
-            let s = enc.fresh_var().positive();
-            cls.push(vec![!s, t]);
-            sels.push(s);
+        // The preferred set is the colex-smallest minimal unsatisfiable subset (smallest last
+        // member, then smallest second-to-last, ...), so it is also the preferred set of any
+        // subset of `members` that contains it. Search a core first, on a small fresh
+        // solver, then confirm on the main solver (warm: proving a large set unsatisfiable
+        // from scratch is what made this slow) that no earlier prefix does it: with
+        // M = {e₁ > e₂ > …}, each {e₁…eⱼ₋₁} ∪ members[<eⱼ] must be satisfiable. A check that
+        // fails yields a core whose preferred set is colex-smaller, and the search repeats on
+        // it. Only satisfiability decides the answer; cores only choose where to look.
+        let mut cand: Vec<usize> = big.core(self);
+        loop {
+            cand.sort_unstable();
+            cand.dedup();
+            let sub: Vec<usize> = cand.iter().map(|&k| members[k]).collect();
+            let mut small = Fresh::new(self, hard, &sub)?;
+            let idx: Vec<usize> = (0..sub.len()).collect();
+            let Some(m) = preferred_mus(&mut small, &idx)? else {
+                // An invalid core: search all of them.
+                cand = all.clone();
+                continue;
+            };
+            let m: Vec<usize> = m.into_iter().map(|p| cand[p]).collect();
+            let mut needed: Vec<usize> = Vec::with_capacity(m.len());
+            let mut earlier = None;
+            let mut model: Option<Vec<bool>> = None;
+            for &e in m.iter().rev() {
+                // The last model satisfies the previous set; if it also satisfies the member
+                // just added, it satisfies this (smaller) one.
+                let known = model.as_ref().is_some_and(|vals| {
+                    needed.last().is_some_and(|&k| {
+                        cnf::eval(self.beliefs[members[k]].formula(), &mut |a| {
+                            self.enc
+                                .atom_var(a)
+                                .and_then(|v| vals.get(v.index()).copied())
+                                .unwrap_or(false)
+                        }) == Some(true)
+                    })
+                });
+                if !known {
+                    let mut set = needed.clone();
+                    set.extend(0..e);
+                    if !big.sat(self, &set)? {
+                        earlier = Some(big.core(self));
+                        break;
+                    }
+                    let mut vals = vec![false; self.enc.num_vars()];
+                    for l in self.main.model().unwrap_or_default() {
+                        if let Some(v) = vals.get_mut(l.index()) {
+                            *v = l.is_positive();
+                        }
+                    }
+                    model = Some(vals);
+                }
+                needed.push(e);
+            }
+            match earlier {
+                Some(c) => cand = c,
+                None => {
+                    let m: Vec<usize> = m.into_iter().map(|k| members[k]).collect();
+                    self.verify_mus(hard, &m)?;
+                    return Ok(Some(m));
+                }
+            }
         }
-        let mut sat = Sat::new(self.cancel.clone());
-        for c in &cls {
-            sat.add_clause(c);
-        }
-        let back: HashMap<Lit, usize> = sels.iter().copied().zip(members.iter().copied()).collect();
-        let m = mus(&mut sat, &[], sels.clone(), &sels)?;
-        Ok(m.map(|m| {
-            m.iter()
-                .filter_map(|l| back.get(l))
-                .map(|&i| self.beliefs[i].sel)
-                .collect()
-        }))
     }
 
-    /// Is Σ consistent? If not, a minimal conflicting subset.
+    /// Re-checks an explanation on a fresh solver holding only its members: together with
+    /// `hard` they are unsatisfiable, and dropping any one member makes them satisfiable. A
+    /// set that fails is an [`EngineError::Internal`], never shown.
+    pub(crate) fn verify_mus(
+        &self,
+        hard: &[(&Formula, bool)],
+        set: &[usize],
+    ) -> Result<(), EngineError> {
+        let mut fresh = Fresh::new(self, hard, set)?;
+        let all: Vec<usize> = (0..set.len()).collect();
+        if fresh.sat(true, &all, usize::MAX)? {
+            return Err(EngineError::Internal(format!(
+                "explanation {:?} is not unsatisfiable",
+                self.names(set)
+            )));
+        }
+        for k in 0..set.len() {
+            if !fresh.sat(true, &all, k)? {
+                return Err(EngineError::Internal(format!(
+                    "explanation {:?} is not minimal ({} is not needed)",
+                    self.names(set),
+                    self.beliefs[set[k]].spec.id
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// Is Σ consistent? If not, Σ's preferred minimal conflicting subset (rules and norms
+    /// included): a function of Σ and its order alone.
     pub fn consistent(&mut self) -> Result<Consistency, EngineError> {
+        self.sync_active()?;
         if self.sat_with(&[], true)? {
             return Ok(Consistency {
                 consistent: true,
                 conflict: Vec::new(),
             });
         }
-        let soft = self.all_selectors();
-        let mus = self.explain_mus(&[], soft, None)?.ok_or_else(|| {
-            EngineError::Internal("snapshot and main solvers disagree on consistency".into())
-        })?;
+        let m = self.sigma_conflict()?;
         Ok(Consistency {
             consistent: false,
-            conflict: self.ids_of(&mus),
+            conflict: self.names(&m),
         })
+    }
+
+    /// Σ's preferred minimal conflict (Σ inconsistent as grounded now).
+    ///
+    /// Its last member is the last belief of the shortest inconsistent prefix of Σ, found on
+    /// the main solver by bisection over prefixes (its cores propose where to cut and are
+    /// checked like any guess). The rest lies in that belief's cone within the prefix: the
+    /// other beliefs of the prefix share no atom with it and are satisfiable on their own, so
+    /// they change no answer. So the search runs on a fresh solver over that cone alone and
+    /// finds the same set as over all of Σ, without encoding all of Σ again.
+    pub(crate) fn sigma_conflict(&mut self) -> Result<Vec<usize>, EngineError> {
+        let active = self.active();
+        let sels: Vec<Lit> = active.iter().map(|&i| self.beliefs[i].sel).collect();
+        let pos: HashMap<Lit, usize> = sels.iter().enumerate().map(|(k, &s)| (s, k)).collect();
+        let mut a: Vec<Lit> = Vec::with_capacity(sels.len());
+        let mut prefix_sat =
+            |main: &mut Sat, k: usize| -> Result<(bool, Option<usize>), SolveError> {
+                a.clear();
+                a.extend_from_slice(&sels[..k]);
+                a.extend(sels[k..].iter().map(|&s| !s));
+                let sat = main.solve(&a)?;
+                let top = if sat {
+                    None
+                } else {
+                    main.raw_core()
+                        .iter()
+                        .filter_map(|l| pos.get(l))
+                        .copied()
+                        .max()
+                };
+                Ok((sat, top))
+            };
+        let (all_sat, mut hint) = prefix_sat(&mut self.main, sels.len())?;
+        if all_sat {
+            return Err(EngineError::Internal(
+                "the solvers disagree on consistency".into(),
+            ));
+        }
+        let (mut lo, mut hi) = (0usize, sels.len());
+        let mut bisect = false;
+        while hi - lo > 1 {
+            let guess = hint.map(|t| t + 1).filter(|&k| k > lo && k < hi);
+            let mid = match guess {
+                Some(g) if !bisect => g,
+                _ => lo + (hi - lo) / 2,
+            };
+            bisect = !bisect && guess.is_some();
+            let (sat, top) = prefix_sat(&mut self.main, mid)?;
+            hint = top;
+            if sat {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        let seed = self.beliefs[active[hi - 1]].formula().clone();
+        let mut members = self.cone(&[&seed], &active[..hi]);
+        // A belief without atoms (⊥) is in no cone, its own included.
+        if members.last() != Some(&active[hi - 1]) {
+            members.push(active[hi - 1]);
+        }
+        self.explain(&[], &[], &members)?
+            .ok_or_else(|| EngineError::Internal("the solvers disagree on consistency".into()))
     }
 
     /// Θ(Σ, Δ) with one SAT call in the common case (the cached model decides the other).
@@ -1309,6 +1556,14 @@ impl State {
         } else {
             Outcome::Contradiction
         })
+    }
+
+    /// Whether Σ (as grounded now) is satisfiable; no solve when a model is cached.
+    pub(crate) fn sigma_sat(&mut self) -> Result<bool, EngineError> {
+        if self.model.is_some() {
+            return Ok(true);
+        }
+        self.sat_with(&[], true)
     }
 
     /// Is Σ ∧ (one side of `q`) satisfiable? A model is cached when `keep`.
@@ -1416,40 +1671,94 @@ impl State {
         })
     }
 
-    /// One minimal support of φ (deletion-based, from a validated core).
+    /// `f` grounded over the domain of Σ and `f` (the quantified beliefs brought to it).
+    pub(crate) fn grounded(&mut self, f: &Formula) -> Result<Formula, EngineError> {
+        let g = self.ground(f)?.unwrap_or_else(|| f.clone());
+        self.reserve(&g)?;
+        Ok(g)
+    }
+
+    /// Where the supports of `g` (ground) are looked for: the beliefs atom-connected to `g`.
+    /// A support outside them is a conflict of Σ itself (an inconsistent Σ entails
+    /// everything), so all of Σ is used when the rest is inconsistent (`every`: all supports
+    /// are wanted) or when the cone does not entail `g` (one is).
+    fn support_members(&mut self, g: &Formula, every: bool) -> Result<Vec<usize>, EngineError> {
+        let all = self.active();
+        let cone = self.cone(&[g], &all);
+        if cone.len() == all.len() || self.sigma_sat()? {
+            return Ok(cone);
+        }
+        let need_all = if every {
+            let inside: HashSet<usize> = cone.iter().copied().collect();
+            let rest: Vec<usize> = all
+                .iter()
+                .copied()
+                .filter(|i| !inside.contains(i))
+                .collect();
+            let mut fresh = Fresh::new(self, &[], &rest)?;
+            let k: Vec<usize> = (0..rest.len()).collect();
+            !fresh.sat(false, &k, usize::MAX)?
+        } else {
+            let mut fresh = Fresh::new(self, &[(g, false)], &cone)?;
+            let k: Vec<usize> = (0..cone.len()).collect();
+            fresh.sat(true, &k, usize::MAX)?
+        };
+        Ok(if need_all { all } else { cone })
+    }
+
+    /// One minimal support of φ: the preferred minimal subset of Σ entailing φ (earliest
+    /// beliefs kept), a function of Σ, its order and φ alone, re-checked before it is
+    /// returned.
     pub fn why(&mut self, phi: &Formula) -> Result<Why, EngineError> {
         let mut q = self.query(phi)?;
         let neg = self.neg(&mut q).to_vec();
-        let soft = self.all_selectors();
-        let r = match self.explain_mus(&neg, soft, Some((&q.formula, false)))? {
+        let g = std::mem::take(&mut q.formula);
+        let members = self.support_members(&g, false);
+        let r = members.and_then(|m| self.explain(&[(&g, false)], &neg, &m));
+        self.finish(q);
+        Ok(match r? {
             None => Why {
                 entailed: false,
                 support: Vec::new(),
             },
             Some(m) => Why {
                 entailed: true,
-                support: self.ids_of(&m),
+                support: self.names(&m),
             },
-        };
-        self.finish(q);
-        Ok(r)
+        })
     }
 
-    /// All minimal supports of φ, at most `max` of them, within `budget` (capped MARCO).
+    /// All minimal supports of φ, at most `max` of them, within `budget` (capped MARCO on a
+    /// fresh solver over the beliefs that can matter). Each is re-checked (it entails φ and
+    /// no member can be dropped); they come sorted by size, then by commitment order.
     pub fn supports(
         &mut self,
         phi: &Formula,
         max: usize,
         budget: Duration,
     ) -> Result<Supports, EngineError> {
-        let mut q = self.query(phi)?;
-        let neg = self.neg(&mut q).to_vec();
-        let soft = self.all_selectors();
+        let g = self.grounded(phi)?;
+        let members = self.support_members(&g, true)?;
+        let mut fresh = Fresh::new(self, &[(&g, false)], &members)?;
         let cancel = self.cancel.clone();
-        let (muses, complete) = marco(self.explain_solver(), cancel, &neg, &soft, max, budget)?;
-        self.finish(q);
+        let hard = fresh.hard.clone();
+        let sels = fresh.sels.clone();
+        let (muses, complete) = marco(&mut fresh.sat, cancel, &hard, &sels, max, budget)?;
+        let mut out: Vec<Vec<usize>> = Vec::with_capacity(muses.len());
+        for m in muses {
+            let mut set: Vec<usize> = m
+                .iter()
+                .filter_map(|l| fresh.pos.get(l))
+                .map(|&k| members[k])
+                .collect();
+            set.sort_unstable();
+            self.verify_mus(&[(&g, false)], &set)?;
+            out.push(set);
+        }
+        out.sort_by(|a, b| a.len().cmp(&b.len()).then_with(|| a.cmp(b)));
+        out.dedup();
         Ok(Supports {
-            supports: muses.iter().map(|m| self.ids_of(m)).collect(),
+            supports: out.iter().map(|m| self.names(m)).collect(),
             complete,
         })
     }
@@ -1537,6 +1846,234 @@ impl State {
     pub fn announce(&mut self, spec: BeliefSpec, policy: Policy) -> Result<Revision, EngineError> {
         crate::logic::revise::announce(self, spec, policy)
     }
+}
+
+/// The atoms of `f`, by reference, with repetitions.
+fn atom_refs(f: &Formula) -> Vec<&Atom> {
+    let mut out = Vec::new();
+    let mut stack = vec![f];
+    while let Some(g) = stack.pop() {
+        match g {
+            Formula::True | Formula::False => {}
+            Formula::Atom(a) => out.push(a),
+            Formula::Not(a) | Formula::Forall(_, a) | Formula::Exists(_, a) => stack.push(a),
+            Formula::And(cs) | Formula::Or(cs) => stack.extend(cs.iter()),
+            Formula::Implies(a, b) | Formula::Iff(a, b) => {
+                stack.push(b);
+                stack.push(a);
+            }
+        }
+    }
+    out
+}
+
+/// A throw-away solver for one explanation: some beliefs, each behind a selector of its own,
+/// and some *hard* formulas assumed on demand. Built in a canonical order (the hard formulas,
+/// then the members in the order given), so nothing of the long-lived solvers' history
+/// reaches an explanation.
+pub(crate) struct Fresh {
+    sat: Sat,
+    /// The hard formulas' literals, each with its required value.
+    hard: Vec<Lit>,
+    /// The members' selectors, in order.
+    sels: Vec<Lit>,
+    /// Selector -> member position.
+    pos: HashMap<Lit, usize>,
+    /// Whether the hard formulas alone are satisfiable, from a solver of their own: asking
+    /// this one would solve every member's definitions too (huge for a huge belief).
+    hard_sat: bool,
+}
+
+impl Fresh {
+    /// A solver holding `members` (belief indices of `st`) and the `hard` formulas.
+    pub(crate) fn new(
+        st: &State,
+        hard: &[(&Formula, bool)],
+        members: &[usize],
+    ) -> Result<Fresh, EngineError> {
+        let mut enc = Tseitin::new();
+        let mut cls: Vec<Vec<Lit>> = Vec::new();
+        let mut hard_lits = Vec::with_capacity(hard.len());
+        for (f, value) in hard {
+            let t = enc.encode(f, &mut cls)?;
+            hard_lits.push(if *value { t } else { !t });
+        }
+        let hard_sat = hard.is_empty() || {
+            let mut alone = Sat::new(st.cancel.clone());
+            for c in &cls {
+                alone.add_clause(c);
+            }
+            alone.solve(&hard_lits)?
+        };
+        let mut sels = Vec::with_capacity(members.len());
+        for &i in members {
+            let t = enc.encode(st.beliefs[i].formula(), &mut cls)?;
+            let s = enc.fresh_var().positive();
+            cls.push(vec![!s, t]);
+            sels.push(s);
+        }
+        let mut sat = Sat::new(st.cancel.clone());
+        for c in &cls {
+            sat.add_clause(c);
+        }
+        let pos = sels.iter().enumerate().map(|(k, &s)| (s, k)).collect();
+        Ok(Fresh {
+            sat,
+            hard: hard_lits,
+            sels,
+            pos,
+            hard_sat,
+        })
+    }
+
+    /// Whether the members at positions `set` (all but `set[skip]`), with the hard formulas
+    /// when `with_hard`, are satisfiable. Every other selector is assumed false: left free,
+    /// saved phases switch selectors on and a propagation check becomes a search.
+    pub(crate) fn sat(
+        &mut self,
+        with_hard: bool,
+        set: &[usize],
+        skip: usize,
+    ) -> Result<bool, EngineError> {
+        if set.len() == usize::from(skip < set.len()) {
+            return Ok(!with_hard || self.hard_sat);
+        }
+        let mut on = vec![false; self.sels.len()];
+        let mut a: Vec<Lit> = Vec::with_capacity(self.hard.len() + self.sels.len());
+        if with_hard {
+            a.extend_from_slice(&self.hard);
+        }
+        for (k, &p) in set.iter().enumerate() {
+            if k != skip {
+                on[p] = true;
+                a.push(self.sels[p]);
+            }
+        }
+        a.extend(
+            self.sels
+                .iter()
+                .zip(&on)
+                .filter(|&(_, &o)| !o)
+                .map(|(&s, _)| !s),
+        );
+        Ok(self.sat.solve(&a)?)
+    }
+
+    /// After an unsatisfiable [`Fresh::sat`]: the member positions in the solver's core, a
+    /// hint only (the core is not trusted; whatever it suggests is solved again).
+    fn core(&self) -> Vec<usize> {
+        self.sat
+            .raw_core()
+            .iter()
+            .filter_map(|l| self.pos.get(l))
+            .copied()
+            .collect()
+    }
+}
+
+/// The main solver seen as a solver over some members: their selectors, the other active
+/// selectors switched off, and the hard part's literals.
+struct Big {
+    hard: Vec<Lit>,
+    sels: Vec<Lit>,
+    universe: Vec<Lit>,
+    pos: HashMap<Lit, usize>,
+}
+
+impl Big {
+    fn new(st: &mut State, hard: &[Lit], members: &[usize]) -> Big {
+        let sels: Vec<Lit> = members.iter().map(|&i| st.beliefs[i].sel).collect();
+        let pos = sels.iter().enumerate().map(|(k, &s)| (s, k)).collect();
+        Big {
+            hard: hard.to_vec(),
+            sels,
+            universe: st.assumptions(),
+            pos,
+        }
+    }
+
+    /// Whether the members at positions `set` with the hard part are satisfiable.
+    fn sat(&mut self, st: &mut State, set: &[usize]) -> Result<bool, EngineError> {
+        let mut a = self.hard.clone();
+        a.extend(set.iter().map(|&k| self.sels[k]));
+        switch_off(&mut a, &self.universe);
+        Ok(st.main.solve(&a)?)
+    }
+
+    /// The member positions in the core of the last unsatisfiable [`Big::sat`] (a hint).
+    fn core(&self, st: &State) -> Vec<usize> {
+        st.main
+            .raw_core()
+            .iter()
+            .filter_map(|l| self.pos.get(l))
+            .copied()
+            .collect()
+    }
+}
+
+/// The *preferred* minimal unsatisfiable subset of `cand` (member positions, ascending: the
+/// order of preference) together with the hard formulas, or `None` when they are all
+/// satisfiable together.
+///
+/// It is the set deletion from the back would find (keep the earliest beliefs, drop the
+/// latest possible), computed by progression: with `needed` the members found so far, the
+/// next member is the last of the shortest prefix of the remaining candidates that is
+/// unsatisfiable with `needed`, found by bisection (the solver's core proposes where to cut,
+/// and is checked like any other guess). Every step is decided by satisfiability alone, so the
+/// answer is a function of the formulas and their order: two solvers, or one solver with any
+/// history, give the same set. About `|M|·log n` solves.
+pub(crate) fn preferred_mus(
+    fresh: &mut Fresh,
+    cand: &[usize],
+) -> Result<Option<Vec<usize>>, EngineError> {
+    if fresh.sat(true, cand, usize::MAX)? {
+        return Ok(None);
+    }
+    let mut needed: Vec<usize> = Vec::new();
+    let mut cand: Vec<usize> = cand.to_vec();
+    // Invariant: needed ∪ cand[..hi] is unsatisfiable (with the hard formulas).
+    let mut hint = fresh.core();
+    loop {
+        let hi0 = cand.len();
+        if hi0 == 0 {
+            break;
+        }
+        let mut test: Vec<usize> = needed.clone();
+        if !fresh.sat(true, &test, usize::MAX)? {
+            break;
+        }
+        // needed ∪ cand[..lo] is satisfiable.
+        let (mut lo, mut hi) = (0usize, hi0);
+        let mut bisect = false;
+        while hi - lo > 1 {
+            // The core's suggestion and bisection take turns: the core is usually right
+            // at once, and bisection bounds the worst case to about 2·log n solves.
+            let guess = hint
+                .iter()
+                .filter_map(|p| cand.binary_search(p).ok())
+                .max()
+                .map(|k| k + 1)
+                .filter(|&k| k > lo && k < hi);
+            hint.clear();
+            let mid = match guess {
+                Some(g) if !bisect => g,
+                _ => lo + (hi - lo) / 2,
+            };
+            bisect = !bisect && guess.is_some();
+            test.truncate(needed.len());
+            test.extend_from_slice(&cand[..mid]);
+            if fresh.sat(true, &test, usize::MAX)? {
+                lo = mid;
+            } else {
+                hi = mid;
+                hint = fresh.core();
+            }
+        }
+        needed.push(cand[hi - 1]);
+        cand.truncate(hi - 1);
+    }
+    needed.sort_unstable();
+    Ok(Some(needed))
 }
 
 /// Deletion-based MUS with clause-set refinement: a subset-minimal `M ⊆ soft` with
@@ -1781,8 +2318,8 @@ enum Home {
     Worker(Worker<State>),
 }
 
-/// The `Send` handle of a belief state. Keeps its own copy of the active beliefs (and of the
-/// domain) to rebuild the state after a timeout or a crash.
+/// The `Send` handle of a belief state. Keeps its own copy of the active beliefs to rebuild
+/// the state after a timeout or a crash (the domain is a function of them).
 ///
 /// # Where requests run
 ///
@@ -1810,7 +2347,6 @@ pub struct BeliefState {
     mirror: Vec<BeliefSpec>,
     /// The ids in `mirror`, so that adding a new id does not scan it.
     mirror_ids: HashSet<String>,
-    domain: Arc<Mutex<BTreeSet<String>>>,
     limits: Limits,
     rebuilds: u64,
 }
@@ -1824,9 +2360,7 @@ impl BeliefState {
     /// An empty state with the given limits.
     pub fn with_limits(limits: Limits) -> Result<Self, EngineError> {
         let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
-        let domain = Arc::new(Mutex::new(BTreeSet::new()));
-        let mut st = Box::new(State::new(Stop::new(), limits));
-        st.shared_domain = Some(Arc::clone(&domain));
+        let st = Box::new(State::new(Stop::new(), limits));
         sweep();
         LOCAL
             .try_with(|m| m.borrow_mut().insert(id, st))
@@ -1838,7 +2372,6 @@ impl BeliefState {
             },
             mirror: Vec::new(),
             mirror_ids: HashSet::new(),
-            domain,
             limits,
             rebuilds: 0,
         })
@@ -1869,19 +2402,10 @@ impl BeliefState {
         self.mirror.iter().find(|b| b.id == id)
     }
 
-    /// A fresh state holding the handle's copy of Σ and of the domain. Every one of these
-    /// beliefs was accepted before, so the hard part is known consistent.
-    fn replay(
-        stop: Arc<Stop>,
-        limits: Limits,
-        specs: Vec<BeliefSpec>,
-        domain: Arc<Mutex<BTreeSet<String>>>,
-    ) -> State {
+    /// A fresh state holding the handle's copy of Σ (the domain is a function of Σ). Every
+    /// one of these beliefs was accepted before, so the hard part is known consistent.
+    fn replay(stop: Arc<Stop>, limits: Limits, specs: Vec<BeliefSpec>) -> State {
         let mut s = State::new(stop, limits);
-        if let Ok(d) = domain.lock() {
-            s.domain = d.clone();
-        }
-        s.shared_domain = Some(domain);
         for spec in specs {
             let _ = s.add_inner(spec, false);
         }
@@ -1892,8 +2416,7 @@ impl BeliefState {
     fn move_to_worker(&mut self) -> Result<(), EngineError> {
         let limits = self.limits;
         let specs = self.mirror.clone();
-        let domain = Arc::clone(&self.domain);
-        let w = Worker::spawn(move |c| Self::replay(c, limits, specs, domain))
+        let w = Worker::spawn(move |c| Self::replay(c, limits, specs))
             .map_err(|e| EngineError::Internal(format!("cannot start the solver thread: {e}")))?;
         if let Home::Local { thread, id } = std::mem::replace(&mut self.home, Home::Worker(w)) {
             if thread == thread::current().id() {
@@ -1958,12 +2481,7 @@ impl BeliefState {
             .map_err(|_| EngineError::Internal("thread-local storage is gone".into()))?;
         let mut st = match held {
             Some(st) => st,
-            None => Box::new(Self::replay(
-                Stop::new(),
-                self.limits,
-                self.mirror.clone(),
-                Arc::clone(&self.domain),
-            )),
+            None => Box::new(Self::replay(Stop::new(), self.limits, self.mirror.clone())),
         };
         st.cancel.set_deadline(deadline);
         match catch_unwind(AssertUnwindSafe(|| f(&mut st))) {
@@ -2000,8 +2518,8 @@ impl BeliefState {
         match added {
             Added::Merged => {
                 if let Some(b) = self.mirror.iter_mut().find(|b| b.id == spec.id) {
-                    b.step = b.step.max(spec.step);
-                    b.confidence = b.confidence.max(spec.confidence);
+                    b.step = spec.step;
+                    b.confidence = spec.confidence;
                 }
             }
             Added::New => {
@@ -2148,6 +2666,19 @@ impl BeliefState {
         })
     }
 
+    /// The active beliefs as the state itself holds them (not the handle's copy), in
+    /// commitment order: for cross-checking that every change to Σ was reported.
+    pub fn held(&mut self) -> Result<Vec<BeliefSpec>, EngineError> {
+        self.call(true, |st| {
+            Ok(st
+                .beliefs
+                .iter()
+                .filter(|b| b.active)
+                .map(|b| b.spec.clone())
+                .collect())
+        })
+    }
+
     /// (main-solver solves, invalid cores detected and replaced) so far.
     pub fn stats(&mut self) -> Result<(u64, u64), EngineError> {
         self.call(true, |st| Ok(st.stats()))
@@ -2248,10 +2779,12 @@ mod tests {
         assert!(!held_here(id));
     }
 
-    /// Constants seen only in queries survive the move to a solver thread: with the domain
-    /// {a, b}, `∃x. P(x)` leaves room for `¬P(a)`; over {a} alone it would not.
+    /// The domain is Σ's constants plus the query's, whatever was asked before and on
+    /// whichever thread: over {a}, `∃x. P(x)` leaves no room for `¬P(a)`; asking about `b`
+    /// (domain {a, b} for that question alone) does not change that, before or after the
+    /// state moves to the solver thread.
     #[test]
-    fn moving_to_the_solver_thread_keeps_the_domain() {
+    fn the_domain_does_not_remember_queries() {
         let p = |c: &str| {
             Formula::Atom(Atom::Pred(
                 "P".into(),
@@ -2281,7 +2814,16 @@ mod tests {
             "quantified beliefs go to the solver thread"
         );
         let not_pa = Formula::Not(Box::new(p("a")));
-        assert_eq!(st.check(&not_pa, None).unwrap().outcome, Outcome::NewInfo);
+        let not_pb = Formula::Not(Box::new(p("b")));
+        assert_eq!(
+            st.check(&not_pa, None).unwrap().outcome,
+            Outcome::Contradiction
+        );
+        assert_eq!(st.check(&not_pb, None).unwrap().outcome, Outcome::NewInfo);
+        assert_eq!(
+            st.check(&not_pa, None).unwrap().outcome,
+            Outcome::Contradiction
+        );
     }
 
     /// A hand-built formula deeper than the parser allows is handled on the big-stack

@@ -69,13 +69,20 @@ impl State {
 
     /// Inc(Σ): the highest level whose cut is inconsistent, 0 when Σ is consistent.
     pub fn inconsistency_degree(&mut self) -> Result<f64, EngineError> {
+        self.sync_active()?;
+        self.inc()
+    }
+
+    /// Inc(Σ) over the current grounding (a request about a formula has grounded Σ over
+    /// its domain already).
+    fn inc(&mut self) -> Result<f64, EngineError> {
         let levels = self.levels();
         Ok(self.last_true(&levels, &[])?.map_or(0.0, |i| levels[i]))
     }
 
     /// N(φ), given the assumptions `neg` that make φ false.
     pub(crate) fn necessity_lits(&mut self, neg: &[Lit]) -> Result<f64, EngineError> {
-        let inc = self.inconsistency_degree()?;
+        let inc = self.inc()?;
         if inc >= 1.0 {
             return Ok(0.0);
         }
@@ -97,7 +104,7 @@ impl State {
         neg: &[Lit],
         k: f64,
     ) -> Result<bool, EngineError> {
-        let inc = self.inconsistency_degree()?;
+        let inc = self.inc()?;
         if k <= inc {
             return Ok(false);
         }

@@ -11,12 +11,22 @@
 //! - `∀x₁…xₖ. φ` becomes the n-ary conjunction of φ with every tuple of constants substituted
 //!   for x₁…xₖ, `∃` the n-ary disjunction. Tuples are taken in lexicographic order of the
 //!   domain as given, the last variable varying fastest, so the result is deterministic.
-//! - With exactly one instance the instance itself is returned (no one-child node); with an
-//!   **empty domain** `∀` becomes `⊤` and `∃` becomes `⊥` (the empty conjunction and
-//!   disjunction). A formula that quantifies over an empty domain is therefore trivially true
-//!   or false until a constant appears; this is the usual reading under domain closure, and
-//!   the reason [`has_quantifier`] exists: the engine re-grounds quantified formulas whenever
-//!   the domain grows (∀ only gains instances, ∃ must be replaced because it gets weaker).
+//! - With exactly one instance the instance itself is returned (no one-child node).
+//! - **An empty domain** (no constant in Σ nor in the query) is read as one *anonymous
+//!   individual*, the constant [`ANONYMOUS`] (`_`): `∀x. P(x)` and `∃x. P(x)` both become
+//!   `P(_)`. First-order structures are never empty, and grounding `∃` over nothing would
+//!   give `⊥`, so a Σ such as `{∃x. P(x)}` alone (or what remains of Σ after the retraction
+//!   of its last constant) would read as inconsistent. The anonymous individual is used only
+//!   while there is no constant at all, so it never stands beside a user constant, even one
+//!   that happens to be written `_`; as soon as a constant appears, the domain is exactly the
+//!   constants. Like any closed domain, one individual cannot satisfy formulas that need two
+//!   (`∃x. P(x) ∧ ∃x. ¬P(x)` reads as inconsistent until two constants are known).
+//! - The domain is a function of Σ and the query alone: the engine counts the constants of
+//!   the active beliefs and re-grounds its quantified beliefs whenever the domain a request
+//!   needs differs from the one they are grounded over, growing or shrinking (∀ gains or loses
+//!   instances, ∃ gets weaker or stronger, which no added clause can express); that is what
+//!   [`has_quantifier`] is for. Constants of earlier queries and of retracted beliefs play no
+//!   part.
 //! - Only variables bound by an enclosing quantifier are substituted; a free [`Term::Var`] in
 //!   a hand-built tree is left as it is.
 //! - The domain should be duplicate-free (a `BTreeSet` from [`constants`] is); a duplicate
@@ -44,6 +54,10 @@ use std::collections::{BTreeSet, HashMap};
 use std::fmt;
 
 use super::formula::{Atom, Formula, MAX_DEPTH, Term};
+
+/// The anonymous individual quantifiers range over when the domain is empty (see the module
+/// docs).
+pub const ANONYMOUS: &str = "_";
 
 /// The default cap on quantifier-body instances per formula (see the module docs).
 pub const DEFAULT_INSTANCE_CAP: u64 = 100_000;
@@ -283,6 +297,12 @@ pub fn ground_ref<'f>(
         }
         return Ok(Cow::Borrowed(f));
     }
+    let anonymous = [ANONYMOUS.to_string()];
+    let domain = if domain.is_empty() {
+        &anonymous[..]
+    } else {
+        domain
+    };
     let estimate = estimate_instances(f, domain.len());
     if estimate > u128::from(cap) {
         return Err(GroundError::TooManyInstances {

@@ -15,6 +15,26 @@
 //! * [`Policy::Reject`] refuses the new formula. [`Policy::Flag`] keeps both and marks Σ
 //!   inconsistent (seed 000's third option).
 //!
+//! Policies repair the conflict an announcement creates: seed 003 assumes `B ∪ R`
+//! satisfiable before the revision. So when Σ is inconsistent *before* the announcement,
+//! [`Revision::sigma_was_inconsistent`] says so and [`Revision::prior_conflict`] names Σ's own
+//! preferred minimal conflict; no policy retracts anything; φ is added under every policy but
+//! `reject` (which refuses it, since Θ says contradiction); and the announced formula is
+//! never blamed: [`Revision::conflict`] lists only a minimal conflict that genuinely needs φ
+//! (its other members are satisfiable together), or nothing. When Σ was consistent, the
+//! conflict is Σ's preferred minimal unsatisfiable subset containing φ.
+//!
+//! An announcement overwrites the record of the same id (seed 000): with the same formula and
+//! role, confidence and step are replaced ([`Added::Merged`], the belief keeps its place);
+//! with another formula or role, the gate and the policy see Σ without the old record, which
+//! goes back in its place if φ ends up not in Σ. Either way, Σ afterwards is exactly
+//! `(Σ before − Revision::retracted) ∪ {φ if Revision::applied}`.
+//!
+//! A revision is decided over the domain of the request (Σ's constants and φ's). When a
+//! retraction removes the last belief naming some constant, the domain shrinks on the next
+//! request, and with quantified beliefs that can in rare cases make the remaining Σ
+//! inconsistent (`∃x. P(x) ∧ ∃x. ¬P(x)` needs two constants); the next `consistent` says so.
+//!
 //! Rules and norms are never retracted. A new formula that contradicts the rules and norms
 //! alone cannot be admitted by any retraction and is refused (under `flag`, a fact or
 //! assumption is still kept); a conflict that involves a norm is reported in
@@ -26,8 +46,9 @@ use varisat::Lit;
 
 use crate::logic::cnf;
 use crate::logic::engine::{
-    Added, BeliefSpec, EngineError, Outcome, Query, Role, State, switch_off,
+    Added, BeliefSpec, EngineError, Fresh, Outcome, Role, State, preferred_mus, switch_off,
 };
+use crate::logic::formula::Formula;
 
 /// How contradictions are resolved (contract: `policy greedy|recency|confidence|reject|flag`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -71,6 +92,9 @@ impl Policy {
 }
 
 /// What an announcement did.
+///
+/// Whatever the policy, Σ afterwards is `(Σ before − retracted) ∪ {φ if applied}`, where φ
+/// takes the place of an active belief with the same id (see the module docs).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Revision {
     /// The policy applied.
@@ -81,17 +105,27 @@ pub struct Revision {
     pub applied: bool,
     /// How φ was added, when it was.
     pub added: Option<Added>,
-    /// Ids retracted by the revision, oldest first.
+    /// Ids retracted by the revision, oldest first (never φ's own id).
     pub retracted: Vec<String>,
-    /// A minimal conflicting set (ids, φ's included) when φ contradicted Σ.
+    /// When φ contradicted Σ: a minimal unsatisfiable subset that contains φ (ids, φ's last),
+    /// Σ's preferred one (see [`crate::logic::engine::State::explain`]). When Σ was already
+    /// inconsistent: a minimal conflict that genuinely needs φ (its other members are
+    /// satisfiable together), or empty when there is none.
     pub conflict: Vec<String>,
     /// Greedy only: no single retraction restored consistency and the recency subset was
     /// used instead.
     pub fallback: bool,
     /// Ids of norms involved in the conflict (φ's own id if φ is a norm).
     pub norm_violation: Vec<String>,
-    /// Σ is inconsistent afterwards (only under `flag`).
+    /// Σ is inconsistent afterwards (under `flag`, and whenever Σ was already inconsistent
+    /// and φ was added).
     pub sigma_inconsistent: bool,
+    /// Σ was inconsistent before the announcement: no policy retracted anything (policies
+    /// repair the conflict an announcement creates, seed 003 assumes `B ∪ R` satisfiable).
+    pub sigma_was_inconsistent: bool,
+    /// When `sigma_was_inconsistent`: Σ's own preferred minimal conflict (ids in commitment
+    /// order), which φ is not part of.
+    pub prior_conflict: Vec<String>,
 }
 
 pub(crate) fn announce(
@@ -102,6 +136,27 @@ pub(crate) fn announce(
     if !(spec.confidence > 0.0 && spec.confidence <= 1.0) {
         return Err(EngineError::BadConfidence(spec.confidence));
     }
+    // The same id with another formula or role: the update overwrites that record, so the
+    // gate and the policy see Σ without it; it comes back in its place whenever φ is not in
+    // Σ afterwards (refused, or added and then dropped under `confidence`).
+    let replaced = st.index_of(&spec.id).filter(|&i| {
+        let b = &st.beliefs[i].spec;
+        b.formula != spec.formula || b.role != spec.role
+    });
+    if let Some(i) = replaced {
+        st.retract_index(i);
+    }
+    let r = revise(st, spec, policy);
+    if let Some(i) = replaced {
+        match &r {
+            Ok(rev) if rev.applied => {}
+            _ => st.reactivate(i)?,
+        }
+    }
+    r
+}
+
+fn revise(st: &mut State, spec: BeliefSpec, policy: Policy) -> Result<Revision, EngineError> {
     let mut q = st.query(&spec.formula)?;
     let outcome = st.theta(&spec.formula, &mut q)?;
     let mut rev = Revision {
@@ -114,6 +169,8 @@ pub(crate) fn announce(
         fallback: false,
         norm_violation: Vec::new(),
         sigma_inconsistent: false,
+        sigma_was_inconsistent: false,
+        prior_conflict: Vec::new(),
     };
     if outcome != Outcome::Contradiction {
         st.finish(q);
@@ -121,9 +178,26 @@ pub(crate) fn announce(
         rev.applied = true;
         return Ok(rev);
     }
-    let conflict = st.conflict_with(&mut q)?;
-    rev.conflict = st.ids_of(&conflict);
-    rev.conflict.push(spec.id.clone());
+    let g = q.formula.clone();
+    let before_sat = st.sigma_sat()?;
+    let active = st.active();
+    let conflict = if before_sat {
+        // Every minimal conflict contains φ, and lies in φ's cone.
+        let members = st.cone(&[&g], &active);
+        let pos = st.pos(&mut q).to_vec();
+        st.explain(&[(&g, true)], &pos, &members)?.ok_or_else(|| {
+            EngineError::Internal("Θ says contradiction but no conflict was found".into())
+        })?
+    } else {
+        rev.sigma_was_inconsistent = true;
+        let prior = st.sigma_conflict()?;
+        rev.prior_conflict = st.names(&prior);
+        st.blame(&g)?.unwrap_or_default()
+    };
+    rev.conflict = st.names(&conflict);
+    if before_sat || !rev.conflict.is_empty() {
+        rev.conflict.push(spec.id.clone());
+    }
     rev.norm_violation = rev
         .conflict
         .iter()
@@ -147,19 +221,15 @@ pub(crate) fn announce(
     };
     st.finish(q);
     let hard = spec.role.is_hard();
-    match policy {
-        Policy::Reject => return Ok(rev),
-        Policy::Flag => {
-            if hard_ok || !hard {
-                rev.added = Some(st.add_inner(spec, false)?);
-                rev.applied = true;
-            }
-            rev.sigma_inconsistent = !st.sat_with(&[], true)?;
-            return Ok(rev);
-        }
-        _ => {}
+    if policy == Policy::Reject || (hard && !hard_ok) {
+        return Ok(rev);
     }
-    if !hard_ok {
+    if policy == Policy::Flag || !before_sat {
+        // Nothing to repair: flag keeps both, and a Σ that was already inconsistent is not
+        // the announcement's doing (seed 003 assumes B ∪ R satisfiable before it).
+        rev.added = Some(st.add_inner(spec, false)?);
+        rev.applied = true;
+        rev.sigma_inconsistent = !st.sat_with(&[], true)?;
         return Ok(rev);
     }
     let id = spec.id.clone();
@@ -199,17 +269,40 @@ pub(crate) fn announce(
 }
 
 impl State {
-    /// A minimal set of active beliefs conflicting with the query `q` (made true).
-    pub(crate) fn conflict_with(&mut self, q: &mut Query) -> Result<Vec<Lit>, EngineError> {
-        let pos = self.pos(q).to_vec();
-        let soft: Vec<Lit> = self
-            .beliefs
-            .iter()
-            .filter(|b| b.active)
-            .map(|b| b.sel)
-            .collect();
-        let m = self.explain_mus(&pos, soft, Some((&q.formula, true)))?;
-        Ok(m.unwrap_or_default())
+    /// When Σ is inconsistent already: a minimal conflict that genuinely needs `g` (ground),
+    /// or `None`. Σ's canonical maximal consistent subset among the beliefs connected to `g`
+    /// (earliest first) is the one looked at: if it contradicts `g`, its preferred minimal
+    /// subset that does is the answer, and it is satisfiable without `g` by construction
+    /// (checked anyway, like every explanation).
+    pub(crate) fn blame(&self, g: &Formula) -> Result<Option<Vec<usize>>, EngineError> {
+        let members = self.cone(&[g], &self.active());
+        let mut fresh = Fresh::new(self, &[(g, true)], &members)?;
+        let all: Vec<usize> = (0..members.len()).collect();
+        let kept = if fresh.sat(false, &all, usize::MAX)? {
+            all
+        } else {
+            let mut kept = Vec::new();
+            for k in 0..members.len() {
+                kept.push(k);
+                if !fresh.sat(false, &kept, usize::MAX)? {
+                    kept.pop();
+                }
+            }
+            kept
+        };
+        let Some(m) = preferred_mus(&mut fresh, &kept)? else {
+            return Ok(None);
+        };
+        let m: Vec<usize> = m.into_iter().map(|k| members[k]).collect();
+        self.verify_mus(&[(g, true)], &m)?;
+        let mut alone = Fresh::new(self, &[], &m)?;
+        let every: Vec<usize> = (0..m.len()).collect();
+        if !alone.sat(false, &every, usize::MAX)? {
+            return Err(EngineError::Internal(
+                "a conflict blamed on the announcement does not need it".into(),
+            ));
+        }
+        Ok(Some(m))
     }
 }
 

@@ -145,8 +145,8 @@ impl LocalEngine {
                 if let Some(&i) = self.by_id.get(&spec.id)
                     && let Some(Some(b)) = self.specs.get_mut(i)
                 {
-                    b.step = b.step.max(spec.step);
-                    b.confidence = b.confidence.max(spec.confidence);
+                    b.step = spec.step;
+                    b.confidence = spec.confidence;
                 }
             }
             Added::New => {
