@@ -7,7 +7,6 @@ use std::time::Duration;
 use crate::logic::engine::{BeliefSpec, Outcome};
 use crate::logic::formula::Formula;
 use crate::logic::print::normalized;
-use crate::logic::revise::Revision;
 use crate::sanitize::sanitize;
 
 use super::layer::{self, HandEntry, HandOp};
@@ -61,32 +60,12 @@ pub(crate) fn announce(r: &mut Repl, cmd: &Command) -> Result<Reply, ReplError> 
         .step(r.step);
     let source = source.clone().unwrap_or_else(|| "user".to_string());
     let policy = r.policy;
-    let state = r.state_mut()?;
-    // Policies repair the conflict an announcement creates; on a Σ that is inconsistent
-    // already none of them is defined (seed 003 assumes B_{t-1} ∪ R satisfiable), and the
-    // new formula must not be blamed for a conflict it is not part of.
-    let prior = state.consistent().map_err(|e| engine_error(name, e))?;
-    let rev = if prior.consistent {
-        state
-            .announce(spec.clone(), policy)
-            .map_err(|e| engine_error(name, e))?
-    } else {
-        let outcome = state
-            .check(&spec.formula, None)
-            .map_err(|e| engine_error(name, e))?
-            .theta;
-        Revision {
-            policy,
-            outcome,
-            applied: policy != crate::logic::revise::Policy::Reject,
-            added: None,
-            retracted: Vec::new(),
-            conflict: Vec::new(),
-            fallback: false,
-            norm_violation: Vec::new(),
-            sigma_inconsistent: true,
-        }
-    };
+    // The engine decides everything, an already inconsistent Σ included (no policy runs
+    // then, and φ is not blamed: `Revision::prior_conflict`).
+    let rev = r
+        .state_mut()?
+        .announce(spec.clone(), policy)
+        .map_err(|e| engine_error(name, e))?;
     r.layer.push(HandEntry {
         op: HandOp::Announce { spec, source },
         policy,
@@ -105,10 +84,10 @@ pub(crate) fn announce(r: &mut Repl, cmd: &Command) -> Result<Reply, ReplError> 
         policy,
         fallback: rev.fallback,
         norm_violation: rev.norm_violation,
-        prior_conflict: if prior.consistent {
-            Vec::new()
+        prior_conflict: if rev.sigma_was_inconsistent {
+            rev.prior_conflict
         } else {
-            prior.conflict
+            Vec::new()
         },
     })
 }
@@ -178,16 +157,38 @@ pub(crate) fn why(r: &mut Repl, cmd: &Command) -> Result<Reply, ReplError> {
 pub(crate) fn whynot(r: &mut Repl, cmd: &Command) -> Result<Reply, ReplError> {
     let name = cmd.name();
     let f = parse_arg(name, formula_arg(cmd)?)?;
-    let w = r
-        .state_mut()?
-        .whynot(&f)
-        .map_err(|e| engine_error(name, e))?;
+    let state = r.state_mut()?;
+    let w = state.whynot(&f).map_err(|e| engine_error(name, e))?;
+    let Some(model) = w.countermodel else {
+        return Ok(Reply::WhyNot { countermodel: None });
+    };
+    // Any model of Σ ∧ ¬φ is a countermodel, and which one the solver finds depends on what
+    // it was asked before. The answer must depend on Σ and φ alone, so the one shown is the
+    // least in a fixed order: atoms by name, each false when Σ ∧ ¬φ allows it given the ones
+    // before (one satisfiability question per atom).
+    let mut atoms: Vec<(String, crate::logic::formula::Atom)> =
+        model.into_iter().map(|(a, _)| (atom_text(&a), a)).collect();
+    atoms.sort_by(|x, y| x.0.cmp(&y.0));
+    let mut fixed = vec![Formula::Not(Box::new(f))];
+    let mut out = std::collections::BTreeMap::new();
+    for (text, atom) in atoms {
+        let atom = Formula::Atom(atom);
+        let mut try_false = fixed.clone();
+        try_false.push(Formula::Not(Box::new(atom.clone())));
+        let theta = state
+            .check(&Formula::And(try_false.clone()), None)
+            .map_err(|e| engine_error(name, e))?
+            .theta;
+        let value = theta == Outcome::Contradiction;
+        if value {
+            fixed.push(atom);
+        } else {
+            fixed = try_false;
+        }
+        out.insert(text, value);
+    }
     Ok(Reply::WhyNot {
-        countermodel: w.countermodel.map(|m| {
-            m.into_iter()
-                .map(|(atom, v)| (atom_text(&atom), v))
-                .collect()
-        }),
+        countermodel: Some(out),
     })
 }
 
