@@ -694,6 +694,9 @@ fn recomputed_cell(app: &App, th: &Theme, pos: u32) -> Cell<'static> {
         Some(v) => match v.agrees {
             Some(false) => Cell::from(Span::styled(format!("≠ {}", v.outcome), th.error)),
             Some(true) => Cell::from(Span::styled(format!("= {}", v.outcome), th.ok)),
+            None if v.outcome == super::recompute::NOT_CHECKABLE => {
+                Cell::from(Span::styled(format!("? {}", v.outcome), th.warn))
+            }
             None => Cell::from(Line::from(spans(&v.outcome, th.dim, th.marker))),
         },
         None if app.recomputing => Cell::from(Span::styled("…", th.dim)),
