@@ -748,7 +748,7 @@ fn retract(f: &mut Frame, app: &mut App, area: Rect) {
                     th.text,
                     th.marker,
                 ));
-                if ev.extra.get("fallback").and_then(|x| x.as_bool()) == Some(true) {
+                if ev.extra.value("fallback").and_then(|x| x.as_bool()) == Some(true) {
                     v.push(Span::styled(" fallback", th.warn));
                 }
                 // The model links each revise to the retracts that carried it out: what it
@@ -1136,11 +1136,8 @@ pub fn detail_lines(app: &mut App, pos: u32) -> Vec<Line<'static>> {
         out.push(Line::from(l));
     }
     out.push(Line::from(Span::styled("raw event", th.dim)));
-    let raw = ev.to_json_line();
-    let pretty = serde_json::from_str::<serde_json::Value>(&raw)
-        .ok()
-        .and_then(|v| serde_json::to_string_pretty(&v).ok())
-        .unwrap_or(raw);
+    // Laid out token by token: fields in line order, numbers exactly as written.
+    let pretty = crate::trace::event::pretty_json(&ev.to_json_line());
     match app.hl.get(Lang::Json, &pretty, &th.syntax, th.marker) {
         Some(l) => out.extend(l.iter().cloned()),
         None => out.extend(text_lines(&pretty, th.text, th.marker)),
