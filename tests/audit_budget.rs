@@ -93,7 +93,12 @@ fn a_timeout_is_never_a_verdict() {
         assert_eq!(codes_at(&r, step), [Code::NotCheckable], "step {step}");
     }
     // After the retraction Σ is empty again and the claim is checked (and wrong).
-    assert_eq!(codes_at(&r, 6), [Code::ClaimedOutcomeMismatch]);
+    assert_eq!(
+        codes_at(&r, 6),
+        [Code::ClaimedOutcomeMismatch],
+        "{:#?}",
+        r.findings
+    );
     assert!(
         !r.findings.iter().any(|f| matches!(
             f.code,
@@ -138,4 +143,82 @@ fn the_json_report_counts_what_was_not_checkable() {
                 .is_some_and(|m| m.contains("end of the session"))),
         "{findings:#?}"
     );
+}
+
+fn audit_capped(text: &str, formula_cap: usize, state_cap: usize) -> Report {
+    let model = Model::from_bytes("t.jsonl", text.as_bytes());
+    let opts = AuditOptions {
+        recompute: RecomputeOptions {
+            formula_cap,
+            state_cap,
+            ..RecomputeOptions::default()
+        },
+        ..AuditOptions::default()
+    };
+    audit(&model, &opts)
+}
+
+fn wide(prefix: &str, n: usize) -> String {
+    (0..n)
+        .map(|i| format!("{prefix}{i}"))
+        .collect::<Vec<_>>()
+        .join(" | ")
+}
+
+/// D52: a formula over the per-formula cap is refused before it is encoded; the claims about
+/// a Σ that holds it are not checkable (and say which belief is to blame), and once it is
+/// retracted the audit checks again.
+#[test]
+fn a_formula_over_the_cap_is_not_checkable_and_the_audit_goes_on() {
+    let text = lines(&[
+        json!({"kind": "announce", "id": "a", "formula": "a"}),
+        json!({"kind": "announce", "id": "big", "formula": wide("w", 400)}),
+        json!({"kind": "verify", "formula": "a", "outcome": "entailed"}),
+        json!({"kind": "retract", "target": "big"}),
+        json!({"kind": "verify", "formula": "a", "outcome": "entailed"}),
+        json!({"kind": "verify", "formula": "!a", "outcome": "newinfo"}),
+    ]);
+    let r = audit_capped(&text, 300, 1_000_000);
+    let at = |step: u32| r.findings.iter().filter(move |f| f.step == Some(step));
+    let big: Vec<_> = at(2).collect();
+    assert_eq!(big.len(), 1, "{big:#?}");
+    assert_eq!(big[0].code, Code::NotCheckable);
+    assert_eq!(big[0].evidence["cause"], json!("too-large"));
+    let after: Vec<_> = at(3).collect();
+    assert_eq!(after.len(), 1, "{after:#?}");
+    assert_eq!(after[0].evidence["cause"], json!("sigma-incomplete"));
+    assert!(after[0].message.contains("big"), "{}", after[0].message);
+    assert_eq!(r.recomputed, 2);
+    assert_eq!(r.not_checkable, 1);
+    assert_eq!(codes_at(&r, 5), []);
+    assert_eq!(
+        codes_at(&r, 6),
+        [Code::ClaimedOutcomeMismatch],
+        "{:#?}",
+        r.findings
+    );
+    // The same trace under the default caps is checked throughout.
+    let r = audit_capped(&text, 1_000_000, 1_000_000);
+    assert_eq!(r.recomputed, 3);
+    assert!(!r.findings.iter().any(|f| f.code == Code::NotCheckable));
+}
+
+/// D52: formulas that fit one by one but not together: the state cap refuses the one that
+/// would overflow it, and the rest of the session is not checkable while it is held.
+#[test]
+fn the_state_cap_refuses_the_formula_that_overflows_it() {
+    let text = lines(&[
+        json!({"kind": "announce", "id": "b1", "formula": wide("x", 200)}),
+        json!({"kind": "announce", "id": "b2", "formula": wide("y", 200)}),
+        json!({"kind": "announce", "id": "b3", "formula": wide("z", 200)}),
+        json!({"kind": "verify", "formula": "x0", "outcome": "newinfo"}),
+    ]);
+    let r = audit_capped(&text, 1000, 700);
+    assert_eq!(codes_at(&r, 1), [], "{:#?}", r.findings);
+    assert_eq!(codes_at(&r, 2), []);
+    let third: Vec<_> = r.findings.iter().filter(|f| f.step == Some(3)).collect();
+    assert_eq!(third.len(), 1, "{third:#?}");
+    assert_eq!(third[0].evidence["cause"], json!("too-large"));
+    assert_eq!(codes_at(&r, 4), [Code::NotCheckable, Code::NotCheckable]);
+    assert_eq!(r.not_checkable, 1);
 }

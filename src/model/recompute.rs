@@ -31,7 +31,10 @@ use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::time::Duration;
 
-use crate::logic::engine::{BeliefSpec, EngineError, Entails, Limits, Outcome, Role as EngineRole};
+use crate::logic::engine::{
+    BeliefSpec, EngineError, Entails, Limits, MAX_FORMULA_SIZE, MAX_STATE_SIZE, Outcome,
+    Role as EngineRole,
+};
 use crate::logic::formula::Formula;
 use crate::logic::ground::{self, DEFAULT_INSTANCE_CAP};
 use crate::logic::parse::parse;
@@ -50,6 +53,13 @@ pub struct RecomputeOptions {
     pub timeout: Duration,
     /// The cap on quantifier instances per formula (see [`crate::logic::ground`]).
     pub instance_cap: u64,
+    /// The cap on the SAT variables, and on the clauses, one formula may add
+    /// ([`Limits::max_formula_vars`]); a belief over it is not held by the solver, and every
+    /// claim about a Σ holding it is [`Unknown::Incomplete`].
+    pub formula_cap: usize,
+    /// The cap on the SAT variables, and on the clauses, of the whole belief state
+    /// ([`Limits::max_vars`]).
+    pub state_cap: usize,
     /// Also answer the questions the audit asks beyond the claims themselves (see
     /// [`AuditQuestions`]); `None` for the plain recomputation. On by default: the answers
     /// that are minimal sets (conflicts, supports) are one valid choice among several, and
@@ -58,11 +68,27 @@ pub struct RecomputeOptions {
     pub audit: Option<AuditQuestions>,
 }
 
+impl RecomputeOptions {
+    /// The engine limits these options set.
+    pub fn limits(&self) -> Limits {
+        Limits {
+            timeout: self.timeout,
+            max_vars: self.state_cap,
+            max_clauses: self.state_cap,
+            max_formula_vars: self.formula_cap,
+            max_formula_clauses: self.formula_cap,
+            ..Limits::default()
+        }
+    }
+}
+
 impl Default for RecomputeOptions {
     fn default() -> Self {
         RecomputeOptions {
             timeout: Duration::from_secs(10),
             instance_cap: DEFAULT_INSTANCE_CAP,
+            formula_cap: MAX_FORMULA_SIZE,
+            state_cap: MAX_STATE_SIZE,
             audit: Some(AuditQuestions::default()),
         }
     }
@@ -811,10 +837,7 @@ fn walk(tl: &Timeline, log: &TraceLog, opts: &RecomputeOptions) -> Recomputed {
         session: tl.name().to_string(),
         ..Recomputed::default()
     };
-    let limits = Limits {
-        timeout: opts.timeout,
-        ..Limits::default()
-    };
+    let limits = opts.limits();
     let engine = LocalEngine::with_limits(limits);
     let mut m = Mirror {
         engine,

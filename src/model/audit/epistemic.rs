@@ -683,10 +683,17 @@ fn contradictions(cx: &mut Cx<'_>) {
     }
     // The recomputation asked the same question at the end of its walk: when it could not
     // decide it, a probe would spend the same budget on it again.
-    let at_end = match (known, &rc.end) {
+    let mut at_end = match (known, &rc.end) {
         (None, Some(Err(e))) if e.not_checkable() => Err(e.to_string()),
         _ => consistent_at(known, end),
     };
+    // A probe stops at the first belief it cannot hold, even once that belief is retracted;
+    // the recomputation's own answer at the end is then the one to use.
+    let mut end_conflict = None;
+    if let (Err(_), Some(Ok((c, conflict)))) = (&at_end, &rc.end) {
+        at_end = Ok(*c);
+        end_conflict = Some(conflict.clone());
+    }
     if let Err(e) = &at_end {
         let pos = tl.event_pos_at(end).unwrap_or(0);
         let cause = match &rc.end {
@@ -706,6 +713,7 @@ fn contradictions(cx: &mut Cx<'_>) {
         // A known inconsistency has its conflict recorded; one found by the probe (after
         // retractions) is extracted now.
         let conflict = match (known, &rc.end, probe.as_mut()) {
+            _ if end_conflict.is_some() => end_conflict.unwrap_or_default(),
             (None, Some(end), _) if after_retract.get().is_some() => {
                 end.clone().map(|c| c.1).unwrap_or(last_conflict)
             }
