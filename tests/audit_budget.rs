@@ -222,3 +222,30 @@ fn the_state_cap_refuses_the_formula_that_overflows_it() {
     assert_eq!(codes_at(&r, 4), [Code::NotCheckable, Code::NotCheckable]);
     assert_eq!(r.not_checkable, 1);
 }
+
+/// A Σ that is inconsistent without the belief over the cap is inconsistent with it: that
+/// much is still an answer, and the claims it decides are checked.
+#[test]
+fn an_inconsistency_outlives_a_belief_over_the_cap() {
+    let text = lines(&[
+        json!({"kind": "announce", "id": "a", "formula": "a"}),
+        json!({"kind": "announce", "id": "na", "formula": "!a"}),
+        json!({"kind": "announce", "id": "big", "formula": wide("w", 400)}),
+        json!({"kind": "verify", "formula": "b", "outcome": "newinfo"}),
+    ]);
+    let r = audit_capped(&text, 300, 1_000_000);
+    assert_eq!(
+        codes_at(&r, 2),
+        [Code::UnhandledContradiction],
+        "{:#?}",
+        r.findings
+    );
+    let big: Vec<_> = r.findings.iter().filter(|f| f.step == Some(3)).collect();
+    assert_eq!(big.len(), 1, "{big:#?}");
+    assert_eq!(big[0].evidence["cause"], json!("too-large"));
+    assert_eq!(
+        codes_at(&r, 4),
+        [Code::ClaimedOutcomeMismatch, Code::InconsistentSigma]
+    );
+    assert_eq!(r.recomputed, 1);
+}

@@ -552,12 +552,14 @@ impl Mirror {
         let id = spec.id.clone();
         let r = self.try_add(spec, raw);
         if let Err(e) = &r {
-            // A replaced belief the engine still holds must go too.
+            // A replaced belief the engine still holds must go too; otherwise the engine's
+            // beliefs are unchanged, and an inconsistency among them is still Σ's.
             if self.engine.belief(&id).is_some() {
                 let _ = self.engine.retract(&id);
+                self.forget();
             }
             self.remove(&id);
-            self.forget();
+            self.sat_unknown = None;
             self.missing.insert(id, e.clone());
         }
         r
@@ -651,7 +653,19 @@ impl Mirror {
 
     /// Whether Σ is satisfiable (one solve at most, no conflict computed).
     fn sat(&mut self) -> Result<bool, Unknown> {
-        self.whole()?;
+        // With beliefs missing, the engine holds a subset of Σ: its inconsistency is Σ's, its
+        // consistency says nothing about Σ.
+        match self.sat_held() {
+            Ok(false) => Ok(false),
+            r => {
+                self.whole()?;
+                r
+            }
+        }
+    }
+
+    /// Whether the beliefs the engine holds are satisfiable.
+    fn sat_held(&mut self) -> Result<bool, Unknown> {
         self.sync_active()?;
         if let Some(k) = self.known_sat {
             return Ok(k);
@@ -696,8 +710,9 @@ impl Mirror {
             .collect()
     }
 
+    /// Θ(Σ, Δ). With beliefs missing only a contradiction is an answer: Σ ∧ Δ contains the
+    /// held part of Σ ∧ Δ.
     fn gate(&mut self, f: &Formula, because: &[Text]) -> Result<Gate, Unknown> {
-        self.whole()?;
         let g = self.prepare(f)?;
         let because: Vec<String> = because.iter().map(|b| b.to_string()).collect();
         if self.known_sat == Some(false) {
@@ -708,8 +723,15 @@ impl Mirror {
             });
         }
         let cited = (!because.is_empty()).then_some(because.as_slice());
-        let c = self.engine.check(&g, cited)?;
+        let c = match self.engine.check(&g, cited) {
+            Ok(c) => c,
+            Err(e) => {
+                self.whole()?;
+                return Err(e.into());
+            }
+        };
         if c.theta != Outcome::Contradiction {
+            self.whole()?;
             // Σ ∧ Δ is satisfiable, so Σ is.
             self.known_sat = Some(true);
         }
@@ -740,6 +762,9 @@ impl Mirror {
     /// remembers decides which solver calls it makes later, and those must not depend on
     /// whether the audit asked.
     fn peek_sat(&mut self) -> Result<bool, Unknown> {
+        if self.known_sat == Some(false) {
+            return Ok(false);
+        }
         self.whole()?;
         if let Some(k) = self.known_sat {
             return Ok(k);
@@ -756,17 +781,22 @@ impl Mirror {
     /// Whether Σ is consistent, with a freshly computed minimal conflict when not (not
     /// remembered, as [`Mirror::peek_sat`]).
     fn peek_consistent(&mut self) -> Result<(bool, Vec<String>), Unknown> {
-        self.whole()?;
         if let Some(e) = &self.sat_unknown {
+            self.whole()?;
             return Err(e.clone());
         }
         if self.known_sat == Some(true) {
+            self.whole()?;
             return Ok((true, Vec::new()));
         }
         if !self.quantified.is_empty() {
             self.sync_active()?;
         }
+        // A conflict among the beliefs the engine holds is a conflict of Σ.
         let c = self.engine.consistent()?;
+        if c.consistent {
+            self.whole()?;
+        }
         Ok((c.consistent, c.conflict))
     }
 
@@ -1058,12 +1088,12 @@ fn walk(tl: &Timeline, log: &TraceLog, opts: &RecomputeOptions) -> Recomputed {
             }
             Body::Query(q) => {
                 let result = parse_formula(&q.formula).and_then(|f| {
-                    m.whole()?;
                     let g = m.prepare(&f)?;
                     if m.known_sat == Some(false) {
                         // Everything follows from an inconsistent Σ (as the engine says).
                         return Ok(Entails::Entailed);
                     }
+                    m.whole()?;
                     Ok(m.engine.entails(&g)?)
                 });
                 out.queries.push(QueryResult {
