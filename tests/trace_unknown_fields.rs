@@ -33,6 +33,13 @@ unsafe impl GlobalAlloc for Counting {
 #[global_allocator]
 static A: Counting = Counting;
 
+/// The counters see every thread: the tests of this file run one at a time.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 fn parse(text: &str) -> Vec<Event> {
     let mut r = Reader::new("t.jsonl", ReaderConfig::default());
     let mut out = Vec::new();
@@ -52,6 +59,7 @@ fn parse(text: &str) -> Vec<Event> {
 /// line the fast path declines: here a `meta` nested deeper than it takes) agree.
 #[test]
 fn unknown_fields_are_kept_verbatim() {
+    let _one = serial();
     let deep = format!("{}1{}", "[".repeat(80), "]".repeat(80));
     for meta in ["{}".to_string(), deep] {
         let line = format!(
@@ -90,6 +98,7 @@ fn unknown_fields_are_kept_verbatim() {
 /// sixteen times the text).
 #[test]
 fn unknown_fields_cost_their_text_not_a_tree() {
+    let _one = serial();
     let list = format!("[{}0]", "0,".repeat(512 * 1024));
     let mut text = String::new();
     for i in 0..8 {
@@ -115,5 +124,46 @@ fn unknown_fields_cost_their_text_not_a_tree() {
     assert!(
         peak < input * 3,
         "peak {peak} bytes for {input} bytes of input"
+    );
+}
+
+fn detail_text(line: &str) -> Vec<String> {
+    use doxascope::tui::app::App;
+    use doxascope::tui::data::Store;
+    use doxascope::tui::theme::Theme;
+    doxascope::tui::highlight::load_now();
+    let mut app = App::new(
+        Store::from_bytes("t.jsonl", format!("{line}\n").as_bytes()),
+        Theme::builtin("light").expect("theme"),
+    );
+    doxascope::tui::ui::detail_lines(&mut app, 0)
+        .iter()
+        .map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect())
+        .collect()
+}
+
+/// The detail pane shows an unknown field's number as written, and lays out at most the
+/// first 64 KiB of a raw event: a 4 MiB list would be two million lines to lay out and
+/// highlight on every frame (the TUI reached 1.4 GB and took a minute to show 6 such lines).
+#[test]
+fn the_detail_pane_shows_raw_events_exactly_and_boundedly() {
+    let _one = serial();
+    let lines =
+        detail_text(r#"{"kind":"thought","text":"t","x_id":123456789012345678901234567890}"#);
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains("\"x_id\": 123456789012345678901234567890")),
+        "{lines:#?}"
+    );
+    let list = format!("[{}0]", "0,".repeat(1 << 20));
+    let lines = detail_text(&format!(
+        r#"{{"kind":"thought","text":"t","x_data":{list}}}"#
+    ));
+    assert!(lines.len() < 40_000, "{} lines", lines.len());
+    let last = lines.last().expect("lines");
+    assert!(
+        last.contains("more bytes of the raw event not shown"),
+        "{last}"
     );
 }
