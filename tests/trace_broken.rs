@@ -104,7 +104,11 @@ fn every_valid_line_around_the_errors_is_kept() {
     assert_eq!(unknown.kind(), None);
     assert_eq!(unknown.kind_name(), "tool_call");
     assert_eq!(
-        unknown.extra.get("tool").and_then(|v| v.as_str()),
+        unknown
+            .extra
+            .value("tool")
+            .as_ref()
+            .and_then(|v| v.as_str()),
         Some("ping")
     );
     assert_eq!(log.index.unknown_kinds().get("tool_call"), Some(&1));
@@ -123,7 +127,11 @@ fn every_valid_line_around_the_errors_is_kept() {
     assert_eq!(log.events[9].kind(), Some(Kind::Answer));
     assert_eq!(log.events[7].kind(), Some(Kind::Log));
     assert_eq!(
-        log.events[10].extra.get("x_note").and_then(|v| v.as_str()),
+        log.events[10]
+            .extra
+            .value("x_note")
+            .as_ref()
+            .and_then(|v| v.as_str()),
         Some("unknown fields are kept")
     );
     // The final line has no newline and is still read.

@@ -15,10 +15,19 @@
 //! costs nothing (`¬φ` is `!t_φ`), `∨` is encoded as a negated `∧` (De Morgan) so both share
 //! one cache, and constants are folded away.
 //!
+//! Long clauses are cut into chains ([`MAX_CLAUSE`], [`Tseitin::add_chained`]). varisat, like
+//! every MiniSat-style solver, looks for a new watched literal by scanning a clause from its
+//! third literal, so assigning the literals of one n-literal clause false one after another
+//! costs O(n²): a 1,000,000-atom disjunction checked for entailment (its negation assumed,
+//! one atom at a time) ran out of a 10 s budget in that scan alone. Cut into clauses of at
+//! most [`MAX_CLAUSE`] literals linked by fresh variables (`l₁ ∨ … ∨ l₆₃ ∨ y₁`,
+//! `¬y₁ ∨ l₆₄ ∨ … ∨ y₂`, …), every scan is short. The chain is a conservative extension of
+//! the clause (a model of it sets the `y`s to "the rest of the clause is still needed"), so
+//! it can stand wherever the clause stood, as a definition or as a guarded belief.
+//!
 //! Quantifiers are not encoded here: formulas are grounded first (`logic::ground`).
 
-use std::collections::HashMap;
-
+use hashbrown::HashMap;
 use varisat::{Lit, Var};
 
 use crate::logic::formula::{Atom, Formula};
@@ -59,6 +68,20 @@ enum Gate {
     Iff(Lit, Lit),
 }
 
+/// The longest clause handed to a solver; longer ones become chains (see the module docs).
+pub const MAX_CLAUSE: usize = 64;
+
+/// How many extra variables (and as many extra clauses) chaining a clause of `len` literals
+/// costs.
+pub fn chain_links(len: usize) -> usize {
+    if len <= MAX_CLAUSE {
+        0
+    } else {
+        // Each link carries MAX_CLAUSE - 2 literals of the clause besides its two links.
+        (len - 2).div_ceil(MAX_CLAUSE - 2)
+    }
+}
+
 /// An upper bound on what encoding a formula can add, computed before encoding so that caps
 /// can refuse a formula before anything reaches the solver.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -84,7 +107,9 @@ pub fn size_bound(f: &Formula) -> SizeBound {
             Formula::True | Formula::False | Formula::Atom(_) => {}
             Formula::Not(a) => stack.push(a),
             Formula::And(cs) | Formula::Or(cs) => {
-                bound.clauses += cs.len() + 1;
+                let links = chain_links(cs.len() + 1);
+                bound.clauses += cs.len() + 1 + links;
+                bound.vars += links;
                 stack.extend(cs.iter());
             }
             Formula::Implies(a, b) => {
@@ -152,6 +177,35 @@ impl Tseitin {
         self.atoms.iter().map(|(a, v)| (a, *v))
     }
 
+    /// Adds `clause` to `sink`, cut into a chain of clauses of at most [`MAX_CLAUSE`]
+    /// literals linked by fresh variables when it is longer (see the module docs).
+    pub fn add_chained(&mut self, clause: &[Lit], sink: &mut impl ClauseSink) {
+        if clause.len() <= MAX_CLAUSE {
+            sink.add_clause(clause);
+            return;
+        }
+        let mut rest = clause;
+        let mut link: Option<Lit> = None;
+        let mut buf = Vec::with_capacity(MAX_CLAUSE);
+        loop {
+            buf.clear();
+            buf.extend(link.map(|y| !y));
+            let room = MAX_CLAUSE - buf.len();
+            if rest.len() <= room {
+                buf.extend_from_slice(rest);
+                sink.add_clause(&buf);
+                return;
+            }
+            let (head, tail) = rest.split_at(room - 1);
+            buf.extend_from_slice(head);
+            let y = self.fresh_var().positive();
+            buf.push(y);
+            sink.add_clause(&buf);
+            link = Some(y);
+            rest = tail;
+        }
+    }
+
     fn constant(&mut self, value: bool, sink: &mut impl ClauseSink) -> Lit {
         let t = match self.true_lit {
             Some(t) => t,
@@ -208,7 +262,7 @@ impl Tseitin {
             sink.add_clause(&[!x, l]);
             long.push(!l);
         }
-        sink.add_clause(&long);
+        self.add_chained(&long, sink);
         self.gates.insert(key, x);
         x
     }
@@ -387,6 +441,54 @@ mod tests {
             )
             .unwrap();
         assert_eq!(a, c);
+    }
+
+    /// Gates wider than [`MAX_CLAUSE`] are chained; the encoding still agrees with the
+    /// formula on every assignment (a wide disjunction and its negation, over distinct
+    /// subformulas so that nothing collapses), and every clause is short.
+    #[test]
+    fn chained_wide_gates_agree_with_evaluation() {
+        use crate::logic::solver::{Sat, Stop};
+        let n = 12;
+        let mut terms = Vec::new();
+        for i in 0..n {
+            for j in 0..n {
+                if i != j {
+                    let nj = Formula::Not(Box::new(p(&format!("a{j}"))));
+                    terms.push(Formula::And(vec![p(&format!("a{i}")), nj]));
+                }
+            }
+        }
+        assert!(terms.len() > 2 * MAX_CLAUSE);
+        let wide = Formula::Or(terms);
+        for f in [wide.clone(), Formula::Not(Box::new(wide))] {
+            let mut enc = Tseitin::new();
+            let mut cls: Vec<Vec<Lit>> = Vec::new();
+            let t = enc.encode(&f, &mut cls).unwrap();
+            assert!(cls.iter().all(|c| c.len() <= MAX_CLAUSE));
+            let b = size_bound(&f);
+            assert!(enc.num_vars() <= b.vars && cls.len() <= b.clauses);
+            let mut sat = Sat::new(Stop::new());
+            for c in &cls {
+                sat.add_clause(c);
+            }
+            let vars: Vec<Var> = (0..n)
+                .map(|i| enc.atom_var(&Atom::Prop(format!("a{i}"))).unwrap())
+                .collect();
+            for bits in 0u32..1 << n {
+                let value = |i: usize| bits >> i & 1 == 1;
+                let mut assume: Vec<Lit> = (0..n).map(|i| vars[i].lit(value(i))).collect();
+                let want = eval(&f, &mut |a| match a {
+                    Atom::Prop(s) => value(s[1..].parse::<usize>().unwrap()),
+                    _ => false,
+                })
+                .unwrap();
+                assume.push(t);
+                assert_eq!(sat.solve(&assume).unwrap(), want, "{bits:b}");
+                *assume.last_mut().unwrap() = !t;
+                assert_eq!(sat.solve(&assume).unwrap(), !want, "{bits:b}");
+            }
+        }
     }
 
     #[test]

@@ -165,24 +165,41 @@ impl BeliefSpec {
     }
 }
 
-/// Caps and the per-request timeout.
+/// Caps and the per-request timeout. The caps are checked against an upper bound of what
+/// encoding a formula adds ([`cnf::size_bound`]), before anything is encoded, so a formula
+/// over a cap costs no solver memory (`docs/reliability.md`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
     /// Maximum number of SAT variables in one state.
     pub max_vars: usize,
     /// Maximum number of clauses in one state.
     pub max_clauses: usize,
+    /// Maximum number of SAT variables one formula may add.
+    pub max_formula_vars: usize,
+    /// Maximum number of clauses one formula may add.
+    pub max_formula_clauses: usize,
     /// How long a caller waits for any one request.
     pub timeout: Duration,
     /// Maximum quantifier instances when grounding one formula.
     pub ground_cap: u64,
 }
 
+/// The default cap on the variables, and on the clauses, one formula may add: a little over
+/// what a conjunction or disjunction of 1,000,000 atoms, or a CNF of 200,000 three-literal
+/// clauses, needs.
+pub const MAX_FORMULA_SIZE: usize = 2_500_000;
+
+/// The default cap on the variables, and on the clauses, of one state (every formula encoded
+/// into it since it was created or last rebuilt, queries included).
+pub const MAX_STATE_SIZE: usize = 5_000_000;
+
 impl Default for Limits {
     fn default() -> Self {
         Limits {
-            max_vars: 4_000_000,
-            max_clauses: 16_000_000,
+            max_vars: MAX_STATE_SIZE,
+            max_clauses: MAX_STATE_SIZE,
+            max_formula_vars: MAX_FORMULA_SIZE,
+            max_formula_clauses: MAX_FORMULA_SIZE,
             timeout: Duration::from_secs(10),
             ground_cap: ground::DEFAULT_INSTANCE_CAP,
         }
@@ -199,7 +216,8 @@ pub enum EngineError {
     Crashed,
     /// Adding the formula would exceed a cap.
     TooLarge {
-        /// `"variables"` or `"clauses"`.
+        /// `"variables"` or `"clauses"` (of the state), or `"variables in one formula"` or
+        /// `"clauses in one formula"`.
         what: &'static str,
         /// The count the state would reach.
         needed: usize,
@@ -602,6 +620,20 @@ impl State {
         if let Formula::And(cs) = f {
             bound.clauses += cs.len();
         }
+        if bound.vars > self.limits.max_formula_vars {
+            return Err(EngineError::TooLarge {
+                what: "variables in one formula",
+                needed: bound.vars,
+                cap: self.limits.max_formula_vars,
+            });
+        }
+        if bound.clauses > self.limits.max_formula_clauses {
+            return Err(EngineError::TooLarge {
+                what: "clauses in one formula",
+                needed: bound.clauses,
+                cap: self.limits.max_formula_clauses,
+            });
+        }
         let vars = self.enc.num_vars() + bound.vars;
         if vars > self.limits.max_vars {
             return Err(EngineError::TooLarge {
@@ -902,6 +934,20 @@ impl State {
     }
 
     fn push(&mut self, e: Entry) {
+        let (Entry::Both(c) | Entry::Guard(c) | Entry::Snap(c, _)) = &e;
+        if c.len() > cnf::MAX_CLAUSE {
+            // A long clause is cut into a chain (see `cnf::MAX_CLAUSE`).
+            let mut parts: Vec<Vec<Lit>> = Vec::new();
+            self.enc.add_chained(c, &mut parts);
+            for p in parts {
+                self.push(match &e {
+                    Entry::Both(_) => Entry::Both(p),
+                    Entry::Guard(_) => Entry::Guard(p),
+                    Entry::Snap(_, b) => Entry::Snap(p, *b),
+                });
+            }
+            return;
+        }
         self.clauses += 1;
         match &e {
             Entry::Both(c) => {

@@ -363,6 +363,11 @@ pub struct Report {
     pub verifies: u64,
     /// Of those, how many were recomputed.
     pub recomputed: u64,
+    /// Of those, how many could not be recomputed within the solver's budget (a timeout, a
+    /// formula over a cap, a Σ the solver could not hold): each is a `not-checkable`
+    /// finding, never a verdict. The rest of the not-recomputed ones have no formula that
+    /// parses (a `parse-error`).
+    pub not_checkable: u64,
     /// The policy revisions were re-run with, when one was chosen.
     pub policy: Option<Policy>,
 }
@@ -410,6 +415,7 @@ impl Report {
             "sessions": self.sessions.iter().map(|s| json!({"name": s.name, "events": s.events})).collect::<Vec<_>>(),
             "verifies": self.verifies,
             "recomputed": self.recomputed,
+            "not_checkable": self.not_checkable,
             "policy": self.policy.map(|p| p.as_str()),
         })
     }
@@ -499,6 +505,7 @@ struct SessionAudit {
     matrix: Matrix,
     verifies: u64,
     recomputed: u64,
+    not_checkable: u64,
     summary: SessionSummary,
 }
 
@@ -542,6 +549,11 @@ fn audit_session(
         matrix: cx.matrix,
         verifies: rc.verifies.len() as u64,
         recomputed: rc.verifies.iter().filter(|v| v.result.is_ok()).count() as u64,
+        not_checkable: rc
+            .verifies
+            .iter()
+            .filter(|v| v.result.as_ref().is_err_and(|e| e.not_checkable()))
+            .count() as u64,
         summary: SessionSummary {
             name: tl.name().to_string(),
             events: tl.len(),
@@ -568,6 +580,7 @@ fn audit_sessions(model: &Model, opts: &AuditOptions, recomputed: &[Recomputed])
         sessions: Vec::new(),
         verifies: 0,
         recomputed: 0,
+        not_checkable: 0,
         policy: opts.policy,
     };
     // Sessions are independent: audit them on as many threads as there are cores (each
@@ -610,6 +623,7 @@ fn audit_sessions(model: &Model, opts: &AuditOptions, recomputed: &[Recomputed])
         report.matrix.merge(&a.matrix);
         report.verifies += a.verifies;
         report.recomputed += a.recomputed;
+        report.not_checkable += a.not_checkable;
         report.sessions.push(a.summary);
     }
     input::reader_problems(model, &mut report);

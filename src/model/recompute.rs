@@ -31,7 +31,10 @@ use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::time::Duration;
 
-use crate::logic::engine::{BeliefSpec, EngineError, Entails, Limits, Outcome, Role as EngineRole};
+use crate::logic::engine::{
+    BeliefSpec, EngineError, Entails, Limits, MAX_FORMULA_SIZE, MAX_STATE_SIZE, Outcome,
+    Role as EngineRole,
+};
 use crate::logic::formula::Formula;
 use crate::logic::ground::{self, DEFAULT_INSTANCE_CAP};
 use crate::logic::parse::parse;
@@ -50,6 +53,13 @@ pub struct RecomputeOptions {
     pub timeout: Duration,
     /// The cap on quantifier instances per formula (see [`crate::logic::ground`]).
     pub instance_cap: u64,
+    /// The cap on the SAT variables, and on the clauses, one formula may add
+    /// ([`Limits::max_formula_vars`]); a belief over it is not held by the solver, and every
+    /// claim about a Σ holding it is [`Unknown::Incomplete`].
+    pub formula_cap: usize,
+    /// The cap on the SAT variables, and on the clauses, of the whole belief state
+    /// ([`Limits::max_vars`]).
+    pub state_cap: usize,
     /// Also answer the questions the audit asks beyond the claims themselves (see
     /// [`AuditQuestions`]); `None` for the plain recomputation. On by default: the answers
     /// that are minimal sets (conflicts, supports) are one valid choice among several, and
@@ -58,11 +68,27 @@ pub struct RecomputeOptions {
     pub audit: Option<AuditQuestions>,
 }
 
+impl RecomputeOptions {
+    /// The engine limits these options set.
+    pub fn limits(&self) -> Limits {
+        Limits {
+            timeout: self.timeout,
+            max_vars: self.state_cap,
+            max_clauses: self.state_cap,
+            max_formula_vars: self.formula_cap,
+            max_formula_clauses: self.formula_cap,
+            ..Limits::default()
+        }
+    }
+}
+
 impl Default for RecomputeOptions {
     fn default() -> Self {
         RecomputeOptions {
             timeout: Duration::from_secs(10),
             instance_cap: DEFAULT_INSTANCE_CAP,
+            formula_cap: MAX_FORMULA_SIZE,
+            state_cap: MAX_STATE_SIZE,
             audit: Some(AuditQuestions::default()),
         }
     }
@@ -107,10 +133,44 @@ pub enum Unknown {
     Ground(String),
     /// The solver did not answer in time.
     Timeout,
-    /// Any other engine failure (too large, internal).
+    /// A formula exceeds the variable or clause cap (checked before it is encoded).
+    TooLarge(String),
+    /// Σ holds a belief the solver could not take in (too large, not groundable), so no
+    /// answer about Σ can be trusted until it is retracted.
+    Incomplete {
+        /// The belief id.
+        id: String,
+        /// Why the solver does not hold it.
+        reason: String,
+    },
+    /// Any other engine failure (internal).
     Engine(String),
     /// The event has nothing to check (no formula).
     Nothing,
+}
+
+impl Unknown {
+    /// Whether this is a verdict that exists but was not computed within the solver's
+    /// budget (time or size): the claim it concerns is `not-checkable`, never checked. Parse
+    /// errors and events without a formula are not: they are findings of their own.
+    pub fn not_checkable(&self) -> bool {
+        !matches!(self, Unknown::Parse { .. } | Unknown::Nothing)
+    }
+
+    /// A stable short name of the cause, for `audit --json` (`evidence.cause` of a
+    /// `not-checkable` finding): `timeout`, `too-large`, `ground-cap`, `sigma-incomplete`,
+    /// `engine`, `parse`, `nothing`.
+    pub fn cause(&self) -> &'static str {
+        match self {
+            Unknown::Parse { .. } => "parse",
+            Unknown::Ground(_) => "ground-cap",
+            Unknown::Timeout => "timeout",
+            Unknown::TooLarge(_) => "too-large",
+            Unknown::Incomplete { .. } => "sigma-incomplete",
+            Unknown::Engine(_) => "engine",
+            Unknown::Nothing => "nothing",
+        }
+    }
 }
 
 impl std::fmt::Display for Unknown {
@@ -121,6 +181,11 @@ impl std::fmt::Display for Unknown {
             }
             Unknown::Ground(m) => write!(f, "{m}"),
             Unknown::Timeout => write!(f, "unknown (timeout)"),
+            Unknown::TooLarge(m) => write!(f, "{m}"),
+            Unknown::Incomplete { id, reason } => write!(
+                f,
+                "Σ holds {id}, which the solver could not take in ({reason})"
+            ),
             Unknown::Engine(m) => write!(f, "solver error: {m}"),
             Unknown::Nothing => write!(f, "nothing to check"),
         }
@@ -131,6 +196,8 @@ impl From<EngineError> for Unknown {
     fn from(e: EngineError) -> Self {
         match e {
             EngineError::Timeout => Unknown::Timeout,
+            e @ EngineError::TooLarge { .. } => Unknown::TooLarge(e.to_string()),
+            EngineError::Ground(g) => Unknown::Ground(g.to_string()),
             e => Unknown::Engine(e.to_string()),
         }
     }
@@ -293,8 +360,9 @@ pub struct RetractedCheck {
     /// and membership in *some* minimal conflict other than the one found is not decided.
     pub in_conflict: Option<bool>,
     /// Audit only: when the revision left Σ consistent and the belief was active, whether
-    /// it could be put back alone with Σ staying consistent; `None` when not asked.
-    pub restorable: Option<bool>,
+    /// it could be put back alone with Σ staying consistent (`Err` when the solver could not
+    /// decide it); `None` when not asked.
+    pub restorable: Option<Result<bool, Unknown>>,
 }
 
 /// A `revise` event, recomputed.
@@ -380,6 +448,14 @@ struct Mirror {
     /// A minimal conflicting subset of Σ, computed on demand while Σ is inconsistent. It stays
     /// valid while beliefs are only added and while retractions miss it.
     known_conflict: Option<Vec<String>>,
+    /// Σ's satisfiability ran out of time and Σ has not changed since: asking again would
+    /// spend the same budget for the same non-answer.
+    sat_unknown: Option<Unknown>,
+    /// Beliefs of Σ the engine does not hold (over a cap, not groundable), with the reason.
+    /// While any is active, every answer about Σ is [`Unknown::Incomplete`]: the engine's Σ
+    /// lacks a belief of the trace's, and an answer about the smaller set would be an answer
+    /// about a state the agent was never in.
+    missing: BTreeMap<String, Unknown>,
 }
 
 fn role(r: Role) -> EngineRole {
@@ -457,9 +533,42 @@ impl Mirror {
         self.ground(f, &domain)
     }
 
+    /// Err while Σ holds a belief the engine could not take in.
+    fn whole(&self) -> Result<(), Unknown> {
+        match self.missing.iter().next() {
+            None => Ok(()),
+            Some((id, reason)) => Err(Unknown::Incomplete {
+                id: id.clone(),
+                reason: reason.to_string(),
+            }),
+        }
+    }
+
+    /// Adds a belief to the mirror of Σ; `Ok(true)` when a rule or norm contradicted the hard
+    /// part and was mirrored as retractable. Whatever the engine says, the belief is in Σ
+    /// afterwards: held by the engine, or listed in [`Mirror::missing`] with the reason
+    /// (returned as the `Err`), so that no later answer is about a Σ without it.
     fn add(&mut self, spec: BeliefSpec, raw: &Formula) -> Result<bool, Unknown> {
         let id = spec.id.clone();
-        let replaces = self.engine.belief(&id).is_some();
+        let r = self.try_add(spec, raw);
+        if let Err(e) = &r {
+            // A replaced belief the engine still holds must go too; otherwise the engine's
+            // beliefs are unchanged, and an inconsistency among them is still Σ's.
+            if self.engine.belief(&id).is_some() {
+                let _ = self.engine.retract(&id);
+                self.forget();
+            }
+            self.remove(&id);
+            self.sat_unknown = None;
+            self.missing.insert(id, e.clone());
+        }
+        r
+    }
+
+    fn try_add(&mut self, spec: BeliefSpec, raw: &Formula) -> Result<bool, Unknown> {
+        let id = spec.id.clone();
+        let replaces = self.engine.belief(&id).is_some() || self.missing.remove(&id).is_some();
+        self.sat_unknown = None;
         self.remove(&id);
         if replaces {
             self.forget();
@@ -483,6 +592,12 @@ impl Mirror {
                 hard_conflict = true;
                 spec.role = EngineRole::Assumption;
                 self.engine.add(spec.clone())?;
+            }
+            // Only a rule or norm is solved for when added (against the hard part): the
+            // trace says it joined Σ, so it joins unchecked, and whether Σ stayed consistent
+            // is asked (and may be unknown) like for any other belief.
+            Err(EngineError::Timeout) => {
+                self.engine.add_unchecked(spec.clone())?;
             }
             Err(e) => return Err(e.into()),
         }
@@ -510,6 +625,10 @@ impl Mirror {
 
     fn retract(&mut self, id: &str) -> Result<bool, Unknown> {
         self.remove(id);
+        self.sat_unknown = None;
+        if self.missing.remove(id).is_some() {
+            self.forget();
+        }
         if self.known_sat == Some(false)
             && self
                 .known_conflict
@@ -524,6 +643,7 @@ impl Mirror {
     fn forget(&mut self) {
         self.known_sat = None;
         self.known_conflict = None;
+        self.sat_unknown = None;
     }
 
     fn sync_active(&mut self) -> Result<(), Unknown> {
@@ -533,13 +653,38 @@ impl Mirror {
 
     /// Whether Σ is satisfiable (one solve at most, no conflict computed).
     fn sat(&mut self) -> Result<bool, Unknown> {
+        // With beliefs missing, the engine holds a subset of Σ: its inconsistency is Σ's, its
+        // consistency says nothing about Σ.
+        match self.sat_held() {
+            Ok(false) => Ok(false),
+            r => {
+                self.whole()?;
+                r
+            }
+        }
+    }
+
+    /// Whether the beliefs the engine holds are satisfiable.
+    fn sat_held(&mut self) -> Result<bool, Unknown> {
         self.sync_active()?;
         if let Some(k) = self.known_sat {
             return Ok(k);
         }
-        let sat = self.engine.check(&Formula::True, None)?.theta != Outcome::Contradiction;
-        self.known_sat = Some(sat);
-        Ok(sat)
+        if let Some(e) = &self.sat_unknown {
+            return Err(e.clone());
+        }
+        match self.engine.check(&Formula::True, None) {
+            Ok(c) => {
+                let sat = c.theta != Outcome::Contradiction;
+                self.known_sat = Some(sat);
+                Ok(sat)
+            }
+            Err(e) => {
+                let e = Unknown::from(e);
+                self.sat_unknown = Some(e.clone());
+                Err(e)
+            }
+        }
     }
 
     /// Whether Σ is consistent, and a minimal conflict when not.
@@ -565,6 +710,8 @@ impl Mirror {
             .collect()
     }
 
+    /// Θ(Σ, Δ). With beliefs missing only a contradiction is an answer: Σ ∧ Δ contains the
+    /// held part of Σ ∧ Δ.
     fn gate(&mut self, f: &Formula, because: &[Text]) -> Result<Gate, Unknown> {
         let g = self.prepare(f)?;
         let because: Vec<String> = because.iter().map(|b| b.to_string()).collect();
@@ -576,8 +723,15 @@ impl Mirror {
             });
         }
         let cited = (!because.is_empty()).then_some(because.as_slice());
-        let c = self.engine.check(&g, cited)?;
+        let c = match self.engine.check(&g, cited) {
+            Ok(c) => c,
+            Err(e) => {
+                self.whole()?;
+                return Err(e.into());
+            }
+        };
         if c.theta != Outcome::Contradiction {
+            self.whole()?;
             // Σ ∧ Δ is satisfiable, so Σ is.
             self.known_sat = Some(true);
         }
@@ -597,6 +751,7 @@ impl Mirror {
     /// there is nothing to ground, and the grounding domain is left alone so that asking
     /// changes nothing the recomputation remembers.
     fn ask<'f>(&mut self, f: &'f Formula) -> Result<Cow<'f, Formula>, Unknown> {
+        self.whole()?;
         if self.quantified.is_empty() && !ground::has_quantifier(f) {
             return Ok(Cow::Borrowed(f));
         }
@@ -607,8 +762,15 @@ impl Mirror {
     /// remembers decides which solver calls it makes later, and those must not depend on
     /// whether the audit asked.
     fn peek_sat(&mut self) -> Result<bool, Unknown> {
+        if self.known_sat == Some(false) {
+            return Ok(false);
+        }
+        self.whole()?;
         if let Some(k) = self.known_sat {
             return Ok(k);
+        }
+        if let Some(e) = &self.sat_unknown {
+            return Err(e.clone());
         }
         if !self.quantified.is_empty() {
             self.sync_active()?;
@@ -619,13 +781,22 @@ impl Mirror {
     /// Whether Σ is consistent, with a freshly computed minimal conflict when not (not
     /// remembered, as [`Mirror::peek_sat`]).
     fn peek_consistent(&mut self) -> Result<(bool, Vec<String>), Unknown> {
+        if let Some(e) = &self.sat_unknown {
+            self.whole()?;
+            return Err(e.clone());
+        }
         if self.known_sat == Some(true) {
+            self.whole()?;
             return Ok((true, Vec::new()));
         }
         if !self.quantified.is_empty() {
             self.sync_active()?;
         }
+        // A conflict among the beliefs the engine holds is a conflict of Σ.
         let c = self.engine.consistent()?;
+        if c.consistent {
+            self.whole()?;
+        }
         Ok((c.consistent, c.conflict))
     }
 
@@ -696,10 +867,7 @@ fn walk(tl: &Timeline, log: &TraceLog, opts: &RecomputeOptions) -> Recomputed {
         session: tl.name().to_string(),
         ..Recomputed::default()
     };
-    let limits = Limits {
-        timeout: opts.timeout,
-        ..Limits::default()
-    };
+    let limits = opts.limits();
     let engine = LocalEngine::with_limits(limits);
     let mut m = Mirror {
         engine,
@@ -710,6 +878,8 @@ fn walk(tl: &Timeline, log: &TraceLog, opts: &RecomputeOptions) -> Recomputed {
         cap: opts.instance_cap,
         known_sat: Some(true),
         known_conflict: None,
+        sat_unknown: None,
+        missing: BTreeMap::new(),
     };
     // Record index by announce event, and record index ended by each event.
     let mut record_of: HashMap<u32, u32> = HashMap::new();
@@ -790,9 +960,12 @@ fn walk(tl: &Timeline, log: &TraceLog, opts: &RecomputeOptions) -> Recomputed {
                             .unwrap_or_else(|_| a.formula.trim().to_string())
                     }),
                 };
+                // Whatever the solver answers (or fails to), the belief joins the mirror of
+                // Σ: a timeout here must not leave later events checked against a Σ without
+                // it. The result is `Err` when any part of it is unknown.
                 let result = parse_formula(&a.formula).and_then(|f| {
-                    let gate = m.gate(&f, &a.because)?;
-                    let consistent_before = m.sat()?;
+                    let gate = m.gate(&f, &a.because);
+                    let consistent_before = m.sat();
                     let c = a.confidence;
                     let conf = if c.is_finite() && c > 0.0 {
                         c.min(1.0)
@@ -803,31 +976,48 @@ fn walk(tl: &Timeline, log: &TraceLog, opts: &RecomputeOptions) -> Recomputed {
                     // A revision this announcement triggers: its policy re-run on Σ now.
                     for &(k, policy) in record.and_then(|r| triggers.get(&r)).into_iter().flatten()
                     {
-                        let revision = consistent_before.then(|| {
-                            let spec = BeliefSpec::new(id.clone(), f.clone())
-                                .role(role(a.role))
-                                .confidence(conf)
-                                .step(step as u64);
-                            m.rerun(spec, policy)
-                        });
+                        let revision = match &consistent_before {
+                            Ok(false) => None,
+                            Ok(true) => {
+                                let spec = BeliefSpec::new(id.clone(), f.clone())
+                                    .role(role(a.role))
+                                    .confidence(conf)
+                                    .step(step as u64);
+                                Some(m.rerun(spec, policy))
+                            }
+                            Err(e) => Some(Err(e.clone())),
+                        };
                         reruns.insert(k, Rerun { policy, revision });
                     }
                     let mut hard_conflict = false;
+                    let mut added = Ok(());
                     if record.is_some() {
                         let spec = BeliefSpec::new(id.clone(), Formula::True)
                             .role(role(a.role))
                             .confidence(conf)
                             .step(step as u64);
-                        let replaces = m.engine.belief(&id).is_some();
-                        hard_conflict = m.add(spec, &f)?;
+                        let replaces =
+                            m.engine.belief(&id).is_some() || m.missing.contains_key(&id);
+                        match m.add(spec, &f) {
+                            Ok(h) => hard_conflict = h,
+                            Err(e) => added = Err(e),
+                        }
                         // Σ ∧ φ was satisfiable, so Σ plus the new belief is consistent; it
                         // was not, so Σ plus the new belief is inconsistent: no solve needed
                         // either way. (Only when nothing was replaced or re-grounded, which
-                        // could change Σ beyond adding φ.)
-                        if !replaces && !hard_conflict && m.quantified.is_empty() {
-                            m.known_sat = Some(gate.theta != Outcome::Contradiction);
+                        // could change Σ beyond adding φ.) When the gate ran out of time, the
+                        // same question would too.
+                        if !replaces && !hard_conflict && added.is_ok() && m.quantified.is_empty() {
+                            match &gate {
+                                Ok(g) => m.known_sat = Some(g.theta != Outcome::Contradiction),
+                                Err(e @ Unknown::Timeout) => m.sat_unknown = Some(e.clone()),
+                                Err(_) => {}
+                            }
                         }
                     }
+                    let gate = gate?;
+                    let consistent_before = consistent_before?;
+                    added?;
                     let consistent_after = m.sat()?;
                     // The conflict is computed when Σ becomes inconsistent; while it stays so,
                     // the one found then is repeated if still valid.
@@ -903,6 +1093,7 @@ fn walk(tl: &Timeline, log: &TraceLog, opts: &RecomputeOptions) -> Recomputed {
                         // Everything follows from an inconsistent Σ (as the engine says).
                         return Ok(Entails::Entailed);
                     }
+                    m.whole()?;
                     Ok(m.engine.entails(&g)?)
                 });
                 out.queries.push(QueryResult {
@@ -979,8 +1170,7 @@ fn walk(tl: &Timeline, log: &TraceLog, opts: &RecomputeOptions) -> Recomputed {
                             .and_then(|&ix| tl.belief(log, ix))
                             .and_then(|v| v.formula().ok());
                         if let Some(f) = formula {
-                            r.restorable =
-                                Some(matches!(m.theta(&f), Ok(o) if o != Outcome::Contradiction));
+                            r.restorable = Some(m.theta(&f).map(|o| o != Outcome::Contradiction));
                         }
                     }
                 }

@@ -18,6 +18,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 /// The string type of event fields: strings up to 24 bytes (ids, sources, most formulas,
@@ -406,26 +407,51 @@ pub struct Event {
     pub extra: Extra,
 }
 
-/// The fields of an event this reader does not know, kept verbatim, in line order. Most events
-/// have none, so this is one pointer (8 bytes, no allocation when empty) rather than a map
-/// (whose first node alone costs hundreds of bytes).
-#[derive(Debug, Clone, Default, PartialEq)]
+/// The fields of an event this reader does not know, in line order, each as the JSON text
+/// it was written with: numbers keep every digit (`123456789012345678901234567890` is not
+/// rounded to an `f64`), and a value costs its own text, never a tree of nodes per element (a
+/// 4 MiB list of numbers would be about 16 times that as a [`Value`]). The text is at most a
+/// line, which the reader caps. Most events have none, so this is one pointer (8 bytes, no
+/// allocation when empty) rather than a map (whose first node alone costs hundreds of bytes).
+///
+/// A field whose name this format version defines for other kinds (a `formula` on a
+/// `session`) is kept as its parsed value written back as JSON.
+#[derive(Debug, Clone, Default)]
 // The box is the point: 8 bytes in every event instead of the 24 of an empty `Vec`.
 #[allow(clippy::box_collection)]
-pub struct Extra(Option<Box<Vec<(String, Value)>>>);
+pub struct Extra(Option<Box<Vec<RawField>>>);
+
+/// One unknown field: its name and its JSON text.
+pub type RawField = (String, Box<RawValue>);
+
+impl PartialEq for Extra {
+    fn eq(&self, other: &Self) -> bool {
+        self.len() == other.len()
+            && self
+                .iter()
+                .zip(other.iter())
+                .all(|((a, x), (b, y))| a == b && x.get() == y.get())
+    }
+}
 
 impl Extra {
-    /// The value of an unknown field.
-    pub fn get(&self, name: &str) -> Option<&Value> {
+    /// The JSON text of an unknown field, as written.
+    pub fn get(&self, name: &str) -> Option<&RawValue> {
         self.iter().find(|(k, _)| *k == name).map(|(_, v)| v)
     }
 
-    /// The unknown fields in line order.
-    pub fn iter(&self) -> impl Iterator<Item = (&str, &Value)> {
+    /// The value of an unknown field, parsed (numbers beyond `u64`/`i64` become `f64`;
+    /// [`Extra::get`] has the exact text).
+    pub fn value(&self, name: &str) -> Option<Value> {
+        serde_json::from_str(self.get(name)?.get()).ok()
+    }
+
+    /// The unknown fields in line order, as written.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &RawValue)> {
         self.0
             .iter()
             .flat_map(|v| v.iter())
-            .map(|(k, v)| (k.as_str(), v))
+            .map(|(k, v)| (k.as_str(), &**v))
     }
 
     /// How many unknown fields there are.
@@ -439,8 +465,8 @@ impl Extra {
     }
 }
 
-impl From<Vec<(String, Value)>> for Extra {
-    fn from(mut v: Vec<(String, Value)>) -> Self {
+impl From<Vec<RawField>> for Extra {
+    fn from(mut v: Vec<RawField>) -> Self {
         if v.is_empty() {
             return Extra(None);
         }
@@ -458,6 +484,67 @@ impl Serialize for Extra {
         }
         m.end()
     }
+}
+
+/// `text` (one JSON value, such as [`Event::to_json_line`] writes) indented by two spaces per
+/// level, in the layout of `serde_json::to_string_pretty`, but token by token: keys stay in
+/// line order and numbers and strings keep their exact text, which a round trip through a
+/// [`Value`] would not (a 30-digit number would become an `f64`). Text that is not JSON is
+/// re-indented all the same, never rejected.
+pub fn pretty_json(text: &str) -> String {
+    fn newline(out: &mut String, depth: usize) {
+        out.push('\n');
+        for _ in 0..depth {
+            out.push_str("  ");
+        }
+    }
+    let mut out = String::with_capacity(text.len() + text.len() / 2);
+    let mut depth = 0usize;
+    let (mut in_str, mut esc) = (false, false);
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if in_str {
+            out.push(c);
+            if esc {
+                esc = false;
+            } else if c == '\\' {
+                esc = true;
+            } else if c == '"' {
+                in_str = false;
+            }
+            continue;
+        }
+        match c {
+            '"' => {
+                in_str = true;
+                out.push(c);
+            }
+            '{' | '[' => {
+                while chars.next_if(|c| c.is_ascii_whitespace()).is_some() {}
+                let close = if c == '{' { '}' } else { ']' };
+                out.push(c);
+                if chars.next_if_eq(&close).is_some() {
+                    out.push(close);
+                } else {
+                    depth += 1;
+                    newline(&mut out, depth);
+                }
+            }
+            '}' | ']' => {
+                depth = depth.saturating_sub(1);
+                newline(&mut out, depth);
+                out.push(c);
+            }
+            ',' => {
+                out.push(',');
+                newline(&mut out, depth);
+            }
+            ':' => out.push_str(": "),
+            c if c.is_ascii_whitespace() => {}
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 impl Event {

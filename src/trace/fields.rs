@@ -16,6 +16,7 @@ use std::borrow::Cow;
 use std::fmt;
 
 use serde::de::{self, DeserializeOwned, DeserializeSeed, MapAccess, Visitor};
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use super::event::*;
@@ -123,17 +124,31 @@ enum KeyError {
 }
 
 /// A field value: a string (borrowed when possible), a list of strings (the shape of every
-/// list field, decoded straight into its final form), or any other JSON value.
+/// list field, decoded straight into its final form), any other JSON value, or (for a field
+/// name no kind defines) the value's text, validated but never parsed into a tree.
 #[derive(Debug)]
 pub(crate) enum Val<'de> {
     Str(Cow<'de, str>),
     Strs(Vec<Text>),
     Json(Value),
+    Raw(&'de RawValue),
 }
 
 impl Val<'_> {
+    /// The value as JSON text for [`Event::extra`](super::Event::extra): an unknown field's
+    /// own text, or a known field's parsed value written back.
+    fn into_raw(self) -> Box<RawValue> {
+        match self {
+            Val::Raw(r) => r.to_owned(),
+            other => serde_json::value::to_raw_value(&other.into_value())
+                // Writing a `Value` back cannot fail: its keys are strings.
+                .unwrap_or_else(|_| RawValue::NULL.to_owned()),
+        }
+    }
+
     fn into_value(self) -> Value {
         match self {
+            Val::Raw(r) => serde_json::from_str(r.get()).unwrap_or(Value::Null),
             Val::Str(s) => Value::String(s.into_owned()),
             Val::Strs(v) => Value::Array(
                 v.into_iter()
@@ -149,6 +164,7 @@ impl Val<'_> {
             Val::Str(_) => "a string",
             Val::Strs(_) => "an array",
             Val::Json(v) => type_name(v),
+            Val::Raw(_) => "a JSON value",
         }
     }
 }
@@ -486,7 +502,12 @@ impl<'de> Visitor<'de> for LineSeed<'_, 'de> {
                         }
                         Err(KeyError::Duplicate) => return Err(dup(&key)),
                     };
-                    let val: Val<'de> = map.next_value()?;
+                    // A field no kind defines is only ever written back or shown: its text
+                    // is kept, and no tree is built for it.
+                    let val: Val<'de> = match key {
+                        Key::Known(_) => map.next_value()?,
+                        Key::Unknown(_) => Val::Raw(map.next_value::<&'de RawValue>()?),
+                    };
                     fields.entries.push(Entry {
                         key,
                         val: Some(val),
@@ -675,7 +696,7 @@ impl Bag<'_, '_> {
     }
 
     fn into_extra(self) -> Extra {
-        let left: Vec<(String, Value)> = self
+        let left: Vec<(String, Box<RawValue>)> = self
             .fields
             .entries
             .drain(..)
@@ -685,7 +706,7 @@ impl Bag<'_, '_> {
                     Key::Known(id) => id.name().to_string(),
                     Key::Unknown(k) => k,
                 };
-                Some((k, v.into_value()))
+                Some((k, v.into_raw()))
             })
             .collect();
         Extra::from(left)

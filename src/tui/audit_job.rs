@@ -30,11 +30,15 @@ use crate::model::audit::{self, AuditOptions, Finding};
 use crate::trace::Item;
 use crate::trace::event::FileName;
 
+/// [`Verdict::outcome`] of a verdict that could not be recomputed within the solver's budget
+/// (a timeout, a cap): the audit's `not-checkable`.
+pub const NOT_CHECKABLE: &str = "not checkable";
+
 /// A recomputed gate verdict for one `verify` event.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Verdict {
-    /// The recomputed outcome (`contradiction`, `entailed`, `newinfo`, `ungrounded`), or why
-    /// there is none (`unknown (timeout)`, ...).
+    /// The recomputed outcome (`contradiction`, `entailed`, `newinfo`, `ungrounded`),
+    /// [`NOT_CHECKABLE`], or why there is none (a formula that does not parse, ...).
     pub outcome: String,
     /// Whether the agent's claim agrees; `None` when either side is missing.
     pub agrees: Option<bool>,
@@ -162,8 +166,11 @@ impl Auditor {
                 let Some(&pos) = h.positions.get(v.event as usize) else {
                     continue;
                 };
+                // A verdict the solver could not reach within its budget is "not checkable"
+                // (the finding on the event says why), never a class.
                 let outcome = match &v.result {
                     Ok(g) => g.outcome.as_str().to_string(),
+                    Err(u) if u.not_checkable() => NOT_CHECKABLE.to_string(),
                     Err(u) => u.to_string(),
                 };
                 out.by_pos.insert(

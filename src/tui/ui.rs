@@ -871,6 +871,9 @@ fn recomputed_cell(app: &App, th: &Theme, pos: u32) -> Cell<'static> {
         Some(v) => match v.agrees {
             Some(false) => Cell::from(Span::styled(format!("≠ {}", v.outcome), th.error)),
             Some(true) => Cell::from(Span::styled(format!("= {}", v.outcome), th.ok)),
+            None if v.outcome == super::audit_job::NOT_CHECKABLE => {
+                Cell::from(Span::styled(format!("? {}", v.outcome), th.warn))
+            }
             None => Cell::from(Line::from(spans(&v.outcome, th.dim, th.marker))),
         },
         None if app.recomputing => Cell::from(Span::styled("…", th.dim)),
@@ -922,7 +925,7 @@ fn retract(f: &mut Frame, app: &mut App, area: Rect) {
                     th.text,
                     th.marker,
                 ));
-                if ev.extra.get("fallback").and_then(|x| x.as_bool()) == Some(true) {
+                if ev.extra.value("fallback").and_then(|x| x.as_bool()) == Some(true) {
                     v.push(Span::styled(" fallback", th.warn));
                 }
                 // The model links each revise to the retracts that carried it out: what it
@@ -1310,17 +1313,33 @@ pub fn detail_lines(app: &mut App, pos: u32) -> Vec<Line<'static>> {
         out.push(Line::from(l));
     }
     out.push(Line::from(Span::styled("raw event", th.dim)));
+    // Laid out token by token: fields in line order, numbers exactly as written. Only the
+    // first RAW_SHOWN bytes: a 4 MiB list in one field would be two million lines to lay
+    // out and highlight on every frame.
     let raw = ev.to_json_line();
-    let pretty = serde_json::from_str::<serde_json::Value>(&raw)
-        .ok()
-        .and_then(|v| serde_json::to_string_pretty(&v).ok())
-        .unwrap_or(raw);
+    let mut cut = raw.len().min(RAW_SHOWN);
+    while !raw.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    let pretty = crate::trace::event::pretty_json(&raw[..cut]);
     match app.hl.get(Lang::Json, &pretty, &th.syntax, th.marker) {
         Some(l) => out.extend(l.iter().cloned()),
         None => out.extend(text_lines(&pretty, th.text, th.marker)),
     }
+    if cut < raw.len() {
+        out.push(Line::from(Span::styled(
+            format!(
+                "… {} more bytes of the raw event not shown",
+                raw.len() - cut
+            ),
+            th.dim,
+        )));
+    }
     out
 }
+
+/// How much of a raw event the detail pane lays out (see `docs/reliability.md`).
+const RAW_SHOWN: usize = 64 * 1024;
 
 /// The lines of the detail pane for the reader problem at index `k` of the shown session:
 /// `file:line:column: message`, as `doxascope validate` prints it, and the audit's finding.

@@ -340,7 +340,8 @@ pub(super) fn check<'a>(cx: &mut Cx<'a>) {
                             .with("plan", plan_id)
                             .with("step", step_id.clone())
                             .with("tier", tier)
-                            .with("ok", p.ok),
+                            .with("ok", p.ok)
+                            .with("cause", "tier"),
                         );
                     }
                     _ => {

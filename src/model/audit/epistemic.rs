@@ -91,6 +91,36 @@ fn list(ids: &[String]) -> String {
     }
 }
 
+/// A `not-checkable` finding for a question the solver could not answer within its budget
+/// (or about a Σ it could not hold): `what` says which check did not happen, `reason` why,
+/// and `cause` is [`Unknown::cause`] (`timeout`, `too-large`, ...).
+fn unanswered(
+    cx: &Cx<'_>,
+    step: u32,
+    event: u32,
+    what: &str,
+    reason: &str,
+    cause: &str,
+) -> super::Finding {
+    cx.finding(
+        Code::NotCheckable,
+        step,
+        event,
+        format!("{what} could not be decided: {reason}."),
+    )
+    .with("reason", reason)
+    .with("cause", cause)
+}
+
+/// The cause of a probe's failure (its errors are text): a timeout or something else.
+fn probe_cause(reason: &str) -> &'static str {
+    if reason == Unknown::Timeout.to_string() {
+        "timeout"
+    } else {
+        "engine"
+    }
+}
+
 /// Lazily creates a probe, or a fresh one when `t` lies behind the current one.
 fn probe_at<'p, 'a: 'p>(
     slot: &'p mut Option<Probe<'a>>,
@@ -146,7 +176,8 @@ fn gate(cx: &mut Cx<'_>) {
                         }),
                     )
                     .formulas(texts.clone())
-                    .with("reason", e.to_string());
+                    .with("reason", e.to_string())
+                    .with("cause", e.cause());
                 cx.push(f);
                 continue;
             }
@@ -266,8 +297,17 @@ fn citations(cx: &mut Cx<'_>) {
         let because: Vec<String> = b.because.iter().map(|c| c.to_string()).collect();
         if g.theta == Outcome::Contradiction {
             if let Some(c) = &v.contradiction_citation {
-                let grounded = c.missing.is_empty() && c.grounded.clone().unwrap_or(true);
                 let what = format!("The verification of {} as a contradiction", shown(&texts));
+                if let (true, Err(e)) = (c.missing.is_empty(), &c.grounded) {
+                    let q = format!("Whether the premises {what} cites ground it");
+                    out.push(
+                        unanswered(cx, v.step, v.event, &q, &e.to_string(), e.cause())
+                            .ids(because.iter().cloned())
+                            .formulas(texts),
+                    );
+                    continue;
+                }
+                let grounded = c.missing.is_empty() && c.grounded.clone().unwrap_or(true);
                 if let Some(f) = cite(cx, v.step, v.event, &what, &because, &c.missing, !grounded) {
                     out.push(f.formulas(texts));
                 }
@@ -294,18 +334,43 @@ fn citations(cx: &mut Cx<'_>) {
         let Some(delta) = conjunction(&texts) else {
             continue;
         };
-        let Ok(p) = probe_at(&mut probe, cx, step) else {
-            continue;
+        let p = match probe_at(&mut probe, cx, step) {
+            Ok(p) => p,
+            Err(e) => {
+                let what = format!(
+                    "Whether the premises the verification of {} as a contradiction cites ground it",
+                    shown(&texts)
+                );
+                out.push(
+                    unanswered(cx, step, event, &what, &e, probe_cause(&e))
+                        .ids(because.iter().cloned())
+                        .formulas(texts),
+                );
+                continue;
+            }
         };
         let missing: Vec<String> = because
             .iter()
             .filter(|c| !p.is_active(c))
             .cloned()
             .collect();
-        let grounded = missing.is_empty()
-            && p.grounded_by(&Formula::Not(Box::new(delta)), &because)
-                .unwrap_or(true);
         let what = format!("The verification of {} as a contradiction", shown(&texts));
+        let grounded = if missing.is_empty() {
+            match p.grounded_by(&Formula::Not(Box::new(delta)), &because) {
+                Ok(g) => g,
+                Err(e) => {
+                    let q = format!("Whether the premises {what} cites ground it");
+                    out.push(
+                        unanswered(cx, step, event, &q, &e, probe_cause(&e))
+                            .ids(because.iter().cloned())
+                            .formulas(texts),
+                    );
+                    continue;
+                }
+            }
+        } else {
+            false
+        };
         if let Some(f) = cite(cx, step, event, &what, &because, &missing, !grounded) {
             out.push(f.formulas(texts));
         }
@@ -422,15 +487,14 @@ fn contradictions(cx: &mut Cx<'_>) {
             .ok()
             .map(|i| &rc.retracts[i].consistent)
     };
-    // Σ's consistency at step t, from what is known, recorded, or asked of the probe.
-    let mut consistent_at = |known: Option<bool>, t: u32| -> Option<bool> {
+    // Σ's consistency at step t, from what is known, recorded, or asked of the probe; `Err`
+    // (why) when the solver could not decide it.
+    let mut consistent_at = |known: Option<bool>, t: u32| -> Result<bool, String> {
         match known {
-            Some(k) => Some(k),
+            Some(k) => Ok(k),
             None => match after_retract.get().and_then(recorded) {
-                Some(c) => c.clone().ok(),
-                None => probe_at(&mut probe, cx, t)
-                    .and_then(|p| p.is_consistent())
-                    .ok(),
+                Some(c) => c.clone().map_err(|e| e.to_string()),
+                None => probe_at(&mut probe, cx, t).and_then(|p| p.is_consistent()),
             },
         }
     };
@@ -452,20 +516,53 @@ fn contradictions(cx: &mut Cx<'_>) {
                         &mut reported,
                     );
                 }
-                let Ok(res) = &a.result else {
-                    known = None;
-                    after_retract.set(None);
-                    continue;
+                let res = match &a.result {
+                    Ok(res) => res,
+                    Err(e) => {
+                        // A formula that does not parse is a `parse-error` of its own; anything
+                        // else left Σ's consistency after this announcement undecided.
+                        if e.not_checkable() {
+                            let formula = match cx.log.events.get(a.event as usize).map(|e| &e.body)
+                            {
+                                Some(Body::Announce(b)) => b.formula.to_string(),
+                                _ => String::new(),
+                            };
+                            let what = format!(
+                                "Whether the announcement of {} made Σ inconsistent, and so \
+                                 whether a contradiction was left unhandled,",
+                                a.id
+                            );
+                            out.push(
+                                unanswered(cx, step, a.event, &what, &e.to_string(), e.cause())
+                                    .ids([a.id.clone()])
+                                    .formulas([formula]),
+                            );
+                        }
+                        known = None;
+                        after_retract.set(None);
+                        continue;
+                    }
                 };
                 let prior = if res.gate.theta != Outcome::Contradiction {
                     // Σ ∧ φ satisfiable: Σ was consistent.
-                    Some(true)
+                    Ok(true)
                 } else {
                     consistent_at(known, before)
                 };
                 if !res.consistent_after {
                     last_conflict = res.conflict.clone();
-                    if prior == Some(true) {
+                    if let Err(e) = &prior {
+                        let what = format!(
+                            "Whether Σ was consistent before the announcement of {}, and so \
+                             whether this announcement opened a contradiction,",
+                            a.id
+                        );
+                        out.push(
+                            unanswered(cx, step, a.event, &what, e, probe_cause(e))
+                                .ids([a.id.clone()]),
+                        );
+                    }
+                    if prior == Ok(true) {
                         let formula = match cx.log.events.get(a.event as usize).map(|e| &e.body) {
                             Some(Body::Announce(b)) => b.formula.to_string(),
                             _ => String::new(),
@@ -552,7 +649,18 @@ fn contradictions(cx: &mut Cx<'_>) {
                             reported = true;
                         }
                     }
-                    Err(_) => {
+                    Err(e) => {
+                        let (trigger, trigger_id) = trigger_of(cx, rv.revision);
+                        let what = format!(
+                            "Whether Σ is consistent after the revision triggered by {} \
+                             (step {})",
+                            trigger.as_deref().unwrap_or("an unnamed trigger"),
+                            rv.settled_at
+                        );
+                        out.push(
+                            unanswered(cx, rv.step, rv.event, &what, &e.to_string(), e.cause())
+                                .ids(trigger_id),
+                        );
                         known = None;
                         after_retract.set(None);
                     }
@@ -573,11 +681,39 @@ fn contradictions(cx: &mut Cx<'_>) {
             &mut reported,
         );
     }
-    let at_end = consistent_at(known, end);
-    if at_end == Some(false) {
+    // The recomputation asked the same question at the end of its walk: when it could not
+    // decide it, a probe would spend the same budget on it again.
+    let mut at_end = match (known, &rc.end) {
+        (None, Some(Err(e))) if e.not_checkable() => Err(e.to_string()),
+        _ => consistent_at(known, end),
+    };
+    // A probe stops at the first belief it cannot hold, even once that belief is retracted;
+    // the recomputation's own answer at the end is then the one to use.
+    let mut end_conflict = None;
+    if let (Err(_), Some(Ok((c, conflict)))) = (&at_end, &rc.end) {
+        at_end = Ok(*c);
+        end_conflict = Some(conflict.clone());
+    }
+    if let Err(e) = &at_end {
+        let pos = tl.event_pos_at(end).unwrap_or(0);
+        let cause = match &rc.end {
+            Some(Err(u)) => u.cause(),
+            _ => probe_cause(e),
+        };
+        out.push(unanswered(
+            cx,
+            end,
+            pos,
+            "Whether Σ is consistent at the end of the session",
+            e,
+            cause,
+        ));
+    }
+    if at_end == Ok(false) {
         // A known inconsistency has its conflict recorded; one found by the probe (after
         // retractions) is extracted now.
         let conflict = match (known, &rc.end, probe.as_mut()) {
+            _ if end_conflict.is_some() => end_conflict.unwrap_or_default(),
             (None, Some(end), _) if after_retract.get().is_some() => {
                 end.clone().map(|c| c.1).unwrap_or(last_conflict)
             }
@@ -628,7 +764,7 @@ fn close(
     known: Option<bool>,
     at: u32,
     next_announce: Option<u32>,
-    consistent_at: &mut impl FnMut(Option<bool>, u32) -> Option<bool>,
+    consistent_at: &mut impl FnMut(Option<bool>, u32) -> Result<bool, String>,
     out: &mut Vec<super::Finding>,
     reported: &mut bool,
 ) {
@@ -636,9 +772,22 @@ fn close(
         // Handled by a revise; whether it succeeded is that revise's finding.
         return;
     }
-    let Some(false) = consistent_at(known, at) else {
-        return;
-    };
+    match consistent_at(known, at) {
+        Ok(false) => {}
+        Ok(true) => return,
+        Err(e) => {
+            let what = format!(
+                "Whether the contradiction the announcement of {} made was handled",
+                o.id
+            );
+            out.push(
+                unanswered(cx, o.step, o.event, &what, &e, probe_cause(&e))
+                    .ids([o.id.clone()])
+                    .formulas([o.formula.clone()]),
+            );
+            return;
+        }
+    }
     let until = match next_announce {
         Some(s) => format!("before the next announcement (step {s})"),
         None => "before the end of the session".to_string(),
@@ -707,15 +856,23 @@ fn revisions(cx: &mut Cx<'_>) {
     let tl = cx.tl;
     let mut asks: Vec<(u32, Ask)> = Vec::new();
     let mut restorable: Vec<Vec<String>> = vec![Vec::new(); rc.revisions.len()];
+    // Restorations the solver could not decide: (revision, id, why, cause).
+    let mut undecided: Vec<(usize, String, String, &'static str)> = Vec::new();
     for (i, rv) in rc.revisions.iter().enumerate() {
         if matches!(rv.after, Ok((true, _))) {
             for r in rv.retracted.iter().filter(|r| r.was_active) {
                 // Answered by the recomputation when it was asked to.
-                if let Some(b) = r.restorable {
-                    if b {
+                match &r.restorable {
+                    Some(Ok(true)) => {
                         restorable[i].push(r.id.clone());
+                        continue;
                     }
-                    continue;
+                    Some(Ok(false)) => continue,
+                    Some(Err(e)) => {
+                        undecided.push((i, r.id.clone(), e.to_string(), e.cause()));
+                        continue;
+                    }
+                    None => {}
                 }
                 let rec = tl
                     .records_of(&r.id)
@@ -746,24 +903,46 @@ fn revisions(cx: &mut Cx<'_>) {
     let mut out = Vec::new();
     for (t, ask) in asks {
         match ask {
-            Ask::Restore(i, id, f) => {
-                let Ok(p) = probe_at(&mut probe, cx, t) else {
-                    continue;
-                };
-                if matches!(p.theta(&f), Ok(o) if o != Outcome::Contradiction) {
-                    restorable[i].push(id);
+            Ask::Restore(i, id, f) => match probe_at(&mut probe, cx, t).and_then(|p| p.theta(&f)) {
+                Ok(o) if o != Outcome::Contradiction => restorable[i].push(id),
+                Ok(_) => {}
+                Err(e) => {
+                    let cause = probe_cause(&e);
+                    undecided.push((i, id, e, cause));
                 }
-            }
+            },
             Ask::Rerun(i, rec, policy) => {
                 let rv = &rc.revisions[i];
                 let redo = match &rv.rerun {
                     // Answered by the recomputation (for this policy).
-                    Some(r) if r.policy == policy => r.revision.clone().and_then(Result::ok),
+                    Some(r) if r.policy == policy => match r.revision.clone() {
+                        None => Ok(None),
+                        Some(Ok(x)) => Ok(Some(x)),
+                        Some(Err(e)) => Err((e.to_string(), e.cause())),
+                    },
                     _ => probe_at(&mut probe, cx, t)
-                        .ok()
-                        .and_then(|p| rerun_on_probe(cx, p, rec, policy)),
+                        .and_then(|p| rerun_on_probe(cx, p, rec, policy))
+                        .map_err(|e| {
+                            let cause = probe_cause(&e);
+                            (e, cause)
+                        }),
                 };
-                let Some(redo) = redo else { continue };
+                let redo = match redo {
+                    Ok(Some(x)) => x,
+                    Ok(None) => continue,
+                    Err((e, cause)) => {
+                        let (trigger, trigger_id) = trigger_of(cx, rv.revision);
+                        let what = format!(
+                            "What policy {} retracts for the revision triggered by {}",
+                            policy.as_str(),
+                            trigger.as_deref().unwrap_or("an unnamed trigger")
+                        );
+                        out.push(
+                            unanswered(cx, rv.step, rv.event, &what, &e, cause).ids(trigger_id),
+                        );
+                        continue;
+                    }
+                };
                 let Some(view) = tl.belief(cx.log, rec) else {
                     continue;
                 };
@@ -815,6 +994,19 @@ fn revisions(cx: &mut Cx<'_>) {
             }
         }
     }
+    for (i, id, e, cause) in undecided {
+        let rv = &rc.revisions[i];
+        let (trigger, trigger_id) = trigger_of(cx, rv.revision);
+        let what = format!(
+            "Whether {id}, retracted by the revision triggered by {}, could have stayed",
+            trigger.as_deref().unwrap_or("an unnamed trigger")
+        );
+        out.push(
+            unanswered(cx, rv.step, rv.event, &what, &e, cause)
+                .ids(trigger_id)
+                .ids([id]),
+        );
+    }
     for (i, ids) in restorable.into_iter().enumerate() {
         if ids.is_empty() {
             continue;
@@ -857,12 +1049,16 @@ fn rerun_on_probe(
     p: &mut Probe<'_>,
     rec: u32,
     policy: Policy,
-) -> Option<crate::logic::revise::Revision> {
-    if !matches!(p.is_consistent(), Ok(true)) {
-        return None;
+) -> Result<Option<crate::logic::revise::Revision>, String> {
+    if !p.is_consistent()? {
+        return Ok(None);
     }
-    let view = cx.tl.belief(cx.log, rec)?;
-    let raw = view.formula().ok()?;
+    let Some(view) = cx.tl.belief(cx.log, rec) else {
+        return Ok(None);
+    };
+    let Ok(raw) = view.formula() else {
+        return Ok(None);
+    };
     let role = match view.role() {
         Role::Fact => ERole::Fact,
         Role::Rule => ERole::Rule,
@@ -878,7 +1074,7 @@ fn rerun_on_probe(
             f64::MIN_POSITIVE
         })
         .step(u64::from(view.step()));
-    p.rerun(spec, policy).ok()
+    p.rerun(spec, policy).map(Some)
 }
 
 /// `norm-retracted`: a norm left Σ. Retracted by the user it is a warning (the user may

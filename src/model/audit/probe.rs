@@ -17,7 +17,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use crate::logic::engine::{BeliefSpec, BeliefState, EngineError, Limits, Outcome, Role as ERole};
+use crate::logic::engine::{BeliefSpec, BeliefState, EngineError, Outcome, Role as ERole};
 use crate::logic::formula::Formula;
 use crate::logic::ground;
 use crate::logic::revise::{Policy, Revision};
@@ -82,11 +82,7 @@ impl<'a> Probe<'a> {
         log: &'a TraceLog,
         opts: &RecomputeOptions,
     ) -> Result<Self, String> {
-        let engine = BeliefState::with_limits(Limits {
-            timeout: opts.timeout,
-            ..Limits::default()
-        })
-        .map_err(err)?;
+        let engine = BeliefState::with_limits(opts.limits()).map_err(err)?;
         let mut changes = Vec::new();
         for (i, r) in tl.beliefs().iter().enumerate() {
             if !r.formula_ok {

@@ -126,9 +126,15 @@ pub fn render_text(r: &Report) -> String {
     }
     if r.matrix.total() > 0 {
         let _ = writeln!(s);
+        let unchecked = if r.not_checkable > 0 {
+            format!(", {} not checkable", r.not_checkable)
+        } else {
+            String::new()
+        };
         let _ = writeln!(
             s,
-            "gate verdicts, claimed (rows) against recomputed (columns), {} recomputed of {}:",
+            "gate verdicts, claimed (rows) against recomputed (columns), {} recomputed of \
+             {}{unchecked}:",
             r.recomputed, r.verifies
         );
         let _ = write!(s, "  {:<14}", "");

@@ -12,8 +12,9 @@
 use std::borrow::Cow;
 
 use serde_json::Value;
+use serde_json::value::RawValue;
 
-use super::{Entry, Fields, RawLine, Text, Val, timestamp};
+use super::{Entry, Fields, RawLine, Text, Val, field_id, timestamp};
 
 /// Decodes `line` if it has the usual shape; `None` means "use the reference decoder" (the
 /// caller clears whatever was added to `fields`).
@@ -42,7 +43,8 @@ pub(super) fn decode<'de>(line: &'de str, fields: &mut Fields<'de>) -> Option<Ra
             p.ws();
             p.eat(b':')?;
             p.ws();
-            let val = p.value()?;
+            // A field no kind defines is kept as its text (see `Val::Raw`).
+            let val = if unknown(&key) { p.raw()? } else { p.value()? };
             put(&mut raw, fields, key, val)?;
             p.ws();
             match p.next()? {
@@ -54,6 +56,11 @@ pub(super) fn decode<'de>(line: &'de str, fields: &mut Fields<'de>) -> Option<Ra
     }
     p.ws();
     (p.i == p.b.len()).then_some(raw)
+}
+
+/// Whether `key` is neither an envelope field nor a field some kind defines.
+fn unknown(key: &str) -> bool {
+    !matches!(key, "kind" | "v" | "seq" | "ts" | "session" | "id") && field_id(key).is_none()
 }
 
 struct Scanner<'de> {
@@ -222,28 +229,39 @@ impl<'de> Scanner<'de> {
         Some(texts)
     }
 
-    /// Any other object or array: its extent is found here (strings skipped, nesting
-    /// counted) and the text is handed to serde_json alone, which builds the same value the
-    /// reference visitor builds. Deep nesting gives up, so serde_json's depth limit is
-    /// applied to the whole line by the reference decoder.
-    fn nested(&mut self) -> Option<Val<'de>> {
-        const MAX_DEPTH: usize = 64;
-        let b = self.b;
+    /// Any value, as its validated text (what the reference decoder keeps for a field no
+    /// kind defines). Nothing is built: a list of a million numbers costs its own bytes.
+    fn raw(&mut self) -> Option<Val<'de>> {
         let start = self.i;
+        match *self.b.get(self.i)? {
+            b'{' | b'[' => self.i = self.extent(usize::MAX)? + 1,
+            _ => {
+                self.value()?;
+            }
+        }
+        let text = self.s.get(start..self.i)?;
+        // serde_json checks the syntax (the scan above only found the end) and borrows.
+        serde_json::from_str::<&RawValue>(text).ok().map(Val::Raw)
+    }
+
+    /// The position of the bracket closing the object or array at the cursor (strings
+    /// skipped, nesting counted); `None` past `max_depth` or at a raw control character.
+    fn extent(&self, max_depth: usize) -> Option<usize> {
+        let b = self.b;
         let mut depth = 0usize;
-        let mut j = start;
+        let mut j = self.i;
         loop {
             match *b.get(j)? {
                 b'{' | b'[' => {
                     depth += 1;
-                    if depth > MAX_DEPTH {
+                    if depth > max_depth {
                         return None;
                     }
                 }
                 b'}' | b']' => {
                     depth -= 1;
                     if depth == 0 {
-                        break;
+                        return Some(j);
                     }
                 }
                 b'"' => {
@@ -260,6 +278,16 @@ impl<'de> Scanner<'de> {
             }
             j += 1;
         }
+    }
+
+    /// Any other object or array: its extent is found here (strings skipped, nesting
+    /// counted) and the text is handed to serde_json alone, which builds the same value the
+    /// reference visitor builds. Deep nesting gives up, so serde_json's depth limit is
+    /// applied to the whole line by the reference decoder.
+    fn nested(&mut self) -> Option<Val<'de>> {
+        const MAX_DEPTH: usize = 64;
+        let start = self.i;
+        let j = self.extent(MAX_DEPTH)?;
         let value: Value = serde_json::from_str(self.s.get(start..=j)?).ok()?;
         // A list of strings is `Strs` for the reference; `list` declined it, so something
         // about it is unusual: let the reference decide.
