@@ -69,19 +69,22 @@ proptest! {
     ) {
         let mut st = BeliefState::new().unwrap();
         let mut held: Vec<Formula> = Vec::new();
-        let mut domain = BTreeSet::new();
         for (i, (f, rule)) in items.iter().enumerate() {
             let role = if *rule { Role::Rule } else { Role::Fact };
-            ground::constants(f, &mut domain);
             if st.add(BeliefSpec::new(format!("b{i}"), f.clone()).role(role)).is_ok() {
                 held.push(f.clone());
             } else {
-                // Only a rule contradicting the rules already held is refused. Its
-                // constants stay in the active domain (the domain only grows).
+                // Only a rule contradicting the rules already held is refused.
                 prop_assert!(*rule);
             }
         }
         for qf in &queries {
+            // The active domain: the constants of Σ and of the question, nothing else (an
+            // empty one is the anonymous individual, which `ground` adds itself).
+            let mut domain = BTreeSet::new();
+            for f in &held {
+                ground::constants(f, &mut domain);
+            }
             ground::constants(qf, &mut domain);
             let refs: Vec<&Formula> = held.iter().collect();
             let sigma = grounded(&refs, &domain);

@@ -938,11 +938,19 @@ mod grounding {
             g("∀x. ∃x. P(x)", &["a", "b"]),
             p("(P(a) ∨ P(b)) ∧ (P(a) ∨ P(b))")
         );
-        // One constant: the instance itself; no constant: the empty ∧ / ∨.
+        // One constant: the instance itself; no constant: one anonymous individual, so a
+        // consistent Σ never reads as ⊥ (∃ is not the empty ∨).
         assert_eq!(g("∀x. P(x) ∧ q", &["a"]), p("P(a) ∧ q"));
-        assert_eq!(g("∀x. P(x)", &[]), Formula::True);
-        assert_eq!(g("∃x. P(x)", &[]), Formula::False);
-        assert_eq!(g("p ∧ ¬(∃x. P(x))", &[]), p("p ∧ ¬⊥"));
+        let anon = Formula::Atom(Atom::Pred(
+            "P".into(),
+            vec![Term::Const(doxascope::logic::ground::ANONYMOUS.into())],
+        ));
+        assert_eq!(g("∀x. P(x)", &[]), anon);
+        assert_eq!(g("∃x. P(x)", &[]), anon);
+        assert_eq!(
+            g("p ∧ ¬(∃x. P(x))", &[]),
+            Formula::And(vec![p("p"), Formula::Not(Box::new(anon.clone()))])
+        );
         // Without quantifiers grounding is the identity.
         assert_eq!(
             g("Older(alice, bob) ∨ q", &["z"]),
@@ -1196,6 +1204,12 @@ mod grounding {
             domain in domain_strategy(),
             seed in any::<u64>(),
         ) {
+            // An empty domain is one anonymous individual (see `ground`'s module docs).
+            let domain = if domain.is_empty() {
+                vec![doxascope::logic::ground::ANONYMOUS.to_string()]
+            } else {
+                domain
+            };
             let mut count = 0u128;
             let expected = oracle_ground(&f, &domain, &mut count);
             let estimate = estimate_instances(&f, domain.len());

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Coverage-guided fuzzing of doxascope's parsers with cargo fuzz (libFuzzer).
+#
+#   scripts/fuzz.sh [SECONDS_PER_TARGET] [TARGET...]
+#
+# Targets: trace_bytes (the trace reader, in any chunking), formula_text (the formula parser
+# and its print/parse round trip), repl_line (the REPL's command parser). What each checks is
+# in tests/support/fuzz_targets.rs; `cargo test --test fuzz_smoke` runs the same checks for a
+# few seconds per target without coverage guidance (that is what CI runs).
+#
+# cargo fuzz needs nightly compiler flags; on a stable toolchain RUSTC_BOOTSTRAP=1 allows
+# them. Crashes land in fuzz/artifacts/TARGET/; replay one with
+#   RUSTC_BOOTSTRAP=1 cargo fuzz run TARGET fuzz/artifacts/TARGET/crash-…
+set -euo pipefail
+cd "$(dirname "$0")/.."
+secs=${1:-300}
+shift || true
+targets=("$@")
+[ ${#targets[@]} -gt 0 ] || targets=(trace_bytes formula_text repl_line)
+
+command -v cargo-fuzz >/dev/null 2>&1 || cargo install cargo-fuzz --locked
+export RUSTC_BOOTSTRAP=1
+mkdir -p fuzz/corpus
+for t in "${targets[@]}"; do
+  corpus="fuzz/corpus/$t"
+  mkdir -p "$corpus"
+  # Seed each corpus with real inputs: the sample traces' lines.
+  if [ -z "$(ls -A "$corpus")" ]; then
+    i=0
+    for f in sample-traces/*.jsonl; do
+      while IFS= read -r line; do
+        printf '%s' "$line" > "$corpus/seed-$i"; i=$((i + 1))
+      done < "$f"
+    done
+  fi
+  echo "== fuzzing $t for ${secs}s"
+  cargo fuzz run "$t" "$corpus" -- -max_total_time="$secs" -max_len=65536
+done

@@ -1,0 +1,72 @@
+//! The fuzz targets: one function per parser, each taking arbitrary bytes and checking what
+//! must hold for every input (no panic, and the parser's own promises). Shared by the bounded
+//! run in `cargo test` (`tests/fuzz_smoke.rs`) and the coverage-guided targets under `fuzz/`
+//! that `scripts/fuzz.sh` runs for longer.
+#![allow(dead_code)]
+
+use doxascope::logic::parse::parse;
+use doxascope::repl::command;
+use doxascope::trace::{Item, Reader, ReaderConfig};
+
+/// The trace reader: any bytes, in any chunking, give the same items, and every line is an
+/// event or a problem (nothing is lost or invented).
+pub fn trace_bytes(data: &[u8]) {
+    let whole = read(data, &[data.len()]);
+    // Split the same bytes at points the data itself picks.
+    let cuts: Vec<usize> = data
+        .iter()
+        .take(8)
+        .map(|&b| 1 + usize::from(b) % 17)
+        .collect();
+    let chunked = read(data, &cuts);
+    assert_eq!(whole, chunked, "chunking changed the reader's output");
+}
+
+fn read(data: &[u8], cuts: &[usize]) -> Vec<String> {
+    let mut r = Reader::new("fuzz", ReaderConfig::default());
+    let mut out: Vec<Item> = Vec::new();
+    let mut at = 0;
+    let mut k = 0;
+    while at < data.len() {
+        let n = cuts
+            .get(k % cuts.len().max(1))
+            .copied()
+            .unwrap_or(data.len())
+            .max(1);
+        let end = (at + n).min(data.len());
+        r.feed(&data[at..end], &mut out);
+        at = end;
+        k += 1;
+    }
+    r.finish(&mut out);
+    out.iter().map(|i| format!("{i:?}")).collect()
+}
+
+/// The formula parser: never panics on any text; what it accepts prints to text that parses
+/// back to the same formula (contract: parse(print(φ)) = φ).
+pub fn formula_text(data: &[u8]) {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    if let Ok(f) = parse(text) {
+        let printed = f.to_string();
+        let again = parse(&printed).unwrap_or_else(|e| {
+            panic!("{text:?} printed as {printed:?}, which does not parse: {e:?}")
+        });
+        assert_eq!(f, again, "{text:?} printed as {printed:?}");
+    }
+}
+
+/// The REPL's command-line parser: never panics; an error points inside the line.
+pub fn repl_line(data: &[u8]) {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    if let Err(e) = command::parse(text) {
+        assert!(
+            e.column >= 1 && e.column <= text.chars().count() + 1,
+            "column {} outside {text:?}",
+            e.column
+        );
+    }
+}
