@@ -24,17 +24,20 @@ fn popup_text(screen: &str) -> Option<String> {
     let right = (title_at..title.len()).find(|&c| title[c] == '┐')?;
     let mut out = Vec::new();
     for r in &rows[top + 1..] {
-        if r.get(left) == Some(&'└') {
-            break;
+        if r.get(left) == Some(&'└') && r.get(right) == Some(&'┘') {
+            // A whole box: drawn completely (a capture can catch a frame half written).
+            while out.last().is_some_and(|l: &String| l.is_empty()) {
+                out.pop();
+            }
+            return Some(out.join("\n"));
         }
-        let inner: String = r
-            .get(left + 1..right.min(r.len()))
-            .unwrap_or(&[])
-            .iter()
-            .collect();
+        if r.get(left) != Some(&'│') || r.get(right) != Some(&'│') {
+            return None;
+        }
+        let inner: String = r[left + 1..right].iter().collect();
         out.push(inner.trim_end().to_string());
     }
-    Some(out.join("\n"))
+    None
 }
 
 /// Opens the rows in `order` in a fresh TUI and returns each row's popup.
