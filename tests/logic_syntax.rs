@@ -938,11 +938,12 @@ mod grounding {
             g("∀x. ∃x. P(x)", &["a", "b"]),
             p("(P(a) ∨ P(b)) ∧ (P(a) ∨ P(b))")
         );
-        // One constant: the instance itself; no constant: the empty ∧ / ∨.
+        // One constant: the instance itself; no constant: the anonymous individual `_`
+        // (a first-order domain is never empty).
         assert_eq!(g("∀x. P(x) ∧ q", &["a"]), p("P(a) ∧ q"));
-        assert_eq!(g("∀x. P(x)", &[]), Formula::True);
-        assert_eq!(g("∃x. P(x)", &[]), Formula::False);
-        assert_eq!(g("p ∧ ¬(∃x. P(x))", &[]), p("p ∧ ¬⊥"));
+        assert_eq!(g("∀x. P(x)", &[]), p("P(_)"));
+        assert_eq!(g("∃x. P(x)", &[]), p("P(_)"));
+        assert_eq!(g("p ∧ ¬(∃x. P(x))", &[]), p("p ∧ ¬P(_)"));
         // Without quantifiers grounding is the identity.
         assert_eq!(
             g("Older(alice, bob) ∨ q", &["z"]),
@@ -1196,17 +1197,24 @@ mod grounding {
             domain in domain_strategy(),
             seed in any::<u64>(),
         ) {
+            // `ground` reads an empty domain as the anonymous individual.
+            let given = domain;
+            let domain = if given.is_empty() {
+                vec![doxascope::logic::ground::ANONYMOUS.to_string()]
+            } else {
+                given.clone()
+            };
             let mut count = 0u128;
             let expected = oracle_ground(&f, &domain, &mut count);
             let estimate = estimate_instances(&f, domain.len());
             prop_assert_eq!(estimate, count);
-            let grounded = ground(&f, &domain, u64::MAX).expect("small");
+            let grounded = ground(&f, &given, u64::MAX).expect("small");
             prop_assert_eq!(&grounded, &expected);
             prop_assert_eq!(estimate_ground_size(&f, domain.len()), grounded.size() as u128);
             prop_assert!(!has_quantifier(&grounded));
             // A cap one below the estimate refuses.
             if estimate > 0 {
-                let refused = ground(&f, &domain, (estimate - 1) as u64);
+                let refused = ground(&f, &given, (estimate - 1) as u64);
                 prop_assert!(
                     matches!(refused, Err(GroundError::TooManyInstances { .. })),
                     "cap not enforced"
