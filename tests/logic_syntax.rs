@@ -938,19 +938,12 @@ mod grounding {
             g("∀x. ∃x. P(x)", &["a", "b"]),
             p("(P(a) ∨ P(b)) ∧ (P(a) ∨ P(b))")
         );
-        // One constant: the instance itself; no constant: one anonymous individual, so a
-        // consistent Σ never reads as ⊥ (∃ is not the empty ∨).
+        // One constant: the instance itself; no constant: the anonymous individual `_`
+        // (a first-order domain is never empty).
         assert_eq!(g("∀x. P(x) ∧ q", &["a"]), p("P(a) ∧ q"));
-        let anon = Formula::Atom(Atom::Pred(
-            "P".into(),
-            vec![Term::Const(doxascope::logic::ground::ANONYMOUS.into())],
-        ));
-        assert_eq!(g("∀x. P(x)", &[]), anon);
-        assert_eq!(g("∃x. P(x)", &[]), anon);
-        assert_eq!(
-            g("p ∧ ¬(∃x. P(x))", &[]),
-            Formula::And(vec![p("p"), Formula::Not(Box::new(anon.clone()))])
-        );
+        assert_eq!(g("∀x. P(x)", &[]), p("P(_)"));
+        assert_eq!(g("∃x. P(x)", &[]), p("P(_)"));
+        assert_eq!(g("p ∧ ¬(∃x. P(x))", &[]), p("p ∧ ¬P(_)"));
         // Without quantifiers grounding is the identity.
         assert_eq!(
             g("Older(alice, bob) ∨ q", &["z"]),
@@ -1204,23 +1197,24 @@ mod grounding {
             domain in domain_strategy(),
             seed in any::<u64>(),
         ) {
-            // An empty domain is one anonymous individual (see `ground`'s module docs).
-            let domain = if domain.is_empty() {
+            // `ground` reads an empty domain as the anonymous individual.
+            let given = domain;
+            let domain = if given.is_empty() {
                 vec![doxascope::logic::ground::ANONYMOUS.to_string()]
             } else {
-                domain
+                given.clone()
             };
             let mut count = 0u128;
             let expected = oracle_ground(&f, &domain, &mut count);
             let estimate = estimate_instances(&f, domain.len());
             prop_assert_eq!(estimate, count);
-            let grounded = ground(&f, &domain, u64::MAX).expect("small");
+            let grounded = ground(&f, &given, u64::MAX).expect("small");
             prop_assert_eq!(&grounded, &expected);
             prop_assert_eq!(estimate_ground_size(&f, domain.len()), grounded.size() as u128);
             prop_assert!(!has_quantifier(&grounded));
             // A cap one below the estimate refuses.
             if estimate > 0 {
-                let refused = ground(&f, &domain, (estimate - 1) as u64);
+                let refused = ground(&f, &given, (estimate - 1) as u64);
                 prop_assert!(
                     matches!(refused, Err(GroundError::TooManyInstances { .. })),
                     "cap not enforced"

@@ -1412,7 +1412,15 @@ impl State {
         // fails yields a core whose preferred set is colex-smaller, and the search repeats on
         // it. Only satisfiability decides the answer; cores only choose where to look.
         let mut cand: Vec<usize> = big.core(self);
+        let mut rounds = 0;
         loop {
+            // Each round finds a colex-smaller set, but a run of loose cores could take
+            // many rounds: after a few, search every member at once (exact, so the
+            // confirmation then holds at once).
+            rounds += 1;
+            if rounds > MAX_ROUNDS {
+                cand = all.clone();
+            }
             cand.sort_unstable();
             cand.dedup();
             let sub: Vec<usize> = cand.iter().map(|&k| members[k]).collect();
@@ -2016,6 +2024,9 @@ impl Fresh {
             .collect()
     }
 }
+
+/// Core-guided rounds of [`State::explain`] before it searches all members at once.
+const MAX_ROUNDS: usize = 3;
 
 /// The main solver seen as a solver over some members: their selectors, the other active
 /// selectors switched off, and the hard part's literals.
