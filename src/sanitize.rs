@@ -12,6 +12,8 @@
 
 use std::borrow::Cow;
 
+use unicode_properties::{GeneralCategory, UnicodeGeneralCategory};
+
 /// The default cap on the number of bytes of one field shown in a single-line view.
 pub const DEFAULT_MAX_BYTES: usize = 4096;
 
@@ -101,22 +103,28 @@ fn classify(c: char, keep_newlines: bool) -> Class {
         | '\u{fdd0}'..='\u{fdef}'
         | '\u{fffe}'
         | '\u{ffff}' => Class::Marker(format!("⟨U+{u:04X}⟩")),
-        _ if is_combining(c) => Class::Combining,
-        _ => Class::Keep,
+        // Variation selectors change how the character before them is drawn (text or emoji
+        // form, a glyph variant) while being invisible themselves: an id with one renders
+        // like an id without.
+        '\u{fe00}'..='\u{fe0f}' | '\u{e0100}'..='\u{e01ef}' | '\u{180b}'..='\u{180f}' => {
+            Class::Marker(format!("⟨U+{u:04X}⟩"))
+        }
+        _ => match c.general_category() {
+            // Every format character (Cf), by category rather than by a list that misses
+            // new ones (U+0600, U+06DD, U+070F, U+13430, U+1D173 ...), and every other
+            // control or unassigned code point.
+            GeneralCategory::Format
+            | GeneralCategory::Control
+            | GeneralCategory::Surrogate
+            | GeneralCategory::Unassigned
+            | GeneralCategory::LineSeparator
+            | GeneralCategory::ParagraphSeparator => Class::Marker(format!("⟨U+{u:04X}⟩")),
+            // Combining marks of every script (a flood of them, "Zalgo", is capped so that
+            // one grapheme cannot grow without bound).
+            GeneralCategory::NonspacingMark | GeneralCategory::EnclosingMark => Class::Combining,
+            _ => Class::Keep,
+        },
     }
-}
-
-/// The main blocks of combining marks (general categories Mn / Me). A flood of them ("Zalgo")
-/// is capped so that one grapheme cannot grow without bound.
-fn is_combining(c: char) -> bool {
-    matches!(c,
-        '\u{300}'..='\u{36f}'
-        | '\u{483}'..='\u{489}'
-        | '\u{591}'..='\u{5bd}'
-        | '\u{1ab0}'..='\u{1aff}'
-        | '\u{1dc0}'..='\u{1dff}'
-        | '\u{20d0}'..='\u{20ff}'
-        | '\u{fe20}'..='\u{fe2f}')
 }
 
 /// Splits untrusted text into printable runs and visible markers.
@@ -252,6 +260,53 @@ mod tests {
         assert_eq!(sanitize("rm \u{202e}txt.exe"), "rm ⟨U+202E⟩txt.exe");
         assert_eq!(sanitize("a\u{200b}b"), "a⟨U+200B⟩b");
         assert_eq!(sanitize("\u{e0068}\u{e0069}"), "⟨tag:h⟩⟨tag:i⟩");
+    }
+
+    #[test]
+    fn every_format_character_and_variation_selector_is_marked() {
+        // Format characters (Cf) outside any hand list, by category.
+        for c in [
+            '\u{600}',
+            '\u{6dd}',
+            '\u{70f}',
+            '\u{13430}',
+            '\u{1d173}',
+            '\u{fff9}',
+        ] {
+            let out = sanitize(&format!("id{c}x"));
+            assert_eq!(out, format!("id⟨U+{:04X}⟩x", c as u32));
+        }
+        // Variation selectors, standard and supplementary.
+        for c in ['\u{fe00}', '\u{fe0f}', '\u{e0100}', '\u{e01ef}', '\u{180b}'] {
+            let out = sanitize(&format!("a{c}"));
+            assert_eq!(out, format!("a⟨U+{:04X}⟩", c as u32), "{c:?}");
+        }
+        // Every Cf code point of the Basic and supplementary planes is marked.
+        for u in 0..0x20000u32 {
+            let Some(c) = char::from_u32(u) else { continue };
+            if c.general_category() == GeneralCategory::Format {
+                assert!(matches!(classify(c, false), Class::Marker(_)), "U+{u:04X}");
+            }
+        }
+    }
+
+    #[test]
+    fn combining_marks_of_every_script_are_capped() {
+        // Thai (U+0E49) is outside the old list of combining blocks.
+        let s = format!("ก{}", "\u{e49}".repeat(50_000));
+        let out = sanitize(&s);
+        // The run is capped at 8 marks; the field itself is cut at its byte cap.
+        assert!(
+            out.starts_with(&format!("ก{}…+", "\u{e49}".repeat(8))),
+            "{out}"
+        );
+        assert_eq!(out.chars().filter(|&c| c == '\u{e49}').count(), 8);
+        assert!(out.len() < 100, "{out}");
+        // Devanagari, Hebrew points, enclosing marks.
+        for m in ['\u{94d}', '\u{5c7}', '\u{20dd}'] {
+            let out = sanitize(&format!("x{}", m.to_string().repeat(20)));
+            assert!(out.ends_with("…+12"), "{m:?}: {out}");
+        }
     }
 
     #[test]
