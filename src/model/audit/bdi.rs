@@ -33,19 +33,8 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 use serde_json::{Value, json};
 
 use super::{Code, Cx, Finding, Severity};
-use crate::model::bdi::{PlanView, PostCheck, StepState, StepView};
+use crate::model::bdi::{PlanView, PostCheck, StepState, StepView, tier1_name};
 use crate::trace::event::{Body, StepStatus};
-
-/// The X of a tier-1 postcondition `ground_belief(X) is known`.
-pub(crate) fn tier1_name(program: &str) -> Option<&str> {
-    let s = program.trim();
-    let rest = s.strip_prefix("ground_belief")?.trim_start();
-    let rest = rest.strip_prefix('(')?;
-    let close = rest.find(')')?;
-    let name = rest[..close].trim();
-    let tail: Vec<&str> = rest[close + 1..].split_whitespace().collect();
-    (tail == ["is", "known"] && !name.is_empty()).then_some(name)
-}
 
 fn value_text<V: std::ops::Deref<Target = Value>>(v: Option<&V>) -> Option<&str> {
     v.and_then(|v| v.as_str())
