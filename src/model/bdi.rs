@@ -243,14 +243,28 @@ impl BdiLog {
         }
     }
 
+    /// Whether the session has no BDI event at all.
+    pub fn is_empty(&self) -> bool {
+        self.schema.is_empty()
+            && self.desires.is_empty()
+            && self.upserts.is_empty()
+            && self.intentions.is_empty()
+            && self.plans.is_empty()
+            && self.steps.is_empty()
+            && self.postconditions.is_empty()
+            && self.satisfactions.is_empty()
+            && self.reviews.is_empty()
+            && self.plan_stats.is_empty()
+    }
+
     /// Whether a ground belief named `name` was written at or before step `t`.
     pub fn known_by(&self, name: &str, t: u32) -> bool {
-        let Some(k) = self.names.iter().position(|n| n == name) else {
+        let Some(&k) = self.name_ix.get(name) else {
             return false;
         };
         self.upserts[..self.upserts.partition_point(|u| u.step <= t)]
             .iter()
-            .any(|u| u.name as usize == k)
+            .any(|u| u.name == k)
     }
 
     /// doxascope's recomputation of a done step's tier-1 postcondition at the step it
