@@ -17,6 +17,7 @@ const SAMPLES: &[&str] = &[
     "alice-bob-norms",
     "greedysat-stress",
     "kipchoge-bdi",
+    "bdi-bookkeeping",
 ];
 
 /// Samples with a golden file but no expectations in `docs/samples.md` (the reader's
@@ -298,4 +299,24 @@ fn summary_counts_agree_with_findings() {
             assert!(msg.chars().next().is_some_and(char::is_uppercase), "{msg}");
         }
     }
+}
+
+#[test]
+fn bdi_bookkeeping_early_dispatch_and_impossible_counters() {
+    let (v, code) = audit("bdi-bookkeeping", &[]);
+    assert_eq!(code, 1);
+    assert_eq!(
+        findings(&v),
+        vec![
+            ("step-before-dependencies".into(), "warning".into(), 5),
+            ("plan-stats-inconsistent".into(), "warning".into(), 15),
+        ]
+    );
+    let early = &v["findings"][0]["evidence"];
+    assert_eq!(early["plan"], "plan-m");
+    assert_eq!(early["step"], "S2");
+    assert_eq!(strings(&early["unmet"]), ["S1"]);
+    let stats = &v["findings"][1]["evidence"];
+    assert_eq!(stats["use_count"], 0);
+    assert_eq!(stats["success_count"], 5);
 }

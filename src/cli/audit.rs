@@ -25,7 +25,7 @@ use super::{EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE};
 Finding codes: claimed-outcome-mismatch, ungrounded-citation, unhandled-contradiction, \
 inconsistent-sigma, revision-not-minimal, revision-incomplete, revision-policy-mismatch, \
 norm-retracted, postcondition-false-positive, postcondition-record-mismatch, dag-cycle, \
-dag-dangling-dependency, dag-deadlock, unexpected-belief-name, repeated-query, oscillation, \
+dag-dangling-dependency, dag-deadlock, step-before-dependencies, plan-stats-inconsistent, unexpected-belief-name, repeated-query, oscillation, \
 unresolved-reference, parse-error, not-checkable."
 )]
 pub(crate) struct Args {

@@ -85,14 +85,19 @@ pub(crate) fn run(args: &Args) -> i32 {
         FormatArg::Json => Format::Json,
     };
     let sigma = tl.sigma_at(model.log(), step);
-    let text = export(
-        &sigma,
-        format,
-        Header {
-            session: tl.name(),
-            step,
-        },
-    );
+    let header = Header {
+        session: tl.name(),
+        step,
+    };
+    let text = match format {
+        // A BDI session's JSON carries its whole BDI state beside Σ.
+        Format::Json if !tl.bdi_log().is_empty() => {
+            let st = crate::model::bdi::state_at(tl.bdi_log(), model.log(), step);
+            let bdi = crate::model::export::bdi_json(&st, tl.bdi_log(), model.log());
+            crate::model::export::json_with_bdi(&sigma, header, Some(bdi))
+        }
+        _ => export(&sigma, format, header),
+    };
     // Prompt lines carry the agent's own text to a terminal: sanitize them. The other
     // formats are for tools and sanitize their free-text comments themselves; JSON escapes.
     let text = match format {

@@ -171,6 +171,13 @@ codes! {
     UnexpectedBeliefName = "unexpected-belief-name", Info,
         "belief was written under a name nothing expects",
         "beliefs were written under names nothing expects";
+    /// A plan step dispatched while a step it depends on was not done (seed 004 issue 13).
+    StepBeforeDependencies = "step-before-dependencies", Warning,
+        "step was dispatched before its dependencies were done",
+        "steps were dispatched before their dependencies were done";
+    /// `plan_stats` counters that cannot all hold: more outcomes than uses.
+    PlanStatsInconsistent = "plan-stats-inconsistent", Warning,
+        "plan_stats record contradicts itself", "plan_stats records contradict themselves";
     /// The same query asked again with Σ unchanged.
     RepeatedQuery = "repeated-query", Warning,
         "query was repeated with Σ unchanged", "queries were repeated with Σ unchanged";

@@ -243,6 +243,45 @@ impl BdiLog {
         }
     }
 
+    /// Whether the session has no BDI event at all.
+    pub fn is_empty(&self) -> bool {
+        self.schema.is_empty()
+            && self.desires.is_empty()
+            && self.upserts.is_empty()
+            && self.intentions.is_empty()
+            && self.plans.is_empty()
+            && self.steps.is_empty()
+            && self.postconditions.is_empty()
+            && self.satisfactions.is_empty()
+            && self.reviews.is_empty()
+            && self.plan_stats.is_empty()
+    }
+
+    /// Whether a ground belief named `name` was written at or before step `t`.
+    pub fn known_by(&self, name: &str, t: u32) -> bool {
+        let Some(&k) = self.name_ix.get(name) else {
+            return false;
+        };
+        self.upserts[..self.upserts.partition_point(|u| u.step <= t)]
+            .iter()
+            .any(|u| u.name == k)
+    }
+
+    /// doxascope's recomputation of a done step's tier-1 postcondition at the step it
+    /// reported done; `None` when the step is not done or its postcondition is not tier-1.
+    pub fn recompute_post(&self, sv: &StepView<'_>) -> Option<bool> {
+        if sv.state != StepState::Done {
+            return None;
+        }
+        let post = match sv.def.post.as_deref() {
+            Some(Value::String(s)) => s.as_str(),
+            _ => return None,
+        };
+        let name = tier1_name(post)?;
+        let done_at = sv.events.last().map_or(0, |e| e.0);
+        Some(self.known_by(name, done_at))
+    }
+
     /// The belief body an upsert wrote.
     pub fn upsert_body<'a>(&self, log: &'a TraceLog, u: &Upsert) -> Option<&'a Belief> {
         match &event_at(log, u.event).body {
@@ -393,9 +432,94 @@ impl StepView<'_> {
                 .any(|c| c.ok.is_some() && c.step >= done_at)
     }
 
+    /// The step's verdict. Only checks at or after the step's last report count: a check
+    /// of an earlier run of the step says nothing of the current one.
+    pub fn verdict(&self) -> Verdict {
+        self.verdict_given(None)
+    }
+
+    /// The step's verdict with doxascope's own recomputation of its postcondition
+    /// (`None` when it cannot recompute it). The recomputation is a check like the
+    /// recorded ones and outranks them: a recorded pass it refutes does not count.
+    pub fn verdict_given(&self, recomputed: Option<bool>) -> Verdict {
+        let last = self.events.last().map_or(0, |e| e.1);
+        let recorded = self
+            .checks
+            .iter()
+            .rev()
+            .filter(|c| c.event >= last)
+            .find_map(|c| c.ok);
+        let check = match (recomputed, recorded) {
+            (Some(false), _) => Some(false),
+            (_, Some(r)) => Some(r),
+            (r, None) => r,
+        };
+        match self.state {
+            StepState::Pending => Verdict::Pending,
+            StepState::Dispatched => Verdict::Running,
+            StepState::Failed => Verdict::Failed,
+            StepState::Done => match (self.post_met, check) {
+                (Some(true), Some(false)) => Verdict::Disputed,
+                (_, Some(false)) | (Some(false), None) => Verdict::Failed,
+                (_, Some(true)) => Verdict::Passed,
+                (Some(true), None) => Verdict::SelfReported,
+                (None, None) => Verdict::Unchecked,
+            },
+        }
+    }
+
     /// Whether the postcondition was verified (the latest check with a verdict passed).
     pub fn verified(&self) -> bool {
         self.checks.iter().rev().find_map(|c| c.ok).unwrap_or(false)
+    }
+}
+
+/// The X of a tier-1 postcondition `ground_belief(X) is known` (the only form doxascope
+/// can recompute: true iff a ground belief named X exists at that point).
+pub fn tier1_name(program: &str) -> Option<&str> {
+    let s = program.trim();
+    let rest = s.strip_prefix("ground_belief")?.trim_start();
+    let rest = rest.strip_prefix('(')?;
+    let close = rest.find(')')?;
+    let name = rest[..close].trim();
+    let tail: Vec<&str> = rest[close + 1..].split_whitespace().collect();
+    (tail == ["is", "known"] && !name.is_empty()).then_some(name)
+}
+
+/// What is known of a step's outcome: its progress (`step` events) joined with its
+/// postcondition checks, so a step that reported "done" but failed verification is never
+/// shown as a plain success.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Verdict {
+    /// Not dispatched yet.
+    Pending,
+    /// Dispatched, not finished.
+    Running,
+    /// Reported failed, or its latest check failed with no claim of success, or the
+    /// executor itself said the postcondition does not hold.
+    Failed,
+    /// Done and the latest check with a verdict passed.
+    Passed,
+    /// Done, the executor claims the postcondition holds, and no check has ruled yet.
+    SelfReported,
+    /// Done, the executor claims the postcondition holds, and the latest check says not.
+    Disputed,
+    /// Done with neither a claim nor a check.
+    Unchecked,
+}
+
+impl Verdict {
+    /// A short name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Pending => "pending",
+            Verdict::Running => "running",
+            Verdict::Failed => "failed",
+            Verdict::Passed => "passed",
+            Verdict::SelfReported => "self-reported",
+            Verdict::Disputed => "disputed",
+            Verdict::Unchecked => "unchecked",
+        }
     }
 }
 
@@ -820,5 +944,79 @@ pub fn state_at<'a>(bl: &'a BdiLog, log: &'a TraceLog, t: u32) -> BdiState<'a> {
         satisfaction,
         library,
         reviews,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check(ok: Option<bool>, event: u32) -> PostCheck<'static> {
+        PostCheck {
+            tier: Some(1),
+            ok,
+            failure_mode: None,
+            program: None,
+            step: event,
+            event,
+        }
+    }
+
+    /// Every combination of state, claim, recorded check and recomputation against the
+    /// rules written out independently of `verdict_given`'s match.
+    #[test]
+    fn verdict_truth_table() {
+        let def: PlanStep = serde_json::from_str(r#"{"id":"S1"}"#).expect("step");
+        let states = [
+            StepState::Pending,
+            StepState::Dispatched,
+            StepState::Done,
+            StepState::Failed,
+        ];
+        let tri = [None, Some(false), Some(true)];
+        for state in states {
+            for claim in tri {
+                for recorded in tri {
+                    for recomputed in tri {
+                        // A check before the last report (event 5) must be ignored.
+                        for stale in [false, true] {
+                            let sv = StepView {
+                                def: &def,
+                                state,
+                                post_met: claim,
+                                events: vec![(5, 5)],
+                                checks: vec![check(recorded, if stale { 4 } else { 6 })],
+                            };
+                            let rec = if stale { None } else { recorded };
+                            let refuted = recomputed == Some(false) || rec == Some(false);
+                            let confirmed =
+                                !refuted && (rec == Some(true) || recomputed == Some(true));
+                            let want = match state {
+                                StepState::Pending => Verdict::Pending,
+                                StepState::Dispatched => Verdict::Running,
+                                StepState::Failed => Verdict::Failed,
+                                StepState::Done if refuted && claim == Some(true) => {
+                                    Verdict::Disputed
+                                }
+                                StepState::Done
+                                    if refuted || claim == Some(false) && !confirmed =>
+                                {
+                                    Verdict::Failed
+                                }
+                                StepState::Done if confirmed => Verdict::Passed,
+                                StepState::Done if claim == Some(true) => Verdict::SelfReported,
+                                StepState::Done => Verdict::Unchecked,
+                            };
+                            assert_eq!(
+                                sv.verdict_given(recomputed),
+                                want,
+                                "{state:?} claim {claim:?} recorded {recorded:?} \
+                                 recomputed {recomputed:?} stale {stale}"
+                            );
+                        }
+                    }
+                }
+            }
+        }
     }
 }

@@ -23,7 +23,9 @@ use crate::logic::formula::{Atom, Formula, Term};
 use crate::logic::ground::{self, DEFAULT_INSTANCE_CAP};
 use crate::trace::event::Role;
 
+use super::bdi::{BdiLog, BdiState, GroundBelief};
 use super::timeline::BeliefView;
+use crate::trace::TraceLog;
 
 /// An export format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -34,7 +36,7 @@ pub enum Format {
     Smtlib,
     /// `- φ (source=S, p=0.90)` per belief.
     Prompt,
-    /// A JSON array of belief objects.
+    /// A JSON object with the beliefs (and, for a BDI session, the BDI state).
     Json,
 }
 
@@ -316,11 +318,113 @@ pub fn belief_json(b: &BeliefView<'_>) -> Value {
 
 /// A JSON object: the session, the step and the beliefs.
 pub fn json(beliefs: &[BeliefView<'_>], header: Header<'_>) -> String {
-    let v = json!({
+    json_with_bdi(beliefs, header, None)
+}
+
+fn ground_json(g: &GroundBelief<'_>) -> Value {
+    json!({
+        "name": g.name,
+        "value": g.value,
+        "unit": g.unit,
+        "source": g.source,
+        "step": g.step,
+        "from_step_event": g.from_step_event,
+    })
+}
+
+/// The whole BDI state at a step (seed 004): schema beliefs, ground beliefs with every
+/// write of each (upsert history), desires, the intention, every plan's steps with their
+/// verdicts (see [`crate::model::bdi::StepView::verdict_given`]), satisfaction records, the
+/// plan library with its counters and review decisions.
+pub fn bdi_json(st: &BdiState<'_>, bl: &BdiLog, log: &TraceLog) -> Value {
+    let ground: Vec<Value> = st
+        .ground
+        .iter()
+        .map(|g| {
+            let mut v = ground_json(g);
+            v["writes"] = json!(g.writes);
+            v["history"] = bl
+                .history(log, g.name, st.step)
+                .iter()
+                .map(ground_json)
+                .collect();
+            v
+        })
+        .collect();
+    let plans: Vec<Value> = st
+        .plans
+        .iter()
+        .map(|p| {
+            json!({
+                "id": p.id,
+                "step": p.step,
+                "intention_type": p.plan.intention_type,
+                "origin": p.plan.origin,
+                "context_conditions": p.plan.context_conditions,
+                "complete": p.complete(),
+                "deadlocked": p.deadlocked(),
+                "steps": p.steps.iter().map(|s| json!({
+                    "id": s.def.id,
+                    "kind": s.def.kind,
+                    "deps": s.def.deps,
+                    "post": s.def.post,
+                    "state": s.state.as_str(),
+                    "post_met": s.post_met,
+                    "recomputed": bl.recompute_post(s),
+                    "verdict": s.verdict_given(bl.recompute_post(s)).as_str(),
+                    "checks": s.checks.iter().map(|c| json!({
+                        "tier": c.tier,
+                        "ok": c.ok,
+                        "failure_mode": c.failure_mode,
+                        "step": c.step,
+                    })).collect::<Vec<_>>(),
+                })).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    json!({
+        "step": st.step,
+        "schema_beliefs": st.schema_beliefs,
+        "desires": st.desires,
+        "ground_beliefs": ground,
+        "intention": st.intention.as_ref().map(|i| json!({
+            "id": i.id,
+            "step": i.step,
+            "body": i.intention,
+        })),
+        "plans": plans,
+        "satisfaction": st.satisfaction.iter().map(|s| json!({
+            "intention": s.intention,
+            "ok": s.ok,
+            "step": s.step,
+        })).collect::<Vec<_>>(),
+        "library": st.library.iter().map(|e| json!({
+            "id": e.id,
+            "origin": e.origin,
+            "versions": e.versions,
+            "use_count": e.use_count,
+            "success_count": e.success_count,
+            "failure_count": e.failure_count,
+            "decision": e.decision,
+        })).collect::<Vec<_>>(),
+        "reviews": st.reviews.iter().map(|(step, d)| json!({
+            "step": step,
+            "decision": d,
+        })).collect::<Vec<_>>(),
+    })
+}
+
+/// [`json`] with the session's BDI state beside Σ under `"bdi"` (only for a session that
+/// has BDI events, so the export of a purely logical session is unchanged).
+pub fn json_with_bdi(beliefs: &[BeliefView<'_>], header: Header<'_>, bdi: Option<Value>) -> String {
+    let mut v = json!({
         "session": header.session,
         "step": header.step,
         "beliefs": beliefs.iter().map(belief_json).collect::<Vec<_>>(),
     });
+    if let Some(b) = bdi {
+        v["bdi"] = b;
+    }
     let mut s = serde_json::to_string_pretty(&v).unwrap_or_default();
     s.push('\n');
     s

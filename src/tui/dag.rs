@@ -18,28 +18,21 @@ fn text_width(s: &str) -> usize {
     Span::raw(s).width()
 }
 
-/// A step's status, from the `step` events up to the selected step.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Status {
-    /// Not dispatched yet.
-    Pending,
-    /// Dispatched, not finished: the running step.
-    Running,
-    /// Done.
-    Done,
-    /// Failed.
-    Failed,
-}
+/// A step's status: its `step` events joined with its postcondition checks up to the
+/// selected step (see [`crate::model::bdi::StepView::verdict`]).
+pub use crate::model::bdi::Verdict as Status;
 
-impl Status {
-    /// The glyph shown in the node.
-    pub fn glyph(self) -> &'static str {
-        match self {
-            Status::Pending => "·",
-            Status::Running => "▶",
-            Status::Done => "✓",
-            Status::Failed => "✗",
-        }
+/// The glyph shown in a node: a verified success and a claim nobody checked must not look
+/// alike, and a disputed claim must stand out from both.
+pub fn status_glyph(s: Status) -> &'static str {
+    match s {
+        Status::Pending => "·",
+        Status::Running => "▶",
+        Status::Passed => "✓",
+        Status::SelfReported => "?",
+        Status::Disputed => "!",
+        Status::Unchecked => "○",
+        Status::Failed => "✗",
     }
 }
 
@@ -115,9 +108,9 @@ pub fn layers(nodes: &[Node]) -> (Vec<Vec<usize>>, Vec<usize>) {
 /// The label inside a node's box.
 pub fn label(n: &Node) -> String {
     if n.kind.is_empty() {
-        format!("{} {}", n.status.glyph(), n.id)
+        format!("{} {}", status_glyph(n.status), n.id)
     } else {
-        format!("{} {} {}", n.status.glyph(), n.id, n.kind)
+        format!("{} {} {}", status_glyph(n.status), n.id, n.kind)
     }
 }
 
@@ -264,7 +257,7 @@ mod tests {
     #[test]
     fn diamond_is_three_layers_with_junctions() {
         let g = vec![
-            n("a", &[], Status::Done),
+            n("a", &[], Status::Passed),
             n("b", &["a"], Status::Running),
             n("c", &["a"], Status::Pending),
             n("d", &["b", "c"], Status::Pending),
@@ -287,7 +280,7 @@ mod tests {
         let g = vec![
             n("a", &["b"], Status::Pending),
             n("b", &["a"], Status::Pending),
-            n("c", &["nowhere"], Status::Done),
+            n("c", &["nowhere"], Status::Passed),
         ];
         let (ls, stuck) = layers(&g);
         assert_eq!(ls, vec![vec![2]]);
@@ -298,8 +291,8 @@ mod tests {
     #[test]
     fn too_narrow_falls_back() {
         let g = vec![
-            n("a_long_step_name", &[], Status::Done),
-            n("another_one", &[], Status::Done),
+            n("a_long_step_name", &[], Status::Passed),
+            n("another_one", &[], Status::Passed),
         ];
         assert!(layout(&g, 20).is_none());
         assert!(layout(&g, 0).is_none());

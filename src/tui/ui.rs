@@ -24,9 +24,9 @@ use super::keys::BINDINGS;
 use super::text::{lines as text_lines, spans};
 use super::theme::Theme;
 use crate::model::audit::Severity as FindingSeverity;
+use crate::model::bdi::{PostCheck, StepState, StepView};
 use crate::repl::COMMANDS;
 use crate::sanitize::sanitize;
-use crate::trace::event::StepStatus;
 use crate::trace::{Body, Event};
 
 /// Below this size only a notice is drawn.
@@ -612,50 +612,102 @@ pub fn plan_at(store: &super::data::Store, s: &SessionData, t: u32) -> Option<(S
     let Some(Body::Plan(plan)) = store.event(rec.event).map(|e| &e.body) else {
         return None;
     };
+    let mut views: Vec<StepView> = plan
+        .steps
+        .iter()
+        .map(|def| StepView {
+            def,
+            state: StepState::Pending,
+            post_met: None,
+            events: Vec::new(),
+            checks: Vec::new(),
+        })
+        .collect();
+    // A report naming no plan is about the current one.
+    let ours = |r: Option<u32>, named: bool| r == Some(k as u32) || !named;
     let steps = &bl.steps[bl.steps.partition_point(|r| r.step <= rec.step)
         ..bl.steps.partition_point(|r| r.step <= t)];
-    let mut status = std::collections::HashMap::new();
     for r in steps {
         if let Some(Event {
             body: Body::Step(st),
             ..
         }) = store.event(r.event)
-            // A report naming no plan is about the current one.
-            && (r.plan == Some(k as u32) || st.plan.is_none())
-            && let (Some(id), Some(s)) = (&st.step, &st.status)
+            && ours(r.plan, st.plan.is_some())
+            && let Some(sv) = st
+                .step
+                .as_deref()
+                .and_then(|id| views.iter_mut().find(|v| v.def.id == id))
         {
-            status.insert(
-                id.clone(),
-                match s {
-                    StepStatus::Dispatched => Status::Running,
-                    StepStatus::Done => Status::Done,
-                    StepStatus::Failed => Status::Failed,
-                },
-            );
+            sv.apply(st, r.step, r.event);
         }
     }
-    let nodes = plan
-        .steps
+    let posts = &bl.postconditions[bl.postconditions.partition_point(|r| r.step <= rec.step)
+        ..bl.postconditions.partition_point(|r| r.step <= t)];
+    for r in posts {
+        if let Some(Event {
+            body: Body::Postcondition(pc),
+            ..
+        }) = store.event(r.event)
+            && ours(r.plan, pc.plan.is_some())
+            && let Some(sv) = pc
+                .step
+                .as_deref()
+                .and_then(|id| views.iter_mut().find(|v| v.def.id == id))
+        {
+            sv.checks.push(PostCheck {
+                tier: pc.tier,
+                ok: pc.ok,
+                failure_mode: pc.failure_mode.as_deref(),
+                program: pc.program.as_deref(),
+                step: r.step,
+                event: r.event,
+            });
+        }
+    }
+    let nodes = views
         .iter()
-        .map(|st| Node {
-            id: sanitize(&st.id),
-            kind: st
+        .map(|sv| Node {
+            id: sanitize(&sv.def.id),
+            kind: sv
+                .def
                 .kind
                 .as_ref()
                 .map(|k| sanitize(&enum_name(k)))
                 .unwrap_or_default(),
-            deps: st.deps.iter().map(|d| sanitize(d)).collect(),
-            status: status.get(&st.id).copied().unwrap_or(Status::Pending),
+            deps: sv.def.deps.iter().map(|d| sanitize(d)).collect(),
+            status: sv.verdict_given(bl.recompute_post(sv)),
         })
         .collect();
     Some((rec.id.clone(), nodes))
+}
+
+/// The plan line's tally: verified steps out of all, then every other outcome that occurs
+/// ("2/5 verified, 1 disputed"), so a claim nobody checked is never counted as done.
+pub fn plan_tally(nodes: &[Node]) -> String {
+    let count = |s: Status| nodes.iter().filter(|n| n.status == s).count();
+    let mut out = format!("{}/{} verified", count(Status::Passed), nodes.len());
+    for s in [
+        Status::Disputed,
+        Status::Failed,
+        Status::SelfReported,
+        Status::Unchecked,
+        Status::Running,
+    ] {
+        let c = count(s);
+        if c > 0 {
+            out.push_str(&format!(", {c} {}", s.as_str()));
+        }
+    }
+    out
 }
 
 fn status_style(th: &Theme, s: Status) -> Style {
     match s {
         Status::Pending => th.pending,
         Status::Running => th.running.add_modifier(Modifier::REVERSED),
-        Status::Done => th.ok,
+        Status::Passed => th.ok,
+        Status::SelfReported | Status::Unchecked => th.running,
+        Status::Disputed => th.error.add_modifier(Modifier::BOLD),
         Status::Failed => th.error,
     }
 }
@@ -730,11 +782,7 @@ fn plan(f: &mut Frame, app: &mut App, area: Rect) {
         Some((id, nodes)) => {
             let mut l = vec![Span::styled("plan ", th.dim)];
             l.extend(spans(&id, th.accent, th.marker));
-            let done = nodes.iter().filter(|n| n.status == Status::Done).count();
-            l.push(Span::styled(
-                format!("  {done}/{} done", nodes.len()),
-                th.dim,
-            ));
+            l.push(Span::styled(format!("  {}", plan_tally(&nodes)), th.dim));
             lines.push(Line::from(l));
             match dag::layout(&nodes, inner.width) {
                 Some(d) => {

@@ -33,19 +33,8 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 use serde_json::{Value, json};
 
 use super::{Code, Cx, Finding, Severity};
-use crate::model::bdi::{PlanView, PostCheck, StepState, StepView};
+use crate::model::bdi::{PlanView, PostCheck, StepState, StepView, tier1_name};
 use crate::trace::event::{Body, StepStatus};
-
-/// The X of a tier-1 postcondition `ground_belief(X) is known`.
-pub(crate) fn tier1_name(program: &str) -> Option<&str> {
-    let s = program.trim();
-    let rest = s.strip_prefix("ground_belief")?.trim_start();
-    let rest = rest.strip_prefix('(')?;
-    let close = rest.find(')')?;
-    let name = rest[..close].trim();
-    let tail: Vec<&str> = rest[close + 1..].split_whitespace().collect();
-    (tail == ["is", "known"] && !name.is_empty()).then_some(name)
-}
 
 fn value_text<V: std::ops::Deref<Target = Value>>(v: Option<&V>) -> Option<&str> {
     v.and_then(|v| v.as_str())
@@ -220,13 +209,47 @@ pub(super) fn check<'a>(cx: &mut Cx<'a>) {
                 let Some(pv) = views.get_mut(&rec) else {
                     continue;
                 };
-                let Some(sv) = s
+                let Some(ix) = s
                     .step
                     .as_deref()
-                    .and_then(|id| pv.steps.iter_mut().find(|x| x.def.id == id))
+                    .and_then(|id| pv.steps.iter().position(|x| x.def.id == id))
                 else {
                     continue;
                 };
+                if s.status == Some(StepStatus::Dispatched) {
+                    // The dependencies that had not finished when this step started.
+                    let unmet: Vec<String> = pv.steps[ix]
+                        .def
+                        .deps
+                        .iter()
+                        .filter(|d| {
+                            pv.steps
+                                .iter()
+                                .find(|x| x.def.id == d.as_str())
+                                .is_some_and(|x| x.state != StepState::Done)
+                        })
+                        .map(|d| d.to_string())
+                        .collect();
+                    if !unmet.is_empty() {
+                        out.push(
+                            cx.finding(
+                                Code::StepBeforeDependencies,
+                                sr.step,
+                                sr.event,
+                                format!(
+                                    "Step {}/{} was dispatched while {} had not finished.",
+                                    pv.id,
+                                    pv.steps[ix].def.id,
+                                    unmet.join(", ")
+                                ),
+                            )
+                            .with("plan", pv.id)
+                            .with("step", pv.steps[ix].def.id.as_str())
+                            .with("unmet", &unmet),
+                        );
+                    }
+                }
+                let sv = &mut pv.steps[ix];
                 sv.apply(s, sr.step, sr.event);
                 if s.status == Some(StepStatus::Done)
                     && s.post_met == Some(true)
@@ -507,6 +530,36 @@ pub(super) fn check<'a>(cx: &mut Cx<'a>) {
             .with("written_by", owner.map(|(_, o)| o))
             .with("similar_expected", json!(similar)),
         );
+    }
+    // plan_stats: each recorded outcome is an outcome of a use, so successes plus failures
+    // cannot exceed uses (seed 004's useCount / successCount / failureCount).
+    for &(step, pos) in &bl.plan_stats {
+        let Some(Body::PlanStats(ps)) = log.events.get(pos as usize).map(|e| &e.body) else {
+            continue;
+        };
+        let (uses, ok, bad) = (
+            ps.use_count.unwrap_or(0),
+            ps.success_count.unwrap_or(0),
+            ps.failure_count.unwrap_or(0),
+        );
+        if ps.use_count.is_some() && ok.saturating_add(bad) > uses {
+            let plan = ps.plan.as_deref().unwrap_or("?");
+            out.push(
+                cx.finding(
+                    Code::PlanStatsInconsistent,
+                    step,
+                    pos,
+                    format!(
+                        "The plan_stats of {plan} count {ok} successes and {bad} failures from \
+                         {uses} uses."
+                    ),
+                )
+                .with("plan", plan)
+                .with("use_count", uses)
+                .with("success_count", ok)
+                .with("failure_count", bad),
+            );
+        }
     }
     for f in out {
         cx.push(f);
