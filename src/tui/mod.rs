@@ -471,7 +471,15 @@ pub fn run(opts: Options) -> Result<(), TuiError> {
     drop(listener);
     // A blocking stdin read of a live session must not keep the process alive.
     rt.shutdown_background();
-    drop(term);
+    // ratatui's Terminal shows the cursor when dropped and reports a failure with eprintln!,
+    // which panics when standard error is the terminal that went away (exit 101 instead of
+    // 2). Showing it here first makes that drop a no-op; if even that fails, the terminal is
+    // gone and the value is left undropped (the guard below restores what can be restored).
+    if term.show_cursor().is_ok() {
+        drop(term);
+    } else {
+        std::mem::forget(term);
+    }
     drop(guard);
     if let Some(m) = terminal::take_worker_panic() {
         // Standard error may be the terminal that went away: never panic on writing it.
