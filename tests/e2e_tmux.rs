@@ -388,3 +388,27 @@ fn bad_lines_are_timeline_rows_with_their_location_in_the_detail_pane() {
     });
     t.keys(&["q"]);
 }
+
+#[test]
+#[cfg_attr(
+    doxascope_no_tmux,
+    ignore = "tmux is not installed (apt-get install tmux)"
+)]
+fn a_dumb_terminal_is_refused_with_a_clear_message() {
+    if tmux::missing("e2e_tmux") {
+        return;
+    }
+    let t = Tmux::new("dumb");
+    let cmd = format!(
+        "sh -c 'TERM=dumb \"{}\" view --no-follow \"{}\"; echo EXIT=$?; exec sleep 600'",
+        bin(),
+        sample("treasure-hunt.jsonl").display()
+    );
+    t.start(&cmd);
+    let s = t.wait_for("the refusal", 20, |s| s.contains("EXIT="));
+    assert!(s.contains("EXIT=2"), "{s}");
+    assert!(s.contains("TERM=dumb"), "{s}");
+    // Nothing of the full-screen view was drawn: no alternate screen, no pane borders.
+    assert_eq!(t.display("#{alternate_on}"), "0");
+    assert!(!s.contains("Σ beliefs"), "{s}");
+}

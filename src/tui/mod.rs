@@ -421,6 +421,15 @@ pub fn run(opts: Options) -> Result<(), TuiError> {
     if !io::stdout().is_terminal() {
         return Err(TuiError::NotATty);
     }
+    // A dumb terminal understands none of the escape sequences a full-screen view is made of
+    // (it would print hundreds of them as garbage): refuse, and say what works instead.
+    if std::env::var("TERM").is_ok_and(|t| t == "dumb") {
+        return Err(TuiError::Usage(
+            "TERM=dumb cannot show the full-screen view; use `doxascope audit`, `repl` or \
+             `export` on the file, or run in a terminal that sets TERM (xterm-256color, ...)"
+                .into(),
+        ));
+    }
     let config = Config::load();
     let theme = Theme::select(opts.theme.as_deref(), &config, theme::no_color_env())
         .map_err(TuiError::Usage)?;
