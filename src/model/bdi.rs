@@ -402,7 +402,18 @@ pub struct StepView<'a> {
     pub checks: Vec<PostCheck<'a>>,
 }
 
-impl StepView<'_> {
+impl<'a> StepView<'a> {
+    /// A step of a plan before any event about it: pending, unclaimed, unchecked.
+    pub fn pending(def: &'a PlanStep) -> Self {
+        StepView {
+            def,
+            state: StepState::Pending,
+            post_met: None,
+            events: Vec::new(),
+            checks: Vec::new(),
+        }
+    }
+
     /// Applies a `step` event (at `step`, log position `event`) to this step's progress.
     pub(crate) fn apply(&mut self, s: &crate::trace::event::Step, step: u32, event: u32) {
         self.state = match s.status {
@@ -551,17 +562,7 @@ impl<'a> PlanView<'a> {
             step: pr.step,
             event: pr.event,
             plan,
-            steps: plan
-                .steps
-                .iter()
-                .map(|def| StepView {
-                    def,
-                    state: StepState::Pending,
-                    post_met: None,
-                    events: Vec::new(),
-                    checks: Vec::new(),
-                })
-                .collect(),
+            steps: plan.steps.iter().map(StepView::pending).collect(),
             unknown_step_events: Vec::new(),
         }
     }

@@ -24,7 +24,7 @@ use super::keys::BINDINGS;
 use super::text::{lines as text_lines, spans};
 use super::theme::Theme;
 use crate::model::audit::Severity as FindingSeverity;
-use crate::model::bdi::{PostCheck, StepState, StepView};
+use crate::model::bdi::{PostCheck, StepView};
 use crate::repl::COMMANDS;
 use crate::sanitize::sanitize;
 use crate::trace::{Body, Event};
@@ -612,17 +612,7 @@ pub fn plan_at(store: &super::data::Store, s: &SessionData, t: u32) -> Option<(S
     let Some(Body::Plan(plan)) = store.event(rec.event).map(|e| &e.body) else {
         return None;
     };
-    let mut views: Vec<StepView> = plan
-        .steps
-        .iter()
-        .map(|def| StepView {
-            def,
-            state: StepState::Pending,
-            post_met: None,
-            events: Vec::new(),
-            checks: Vec::new(),
-        })
-        .collect();
+    let mut views: Vec<StepView> = plan.steps.iter().map(StepView::pending).collect();
     // A report naming no plan is about the current one.
     let ours = |r: Option<u32>, named: bool| r == Some(k as u32) || !named;
     let steps = &bl.steps[bl.steps.partition_point(|r| r.step <= rec.step)
