@@ -170,7 +170,11 @@ pub(crate) fn to_jsonl(
     for e in entries {
         match &e.op {
             HandOp::Announce { spec, source } => {
-                if let Some(outcome) = e.outcome {
+                // The gate of an announcement that replaces a belief of the same id was asked
+                // of Σ without that belief (seed 000's update), not of the Σ the saved file
+                // holds at this point: no claim is written for it.
+                let replaces = active.contains(&spec.id);
+                if let Some(outcome) = e.outcome.filter(|_| !replaces) {
                     events.push(json!({
                         "kind": "verify",
                         "formula": spec.formula.to_string(),
