@@ -312,8 +312,9 @@ pub struct AnnounceCheck {
     pub event: u32,
     /// The belief id.
     pub id: String,
-    /// The belief record it created (index into [`Timeline::beliefs`]); `None` for a
-    /// re-announcement that was merged into the active record.
+    /// The belief record it created (index into [`Timeline::beliefs`]); every announcement
+    /// that the replay took creates one (a re-announcement overwrites by starting a new
+    /// record), so `None` only for an event the replay could not take.
     pub record: Option<u32>,
     /// The result.
     pub result: Result<AnnounceResult, Unknown>,
@@ -406,7 +407,7 @@ pub struct Recomputed {
     pub session: String,
     /// One per `verify`.
     pub verifies: Vec<VerifyResult>,
-    /// One per `announce` (merged re-announcements included, with `record: None`).
+    /// One per `announce`.
     pub announces: Vec<AnnounceCheck>,
     /// One per `query`.
     pub queries: Vec<QueryResult>,

@@ -19,6 +19,9 @@ use super::{
 const MAX_SUPPORTS: usize = 16;
 /// ...found within this time; past either cap the answer says it is not complete.
 const SUPPORTS_BUDGET: Duration = Duration::from_secs(2);
+/// `whynot` shows the least countermodel (independent of what was asked before) for at
+/// most this many atoms that matter; past it, the solver's own model.
+const CANONICAL_ATOMS: usize = 256;
 
 /// A command reached a function that is not its own (a table error, caught by a test).
 fn mismatch(cmd: &Command) -> ReplError {
@@ -166,12 +169,21 @@ pub(crate) fn whynot(r: &mut Repl, cmd: &Command) -> Result<Reply, ReplError> {
     // it was asked before. The answer must depend on Σ and φ alone, so the one shown is the
     // least in a fixed order: atoms by name, each false when Σ ∧ ¬φ allows it given the ones
     // before (one satisfiability question per atom).
-    let mut atoms: Vec<(String, crate::logic::formula::Atom)> =
-        model.into_iter().map(|(a, _)| (atom_text(&a), a)).collect();
+    let mut atoms: Vec<(String, crate::logic::formula::Atom, bool)> = model
+        .into_iter()
+        .map(|(a, v)| (atom_text(&a), a, v))
+        .collect();
     atoms.sort_by(|x, y| x.0.cmp(&y.0));
+    if atoms.len() > CANONICAL_ATOMS {
+        // Past the cap the solver's own model is shown: one question per atom, each with its
+        // own deadline, would take too long to wait for.
+        return Ok(Reply::WhyNot {
+            countermodel: Some(atoms.into_iter().map(|(t, _, v)| (t, v)).collect()),
+        });
+    }
     let mut fixed = vec![Formula::Not(Box::new(f))];
     let mut out = std::collections::BTreeMap::new();
-    for (text, atom) in atoms {
+    for (text, atom, _) in atoms {
         let atom = Formula::Atom(atom);
         let mut try_false = fixed.clone();
         try_false.push(Formula::Not(Box::new(atom.clone())));
@@ -419,11 +431,14 @@ pub(crate) fn at(r: &mut Repl, cmd: &Command) -> Result<Reply, ReplError> {
     }
     r.step = *step;
     r.invalidate();
-    r.ensure_state()?;
+    // Σ is counted from the replay; the belief state is built by the first question that
+    // needs it (the TUI moves the REPL to its step before every command, and a move alone
+    // must not cost an engine build of the whole Σ).
+    let beliefs = r.sigma_held(*step).len();
     Ok(Reply::At {
         step: *step,
         last,
-        beliefs: r.held.len(),
+        beliefs,
         hand: r.layer.len(),
     })
 }
