@@ -9,6 +9,8 @@
 //! - [`read_all`] (module `load`): whole-stream reading on all cores, with exactly the
 //!   streaming reader's output.
 //! - [`generate`]: deterministic large mixed traces for benchmarks and load tests.
+//! - [`import`]: the traces other tools write (OpenTelemetry, Inspect, Langfuse, ...) turned
+//!   into v1.
 //!
 //! The format itself is documented for users in `docs/trace-format.md`, with a JSON Schema in
 //! `docs/trace-format.schema.json`; tests keep the three (docs, schema, [`Kind`]) in step.
@@ -37,6 +39,7 @@ pub mod event;
 mod fields;
 pub mod follow;
 pub mod generate;
+pub mod import;
 pub mod index;
 pub mod live;
 mod load;
