@@ -10,7 +10,9 @@
 mod audit;
 mod completions;
 mod demo;
+mod diff;
 mod export;
+mod history;
 mod man;
 mod repl;
 mod validate;
@@ -73,6 +75,18 @@ enum Command {
     Repl(repl::Args),
     /// Replay traces, recompute every claim, and print the findings (exit 1 on any warning).
     Audit(audit::Args),
+    /// Every step at which a formula changed status (entailed, contradicted, unknown, Σ
+    /// inconsistent; announced, retracted, re-derived), with the event that caused it.
+    ///
+    /// For each entailed stretch a minimal support is shown. The session's change points are
+    /// indexed once and only the steps that can change the formula's status are solved.
+    History(history::Args),
+    /// What differs between two runs of the same task (exit 1 when something does).
+    ///
+    /// Aligns the runs by step, plan step or formula, then lists beliefs only in one run,
+    /// beliefs with another status at the end, verdicts that differ, and the first step where
+    /// the runs' Σ diverge. `--json` for CI.
+    Diff(diff::Args),
     /// The TUI over trace files (the default: `doxascope FILE...`).
     View(view::Args),
     /// Print a shell completion script: bash, zsh, fish, elvish or powershell.
@@ -107,6 +121,8 @@ fn run(args: Vec<OsString>) -> i32 {
         Some(Command::Export(args)) => export::run(&args),
         Some(Command::Repl(args)) => repl::run(&args),
         Some(Command::Audit(args)) => audit::run(&args),
+        Some(Command::History(args)) => history::run(&args),
+        Some(Command::Diff(args)) => diff::run(&args),
         Some(Command::View(args)) => view::run(args),
         Some(Command::Completions(args)) => completions::run(&args, command()),
         Some(Command::Man(args)) => man::run(&args, command()),
@@ -141,6 +157,46 @@ fn config_warnings_to_stderr() {
         let w = w.strip_prefix("config: ").unwrap_or(w);
         eprintln!("doxascope: warning: {path}: {w}");
     }
+}
+
+/// `--timeout SECS` as a budget; prints the error and returns `None` when it is not a positive
+/// number of seconds.
+fn timeout_arg(command: &str, secs: f64) -> Option<std::time::Duration> {
+    let b = history::budget(secs);
+    if b.is_none() {
+        eprintln!("doxascope {command}: --timeout must be a positive number of seconds");
+    }
+    b
+}
+
+/// A REPL over one session of trace files, for the subcommands that answer one REPL question
+/// (`history`, `whatif`); `Err` is the exit code after the message was printed.
+fn repl_on(
+    command: &str,
+    files: &[std::path::PathBuf],
+    session: Option<&str>,
+) -> Result<crate::repl::Repl, i32> {
+    let model = crate::model::Model::load(files).map_err(|e| {
+        eprintln!("doxascope {command}: {e}");
+        EXIT_USAGE
+    })?;
+    let name = model
+        .pick_session(session)
+        .map(|t| t.name().to_string())
+        .map_err(|m| {
+            eprintln!("doxascope {command}: {m}");
+            EXIT_USAGE
+        })?;
+    let problems = model.log().problems.len();
+    if problems > 0 {
+        eprintln!(
+            "doxascope {command}: warning: {problems} line(s) of the trace have problems (see \
+             `doxascope validate`)"
+        );
+    }
+    Ok(crate::repl::Repl::new(Box::new(
+        crate::repl::ModelSigma::new(std::sync::Arc::new(model), name),
+    )))
 }
 
 /// The whole command-line definition (for help, completions and the typo check).

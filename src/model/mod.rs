@@ -26,7 +26,9 @@
 
 pub mod audit;
 pub mod bdi;
+pub mod diff;
 pub mod export;
+pub mod history;
 mod local;
 pub mod recompute;
 pub mod timeline;

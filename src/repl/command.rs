@@ -155,6 +155,13 @@ pub const COMMANDS: &[CommandSpec] = &[
         run: exec::diff,
     },
     CommandSpec {
+        name: "history",
+        args: "φ|ID",
+        summary: "every step at which φ (or belief ID's formula) changed status: entailed, contradicted, unknown, Σ inconsistent; announced, retracted, re-derived; with the event that caused it and a minimal support for each entailed stretch",
+        completes: Completes::Formula,
+        run: exec::history,
+    },
+    CommandSpec {
         name: "sigma",
         args: "",
         summary: "list Σ: the trace's beliefs at the current step plus the hand-issued layer",
@@ -247,6 +254,8 @@ pub enum Command {
     At(u64),
     /// `diff A B`
     Diff(u64, u64),
+    /// `history φ|ID`
+    History(FormulaArg),
     /// `sigma`
     Sigma,
     /// `help [CMD]`
@@ -273,6 +282,7 @@ impl Command {
             Command::Policy(_) => "policy",
             Command::At(_) => "at",
             Command::Diff(..) => "diff",
+            Command::History(_) => "history",
             Command::Sigma => "sigma",
             Command::Help(_) => "help",
             Command::Save(_) => "save",
@@ -462,6 +472,7 @@ pub fn parse(line: &str) -> Result<Command, CommandError> {
             }
         }
         "dependents" => Ok(Command::Dependents(formula_arg()?)),
+        "history" => Ok(Command::History(formula_arg()?)),
         "consistent" => no_args(Command::Consistent),
         "undo" => no_args(Command::Undo),
         "reset" => no_args(Command::Reset),

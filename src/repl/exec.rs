@@ -11,8 +11,8 @@ use crate::sanitize::sanitize;
 
 use super::layer::{self, HandEntry, HandOp};
 use super::{
-    Command, FormulaArg, Member, Repl, ReplError, Reply, atom_text, engine_error, help_text,
-    member_of, parse_arg,
+    Command, FormulaArg, Repl, ReplError, Reply, atom_text, engine_error, help_text, member_of,
+    parse_arg,
 };
 
 /// `why` lists at most this many minimal supports...
@@ -31,9 +31,11 @@ fn mismatch(cmd: &Command) -> ReplError {
 /// The formula argument of a command that has one.
 fn formula_arg(cmd: &Command) -> Result<&FormulaArg, ReplError> {
     match cmd {
-        Command::Entails(a) | Command::Why(a) | Command::WhyNot(a) | Command::Dependents(a) => {
-            Ok(a)
-        }
+        Command::Entails(a)
+        | Command::Why(a)
+        | Command::WhyNot(a)
+        | Command::Dependents(a)
+        | Command::History(a) => Ok(a),
         Command::Check { formula, .. }
         | Command::Believes { formula, .. }
         | Command::Announce { formula, .. }
@@ -454,36 +456,7 @@ pub(crate) fn diff(r: &mut Repl, cmd: &Command) -> Result<Reply, ReplError> {
             format!("steps must be at most {last}, the last step of the trace"),
         ));
     }
-    // Σ at each step as the REPL holds it: the trace's, with the layer's effects.
-    let at_a: Vec<Member> = r
-        .sigma_held(*a)
-        .iter()
-        .map(|h| member_of(&h.belief, h.hand))
-        .collect();
-    let at_b: Vec<Member> = r
-        .sigma_held(*b)
-        .iter()
-        .map(|h| member_of(&h.belief, h.hand))
-        .collect();
-    let key = |m: &Member| (m.id.clone(), m.step, m.formula.clone());
-    let ka: BTreeSet<_> = at_a.iter().map(key).collect();
-    let kb: BTreeSet<_> = at_b.iter().map(key).collect();
-    let added = at_b
-        .iter()
-        .filter(|m| !ka.contains(&key(m)))
-        .cloned()
-        .collect();
-    let removed = at_a
-        .iter()
-        .filter(|m| !kb.contains(&key(m)))
-        .cloned()
-        .collect();
-    Ok(Reply::Diff {
-        a: *a,
-        b: *b,
-        added,
-        removed,
-    })
+    super::across::diff(r, cmd.name(), *a, *b)
 }
 
 pub(crate) fn sigma(r: &mut Repl, _cmd: &Command) -> Result<Reply, ReplError> {
@@ -514,4 +487,9 @@ pub(crate) fn save(r: &mut Repl, cmd: &Command) -> Result<Reply, ReplError> {
         path: path.clone(),
         events,
     })
+}
+
+pub(crate) fn history(r: &mut Repl, cmd: &Command) -> Result<Reply, ReplError> {
+    let arg = formula_arg(cmd)?.clone();
+    super::across::history(r, cmd.name(), &arg)
 }

@@ -20,6 +20,7 @@
 //! [`model_sigma`] reads Σ from a replayed model. The engine never computes logic itself: it
 //! hands formulas to [`BeliefState`].
 
+mod across;
 pub mod command;
 mod exec;
 mod layer;
@@ -37,7 +38,10 @@ use crate::sanitize::sanitize;
 
 pub use command::{COMMANDS, Command, CommandError, FormulaArg};
 pub use model_sigma::ModelSigma;
-pub use reply::{Member, ReplError, Reply};
+pub use reply::{
+    Changed, DiffItem, EventRef, HistoryCostView, HistoryLine, LeftInfo, Member, ReplError, Reply,
+    RevisionLine,
+};
 
 use layer::{HandEntry, Held};
 
@@ -69,6 +73,11 @@ pub trait TraceSigma: Send {
     fn last_step(&self) -> u64;
     /// The trace's active beliefs after `step` events, oldest first.
     fn sigma_at(&self, step: u64) -> Vec<TraceBelief>;
+    /// The replayed model and the session's name in it, for the questions across time
+    /// (`history`, `diff`, `whatif`) that read the whole timeline; `None` without a trace.
+    fn model(&self) -> Option<(&std::sync::Arc<crate::model::Model>, &str)> {
+        None
+    }
 }
 
 /// A trace with no events: the REPL on an empty Σ.
@@ -116,6 +125,11 @@ pub struct Repl {
     members: HashMap<String, Member>,
     /// Notes from building the state (trace beliefs the engine could not hold), shown once.
     notes: Vec<String>,
+    /// The history index of the session, built by the first `history` and kept while the
+    /// trace does not grow.
+    history_index: Option<std::sync::Arc<crate::model::history::HistoryIndex>>,
+    /// The budget of each solve of the walks over the whole session (`history`, `whatif`).
+    walk_timeout: std::time::Duration,
 }
 
 impl Repl {
@@ -131,7 +145,15 @@ impl Repl {
             held: Vec::new(),
             members: HashMap::new(),
             notes: Vec::new(),
+            history_index: None,
+            walk_timeout: crate::model::recompute::RecomputeOptions::default().timeout,
         }
+    }
+
+    /// Sets the budget of each solve of the walks over the whole session (`history`,
+    /// `whatif`): a solve that runs out is not checkable, never a verdict.
+    pub fn set_walk_timeout(&mut self, timeout: std::time::Duration) {
+        self.walk_timeout = timeout;
     }
 
     /// The step being inspected.
@@ -243,31 +265,14 @@ impl Repl {
         if self.state.is_some() {
             return Ok(());
         }
-        let mut state = BeliefState::new().map_err(|e| engine_error("", e))?;
         self.held = self.sigma_held(self.step);
         self.members.clear();
         for h in &self.held {
-            let b = &h.belief;
-            self.members.insert(b.id.clone(), member_of(b, h.hand));
-            let spec = BeliefSpec::new(b.id.clone(), b.formula.clone())
-                .role(b.role)
-                .confidence(b.confidence)
-                .step(b.step);
-            let res = match state.add(spec.clone()) {
-                // The agent held a rule that contradicts its other rules: Σ as the agent
-                // held it is inconsistent, and the REPL shows that rather than refusing the
-                // rule (the audit's recomputation mirrors it the same way).
-                Err(EngineError::HardConflict(_)) => state.add(spec.role(Role::Assumption)),
-                other => other,
-            };
-            if let Err(e) = res {
-                self.notes.push(format!(
-                    "belief {} (step {}) not loaded: {e}",
-                    sanitize(&b.id),
-                    b.step
-                ));
-            }
+            self.members
+                .insert(h.belief.id.clone(), member_of(&h.belief, h.hand));
         }
+        let (state, notes) = state_of(&self.held).map_err(|e| engine_error("", e))?;
+        self.notes.extend(notes);
         self.state = Some(state);
         Ok(())
     }
@@ -294,6 +299,34 @@ impl Repl {
             })
             .collect()
     }
+}
+
+/// A belief state holding `held`, in its order, and notes on the beliefs it could not hold.
+fn state_of(held: &[Held]) -> Result<(BeliefState, Vec<String>), EngineError> {
+    let mut state = BeliefState::new()?;
+    let mut notes = Vec::new();
+    for h in held {
+        let b = &h.belief;
+        let spec = BeliefSpec::new(b.id.clone(), b.formula.clone())
+            .role(b.role)
+            .confidence(b.confidence)
+            .step(b.step);
+        let res = match state.add(spec.clone()) {
+            // The agent held a rule that contradicts its other rules: Σ as the agent held it
+            // is inconsistent, and the REPL shows that rather than refusing the rule (the
+            // audit's recomputation mirrors it the same way).
+            Err(EngineError::HardConflict(_)) => state.add(spec.role(Role::Assumption)),
+            other => other,
+        };
+        if let Err(e) = res {
+            notes.push(format!(
+                "belief {} (step {}) not loaded: {e}",
+                sanitize(&b.id),
+                b.step
+            ));
+        }
+    }
+    Ok((state, notes))
 }
 
 fn member_of(b: &TraceBelief, hand: bool) -> Member {

@@ -32,6 +32,140 @@ pub struct Member {
     pub hand: bool,
 }
 
+/// An event of the trace as results name it: its kind, the belief id it names, where it was
+/// read.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EventRef {
+    /// The step it takes effect at.
+    pub step: u64,
+    /// Its kind (`announce`, `retract`, ...).
+    pub kind: String,
+    /// The belief id it names (an announcement's id, a retraction's target).
+    pub id: Option<String>,
+    /// The file (or stream) it was read from.
+    pub file: String,
+    /// Its line there.
+    pub line: u64,
+}
+
+impl EventRef {
+    fn to_json(&self) -> Value {
+        json!({"step": self.step, "kind": self.kind, "id": self.id, "file": self.file, "line": self.line})
+    }
+
+    fn to_text(&self) -> String {
+        let id = self
+            .id
+            .as_deref()
+            .map(|i| format!(" {}", sanitize(i)))
+            .unwrap_or_default();
+        format!(
+            "{}{id} ({}:{})",
+            sanitize(&self.kind),
+            sanitize(&self.file),
+            self.line
+        )
+    }
+}
+
+/// One row of `history`: a step at which φ changed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HistoryLine {
+    /// The step.
+    pub step: u64,
+    /// The event that caused the change (none at step 0).
+    pub event: Option<EventRef>,
+    /// What changed: `status`, `announced`, `retracted`, `re-derived`.
+    pub changes: Vec<&'static str>,
+    /// φ's status from this step on: `entailed`, `contradicted`, `unknown`, `inconsistent`
+    /// (Σ entails everything) or `not-checkable`.
+    pub status: &'static str,
+    /// Its status just before.
+    pub previous: &'static str,
+    /// Why the status is not checkable, when it is not.
+    pub reason: Option<String>,
+    /// The belief with φ's formula (or the id asked about) announced or retracted here.
+    pub belief: Option<String>,
+    /// Who retracted it (`agent`, `revision`, `user`, `unspecified`, `superseded`,
+    /// `reannounced`).
+    pub by: Option<&'static str>,
+    /// For a row that starts an entailed stretch or re-derives φ: a minimal support, or why
+    /// none was found within budget.
+    pub support: Option<Result<Vec<Member>, String>>,
+}
+
+/// What answering `history` cost (the index is built once per session and reused).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct HistoryCostView {
+    /// Change points of Σ in the session.
+    pub points: usize,
+    /// Consistency solves the index needed.
+    pub index_solves: u64,
+    /// Milliseconds the index took to build.
+    pub index_ms: f64,
+    /// Whether the index was reused from an earlier question.
+    pub index_reused: bool,
+    /// Milliseconds the history itself took.
+    pub ms: f64,
+    /// Change points that touched φ's components.
+    pub relevant: usize,
+    /// Entailment questions asked.
+    pub checks: u64,
+    /// Minimal supports searched.
+    pub supports: u64,
+    /// Whether only φ's components were walked.
+    pub pruned: bool,
+}
+
+/// A belief `diff` added or removed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DiffItem {
+    /// The belief.
+    pub member: Member,
+    /// For an added belief: whether Σ at the first step already entailed it; for a removed
+    /// one: whether Σ at the second step still entails it. `None` when that Σ is
+    /// inconsistent (it entails everything) or the question was not checkable.
+    pub entailed: Option<bool>,
+    /// For a removed belief that left between the two steps: how.
+    pub left: Option<LeftInfo>,
+}
+
+/// How a belief left Σ.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LeftInfo {
+    /// The step it left at.
+    pub step: u64,
+    /// Who ended it (`agent`, `revision`, `user`, `unspecified`, `superseded`,
+    /// `reannounced`, `hand` for the hand-issued layer).
+    pub by: String,
+    /// The `reason` the retraction gave.
+    pub reason: Option<String>,
+    /// The event that ended it.
+    pub event: Option<EventRef>,
+}
+
+/// A belief id held at both steps of a `diff` with another record.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Changed {
+    /// The belief at the first step.
+    pub before: Member,
+    /// At the second.
+    pub after: Member,
+}
+
+/// A `revise` event as `diff` lists it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RevisionLine {
+    /// Its step.
+    pub step: u64,
+    /// Its trigger (id or formula).
+    pub trigger: Option<String>,
+    /// The ids it gave up.
+    pub retracted: Vec<String>,
+    /// The policy it names.
+    pub policy: Option<String>,
+}
+
 /// The result of a successful command.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Reply {
@@ -163,15 +297,41 @@ pub enum Reply {
         a: u64,
         /// To step.
         b: u64,
-        /// Beliefs active at b but not at a.
-        added: Vec<Member>,
-        /// Beliefs active at a but not at b.
-        removed: Vec<Member>,
+        /// Beliefs active at b but not at a (by id), each with whether Σ at a already
+        /// entailed it.
+        added: Vec<DiffItem>,
+        /// Beliefs active at a but not at b, each with how it left and whether Σ at b still
+        /// entails it.
+        removed: Vec<DiffItem>,
+        /// Ids active at both with another formula, role or step (superseded or
+        /// re-announced in between).
+        changed: Vec<Changed>,
+        /// Whether Σ is consistent at a and at b (or why it is not checkable).
+        consistent: [Result<bool, String>; 2],
+        /// The `revise` events between the two steps.
+        revisions: Vec<RevisionLine>,
     },
     /// `sigma`
     Sigma {
         /// Every active belief.
         beliefs: Vec<Member>,
+    },
+    /// `history`
+    History {
+        /// The formula, printed.
+        formula: String,
+        /// The belief id asked about, when the argument named one.
+        id: Option<String>,
+        /// The session.
+        session: String,
+        /// φ's status at step 0.
+        initial: &'static str,
+        /// The steps at which φ changed.
+        rows: Vec<HistoryLine>,
+        /// What it cost.
+        cost: HistoryCostView,
+        /// Whether the hand-issued layer holds commands (history is about the trace alone).
+        hand: usize,
     },
     /// `help`
     Help {
@@ -305,11 +465,46 @@ impl Reply {
                 b,
                 added,
                 removed,
-            } => json!({
-                "from": a, "to": b,
-                "added": added.iter().map(member_json).collect::<Vec<_>>(),
-                "removed": removed.iter().map(member_json).collect::<Vec<_>>(),
-            }),
+                changed,
+                consistent,
+                revisions,
+            } => {
+                let cons = |c: &Result<bool, String>| c.as_ref().ok().copied();
+                let cons_err = |c: &Result<bool, String>| c.as_ref().err().cloned();
+                json!({
+                    "from": a, "to": b,
+                    "added": added.iter().map(|d| {
+                        let mut v = member_json(&d.member);
+                        v["already_entailed"] = json!(d.entailed);
+                        v
+                    }).collect::<Vec<_>>(),
+                    "removed": removed.iter().map(|d| {
+                        let mut v = member_json(&d.member);
+                        v["still_entailed"] = json!(d.entailed);
+                        v["left"] = match &d.left {
+                            Some(l) => json!({
+                                "step": l.step, "by": l.by, "reason": l.reason,
+                                "event": l.event.as_ref().map(EventRef::to_json),
+                            }),
+                            None => Value::Null,
+                        };
+                        v
+                    }).collect::<Vec<_>>(),
+                    "changed": changed.iter().map(|c| json!({
+                        "id": c.after.id,
+                        "before": member_json(&c.before),
+                        "after": member_json(&c.after),
+                    })).collect::<Vec<_>>(),
+                    "consistent": {
+                        "from": cons(&consistent[0]), "to": cons(&consistent[1]),
+                        "from_error": cons_err(&consistent[0]), "to_error": cons_err(&consistent[1]),
+                    },
+                    "revisions": revisions.iter().map(|r| json!({
+                        "step": r.step, "trigger": r.trigger, "retracted": r.retracted,
+                        "policy": r.policy,
+                    })).collect::<Vec<_>>(),
+                })
+            }
             Reply::Sigma { beliefs } => json!({
                 "beliefs": beliefs.iter().map(|m| {
                     let mut v = member_json(m);
@@ -318,6 +513,25 @@ impl Reply {
                     v["layer"] = json!(if m.hand { "hand" } else { "trace" });
                     v
                 }).collect::<Vec<_>>(),
+            }),
+            Reply::History {
+                formula,
+                id,
+                session,
+                initial,
+                rows,
+                cost,
+                hand,
+            } => json!({
+                "formula": formula, "id": id, "session": session, "initial": initial,
+                "rows": rows.iter().map(history_line_json).collect::<Vec<_>>(),
+                "hand_commands_ignored": hand,
+                "cost": {
+                    "change_points": cost.points, "index_solves": cost.index_solves,
+                    "index_ms": cost.index_ms, "index_reused": cost.index_reused,
+                    "ms": cost.ms, "relevant_points": cost.relevant, "checks": cost.checks,
+                    "supports": cost.supports, "pruned": cost.pruned,
+                },
             }),
             Reply::Help { text } => json!({"text": text}),
             Reply::Save { path, events } => json!({"path": path, "events": events}),
@@ -559,16 +773,64 @@ impl Reply {
                 b,
                 added,
                 removed,
+                changed,
+                consistent,
+                revisions,
             } => {
                 let _ = write!(out, "from step {a} to step {b}:");
-                for m in added {
-                    let _ = write!(out, "\n+ {}", line(m));
+                for d in added {
+                    let _ = write!(out, "\n+ {}", line(&d.member));
+                    if d.entailed == Some(true) {
+                        let _ = write!(out, "\n    (Σ at step {a} already entailed it)");
+                    }
                 }
-                for m in removed {
-                    let _ = write!(out, "\n- {}", line(m));
+                for d in removed {
+                    let _ = write!(out, "\n- {}", line(&d.member));
+                    if let Some(l) = &d.left {
+                        let _ = write!(out, "\n    left at step {} ({}", l.step, sanitize(&l.by));
+                        if let Some(r) = &l.reason {
+                            let _ = write!(out, ": {}", sanitize(r));
+                        }
+                        out.push(')');
+                    }
+                    match d.entailed {
+                        Some(true) => {
+                            let _ = write!(out, "\n    Σ at step {b} still entails it");
+                        }
+                        Some(false) => {
+                            let _ = write!(out, "\n    Σ at step {b} no longer entails it");
+                        }
+                        None => {}
+                    }
                 }
-                if added.is_empty() && removed.is_empty() {
+                for c in changed {
+                    let _ = write!(out, "\n~ {}\n  → {}", line(&c.before), line(&c.after));
+                }
+                for r in revisions {
+                    let _ = write!(
+                        out,
+                        "\n  revision at step {}: trigger {}, gave up {} ({})",
+                        r.step,
+                        sanitize(r.trigger.as_deref().unwrap_or("?")),
+                        sanitize(&r.retracted.join(", ")),
+                        sanitize(r.policy.as_deref().unwrap_or("no policy named"))
+                    );
+                }
+                if added.is_empty() && removed.is_empty() && changed.is_empty() {
                     out.push_str(" no change");
+                }
+                let c = |x: &Result<bool, String>| match x {
+                    Ok(true) => "consistent".to_string(),
+                    Ok(false) => "INCONSISTENT".to_string(),
+                    Err(e) => format!("not checkable ({})", sanitize(e)),
+                };
+                if consistent[0] != consistent[1] {
+                    let _ = write!(
+                        out,
+                        "\n  Σ: {} at step {a}, {} at step {b}",
+                        c(&consistent[0]),
+                        c(&consistent[1])
+                    );
                 }
             }
             Reply::Sigma { beliefs } => {
@@ -584,6 +846,101 @@ impl Reply {
                         out.push_str(" [hand]");
                     }
                 }
+            }
+            Reply::History {
+                formula,
+                id,
+                session,
+                initial,
+                rows,
+                cost,
+                hand,
+            } => {
+                let named = id
+                    .as_deref()
+                    .map(|i| format!(" (belief {})", sanitize(i)))
+                    .unwrap_or_default();
+                let _ = write!(
+                    out,
+                    "history of {}{named} in session {}: {initial} at step 0",
+                    sanitize(formula),
+                    sanitize(session)
+                );
+                let changed = rows.iter().filter(|r| r.step > 0).count();
+                let _ = write!(
+                    out,
+                    ", {changed} change{}",
+                    if changed == 1 { "" } else { "s" }
+                );
+                for r in rows {
+                    let mut what: Vec<String> = Vec::new();
+                    for c in &r.changes {
+                        match *c {
+                            "status" => {
+                                let mut t = format!("→ {} (was {})", r.status, r.previous);
+                                if let Some(why) = &r.reason {
+                                    t.push_str(&format!(": {}", sanitize(why)));
+                                }
+                                what.push(t);
+                            }
+                            "announced" | "retracted" => {
+                                let b = r.belief.as_deref().unwrap_or("");
+                                let by = r.by.map(|b| format!(" by {b}")).unwrap_or_default();
+                                what.push(format!("{c} {}{by}", sanitize(b)));
+                            }
+                            other => what.push(other.to_string()),
+                        }
+                    }
+                    let ev = r
+                        .event
+                        .as_ref()
+                        .map(|e| format!("  ← {}", e.to_text()))
+                        .unwrap_or_default();
+                    let _ = write!(out, "\n  step {:>5}  {}{ev}", r.step, what.join("; "));
+                    match &r.support {
+                        Some(Ok(ms)) if ms.is_empty() => {
+                            out.push_str("\n              support: {} (φ is valid)");
+                        }
+                        Some(Ok(ms)) => {
+                            out.push_str("\n              support:");
+                            for m in ms {
+                                let _ = write!(out, "\n                {}", line(m));
+                            }
+                        }
+                        Some(Err(e)) => {
+                            let _ = write!(
+                                out,
+                                "\n              support: not checkable ({})",
+                                sanitize(e)
+                            );
+                        }
+                        None => {}
+                    }
+                }
+                if *hand > 0 {
+                    let _ = write!(
+                        out,
+                        "\n  (the history is the trace's; the {hand} hand-issued command(s) are not part of it)"
+                    );
+                }
+                let _ = write!(
+                    out,
+                    "\n  cost: index of {} change points ({} consistency solves, {:.1} ms{}); \
+                     history {} of them relevant, {} checks, {} supports, {:.1} ms{}",
+                    cost.points,
+                    cost.index_solves,
+                    cost.index_ms,
+                    if cost.index_reused { ", reused" } else { "" },
+                    cost.relevant,
+                    cost.checks,
+                    cost.supports,
+                    cost.ms,
+                    if cost.pruned {
+                        ""
+                    } else {
+                        " (whole Σ walked: quantifiers)"
+                    },
+                );
             }
             Reply::Help { text } => out.push_str(text),
             Reply::Save { path, events } => {
@@ -621,6 +978,22 @@ pub(crate) fn role_name(role: Role) -> &'static str {
         Role::Norm => "norm",
         Role::Assumption => "assumption",
     }
+}
+
+fn history_line_json(r: &HistoryLine) -> Value {
+    let (support, support_error) = match &r.support {
+        Some(Ok(ms)) => (
+            json!(ms.iter().map(member_json).collect::<Vec<_>>()),
+            Value::Null,
+        ),
+        Some(Err(e)) => (Value::Null, json!(e)),
+        None => (Value::Null, Value::Null),
+    };
+    json!({
+        "step": r.step, "status": r.status, "previous": r.previous, "changes": r.changes,
+        "event": r.event.as_ref().map(EventRef::to_json), "reason": r.reason,
+        "belief": r.belief, "by": r.by, "support": support, "support_error": support_error,
+    })
 }
 
 fn member_json(m: &Member) -> Value {

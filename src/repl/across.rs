@@ -1,0 +1,336 @@
+//! The questions across time that read a session's whole timeline rather than Σ at one step:
+//! `history` (here), with the building blocks `diff` and `whatif` share: naming an event and
+//! showing a belief record as a [`Member`].
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use crate::logic::engine::{BeliefState, Entails};
+
+use crate::logic::formula::Formula;
+use crate::model::history::{Change, HistoryIndex, Status};
+use crate::model::recompute::RecomputeOptions;
+use crate::model::{BeliefView, Model, Timeline};
+
+use super::layer::Held;
+use super::model_sigma::engine_role;
+use super::reply::{
+    Changed, DiffItem, EventRef, HistoryCostView, HistoryLine, LeftInfo, RevisionLine,
+};
+use super::{FormulaArg, Member, Repl, ReplError, Reply, member_of, parse_arg, state_of};
+
+/// The event at log position `pos`, which takes effect at `step`, as results name it.
+pub(crate) fn event_ref(model: &Model, step: u32, pos: u32) -> Option<EventRef> {
+    let ev = model.event(pos)?;
+    let id = match &ev.body {
+        crate::trace::event::Body::Announce(_) => ev.id.as_ref().map(|s| s.to_string()),
+        crate::trace::event::Body::Retract(r) => Some(r.target.to_string()),
+        _ => None,
+    };
+    Some(EventRef {
+        step: u64::from(step),
+        kind: ev.kind_name().to_string(),
+        id,
+        file: ev.origin.file.to_string(),
+        line: ev.origin.line,
+    })
+}
+
+/// A belief record of the trace as a [`Member`].
+pub(crate) fn member_of_view(v: &BeliefView<'_>) -> Member {
+    Member {
+        id: v.id().to_string(),
+        formula: v
+            .formula()
+            .map(|f| f.to_string())
+            .unwrap_or_else(|_| v.formula_text().to_string()),
+        step: u64::from(v.step()),
+        source: v.source().unwrap_or("").to_string(),
+        role: engine_role(v.role()),
+        confidence: v.confidence(),
+        hand: false,
+    }
+}
+
+/// The model and session a question across time needs, or why there are none.
+pub(crate) fn model_of(r: &Repl, command: &str) -> Result<(Arc<Model>, String), ReplError> {
+    r.trace
+        .model()
+        .map(|(m, s)| (Arc::clone(m), s.to_string()))
+        .ok_or_else(|| {
+            ReplError::new(
+                command,
+                "this question reads the trace's timeline: start the REPL on a trace file",
+            )
+        })
+}
+
+/// The options of the REPL's solver walks: the recomputation's budgets with the REPL's
+/// timeout, no audit questions.
+pub(crate) fn walk_options(r: &Repl) -> RecomputeOptions {
+    RecomputeOptions {
+        audit: None,
+        timeout: r.walk_timeout,
+        ..RecomputeOptions::default()
+    }
+}
+
+/// The formula a `history` argument means: a belief id of the session (the formula of its
+/// record in force at `step`, else its last one before, else its first), or a formula.
+fn resolve(
+    tl: &Timeline,
+    model: &Model,
+    step: u32,
+    command: &str,
+    arg: &FormulaArg,
+) -> Result<(Formula, Option<String>), ReplError> {
+    let text = arg.text.trim();
+    let recs: Vec<u32> = tl.records_of(text).map(|(i, _)| i).collect();
+    let pick = recs
+        .iter()
+        .rev()
+        .find(|&&i| tl.beliefs()[i as usize].active_at(step))
+        .or_else(|| {
+            recs.iter()
+                .rev()
+                .find(|&&i| tl.beliefs()[i as usize].announced <= step)
+        })
+        .or(recs.first());
+    if let Some(&i) = pick
+        && let Some(f) = tl.belief(model.log(), i).and_then(|v| v.formula().ok())
+    {
+        return Ok((f, Some(text.to_string())));
+    }
+    if !recs.is_empty() {
+        return Err(ReplError::new(
+            command,
+            format!(
+                "belief {} has no formula that parses",
+                crate::sanitize::sanitize(text)
+            ),
+        ));
+    }
+    // Not an id: a formula (its errors point into the command line).
+    Ok((parse_arg(command, arg)?, None))
+}
+
+fn status_reason(s: &Status) -> Option<String> {
+    match s {
+        Status::NotCheckable(u) => Some(u.to_string()),
+        _ => None,
+    }
+}
+
+/// `history φ|ID`.
+pub(crate) fn history(r: &mut Repl, command: &str, arg: &FormulaArg) -> Result<Reply, ReplError> {
+    let (model, session) = model_of(r, command)?;
+    let tl = model
+        .timeline(&session)
+        .ok_or_else(|| ReplError::new(command, "the session has no events"))?;
+    let step = u32::try_from(r.step).unwrap_or(u32::MAX);
+    let (phi, id) = resolve(tl, &model, step, command, arg)?;
+    let opts = walk_options(r);
+    let reused = r.history_index.as_ref().is_some_and(|ix| ix.is_current(tl));
+    if !reused {
+        r.history_index = Some(Arc::new(HistoryIndex::build(tl, model.log(), &opts)));
+    }
+    let ix = r
+        .history_index
+        .clone()
+        .ok_or_else(|| ReplError::new(command, "the history index could not be built"))?;
+    let h = ix.history(tl, model.log(), &phi, id.as_deref(), &opts);
+    let log = model.log();
+    let rows = h
+        .rows
+        .iter()
+        .map(|row| {
+            let mut belief = None;
+            let mut by = None;
+            for c in &row.changes {
+                match *c {
+                    Change::Announced(rec) => {
+                        belief = Some(tl.beliefs()[rec as usize].id.to_string());
+                    }
+                    Change::Retracted(rec, b) => {
+                        belief = Some(tl.beliefs()[rec as usize].id.to_string());
+                        by = Some(b.as_str());
+                    }
+                    _ => {}
+                }
+            }
+            let support = row.support.as_ref().map(|s| match s {
+                Ok(recs) => Ok(recs
+                    .iter()
+                    .filter_map(|&i| tl.belief(log, i))
+                    .map(|v| member_of_view(&v))
+                    .collect()),
+                Err(e) => Err(e.to_string()),
+            });
+            HistoryLine {
+                step: u64::from(row.step),
+                event: row.event.and_then(|p| event_ref(&model, row.step, p)),
+                changes: row.changes.iter().map(Change::as_str).collect(),
+                status: row.status.as_str(),
+                previous: row.previous.as_str(),
+                reason: status_reason(&row.status),
+                belief,
+                by,
+                support,
+            }
+        })
+        .collect();
+    let ic = ix.cost();
+    Ok(Reply::History {
+        formula: h.formula.clone(),
+        id,
+        session,
+        initial: h.initial.as_str(),
+        rows,
+        cost: HistoryCostView {
+            points: ic.points,
+            index_solves: ic.solves,
+            index_ms: ic.elapsed.as_secs_f64() * 1e3,
+            index_reused: reused,
+            ms: h.cost.elapsed.as_secs_f64() * 1e3,
+            relevant: h.cost.relevant,
+            checks: h.cost.checks,
+            supports: h.cost.supports,
+            pruned: h.pruned,
+        },
+        hand: r.layer.len(),
+    })
+}
+
+/// Whether `state` entails `f`: `None` when Σ is inconsistent (it entails everything) or the
+/// question is not checkable.
+fn entailed_by(state: Option<&mut BeliefState>, f: &Formula) -> Option<bool> {
+    let e = state?.entails(f).ok()?;
+    e.sigma_consistent.then_some(e.result == Entails::Entailed)
+}
+
+/// `diff A B`: Σ at A against Σ at B, both as the REPL holds them (the trace's, with the
+/// hand-issued layer's effects).
+pub(crate) fn diff(r: &mut Repl, command: &str, a: u64, b: u64) -> Result<Reply, ReplError> {
+    let at_a = r.sigma_held(a);
+    let at_b = r.sigma_held(b);
+    let by_id = |hs: &[Held]| -> HashMap<String, usize> {
+        hs.iter()
+            .enumerate()
+            .map(|(i, h)| (h.belief.id.clone(), i))
+            .collect()
+    };
+    let (ia, ib) = (by_id(&at_a), by_id(&at_b));
+    let same = |x: &Held, y: &Held| {
+        x.belief.formula == y.belief.formula
+            && x.belief.role == y.belief.role
+            && x.belief.step == y.belief.step
+            && x.hand == y.hand
+    };
+    // Engines for both ends, to tell what still follows (each question budgeted).
+    let mut sa = state_of(&at_a).ok().map(|s| s.0);
+    let mut sb = state_of(&at_b).ok().map(|s| s.0);
+    let consistent = |s: Option<&mut BeliefState>| -> Result<bool, String> {
+        match s {
+            Some(s) => s
+                .consistent()
+                .map(|c| c.consistent)
+                .map_err(|e| e.to_string()),
+            None => Err("the belief state could not be built".into()),
+        }
+    };
+    let cons = [consistent(sa.as_mut()), consistent(sb.as_mut())];
+    let model = r.trace.model().map(|(m, s)| (Arc::clone(m), s.to_string()));
+    let tl = model
+        .as_ref()
+        .and_then(|(m, s)| m.timeline(s).map(|t| (m, t)));
+    let mut added = Vec::new();
+    let mut changed = Vec::new();
+    for h in &at_b {
+        match ia.get(&h.belief.id) {
+            None => added.push(DiffItem {
+                member: member_of(&h.belief, h.hand),
+                entailed: entailed_by(sa.as_mut(), &h.belief.formula),
+                left: None,
+            }),
+            Some(&i) if !same(&at_a[i], h) => changed.push(Changed {
+                before: member_of(&at_a[i].belief, at_a[i].hand),
+                after: member_of(&h.belief, h.hand),
+            }),
+            Some(_) => {}
+        }
+    }
+    let mut removed = Vec::new();
+    for h in &at_a {
+        if ib.contains_key(&h.belief.id) {
+            continue;
+        }
+        // How it left: the trace's record ended between the steps, or the layer took it.
+        let left = if a < b {
+            match (&tl, h.hand) {
+                (Some((m, t)), false) => u32::try_from(a)
+                    .ok()
+                    .and_then(|sa| t.active_record(&h.belief.id, sa))
+                    .and_then(|rec| t.beliefs()[rec as usize].retraction)
+                    .filter(|x| u64::from(x.step) <= b)
+                    .map(|x| {
+                        let reason = match m.event(x.event).map(|e| &e.body) {
+                            Some(crate::trace::event::Body::Retract(rt)) => {
+                                rt.reason.as_ref().map(|s| s.to_string())
+                            }
+                            _ => None,
+                        };
+                        LeftInfo {
+                            step: u64::from(x.step),
+                            by: x.by.as_str().to_string(),
+                            reason,
+                            event: event_ref(m, x.step, x.event),
+                        }
+                    }),
+                _ => None,
+            }
+            .or_else(|| {
+                (!r.layer.is_empty()).then(|| LeftInfo {
+                    step: b,
+                    by: "hand".to_string(),
+                    reason: None,
+                    event: None,
+                })
+            })
+        } else {
+            None
+        };
+        removed.push(DiffItem {
+            member: member_of(&h.belief, h.hand),
+            entailed: entailed_by(sb.as_mut(), &h.belief.formula),
+            left,
+        });
+    }
+    let (lo, hi) = (a.min(b), a.max(b));
+    let revisions = match &tl {
+        Some((m, t)) => t
+            .revisions()
+            .iter()
+            .filter(|rv| u64::from(rv.step) > lo && u64::from(rv.step) <= hi)
+            .filter_map(|rv| match m.event(rv.event).map(|e| &e.body) {
+                Some(crate::trace::event::Body::Revise(x)) => Some(RevisionLine {
+                    step: u64::from(rv.step),
+                    trigger: x.trigger.as_ref().map(|s| s.to_string()),
+                    retracted: x.retracted.iter().map(|s| s.to_string()).collect(),
+                    policy: x.policy.as_ref().map(|s| s.to_string()),
+                }),
+                _ => None,
+            })
+            .collect(),
+        None => Vec::new(),
+    };
+    let _ = command;
+    Ok(Reply::Diff {
+        a,
+        b,
+        added,
+        removed,
+        changed,
+        consistent: cons,
+        revisions,
+    })
+}
