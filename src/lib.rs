@@ -33,7 +33,11 @@
 //! - A new REPL command: a row in `repl/command.rs` (it carries its function), the function
 //!   in `repl/exec.rs`, its reply in `repl/reply.rs`.
 //! - A new engine question: `logic/engine.rs`, then its call from `repl/exec.rs` or
-//!   `model/recompute.rs`.
+//!   `model/recompute.rs`. Minimal corrections (the repairs `whatif` lists) are
+//!   `logic/corrections.rs`.
+//! - A question across a whole run or two runs: `model/history.rs` (`history φ`),
+//!   `model/diff.rs` (`doxascope diff`), `model/whatif.rs` (`whatif`), answered for the REPL
+//!   in `repl/across.rs`; `docs/across.md` describes them.
 //! - A key: `tui/keys.rs` (one table feeds dispatch and help), its action in `tui/app.rs`.
 //! - A subcommand: `cli/mod.rs` and a file of its own under `cli/`.
 

@@ -6,6 +6,7 @@
 //! Exit 0 with the history printed, 2 for unusable input or arguments (a formula that does not
 //! parse, an unknown session).
 
+use std::io::Write;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -50,11 +51,13 @@ pub(crate) fn run(args: &Args) -> i32 {
     });
     match repl.run(&cmd) {
         Ok(reply) => {
-            if args.json {
-                println!("{}", reply.to_json("history"));
+            let text = if args.json {
+                reply.to_json("history").to_string()
             } else {
-                println!("{}", reply.to_text());
-            }
+                reply.to_text()
+            };
+            // A closed pipe (`| head`) is not an error of the answer.
+            let _ = writeln!(std::io::stdout().lock(), "{text}");
             EXIT_OK
         }
         Err(e) => {

@@ -17,6 +17,7 @@ mod man;
 mod repl;
 mod validate;
 mod view;
+mod whatif;
 
 use std::ffi::OsString;
 
@@ -69,9 +70,9 @@ enum Command {
     /// The REPL without the TUI: commands on stdin, one result per command on stdout.
     ///
     /// Commands: announce, check, entails, why, whynot, consistent, retract, undo, reset,
-    /// policy, at, diff, sigma, help, save (`help COMMAND` in the REPL explains each). With
-    /// --json, exactly one JSON object per input line. When the files hold several sessions,
-    /// --session NAME picks one (the error lists them).
+    /// policy, at, diff, history, whatif, sigma, help, save (`help COMMAND` in the REPL
+    /// explains each). With --json, exactly one JSON object per input line. When the files
+    /// hold several sessions, --session NAME picks one (the error lists them).
     Repl(repl::Args),
     /// Replay traces, recompute every claim, and print the findings (exit 1 on any warning).
     Audit(audit::Args),
@@ -87,6 +88,11 @@ enum Command {
     /// beliefs with another status at the end, verdicts that differ, and the first step where
     /// the runs' Σ diverge. `--json` for CI.
     Diff(diff::Args),
+    /// Re-run a session's revisions under another policy from a step.
+    ///
+    /// Shows the alternative Σ beside the real one, every later verdict or answer that would
+    /// have changed, and for each revision the other minimal repairs with what each keeps.
+    Whatif(whatif::Args),
     /// The TUI over trace files (the default: `doxascope FILE...`).
     View(view::Args),
     /// Print a shell completion script: bash, zsh, fish, elvish or powershell.
@@ -123,6 +129,7 @@ fn run(args: Vec<OsString>) -> i32 {
         Some(Command::Audit(args)) => audit::run(&args),
         Some(Command::History(args)) => history::run(&args),
         Some(Command::Diff(args)) => diff::run(&args),
+        Some(Command::Whatif(args)) => whatif::run(&args),
         Some(Command::View(args)) => view::run(args),
         Some(Command::Completions(args)) => completions::run(&args, command()),
         Some(Command::Man(args)) => man::run(&args, command()),

@@ -5,6 +5,7 @@
 //! incremental varisat solver per belief state.
 
 pub mod cnf;
+pub mod corrections;
 pub mod engine;
 pub mod formula;
 pub mod grade;

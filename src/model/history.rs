@@ -385,6 +385,13 @@ impl HistoryIndex {
                 solves += 1;
             }
             let consistent = m.sat();
+            // A conflict of an inconsistent Σ, found once: retractions that miss it keep Σ
+            // inconsistent without a solve (the generated traces stay inconsistent for
+            // thousands of steps, and each solve there costs milliseconds).
+            if consistent == Ok(false) && !m.conflict_known() {
+                solves += 1;
+                let _ = m.consistent();
+            }
             points.push(ChangePoint {
                 step,
                 event: tl.event_pos_at(step).unwrap_or(0),

@@ -32,6 +32,7 @@ pub mod history;
 mod local;
 pub mod recompute;
 pub mod timeline;
+pub mod whatif;
 
 use std::collections::HashMap;
 use std::fmt;

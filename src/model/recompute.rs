@@ -674,6 +674,11 @@ impl Mirror {
         self.known_sat.is_some() || self.sat_unknown.is_some()
     }
 
+    /// Whether a minimal conflict of an inconsistent Σ is known.
+    pub(super) fn conflict_known(&self) -> bool {
+        self.known_conflict.is_some()
+    }
+
     /// Whether Σ is satisfiable (one solve at most, no conflict computed).
     pub(super) fn sat(&mut self) -> Result<bool, Unknown> {
         // With beliefs missing, the engine holds a subset of Σ: its inconsistency is Σ's, its

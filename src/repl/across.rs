@@ -8,14 +8,17 @@ use std::sync::Arc;
 use crate::logic::engine::{BeliefState, Entails};
 
 use crate::logic::formula::Formula;
+use crate::logic::revise::Policy;
 use crate::model::history::{Change, HistoryIndex, Status};
 use crate::model::recompute::RecomputeOptions;
+use crate::model::whatif::{run_policy, whatif as whatif_walk};
 use crate::model::{BeliefView, Model, Timeline};
 
 use super::layer::Held;
 use super::model_sigma::engine_role;
 use super::reply::{
-    Changed, DiffItem, EventRef, HistoryCostView, HistoryLine, LeftInfo, RevisionLine,
+    Changed, DecisionLine, DiffItem, EventRef, HistoryCostView, HistoryLine, LeftInfo, RepairLine,
+    RevisionLine, VerdictLine,
 };
 use super::{FormulaArg, Member, Repl, ReplError, Reply, member_of, parse_arg, state_of};
 
@@ -332,5 +335,106 @@ pub(crate) fn diff(r: &mut Repl, command: &str, a: u64, b: u64) -> Result<Reply,
         changed,
         consistent: cons,
         revisions,
+    })
+}
+
+/// `whatif POLICY [from STEP]`: the session replayed under another policy (see
+/// [`crate::model::whatif`]); both Σs are shown at the REPL's step when it is past `from`,
+/// else at the last step.
+pub(crate) fn whatif(
+    r: &mut Repl,
+    command: &str,
+    policy: Policy,
+    from: u64,
+) -> Result<Reply, ReplError> {
+    let (model, session) = model_of(r, command)?;
+    let tl = model
+        .timeline(&session)
+        .ok_or_else(|| ReplError::new(command, "the session has no events"))?;
+    let log = model.log();
+    let from32 = u32::try_from(from).unwrap_or(u32::MAX);
+    let w = whatif_walk(tl, log, policy, from32, &walk_options(r));
+    let at = if r.step > from {
+        r.step
+    } else {
+        u64::from(tl.len())
+    };
+    let at32 = u32::try_from(at).unwrap_or(u32::MAX);
+    let alt: Vec<u32> = w.alt_at(at32).iter().map(|a| a.record).collect();
+    let real: Vec<u32> = tl.sigma_at(log, at32).iter().map(|v| v.index).collect();
+    let mut recs: Vec<u32> = alt.iter().chain(real.iter()).copied().collect();
+    recs.sort_unstable();
+    recs.dedup();
+    let sigma = recs
+        .into_iter()
+        .filter_map(|i| {
+            let side = match (real.contains(&i), alt.contains(&i)) {
+                (true, true) => "both",
+                (true, false) => "real",
+                _ => "alternative",
+            };
+            tl.belief(log, i).map(|v| (member_of_view(&v), side))
+        })
+        .collect();
+    let changed = w
+        .changed
+        .iter()
+        .map(|c| VerdictLine {
+            event: event_ref(&model, c.step, c.event),
+            kind: c.kind,
+            formula: c.formula.clone(),
+            claimed: c.claimed.clone(),
+            real: c.real.clone(),
+            alt: c.alt.clone(),
+        })
+        .collect();
+    let decisions = w
+        .decisions
+        .iter()
+        .map(|d| DecisionLine {
+            step: u64::from(d.step),
+            id: d.id.clone(),
+            formula: tl
+                .belief(log, d.record)
+                .map(|v| member_of_view(&v).formula)
+                .unwrap_or_default(),
+            real_retracted: d.real_retracted.clone(),
+            alt: d
+                .alt
+                .as_ref()
+                .map(|a| (a.applied, a.retracted.clone(), a.fallback))
+                .map_err(|e| e.to_string()),
+            repairs: d
+                .repairs
+                .as_ref()
+                .map(|rs| {
+                    (
+                        rs.repairs
+                            .iter()
+                            .map(|x| RepairLine {
+                                retract: x.retract.clone(),
+                                keeps_new: x.keeps_new,
+                                keeps: x.keeps.clone(),
+                                real: x.real,
+                                alternative: x.alternative,
+                            })
+                            .collect(),
+                        rs.complete,
+                    )
+                })
+                .map_err(|e| e.to_string()),
+            sigma_was_inconsistent: d.repairs.as_ref().is_ok_and(|rs| rs.sigma_was_inconsistent),
+        })
+        .collect();
+    Ok(Reply::WhatIf {
+        policy,
+        run_policy: run_policy(tl, log),
+        from,
+        at,
+        sigma,
+        changed,
+        compared: w.compared,
+        not_checkable: w.not_checkable,
+        decisions,
     })
 }

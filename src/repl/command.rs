@@ -162,6 +162,13 @@ pub const COMMANDS: &[CommandSpec] = &[
         run: exec::history,
     },
     CommandSpec {
+        name: "whatif",
+        args: "POLICY [from STEP]",
+        summary: "re-run the session's revisions under another policy from a step (default 0): the alternative Σ beside the real one, every later verdict or answer that would have changed, and for each revision the other minimal repairs",
+        completes: Completes::Policy,
+        run: exec::whatif,
+    },
+    CommandSpec {
         name: "sigma",
         args: "",
         summary: "list Σ: the trace's beliefs at the current step plus the hand-issued layer",
@@ -256,6 +263,13 @@ pub enum Command {
     Diff(u64, u64),
     /// `history φ|ID`
     History(FormulaArg),
+    /// `whatif POLICY [from STEP]`
+    WhatIf {
+        /// The alternative policy.
+        policy: Policy,
+        /// The step it decides from (0 when not given).
+        from: u64,
+    },
     /// `sigma`
     Sigma,
     /// `help [CMD]`
@@ -283,6 +297,7 @@ impl Command {
             Command::At(_) => "at",
             Command::Diff(..) => "diff",
             Command::History(_) => "history",
+            Command::WhatIf { .. } => "whatif",
             Command::Sigma => "sigma",
             Command::Help(_) => "help",
             Command::Save(_) => "save",
@@ -473,6 +488,28 @@ pub fn parse(line: &str) -> Result<Command, CommandError> {
         }
         "dependents" => Ok(Command::Dependents(formula_arg()?)),
         "history" => Ok(Command::History(formula_arg()?)),
+        "whatif" => {
+            let mut words = arg.split_whitespace();
+            let usage = || {
+                err(
+                    name,
+                    "expected `whatif POLICY [from STEP]` with POLICY one of greedy, recency, \
+                     confidence, reject, flag"
+                        .into(),
+                    arg_at,
+                )
+            };
+            let policy = words.next().and_then(Policy::parse).ok_or_else(usage)?;
+            let from = match (words.next(), words.next(), words.next()) {
+                (None, _, _) => 0,
+                (Some("from"), Some(s), None) => {
+                    let at = arg_at + arg.rfind(s).unwrap_or(0);
+                    step_at(s, at)?
+                }
+                _ => return Err(usage()),
+            };
+            Ok(Command::WhatIf { policy, from })
+        }
         "consistent" => no_args(Command::Consistent),
         "undo" => no_args(Command::Undo),
         "reset" => no_args(Command::Reset),
@@ -728,6 +765,7 @@ mod tests {
                 "policy" => "policy flag".to_string(),
                 "help" => "help why".to_string(),
                 "believes" => "believes p @0.5".to_string(),
+                "whatif" => "whatif recency from 2".to_string(),
                 n if c.args.is_empty() => n.to_string(),
                 n => format!("{n} p"),
             };
@@ -748,6 +786,7 @@ mod tests {
                 "policy" => "policy flag".to_string(),
                 "help" => "help why".to_string(),
                 "believes" => "believes p @0.5".to_string(),
+                "whatif" => "whatif flag".to_string(),
                 n if c.args.is_empty() => n.to_string(),
                 n => format!("{n} p"),
             };
@@ -762,7 +801,8 @@ mod tests {
 
     #[test]
     fn completion() {
-        assert_eq!(complete("wh", &[]), vec!["why", "whynot"]);
+        assert_eq!(complete("wh", &[]), vec!["why", "whynot", "whatif"]);
+        assert_eq!(complete("whe", &[]), Vec::<String>::new());
         let pool = vec![
             "rain".to_string(),
             "road_wet".to_string(),

@@ -493,3 +493,17 @@ pub(crate) fn history(r: &mut Repl, cmd: &Command) -> Result<Reply, ReplError> {
     let arg = formula_arg(cmd)?.clone();
     super::across::history(r, cmd.name(), &arg)
 }
+
+pub(crate) fn whatif(r: &mut Repl, cmd: &Command) -> Result<Reply, ReplError> {
+    let Command::WhatIf { policy, from } = cmd else {
+        return Err(mismatch(cmd));
+    };
+    let last = r.trace.last_step();
+    if *from > last {
+        return Err(ReplError::new(
+            cmd.name(),
+            format!("step {from} is past the end of the trace (last step {last})"),
+        ));
+    }
+    super::across::whatif(r, cmd.name(), *policy, *from)
+}

@@ -39,8 +39,8 @@ use crate::sanitize::sanitize;
 pub use command::{COMMANDS, Command, CommandError, FormulaArg};
 pub use model_sigma::ModelSigma;
 pub use reply::{
-    Changed, DiffItem, EventRef, HistoryCostView, HistoryLine, LeftInfo, Member, ReplError, Reply,
-    RevisionLine,
+    Changed, DecisionLine, DiffItem, EventRef, HistoryCostView, HistoryLine, LeftInfo, Member,
+    RepairLine, ReplError, Reply, RevisionLine, VerdictLine,
 };
 
 use layer::{HandEntry, Held};

@@ -166,6 +166,57 @@ pub struct RevisionLine {
     pub policy: Option<String>,
 }
 
+/// A verdict `whatif` found changed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct VerdictLine {
+    /// The event.
+    pub event: Option<EventRef>,
+    /// `verify`, `query`, `answer` or `turn`.
+    pub kind: &'static str,
+    /// The formula asked about.
+    pub formula: String,
+    /// What the agent claimed or replied.
+    pub claimed: Option<String>,
+    /// The verdict on the real Σ.
+    pub real: String,
+    /// On the alternative Σ.
+    pub alt: String,
+}
+
+/// A repair `whatif` lists.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RepairLine {
+    /// The ids it gives up.
+    pub retract: Vec<String>,
+    /// Whether it keeps the new belief.
+    pub keeps_new: bool,
+    /// Of what the real run gave up, what this repair keeps.
+    pub keeps: Vec<String>,
+    /// The real run's repair.
+    pub real: bool,
+    /// The alternative policy's.
+    pub alternative: bool,
+}
+
+/// An announcement the real run or the alternative policy revised, as `whatif` shows it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DecisionLine {
+    /// Its step.
+    pub step: u64,
+    /// The belief announced.
+    pub id: String,
+    /// Its formula.
+    pub formula: String,
+    /// What the real run gave up for it.
+    pub real_retracted: Vec<String>,
+    /// What the alternative did: (applied, retracted, fallback), or why it is not known.
+    pub alt: Result<(bool, Vec<String>, bool), String>,
+    /// The minimal repairs (with `complete`), or why they are not known.
+    pub repairs: Result<(Vec<RepairLine>, bool), String>,
+    /// Σ was inconsistent before the announcement.
+    pub sigma_was_inconsistent: bool,
+}
+
 /// The result of a successful command.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Reply {
@@ -315,6 +366,28 @@ pub enum Reply {
     Sigma {
         /// Every active belief.
         beliefs: Vec<Member>,
+    },
+    /// `whatif`
+    WhatIf {
+        /// The alternative policy.
+        policy: Policy,
+        /// The policy the run's `revise` events name.
+        run_policy: Option<Policy>,
+        /// The step the alternative decides from.
+        from: u64,
+        /// The step both Σs are shown at.
+        at: u64,
+        /// Σ at `at`, real and alternative side by side: each belief with `both`, `real`
+        /// or `alternative`.
+        sigma: Vec<(Member, &'static str)>,
+        /// Every later verdict or answer that would have changed.
+        changed: Vec<VerdictLine>,
+        /// Verdicts compared.
+        compared: usize,
+        /// Verdicts not checkable on one side or both.
+        not_checkable: usize,
+        /// Every announcement either side revised, with the other repairs.
+        decisions: Vec<DecisionLine>,
     },
     /// `history`
     History {
@@ -533,6 +606,66 @@ impl Reply {
                     "supports": cost.supports, "pruned": cost.pruned,
                 },
             }),
+            Reply::WhatIf {
+                policy,
+                run_policy,
+                from,
+                at,
+                sigma,
+                changed,
+                compared,
+                not_checkable,
+                decisions,
+            } => {
+                let ids = |side: &str| -> Vec<&str> {
+                    sigma
+                        .iter()
+                        .filter(|(_, s)| *s == side)
+                        .map(|(m, _)| m.id.as_str())
+                        .collect()
+                };
+                json!({
+                    "policy": policy.as_str(),
+                    "run_policy": run_policy.map(Policy::as_str),
+                    "from": from, "at": at,
+                    "sigma": sigma.iter().map(|(m, side)| {
+                        let mut v = member_json(m);
+                        v["in"] = json!(side);
+                        v
+                    }).collect::<Vec<_>>(),
+                    "only_real": ids("real"),
+                    "only_alternative": ids("alternative"),
+                    "changed": changed.iter().map(|c| json!({
+                        "event": c.event.as_ref().map(EventRef::to_json),
+                        "kind": c.kind, "formula": c.formula, "claimed": c.claimed,
+                        "real": c.real, "alternative": c.alt,
+                    })).collect::<Vec<_>>(),
+                    "compared": compared, "not_checkable": not_checkable,
+                    "decisions": decisions.iter().map(|d| {
+                        let (alt, alt_err) = match &d.alt {
+                            Ok((applied, retracted, fallback)) => (json!({
+                                "applied": applied, "retracted": retracted, "fallback": fallback,
+                            }), Value::Null),
+                            Err(e) => (Value::Null, json!(e)),
+                        };
+                        let (repairs, complete, rep_err) = match &d.repairs {
+                            Ok((rs, complete)) => (json!(rs.iter().map(|r| json!({
+                                "retract": r.retract, "keeps_new": r.keeps_new, "keeps": r.keeps,
+                                "real": r.real, "alternative": r.alternative,
+                            })).collect::<Vec<_>>()), json!(complete), Value::Null),
+                            Err(e) => (Value::Null, Value::Null, json!(e)),
+                        };
+                        json!({
+                            "step": d.step, "id": d.id, "formula": d.formula,
+                            "real_retracted": d.real_retracted,
+                            "alternative": alt, "alternative_error": alt_err,
+                            "repairs": repairs, "repairs_complete": complete,
+                            "repairs_error": rep_err,
+                            "sigma_was_inconsistent": d.sigma_was_inconsistent,
+                        })
+                    }).collect::<Vec<_>>(),
+                })
+            }
             Reply::Help { text } => json!({"text": text}),
             Reply::Save { path, events } => json!({"path": path, "events": events}),
         };
@@ -941,6 +1074,156 @@ impl Reply {
                         " (whole Σ walked: quantifiers)"
                     },
                 );
+            }
+            Reply::WhatIf {
+                policy,
+                run_policy,
+                from,
+                at,
+                sigma,
+                changed,
+                compared,
+                not_checkable,
+                decisions,
+            } => {
+                let _ = write!(
+                    out,
+                    "what if {} had decided from step {from} (the run used {}):",
+                    policy.as_str(),
+                    run_policy.map_or("no named policy", Policy::as_str)
+                );
+                let _ = write!(out, "\nΣ at step {at}, real | alternative:");
+                for (m, side) in sigma {
+                    let mark = match *side {
+                        "both" => "  both ",
+                        "real" => "  real ",
+                        _ => "  alt  ",
+                    };
+                    let _ = write!(out, "\n{mark} {}", line(m));
+                }
+                if sigma.iter().all(|(_, s)| *s == "both") {
+                    out.push_str("\n  (the two Σs are the same here)");
+                }
+                for d in decisions {
+                    let _ = write!(
+                        out,
+                        "\nstep {}: {} {}",
+                        d.step,
+                        sanitize(&d.id),
+                        sanitize(&d.formula)
+                    );
+                    let _ = write!(
+                        out,
+                        "\n  real: gave up {}",
+                        if d.real_retracted.is_empty() {
+                            "nothing".to_string()
+                        } else {
+                            sanitize(&d.real_retracted.join(", "))
+                        }
+                    );
+                    match &d.alt {
+                        Ok((applied, retracted, fallback)) => {
+                            let _ = write!(
+                                out,
+                                "\n  {}: {}, gave up {}{}",
+                                policy.as_str(),
+                                if *applied {
+                                    "admitted it"
+                                } else {
+                                    "refused it"
+                                },
+                                if retracted.is_empty() {
+                                    "nothing".to_string()
+                                } else {
+                                    sanitize(&retracted.join(", "))
+                                },
+                                if *fallback { " (recency fallback)" } else { "" }
+                            );
+                        }
+                        Err(e) => {
+                            let _ = write!(
+                                out,
+                                "\n  {}: not checkable ({})",
+                                policy.as_str(),
+                                sanitize(e)
+                            );
+                        }
+                    }
+                    if d.sigma_was_inconsistent {
+                        out.push_str("\n  (Σ was already inconsistent before it)");
+                    }
+                    match &d.repairs {
+                        Ok((rs, complete)) => {
+                            let _ = write!(
+                                out,
+                                "\n  minimal repairs{}:",
+                                if *complete { "" } else { " (more may exist)" }
+                            );
+                            for r in rs {
+                                let mut tags = Vec::new();
+                                if r.real {
+                                    tags.push("the run's");
+                                }
+                                if r.alternative {
+                                    tags.push(policy.as_str());
+                                }
+                                let tag = if tags.is_empty() {
+                                    String::new()
+                                } else {
+                                    format!("  [{}]", tags.join(", "))
+                                };
+                                let keeps = if r.keeps.is_empty() {
+                                    String::new()
+                                } else {
+                                    format!("; keeps {}", sanitize(&r.keeps.join(", ")))
+                                };
+                                let _ = write!(
+                                    out,
+                                    "\n    give up {}{}{keeps}{tag}",
+                                    sanitize(&r.retract.join(", ")),
+                                    if r.keeps_new { "" } else { " (refuse it)" },
+                                );
+                            }
+                        }
+                        Err(e) => {
+                            let _ = write!(out, "\n  repairs: not checkable ({})", sanitize(e));
+                        }
+                    }
+                }
+                if changed.is_empty() {
+                    let _ = write!(
+                        out,
+                        "\nno later verdict or answer would have changed ({compared} compared)"
+                    );
+                } else {
+                    let _ = write!(
+                        out,
+                        "\n{} of {compared} later verdicts or answers would have changed:",
+                        changed.len()
+                    );
+                    for c in changed {
+                        let ev = c
+                            .event
+                            .as_ref()
+                            .map(|e| format!("step {} ", e.step))
+                            .unwrap_or_default();
+                        let _ = write!(
+                            out,
+                            "\n  {ev}{} {}: {} → {}{}",
+                            c.kind,
+                            sanitize(&c.formula),
+                            sanitize(&c.real),
+                            sanitize(&c.alt),
+                            c.claimed
+                                .as_deref()
+                                .map(|x| format!(" (claimed {})", sanitize(x)))
+                                .unwrap_or_default()
+                        );
+                    }
+                }
+                if *not_checkable > 0 {
+                    let _ = write!(out, "\n({not_checkable} not checkable within the budget)");
+                }
             }
             Reply::Help { text } => out.push_str(text),
             Reply::Save { path, events } => {
