@@ -14,6 +14,7 @@ mod diff;
 mod export;
 mod history;
 mod man;
+mod notes;
 mod repl;
 mod validate;
 mod view;
@@ -93,6 +94,11 @@ enum Command {
     /// Shows the alternative Σ beside the real one, every later verdict or answer that would
     /// have changed, and for each revision the other minimal repairs with what each keeps.
     Whatif(whatif::Args),
+    /// List, add or remove the bookmarks and notes kept beside a trace (never in it).
+    ///
+    /// Notes live in FILE.notes.json next to the trace, or in the user's data directory when
+    /// the trace's directory is not writable.
+    Notes(notes::Args),
     /// The TUI over trace files (the default: `doxascope FILE...`).
     View(view::Args),
     /// Print a shell completion script: bash, zsh, fish, elvish or powershell.
@@ -130,6 +136,7 @@ fn run(args: Vec<OsString>) -> i32 {
         Some(Command::History(args)) => history::run(&args),
         Some(Command::Diff(args)) => diff::run(&args),
         Some(Command::Whatif(args)) => whatif::run(&args),
+        Some(Command::Notes(args)) => notes::run(&args),
         Some(Command::View(args)) => view::run(args),
         Some(Command::Completions(args)) => completions::run(&args, command()),
         Some(Command::Man(args)) => man::run(&args, command()),

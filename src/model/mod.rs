@@ -321,6 +321,14 @@ impl Model {
             .join(", ")
     }
 
+    /// The file (as given to the reader) a session's first event was read from: where its
+    /// bookmarks and notes are kept beside ([`crate::trace::notes`]).
+    pub fn file_of(&self, session: &str) -> Option<&str> {
+        let tl = self.timeline(session)?;
+        let pos = *tl.event_positions().first()?;
+        self.event(pos).map(|e| &*e.origin.file)
+    }
+
     /// Σ at step `t` of a session (active beliefs in announcement order).
     pub fn sigma_at(&self, session: &str, t: u32) -> Option<Vec<BeliefView<'_>>> {
         self.timeline(session).map(|tl| tl.sigma_at(&self.log, t))

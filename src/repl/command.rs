@@ -169,6 +169,27 @@ pub const COMMANDS: &[CommandSpec] = &[
         run: exec::whatif,
     },
     CommandSpec {
+        name: "note",
+        args: "[--belief ID] [TEXT]",
+        summary: "mark the current step (or belief ID of Σ) with a note, kept in a file beside the trace and never in it; without TEXT a bookmark",
+        completes: Completes::Nothing,
+        run: exec::note,
+    },
+    CommandSpec {
+        name: "notes",
+        args: "",
+        summary: "list the session's bookmarks and notes by step, and where they are kept",
+        completes: Completes::Nothing,
+        run: exec::notes,
+    },
+    CommandSpec {
+        name: "unnote",
+        args: "N",
+        summary: "remove note N (its number in `notes`)",
+        completes: Completes::Nothing,
+        run: exec::unnote,
+    },
+    CommandSpec {
         name: "sigma",
         args: "",
         summary: "list Σ: the trace's beliefs at the current step plus the hand-issued layer",
@@ -263,6 +284,17 @@ pub enum Command {
     Diff(u64, u64),
     /// `history φ|ID`
     History(FormulaArg),
+    /// `note [--belief ID] [TEXT]`
+    Note {
+        /// The belief marked, if any.
+        belief: Option<String>,
+        /// The text (empty: a bookmark).
+        text: String,
+    },
+    /// `notes`
+    Notes,
+    /// `unnote N`
+    Unnote(u64),
     /// `whatif POLICY [from STEP]`
     WhatIf {
         /// The alternative policy.
@@ -298,6 +330,9 @@ impl Command {
             Command::Diff(..) => "diff",
             Command::History(_) => "history",
             Command::WhatIf { .. } => "whatif",
+            Command::Note { .. } => "note",
+            Command::Notes => "notes",
+            Command::Unnote(_) => "unnote",
             Command::Sigma => "sigma",
             Command::Help(_) => "help",
             Command::Save(_) => "save",
@@ -488,6 +523,40 @@ pub fn parse(line: &str) -> Result<Command, CommandError> {
         }
         "dependents" => Ok(Command::Dependents(formula_arg()?)),
         "history" => Ok(Command::History(formula_arg()?)),
+        "note" => {
+            let (belief, text) = match arg.strip_prefix("--belief") {
+                Some(rest) if rest.starts_with(char::is_whitespace) => {
+                    let rest = rest.trim_start();
+                    let end = rest.find(char::is_whitespace).unwrap_or(rest.len());
+                    (
+                        Some(rest[..end].to_string()),
+                        rest[end..].trim().to_string(),
+                    )
+                }
+                Some("") => {
+                    return Err(err(
+                        name,
+                        "expected a belief id after `--belief`".into(),
+                        arg_at + arg.len(),
+                    ));
+                }
+                _ => (None, arg.to_string()),
+            };
+            Ok(Command::Note { belief, text })
+        }
+        "notes" => no_args(Command::Notes),
+        "unnote" => {
+            if arg.is_empty() {
+                return Err(err(name, "expected a note number".into(), arg_at));
+            }
+            arg.parse::<u64>().map(Command::Unnote).map_err(|_| {
+                err(
+                    name,
+                    format!("expected a note number (see `notes`), found `{arg}`"),
+                    arg_at,
+                )
+            })
+        }
         "whatif" => {
             let mut words = arg.split_whitespace();
             let usage = || {
@@ -766,6 +835,7 @@ mod tests {
                 "help" => "help why".to_string(),
                 "believes" => "believes p @0.5".to_string(),
                 "whatif" => "whatif recency from 2".to_string(),
+                "unnote" => "unnote 3".to_string(),
                 n if c.args.is_empty() => n.to_string(),
                 n => format!("{n} p"),
             };
@@ -787,6 +857,7 @@ mod tests {
                 "help" => "help why".to_string(),
                 "believes" => "believes p @0.5".to_string(),
                 "whatif" => "whatif flag".to_string(),
+                "unnote" => "unnote 1".to_string(),
                 n if c.args.is_empty() => n.to_string(),
                 n => format!("{n} p"),
             };

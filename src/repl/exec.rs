@@ -507,3 +507,78 @@ pub(crate) fn whatif(r: &mut Repl, cmd: &Command) -> Result<Reply, ReplError> {
     }
     super::across::whatif(r, cmd.name(), *policy, *from)
 }
+
+fn note_line(n: &crate::trace::notes::Note) -> crate::repl::NoteLine {
+    crate::repl::NoteLine {
+        id: n.id,
+        step: u64::from(n.step),
+        belief: n.belief.clone(),
+        text: n.text.clone(),
+        created: n.created.clone(),
+    }
+}
+
+fn no_store(cmd: &Command) -> ReplError {
+    ReplError::new(
+        cmd.name(),
+        "bookmarks and notes are kept beside a trace file: start the REPL on one",
+    )
+}
+
+pub(crate) fn note(r: &mut Repl, cmd: &Command) -> Result<Reply, ReplError> {
+    let Command::Note { belief, text } = cmd else {
+        return Err(mismatch(cmd));
+    };
+    if let Some(b) = belief
+        && !r.sigma_held(r.step).iter().any(|h| h.belief.id == *b)
+    {
+        return Err(ReplError::new(
+            cmd.name(),
+            format!("no belief `{}` in Σ at step {}", sanitize(b), r.step),
+        ));
+    }
+    let session = r.trace.session().to_string();
+    let step = u32::try_from(r.step).unwrap_or(u32::MAX);
+    let store = r.note_store.as_mut().ok_or_else(|| no_store(cmd))?;
+    let n = store
+        .add(&session, step, belief.as_deref(), text)
+        .map_err(|e| ReplError::new(cmd.name(), format!("cannot write the notes: {e}")))?;
+    Ok(Reply::Note {
+        note: note_line(&n),
+        location: store
+            .location()
+            .map(|p| p.display().to_string())
+            .unwrap_or_default(),
+        in_data_dir: store.in_data_dir(),
+    })
+}
+
+pub(crate) fn notes(r: &mut Repl, cmd: &Command) -> Result<Reply, ReplError> {
+    let session = r.trace.session().to_string();
+    let store = r.note_store.as_mut().ok_or_else(|| no_store(cmd))?;
+    store.reload();
+    Ok(Reply::Notes {
+        notes: store
+            .of_session(&session)
+            .into_iter()
+            .map(note_line)
+            .collect(),
+        location: store.location().map(|p| p.display().to_string()),
+        problems: store.problems().to_vec(),
+    })
+}
+
+pub(crate) fn unnote(r: &mut Repl, cmd: &Command) -> Result<Reply, ReplError> {
+    let Command::Unnote(id) = cmd else {
+        return Err(mismatch(cmd));
+    };
+    let store = r.note_store.as_mut().ok_or_else(|| no_store(cmd))?;
+    match store.remove(*id) {
+        Ok(true) => Ok(Reply::Unnote { id: *id }),
+        Ok(false) => Err(ReplError::new(cmd.name(), format!("no note #{id}"))),
+        Err(e) => Err(ReplError::new(
+            cmd.name(),
+            format!("cannot write the notes: {e}"),
+        )),
+    }
+}

@@ -40,7 +40,7 @@ pub use command::{COMMANDS, Command, CommandError, FormulaArg};
 pub use model_sigma::ModelSigma;
 pub use reply::{
     Changed, DecisionLine, DiffItem, EventRef, HistoryCostView, HistoryLine, LeftInfo, Member,
-    RepairLine, ReplError, Reply, RevisionLine, VerdictLine,
+    NoteLine, RepairLine, ReplError, Reply, RevisionLine, VerdictLine,
 };
 
 use layer::{HandEntry, Held};
@@ -130,6 +130,9 @@ pub struct Repl {
     history_index: Option<std::sync::Arc<crate::model::history::HistoryIndex>>,
     /// The budget of each solve of the walks over the whole session (`history`, `whatif`).
     walk_timeout: std::time::Duration,
+    /// Where the session's bookmarks and notes are kept (`note`, `notes`), when the session
+    /// comes from a trace file.
+    note_store: Option<crate::trace::notes::NoteStore>,
 }
 
 impl Repl {
@@ -147,7 +150,19 @@ impl Repl {
             notes: Vec::new(),
             history_index: None,
             walk_timeout: crate::model::recompute::RecomputeOptions::default().timeout,
+            note_store: None,
         }
+    }
+
+    /// Gives the session a place for its bookmarks and notes: the store of the trace file the
+    /// session was read from (see [`crate::trace::notes`]).
+    pub fn set_note_store(&mut self, store: crate::trace::notes::NoteStore) {
+        self.note_store = Some(store);
+    }
+
+    /// The bookmarks and notes, when the session has a store.
+    pub fn note_store(&self) -> Option<&crate::trace::notes::NoteStore> {
+        self.note_store.as_ref()
     }
 
     /// Sets the budget of each solve of the walks over the whole session (`history`,

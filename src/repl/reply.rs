@@ -217,6 +217,42 @@ pub struct DecisionLine {
     pub sigma_was_inconsistent: bool,
 }
 
+/// A bookmark or note as the REPL shows it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NoteLine {
+    /// Its number.
+    pub id: u64,
+    /// The step it marks.
+    pub step: u64,
+    /// The belief it marks, if any.
+    pub belief: Option<String>,
+    /// Its text (empty: a bookmark).
+    pub text: String,
+    /// When it was made.
+    pub created: String,
+}
+
+impl NoteLine {
+    fn to_json(&self) -> Value {
+        json!({"id": self.id, "step": self.step, "belief": self.belief, "text": self.text,
+               "bookmark": self.text.is_empty(), "created": self.created})
+    }
+
+    fn to_text(&self) -> String {
+        let on = self
+            .belief
+            .as_deref()
+            .map(|b| format!(" belief {}", sanitize(b)))
+            .unwrap_or_default();
+        let text = if self.text.is_empty() {
+            "(bookmark)".to_string()
+        } else {
+            sanitize(&self.text)
+        };
+        format!("#{:<3} step {:>5}{on}: {text}", self.id, self.step)
+    }
+}
+
 /// The result of a successful command.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Reply {
@@ -366,6 +402,30 @@ pub enum Reply {
     Sigma {
         /// Every active belief.
         beliefs: Vec<Member>,
+    },
+    /// `note`
+    Note {
+        /// The note made.
+        note: NoteLine,
+        /// The file it is kept in.
+        location: String,
+        /// Whether that file is in the user's data directory (the trace's directory was not
+        /// writable).
+        in_data_dir: bool,
+    },
+    /// `notes`
+    Notes {
+        /// The session's notes by step.
+        notes: Vec<NoteLine>,
+        /// The file they are kept in, when there is one.
+        location: Option<String>,
+        /// What was wrong with that file.
+        problems: Vec<String>,
+    },
+    /// `unnote`
+    Unnote {
+        /// The number removed.
+        id: u64,
     },
     /// `whatif`
     WhatIf {
@@ -666,6 +726,20 @@ impl Reply {
                     }).collect::<Vec<_>>(),
                 })
             }
+            Reply::Note {
+                note,
+                location,
+                in_data_dir,
+            } => json!({"note": note.to_json(), "location": location, "in_data_dir": in_data_dir}),
+            Reply::Notes {
+                notes,
+                location,
+                problems,
+            } => json!({
+                "notes": notes.iter().map(NoteLine::to_json).collect::<Vec<_>>(),
+                "location": location, "problems": problems,
+            }),
+            Reply::Unnote { id } => json!({"removed": id}),
             Reply::Help { text } => json!({"text": text}),
             Reply::Save { path, events } => json!({"path": path, "events": events}),
         };
@@ -1224,6 +1298,52 @@ impl Reply {
                 if *not_checkable > 0 {
                     let _ = write!(out, "\n({not_checkable} not checkable within the budget)");
                 }
+            }
+            Reply::Note {
+                note,
+                location,
+                in_data_dir,
+            } => {
+                let _ = write!(
+                    out,
+                    "{} {}\n  kept in {}{}",
+                    if note.text.is_empty() {
+                        "bookmarked"
+                    } else {
+                        "noted"
+                    },
+                    note.to_text(),
+                    sanitize(location),
+                    if *in_data_dir {
+                        " (the trace's directory is not writable)"
+                    } else {
+                        ""
+                    }
+                );
+            }
+            Reply::Notes {
+                notes,
+                location,
+                problems,
+            } => {
+                if notes.is_empty() {
+                    out.push_str("no bookmarks or notes in this session");
+                }
+                for (i, n) in notes.iter().enumerate() {
+                    if i > 0 {
+                        out.push('\n');
+                    }
+                    out.push_str(&n.to_text());
+                }
+                if let Some(l) = location {
+                    let _ = write!(out, "\n  kept in {}", sanitize(l));
+                }
+                for p in problems {
+                    let _ = write!(out, "\n  warning: {}", sanitize(p));
+                }
+            }
+            Reply::Unnote { id } => {
+                let _ = write!(out, "removed note #{id}");
             }
             Reply::Help { text } => out.push_str(text),
             Reply::Save { path, events } => {

@@ -233,6 +233,11 @@ impl ReplState {
                 self.repl.set_trace(trace);
             } else {
                 self.repl = Repl::new(trace);
+                // `:note` and `:notes` keep their marks beside the session's file.
+                if let Some(f) = model.file_of(name) {
+                    self.repl
+                        .set_note_store(crate::trace::notes::NoteStore::open(f));
+                }
             }
             self.parked = None;
             self.current = Some(session);
