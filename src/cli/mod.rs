@@ -16,6 +16,7 @@ mod history;
 mod man;
 mod notes;
 mod repl;
+mod report;
 mod validate;
 mod view;
 mod whatif;
@@ -99,6 +100,12 @@ enum Command {
     /// Notes live in FILE.notes.json next to the trace, or in the user's data directory when
     /// the trace's directory is not writable.
     Notes(notes::Args),
+    /// Write one self-contained HTML report to hand on (no network, no scripts).
+    ///
+    /// The summary, the claimed-vs-recomputed table, per session a chart of Σ's size,
+    /// verdicts, retractions and findings over the steps, every finding with its evidence and
+    /// Σ at its step, the retraction history, and the notes kept beside the trace.
+    Report(report::Args),
     /// The TUI over trace files (the default: `doxascope FILE...`).
     View(view::Args),
     /// Print a shell completion script: bash, zsh, fish, elvish or powershell.
@@ -137,6 +144,7 @@ fn run(args: Vec<OsString>) -> i32 {
         Some(Command::Diff(args)) => diff::run(&args),
         Some(Command::Whatif(args)) => whatif::run(&args),
         Some(Command::Notes(args)) => notes::run(&args),
+        Some(Command::Report(args)) => report::run(&args),
         Some(Command::View(args)) => view::run(args),
         Some(Command::Completions(args)) => completions::run(&args, command()),
         Some(Command::Man(args)) => man::run(&args, command()),

@@ -31,6 +31,7 @@ pub mod export;
 pub mod history;
 mod local;
 pub mod recompute;
+pub mod report;
 pub mod timeline;
 pub mod whatif;
 
