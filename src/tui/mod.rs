@@ -8,11 +8,14 @@
 //!   their place, so every pane reads what `export`, `audit` and the REPL read.
 //! - [`audit_job`] audits the shown session on its own thread with [`crate::model::audit`]
 //!   (findings, recomputed gate verdicts), over a model it extends with what is new.
-//! - [`app`] is the view state ([`app::App`]: session, selected step, follow mode, focus,
-//!   selections, filters, the REPL line). Input handlers change it and return
+//! - [`app`] is the view state ([`app::App`]: the screen's focus, mode, overlays and REPL
+//!   line, one [`app::SessionView`] per session). Input handlers change it and return
 //!   [`app::Effect`]s; the loop performs them. Nothing there draws or blocks, so interaction
 //!   tests drive an `App` with key events directly.
-//! - [`ui`] draws the whole screen from an `App`, building only visible rows.
+//! - [`panes`] holds one component per pane: its selection and state, its keys
+//!   (`on_action`) and its drawing.
+//! - [`ui`] lays out the whole screen from an `App` and has each pane draw itself, building
+//!   only visible rows.
 //! - [`keys`] is the one key table: dispatch and the `?` overlay both read it.
 //! - [`repl_job`] runs the REPL engine ([`crate::repl::Repl`]) on its own thread: the solver
 //!   never blocks input; the pane shows "working…" until the answer arrives.
@@ -56,6 +59,7 @@ pub mod dag;
 pub mod data;
 pub mod highlight;
 pub mod keys;
+pub mod panes;
 pub mod repl_job;
 pub mod sources;
 pub mod terminal;
@@ -472,8 +476,9 @@ pub fn run(opts: Options) -> Result<(), TuiError> {
     app.config_warnings = config.warnings;
     app.demo = opts.demo.as_ref().map(demo_player);
     if let Some(at) = opts.at {
-        app.follow = false;
-        app.cursor = u32::try_from(at.saturating_sub(1)).unwrap_or(u32::MAX);
+        let v = app.view_mut();
+        v.follow = false;
+        v.cursor = u32::try_from(at.saturating_sub(1)).unwrap_or(u32::MAX);
     }
     let res = rt.block_on(event_loop(&mut term, &mut guard, &mut app, opts, live));
     // Stop accepting (and remove the socket file) before the terminal is given back.
@@ -646,7 +651,7 @@ async fn event_loop(
                 feed_repl(app, &worker);
             }
             _ = sleep_until_opt(audit_due) => {
-                if app.recomputing {
+                if app.auditor_busy() {
                     // One audit at a time; look again when this one is likely done.
                     audit_due = Some(Instant::now() + Duration::from_millis(300));
                 } else {
@@ -711,7 +716,7 @@ async fn event_loop(
                 let budget = Instant::now() + Duration::from_millis(8);
                 let mut next = Some(ev);
                 while let Some(ev) = next.take() {
-                    app.sources.shown = app.session;
+                    app.sources.shown = app.session();
                     if let Some(m) = app.sources.on_live(&mut app.store, ev) {
                         app.status = m;
                     }
@@ -749,7 +754,7 @@ async fn event_loop(
                     if let Some(req) = app.recompute_input(true) {
                         app.dirty = true;
                         if let Err(m) = auditor.send(req) {
-                            app.recomputing = false;
+                            app.audit_failed();
                             app.status = m;
                         }
                     }
