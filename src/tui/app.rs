@@ -25,6 +25,7 @@ use super::highlight;
 use super::keys::{self, Action};
 use super::panes::repl::ScrollKind;
 use super::panes::sigma::{SigmaFilter, SigmaRows};
+use super::panes::timeline::TimelineFilter;
 use super::panes::{Cx, Panes};
 pub use super::repl_job::Purpose;
 use super::theme::Theme;
@@ -113,6 +114,9 @@ pub enum Effect {
     Mouse(bool),
     /// Audit the shown session (off the UI thread): findings and the recomputed verdicts.
     Recompute,
+    /// Read another trace file (`:open PATH`), followed or read once as the view's files
+    /// are; the view moves to its first session once its first event is in.
+    Open(std::path::PathBuf),
 }
 
 /// Which line editor is active.
@@ -124,6 +128,8 @@ pub enum Mode {
     Search,
     /// Typing a Σ filter.
     Filter,
+    /// Typing a timeline filter.
+    TimelineFilter,
     /// Typing a REPL command.
     Command,
 }
@@ -330,6 +336,9 @@ pub struct App {
     pub repl_loading: Option<(u32, u32)>,
     /// The paced demo stream when `doxascope demo` plays in the TUI (see [`App::demo_tick`]).
     pub demo: Option<DemoPlayer>,
+    /// A file opened with `:open` whose first event has not arrived yet: its name as the
+    /// reader records it, and how far the log has been looked through for it.
+    opening: Option<(String, usize)>,
 }
 
 /// Sessions up to this many events are audited automatically once loaded and as they grow;
@@ -382,6 +391,7 @@ impl App {
             repl_waiting: VecDeque::new(),
             repl_loading: None,
             demo: None,
+            opening: None,
         };
         app.on_data();
         app
@@ -498,6 +508,7 @@ impl App {
             self.show_session(i);
         }
         self.known_sessions = n;
+        self.show_opened();
         if self.view().follow {
             let n = self.sess().map_or(0, |s| s.rows());
             self.view_mut().cursor = n.saturating_sub(1);
@@ -741,7 +752,7 @@ impl App {
         match self.mode {
             Mode::Normal => {}
             Mode::Command => return self.on_command_key(key),
-            Mode::Search | Mode::Filter => {
+            Mode::Search | Mode::Filter | Mode::TimelineFilter => {
                 self.on_prompt_key(key);
                 return Vec::new();
             }
@@ -815,6 +826,49 @@ impl App {
         }
     }
 
+    /// `:open PATH`: asks the event loop to read another file (`~/` is the home directory).
+    fn open_command(&mut self, path: &str) -> Vec<Effect> {
+        if path.is_empty() {
+            self.status = "open: give a file, as in :open traces/run-2.jsonl".into();
+            return Vec::new();
+        }
+        let path = match (path.strip_prefix("~/"), std::env::var_os("HOME")) {
+            (Some(rest), Some(home)) => std::path::PathBuf::from(home).join(rest),
+            _ => std::path::PathBuf::from(path),
+        };
+        vec![Effect::Open(path)]
+    }
+
+    /// The event loop started reading `name` (as the reader names its events' file): the
+    /// view moves to its first session once its first event is in.
+    pub fn opened(&mut self, name: String) {
+        self.status = format!("reading {name}…");
+        self.opening = Some((name, self.store.log.events.len()));
+        self.show_opened();
+    }
+
+    /// Moves to the session of the first event of the file `:open` asked for, once it is in.
+    fn show_opened(&mut self) {
+        let Some((name, from)) = self.opening.take() else {
+            return;
+        };
+        let events = &self.store.log.events;
+        let found = events
+            .get(from..)
+            .unwrap_or_default()
+            .iter()
+            .find(|e| *e.origin.file == *name)
+            .map(|e| e.session.clone());
+        let Some(session) = found else {
+            self.opening = Some((name, events.len()));
+            return;
+        };
+        if let Some(i) = self.store.sessions.iter().position(|s| *s.name == *session) {
+            self.show_session(i);
+            self.status = format!("opened {name}: session {}", &*session);
+        }
+    }
+
     /// The context a pane's `on_action` works in, and the panes apart from it.
     fn split(&mut self) -> (&mut Panes, Cx<'_>) {
         let recomputing = self.recomputing();
@@ -869,10 +923,18 @@ impl App {
                 self.mode = Mode::Search;
                 self.edit = LineEdit::default();
             }
+            Action::Filter if self.focus == Pane::Timeline => {
+                // The filter in force, to edit (lnav lists its filters the same way).
+                self.mode = Mode::TimelineFilter;
+                self.edit = LineEdit::default();
+                let current = self.panes.timeline.filter().text.clone();
+                self.edit.set(&current);
+            }
             Action::Filter => {
                 self.mode = Mode::Filter;
                 self.edit = LineEdit::default();
             }
+            Action::ScrollLeft | Action::ScrollRight => return self.pane_action(self.focus, a),
             Action::SearchNext | Action::SearchPrev | Action::NextFlag | Action::PrevFlag => {
                 return self.pane_action(Pane::Timeline, a);
             }
@@ -975,16 +1037,38 @@ impl App {
             KeyCode::Esc => self.mode = Mode::Normal,
             KeyCode::Enter => {
                 let text = self.edit.text.trim().to_string();
-                if self.mode == Mode::Search {
-                    self.mode = Mode::Normal;
-                    if !text.is_empty() {
-                        self.panes.timeline.search = Some(text);
-                        self.pane_action(Pane::Timeline, Action::SearchNext);
+                let mode = std::mem::replace(&mut self.mode, Mode::Normal);
+                match mode {
+                    Mode::Search => {
+                        if !text.is_empty() {
+                            self.panes.timeline.search = Some(text);
+                            self.pane_action(Pane::Timeline, Action::SearchNext);
+                        }
                     }
-                } else {
-                    self.mode = Mode::Normal;
-                    self.panes.sigma.set_filter(SigmaFilter::parse(&text));
-                    self.focus = Pane::Sigma;
+                    Mode::TimelineFilter => {
+                        let f = TimelineFilter::parse(&text);
+                        let empty = f.is_empty();
+                        self.panes.timeline.set_filter(f);
+                        self.focus = Pane::Timeline;
+                        self.status = if empty {
+                            "timeline: every row shown (no filter)".into()
+                        } else {
+                            let tl = &self.panes.timeline;
+                            let budget = std::time::Duration::from_millis(2);
+                            let kept = tl.kept_rows(&self.store, self.session, Some(budget)).len();
+                            let more = tl.filter_progress(&self.store, self.session).is_some();
+                            let n = self.sess().map_or(0, |s| s.rows());
+                            format!(
+                                "timeline filter {text}: {kept} of {n} rows{} (F edits it, \
+                                 F Enter on an empty line clears it)",
+                                if more { " so far" } else { "" }
+                            )
+                        };
+                    }
+                    _ => {
+                        self.panes.sigma.set_filter(SigmaFilter::parse(&text));
+                        self.focus = Pane::Sigma;
+                    }
                 }
             }
             _ => {
@@ -1009,6 +1093,11 @@ impl App {
                 }
                 if self.history.last() != Some(&line) {
                     self.history.push(line.clone());
+                }
+                if line == "open" || line.starts_with("open ") {
+                    // The line stays open for the next command, as after a REPL command.
+                    self.panes.repl.push(ScrollKind::Input, format!(": {line}"));
+                    return self.open_command(line["open".len()..].trim());
                 }
                 if line == "messages" {
                     // The TUI's own command: the status history, config warnings first.

@@ -523,6 +523,8 @@ async fn event_loop(
         .name("doxascope-tty-watch".into())
         .spawn(move || watch_tty(watch_tx))?;
     let (load_tx, mut load_rx) = mpsc::channel(64);
+    // `:open` reads more files later, through the same channels as the first ones.
+    let open_load_tx = load_tx.clone();
     let files: Vec<PathBuf> = opts
         .files
         .iter()
@@ -534,17 +536,18 @@ async fn event_loop(
     // trace::follow), its outputs tagged with the file's index.
     let mut handles = Vec::new();
     let (fol_tx, mut fol_rx) = mpsc::channel(256);
+    let open_fol_tx = fol_tx.clone();
+    let follow_cfg = FollowConfig {
+        follow_symlinks: !opts.no_follow_symlinks,
+        ..FollowConfig::default()
+    };
     let once = if opts.follow {
         let base = app.sources.files.len();
         for p in &files {
             app.sources.add_file(p.clone());
         }
-        let cfg = FollowConfig {
-            follow_symlinks: !opts.no_follow_symlinks,
-            ..FollowConfig::default()
-        };
         if !files.is_empty() {
-            let (h, mut rx) = Follower::spawn_many(files, cfg)?;
+            let (h, mut rx) = Follower::spawn_many(files, follow_cfg.clone())?;
             handles.push(h);
             let tx = fol_tx.clone();
             tokio::spawn(async move {
@@ -766,6 +769,46 @@ async fn event_loop(
                 } => {
                     app.queue_command(line, step, purpose);
                     feed_repl(app, &worker);
+                }
+                Effect::Open(path) => {
+                    // Read as the view's own files are: followed, or once by a loader.
+                    let name = path.to_string_lossy().into_owned();
+                    match std::fs::metadata(&path) {
+                        Err(e) => {
+                            app.status =
+                                format!("cannot open {}: {e}", crate::sanitize::sanitize(&name));
+                        }
+                        Ok(m) if !m.is_file() => {
+                            app.status = format!(
+                                "cannot open {}: not a regular file",
+                                crate::sanitize::sanitize(&name)
+                            );
+                        }
+                        Ok(_) if opts.follow => {
+                            let base = app.sources.add_file(path.clone());
+                            let (h, mut rx) = Follower::spawn_many(vec![path], follow_cfg.clone())?;
+                            handles.push(h);
+                            let tx = open_fol_tx.clone();
+                            tokio::spawn(async move {
+                                while let Some((i, item)) = rx.recv().await {
+                                    if tx.send((base + i, item)).await.is_err() {
+                                        break;
+                                    }
+                                }
+                            });
+                            fol_open = true;
+                            app.opened(name);
+                        }
+                        Ok(_) => {
+                            let tx = open_load_tx.clone();
+                            std::thread::Builder::new()
+                                .name("doxascope-load".into())
+                                .spawn(move || load(vec![path], tx))?;
+                            loading = true;
+                            app.loading = Some((0, 0));
+                            app.opened(name);
+                        }
+                    }
                 }
             }
         }

@@ -137,8 +137,18 @@ fn pane(f: &mut Frame, app: &mut App, p: Pane, area: Rect) {
         Pane::Detail => a.panes.detail.draw(f, a, area),
         Pane::Repl => a.panes.repl.draw(f, a, area),
     }
-    // A new filter over a large Σ is applied over several frames: ask for the next.
-    if p == Pane::Sigma && app.sigma_filter_progress().is_some() {
+    // A new filter over a large Σ or timeline is applied over several frames: ask for the
+    // next.
+    let filtering = match p {
+        Pane::Sigma => app.sigma_filter_progress().is_some(),
+        Pane::Timeline => app
+            .panes
+            .timeline
+            .filter_progress(&app.store, app.session())
+            .is_some(),
+        _ => false,
+    };
+    if filtering {
         app.dirty = true;
     }
 }
@@ -237,13 +247,13 @@ fn footer(f: &mut Frame, app: &App, area: Rect) {
     } else {
         [area, area]
     };
-    let editing = matches!(app.mode, Mode::Search | Mode::Filter);
+    let editing = matches!(app.mode, Mode::Search | Mode::Filter | Mode::TimelineFilter);
     let line = match app.mode {
-        Mode::Search | Mode::Filter => {
-            let p = if app.mode == Mode::Search {
-                "/"
-            } else {
-                "filter Σ: "
+        Mode::Search | Mode::Filter | Mode::TimelineFilter => {
+            let p = match app.mode {
+                Mode::Search => "/",
+                Mode::TimelineFilter => "filter timeline: ",
+                _ => "filter Σ: ",
             };
             let mut v = vec![Span::styled(p, t.accent)];
             v.extend(spans(&app.edit.text, t.text, t.marker));
@@ -281,7 +291,18 @@ fn hint_line(app: &App, width: u16) -> Line<'static> {
             ("Tab", "complete"),
             ("Esc", "leave"),
         ],
-        Mode::Search | Mode::Filter => vec![("Enter", "apply"), ("Esc", "cancel")],
+        Mode::Search => vec![("Enter", "apply"), ("Esc", "cancel")],
+        Mode::Filter => vec![
+            ("Enter", "apply"),
+            ("Esc", "cancel"),
+            ("role:R source:S status:active|retracted TEXT", ""),
+        ],
+        Mode::TimelineFilter => vec![
+            ("Enter", "apply"),
+            ("Esc", "cancel"),
+            ("kind:K,K level:L TEXT", "keep"),
+            ("-kind:K -level:L -WORD", "hide"),
+        ],
         _ => vec![
             ("?", "help"),
             ("Tab", "pane"),
@@ -294,7 +315,7 @@ fn hint_line(app: &App, width: u16) -> Line<'static> {
         match app.focus {
             Pane::Sigma => keys.extend([("w", "why"), ("F", "filter")]),
             Pane::Retract => keys.push(("Enter", "conflict")),
-            Pane::Timeline => keys.push(("e/E", "errors")),
+            Pane::Timeline => keys.extend([("e/E", "errors"), ("F", "filter")]),
             _ => {}
         }
         keys.extend([(":", "REPL"), ("z", "zoom"), ("q", "quit")]);
@@ -381,8 +402,30 @@ pub fn help_lines_for(th: &Theme, demo: bool) -> Vec<Line<'static>> {
             th.accent,
         )]));
     }
+    v.push(Line::from(Span::styled(
+        "the view's own commands (after :)",
+        th.title,
+    )));
+    for (c, what) in TUI_COMMANDS {
+        v.push(Line::from(vec![
+            Span::styled(format!("  {c:<12}"), th.accent),
+            Span::styled(*what, th.text),
+        ]));
+    }
     v
 }
+
+/// The `:` commands the view answers itself, not the REPL.
+pub const TUI_COMMANDS: &[(&str, &str)] = &[
+    (
+        "open PATH",
+        "read another trace file and show its first session",
+    ),
+    (
+        "messages",
+        "every message shown, and the config file's warnings",
+    ),
+];
 
 fn help(f: &mut Frame, th: &Theme, area: Rect, demo: bool) {
     let lines = help_lines_for(th, demo);

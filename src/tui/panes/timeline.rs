@@ -20,11 +20,182 @@ use crate::tui::data::{
     MARK_CONTRADICTION, MARK_PROBLEM, MARK_REVISION, RowItem, SessionData, Store, enum_name,
 };
 use crate::tui::keys::Action;
+use crate::tui::text::skip_columns;
 use crate::tui::text::spans;
 use crate::tui::theme::Theme;
 
 /// The density strip's cache key: (session, rows, width, audit version).
 type DensityKey = (usize, u32, u16, u64);
+
+/// The timeline's filter (`F` with the timeline focused), lnav's filter-in and filter-out in
+/// one line: `kind:K[,K..]` and `level:L[,L..]` keep only those rows, free text keeps the rows
+/// containing it (its words as one phrase, case-insensitive, in the kind or the summary); a
+/// term starting with `-` hides what it matches instead (`-kind:log`, `-level:debug`,
+/// `-heartbeat`). A reader problem is of kind `parse-error`, and of level `error` or `warn`
+/// by its severity.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TimelineFilter {
+    /// The filter as typed.
+    pub text: String,
+    kinds: Vec<String>,
+    not_kinds: Vec<String>,
+    levels: Vec<String>,
+    not_levels: Vec<String>,
+    phrase: Option<String>,
+    not_words: Vec<String>,
+}
+
+/// A log level as the filter compares it: lowercase, with the usual spellings folded
+/// (`warning` is `warn`, `err` is `error`).
+fn level_key(s: &str) -> String {
+    let l = s.trim().to_lowercase();
+    match l.as_str() {
+        "warning" => "warn".into(),
+        "err" => "error".into(),
+        _ => l,
+    }
+}
+
+impl TimelineFilter {
+    /// Parses `kind:announce,retract level:error -kind:log some text -noise`.
+    pub fn parse(s: &str) -> TimelineFilter {
+        let mut f = TimelineFilter {
+            text: s.trim().to_string(),
+            ..TimelineFilter::default()
+        };
+        let list = |v: &str, level: bool| -> Vec<String> {
+            v.split(',')
+                .filter(|x| !x.is_empty())
+                .map(|x| {
+                    if level {
+                        level_key(x)
+                    } else {
+                        x.to_lowercase()
+                    }
+                })
+                .collect()
+        };
+        let mut words = Vec::new();
+        for w in s.split_whitespace() {
+            let (out, term) = match w.strip_prefix('-') {
+                Some(rest) if !rest.is_empty() => (true, rest),
+                _ => (false, w),
+            };
+            if let Some(v) = term.strip_prefix("kind:") {
+                let l = list(v, false);
+                if out { &mut f.not_kinds } else { &mut f.kinds }.extend(l);
+            } else if let Some(v) = term.strip_prefix("level:") {
+                let l = list(v, true);
+                if out {
+                    &mut f.not_levels
+                } else {
+                    &mut f.levels
+                }
+                .extend(l);
+            } else if out {
+                f.not_words.push(term.to_lowercase());
+            } else {
+                words.push(term);
+            }
+        }
+        if !words.is_empty() {
+            f.phrase = Some(words.join(" ").to_lowercase());
+        }
+        f
+    }
+
+    /// Whether the filter keeps every row.
+    pub fn is_empty(&self) -> bool {
+        self.kinds.is_empty()
+            && self.not_kinds.is_empty()
+            && self.levels.is_empty()
+            && self.not_levels.is_empty()
+            && self.phrase.is_none()
+            && self.not_words.is_empty()
+    }
+
+    /// Whether a row of kind `kind` and level `level` is kept; `text` gives the row's text
+    /// (kind and summary, lowercase), asked for only when a text term needs it.
+    pub fn keeps(&self, kind: &str, level: Option<&str>, text: impl FnOnce() -> String) -> bool {
+        let kind = kind.to_lowercase();
+        let level = level.map(level_key);
+        if !self.kinds.is_empty() && !self.kinds.contains(&kind) {
+            return false;
+        }
+        if self.not_kinds.contains(&kind) {
+            return false;
+        }
+        if !self.levels.is_empty() && !level.as_ref().is_some_and(|l| self.levels.contains(l)) {
+            return false;
+        }
+        if level.as_ref().is_some_and(|l| self.not_levels.contains(l)) {
+            return false;
+        }
+        if self.phrase.is_none() && self.not_words.is_empty() {
+            return true;
+        }
+        let text = text();
+        self.phrase
+            .as_ref()
+            .is_none_or(|p| text.contains(p.as_str()))
+            && !self.not_words.iter().any(|w| text.contains(w.as_str()))
+    }
+
+    /// Whether row `r` of `s` is kept.
+    pub fn keeps_row(&self, store: &Store, s: &SessionData, r: u32) -> bool {
+        match s.row_item(r) {
+            Some(RowItem::Event(i)) => {
+                let Some(ev) = s.events().get(i as usize).and_then(|&p| store.event(p)) else {
+                    return false;
+                };
+                let level = match &ev.body {
+                    Body::Log(l) => l.level.as_deref(),
+                    _ => None,
+                };
+                self.keeps(ev.kind_name(), level, || {
+                    format!("{} {}", ev.kind_name(), summary(ev)).to_lowercase()
+                })
+            }
+            Some(RowItem::Problem(k)) => {
+                let Some(p) = s
+                    .problems
+                    .get(k as usize)
+                    .and_then(|&(_, q)| store.problem(q))
+                else {
+                    return false;
+                };
+                let level = match p.severity {
+                    crate::trace::Severity::Error => "error",
+                    crate::trace::Severity::Warning => "warn",
+                };
+                self.keeps("parse-error", Some(level), || {
+                    format!("parse-error {}", p.message).to_lowercase()
+                })
+            }
+            None => false,
+        }
+    }
+}
+
+/// The rows a filter keeps in one session, found incrementally: rows are only ever added at
+/// the end of a session, so growing data extends the scan rather than starting it over.
+#[derive(Debug, Clone)]
+struct FilterHits {
+    filter: TimelineFilter,
+    session: usize,
+    scanned: u32,
+    rows: Vec<u32>,
+}
+
+/// How long one call may scan rows against a new filter outside a frame (a key); a frame
+/// gets [`crate::tui::panes::sigma::FRAME_SCAN`] more, and shows the progress.
+const FILTER_SCAN_BUDGET: std::time::Duration = std::time::Duration::from_millis(2);
+
+/// Rows checked per look at the clock while a filter scans.
+const FILTER_SCAN_CHUNK: u32 = 1024;
+
+/// Columns the timeline's rows move per ← / →.
+pub const HSCROLL_STEP: usize = 16;
 
 /// The timeline pane's state. Its selection is the session's cursor
 /// ([`crate::tui::app::SessionView::cursor`]): every pane shows the state at it.
@@ -32,8 +203,15 @@ type DensityKey = (usize, u32, u16, u64);
 pub struct TimelinePane {
     /// The last search pattern.
     pub search: Option<String>,
-    /// The rows matching the last search: (pattern, session, rows scanned, matching rows).
-    search_hits: Option<(String, usize, usize, Vec<usize>)>,
+    /// The rows matching the last search: (pattern, filter, session, rows scanned,
+    /// matching rows).
+    search_hits: Option<(String, String, usize, usize, Vec<usize>)>,
+    /// The filter (`F` on the timeline).
+    filter: TimelineFilter,
+    /// The rows it keeps, as far as scanned.
+    hits: RefCell<Option<FilterHits>>,
+    /// Columns the rows' text is scrolled left by (← →).
+    pub hscroll: usize,
     /// Density strip cache: its key and the bins.
     density: RefCell<(DensityKey, Vec<u8>)>,
 }
@@ -43,19 +221,174 @@ impl Default for TimelinePane {
         TimelinePane {
             search: None,
             search_hits: None,
+            filter: TimelineFilter::default(),
+            hits: RefCell::new(None),
+            hscroll: 0,
             density: RefCell::new(((usize::MAX, 0, 0, 0), Vec::new())),
         }
     }
 }
 
+/// The rows the pane lists: all of them, or the filter's with the cursor's row among them
+/// even when the filter hides it (the cursor is the step every pane shows, so it is never
+/// out of sight).
+enum Listed<'a> {
+    All(usize),
+    Filtered {
+        hits: &'a [u32],
+        /// Where the cursor's row is in the list.
+        at: usize,
+        /// The cursor's row, when the filter hides it (it is listed at `at`).
+        extra: Option<u32>,
+    },
+}
+
+impl Listed<'_> {
+    fn len(&self) -> usize {
+        match self {
+            Listed::All(n) => *n,
+            Listed::Filtered { hits, extra, .. } => hits.len() + usize::from(extra.is_some()),
+        }
+    }
+
+    fn row(&self, k: usize) -> Option<u32> {
+        match self {
+            Listed::All(n) => (k < *n).then_some(k as u32),
+            Listed::Filtered { hits, at, extra } => match extra {
+                Some(c) if k == *at => Some(*c),
+                Some(_) if k > *at => hits.get(k - 1).copied(),
+                _ => hits.get(k).copied(),
+            },
+        }
+    }
+}
+
 impl TimelinePane {
-    /// Moving, searching and `e`/`E`; these act on the timeline from any pane.
+    /// The filter.
+    pub fn filter(&self) -> &TimelineFilter {
+        &self.filter
+    }
+
+    /// Sets the filter (an empty one shows every row again).
+    pub fn set_filter(&mut self, f: TimelineFilter) {
+        self.filter = f;
+        *self.hits.get_mut() = None;
+    }
+
+    /// Scans more rows of `session` against the filter, for at most `budget` (all of them
+    /// when `budget` is `None`); returns whether every row has been checked.
+    fn scan(&self, store: &Store, session: usize, budget: Option<std::time::Duration>) -> bool {
+        let Some(s) = store.sessions.get(session) else {
+            return true;
+        };
+        let mut slot = self.hits.borrow_mut();
+        let n = s.rows();
+        let fresh = slot
+            .as_ref()
+            .is_none_or(|h| h.session != session || h.filter != self.filter || h.scanned > n);
+        if fresh {
+            *slot = Some(FilterHits {
+                filter: self.filter.clone(),
+                session,
+                scanned: 0,
+                rows: Vec::new(),
+            });
+        }
+        let Some(h) = slot.as_mut() else { return true };
+        let start = std::time::Instant::now();
+        while h.scanned < n {
+            let end = (h.scanned + FILTER_SCAN_CHUNK).min(n);
+            for r in h.scanned..end {
+                if self.filter.keeps_row(store, s, r) {
+                    h.rows.push(r);
+                }
+            }
+            h.scanned = end;
+            if budget.is_some_and(|b| start.elapsed() >= b) {
+                break;
+            }
+        }
+        h.scanned >= n
+    }
+
+    /// While the filter is still scanning the shown session: rows checked and the total.
+    pub fn filter_progress(&self, store: &Store, session: usize) -> Option<(u32, u32)> {
+        if self.filter.is_empty() {
+            return None;
+        }
+        let n = store.sessions.get(session)?.rows();
+        match &*self.hits.borrow() {
+            Some(h) if h.session == session && h.filter == self.filter && h.scanned <= n => {
+                (h.scanned < n).then_some((h.scanned, n))
+            }
+            _ => (n > 0).then_some((0, n)),
+        }
+    }
+
+    /// The rows the filter keeps in `session` (scanning more within `budget` first).
+    pub fn kept_rows(
+        &self,
+        store: &Store,
+        session: usize,
+        budget: Option<std::time::Duration>,
+    ) -> Vec<u32> {
+        if self.filter.is_empty() {
+            let n = store.sessions.get(session).map_or(0, |s| s.rows());
+            return (0..n).collect();
+        }
+        self.scan(store, session, budget);
+        self.hits
+            .borrow()
+            .as_ref()
+            .map(|h| h.rows.clone())
+            .unwrap_or_default()
+    }
+
+    /// Calls `f` with the listed rows of `session` and the cursor's place among them.
+    fn with_listed<R>(
+        &self,
+        store: &Store,
+        session: usize,
+        cursor: u32,
+        budget: Option<std::time::Duration>,
+        f: impl FnOnce(&Listed, usize) -> R,
+    ) -> R {
+        let n = store.sessions.get(session).map_or(0, |s| s.rows() as usize);
+        if self.filter.is_empty() {
+            return f(&Listed::All(n), cursor as usize);
+        }
+        self.scan(store, session, budget);
+        let slot = self.hits.borrow();
+        let hits: &[u32] = slot.as_ref().map_or(&[], |h| h.rows.as_slice());
+        let at = hits.partition_point(|&h| h < cursor);
+        let extra = (n > 0 && hits.get(at) != Some(&cursor)).then_some(cursor);
+        f(&Listed::Filtered { hits, at, extra }, at)
+    }
+
+    /// Moving, searching, `e`/`E`, the filter's rows and ← →; moving and searching act on the
+    /// timeline from any pane.
     pub fn on_action(&mut self, a: Action, cx: &mut Cx) -> Vec<Effect> {
         if let Some(d) = cx.delta(a) {
             if d < 0 {
                 cx.view.follow = false;
             }
-            cx.goto(i64::from(cx.view.cursor) + d);
+            let cursor = cx.view.cursor;
+            let target = self.with_listed(
+                cx.store,
+                cx.session,
+                cursor,
+                Some(FILTER_SCAN_BUDGET),
+                |l, at| {
+                    if l.len() == 0 {
+                        return None;
+                    }
+                    let k = (at as i64 + d).clamp(0, l.len() as i64 - 1) as usize;
+                    l.row(k)
+                },
+            );
+            if let Some(r) = target {
+                cx.goto(i64::from(r));
+            }
             return Vec::new();
         }
         match a {
@@ -63,6 +396,8 @@ impl TimelinePane {
             Action::SearchPrev => self.search_step(cx, false),
             Action::NextFlag => flag_step(cx, true),
             Action::PrevFlag => flag_step(cx, false),
+            Action::ScrollRight => self.hscroll += HSCROLL_STEP,
+            Action::ScrollLeft => self.hscroll = self.hscroll.saturating_sub(HSCROLL_STEP),
             _ => return fallback(a, cx),
         }
         Vec::new()
@@ -73,79 +408,129 @@ impl TimelinePane {
     pub fn on_click(&mut self, row: usize, inner: usize, cx: &mut Cx) {
         // The density strip takes the last line of a pane of three lines or more.
         let page = inner - usize::from(inner >= 3);
-        let n = cx.sess().map_or(0, |s| s.rows() as usize);
-        let first = visible(cx.view.cursor as usize, n, page).0;
-        if first + row < n {
-            cx.view.follow = false;
-            cx.goto((first + row) as i64);
+        if row >= page {
+            return;
         }
+        let cursor = cx.view.cursor;
+        let target = self.with_listed(
+            cx.store,
+            cx.session,
+            cursor,
+            Some(FILTER_SCAN_BUDGET),
+            |l, at| {
+                let first = visible(at, l.len(), page).0;
+                l.row(first + row)
+            },
+        );
+        if let Some(r) = target {
+            cx.view.follow = false;
+            cx.goto(i64::from(r));
+        }
+    }
+
+    /// The spans of row `r`: step, mark, kind, then the text scrolled by `hscroll`.
+    fn row_spans(
+        &self,
+        app: &App,
+        s: &SessionData,
+        r: u32,
+        th: &Theme,
+    ) -> Option<Vec<Span<'static>>> {
+        let item = s.row_item(r)?;
+        let (mut v, text) = match item {
+            RowItem::Event(i) => {
+                let ev = s
+                    .events()
+                    .get(i as usize)
+                    .and_then(|&p| app.store.event(p))?;
+                let mark = match row_mark(app, s, item) {
+                    Some(RowMark::Problem) => Span::styled("! ", th.error),
+                    Some(RowMark::Info) => Span::styled("· ", th.warn),
+                    Some(RowMark::Contradiction) => Span::styled("× ", th.warn),
+                    None => Span::raw("  "),
+                };
+                let v = vec![
+                    Span::styled(format!("{:>6} ", i + 1), th.dim),
+                    mark,
+                    Span::styled(
+                        format!("{:<13.13} ", sanitize(ev.kind_name())),
+                        kind_style(th, ev),
+                    ),
+                ];
+                (v, spans(&summary(ev), th.text, th.marker))
+            }
+            RowItem::Problem(k) => {
+                let p = s
+                    .problems
+                    .get(k as usize)
+                    .and_then(|&(_, q)| app.store.problem(q))?;
+                let v = vec![
+                    Span::styled("       ", th.dim),
+                    Span::styled("! ", th.error),
+                    Span::styled(format!("{:<13.13} ", "parse-error"), th.error),
+                ];
+                let mut text = vec![Span::styled(
+                    format!("line {}:{} ", p.origin.line, p.column),
+                    th.dim,
+                )];
+                text.extend(spans(&p.message, th.error, th.marker));
+                (v, text)
+            }
+        };
+        v.extend(skip_columns(text, self.hscroll));
+        Some(v)
     }
 
     /// Draws the pane.
     pub fn draw(&self, f: &mut Frame, app: &App, area: Rect) {
         let th = app.theme.clone();
-        let b = block(app, Pane::Timeline, String::new());
+        let cursor = app.view().cursor;
+        let n = app.sess().map_or(0, |s| s.rows());
+        let mut extra = String::new();
+        if !self.filter.is_empty() {
+            // One scanning window per frame; `ui` asks for the next frame while it is not done.
+            self.scan(
+                &app.store,
+                app.session(),
+                Some(crate::tui::panes::sigma::FRAME_SCAN),
+            );
+            let kept = self.hits.borrow().as_ref().map_or(0, |h| h.rows.len());
+            extra.push_str(&format!("{kept} of {n} rows, filter: "));
+            extra.push_str(&sanitize(&self.filter.text));
+            if let Some((done, total)) = self.filter_progress(&app.store, app.session()) {
+                let pct = u64::from(done) * 100 / u64::from(total.max(1));
+                extra.push_str(&format!(" (filtering… {pct}%)"));
+            }
+            extra.push(' ');
+        }
+        if self.hscroll > 0 {
+            extra.push_str(&format!("→{} (← back) ", self.hscroll));
+        }
+        let b = block(app, Pane::Timeline, extra);
         let inner = b.inner(area);
         f.render_widget(b, area);
         let Some(s) = app.sess() else { return };
-        let n = s.rows() as usize;
         let strip_h = u16::from(inner.height >= 3);
         let h = usize::from(inner.height - strip_h);
-        let cursor = app.view().cursor as usize;
-        let (start, end) = visible(cursor, n, h);
-        let mut lines = Vec::with_capacity(end - start);
-        for r in start..end {
-            let Some(item) = s.row_item(r as u32) else {
-                continue;
-            };
-            let mut v = match item {
-                RowItem::Event(i) => {
-                    let Some(ev) = s.events().get(i as usize).and_then(|&p| app.store.event(p))
-                    else {
-                        continue;
-                    };
-                    let mark = match row_mark(app, s, item) {
-                        Some(RowMark::Problem) => Span::styled("! ", th.error),
-                        Some(RowMark::Info) => Span::styled("· ", th.warn),
-                        Some(RowMark::Contradiction) => Span::styled("× ", th.warn),
-                        None => Span::raw("  "),
-                    };
-                    let mut v = vec![
-                        Span::styled(format!("{:>6} ", i + 1), th.dim),
-                        mark,
-                        Span::styled(
-                            format!("{:<13.13} ", sanitize(ev.kind_name())),
-                            kind_style(&th, ev),
-                        ),
-                    ];
-                    v.extend(spans(&summary(ev), th.text, th.marker));
-                    v
+        let lines = self.with_listed(&app.store, app.session(), cursor, None, |l, at| {
+            let (start, end) = visible(at, l.len(), h);
+            let mut lines = Vec::with_capacity(end - start);
+            for k in start..end {
+                let Some(r) = l.row(k) else { continue };
+                let Some(mut v) = self.row_spans(app, s, r, &th) else {
+                    continue;
+                };
+                if r == cursor {
+                    if matches!(l, Listed::Filtered { extra: Some(_), .. }) {
+                        v.insert(0, Span::styled("(hidden by the filter) ", th.dim));
+                    }
+                    lines.push(Line::from(v).style(th.selection));
+                } else {
+                    lines.push(Line::from(v));
                 }
-                RowItem::Problem(k) => {
-                    let Some(p) = s
-                        .problems
-                        .get(k as usize)
-                        .and_then(|&(_, q)| app.store.problem(q))
-                    else {
-                        continue;
-                    };
-                    let mut v = vec![
-                        Span::styled("       ", th.dim),
-                        Span::styled("! ", th.error),
-                        Span::styled(format!("{:<13.13} ", "parse-error"), th.error),
-                        Span::styled(format!("line {}:{} ", p.origin.line, p.column), th.dim),
-                    ];
-                    v.extend(spans(&p.message, th.error, th.marker));
-                    v
-                }
-            };
-            if r == cursor {
-                let line = Line::from(std::mem::take(&mut v)).style(th.selection);
-                lines.push(line);
-            } else {
-                lines.push(Line::from(v));
             }
-        }
+            lines
+        });
         f.render_widget(
             Paragraph::new(lines),
             Rect {
@@ -272,6 +657,9 @@ impl TimelinePane {
             return;
         }
         let cur = cx.view.cursor as usize;
+        // Only the rows the filter shows, as lnav searches only what it shows.
+        let filter = &self.filter;
+        let shown = |r: usize| filter.is_empty() || filter.keeps_row(cx.store, s, r as u32);
         let matches = |r: usize| match s.row_item(r as u32) {
             Some(RowItem::Event(i)) => s
                 .events()
@@ -290,12 +678,14 @@ impl TimelinePane {
             None => false,
         };
         let (from, mut hits) = match cache {
-            Some((p, sess, scanned, hits)) if p == pat && sess == session && scanned <= n => {
+            Some((p, f, sess, scanned, hits))
+                if p == pat && f == filter.text && sess == session && scanned <= n =>
+            {
                 (scanned, hits)
             }
             _ => (0, Vec::new()),
         };
-        hits.extend((from..n).filter(|&i| matches(i)));
+        hits.extend((from..n).filter(|&i| matches(i) && shown(i)));
         // Wraps around, like lnav and less.
         let found = if hits.is_empty() {
             None
@@ -308,7 +698,7 @@ impl TimelinePane {
         };
         let total = hits.len();
         let at = found.map(|k| hits[k]);
-        self.search_hits = Some((pat.clone(), session, n, hits));
+        self.search_hits = Some((pat.clone(), filter.text.clone(), session, n, hits));
         match (found, at) {
             (Some(k), Some(i)) => {
                 cx.view.follow = false;
