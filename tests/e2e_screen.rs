@@ -58,3 +58,33 @@ fn skin_tones_and_flags_leave_no_stale_glyph_when_moving_to_a_short_row() {
     assert!(!has_sequence_parts(&s2), "{s}\n{s2}");
     t.keys(&["q"]);
 }
+
+#[test]
+#[cfg_attr(
+    doxascope_no_tmux,
+    ignore = "tmux is not installed (apt-get install tmux)"
+)]
+fn a_bad_line_is_shown_by_its_content_in_the_detail_pane() {
+    if tmux::missing("e2e_screen") {
+        return;
+    }
+    let t = Tmux::new("badline");
+    t.start_sized(
+        &format!(
+            "sh -c 'cd \"{}\" && \"{}\" view --no-follow broken.jsonl; exec sleep 600'",
+            tmux::sample("").display(),
+            bin()
+        ),
+        200,
+        45,
+    );
+    t.wait_for("the first frame", 20, |s| s.contains("parse errors: 15"));
+    t.keys(&["g", "e"]);
+    // Line 3 of broken.jsonl: `"formula":"rain" "wet"`, a missing comma.
+    t.wait_for("the bad line's content", 10, |s| {
+        s.contains("broken.jsonl:3:92: expected")
+            && s.contains(r#"line       {"kind":"announce","seq":3,"#)
+            && s.contains(r#"⟫ {"kind":"announce","seq":3,"#)
+    });
+    t.keys(&["q"]);
+}

@@ -57,6 +57,19 @@ pub fn lines(s: &str, style: Style, marker: Style) -> Vec<Line<'static>> {
     out
 }
 
+/// Sanitized spans of bytes that may not be UTF-8 (a bad line as read): valid text as
+/// [`spans`], each invalid byte as a marker `\xNN`.
+pub fn bytes_spans(bytes: &[u8], style: Style, marker: Style) -> Vec<Span<'static>> {
+    let mut out = Vec::new();
+    for chunk in bytes.utf8_chunks() {
+        out.extend(spans(chunk.valid(), style, marker));
+        for b in chunk.invalid() {
+            out.push(Span::styled(format!("\\x{b:02X}"), marker));
+        }
+    }
+    out
+}
+
 /// `spans` without their first `cols` display columns (a horizontally scrolled row). A wide
 /// character cut in two leaves a space for its visible half, so the columns after it stay
 /// where they were.

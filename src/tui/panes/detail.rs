@@ -16,7 +16,7 @@ use crate::tui::audit_job::At;
 use crate::tui::data::{RowItem, enum_name};
 use crate::tui::highlight::Lang;
 use crate::tui::keys::Action;
-use crate::tui::text::{lines as text_lines, spans};
+use crate::tui::text::{bytes_spans, lines as text_lines, spans};
 
 /// The detail pane's state: its scroll.
 #[derive(Debug, Default)]
@@ -203,6 +203,26 @@ pub fn problem_lines(app: &App, k: u32) -> Vec<Line<'static>> {
     else {
         return Vec::new();
     };
+    // What the line held, escaped (controls and invisible characters as markers, bytes that
+    // are not UTF-8 as \xNN), so the line can be recognised without opening the file.
+    let line_row = p.excerpt.as_ref().map(|e| {
+        let mut l = vec![Span::styled(format!("{:<11}", "line"), th.dim)];
+        if e.bytes.is_empty() {
+            l.push(Span::styled(
+                format!("not kept ({} bytes, over the length cap)", e.len),
+                th.dim,
+            ));
+        } else {
+            l.extend(bytes_spans(&e.bytes, th.text, th.marker));
+            if (e.bytes.len() as u64) < e.len {
+                l.push(Span::styled(
+                    format!(" … ({} of {} bytes shown)", e.bytes.len(), e.len),
+                    th.dim,
+                ));
+            }
+        }
+        Line::from(l)
+    });
     let mut out = Vec::new();
     let mut kv = |k: &str, v: &str, st: Style| out.push(kv_line(th, k, v, st));
     let sev = match p.severity {
@@ -222,6 +242,10 @@ pub fn problem_lines(app: &App, k: u32) -> Vec<Line<'static>> {
     if let Some(field) = &p.field {
         kv("field", field, th.text);
     }
+    if let Some(l) = line_row {
+        out.push(l);
+    }
+    let mut kv = |k: &str, v: &str, st: Style| out.push(kv_line(th, k, v, st));
     kv(
         "step",
         &format!("read after step {}", s.problems[k as usize].0),

@@ -20,8 +20,8 @@ use crate::tui::data::{
     MARK_CONTRADICTION, MARK_PROBLEM, MARK_REVISION, RowItem, SessionData, Store, enum_name,
 };
 use crate::tui::keys::Action;
-use crate::tui::text::skip_columns;
 use crate::tui::text::spans;
+use crate::tui::text::{bytes_spans, skip_columns};
 use crate::tui::theme::Theme;
 
 /// The density strip's cache key: (session, rows, width, audit version).
@@ -474,6 +474,11 @@ impl TimelinePane {
                     th.dim,
                 )];
                 text.extend(spans(&p.message, th.error, th.marker));
+                // What the line held, escaped: a bad line is recognised by its content.
+                if let Some(e) = p.excerpt.as_ref().filter(|e| !e.bytes.is_empty()) {
+                    text.push(Span::styled("  ⟫ ", th.dim));
+                    text.extend(bytes_spans(&e.bytes, th.dim, th.marker));
+                }
                 (v, text)
             }
         };
