@@ -54,6 +54,7 @@ pub mod app;
 pub mod audit_job;
 pub mod dag;
 pub mod data;
+pub mod guardian;
 pub mod highlight;
 pub mod keys;
 pub mod repl_job;
