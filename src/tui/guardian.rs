@@ -48,6 +48,15 @@ static HELD: Mutex<Option<Held>> = Mutex::new(None);
 /// Must run before any terminal mode changes. Errors mean the TUI runs unguarded.
 pub fn start() -> io::Result<()> {
     let exe = std::env::current_exe()?;
+    // Only the doxascope binary knows guardian mode; another program embedding the TUI (a
+    // test harness, a bench) would run its own main again.
+    if !exe
+        .file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| n.starts_with("doxascope"))
+    {
+        return Err(io::Error::other("not the doxascope binary: no guardian"));
+    }
     let mut child = Command::new(exe)
         .env(ENV, "1")
         .stdin(Stdio::piped())
