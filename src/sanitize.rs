@@ -109,6 +109,20 @@ fn classify(c: char, keep_newlines: bool) -> Class {
         '\u{fe00}'..='\u{fe0f}' | '\u{e0100}'..='\u{e01ef}' | '\u{180b}'..='\u{180f}' => {
             Class::Marker(format!("⟨U+{u:04X}⟩"))
         }
+        // Skin-tone modifiers: a terminal draws one after an emoji as a separate glyph, as a
+        // combined one, or as one after some bases only, and ratatui's width table cannot
+        // know which; a wrong guess leaves stale glyphs behind on the next frame. The text
+        // form has one width everywhere.
+        '\u{1f3fb}'..='\u{1f3ff}' => Class::Marker(format!(
+            "⟨tone-{}⟩",
+            ["1-2", "3", "4", "5", "6"][(u - 0x1f3fb) as usize]
+        )),
+        // Regional indicators: a pair is a flag, drawn one or two cells wide by terminals
+        // that know the pair, and two letter boxes by those that do not. Shown as its
+        // letters (pairs are joined by `segments`).
+        '\u{1f1e6}'..='\u{1f1ff}' => {
+            Class::Marker(format!("⟨flag:{}⟩", char::from(b'A' + (u - 0x1f1e6) as u8)))
+        }
         _ => match c.general_category() {
             // Every format character (Cf), by category rather than by a list that misses
             // new ones (U+0600, U+06DD, U+070F, U+13430, U+1D173 ...), and every other
@@ -125,6 +139,10 @@ fn classify(c: char, keep_newlines: bool) -> Class {
             _ => Class::Keep,
         },
     }
+}
+
+fn is_regional(c: char) -> bool {
+    ('\u{1f1e6}'..='\u{1f1ff}').contains(&c)
 }
 
 /// Splits untrusted text into printable runs and visible markers.
@@ -148,8 +166,23 @@ pub fn segments(s: &str, opts: Options) -> Vec<Segment<'_>> {
             *n = 0;
         }
     };
-    for (i, c) in shown.char_indices() {
-        match classify(c, opts.keep_newlines) {
+    let mut chars = shown.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        let mut class = classify(c, opts.keep_newlines);
+        let mut width = c.len_utf8();
+        // A pair of regional indicators is one flag: `⟨flag:US⟩`, not two markers.
+        if let (Class::Marker(m), Some(&(_, next))) = (&mut class, chars.peek())
+            && is_regional(c)
+            && is_regional(next)
+        {
+            m.insert(
+                m.len() - "⟩".len(),
+                char::from(b'A' + (next as u32 - 0x1f1e6) as u8),
+            );
+            width += next.len_utf8();
+            chars.next();
+        }
+        match class {
             Class::Keep => {
                 if dropped_combining > 0 {
                     run_start = i;
@@ -176,7 +209,7 @@ pub fn segments(s: &str, opts: Options) -> Vec<Segment<'_>> {
                 flush_dropped(&mut out, &mut dropped_combining);
                 combining = 0;
                 out.push(Segment::Marker(m));
-                run_start = i + c.len_utf8();
+                run_start = i + width;
             }
         }
     }
@@ -306,6 +339,25 @@ mod tests {
         for m in ['\u{94d}', '\u{5c7}', '\u{20dd}'] {
             let out = sanitize(&format!("x{}", m.to_string().repeat(20)));
             assert!(out.ends_with("…+12"), "{m:?}: {out}");
+        }
+    }
+
+    #[test]
+    fn emoji_sequences_of_uncertain_width_are_shown_as_text() {
+        // The case: a skin tone on a non-base emoji and a flag.
+        assert_eq!(sanitize("🥲🏻 and 🇺🇸"), "🥲⟨tone-1-2⟩ and ⟨flag:US⟩");
+        // A lone indicator, three in a row (a pair and a lone one), a tone on a base.
+        assert_eq!(sanitize("🇺x"), "⟨flag:U⟩x");
+        assert_eq!(sanitize("🇺🇸🇫"), "⟨flag:US⟩⟨flag:F⟩");
+        assert_eq!(sanitize("👍🏿"), "👍⟨tone-6⟩");
+        // Nothing of either range reaches the output, whatever surrounds it.
+        for s in ["🇦🇧🇨🇩🇪", "a🏻🏼b", "\u{1b}🇺🇸\u{200d}🏽"] {
+            let out = sanitize(s);
+            assert!(
+                !out.chars()
+                    .any(|c| is_regional(c) || ('\u{1f3fb}'..='\u{1f3ff}').contains(&c)),
+                "{out}"
+            );
         }
     }
 

@@ -412,3 +412,54 @@ fn a_dumb_terminal_is_refused_with_a_clear_message() {
     assert_eq!(t.display("#{alternate_on}"), "0");
     assert!(!s.contains("Σ beliefs"), "{s}");
 }
+
+#[test]
+#[cfg_attr(
+    doxascope_no_tmux,
+    ignore = "tmux is not installed (apt-get install tmux)"
+)]
+fn emoji_sequences_leave_no_stale_glyphs() {
+    if tmux::missing("e2e_tmux") {
+        return;
+    }
+    // A skin tone on a non-base emoji and a flag are drawn one or two cells wide depending
+    // on the terminal; when ratatui's guess differs, moving to a shorter row used to leave
+    // a stale "🇸" in the detail pane. Their text forms have one width everywhere.
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("emoji.jsonl");
+    std::fs::write(
+        &file,
+        concat!(
+            r#"{"kind":"thought","seq":1,"session":"e","text":"🥲🏻 and 🇺🇸 and 👍🏾 are here"}"#,
+            "\n",
+            r#"{"kind":"thought","seq":2,"session":"e","text":"ok"}"#,
+            "\n",
+        ),
+    )
+    .unwrap();
+    let t = Tmux::new("emoji");
+    t.start(&format!(
+        "sh -c '\"{}\" view --no-follow \"{}\"; exec sleep 600'",
+        bin(),
+        file.display()
+    ));
+    t.wait_for("the first frame", 20, |s| s.contains("step 2 of 2"));
+    t.keys(&["g"]);
+    let s = t.wait_for("step 1's detail", 10, |s| {
+        s.contains("step 1 of 2") && s.contains("⟨flag:US⟩")
+    });
+    assert!(
+        s.contains("🥲⟨tone-1-2⟩ and ⟨flag:US⟩ and 👍⟨tone-5⟩"),
+        "{s}"
+    );
+    t.keys(&["]"]);
+    let s = t.wait_for("step 2", 10, |s| s.contains("step 2 of 2"));
+    let stray: Vec<char> = s
+        .chars()
+        .filter(|c| {
+            ('\u{1f1e6}'..='\u{1f1ff}').contains(c) || ('\u{1f3fb}'..='\u{1f3ff}').contains(c)
+        })
+        .collect();
+    assert!(stray.is_empty(), "stale glyphs {stray:?} on:\n{s}");
+    t.keys(&["q"]);
+}
