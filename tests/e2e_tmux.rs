@@ -418,7 +418,7 @@ fn a_dumb_terminal_is_refused_with_a_clear_message() {
     doxascope_no_tmux,
     ignore = "tmux is not installed (apt-get install tmux)"
 )]
-fn emoji_sequences_leave_no_stale_glyphs() {
+fn emoji_sequences_leave_no_stale_glyphs_and_look_alikes_are_marked() {
     if tmux::missing("e2e_tmux") {
         return;
     }
@@ -430,7 +430,7 @@ fn emoji_sequences_leave_no_stale_glyphs() {
     std::fs::write(
         &file,
         concat!(
-            r#"{"kind":"thought","seq":1,"session":"e","text":"🥲🏻 and 🇺🇸 and 👍🏾 are here"}"#,
+            r#"{"kind":"thought","seq":1,"session":"e","text":"🥲🏻 and 🇺🇸 and 👍🏾 are here for аdmin"}"#,
             "\n",
             r#"{"kind":"thought","seq":2,"session":"e","text":"ok"}"#,
             "\n",
