@@ -57,6 +57,7 @@ pub mod app;
 pub mod audit_job;
 pub mod dag;
 pub mod data;
+pub mod guardian;
 pub mod highlight;
 pub mod keys;
 pub mod panes;
