@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use doxascope::logic::corrections::minimal_corrections;
+use doxascope::logic::engine::corrections::minimal_corrections;
 use doxascope::logic::formula::Formula;
 use doxascope::logic::oracle::satisfiable;
 use doxascope::logic::parse::parse;

@@ -46,9 +46,9 @@ use crate::logic::ground;
 use crate::logic::print::normalized;
 use crate::trace::TraceLog;
 
-use super::local::run_with_stack;
 use super::recompute::{Mirror, RecomputeOptions, Unknown, role};
 use super::timeline::{RetractedBy, Timeline};
+use crate::logic::engine::run_with_stack;
 
 /// How long the search for one minimal support may take (then the support is not
 /// checkable; the status it explains stands).

@@ -29,7 +29,6 @@ pub mod bdi;
 pub mod diff;
 pub mod export;
 pub mod history;
-mod local;
 pub mod recompute;
 pub mod report;
 pub mod timeline;

@@ -17,7 +17,7 @@
 //!   before the event, and every one that differs is listed.
 //!
 //! For every announcement the real run or the alternative policy revised, the other repairs
-//! are listed: every minimal correction of the conflict ([`crate::logic::corrections`]) over
+//! are listed: every minimal correction of the conflict ([`crate::logic::engine::corrections`]) over
 //! Σ just before it plus the new belief (the real Σ when the real run revised, else the
 //! alternative one), with which beliefs each keeps, and which one each policy chose. When Σ was consistent before, every conflict involves the new belief and
 //! lies in its component (the beliefs linked to it through shared atoms), so only that
@@ -29,7 +29,7 @@
 
 use std::collections::{BTreeSet, HashMap};
 
-use crate::logic::corrections::minimal_corrections;
+use crate::logic::engine::corrections::minimal_corrections;
 use crate::logic::engine::{BeliefSpec, EngineError, Outcome, Role as EngineRole};
 use crate::logic::formula::{Atom, Formula};
 use crate::logic::ground;
@@ -38,9 +38,9 @@ use crate::logic::revise::Policy;
 use crate::trace::TraceLog;
 use crate::trace::event::{Body, Reply as TurnReply};
 
-use super::local::{LocalEngine, run_with_stack};
 use super::recompute::{RecomputeOptions, Unknown, role};
 use super::timeline::{RetractedBy, Timeline};
+use crate::logic::engine::{LocalEngine, run_with_stack};
 
 /// At most this many alternative repairs per revision.
 pub const MAX_REPAIRS: usize = 16;

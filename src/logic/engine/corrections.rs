@@ -22,16 +22,16 @@
 //! must be ground. The test `tests/logic_corrections.rs` checks minimality and completeness
 //! against a truth table.
 //!
-//! This file holds its own solver and reads no engine internals, so it moves as it is into
-//! `logic/engine/` once the engine is split along its sections.
+//! It holds a solver of its own and reads nothing of [`State`](super::State): the belief
+//! state is never touched.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use varisat::Lit;
 
+use super::EngineError;
 use crate::logic::cnf::{Tseitin, eval};
-use crate::logic::engine::EngineError;
 use crate::logic::formula::Formula;
 use crate::logic::solver::{Sat, SolveError, Stop};
 
