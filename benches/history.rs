@@ -68,7 +68,7 @@ fn main() {
     let mut index_cpu = 0.0;
     let mut points_total = 0usize;
     let mut solves_total = 0u64;
-    let mut queries: Vec<(Duration, u64, u64, usize)> = Vec::new();
+    let mut queries: Vec<(Duration, u64, u64, usize, f64)> = Vec::new();
     let mut first_index = None;
     for tl in model.timelines() {
         let c0 = cpu_seconds();
@@ -107,9 +107,16 @@ fn main() {
         }
         for phi in phis {
             let Ok(f) = parse(&phi) else { continue };
+            let c = cpu_seconds();
             let t = Instant::now();
             let h = black_box(ix.history(tl, model.log(), &f, None, &opts));
-            queries.push((t.elapsed(), h.cost.checks, h.cost.supports, h.rows.len()));
+            queries.push((
+                t.elapsed(),
+                h.cost.checks,
+                h.cost.supports,
+                h.rows.len(),
+                cpu_seconds() - c,
+            ));
         }
         if first_index.is_none() {
             first_index = Some(ix);
@@ -130,12 +137,16 @@ fn main() {
         let checks: u64 = queries.iter().map(|q| q.1).sum();
         let supports: u64 = queries.iter().map(|q| q.2).sum();
         let rows: usize = queries.iter().map(|q| q.3).sum();
+        let cpu: f64 = queries.iter().map(|q| q.4).sum();
+        let cpu_max = queries.iter().map(|q| q.4).fold(0.0, f64::max);
         println!(
-            "history over the index: {} questions, mean {:.3} s, max {:.3} s; {} entailment \
-             checks and {} support searches in all ({} rows)",
+            "history over the index: {} questions, mean {:.3} s wall / {:.3} s CPU, max {:.3} s \
+             wall / {:.3} s CPU; {} entailment checks and {} support searches in all ({} rows)",
             queries.len(),
             total.as_secs_f64() / queries.len() as f64,
+            cpu / queries.len() as f64,
             max.as_secs_f64(),
+            cpu_max,
             checks,
             supports,
             rows
@@ -157,6 +168,7 @@ fn main() {
             at.entry(x.step).or_default().1.push(i as u32);
         }
     }
+    let c0 = cpu_seconds();
     let t = Instant::now();
     for step in 1..=steps {
         if let Some((ins, outs)) = at.get(&step) {
@@ -174,13 +186,14 @@ fn main() {
         let _ = black_box(st.entails(&phi));
         asked += 1;
     }
-    let per_step = t.elapsed().as_secs_f64() / f64::from(steps.max(1));
+    let wall = t.elapsed().as_secs_f64();
+    let cpu = cpu_seconds() - c0;
+    let per_step = cpu / f64::from(steps.max(1));
     println!(
         "a solve per step (first {steps} steps of session {}, {asked} questions, one incremental \
-         solver): {:.3} s, {:.1} µs per step; about {:.1} s per question for the session's {} \
-         steps, {:.0} s for all {} events",
+         solver): {wall:.3} s wall / {cpu:.3} s CPU, {:.1} µs CPU per step; about {:.1} s per \
+         question for the session's {} steps, {:.0} s for all {} events",
         tl.name(),
-        t.elapsed().as_secs_f64(),
         per_step * 1e6,
         per_step * f64::from(tl.len()),
         tl.len(),

@@ -42,7 +42,7 @@ fn every_sample_diffed_with_itself_is_empty_under_every_alignment() {
     for p in samples() {
         let m = Model::load(&[&p]).expect("loads");
         for tl in m.timelines() {
-            let run = Run { model: &m, tl };
+            let run = Run::of(&m, tl);
             for align in [Align::Step, Align::Plan, Align::Formula] {
                 let d = diff(run, run, align, &opts());
                 assert!(d.is_empty(), "{} by {align:?}: {d:#?}", p.display());
@@ -96,14 +96,8 @@ fn write(dir: &Path, name: &str, lines: &[&str]) -> PathBuf {
 fn runs_differing_in_one_announcement_show_it_and_its_consequences() {
     let ma = Model::from_bytes("a.jsonl", (RUN_A.join("\n") + "\n").as_bytes());
     let mb = Model::from_bytes("b.jsonl", (run_b().join("\n") + "\n").as_bytes());
-    let a = Run {
-        model: &ma,
-        tl: &ma.timelines()[0],
-    };
-    let b = Run {
-        model: &mb,
-        tl: &mb.timelines()[0],
-    };
+    let a = Run::of(&ma, &ma.timelines()[0]);
+    let b = Run::of(&mb, &mb.timelines()[0]);
     for align in [Align::Step, Align::Formula] {
         let d = diff(a, b, align, &opts());
         assert!(d.only_a.is_empty(), "{align:?}");
@@ -205,14 +199,8 @@ fn plan_alignment_pairs_finished_plan_steps() {
     ];
     let ma = Model::from_bytes("a.jsonl", (a.join("\n") + "\n").as_bytes());
     let mb = Model::from_bytes("b.jsonl", (b.join("\n") + "\n").as_bytes());
-    let ra = Run {
-        model: &ma,
-        tl: &ma.timelines()[0],
-    };
-    let rb = Run {
-        model: &mb,
-        tl: &mb.timelines()[0],
-    };
+    let ra = Run::of(&ma, &ma.timelines()[0]);
+    let rb = Run::of(&mb, &mb.timelines()[0]);
     let d = diff(ra, rb, Align::Plan, &opts());
     assert_eq!(d.pairs, [(0, 0), (2, 3), (4, 5)]);
     assert!(d.is_empty(), "{d:#?}");

@@ -57,6 +57,10 @@ pub(crate) struct Args {
     /// Seconds one solver request may take before its verdict counts as not checkable.
     #[arg(long, value_name = "SECS", default_value_t = 10.0)]
     timeout: f64,
+    /// Show the two runs side by side in the TUI (`]` `[` move both, `e` the first
+    /// divergence, `Esc` back to the panes).
+    #[arg(long, conflicts_with = "json")]
+    tui: bool,
 }
 
 fn load(path: &PathBuf) -> Result<Model, i32> {
@@ -71,6 +75,14 @@ pub(crate) fn run(args: &Args) -> i32 {
     let Some(timeout) = super::timeout_arg("diff", args.timeout) else {
         return EXIT_USAGE;
     };
+    let align = match args.align {
+        AlignArg::Step => Align::Step,
+        AlignArg::Plan => Align::Plan,
+        AlignArg::Formula => Align::Formula,
+    };
+    if args.tui {
+        return tui(args, align);
+    }
     let (ma, mb) = match (load(&args.run1), load(&args.run2)) {
         (Ok(a), Ok(b)) => (a, b),
         (Err(c), _) | (_, Err(c)) => return c,
@@ -92,18 +104,13 @@ pub(crate) fn run(args: &Args) -> i32 {
         (Ok(a), Ok(b)) => (a, b),
         (Err(c), _) | (_, Err(c)) => return c,
     };
-    let align = match args.align {
-        AlignArg::Step => Align::Step,
-        AlignArg::Plan => Align::Plan,
-        AlignArg::Formula => Align::Formula,
-    };
     let opts = RecomputeOptions {
         timeout,
         audit: None,
         ..RecomputeOptions::default()
     };
-    let a = Run { model: &ma, tl: ta };
-    let b = Run { model: &mb, tl: tb };
+    let a = Run::of(&ma, ta);
+    let b = Run::of(&mb, tb);
     let d = diff(a, b, align, &opts);
     let names = [
         args.run1.display().to_string(),
@@ -118,6 +125,46 @@ pub(crate) fn run(args: &Args) -> i32 {
     };
     let _ = written.and_then(|()| out.flush());
     if d.is_empty() { EXIT_OK } else { EXIT_PROBLEMS }
+}
+
+/// `--tui`: both runs in the view, side by side.
+fn tui(args: &Args, how: Align) -> i32 {
+    for p in [&args.run1, &args.run2] {
+        if let Err(e) = std::fs::File::open(p) {
+            eprintln!(
+                "doxascope diff: cannot read {}: {e}",
+                sanitize(&p.display().to_string())
+            );
+            return EXIT_USAGE;
+        }
+    }
+    let mut files = vec![args.run1.clone()];
+    // The same file twice is one file holding both sessions.
+    if args.run2 != args.run1 {
+        files.push(args.run2.clone());
+    }
+    super::config_warnings_to_stderr();
+    let opts = crate::tui::Options {
+        files,
+        follow: false,
+        diff: Some(crate::tui::app::DiffRequest {
+            how,
+            a: args.session1.clone(),
+            b: args.session2.clone(),
+            files: [
+                args.run1.to_string_lossy().into_owned(),
+                args.run2.to_string_lossy().into_owned(),
+            ],
+        }),
+        ..crate::tui::Options::default()
+    };
+    match crate::tui::run(opts) {
+        Ok(()) => EXIT_OK,
+        Err(e) => {
+            let _ = writeln!(std::io::stderr(), "doxascope diff: {e}");
+            EXIT_USAGE
+        }
+    }
 }
 
 fn belief_id(run: Run<'_>, record: Option<u32>) -> Option<String> {

@@ -140,6 +140,7 @@ fn options(args: Args) -> crate::tui::Options {
         listen: args.listen,
         no_follow_symlinks: args.no_follow_symlinks,
         demo: None,
+        diff: None,
     }
 }
 

@@ -38,6 +38,7 @@ use super::Model;
 use super::history::{Status, statuses_at};
 use super::recompute::{RecomputeOptions, Recomputed};
 use super::timeline::{RetractedBy, Timeline};
+use crate::trace::TraceLog;
 
 /// How two runs are aligned (see the module docs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -72,13 +73,58 @@ impl Align {
     }
 }
 
-/// One run: a session of a model.
+/// One run: a session's timeline and the log it was replayed from.
 #[derive(Debug, Clone, Copy)]
 pub struct Run<'a> {
-    /// The model holding it.
-    pub model: &'a Model,
+    /// The events as read.
+    pub log: &'a TraceLog,
     /// Its timeline.
     pub tl: &'a Timeline,
+}
+
+impl<'a> Run<'a> {
+    /// Session `tl` of `model`.
+    pub fn of(model: &'a Model, tl: &'a Timeline) -> Run<'a> {
+        Run {
+            log: model.log(),
+            tl,
+        }
+    }
+}
+
+/// The solver-free part of a diff: the aligned pairs of steps and the first divergence of
+/// Σ under them (what the TUI's side-by-side mode walks).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Alignment {
+    /// The aligned pairs of steps, from (0, 0) to the ends, increasing in both.
+    pub pairs: Vec<(u32, u32)>,
+    /// The first pair whose Σs differ.
+    pub divergence: Option<Divergence>,
+}
+
+/// Aligns two runs (no solver: the timelines alone).
+pub fn align(a: Run<'_>, b: Run<'_>, how: Align) -> Alignment {
+    let (na, nb) = (norms(a), norms(b));
+    let (da, db) = (deltas(a, &na), deltas(b, &nb));
+    let pairs = pairs(how, a, b, &da, &db);
+    let divergence = divergence(&pairs, &da, &db);
+    Alignment { pairs, divergence }
+}
+
+/// The normalized formula of each belief of Σ at `step` (record index, formula), for
+/// comparing two Σs by content.
+pub fn sigma_keys(run: Run<'_>, step: u32) -> Vec<(u32, String)> {
+    run.tl
+        .sigma_at(run.log, step)
+        .iter()
+        .map(|v| {
+            let key = v
+                .formula()
+                .map(|f| normalized(&f))
+                .unwrap_or_else(|_| format!("<unparsed:{}>", v.id()));
+            (v.index, key)
+        })
+        .collect()
 }
 
 /// Where a belief stands at the end of a run.
@@ -201,7 +247,7 @@ fn norms(run: Run<'_>) -> Vec<Option<String>> {
     (0..run.tl.beliefs().len() as u32)
         .map(|i| {
             run.tl
-                .belief(run.model.log(), i)
+                .belief(run.log, i)
                 .and_then(|v| v.formula().ok())
                 .map(|f| normalized(&f))
         })
@@ -253,7 +299,7 @@ fn ends(run: Run<'_>, norm: &[Option<String>]) -> BTreeMap<String, EndStatus> {
 fn steps_of_plan(run: Run<'_>) -> Vec<((String, String), u32)> {
     let mut out = Vec::new();
     for (i, &pos) in run.tl.event_positions().iter().enumerate() {
-        if let Some(ev) = run.model.event(pos)
+        if let Some(ev) = run.log.events.get(pos as usize)
             && let Body::Step(s) = &ev.body
             && matches!(s.status, Some(StepStatus::Done | StepStatus::Failed))
         {
@@ -440,7 +486,7 @@ fn verdicts(run: Run<'_>, rc: &Recomputed) -> BTreeMap<VerdictKey, Vec<VerdictSi
         }
     };
     for v in &rc.verifies {
-        let Some(ev) = run.model.event(v.event) else {
+        let Some(ev) = run.log.events.get(v.event as usize) else {
             continue;
         };
         let Body::Verify(b) = &ev.body else { continue };
@@ -456,7 +502,7 @@ fn verdicts(run: Run<'_>, rc: &Recomputed) -> BTreeMap<VerdictKey, Vec<VerdictSi
         });
     }
     for q in &rc.queries {
-        let Some(ev) = run.model.event(q.event) else {
+        let Some(ev) = run.log.events.get(q.event as usize) else {
             continue;
         };
         let Body::Query(b) = &ev.body else { continue };
@@ -478,9 +524,7 @@ fn verdicts(run: Run<'_>, rc: &Recomputed) -> BTreeMap<VerdictKey, Vec<VerdictSi
 /// statuses, each under the budget of `opts`.
 pub fn diff(a: Run<'_>, b: Run<'_>, align: Align, opts: &RecomputeOptions) -> RunDiff {
     let (na, nb) = (norms(a), norms(b));
-    let (da, db) = (deltas(a, &na), deltas(b, &nb));
-    let pairs = pairs(align, a, b, &da, &db);
-    let divergence = divergence(&pairs, &da, &db);
+    let Alignment { pairs, divergence } = self::align(a, b, align);
     let (mut ea, mut eb) = (ends(a, &na), ends(b, &nb));
     // Final statuses of every formula either run announced, on each final Σ.
     let keys: Vec<String> = ea
@@ -494,8 +538,8 @@ pub fn diff(a: Run<'_>, b: Run<'_>, align: Align, opts: &RecomputeOptions) -> Ru
         .iter()
         .map(|k| parse(k).unwrap_or(Formula::True))
         .collect();
-    let sa = statuses_at(a.tl, a.model.log(), a.tl.len(), &phis, opts);
-    let sb = statuses_at(b.tl, b.model.log(), b.tl.len(), &phis, opts);
+    let sa = statuses_at(a.tl, a.log, a.tl.len(), &phis, opts);
+    let sb = statuses_at(b.tl, b.log, b.tl.len(), &phis, opts);
     let mut only_a = Vec::new();
     let mut only_b = Vec::new();
     let mut status = Vec::new();
@@ -541,8 +585,8 @@ pub fn diff(a: Run<'_>, b: Run<'_>, align: Align, opts: &RecomputeOptions) -> Ru
         audit: None,
         ..*opts
     };
-    let ra = super::recompute::recompute(a.tl, a.model.log(), &ropts);
-    let rb = super::recompute::recompute(b.tl, b.model.log(), &ropts);
+    let ra = super::recompute::recompute(a.tl, a.log, &ropts);
+    let rb = super::recompute::recompute(b.tl, b.log, &ropts);
     let (va, vb) = (verdicts(a, &ra), verdicts(b, &rb));
     let mut vkeys: Vec<&VerdictKey> = va.keys().chain(vb.keys()).collect();
     vkeys.sort();

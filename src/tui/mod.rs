@@ -104,6 +104,8 @@ pub struct Options {
     pub no_follow_symlinks: bool,
     /// Play the built-in demo instead of reading traces (`doxascope demo`).
     pub demo: Option<DemoOptions>,
+    /// Show two runs side by side (`doxascope diff RUN1 RUN2 --tui`).
+    pub diff: Option<app::DiffRequest>,
 }
 
 /// What `doxascope demo` plays in the TUI.
@@ -476,6 +478,7 @@ pub fn run(opts: Options) -> Result<(), TuiError> {
     app.status = config.warnings.join("; ");
     app.config_warnings = config.warnings;
     app.demo = opts.demo.as_ref().map(demo_player);
+    app.diff_request = opts.diff.clone();
     if let Some(at) = opts.at {
         let v = app.view_mut();
         v.follow = false;
@@ -735,6 +738,8 @@ async fn event_loop(
             }
             _ = tokio::time::sleep_until(wake), if app.dirty => {}
         }
+        // The side-by-side diff, once both runs are read (and when they grew).
+        app.maybe_build_diff();
         // New data while nothing is loading in bulk: schedule an audit of what the view shows.
         if app.store.version != seen_version && !loading {
             seen_version = app.store.version;
