@@ -362,7 +362,7 @@ impl HistoryIndex {
             .map(|(a, id)| (a, uf.find(id)))
             .collect();
         // Consistency along the walk.
-        let mut m = Mirror::new(opts);
+        let mut m = Mirror::unchecked(opts);
         let mut size: u32 = 0;
         let mut solves = 0u64;
         let mut points = Vec::with_capacity(at.len());
@@ -508,7 +508,7 @@ impl HistoryIndex {
             points: self.points.len(),
             ..HistoryCost::default()
         };
-        let mut m = Mirror::new(opts);
+        let mut m = Mirror::unchecked(opts);
         let mut active: HashMap<String, u32> = HashMap::new();
         let not_phi = Formula::Not(Box::new(phi.clone()));
         // On a Σ known consistent, one gate decides. With quantifiers Σ's consistency depends
@@ -687,7 +687,7 @@ pub fn statuses_at(
     opts: &RecomputeOptions,
 ) -> Vec<Status> {
     run_with_stack(|| {
-        let mut m = Mirror::new(opts);
+        let mut m = Mirror::unchecked(opts);
         let mut quantified = phis.iter().any(ground::has_quantifier);
         for v in tl.sigma_at(log, step) {
             if let Some((spec, f)) = spec_for(tl, log, v.index) {

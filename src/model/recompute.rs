@@ -458,6 +458,11 @@ pub(super) struct Mirror {
     /// lacks a belief of the trace's, and an answer about the smaller set would be an answer
     /// about a state the agent was never in.
     missing: BTreeMap<String, Unknown>,
+    /// Add rules and norms without checking them against the rules and norms held: for walks
+    /// that only ask whether Σ is consistent and what it entails (`model::history`), where a
+    /// rule that contradicts the others makes Σ inconsistent either way, and the check (a
+    /// solve and a minimal conflict for the refusal) was most of the cost on long traces.
+    unchecked: bool,
 }
 
 pub(super) fn role(r: Role) -> EngineRole {
@@ -490,6 +495,16 @@ impl Mirror {
             known_conflict: None,
             sat_unknown: None,
             missing: BTreeMap::new(),
+            unchecked: false,
+        }
+    }
+
+    /// An empty Σ that takes rules and norms in without checking them against the others
+    /// (see [`Mirror::unchecked`]).
+    pub(super) fn unchecked(opts: &RecomputeOptions) -> Mirror {
+        Mirror {
+            unchecked: true,
+            ..Mirror::new(opts)
         }
     }
 
@@ -604,7 +619,12 @@ impl Mirror {
         let mut spec = spec;
         spec.formula = self.ground(raw, &domain)?.into_owned();
         let mut hard_conflict = false;
-        match self.engine.add(spec.clone()) {
+        let added = if self.unchecked {
+            self.engine.add_unchecked(spec.clone())
+        } else {
+            self.engine.add(spec.clone())
+        };
+        match added {
             Ok(_) => {}
             Err(EngineError::HardConflict(_)) => {
                 hard_conflict = true;
