@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use doxascope::logic::engine::corrections::minimal_corrections;
+use doxascope::logic::engine::corrections::{minimal_corrections, satisfiable as solver_sat};
 use doxascope::logic::formula::Formula;
 use doxascope::logic::oracle::satisfiable;
 use doxascope::logic::parse::parse;
@@ -65,6 +65,8 @@ proptest! {
         prop_assert!(c.complete);
         let hard_sat = satisfiable(&hr);
         prop_assert_eq!(c.hard_inconsistent, !hard_sat);
+        let all: Vec<&Formula> = hr.iter().chain(sr.iter()).copied().collect();
+        prop_assert_eq!(solver_sat(&all, Duration::from_secs(20)).unwrap(), satisfiable(&all));
         if !hard_sat {
             prop_assert!(c.sets.is_empty());
             return Ok(());

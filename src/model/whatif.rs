@@ -21,7 +21,8 @@
 //! Σ just before it plus the new belief (the real Σ when the real run revised, else the
 //! alternative one), with which beliefs each keeps, and which one each policy chose. When Σ was consistent before, every conflict involves the new belief and
 //! lies in its component (the beliefs linked to it through shared atoms), so only that
-//! component is searched.
+//! component is searched; a conflict over more than [`MAX_REPAIR_BELIEFS`] retractable beliefs
+//! is answered `too large` instead.
 //!
 //! Every solve has the budget of [`RecomputeOptions::timeout`]; an answer that runs out is
 //! not checkable, never a verdict, and a verdict is listed as changed only when both sides
@@ -29,7 +30,7 @@
 
 use std::collections::{BTreeSet, HashMap};
 
-use crate::logic::engine::corrections::minimal_corrections;
+use crate::logic::engine::corrections::{minimal_corrections, satisfiable};
 use crate::logic::engine::{BeliefSpec, EngineError, Outcome, Role as EngineRole};
 use crate::logic::formula::{Atom, Formula};
 use crate::logic::ground;
@@ -44,6 +45,11 @@ use crate::logic::engine::{LocalEngine, run_with_stack};
 
 /// At most this many alternative repairs per revision.
 pub const MAX_REPAIRS: usize = 16;
+
+/// Repairs are searched among at most this many retractable beliefs (the conflict's
+/// component, or all of Σ when Σ was already inconsistent): each repair costs a solve per
+/// belief, and a conflict wider than this is answered `too large` rather than after minutes.
+pub const MAX_REPAIR_BELIEFS: usize = 256;
 
 /// Why a belief left the alternative Σ.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -653,9 +659,7 @@ fn repairs(
     }
     // Was Σ consistent before? (Then every conflict involves φ and lies in its component.)
     let before: Vec<&Formula> = ground_members.iter().collect();
-    let consistent_before = minimal_corrections(&[], &before, 1, opts.timeout)
-        .map_err(Unknown::from)
-        .map(|c| c.sets.first().is_some_and(Vec::is_empty) && !c.hard_inconsistent)?;
+    let consistent_before = satisfiable(&before, opts.timeout).map_err(Unknown::from)?;
     let mut keep: Vec<bool> = vec![true; members.len()];
     if consistent_before {
         // φ's component, grown through shared atoms.
@@ -689,6 +693,18 @@ fn repairs(
             soft.push(&ground_members[i]);
             soft_ids.push(&m.id);
         }
+    }
+    if soft.len() > MAX_REPAIR_BELIEFS {
+        return Err(Unknown::TooLarge(format!(
+            "the conflict spans {} retractable beliefs{}; repairs are listed for at most {}",
+            soft.len(),
+            if consistent_before {
+                ""
+            } else {
+                " (Σ was already inconsistent)"
+            },
+            MAX_REPAIR_BELIEFS
+        )));
     }
     // The new belief last: repairs keep the older beliefs first, as a repair of an
     // announcement usually does; refusing it is one of the repairs.

@@ -175,3 +175,23 @@ fn satisfied(sat: &Sat, enc: &Tseitin, soft: &[&Formula]) -> Vec<bool> {
         })
         .collect()
 }
+
+/// Whether the conjunction of `fs` (ground) is satisfiable, on a solver of its own, within
+/// `budget` (`Err(Timeout)` past it).
+pub fn satisfiable(fs: &[&Formula], budget: Duration) -> Result<bool, EngineError> {
+    let stop = Stop::new();
+    if let Some(d) = Instant::now().checked_add(budget) {
+        stop.set_deadline(d);
+    }
+    let mut enc = Tseitin::new();
+    let mut clauses: Vec<Vec<Lit>> = Vec::new();
+    for f in fs {
+        let t = enc.encode(f, &mut clauses)?;
+        clauses.push(vec![t]);
+    }
+    let mut sat = Sat::new(stop);
+    for c in &clauses {
+        sat.add_clause(c);
+    }
+    Ok(sat.solve(&[])?)
+}
