@@ -18,7 +18,6 @@
 mod json;
 pub(crate) mod map;
 mod messages;
-#[allow(dead_code)] // The live receiver (trace::otlp_http) decodes protobuf with it.
 pub(crate) mod proto;
 pub(crate) mod span;
 
@@ -334,7 +333,6 @@ fn map_file(
     total
 }
 
-#[allow(dead_code)] // For the live receiver.
 /// A live event line: the members in braces and a newline (no `seq`: the line order is the
 /// order).
 pub(crate) fn line(o: &Out, buf: &mut Vec<u8>) {
@@ -343,7 +341,6 @@ pub(crate) fn line(o: &Out, buf: &mut Vec<u8>) {
     buf.extend_from_slice(b"}\n");
 }
 
-#[allow(dead_code)] // For the live receiver.
 /// Decodes one OTLP JSON request body (the receiver's `application/json`): exactly one
 /// export request.
 pub(crate) fn decode_json_request<'a>(

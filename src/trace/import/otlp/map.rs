@@ -49,7 +49,7 @@ struct Obj {
 }
 
 impl Obj {
-    fn new(kind: &str, session: &str, ts: Option<i128>) -> Obj {
+    fn new(kind: &str, session: &str) -> Obj {
         let mut o = Obj {
             buf: Vec::with_capacity(256),
             truncated: Vec::new(),
@@ -57,9 +57,6 @@ impl Obj {
         o.buf.extend_from_slice(b"\"kind\":");
         push_str(&mut o.buf, kind);
         o.str("session", session);
-        if let Some(t) = ts.and_then(rfc3339) {
-            o.str("ts", &t);
-        }
         o
     }
 
@@ -289,6 +286,9 @@ pub(crate) struct SessionMap {
     pub other_events: u64,
     /// An agent span without a parent gave an answer.
     pub root_answered: bool,
+    /// Live: lines are written as spans arrive, so `ts` is kept from going backwards.
+    monotone: bool,
+    last_ts: Option<i128>,
 }
 
 /// What the `session` event says; in a file it is known from all spans, live from the first.
@@ -341,6 +341,18 @@ impl SessionMap {
             ord: 0,
             other_events: 0,
             root_answered: false,
+            monotone: false,
+            last_ts: None,
+        }
+    }
+
+    /// A session whose lines are written as spans arrive (the live receiver): a line whose
+    /// time is earlier than the one before gets that one's `ts` and its own in `x_ts`, so
+    /// the stream's times never go backwards.
+    pub(crate) fn new_live(name: String, trace: Option<u128>) -> Self {
+        SessionMap {
+            monotone: true,
+            ..SessionMap::new(name, trace)
         }
     }
 
@@ -349,8 +361,26 @@ impl SessionMap {
         self.ord
     }
 
-    fn emit(&mut self, o: Obj, ts: Option<i128>, out: &mut Vec<Out>) {
+    fn emit(&mut self, mut o: Obj, ts: Option<i128>, out: &mut Vec<Out>) {
         let ord = self.next_ord();
+        let mut shown = ts;
+        if self.monotone
+            && let (Some(t), Some(last)) = (ts, self.last_ts)
+            && t < last
+        {
+            // A live stream is in arrival order (a parent arrives after its children, with
+            // an earlier start): the line's `ts` stays in order, the span's time is kept.
+            shown = Some(last);
+            if let Some(x) = rfc3339(t) {
+                o.str("x_ts", &x);
+            }
+        }
+        if let Some(t) = shown {
+            self.last_ts = Some(t);
+            if let Some(x) = rfc3339(t) {
+                o.str("ts", &x);
+            }
+        }
         out.push(o.finish(ts, ord));
     }
 
@@ -360,7 +390,7 @@ impl SessionMap {
             return;
         }
         self.started = true;
-        let mut o = Obj::new("session", &self.name, None);
+        let mut o = Obj::new("session", &self.name);
         o.opt("agent", info.agent.as_deref().or(info.service.as_deref()));
         o.opt("model", info.model.as_deref());
         let mut meta = serde_json::Map::new();
@@ -398,7 +428,7 @@ impl SessionMap {
         self.span_events(sp, out);
         // An `exception` event already said why (as a log of its own).
         if sp.error && !sp.events.iter().any(|e| e.name == "exception") {
-            let mut o = Obj::new("log", &self.name, sp.end.or(sp.start));
+            let mut o = Obj::new("log", &self.name);
             o.str("level", "error");
             let why = sp
                 .status_message
@@ -429,7 +459,7 @@ impl SessionMap {
             .map(Msg::text)
             .filter(|t| !t.is_empty())
             .or_else(|| mine.first_user.take().map(|(_, t)| t));
-        let mut o = Obj::new("intention", &self.name, sp.start);
+        let mut o = Obj::new("intention", &self.name);
         if let Some(id) = sp.id {
             o.str("id", &span_hex(id));
         }
@@ -449,7 +479,7 @@ impl SessionMap {
         let answer = own.or_else(|| mine.last_text.take().map(|(_, t)| t));
         if let Some(text) = answer {
             self.root_answered |= sp.parent.is_none();
-            let mut o = Obj::new("answer", &self.name, sp.end);
+            let mut o = Obj::new("answer", &self.name);
             o.text("text", &text);
             o.span_ids(sp);
             self.emit(o, sp.end, out);
@@ -458,7 +488,7 @@ impl SessionMap {
 
     fn llm(&mut self, sp: &Span<'_>, mine: &mut Pending, out: &mut Vec<Out>) {
         let ex = exchange(sp);
-        let mut o = Obj::new("llm_call", &self.name, sp.start);
+        let mut o = Obj::new("llm_call", &self.name);
         o.opt("model", model_of(sp));
         o.opt(
             "provider",
@@ -519,7 +549,7 @@ impl SessionMap {
         self.emit(o, sp.start, out);
         if ex.input.is_empty() && ex.output.is_empty() && !self.said_no_content {
             self.said_no_content = true;
-            let mut o = Obj::new("log", &self.name, sp.start);
+            let mut o = Obj::new("log", &self.name);
             o.str("level", "warn");
             o.str(
                 "message",
@@ -546,7 +576,7 @@ impl SessionMap {
                     Part::Reasoning(t) if !t.trim().is_empty() => (t, true),
                     _ => continue,
                 };
-                let mut o = Obj::new("thought", &self.name, sp.end);
+                let mut o = Obj::new("thought", &self.name);
                 o.text("text", text);
                 if reasoning {
                     o.str("x_part", "reasoning");
@@ -564,7 +594,7 @@ impl SessionMap {
     }
 
     fn tool(&mut self, sp: &Span<'_>, out: &mut Vec<Out>) {
-        let mut o = Obj::new("tool_call", &self.name, sp.start);
+        let mut o = Obj::new("tool_call", &self.name);
         let name = sp
             .str_attr("gen_ai.tool.name")
             .or_else(|| sp.str_attr("tool.name"))
@@ -614,7 +644,7 @@ impl SessionMap {
 
     fn plan(&mut self, sp: &Span<'_>, mine: &Pending, out: &mut Vec<Out>) {
         let ex = exchange(sp);
-        let mut o = Obj::new("plan", &self.name, sp.start);
+        let mut o = Obj::new("plan", &self.name);
         if let Some(id) = sp.id {
             o.str("id", &span_hex(id));
         }
@@ -670,7 +700,7 @@ impl SessionMap {
                 _ => old.is_some() && content.is_some() && old != content,
             };
             if changed && old.is_some() {
-                let mut o = Obj::new("retract", &self.name, ts);
+                let mut o = Obj::new("retract", &self.name);
                 o.str("target", &key);
                 o.str("by", "agent");
                 o.str("reason", &format!("{op} ({})", sp.name));
@@ -684,7 +714,7 @@ impl SessionMap {
                 self.memory.remove(&key);
                 continue;
             }
-            let mut o = Obj::new("belief", &self.name, ts);
+            let mut o = Obj::new("belief", &self.name);
             o.str("name", &key);
             if let Some(c) = &content {
                 o.key("value");
@@ -707,7 +737,7 @@ impl SessionMap {
     }
 
     fn search(&mut self, sp: &Span<'_>, out: &mut Vec<Out>) {
-        let mut o = Obj::new("memory_query", &self.name, sp.start);
+        let mut o = Obj::new("memory_query", &self.name);
         if let Some(q) = sp
             .str_attr("gen_ai.memory.query.text")
             .or_else(|| sp.str_attr("gen_ai.retrieval.query.text"))
@@ -724,7 +754,7 @@ impl SessionMap {
     }
 
     fn other(&mut self, sp: &Span<'_>, out: &mut Vec<Out>) {
-        let mut o = Obj::new("span", &self.name, sp.start);
+        let mut o = Obj::new("span", &self.name);
         o.str("name", &sp.name);
         o.opt(
             "operation",
@@ -748,7 +778,7 @@ impl SessionMap {
             match &*e.name {
                 "gen_ai.evaluation.result" => {
                     let a = |k: &str| super::span::attr(&e.attrs, k);
-                    let mut o = Obj::new("evaluation", &self.name, ts);
+                    let mut o = Obj::new("evaluation", &self.name);
                     o.opt("name", a("gen_ai.evaluation.name").and_then(Val::as_str));
                     if let Some(v) = a("gen_ai.evaluation.score.value") {
                         o.json("value", &v.to_json());
@@ -769,7 +799,7 @@ impl SessionMap {
                 }
                 "exception" => {
                     let a = |k: &str| super::span::attr(&e.attrs, k).and_then(Val::as_str);
-                    let mut o = Obj::new("log", &self.name, ts);
+                    let mut o = Obj::new("log", &self.name);
                     o.str("level", "error");
                     let msg = match (a("exception.type"), a("exception.message")) {
                         (Some(t), Some(m)) => format!("{t}: {m}"),
@@ -792,7 +822,7 @@ impl SessionMap {
 
     /// An answer the source gives outside its spans (any-agent's `final_output`).
     pub(crate) fn answer_text(&mut self, text: &str, ts: Option<i128>, out: &mut Vec<Out>) {
-        let mut o = Obj::new("answer", &self.name, ts);
+        let mut o = Obj::new("answer", &self.name);
         o.text("text", text);
         o.str("x_source", "final_output");
         self.emit(o, ts, out);
