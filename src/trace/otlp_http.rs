@@ -386,6 +386,106 @@ fn success(enc: Enc, rejected: Option<(i64, String)>) -> Response<Full<Bytes>> {
 
 type Refusal = (StatusCode, String);
 
+/// Undoes gzip (at most `max` bytes, into `plain`) and decodes the request's spans.
+fn decode_body<'a>(
+    body: &'a [u8],
+    gzip: bool,
+    enc: Enc,
+    max: usize,
+    loc: &Arc<str>,
+    plain: &'a mut Vec<u8>,
+) -> Result<Vec<Span<'a>>, Refusal> {
+    let bytes: &[u8] = if gzip {
+        let mut dec = flate2::read::GzDecoder::new(body).take(max as u64 + 1);
+        dec.read_to_end(plain)
+            .map_err(|e| (StatusCode::BAD_REQUEST, format!("gzip: {e}")))?;
+        if plain.len() > max {
+            return Err((
+                StatusCode::PAYLOAD_TOO_LARGE,
+                format!("body over {max} bytes once decompressed"),
+            ));
+        }
+        plain
+    } else {
+        body
+    };
+    match enc {
+        Enc::Proto => otlp::proto::decode(bytes, loc)
+            .map(|(s, _bad_ids)| s)
+            .map_err(|e| (StatusCode::BAD_REQUEST, e)),
+        Enc::Json => otlp::decode_json_request(bytes, loc)
+            .map(|(s, _problems)| s)
+            .map_err(|e| (StatusCode::BAD_REQUEST, e)),
+    }
+}
+
+/// One trace of a request: its session name and its v1 lines.
+pub type TraceLines = (String, Vec<u8>);
+
+/// What the receiver makes of one request body, without a hub: the v1 lines of each trace
+/// in it (each trace a fresh live session), or the HTTP status and reason it would refuse
+/// it with. The same decoding and mapping as a served request; for fuzzing and benchmarks.
+pub fn request_to_v1(
+    body: &[u8],
+    json: bool,
+    gzip: bool,
+    max_decoded: usize,
+) -> Result<Vec<TraceLines>, (u16, String)> {
+    let loc: Arc<str> = Arc::from("request");
+    let mut plain = Vec::new();
+    let enc = if json { Enc::Json } else { Enc::Proto };
+    let spans = decode_body(body, gzip, enc, max_decoded, &loc, &mut plain)
+        .map_err(|(s, m)| (s.as_u16(), m))?;
+    let mut order: Vec<u128> = Vec::new();
+    let mut groups: HashMap<u128, Vec<Span<'_>>> = HashMap::new();
+    for sp in spans {
+        let key = sp.trace.unwrap_or(0);
+        groups
+            .entry(key)
+            .or_insert_with(|| {
+                order.push(key);
+                Vec::new()
+            })
+            .push(sp);
+    }
+    let mut out = Vec::new();
+    for key in order {
+        let Some(mut group) = groups.remove(&key) else {
+            continue;
+        };
+        sort_for_mapping(&mut group);
+        let service = group.iter().find_map(|s| s.resource.service.clone());
+        let name = session_name(service.as_deref(), key, false);
+        let mut map = SessionMap::new_live(name.clone(), (key != 0).then_some(key));
+        out.push((name, map_lines(&mut map, &group)));
+    }
+    Ok(out)
+}
+
+/// Children before parents: by end time, a later start first on ties.
+fn sort_for_mapping(group: &mut [Span<'_>]) {
+    group.sort_by(|a, b| {
+        let ka = (a.end.or(a.start), std::cmp::Reverse(a.start));
+        let kb = (b.end.or(b.start), std::cmp::Reverse(b.start));
+        ka.cmp(&kb)
+    });
+}
+
+/// Maps a trace's spans of one request to v1 lines.
+fn map_lines(map: &mut SessionMap, group: &[Span<'_>]) -> Vec<u8> {
+    let mut out: Vec<Out> = Vec::with_capacity(group.len() * 2);
+    let info = SessionInfo::of(group.iter());
+    map.start(&info, &mut out);
+    for sp in group {
+        map.span(sp, &mut out);
+    }
+    let mut lines = Vec::with_capacity(out.iter().map(|o| o.body.len() + 3).sum());
+    for o in &out {
+        otlp::line(o, &mut lines);
+    }
+    lines
+}
+
 /// Decodes, maps and writes one request (on a blocking thread: decoding a large batch must
 /// not hold up the viewer's event loop). Returns the refused spans, if any.
 fn ingest(
@@ -396,39 +496,16 @@ fn ingest(
     enc: Enc,
     peer: SocketAddr,
 ) -> Result<Option<(i64, String)>, Refusal> {
-    let max = state.cfg().otlp_max_decoded;
-    let plain: Vec<u8>;
-    let bytes: &[u8] = if gzip {
-        let mut out = Vec::new();
-        let mut dec = flate2::read::GzDecoder::new(&body[..]).take(max as u64 + 1);
-        dec.read_to_end(&mut out)
-            .map_err(|e| (StatusCode::BAD_REQUEST, format!("gzip: {e}")))?;
-        if out.len() > max {
-            return Err((
-                StatusCode::PAYLOAD_TOO_LARGE,
-                format!("body over {max} bytes once decompressed"),
-            ));
-        }
-        plain = out;
-        &plain
-    } else {
-        &body
-    };
     let loc: Arc<str> = Arc::from(format!("request from {peer}"));
-    let proto_spans;
-    let spans: Vec<Span<'_>> = match enc {
-        Enc::Proto => {
-            let (s, _bad_ids) =
-                otlp::proto::decode(bytes, &loc).map_err(|e| (StatusCode::BAD_REQUEST, e))?;
-            proto_spans = s;
-            proto_spans
-        }
-        Enc::Json => {
-            let (s, _problems) =
-                otlp::decode_json_request(bytes, &loc).map_err(|e| (StatusCode::BAD_REQUEST, e))?;
-            s
-        }
-    };
+    let mut plain = Vec::new();
+    let spans = decode_body(
+        &body,
+        gzip,
+        enc,
+        state.cfg().otlp_max_decoded,
+        &loc,
+        &mut plain,
+    )?;
     // Group by trace, in the order traces first appear.
     let mut order: Vec<u128> = Vec::new();
     let mut groups: HashMap<u128, Vec<Span<'_>>> = HashMap::new();
@@ -449,11 +526,7 @@ fn ingest(
             continue;
         };
         let n = group.len() as i64;
-        group.sort_by(|a, b| {
-            let ka = (a.end.or(a.start), std::cmp::Reverse(a.start));
-            let kb = (b.end.or(b.start), std::cmp::Reverse(b.start));
-            ka.cmp(&kb)
-        });
+        sort_for_mapping(&mut group);
         let has_root = group.iter().any(|s| s.parent.is_none());
         let trace = open_trace(state, key, &group, has_root, peer);
         let mut t = trace.blocking_lock();
@@ -462,16 +535,7 @@ fn ingest(
             why = format!("the session of trace {key:032x} was closed by the viewer's limits");
             continue;
         }
-        let mut out: Vec<Out> = Vec::with_capacity(group.len() * 2);
-        let info = SessionInfo::of(group.iter());
-        t.map.start(&info, &mut out);
-        for sp in &group {
-            t.map.span(sp, &mut out);
-        }
-        let mut lines = Vec::with_capacity(out.iter().map(|o| o.body.len() + 3).sum());
-        for o in &out {
-            otlp::line(o, &mut lines);
-        }
+        let lines = map_lines(&mut t.map, &group);
         let Some(w) = t.writer.as_mut() else { continue };
         // Blocks this request (not the viewer) until the session's reader takes the lines.
         if rt.block_on(w.write_all(&lines)).is_err() {
