@@ -287,7 +287,7 @@ fn collector_file_exporter_output_maps_span_by_span() {
             "llm_call",
             "thought",
             "thought",
-            "evaluation",
+            "score",
             "answer"
         ],
         "{evs:#?}"
@@ -330,6 +330,9 @@ fn collector_file_exporter_output_maps_span_by_span() {
     assert_eq!(ev(15, "name"), "relevance");
     assert_eq!(ev(15, "value"), 0.875);
     assert_eq!(ev(15, "label"), "relevant");
+    // It scores the model call it was recorded on: that event's id.
+    assert_eq!(ev(15, "target"), "1000000000000007");
+    assert_eq!(ev(12, "id"), "1000000000000007");
     // The agent's answer is the last text its models produced.
     assert_eq!(ev(16, "text"), ev(14, "text"));
     assert!(

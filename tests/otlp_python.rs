@@ -123,7 +123,7 @@ fn run(encoding: &str) {
         ("llm_call", TRACES * (TOOLS + 1)),
         ("thought", TRACES * (TOOLS + 1)),
         ("tool_call", TRACES * TOOLS),
-        ("evaluation", TRACES),
+        ("score", TRACES),
         ("answer", TRACES),
     ]
     .into_iter()

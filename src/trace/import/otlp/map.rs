@@ -12,7 +12,7 @@
 //! | `plan` | `plan` (`origin: generated`, no steps: the plan text is kept, never parsed into steps) |
 //! | `create_memory` / `update_memory` / `upsert_memory` / `delete_memory` | `belief` per record; a changed or deleted record first gets a `retract` of its old value |
 //! | `search_memory`, `retrieval`, OpenInference `RETRIEVER` | `memory_query` |
-//! | span event `gen_ai.evaluation.result` | `evaluation` |
+//! | span event `gen_ai.evaluation.result` | `score` (`target` = the span's event) |
 //! | span status ERROR, span event `exception` | `log` (`level: error`) |
 //! | anything else | `span` (name, operation, timing) so the structure stays visible |
 //!
@@ -100,6 +100,14 @@ impl Obj {
         } else {
             self.key(k);
             self.buf.extend_from_slice(text.as_bytes());
+        }
+    }
+
+    /// The envelope `id`: the span id, on the one event that stands for the span (scores
+    /// name it as their `target`).
+    fn id(&mut self, sp: &Span<'_>) {
+        if let Some(id) = sp.id {
+            self.str("id", &span_hex(id));
         }
     }
 
@@ -489,6 +497,7 @@ impl SessionMap {
     fn llm(&mut self, sp: &Span<'_>, mine: &mut Pending, out: &mut Vec<Out>) {
         let ex = exchange(sp);
         let mut o = Obj::new("llm_call", &self.name);
+        o.id(sp);
         o.opt("model", model_of(sp));
         o.opt(
             "provider",
@@ -595,6 +604,7 @@ impl SessionMap {
 
     fn tool(&mut self, sp: &Span<'_>, out: &mut Vec<Out>) {
         let mut o = Obj::new("tool_call", &self.name);
+        o.id(sp);
         let name = sp
             .str_attr("gen_ai.tool.name")
             .or_else(|| sp.str_attr("tool.name"))
@@ -738,6 +748,7 @@ impl SessionMap {
 
     fn search(&mut self, sp: &Span<'_>, out: &mut Vec<Out>) {
         let mut o = Obj::new("memory_query", &self.name);
+        o.id(sp);
         if let Some(q) = sp
             .str_attr("gen_ai.memory.query.text")
             .or_else(|| sp.str_attr("gen_ai.retrieval.query.text"))
@@ -755,6 +766,7 @@ impl SessionMap {
 
     fn other(&mut self, sp: &Span<'_>, out: &mut Vec<Out>) {
         let mut o = Obj::new("span", &self.name);
+        o.id(sp);
         o.str("name", &sp.name);
         o.opt(
             "operation",
@@ -778,10 +790,18 @@ impl SessionMap {
             match &*e.name {
                 "gen_ai.evaluation.result" => {
                     let a = |k: &str| super::span::attr(&e.attrs, k);
-                    let mut o = Obj::new("evaluation", &self.name);
-                    o.opt("name", a("gen_ai.evaluation.name").and_then(Val::as_str));
-                    if let Some(v) = a("gen_ai.evaluation.score.value") {
-                        o.json("value", &v.to_json());
+                    let mut o = Obj::new("score", &self.name);
+                    o.str(
+                        "name",
+                        a("gen_ai.evaluation.name")
+                            .and_then(Val::as_str)
+                            .unwrap_or("evaluation"),
+                    );
+                    match a("gen_ai.evaluation.score.value").map(Val::to_json) {
+                        Some(v @ (J::Number(_) | J::String(_) | J::Bool(_))) => o.json("value", &v),
+                        // A score is one number, string or bool; anything else is kept as text.
+                        Some(J::Null) | None => {}
+                        Some(other) => o.str("value", &other.to_string()),
                     }
                     o.opt(
                         "label",
@@ -790,7 +810,14 @@ impl SessionMap {
                     if let Some(x) = a("gen_ai.evaluation.explanation").and_then(Val::as_str) {
                         o.text("explanation", x);
                     }
-                    o.opt("response_id", a("gen_ai.response.id").and_then(Val::as_str));
+                    // The span's own event (its `id` is the span id) is what was scored.
+                    if let Some(id) = sp.id {
+                        o.str("target", &span_hex(id));
+                    }
+                    o.opt(
+                        "x_response_id",
+                        a("gen_ai.response.id").and_then(Val::as_str),
+                    );
                     if let Some(err) = a("error.type").and_then(Val::as_str) {
                         o.str("error", err);
                     }
