@@ -43,6 +43,7 @@ pub mod import;
 pub mod index;
 pub mod live;
 mod load;
+pub mod otlp_http;
 pub mod reader;
 pub mod time;
 
