@@ -220,6 +220,75 @@ pub fn segments(s: &str, opts: Options) -> Vec<Segment<'_>> {
     out
 }
 
+/// Whether `s` mixes writing systems the way a look-alike does (`"аdmin"` with a Cyrillic
+/// `а` renders like `"admin"` but is another name): its letters do not all belong to one
+/// script, by Unicode's mixed-script detection (UTS #39, with the script extensions that let
+/// a character belong to several), except Latin with one CJK writing system, which is how
+/// Japanese, Chinese and Korean names are written (what browsers accept in domain names).
+/// Digits, punctuation and combining marks belong to every script.
+pub fn mixed_script(s: &str) -> bool {
+    use unicode_security::mixed_script::AugmentedScriptSet;
+    if s.is_ascii() || !AugmentedScriptSet::for_str(s).is_empty() {
+        return false;
+    }
+    let latin = AugmentedScriptSet::for_char('a');
+    let mut beside_latin = AugmentedScriptSet::default();
+    for c in s.chars() {
+        let set = AugmentedScriptSet::for_char(c);
+        let mut l = set;
+        l.intersect_with(latin);
+        if l.base.is_empty() {
+            beside_latin.intersect_with(set);
+        }
+    }
+    !(beside_latin.jpan || beside_latin.hanb || beside_latin.kore)
+}
+
+/// The words of `s` (runs of letters, digits, marks and `_`) that [`mixed_script`] flags, in
+/// order, each once.
+pub fn mixed_script_words(s: &str) -> Vec<&str> {
+    let mut out: Vec<&str> = Vec::new();
+    if s.is_ascii() {
+        return out;
+    }
+    let word = |c: char| {
+        c.is_alphanumeric()
+            || c == '_'
+            || matches!(
+                c.general_category(),
+                GeneralCategory::NonspacingMark
+                    | GeneralCategory::SpacingMark
+                    | GeneralCategory::EnclosingMark
+            )
+    };
+    for w in s.split(|c: char| !word(c)) {
+        if mixed_script(w) && !out.contains(&w) {
+            out.push(w);
+        }
+    }
+    out
+}
+
+/// The scripts of `s` in order, each with the run of characters written in it, for saying
+/// how a look-alike is made (`Cyrillic "а", Latin "dmin"`). Characters common to every
+/// script (digits, punctuation) join the run before them.
+pub fn script_runs(s: &str) -> Vec<(&'static str, String)> {
+    use unicode_script::{Script, UnicodeScript};
+    let mut out: Vec<(&'static str, String)> = Vec::new();
+    for c in s.chars() {
+        let sc = c.script();
+        let common = matches!(sc, Script::Common | Script::Inherited);
+        match out.last_mut() {
+            Some((name, run)) if common || *name == sc.full_name() => run.push(c),
+            _ => out.push((
+                if common { "Common" } else { sc.full_name() },
+                c.to_string(),
+            )),
+        }
+    }
+    out
+}
+
 /// Sanitizes untrusted text for a single-line view, joining the segments into one string.
 pub fn sanitize(s: &str) -> String {
     sanitize_with(s, Options::default())
@@ -253,6 +322,26 @@ pub fn sanitize_bytes(bytes: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Mixed scripts are look-alikes; one script, or Latin with Japanese, Chinese or Korean
+    /// (how those names are written), are not.
+    #[test]
+    fn mixed_script_flags_look_alikes_only() {
+        assert!(mixed_script("аdmin"), "Cyrillic а + Latin");
+        assert!(mixed_script("pаypal.com"));
+        assert!(mixed_script("Αlpha"), "Greek Α + Latin");
+        assert!(!mixed_script("admin"));
+        assert!(!mixed_script("админ"), "all Cyrillic");
+        assert!(!mixed_script("東京タワー"), "Han + Katakana is Japanese");
+        assert!(!mixed_script("Tokyo東京"), "Latin + Han");
+        assert!(!mixed_script("user_42 café"));
+        assert!(!mixed_script(""));
+        assert_eq!(mixed_script_words("p ∧ аdmin(x) ∨ admin"), vec!["аdmin"]);
+        assert_eq!(
+            script_runs("аdmin"),
+            vec![("Cyrillic", "а".to_string()), ("Latin", "dmin".to_string())]
+        );
+    }
 
     /// Emoji whose width terminals disagree on (a skin tone after an emoji, a flag made of
     /// two regional indicators) leave no such code point on screen: the emoji stays, the

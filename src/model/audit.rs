@@ -27,7 +27,8 @@
 //!   [`Matrix`]), citations, contradictions and their handling, revisions, norms;
 //! - `bdi`: tier-1 postconditions, plan DAGs, belief names, tiers that cannot be checked;
 //! - `loops`: repeated queries and oscillation;
-//! - `input`: reader problems and unparsable formulas (`parse-error`).
+//! - `input`: reader problems and unparsable formulas (`parse-error`), atoms that mix
+//!   scripts (`mixed-script-atom`).
 //!
 //! To add a code: a variant in [`Code`] with its row in the `codes!` table, then the check in the
 //! module that reads the data it needs, a unit test that triggers it and a near miss that
@@ -188,6 +189,11 @@ codes! {
     /// A retract target or revise trigger naming no active belief.
     UnresolvedReference = "unresolved-reference", Warning,
         "reference names no active belief", "references name no active belief";
+    /// An atom whose letters mix scripts (a Cyrillic `а` in `аdmin`): it renders like
+    /// another atom but is a different one, as browsers warn about look-alike domain names.
+    MixedScriptAtom = "mixed-script-atom", Warning,
+        "atom mixes scripts (a look-alike of another name)",
+        "atoms mix scripts (look-alikes of other names)";
     /// A line that could not be read, or a formula that does not parse.
     ParseError = "parse-error", Error,
         "line or formula could not be parsed", "lines or formulas could not be parsed";
@@ -546,6 +552,7 @@ fn audit_session(
         matrix: Matrix::default(),
     };
     input::check(&mut cx);
+    input::mixed_scripts(&mut cx);
     epistemic::check(&mut cx);
     bdi::check(&mut cx);
     loops::check(&mut cx);

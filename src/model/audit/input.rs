@@ -1,4 +1,5 @@
-//! `parse-error` and `unresolved-reference`: what the reader and the replay could not use.
+//! `parse-error` and `unresolved-reference`: what the reader and the replay could not use;
+//! `mixed-script-atom`: atoms that read like another name.
 //!
 //! Reader problems (a line that is not JSON, a field of the wrong type) come with
 //! file:line:column from the reader. Formula parse errors come from the replay's per-event
@@ -40,6 +41,71 @@ pub(super) fn check(cx: &mut Cx<'_>) {
                 f.ids([text])
             };
         }
+        cx.push(f);
+    }
+}
+
+/// Atoms whose letters mix scripts ([`crate::sanitize::mixed_script`]), once per atom and
+/// session, at the first event whose formula uses it. Only formulas with non-ASCII text are
+/// parsed again (a look-alike needs a letter outside ASCII); those that do not parse are
+/// `parse-error`s already.
+pub(super) fn mixed_scripts(cx: &mut Cx<'_>) {
+    use crate::logic::formula::{Atom, Term};
+    use crate::trace::event::Body;
+    let mut seen = std::collections::HashSet::new();
+    let mut found = Vec::new();
+    for (k, &pos) in cx.tl.event_positions().iter().enumerate() {
+        let Some(ev) = cx.log.events.get(pos as usize) else {
+            continue;
+        };
+        let formulas: Vec<&str> = match &ev.body {
+            Body::Announce(a) => vec![&a.formula],
+            Body::Query(q) => vec![&q.formula],
+            Body::Verify(v) => v.all_formulas().collect(),
+            _ => continue,
+        };
+        for text in formulas.into_iter().filter(|f| !f.is_ascii()) {
+            let Ok(f) = crate::logic::parse::parse(text) else {
+                continue;
+            };
+            let mut atoms = Vec::new();
+            crate::logic::cnf::atoms_of(&f, &mut atoms);
+            for a in &atoms {
+                let names: Vec<&str> = match a {
+                    Atom::Prop(s) | Atom::Quoted(s) => vec![s],
+                    Atom::Pred(p, args) => std::iter::once(p.as_str())
+                        .chain(args.iter().filter_map(|t| match t {
+                            Term::Const(c) => Some(c.as_str()),
+                            Term::Var(_) => None,
+                        }))
+                        .collect(),
+                };
+                for name in names {
+                    if crate::sanitize::mixed_script(name) && seen.insert(name.to_string()) {
+                        found.push((k as u32 + 1, pos, name.to_string(), text.to_string()));
+                    }
+                }
+            }
+        }
+    }
+    for (step, pos, name, formula) in found {
+        let runs = crate::sanitize::script_runs(&name);
+        let parts: Vec<String> = runs
+            .iter()
+            .map(|(script, run)| format!("{script} \"{}\"", crate::sanitize::sanitize(run)))
+            .collect();
+        let message = format!(
+            "Atom \"{}\" mixes scripts ({}): it renders like a name in one script but is a \
+             different atom.",
+            crate::sanitize::sanitize(&name),
+            parts.join(", ")
+        );
+        let scripts: Vec<&str> = runs.iter().map(|(s, _)| *s).collect();
+        let f = cx
+            .finding(Code::MixedScriptAtom, step, pos, message)
+            .formulas([formula])
+            .with("atom", &name)
+            .with("scripts", scripts);
         cx.push(f);
     }
 }

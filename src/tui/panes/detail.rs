@@ -109,6 +109,23 @@ pub fn detail_lines(app: &App, pos: u32) -> Vec<Line<'static>> {
             None => l.extend(spans(&fm, th.text, th.marker)),
         }
         out.push(Line::from(l));
+        // Look-alike atoms, and the scripts they are made of.
+        for w in crate::sanitize::mixed_script_words(&fm) {
+            let parts: Vec<String> = crate::sanitize::script_runs(w)
+                .iter()
+                .map(|(script, run)| format!("{script} \"{run}\""))
+                .collect();
+            let mut l = vec![
+                Span::styled(format!("{:<11}", "look-alike"), th.dim),
+                Span::styled("⟨mixed script⟩ ", th.marker),
+            ];
+            l.extend(spans(
+                &format!("\"{w}\" mixes {}", parts.join(", ")),
+                th.warn,
+                th.marker,
+            ));
+            out.push(Line::from(l));
+        }
     }
     // Provenance: the cited premises back to the lines that announced them.
     let because = match &ev.body {

@@ -674,6 +674,14 @@ impl SigmaPane {
             } else {
                 Line::from(spans(&formula, base, th.marker))
             };
+            // A look-alike atom (`аdmin` with a Cyrillic `а`) is marked where it is read.
+            let formula_line = if crate::sanitize::mixed_script_words(&formula).is_empty() {
+                formula_line
+            } else {
+                let mut v = vec![Span::styled("⟨mixed script⟩ ", th.marker)];
+                v.extend(formula_line.spans);
+                Line::from(v)
+            };
             let status = if by_hand && rec.active_at(t) {
                 if wide {
                     "retracted [hand]"
