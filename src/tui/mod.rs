@@ -19,7 +19,8 @@
 //! - [`keys`] is the one key table: dispatch and the `?` overlay both read it.
 //! - [`repl_job`] runs the REPL engine ([`crate::repl::Repl`]) on its own thread: the solver
 //!   never blocks input; the pane shows "working…" until the answer arrives.
-//! - [`terminal`] guards the terminal modes (restore on drop, error, panic, signals; Ctrl-Z).
+//! - [`terminal`] guards the terminal modes (restore on drop, error, panic, signals; Ctrl-Z);
+//!   [`guardian`] is the child process that restores them after a SIGKILL or an abort.
 //! - [`theme`] and [`highlight`] hold palettes (from `themes/`) and syntect highlighting;
 //!   [`text`] is where untrusted text becomes spans, through [`crate::sanitize`].
 //!
