@@ -44,6 +44,7 @@ pub mod index;
 pub mod live;
 mod load;
 pub mod reader;
+pub mod store;
 pub mod time;
 
 pub use event::{Body, Event, FORMAT_VERSION, FileName, Kind, Origin, Timestamp};
@@ -52,3 +53,4 @@ pub use load::read_all;
 pub use reader::{
     DEFAULT_MAX_LINE_BYTES, Item, Problem, ProblemCode, Reader, ReaderConfig, Severity,
 };
+pub use store::{EventStore, SourceId};

@@ -283,9 +283,11 @@ impl SessionData {
         self.tl.reader_problems = self.problems.len() as u64;
     }
 
-    fn push(&mut self, log: &TraceLog, pos: u32) {
-        self.builder.push(&mut self.tl, log, pos);
-        let mark = match &log.events[pos as usize].body {
+    /// Replays `ev`, the event that goes to log position `pos` (the log may keep only where
+    /// it is, so the replay reads the event in hand).
+    fn push(&mut self, log: &TraceLog, pos: u32, ev: &Event) {
+        self.builder.push(&mut self.tl, log, pos, ev);
+        let mark = match &ev.body {
             Body::Retract(_) | Body::Revise(_) => MARK_REVISION,
             Body::Verify(v)
                 if matches!(v.outcome, Some(crate::trace::event::Outcome::Contradiction)) =>
@@ -358,6 +360,10 @@ impl SessionData {
         acc
     }
 }
+
+/// Decoded events kept pinned between frames before [`Store::trim`] drops them: far more
+/// than a frame shows, so moving around a step decodes nothing twice.
+pub const TRIM_PINNED: usize = 20_000;
 
 /// Events per block of the density marks' summary ([`SessionData::marks_in`]).
 pub const MARK_BLOCK: usize = 256;
@@ -459,9 +465,10 @@ impl Store {
         let mut waiting: Vec<u32> = Vec::new();
         for item in items {
             let (events, problems) = (self.log.events.len(), self.log.problems.len());
-            self.log.extend(std::iter::once(item));
-            if self.log.events.len() > events {
-                let ev = &self.log.events[events];
+            // A full log turns the event into a problem (see `TraceLog::push`).
+            if let Item::Event(ev) = &item
+                && events < u32::MAX as usize
+            {
                 let (session, file) = (ev.session.clone(), ev.origin.file.clone());
                 let slot = self.slot(origin, &session);
                 // Problems of this file waiting for an event land just before it.
@@ -474,9 +481,10 @@ impl Store {
                     }
                     !same
                 });
-                s.push(&self.log, events as u32);
+                s.push(&self.log, events as u32, ev);
                 self.last_of_file.insert((origin.clone(), file), slot);
             }
+            self.log.push(item);
             if self.log.problems.len() > problems {
                 let p = &self.log.problems[problems];
                 if p.severity == Severity::Error {
@@ -549,9 +557,26 @@ impl Store {
         self.sessions.iter().filter(|s| !s.retired).count()
     }
 
-    /// The event at a log position.
+    /// The event at a log position. Events of files are decoded from their line and pinned
+    /// until [`Store::trim`] (see [`crate::trace::EventStore`]); a frame looks at a bounded
+    /// number of them.
     pub fn event(&self, pos: u32) -> Option<&Event> {
         self.log.events.get(pos as usize)
+    }
+
+    /// Registers the file a stream is read from, so its events are kept as places in that
+    /// file rather than in memory (the background loader sends it before the stream's
+    /// items). `cfg` is the settings the stream is read with.
+    pub fn add_source(&mut self, name: &str, file: std::fs::File, cfg: crate::trace::ReaderConfig) {
+        self.log.events.add_source(name, file, cfg);
+    }
+
+    /// Forgets decoded events once many are pinned (between frames: nothing borrows them
+    /// then), so what the view looked at does not pile up in memory.
+    pub fn trim(&mut self) {
+        if self.log.events.pinned() > TRIM_PINNED {
+            self.log.events.unpin();
+        }
     }
 
     /// The reader problem at an index of [`TraceLog::problems`].
@@ -643,8 +668,13 @@ impl Store {
                 problem(k, &mut items);
                 k += 1;
             }
-            if let Some(ev) = s.events().get(i as usize).and_then(|&p| self.event(p)) {
-                let mut ev = ev.clone();
+            // Copies are decoded without pinning: a hand-over walks the whole session.
+            if let Some(ev) = s
+                .events()
+                .get(i as usize)
+                .and_then(|&p| self.log.events.load(p as usize))
+            {
+                let mut ev = ev.into_owned();
                 ev.session = shared.clone();
                 items.push(Item::Event(ev));
             }
