@@ -15,6 +15,8 @@
 # every 20 ms. The first frame is the first capture that shows the header (" session ");
 # the last step is navigable once the header no longer shows the loading bar and reads
 # "step N of N" (the view follows the newest step, so the last step is the one drawn).
+# CPU time (user + system, from /proc/PID/stat) is reported beside wall time: on a shared
+# machine the wall time depends on what else runs, the CPU time much less.
 # Peak RSS is the process's VmHWM, read from /proc when the last step is drawn (the
 # background audit the view starts afterwards is not waited for; its memory at that moment
 # is included). Both tools read the file from the page cache (it is read once before each
@@ -64,7 +66,7 @@ now() { date +%s.%N; }
 cleanup() { tmux -L "$SOCK" kill-server 2>/dev/null || true; }
 trap cleanup EXIT
 
-tui_open() { # FILE -> "first_frame_s navigable_s peak_kib"
+tui_open() { # FILE -> "first_frame_s navigable_s peak_kib cpu_s"
     local f=$1 start first="" done="" pid hwm screen
     cleanup
     start=$(now)
@@ -90,34 +92,37 @@ tui_open() { # FILE -> "first_frame_s navigable_s peak_kib"
         sleep 0.02
     done
     hwm=$(awk '/VmHWM/ { print $2 }' "/proc/$pid/status")
+    local tck cpu
+    tck=$(getconf CLK_TCK)
+    cpu=$(awk -v t="$tck" '{ printf "%.2f", ($14 + $15) / t }' "/proc/$pid/stat")
     cleanup
     echo "$(awk -v a="$first" -v b="$start" 'BEGIN{printf "%.3f", a-b}') \
-$(awk -v a="$done" -v b="$start" 'BEGIN{printf "%.3f", a-b}') $hwm"
+$(awk -v a="$done" -v b="$start" 'BEGIN{printf "%.3f", a-b}') $hwm $cpu"
 }
 
-lnav_open() { # FILE -> "wall_s peak_kib"
+lnav_open() { # FILE -> "wall_s peak_kib cpu_s"
     local out
-    out=$( { /usr/bin/time -f "%e %M" lnav -n -c ':goto 100%' "$1" >/dev/null 2>/dev/null; } 2>&1 | tail -n 1)
-    echo "$out"
+    out=$( { /usr/bin/time -f "%e %M %U %S" lnav -n -c ':goto 100%' "$1" >/dev/null 2>/dev/null; } 2>&1 | tail -n 1)
+    awk '{ printf "%s %s %.2f\n", $1, $2, $3 + $4 }' <<<"$out"
 }
 
 f=$(trace "$TUI_EVENTS")
 size=$(stat -c %s "$f")
 echo "trace: $f, $TUI_EVENTS events, $(mib $((size / 1024))) MiB"
 warm "$f"
-read -r lw lk < <(lnav_open "$f")
+read -r lw lk lc < <(lnav_open "$f")
 warm "$f"
-read -r first nav hwm < <(tui_open "$f")
-echo "lnav -n -c ':goto 100%':   ${lw} s, peak RSS $(mib "$lk") MiB ($(ratio $((lk * 1024)) "$size")x file)"
-echo "doxascope TUI open:        first frame ${first} s, last step navigable ${nav} s, peak RSS $(mib "$hwm") MiB ($(ratio $((hwm * 1024)) "$size")x file)"
-echo "doxascope / lnav time:     $(ratio "$nav" "$lw")"
+read -r first nav hwm tc < <(tui_open "$f")
+echo "lnav -n -c ':goto 100%':   ${lw} s (CPU ${lc} s), peak RSS $(mib "$lk") MiB ($(ratio $((lk * 1024)) "$size")x file)"
+echo "doxascope TUI open:        first frame ${first} s, last step navigable ${nav} s (CPU ${tc} s), peak RSS $(mib "$hwm") MiB ($(ratio $((hwm * 1024)) "$size")x file)"
+echo "doxascope / lnav:          wall $(ratio "$nav" "$lw"), CPU $(ratio "$tc" "$lc")"
 
 for n in $LOAD_EVENTS; do
     g=$(trace "$n")
     warm "$g"
-    out=$( { /usr/bin/time -f "%e %M" "$BIN" export "$g" --session gen-0 --format prompt >/dev/null; } 2>&1 | tail -n 1)
-    read -r s k <<<"$out"
-    echo "export (model load) $n events: ${s} s, peak RSS $(mib "$k") MiB ($(ratio $((k * 1024)) "$(stat -c %s "$g")")x file), $(awk -v s="$s" -v n="$n" 'BEGIN{printf "%.2f", s / n * 1e6}') µs/event"
+    out=$( { /usr/bin/time -f "%e %M %U %S" "$BIN" export "$g" --session gen-0 --format prompt >/dev/null; } 2>&1 | tail -n 1)
+    read -r s k u y <<<"$out"
+    echo "export (model load) $n events: ${s} s (CPU $(awk -v u="$u" -v y="$y" 'BEGIN{printf "%.2f", u + y}') s), peak RSS $(mib "$k") MiB ($(ratio $((k * 1024)) "$(stat -c %s "$g")")x file), $(awk -v s="$s" -v n="$n" 'BEGIN{printf "%.2f", s / n * 1e6}') µs/event"
 done
 
 if [ "${AUDIT:-0}" = 1 ]; then

@@ -304,6 +304,13 @@ impl Model {
         }
     }
 
+    /// Registers files another log reads its events from (see
+    /// [`crate::trace::EventStore::adopt`]): events of those streams added later are kept as
+    /// places in the files.
+    pub fn adopt_sources(&mut self, sources: &[crate::trace::SharedSource]) {
+        self.log.events.adopt(sources);
+    }
+
     /// The events and reader problems as read.
     pub fn log(&self) -> &TraceLog {
         &self.log

@@ -60,6 +60,16 @@ struct Source {
     cfg: ReaderConfig,
 }
 
+/// A file registered with a store, to register with another store too
+/// ([`EventStore::adopt`]): the viewer's workers keep their own models of a session, and
+/// with its files registered they keep its events as places in the files as well.
+#[derive(Debug, Clone)]
+pub struct SharedSource {
+    name: FileName,
+    file: Arc<File>,
+    cfg: ReaderConfig,
+}
+
 /// Identifies a file registered with [`EventStore::add_source`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct SourceId(u32);
@@ -152,6 +162,28 @@ impl EventStore {
             cfg,
         });
         SourceId(self.sources.len() as u32 - 1)
+    }
+
+    /// Every registered file, for [`EventStore::adopt`] by another store.
+    pub fn shared_sources(&self) -> Vec<SharedSource> {
+        self.sources
+            .iter()
+            .map(|s| SharedSource {
+                name: s.name.clone(),
+                file: s.file.clone(),
+                cfg: s.cfg,
+            })
+            .collect()
+    }
+
+    /// Registers the files of another store that this one does not have yet (by stream
+    /// name), so events of those streams pushed here are kept as places in them too.
+    pub fn adopt(&mut self, shared: &[SharedSource]) {
+        for s in shared {
+            if self.source_named(&s.name).is_none() {
+                self.sources.push(s.clone().into_source());
+            }
+        }
     }
 
     /// The source registered for the stream `name`, if any (the latest, if several were).
@@ -397,6 +429,16 @@ fn unreadable(file: FileName, line: u64, offset: u64, why: &str) -> Event {
             kind: "unreadable".into(),
         })),
         extra: Extra::from(extra),
+    }
+}
+
+impl SharedSource {
+    fn into_source(self) -> Source {
+        Source {
+            name: self.name,
+            file: self.file,
+            cfg: self.cfg,
+        }
     }
 }
 

@@ -463,26 +463,43 @@ impl Store {
             o => o,
         };
         let mut waiting: Vec<u32> = Vec::new();
+        // The reader gives every event of a session (and of a file) the same shared name,
+        // so consecutive events are matched by pointer instead of hashing names per event.
+        let mut last_session: Option<(FileName, usize)> = None;
+        let mut last_file: Option<(FileName, usize)> = None;
         for item in items {
             let (events, problems) = (self.log.events.len(), self.log.problems.len());
             // A full log turns the event into a problem (see `TraceLog::push`).
             if let Item::Event(ev) = &item
                 && events < u32::MAX as usize
             {
-                let (session, file) = (ev.session.clone(), ev.origin.file.clone());
-                let slot = self.slot(origin, &session);
+                let file = &ev.origin.file;
+                let slot = match &last_session {
+                    Some((name, slot)) if FileName::ptr_eq(name, &ev.session) => *slot,
+                    _ => {
+                        let slot = self.slot(origin, &ev.session);
+                        last_session = Some((ev.session.clone(), slot));
+                        slot
+                    }
+                };
                 // Problems of this file waiting for an event land just before it.
                 let s = &mut self.sessions[slot];
                 let before = s.len();
                 waiting.retain(|&k| {
-                    let same = self.log.problems[k as usize].origin.file == file;
+                    let same = self.log.problems[k as usize].origin.file == *file;
                     if same {
                         s.add_problem(before, k, &self.log);
                     }
                     !same
                 });
                 s.push(&self.log, events as u32, ev);
-                self.last_of_file.insert((origin.clone(), file), slot);
+                let known = matches!(&last_file,
+                    Some((f, sl)) if FileName::ptr_eq(f, file) && *sl == slot);
+                if !known {
+                    self.last_of_file
+                        .insert((origin.clone(), file.clone()), slot);
+                    last_file = Some((file.clone(), slot));
+                }
             }
             self.log.push(item);
             if self.log.problems.len() > problems {
@@ -613,6 +630,10 @@ pub struct Delta {
     pub problem_index: Vec<u32>,
     /// Whether more remains to be sent (the delta was cut at its size limit).
     pub more: bool,
+    /// The files the store reads events from: a worker registers them with its model
+    /// ([`crate::model::Model::adopt_sources`]) so its copies of their events are kept as
+    /// places in them too.
+    pub sources: Vec<crate::trace::SharedSource>,
 }
 
 /// What one worker has been sent so far, per session: (events, problems, name).
@@ -691,6 +712,7 @@ impl Store {
             positions: s.events()[e0 as usize..e1 as usize].to_vec(),
             problem_index,
             more: e1 < s.len(),
+            sources: self.log.events.shared_sources(),
         })
     }
 }
