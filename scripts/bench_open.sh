@@ -24,6 +24,9 @@
 #
 # lnav is timed as `lnav -n -c ':goto 100%' FILE` (headless: it indexes the file and moves
 # to its last line), wall time and peak RSS from /usr/bin/time.
+#
+# Time travel is measured in-process by `cargo bench --bench open -- FILE` (benches/open.rs:
+# the viewer's loader code on the same file, then 200x60 frames drawn at random steps).
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -116,6 +119,10 @@ read -r first nav hwm tc < <(tui_open "$f")
 echo "lnav -n -c ':goto 100%':   ${lw} s (CPU ${lc} s), peak RSS $(mib "$lk") MiB ($(ratio $((lk * 1024)) "$size")x file)"
 echo "doxascope TUI open:        first frame ${first} s, last step navigable ${nav} s (CPU ${tc} s), peak RSS $(mib "$hwm") MiB ($(ratio $((hwm * 1024)) "$size")x file)"
 echo "doxascope / lnav:          wall $(ratio "$nav" "$lw"), CPU $(ratio "$tc" "$lc")"
+
+# Time travel (and the loader's CPU time, in-process): benches/open.rs on the same file.
+warm "$f"
+cargo bench --locked --quiet --bench open -- "$f" 2>/dev/null | sed 's/^/bench open: /'
 
 for n in $LOAD_EVENTS; do
     g=$(trace "$n")

@@ -784,6 +784,47 @@ mod tests {
         }
     }
 
+    /// The workers' copies of a loaded file's session (a delta) are kept as places in the
+    /// file once the worker's model adopts the store's files: the same events, a few bytes
+    /// each instead of a decoded event each.
+    #[test]
+    fn workers_keep_a_loaded_files_events_as_places_in_it() {
+        use std::io::Write;
+        let mut bytes = Vec::new();
+        let cfg = crate::trace::generate::GenConfig {
+            events: 2_000,
+            seed: 5,
+            sessions: 1,
+            atoms: 20,
+        };
+        crate::trace::generate::write_mixed(&mut bytes, &cfg).unwrap();
+        let mut f = tempfile::NamedTempFile::new().unwrap();
+        f.write_all(&bytes).unwrap();
+        let name = f.path().to_string_lossy().into_owned();
+        let rc = crate::trace::ReaderConfig::default();
+        let mut store = Store::new();
+        store.add_source(&name, std::fs::File::open(f.path()).unwrap(), rc);
+        let mut r = crate::trace::Reader::new(&name, rc);
+        let mut items = Vec::new();
+        r.feed(&bytes, &mut items);
+        r.finish(&mut items);
+        store.extend(items);
+        let n = store.log.events.len();
+        assert_eq!(n, 2_000);
+        let d = store.delta(0, &mut Sent::default(), u32::MAX).unwrap();
+        assert!(!d.sources.is_empty());
+        let mut adopted = crate::model::Model::new();
+        adopted.adopt_sources(&d.sources);
+        adopted.extend(d.items.clone());
+        let mut resident = crate::model::Model::new();
+        resident.extend(d.items);
+        assert_eq!(adopted.log().events, resident.log().events);
+        assert_eq!(adopted.timelines(), resident.timelines());
+        let per_event = |m: &crate::model::Model| m.log().events.heap_bytes() / n;
+        assert!(per_event(&adopted) <= 40, "{} bytes", per_event(&adopted));
+        assert!(per_event(&resident) >= std::mem::size_of::<Event>());
+    }
+
     const T: &str = r#"{"kind":"announce","formula":"p","id":"b1"}
 {"kind":"announce","formula":"p -> q","id":"b2","role":"rule"}
 {"kind":"retract","target":"b1"}
