@@ -179,6 +179,9 @@ pub enum Load {
     Done,
     /// Something worth telling the user (a truncated file).
     Note(String),
+    /// The file the next items are read from (its name as the items carry it, and a
+    /// descriptor of the same open file): the store keeps those events as places in it.
+    Source(String, File),
 }
 
 /// Items per batch sent to the UI: large enough that the channel is not the cost, small
@@ -226,6 +229,13 @@ fn load(files: Vec<PathBuf>, tx: mpsc::Sender<Load>) {
             )));
             continue;
         };
+        // The store reads events again from this descriptor of the same open file, so what
+        // it shows is what was read even if the path is renamed meanwhile.
+        if let Ok(again) = file.try_clone()
+            && tx.blocking_send(Load::Source(name.clone(), again)).is_err()
+        {
+            return;
+        }
         let mut items = Vec::with_capacity(BATCH);
         let send = |items: &mut Vec<crate::trace::Item>| {
             let batch = std::mem::replace(items, Vec::with_capacity(BATCH));
@@ -603,6 +613,7 @@ async fn event_loop(
                 app.status = m;
             }
             let began = Instant::now();
+            app.store.trim();
             // Cleared before drawing: a frame that leaves work for the next one (a Σ filter
             // applied in pieces) sets it again.
             app.dirty = false;
@@ -689,6 +700,10 @@ async fn event_loop(
                             }
                         }
                         Load::Note(n) => app.status = n,
+                        Load::Source(name, file) => {
+                            app.store
+                                .add_source(&name, file, crate::trace::ReaderConfig::default());
+                        }
                     }
                     if Instant::now() < budget {
                         next = load_rx.try_recv().ok();
