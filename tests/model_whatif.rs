@@ -280,12 +280,92 @@ fn whatif_in_the_repl_and_on_the_command_line() {
     );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["policy"], "reject");
+    assert_eq!(v["stopped_at"], serde_json::Value::Null);
+    // The command line answers what the REPL answers for the same question.
+    let in_repl = r.run_line("whatif reject").unwrap().to_json("whatif");
+    assert_eq!(v["decisions"], in_repl["decisions"]);
+    // The file is named as it was given (a path here, a name in the REPL's model).
+    let without_file = |x: &serde_json::Value| {
+        let mut x = x.clone();
+        for c in x.as_array_mut().unwrap() {
+            c["event"]["file"] = serde_json::Value::Null;
+        }
+        x
+    };
     assert_eq!(
-        v["decisions"],
-        other["decisions"]
-            .clone()
-            .as_array()
-            .map(|_| v["decisions"].clone())
-            .unwrap()
+        without_file(&v["changed"]),
+        without_file(&in_repl["changed"])
     );
+    assert!(!v["decisions"].as_array().unwrap().is_empty());
+
+    // A walk's budget that has run out before the first step: the answer says where it
+    // stopped, shows both Σs before it, and compares nothing.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_doxascope"))
+        .args([
+            "whatif",
+            "reject",
+            path.to_str().unwrap(),
+            "--budget",
+            "1e-9",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("the walk's budget ran out at step 1"),
+        "{text}"
+    );
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_doxascope"))
+        .args([
+            "whatif",
+            "reject",
+            path.to_str().unwrap(),
+            "--budget",
+            "1e-9",
+        ])
+        .arg("--json")
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["stopped_at"], 1);
+    assert_eq!(v["at"], 0);
+    assert_eq!(v["compared"], 0);
+    assert_eq!(v["decisions"], serde_json::json!([]));
+    for bad in ["0", "-1", "nan"] {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_doxascope"))
+            .args(["whatif", "reject", path.to_str().unwrap()])
+            .arg(format!("--budget={bad}"))
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "--budget {bad}");
+        assert!(String::from_utf8_lossy(&out.stderr).contains("--budget"));
+    }
+}
+
+/// The walk's overall budget stops it and says where; nothing past that is compared, and the
+/// alternative Σ up to there is the real one (no decision could differ yet).
+#[test]
+fn the_walks_budget_stops_it_and_says_where() {
+    use doxascope::model::whatif::whatif_within;
+    let m = demo(Policy::Greedy, 1);
+    let tl = &m.timelines()[0];
+    let w = whatif_within(
+        tl,
+        m.log(),
+        Policy::Reject,
+        5,
+        &opts(),
+        Some(std::time::Duration::ZERO),
+    );
+    assert_eq!(w.stopped_at, Some(6));
+    assert!(w.changed.is_empty() && w.decisions.is_empty());
+    assert_eq!(w.compared, 0);
+    for t in 0..=5 {
+        let real: BTreeSet<u32> = tl.sigma_at(m.log(), t).iter().map(|v| v.index).collect();
+        let alt: BTreeSet<u32> = w.alt_at(t).iter().map(|r| r.record).collect();
+        assert_eq!(alt, real, "step {t}");
+    }
+    let full = whatif_within(tl, m.log(), Policy::Reject, 5, &opts(), None);
+    assert_eq!(full.stopped_at, None);
 }

@@ -39,6 +39,9 @@ pub(crate) struct Args {
     /// Seconds one solver request may take before its answer counts as not checkable.
     #[arg(long, value_name = "SECS", default_value_t = 10.0)]
     timeout: f64,
+    /// Seconds the whole walk may take; past them it stops and says at which step.
+    #[arg(long, value_name = "SECS", default_value_t = 60.0)]
+    budget: f64,
 }
 
 /// Runs `whatif` and returns the exit code.
@@ -55,6 +58,11 @@ pub(crate) fn run(args: &Args) -> i32 {
         Err(code) => return code,
     };
     repl.set_walk_timeout(timeout);
+    let Some(budget) = super::history::budget(args.budget) else {
+        eprintln!("doxascope whatif: --budget must be a positive number of seconds");
+        return EXIT_USAGE;
+    };
+    repl.set_whatif_budget(budget);
     if let Some(at) = args.at
         && let Err(e) = repl.run(&Command::At(at))
     {

@@ -189,6 +189,9 @@ pub struct WhatIf {
     pub not_checkable: usize,
     /// Problems mirroring the trace (a belief an engine could not take in).
     pub errors: Vec<(u32, Unknown)>,
+    /// The walk's overall budget ran out before this step: nothing from it on was replayed
+    /// or compared (the alternative Σ is known up to the step before).
+    pub stopped_at: Option<u32>,
 }
 
 impl WhatIf {
@@ -272,7 +275,22 @@ pub fn whatif(
     from: u32,
     opts: &RecomputeOptions,
 ) -> WhatIf {
-    run_with_stack(|| walk(tl, log, policy, from.min(tl.len()), opts))
+    whatif_within(tl, log, policy, from, opts, None)
+}
+
+/// [`whatif`] within an overall `budget`: a policy that repairs every announcement of a long,
+/// conflicted run searches a maximal consistent subset each time, so the walk can take
+/// minutes; past the budget it stops and says where ([`WhatIf::stopped_at`]).
+pub fn whatif_within(
+    tl: &Timeline,
+    log: &TraceLog,
+    policy: Policy,
+    from: u32,
+    opts: &RecomputeOptions,
+    budget: Option<std::time::Duration>,
+) -> WhatIf {
+    let deadline = budget.and_then(|b| std::time::Instant::now().checked_add(b));
+    run_with_stack(|| walk(tl, log, policy, from.min(tl.len()), opts, deadline))
 }
 
 fn walk(
@@ -281,6 +299,7 @@ fn walk(
     policy: Policy,
     from: u32,
     opts: &RecomputeOptions,
+    deadline: Option<std::time::Instant>,
 ) -> WhatIf {
     let limits = opts.limits();
     let mut real = LocalEngine::with_limits(limits);
@@ -294,6 +313,7 @@ fn walk(
         compared: 0,
         not_checkable: 0,
         errors: Vec::new(),
+        stopped_at: None,
     };
     // Up to `from` the alternative Σ is the real one: its records, as the trace has them.
     let mut alt_active: HashMap<String, usize> = HashMap::new();
@@ -365,6 +385,10 @@ fn walk(
     // revision: (step, alt record).
     let mut pending: Vec<(u32, usize)> = Vec::new();
     for step in from + 1..=tl.len() {
+        if deadline.is_some_and(|d| std::time::Instant::now() >= d) {
+            out.stopped_at = Some(step);
+            break;
+        }
         let Some(pos) = tl.event_pos_at(step) else {
             continue;
         };
@@ -619,10 +643,12 @@ fn walk(
             }
         }
     }
-    // Whatever is still pending (a revision settled past the end) leaves at the end.
+    // Whatever is still pending (a revision settled past the end, or past where the budget
+    // stopped the walk) leaves there.
+    let end = out.stopped_at.unwrap_or(tl.len());
     for (_, ai) in pending {
         if out.alt[ai].left.is_none() {
-            out.alt[ai].left = Some((tl.len(), AltLeft::Policy));
+            out.alt[ai].left = Some((end, AltLeft::Policy));
         }
     }
     out.alt.sort_by_key(|r| (r.entered, r.record));

@@ -11,7 +11,7 @@ use crate::logic::formula::Formula;
 use crate::logic::revise::Policy;
 use crate::model::history::{Change, HistoryIndex, Status};
 use crate::model::recompute::RecomputeOptions;
-use crate::model::whatif::{run_policy, whatif as whatif_walk};
+use crate::model::whatif::{run_policy, whatif_within};
 use crate::model::{BeliefView, Model, Timeline};
 
 use super::layer::Held;
@@ -353,11 +353,23 @@ pub(crate) fn whatif(
         .ok_or_else(|| ReplError::new(command, "the session has no events"))?;
     let log = model.log();
     let from32 = u32::try_from(from).unwrap_or(u32::MAX);
-    let w = whatif_walk(tl, log, policy, from32, &walk_options(r));
+    let w = whatif_within(
+        tl,
+        log,
+        policy,
+        from32,
+        &walk_options(r),
+        Some(r.whatif_budget),
+    );
     let at = if r.step > from {
         r.step
     } else {
         u64::from(tl.len())
+    };
+    // Past where the budget stopped the walk the alternative Σ is not known.
+    let at = match w.stopped_at {
+        Some(s) => at.min(u64::from(s.saturating_sub(1))),
+        None => at,
     };
     let at32 = u32::try_from(at).unwrap_or(u32::MAX);
     let alt: Vec<u32> = w.alt_at(at32).iter().map(|a| a.record).collect();
@@ -436,5 +448,6 @@ pub(crate) fn whatif(
         compared: w.compared,
         not_checkable: w.not_checkable,
         decisions,
+        stopped_at: w.stopped_at.map(u64::from),
     })
 }

@@ -110,6 +110,9 @@ pub struct HandView {
     pub removed: Vec<String>,
 }
 
+/// How long a whole `whatif` walk may take by default (each solve has its own budget too).
+pub const WHATIF_BUDGET: std::time::Duration = std::time::Duration::from_secs(60);
+
 /// A REPL session over one trace session.
 pub struct Repl {
     trace: Box<dyn TraceSigma>,
@@ -130,6 +133,8 @@ pub struct Repl {
     history_index: Option<std::sync::Arc<crate::model::history::HistoryIndex>>,
     /// The budget of each solve of the walks over the whole session (`history`, `whatif`).
     walk_timeout: std::time::Duration,
+    /// The budget of a whole `whatif` walk.
+    whatif_budget: std::time::Duration,
     /// Where the session's bookmarks and notes are kept (`note`, `notes`), when the session
     /// comes from a trace file.
     note_store: Option<crate::trace::notes::NoteStore>,
@@ -150,6 +155,7 @@ impl Repl {
             notes: Vec::new(),
             history_index: None,
             walk_timeout: crate::model::recompute::RecomputeOptions::default().timeout,
+            whatif_budget: WHATIF_BUDGET,
             note_store: None,
         }
     }
@@ -163,6 +169,12 @@ impl Repl {
     /// The bookmarks and notes, when the session has a store.
     pub fn note_store(&self) -> Option<&crate::trace::notes::NoteStore> {
         self.note_store.as_ref()
+    }
+
+    /// Sets the budget of a whole `whatif` walk ([`WHATIF_BUDGET`] by default): past it the
+    /// walk stops and the answer says at which step.
+    pub fn set_whatif_budget(&mut self, budget: std::time::Duration) {
+        self.whatif_budget = budget;
     }
 
     /// Sets the budget of each solve of the walks over the whole session (`history`,

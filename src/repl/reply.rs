@@ -448,6 +448,8 @@ pub enum Reply {
         not_checkable: usize,
         /// Every announcement either side revised, with the other repairs.
         decisions: Vec<DecisionLine>,
+        /// The walk's budget ran out before this step: nothing from it on was compared.
+        stopped_at: Option<u64>,
     },
     /// `history`
     History {
@@ -676,6 +678,7 @@ impl Reply {
                 compared,
                 not_checkable,
                 decisions,
+                stopped_at,
             } => {
                 let ids = |side: &str| -> Vec<&str> {
                     sigma
@@ -701,6 +704,7 @@ impl Reply {
                         "real": c.real, "alternative": c.alt,
                     })).collect::<Vec<_>>(),
                     "compared": compared, "not_checkable": not_checkable,
+                    "stopped_at": stopped_at,
                     "decisions": decisions.iter().map(|d| {
                         let (alt, alt_err) = match &d.alt {
                             Ok((applied, retracted, fallback)) => (json!({
@@ -1159,6 +1163,7 @@ impl Reply {
                 compared,
                 not_checkable,
                 decisions,
+                stopped_at,
             } => {
                 let _ = write!(
                     out,
@@ -1297,6 +1302,13 @@ impl Reply {
                 }
                 if *not_checkable > 0 {
                     let _ = write!(out, "\n({not_checkable} not checkable within the budget)");
+                }
+                if let Some(s) = stopped_at {
+                    let _ = write!(
+                        out,
+                        "\n(the walk's budget ran out at step {s}: nothing from there on was \
+                         replayed or compared; --budget gives it more)"
+                    );
                 }
             }
             Reply::Note {
