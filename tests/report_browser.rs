@@ -371,3 +371,36 @@ fn every_sample_reports_every_finding_and_nothing_active() {
         assert_eq!(html.matches("<svg").count(), m.timelines().len(), "{name}");
     }
 }
+
+/// A Σ under a finding is cut at `MAX_SIGMA_ROWS` beliefs on a long run; the beliefs the
+/// finding names come first, so the conflict a reader looks for is never among those cut.
+#[test]
+fn a_long_sigma_under_a_finding_lists_the_named_beliefs_first() {
+    use doxascope::model::Model;
+    use doxascope::model::audit::AuditOptions;
+    use doxascope::model::report::{MAX_SIGMA_ROWS, report};
+    let n = MAX_SIGMA_ROWS + 20;
+    let late = n - 3;
+    let mut lines: Vec<String> = (0..n)
+        .map(|i| format!(r#"{{"kind":"announce","session":"s","id":"b{i}","formula":"p{i}"}}"#))
+        .collect();
+    lines.push(format!(
+        r#"{{"kind":"announce","session":"s","id":"c","formula":"!p{late}"}}"#
+    ));
+    let m = Model::from_bytes("long.jsonl", (lines.join("\n") + "\n").as_bytes());
+    let html = report(&m, &["long.jsonl".into()], &AuditOptions::default());
+    let table = html
+        .split("<details><summary>")
+        .nth(1)
+        .expect("a finding lists Σ");
+    let table = &table[..table.find("</details>").unwrap()];
+    assert!(table.starts_with(&format!("Σ at step {} ({} beliefs)", n + 1, n + 1)));
+    let rows: Vec<&str> = table
+        .split(r#"<tr><td class="f">"#)
+        .skip(1)
+        .map(|r| &r[..r.find('<').unwrap()])
+        .collect();
+    assert_eq!(rows.len(), MAX_SIGMA_ROWS);
+    assert_eq!(rows[..2], [format!("b{late}").as_str(), "c"]);
+    assert!(table.contains(&format!("… and {} more", n + 1 - MAX_SIGMA_ROWS)));
+}

@@ -16,8 +16,8 @@
 //!
 //! **Bounded.** Charts have at most [`CHART_WIDTH`] columns whatever the length of the run (a
 //! column stands for several steps on long runs: the largest Σ, the worst verdict); a Σ listed
-//! under a finding shows its first [`MAX_SIGMA_ROWS`] beliefs and says how many more there are,
-//! and the first [`MAX_SIGMA_FINDINGS`] findings of a session list their Σ.
+//! under a finding shows [`MAX_SIGMA_ROWS`] beliefs, those the finding names first, and says how
+//! many more there are, and the first [`MAX_SIGMA_FINDINGS`] findings of a session list their Σ.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -34,13 +34,13 @@ use super::timeline::Timeline;
 /// Chart columns (pixels of the plot area).
 pub const CHART_WIDTH: usize = 880;
 
-/// Beliefs listed for the Σ under a finding.
-pub const MAX_SIGMA_ROWS: usize = 200;
+/// Beliefs listed for the Σ under a finding (those the finding names first).
+pub const MAX_SIGMA_ROWS: usize = 60;
 
 /// Findings per session shown with their Σ (every finding is listed with its evidence; past
 /// this many, a session's later findings name their step without listing Σ, which keeps the
 /// report of a long, broken run readable and its size in megabytes rather than gigabytes).
-pub const MAX_SIGMA_FINDINGS: usize = 500;
+pub const MAX_SIGMA_FINDINGS: usize = 200;
 
 /// The chart's colours, shared with the legend (and with the browser test, which looks for
 /// them in a screenshot).
@@ -362,8 +362,10 @@ fn legend(out: &mut String) {
     out.push_str("</p>");
 }
 
-fn sigma_table(out: &mut String, model: &Model, tl: &Timeline, step: u32) {
-    let sigma = tl.sigma_at(model.log(), step);
+fn sigma_table(out: &mut String, model: &Model, tl: &Timeline, step: u32, named: &[String]) {
+    let mut sigma = tl.sigma_at(model.log(), step);
+    // The beliefs the finding names first: they are what the reader looks for.
+    sigma.sort_by_key(|v| !named.iter().any(|n| n == v.id()));
     let _ = write!(
         out,
         "<details><summary>Σ at step {step} ({} belief{})</summary><table><tr><th>id</th><th>formula</th><th>role</th><th>source</th><th>step</th></tr>",
@@ -450,7 +452,7 @@ fn finding_html(out: &mut String, model: &Model, tl: &Timeline, f: &Finding, wit
     }
     if let Some(step) = f.step {
         if with_sigma {
-            sigma_table(out, model, tl, step);
+            sigma_table(out, model, tl, step, &f.ids);
         } else {
             let _ = write!(
                 out,
