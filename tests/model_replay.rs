@@ -244,3 +244,43 @@ fn sessions_are_separate_timelines() {
     let pos = m.timeline("s2").unwrap().event_positions()[0];
     assert_eq!(m.origin(pos).unwrap().line, 2);
 }
+
+#[test]
+fn scores_are_logged_with_their_targets_and_change_nothing_else() {
+    let m = model(&[
+        r#"{"kind":"announce","id":"b1","formula":"p"}"#,
+        r#"{"kind":"answer","id":"a1","text":"yes"}"#,
+        r#"{"kind":"score","name":"correct","value":"C","target":"a1","source":"match"}"#,
+        r#"{"kind":"score","name":"overall","value":0.5}"#,
+        r#"{"kind":"score","name":"later","value":true,"target":"a2"}"#,
+        r#"{"kind":"answer","id":"a2","text":"no"}"#,
+        r#"{"kind":"score","name":"ghost","value":1,"target":"nothing-has-this-id"}"#,
+        r#"{"kind":"score","name":"bad","value":{"a":1}}"#,
+    ]);
+    let tl = m.timeline("t.jsonl").unwrap();
+    let steps: Vec<u32> = tl.scores().iter().map(|s| s.0).collect();
+    assert_eq!(
+        steps,
+        [3, 4, 5, 7],
+        "the line with an object value is a bad line"
+    );
+    assert_eq!(m.log().problems.len(), 1);
+    assert!(
+        m.log().problems[0].message.contains("value"),
+        "{:?}",
+        m.log().problems
+    );
+    assert_eq!(tl.score_target(m.log(), 3), Some(2), "the answer before it");
+    assert_eq!(tl.score_target(m.log(), 4), None, "no target: the session");
+    assert_eq!(tl.score_target(m.log(), 5), Some(6), "a target after it");
+    assert_eq!(
+        tl.score_target(m.log(), 7),
+        None,
+        "a target the trace lacks"
+    );
+    assert_eq!(tl.score_target(m.log(), 2), None, "not a score");
+    // Scores are not beliefs: Σ and the BDI state do not see them.
+    assert_eq!(ids(&m, 7), ["b1"]);
+    assert!(tl.bdi_log().is_empty());
+    assert!(tl.errors().is_empty());
+}

@@ -1545,6 +1545,25 @@ impl App {
                 s.agent.as_deref().unwrap_or(""),
                 s.model.as_deref().unwrap_or("")
             ),
+            Body::Score(sc) => {
+                let mut t = format!("{} = ", sc.name);
+                match (&sc.value, &sc.label) {
+                    (Some(v), Some(l)) => t.push_str(&format!("{v} ({l})")),
+                    (Some(v), None) => t.push_str(&v.to_string()),
+                    (None, Some(l)) => t.push_str(l),
+                    (None, None) => t.push('–'),
+                }
+                if let Some(target) = &sc.target {
+                    t.push_str(&format!(" on {target}"));
+                }
+                if let Some(src) = &sc.source {
+                    t.push_str(&format!(" by {src}"));
+                }
+                if let Some(e) = &sc.explanation {
+                    t.push_str(&format!(": {e}"));
+                }
+                t
+            }
             _ => String::new(),
         }
     }

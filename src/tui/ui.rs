@@ -1036,8 +1036,23 @@ fn kind_style(th: &Theme, ev: &Event) -> Style {
         Body::Retract(_) | Body::Revise(_) => th.warn,
         Body::Verify(_) | Body::Query(_) => th.running,
         Body::Plan(_) | Body::Step(_) | Body::Postcondition(_) | Body::Intention(_) => th.ok,
+        Body::Score(sc) => score_style(th, sc),
         Body::Unknown(_) => th.marker,
         _ => th.dim,
+    }
+}
+
+/// A score's colour: pass or fail only when its value says so (a boolean, or Inspect's
+/// `C`/`I` for correct/incorrect); neutral otherwise, since doxascope does not know the
+/// scale of a number or a label (1 may be the best of 1 or the worst of 5).
+fn score_style(th: &Theme, sc: &crate::trace::event::Score) -> Style {
+    use crate::trace::event::ScoreValue;
+    match &sc.value {
+        Some(ScoreValue::Bool(true)) => th.ok,
+        Some(ScoreValue::Bool(false)) => th.error,
+        Some(ScoreValue::Text(t)) if t == "C" => th.ok,
+        Some(ScoreValue::Text(t)) if t == "I" => th.error,
+        _ => th.accent,
     }
 }
 
