@@ -33,12 +33,12 @@ pub mod timeline;
 
 use std::collections::HashMap;
 use std::fmt;
-use std::fs::File;
 use std::io;
 use std::path::Path;
 use std::sync::Arc;
 
 use crate::trace::event::FileName;
+use crate::trace::import::{Format, ImportError, ImportNote, OpenError, Opened, open_path};
 use crate::trace::{Event, Item, Origin, ReaderConfig, TraceLog};
 
 pub use bdi::{BdiLog, BdiState, PlanView, StepState, StepView};
@@ -57,15 +57,32 @@ pub struct LoadError {
     pub error: io::Error,
 }
 
+impl LoadError {
+    /// The importer's error, when the file was readable but broken or of no known format.
+    pub fn import_error(&self) -> Option<&ImportError> {
+        self.error.get_ref()?.downcast_ref::<ImportError>()
+    }
+}
+
 impl fmt::Display for LoadError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "cannot read {}: {}",
-            crate::sanitize::sanitize(&self.path),
-            self.error
-        )
+        let path = crate::sanitize::sanitize(&self.path);
+        match self.import_error() {
+            Some(e) => write!(f, "{path}: {}", crate::sanitize::sanitize(&e.to_string())),
+            None => write!(f, "cannot read {path}: {}", self.error),
+        }
     }
+}
+
+/// A file of another format that [`Model::load`] imported.
+#[derive(Debug, Clone)]
+pub struct ImportedFile {
+    /// The path as given.
+    pub path: String,
+    /// The format it was read as.
+    pub format: Format,
+    /// What its importer could not map exactly.
+    pub notes: Vec<ImportNote>,
 }
 
 impl std::error::Error for LoadError {}
@@ -86,6 +103,8 @@ pub struct Model {
     /// Reader problems per file, in order of first problem, with the timeline they are
     /// attributed to (see [`Model::attribute`]).
     problem_files: Vec<(FileName, u64, Option<usize>)>,
+    /// Files of other formats, imported as they were loaded.
+    imported: Vec<ImportedFile>,
 }
 
 /// The timeline slot of session `name`, with an empty timeline created when the session is
@@ -107,24 +126,48 @@ fn session_slot(
 
 impl Model {
     /// Reads trace files (`-` is standard input) and replays them. Sessions appear in order of
-    /// their first event. A file that cannot be read is an error; bad lines are not (they are
-    /// problems in [`Model::log`], counted per session).
+    /// their first event. A file of another format (Inspect, Langfuse, ...) is detected from
+    /// its content and imported first ([`crate::trace::import`]; [`Model::imported`] lists
+    /// them). A file that cannot be read, or that is broken or of no known format, is an
+    /// error; bad lines of a v1 file are not (they are problems in [`Model::log`], counted per
+    /// session).
     pub fn load<P: AsRef<Path>>(paths: &[P]) -> Result<Model, LoadError> {
         let mut log = TraceLog::new();
+        let mut imported = Vec::new();
         for p in paths {
             let p = p.as_ref();
-            let name = p.to_string_lossy().into_owned();
-            let res = if name == "-" {
-                log.read_from("<stdin>", io::stdin().lock(), ReaderConfig::default())
-            } else {
-                File::open(p).and_then(|f| log.read_from(&name, f, ReaderConfig::default()))
-            };
-            res.map_err(|error| LoadError {
-                path: name.clone(),
+            let given = p.to_string_lossy().into_owned();
+            let name = if given == "-" { "<stdin>" } else { &given };
+            let fail = |error: io::Error| LoadError {
+                path: given.clone(),
                 error,
-            })?;
+            };
+            match open_path(p, None) {
+                Ok(Opened::V1(r)) => log
+                    .read_from(name, r, ReaderConfig::default())
+                    .map_err(fail)?,
+                Ok(Opened::Imported(format, imp)) => {
+                    log.read_bytes(name, &imp.v1, ReaderConfig::default());
+                    imported.push(ImportedFile {
+                        path: given.clone(),
+                        format,
+                        notes: imp.notes,
+                    });
+                }
+                Err(OpenError::Io(e)) => return Err(fail(e)),
+                Err(OpenError::Import(e)) => {
+                    return Err(fail(io::Error::new(io::ErrorKind::InvalidData, e)));
+                }
+            }
         }
-        Ok(Model::from_log(log))
+        let mut m = Model::from_log(log);
+        m.imported = imported;
+        Ok(m)
+    }
+
+    /// The files [`Model::load`] imported from other formats, in order.
+    pub fn imported(&self) -> &[ImportedFile] {
+        &self.imported
     }
 
     /// Replays an in-memory stream named `name` (tests, generated traces).

@@ -99,6 +99,23 @@ pub struct Options {
     pub no_follow_symlinks: bool,
     /// Play the built-in demo instead of reading traces (`doxascope demo`).
     pub demo: Option<DemoOptions>,
+    /// Files of other formats, already turned into v1 ([`crate::trace::import`]): read
+    /// once (never followed), named by their path, and named with their format in the
+    /// header. Their paths may also be in `files`; they are read only from here.
+    pub imported: Vec<ImportedSource>,
+}
+
+/// A file of another format, turned into v1 before the view starts.
+#[derive(Debug, Clone)]
+pub struct ImportedSource {
+    /// The path as given.
+    pub path: PathBuf,
+    /// The format it was read as.
+    pub format: crate::trace::import::Format,
+    /// The importer's output.
+    pub v1: Vec<u8>,
+    /// How many notes the importer left (`doxascope import` lists them).
+    pub notes: usize,
 }
 
 /// What `doxascope demo` plays in the TUI.
@@ -202,24 +219,36 @@ impl<R: Read> Read for Counted<'_, R> {
 /// ([`crate::trace::read_all`], the same items in the same order as the streaming reader).
 /// Standard input is a live session and followed files have their own followers, so neither
 /// is read here.
-fn load(files: Vec<PathBuf>, tx: mpsc::Sender<Load>) {
+fn load(files: Vec<PathBuf>, imported: Vec<ImportedSource>, tx: mpsc::Sender<Load>) {
     use crate::trace::{ReaderConfig, read_all};
     let total: u64 = files
         .iter()
         .filter_map(|p| std::fs::metadata(p).ok())
         .map(|m| m.len())
+        .chain(imported.iter().map(|i| i.v1.len() as u64))
         .sum();
     let read = Cell::new(0u64);
     let gone = Cell::new(false);
-    for p in files {
+    let sources = imported
+        .into_iter()
+        .map(|i| (i.path, Some(i.v1)))
+        .chain(files.into_iter().map(|p| (p, None)));
+    for (p, v1) in sources {
         let name = p.to_string_lossy().into_owned();
-        let Ok(file) = File::open(&p) else {
-            let _ = tx.blocking_send(Load::Note(format!(
-                "cannot read {}",
-                crate::sanitize::sanitize(&name)
-            )));
-            continue;
+        let input: Box<dyn Read> = match v1 {
+            Some(v1) => Box::new(io::Cursor::new(v1)),
+            None => match File::open(&p) {
+                Ok(f) => Box::new(f),
+                Err(_) => {
+                    let _ = tx.blocking_send(Load::Note(format!(
+                        "cannot read {}",
+                        crate::sanitize::sanitize(&name)
+                    )));
+                    continue;
+                }
+            },
         };
+        let file = input;
         let mut items = Vec::with_capacity(BATCH);
         let send = |items: &mut Vec<crate::trace::Item>| {
             let batch = std::mem::replace(items, Vec::with_capacity(BATCH));
@@ -521,9 +550,22 @@ async fn event_loop(
     let files: Vec<PathBuf> = opts
         .files
         .iter()
-        .filter(|p| p.as_os_str() != "-")
+        .filter(|p| p.as_os_str() != "-" && !opts.imported.iter().any(|i| i.path == **p))
         .cloned()
         .collect();
+    for i in &opts.imported {
+        app.sources.imported.push(sources::ImportedFile {
+            name: i
+                .path
+                .file_name()
+                .unwrap_or_default()
+                .to_string_lossy()
+                .into_owned(),
+            format: i.format,
+            notes: i.notes,
+        });
+    }
+    let imported = opts.imported.clone();
     let mut at = opts.at;
     // Followed files: one follower thread for all of them (tail -F semantics, see
     // trace::follow), its outputs tagged with the file's index.
@@ -557,7 +599,7 @@ async fn event_loop(
     drop(fol_tx);
     std::thread::Builder::new()
         .name("doxascope-load".into())
-        .spawn(move || load(once, load_tx))?;
+        .spawn(move || load(once, imported, load_tx))?;
     let (_hub, mut live_rx) = match live {
         Some((hub, rx)) => (Some(hub), Some(rx)),
         None => (None, None),
