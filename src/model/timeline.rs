@@ -146,8 +146,13 @@ pub struct RetractEntry {
     /// The event position.
     pub event: u32,
     /// The record it ended, as an index into [`Timeline::beliefs`]; `None` when the target
-    /// named no active belief (an error is recorded too).
+    /// named no active belief.
     pub record: Option<u32>,
+    /// The ground belief it ended instead, when the target named no active belief of Σ but
+    /// a held ground belief (a memory edit): an index into the BDI log's
+    /// [`retractions`](super::bdi::BdiLog::retractions). When both are `None` the target
+    /// named nothing held, and an error is recorded.
+    pub ground: Option<u32>,
     /// The `revise` it carries out, as an index into [`Timeline::revisions`]: the latest
     /// earlier revise of the session that lists this target (convention 6 of
     /// `docs/samples.md`: the revise records the decision, retracts apply it).
@@ -910,9 +915,16 @@ impl Pass<'_> {
 
     fn retract(&mut self, step: u32, pos: u32, r: &Retract) {
         let record = self.resolve(&r.target);
-        match record {
-            Some(i) => self.end(i, step, pos, RetractedBy::from_trace(r.by)),
-            None => self.error(
+        // A target that is no belief of Σ may name a held ground belief: a memory edit
+        // takes the old value back before writing the new one.
+        let ground = match record {
+            Some(_) => None,
+            None => self.tl.bdi.retract_ground(step, pos, &r.target),
+        };
+        match (record, ground) {
+            (Some(i), _) => self.end(i, step, pos, RetractedBy::from_trace(r.by)),
+            (None, Some(_)) => {}
+            (None, None) => self.error(
                 step,
                 pos,
                 "target",
@@ -964,6 +976,7 @@ impl Pass<'_> {
             step,
             event: pos,
             record,
+            ground,
             revision: revision.map(|k| k as u32),
         });
     }

@@ -986,13 +986,27 @@ fn retract(f: &mut Frame, app: &mut App, area: Rect) {
                     v.push(Span::raw(" "));
                     v.extend(spans(reason, th.dim, th.marker));
                 }
-                let dangling = s.is_some_and(|s| {
+                let entry = s.and_then(|s| {
                     let rt = s.tl.retracts();
-                    rt.binary_search_by_key(&step, |e| e.step)
-                        .is_ok_and(|i| rt[i].record.is_none())
+                    let i = rt.binary_search_by_key(&step, |e| e.step).ok()?;
+                    Some((s, rt[i].clone()))
                 });
-                if dangling {
-                    v.push(Span::styled(" (names no active belief)", th.error));
+                match entry {
+                    Some((s, e)) if e.record.is_none() => match e.ground {
+                        // A memory edit: the ground belief's value it took back.
+                        Some(k) => {
+                            let was =
+                                s.tl.bdi_log()
+                                    .retracted(&app.store.log, k)
+                                    .and_then(|g| g.value)
+                                    .map(crate::trace::import::write::as_text)
+                                    .unwrap_or_default();
+                            v.push(Span::styled(" was ", th.dim));
+                            v.extend(spans(&was, th.retracted, th.marker));
+                        }
+                        None => v.push(Span::styled(" (names no active belief)", th.error)),
+                    },
+                    _ => {}
                 }
             }
             _ => {}
