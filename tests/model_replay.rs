@@ -335,7 +335,9 @@ fn retracting_a_ground_belief_takes_its_value_back() {
     let steps: Vec<u32> = tl.errors().iter().map(|e| e.step).collect();
     assert_eq!(steps, [5, 9]);
     assert_eq!(
-        bdi.retractions_of("human", 9).map(|r| r.step).collect::<Vec<_>>(),
+        bdi.retractions_of("human", 9)
+            .map(|r| r.step)
+            .collect::<Vec<_>>(),
         [3, 8]
     );
 }

@@ -599,6 +599,19 @@ impl Reply {
                     let _ = match (&g.before, &g.after) {
                         (None, Some(v)) => write!(out, "\n+ {name} = {}", short(v)),
                         (Some(v), None) => write!(out, "\n- {name} (was {})", short(v)),
+                        (Some(x), Some(y)) if x.contains('\n') || y.contains('\n') => {
+                            // A memory block: the lines that changed, not the whole text.
+                            let _ = write!(out, "\n~ {name}:");
+                            let (xs, ys): (Vec<&str>, Vec<&str>) =
+                                (x.lines().collect(), y.lines().collect());
+                            for l in xs.iter().filter(|l| !ys.contains(l)) {
+                                let _ = write!(out, "\n    - {}", short(l));
+                            }
+                            for l in ys.iter().filter(|l| !xs.contains(l)) {
+                                let _ = write!(out, "\n    + {}", short(l));
+                            }
+                            Ok(())
+                        }
                         (Some(x), Some(y)) => {
                             write!(out, "\n~ {name}: {} → {}", short(x), short(y))
                         }

@@ -19,6 +19,8 @@
 //! in [`detect`] and [`import`], a sample under `../shared/external-traces/` or
 //! `tests/data/`, and a line in `docs/import.md`.
 
+pub mod inspect;
+pub mod letta;
 pub mod sniff;
 pub mod write;
 
@@ -34,16 +36,22 @@ use sniff::sniff;
 pub enum Format {
     /// doxascope's own trace format v1 (JSON lines); read as is.
     V1,
+    /// Inspect AI eval logs (`.eval` archives and `.json`).
+    Inspect,
+    /// Letta agent files (`.af`), both schemas.
+    Letta,
 }
 
 impl Format {
     /// Every format, in the order detection tries them.
-    pub const ALL: &'static [Format] = &[Format::V1];
+    pub const ALL: &'static [Format] = &[Format::V1, Format::Inspect, Format::Letta];
 
     /// The short name used on the command line (`--format NAME`) and in the header.
     pub fn name(self) -> &'static str {
         match self {
             Format::V1 => "v1",
+            Format::Inspect => "inspect",
+            Format::Letta => "letta",
         }
     }
 
@@ -51,6 +59,8 @@ impl Format {
     pub fn title(self) -> &'static str {
         match self {
             Format::V1 => "doxascope trace v1 (JSON lines)",
+            Format::Inspect => "an Inspect AI eval log",
+            Format::Letta => "a Letta agent file",
         }
     }
 
@@ -129,10 +139,14 @@ pub const HEAD_BYTES: usize = 64 << 10;
 /// [`open`] reads). A source that matches nothing else is taken as v1, whose reader reports
 /// its lines' errors one by one; [`refuse_unknown`] tells apart what cannot be v1 at all.
 pub fn detect(path: &Path, head: &[u8]) -> Format {
-    let s = sniff(head);
-    let _ = path;
-    let _ = &s;
-    Format::V1
+    let name = path.to_string_lossy();
+    if inspect::detect(head, &name) {
+        Format::Inspect
+    } else if letta::detect(head, &name) {
+        Format::Letta
+    } else {
+        Format::V1
+    }
 }
 
 /// For a source [`detect`] found no format for: an error when it cannot be v1 either (an
@@ -175,12 +189,13 @@ pub fn refuse_unknown(head: &[u8]) -> Result<(), ImportError> {
 /// Turns a whole source of format `format` into v1. `name` is the file (or stream) name, used
 /// for session names and notes. V1 itself is returned unchanged.
 pub fn import(format: Format, bytes: &[u8], name: &str) -> Result<Imported, ImportError> {
-    let _ = name;
     match format {
         Format::V1 => Ok(Imported {
             v1: bytes.to_vec(),
             notes: Vec::new(),
         }),
+        Format::Inspect => inspect::import(bytes, name),
+        Format::Letta => letta::import(bytes, name),
     }
 }
 

@@ -22,6 +22,8 @@ const LINE_MAX: usize = (4 << 20) - 1024;
 pub struct V1Out {
     buf: Vec<u8>,
     seq: HashMap<String, u64>,
+    /// Per session, the latest timestamp written: (value, text).
+    last_ts: HashMap<String, (f64, String)>,
     /// What could not be mapped exactly.
     pub notes: Vec<ImportNote>,
 }
@@ -87,10 +89,15 @@ impl Ev<'_> {
         self
     }
 
-    /// A field with any JSON value (`null` values are left out).
+    /// A field with any JSON value (`null` values are left out); strings inside it longer
+    /// than [`TEXT_MAX`] are cut, and `x_truncated` says how many bytes they held.
     pub fn field(mut self, name: &str, v: impl Into<Value>) -> Self {
-        let v = v.into();
+        let mut v = v.into();
         if !v.is_null() {
+            let cut = clip_strings(&mut v);
+            if cut > 0 {
+                self.truncated.push((name.to_string(), Value::from(cut)));
+            }
             self.fields.push((name.to_string(), v));
         }
         self
@@ -132,6 +139,25 @@ impl Ev<'_> {
             *n += 1;
             *n
         };
+        // Timestamps never go back within a session (the reader would warn on every event
+        // a source logged out of order, which sources do); the source's own is kept.
+        if let Some(ts) = self.ts.take() {
+            let secs = parse_rfc3339(&ts);
+            let last = self.out.last_ts.get(&self.session);
+            match (secs, last) {
+                (Some(s), Some((l, text))) if s < *l => {
+                    self.ts = Some(text.clone());
+                    self.fields.push(("x_ts".into(), Value::String(ts)));
+                }
+                (Some(s), _) => {
+                    self.out
+                        .last_ts
+                        .insert(self.session.clone(), (s, ts.clone()));
+                    self.ts = Some(ts);
+                }
+                (None, _) => self.fields.push(("x_ts".into(), Value::String(ts))),
+            }
+        }
         if !self.truncated.is_empty() {
             let map: serde_json::Map<String, Value> = self.truncated.drain(..).collect();
             self.fields
@@ -194,6 +220,25 @@ impl Ev<'_> {
         }
         s.push('}');
         s
+    }
+}
+
+/// Cuts every string in `v` longer than [`TEXT_MAX`]; returns the bytes the cut strings
+/// held (0: nothing cut).
+fn clip_strings(v: &mut Value) -> u64 {
+    match v {
+        Value::String(s) if s.len() > TEXT_MAX => {
+            let n = s.len() as u64;
+            let mut end = TEXT_MAX;
+            while !s.is_char_boundary(end) {
+                end -= 1;
+            }
+            s.truncate(end);
+            n
+        }
+        Value::Array(a) => a.iter_mut().map(clip_strings).sum(),
+        Value::Object(o) => o.values_mut().map(clip_strings).sum(),
+        _ => 0,
     }
 }
 
