@@ -19,7 +19,10 @@
 //! in [`detect`] and [`import`], a sample under `../shared/external-traces/` or
 //! `tests/data/`, and a line in `docs/import.md`.
 
+pub mod graphiti;
 pub mod inspect;
+pub mod langfuse;
+pub mod langsmith;
 pub mod letta;
 pub mod sniff;
 pub mod write;
@@ -40,11 +43,18 @@ pub enum Format {
     Inspect,
     /// Letta agent files (`.af`), both schemas.
     Letta,
+    /// Langfuse trace downloads (and their ChatML companions).
+    Langfuse,
+    /// LangSmith runs: SDK ingest payloads (create + patch), run trees, run lists.
+    LangSmith,
+    /// Graphiti episodes and temporal graphs (facts and their invalidation).
+    Graphiti,
 }
 
 impl Format {
     /// Every format, in the order detection tries them.
-    pub const ALL: &'static [Format] = &[Format::V1, Format::Inspect, Format::Letta];
+    pub const ALL: &'static [Format] =
+        &[Format::V1, Format::Inspect, Format::Langfuse, Format::Letta];
 
     /// The short name used on the command line (`--format NAME`) and in the header.
     pub fn name(self) -> &'static str {
@@ -52,6 +62,9 @@ impl Format {
             Format::V1 => "v1",
             Format::Inspect => "inspect",
             Format::Letta => "letta",
+            Format::Langfuse => "langfuse",
+            Format::LangSmith => "langsmith",
+            Format::Graphiti => "graphiti",
         }
     }
 
@@ -61,6 +74,9 @@ impl Format {
             Format::V1 => "doxascope trace v1 (JSON lines)",
             Format::Inspect => "an Inspect AI eval log",
             Format::Letta => "a Letta agent file",
+            Format::Langfuse => "a Langfuse trace export",
+            Format::LangSmith => "LangSmith runs",
+            Format::Graphiti => "Graphiti memory",
         }
     }
 
@@ -142,8 +158,14 @@ pub fn detect(path: &Path, head: &[u8]) -> Format {
     let name = path.to_string_lossy();
     if inspect::detect(head, &name) {
         Format::Inspect
+    } else if langfuse::detect(head) {
+        Format::Langfuse
+    } else if langsmith::detect(head) {
+        Format::LangSmith
     } else if letta::detect(head, &name) {
         Format::Letta
+    } else if graphiti::detect(head) {
+        Format::Graphiti
     } else {
         Format::V1
     }
@@ -196,6 +218,9 @@ pub fn import(format: Format, bytes: &[u8], name: &str) -> Result<Imported, Impo
         }),
         Format::Inspect => inspect::import(bytes, name),
         Format::Letta => letta::import(bytes, name),
+        Format::Langfuse => langfuse::import(bytes, name),
+        Format::LangSmith => langsmith::import(bytes, name),
+        Format::Graphiti => graphiti::import(bytes, name),
     }
 }
 

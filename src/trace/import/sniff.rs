@@ -81,9 +81,10 @@ pub fn sniff(head: &[u8]) -> Sniff {
     s.object_lines = body
         .split(|&b| b == b'\n')
         .take(64)
+        // JSON lines start at the margin; a one-line object indented inside a
+        // pretty-printed document does not count.
         .filter(|l| {
-            trim_start(l).starts_with(b"{")
-                && serde_json::from_slice::<serde::de::IgnoredAny>(l).is_ok()
+            l.starts_with(b"{") && serde_json::from_slice::<serde::de::IgnoredAny>(l).is_ok()
         })
         .count();
     if s.first == Some(b'"') {
