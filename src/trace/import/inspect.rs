@@ -231,6 +231,8 @@ struct Sample<'a> {
     open: Vec<String>,
     state_events: u64,
     scored: bool,
+    /// Whether an `error` event was written (the sample's own `error` is then the same).
+    errored: bool,
     last_ts: Option<String>,
     /// The sample's output, until it is written.
     answer: Option<String>,
@@ -337,7 +339,12 @@ fn sample(out: &mut V1Out, h: &Header, s: &Value, loc: &str) -> Result<(), Impor
     let mut st = Sample {
         session: format!("{}:{id}:{epoch}", h.task),
         attachments: obj.get("attachments").and_then(Value::as_object),
-        pool: obj.get("message_pool").and_then(Value::as_array),
+        // The message pool: `message_pool` in earlier condensed logs, `events_data.messages`
+        // in later ones.
+        pool: obj
+            .get("message_pool")
+            .or_else(|| obj.get("events_data").and_then(|d| d.get("messages")))
+            .and_then(Value::as_array),
         spans: HashMap::new(),
         store: Value::Object(Map::new()),
         tools: HashMap::new(),
@@ -346,6 +353,7 @@ fn sample(out: &mut V1Out, h: &Header, s: &Value, loc: &str) -> Result<(), Impor
         open: Vec::new(),
         state_events: 0,
         scored: false,
+        errored: false,
         last_ts: None,
         answer: None,
     };
@@ -468,7 +476,7 @@ fn sample(out: &mut V1Out, h: &Header, s: &Value, loc: &str) -> Result<(), Impor
             .from(loc.to_string())
             .emit();
     }
-    if let Some(err) = obj.get("error").filter(|e| !e.is_null()) {
+    if let Some(err) = obj.get("error").filter(|e| !e.is_null() && !st.errored) {
         let msg = err
             .get("message")
             .map(as_text)
@@ -655,6 +663,7 @@ fn event(out: &mut V1Out, st: &mut Sample<'_>, e: &Value, loc: &str) {
             score(out, st, &name, &field(e, "score"), intermediate, loc);
         }
         "error" => {
+            st.errored = true;
             let err = e.get("error").unwrap_or(&Value::Null);
             out.event(&sess, "log")
                 .ts(ts)
