@@ -293,7 +293,7 @@ fn observation(out: &mut V1Out, session: &str, o: &Value, loc: &str) -> Option<S
             let kind = if other.is_empty() {
                 "span".to_string()
             } else {
-                other.to_lowercase()
+                super::write::source_kind("langfuse", &other.to_lowercase())
             };
             out.event(session, &kind)
                 .ts(ts.clone())

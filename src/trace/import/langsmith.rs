@@ -380,7 +380,7 @@ fn run(
                 .emit();
         }
         other => {
-            out.event(session, other)
+            out.event(session, &super::write::source_kind("langsmith", other))
                 .ts(ts.clone())
                 .id(id.as_deref())
                 .text("name", &name)

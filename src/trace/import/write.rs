@@ -297,6 +297,17 @@ pub fn decode_nested(v: &Value) -> Value {
     }
 }
 
+/// The kind of an event named after a source's own category (a Langfuse observation type, a
+/// LangSmith run type): the name, unless it is a v1 kind, whose fields the source's event
+/// would not have (a run of type `announce` is no announcement): then `<source>_<name>`.
+pub fn source_kind(source: &str, name: &str) -> String {
+    if crate::trace::Kind::from_name(name).is_some() || name.is_empty() {
+        format!("{source}_{name}")
+    } else {
+        name.to_string()
+    }
+}
+
 /// A value as one line of text: strings as they are, anything else as compact JSON.
 pub fn as_text(v: &Value) -> String {
     match v {
