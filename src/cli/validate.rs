@@ -3,7 +3,9 @@
 //! Problems go to stdout (they are the command's result), one per line, as
 //! `FILE:LINE:COLUMN: SEVERITY: MESSAGE`, the shape compilers use so editors can jump to them.
 //! Files that cannot be opened are reported on stderr and make the exit code 2, but the other
-//! files are still checked.
+//! files are still checked. Files of other tools are read through their importer
+//! ([`crate::trace::import`]): which one is printed with its notes, then the v1 it made is
+//! checked; a broken or unknown file is one error line.
 
 use std::io::{self, BufWriter, Write};
 use std::path::PathBuf;
