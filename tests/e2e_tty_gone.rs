@@ -199,3 +199,95 @@ fn sighup_ends_the_tui_with_a_failure_status() {
     drop(t);
     drop(shell);
 }
+
+/// The TUI's pid: the only child of the shell whose pid is in `shellfile`.
+fn tui_child(shellfile: &Path) -> Proc {
+    let shell = Proc::read(shellfile);
+    let end = Instant::now() + Duration::from_secs(10);
+    loop {
+        let out = Command::new("pgrep")
+            .args(["-P", &shell.0.to_string()])
+            .output()
+            .unwrap();
+        if let Some(pid) = String::from_utf8_lossy(&out.stdout)
+            .split_whitespace()
+            .next()
+            .and_then(|s| s.parse().ok())
+        {
+            // The shell is left to finish its `sleep`; the tmux server's drop ends it.
+            std::mem::forget(shell);
+            return Proc(pid);
+        }
+        assert!(Instant::now() < end, "no TUI under the shell");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// An abort (allocation failure, stack overflow: SIGABRT or SIGSEGV) or a SIGKILL ends the
+/// process with no code of its own running. The terminal must still come back: main screen,
+/// cursor shown, no mouse reporting, canonical input. Plain `sh` is the parent here on
+/// purpose: unlike bash it does not reset the tty modes of a job killed by a signal, so the
+/// test sees exactly what doxascope left behind.
+fn terminal_comes_back_after(signal: &str) {
+    let Some((dir, t)) = in_tmux(
+        &format!("guard{}", signal.to_lowercase()),
+        "echo $$ > \"{shell}\"\n\"{bin}\" view \"{file}\"\nsleep 60\n",
+    ) else {
+        return;
+    };
+    t.wait_for("the first frame", 20, |s| s.contains("step 17 of 17"));
+    assert_eq!(
+        t.display("#{alternate_on} #{cursor_flag}"),
+        "1 0",
+        "the TUI runs in the alternate screen with the cursor hidden"
+    );
+    let p = tui_child(&dir.path().join("shell"));
+    assert!(
+        Command::new("kill")
+            .args([&format!("-{signal}"), &p.0.to_string()])
+            .status()
+            .unwrap()
+            .success()
+    );
+    assert!(p.exits_within(5), "doxascope survived SIG{signal}");
+    let tty = t.display("#{pane_tty}");
+    let end = Instant::now() + Duration::from_secs(5);
+    let (mut modes, mut icanon) = (String::new(), false);
+    while Instant::now() < end {
+        modes = t.display("#{alternate_on} #{cursor_flag} #{mouse_any_flag}");
+        let stty = Command::new("stty")
+            .args(["-F", &tty, "-a"])
+            .output()
+            .unwrap();
+        icanon = String::from_utf8_lossy(&stty.stdout)
+            .split_whitespace()
+            .any(|w| w == "icanon");
+        if modes == "0 1 0" && icanon {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(
+        modes, "0 1 0",
+        "after SIG{signal}: alternate screen, cursor, mouse reporting (want main screen, shown, off)"
+    );
+    assert!(icanon, "after SIG{signal} the tty is still in raw mode");
+}
+
+#[test]
+#[cfg_attr(
+    doxascope_no_tmux,
+    ignore = "tmux is not installed (apt-get install tmux)"
+)]
+fn sigkill_gives_the_terminal_back() {
+    terminal_comes_back_after("KILL");
+}
+
+#[test]
+#[cfg_attr(
+    doxascope_no_tmux,
+    ignore = "tmux is not installed (apt-get install tmux)"
+)]
+fn an_abort_gives_the_terminal_back() {
+    terminal_comes_back_after("ABRT");
+}

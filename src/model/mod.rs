@@ -27,7 +27,6 @@
 pub mod audit;
 pub mod bdi;
 pub mod export;
-mod local;
 pub mod recompute;
 pub mod timeline;
 

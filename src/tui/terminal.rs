@@ -14,6 +14,10 @@
 //! terminal and stops the process with SIGSTOP (a self-sent SIGTSTP can be discarded for an
 //! orphaned process group); when the shell continues it, the modes are entered again and
 //! the caller repaints everything.
+//!
+//! What no code in the process can catch (SIGKILL, stack overflow, allocation failure) is
+//! left to the [`super::guardian`], a child process that restores the terminal when the TUI
+//! dies without dismissing it.
 
 use std::io::{self, Write};
 use std::sync::Mutex;
@@ -77,6 +81,7 @@ pub fn install_panic_hook() {
             .is_some_and(|id| id == std::thread::current().id());
         if on_ui || !ALT.load(Ordering::SeqCst) {
             restore();
+            super::guardian::dismiss();
             previous(info);
         } else if let Ok(mut g) = WORKER_PANIC.lock() {
             *g = Some(format!("internal error in a background thread: {info}"));
@@ -93,6 +98,9 @@ impl Guard {
     /// Enters raw mode and the alternate screen (plus mouse capture when `mouse`).
     pub fn enter(mouse: bool) -> io::Result<Guard> {
         install_panic_hook();
+        // Started before any mode changes: it records the shell's settings. Without it the
+        // TUI still runs; only an abort or SIGKILL would leave the terminal as it was.
+        let _ = super::guardian::start();
         let g = Guard { mouse };
         g.modes_on()?;
         Ok(g)
@@ -139,5 +147,6 @@ impl Guard {
 impl Drop for Guard {
     fn drop(&mut self) {
         restore();
+        super::guardian::dismiss();
     }
 }
