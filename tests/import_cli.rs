@@ -127,3 +127,29 @@ fn import_format_names_are_checked() {
         text(&o.stderr)
     );
 }
+
+#[test]
+fn export_and_repl_read_other_formats_and_say_so() {
+    let agent = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/external/letta/memgpt_agent_with_convo.v1-2025-03.af"
+    );
+    let o = doxascope(&["export", agent, "--format", "json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains("read as a Letta agent file (letta)"),
+        "{}",
+        text(&o.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+    // Σ is empty (no formulas were invented); the memory blocks are ground beliefs with
+    // their write history.
+    assert_eq!(v["beliefs"].as_array().map(Vec::len), Some(0), "{v}");
+    let human = v["bdi"]["ground_beliefs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|g| g["name"] == "human")
+        .unwrap();
+    assert!(human.to_string().contains("First name: Sam"), "{human}");
+}

@@ -42,3 +42,32 @@ fn a_letta_agent_file_shows_its_memory_edits_as_retractions() {
     t.keys(&["q"]);
     t.wait_for("exit", 10, |s| s.contains("EXIT=0"));
 }
+
+#[test]
+#[cfg_attr(
+    doxascope_no_tmux,
+    ignore = "tmux is not installed (apt-get install tmux)"
+)]
+fn an_inspect_log_shows_its_score_on_the_timeline() {
+    if tmux::missing("import_tui") {
+        return;
+    }
+    let file = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/external/inspect/2025-05-12T20-27-36-04-00_browser.json");
+    let t = Tmux::new("import15-inspect");
+    t.start(&format!(
+        "sh -c '\"{}\" --no-follow \"{}\"; echo EXIT=$?; exec sleep 600'",
+        bin(),
+        file.display()
+    ));
+    let s = t.wait_for("the first frame", 20, |s| s.contains("step 36 of 36"));
+    assert!(s.contains("imported from inspect, 1 note"), "{s}");
+    assert!(
+        s.contains("score         includes = C on answer by scorer:includes"),
+        "{s}"
+    );
+    // The two store replaces of the page the browser shows are memory edits.
+    assert!(s.contains("retractions 2"), "{s}");
+    t.keys(&["q"]);
+    t.wait_for("exit", 10, |s| s.contains("EXIT=0"));
+}
