@@ -642,7 +642,33 @@ fn event(out: &mut V1Out, st: &mut Sample<'_>, e: &Value, loc: &str) {
                 .emit();
         }
         "store" => store(out, st, e, ts, loc),
-        "state" => st.state_events += 1,
+        "state" => {
+            // Changes to the messages, the output, the tools and the store repeat what the
+            // model, tool and store events say; any other change of the task state is kept.
+            let changes = field(e, "changes");
+            let other: Vec<Value> = changes
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter(|op| {
+                    let path = op.get("path").and_then(Value::as_str).unwrap_or("");
+                    !matches!(
+                        top_key(path).as_deref(),
+                        Some("messages" | "output" | "tools" | "tool_choice" | "store")
+                    )
+                })
+                .map(|op| st.resolve_value(op))
+                .collect();
+            if other.is_empty() {
+                st.state_events += 1;
+            } else {
+                out.event(&sess, "inspect_state")
+                    .ts(ts)
+                    .field("changes", Value::Array(other))
+                    .from(loc.to_string())
+                    .emit();
+            }
+        }
         "score" => {
             let name = st
                 .spans
@@ -1089,6 +1115,33 @@ fn take(doc: &mut Value, parts: &[String]) -> Result<Value, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn state_changes_outside_the_bookkeeping_are_kept() {
+        let log = serde_json::json!({"version": 2, "eval": {"task": "t"}, "samples": [{
+        "id": 1, "epoch": 1, "input": "q",
+        "events": [
+            {"event": "state", "changes": [{"op": "add", "path": "/messages/1", "value": {}}]},
+            {"event": "state", "changes": "[{\"op\": \"replace\", \"path\": \"/metadata/x\", \"value\": 2}, {\"op\": \"add\", \"path\": \"/output/usage\", \"value\": 1}]"}
+        ]}]});
+        let imp = import(log.to_string().as_bytes(), "t.json").unwrap();
+        let text = String::from_utf8(imp.v1).unwrap();
+        let kept: Vec<&str> = text
+            .lines()
+            .filter(|l| l.contains("inspect_state"))
+            .collect();
+        assert_eq!(kept.len(), 1, "{text}");
+        assert!(
+            kept[0].contains("/metadata/x") && !kept[0].contains("/output"),
+            "{}",
+            kept[0]
+        );
+        assert!(
+            imp.notes
+                .iter()
+                .any(|n| n.message.starts_with("1 state events left out"))
+        );
+    }
 
     #[test]
     fn json_patch_ops() {
