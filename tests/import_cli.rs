@@ -121,11 +121,21 @@ fn broken_v1_lines_are_still_reported_one_by_one() {
 fn import_format_names_are_checked() {
     let o = doxascope(&["import", "x.json", "--format", "nope"]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(
-        text(&o.stderr).contains("expected one of v1"),
-        "{}",
-        text(&o.stderr)
-    );
+    let err = text(&o.stderr);
+    for name in [
+        "v1",
+        "otlp",
+        "inspect",
+        "langfuse",
+        "langsmith",
+        "letta",
+        "graphiti",
+    ] {
+        assert!(
+            err.contains(&format!(" {name},")) || err.contains(&format!(" {name}, found")),
+            "{name}: {err}"
+        );
+    }
 }
 
 #[test]

@@ -95,9 +95,6 @@ enum Command {
 
 /// Runs the command line and returns the process exit code.
 pub fn main() -> i32 {
-    if crate::tui::guardian::requested() {
-        return crate::tui::guardian::run();
-    }
     run(std::env::args_os().collect())
 }
 

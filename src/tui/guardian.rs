@@ -1,152 +1,136 @@
-//! The terminal guardian: a small child process that gives the terminal back when the TUI
-//! dies in a way no code in the TUI can handle.
+//! The terminal guardian: a tiny child process that gives the terminal back when the TUI
+//! dies without doing it itself.
 //!
-//! Stack overflow, allocation failure and SIGKILL end a process without unwinding, without
-//! the panic hook and without signal handlers, so [`super::terminal::restore`] never runs and
-//! the user's shell is left in the alternate screen with the cursor hidden and mouse
-//! reporting on (the raw mode itself is undone by bash and zsh for a job killed by a signal,
-//! but not by `sh` or by a program that started doxascope). Nothing inside the dying
-//! process can help, so the guard lives outside it.
+//! The TUI restores the terminal on every exit it sees (quit, error, panic, SIGTERM, SIGHUP;
+//! see [`super::terminal`]). It cannot on the exits it does not see: SIGKILL (the OOM killer
+//! among others) and an abort (a failed allocation aborts without unwinding). An abort
+//! handler would need `unsafe` signal code, and SIGKILL cannot be caught at all; a second
+//! process can do both. Before taking the terminal over, the TUI starts its own binary as a
+//! guardian ([`GUARD_ARG`]) through `/bin/sh`, whose `trap ''` leaves the guardian ignoring
+//! the job-control and termination signals (ignored signals survive `exec`; ignoring
+//! SIGTTOU is what lets it reset the terminal once the shell has taken it back).
 //!
-//! Before the TUI changes any terminal mode it starts a copy of its own executable in
-//! guardian mode ([`ENV`] set). The guardian opens `/dev/tty`, records its settings (still
-//! the shell's, cooked), answers "ready" on its stdout and then blocks reading its stdin,
-//! a pipe whose write end only the TUI holds. When the TUI ends normally it restores the
-//! terminal itself and writes [`DISMISS`] before closing the pipe; the guardian then exits
-//! without touching anything. If the pipe closes without that word, the TUI died: the
-//! guardian puts back the recorded settings and writes the sequences that leave the
-//! alternate screen, show the cursor and turn off mouse and paste reporting.
-//!
-//! The guardian holds no lock and reads nothing from the trace. If it cannot be started (no
-//! `/dev/tty`, the executable deleted), the TUI runs without it: only the unrecoverable exits
-//! lose their safety net.
+//! The guardian reads the terminal's settings (cooked, as the shell left them), says it is
+//! ready, then only waits on a pipe from the TUI: `a` when the TUI's modes are on, `s` when
+//! it has restored them itself (suspend, clean exit, panic), `d` when it is done. The pipe
+//! closing is the TUI's death, whatever killed it; if the modes were on then, the guardian
+//! puts the settings back and writes the sequences that leave the alternate screen, show the
+//! cursor and turn mouse reporting and bracketed paste off. Without `/bin/sh` or with no
+//! terminal, there is no guardian and the TUI runs as before (the README says how to
+//! `reset` by hand).
 
 use std::io::{self, Read, Write};
 use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::Mutex;
+use std::sync::mpsc;
 use std::time::Duration;
 
-/// The environment variable that starts the binary in guardian mode.
-pub const ENV: &str = "DOXASCOPE_TTY_GUARDIAN";
+/// The hidden first argument that runs the binary as a guardian.
+pub const GUARD_ARG: &str = "__terminal-guardian";
 
-/// What the TUI writes to the guardian after restoring the terminal itself.
-const DISMISS: &[u8] = b"ok\n";
+/// What the guardian writes on the terminal after a death: mouse reporting (every mode
+/// crossterm enables), bracketed paste, the alternate screen, then the cursor shown.
+const RESET: &[u8] =
+    b"\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1015l\x1b[?1006l\x1b[?2004l\x1b[?1049l\x1b[?25h";
 
-/// Mouse reporting (every mode a TUI library may turn on), bracketed paste, the alternate
-/// screen and the cursor, in the order `terminal::restore` undoes them.
-const RESTORE: &[u8] =
-    b"\x1b[?1006l\x1b[?1015l\x1b[?1003l\x1b[?1002l\x1b[?1000l\x1b[?2004l\x1b[?1049l\x1b[?25h";
+/// How long the TUI waits for the guardian to have read the terminal's settings.
+const READY_WAIT: Duration = Duration::from_secs(2);
 
-struct Held {
-    child: Child,
-    stdin: ChildStdin,
-}
-
-static HELD: Mutex<Option<Held>> = Mutex::new(None);
-
-/// Starts the guardian and waits (briefly) until it has recorded the terminal's settings.
-/// Must run before any terminal mode changes. Errors mean the TUI runs unguarded.
-pub fn start() -> io::Result<()> {
-    let exe = std::env::current_exe()?;
-    // Only the doxascope binary knows guardian mode; another program embedding the TUI (a
-    // test harness, a bench) would run its own main again.
-    if !exe
-        .file_name()
-        .and_then(|n| n.to_str())
-        .is_some_and(|n| n.starts_with("doxascope"))
-    {
-        return Err(io::Error::other("not the doxascope binary: no guardian"));
-    }
-    let mut child = Command::new(exe)
-        .env(ENV, "1")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()?;
-    let (Some(stdin), Some(mut stdout)) = (child.stdin.take(), child.stdout.take()) else {
-        let _ = child.kill();
-        let _ = child.wait();
-        return Err(io::Error::other("the guardian's pipes were not created"));
+/// The body of the guardian process (standard output is the TUI's terminal, standard input
+/// the pipe from the TUI); returns the exit status.
+pub fn main() -> i32 {
+    let tty = io::stdout();
+    let Ok(saved) = rustix::termios::tcgetattr(&tty) else {
+        return 2;
     };
-    // The answer arrives in milliseconds; a guardian that cannot open the tty says so by
-    // exiting, which closes the pipe.
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let mut byte = [0u8; 1];
-        let _ = tx.send(stdout.read(&mut byte).map(|n| n == 1 && byte[0] == b'r'));
-    });
-    match rx.recv_timeout(Duration::from_secs(2)) {
-        Ok(Ok(true)) => {
-            if let Ok(mut g) = HELD.lock() {
-                *g = Some(Held { child, stdin });
-            }
-            Ok(())
-        }
-        _ => {
-            drop(stdin);
-            let _ = child.kill();
-            let _ = child.wait();
-            Err(io::Error::other("the terminal guardian did not start"))
-        }
+    // Ready: the settings to restore are the ones before the TUI changed them.
+    if io::stderr().write_all(b"r").is_err() {
+        return 2;
     }
-}
-
-/// Tells the guardian the terminal has been restored by the TUI itself, and lets it exit.
-/// Idempotent; call it only after a full restore.
-pub fn dismiss() {
-    let held = HELD.lock().ok().and_then(|mut g| g.take());
-    if let Some(mut h) = held {
-        let _ = h.stdin.write_all(DISMISS);
-        let _ = h.stdin.flush();
-        drop(h.stdin);
-        let _ = h.child.wait();
-    }
-}
-
-/// Whether this process was started as a guardian (see [`ENV`]).
-pub fn requested() -> bool {
-    std::env::var_os(ENV).is_some()
-}
-
-/// The guardian's own life: record, wait, restore unless dismissed. Returns the exit code.
-pub fn run() -> i32 {
-    use rustix::termios::{OptionalActions, tcgetattr, tcsetattr};
-    let Ok(mut tty) = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .open("/dev/tty")
-    else {
-        return 1;
-    };
-    let Ok(saved) = tcgetattr(&tty) else {
-        return 1;
-    };
-    let mut out = io::stdout();
-    if out.write_all(b"r").and_then(|_| out.flush()).is_err() {
-        return 1;
-    }
-    // Read until the TUI closes its end; whatever arrived decides.
-    let mut said = Vec::new();
+    let mut active = false;
     let mut buf = [0u8; 64];
     let mut stdin = io::stdin().lock();
     loop {
         match stdin.read(&mut buf) {
             Ok(0) => break,
             Ok(n) => {
-                // Only the first few bytes matter; never grow without bound.
-                if said.len() < 16 {
-                    said.extend_from_slice(&buf[..n.min(16)]);
+                for &b in &buf[..n] {
+                    match b {
+                        b'a' => active = true,
+                        b's' => active = false,
+                        b'd' => return 0,
+                        _ => {}
+                    }
                 }
             }
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             Err(_) => break,
         }
     }
-    if said.starts_with(DISMISS) {
-        return 0;
+    if active {
+        let _ = rustix::termios::tcsetattr(&tty, rustix::termios::OptionalActions::Now, &saved);
+        let mut out = tty.lock();
+        let _ = out.write_all(RESET);
+        let _ = out.flush();
     }
-    let _ = tcsetattr(&tty, OptionalActions::Now, &saved);
-    let _ = tty.write_all(RESTORE);
-    let _ = tty.flush();
     0
+}
+
+/// The TUI's end of a running guardian.
+pub struct Guardian {
+    child: Child,
+    pipe: Option<ChildStdin>,
+}
+
+impl Guardian {
+    /// Starts a guardian for the terminal on standard output, and waits (briefly) until it
+    /// has read the terminal's settings. `None` when it cannot run (no `/bin/sh`, no
+    /// terminal, `DOXASCOPE_NO_GUARDIAN` set).
+    pub fn spawn() -> Option<Guardian> {
+        if std::env::var_os("DOXASCOPE_NO_GUARDIAN").is_some() {
+            return None;
+        }
+        let exe = std::env::current_exe().ok()?;
+        let mut child = Command::new("/bin/sh")
+            .arg("-c")
+            .arg(format!(
+                "trap '' INT TERM HUP QUIT TSTP TTIN TTOU; exec \"$0\" {GUARD_ARG}"
+            ))
+            .arg(exe)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::inherit())
+            .stderr(Stdio::piped())
+            .spawn()
+            .ok()?;
+        let mut err = child.stderr.take()?;
+        let (tx, rx) = mpsc::channel();
+        let _ = std::thread::Builder::new()
+            .name("doxascope-guardian-ready".into())
+            .spawn(move || {
+                let mut b = [0u8; 1];
+                let _ = tx.send(err.read(&mut b).is_ok_and(|n| n == 1 && b[0] == b'r'));
+            });
+        if rx.recv_timeout(READY_WAIT) != Ok(true) {
+            let _ = child.kill();
+            let _ = child.wait();
+            return None;
+        }
+        let pipe = child.stdin.take();
+        Some(Guardian { child, pipe })
+    }
+
+    /// Tells the guardian the TUI's modes are on (`true`) or restored (`false`).
+    pub fn modes(&mut self, on: bool) {
+        if let Some(p) = self.pipe.as_mut() {
+            let _ = p.write_all(if on { b"a" } else { b"s" });
+            let _ = p.flush();
+        }
+    }
+
+    /// The TUI gave the terminal back itself: the guardian leaves it alone and exits.
+    pub fn finish(mut self) {
+        if let Some(mut p) = self.pipe.take() {
+            let _ = p.write_all(b"sd");
+        }
+        let _ = self.child.wait();
+    }
 }

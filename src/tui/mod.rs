@@ -19,7 +19,8 @@
 //! - [`keys`] is the one key table: dispatch and the `?` overlay both read it.
 //! - [`repl_job`] runs the REPL engine ([`crate::repl::Repl`]) on its own thread: the solver
 //!   never blocks input; the pane shows "working…" until the answer arrives.
-//! - [`terminal`] guards the terminal modes (restore on drop, error, panic, signals; Ctrl-Z).
+//! - [`terminal`] guards the terminal modes (restore on drop, error, panic, signals; Ctrl-Z);
+//!   [`guardian`] is the child process that restores them after a SIGKILL or an abort.
 //! - [`theme`] and [`highlight`] hold palettes (from `themes/`) and syntect highlighting;
 //!   [`text`] is where untrusted text becomes spans, through [`crate::sanitize`].
 //!
@@ -195,6 +196,9 @@ pub enum Load {
     Done,
     /// Something worth telling the user (a truncated file).
     Note(String),
+    /// The file the next items are read from (its name as the items carry it, and a
+    /// descriptor of the same open file): the store keeps those events as places in it.
+    Source(String, File),
 }
 
 /// Items per batch sent to the UI: large enough that the channel is not the cost, small
@@ -241,19 +245,35 @@ fn load(files: Vec<PathBuf>, imported: Vec<ImportedSource>, tx: mpsc::Sender<Loa
     for (p, v1) in sources {
         let name = p.to_string_lossy().into_owned();
         // A file not imported before the view started (one opened with `:open`) is
-        // detected here, and imported when it is not v1.
-        let input: Box<dyn Read> = match v1 {
-            Some(v1) => Box::new(io::Cursor::new(v1)),
+        // detected here, and imported when it is not v1. A v1 file's events stay in it (the
+        // store reads them again from a descriptor of the same open file, so what it shows
+        // is what was read even if the path is renamed meanwhile); an importer's output is
+        // kept in memory.
+        let (file, again): (Box<dyn Read>, Option<File>) = match v1 {
+            Some(v1) => (Box::new(io::Cursor::new(v1)), None),
+            None if is_v1(&p) => match File::open(&p) {
+                Ok(f) => {
+                    let again = f.try_clone().ok();
+                    (Box::new(f), again)
+                }
+                Err(_) => {
+                    let _ = tx.blocking_send(Load::Note(format!(
+                        "cannot read {}",
+                        crate::sanitize::sanitize(&name)
+                    )));
+                    continue;
+                }
+            },
             None => match crate::trace::import::open_path(&p, None) {
-                Ok(crate::trace::import::Opened::V1(r)) => Box::new(r),
                 Ok(crate::trace::import::Opened::Imported(f, imp)) => {
                     let _ = tx.blocking_send(Load::Note(format!(
                         "{}: imported from {f} ({} notes)",
                         crate::sanitize::sanitize(&name),
                         imp.notes.len()
                     )));
-                    Box::new(io::Cursor::new(imp.v1))
+                    (Box::new(io::Cursor::new(imp.v1)), None)
                 }
+                Ok(crate::trace::import::Opened::V1(r)) => (Box::new(r), None),
                 Err(e) => {
                     let _ = tx.blocking_send(Load::Note(format!(
                         "{}: {}",
@@ -264,7 +284,11 @@ fn load(files: Vec<PathBuf>, imported: Vec<ImportedSource>, tx: mpsc::Sender<Loa
                 }
             },
         };
-        let file = input;
+        if let Some(again) = again
+            && tx.blocking_send(Load::Source(name.clone(), again)).is_err()
+        {
+            return;
+        }
         let mut items = Vec::with_capacity(BATCH);
         let send = |items: &mut Vec<crate::trace::Item>| {
             let batch = std::mem::replace(items, Vec::with_capacity(BATCH));
@@ -655,6 +679,7 @@ async fn event_loop(
                 app.status = m;
             }
             let began = Instant::now();
+            app.store.trim();
             // Cleared before drawing: a frame that leaves work for the next one (a Σ filter
             // applied in pieces) sets it again.
             app.dirty = false;
@@ -741,6 +766,10 @@ async fn event_loop(
                             }
                         }
                         Load::Note(n) => app.status = n,
+                        Load::Source(name, file) => {
+                            app.store
+                                .add_source(&name, file, crate::trace::ReaderConfig::default());
+                        }
                     }
                     if Instant::now() < budget {
                         next = load_rx.try_recv().ok();

@@ -10,14 +10,14 @@
 //! (the worker's channel closes and the UI reports it). Its message is kept for the status
 //! line instead of being printed over the screen.
 //!
+//! What the process cannot see (SIGKILL, an abort) is covered by a guardian process
+//! ([`super::guardian`]), told when the modes are on and off, which restores the terminal if
+//! the TUI dies with them on.
+//!
 //! Ctrl-Z arrives as a key (raw mode turns ISIG off): [`Guard::suspend`] restores the
 //! terminal and stops the process with SIGSTOP (a self-sent SIGTSTP can be discarded for an
 //! orphaned process group); when the shell continues it, the modes are entered again and
 //! the caller repaints everything.
-//!
-//! What no code in the process can catch (SIGKILL, stack overflow, allocation failure) is
-//! left to the [`super::guardian`], a child process that restores the terminal when the TUI
-//! dies without dismissing it.
 
 use std::io::{self, Write};
 use std::sync::Mutex;
@@ -38,6 +38,17 @@ static PASTE: AtomicBool = AtomicBool::new(false);
 static MOUSE: AtomicBool = AtomicBool::new(false);
 static UI_THREAD: Mutex<Option<ThreadId>> = Mutex::new(None);
 static WORKER_PANIC: Mutex<Option<String>> = Mutex::new(None);
+static GUARDIAN: Mutex<Option<super::guardian::Guardian>> = Mutex::new(None);
+
+/// Tells the guardian, if there is one, whether the modes are on. Never waits for the lock:
+/// this runs from the panic hook too.
+fn tell_guardian(on: bool) {
+    if let Ok(mut g) = GUARDIAN.try_lock()
+        && let Some(g) = g.as_mut()
+    {
+        g.modes(on);
+    }
+}
 
 /// Undoes every recorded terminal mode, in reverse order. Idempotent.
 pub fn restore() {
@@ -56,6 +67,7 @@ pub fn restore() {
         let _ = disable_raw_mode();
     }
     let _ = out.flush();
+    tell_guardian(false);
 }
 
 /// A panic message from a non-UI thread, taken once (shown in the status line).
@@ -81,7 +93,6 @@ pub fn install_panic_hook() {
             .is_some_and(|id| id == std::thread::current().id());
         if on_ui || !ALT.load(Ordering::SeqCst) {
             restore();
-            super::guardian::dismiss();
             previous(info);
         } else if let Ok(mut g) = WORKER_PANIC.lock() {
             *g = Some(format!("internal error in a background thread: {info}"));
@@ -98,15 +109,19 @@ impl Guard {
     /// Enters raw mode and the alternate screen (plus mouse capture when `mouse`).
     pub fn enter(mouse: bool) -> io::Result<Guard> {
         install_panic_hook();
-        // Started before any mode changes: it records the shell's settings. Without it the
-        // TUI still runs; only an abort or SIGKILL would leave the terminal as it was.
-        let _ = super::guardian::start();
+        // Started before the terminal changes: it reads the settings to restore.
+        if let Ok(mut g) = GUARDIAN.lock()
+            && g.is_none()
+        {
+            *g = super::guardian::Guardian::spawn();
+        }
         let g = Guard { mouse };
         g.modes_on()?;
         Ok(g)
     }
 
     fn modes_on(&self) -> io::Result<()> {
+        tell_guardian(true);
         enable_raw_mode()?;
         RAW.store(true, Ordering::SeqCst);
         let mut out = io::stdout();
@@ -147,6 +162,8 @@ impl Guard {
 impl Drop for Guard {
     fn drop(&mut self) {
         restore();
-        super::guardian::dismiss();
+        if let Some(g) = GUARDIAN.lock().ok().and_then(|mut g| g.take()) {
+            g.finish();
+        }
     }
 }

@@ -24,6 +24,7 @@ pub mod inspect;
 pub mod langfuse;
 pub mod langsmith;
 pub mod letta;
+pub mod otlp;
 pub mod sniff;
 pub mod write;
 
@@ -49,12 +50,22 @@ pub enum Format {
     LangSmith,
     /// Graphiti episodes and temporal graphs (facts and their invalidation).
     Graphiti,
+    /// OpenTelemetry spans: OTLP JSON (files and the Collector's file exporter) and the
+    /// SDKs' JSON span dumps ([`otlp`]).
+    Otlp,
 }
 
 impl Format {
     /// Every format, in the order detection tries them.
-    pub const ALL: &'static [Format] =
-        &[Format::V1, Format::Inspect, Format::Langfuse, Format::Letta];
+    pub const ALL: &'static [Format] = &[
+        Format::Otlp,
+        Format::V1,
+        Format::Inspect,
+        Format::Langfuse,
+        Format::LangSmith,
+        Format::Letta,
+        Format::Graphiti,
+    ];
 
     /// The short name used on the command line (`--format NAME`) and in the header.
     pub fn name(self) -> &'static str {
@@ -65,6 +76,7 @@ impl Format {
             Format::Langfuse => "langfuse",
             Format::LangSmith => "langsmith",
             Format::Graphiti => "graphiti",
+            Format::Otlp => "otlp",
         }
     }
 
@@ -77,6 +89,7 @@ impl Format {
             Format::Langfuse => "a Langfuse trace export",
             Format::LangSmith => "LangSmith runs",
             Format::Graphiti => "Graphiti memory",
+            Format::Otlp => "OpenTelemetry spans",
         }
     }
 
@@ -156,7 +169,9 @@ pub const HEAD_BYTES: usize = 64 << 10;
 /// its lines' errors one by one; [`refuse_unknown`] tells apart what cannot be v1 at all.
 pub fn detect(path: &Path, head: &[u8]) -> Format {
     let name = path.to_string_lossy();
-    if inspect::detect(head, &name) {
+    if otlp::detect(head) {
+        Format::Otlp
+    } else if inspect::detect(head, &name) {
         Format::Inspect
     } else if langfuse::detect(head) {
         Format::Langfuse
@@ -221,6 +236,7 @@ pub fn import(format: Format, bytes: &[u8], name: &str) -> Result<Imported, Impo
         Format::Langfuse => langfuse::import(bytes, name),
         Format::LangSmith => langsmith::import(bytes, name),
         Format::Graphiti => graphiti::import(bytes, name),
+        Format::Otlp => otlp::import(bytes, name),
     }
 }
 
