@@ -26,6 +26,23 @@ use std::time::{Duration, Instant};
 /// Files the docs' examples assume the user already has.
 const USER_FILES: &[&str] = &["my-trace.jsonl", "run.jsonl", "agent.jsonl", "other.jsonl"];
 
+/// Traces of other tools the docs' examples assume (docs/import.md), made from the real
+/// files in tests/data/external/.
+const OTHER_TOOLS_FILES: &[(&str, &str)] = &[
+    ("logs/run.eval", "inspect/log_message_deduplication.eval"),
+    (
+        "logs/browser.json",
+        "inspect/2025-05-12T20-27-36-04-00_browser.json",
+    ),
+    ("agent.af", "letta/memgpt_agent_with_convo.v1-2025-03.af"),
+    ("trace.json", "langfuse/claude-agent-2025-12-22.trace.json"),
+    (
+        "runs.json",
+        "langsmith-langgraph/langsmith_js_wrap_openai_default.json",
+    ),
+    ("graph.json", "memory/graphiti_edges.json"),
+];
+
 struct Example {
     file: String,
     line: usize,
@@ -176,6 +193,11 @@ fn workdir(tmp: &Path) -> PathBuf {
             cwd.join(f),
         )
         .expect("copy");
+    }
+    for (f, src) in OTHER_TOOLS_FILES {
+        let to = cwd.join(f);
+        std::fs::create_dir_all(to.parent().expect("parent")).expect("mkdir");
+        std::fs::copy(repo().join("tests/data/external").join(src), to).expect("copy");
     }
     std::fs::create_dir_all(tmp.join("home")).expect("home");
     cwd

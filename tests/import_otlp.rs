@@ -378,7 +378,8 @@ fn nothing_importable_is_an_error_naming_the_place() {
     assert_eq!(e.format, Some(Format::Otlp));
     assert!(e.location.starts_with("line 1, column"), "{e}");
     assert!(
-        e.to_string().starts_with("looks like otlp, but at line 1"),
+        e.to_string()
+            .starts_with("looks like OpenTelemetry spans (otlp), but at line 1"),
         "{e}"
     );
     let e = import::import(Format::Otlp, b"   ", "x").expect_err("empty");
