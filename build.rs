@@ -12,8 +12,32 @@ use std::process::Command;
 /// The Inspect AI version `scripts/setup-inspect.sh` installs (its marker names it).
 const INSPECT_VERSION: &str = "0.3.285";
 
+/// Whether the held-out traces of other tools are beside the checkout (see
+/// `tests/support/external.rs`, which looks in the same places).
+fn external_traces() -> bool {
+    println!("cargo::rerun-if-env-changed=DOXASCOPE_EXTERNAL_TRACES");
+    let root = std::path::PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").unwrap_or_default());
+    let candidates = [
+        std::env::var_os("DOXASCOPE_EXTERNAL_TRACES").map(std::path::PathBuf::from),
+        Some(root.join("../shared/external-traces")),
+        Some(root.join("../../shared/external-traces")),
+    ];
+    candidates
+        .into_iter()
+        .flatten()
+        .any(|p| p.join("SOURCES.md").is_file())
+}
+
 fn main() {
     println!("cargo::rustc-check-cfg=cfg(doxascope_no_tmux)");
+    println!("cargo::rustc-check-cfg=cfg(doxascope_no_external)");
+    if !external_traces() {
+        println!("cargo::rustc-cfg=doxascope_no_external");
+        println!(
+            "cargo::warning=../shared/external-traces is not here: the tests on other tools' real \
+             traces will be ignored"
+        );
+    }
     println!("cargo::rustc-check-cfg=cfg(doxascope_no_inspect)");
     println!("cargo::rerun-if-changed=build.rs");
     println!("cargo::rerun-if-env-changed=CI");

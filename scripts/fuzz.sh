@@ -32,12 +32,12 @@ for t in "${targets[@]}"; do
   # traces' lines for the others.
   seeds=""
   case "$t" in
-    import_inspect) seeds=tests/data/external/inspect ;;
-    import_langfuse) seeds=tests/data/external/langfuse ;;
-    import_langsmith) seeds=tests/data/external/langsmith-langgraph ;;
-    import_letta) seeds=tests/data/external/letta ;;
-    import_graphiti) seeds=tests/data/external/memory ;;
-    import_detect) seeds=tests/data/external ;;
+    import_inspect) seeds=${DOXASCOPE_EXTERNAL_TRACES:-../shared/external-traces}/inspect ;;
+    import_langfuse) seeds=${DOXASCOPE_EXTERNAL_TRACES:-../shared/external-traces}/langfuse ;;
+    import_langsmith) seeds=${DOXASCOPE_EXTERNAL_TRACES:-../shared/external-traces}/langsmith-langgraph ;;
+    import_letta) seeds=${DOXASCOPE_EXTERNAL_TRACES:-../shared/external-traces}/letta ;;
+    import_graphiti) seeds=${DOXASCOPE_EXTERNAL_TRACES:-../shared/external-traces}/memory ;;
+    import_detect) seeds=${DOXASCOPE_EXTERNAL_TRACES:-../shared/external-traces} ;;
   esac
   if [ -n "$seeds" ] && [ -z "$(ls -A "$corpus")" ]; then
     find "$seeds" -type f ! -name '*.md' -exec cp {} "$corpus/" \;

@@ -11,6 +11,8 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
+#[path = "support/external.rs"]
+mod external;
 #[path = "support/fuzz_targets.rs"]
 mod targets;
 
@@ -154,12 +156,13 @@ fn otlp_proto_request() -> Vec<u8> {
     .encode_to_vec()
 }
 
-/// Real files of one external format (tests/data/external/DIR) and small documents of its
-/// shape, which byte mutations bend without breaking at once.
+/// Small documents of one external format's shape, which byte mutations bend without
+/// breaking at once, and its real files (../shared/external-traces/DIR) when they are here.
 fn import_corpus(dir: &str, seeds: &[&str]) -> Vec<Vec<u8>> {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/external");
     let mut out: Vec<Vec<u8>> = seeds.iter().map(|s| s.as_bytes().to_vec()).collect();
-    if let Ok(d) = std::fs::read_dir(root.join(dir)) {
+    if let Some(root) = external::dir()
+        && let Ok(d) = std::fs::read_dir(root.join(dir))
+    {
         let mut files: Vec<PathBuf> = d.filter_map(|e| e.ok().map(|e| e.path())).collect();
         files.sort();
         for f in files {

@@ -1,6 +1,9 @@
 //! Opening any format from the command line: `import`, and `validate`, `audit`, `export`,
 //! `repl` on files of other formats; unknown and broken sources get one clear line.
 
+#[path = "support/external.rs"]
+mod external;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -139,11 +142,15 @@ fn import_format_names_are_checked() {
 }
 
 #[test]
+#[cfg_attr(
+    doxascope_no_external,
+    ignore = "the external traces are not beside the checkout (../shared/external-traces)"
+)]
 fn export_and_repl_read_other_formats_and_say_so() {
-    let agent = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/data/external/letta/memgpt_agent_with_convo.v1-2025-03.af"
-    );
+    let Some(agent) = external::path("letta/memgpt_agent_with_convo.v1-2025-03.af") else {
+        return;
+    };
+    let agent = agent.to_str().expect("a UTF-8 path");
     let o = doxascope(&["export", agent, "--format", "json"]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     assert!(

@@ -1,4 +1,4 @@
-//! Every real file of other tools in `tests/data/external/` opens without an error: its
+//! Every real file of other tools in `../shared/external-traces/` opens without an error: its
 //! format is detected from the content alone, the v1 it becomes reads clean, and the events
 //! per kind are as listed (checked against the source itself where the source counts them).
 //! Memory edits become retractions the model links to ground beliefs; broken inputs give one
@@ -13,9 +13,18 @@ use doxascope::trace::import::{Format, Imported, detect, import};
 use doxascope::trace::{Body, Item, Reader, ReaderConfig};
 use serde_json::Value;
 
+#[path = "support/external.rs"]
+mod external;
+
+/// A real file of another tool, or the one graph written for these tests.
 fn data(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data/external")
+    if rel == "memory/graphiti_edges.json" {
+        return Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/graphiti_edges.json");
+    }
+    external::dir()
+        .expect(
+            "the external traces (../shared/external-traces); without them this test is ignored",
+        )
         .join(rel)
 }
 
@@ -81,6 +90,10 @@ fn inspect_source_events(rel: &str, event: &str) -> usize {
 }
 
 #[test]
+#[cfg_attr(
+    doxascope_no_external,
+    ignore = "the external traces are not beside the checkout (../shared/external-traces)"
+)]
 fn inspect_logs_open_with_their_events() {
     let table: &[(&str, &[(&str, usize)])] = &[
         (
@@ -208,6 +221,10 @@ fn inspect_logs_open_with_their_events() {
 }
 
 #[test]
+#[cfg_attr(
+    doxascope_no_external,
+    ignore = "the external traces are not beside the checkout (../shared/external-traces)"
+)]
 fn inspect_store_patches_are_memory_revisions() {
     let rel = "inspect/2025-05-12T20-27-36-04-00_browser.json";
     let m = model(rel);
@@ -248,6 +265,10 @@ fn inspect_store_patches_are_memory_revisions() {
 }
 
 #[test]
+#[cfg_attr(
+    doxascope_no_external,
+    ignore = "the external traces are not beside the checkout (../shared/external-traces)"
+)]
 fn letta_files_open_with_their_events() {
     let table: &[(&str, &[(&str, usize)])] = &[
         (
@@ -309,6 +330,10 @@ fn letta_files_open_with_their_events() {
 /// of the block's old value by the agent, right after the tool call that made it, then the
 /// new value.
 #[test]
+#[cfg_attr(
+    doxascope_no_external,
+    ignore = "the external traces are not beside the checkout (../shared/external-traces)"
+)]
 fn letta_memory_edits_are_retractions_with_their_cause() {
     let m = model("letta/memgpt_agent_with_convo.v1-2025-03.af");
     let tl = &m.timelines()[0];
@@ -376,6 +401,10 @@ fn check_table(format: Format, table: &[(&str, &[(&str, usize)])]) {
 }
 
 #[test]
+#[cfg_attr(
+    doxascope_no_external,
+    ignore = "the external traces are not beside the checkout (../shared/external-traces)"
+)]
 fn langfuse_exports_open_with_their_events() {
     let table: &[(&str, &[(&str, usize)])] = &[
         (
@@ -483,6 +512,10 @@ fn langfuse_exports_open_with_their_events() {
 }
 
 #[test]
+#[cfg_attr(
+    doxascope_no_external,
+    ignore = "the external traces are not beside the checkout (../shared/external-traces)"
+)]
 fn langsmith_runs_open_with_their_events() {
     check_table(
         Format::LangSmith,
@@ -547,6 +580,10 @@ fn langsmith_runs_open_with_their_events() {
 /// episodes give (written for this test from `graphiti_core`'s edge fields; see
 /// docs/import.md): "Alex leads payments" is invalidated by the handover episode.
 #[test]
+#[cfg_attr(
+    doxascope_no_external,
+    ignore = "the external traces are not beside the checkout (../shared/external-traces)"
+)]
 fn graphiti_invalidation_is_a_retraction_caused_by_an_episode() {
     check_table(
         Format::Graphiti,
@@ -597,6 +634,10 @@ fn graphiti_invalidation_is_a_retraction_caused_by_an_episode() {
 }
 
 #[test]
+#[cfg_attr(
+    doxascope_no_external,
+    ignore = "the external traces are not beside the checkout (../shared/external-traces)"
+)]
 fn broken_inputs_give_one_error_naming_the_format_and_the_place() {
     let dir = tempfile::tempdir().unwrap();
     let cut = |rel: &str, keep: usize| -> PathBuf {

@@ -1,8 +1,8 @@
 //! Another tool's trace in the TUI (the real binary in tmux): the header names the importer,
 //! and the retractions pane shows each memory edit as the lines it changed, with its cause.
 
-use std::path::PathBuf;
-
+#[path = "support/external.rs"]
+mod external;
 #[path = "support/tmux.rs"]
 mod tmux;
 use tmux::{Tmux, bin};
@@ -12,12 +12,17 @@ use tmux::{Tmux, bin};
     doxascope_no_tmux,
     ignore = "tmux is not installed (apt-get install tmux)"
 )]
+#[cfg_attr(
+    doxascope_no_external,
+    ignore = "the external traces are not beside the checkout (../shared/external-traces)"
+)]
 fn a_letta_agent_file_shows_its_memory_edits_as_retractions() {
     if tmux::missing("import_tui") {
         return;
     }
-    let file = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data/external/letta/memgpt_agent_with_convo.v1-2025-03.af");
+    let Some(file) = external::path("letta/memgpt_agent_with_convo.v1-2025-03.af") else {
+        return;
+    };
     let t = Tmux::new("import15-letta");
     t.start(&format!(
         "sh -c '\"{}\" \"{}\"; echo EXIT=$?; exec sleep 600'",
@@ -48,12 +53,17 @@ fn a_letta_agent_file_shows_its_memory_edits_as_retractions() {
     doxascope_no_tmux,
     ignore = "tmux is not installed (apt-get install tmux)"
 )]
+#[cfg_attr(
+    doxascope_no_external,
+    ignore = "the external traces are not beside the checkout (../shared/external-traces)"
+)]
 fn an_inspect_log_shows_its_score_on_the_timeline() {
     if tmux::missing("import_tui") {
         return;
     }
-    let file = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data/external/inspect/2025-05-12T20-27-36-04-00_browser.json");
+    let Some(file) = external::path("inspect/2025-05-12T20-27-36-04-00_browser.json") else {
+        return;
+    };
     let t = Tmux::new("import15-inspect");
     t.start(&format!(
         "sh -c '\"{}\" --no-follow \"{}\"; echo EXIT=$?; exec sleep 600'",
