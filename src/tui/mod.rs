@@ -612,7 +612,9 @@ async fn event_loop(
     let mut at = opts.at;
     // Followed files: one follower thread for all of them (tail -F semantics, see
     // trace::follow), its outputs tagged with the file's index.
-    let mut handles = Vec::new();
+    let mut handles: Vec<crate::trace::follow::FollowHandle> = Vec::new();
+    // Per followed file (as `Sources::files` numbers them): its handle and its index there.
+    let mut file_handle: Vec<(usize, usize)> = Vec::new();
     let (fol_tx, mut fol_rx) = mpsc::channel(256);
     let open_fol_tx = fol_tx.clone();
     let follow_cfg = FollowConfig {
@@ -621,8 +623,9 @@ async fn event_loop(
     };
     let once = if opts.follow {
         let base = app.sources.files.len();
-        for p in &files {
+        for (i, p) in files.iter().enumerate() {
             app.sources.add_file(p.clone());
+            file_handle.push((0, i));
         }
         if !files.is_empty() {
             let (h, mut rx) = Follower::spawn_many(files, follow_cfg.clone())?;
@@ -853,6 +856,15 @@ async fn event_loop(
                     app.queue_command(line, step, purpose);
                     feed_repl(app, &worker);
                 }
+                Effect::ReadWhole(files) => {
+                    for f in files {
+                        if let Some(&(h, i)) = file_handle.get(f)
+                            && let Some(handle) = handles.get(h)
+                        {
+                            handle.read_whole(i);
+                        }
+                    }
+                }
                 Effect::Open(path) => {
                     // Read as the view's own files are: followed, or once by a loader.
                     let name = path.to_string_lossy().into_owned();
@@ -872,6 +884,8 @@ async fn event_loop(
                         Ok(_) if opts.follow && is_v1(&path) => {
                             let base = app.sources.add_file(path.clone());
                             let (h, mut rx) = Follower::spawn_many(vec![path], follow_cfg.clone())?;
+                            file_handle.resize(base, (usize::MAX, 0));
+                            file_handle.push((handles.len(), 0));
                             handles.push(h);
                             let tx = open_fol_tx.clone();
                             tokio::spawn(async move {

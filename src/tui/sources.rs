@@ -161,7 +161,10 @@ impl Sources {
                     f.symlink = None;
                     f.skipped = None;
                 }
-                if matches!(s, FollowStatus::Truncated | FollowStatus::Replaced) {
+                if matches!(
+                    s,
+                    FollowStatus::Truncated | FollowStatus::Replaced | FollowStatus::ReadWhole
+                ) {
                     f.segment += 1;
                 }
                 if matches!(
@@ -348,7 +351,7 @@ impl Sources {
                     }
                     if let Some(n) = f.skipped {
                         notes.push(format!(
-                            "first {} not loaded",
+                            "first {} not loaded (:read-all reads it)",
                             crate::trace::follow::human_bytes(n)
                         ));
                     }
