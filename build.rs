@@ -1,8 +1,8 @@
-//! Build script: tells the test suite whether tmux and Chromium are here.
+//! Build script: tells the test suite whether tmux, Chromium and Inspect AI are here.
 //!
 //! The end-to-end tests drive the real binary in tmux, and the report's test loads it in
-//! headless Chromium (`cfg(doxascope_no_chromium)`, the same way). Without tmux they cannot run, and a
-//! test that returns early is reported as passed, which hides the gap. With
+//! headless Chromium (`cfg(doxascope_no_chromium)`, the same way). Without tmux they cannot
+//! run, and a test that returns early is reported as passed, which hides the gap. With
 //! `cfg(doxascope_no_tmux)` they are marked `#[ignore]` instead, so `cargo test` lists each as
 //! "ignored, tmux is not installed" and counts them in its summary. Under CI (`CI` set and not
 //! `false`/`0`) the cfg is never set: the tests run and fail when tmux is missing, because a
@@ -10,9 +10,37 @@
 
 use std::process::Command;
 
+/// The Inspect AI version `scripts/setup-inspect.sh` installs (its marker names it).
+const INSPECT_VERSION: &str = "0.3.285";
+
+/// Whether the held-out traces of other tools are beside the checkout (see
+/// `tests/support/external.rs`, which looks in the same places).
+fn external_traces() -> bool {
+    println!("cargo::rerun-if-env-changed=DOXASCOPE_EXTERNAL_TRACES");
+    let root = std::path::PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").unwrap_or_default());
+    let candidates = [
+        std::env::var_os("DOXASCOPE_EXTERNAL_TRACES").map(std::path::PathBuf::from),
+        Some(root.join("../shared/external-traces")),
+        Some(root.join("../../shared/external-traces")),
+    ];
+    candidates
+        .into_iter()
+        .flatten()
+        .any(|p| p.join("SOURCES.md").is_file())
+}
+
 fn main() {
     println!("cargo::rustc-check-cfg=cfg(doxascope_no_tmux)");
     println!("cargo::rustc-check-cfg=cfg(doxascope_no_chromium)");
+    println!("cargo::rustc-check-cfg=cfg(doxascope_no_external)");
+    if !external_traces() {
+        println!("cargo::rustc-cfg=doxascope_no_external");
+        println!(
+            "cargo::warning=../shared/external-traces is not here: the tests on other tools' real \
+             traces will be ignored"
+        );
+    }
+    println!("cargo::rustc-check-cfg=cfg(doxascope_no_inspect)");
     println!("cargo::rerun-if-changed=build.rs");
     println!("cargo::rerun-if-env-changed=CI");
     println!("cargo::rerun-if-env-changed=PATH");
@@ -35,16 +63,28 @@ fn main() {
             "cargo::warning=chromium is not installed: the report's browser test will be ignored"
         );
     }
+    // Inspect AI for tests/inspect_client.rs: ready once scripts/setup-inspect.sh ran (it
+    // touches this file afterwards, so this runs again). Under CI the test installs it
+    // itself, and fails when it cannot.
+    let venv = std::env::var("DOXASCOPE_INSPECT_VENV")
+        .unwrap_or_else(|_| "target/inspect-venv".to_string());
+    let marker = std::path::Path::new(&venv).join(format!(".doxascope-ready-{INSPECT_VERSION}"));
+    println!("cargo::rerun-if-env-changed=DOXASCOPE_INSPECT_VENV");
+    if !ci && !marker.exists() {
+        println!("cargo::rustc-cfg=doxascope_no_inspect");
+    }
+    if !ci && !tmux {
+        println!("cargo::rustc-cfg=doxascope_no_tmux");
+        println!("cargo::warning=tmux is not installed: the end-to-end tests will be ignored");
+    }
     if !ci && (!tmux || !chromium) {
-        // Installing either changes a directory on PATH: look again then.
+        // Installing either changes a directory on PATH: look again then. (Only while one is
+        // missing: a removed tmux is caught at run time by `tests/support/tmux.rs`, a removed
+        // Chromium by the report's test itself.)
         if let Some(path) = std::env::var_os("PATH") {
             for dir in std::env::split_paths(&path).filter(|d| d.is_dir()) {
                 println!("cargo::rerun-if-changed={}", dir.display());
             }
         }
-    }
-    if !ci && !tmux {
-        println!("cargo::rustc-cfg=doxascope_no_tmux");
-        println!("cargo::warning=tmux is not installed: the end-to-end tests will be ignored");
     }
 }

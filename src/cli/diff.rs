@@ -64,10 +64,12 @@ pub(crate) struct Args {
 }
 
 fn load(path: &PathBuf) -> Result<Model, i32> {
-    Model::load(std::slice::from_ref(path)).map_err(|e| {
+    let m = Model::load(std::slice::from_ref(path)).map_err(|e| {
         eprintln!("doxascope diff: {e}");
         EXIT_USAGE
-    })
+    })?;
+    super::report_imports("diff", &m);
+    Ok(m)
 }
 
 /// Runs `diff` and returns the exit code.
@@ -143,9 +145,18 @@ fn tui(args: &Args, how: Align) -> i32 {
     if args.run2 != args.run1 {
         files.push(args.run2.clone());
     }
+    // Files of other tools are imported before the terminal is taken over, as the view does.
+    let imported = match super::view::import_files(&files) {
+        Ok(i) => i,
+        Err(e) => {
+            eprintln!("doxascope diff: {e}");
+            return EXIT_USAGE;
+        }
+    };
     super::config_warnings_to_stderr();
     let opts = crate::tui::Options {
         files,
+        imported,
         follow: false,
         diff: Some(crate::tui::app::DiffRequest {
             how,

@@ -13,6 +13,7 @@ mod demo;
 mod diff;
 mod export;
 mod history;
+mod import;
 mod man;
 mod notes;
 mod repl;
@@ -108,6 +109,12 @@ enum Command {
     Report(report::Args),
     /// The TUI over trace files (the default: `doxascope FILE...`).
     View(view::Args),
+    /// Write another tool's trace (Inspect AI, Langfuse, LangSmith, Letta, Graphiti) as v1.
+    ///
+    /// The format is detected from the content; notes on what could not be mapped exactly
+    /// go to stderr. Exit 0 on success, 1 when the source is broken or of an unknown
+    /// format, 2 when a file cannot be read or written.
+    Import(import::Args),
     /// Print a shell completion script: bash, zsh, fish, elvish or powershell.
     ///
     /// bash: `doxascope completions bash > ~/.local/share/bash-completion/completions/doxascope`;
@@ -146,6 +153,7 @@ fn run(args: Vec<OsString>) -> i32 {
         Some(Command::Notes(args)) => notes::run(&args),
         Some(Command::Report(args)) => report::run(&args),
         Some(Command::View(args)) => view::run(args),
+        Some(Command::Import(args)) => import::run(&args),
         Some(Command::Completions(args)) => completions::run(&args, command()),
         Some(Command::Man(args)) => man::run(&args, command()),
         None if cli.view.is_empty() => {
@@ -202,6 +210,7 @@ fn repl_on(
         eprintln!("doxascope {command}: {e}");
         EXIT_USAGE
     })?;
+    report_imports(command, &model);
     let name = model
         .pick_session(session)
         .map(|t| t.name().to_string())
@@ -219,6 +228,27 @@ fn repl_on(
     Ok(crate::repl::Repl::new(Box::new(
         crate::repl::ModelSigma::new(std::sync::Arc::new(model), name),
     )))
+}
+
+/// Says on stderr which files `cmd` read through an importer, with their notes' count.
+fn report_imports(cmd: &str, model: &crate::model::Model) {
+    for f in model.imported() {
+        let n = f.notes.len();
+        eprintln!(
+            "doxascope {cmd}: {}: read as {} ({}){}",
+            crate::sanitize::sanitize(&f.path),
+            f.format.title(),
+            f.format.name(),
+            if n == 0 {
+                String::new()
+            } else {
+                format!(
+                    ", {n} note{} (`doxascope import` lists them)",
+                    if n == 1 { "" } else { "s" }
+                )
+            }
+        );
+    }
 }
 
 /// The whole command-line definition (for help, completions and the typo check).

@@ -48,6 +48,7 @@ pub(crate) fn run(args: &Args) -> i32 {
             return EXIT_USAGE;
         }
     };
+    super::report_imports("report", &model);
     if model.timelines().is_empty() {
         eprintln!("doxascope report: no usable event in the input; run `doxascope validate`");
         return EXIT_USAGE;

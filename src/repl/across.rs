@@ -2,7 +2,7 @@
 //! `history` (here), with the building blocks `diff` and `whatif` share: naming an event and
 //! showing a belief record as a [`Member`].
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
 use crate::logic::engine::{BeliefState, Entails};
@@ -17,8 +17,8 @@ use crate::model::{BeliefView, Model, Timeline};
 use super::layer::Held;
 use super::model_sigma::engine_role;
 use super::reply::{
-    Changed, DecisionLine, DiffItem, EventRef, HistoryCostView, HistoryLine, LeftInfo, RepairLine,
-    RevisionLine, VerdictLine,
+    Changed, DecisionLine, DiffItem, EventRef, GroundChange, HistoryCostView, HistoryLine,
+    LeftInfo, RepairLine, RevisionLine, VerdictLine,
 };
 use super::{FormulaArg, Member, Repl, ReplError, Reply, member_of, parse_arg, state_of};
 
@@ -326,6 +326,19 @@ pub(crate) fn diff(r: &mut Repl, command: &str, a: u64, b: u64) -> Result<Reply,
             .collect(),
         None => Vec::new(),
     };
+    // Ground beliefs (memory) by name: what was written, rewritten or retracted between.
+    let ga: BTreeMap<String, String> = r.trace.ground_at(a).into_iter().collect();
+    let gb: BTreeMap<String, String> = r.trace.ground_at(b).into_iter().collect();
+    let names: BTreeSet<&String> = ga.keys().chain(gb.keys()).collect();
+    let ground = names
+        .into_iter()
+        .filter(|n| ga.get(*n) != gb.get(*n))
+        .map(|n| GroundChange {
+            name: n.clone(),
+            before: ga.get(n).cloned(),
+            after: gb.get(n).cloned(),
+        })
+        .collect();
     let _ = command;
     Ok(Reply::Diff {
         a,
@@ -335,6 +348,7 @@ pub(crate) fn diff(r: &mut Repl, command: &str, a: u64, b: u64) -> Result<Reply,
         changed,
         consistent: cons,
         revisions,
+        ground,
     })
 }
 

@@ -39,8 +39,8 @@ use crate::sanitize::sanitize;
 pub use command::{COMMANDS, Command, CommandError, FormulaArg};
 pub use model_sigma::ModelSigma;
 pub use reply::{
-    Changed, DecisionLine, DiffItem, EventRef, HistoryCostView, HistoryLine, LeftInfo, Member,
-    NoteLine, RepairLine, ReplError, Reply, RevisionLine, VerdictLine,
+    Changed, DecisionLine, DiffItem, EventRef, GroundChange, HistoryCostView, HistoryLine,
+    LeftInfo, Member, NoteLine, RepairLine, ReplError, Reply, RevisionLine, VerdictLine,
 };
 
 use layer::{HandEntry, Held};
@@ -77,6 +77,12 @@ pub trait TraceSigma: Send {
     /// (`history`, `diff`, `whatif`) that read the whole timeline; `None` without a trace.
     fn model(&self) -> Option<(&std::sync::Arc<crate::model::Model>, &str)> {
         None
+    }
+    /// The ground beliefs (BDI `belief` events: memory blocks, store keys) held after `step`
+    /// events, as `(name, value as text)` sorted by name. They are not formulas and take no
+    /// part in reasoning; `diff` shows how they changed.
+    fn ground_at(&self, _step: u64) -> Vec<(String, String)> {
+        Vec::new()
     }
 }
 

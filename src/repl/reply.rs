@@ -253,6 +253,18 @@ impl NoteLine {
     }
 }
 
+/// A ground belief (a memory block, a store key) that differs between two steps: written,
+/// rewritten or retracted in between.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GroundChange {
+    /// The ground belief's name.
+    pub name: String,
+    /// Its value at the first step (`None`: not held).
+    pub before: Option<String>,
+    /// Its value at the second step (`None`: not held).
+    pub after: Option<String>,
+}
+
 /// The result of a successful command.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Reply {
@@ -397,6 +409,8 @@ pub enum Reply {
         consistent: [Result<bool, String>; 2],
         /// The `revise` events between the two steps.
         revisions: Vec<RevisionLine>,
+        /// Ground beliefs (memory) whose value differs, by name.
+        ground: Vec<GroundChange>,
     },
     /// `sigma`
     Sigma {
@@ -603,10 +617,11 @@ impl Reply {
                 changed,
                 consistent,
                 revisions,
+                ground,
             } => {
                 let cons = |c: &Result<bool, String>| c.as_ref().ok().copied();
                 let cons_err = |c: &Result<bool, String>| c.as_ref().err().cloned();
-                json!({
+                let mut v = json!({
                     "from": a, "to": b,
                     "added": added.iter().map(|d| {
                         let mut v = member_json(&d.member);
@@ -638,7 +653,16 @@ impl Reply {
                         "step": r.step, "trigger": r.trigger, "retracted": r.retracted,
                         "policy": r.policy,
                     })).collect::<Vec<_>>(),
-                })
+                });
+                if !ground.is_empty() {
+                    v["ground"] = json!(
+                        ground
+                            .iter()
+                            .map(|g| json!({"name": g.name, "before": g.before, "after": g.after}))
+                            .collect::<Vec<_>>()
+                    );
+                }
+                v
             }
             Reply::Sigma { beliefs } => json!({
                 "beliefs": beliefs.iter().map(|m| {
@@ -987,6 +1011,7 @@ impl Reply {
                 changed,
                 consistent,
                 revisions,
+                ground,
             } => {
                 let _ = write!(out, "from step {a} to step {b}:");
                 for d in added {
@@ -1017,6 +1042,31 @@ impl Reply {
                 for c in changed {
                     let _ = write!(out, "\n~ {}\n  → {}", line(&c.before), line(&c.after));
                 }
+                for g in ground {
+                    let name = sanitize(&g.name);
+                    let short = |v: &str| sanitize(&clip(v, 120));
+                    let _ = match (&g.before, &g.after) {
+                        (None, Some(v)) => write!(out, "\n+ {name} = {}", short(v)),
+                        (Some(v), None) => write!(out, "\n- {name} (was {})", short(v)),
+                        (Some(x), Some(y)) if x.contains('\n') || y.contains('\n') => {
+                            // A memory block: the lines that changed, not the whole text.
+                            let _ = write!(out, "\n~ {name}:");
+                            let (xs, ys): (Vec<&str>, Vec<&str>) =
+                                (x.lines().collect(), y.lines().collect());
+                            for l in xs.iter().filter(|l| !ys.contains(l)) {
+                                let _ = write!(out, "\n    - {}", short(l));
+                            }
+                            for l in ys.iter().filter(|l| !xs.contains(l)) {
+                                let _ = write!(out, "\n    + {}", short(l));
+                            }
+                            Ok(())
+                        }
+                        (Some(x), Some(y)) => {
+                            write!(out, "\n~ {name}: {} → {}", short(x), short(y))
+                        }
+                        (None, None) => Ok(()),
+                    };
+                }
                 for r in revisions {
                     let _ = write!(
                         out,
@@ -1027,7 +1077,8 @@ impl Reply {
                         sanitize(r.policy.as_deref().unwrap_or("no policy named"))
                     );
                 }
-                if added.is_empty() && removed.is_empty() && changed.is_empty() {
+                if added.is_empty() && removed.is_empty() && changed.is_empty() && ground.is_empty()
+                {
                     out.push_str(" no change");
                 }
                 let c = |x: &Result<bool, String>| match x {
@@ -1413,4 +1464,13 @@ fn history_line_json(r: &HistoryLine) -> Value {
 
 fn member_json(m: &Member) -> Value {
     json!({"id": m.id, "formula": m.formula, "step": m.step, "source": m.source})
+}
+
+/// The first `max` characters of `s`, with `…` when cut: a memory block in a diff line.
+fn clip(s: &str, max: usize) -> String {
+    let one_line = s.replace('\n', " ");
+    match one_line.char_indices().nth(max) {
+        Some((i, _)) => format!("{}…", &one_line[..i]),
+        None => one_line,
+    }
 }
