@@ -404,3 +404,41 @@ fn a_long_sigma_under_a_finding_lists_the_named_beliefs_first() {
     assert_eq!(rows[..2], [format!("b{late}").as_str(), "c"]);
     assert!(table.contains(&format!("… and {} more", n + 1 - MAX_SIGMA_ROWS)));
 }
+
+/// Past `MAX_SIGMA_FINDINGS` findings in a session, a finding names the export that prints Σ
+/// at its step instead of listing it; the report says so once. Every finding is still listed.
+#[test]
+fn past_the_first_findings_sigma_is_named_not_listed() {
+    use doxascope::model::Model;
+    use doxascope::model::audit::{AuditOptions, audit};
+    use doxascope::model::report::{MAX_SIGMA_FINDINGS, report};
+    let extra = 7;
+    let mut lines = vec![r#"{"kind":"announce","session":"s","id":"a","formula":"p"}"#.to_string()];
+    for _ in 0..MAX_SIGMA_FINDINGS + extra {
+        lines.push(
+            r#"{"kind":"verify","session":"s","formula":"p","outcome":"contradiction"}"#.into(),
+        );
+    }
+    let m = Model::from_bytes("many.jsonl", (lines.join("\n") + "\n").as_bytes());
+    let findings = audit(&m, &AuditOptions::default()).findings.len();
+    assert!(findings >= MAX_SIGMA_FINDINGS + extra, "{findings}");
+    let html = report(&m, &["many.jsonl".into()], &AuditOptions::default());
+    assert_eq!(html.matches(r#"<div class="finding"#).count(), findings);
+    assert_eq!(
+        html.matches("<details><summary>Σ at step").count(),
+        MAX_SIGMA_FINDINGS
+    );
+    assert_eq!(
+        html.matches(r#"<p class="muted">Σ: <code>doxascope export --at "#)
+            .count(),
+        findings - MAX_SIGMA_FINDINGS
+    );
+    assert_eq!(
+        html.matches(&format!(
+            "the other {} name the",
+            findings - MAX_SIGMA_FINDINGS
+        ))
+        .count(),
+        1
+    );
+}

@@ -456,7 +456,7 @@ fn finding_html(out: &mut String, model: &Model, tl: &Timeline, f: &Finding, wit
         } else {
             let _ = write!(
                 out,
-                r#"<p class="muted">Σ at step {step}: <code>doxascope export --at {step}</code> (the first {MAX_SIGMA_FINDINGS} findings of a session list it here)</p>"#
+                r#"<p class="muted">Σ: <code>doxascope export --at {step}</code></p>"#
             );
         }
     }
@@ -680,6 +680,14 @@ pub fn report(model: &Model, files: &[String], opts: &AuditOptions) -> String {
         let _ = write!(out, "<h3>Findings ({})</h3>", findings.len());
         if findings.is_empty() {
             out.push_str(r#"<p class="muted">No findings.</p>"#);
+        }
+        // Said once rather than under each of a long run's many thousand findings.
+        if findings.len() > MAX_SIGMA_FINDINGS {
+            let _ = write!(
+                out,
+                r#"<p class="muted">The first {MAX_SIGMA_FINDINGS} findings list Σ at their step; the other {} name the <code>doxascope export</code> that prints it.</p>"#,
+                findings.len() - MAX_SIGMA_FINDINGS
+            );
         }
         for (i, f) in findings.iter().enumerate() {
             finding_html(&mut out, model, tl, f, i < MAX_SIGMA_FINDINGS);
