@@ -18,6 +18,10 @@ const SAMPLES: &[&str] = &[
     "greedysat-stress",
     "kipchoge-bdi",
     "bdi-bookkeeping",
+    "bdi-bad-retrieval",
+    "bdi-file-read",
+    "bdi-computation",
+    "bdi-answer-format",
 ];
 
 /// Samples with a golden file but no expectations in `docs/samples.md` (the reader's
@@ -248,8 +252,14 @@ fn kipchoge_false_positive_and_deadlock() {
             ("postcondition-false-positive".into(), "warning".into(), 18),
             ("unexpected-belief-name".into(), "info".into(), 18),
             ("dag-deadlock".into(), "warning".into(), 19),
+            ("failure-mode-recorded".into(), "info".into(), 19),
         ]
     );
+    // The harness's own label agrees with what doxascope found at that step.
+    let rec = &v["findings"][3]["evidence"];
+    assert_eq!(rec["recorded"], "verification_false_positive");
+    assert_eq!(rec["verdict"], "agree");
+    assert_eq!(rec["scope"], "plan-1/S1");
     let odd = &v["findings"][1]["evidence"];
     assert_eq!(odd["name"], "marathon_record_time");
     assert_eq!(odd["written_by"], "plan-1/S1");
@@ -319,4 +329,98 @@ fn bdi_bookkeeping_early_dispatch_and_impossible_counters() {
     let stats = &v["findings"][1]["evidence"];
     assert_eq!(stats["use_count"], 0);
     assert_eq!(stats["success_count"], 5);
+}
+
+/// (code, severity, step) and the evidence of the finding with `code`.
+fn evidence<'a>(v: &'a Value, code: &str) -> &'a Value {
+    let all: Vec<&Value> = v["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .filter(|f| f["code"] == code)
+        .collect();
+    assert_eq!(all.len(), 1, "one {code}: {all:?}");
+    &all[0]["evidence"]
+}
+
+#[test]
+fn bad_retrieval_is_the_papers_non_seeded_run() {
+    let (v, code) = audit("bdi-bad-retrieval", &[]);
+    assert_eq!(code, 1);
+    assert_eq!(
+        findings(&v),
+        vec![
+            ("bad-retrieval".into(), "warning".into(), 15),
+            ("bad-retrieval".into(), "error".into(), 25),
+            ("failure-mode-recorded".into(), "info".into(), 27),
+        ]
+    );
+    let failed = &v["findings"][0]["evidence"];
+    assert_eq!(failed["cause"], "fetch-failed");
+    assert_eq!(failed["step"], "S2");
+    let wrong = &v["findings"][1]["evidence"];
+    assert_eq!(wrong["cause"], "wrong-answer");
+    assert_eq!(wrong["answer"], "0.0003561723");
+    assert_eq!(wrong["expected"], "17");
+    assert_eq!(strings(&wrong["computations_checked"]), ["S3"]);
+    assert_eq!(wrong["fetched"][0]["wrote"][0]["value"], "1079252848.8");
+    assert_eq!(wrong["fetched"][1]["wrote"][0]["value"], "384400");
+    assert_eq!(evidence(&v, "failure-mode-recorded")["verdict"], "agree");
+}
+
+#[test]
+fn file_read_avoided_and_the_harness_label_disputed() {
+    let (v, code) = audit("bdi-file-read", &[]);
+    assert_eq!(code, 1);
+    assert_eq!(
+        findings(&v),
+        vec![
+            ("file-read-avoided".into(), "error".into(), 11),
+            ("failure-mode-mismatch".into(), "warning".into(), 19),
+        ]
+    );
+    let e = evidence(&v, "file-read-avoided");
+    assert_eq!(strings(&e["unread"]), ["menu_sales.xlsx"]);
+    assert_eq!(strings(&e["searched_instead"]), ["plan-f1/S1"]);
+    assert_eq!(e["answer_wrong"], true);
+    let m = evidence(&v, "failure-mode-mismatch");
+    assert_eq!(m["recorded"], "bad_retrieval");
+    assert_eq!(strings(&m["detected"]), ["avoided_file_read"]);
+}
+
+#[test]
+fn incorrect_computation_is_bash_integer_arithmetic() {
+    let (v, code) = audit("bdi-computation", &[]);
+    assert_eq!(code, 1);
+    assert_eq!(
+        findings(&v),
+        vec![
+            ("incorrect-computation".into(), "error".into(), 20),
+            ("failure-mode-recorded".into(), "info".into(), 28),
+        ]
+    );
+    let e = evidence(&v, "incorrect-computation");
+    assert_eq!(e["step"], "S3");
+    assert_eq!(e["compute"], "numerator / denominator");
+    assert_eq!(e["written"], "17820");
+    assert_eq!(e["inputs"]["denominator"], "20.9");
+    // S4 rounded S3's wrong 17820 correctly: only S3 is blamed.
+    assert_eq!(evidence(&v, "failure-mode-recorded")["verdict"], "agree");
+}
+
+#[test]
+fn answer_formatting_is_the_papers_seeded_near_miss() {
+    let (v, code) = audit("bdi-answer-format", &[]);
+    assert_eq!(code, 1);
+    assert_eq!(
+        findings(&v),
+        vec![
+            ("answer-formatting".into(), "warning".into(), 26),
+            ("failure-mode-recorded".into(), "info".into(), 28),
+        ]
+    );
+    let e = evidence(&v, "answer-formatting");
+    assert_eq!(e["answer"], "16.95");
+    assert_eq!(e["expected"], "17");
+    assert_eq!(evidence(&v, "failure-mode-recorded")["verdict"], "agree");
 }

@@ -631,6 +631,10 @@ fn findings_are_the_audits() {
         "greedysat-stress.jsonl",
         "kipchoge-bdi.jsonl",
         "treasure-hunt.jsonl",
+        "bdi-bad-retrieval.jsonl",
+        "bdi-file-read.jsonl",
+        "bdi-computation.jsonl",
+        "bdi-answer-format.jsonl",
     ] {
         let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
             .join("sample-traces")

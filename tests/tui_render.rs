@@ -309,3 +309,57 @@ fn no_panic_at_any_size() {
     let s = render_text(&mut app, 10, 3);
     assert!(s.contains("terminal"), "{s}");
 }
+
+/// Seed 004's failure modes reach the TUI as the audit reports them: the detail pane of the
+/// event a finding is about shows its code and sentence.
+#[test]
+fn failure_taxonomy_findings_show_in_the_detail_pane() {
+    for (name, step, code, words) in [
+        (
+            "bdi-bad-retrieval.jsonl",
+            15,
+            "bad-retrieval",
+            "nothing was retrieved",
+        ),
+        (
+            "bdi-bad-retrieval.jsonl",
+            25,
+            "bad-retrieval",
+            "wrong (expected 17)",
+        ),
+        (
+            "bdi-file-read.jsonl",
+            11,
+            "file-read-avoided",
+            "menu_sales.xlsx",
+        ),
+        (
+            "bdi-file-read.jsonl",
+            19,
+            "failure-mode-mismatch",
+            "avoided_file_read",
+        ),
+        (
+            "bdi-computation.jsonl",
+            20,
+            "incorrect-computation",
+            "17820",
+        ),
+        ("bdi-answer-format.jsonl", 26, "answer-formatting", "16.95"),
+        (
+            "kipchoge-bdi.jsonl",
+            19,
+            "failure-mode-recorded",
+            "verification_false_positive",
+        ),
+    ] {
+        let mut app = sample(name);
+        app.follow = false;
+        app.goto_step(step);
+        let s = zoomed(&mut app, Pane::Detail, 200, 40);
+        assert!(
+            s.contains(code) && s.contains(words),
+            "{name} step {step}:\n{s}"
+        );
+    }
+}

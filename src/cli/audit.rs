@@ -25,8 +25,10 @@ use super::{EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE};
 Finding codes: claimed-outcome-mismatch, ungrounded-citation, unhandled-contradiction, \
 inconsistent-sigma, revision-not-minimal, revision-incomplete, revision-policy-mismatch, \
 norm-retracted, postcondition-false-positive, postcondition-record-mismatch, dag-cycle, \
-dag-dangling-dependency, dag-deadlock, step-before-dependencies, plan-stats-inconsistent, unexpected-belief-name, repeated-query, oscillation, \
-unresolved-reference, parse-error, not-checkable."
+dag-dangling-dependency, dag-deadlock, step-before-dependencies, plan-stats-inconsistent, \
+bad-retrieval, file-read-avoided, incorrect-computation, answer-formatting, wrong-answer, \
+failure-mode-mismatch, failure-mode-recorded, unexpected-belief-name, repeated-query, \
+oscillation, unresolved-reference, parse-error, not-checkable."
 )]
 pub(crate) struct Args {
     /// Trace files (JSON Lines); `-` reads standard input.

@@ -26,6 +26,8 @@
 //! - `epistemic`: gate verdicts (`claimed-outcome-mismatch`, with the confusion
 //!   [`Matrix`]), citations, contradictions and their handling, revisions, norms;
 //! - `bdi`: tier-1 postconditions, plan DAGs, belief names, tiers that cannot be checked;
+//! - `failures`: the rest of seed 004's failure taxonomy (bad retrieval, avoided file reads,
+//!   incorrect computations, answer formatting) and recorded `failure_mode`s against them;
 //! - `loops`: repeated queries and oscillation;
 //! - `input`: reader problems and unparsable formulas (`parse-error`).
 //!
@@ -39,6 +41,7 @@
 
 mod bdi;
 mod epistemic;
+pub mod failures;
 mod input;
 mod loops;
 mod probe;
@@ -178,6 +181,31 @@ codes! {
     /// `plan_stats` counters that cannot all hold: more outcomes than uses.
     PlanStatsInconsistent = "plan-stats-inconsistent", Warning,
         "plan_stats record contradicts itself", "plan_stats records contradict themselves";
+    /// Seed 004's bad retrieval: a fetch step that failed, or a wrong answer whose every
+    /// upstream computation recomputes correctly (the wrong value came from a fetch).
+    BadRetrieval = "bad-retrieval", Warning,
+        "retrieval went wrong", "retrievals went wrong";
+    /// Seed 004's avoided file read: the task names a file no step read with `read_file`.
+    FileReadAvoided = "file-read-avoided", Warning,
+        "task's file was never read", "tasks' files were never read";
+    /// Seed 004's incorrect computation: a step's written result differs from its `compute`
+    /// expression evaluated on its inputs.
+    IncorrectComputation = "incorrect-computation", Error,
+        "computation wrote a wrong result", "computations wrote wrong results";
+    /// Seed 004's answer formatting: the answer misses the expected one only in its format.
+    AnswerFormatting = "answer-formatting", Warning,
+        "answer misses the expected one only in its format",
+        "answers miss the expected ones only in their format";
+    /// An answer that does not match the expected one, for a cause doxascope cannot tell.
+    WrongAnswer = "wrong-answer", Error,
+        "answer does not match the expected one", "answers do not match the expected ones";
+    /// A `failure_mode` (or score) the trace records that doxascope's detection contradicts.
+    FailureModeMismatch = "failure-mode-mismatch", Warning,
+        "recorded failure mode disagrees with what doxascope detected",
+        "recorded failure modes disagree with what doxascope detected";
+    /// A `failure_mode` the trace records, with what doxascope detected in the same place.
+    FailureModeRecorded = "failure-mode-recorded", Info,
+        "failure mode was recorded by the trace", "failure modes were recorded by the trace";
     /// The same query asked again with Σ unchanged.
     RepeatedQuery = "repeated-query", Warning,
         "query was repeated with Σ unchanged", "queries were repeated with Σ unchanged";
@@ -548,6 +576,7 @@ fn audit_session(
     input::check(&mut cx);
     epistemic::check(&mut cx);
     bdi::check(&mut cx);
+    failures::check(&mut cx);
     loops::check(&mut cx);
     let mut findings = cx.findings;
     findings.sort_by_key(|a| (a.step, a.code, a.seq));

@@ -24,6 +24,7 @@
 //!
 //! [`export`] renders Σ at a step as DIMACS, SMT-LIB, the prompt bullet list or JSON.
 
+pub mod arith;
 pub mod audit;
 pub mod bdi;
 pub mod export;

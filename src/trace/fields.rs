@@ -317,6 +317,11 @@ known_fields! {
     "failure_count" => failure_count,
     "level" => level,
     "message" => message,
+    "files" => files,
+    "tool_calls" => tool_calls,
+    "inputs" => inputs,
+    "expected_answer" => expected_answer,
+    "correct" => correct,
 }
 
 const N_FIELDS: usize = FIELD_NAMES.len();
@@ -839,6 +844,7 @@ pub(crate) fn build_body(
             goal: b.value(F::goal),
             satisfaction: b.value(F::satisfaction),
             open_parameters: b.value(F::open_parameters),
+            files: b.strings(F::files)?,
         })),
         Kind::Plan => Body::Plan(Box::new(Plan {
             intention_type: b.string(F::intention_type)?,
@@ -853,6 +859,8 @@ pub(crate) fn build_body(
             post_met: b.boolean(F::post_met)?,
             new_beliefs: b.typed(F::new_beliefs)?.unwrap_or_default(),
             summary: b.string(F::summary)?,
+            tool_calls: b.typed(F::tool_calls)?.unwrap_or_default(),
+            inputs: b.typed(F::inputs)?.map(Box::new),
         })),
         Kind::Postcondition => {
             let plan = b.string(F::plan)?;
@@ -880,6 +888,10 @@ pub(crate) fn build_body(
         Kind::Satisfaction => Body::Satisfaction(Box::new(Satisfaction {
             intention: b.string(F::intention)?,
             ok: b.boolean(F::ok)?,
+            answer: b.value(F::answer),
+            expected_answer: b.value(F::expected_answer),
+            correct: b.boolean(F::correct)?,
+            failure_mode: b.string(F::failure_mode)?,
         })),
         Kind::Review => Body::Review(Box::new(Review {
             decisions: b.typed(F::decisions)?.unwrap_or_default(),
