@@ -773,3 +773,121 @@ fn recorded_failure_modes_agree_disagree_or_stay_unchecked() {
     assert_eq!(m.evidence["recorded_correct"], false);
     assert_eq!(m.evidence["recomputed_correct"], true);
 }
+
+// Seed 001's QUERY and ANSWER, recomputed on Σ at their step.
+
+#[test]
+fn query_answers_are_recomputed() {
+    let r = run(&with(
+        &PQ,
+        &[
+            r#"{"kind":"query","formula":"q","answer":"unknown"}"#,
+            r#"{"kind":"query","formula":"!q","answer":"unknown"}"#,
+            r#"{"kind":"query","formula":"s","answer":"yes"}"#,
+            // Near misses: right answers of each kind, and a query with no answer.
+            r#"{"kind":"query","formula":"q","answer":"yes"}"#,
+            r#"{"kind":"query","formula":"!p","answer":"no"}"#,
+            r#"{"kind":"query","formula":"s | q & !q","answer":"unknown"}"#,
+            r#"{"kind":"query","formula":"!q"}"#,
+        ],
+    ));
+    let fs = of(&r, Code::QueryAnswerMismatch);
+    let got: Vec<(Option<u32>, &Value, &Value)> = fs
+        .iter()
+        .map(|f| (f.step, &f.evidence["claimed"], &f.evidence["recomputed"]))
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            (Some(3), &Value::from("unknown"), &Value::from("entailed")),
+            (
+                Some(4),
+                &Value::from("unknown"),
+                &Value::from("contradicted")
+            ),
+            (Some(5), &Value::from("yes"), &Value::from("unknown")),
+        ],
+        "{:#?}",
+        r.findings
+    );
+    assert!(fs.iter().all(|f| f.severity == Severity::Error));
+    // The premises behind the recomputed answer: q follows from both beliefs.
+    let mut ids = strs(fs[0].evidence.get("supports").and_then(|s| s.get(0)));
+    ids.sort();
+    assert_eq!(ids, ["f", "r"]);
+    assert_eq!(fs[1].evidence["expected_answer"], "no");
+    assert!(fs[1].evidence.get("conflicts").is_some());
+}
+
+#[test]
+fn answers_must_follow_from_sigma_unless_hedged() {
+    let r = run(&with(
+        &PQ,
+        &[
+            r#"{"kind":"answer","text":"q does not hold","formula":"!q"}"#,
+            r#"{"kind":"answer","text":"s holds","formula":"s"}"#,
+            // Near misses: an entailed answer; a hedged guess; an answer with no formula.
+            r#"{"kind":"answer","text":"q","formula":"q"}"#,
+            r#"{"kind":"answer","text":"maybe s","formula":"s","hedged":true}"#,
+            r#"{"kind":"answer","text":"no idea"}"#,
+        ],
+    ));
+    let c = only(&r, Code::AnswerContradictsSigma);
+    assert_eq!((c.step, c.severity), (Some(3), Severity::Error));
+    let mut ids = strs(c.evidence.get("conflicts").and_then(|s| s.get(0)));
+    ids.sort();
+    assert_eq!(ids, ["f", "r"]);
+    let n = only(&r, Code::AnswerNotEntailed);
+    assert_eq!((n.step, n.severity), (Some(4), Severity::Warning));
+    // A hedged answer Σ contradicts is still a contradiction.
+    let hedged = run(&with(
+        &PQ,
+        &[r#"{"kind":"answer","formula":"!q","hedged":true}"#],
+    ));
+    assert_eq!(
+        only(&hedged, Code::AnswerContradictsSigma).evidence["hedged"],
+        true
+    );
+    // An answer formula that does not parse is a parse error, not a verdict.
+    let bad = run(&[r#"{"kind":"answer","formula":"p &"}"#]);
+    only(&bad, Code::ParseError);
+    none(&bad, Code::AnswerNotEntailed);
+}
+
+#[test]
+fn query_and_answer_timeouts_are_not_checkable_never_verdicts() {
+    use std::time::Duration;
+    // A pigeonhole formula no solver refutes in a millisecond.
+    let mut clauses = Vec::new();
+    let (holes, pigeons) = (8, 9);
+    for p in 0..pigeons {
+        let row: Vec<String> = (0..holes).map(|h| format!("x{p}_{h}")).collect();
+        clauses.push(format!("({})", row.join(" | ")));
+    }
+    for h in 0..holes {
+        for a in 0..pigeons {
+            for b in a + 1..pigeons {
+                clauses.push(format!("(!x{a}_{h} | !x{b}_{h})"));
+            }
+        }
+    }
+    let php = clauses.join(" & ");
+    let announce =
+        format!(r#"{{"kind":"announce","id":"php","formula":"{php} | z","role":"rule"}}"#);
+    let lines = [
+        announce.as_str(),
+        r#"{"kind":"query","formula":"z","answer":"yes"}"#,
+        r#"{"kind":"answer","formula":"z"}"#,
+    ];
+    let mut opts = AuditOptions::default();
+    opts.recompute.timeout = Duration::from_millis(1);
+    let r = run_with(&lines, opts);
+    none(&r, Code::QueryAnswerMismatch);
+    none(&r, Code::AnswerNotEntailed);
+    let n: Vec<_> = of(&r, Code::NotCheckable)
+        .into_iter()
+        .filter(|f| f.formulas == ["z"])
+        .collect();
+    assert_eq!(n.len(), 2, "{:#?}", r.findings);
+    assert!(n.iter().all(|f| f.evidence["cause"] == "timeout"), "{n:#?}");
+}

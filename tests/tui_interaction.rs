@@ -883,3 +883,43 @@ fn unfiltered_sigma_rows_are_sigma_at_every_step_without_the_list() {
         assert_eq!(rows.range(0, usize::MAX), s.sigma_at(app.step(), false));
     }
 }
+
+/// Seed 001's QUERY and ANSWER checks reach the TUI: the wrong query answer and the answer Σ
+/// contradicts are findings on their events, shown in the detail pane.
+#[test]
+fn query_and_answer_findings_show_on_their_events() {
+    let trace = concat!(
+        r#"{"kind":"announce","id":"f","formula":"p"}"#,
+        "\n",
+        r#"{"kind":"announce","id":"r","formula":"p -> q","role":"rule"}"#,
+        "\n",
+        r#"{"kind":"query","formula":"q","answer":"unknown"}"#,
+        "\n",
+        r#"{"kind":"answer","text":"q is false","formula":"!q"}"#,
+        "\n",
+    );
+    let mut app = app_for("qa.jsonl", trace.as_bytes());
+    audit(&mut app, &mut Auditor::default());
+    let codes: Vec<(At, &str)> = app
+        .analysis
+        .as_ref()
+        .unwrap()
+        .findings
+        .iter()
+        .map(|(at, f)| (*at, f.code.as_str()))
+        .collect();
+    assert_eq!(
+        codes,
+        vec![
+            (At::Event(2), "query-answer-mismatch"),
+            (At::Event(3), "answer-contradicts-sigma")
+        ]
+    );
+    app.follow = false;
+    app.goto_step(4);
+    app.detail_from = Pane::Timeline;
+    app.focus = Pane::Detail;
+    app.zoom = true;
+    let s = render_text(&mut app, 160, 30);
+    assert!(s.contains("answer-contradicts-sigma"), "{s}");
+}

@@ -269,9 +269,12 @@ class Emitter:
         _check("answer", answer, _ANSWERS)
         return self.emit("query", formula=formula, answer=answer, **extra)
 
-    def answer(self, text=None, formula=None, **extra):
-        """``answer``: an ANSWER the agent gave, as text and/or as a formula."""
-        return self.emit("answer", text=text, formula=formula, **extra)
+    def answer(self, text=None, formula=None, hedged=None, **extra):
+        """``answer``: an ANSWER the agent gave, in words and as a formula; ``hedged=True``
+        marks a guess or opinion (the audit then does not require Σ to entail it)."""
+        if hedged is not None and not isinstance(hedged, bool):
+            raise ValueError("hedged must be True or False")
+        return self.emit("answer", text=text, formula=formula, hedged=hedged, **extra)
 
     def thought(self, text=None, asserts=None, **extra):
         """``thought``: a chain-of-thought step and the formulas it asserts."""

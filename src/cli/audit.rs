@@ -27,7 +27,8 @@ inconsistent-sigma, revision-not-minimal, revision-incomplete, revision-policy-m
 norm-retracted, postcondition-false-positive, postcondition-record-mismatch, dag-cycle, \
 dag-dangling-dependency, dag-deadlock, step-before-dependencies, plan-stats-inconsistent, \
 bad-retrieval, file-read-avoided, incorrect-computation, answer-formatting, wrong-answer, \
-failure-mode-mismatch, failure-mode-recorded, unexpected-belief-name, repeated-query, \
+failure-mode-mismatch, failure-mode-recorded, query-answer-mismatch, answer-contradicts-sigma, \
+answer-not-entailed, unexpected-belief-name, repeated-query, \
 oscillation, unresolved-reference, parse-error, not-checkable."
 )]
 pub(crate) struct Args {

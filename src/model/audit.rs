@@ -206,6 +206,17 @@ codes! {
     /// A `failure_mode` the trace records, with what doxascope detected in the same place.
     FailureModeRecorded = "failure-mode-recorded", Info,
         "failure mode was recorded by the trace", "failure modes were recorded by the trace";
+    /// A `query` whose claimed answer differs from `entails` recomputed on Σ at that step.
+    QueryAnswerMismatch = "query-answer-mismatch", Error,
+        "query answer differs from the recomputed one",
+        "query answers differ from the recomputed ones";
+    /// An `answer` whose formula Σ contradicts.
+    AnswerContradictsSigma = "answer-contradicts-sigma", Error,
+        "answer contradicts Σ", "answers contradict Σ";
+    /// An `answer` presented as known (not `hedged`) that Σ does not entail.
+    AnswerNotEntailed = "answer-not-entailed", Warning,
+        "answer given as known is not entailed by Σ",
+        "answers given as known are not entailed by Σ";
     /// The same query asked again with Σ unchanged.
     RepeatedQuery = "repeated-query", Warning,
         "query was repeated with Σ unchanged", "queries were repeated with Σ unchanged";

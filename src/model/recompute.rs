@@ -13,7 +13,9 @@
 //! - every `announce` records the gate verdict on the state before it, the citation check,
 //!   and whether Σ is consistent after it, with a minimal conflicting subset if not
 //!   ([`AnnounceCheck`]);
-//! - every `query` gets `entails` recomputed ([`QueryResult`]);
+//! - every `query` gets `entails` recomputed ([`QueryResult`]), and so does every `answer`
+//!   with a formula ([`AnswerResult`]: seed 001's ANSWER, "verify that the final answer is
+//!   consistent with Σ");
 //! - every `revise` records whether Σ was consistent before it, a minimal conflict, whether
 //!   each retracted belief lies in a conflict, and whether Σ is consistent once the `retract`
 //!   events that apply it have happened ([`RevisionCheck`]).
@@ -331,6 +333,26 @@ pub struct QueryResult {
     pub claimed: Option<QueryAnswer>,
     /// `entails` recomputed on Σ just before the event.
     pub result: Result<Entails, Unknown>,
+    /// Audit only: for the first [`EVIDENCE_CAP`] disagreeing queries and answers of the
+    /// session, the minimal subsets of Σ (at most 3) behind the recomputed answer: entailing
+    /// the formula when it is entailed, its negation when it is contradicted.
+    pub evidence: Option<Result<Vec<Vec<String>>, Unknown>>,
+}
+
+/// An `answer` event with a formula, recomputed: `entails` on Σ just before it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AnswerResult {
+    /// The step.
+    pub step: u32,
+    /// The event position.
+    pub event: u32,
+    /// Whether the agent hedged it (`hedged: true`): then only a contradiction matters.
+    pub hedged: bool,
+    /// `entails` recomputed on Σ just before the event.
+    pub result: Result<Entails, Unknown>,
+    /// Audit only: for an answer Σ contradicts (within [`EVIDENCE_CAP`]), the minimal subsets
+    /// of Σ entailing its negation.
+    pub evidence: Option<Result<Vec<Vec<String>>, Unknown>>,
 }
 
 impl QueryResult {
@@ -411,6 +433,8 @@ pub struct Recomputed {
     pub announces: Vec<AnnounceCheck>,
     /// One per `query`.
     pub queries: Vec<QueryResult>,
+    /// One per `answer` with a formula.
+    pub answers: Vec<AnswerResult>,
     /// One per `revise`.
     pub revisions: Vec<RevisionCheck>,
     /// Problems mirroring Σ (a belief that could not be added or retracted).
@@ -709,6 +733,17 @@ impl Mirror {
             .filter(|id| self.engine.belief(id).is_none())
             .cloned()
             .collect()
+    }
+
+    /// Whether Σ entails `f`, contradicts it, or neither (one budgeted solve; none while Σ
+    /// is known inconsistent, when everything follows, as the engine says).
+    fn entails(&mut self, f: &Formula) -> Result<Entails, Unknown> {
+        let g = self.prepare(f)?;
+        if self.known_sat == Some(false) {
+            return Ok(Entails::Entailed);
+        }
+        self.whole()?;
+        Ok(self.engine.entails(&g)?)
     }
 
     /// Θ(Σ, Δ). With beliefs missing only a contradiction is an answer: Σ ∧ Δ contains the
@@ -1088,21 +1123,48 @@ fn walk(tl: &Timeline, log: &TraceLog, opts: &RecomputeOptions) -> Recomputed {
                 out.verifies.push(vr);
             }
             Body::Query(q) => {
-                let result = parse_formula(&q.formula).and_then(|f| {
-                    let g = m.prepare(&f)?;
-                    if m.known_sat == Some(false) {
-                        // Everything follows from an inconsistent Σ (as the engine says).
-                        return Ok(Entails::Entailed);
-                    }
-                    m.whole()?;
-                    Ok(m.engine.entails(&g)?)
-                });
-                out.queries.push(QueryResult {
+                let f = parse_formula(&q.formula);
+                let result = f.clone().and_then(|f| m.entails(&f));
+                let mut qr = QueryResult {
                     step,
                     event: pos,
                     claimed: q.answer,
                     result,
-                });
+                    evidence: None,
+                };
+                if let (Some(_), Ok(f), Some(false)) = (audit, &f, qr.agrees())
+                    && explained < EVIDENCE_CAP
+                {
+                    explained += 1;
+                    qr.evidence = match qr.result {
+                        Ok(Entails::Entailed) => Some(m.supports(f)),
+                        Ok(Entails::Contradicted) => {
+                            Some(m.supports(&Formula::Not(Box::new(f.clone()))))
+                        }
+                        _ => None,
+                    };
+                }
+                out.queries.push(qr);
+            }
+            Body::Answer(a) => {
+                if let Some(text) = a.formula.as_deref() {
+                    let f = parse_formula(text);
+                    let result = f.clone().and_then(|f| m.entails(&f));
+                    let mut ar = AnswerResult {
+                        step,
+                        event: pos,
+                        hedged: a.hedged == Some(true),
+                        result,
+                        evidence: None,
+                    };
+                    if let (Some(_), Ok(f), Ok(Entails::Contradicted)) = (audit, &f, &ar.result)
+                        && explained < EVIDENCE_CAP
+                    {
+                        explained += 1;
+                        ar.evidence = Some(m.supports(&Formula::Not(Box::new(f.clone()))));
+                    }
+                    out.answers.push(ar);
+                }
             }
             Body::Revise(_) => {
                 if let Some(&k) = revision_at.get(&pos) {

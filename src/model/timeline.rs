@@ -778,6 +778,11 @@ impl Pass<'_> {
                     self.error(step, pos, "formula", Ok(e));
                 }
             }
+            Body::Answer(a) => {
+                if let Some(Err(e)) = a.formula.as_deref().map(parse) {
+                    self.error(step, pos, "formula", Ok(e));
+                }
+            }
             Body::Unknown(_) => self.tl.unknown_kinds += 1,
             _ => self.tl.bdi.push(step, pos, ev),
         }

@@ -863,6 +863,10 @@ pub struct Answer {
     /// The answer as a formula.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub formula: Option<Text>,
+    /// Whether the agent hedges the answer (a guess or an opinion, not presented as known):
+    /// a hedged answer need not be entailed by Σ.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hedged: Option<bool>,
 }
 
 /// `thought`: a chain-of-thought step.

@@ -322,6 +322,7 @@ known_fields! {
     "inputs" => inputs,
     "expected_answer" => expected_answer,
     "correct" => correct,
+    "hedged" => hedged,
 }
 
 const N_FIELDS: usize = FIELD_NAMES.len();
@@ -810,6 +811,7 @@ pub(crate) fn build_body(
         Kind::Answer => Body::Answer(Box::new(Answer {
             text: b.string(F::text)?,
             formula: b.string(F::formula)?,
+            hedged: b.boolean(F::hedged)?,
         })),
         Kind::Thought => Body::Thought(Box::new(Thought {
             text: b.string(F::text)?,

@@ -1,4 +1,5 @@
-//! Checks over Σ: gate verdicts, citations, contradictions, revisions and norms.
+//! Checks over Σ: gate verdicts, QUERY and ANSWER, citations, contradictions, revisions and
+//! norms.
 //!
 //! Everything here reads the recomputation pass ([`crate::model::recompute`]), including
 //! its answers to the audit's questions; the [`Probe`] is only asked what a recomputation
@@ -13,6 +14,14 @@
 //! (`docs/samples.md`, treasure hunt: two errors about one conflict, one saying where it
 //! came from, one saying what the agent was left believing).
 //!
+//! **QUERY and ANSWER** (seed 001, §4: "if it contains ANSWER, verify that the final answer is
+//! consistent with Σ"; "if it contains QUERY, run the query on Σ"). A `query`'s claimed answer
+//! is compared with `entails` recomputed on Σ at that step (`yes` = entailed, `no` =
+//! contradicted, `unknown` = neither): a difference is a `query-answer-mismatch`. An `answer`
+//! whose formula Σ contradicts is `answer-contradicts-sigma`; one Σ does not entail is
+//! `answer-not-entailed` unless the agent marked it `hedged` (an ANSWER is presented as
+//! known otherwise). Evidence: the minimal subsets of Σ behind the recomputed answer.
+//!
 //! **Revisions.** A revise is settled once the `retract` events that apply it have happened.
 //! If Σ is still inconsistent then, it is `revision-incomplete`. If Σ is consistent and some
 //! retracted belief could be put back alone without breaking consistency, it retracted more
@@ -26,16 +35,18 @@ use serde_json::json;
 
 use super::probe::Probe;
 use super::{Code, Cx, Severity};
+use crate::logic::engine::Entails;
 use crate::logic::engine::{BeliefSpec, Outcome, Role as ERole};
 use crate::logic::formula::Formula;
 use crate::logic::parse::parse;
 use crate::logic::revise::Policy;
 use crate::model::recompute::{EVIDENCE_CAP, Unknown, VerifyResult};
 use crate::model::timeline::RetractedBy;
-use crate::trace::event::{Body, Outcome as Claimed, Role};
+use crate::trace::event::{Body, Outcome as Claimed, QueryAnswer, Role};
 
 pub(super) fn check(cx: &mut Cx<'_>) {
     gate(cx);
+    queries_and_answers(cx);
     citations(cx);
     contradictions(cx);
     revisions(cx);
@@ -242,6 +253,199 @@ fn gate(cx: &mut Cx<'_>) {
                 }
             }
         }
+        cx.push(f);
+    }
+}
+
+fn entails_str(e: Entails) -> &'static str {
+    match e {
+        Entails::Entailed => "entailed",
+        Entails::Contradicted => "contradicted",
+        Entails::Unknown => "unknown",
+    }
+}
+
+fn query_str(a: QueryAnswer) -> &'static str {
+    match a {
+        QueryAnswer::Yes => "yes",
+        QueryAnswer::No => "no",
+        QueryAnswer::Unknown => "unknown",
+    }
+}
+
+/// The answer a query should have received.
+fn expected_reply(e: Entails) -> &'static str {
+    match e {
+        Entails::Entailed => "yes",
+        Entails::Contradicted => "no",
+        Entails::Unknown => "unknown",
+    }
+}
+
+/// The minimal sets behind a recomputed answer: the recomputation's, else a probe's.
+fn evidence<'a>(
+    probe: &mut Option<Probe<'a>>,
+    cx: &Cx<'a>,
+    given: &Option<Result<Vec<Vec<String>>, Unknown>>,
+    step: u32,
+    phi: Formula,
+) -> Result<Vec<Vec<String>>, String> {
+    match given {
+        Some(r) => r.clone().map_err(|e| e.to_string()),
+        None => probe_at(probe, cx, step)
+            .and_then(|p| p.supports(&phi, 3))
+            .map(|(sets, _)| sets),
+    }
+}
+
+/// `query-answer-mismatch`, `answer-contradicts-sigma`, `answer-not-entailed`, and the
+/// queries and answers the solver could not decide (`not-checkable`).
+fn queries_and_answers(cx: &mut Cx<'_>) {
+    let mut probe: Option<Probe<'_>> = None;
+    let mut out = Vec::new();
+    let mut explained = 0;
+    for q in cx.rc.queries.clone() {
+        let Some(Body::Query(b)) = cx.log.events.get(q.event as usize).map(|e| &e.body) else {
+            continue;
+        };
+        let text = b.formula.to_string();
+        let r = match &q.result {
+            Ok(r) => *r,
+            Err(Unknown::Parse { .. }) => continue,
+            Err(e) => {
+                if q.claimed.is_some() {
+                    out.push(
+                        unanswered(
+                            cx,
+                            q.step,
+                            q.event,
+                            &format!("The query {text}"),
+                            &e.to_string(),
+                            e.cause(),
+                        )
+                        .formulas([text.clone()]),
+                    );
+                }
+                continue;
+            }
+        };
+        let (Some(claimed), Some(false)) = (q.claimed, q.agrees()) else {
+            continue;
+        };
+        let mut f = cx
+            .finding(
+                Code::QueryAnswerMismatch,
+                q.step,
+                q.event,
+                format!(
+                    "The query {text} was answered {}, but on Σ at that step it is {} (the                      answer should have been {}).",
+                    query_str(claimed),
+                    entails_str(r),
+                    expected_reply(r)
+                ),
+            )
+            .formulas([text.clone()])
+            .with("claimed", query_str(claimed))
+            .with("recomputed", entails_str(r))
+            .with("expected_answer", expected_reply(r));
+        let phi = parse(&text).ok().and_then(|phi| match r {
+            Entails::Entailed => Some(("supports", phi)),
+            Entails::Contradicted => Some(("conflicts", Formula::Not(Box::new(phi)))),
+            Entails::Unknown => None,
+        });
+        if let Some((key, phi)) = phi {
+            if explained >= EVIDENCE_CAP {
+                f = f.with("evidence_omitted", true);
+            } else {
+                explained += 1;
+                match evidence(&mut probe, cx, &q.evidence, q.step, phi) {
+                    Ok(sets) => {
+                        let ids: BTreeSet<&String> = sets.iter().flatten().collect();
+                        f = f.ids(ids.into_iter().cloned()).with(key, json!(sets));
+                    }
+                    Err(e) => f = f.with("evidence_error", e),
+                }
+            }
+        }
+        out.push(f);
+    }
+    for a in cx.rc.answers.clone() {
+        let Some(Body::Answer(b)) = cx.log.events.get(a.event as usize).map(|e| &e.body) else {
+            continue;
+        };
+        let Some(text) = b.formula.as_ref().map(|t| t.to_string()) else {
+            continue;
+        };
+        let said = b
+            .text
+            .as_deref()
+            .map_or_else(String::new, |t| format!(" (\"{t}\")"));
+        let r = match &a.result {
+            Ok(r) => *r,
+            Err(Unknown::Parse { .. }) => continue,
+            Err(e) => {
+                out.push(
+                    unanswered(
+                        cx,
+                        a.step,
+                        a.event,
+                        &format!("The answer {text}"),
+                        &e.to_string(),
+                        e.cause(),
+                    )
+                    .formulas([text.clone()]),
+                );
+                continue;
+            }
+        };
+        let f = match r {
+            Entails::Entailed => continue,
+            Entails::Unknown if a.hedged => continue,
+            Entails::Unknown => cx
+                .finding(
+                    Code::AnswerNotEntailed,
+                    a.step,
+                    a.event,
+                    format!(
+                        "The answer {text}{said} is given as known, but Σ at that step does not                          entail it (nor its negation)."
+                    ),
+                )
+                .formulas([text.clone()])
+                .with("recomputed", entails_str(r))
+                .with("hedged", false),
+            Entails::Contradicted => {
+                let mut f = cx
+                    .finding(
+                        Code::AnswerContradictsSigma,
+                        a.step,
+                        a.event,
+                        format!(
+                            "The answer {text}{said} contradicts Σ at that step: Σ entails its                              negation."
+                        ),
+                    )
+                    .formulas([text.clone()])
+                    .with("recomputed", entails_str(r))
+                    .with("hedged", a.hedged);
+                if let Ok(phi) = parse(&text) {
+                    if explained >= EVIDENCE_CAP {
+                        f = f.with("evidence_omitted", true);
+                    } else {
+                        explained += 1;
+                        match evidence(&mut probe, cx, &a.evidence, a.step, Formula::Not(Box::new(phi))) {
+                            Ok(sets) => {
+                                let ids: BTreeSet<&String> = sets.iter().flatten().collect();
+                                f = f.ids(ids.into_iter().cloned()).with("conflicts", json!(sets));
+                            }
+                            Err(e) => f = f.with("evidence_error", e),
+                        }
+                    }
+                }
+                f
+            }
+        };
+        out.push(f);
+    }
+    for f in out {
         cx.push(f);
     }
 }
