@@ -891,3 +891,77 @@ fn query_and_answer_timeouts_are_not_checkable_never_verdicts() {
     assert_eq!(n.len(), 2, "{:#?}", r.findings);
     assert!(n.iter().all(|f| f.evidence["cause"] == "timeout"), "{n:#?}");
 }
+
+// Truth maintenance: a derived belief falls with its premises unless something else
+// supports it.
+
+#[test]
+fn unsupported_derivation_once_the_retractions_settle() {
+    let base = [
+        r#"{"kind":"announce","id":"a","formula":"p"}"#,
+        r#"{"kind":"announce","id":"r","formula":"p -> q","role":"rule"}"#,
+        r#"{"kind":"announce","id":"d","formula":"q","because":["a","r"]}"#,
+    ];
+    let r = run(&with(
+        &base,
+        &[
+            r#"{"kind":"retract","target":"a","by":"agent"}"#,
+            r#"{"kind":"log","message":"moving on"}"#,
+        ],
+    ));
+    let f = only(&r, Code::UnsupportedDerivation);
+    assert_eq!((f.step, f.severity), (Some(4), Severity::Warning));
+    assert_eq!(f.evidence["belief"], "d");
+    assert_eq!(f.evidence["premises_gone"][0]["id"], "a");
+    assert_eq!(f.evidence["premises_gone"][0]["step"], 4);
+    assert_eq!(strs(f.evidence.get("premises_left")), ["r"]);
+    // Near misses: the agent retracts the dependent right after (one run of retractions);
+    // another belief still entails it; the dependent itself was retracted.
+    let cascaded = run(&with(
+        &base,
+        &[
+            r#"{"kind":"retract","target":"a"}"#,
+            r#"{"kind":"retract","target":"d"}"#,
+        ],
+    ));
+    none(&cascaded, Code::UnsupportedDerivation);
+    let revised = run(&with(
+        &base,
+        &[
+            r#"{"kind":"revise","trigger":"a","retracted":["a","d"]}"#,
+            r#"{"kind":"retract","target":"a","by":"revision"}"#,
+            r#"{"kind":"retract","target":"d","by":"revision"}"#,
+        ],
+    ));
+    none(&revised, Code::UnsupportedDerivation);
+    let supported = run(&with(
+        &base,
+        &[
+            r#"{"kind":"announce","id":"b","formula":"q | !q -> q & p | q"}"#,
+            r#"{"kind":"retract","target":"a"}"#,
+        ],
+    ));
+    none(&supported, Code::UnsupportedDerivation);
+    // ...until that other support goes too.
+    let later = run(&with(
+        &base,
+        &[
+            r#"{"kind":"announce","id":"b","formula":"q"}"#,
+            r#"{"kind":"retract","target":"a"}"#,
+            r#"{"kind":"thought","text":"b still says q"}"#,
+            r#"{"kind":"retract","target":"b"}"#,
+        ],
+    ));
+    assert_eq!(only(&later, Code::UnsupportedDerivation).step, Some(7));
+    // A derived rule is judged the same way.
+    let rule = run(&[
+        r#"{"kind":"announce","id":"r1","formula":"p -> q","role":"rule"}"#,
+        r#"{"kind":"announce","id":"r2","formula":"q -> s","role":"rule"}"#,
+        r#"{"kind":"announce","id":"r3","formula":"p -> s","role":"rule","because":["r1","r2"]}"#,
+        r#"{"kind":"retract","target":"r2"}"#,
+    ]);
+    assert_eq!(
+        only(&rule, Code::UnsupportedDerivation).evidence["belief"],
+        "r3"
+    );
+}

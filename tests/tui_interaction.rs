@@ -923,3 +923,37 @@ fn query_and_answer_findings_show_on_their_events() {
     let s = render_text(&mut app, 160, 30);
     assert!(s.contains("answer-contradicts-sigma"), "{s}");
 }
+
+/// Truth maintenance reaches the TUI: the derived belief that outlived its premise is a
+/// finding on the retraction that left it unsupported.
+#[test]
+fn unsupported_derivation_shows_on_the_retraction() {
+    let trace = concat!(
+        r#"{"kind":"announce","id":"a","formula":"p"}"#,
+        "\n",
+        r#"{"kind":"announce","id":"r","formula":"p -> q","role":"rule"}"#,
+        "\n",
+        r#"{"kind":"announce","id":"d","formula":"q","because":["a","r"]}"#,
+        "\n",
+        r#"{"kind":"retract","target":"a"}"#,
+        "\n",
+    );
+    let mut app = app_for("tm.jsonl", trace.as_bytes());
+    audit(&mut app, &mut Auditor::default());
+    let codes: Vec<(At, &str)> = app
+        .analysis
+        .as_ref()
+        .unwrap()
+        .findings
+        .iter()
+        .map(|(at, f)| (*at, f.code.as_str()))
+        .collect();
+    assert_eq!(codes, vec![(At::Event(3), "unsupported-derivation")]);
+    app.follow = false;
+    app.goto_step(4);
+    app.detail_from = Pane::Timeline;
+    app.focus = Pane::Detail;
+    app.zoom = true;
+    let s = render_text(&mut app, 160, 30);
+    assert!(s.contains("unsupported-derivation"), "{s}");
+}

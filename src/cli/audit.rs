@@ -28,7 +28,7 @@ norm-retracted, postcondition-false-positive, postcondition-record-mismatch, dag
 dag-dangling-dependency, dag-deadlock, step-before-dependencies, plan-stats-inconsistent, \
 bad-retrieval, file-read-avoided, incorrect-computation, answer-formatting, wrong-answer, \
 failure-mode-mismatch, failure-mode-recorded, query-answer-mismatch, answer-contradicts-sigma, \
-answer-not-entailed, unexpected-belief-name, repeated-query, \
+answer-not-entailed, unsupported-derivation, unexpected-belief-name, repeated-query, \
 oscillation, unresolved-reference, parse-error, not-checkable."
 )]
 pub(crate) struct Args {

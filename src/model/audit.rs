@@ -150,6 +150,10 @@ codes! {
     RevisionPolicyMismatch = "revision-policy-mismatch", Warning,
         "revision differs from what its policy retracts",
         "revisions differ from what their policy retracts";
+    /// A belief derived (`because`) from premises that left Σ, still in Σ with nothing else
+    /// entailing it.
+    UnsupportedDerivation = "unsupported-derivation", Warning,
+        "derived belief outlived its premises", "derived beliefs outlived their premises";
     /// A norm was retracted.
     NormRetracted = "norm-retracted", Error,
         "norm was retracted", "norms were retracted";

@@ -22,6 +22,12 @@
 //! `answer-not-entailed` unless the agent marked it `hedged` (an ANSWER is presented as
 //! known otherwise). Evidence: the minimal subsets of Σ behind the recomputed answer.
 //!
+//! **Derivations** (truth maintenance, seed 001's record of how a fact was derived). A belief
+//! announced with `because` premises that were in Σ, which stays in Σ after some of them are
+//! retracted, with nothing else in Σ entailing it, is an `unsupported-derivation`: it should
+//! have fallen with its premises. The recomputation decides it once the retractions settle
+//! ([`crate::model::recompute::DerivationCheck`]).
+//!
 //! **Revisions.** A revise is settled once the `retract` events that apply it have happened.
 //! If Σ is still inconsistent then, it is `revision-incomplete`. If Σ is consistent and some
 //! retracted belief could be put back alone without breaking consistency, it retracted more
@@ -47,6 +53,7 @@ use crate::trace::event::{Body, Outcome as Claimed, QueryAnswer, Role};
 pub(super) fn check(cx: &mut Cx<'_>) {
     gate(cx);
     queries_and_answers(cx);
+    derivations(cx);
     citations(cx);
     contradictions(cx);
     revisions(cx);
@@ -279,6 +286,74 @@ fn expected_reply(e: Entails) -> &'static str {
         Entails::Entailed => "yes",
         Entails::Contradicted => "no",
         Entails::Unknown => "unknown",
+    }
+}
+
+/// `unsupported-derivation`: derived beliefs left in Σ without support after their premises
+/// went, and those the solver could not decide (`not-checkable`).
+fn derivations(cx: &mut Cx<'_>) {
+    let mut out = Vec::new();
+    for d in &cx.rc.derivations {
+        let rec = &cx.tl.beliefs()[d.record as usize];
+        let formula = match cx.log.events.get(rec.event as usize).map(|e| &e.body) {
+            Some(Body::Announce(a)) => a.formula.to_string(),
+            _ => String::new(),
+        };
+        let what = format!("Whether {} ({formula}) still has support", d.id);
+        match &d.supported {
+            Ok(true) => {}
+            Err(e) => out.push(
+                unanswered(cx, d.step, d.event, &what, &e.to_string(), e.cause())
+                    .ids([d.id.clone()])
+                    .formulas([formula.clone()]),
+            ),
+            Ok(false) => {
+                // When and how each premise went.
+                let how: Vec<serde_json::Value> = d
+                    .gone
+                    .iter()
+                    .map(|g| {
+                        let end = cx
+                            .tl
+                            .records_of(g)
+                            .filter(|(_, r)| r.active_at(rec.announced))
+                            .find_map(|(_, r)| r.retraction);
+                        json!({
+                            "id": g,
+                            "step": end.map(|x| x.step),
+                            "by": end.map(|x| x.by.as_str()),
+                        })
+                    })
+                    .collect();
+                let left = if d.left.is_empty() {
+                    String::new()
+                } else {
+                    format!(" (its other premises {} do not suffice)", list(&d.left))
+                };
+                out.push(
+                    cx.finding(
+                        Code::UnsupportedDerivation,
+                        d.step,
+                        d.event,
+                        format!(
+                            "{} ({formula}) was derived from {}, which left Σ, yet it is still \
+                             in Σ and nothing else in Σ entails it{left}.",
+                            d.id,
+                            list(&d.gone)
+                        ),
+                    )
+                    .ids(std::iter::once(d.id.clone()).chain(d.gone.iter().cloned()))
+                    .formulas([formula.clone()])
+                    .with("belief", d.id.as_str())
+                    .with("announced_at", rec.announced)
+                    .with("premises_gone", json!(how))
+                    .with("premises_left", &d.left),
+                );
+            }
+        }
+    }
+    for f in out {
+        cx.push(f);
     }
 }
 
