@@ -957,3 +957,25 @@ fn unsupported_derivation_shows_on_the_retraction() {
     let s = render_text(&mut app, 160, 30);
     assert!(s.contains("unsupported-derivation"), "{s}");
 }
+
+/// Seed 001's prompt in the TUI's command line: the tag instructions, the norm, and only the
+/// beliefs relevant to the question.
+#[test]
+fn repl_line_shows_seed_001s_prompt() {
+    let mut app = sample("alice-bob-norms.jsonl");
+    let mut r = None;
+    press(&mut app, &mut r, ":prompt Older(alice, carol)<enter>");
+    let all = app
+        .scrollback
+        .iter()
+        .map(|l| l.text.as_str())
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert!(
+        all.contains("ASSERT tag") && all.contains("ANSWER tag"),
+        "{all}"
+    );
+    assert!(all.contains("- ∀x. ¬RevealAddress(x)"), "{all}");
+    assert!(all.contains("- Parent(bob, carol)"), "{all}");
+    assert!(!all.contains("Mother(x, y)"), "{all}");
+}

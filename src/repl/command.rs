@@ -162,6 +162,13 @@ pub const COMMANDS: &[CommandSpec] = &[
         run: exec::sigma,
     },
     CommandSpec {
+        name: "prompt",
+        args: "[φ]",
+        summary: "seed 001's export_prompt: the ASSERT / QUERY / ANSWER instructions, every norm, and the beliefs of Σ sharing a predicate, constant or atom with φ",
+        completes: Completes::Formula,
+        run: exec::prompt,
+    },
+    CommandSpec {
         name: "help",
         args: "[CMD]",
         summary: "list the commands, or explain one",
@@ -249,6 +256,8 @@ pub enum Command {
     Diff(u64, u64),
     /// `sigma`
     Sigma,
+    /// `prompt [φ]`
+    Prompt(Option<FormulaArg>),
     /// `help [CMD]`
     Help(Option<String>),
     /// `save FILE`
@@ -274,6 +283,7 @@ impl Command {
             Command::At(_) => "at",
             Command::Diff(..) => "diff",
             Command::Sigma => "sigma",
+            Command::Prompt(_) => "prompt",
             Command::Help(_) => "help",
             Command::Save(_) => "save",
         }
@@ -466,6 +476,13 @@ pub fn parse(line: &str) -> Result<Command, CommandError> {
         "undo" => no_args(Command::Undo),
         "reset" => no_args(Command::Reset),
         "sigma" => no_args(Command::Sigma),
+        "prompt" => {
+            if arg.is_empty() {
+                Ok(Command::Prompt(None))
+            } else {
+                Ok(Command::Prompt(Some(formula_arg()?)))
+            }
+        }
         "policy" => {
             if arg.is_empty() {
                 return Ok(Command::Policy(None));

@@ -173,6 +173,11 @@ pub enum Reply {
         /// Every active belief.
         beliefs: Vec<Member>,
     },
+    /// `prompt`
+    Prompt {
+        /// Seed 001's prompt for Σ (and the question, when given).
+        text: String,
+    },
     /// `help`
     Help {
         /// The help text.
@@ -320,6 +325,7 @@ impl Reply {
                 }).collect::<Vec<_>>(),
             }),
             Reply::Help { text } => json!({"text": text}),
+            Reply::Prompt { text } => json!({"prompt": text}),
             Reply::Save { path, events } => json!({"path": path, "events": events}),
         };
         if let Value::Object(map) = &mut v {
@@ -586,6 +592,10 @@ impl Reply {
                 }
             }
             Reply::Help { text } => out.push_str(text),
+            Reply::Prompt { text } => {
+                let lines: Vec<String> = text.trim_end().lines().map(sanitize).collect();
+                out.push_str(&lines.join("\n"));
+            }
             Reply::Save { path, events } => {
                 let _ = write!(out, "wrote {events} events to {}", sanitize(path));
             }
