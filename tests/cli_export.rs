@@ -209,7 +209,7 @@ fn bad_input_exits_2() {
     );
     assert_eq!(run(&[p, "--format", "yaml"]).status.code(), Some(2));
     assert_eq!(run(&[p]).status.code(), Some(2));
-    let past = run(&[p, "--at", "18", "--format", "json"]);
+    let past = run(&[p, "--at", "24", "--format", "json"]);
     assert_eq!(past.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&past.stderr).contains("past the end"));
     assert_eq!(

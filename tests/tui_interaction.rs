@@ -109,26 +109,26 @@ fn press(app: &mut App, repl: &mut Option<ReplState>, keys: &str) -> Vec<Effect>
 fn time_travel_keys_move_the_step_and_pause_follow() {
     let mut app = sample("treasure-hunt.jsonl");
     let mut r = None;
-    assert_eq!(app.step(), 17);
+    assert_eq!(app.step(), 23);
     assert!(app.follow);
     press(&mut app, &mut r, "[[");
-    assert_eq!(app.step(), 15);
+    assert_eq!(app.step(), 21);
     assert!(!app.follow);
     press(&mut app, &mut r, "]");
-    assert_eq!(app.step(), 16);
+    assert_eq!(app.step(), 22);
     press(&mut app, &mut r, "g");
     assert_eq!(app.step(), 1);
     press(&mut app, &mut r, "[");
     assert_eq!(app.step(), 1, "never before the first step");
     press(&mut app, &mut r, "G");
-    assert_eq!(app.step(), 17);
+    assert_eq!(app.step(), 23);
     press(&mut app, &mut r, "g");
     press(&mut app, &mut r, "f");
     assert!(app.follow);
-    assert_eq!(app.step(), 17, "follow jumps to the newest step");
+    assert_eq!(app.step(), 23, "follow jumps to the newest step");
     let screen = render_text(&mut app, 160, 45);
     assert!(
-        screen.contains("step 17 of 17") && screen.contains("FOLLOW"),
+        screen.contains("step 23 of 23") && screen.contains("FOLLOW"),
         "{screen}"
     );
     // Σ changes with the step: at step 5 only the domain assumption is in.
@@ -228,6 +228,9 @@ fn e_and_shift_e_visit_errors_and_findings() {
 fn repl_line_runs_why_and_entails_with_history_and_completion() {
     let mut app = sample("treasure-hunt.jsonl");
     let mut r = None;
+    // At step 17, before the revision drops the map's B.
+    app.follow = false;
+    app.goto_step(17);
     press(&mut app, &mut r, ":entails treasure_in_b<enter>");
     assert_eq!(app.mode, Mode::Command);
     let text: Vec<_> = app.scrollback.iter().map(|l| l.text.clone()).collect();
@@ -270,7 +273,9 @@ fn repl_line_runs_why_and_entails_with_history_and_completion() {
 fn w_on_a_belief_highlights_its_minimal_support() {
     let mut app = sample("treasure-hunt.jsonl");
     let mut r = None;
-    // Select t3-not-a (third row of Σ at the last step).
+    // Select t3-not-a (third row of Σ at step 17, before the revision).
+    app.follow = false;
+    app.goto_step(17);
     press(&mut app, &mut r, "jj");
     assert_eq!(
         app.selected_event()
@@ -786,7 +791,9 @@ fn a_command_typed_while_the_session_is_handed_to_the_repl_is_answered_when_it_c
     );
 
     let mut app = sample("treasure-hunt.jsonl");
-    app.handover_chunk = 4;
+    app.follow = false;
+    app.goto_step(17);
+    app.handover_chunk = 11;
     let mut r = ReplState::default();
     let effects = app.on_key(KeyEvent::new(KeyCode::Char(':'), KeyModifiers::NONE));
     assert!(effects.is_empty());
@@ -804,16 +811,16 @@ fn a_command_typed_while_the_session_is_handed_to_the_repl_is_answered_when_it_c
     };
     let typed = app.scrollback.len();
     app.queue_command(line, step, purpose);
-    // 17 events in pieces of 4: four pieces, then the command with the last event.
+    // 23 events in pieces of 11: two pieces, then the command with the last event.
     let mut pieces = 0;
     loop {
         let msg = app.repl_next().expect("a message while the command waits");
         match msg {
             Msg::Data(d) => {
                 pieces += 1;
-                assert!(d.positions.len() <= 4);
+                assert!(d.positions.len() <= 11);
                 assert!(app.repl_pending());
-                assert_eq!(app.repl_loading, Some((4 * pieces, 17)));
+                assert_eq!(app.repl_loading, Some((11 * pieces, 23)));
                 assert!(r.apply(Msg::Data(d)).is_none(), "a piece is not answered");
                 // Input stays live meanwhile: the user can step back and forth.
                 app.on_key(KeyEvent::new(KeyCode::Esc, KeyModifiers::NONE));
@@ -829,7 +836,7 @@ fn a_command_typed_while_the_session_is_handed_to_the_repl_is_answered_when_it_c
             }
         }
     }
-    assert_eq!(pieces, 4);
+    assert_eq!(pieces, 2);
     assert!(!app.repl_pending());
     assert_eq!(app.repl_loading, None);
     assert!(app.repl_next().is_none(), "nothing more to send");
