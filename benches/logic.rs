@@ -248,7 +248,7 @@ fn revise_r1(quick: bool) {
         "R1 greedy: {} steps in {:.3}s, {revisions} revisions ({fallbacks} needed the recency fallback), {retracted} retracted, {refused} refused, kept {}, invalid cores replaced {invalid}, median {:?} per revision",
         steps.len(),
         total.as_secs_f64(),
-        sigma.beliefs().len(),
+        sigma.beliefs().count(),
         if times.is_empty() {
             Duration::ZERO
         } else {

@@ -109,6 +109,13 @@ fn classify(c: char, keep_newlines: bool) -> Class {
         '\u{fe00}'..='\u{fe0f}' | '\u{e0100}'..='\u{e01ef}' | '\u{180b}'..='\u{180f}' => {
             Class::Marker(format!("⟨U+{u:04X}⟩"))
         }
+        // Emoji modifiers (skin tones) join the emoji before them into one glyph on some
+        // terminals and draw as a second glyph on others, so the screen and the terminal
+        // disagree on the width and leave stale cells: shown as text. Regional indicators
+        // likewise (a pair is a flag, or two letters): `segments` shows a pair as
+        // `⟨flag:US⟩`.
+        '\u{1f3fb}'..='\u{1f3ff}' => Class::Marker(format!("⟨U+{u:04X}⟩")),
+        '\u{1f1e6}'..='\u{1f1ff}' => Class::Marker(format!("⟨flag:{}⟩", regional_letter(c))),
         _ => match c.general_category() {
             // Every format character (Cf), by category rather than by a list that misses
             // new ones (U+0600, U+06DD, U+070F, U+13430, U+1D173 ...), and every other
@@ -125,6 +132,15 @@ fn classify(c: char, keep_newlines: bool) -> Class {
             _ => Class::Keep,
         },
     }
+}
+
+/// The letter a regional indicator symbol stands for (🇺 is `U`).
+fn regional_letter(c: char) -> char {
+    char::from_u32(c as u32 - 0x1f1e6 + u32::from(b'A')).unwrap_or('?')
+}
+
+fn is_regional(c: char) -> bool {
+    ('\u{1f1e6}'..='\u{1f1ff}').contains(&c)
 }
 
 /// Splits untrusted text into printable runs and visible markers.
@@ -148,7 +164,8 @@ pub fn segments(s: &str, opts: Options) -> Vec<Segment<'_>> {
             *n = 0;
         }
     };
-    for (i, c) in shown.char_indices() {
+    let mut chars = shown.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
         match classify(c, opts.keep_newlines) {
             Class::Keep => {
                 if dropped_combining > 0 {
@@ -175,8 +192,20 @@ pub fn segments(s: &str, opts: Options) -> Vec<Segment<'_>> {
                 }
                 flush_dropped(&mut out, &mut dropped_combining);
                 combining = 0;
-                out.push(Segment::Marker(m));
                 run_start = i + c.len_utf8();
+                // Two regional indicators are one flag: one marker for both.
+                match chars.peek() {
+                    Some(&(j, d)) if is_regional(c) && is_regional(d) => {
+                        chars.next();
+                        out.push(Segment::Marker(format!(
+                            "⟨flag:{}{}⟩",
+                            regional_letter(c),
+                            regional_letter(d)
+                        )));
+                        run_start = j + d.len_utf8();
+                    }
+                    _ => out.push(Segment::Marker(m)),
+                }
             }
         }
     }
@@ -224,6 +253,24 @@ pub fn sanitize_bytes(bytes: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Emoji whose width terminals disagree on (a skin tone after an emoji, a flag made of
+    /// two regional indicators) leave no such code point on screen: the emoji stays, the
+    /// modifier and the flag are shown as text.
+    #[test]
+    fn skin_tones_and_flags_are_shown_as_text() {
+        let out = sanitize("🥲🏻 and 🇺🇸, lone 🇫, three 🇦🇧🇨");
+        assert_eq!(
+            out,
+            "🥲⟨U+1F3FB⟩ and ⟨flag:US⟩, lone ⟨flag:F⟩, three ⟨flag:AB⟩⟨flag:C⟩"
+        );
+        assert!(
+            !out.chars()
+                .any(|c| is_regional(c) || ('\u{1f3fb}'..='\u{1f3ff}').contains(&c))
+        );
+        // A plain emoji is kept.
+        assert_eq!(sanitize("ok 👍 done"), "ok 👍 done");
+    }
 
     /// Nothing the sanitizer emits may be a control character or a bidi/invisible character,
     /// whatever the input: that is the property the terminal's safety rests on.

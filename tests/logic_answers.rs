@@ -449,7 +449,7 @@ proptest! {
         let mut st = BeliefState::new().expect("engine");
         for (k, (id, g, c, hard, pol)) in steps.into_iter().enumerate() {
             let before = st.held().expect("held");
-            prop_assert_eq!(&before, &st.beliefs().to_vec());
+            prop_assert_eq!(&before, &st.beliefs().cloned().collect::<Vec<_>>());
             let role = if hard { Role::Rule } else { Role::Fact };
             let phi = BeliefSpec::new(format!("b{id}"), g.clone())
                 .confidence(if hard { 1.0 } else { c })
@@ -465,7 +465,7 @@ proptest! {
             };
             let after = st.held().expect("held");
             prop_assert_eq!(&after, &expected_after(&before, &phi, &rev), "{:?}", rev);
-            prop_assert_eq!(&after, &st.beliefs().to_vec());
+            prop_assert_eq!(&after, &st.beliefs().cloned().collect::<Vec<_>>());
             prop_assert!(!rev.retracted.contains(&phi.id));
             // What the gate saw: Σ without a same-id belief that φ replaces.
             let seen: Vec<BeliefSpec> = before
@@ -625,7 +625,7 @@ fn re_announcement_overwrites_confidence() {
     assert_eq!(st.entails(&f("g")).unwrap().degree, Some(0.6));
     let held = st.held().unwrap();
     assert_eq!((held[0].confidence, held[0].step), (0.6, 2));
-    assert_eq!(st.beliefs()[0].confidence, 0.6);
+    assert_eq!(st.beliefs().next().map(|b| b.confidence), Some(0.6));
 }
 
 /// Item 11: `flag; ~p @0.8; p @0.95; confidence; ~p @0.7` reports what it did (nothing is
@@ -663,7 +663,7 @@ fn a_dropped_replacement_restores_the_old_record() {
     assert!(r.retracted.is_empty());
     assert_eq!(r.conflict, vec!["y", "x"]);
     let held = st.held().unwrap();
-    assert_eq!(held, st.beliefs().to_vec());
+    assert_eq!(held, st.beliefs().cloned().collect::<Vec<_>>());
     assert_eq!(held[0], spec("x", "a").confidence(0.5));
     // Under a replacing policy the new record takes over; the old one is not blamed.
     let r = st.announce(spec("y", "~b"), Policy::Greedy).unwrap();

@@ -304,7 +304,7 @@ proptest! {
         with.push(&new);
         let conflicting = !oracle::satisfiable(&with);
         prop_assert_eq!(rev.outcome == Outcome::Contradiction, conflicting);
-        let after: Vec<BeliefSpec> = st.beliefs().to_vec();
+        let after: Vec<BeliefSpec> = st.beliefs().cloned().collect::<Vec<_>>();
         // Rules and norms are never retracted.
         for b in held.iter().filter(|b| b.role.is_hard()) {
             prop_assert!(after.iter().any(|a| a.id == b.id));
@@ -443,7 +443,7 @@ fn caps_refuse_before_adding() {
         })
     ));
     st.add(BeliefSpec::new("ok", atom(1))).unwrap();
-    assert!(st.beliefs().iter().all(|b| b.id != "big"));
+    assert!(st.beliefs().all(|b| b.id != "big"));
     assert_eq!(
         st.add(BeliefSpec::new("bad", atom(2)).confidence(1.5)),
         Err(EngineError::BadConfidence(1.5))

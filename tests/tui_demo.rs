@@ -136,7 +136,7 @@ fn each_dialogue_becomes_a_session_and_the_view_follows_the_newest() {
     play_until_done(&mut app, Instant::now());
     assert_eq!(app.store.log.events, all);
     assert_eq!(app.store.sessions.len(), 2);
-    assert_eq!(app.session, 1);
+    assert_eq!(app.session(), 1);
 }
 
 #[test]

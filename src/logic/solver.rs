@@ -291,11 +291,12 @@ impl<S: 'static> Worker<S> {
         })
     }
 
-    /// Runs `f` on the worker and waits for its result until `deadline`. On
-    /// [`Overrun::Timeout`] the worker has been cancelled and must be replaced.
+    /// Runs `f` on the worker and waits for its result until `deadline` (`None`: for as long
+    /// as it takes). On [`Overrun::Timeout`] the worker has been cancelled and must be
+    /// replaced.
     pub fn run<R: Send + 'static>(
         &self,
-        deadline: Instant,
+        deadline: Option<Instant>,
         f: impl FnOnce(&mut S) -> R + Send + 'static,
     ) -> Result<R, Overrun> {
         let (rtx, rrx) = mpsc::sync_channel(1);
@@ -309,8 +310,11 @@ impl<S: 'static> Worker<S> {
         if tx.send(job).is_err() {
             return Err(Overrun::Crashed);
         }
-        let wait = deadline.saturating_duration_since(Instant::now());
-        match rrx.recv_timeout(wait) {
+        let got = match deadline {
+            Some(d) => rrx.recv_timeout(d.saturating_duration_since(Instant::now())),
+            None => rrx.recv().map_err(|_| mpsc::RecvTimeoutError::Disconnected),
+        };
+        match got {
             Ok(r) => Ok(r),
             Err(mpsc::RecvTimeoutError::Timeout) => {
                 self.cancel.raise();
@@ -420,13 +424,13 @@ mod tests {
         let w = Worker::spawn(|_| 0u64).unwrap();
         let far = Instant::now() + Duration::from_secs(30);
         w.post(|s| *s += 1);
-        assert_eq!(w.run(far, |s| *s + 1), Ok(2));
-        let r = w.run(Instant::now() + Duration::from_millis(20), |_| {
+        assert_eq!(w.run(Some(far), |s| *s + 1), Ok(2));
+        let r = w.run(Some(Instant::now() + Duration::from_millis(20)), |_| {
             thread::sleep(Duration::from_millis(300));
         });
         assert_eq!(r, Err(Overrun::Timeout));
         let w2 = Worker::spawn(|_| ()).unwrap();
-        let r = w2.run(far, |_: &mut ()| -> u8 { panic!("boom") });
+        let r = w2.run(Some(far), |_: &mut ()| -> u8 { panic!("boom") });
         assert_eq!(r, Err(Overrun::Crashed));
     }
 }

@@ -28,7 +28,6 @@ pub mod arith;
 pub mod audit;
 pub mod bdi;
 pub mod export;
-mod local;
 pub mod recompute;
 pub mod timeline;
 

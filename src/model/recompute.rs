@@ -1,8 +1,8 @@
 //! The recomputation pass: every claim of a session checked again with the solver.
 //!
 //! [`recompute`] walks one session forward with ONE belief state (the engine's
-//! [`State`](crate::logic::engine::State),
-//! driven on the walk's own thread by `model::local`), mirroring the trace:
+//! [`State`](crate::logic::engine::State), driven on the walk's own thread through the
+//! engine's local handle, `logic/engine/local.rs`), mirroring the trace:
 //! each `announce` adds its belief (an announce of an active id with another formula replaces
 //! it, as in the replay), each `retract` that ended a record retracts it. Along the way:
 //!
@@ -48,8 +48,8 @@ use crate::trace::TraceLog;
 use crate::trace::event::Text;
 use crate::trace::event::{Body, Outcome as Claimed, QueryAnswer, Role};
 
-use super::local::{LocalEngine, run_with_stack};
 use super::timeline::{Timeline, event_at};
+use crate::logic::engine::{LocalEngine, run_with_stack};
 
 /// Settings of the recomputation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -773,7 +773,7 @@ impl Mirror {
             return Ok(Entails::Entailed);
         }
         self.whole()?;
-        Ok(self.engine.entails(&g)?)
+        Ok(self.engine.entails_plain(&g)?)
     }
 
     /// Whether Σ without the belief `id` still entails it; `None` while Σ is inconsistent
@@ -791,7 +791,7 @@ impl Mirror {
         };
         if spec.role.is_hard() {
             self.engine.retract(id)?;
-            let r = self.engine.entails(&spec.formula);
+            let r = self.engine.entails_plain(&spec.formula);
             // Σ held it a moment ago, with the same formula: putting it back cannot conflict.
             self.engine.add_unchecked(spec)?;
             return Ok(Some(r? == Entails::Entailed));
@@ -953,7 +953,7 @@ fn conjunction(texts: &[&str]) -> Result<Formula, Unknown> {
 }
 
 /// Recomputes every claim of one session (see the module docs). The walk runs on a thread
-/// of its own with the engine's stack (see `model::local`).
+/// of its own with the engine's stack (see `logic/engine/local.rs`).
 pub fn recompute(tl: &Timeline, log: &TraceLog, opts: &RecomputeOptions) -> Recomputed {
     run_with_stack(|| walk(tl, log, opts))
 }

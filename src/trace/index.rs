@@ -128,6 +128,7 @@ impl TraceLog {
                     byte_offset: None,
                     field: None,
                     message: "too many events in one log; event dropped".into(),
+                    excerpt: None,
                 }),
             },
             Item::Problem(p) => self.problems.push(p),

@@ -50,5 +50,6 @@ pub use event::{Body, Event, FORMAT_VERSION, FileName, Kind, Origin, Timestamp};
 pub use index::{Index, TraceLog};
 pub use load::read_all;
 pub use reader::{
-    DEFAULT_MAX_LINE_BYTES, Item, Problem, ProblemCode, Reader, ReaderConfig, Severity,
+    DEFAULT_MAX_LINE_BYTES, EXCERPT_BYTES, Excerpt, Item, Problem, ProblemCode, Reader,
+    ReaderConfig, Severity,
 };

@@ -44,10 +44,10 @@ use std::collections::HashSet;
 
 use varisat::Lit;
 
+use super::explain::{Fresh, preferred_mus};
+use super::state::{State, switch_off};
+use super::{Added, BeliefSpec, EngineError, Outcome, Role};
 use crate::logic::cnf;
-use crate::logic::engine::{
-    Added, BeliefSpec, EngineError, Fresh, Outcome, Role, State, preferred_mus, switch_off,
-};
 use crate::logic::formula::Formula;
 
 /// How contradictions are resolved (contract: `policy greedy|recency|confidence|reject|flag`).
@@ -108,7 +108,7 @@ pub struct Revision {
     /// Ids retracted by the revision, oldest first (never φ's own id).
     pub retracted: Vec<String>,
     /// When φ contradicted Σ: a minimal unsatisfiable subset that contains φ (ids, φ's last),
-    /// Σ's preferred one (see [`crate::logic::engine::State::explain`]). When Σ was already
+    /// Σ's preferred one (see `State::explain`). When Σ was already
     /// inconsistent: a minimal conflict that genuinely needs φ (its other members are
     /// satisfiable together), or empty when there is none.
     pub conflict: Vec<String>,
@@ -128,11 +128,14 @@ pub struct Revision {
     pub prior_conflict: Vec<String>,
 }
 
-pub(crate) fn announce(
-    st: &mut State,
-    spec: BeliefSpec,
-    policy: Policy,
-) -> Result<Revision, EngineError> {
+impl State {
+    /// Applies a revision policy to a new belief (see the module docs).
+    pub fn announce(&mut self, spec: BeliefSpec, policy: Policy) -> Result<Revision, EngineError> {
+        announce(self, spec, policy)
+    }
+}
+
+fn announce(st: &mut State, spec: BeliefSpec, policy: Policy) -> Result<Revision, EngineError> {
     if !(spec.confidence > 0.0 && spec.confidence <= 1.0) {
         return Err(EngineError::BadConfidence(spec.confidence));
     }
@@ -274,7 +277,7 @@ impl State {
     /// (earliest first) is the one looked at: if it contradicts `g`, its preferred minimal
     /// subset that does is the answer, and it is satisfiable without `g` by construction
     /// (checked anyway, like every explanation).
-    pub(crate) fn blame(&self, g: &Formula) -> Result<Option<Vec<usize>>, EngineError> {
+    pub(super) fn blame(&self, g: &Formula) -> Result<Option<Vec<usize>>, EngineError> {
         let members = self.cone(&[g], &self.active());
         let mut fresh = Fresh::new(self, &[(g, true)], &members)?;
         let all: Vec<usize> = (0..members.len()).collect();

@@ -15,7 +15,9 @@
 
 use varisat::Lit;
 
-use crate::logic::engine::{EngineError, State, switch_off};
+use super::EngineError;
+use super::state::{State, switch_off};
+use crate::logic::formula::Formula;
 
 impl State {
     /// The distinct confidence levels of the active retractable beliefs, ascending.
@@ -78,6 +80,24 @@ impl State {
     fn inc(&mut self) -> Result<f64, EngineError> {
         let levels = self.levels();
         Ok(self.last_true(&levels, &[])?.map_or(0.0, |i| levels[i]))
+    }
+
+    /// N(φ): the highest level above Inc(Σ) whose cut entails φ (0 if none).
+    pub fn necessity(&mut self, phi: &Formula) -> Result<f64, EngineError> {
+        let mut q = self.query(phi)?;
+        let neg = self.neg(&mut q).to_vec();
+        let r = self.necessity_lits(&neg);
+        self.finish(q);
+        r
+    }
+
+    /// B≥k φ: the cut at k entails φ and k is above Inc(Σ).
+    pub fn believes_at_least(&mut self, phi: &Formula, k: f64) -> Result<bool, EngineError> {
+        let mut q = self.query(phi)?;
+        let neg = self.neg(&mut q).to_vec();
+        let r = self.believes_at_least_lits(&neg, k);
+        self.finish(q);
+        r
     }
 
     /// N(φ), given the assumptions `neg` that make φ false.

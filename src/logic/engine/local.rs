@@ -1,0 +1,182 @@
+//! The second handle: a belief state driven on the calling thread, for the recomputation's
+//! long walks.
+//!
+//! [`BeliefState`](super::BeliefState) moves its state to a solver thread for formulas too
+//! deep for the caller's stack or too big to bound, and looks its state up in a thread-local
+//! registry on every request: the right shape for interactive use (the REPL, the TUI), where
+//! a handle may be sent between threads. A recomputation makes several requests per event
+//! over traces of 100,000 events with thousands of active beliefs, on a thread of its own
+//! with the engine's stack ([`run_with_stack`]). [`LocalEngine`] is the same [`Handle`] with
+//! an `Owned` seat: the state is a field, every request runs right here under the state's own
+//! deadline ([`Stop`](crate::logic::solver::Stop)), and after a timeout or a panic the state
+//! is rebuilt from the handle's copy of Σ, through the same code as `BeliefState`'s. It is not
+//! `Send`, so it cannot leave the big stack it was made for.
+
+use std::thread;
+use std::time::Instant;
+
+use super::handle::{Handle, Seat};
+use super::{BeliefSpec, EngineError, Limits, State};
+
+/// The stack the engine's solver thread gets (formulas are walked recursively).
+const STACK: usize = 256 << 20;
+
+/// Runs `f` on a fresh thread with the engine's stack size and returns its result (on the
+/// calling thread when the OS refuses a thread). A panic in `f` is propagated.
+pub(crate) fn run_with_stack<R: Send>(f: impl FnOnce() -> R + Send) -> R {
+    let mut f = Some(f);
+    let spawned = thread::scope(|s| {
+        let job = &mut f;
+        let h = thread::Builder::new()
+            .name("doxascope-recompute".into())
+            .stack_size(STACK)
+            .spawn_scoped(s, move || job.take().map(|f| f()));
+        match h {
+            Ok(h) => h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)),
+            Err(_) => None,
+        }
+    });
+    match (spawned, f) {
+        (Some(r), _) => r,
+        (None, Some(f)) => f(),
+        // The thread took the job, so it returned its result above.
+        (None, None) => unreachable!("the recomputation thread ran without a result"),
+    }
+}
+
+/// A belief state on the calling thread (see the module docs). Its operations are
+/// [`Handle`]'s, as for [`BeliefState`](super::BeliefState).
+pub(crate) type LocalEngine = Handle<Owned>;
+
+/// The seat of a [`LocalEngine`]: the state itself (`None` after a request overran or
+/// panicked, until the next request rebuilds it).
+pub(crate) struct Owned(Option<Box<State>>);
+
+impl LocalEngine {
+    /// An empty state.
+    pub(crate) fn with_limits(limits: Limits) -> LocalEngine {
+        let st = Box::new(State::new(crate::logic::solver::Stop::new(), limits));
+        Handle::with_seat(Owned(Some(st)), limits)
+    }
+}
+
+impl Seat for Owned {
+    fn run<R: Send + 'static>(
+        &mut self,
+        limits: Limits,
+        deadline: Option<Instant>,
+        _fits: &dyn Fn() -> bool,
+        specs: &dyn Fn() -> Vec<BeliefSpec>,
+        f: impl FnOnce(&mut State) -> Result<R, EngineError> + Send + 'static,
+    ) -> Result<R, EngineError> {
+        let (back, r) = super::handle::run_here(self.0.take(), limits, deadline, specs, f);
+        self.0 = back;
+        r
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    use crate::logic::engine::{BeliefState, Outcome, Role};
+    use crate::logic::parse::parse;
+
+    fn spec(id: &str, f: &str, step: u64) -> BeliefSpec {
+        BeliefSpec::new(id, parse(f).expect("formula")).step(step)
+    }
+
+    /// The local engine answers as the threaded one, step by step, on a walk with merges,
+    /// replacements, retractions and rules.
+    #[test]
+    fn agrees_with_the_threaded_engine() {
+        let mut a = LocalEngine::with_limits(Limits::default());
+        let mut b = BeliefState::new().expect("engine");
+        let walk: Vec<(&str, &str, Role)> = vec![
+            ("p", "p", Role::Fact),
+            ("r", "p -> q", Role::Rule),
+            ("p", "p", Role::Fact),
+            ("s", "!q | t", Role::Assumption),
+            ("u", "!t", Role::Fact),
+            ("p", "p & w", Role::Fact),
+        ];
+        for (i, (id, f, role)) in walk.into_iter().enumerate() {
+            let s = spec(id, f, i as u64).role(role);
+            assert_eq!(a.add(s.clone()).ok(), b.add(s).ok());
+            let ids_a: Vec<&str> = a.beliefs().map(|s| s.id.as_str()).collect();
+            let ids_b: Vec<&str> = b.beliefs().map(|s| s.id.as_str()).collect();
+            assert_eq!(ids_a, ids_b);
+            assert_eq!(a.belief(id).map(|s| s.step), b.belief(id).map(|s| s.step));
+            let (ca, cb) = (a.consistent().expect("a"), b.consistent().expect("b"));
+            assert_eq!(ca.consistent, cb.consistent);
+            for q in ["q", "t", "w", "!p"] {
+                let q = parse(q).expect("query");
+                assert_eq!(
+                    a.check(&q, None).expect("a").theta,
+                    b.check(&q, None).expect("b").theta
+                );
+            }
+        }
+        assert!(a.retract("u").expect("a"));
+        assert!(!a.retract("u").expect("a"));
+        assert!(a.belief("u").is_none());
+        assert!(a.consistent().expect("a").consistent);
+        let t = parse("t").expect("t");
+        assert_eq!(a.check(&t, None).expect("a").theta, Outcome::Entailed);
+    }
+
+    /// Many retractions compact the index without losing an active belief.
+    #[test]
+    fn compaction_keeps_the_active_beliefs() {
+        let mut a = LocalEngine::with_limits(Limits::default());
+        for i in 0..200u64 {
+            a.add(spec(&format!("b{i}"), &format!("x{i}"), i))
+                .expect("add");
+        }
+        for i in (0..200u64).filter(|i| i % 3 != 0) {
+            assert!(a.retract(&format!("b{i}")).expect("retract"));
+        }
+        let left: Vec<String> = a.beliefs().map(|s| s.id.clone()).collect();
+        let want: Vec<String> = (0..200u64)
+            .filter(|i| i % 3 == 0)
+            .map(|i| format!("b{i}"))
+            .collect();
+        assert_eq!(left, want);
+        for i in 0..200u64 {
+            assert_eq!(a.belief(&format!("b{i}")).is_some(), i % 3 == 0);
+        }
+    }
+
+    /// A request that outlives the timeout is cancelled, answered `Timeout`, and the state
+    /// is rebuilt with Σ intact.
+    #[test]
+    fn timeout_rebuilds_the_state() {
+        let mut a = LocalEngine::with_limits(Limits {
+            timeout: Duration::from_millis(20),
+            ..Limits::default()
+        });
+        a.add(spec("p", "p", 1)).expect("add");
+        // A pigeonhole formula hard enough to outlive 20 ms: 9 pigeons, 8 holes.
+        let (n, h) = (9, 8);
+        let mut cs = Vec::new();
+        for i in 0..n {
+            let row: Vec<String> = (0..h).map(|j| format!("x{i}_{j}")).collect();
+            cs.push(format!("({})", row.join(" | ")));
+        }
+        for j in 0..h {
+            for i in 0..n {
+                for k in (i + 1)..n {
+                    cs.push(format!("!(x{i}_{j} & x{k}_{j})"));
+                }
+            }
+        }
+        let php = parse(&cs.join(" & ")).expect("php");
+        let r = a.check(&php, None);
+        assert_eq!(r.err(), Some(EngineError::Timeout));
+        assert_eq!(a.rebuilds(), 1);
+        assert!(a.belief("p").is_some());
+        let p = parse("p").expect("p");
+        assert_eq!(a.check(&p, None).expect("after").theta, Outcome::Entailed);
+    }
+}

@@ -1,0 +1,893 @@
+//! [`State`], the belief state itself: the clause log that feeds both solvers, the
+//! rules-only solver, grounding over the active domain, query probes and their batched
+//! retirement, and `add`/`retract`. The gate lives in `snapshot.rs`, explanations in
+//! `explain.rs`, revision in `revise.rs`; all of them are methods of this one type.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::sync::Arc;
+
+use varisat::Lit;
+
+use super::{Added, BeliefSpec, EngineError, Limits};
+use crate::logic::cnf::{self, Tseitin};
+use crate::logic::formula::Formula;
+use crate::logic::ground;
+use crate::logic::solver::{Sat, Stop};
+
+/// A clause-log entry: which solver(s) a clause belongs to.
+#[derive(Debug, Clone)]
+pub(super) enum Entry {
+    /// Every solver (definitions, probes).
+    Both(Vec<Lit>),
+    /// Selector clauses of unquantified beliefs (rules and norms included) and their
+    /// retirement units: main solver only, not the snapshot, which holds those beliefs
+    /// unguarded (a selector there would only be one more free variable for every solve to
+    /// decide).
+    Guard(Vec<Lit>),
+    /// Unguarded clauses of an unquantified belief: snapshot solver only, dead once the
+    /// belief is retracted.
+    Snap(Vec<Lit>, usize),
+}
+
+/// A formula prepared for assumption: see [`State::query`]. Its two sides are read with
+/// [`State::pos`] and [`State::neg`].
+#[derive(Debug)]
+pub(super) struct Query {
+    /// What makes the formula true; a clause side becomes a probe when first read.
+    pub(super) pos: Side,
+    /// What makes the formula false; likewise.
+    pub(super) neg: Side,
+    pub(super) probes: Vec<Lit>,
+    /// The probe standing for the true side, if one was made.
+    pub(super) pos_probe: Option<Lit>,
+    /// The ground formula.
+    pub(super) formula: Formula,
+}
+
+/// How many dead probes are retired at once.
+const PROBE_BATCH: usize = 64;
+
+/// How many retracted selectors wait, assumed false, before their retirement units are
+/// added: like probe retirements, each level-0 unit makes varisat re-simplify the whole main
+/// solver on its next solve, while a waiting selector costs one assumption per solve.
+const RETIRE_BATCH: usize = 64;
+
+/// One side of a formula: all of these literals, or one clause of them.
+#[derive(Debug)]
+pub(super) enum Side {
+    Units(Vec<Lit>),
+    Clause(Vec<Lit>),
+}
+
+/// A belief as stored on the solver thread.
+#[derive(Debug, Clone)]
+pub(super) struct Belief {
+    pub(super) spec: BeliefSpec,
+    pub(super) sel: Lit,
+    pub(super) active: bool,
+    pub(super) seq: u64,
+    /// The grounding over the current domain, for a quantified formula.
+    pub(super) ground: Option<Formula>,
+    /// The constants of the formula as given (its share of the active domain).
+    consts: Vec<String>,
+}
+
+impl Belief {
+    /// The ground formula the solver holds for this belief.
+    pub(super) fn formula(&self) -> &Formula {
+        self.ground.as_ref().unwrap_or(&self.spec.formula)
+    }
+}
+
+/// The unquantified rules and norms alone, each behind its own selector, on a solver of their
+/// own: what a new rule or norm is checked against before it is accepted. On the main solver
+/// that check had to switch off every other selector of Σ, thousands of assumptions per
+/// solve (measured: a tenth of an audit's solver time); here it assumes just the active
+/// rules. A satisfiable answer is final; an unsatisfiable one (or any quantified belief, whose
+/// grounding this solver does not follow) sends the check to the main solver, which also
+/// names the conflict.
+struct Rules {
+    enc: Tseitin,
+    sat: Sat,
+    /// (belief index, selector) of the active unquantified rules and norms, oldest first.
+    active: Vec<(usize, Lit)>,
+}
+
+impl Rules {
+    fn new(cancel: Arc<Stop>) -> Self {
+        Rules {
+            enc: Tseitin::new(),
+            sat: Sat::new(cancel),
+            active: Vec::new(),
+        }
+    }
+
+    /// The definition literal of `f`, its definitions added.
+    fn encode(&mut self, f: &Formula) -> Result<Lit, EngineError> {
+        let mut cls: Vec<Vec<Lit>> = Vec::new();
+        let t = self.enc.encode(f, &mut cls)?;
+        for c in &cls {
+            self.sat.add_clause(c);
+        }
+        Ok(t)
+    }
+
+    /// Whether the active rules and norms together with `f` are satisfiable.
+    fn fit(&mut self, f: &Formula) -> Result<bool, EngineError> {
+        let t = self.encode(f)?;
+        let mut a: Vec<Lit> = self.active.iter().map(|&(_, s)| s).collect();
+        a.push(t);
+        Ok(self.sat.solve(&a)?)
+    }
+
+    fn add(&mut self, idx: usize, f: &Formula) -> Result<(), EngineError> {
+        let t = self.encode(f)?;
+        let s = self.enc.fresh_var().positive();
+        self.sat.add_clause(&[!s, t]);
+        self.active.push((idx, s));
+        Ok(())
+    }
+
+    fn retract(&mut self, idx: usize) {
+        if let Some(k) = self.active.iter().position(|&(i, _)| i == idx) {
+            let (_, s) = self.active.remove(k);
+            // A free retired selector could be switched on by a saved phase; the unit keeps
+            // it off (this solver is small, so re-simplifying it costs little).
+            self.sat.add_clause(&[!s]);
+        }
+    }
+}
+
+/// The state living on the solver thread. All operations are methods here; the
+/// [`BeliefState`](super::BeliefState) handle ships them over.
+pub struct State {
+    pub(super) enc: Tseitin,
+    pub(super) main: Sat,
+    rules: Rules,
+    pub(super) log: Vec<Entry>,
+    pub(super) beliefs: Vec<Belief>,
+    by_id: HashMap<String, usize>,
+    /// A model of the current Σ on the main solver, indexed by variable.
+    pub(super) model: Option<Vec<bool>>,
+    assumptions: Option<Vec<Lit>>,
+    pub(super) cancel: Arc<Stop>,
+    limits: Limits,
+    seq: u64,
+    pub(super) dead_probes: Vec<Lit>,
+    /// Selectors of retracted unquantified beliefs whose unit `¬s` is not yet in
+    /// the log (the main solver assumes it until then; see [`RETIRE_BATCH`]).
+    dead_sels: Vec<Lit>,
+    /// Probes that became selectors of unquantified beliefs (belief index): the snapshot
+    /// holds those beliefs unguarded, so there they are retired with the next probe batch.
+    snap_retire: Vec<(Lit, usize)>,
+    last_probe: Option<(Formula, Lit)>,
+    /// How many active beliefs mention each constant: the domain of Σ, kept up to date on
+    /// every add and retraction so that a request only adds its own constants.
+    consts: BTreeMap<String, u32>,
+    /// The domain the active quantified beliefs are grounded over.
+    grounded_over: Vec<String>,
+    /// Number of active quantified beliefs (0: no request needs a domain).
+    quantified_active: usize,
+    /// Σ as plain clauses (None after a retraction until rebuilt); see [`State::sat_with`].
+    pub(super) snap: Option<Sat>,
+    pub(super) dirty_calls: usize,
+    /// Number of quantified beliefs ever added (0: no selector to assume on the snapshot).
+    pub(super) quantified: usize,
+    clauses: usize,
+    scratch: Vec<Vec<Lit>>,
+}
+
+impl State {
+    /// An empty state whose solvers stop when `cancel` says so.
+    pub fn new(cancel: Arc<Stop>, limits: Limits) -> Self {
+        let snap = Some(Sat::new(Arc::clone(&cancel)));
+        State {
+            enc: Tseitin::new(),
+            main: Sat::new(cancel.clone()),
+            rules: Rules::new(cancel.clone()),
+            log: Vec::new(),
+            beliefs: Vec::new(),
+            by_id: HashMap::new(),
+            model: None,
+            assumptions: None,
+            cancel,
+            limits,
+            seq: 0,
+            dead_probes: Vec::new(),
+            dead_sels: Vec::new(),
+            snap_retire: Vec::new(),
+            last_probe: None,
+            consts: BTreeMap::new(),
+            grounded_over: Vec::new(),
+            quantified_active: 0,
+            snap,
+            dirty_calls: 0,
+            quantified: 0,
+            clauses: 0,
+            scratch: Vec::new(),
+        }
+    }
+
+    /// Encodes `f` into permanent definitions (both solvers) and returns its literal.
+    pub(super) fn encode(&mut self, f: &Formula) -> Result<Lit, EngineError> {
+        self.reserve(f)?;
+        let mut scratch = std::mem::take(&mut self.scratch);
+        scratch.clear();
+        let lit = self.enc.encode(f, &mut scratch);
+        for c in scratch.drain(..) {
+            self.push(Entry::Both(c));
+        }
+        self.scratch = scratch;
+        Ok(lit?)
+    }
+
+    /// Refuses `f` when encoding it (plus a selector clause per conjunct) could exceed the
+    /// variable or clause cap. Checked before anything is added.
+    fn reserve(&self, f: &Formula) -> Result<(), EngineError> {
+        let mut bound = cnf::size_bound(f);
+        if let Formula::And(cs) = f {
+            bound.clauses += cs.len();
+        }
+        if bound.vars > self.limits.max_formula_vars {
+            return Err(EngineError::TooLarge {
+                what: "variables in one formula",
+                needed: bound.vars,
+                cap: self.limits.max_formula_vars,
+            });
+        }
+        if bound.clauses > self.limits.max_formula_clauses {
+            return Err(EngineError::TooLarge {
+                what: "clauses in one formula",
+                needed: bound.clauses,
+                cap: self.limits.max_formula_clauses,
+            });
+        }
+        let vars = self.enc.num_vars() + bound.vars;
+        if vars > self.limits.max_vars {
+            return Err(EngineError::TooLarge {
+                what: "variables",
+                needed: vars,
+                cap: self.limits.max_vars,
+            });
+        }
+        let clauses = self.clauses + bound.clauses;
+        if clauses > self.limits.max_clauses {
+            return Err(EngineError::TooLarge {
+                what: "clauses",
+                needed: clauses,
+                cap: self.limits.max_clauses,
+            });
+        }
+        Ok(())
+    }
+
+    /// Prepares a formula for assuming it true (`pos`) or false (`neg`) on top of Σ.
+    ///
+    /// Only the subformulas get permanent definitions. The top connective is handled by
+    /// shape so that queries add no permanent free variable (every free variable costs on
+    /// every later solve): a conjunction is assumed true as its conjuncts and a disjunction
+    /// false as its negated disjuncts; the other side (one clause) goes behind a fresh
+    /// *probe* literal `q` with the clause `¬q ∨ …`, retired by [`State::finish`] with the
+    /// unit `¬q` so varisat deletes it.
+    ///
+    /// The probe is made only when that side is first read ([`State::pos`], [`State::neg`]):
+    /// the gate usually decides one side from the cached model, and for a clause Δ that is
+    /// the true side, so most checks of a clause make no probe at all (each probe is a free
+    /// variable until retired and each retirement a level-0 unit that makes varisat
+    /// re-simplify its clause database).
+    pub(super) fn query(&mut self, f: &Formula) -> Result<Query, EngineError> {
+        let g = self.ground(f)?;
+        let f = g.as_ref().unwrap_or(f);
+        self.reserve(f)?;
+        let (pos, neg) = self.shape(f)?;
+        Ok(Query {
+            pos,
+            neg,
+            probes: Vec::new(),
+            pos_probe: None,
+            formula: f.clone(),
+        })
+    }
+
+    /// The assumptions making the query true.
+    pub(super) fn pos<'q>(&mut self, q: &'q mut Query) -> &'q [Lit] {
+        if let Side::Clause(c) = &mut q.pos {
+            let c = std::mem::take(c);
+            let (lits, probe) = self.side_lits(c);
+            q.pos_probe = probe;
+            q.probes.extend(probe);
+            q.pos = Side::Units(lits);
+        }
+        match &q.pos {
+            Side::Units(l) | Side::Clause(l) => l,
+        }
+    }
+
+    /// The assumptions making the query false.
+    pub(super) fn neg<'q>(&mut self, q: &'q mut Query) -> &'q [Lit] {
+        if let Side::Clause(c) = &mut q.neg {
+            let c = std::mem::take(c);
+            let (lits, probe) = self.side_lits(c);
+            q.probes.extend(probe);
+            q.neg = Side::Units(lits);
+        }
+        match &q.neg {
+            Side::Units(l) | Side::Clause(l) => l,
+        }
+    }
+
+    /// The domain a request about `f` needs: the constants of the active beliefs and of `f`
+    /// (contract §3; empty means the anonymous individual, see [`crate::logic::ground`]).
+    fn domain_with(&self, f: Option<&Formula>) -> Vec<String> {
+        let mut extra = BTreeSet::new();
+        if let Some(f) = f {
+            ground::constants(f, &mut extra);
+        }
+        extra.retain(|c| !self.consts.contains_key(c));
+        if extra.is_empty() {
+            return self.consts.keys().cloned().collect();
+        }
+        let mut d: BTreeSet<String> = extra;
+        d.extend(self.consts.keys().cloned());
+        d.into_iter().collect()
+    }
+
+    /// Brings the active quantified beliefs to the domain Σ alone needs (requests without a
+    /// formula of their own: `consistent`, the grades).
+    pub(super) fn sync_active(&mut self) -> Result<(), EngineError> {
+        if self.quantified_active == 0 {
+            return Ok(());
+        }
+        let d = self.domain_with(None);
+        self.sync_domain(d)
+    }
+
+    fn sync_domain(&mut self, domain: Vec<String>) -> Result<(), EngineError> {
+        if domain != self.grounded_over {
+            if self.quantified_active > 0 {
+                self.reground(&domain)?;
+            }
+            self.grounded_over = domain;
+        }
+        Ok(())
+    }
+
+    /// Grounds `f` over the domain of Σ and `f` (re-grounding the quantified beliefs when that
+    /// domain differs from the one they are grounded over, growing or shrinking), or `None`
+    /// when `f` has no quantifier. Without quantified beliefs and without a quantifier in `f`
+    /// nothing is computed: propositional traces pay one walk of `f` for this.
+    fn ground(&mut self, f: &Formula) -> Result<Option<Formula>, EngineError> {
+        let quantified = ground::has_quantifier(f);
+        if self.quantified_active == 0 && !quantified {
+            return Ok(None);
+        }
+        let domain = self.domain_with(Some(f));
+        self.sync_domain(domain)?;
+        if !quantified {
+            return Ok(None);
+        }
+        Ok(Some(ground::ground(
+            f,
+            &self.grounded_over,
+            self.limits.ground_cap,
+        )?))
+    }
+
+    /// Re-grounds every active quantified belief over `domain`. `∃` gets weaker when the
+    /// domain grows (and `∀` when it shrinks), which no added clause can express, so each one
+    /// moves to a fresh selector with its new grounding and the old selector is retired.
+    fn reground(&mut self, domain: &[String]) -> Result<(), EngineError> {
+        for i in 0..self.beliefs.len() {
+            if !self.beliefs[i].active || self.beliefs[i].ground.is_none() {
+                continue;
+            }
+            let g = ground::ground(
+                &self.beliefs[i].spec.formula,
+                domain,
+                self.limits.ground_cap,
+            )?;
+            if Some(&g) == self.beliefs[i].ground.as_ref() {
+                continue;
+            }
+            self.reserve(&g)?;
+            let old = self.beliefs[i].sel;
+            let sel = self.enc.fresh_var().positive();
+            for c in self.guarded_clauses(&g, Some(sel))? {
+                self.push(Entry::Both(c));
+            }
+            self.push(Entry::Both(vec![!old]));
+            self.beliefs[i].sel = sel;
+            self.beliefs[i].ground = Some(g);
+        }
+        self.model = None;
+        self.assumptions = None;
+        Ok(())
+    }
+
+    /// Retires the probes of a query.
+    ///
+    /// Retirement is batched: every new level-0 unit makes varisat re-simplify its whole
+    /// clause database on the next solve (measured: the dominant cost per gate check when
+    /// each probe was retired at once), while a few dozen dead probes cost a decision each.
+    /// The true-side probe of the last query stays reusable as the selector of the same
+    /// formula (the gate-then-add pattern of `announce`).
+    pub(super) fn finish(&mut self, q: Query) {
+        self.last_probe = q.pos_probe.map(|p| (q.formula, p));
+        self.dead_probes.extend(q.probes);
+        if self.dead_probes.len() >= PROBE_BATCH {
+            self.flush_probes();
+        }
+        self.sync_disabled();
+    }
+
+    /// Dead probes are assumed false on every solve until retired: left free, phase saving
+    /// can set one true and make its clause a live constraint.
+    fn sync_disabled(&mut self) {
+        let off: Vec<Lit> = self.dead_probes.iter().map(|&p| !p).collect();
+        if let Some(sn) = &mut self.snap {
+            sn.set_disabled(off);
+        }
+        let off = self.main_disabled();
+        self.main.set_disabled(off);
+    }
+
+    /// What the main solver assumes false on every solve until it is a unit:
+    /// dead probes and retracted selectors.
+    fn main_disabled(&self) -> Vec<Lit> {
+        self.dead_probes
+            .iter()
+            .chain(&self.dead_sels)
+            .map(|&p| !p)
+            .collect()
+    }
+
+    /// The main solver (one place to hang its upkeep on).
+    pub(super) fn main_sat(&mut self) -> &mut Sat {
+        &mut self.main
+    }
+
+    fn flush_probes(&mut self) {
+        self.last_probe = None;
+        for p in std::mem::take(&mut self.dead_probes) {
+            self.push(Entry::Both(vec![!p]));
+        }
+        for (p, b) in std::mem::take(&mut self.snap_retire) {
+            self.push(Entry::Snap(vec![!p], b));
+        }
+    }
+
+    fn flush_sels(&mut self) {
+        for s in std::mem::take(&mut self.dead_sels) {
+            self.push(Entry::Guard(vec![!s]));
+        }
+    }
+
+    /// A dead probe guarding exactly `f` (clause `¬q ∨ f`), if one is still unretired.
+    fn take_probe(&mut self, f: &Formula) -> Option<Lit> {
+        let (g, q) = self.last_probe.take()?;
+        if g != *f {
+            return None;
+        }
+        let i = self.dead_probes.iter().position(|&p| p == q)?;
+        self.dead_probes.swap_remove(i);
+        self.sync_disabled();
+        Some(q)
+    }
+
+    /// (true side, false side) of `f` by its top connective.
+    fn shape(&mut self, f: &Formula) -> Result<(Side, Side), EngineError> {
+        let mut f = f;
+        let mut negated = false;
+        while let Formula::Not(g) = f {
+            f = g;
+            negated = !negated;
+        }
+        let (pos, neg) = match f {
+            Formula::Or(cs) => {
+                let lits = cs
+                    .iter()
+                    .map(|c| self.encode(c))
+                    .collect::<Result<Vec<_>, _>>()?;
+                let negs = lits.iter().map(|&l| !l).collect();
+                (Side::Clause(lits), Side::Units(negs))
+            }
+            Formula::And(cs) => {
+                let lits = cs
+                    .iter()
+                    .map(|c| self.encode(c))
+                    .collect::<Result<Vec<_>, _>>()?;
+                let negs = lits.iter().map(|&l| !l).collect();
+                (Side::Units(lits), Side::Clause(negs))
+            }
+            Formula::Implies(a, b) => {
+                let (la, lb) = (self.encode(a)?, self.encode(b)?);
+                (Side::Clause(vec![!la, lb]), Side::Units(vec![la, !lb]))
+            }
+            _ => {
+                let l = self.encode(f)?;
+                (Side::Units(vec![l]), Side::Units(vec![!l]))
+            }
+        };
+        Ok(if negated { (neg, pos) } else { (pos, neg) })
+    }
+
+    /// Assumption literals for a clause side: a probe guarding it (none for one literal).
+    fn side_lits(&mut self, mut c: Vec<Lit>) -> (Vec<Lit>, Option<Lit>) {
+        if c.len() == 1 {
+            return (c, None);
+        }
+        let q = self.enc.fresh_var().positive();
+        c.insert(0, !q);
+        self.push(Entry::Both(c));
+        (vec![q], Some(q))
+    }
+
+    /// The clauses saying "`guard` implies `f`" (`guard` = None: `f` holds outright).
+    fn guarded_clauses(
+        &mut self,
+        f: &Formula,
+        guard: Option<Lit>,
+    ) -> Result<Vec<Vec<Lit>>, EngineError> {
+        let (pos, _) = self.shape(f)?;
+        let mut out: Vec<Vec<Lit>> = match pos {
+            Side::Units(ls) => ls.into_iter().map(|l| vec![l]).collect(),
+            Side::Clause(c) => vec![c],
+        };
+        if let Some(g) = guard {
+            for c in &mut out {
+                c.insert(0, !g);
+            }
+        }
+        Ok(out)
+    }
+
+    fn push(&mut self, e: Entry) {
+        let (Entry::Both(c) | Entry::Guard(c) | Entry::Snap(c, _)) = &e;
+        if c.len() > cnf::MAX_CLAUSE {
+            // A long clause is cut into a chain (see `cnf::MAX_CLAUSE`).
+            let mut parts: Vec<Vec<Lit>> = Vec::new();
+            self.enc.add_chained(c, &mut parts);
+            for p in parts {
+                self.push(match &e {
+                    Entry::Both(_) => Entry::Both(p),
+                    Entry::Guard(_) => Entry::Guard(p),
+                    Entry::Snap(_, b) => Entry::Snap(p, *b),
+                });
+            }
+            return;
+        }
+        self.clauses += 1;
+        match &e {
+            Entry::Both(c) => {
+                self.main.add_clause(c);
+                if let Some(s) = &mut self.snap {
+                    s.add_clause(c);
+                }
+            }
+            Entry::Guard(c) => self.main.add_clause(c),
+            Entry::Snap(c, _) => {
+                if let Some(s) = &mut self.snap {
+                    s.add_clause(c);
+                }
+            }
+        }
+        self.log.push(e);
+    }
+
+    /// The selectors of the active retractable beliefs (the main solver's assumptions).
+    pub(super) fn assumptions(&mut self) -> Vec<Lit> {
+        if let Some(a) = &self.assumptions {
+            return a.clone();
+        }
+        let a: Vec<Lit> = self
+            .beliefs
+            .iter()
+            .filter(|b| b.active)
+            .map(|b| b.sel)
+            .collect();
+        self.assumptions = Some(a.clone());
+        a
+    }
+
+    /// Selectors of the active rules and norms: part of every "hard part" check.
+    pub(super) fn fixed_selectors(&self) -> Vec<Lit> {
+        self.beliefs
+            .iter()
+            .filter(|b| b.active && b.spec.role.is_hard())
+            .map(|b| b.sel)
+            .collect()
+    }
+
+    /// Active belief indices in commitment order.
+    pub(super) fn active(&self) -> Vec<usize> {
+        (0..self.beliefs.len())
+            .filter(|&i| self.beliefs[i].active)
+            .collect()
+    }
+
+    /// Index of the active belief with this id.
+    pub(super) fn index_of(&self, id: &str) -> Option<usize> {
+        self.by_id
+            .get(id)
+            .copied()
+            .filter(|&i| self.beliefs[i].active)
+    }
+
+    fn check_confidence(c: f64) -> Result<(), EngineError> {
+        if c > 0.0 && c <= 1.0 {
+            Ok(())
+        } else {
+            Err(EngineError::BadConfidence(c))
+        }
+    }
+
+    /// Adds a belief (no gate, no revision). Rules and norms are checked against the hard
+    /// part first and refused with [`EngineError::HardConflict`].
+    pub fn add(&mut self, spec: BeliefSpec) -> Result<Added, EngineError> {
+        self.add_inner(spec, true)
+    }
+
+    pub(super) fn add_inner(
+        &mut self,
+        spec: BeliefSpec,
+        check_hard: bool,
+    ) -> Result<Added, EngineError> {
+        Self::check_confidence(spec.confidence)?;
+        let grounded = self.ground(&spec.formula)?;
+        let f = grounded.as_ref().unwrap_or(&spec.formula).clone();
+        self.reserve(&f)?;
+        if let Some(i) = self.index_of(&spec.id) {
+            let b = &mut self.beliefs[i];
+            if b.spec.formula == spec.formula && b.spec.role == spec.role {
+                // Seed 000: an update overwrites the record of the same proposition.
+                b.spec.step = spec.step;
+                b.spec.confidence = spec.confidence;
+                return Ok(Added::Merged);
+            }
+        }
+        // The rules-only solver settles the common case (the new rule fits); the main
+        // solver decides the rest and names the conflict.
+        let fits = spec.role.is_hard()
+            && check_hard
+            && grounded.is_none()
+            && self.rules_fit(&f)? == Some(true);
+        if spec.role.is_hard() && check_hard && !fits {
+            let mut q = self.query(&f)?;
+            let pos = self.pos(&mut q).to_vec();
+            let mut a = self.fixed_selectors();
+            a.extend_from_slice(&pos);
+            let universe = self.assumptions();
+            switch_off(&mut a, &universe);
+            let ok = self.main_sat().solve(&a)?;
+            if !ok {
+                let mut conflict = self.hard_conflict(&pos, &f)?;
+                conflict.push(spec.id.clone());
+                self.finish(q);
+                return Err(EngineError::HardConflict(conflict));
+            }
+            self.finish(q);
+        }
+        if let Some(i) = self.index_of(&spec.id) {
+            self.retract_index(i);
+        }
+        let idx = self.beliefs.len();
+        let reused = self.take_probe(&f);
+        let sel = match reused {
+            Some(q) => q,
+            None => self.enc.fresh_var().positive(),
+        };
+        if let Some(q) = reused {
+            // The probe's clause `¬q ∨ φ` is exactly the selector clause.
+            if grounded.is_none() {
+                self.snap_retire.push((q, idx));
+            }
+        } else if grounded.is_some() {
+            for c in self.guarded_clauses(&f, Some(sel))? {
+                self.push(Entry::Both(c));
+            }
+        } else {
+            for c in self.guarded_clauses(&f, Some(sel))? {
+                self.push(Entry::Guard(c));
+            }
+        }
+        if grounded.is_some() {
+            self.quantified += 1;
+        }
+        if grounded.is_none() {
+            for c in self.guarded_clauses(&f, None)? {
+                self.push(Entry::Snap(c, idx));
+            }
+        }
+        if self.model_satisfies(&f) != Some(true) {
+            self.model = None;
+        }
+        if spec.role.is_hard() && grounded.is_none() {
+            self.rules.add(idx, &f)?;
+        }
+        self.by_id.insert(spec.id.clone(), idx);
+        self.seq += 1;
+        let consts = self.count_in(&spec.formula);
+        if grounded.is_some() {
+            self.quantified_active += 1;
+        }
+        self.beliefs.push(Belief {
+            spec,
+            sel,
+            active: true,
+            seq: self.seq,
+            ground: grounded,
+            consts,
+        });
+        self.assumptions = None;
+        Ok(Added::New)
+    }
+
+    /// Whether the active rules and norms together with `f` (ground) are satisfiable, from
+    /// the rules-only solver; `None` while quantified beliefs are held (that solver does not
+    /// follow their grounding), when the main solver must answer.
+    pub(super) fn rules_fit(&mut self, f: &Formula) -> Result<Option<bool>, EngineError> {
+        if self.quantified > 0 {
+            return Ok(None);
+        }
+        Ok(Some(self.rules.fit(f)?))
+    }
+
+    /// Counts the constants of a belief's formula into the domain; returns them.
+    fn count_in(&mut self, f: &Formula) -> Vec<String> {
+        let mut cs = BTreeSet::new();
+        ground::constants(f, &mut cs);
+        for c in &cs {
+            *self.consts.entry(c.clone()).or_default() += 1;
+        }
+        cs.into_iter().collect()
+    }
+
+    pub(super) fn retract_index(&mut self, i: usize) {
+        if !self.beliefs[i].active {
+            return;
+        }
+        self.beliefs[i].active = false;
+        for c in &self.beliefs[i].consts {
+            if let Some(n) = self.consts.get_mut(c) {
+                *n -= 1;
+                if *n == 0 {
+                    self.consts.remove(c);
+                }
+            }
+        }
+        if self.beliefs[i].ground.is_some() {
+            self.quantified_active -= 1;
+        }
+        let sel = self.beliefs[i].sel;
+        self.assumptions = None;
+        if self.beliefs[i].ground.is_none() {
+            self.snap = None;
+            self.dirty_calls = 0;
+            if self.beliefs[i].spec.role.is_hard() {
+                self.rules.retract(i);
+            }
+        }
+        if self.beliefs[i].ground.is_some() {
+            self.push(Entry::Both(vec![!sel]));
+        } else {
+            self.dead_sels.push(sel);
+            if self.dead_sels.len() >= RETIRE_BATCH {
+                self.flush_sels();
+            }
+            self.sync_disabled();
+        }
+    }
+
+    /// Makes the retracted belief `i` active again in its old place in the commitment order,
+    /// under a fresh selector (an announcement that replaced it and was then not applied puts
+    /// it back, see [`crate::logic::revise`]). A quantified belief is grounded over the domain
+    /// the others are grounded over; the next request brings them all to its own.
+    pub(super) fn reactivate(&mut self, i: usize) -> Result<(), EngineError> {
+        if self.beliefs[i].active {
+            return Ok(());
+        }
+        let quantified = self.beliefs[i].ground.is_some();
+        let f = if quantified {
+            ground::ground(
+                &self.beliefs[i].spec.formula,
+                &self.grounded_over,
+                self.limits.ground_cap,
+            )?
+        } else {
+            self.beliefs[i].spec.formula.clone()
+        };
+        self.reserve(&f)?;
+        let sel = self.enc.fresh_var().positive();
+        for c in self.guarded_clauses(&f, Some(sel))? {
+            self.push(if quantified {
+                Entry::Both(c)
+            } else {
+                Entry::Guard(c)
+            });
+        }
+        if !quantified {
+            for c in self.guarded_clauses(&f, None)? {
+                self.push(Entry::Snap(c, i));
+            }
+            if self.beliefs[i].spec.role.is_hard() {
+                self.rules.add(i, &f)?;
+            }
+        }
+        let spec_formula = self.beliefs[i].spec.formula.clone();
+        let consts = self.count_in(&spec_formula);
+        let b = &mut self.beliefs[i];
+        b.sel = sel;
+        b.active = true;
+        b.consts = consts;
+        if quantified {
+            b.ground = Some(f);
+            self.quantified_active += 1;
+        }
+        let id = b.spec.id.clone();
+        self.by_id.insert(id, i);
+        self.model = None;
+        self.assumptions = None;
+        Ok(())
+    }
+
+    /// Retracts the active belief `id`; `false` if there is none.
+    pub fn retract(&mut self, id: &str) -> bool {
+        match self.index_of(id) {
+            Some(i) => {
+                self.retract_index(i);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// The ids of belief indices.
+    pub(super) fn names(&self, idx: &[usize]) -> Vec<String> {
+        idx.iter()
+            .map(|&i| self.beliefs[i].spec.id.clone())
+            .collect()
+    }
+
+    /// Whether any active retractable belief has a confidence below 1.
+    pub(super) fn graded(&self) -> bool {
+        self.beliefs
+            .iter()
+            .any(|b| b.active && !b.spec.role.is_hard() && b.spec.confidence < 1.0)
+    }
+
+    /// `f` grounded over the domain of Σ and `f` (the quantified beliefs brought to it).
+    pub(super) fn grounded(&mut self, f: &Formula) -> Result<Formula, EngineError> {
+        let g = self.ground(f)?.unwrap_or_else(|| f.clone());
+        self.reserve(&g)?;
+        Ok(g)
+    }
+
+    /// Ids of the active beliefs in commitment order.
+    pub fn active_ids(&self) -> Vec<String> {
+        self.beliefs
+            .iter()
+            .filter(|b| b.active)
+            .map(|b| b.spec.id.clone())
+            .collect()
+    }
+
+    /// The active beliefs as held here, in commitment order.
+    pub fn held(&self) -> Vec<BeliefSpec> {
+        self.beliefs
+            .iter()
+            .filter(|b| b.active)
+            .map(|b| b.spec.clone())
+            .collect()
+    }
+
+    /// Solver statistics: (main solves, invalid cores replaced).
+    pub fn stats(&self) -> (u64, u64) {
+        (self.main.num_solves(), self.main.invalid_cores())
+    }
+}
+
+/// Appends `¬u` for every `u` of `universe` not already in `a`.
+pub(super) fn switch_off(a: &mut Vec<Lit>, universe: &[Lit]) {
+    let on: HashSet<Lit> = a.iter().copied().collect();
+    a.extend(universe.iter().filter(|u| !on.contains(u)).map(|&u| !u));
+}
