@@ -40,7 +40,8 @@ pub(crate) struct Args {
     /// a weight that is higher for negated questions and for facts that follow from rules.
     #[arg(long, value_name = "X", default_value_t = 0.1, value_parser = parse_rate)]
     error_rate: f64,
-    /// Revision policy of the solver-augmented run: greedy, recency, confidence, reject, flag.
+    /// Revision policy of the solver-augmented run: greedy, greedy-paper (seed 003's
+    /// Algorithm 1 exactly as written), recency, confidence, reject, flag.
     #[arg(long, value_name = "P", default_value = "greedy", value_parser = parse_policy)]
     policy: Policy,
     /// Write the trace instead of playing (requires `--out`).
@@ -67,7 +68,9 @@ fn parse_schedule(s: &str) -> Result<Schedule, String> {
 
 fn parse_policy(s: &str) -> Result<Policy, String> {
     Policy::parse(s).ok_or_else(|| {
-        format!("expected one of greedy, recency, confidence, reject, flag; got {s:?}")
+        format!(
+            "expected one of greedy, greedy-paper, recency, confidence, reject, flag; got {s:?}"
+        )
     })
 }
 

@@ -204,6 +204,25 @@ pub fn dialogue_lines(cfg: &DemoConfig, d: &Dialogue, run: &SolverRun) -> Vec<St
                 }),
             );
         }
+        if s.applied
+            && s.theta == Outcome::Contradiction
+            && s.retracted.is_empty()
+            && cfg.policy == Policy::GreedyPaper
+        {
+            l.push(
+                "log",
+                10,
+                json!({
+                    "level": "warn",
+                    "message": format!(
+                        "kept {} ({f}): no single retraction restores satisfiability, and \
+                         Algorithm 1 as written neither refuses nor falls back; the theory is \
+                         unsatisfiable",
+                        s.id
+                    ),
+                }),
+            );
+        }
         let gone = &s.retracted;
         // Under `flag` a contradiction is kept, not repaired; the revise event records that
         // decision with nothing retracted. A refusal that gave nothing up is no revision.
@@ -224,7 +243,7 @@ pub fn dialogue_lines(cfg: &DemoConfig, d: &Dialogue, run: &SolverRun) -> Vec<St
                     "{}: no single retraction restored satisfiability; recency fallback",
                     cfg.policy.as_str()
                 )
-            } else if cfg.policy == Policy::Greedy {
+            } else if matches!(cfg.policy, Policy::Greedy | Policy::GreedyPaper) {
                 "GreedySAT: oldest commitment whose removal restores satisfiability".to_string()
             } else {
                 format!(

@@ -137,6 +137,10 @@ pub struct RunSummary {
     pub refused: usize,
     /// Greedy revisions where no single retraction sufficed and the recency fallback ran.
     pub fallbacks: usize,
+    /// Whether some atom received conflicting truth assignments across the dialogue: the
+    /// commitments this system admitted hold both P and ¬P at some point (seed 003's
+    /// *contradiction counts* are the dialogues where this holds).
+    pub contradictory: bool,
     /// The final belief state 𝓑_T in commitment order.
     pub beliefs: Vec<Lit>,
 }
@@ -149,9 +153,18 @@ pub fn baseline(d: &Dialogue) -> RunSummary {
         raw_correct: d.raw_correct(),
         final_correct: d.final_correct(&beliefs),
         consistent: d.world.consistent_with(&beliefs),
+        contradictory: conflicting(&beliefs),
         beliefs,
         ..RunSummary::default()
     }
+}
+
+/// Whether some atom has both polarities among `lits`.
+pub fn conflicting(lits: &[Lit]) -> bool {
+    lits.iter().any(|a| {
+        lits.iter()
+            .any(|b| a.atom == b.atom && a.positive != b.positive)
+    })
 }
 
 /// What the engine did with one commitment.
@@ -211,6 +224,7 @@ pub fn solver(d: &Dialogue, policy: Policy) -> Result<SolverRun, DemoError> {
         ..RunSummary::default()
     };
     let mut steps = Vec::with_capacity(d.turns.len());
+    let mut admitted: Vec<Lit> = Vec::new();
     for t in &d.turns {
         let Some(lit) = t.literal else {
             steps.push(None);
@@ -223,6 +237,7 @@ pub fn solver(d: &Dialogue, policy: Policy) -> Result<SolverRun, DemoError> {
         active.retain(|(a, _)| !rev.retracted.contains(a));
         if rev.applied {
             active.push((id.clone(), lit));
+            admitted.push(lit);
         } else {
             summary.refused += 1;
         }
@@ -247,6 +262,7 @@ pub fn solver(d: &Dialogue, policy: Policy) -> Result<SolverRun, DemoError> {
     summary.beliefs = active.into_iter().map(|(_, l)| l).collect();
     summary.final_correct = d.final_correct(&summary.beliefs);
     summary.consistent = d.world.consistent_with(&summary.beliefs);
+    summary.contradictory = conflicting(&admitted);
     Ok(SolverRun {
         summary,
         steps,

@@ -135,7 +135,7 @@ pub const COMMANDS: &[CommandSpec] = &[
     },
     CommandSpec {
         name: "policy",
-        args: "greedy|recency|confidence|reject|flag",
+        args: "greedy|greedy-paper|recency|confidence|reject|flag",
         summary: "how contradictions are resolved (no argument: show the current policy)",
         completes: Completes::Policy,
         run: exec::policy,
@@ -491,7 +491,8 @@ pub fn parse(line: &str) -> Result<Command, CommandError> {
                 err(
                     name,
                     format!(
-                        "expected one of greedy, recency, confidence, reject, flag; found `{arg}`"
+                        "expected one of greedy, greedy-paper, recency, confidence, reject, flag; \
+                         found `{arg}`"
                     ),
                     arg_at,
                 )
@@ -653,10 +654,7 @@ pub fn complete(line: &str, atoms_and_ids: &[String]) -> Vec<String> {
     };
     let pool: Vec<String> = match found.completes {
         Completes::Nothing => Vec::new(),
-        Completes::Policy => ["greedy", "recency", "confidence", "reject", "flag"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect(),
+        Completes::Policy => Policy::ALL.iter().map(|p| p.as_str().to_string()).collect(),
         Completes::Command => COMMANDS.iter().map(|c| c.name.to_string()).collect(),
         Completes::Formula | Completes::BeliefId => atoms_and_ids.to_vec(),
     };

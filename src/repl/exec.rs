@@ -92,6 +92,7 @@ pub(crate) fn announce(r: &mut Repl, cmd: &Command) -> Result<Reply, ReplError> 
         } else {
             Vec::new()
         },
+        inconsistent_after: rev.sigma_inconsistent,
     })
 }
 
