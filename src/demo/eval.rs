@@ -95,6 +95,13 @@ impl Evaluation {
 /// Runs `dialogues` dialogues of `cfg` through the baseline, the configured solver and,
 /// unless it is the configured one, Algorithm 1 as written.
 pub fn evaluate(cfg: &DemoConfig, dialogues: usize) -> Result<Evaluation, DemoError> {
+    let ds: Vec<Dialogue> = (0..dialogues).map(|i| Dialogue::script(cfg, i)).collect();
+    evaluate_dialogues(cfg, &ds)
+}
+
+/// [`evaluate`] over dialogues scripted beforehand (`demo --agent`: an external agent's
+/// replies).
+pub fn evaluate_dialogues(cfg: &DemoConfig, ds: &[Dialogue]) -> Result<Evaluation, DemoError> {
     let with_paper = cfg.policy != Policy::GreedyPaper;
     let mut ev = Evaluation {
         schedule: cfg.schedule,
@@ -102,12 +109,11 @@ pub fn evaluate(cfg: &DemoConfig, dialogues: usize) -> Result<Evaluation, DemoEr
         solver: SystemStats::default(),
         paper: with_paper.then(SystemStats::default),
     };
-    for i in 0..dialogues {
-        let d = Dialogue::script(cfg, i);
-        ev.baseline.add(&baseline(&d));
-        ev.solver.add(&solver(&d, cfg.policy)?.summary);
+    for d in ds {
+        ev.baseline.add(&baseline(d));
+        ev.solver.add(&solver(d, cfg.policy)?.summary);
         if let Some(p) = ev.paper.as_mut() {
-            p.add(&solver(&d, Policy::GreedyPaper)?.summary);
+            p.add(&solver(d, Policy::GreedyPaper)?.summary);
         }
     }
     Ok(ev)
@@ -132,15 +138,40 @@ fn setting(s: Schedule) -> &'static str {
 /// The table: per schedule the baseline and each solver variant, then a legend, the paper's
 /// own figures and which variant matches them.
 pub fn table(cfg: &DemoConfig, evals: &[Evaluation]) -> String {
+    table_for(cfg, evals, None, 0)
+}
+
+/// [`table`] for the replies of an external agent (`demo --agent CMD`), with how many of its
+/// replies named no label (counted as UNKNOWN).
+pub fn table_for(
+    cfg: &DemoConfig,
+    evals: &[Evaluation],
+    agent: Option<&str>,
+    unparsed: usize,
+) -> String {
     let mut s = String::new();
-    let _ = writeln!(
-        s,
-        "Simulated agent, error rate {:.2}, seed {}, {} turns per dialogue, policy {}",
-        cfg.error_rate,
-        cfg.seed,
-        cfg.turns,
-        cfg.policy.as_str()
-    );
+    match agent {
+        Some(cmd) => {
+            let _ = writeln!(
+                s,
+                "External agent `{}`, seed {}, {} turns per dialogue, policy {}",
+                crate::sanitize::sanitize(cmd),
+                cfg.seed,
+                cfg.turns,
+                cfg.policy.as_str()
+            );
+        }
+        None => {
+            let _ = writeln!(
+                s,
+                "Simulated agent, error rate {:.2}, seed {}, {} turns per dialogue, policy {}",
+                cfg.error_rate,
+                cfg.seed,
+                cfg.turns,
+                cfg.policy.as_str()
+            );
+        }
+    }
     let _ = writeln!(s);
     let _ = writeln!(
         s,
@@ -198,6 +229,12 @@ pub fn table(cfg: &DemoConfig, evals: &[Evaluation]) -> String {
          does not have: it refuses a commitment the world's rules contradict, and falls back to\n\
          the recency policy when no single retraction restores satisfiability."
     );
+    if unparsed > 0 {
+        let _ = writeln!(
+            s,
+            "Agent replies that named none of YES, NO, UNKNOWN (counted as UNKNOWN): {unparsed}."
+        );
+    }
     if cfg.policy == Policy::Greedy {
         let fallbacks: usize = evals.iter().map(|e| e.solver.fallbacks).sum();
         let _ = writeln!(
@@ -250,9 +287,11 @@ pub fn table(cfg: &DemoConfig, evals: &[Evaluation]) -> String {
             }
         );
     }
-    let _ = writeln!(
-        s,
-        "Why the simulated agent's figures differ from the paper's: docs/demo.md, *Table 1*."
-    );
+    if agent.is_none() {
+        let _ = writeln!(
+            s,
+            "Why the simulated agent's figures differ from the paper's: docs/demo.md, *Table 1*."
+        );
+    }
     s
 }
