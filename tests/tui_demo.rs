@@ -104,7 +104,10 @@ fn space_pauses_dot_steps_and_plus_minus_change_the_speed() {
     assert!(app.store.log.events.iter().all(|e| e.kind_name() != "turn"));
     key(&mut app, '.');
     let n2 = app.store.log.events.len();
-    assert_eq!(app.store.log.events[n1].kind_name(), "turn");
+    assert_eq!(
+        app.store.log.events.get(n1).expect("event").kind_name(),
+        "turn"
+    );
     assert!(n2 > n1 + 1, "a turn comes with its gate and commitment");
     assert_eq!(app.store.log.events, all[..n2]);
     assert!(!app.demo_tick(far), "stepping does not resume play");

@@ -29,6 +29,7 @@
 //! - `failures`: the rest of seed 004's failure taxonomy (bad retrieval, avoided file reads,
 //!   incorrect computations, answer formatting) and recorded `failure_mode`s against them;
 //! - `loops`: repeated queries and oscillation;
+//! - `lookalike`: names that render like other names (mixed scripts, confusables);
 //! - `input`: reader problems and unparsable formulas (`parse-error`).
 //!
 //! To add a code: a variant in [`Code`] with its row in the `codes!` table, then the check in the
@@ -43,6 +44,7 @@ mod bdi;
 mod epistemic;
 pub mod failures;
 mod input;
+mod lookalike;
 mod loops;
 mod probe;
 mod render;
@@ -221,6 +223,13 @@ codes! {
     AnswerNotEntailed = "answer-not-entailed", Warning,
         "answer given as known is not entailed by Σ",
         "answers given as known are not entailed by Σ";
+    /// A name in a formula that mixes scripts in one word (`аdmin` with a Cyrillic `а`).
+    MixedScriptAtom = "mixed-script-atom", Warning,
+        "name mixes scripts and can pass for another",
+        "names mix scripts and can pass for others";
+    /// Two different names of one session that render alike (Unicode confusables).
+    ConfusableAtoms = "confusable-atoms", Warning,
+        "pair of different names looks alike", "pairs of different names look alike";
     /// The same query asked again with Σ unchanged.
     RepeatedQuery = "repeated-query", Warning,
         "query was repeated with Σ unchanged", "queries were repeated with Σ unchanged";
@@ -593,6 +602,7 @@ fn audit_session(
     bdi::check(&mut cx);
     failures::check(&mut cx);
     loops::check(&mut cx);
+    lookalike::check(&mut cx);
     let mut findings = cx.findings;
     findings.sort_by_key(|a| (a.step, a.code, a.seq));
     Some(SessionAudit {

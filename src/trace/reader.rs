@@ -650,6 +650,55 @@ impl Sessions {
     }
 }
 
+/// Decodes one line again, as the reader decoded it when it read `file`: `line` is the
+/// line's number, `offset` the stream offset of its first byte and `bytes` its bytes
+/// without the LF. The event is the one [`Reader::feed`] gave for that line (its session is
+/// a fresh shared name rather than the reader's interned one, equal by value); `None` if the
+/// line is not an event. This is what lets [`super::store::EventStore`] keep only where each
+/// event is and decode it when something looks at it.
+pub(crate) fn decode_one(
+    file: &FileName,
+    cfg: ReaderConfig,
+    offset: u64,
+    line: u64,
+    bytes: &[u8],
+) -> Option<Event> {
+    let mut framer = Framer::at(file.clone(), cfg, offset, line);
+    let mut out = None;
+    framer.process(bytes, &mut |d, _| {
+        if let Decoded::Event(pre) = d {
+            out = Some(pre);
+        }
+    });
+    let pre = out?;
+    let session_given = pre.session.is_some();
+    let session = match pre.session.as_deref() {
+        Some(s) => FileName::new(s),
+        None => {
+            let f: &str = file;
+            let base = f.rsplit(['/', '\\']).next().unwrap_or(f);
+            FileName::new(if base.is_empty() { f } else { base })
+        }
+    };
+    Some(Event {
+        origin: Origin {
+            file: file.clone(),
+            line: pre.line,
+            offset: pre.line_start,
+        },
+        v: FORMAT_VERSION,
+        v_given: pre.v_given,
+        seq: pre.seq.unwrap_or(pre.line),
+        seq_given: pre.seq.is_some(),
+        ts: pre.ts,
+        session_given,
+        session,
+        id: pre.id,
+        body: pre.body,
+        extra: pre.extra,
+    })
+}
+
 /// The streaming reader of one stream (file, socket connection, stdin).
 #[derive(Debug)]
 pub struct Reader {

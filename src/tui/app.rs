@@ -853,11 +853,10 @@ impl App {
             return;
         };
         let events = &self.store.log.events;
-        let found = events
-            .get(from..)
-            .unwrap_or_default()
-            .iter()
-            .find(|e| *e.origin.file == *name)
+        // Origins are known without decoding the event; only the match is decoded.
+        let found = (from..events.len())
+            .find(|&pos| events.origin(pos).is_some_and(|o| *o.file == *name))
+            .and_then(|pos| events.load(pos))
             .map(|e| e.session.clone());
         let Some(session) = found else {
             self.opening = Some((name, events.len()));

@@ -19,7 +19,8 @@
 //! - [`keys`] is the one key table: dispatch and the `?` overlay both read it.
 //! - [`repl_job`] runs the REPL engine ([`crate::repl::Repl`]) on its own thread: the solver
 //!   never blocks input; the pane shows "working…" until the answer arrives.
-//! - [`terminal`] guards the terminal modes (restore on drop, error, panic, signals; Ctrl-Z).
+//! - [`terminal`] guards the terminal modes (restore on drop, error, panic, signals; Ctrl-Z);
+//!   [`guardian`] is the child process that restores them after a SIGKILL or an abort.
 //! - [`theme`] and [`highlight`] hold palettes (from `themes/`) and syntect highlighting;
 //!   [`text`] is where untrusted text becomes spans, through [`crate::sanitize`].
 //!
@@ -57,6 +58,7 @@ pub mod app;
 pub mod audit_job;
 pub mod dag;
 pub mod data;
+pub mod guardian;
 pub mod highlight;
 pub mod keys;
 pub mod panes;
@@ -183,6 +185,9 @@ pub enum Load {
     Done,
     /// Something worth telling the user (a truncated file).
     Note(String),
+    /// The file the next items are read from (its name as the items carry it, and a
+    /// descriptor of the same open file): the store keeps those events as places in it.
+    Source(String, File),
 }
 
 /// Items per batch sent to the UI: large enough that the channel is not the cost, small
@@ -230,6 +235,13 @@ fn load(files: Vec<PathBuf>, tx: mpsc::Sender<Load>) {
             )));
             continue;
         };
+        // The store reads events again from this descriptor of the same open file, so what
+        // it shows is what was read even if the path is renamed meanwhile.
+        if let Ok(again) = file.try_clone()
+            && tx.blocking_send(Load::Source(name.clone(), again)).is_err()
+        {
+            return;
+        }
         let mut items = Vec::with_capacity(BATCH);
         let send = |items: &mut Vec<crate::trace::Item>| {
             let batch = std::mem::replace(items, Vec::with_capacity(BATCH));
@@ -607,6 +619,7 @@ async fn event_loop(
                 app.status = m;
             }
             let began = Instant::now();
+            app.store.trim();
             // Cleared before drawing: a frame that leaves work for the next one (a Σ filter
             // applied in pieces) sets it again.
             app.dirty = false;
@@ -693,6 +706,10 @@ async fn event_loop(
                             }
                         }
                         Load::Note(n) => app.status = n,
+                        Load::Source(name, file) => {
+                            app.store
+                                .add_source(&name, file, crate::trace::ReaderConfig::default());
+                        }
                     }
                     if Instant::now() < budget {
                         next = load_rx.try_recv().ok();
