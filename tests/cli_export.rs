@@ -410,3 +410,52 @@ fn prompt_lists_sigma_in_knowledge_base_order() {
         "- ¬a (source=tool, p=0.50)\n- c (source=tool, p=1.00)\n- b (source=user, p=1.00)\n"
     );
 }
+
+/// Issue 13 item 7, headless: `export --format json` carries seed 000's inconsistency log up
+/// to the step, each contradiction with the conflict it met and what resolved it.
+#[test]
+fn json_carries_the_inconsistency_log_up_to_the_step() {
+    let at = |step: u32| -> serde_json::Value {
+        serde_json::from_str(&export("treasure-hunt.jsonl", step, "json")).expect("json")
+    };
+    assert_eq!(at(14)["inconsistencies"], serde_json::json!([]));
+    let open = &at(17)["inconsistencies"][0];
+    assert_eq!(open["step"], 15);
+    assert_eq!(open["id"], "t5-user-a");
+    assert_eq!(open["consistent_before"], true);
+    assert!(open["resolved"].is_null(), "{open}");
+    let mut conflict: Vec<&str> = open["conflict"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|v| v.as_str())
+        .collect();
+    conflict.sort_unstable();
+    assert!(
+        conflict == ["t3-not-a", "t5-user-a"] || conflict == ["t1-domain", "t2-map-b", "t5-user-a"],
+        "{conflict:?}"
+    );
+    let done = &at(23)["inconsistencies"][0]["resolved"];
+    assert_eq!(done["step"], 21);
+    assert_eq!(done["by"], "revision");
+    assert_eq!(done["policy"], "confidence");
+    assert_eq!(
+        done["retracted"],
+        serde_json::json!(["t2-map-b", "t3-not-a"])
+    );
+    // The stress dialogue: two contradictions, each resolved by its GreedySAT revision.
+    let g: serde_json::Value =
+        serde_json::from_str(&export("greedysat-stress.jsonl", 38, "json")).unwrap();
+    let log = g["inconsistencies"].as_array().unwrap();
+    let got: Vec<(u64, u64, &str)> = log
+        .iter()
+        .map(|e| {
+            (
+                e["step"].as_u64().unwrap(),
+                e["resolved"]["step"].as_u64().unwrap(),
+                e["resolved"]["retracted"][0].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(got, [(23, 25, "b3"), (34, 36, "b4")]);
+}

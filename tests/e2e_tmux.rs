@@ -414,3 +414,50 @@ fn a_dumb_terminal_is_refused_with_a_clear_message() {
     assert_eq!(t.display("#{alternate_on}"), "0");
     assert!(!s.contains("Σ beliefs"), "{s}");
 }
+
+/// Issue 13 items 2 and 7 in a real terminal: the plan pane's tabs show the ground beliefs
+/// with their history and the plan library; the retractions pane's second tab shows seed
+/// 000's inconsistency log (after the background audit), resolved by the revision.
+#[test]
+#[cfg_attr(
+    doxascope_no_tmux,
+    ignore = "tmux is not installed (apt-get install tmux)"
+)]
+fn bdi_state_and_inconsistency_log_tabs() {
+    if tmux::missing("e2e_tmux") {
+        return;
+    }
+    let t = Tmux::new("bdi-tabs");
+    t.start(&shell_cmd(&sample("kipchoge-bdi.jsonl")));
+    t.wait_for("the first frame", 20, |s| s.contains("step 40 of 40"));
+    t.keys(&["Tab", "z", "l"]);
+    t.wait_for("the beliefs tab", 10, |s| {
+        s.contains("ground beliefs (9)") && s.contains("before: 356400 km at step 16")
+    });
+    t.keys(&["l"]);
+    t.wait_for("the library tab", 10, |s| {
+        s.contains("plan library (2)") && s.contains("failed 1  review: remove")
+    });
+    t.keys(&["q"]);
+    t.wait_for("exit", 20, |s| s.contains("END-OF-RUN"));
+
+    let t = Tmux::new("incons-tab");
+    t.start(&shell_cmd(&sample("treasure-hunt.jsonl")));
+    // The header's count means the background audit has answered.
+    t.wait_for("the audit", 20, |s| {
+        s.contains("step 23 of 23") && s.contains("findings: 0")
+    });
+    t.keys(&["Tab", "Tab", "Tab", "z", "l"]);
+    t.wait_for("the inconsistency log", 10, |s| {
+        s.contains("‹inconsistencies›")
+            && s.contains("resolved at step 21 by revision (confidence)")
+    });
+    t.keys(&["["; 6]);
+    t.wait_for("before the revision", 10, |s| {
+        s.contains("step 17 of 23") && s.contains("unresolved at step 17")
+    });
+    t.keys(&["q"]);
+    let s = t.wait_for("exit", 20, |s| s.contains("END-OF-RUN"));
+    assert!(s.contains("EXIT=0"), "{s}");
+    assert_restored(&t, &s);
+}

@@ -1045,3 +1045,113 @@ fn each_session_keeps_its_own_cursor_follow_mode_and_audit() {
     press(&mut app, &mut r, "s");
     assert_eq!(app.step(), 1, "the other session's cursor too");
 }
+
+/// Issue 13 item 2: the whole BDI state in the plan pane's tabs, at any step. `l` / `h`
+/// (→ / ←) switch the tab; what each tab shows follows the selected step.
+#[test]
+fn plan_pane_tabs_show_the_whole_bdi_state_at_any_step() {
+    let mut app = sample("kipchoge-bdi.jsonl");
+    let mut r = None;
+    app.focus = Pane::Plan;
+    app.zoom = true;
+    let plan = render_text(&mut app, 140, 60);
+    assert!(
+        plan.contains("‹plan› beliefs library") && plan.contains("plan plan-2"),
+        "{plan}"
+    );
+    press(&mut app, &mut r, "l");
+    let beliefs = render_text(&mut app, 140, 60);
+    assert!(beliefs.contains("plan ‹beliefs› library"), "{beliefs}");
+    for want in [
+        "schema beliefs (3)",
+        "task requires rounding to nearest 1000",
+        "desires (1)",
+        "ground beliefs (9)",
+        "final_answer = 17 thousand hours",
+        // numerator was written twice (plan-1/S2 at 16, plan-2/S2 at 24): its history.
+        "numerator = 356400 km  web_search, step 24, by a plan step, 2 writes",
+        "before: 356400 km at step 16",
+        "marathon_record_time = 2:01:09",
+    ] {
+        assert!(beliefs.contains(want), "{want}:\n{beliefs}");
+    }
+    press(&mut app, &mut r, "l");
+    let library = render_text(&mut app, 140, 60);
+    for want in [
+        "plan library (2)",
+        "plan-1  generated, 1 version  used 1  succeeded 0  failed 1  review: remove",
+        "plan-2  generated, 1 version  used 1  succeeded 1  failed 0  review: keep",
+        "review decisions (2)",
+        "satisfaction (1)",
+    ] {
+        assert!(library.contains(want), "{want}:\n{library}");
+    }
+    // At step 20 (plan-1 deadlocked): one plan, no counters, no review yet; the beliefs
+    // tab has numerator's first write only.
+    app.view_mut().follow = false;
+    app.goto_step(20);
+    let early = render_text(&mut app, 140, 60);
+    assert!(
+        early.contains("plan library (1)") && early.contains("used –"),
+        "{early}"
+    );
+    assert!(early.contains("review decisions (0)"), "{early}");
+    press(&mut app, &mut r, "h");
+    let early = render_text(&mut app, 140, 60);
+    assert!(
+        early.contains("numerator = 356400 km  web_search, step 16, by a plan step"),
+        "{early}"
+    );
+    assert!(!early.contains("final_answer"), "{early}");
+    // ← from the first tab wraps to the last.
+    press(&mut app, &mut r, "hh");
+    assert!(render_text(&mut app, 140, 60).contains("plan beliefs ‹library›"));
+}
+
+/// Issue 13 item 7: seed 000's inconsistency log in the retractions pane, at any step: the
+/// contradiction of the treasure hunt's step 5 unresolved until the revision settles.
+#[test]
+fn retractions_pane_shows_the_inconsistency_log_at_any_step() {
+    let mut app = sample("treasure-hunt.jsonl");
+    let mut r = None;
+    audit(&mut app, &mut Auditor::default());
+    app.focus = Pane::Retract;
+    app.zoom = true;
+    press(&mut app, &mut r, "l");
+    let end = render_text(&mut app, 160, 20);
+    assert!(end.contains("revisions ‹inconsistencies›"), "{end}");
+    assert!(
+        end.contains(
+            "15 contradiction t5-user-a treasure_in_a conflict t1-domain, t2-map-b, t5-user-a"
+        ) && end
+            .contains("resolved at step 21 by revision (confidence), dropping t2-map-b, t3-not-a"),
+        "{end}"
+    );
+    app.view_mut().follow = false;
+    app.goto_step(17);
+    let mid = render_text(&mut app, 160, 20);
+    assert!(mid.contains("unresolved at step 17"), "{mid}");
+    app.goto_step(14);
+    let before = render_text(&mut app, 160, 20);
+    assert!(
+        before.contains("no contradiction announced by this step"),
+        "{before}"
+    );
+    // Enter opens the entry; the detail pane shows its announcement.
+    app.goto_step(23);
+    press(&mut app, &mut r, "<enter>");
+    let popup = render_text(&mut app, 160, 30);
+    assert!(
+        popup.contains("a minimal conflict: t1-domain, t2-map-b, t5-user-a"),
+        "{popup}"
+    );
+    press(&mut app, &mut r, "<esc>");
+    app.detail_from = Pane::Retract;
+    assert_eq!(
+        app.selected_event()
+            .and_then(|p| app.store.event(p))
+            .and_then(|e| e.id.clone())
+            .as_deref(),
+        Some("t5-user-a")
+    );
+}

@@ -119,11 +119,26 @@ pub(crate) fn run(args: &Args) -> i32 {
         step,
     };
     let text = match format {
-        // A BDI session's JSON carries its whole BDI state beside Σ.
-        Format::Json if !tl.bdi_log().is_empty() => {
-            let st = crate::model::bdi::state_at(tl.bdi_log(), model.log(), step);
-            let bdi = crate::model::export::bdi_json(&st, tl.bdi_log(), model.log());
-            crate::model::export::json_with_bdi(&sigma, header, Some(bdi))
+        // A BDI session's JSON carries its whole BDI state beside Σ, and a session with
+        // announcements seed 000's inconsistency log up to the step (one recomputation).
+        Format::Json => {
+            let bdi = (!tl.bdi_log().is_empty()).then(|| {
+                let st = crate::model::bdi::state_at(tl.bdi_log(), model.log(), step);
+                crate::model::export::bdi_json(&st, tl.bdi_log(), model.log())
+            });
+            let inconsistencies = (!tl.beliefs().is_empty())
+                .then(|| model.recompute(tl.name(), &crate::model::RecomputeOptions::default()))
+                .flatten()
+                .map(|rc| {
+                    let entries: Vec<serde_json::Value> =
+                        crate::model::inconsistency::log(tl, model.log(), &rc)
+                            .iter()
+                            .filter(|e| e.step <= step)
+                            .map(|e| e.to_json(step))
+                            .collect();
+                    serde_json::Value::Array(entries)
+                });
+            crate::model::export::json_full(&sigma, header, bdi, inconsistencies)
         }
         Format::AgentPrompt => crate::model::export::agent_prompt_of(&sigma, query.as_ref()),
         _ => export(&sigma, format, header),

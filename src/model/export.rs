@@ -554,6 +554,17 @@ pub fn bdi_json(st: &BdiState<'_>, bl: &BdiLog, log: &TraceLog) -> Value {
 /// [`json`] with the session's BDI state beside Σ under `"bdi"` (only for a session that
 /// has BDI events, so the export of a purely logical session is unchanged).
 pub fn json_with_bdi(beliefs: &[BeliefView<'_>], header: Header<'_>, bdi: Option<Value>) -> String {
+    json_full(beliefs, header, bdi, None)
+}
+
+/// [`json_with_bdi`] with seed 000's inconsistency log up to the step
+/// ([`crate::model::inconsistency`]) under `"inconsistencies"`, when given.
+pub fn json_full(
+    beliefs: &[BeliefView<'_>],
+    header: Header<'_>,
+    bdi: Option<Value>,
+    inconsistencies: Option<Value>,
+) -> String {
     let mut v = json!({
         "session": header.session,
         "step": header.step,
@@ -561,6 +572,9 @@ pub fn json_with_bdi(beliefs: &[BeliefView<'_>], header: Header<'_>, bdi: Option
     });
     if let Some(b) = bdi {
         v["bdi"] = b;
+    }
+    if let Some(i) = inconsistencies {
+        v["inconsistencies"] = i;
     }
     let mut s = serde_json::to_string_pretty(&v).unwrap_or_default();
     s.push('\n');

@@ -28,6 +28,7 @@ pub mod arith;
 pub mod audit;
 pub mod bdi;
 pub mod export;
+pub mod inconsistency;
 pub mod recompute;
 pub mod timeline;
 
