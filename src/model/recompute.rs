@@ -336,9 +336,9 @@ pub struct QueryResult {
     pub claimed: Option<QueryAnswer>,
     /// `entails` recomputed on Σ just before the event.
     pub result: Result<Entails, Unknown>,
-    /// Audit only: for the first [`EVIDENCE_CAP`] disagreeing queries and answers of the
-    /// session, the minimal subsets of Σ (at most 3) behind the recomputed answer: entailing
-    /// the formula when it is entailed, its negation when it is contradicted.
+    /// Audit only: for the first [`EVIDENCE_CAP`] disagreeing queries of the session that Σ
+    /// entails or contradicts, the minimal subsets of Σ (at most 3) behind the recomputed
+    /// answer: entailing the formula when it is entailed, its negation when contradicted.
     pub evidence: Option<Result<Vec<Vec<String>>, Unknown>>,
 }
 
@@ -1018,6 +1018,9 @@ fn walk(tl: &Timeline, log: &TraceLog, opts: &RecomputeOptions) -> Recomputed {
     }
     let mut reruns: HashMap<usize, Rerun> = HashMap::new();
     let mut explained = 0usize;
+    // Queries and answers have caps of their own, counted in the order the audit counts them,
+    // so the audit finds every answer it will show here and never asks a probe.
+    let (mut explained_queries, mut explained_answers) = (0usize, 0usize);
     // Truth maintenance: the active record of each id, the premises each derived record
     // cited (those in Σ when it was announced), who cites each id, the derived records whose
     // premises went but that still had support (asked again at every later settling), and
@@ -1228,16 +1231,14 @@ fn walk(tl: &Timeline, log: &TraceLog, opts: &RecomputeOptions) -> Recomputed {
                     result,
                     evidence: None,
                 };
-                if let (Some(_), Ok(f), Some(false)) = (audit, &f, qr.agrees())
-                    && explained < EVIDENCE_CAP
+                let decided = matches!(qr.result, Ok(Entails::Entailed | Entails::Contradicted));
+                if let (Some(_), Ok(f), Some(false), true) = (audit, &f, qr.agrees(), decided)
+                    && explained_queries < EVIDENCE_CAP
                 {
-                    explained += 1;
+                    explained_queries += 1;
                     qr.evidence = match qr.result {
                         Ok(Entails::Entailed) => Some(m.supports(f)),
-                        Ok(Entails::Contradicted) => {
-                            Some(m.supports(&Formula::Not(Box::new(f.clone()))))
-                        }
-                        _ => None,
+                        _ => Some(m.supports(&Formula::Not(Box::new(f.clone())))),
                     };
                 }
                 out.queries.push(qr);
@@ -1254,9 +1255,9 @@ fn walk(tl: &Timeline, log: &TraceLog, opts: &RecomputeOptions) -> Recomputed {
                         evidence: None,
                     };
                     if let (Some(_), Ok(f), Ok(Entails::Contradicted)) = (audit, &f, &ar.result)
-                        && explained < EVIDENCE_CAP
+                        && explained_answers < EVIDENCE_CAP
                     {
-                        explained += 1;
+                        explained_answers += 1;
                         ar.evidence = Some(m.supports(&Formula::Not(Box::new(f.clone()))));
                     }
                     out.answers.push(ar);

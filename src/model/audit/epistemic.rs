@@ -378,7 +378,9 @@ fn evidence<'a>(
 fn queries_and_answers(cx: &mut Cx<'_>) {
     let mut probe: Option<Probe<'_>> = None;
     let mut out = Vec::new();
-    let mut explained = 0;
+    // Counted as the recomputation counts them (see `recompute::walk`), so the evidence it
+    // computed is there for each finding within the cap and no probe is needed.
+    let (mut explained, mut explained_answers) = (0, 0);
     for q in cx.rc.queries.clone() {
         let Some(Body::Query(b)) = cx.log.events.get(q.event as usize).map(|e| &e.body) else {
             continue;
@@ -502,10 +504,10 @@ fn queries_and_answers(cx: &mut Cx<'_>) {
                     .with("recomputed", entails_str(r))
                     .with("hedged", a.hedged);
                 if let Ok(phi) = parse(&text) {
-                    if explained >= EVIDENCE_CAP {
+                    if explained_answers >= EVIDENCE_CAP {
                         f = f.with("evidence_omitted", true);
                     } else {
-                        explained += 1;
+                        explained_answers += 1;
                         match evidence(&mut probe, cx, &a.evidence, a.step, Formula::Not(Box::new(phi))) {
                             Ok(sets) => {
                                 let ids: BTreeSet<&String> = sets.iter().flatten().collect();
