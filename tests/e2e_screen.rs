@@ -122,7 +122,7 @@ fn a_killed_or_aborted_tui_leaves_the_terminal_usable() {
             120,
             40,
         );
-        t.wait_for("the first frame", 20, |s| s.contains("step 17 of 17"));
+        t.wait_for("the first frame", 20, |s| s.contains("step 23 of 23"));
         assert_eq!(t.display("#{alternate_on}|#{mouse_any_flag}"), "1|1");
         let pid = tui_pid(&t).expect("the TUI's pid");
         let ok = std::process::Command::new("kill")
@@ -167,7 +167,7 @@ fn a_clean_quit_ends_the_guardian_too() {
         120,
         40,
     );
-    t.wait_for("the first frame", 20, |s| s.contains("step 17 of 17"));
+    t.wait_for("the first frame", 20, |s| s.contains("step 23 of 23"));
     let pid = tui_pid(&t).expect("the TUI's pid");
     let guardians =
         || std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children")).unwrap_or_default();

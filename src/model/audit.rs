@@ -26,6 +26,8 @@
 //! - `epistemic`: gate verdicts (`claimed-outcome-mismatch`, with the confusion
 //!   [`Matrix`]), citations, contradictions and their handling, revisions, norms;
 //! - `bdi`: tier-1 postconditions, plan DAGs, belief names, tiers that cannot be checked;
+//! - `failures`: the rest of seed 004's failure taxonomy (bad retrieval, avoided file reads,
+//!   incorrect computations, answer formatting) and recorded `failure_mode`s against them;
 //! - `loops`: repeated queries and oscillation;
 //! - `lookalike`: names that render like other names (mixed scripts, confusables);
 //! - `input`: reader problems and unparsable formulas (`parse-error`).
@@ -40,6 +42,7 @@
 
 mod bdi;
 mod epistemic;
+pub mod failures;
 mod input;
 mod lookalike;
 mod loops;
@@ -149,6 +152,10 @@ codes! {
     RevisionPolicyMismatch = "revision-policy-mismatch", Warning,
         "revision differs from what its policy retracts",
         "revisions differ from what their policy retracts";
+    /// A belief derived (`because`) from premises that left Σ, still in Σ with nothing else
+    /// entailing it.
+    UnsupportedDerivation = "unsupported-derivation", Warning,
+        "derived belief outlived its premises", "derived beliefs outlived their premises";
     /// A norm was retracted.
     NormRetracted = "norm-retracted", Error,
         "norm was retracted", "norms were retracted";
@@ -180,6 +187,42 @@ codes! {
     /// `plan_stats` counters that cannot all hold: more outcomes than uses.
     PlanStatsInconsistent = "plan-stats-inconsistent", Warning,
         "plan_stats record contradicts itself", "plan_stats records contradict themselves";
+    /// Seed 004's bad retrieval: a fetch step that failed, or a wrong answer whose every
+    /// upstream computation recomputes correctly (the wrong value came from a fetch).
+    BadRetrieval = "bad-retrieval", Warning,
+        "retrieval went wrong", "retrievals went wrong";
+    /// Seed 004's avoided file read: the task names a file no step read with `read_file`.
+    FileReadAvoided = "file-read-avoided", Warning,
+        "task's file was never read", "tasks' files were never read";
+    /// Seed 004's incorrect computation: a step's written result differs from its `compute`
+    /// expression evaluated on its inputs.
+    IncorrectComputation = "incorrect-computation", Error,
+        "computation wrote a wrong result", "computations wrote wrong results";
+    /// Seed 004's answer formatting: the answer misses the expected one only in its format.
+    AnswerFormatting = "answer-formatting", Warning,
+        "answer misses the expected one only in its format",
+        "answers miss the expected ones only in their format";
+    /// An answer that does not match the expected one, for a cause doxascope cannot tell.
+    WrongAnswer = "wrong-answer", Error,
+        "answer does not match the expected one", "answers do not match the expected ones";
+    /// A `failure_mode` (or score) the trace records that doxascope's detection contradicts.
+    FailureModeMismatch = "failure-mode-mismatch", Warning,
+        "recorded failure mode disagrees with what doxascope detected",
+        "recorded failure modes disagree with what doxascope detected";
+    /// A `failure_mode` the trace records, with what doxascope detected in the same place.
+    FailureModeRecorded = "failure-mode-recorded", Info,
+        "failure mode was recorded by the trace", "failure modes were recorded by the trace";
+    /// A `query` whose claimed answer differs from `entails` recomputed on Σ at that step.
+    QueryAnswerMismatch = "query-answer-mismatch", Error,
+        "query answer differs from the recomputed one",
+        "query answers differ from the recomputed ones";
+    /// An `answer` whose formula Σ contradicts.
+    AnswerContradictsSigma = "answer-contradicts-sigma", Error,
+        "answer contradicts Σ", "answers contradict Σ";
+    /// An `answer` presented as known (not `hedged`) that Σ does not entail.
+    AnswerNotEntailed = "answer-not-entailed", Warning,
+        "answer given as known is not entailed by Σ",
+        "answers given as known are not entailed by Σ";
     /// A name in a formula that mixes scripts in one word (`аdmin` with a Cyrillic `а`).
     MixedScriptAtom = "mixed-script-atom", Warning,
         "name mixes scripts and can pass for another",
@@ -557,6 +600,7 @@ fn audit_session(
     input::check(&mut cx);
     epistemic::check(&mut cx);
     bdi::check(&mut cx);
+    failures::check(&mut cx);
     loops::check(&mut cx);
     lookalike::check(&mut cx);
     let mut findings = cx.findings;

@@ -24,9 +24,11 @@
 //!
 //! [`export`] renders Σ at a step as DIMACS, SMT-LIB, the prompt bullet list or JSON.
 
+pub mod arith;
 pub mod audit;
 pub mod bdi;
 pub mod export;
+pub mod inconsistency;
 pub mod recompute;
 pub mod timeline;
 

@@ -422,6 +422,41 @@ impl Timeline {
             .collect()
     }
 
+    /// Σ at step `t` in the order of seed 000's `KnowledgeBase.facts` (a dictionary keyed by
+    /// proposition): an update of a belief that is in Σ overwrites it in place, so a
+    /// re-announced or superseded belief keeps the position its id first took; a belief that
+    /// left Σ and came back is new, at the end. `export --format prompt` lists Σ in this order.
+    pub fn sigma_in_kb_order<'a>(&'a self, log: &'a TraceLog, t: u32) -> Vec<BeliefView<'a>> {
+        let end = self.beliefs.partition_point(|r| r.announced <= t);
+        // The step each record's unbroken chain of overwrites started at.
+        let mut last: HashMap<&str, (u32, u32)> = HashMap::new();
+        let mut start = vec![0u32; end];
+        for (i, r) in self.beliefs[..end].iter().enumerate() {
+            let chained = last.get(r.id.as_str()).and_then(|&(p, s)| {
+                let prev = &self.beliefs[p as usize];
+                prev.retraction
+                    .filter(|x| {
+                        x.step == r.announced
+                            && matches!(x.by, RetractedBy::Superseded | RetractedBy::Reannounced)
+                    })
+                    .map(|_| s)
+            });
+            start[i] = chained.unwrap_or(r.announced);
+            last.insert(r.id.as_str(), (i as u32, start[i]));
+        }
+        let mut active: Vec<(u32, usize)> = self.beliefs[..end]
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| r.active_at(t))
+            .map(|(i, _)| (start[i], i))
+            .collect();
+        active.sort_unstable();
+        active
+            .into_iter()
+            .filter_map(|(_, i)| self.view(log, i as u32, &self.beliefs[i]))
+            .collect()
+    }
+
     /// The record with this index, with its event.
     pub fn belief<'a>(&'a self, log: &'a TraceLog, index: u32) -> Option<BeliefView<'a>> {
         self.beliefs
@@ -976,6 +1011,11 @@ impl Pass<'_> {
             Body::Query(q) => {
                 self.tl.queries.push((step, pos));
                 if let Err(e) = parse(&q.formula) {
+                    self.error(step, pos, "formula", Ok(e));
+                }
+            }
+            Body::Answer(a) => {
+                if let Some(Err(e)) = a.formula.as_deref().map(parse) {
                     self.error(step, pos, "formula", Ok(e));
                 }
             }

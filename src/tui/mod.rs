@@ -125,7 +125,7 @@ pub struct ImportedSource {
 }
 
 /// What `doxascope demo` plays in the TUI.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct DemoOptions {
     /// The demo configuration.
     pub config: crate::demo::DemoConfig,
@@ -133,12 +133,18 @@ pub struct DemoOptions {
     pub dialogues: usize,
     /// Initial play speed.
     pub speed: f64,
+    /// Dialogues scripted before the TUI started (`demo --agent`: an external agent's
+    /// replies, asked off the UI thread); `None`: the simulated agent scripts each in turn.
+    pub scripted: Option<Vec<crate::demo::run::Dialogue>>,
 }
 
 /// A player over the demo's events, at the requested speed, ready for [`app::App::demo`].
 pub fn demo_player(d: &DemoOptions) -> app::DemoPlayer {
-    let mut p =
-        crate::demo::player::Player::new(crate::demo::DemoEvents::new(d.config, d.dialogues));
+    let events = match &d.scripted {
+        Some(ds) => crate::demo::DemoEvents::from_dialogues(d.config, ds.clone()),
+        None => crate::demo::DemoEvents::new(d.config, d.dialogues),
+    };
+    let mut p = crate::demo::player::Player::new(events);
     p.set_speed(d.speed, std::time::Instant::now());
     p
 }
