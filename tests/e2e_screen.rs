@@ -112,10 +112,13 @@ fn a_killed_or_aborted_tui_leaves_the_terminal_usable() {
         return;
     }
     for signal in ["KILL", "ABRT"] {
+        // The shell learns of the death as the guardian does and may print before the
+        // guardian has left the alternate screen (under load it did): what it prints then
+        // goes with that screen, so the status is printed after a pause.
         let t = Tmux::new(&format!("kill-{signal}"));
         t.start_sized(
             &format!(
-                "sh -c '\"{}\" view --no-follow \"{}\"; echo EXIT=$?; sleep 0.5; stty -a; echo END-OF-RUN; exec sleep 600'",
+                "sh -c '\"{}\" view --no-follow \"{}\"; s=$?; sleep 0.5; echo EXIT=$s; stty -a; echo END-OF-RUN; exec sleep 600'",
                 bin(),
                 tmux::sample("treasure-hunt.jsonl").display()
             ),
