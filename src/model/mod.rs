@@ -38,7 +38,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use crate::trace::event::FileName;
-use crate::trace::{Event, Item, Origin, ReaderConfig, TraceLog};
+use crate::trace::{BriefItem, Event, Item, Origin, ReaderConfig, TraceLog};
 
 pub use bdi::{BdiLog, BdiState, PlanView, StepState, StepView};
 pub use recompute::{RecomputeOptions, Recomputed};
@@ -126,7 +126,7 @@ impl Model {
                 File::open(p).and_then(|f| {
                     let reader = f.try_clone()?;
                     m.log.events.add_source(&name, f, cfg);
-                    crate::trace::read_all(&name, reader, cfg, |it| m.push_item(it))
+                    crate::trace::read_all_briefs(&name, reader, cfg, |it| m.push_brief(it))
                 })
             };
             m.after_batch(problems, sessions);
@@ -245,6 +245,30 @@ impl Model {
             self.builders[slot].push(&mut self.timelines[slot], &self.log, pos, &ev);
         }
         self.log.push(Item::Event(ev));
+    }
+
+    /// Adds one item of a brief load ([`crate::trace::read_all_briefs`]) like
+    /// [`Model::push_item`]: the event is replayed from its brief and kept as its place in
+    /// its file.
+    fn push_brief(&mut self, item: BriefItem) {
+        let BriefItem::Event(b) = item else {
+            self.log.push_brief(item);
+            return;
+        };
+        if let Ok(pos) = u32::try_from(self.log.events.len())
+            && pos < u32::MAX
+        {
+            while self.builders.len() < self.timelines.len() {
+                let t = &self.timelines[self.builders.len()];
+                self.builders.push(timeline::Builder::rebuild(t, &self.log));
+            }
+            let (slot, new) = session_slot(&mut self.by_name, &mut self.timelines, &b.session);
+            if new {
+                self.builders.push(timeline::Builder::default());
+            }
+            self.builders[slot].push_brief(&mut self.timelines[slot], &self.log, pos, &b);
+        }
+        self.log.push_brief(BriefItem::Event(b));
     }
 
     /// Counts the problems from index `problems` on and attributes them, after a batch

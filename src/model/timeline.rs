@@ -38,7 +38,8 @@ use std::sync::Arc;
 use crate::logic::formula::Formula;
 use crate::logic::parse::{ParseError, parse};
 use crate::logic::print::normalized;
-use crate::trace::event::{Announce, Body, Retract, RetractBy, Revise, Role, Text, Verify};
+use crate::trace::brief::{AnnounceGist, Brief, FormulaGist, Gist, ReviseGist, Target, VerifyGist};
+use crate::trace::event::{Announce, Body, RetractBy, Role, Text};
 use crate::trace::{Event, Origin, TraceLog};
 
 use super::bdi::BdiLog;
@@ -829,9 +830,15 @@ impl Builder {
     /// `ev` is the event at `pos` (the caller has it in hand: the log may keep only where
     /// it is).
     pub(crate) fn push(&mut self, tl: &mut Timeline, log: &TraceLog, pos: u32, ev: &Event) {
+        self.push_brief(tl, log, pos, &Brief::of(ev));
+    }
+
+    /// Replays the event at log position `pos`, known by its brief (all the replay reads of
+    /// an event; see [`crate::trace::brief`]).
+    pub(crate) fn push_brief(&mut self, tl: &mut Timeline, log: &TraceLog, pos: u32, b: &Brief) {
         tl.events.push(pos);
         let step = tl.events.len() as u32;
-        Pass { log, tl, b: self }.apply(step, pos, ev);
+        Pass { log, tl, b: self }.apply(step, pos, b);
     }
 
     /// Replays step `step` (1-based) of a timeline whose `events` already lists the
@@ -841,7 +848,7 @@ impl Builder {
         if let Some(pos) = tl.event_pos_at(step)
             && let Some(ev) = load_at(log, pos)
         {
-            Pass { log, tl, b: self }.apply(step, pos, &ev);
+            Pass { log, tl, b: self }.apply(step, pos, &Brief::of(&ev));
         }
     }
 
@@ -925,54 +932,43 @@ impl Pass<'_> {
     }
 
     /// Replays the event at `pos`, which takes effect at `step`.
-    fn apply(&mut self, step: u32, pos: u32, ev: &Event) {
+    fn apply(&mut self, step: u32, pos: u32, ev: &Brief) {
         let expected = self.b.first_seq.map(|f| f + u64::from(step - 1));
         match expected {
             None => self.b.first_seq = Some(ev.seq),
             Some(e) if e != ev.seq => self.tl.seq_dense = false,
             Some(_) => {}
         }
-        match &ev.body {
-            Body::Announce(a) => self.announce(step, pos, ev, a),
-            Body::Retract(r) => self.retract(step, pos, r),
-            Body::Revise(r) => self.revise(step, pos, r),
-            Body::Verify(v) => self.verify(step, pos, v),
-            Body::Query(q) => {
+        match &ev.gist {
+            Gist::Announce(a) => self.announce(step, pos, a),
+            Gist::Retract(target, by) => self.retract(step, pos, target, *by),
+            Gist::Revise(r) => self.revise(step, pos, r),
+            Gist::Verify(v) => self.verify(step, pos, v),
+            Gist::Query(e) => {
                 self.tl.queries.push((step, pos));
-                if let Err(e) = parse(&q.formula) {
-                    self.error(step, pos, "formula", Ok(e));
+                if let Some(e) = e {
+                    self.error(step, pos, "formula", Ok((**e).clone()));
                 }
             }
-            Body::Unknown(_) => self.tl.unknown_kinds += 1,
-            _ => self.tl.bdi.push(step, pos, ev),
+            Gist::Unknown(_) => self.tl.unknown_kinds += 1,
+            g => self.tl.bdi.push(step, pos, g),
         }
     }
 
-    fn announce(&mut self, step: u32, pos: u32, ev: &Event, a: &Announce) {
-        let parsed = parse(&a.formula);
-        let norm = parsed.as_ref().ok().map(normalized);
-        let formula_ok = parsed.is_ok();
-        if let Err(e) = parsed {
-            self.error(step, pos, "formula", Ok(e));
+    fn announce(&mut self, step: u32, pos: u32, a: &AnnounceGist) {
+        let norm = a.formula.normalized();
+        let formula_ok = norm.is_some();
+        if let FormulaGist::Unparsed(u) = &a.formula {
+            self.error(step, pos, "formula", Ok(u.1.clone()));
         }
-        let id = match (&ev.id, &norm) {
-            (Some(id), _) => id.to_string(),
-            (None, Some(n)) => n.clone(),
+        let id: &str = match (&a.id, &a.formula) {
+            (Some(id), _) => id,
+            (None, FormulaGist::Parsed(n)) => n,
             // Without a parse there is no normalized form; the text itself is the best id.
-            (None, None) => a.formula.trim().to_string(),
+            (None, FormulaGist::Unparsed(u)) => u.0.trim(),
         };
-        if let Some(old) = find_active(&self.b.active, &self.tl.beliefs, &id) {
-            let old_rec = &self.tl.beliefs[old as usize];
-            let same = match load_at(self.log, old_rec.event).as_deref().map(|e| &e.body) {
-                Some(Body::Announce(o)) => {
-                    o.role == a.role
-                        && (o.formula == a.formula
-                            || matches!((parse(&o.formula), parse(&a.formula)),
-                                        (Ok(x), Ok(y)) if x == y))
-                }
-                _ => false,
-            };
-            let by = if same {
+        if let Some(old) = find_active(&self.b.active, &self.tl.beliefs, id) {
+            let by = if self.same_belief(old, a) {
                 RetractedBy::Reannounced
             } else {
                 RetractedBy::Superseded
@@ -981,14 +977,51 @@ impl Pass<'_> {
         }
         let idx = self.tl.beliefs.len() as u32;
         self.tl.beliefs.push(BeliefRecord {
-            id: Text::from(id.as_str()),
+            id: Text::from(id),
             event: pos,
             announced: step,
             retraction: None,
             formula_ok,
         });
-        self.b
-            .add_active(self.log, &self.tl.beliefs, idx, norm.as_deref());
+        self.b.add_active(self.log, &self.tl.beliefs, idx, norm);
+    }
+
+    /// Whether the active record `old` and the new announcement `a` of its id hold the same
+    /// belief: the same role, and the same formula as written or the same tree (equal
+    /// normalized texts). Formulas of different hashes differ without looking further; else
+    /// the old announcement is read again.
+    fn same_belief(&self, old: u32, a: &AnnounceGist) -> bool {
+        let Some(rec) = self.tl.beliefs.get(old as usize) else {
+            return false;
+        };
+        let norm = a.formula.normalized();
+        match norm {
+            // A formula that parses is never written like one that does not.
+            Some(_) if !rec.formula_ok => return false,
+            Some(n) => {
+                let h = self
+                    .b
+                    .active
+                    .find(str_hash(&rec.id), |&(i, _)| i == old)
+                    .map(|&(_, h)| h);
+                if h.is_some_and(|h| h != formula_hash(n)) {
+                    return false;
+                }
+            }
+            None if rec.formula_ok => return false,
+            None => {}
+        }
+        match load_at(self.log, rec.event).as_deref().map(|e| &e.body) {
+            Some(Body::Announce(o)) => {
+                o.role == a.role
+                    && match (&a.formula, norm) {
+                        (_, Some(n)) => parse(&o.formula).is_ok_and(|f| normalized(&f) == n),
+                        (FormulaGist::Unparsed(u), None) => o.formula == u.0,
+                        (FormulaGist::Parsed(_), None) => false,
+                    }
+            }
+            _ => false,
+        }
     }
 
     /// Ends an active record.
@@ -1012,47 +1045,45 @@ impl Pass<'_> {
     }
 
     /// The active record a `target` (an id or a formula) names.
-    fn resolve(&self, target: &str) -> Option<u32> {
+    fn resolve(&self, target: &Target) -> Option<u32> {
         let active = |k: &str| find_active(&self.b.active, &self.tl.beliefs, k);
-        if let Some(i) = active(target) {
+        if let Some(i) = active(&target.text) {
             return Some(i);
         }
-        let trimmed = target.trim();
-        if let Some(i) = active(trimmed) {
+        if let Some(i) = active(target.text.trim()) {
             return Some(i);
         }
-        let want = parse(trimmed).ok()?;
-        let n = normalized(&want);
-        if let Some(i) = active(&n) {
+        let n = target.normalized.as_deref()?;
+        if let Some(i) = active(n) {
             return Some(i);
         }
         // An explicit id with this formula: the oldest such active record.
         self.b
             .by_formula
-            .oldest(self.log, &self.tl.beliefs, formula_hash(&n), &n)
+            .oldest(self.log, &self.tl.beliefs, formula_hash(n), n)
     }
 
-    fn retract(&mut self, step: u32, pos: u32, r: &Retract) {
-        let record = self.resolve(&r.target);
+    fn retract(&mut self, step: u32, pos: u32, target: &Target, by: Option<RetractBy>) {
+        let record = self.resolve(target);
         match record {
-            Some(i) => self.end(i, step, pos, RetractedBy::from_trace(r.by)),
+            Some(i) => self.end(i, step, pos, RetractedBy::from_trace(by)),
             None => self.error(
                 step,
                 pos,
                 "target",
                 Err(format!(
                     "retract target {:?} names no belief active at this step",
-                    r.target
+                    target.text
                 )),
             ),
         }
+        let t: &str = &target.text;
         let rec_id = record.map(|i| self.tl.beliefs[i as usize].id.clone());
         // The latest earlier revise listing this target (by id or as written) claims it.
-        let names = |u: &String| {
-            *u == r.target || u.trim() == r.target.trim() || rec_id.as_deref() == Some(u.as_str())
-        };
+        let names =
+            |u: &String| *u == t || u.trim() == t.trim() || rec_id.as_deref() == Some(u.as_str());
         // Candidate revisions come from the index of unapplied names (latest first).
-        let mut cands: Vec<u32> = [Some(r.target.trim()), rec_id.as_deref()]
+        let mut cands: Vec<u32> = [Some(t.trim()), rec_id.as_deref()]
             .into_iter()
             .flatten()
             .filter_map(|k| self.b.unapplied.get(k))
@@ -1092,15 +1123,15 @@ impl Pass<'_> {
         });
     }
 
-    fn revise(&mut self, step: u32, pos: u32, r: &Revise) {
-        let trigger_record = r.trigger.as_deref().and_then(|t| self.resolve(t));
+    fn revise(&mut self, step: u32, pos: u32, r: &ReviseGist) {
+        let trigger_record = r.trigger.as_ref().and_then(|t| self.resolve(t));
         if let Some(t) = &r.trigger
             && trigger_record.is_none()
-            && find_active(&self.b.active, &self.tl.beliefs, t).is_none()
-            && let Err(e) = parse(t)
+            && find_active(&self.b.active, &self.tl.beliefs, &t.text).is_none()
+            && let Some(e) = &t.error
         {
             // Not an active id and not a formula either.
-            self.error(step, pos, "trigger", Ok(e));
+            self.error(step, pos, "trigger", Ok((**e).clone()));
         }
         // Entries that name beliefs by formula are stored under the id they resolve to, so
         // the retracts (which usually name ids) match them.
@@ -1109,7 +1140,7 @@ impl Pass<'_> {
             .iter()
             .map(|x| match self.resolve(x) {
                 Some(i) => self.tl.beliefs[i as usize].id.to_string(),
-                None => x.to_string(),
+                None => x.text.to_string(),
             })
             .collect();
         let k = self.tl.revisions.len() as u32;
@@ -1129,16 +1160,12 @@ impl Pass<'_> {
         });
     }
 
-    fn verify(&mut self, step: u32, pos: u32, v: &Verify) {
+    fn verify(&mut self, step: u32, pos: u32, v: &VerifyGist) {
         self.tl.verifies.push((step, pos));
-        let mut any = false;
-        for f in v.all_formulas() {
-            any = true;
-            if let Err(e) = parse(f) {
-                self.error(step, pos, "formula", Ok(e));
-            }
+        for e in &v.errors {
+            self.error(step, pos, "formula", Ok(e.clone()));
         }
-        if !any {
+        if !v.any {
             self.error(
                 step,
                 pos,

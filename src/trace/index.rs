@@ -7,9 +7,10 @@
 use std::collections::{BTreeMap, HashMap};
 use std::io::{self, Read};
 
+use super::brief::BriefItem;
 use super::event::{Event, FileName, Kind};
 use super::load::LoadOptions;
-use super::reader::{Item, Problem, ReaderConfig, Severity};
+use super::reader::{Item, PreEvent, Problem, ReaderConfig, Severity};
 use super::store::EventStore;
 
 /// Counts and per-session positions of the events in a [`TraceLog`].
@@ -28,22 +29,28 @@ pub struct Index {
 impl Index {
     /// Records the event stored at position `pos` of the log.
     pub fn add(&mut self, pos: u32, ev: &Event) {
+        self.add_parts(pos, &ev.session, ev.kind(), ev.kind_name());
+    }
+
+    /// Records the event of session `session` and kind `kind` (`kind_name` as written)
+    /// stored at position `pos` of the log.
+    fn add_parts(&mut self, pos: u32, session: &FileName, kind: Option<Kind>, kind_name: &str) {
         const RECENT: usize = 16;
-        let addr = ev.session.addr();
+        let addr = session.addr();
         let slot = match self.recent.iter().find(|(a, _)| *a == addr) {
             Some(&(_, slot)) => slot,
             None => {
-                let slot = match self.session_pos.get(&ev.session) {
+                let slot = match self.session_pos.get(session) {
                     Some(&i) => i,
                     None => {
                         self.session_pos
-                            .insert(ev.session.clone(), self.sessions.len());
-                        self.sessions.push((ev.session.clone(), Vec::new()));
+                            .insert(session.clone(), self.sessions.len());
+                        self.sessions.push((session.clone(), Vec::new()));
                         self.sessions.len() - 1
                     }
                 };
                 // Only an Arc the index itself holds may be cached (its address stays valid).
-                if FileName::ptr_eq(&self.sessions[slot].0, &ev.session) {
+                if FileName::ptr_eq(&self.sessions[slot].0, session) {
                     if self.recent.len() == RECENT {
                         self.recent.remove(0);
                     }
@@ -53,14 +60,9 @@ impl Index {
             }
         };
         self.sessions[slot].1.push(pos);
-        match ev.kind() {
+        match kind {
             Some(k) => self.kind_counts[k.index()] += 1,
-            None => {
-                *self
-                    .unknown_kinds
-                    .entry(ev.kind_name().to_string())
-                    .or_default() += 1
-            }
+            None => *self.unknown_kinds.entry(kind_name.to_string()).or_default() += 1,
         }
     }
 
@@ -84,6 +86,20 @@ impl Index {
     /// How many events of each unknown kind were read.
     pub fn unknown_kinds(&self) -> &BTreeMap<String, u64> {
         &self.unknown_kinds
+    }
+}
+
+/// The problem an event becomes when the log is full.
+fn too_many(origin: super::event::Origin) -> Problem {
+    Problem {
+        severity: Severity::Error,
+        code: super::reader::ProblemCode::TooManyEvents,
+        origin,
+        column: 1,
+        byte_offset: None,
+        field: None,
+        message: "too many events in one log; event dropped".into(),
+        excerpt: None,
     }
 }
 
@@ -122,18 +138,26 @@ impl TraceLog {
                     self.index.add(pos, &ev);
                     self.events.push(ev);
                 }
-                _ => self.problems.push(Problem {
-                    severity: Severity::Error,
-                    code: super::reader::ProblemCode::TooManyEvents,
-                    origin: ev.origin.clone(),
-                    column: 1,
-                    byte_offset: None,
-                    field: None,
-                    message: "too many events in one log; event dropped".into(),
-                    excerpt: None,
-                }),
+                _ => self.problems.push(too_many(ev.origin)),
             },
             Item::Problem(p) => self.problems.push(p),
+        }
+    }
+
+    /// Adds one item of a brief load ([`super::read_all_briefs`]): the event is kept as its
+    /// place in its file, which must be registered with the store
+    /// ([`EventStore::add_source`]) before its events arrive. Like [`TraceLog::push`].
+    pub fn push_brief(&mut self, item: BriefItem) {
+        match item {
+            BriefItem::Event(b) => match u32::try_from(self.events.len()) {
+                Ok(pos) if pos < u32::MAX => {
+                    self.index
+                        .add_parts(pos, &b.session, b.kind(), b.gist.kind_name());
+                    self.events.push_brief(&b);
+                }
+                _ => self.problems.push(too_many(b.origin)),
+            },
+            BriefItem::Problem(p) => self.problems.push(*p),
         }
     }
 
@@ -142,7 +166,7 @@ impl TraceLog {
     /// (worker threads decode runs of complete lines; this thread reads, checks sessions and
     /// indexes, in stream order). Memory beyond the log stays at a few 256 KiB chunks.
     pub fn read_from(&mut self, name: &str, r: impl Read, cfg: ReaderConfig) -> io::Result<()> {
-        super::load::load(name, r, cfg, LoadOptions::default(), &mut |item| {
+        super::load::load::<PreEvent>(name, r, cfg, LoadOptions::default(), &mut |item| {
             self.push(item)
         })
     }
@@ -155,7 +179,7 @@ impl TraceLog {
         let file = std::fs::File::open(path)?;
         let reader = file.try_clone()?;
         self.events.add_source(&name, file, cfg);
-        super::load::load(&name, reader, cfg, LoadOptions::default(), &mut |item| {
+        super::load::load::<PreEvent>(&name, reader, cfg, LoadOptions::default(), &mut |item| {
             self.push(item)
         })
     }

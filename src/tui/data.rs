@@ -30,7 +30,7 @@ use crate::model::Timeline;
 use crate::model::timeline::{Builder, Growing, str_hash};
 use crate::trace::event::FileName;
 use crate::trace::reader::Problem;
-use crate::trace::{Body, Event, Item, Severity, TraceLog};
+use crate::trace::{Brief, BriefItem, Event, Gist, Item, Severity, TraceLog};
 
 /// The name of a serializable unit enum value (`fact`, `contradiction`, ...).
 pub fn enum_name<T: Serialize>(v: &T) -> String {
@@ -283,17 +283,13 @@ impl SessionData {
         self.tl.reader_problems = self.problems.len() as u64;
     }
 
-    /// Replays `ev`, the event that goes to log position `pos` (the log may keep only where
-    /// it is, so the replay reads the event in hand).
-    fn push(&mut self, log: &TraceLog, pos: u32, ev: &Event) {
-        self.builder.push(&mut self.tl, log, pos, ev);
-        let mark = match &ev.body {
-            Body::Retract(_) | Body::Revise(_) => MARK_REVISION,
-            Body::Verify(v)
-                if matches!(v.outcome, Some(crate::trace::event::Outcome::Contradiction)) =>
-            {
-                MARK_CONTRADICTION
-            }
+    /// Replays the event that goes to log position `pos`, known by its brief (the log may
+    /// keep only where it is, so the replay reads the brief in hand).
+    fn push(&mut self, log: &TraceLog, pos: u32, ev: &Brief) {
+        self.builder.push_brief(&mut self.tl, log, pos, ev);
+        let mark = match &ev.gist {
+            Gist::Retract(..) | Gist::Revise(_) => MARK_REVISION,
+            Gist::Verify(v) if v.contradiction => MARK_CONTRADICTION,
             _ => 0,
         };
         if let Some(r) = self.builder.take_ended() {
@@ -458,6 +454,21 @@ impl Store {
     /// gets the problem before that event), and at the end of the batch it goes to the
     /// session named after the file, the default session of its events.
     pub fn extend_from(&mut self, origin: &SessionSource, items: impl IntoIterator<Item = Item>) {
+        self.extend_any(origin, items);
+    }
+
+    /// Adds a batch of a brief load ([`crate::trace::read_all_briefs`]) of a file whose
+    /// source is registered ([`Store::add_source`]): like [`Store::extend`], with each event
+    /// replayed from its brief and kept as its place in the file.
+    pub fn extend_briefs(&mut self, items: impl IntoIterator<Item = BriefItem>) {
+        self.extend_any(&SessionSource::Trace, items);
+    }
+
+    fn extend_any<I: LogItem>(
+        &mut self,
+        origin: &SessionSource,
+        items: impl IntoIterator<Item = I>,
+    ) {
         let origin = match origin {
             SessionSource::Segment { segment: 0, .. } => &SessionSource::Trace,
             o => o,
@@ -470,15 +481,14 @@ impl Store {
         for item in items {
             let (events, problems) = (self.log.events.len(), self.log.problems.len());
             // A full log turns the event into a problem (see `TraceLog::push`).
-            if let Item::Event(ev) = &item
+            if let Some((session, file)) = item.names()
                 && events < u32::MAX as usize
             {
-                let file = &ev.origin.file;
                 let slot = match &last_session {
-                    Some((name, slot)) if FileName::ptr_eq(name, &ev.session) => *slot,
+                    Some((name, slot)) if FileName::ptr_eq(name, session) => *slot,
                     _ => {
-                        let slot = self.slot(origin, &ev.session);
-                        last_session = Some((ev.session.clone(), slot));
+                        let slot = self.slot(origin, session);
+                        last_session = Some((session.clone(), slot));
                         slot
                     }
                 };
@@ -492,7 +502,7 @@ impl Store {
                     }
                     !same
                 });
-                s.push(&self.log, events as u32, ev);
+                item.replay(s, &self.log, events as u32);
                 let known = matches!(&last_file,
                     Some((f, sl)) if FileName::ptr_eq(f, file) && *sl == slot);
                 if !known {
@@ -501,7 +511,7 @@ impl Store {
                     last_file = Some((file.clone(), slot));
                 }
             }
-            self.log.push(item);
+            item.push_to(&mut self.log);
             if self.log.problems.len() > problems {
                 let p = &self.log.problems[problems];
                 if p.severity == Severity::Error {
@@ -604,6 +614,55 @@ impl Store {
     /// Reader problems of severity error (lines that are not events), in all sessions.
     pub fn parse_errors(&self) -> usize {
         self.errors
+    }
+}
+
+/// An item of reader output, either kind ([`Item`] or [`BriefItem`]): what
+/// [`Store::extend_from`] and [`Store::extend_briefs`] need of it.
+trait LogItem {
+    /// The session and file names of an event.
+    fn names(&self) -> Option<(&FileName, &FileName)>;
+    /// Replays the event onto session `s` as log position `pos`.
+    fn replay(&self, s: &mut SessionData, log: &TraceLog, pos: u32);
+    /// Adds the item to the log.
+    fn push_to(self, log: &mut TraceLog);
+}
+
+impl LogItem for Item {
+    fn names(&self) -> Option<(&FileName, &FileName)> {
+        match self {
+            Item::Event(ev) => Some((&ev.session, &ev.origin.file)),
+            Item::Problem(_) => None,
+        }
+    }
+
+    fn replay(&self, s: &mut SessionData, log: &TraceLog, pos: u32) {
+        if let Item::Event(ev) = self {
+            s.push(log, pos, &Brief::of(ev));
+        }
+    }
+
+    fn push_to(self, log: &mut TraceLog) {
+        log.push(self);
+    }
+}
+
+impl LogItem for BriefItem {
+    fn names(&self) -> Option<(&FileName, &FileName)> {
+        match self {
+            BriefItem::Event(b) => Some((&b.session, &b.origin.file)),
+            BriefItem::Problem(_) => None,
+        }
+    }
+
+    fn replay(&self, s: &mut SessionData, log: &TraceLog, pos: u32) {
+        if let BriefItem::Event(b) = self {
+            s.push(log, pos, b);
+        }
+    }
+
+    fn push_to(self, log: &mut TraceLog) {
+        log.push_brief(self);
     }
 }
 

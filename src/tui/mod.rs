@@ -171,8 +171,11 @@ impl From<io::Error> for TuiError {
 /// What the loader sends to the UI.
 #[derive(Debug)]
 pub enum Load {
-    /// Reader output.
+    /// Reader output (of a file the store cannot read again: events kept in memory).
     Items(Vec<crate::trace::Item>),
+    /// Reader output, each event as its brief (the store keeps it as its place in the file
+    /// announced by [`Load::Source`]).
+    Briefs(Vec<crate::trace::BriefItem>),
     /// Bytes read so far and the total of the initial read.
     Progress(u64, u64),
     /// The initial read is complete.
@@ -184,9 +187,11 @@ pub enum Load {
     Source(String, File),
 }
 
-/// Items per batch sent to the UI: large enough that the channel is not the cost, small
-/// enough that the first frame comes early.
+/// Items per batch sent to the UI: large enough that the channel is not the cost.
 const BATCH: usize = 4096;
+
+/// Items in the first batch of a file: the first frame shows them while the rest is read.
+const FIRST_BATCH: usize = 256;
 
 /// A reader that counts the bytes it hands out (for the progress shown in the header) and
 /// fails once the UI is gone, which stops the load.
@@ -212,7 +217,7 @@ impl<R: Read> Read for Counted<'_, R> {
 /// Standard input is a live session and followed files have their own followers, so neither
 /// is read here.
 fn load(files: Vec<PathBuf>, tx: mpsc::Sender<Load>) {
-    use crate::trace::{ReaderConfig, read_all};
+    use crate::trace::{ReaderConfig, read_all, read_all_briefs};
     let total: u64 = files
         .iter()
         .filter_map(|p| std::fs::metadata(p).ok())
@@ -220,6 +225,7 @@ fn load(files: Vec<PathBuf>, tx: mpsc::Sender<Load>) {
         .sum();
     let read = Cell::new(0u64);
     let gone = Cell::new(false);
+    let cfg = ReaderConfig::default();
     for p in files {
         let name = p.to_string_lossy().into_owned();
         let Ok(file) = File::open(&p) else {
@@ -229,40 +235,88 @@ fn load(files: Vec<PathBuf>, tx: mpsc::Sender<Load>) {
             )));
             continue;
         };
-        // The store reads events again from this descriptor of the same open file, so what
-        // it shows is what was read even if the path is renamed meanwhile.
-        if let Ok(again) = file.try_clone()
-            && tx.blocking_send(Load::Source(name.clone(), again)).is_err()
-        {
-            return;
-        }
-        let mut items = Vec::with_capacity(BATCH);
-        let send = |items: &mut Vec<crate::trace::Item>| {
-            let batch = std::mem::replace(items, Vec::with_capacity(BATCH));
-            if tx.blocking_send(Load::Items(batch)).is_err()
-                || tx.blocking_send(Load::Progress(read.get(), total)).is_err()
-            {
-                gone.set(true);
-            }
-        };
         let src = Counted {
             inner: file,
             read: &read,
             gone: &gone,
         };
-        // A read error ends this file; what was decoded before it is kept.
-        let _ = read_all(&name, src, ReaderConfig::default(), |it| {
-            items.push(it);
-            if items.len() >= BATCH {
-                send(&mut items);
+        // The store reads events again from another descriptor of the same open file, so
+        // what it shows is what was read even if the path is renamed meanwhile; the load
+        // then sends briefs. Without one (no descriptor left), events are sent whole and
+        // kept in memory.
+        match src.inner.try_clone() {
+            Ok(again) => {
+                if tx.blocking_send(Load::Source(name.clone(), again)).is_err() {
+                    return;
+                }
+                let mut batches = Batches::new(&tx, &read, &gone, total, Load::Briefs);
+                // A read error ends this file; what was decoded before it is kept.
+                let _ = read_all_briefs(&name, src, cfg, |it| batches.push(it));
+                batches.flush();
             }
-        });
+            Err(_) => {
+                let mut batches = Batches::new(&tx, &read, &gone, total, Load::Items);
+                let _ = read_all(&name, src, cfg, |it| batches.push(it));
+                batches.flush();
+            }
+        }
         if gone.get() {
             return;
         }
-        send(&mut items);
     }
     let _ = tx.blocking_send(Load::Done);
+}
+
+/// The loader's batching of items for the UI, with the progress after each batch.
+struct Batches<'a, T> {
+    tx: &'a mpsc::Sender<Load>,
+    read: &'a Cell<u64>,
+    gone: &'a Cell<bool>,
+    total: u64,
+    wrap: fn(Vec<T>) -> Load,
+    items: Vec<T>,
+    limit: usize,
+}
+
+impl<'a, T> Batches<'a, T> {
+    fn new(
+        tx: &'a mpsc::Sender<Load>,
+        read: &'a Cell<u64>,
+        gone: &'a Cell<bool>,
+        total: u64,
+        wrap: fn(Vec<T>) -> Load,
+    ) -> Self {
+        Batches {
+            tx,
+            read,
+            gone,
+            total,
+            wrap,
+            items: Vec::with_capacity(FIRST_BATCH),
+            limit: FIRST_BATCH,
+        }
+    }
+
+    fn push(&mut self, item: T) {
+        self.items.push(item);
+        if self.items.len() >= self.limit {
+            self.flush();
+            self.limit = BATCH;
+        }
+    }
+
+    /// Sends what is batched (a closed UI stops the load: see [`Counted`]).
+    fn flush(&mut self) {
+        let batch = std::mem::replace(&mut self.items, Vec::with_capacity(BATCH));
+        if self.tx.blocking_send((self.wrap)(batch)).is_err()
+            || self
+                .tx
+                .blocking_send(Load::Progress(self.read.get(), self.total))
+                .is_err()
+        {
+            self.gone.set(true);
+        }
+    }
 }
 
 /// What the input thread and the terminal watchdog send to the event loop.
@@ -687,6 +741,7 @@ async fn event_loop(
                 while let Some(m) = next.take() {
                     match m {
                         Load::Items(items) => app.store.extend(items),
+                        Load::Briefs(items) => app.store.extend_briefs(items),
                         Load::Progress(r, t) => app.loading = Some((r, t)),
                         Load::Done => {
                             loading = false;
