@@ -125,8 +125,11 @@ impl Model {
             } else {
                 File::open(p).and_then(|f| {
                     let reader = f.try_clone()?;
-                    m.log.events.add_source(&name, f, cfg);
-                    crate::trace::read_all_briefs(&name, reader, cfg, |it| m.push_brief(it))
+                    let source = m.log.events.add_source(&name, f, cfg);
+                    let mut load = (source, FileName::new(&name), Vec::new());
+                    crate::trace::read_all_briefs(&name, reader, cfg, |it| {
+                        m.push_brief(&mut load, it)
+                    })
                 })
             };
             m.after_batch(problems, sessions);
@@ -247,28 +250,47 @@ impl Model {
         self.log.push(Item::Event(ev));
     }
 
-    /// Adds one item of a brief load ([`crate::trace::read_all_briefs`]) like
-    /// [`Model::push_item`]: the event is replayed from its brief and kept as its place in
-    /// its file.
-    fn push_brief(&mut self, item: BriefItem) {
-        let BriefItem::Event(b) = item else {
-            self.log.push_brief(item);
-            return;
-        };
-        if let Ok(pos) = u32::try_from(self.log.events.len())
-            && pos < u32::MAX
-        {
-            while self.builders.len() < self.timelines.len() {
-                let t = &self.timelines[self.builders.len()];
-                self.builders.push(timeline::Builder::rebuild(t, &self.log));
-            }
-            let (slot, new) = session_slot(&mut self.by_name, &mut self.timelines, &b.session);
-            if new {
-                self.builders.push(timeline::Builder::default());
-            }
-            self.builders[slot].push_brief(&mut self.timelines[slot], &self.log, pos, &b);
+    /// Adds one item of a brief load ([`crate::trace::read_all_briefs`]) of the file
+    /// registered as `load.0` (the stream `load.1`), like [`Model::push_item`]: the event is
+    /// replayed from its brief and kept as its place in the file. `load.2` holds the load's
+    /// sessions as it named them: their timeline slots and names.
+    fn push_brief(
+        &mut self,
+        load: &mut (crate::trace::SourceId, FileName, Vec<(usize, FileName)>),
+        item: BriefItem,
+    ) {
+        // Builders dropped after a one-shot load are rebuilt before anything is replayed.
+        while self.builders.len() < self.timelines.len() {
+            let t = &self.timelines[self.builders.len()];
+            self.builders.push(timeline::Builder::rebuild(t, &self.log));
         }
-        self.log.push_brief(BriefItem::Event(b));
+        match item {
+            BriefItem::Session(name) => {
+                let (slot, new) = session_slot(&mut self.by_name, &mut self.timelines, &name);
+                if new {
+                    self.builders.push(timeline::Builder::default());
+                }
+                load.2.push((slot, name));
+            }
+            BriefItem::Problem(p) => self.log.problems.push(*p),
+            BriefItem::Event(ev) => {
+                // The load names a session before its first event.
+                let Some((slot, name)) = load.2.get(ev.session as usize) else {
+                    return;
+                };
+                if let Ok(pos) = u32::try_from(self.log.events.len())
+                    && pos < u32::MAX
+                {
+                    self.builders[*slot].push_brief(
+                        &mut self.timelines[*slot],
+                        &self.log,
+                        pos,
+                        &ev.brief,
+                    );
+                }
+                self.log.push_briefed(load.0, &load.1, name, &ev);
+            }
+        }
     }
 
     /// Counts the problems from index `problems` on and attributes them, after a batch

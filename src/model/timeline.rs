@@ -38,7 +38,9 @@ use std::sync::Arc;
 use crate::logic::formula::Formula;
 use crate::logic::parse::{ParseError, parse};
 use crate::logic::print::normalized;
-use crate::trace::brief::{AnnounceGist, Brief, FormulaGist, Gist, ReviseGist, Target, VerifyGist};
+use crate::trace::brief::{
+    AnnounceGist, Brief, FormulaGist, Gist, Keyed, ReviseGist, Target, VerifyGist, formula_hash,
+};
 use crate::trace::event::{Announce, Body, RetractBy, Role, Text};
 use crate::trace::{Event, Origin, TraceLog};
 
@@ -710,26 +712,19 @@ struct Pass<'a> {
     b: &'a mut Builder,
 }
 
-/// The hash ids are indexed by: hashbrown's default (foldhash), seeded once per process.
-/// Ids are untrusted, so the seed is random; SipHash cost a tenth of the replay.
-pub(crate) fn str_hash(s: &str) -> u64 {
-    use std::hash::BuildHasher;
-    static SEED: std::sync::LazyLock<hashbrown::DefaultHashBuilder> =
-        std::sync::LazyLock::new(hashbrown::DefaultHashBuilder::default);
-    SEED.hash_one(s)
-}
+/// The hash ids are indexed by (see [`crate::trace::brief::name_hash`]).
+pub(crate) use crate::trace::brief::name_hash as str_hash;
 
-/// A 32-bit hash of a normalized formula: stored in both indexes, so half the width of a
-/// full hash halves their entries. Collisions are harmless (candidates are confirmed).
-fn formula_hash(normalized: &str) -> u32 {
-    let h = str_hash(normalized);
-    (h ^ (h >> 32)) as u32
-}
-
-/// The active record with this id, looked up in `active` against the records' own ids.
-fn find_active(active: &Growing<(u32, u32)>, beliefs: &[BeliefRecord], id: &str) -> Option<u32> {
+/// The active record with the id `id` of hash `hash`, looked up in `active` against the
+/// records' own ids.
+fn find_keyed(
+    active: &Growing<(u32, u32)>,
+    beliefs: &[BeliefRecord],
+    id: &str,
+    hash: u64,
+) -> Option<u32> {
     active
-        .find(str_hash(id), |&(i, _)| {
+        .find(hash, |&(i, _)| {
             beliefs.get(i as usize).is_some_and(|r| r.id == id)
         })
         .map(|&(i, _)| i)
@@ -813,7 +808,8 @@ impl Builder {
                 }
                 _ => None,
             };
-            b.add_active(log, &tl.beliefs, i as u32, norm.as_deref());
+            let formula = norm.as_deref().map(|n| (n, formula_hash(n)));
+            b.add_active(log, &tl.beliefs, i as u32, str_hash(&r.id), formula);
         }
         for (k, rv) in tl.revisions.iter().enumerate() {
             for u in &rv.unapplied {
@@ -869,25 +865,24 @@ impl Builder {
         self.ended.take()
     }
 
-    /// Makes record `idx` active; `formula` is its normalized formula when it parsed.
+    /// Makes record `idx`, whose id has hash `hash`, active; `formula` is its normalized
+    /// formula and that formula's hash when it parsed.
     fn add_active(
         &mut self,
         log: &TraceLog,
         beliefs: &[BeliefRecord],
         idx: u32,
-        formula: Option<&str>,
+        hash: u64,
+        formula: Option<(&str, u32)>,
     ) {
-        let hash = formula.map(formula_hash);
         let id_hash = |&(i, _): &(u32, u32)| {
             beliefs
                 .get(i as usize)
                 .map_or(0, |r: &BeliefRecord| str_hash(&r.id))
         };
-        if let Some(r) = beliefs.get(idx as usize) {
-            self.active
-                .insert_unique(str_hash(&r.id), (idx, hash.unwrap_or(0)), id_hash);
-        }
-        if let (Some(h), Some(n)) = (hash, formula) {
+        self.active
+            .insert_unique(hash, (idx, formula.map_or(0, |(_, h)| h)), id_hash);
+        if let Some((n, h)) = formula {
             self.by_formula.insert(log, beliefs, h, idx, n);
         }
     }
@@ -961,13 +956,8 @@ impl Pass<'_> {
         if let FormulaGist::Unparsed(u) = &a.formula {
             self.error(step, pos, "formula", Ok(u.1.clone()));
         }
-        let id: &str = match (&a.id, &a.formula) {
-            (Some(id), _) => id,
-            (None, FormulaGist::Parsed(n)) => n,
-            // Without a parse there is no normalized form; the text itself is the best id.
-            (None, FormulaGist::Unparsed(u)) => u.0.trim(),
-        };
-        if let Some(old) = find_active(&self.b.active, &self.tl.beliefs, id) {
+        let id = &a.id;
+        if let Some(old) = find_keyed(&self.b.active, &self.tl.beliefs, &id.text, id.hash) {
             let by = if self.same_belief(old, a) {
                 RetractedBy::Reannounced
             } else {
@@ -977,13 +967,18 @@ impl Pass<'_> {
         }
         let idx = self.tl.beliefs.len() as u32;
         self.tl.beliefs.push(BeliefRecord {
-            id: Text::from(id),
+            id: id.text.clone(),
             event: pos,
             announced: step,
             retraction: None,
             formula_ok,
         });
-        self.b.add_active(self.log, &self.tl.beliefs, idx, norm);
+        let formula = match &a.formula {
+            FormulaGist::Parsed(n, h) => Some((n.as_str(), *h)),
+            FormulaGist::Unparsed(_) => None,
+        };
+        self.b
+            .add_active(self.log, &self.tl.beliefs, idx, id.hash, formula);
     }
 
     /// Whether the active record `old` and the new announcement `a` of its id hold the same
@@ -995,21 +990,21 @@ impl Pass<'_> {
             return false;
         };
         let norm = a.formula.normalized();
-        match norm {
+        match &a.formula {
             // A formula that parses is never written like one that does not.
-            Some(_) if !rec.formula_ok => return false,
-            Some(n) => {
+            FormulaGist::Parsed(..) if !rec.formula_ok => return false,
+            FormulaGist::Parsed(_, fh) => {
                 let h = self
                     .b
                     .active
-                    .find(str_hash(&rec.id), |&(i, _)| i == old)
+                    .find(a.id.hash, |&(i, _)| i == old)
                     .map(|&(_, h)| h);
-                if h.is_some_and(|h| h != formula_hash(n)) {
+                if h.is_some_and(|h| h != *fh) {
                     return false;
                 }
             }
-            None if rec.formula_ok => return false,
-            None => {}
+            FormulaGist::Unparsed(_) if rec.formula_ok => return false,
+            FormulaGist::Unparsed(_) => {}
         }
         match load_at(self.log, rec.event).as_deref().map(|e| &e.body) {
             Some(Body::Announce(o)) => {
@@ -1017,7 +1012,7 @@ impl Pass<'_> {
                     && match (&a.formula, norm) {
                         (_, Some(n)) => parse(&o.formula).is_ok_and(|f| normalized(&f) == n),
                         (FormulaGist::Unparsed(u), None) => o.formula == u.0,
-                        (FormulaGist::Parsed(_), None) => false,
+                        (FormulaGist::Parsed(..), None) => false,
                     }
             }
             _ => false,
@@ -1046,21 +1041,23 @@ impl Pass<'_> {
 
     /// The active record a `target` (an id or a formula) names.
     fn resolve(&self, target: &Target) -> Option<u32> {
-        let active = |k: &str| find_active(&self.b.active, &self.tl.beliefs, k);
+        let active = |k: &Keyed| find_keyed(&self.b.active, &self.tl.beliefs, &k.text, k.hash);
         if let Some(i) = active(&target.text) {
             return Some(i);
         }
-        if let Some(i) = active(target.text.trim()) {
+        if let Some(t) = &target.trimmed
+            && let Some(i) = active(t)
+        {
             return Some(i);
         }
-        let n = target.normalized.as_deref()?;
+        let (n, fh) = target.normalized.as_ref()?;
         if let Some(i) = active(n) {
             return Some(i);
         }
         // An explicit id with this formula: the oldest such active record.
         self.b
             .by_formula
-            .oldest(self.log, &self.tl.beliefs, formula_hash(n), n)
+            .oldest(self.log, &self.tl.beliefs, *fh, &n.text)
     }
 
     fn retract(&mut self, step: u32, pos: u32, target: &Target, by: Option<RetractBy>) {
@@ -1073,11 +1070,11 @@ impl Pass<'_> {
                 "target",
                 Err(format!(
                     "retract target {:?} names no belief active at this step",
-                    target.text
+                    target.text.text
                 )),
             ),
         }
-        let t: &str = &target.text;
+        let t: &str = &target.text.text;
         let rec_id = record.map(|i| self.tl.beliefs[i as usize].id.clone());
         // The latest earlier revise listing this target (by id or as written) claims it.
         let names =
@@ -1127,7 +1124,7 @@ impl Pass<'_> {
         let trigger_record = r.trigger.as_ref().and_then(|t| self.resolve(t));
         if let Some(t) = &r.trigger
             && trigger_record.is_none()
-            && find_active(&self.b.active, &self.tl.beliefs, &t.text).is_none()
+            && find_keyed(&self.b.active, &self.tl.beliefs, &t.text.text, t.text.hash).is_none()
             && let Some(e) = &t.error
         {
             // Not an active id and not a formula either.
@@ -1140,7 +1137,7 @@ impl Pass<'_> {
             .iter()
             .map(|x| match self.resolve(x) {
                 Some(i) => self.tl.beliefs[i as usize].id.to_string(),
-                None => x.text.to_string(),
+                None => x.text.text.to_string(),
             })
             .collect();
         let k = self.tl.revisions.len() as u32;

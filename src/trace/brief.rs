@@ -25,28 +25,77 @@
 use crate::logic::parse::{ParseError, parse};
 use crate::logic::print::normalized;
 
-use super::event::{Body, Event, FileName, Kind, Origin, Outcome, RetractBy, Role, Text};
+use super::event::{Body, Event, FileName, Kind, Outcome, RetractBy, Role, Text};
 use super::reader::Problem;
 
-/// An event as the log and the replay see it (see the module documentation).
+/// The hash names (belief ids, targets) are indexed by: hashbrown's default (foldhash),
+/// seeded once per process, so that briefs made on the decoder threads carry hashes the
+/// replay's tables use. Names are untrusted, so the seed is random.
+pub fn name_hash(s: &str) -> u64 {
+    use std::hash::BuildHasher;
+    static SEED: std::sync::LazyLock<hashbrown::DefaultHashBuilder> =
+        std::sync::LazyLock::new(hashbrown::DefaultHashBuilder::default);
+    SEED.hash_one(s)
+}
+
+/// A 32-bit hash of a normalized formula, which the replay groups active beliefs by (half
+/// the width of [`name_hash`] halves its index entries; collisions are confirmed).
+pub fn formula_hash(normalized: &str) -> u32 {
+    let h = name_hash(normalized);
+    (h ^ (h >> 32)) as u32
+}
+
+/// A name with its [`name_hash`], computed where the brief is made.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Keyed {
+    /// The name.
+    pub text: Text,
+    /// Its [`name_hash`].
+    pub hash: u64,
+}
+
+impl Keyed {
+    /// `text` with its hash.
+    pub fn new(text: &str) -> Keyed {
+        Keyed {
+            text: Text::from(text),
+            hash: name_hash(text),
+        }
+    }
+}
+
+/// What the replay reads of an event (see the module documentation).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Brief {
-    /// Where the event was read.
-    pub origin: Origin,
-    /// Its session (the reader's shared name).
-    pub session: FileName,
     /// Its `seq` (the line number when the line had none, as [`Event::seq`]).
     pub seq: u64,
     /// Its kind and the fields the replay reads.
     pub gist: Gist,
 }
 
+/// An event of a brief load: where it is, its session and its brief.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Briefed {
+    /// Its line number.
+    pub line: u64,
+    /// The byte offset of its line in the stream.
+    pub offset: u64,
+    /// Its session: the index of the session among those the load announced with
+    /// [`BriefItem::Session`], in order (0 for the first).
+    pub session: u32,
+    /// What the replay reads of it.
+    pub brief: Brief,
+}
+
 /// One output of a load that keeps briefs of its events ([`super::read_all_briefs`]): the
-/// same items as [`super::Item`], with each event briefed.
+/// items [`super::Item`] gives for the same bytes, each event briefed, with its session
+/// named once (when the load meets it first) rather than in every event.
 #[derive(Debug, Clone, PartialEq)]
 pub enum BriefItem {
+    /// A session met for the first time; it is the next session index.
+    Session(FileName),
     /// A well-formed event.
-    Event(Brief),
+    Event(Briefed),
     /// A problem with a line (boxed: problems are rare and large).
     Problem(Box<Problem>),
 }
@@ -54,8 +103,9 @@ pub enum BriefItem {
 /// A formula as the replay needs it: parsed and normalized, or not parsed.
 #[derive(Debug, Clone, PartialEq)]
 pub enum FormulaGist {
-    /// It parses; its normalized text ([`crate::logic::print::normalized`]).
-    Parsed(Text),
+    /// It parses: its normalized text ([`crate::logic::print::normalized`]) and that
+    /// text's [`formula_hash`].
+    Parsed(Text, u32),
     /// It does not parse: the text as written and why.
     Unparsed(Box<(Text, ParseError)>),
 }
@@ -64,7 +114,11 @@ impl FormulaGist {
     /// Parses `text`.
     pub fn of(text: &str) -> FormulaGist {
         match parse(text) {
-            Ok(f) => FormulaGist::Parsed(Text::from(normalized(&f))),
+            Ok(f) => {
+                let n = normalized(&f);
+                let h = formula_hash(&n);
+                FormulaGist::Parsed(Text::from(n), h)
+            }
             Err(e) => FormulaGist::Unparsed(Box::new((Text::from(text), e))),
         }
     }
@@ -72,20 +126,24 @@ impl FormulaGist {
     /// The normalized text, when it parses.
     pub fn normalized(&self) -> Option<&str> {
         match self {
-            FormulaGist::Parsed(n) => Some(n),
+            FormulaGist::Parsed(n, _) => Some(n),
             FormulaGist::Unparsed(_) => None,
         }
     }
 }
 
 /// A string that names a belief by id or by formula (a retraction's target, a revision's
-/// trigger or list entry), with what resolving it needs.
+/// trigger or list entry), with what resolving it needs: the names it may be an id as, and
+/// the formula it may be.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Target {
     /// As written.
-    pub text: Text,
-    /// The normalized formula of the trimmed text, when it parses.
-    pub normalized: Option<Text>,
+    pub text: Keyed,
+    /// Trimmed, when that differs.
+    pub trimmed: Option<Keyed>,
+    /// The normalized formula of the trimmed text when it parses, with its
+    /// [`formula_hash`].
+    pub normalized: Option<(Keyed, u32)>,
     /// Why the text as written does not parse as a formula, if it does not.
     pub error: Option<Box<ParseError>>,
 }
@@ -101,18 +159,29 @@ impl Target {
             parse(text).err()
         };
         Target {
-            text: Text::from(text),
-            normalized: parsed.ok().map(|f| Text::from(normalized(&f))),
+            text: Keyed::new(text),
+            trimmed: (trimmed.len() != text.len()).then(|| Keyed::new(trimmed)),
+            normalized: parsed.ok().map(|f| {
+                let n = normalized(&f);
+                let h = formula_hash(&n);
+                (Keyed::new(&n), h)
+            }),
             error: error.map(Box::new),
         }
+    }
+
+    /// The text trimmed.
+    pub fn trimmed(&self) -> &Keyed {
+        self.trimmed.as_ref().unwrap_or(&self.text)
     }
 }
 
 /// What the replay reads of an `announce`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct AnnounceGist {
-    /// The envelope `id`, if given.
-    pub id: Option<Text>,
+    /// The id the belief is known by: the envelope `id`, else the normalized formula, else
+    /// (when the formula does not parse) the formula as written, trimmed.
+    pub id: Keyed,
     /// The formula.
     pub formula: FormulaGist,
     /// The role.
@@ -159,7 +228,7 @@ pub enum Gist {
     /// `announce`.
     Announce(AnnounceGist),
     /// `retract`: its target and who retracted.
-    Retract(Target, Option<RetractBy>),
+    Retract(Box<Target>, Option<RetractBy>),
     /// `revise`.
     Revise(Box<ReviseGist>),
     /// `verify`.
@@ -181,7 +250,7 @@ impl Gist {
     pub fn of(id: Option<&str>, body: &Body) -> Gist {
         match body {
             Body::Announce(a) => Gist::announce(id, &a.formula, a.role),
-            Body::Retract(r) => Gist::Retract(Target::of(&r.target), r.by),
+            Body::Retract(r) => Gist::Retract(Box::new(Target::of(&r.target)), r.by),
             Body::Revise(r) => {
                 Gist::revise(r.trigger.as_deref(), r.retracted.iter().map(Text::as_str))
             }
@@ -208,11 +277,14 @@ impl Gist {
 
     /// An `announce` of `formula` with role `role` and envelope id `id`.
     pub fn announce(id: Option<&str>, formula: &str, role: Role) -> Gist {
-        Gist::Announce(AnnounceGist {
-            id: id.map(Text::from),
-            formula: FormulaGist::of(formula),
-            role,
-        })
+        let formula = FormulaGist::of(formula);
+        let id = match (id, &formula) {
+            (Some(id), _) => Keyed::new(id),
+            (None, FormulaGist::Parsed(n, _)) => Keyed::new(n),
+            // Without a parse there is no normalized form; the text itself is the best id.
+            (None, FormulaGist::Unparsed(u)) => Keyed::new(u.0.trim()),
+        };
+        Gist::Announce(AnnounceGist { id, formula, role })
     }
 
     /// A `revise` with this trigger and `retracted` list.
@@ -275,8 +347,6 @@ impl Brief {
     /// The brief of a decoded event.
     pub fn of(ev: &Event) -> Brief {
         Brief {
-            origin: ev.origin.clone(),
-            session: ev.session.clone(),
             seq: ev.seq,
             gist: Gist::of(ev.id.as_deref(), &ev.body),
         }

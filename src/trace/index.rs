@@ -7,11 +7,11 @@
 use std::collections::{BTreeMap, HashMap};
 use std::io::{self, Read};
 
-use super::brief::BriefItem;
+use super::brief::Briefed;
 use super::event::{Event, FileName, Kind};
 use super::load::LoadOptions;
 use super::reader::{Item, PreEvent, Problem, ReaderConfig, Severity};
-use super::store::EventStore;
+use super::store::{EventStore, SourceId};
 
 /// Counts and per-session positions of the events in a [`TraceLog`].
 #[derive(Debug, Clone, Default)]
@@ -144,20 +144,28 @@ impl TraceLog {
         }
     }
 
-    /// Adds one item of a brief load ([`super::read_all_briefs`]): the event is kept as its
-    /// place in its file, which must be registered with the store
-    /// ([`EventStore::add_source`]) before its events arrive. Like [`TraceLog::push`].
-    pub fn push_brief(&mut self, item: BriefItem) {
-        match item {
-            BriefItem::Event(b) => match u32::try_from(self.events.len()) {
-                Ok(pos) if pos < u32::MAX => {
-                    self.index
-                        .add_parts(pos, &b.session, b.kind(), b.gist.kind_name());
-                    self.events.push_brief(&b);
-                }
-                _ => self.problems.push(too_many(b.origin)),
-            },
-            BriefItem::Problem(p) => self.problems.push(*p),
+    /// Adds an event of a brief load ([`super::read_all_briefs`]) of the stream `file`,
+    /// whose file is registered with the store as `source`: `session` is the event's
+    /// session. The event is kept as its place in the file. Like [`TraceLog::push`], a full
+    /// log turns it into a problem.
+    pub fn push_briefed(
+        &mut self,
+        source: SourceId,
+        file: &FileName,
+        session: &FileName,
+        ev: &Briefed,
+    ) {
+        match u32::try_from(self.events.len()) {
+            Ok(pos) if pos < u32::MAX => {
+                let g = &ev.brief.gist;
+                self.index.add_parts(pos, session, g.kind(), g.kind_name());
+                self.events.push_briefed(source, ev);
+            }
+            _ => self.problems.push(too_many(super::event::Origin {
+                file: file.clone(),
+                line: ev.line,
+                offset: ev.offset,
+            })),
         }
     }
 

@@ -372,6 +372,7 @@ mod streams;
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::trace::brief::Briefed;
     use crate::trace::{Brief, Event, Problem, Reader, TraceLog};
     use proptest::prelude::*;
 
@@ -422,18 +423,37 @@ mod tests {
         (log.events.to_vec(), log.problems)
     }
 
-    /// The streaming reader's output with each event briefed.
+    /// The streaming reader's output with each event briefed, and each session named
+    /// before its first event.
     fn streamed_briefs(bytes: &[u8], cfg: ReaderConfig) -> Vec<BriefItem> {
         let mut r = Reader::new("dir/t.jsonl", cfg);
         let mut out = Vec::new();
         r.feed(bytes, &mut out);
         r.finish(&mut out);
-        out.into_iter()
-            .map(|i| match i {
-                Item::Event(ev) => BriefItem::Event(Brief::of(&ev)),
-                Item::Problem(p) => BriefItem::Problem(Box::new(p)),
-            })
-            .collect()
+        let mut sessions: Vec<String> = Vec::new();
+        let mut briefs = Vec::new();
+        for i in out {
+            match i {
+                Item::Event(ev) => {
+                    let ix = match sessions.iter().position(|s| **s == *ev.session) {
+                        Some(ix) => ix,
+                        None => {
+                            sessions.push(ev.session.to_string());
+                            briefs.push(BriefItem::Session(ev.session.clone()));
+                            sessions.len() - 1
+                        }
+                    };
+                    briefs.push(BriefItem::Event(Briefed {
+                        line: ev.origin.line,
+                        offset: ev.origin.offset,
+                        session: ix as u32,
+                        brief: Brief::of(&ev),
+                    }));
+                }
+                Item::Problem(p) => briefs.push(BriefItem::Problem(Box::new(p))),
+            }
+        }
+        briefs
     }
 
     fn loaded_briefs(

@@ -29,7 +29,7 @@
 
 use std::fmt;
 
-use super::brief::{Brief, BriefItem, Gist};
+use super::brief::{Brief, BriefItem, Briefed, Gist};
 use super::event::{Body, Event, Extra, FORMAT_VERSION, FileName, Kind, Origin, Text, Timestamp};
 use super::fields::scan::scan;
 use super::fields::{FieldError, Fields, build_body, decode_line};
@@ -269,8 +269,12 @@ pub(crate) trait Payload: Sized + Send + 'static {
     fn head(&self) -> Head<'_>;
     /// The item for a problem.
     fn problem(p: Problem) -> Self::Item;
-    /// The item for the event, read at `origin`, of the session `session`.
-    fn finish(self, origin: Origin, session: FileName) -> Self::Item;
+    /// The item that announces a session met for the first time, if the items name
+    /// sessions apart from events.
+    fn session(name: &FileName) -> Option<Self::Item>;
+    /// The item for the event, read from the stream `file`, of the session `session`
+    /// (the `index`th session met).
+    fn finish(self, file: &FileName, session: &FileName, index: u32) -> Self::Item;
 }
 
 impl Payload for PreEvent {
@@ -297,16 +301,24 @@ impl Payload for PreEvent {
         Item::Problem(p)
     }
 
-    fn finish(self, origin: Origin, session: FileName) -> Item {
+    fn session(_: &FileName) -> Option<Item> {
+        None
+    }
+
+    fn finish(self, file: &FileName, session: &FileName, _: u32) -> Item {
         Item::Event(Event {
-            origin,
+            origin: Origin {
+                file: file.clone(),
+                line: self.line,
+                offset: self.line_start,
+            },
             v: FORMAT_VERSION,
             v_given: self.v_given,
             seq: self.seq.unwrap_or(self.line),
             seq_given: self.seq.is_some(),
             ts: self.ts,
             session_given: self.session.is_some(),
-            session,
+            session: session.clone(),
             id: self.id,
             body: self.body,
             extra: self.extra,
@@ -363,12 +375,19 @@ impl Payload for PreBrief {
         BriefItem::Problem(Box::new(p))
     }
 
-    fn finish(self, origin: Origin, session: FileName) -> BriefItem {
-        BriefItem::Event(Brief {
-            origin,
-            session,
-            seq: self.seq.unwrap_or(self.line),
-            gist: self.gist,
+    fn session(name: &FileName) -> Option<BriefItem> {
+        Some(BriefItem::Session(name.clone()))
+    }
+
+    fn finish(self, _: &FileName, _: &FileName, index: u32) -> BriefItem {
+        BriefItem::Event(Briefed {
+            line: self.line,
+            offset: self.line_start,
+            session: index,
+            brief: Brief {
+                seq: self.seq.unwrap_or(self.line),
+                gist: self.gist,
+            },
         })
     }
 }
@@ -762,6 +781,9 @@ impl Sessions {
                 Some(&i) => i,
                 None => {
                     let arc = FileName::new(name);
+                    if let Some(item) = P::session(&arc) {
+                        emit(item);
+                    }
                     self.by_name.insert(arc.clone(), self.states.len());
                     self.states.push(SessionState {
                         name: arc,
@@ -773,16 +795,15 @@ impl Sessions {
             };
         }
         let st = &mut self.states[self.last];
-        let origin = Origin {
-            file: self.file.clone(),
-            line: head.line,
-            offset: head.line_start,
-        };
         for (code, column, message) in order_checks(st, head.seq, head.ts, head.line, text) {
             emit(P::problem(Problem {
                 severity: Severity::Warning,
                 code,
-                origin: origin.clone(),
+                origin: Origin {
+                    file: self.file.clone(),
+                    line: head.line,
+                    offset: head.line_start,
+                },
                 column,
                 byte_offset: None,
                 field: None,
@@ -790,8 +811,7 @@ impl Sessions {
                 excerpt: None,
             }));
         }
-        let session = st.name.clone();
-        emit(pre.finish(origin, session));
+        emit(pre.finish(&self.file, &st.name, self.last as u32));
     }
 }
 

@@ -41,7 +41,7 @@ use std::sync::{Arc, OnceLock};
 
 use serde_json::value::RawValue;
 
-use super::brief::Brief;
+use super::brief::Briefed;
 use super::event::{Body, Event, Extra, FORMAT_VERSION, FileName, Kind, Origin, UnknownKind};
 use super::reader::{ReaderConfig, decode_one};
 
@@ -226,20 +226,15 @@ impl EventStore {
         self.pins.grow_to(self.len());
     }
 
-    /// Appends an event known by its brief (a brief load, [`super::read_all_briefs`]): its
-    /// place in the file registered for its stream. A brief of a stream with no file
-    /// registered cannot be decoded again; it is kept as an `unreadable` event that says so.
-    pub fn push_brief(&mut self, b: &Brief) {
-        let kind = b.kind().map_or(UNKNOWN_KIND, |k| k.index() as u8);
-        match self.source_for(&b.origin.file) {
-            Some(s) => self.push_place(s, &b.origin, kind),
-            None => self.push_resident(unreadable(
-                b.origin.file.clone(),
-                b.origin.line,
-                b.origin.offset,
-                "this event was read without a file to read it again from",
-            )),
-        }
+    /// Appends an event of a brief load ([`super::read_all_briefs`]) of the file registered
+    /// as `source`: its place in the file.
+    pub fn push_briefed(&mut self, source: SourceId, ev: &Briefed) {
+        let kind = ev.brief.kind().map_or(UNKNOWN_KIND, |k| k.index() as u8);
+        self.run_to(source.0);
+        self.at.push(ev.offset);
+        self.line.push(ev.line);
+        self.kind.push(kind);
+        self.pins.grow_to(self.len());
     }
 
     /// Appends an event: located in its file when its stream has a source registered (see

@@ -298,8 +298,12 @@ impl SessionData {
         let beliefs = self.tl.beliefs();
         for i in self.by_id_len..beliefs.len() {
             let by_id_hash = |&r: &u32| beliefs.get(r as usize).map_or(0, |b| str_hash(&b.id));
-            self.by_id
-                .insert_unique(str_hash(&beliefs[i].id), i as u32, by_id_hash);
+            // The record an announcement starts has its id's hash in the brief.
+            let hash = match &ev.gist {
+                Gist::Announce(a) if a.id.text == beliefs[i].id => a.id.hash,
+                _ => str_hash(&beliefs[i].id),
+            };
+            self.by_id.insert_unique(hash, i as u32, by_id_hash);
         }
         self.by_id_len = beliefs.len();
         if self.marks.len() % MARK_BLOCK == 0 {
@@ -381,6 +385,17 @@ pub struct Store {
     pub version: u64,
     /// Reader problems of severity error, counted as they arrive.
     errors: usize,
+    /// The brief load under way: its file and its sessions.
+    brief_load: Option<BriefLoad>,
+}
+
+/// The file of a brief load and its sessions (their slots and names), in the order the load
+/// named them.
+#[derive(Debug)]
+struct BriefLoad {
+    source: crate::trace::SourceId,
+    file: FileName,
+    sessions: Vec<(usize, FileName)>,
 }
 
 impl Store {
@@ -454,21 +469,6 @@ impl Store {
     /// gets the problem before that event), and at the end of the batch it goes to the
     /// session named after the file, the default session of its events.
     pub fn extend_from(&mut self, origin: &SessionSource, items: impl IntoIterator<Item = Item>) {
-        self.extend_any(origin, items);
-    }
-
-    /// Adds a batch of a brief load ([`crate::trace::read_all_briefs`]) of a file whose
-    /// source is registered ([`Store::add_source`]): like [`Store::extend`], with each event
-    /// replayed from its brief and kept as its place in the file.
-    pub fn extend_briefs(&mut self, items: impl IntoIterator<Item = BriefItem>) {
-        self.extend_any(&SessionSource::Trace, items);
-    }
-
-    fn extend_any<I: LogItem>(
-        &mut self,
-        origin: &SessionSource,
-        items: impl IntoIterator<Item = I>,
-    ) {
         let origin = match origin {
             SessionSource::Segment { segment: 0, .. } => &SessionSource::Trace,
             o => o,
@@ -481,56 +481,138 @@ impl Store {
         for item in items {
             let (events, problems) = (self.log.events.len(), self.log.problems.len());
             // A full log turns the event into a problem (see `TraceLog::push`).
-            if let Some((session, file)) = item.names()
+            if let Item::Event(ev) = &item
                 && events < u32::MAX as usize
             {
                 let slot = match &last_session {
-                    Some((name, slot)) if FileName::ptr_eq(name, session) => *slot,
+                    Some((name, slot)) if FileName::ptr_eq(name, &ev.session) => *slot,
                     _ => {
-                        let slot = self.slot(origin, session);
-                        last_session = Some((session.clone(), slot));
+                        let slot = self.slot(origin, &ev.session);
+                        last_session = Some((ev.session.clone(), slot));
                         slot
                     }
                 };
-                // Problems of this file waiting for an event land just before it.
-                let s = &mut self.sessions[slot];
-                let before = s.len();
-                waiting.retain(|&k| {
-                    let same = self.log.problems[k as usize].origin.file == *file;
-                    if same {
-                        s.add_problem(before, k, &self.log);
-                    }
-                    !same
-                });
-                item.replay(s, &self.log, events as u32);
-                let known = matches!(&last_file,
-                    Some((f, sl)) if FileName::ptr_eq(f, file) && *sl == slot);
-                if !known {
-                    self.last_of_file
-                        .insert((origin.clone(), file.clone()), slot);
-                    last_file = Some((file.clone(), slot));
-                }
+                self.take_waiting(slot, &ev.origin.file, &mut waiting);
+                self.sessions[slot].push(&self.log, events as u32, &Brief::of(ev));
+                self.note_file(origin, slot, &ev.origin.file, &mut last_file);
             }
-            item.push_to(&mut self.log);
-            if self.log.problems.len() > problems {
-                let p = &self.log.problems[problems];
-                if p.severity == Severity::Error {
-                    self.errors += 1;
+            self.log.push(item);
+            self.place_problems(origin, problems, &mut waiting);
+        }
+        self.place_waiting(origin, waiting);
+    }
+
+    /// Registers the file a stream is read from, so its events are kept as places in that
+    /// file rather than in memory, and makes it the file of the brief load that follows
+    /// ([`Store::extend_briefs`]; the background loader sends it before the stream's
+    /// items). `cfg` is the settings the stream is read with.
+    pub fn add_source(&mut self, name: &str, file: std::fs::File, cfg: crate::trace::ReaderConfig) {
+        let source = self.log.events.add_source(name, file, cfg);
+        self.brief_load = Some(BriefLoad {
+            source,
+            file: FileName::new(name),
+            sessions: Vec::new(),
+        });
+    }
+
+    /// Adds a batch of the brief load ([`crate::trace::read_all_briefs`]) of the file
+    /// registered last with [`Store::add_source`]: like [`Store::extend`], with each event
+    /// replayed from its brief and kept as its place in the file.
+    pub fn extend_briefs(&mut self, items: impl IntoIterator<Item = BriefItem>) {
+        let origin = &SessionSource::Trace;
+        let Some(mut load) = self.brief_load.take() else {
+            // Without a file the events cannot be kept: none is ever sent so.
+            return;
+        };
+        let mut waiting: Vec<u32> = Vec::new();
+        let mut last_file: Option<(FileName, usize)> = None;
+        for item in items {
+            let problems = self.log.problems.len();
+            match item {
+                BriefItem::Session(name) => {
+                    let slot = self.slot(origin, &name);
+                    load.sessions.push((slot, name));
                 }
-                let k = problems as u32;
-                match self
-                    .last_of_file
-                    .get(&(origin.clone(), p.origin.file.clone()))
-                {
-                    Some(&slot) => {
-                        let s = &mut self.sessions[slot];
-                        let before = s.len();
-                        s.add_problem(before, k, &self.log);
+                BriefItem::Event(ev) => {
+                    let Some((slot, name)) = load.sessions.get(ev.session as usize) else {
+                        // The load names a session before its first event.
+                        continue;
+                    };
+                    let events = self.log.events.len();
+                    if events < u32::MAX as usize {
+                        self.take_waiting(*slot, &load.file, &mut waiting);
+                        self.sessions[*slot].push(&self.log, events as u32, &ev.brief);
+                        self.note_file(origin, *slot, &load.file, &mut last_file);
                     }
-                    None => waiting.push(k),
+                    self.log.push_briefed(load.source, &load.file, name, &ev);
                 }
+                BriefItem::Problem(p) => self.log.problems.push(*p),
+            }
+            self.place_problems(origin, problems, &mut waiting);
+        }
+        self.place_waiting(origin, waiting);
+        self.brief_load = Some(load);
+    }
+
+    /// Problems of `file` waiting for an event land just before it (in session `slot`).
+    fn take_waiting(&mut self, slot: usize, file: &FileName, waiting: &mut Vec<u32>) {
+        if waiting.is_empty() {
+            return;
+        }
+        let s = &mut self.sessions[slot];
+        let before = s.len();
+        waiting.retain(|&k| {
+            let same = self.log.problems[k as usize].origin.file == *file;
+            if same {
+                s.add_problem(before, k, &self.log);
+            }
+            !same
+        });
+    }
+
+    /// Remembers that the last event of `file` went to session `slot`.
+    fn note_file(
+        &mut self,
+        origin: &SessionSource,
+        slot: usize,
+        file: &FileName,
+        last_file: &mut Option<(FileName, usize)>,
+    ) {
+        let known = matches!(last_file,
+            Some((f, sl)) if FileName::ptr_eq(f, file) && *sl == slot);
+        if !known {
+            self.last_of_file
+                .insert((origin.clone(), file.clone()), slot);
+            *last_file = Some((file.clone(), slot));
+        }
+    }
+
+    /// Places the problems added to the log from index `from` on: in the session of the
+    /// last event of their file, or waiting for the next one.
+    fn place_problems(&mut self, origin: &SessionSource, from: usize, waiting: &mut Vec<u32>) {
+        for k in from..self.log.problems.len() {
+            let p = &self.log.problems[k];
+            if p.severity == Severity::Error {
+                self.errors += 1;
+            }
+            let k = k as u32;
+            match self
+                .last_of_file
+                .get(&(origin.clone(), p.origin.file.clone()))
+            {
+                Some(&slot) => {
+                    let s = &mut self.sessions[slot];
+                    let before = s.len();
+                    s.add_problem(before, k, &self.log);
+                }
+                None => waiting.push(k),
             }
         }
+    }
+
+    /// At the end of a batch, problems still waiting go to the session named after their
+    /// file.
+    fn place_waiting(&mut self, origin: &SessionSource, waiting: Vec<u32>) {
         for k in waiting {
             let file = self.log.problems[k as usize].origin.file.clone();
             let base = FileName::new(file.rsplit(['/', '\\']).next().unwrap_or(&file));
@@ -591,13 +673,6 @@ impl Store {
         self.log.events.get(pos as usize)
     }
 
-    /// Registers the file a stream is read from, so its events are kept as places in that
-    /// file rather than in memory (the background loader sends it before the stream's
-    /// items). `cfg` is the settings the stream is read with.
-    pub fn add_source(&mut self, name: &str, file: std::fs::File, cfg: crate::trace::ReaderConfig) {
-        self.log.events.add_source(name, file, cfg);
-    }
-
     /// Forgets decoded events once many are pinned (between frames: nothing borrows them
     /// then), so what the view looked at does not pile up in memory.
     pub fn trim(&mut self) {
@@ -614,55 +689,6 @@ impl Store {
     /// Reader problems of severity error (lines that are not events), in all sessions.
     pub fn parse_errors(&self) -> usize {
         self.errors
-    }
-}
-
-/// An item of reader output, either kind ([`Item`] or [`BriefItem`]): what
-/// [`Store::extend_from`] and [`Store::extend_briefs`] need of it.
-trait LogItem {
-    /// The session and file names of an event.
-    fn names(&self) -> Option<(&FileName, &FileName)>;
-    /// Replays the event onto session `s` as log position `pos`.
-    fn replay(&self, s: &mut SessionData, log: &TraceLog, pos: u32);
-    /// Adds the item to the log.
-    fn push_to(self, log: &mut TraceLog);
-}
-
-impl LogItem for Item {
-    fn names(&self) -> Option<(&FileName, &FileName)> {
-        match self {
-            Item::Event(ev) => Some((&ev.session, &ev.origin.file)),
-            Item::Problem(_) => None,
-        }
-    }
-
-    fn replay(&self, s: &mut SessionData, log: &TraceLog, pos: u32) {
-        if let Item::Event(ev) = self {
-            s.push(log, pos, &Brief::of(ev));
-        }
-    }
-
-    fn push_to(self, log: &mut TraceLog) {
-        log.push(self);
-    }
-}
-
-impl LogItem for BriefItem {
-    fn names(&self) -> Option<(&FileName, &FileName)> {
-        match self {
-            BriefItem::Event(b) => Some((&b.session, &b.origin.file)),
-            BriefItem::Problem(_) => None,
-        }
-    }
-
-    fn replay(&self, s: &mut SessionData, log: &TraceLog, pos: u32) {
-        if let BriefItem::Event(b) = self {
-            s.push(log, pos, b);
-        }
-    }
-
-    fn push_to(self, log: &mut TraceLog) {
-        log.push_brief(self);
     }
 }
 

@@ -417,7 +417,7 @@ fn gist(
             parse_enum(found.role.as_deref()).unwrap_or_default(),
         ),
         Kind::Retract => Gist::Retract(
-            crate::trace::brief::Target::of(found.target.as_deref()?),
+            Box::new(crate::trace::brief::Target::of(found.target.as_deref()?)),
             parse_enum(found.by.as_deref()),
         ),
         Kind::Revise => Gist::revise(
