@@ -193,6 +193,9 @@ const BATCH: usize = 4096;
 /// Items in the first batch of a file: the first frame shows them while the rest is read.
 const FIRST_BATCH: usize = 256;
 
+/// The time between frames that only show more of a file being loaded.
+const LOADING_FRAME: Duration = Duration::from_millis(150);
+
 /// A reader that counts the bytes it hands out (for the progress shown in the header) and
 /// fails once the UI is gone, which stops the load.
 struct Counted<'a, R> {
@@ -661,6 +664,11 @@ async fn event_loop(
     app.loading = Some((0, 0));
     let frame = Duration::from_millis(10);
     let mut next_frame = Instant::now();
+    // When the last frame was drawn and how long after it the next may come.
+    let mut drawn = Instant::now();
+    let mut gap = frame;
+    // Whether a frame has shown loaded data yet: the first batch is drawn at once.
+    let mut shown_data = false;
     loop {
         if app.dirty && Instant::now() >= next_frame {
             if let Some(m) = terminal::take_worker_panic() {
@@ -675,7 +683,10 @@ async fn event_loop(
             // A slow frame (a slow terminal, a huge filtered Σ) pushes the next one back by
             // as long as it took, so drawing never takes more than about half of the loop's
             // time and input and data keep their turns.
-            next_frame = Instant::now() + frame.max(began.elapsed());
+            drawn = Instant::now();
+            gap = frame.max(began.elapsed());
+            next_frame = drawn + gap;
+            shown_data |= !app.store.sessions.is_empty();
         }
         let wake = next_frame;
         let demo_due = app
@@ -703,6 +714,8 @@ async fn event_loop(
                         Err(_) => break,
                     }
                 }
+                // Input is answered at the usual pace, even while a load slows the frames.
+                next_frame = next_frame.min(drawn + gap);
             }
             _ = term_sig.recv() => break,
             _ = hup_sig.recv() => {
@@ -765,6 +778,11 @@ async fn event_loop(
                     }
                 }
                 app.on_data();
+                // While a file loads in bulk, new data alone redraws a few times a second
+                // (the progress and the growing view), not a hundred: the load has the CPU.
+                if loading && shown_data {
+                    next_frame = next_frame.max(drawn + LOADING_FRAME);
+                }
             }
             item = fol_rx.recv(), if fol_open => {
                 let Some((file, item)) = item else {
