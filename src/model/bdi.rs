@@ -78,14 +78,14 @@ pub struct BdiLog {
     pub desires: Vec<(u32, u32)>,
     /// Ground belief names, in order of first write.
     pub names: Vec<String>,
-    name_ix: HashMap<String, u32>,
+    name_ix: hashbrown::HashMap<String, u32>,
     /// Every ground-belief write, in order.
     pub upserts: Vec<Upsert>,
     /// `intention` events: (step, event).
     pub intentions: Vec<(u32, u32)>,
     /// `plan` events.
     pub plans: Vec<PlanRecord>,
-    current_plan: HashMap<String, u32>,
+    current_plan: hashbrown::HashMap<String, u32>,
     /// `step` events.
     pub steps: Vec<StepRef>,
     /// `postcondition` events.

@@ -447,10 +447,9 @@ impl Timeline {
 /// it is found by is read from the record when looking up or rehashing.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Builder {
-    /// Active records by id (hash of [`BeliefRecord::id`]): `(record, formula hash)`. The
-    /// formula hash is meaningful only when the record's formula parsed. Entries are 8
-    /// bytes.
-    active: Growing<(u32, u32)>,
+    /// Active records by id (hash of [`BeliefRecord::id`]). The formula hash is meaningful
+    /// only when the record's formula parsed.
+    active: Growing<ActiveEntry>,
     /// Active records with a formula that parsed, grouped by the hash of their normalized
     /// formula, so that a retract naming a formula (or an id that is not active) costs a
     /// lookup, not a scan of Σ (see [`FormulaGroups`]).
@@ -715,19 +714,29 @@ struct Pass<'a> {
 /// The hash ids are indexed by (see [`crate::trace::brief::name_hash`]).
 pub(crate) use crate::trace::brief::name_hash as str_hash;
 
+/// An entry of the index of active records: the record, the hash of its id (kept so that
+/// growing the table and telling entries apart never reads the records, which are far
+/// apart in memory), and the hash of its normalized formula.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct ActiveEntry {
+    hash: u64,
+    record: u32,
+    formula: u32,
+}
+
 /// The active record with the id `id` of hash `hash`, looked up in `active` against the
 /// records' own ids.
 fn find_keyed(
-    active: &Growing<(u32, u32)>,
+    active: &Growing<ActiveEntry>,
     beliefs: &[BeliefRecord],
     id: &str,
     hash: u64,
 ) -> Option<u32> {
     active
-        .find(hash, |&(i, _)| {
-            beliefs.get(i as usize).is_some_and(|r| r.id == id)
+        .find(hash, |e| {
+            e.hash == hash && beliefs.get(e.record as usize).is_some_and(|r| r.id == id)
         })
-        .map(|&(i, _)| i)
+        .map(|e| e.record)
 }
 
 /// How many entries of each kind a session's replay will push: what [`Timeline::reserve`]
@@ -875,13 +884,12 @@ impl Builder {
         hash: u64,
         formula: Option<(&str, u32)>,
     ) {
-        let id_hash = |&(i, _): &(u32, u32)| {
-            beliefs
-                .get(i as usize)
-                .map_or(0, |r: &BeliefRecord| str_hash(&r.id))
+        let entry = ActiveEntry {
+            hash,
+            record: idx,
+            formula: formula.map_or(0, |(_, h)| h),
         };
-        self.active
-            .insert_unique(hash, (idx, formula.map_or(0, |(_, h)| h)), id_hash);
+        self.active.insert_unique(hash, entry, |e| e.hash);
         if let Some((n, h)) = formula {
             self.by_formula.insert(log, beliefs, h, idx, n);
         }
@@ -997,8 +1005,8 @@ impl Pass<'_> {
                 let h = self
                     .b
                     .active
-                    .find(a.id.hash, |&(i, _)| i == old)
-                    .map(|&(_, h)| h);
+                    .find(a.id.hash, |e| e.record == old)
+                    .map(|e| e.formula);
                 if h.is_some_and(|h| h != *fh) {
                     return false;
                 }
@@ -1025,8 +1033,8 @@ impl Pass<'_> {
         let fhash = self
             .b
             .active
-            .remove(str_hash(&rec.id), |&(x, _)| x == i)
-            .and_then(|(_, h)| rec.formula_ok.then_some(h));
+            .remove(str_hash(&rec.id), |e| e.record == i)
+            .and_then(|e| rec.formula_ok.then_some(e.formula));
         self.b.ended = Some(i);
         self.tl.beliefs[i as usize].retraction = Some(Retraction {
             step,

@@ -13,7 +13,7 @@ use super::load::LoadOptions;
 use super::reader::{Item, PreEvent, Problem, ReaderConfig, Severity};
 use super::store::{EventStore, SourceId};
 
-/// Counts and per-session positions of the events in a [`TraceLog`].
+/// Counts of the events in a [`TraceLog`]: per session and per kind.
 #[derive(Debug, Clone, Default)]
 pub struct Index {
     session_pos: HashMap<FileName, usize>,
@@ -21,20 +21,22 @@ pub struct Index {
     /// event of a session the same `Arc`, so a pointer comparison usually replaces hashing
     /// the name. The index keeps those `Arc`s alive, so an address cannot be reused.
     recent: Vec<(usize, usize)>,
-    sessions: Vec<(FileName, Vec<u32>)>,
+    /// Sessions in order of first appearance with their numbers of events (which events
+    /// are whose is the model's timelines' to list: a second list here would cost 4 bytes
+    /// per event).
+    sessions: Vec<(FileName, u64)>,
     kind_counts: [u64; Kind::ALL.len()],
     unknown_kinds: BTreeMap<String, u64>,
 }
 
 impl Index {
-    /// Records the event stored at position `pos` of the log.
-    pub fn add(&mut self, pos: u32, ev: &Event) {
-        self.add_parts(pos, &ev.session, ev.kind(), ev.kind_name());
+    /// Counts an event added to the log.
+    pub fn add(&mut self, ev: &Event) {
+        self.add_parts(&ev.session, ev.kind(), ev.kind_name());
     }
 
-    /// Records the event of session `session` and kind `kind` (`kind_name` as written)
-    /// stored at position `pos` of the log.
-    fn add_parts(&mut self, pos: u32, session: &FileName, kind: Option<Kind>, kind_name: &str) {
+    /// Counts an event of session `session` and kind `kind` (`kind_name` as written).
+    fn add_parts(&mut self, session: &FileName, kind: Option<Kind>, kind_name: &str) {
         const RECENT: usize = 16;
         let addr = session.addr();
         let slot = match self.recent.iter().find(|(a, _)| *a == addr) {
@@ -45,7 +47,7 @@ impl Index {
                     None => {
                         self.session_pos
                             .insert(session.clone(), self.sessions.len());
-                        self.sessions.push((session.clone(), Vec::new()));
+                        self.sessions.push((session.clone(), 0));
                         self.sessions.len() - 1
                     }
                 };
@@ -59,23 +61,21 @@ impl Index {
                 slot
             }
         };
-        self.sessions[slot].1.push(pos);
+        self.sessions[slot].1 += 1;
         match kind {
             Some(k) => self.kind_counts[k.index()] += 1,
             None => *self.unknown_kinds.entry(kind_name.to_string()).or_default() += 1,
         }
     }
 
-    /// The sessions in order of first appearance, each with the positions of its events.
-    pub fn sessions(&self) -> impl Iterator<Item = (&str, &[u32])> {
-        self.sessions.iter().map(|(s, v)| (&**s, v.as_slice()))
+    /// The sessions in order of first appearance, each with its number of events.
+    pub fn sessions(&self) -> impl Iterator<Item = (&str, u64)> {
+        self.sessions.iter().map(|(s, n)| (&**s, *n))
     }
 
-    /// The positions of the events of one session.
-    pub fn session(&self, name: &str) -> Option<&[u32]> {
-        self.session_pos
-            .get(name)
-            .map(|&i| self.sessions[i].1.as_slice())
+    /// The number of events of one session.
+    pub fn session(&self, name: &str) -> Option<u64> {
+        self.session_pos.get(name).map(|&i| self.sessions[i].1)
     }
 
     /// How many events of a known kind were read.
@@ -135,7 +135,7 @@ impl TraceLog {
         match item {
             Item::Event(ev) => match u32::try_from(self.events.len()) {
                 Ok(pos) if pos < u32::MAX => {
-                    self.index.add(pos, &ev);
+                    self.index.add(&ev);
                     self.events.push(ev);
                 }
                 _ => self.problems.push(too_many(ev.origin)),
@@ -158,7 +158,7 @@ impl TraceLog {
         match u32::try_from(self.events.len()) {
             Ok(pos) if pos < u32::MAX => {
                 let g = &ev.brief.gist;
-                self.index.add_parts(pos, session, g.kind(), g.kind_name());
+                self.index.add_parts(session, g.kind(), g.kind_name());
                 self.events.push_briefed(source, ev);
             }
             _ => self.problems.push(too_many(super::event::Origin {

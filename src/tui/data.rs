@@ -75,8 +75,9 @@ pub struct SessionData {
     pub ended: Vec<u32>,
     /// Belief records by the hash of their id (several per id when it was announced again),
     /// so the detail pane finds the record a `because` cites without a pass over Σ. Grows
-    /// without rehashing pauses, like the model's own indexes.
-    by_id: Growing<u32>,
+    /// without rehashing pauses, like the model's own indexes; entries keep the hash, so
+    /// growing never reads the records.
+    by_id: Growing<(u64, u32)>,
     /// Records indexed in `by_id`.
     by_id_len: usize,
     /// Where the events come from (a file, a re-read segment of one, a live session).
@@ -297,13 +298,12 @@ impl SessionData {
         }
         let beliefs = self.tl.beliefs();
         for i in self.by_id_len..beliefs.len() {
-            let by_id_hash = |&r: &u32| beliefs.get(r as usize).map_or(0, |b| str_hash(&b.id));
             // The record an announcement starts has its id's hash in the brief.
             let hash = match &ev.gist {
                 Gist::Announce(a) if a.id.text == beliefs[i].id => a.id.hash,
                 _ => str_hash(&beliefs[i].id),
             };
-            self.by_id.insert_unique(hash, i as u32, by_id_hash);
+            self.by_id.insert_unique(hash, (hash, i as u32), |e| e.0);
         }
         self.by_id_len = beliefs.len();
         if self.marks.len() % MARK_BLOCK == 0 {
@@ -319,14 +319,16 @@ impl SessionData {
     /// `pos` (what a `because` citing `id` in the event at `pos` refers to).
     pub fn record_before(&self, id: &str, pos: u32) -> Option<u32> {
         let beliefs = self.tl.beliefs();
+        let hash = str_hash(id);
         self.by_id
-            .iter_hash(str_hash(id))
-            .copied()
-            .filter(|&r| {
-                beliefs
-                    .get(r as usize)
-                    .is_some_and(|b| b.id == id && b.event < pos)
+            .iter_hash(hash)
+            .filter(|&&(h, r)| {
+                h == hash
+                    && beliefs
+                        .get(r as usize)
+                        .is_some_and(|b| b.id == id && b.event < pos)
             })
+            .map(|&(_, r)| r)
             .max()
     }
 
@@ -477,7 +479,7 @@ impl Store {
         // The reader gives every event of a session (and of a file) the same shared name,
         // so consecutive events are matched by pointer instead of hashing names per event.
         let mut last_session: Option<(FileName, usize)> = None;
-        let mut last_file: Option<(FileName, usize)> = None;
+        let mut last_file: Option<(FileName, usize, bool)> = None;
         for item in items {
             let (events, problems) = (self.log.events.len(), self.log.problems.len());
             // A full log turns the event into a problem (see `TraceLog::push`).
@@ -497,8 +499,12 @@ impl Store {
                 self.note_file(origin, slot, &ev.origin.file, &mut last_file);
             }
             self.log.push(item);
-            self.place_problems(origin, problems, &mut waiting);
+            if self.log.problems.len() > problems {
+                self.flush_file(origin, &mut last_file);
+                self.place_problems(origin, problems, &mut waiting);
+            }
         }
+        self.flush_file(origin, &mut last_file);
         self.place_waiting(origin, waiting);
     }
 
@@ -525,7 +531,7 @@ impl Store {
             return;
         };
         let mut waiting: Vec<u32> = Vec::new();
-        let mut last_file: Option<(FileName, usize)> = None;
+        let mut last_file: Option<(FileName, usize, bool)> = None;
         for item in items {
             let problems = self.log.problems.len();
             match item {
@@ -548,8 +554,12 @@ impl Store {
                 }
                 BriefItem::Problem(p) => self.log.problems.push(*p),
             }
-            self.place_problems(origin, problems, &mut waiting);
+            if self.log.problems.len() > problems {
+                self.flush_file(origin, &mut last_file);
+                self.place_problems(origin, problems, &mut waiting);
+            }
         }
+        self.flush_file(origin, &mut last_file);
         self.place_waiting(origin, waiting);
         self.brief_load = Some(load);
     }
@@ -570,20 +580,37 @@ impl Store {
         });
     }
 
-    /// Remembers that the last event of `file` went to session `slot`.
+    /// Remembers that the last event of `file` went to session `slot`: in `last` (the file,
+    /// the slot, and whether [`Store::last_of_file`] has it), written to the map only when a
+    /// problem needs it or the batch ends ([`Store::flush_file`]), not per event.
     fn note_file(
         &mut self,
         origin: &SessionSource,
         slot: usize,
         file: &FileName,
-        last_file: &mut Option<(FileName, usize)>,
+        last: &mut Option<(FileName, usize, bool)>,
     ) {
-        let known = matches!(last_file,
-            Some((f, sl)) if FileName::ptr_eq(f, file) && *sl == slot);
-        if !known {
-            self.last_of_file
-                .insert((origin.clone(), file.clone()), slot);
-            *last_file = Some((file.clone(), slot));
+        match last {
+            Some((f, sl, written)) if FileName::ptr_eq(f, file) => {
+                if *sl != slot {
+                    *sl = slot;
+                    *written = false;
+                }
+            }
+            _ => {
+                self.flush_file(origin, last);
+                *last = Some((file.clone(), slot, false));
+            }
+        }
+    }
+
+    /// Writes what [`Store::note_file`] remembered to [`Store::last_of_file`].
+    fn flush_file(&mut self, origin: &SessionSource, last: &mut Option<(FileName, usize, bool)>) {
+        if let Some((f, sl, written)) = last
+            && !*written
+        {
+            self.last_of_file.insert((origin.clone(), f.clone()), *sl);
+            *written = true;
         }
     }
 
