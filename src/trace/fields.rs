@@ -23,6 +23,7 @@ use super::event::*;
 use super::time::parse_rfc3339;
 
 mod fast;
+pub(crate) mod scan;
 
 /// A problem with one field of an otherwise well-formed line.
 #[derive(Debug, Clone, PartialEq)]
