@@ -16,6 +16,9 @@ enum Op {
     Retract(u8),
     Verify(String),
     Query(String),
+    /// A verify of a formula, its announcement (the gate-then-update pattern), and the
+    /// same verify on the Σ that now holds it: three events.
+    Checked(u8, String, u8),
 }
 
 fn formula() -> impl Strategy<Value = String> {
@@ -39,6 +42,7 @@ fn op() -> impl Strategy<Value = Op> {
         2 => (0u8..6).prop_map(Op::Retract),
         2 => formula().prop_map(Op::Verify),
         1 => formula().prop_map(Op::Query),
+        2 => (0u8..6, formula(), 0u8..6).prop_map(|(i, f, r)| Op::Checked(i, f, r)),
     ]
 }
 
@@ -80,6 +84,16 @@ proptest! {
     #[test]
     fn recomputation_matches_truth_tables(ops in proptest::collection::vec(op(), 1..30)) {
         let roles = ["fact", "fact", "assumption", "fact", "rule", "norm"];
+        // One op per event.
+        let ops: Vec<Op> = ops
+            .into_iter()
+            .flat_map(|o| match o {
+                Op::Checked(i, f, r) => {
+                    vec![Op::Verify(f.clone()), Op::Announce(i, f.clone(), r), Op::Verify(f)]
+                }
+                o => vec![o],
+            })
+            .collect();
         let mut lines = Vec::new();
         for o in &ops {
             lines.push(match o {
@@ -90,6 +104,7 @@ proptest! {
                 Op::Retract(i) => format!(r#"{{"kind":"retract","target":"b{i}"}}"#),
                 Op::Verify(f) => format!(r#"{{"kind":"verify","formula":"{f}","outcome":"newinfo"}}"#),
                 Op::Query(f) => format!(r#"{{"kind":"query","formula":"{f}","answer":"unknown"}}"#),
+                Op::Checked(..) => unreachable!("expanded above"),
             });
         }
         let text = lines.join("\n") + "\n";
@@ -132,6 +147,21 @@ proptest! {
         }
         for a in &r.announces {
             let res = a.result.as_ref().unwrap();
+            // The announcement's own gate, on Σ just before it (often the verify just before
+            // asked the same question).
+            let Op::Announce(_, f, _) = &ops[a.step as usize - 1] else { unreachable!() };
+            let d = parse(f).unwrap();
+            let s = sigma_before(a.step);
+            let mut sd = s.clone();
+            sd.push(d.clone());
+            let want = if !sat(&sd) {
+                Outcome::Contradiction
+            } else if entails(&s, &d) {
+                Outcome::Entailed
+            } else {
+                Outcome::NewInfo
+            };
+            prop_assert_eq!(res.gate.theta, want, "announce gate at {}", a.step);
             let after = sigma_after(a.step);
             prop_assert_eq!(res.consistent_after, sat(&after), "announce at {}", a.step);
             prop_assert_eq!(res.consistent_before, sat(&sigma_before(a.step)));

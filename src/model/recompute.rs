@@ -457,6 +457,12 @@ struct Mirror {
     /// lacks a belief of the trace's, and an answer about the smaller set would be an answer
     /// about a state the agent was never in.
     missing: BTreeMap<String, Unknown>,
+    /// Bumped whenever Σ (as the engine holds it) may have changed.
+    sigma: u64,
+    /// The last gate answered, with the Σ it was answered on: an agent announces the Δ it
+    /// just verified (gate, then update), and Θ depends on Σ and Δ alone, so the
+    /// announcement's own gate needs no second solve.
+    last_gate: Option<(u64, Formula, Vec<String>, Gate)>,
 }
 
 fn role(r: Role) -> EngineRole {
@@ -502,6 +508,7 @@ impl Mirror {
         if *domain == self.grounded {
             return Ok(());
         }
+        self.sigma += 1;
         let ids: Vec<String> = self.quantified.keys().cloned().collect();
         for id in ids {
             let Some((raw, spec)) = self.quantified.get(&id) else {
@@ -567,6 +574,7 @@ impl Mirror {
     }
 
     fn try_add(&mut self, spec: BeliefSpec, raw: &Formula) -> Result<bool, Unknown> {
+        self.sigma += 1;
         let id = spec.id.clone();
         let replaces = self.engine.belief(&id).is_some() || self.missing.remove(&id).is_some();
         self.sat_unknown = None;
@@ -625,6 +633,7 @@ impl Mirror {
     }
 
     fn retract(&mut self, id: &str) -> Result<bool, Unknown> {
+        self.sigma += 1;
         self.remove(id);
         self.sat_unknown = None;
         if self.missing.remove(id).is_some() {
@@ -723,6 +732,13 @@ impl Mirror {
                 missing_citations: self.missing(&because),
             });
         }
+        if let Some((sigma, f, b, gate)) = &self.last_gate
+            && *sigma == self.sigma
+            && *f == *g
+            && *b == because
+        {
+            return Ok(gate.clone());
+        }
         let cited = (!because.is_empty()).then_some(because.as_slice());
         let c = match self.engine.check(&g, cited) {
             Ok(c) => c,
@@ -736,11 +752,13 @@ impl Mirror {
             // Σ ∧ Δ is satisfiable, so Σ is.
             self.known_sat = Some(true);
         }
-        Ok(Gate {
+        let gate = Gate {
             theta: c.theta,
             outcome: c.outcome,
             missing_citations: c.missing_citations,
-        })
+        };
+        self.last_gate = Some((self.sigma, g.into_owned(), because, gate.clone()));
+        Ok(gate)
     }
 }
 
@@ -881,6 +899,8 @@ fn walk(tl: &Timeline, log: &TraceLog, opts: &RecomputeOptions) -> Recomputed {
         known_conflict: None,
         sat_unknown: None,
         missing: BTreeMap::new(),
+        sigma: 0,
+        last_gate: None,
     };
     // Record index by announce event, and record index ended by each event.
     let mut record_of: HashMap<u32, u32> = HashMap::new();

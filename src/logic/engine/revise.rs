@@ -161,7 +161,7 @@ fn announce(st: &mut State, spec: BeliefSpec, policy: Policy) -> Result<Revision
 
 fn revise(st: &mut State, spec: BeliefSpec, policy: Policy) -> Result<Revision, EngineError> {
     let mut q = st.query(&spec.formula)?;
-    let outcome = st.theta(&spec.formula, &mut q)?;
+    let outcome = st.theta(&mut q)?;
     let mut rev = Revision {
         policy,
         outcome,
