@@ -183,7 +183,7 @@ fn main() {
         hwm_after as f64 / 1024.0 / file_mib
     );
     let (events, index, problems) = (
-        log.events.capacity() * std::mem::size_of::<doxascope::trace::Event>(),
+        log.events.heap_bytes(),
         log.index
             .sessions()
             .map(|(_, p)| p.len() * 4)
@@ -203,7 +203,7 @@ fn main() {
     let mib = |b: usize| b as f64 / 1048576.0;
     let (live, vec, index, problems) = (mib(live), mib(events), mib(index), mib(problems));
     println!(
-        "heap:        live {live:.1} MiB after read+index: events vector {vec:.1} MiB, \
+        "heap:        live {live:.1} MiB after read+index: event store columns {vec:.1} MiB, \
          index >= {index:.1} MiB, problems {problems:.1} MiB, bodies/strings/other {:.1} MiB \
          ({:.0} B per event)",
         live - vec - index - problems,
@@ -215,11 +215,9 @@ fn main() {
 /// Reads and indexes the whole trace at `path`, as the viewer does.
 fn read_log(name: &str, path: &std::path::Path) -> TraceLog {
     let mut log = TraceLog::new();
-    log.read_from(
-        name,
-        File::open(path).expect("open trace"),
-        ReaderConfig::default(),
-    )
-    .expect("read trace");
+    let _ = name;
+    // As the viewer and `Model::load` do: the events stay in the file.
+    log.read_file(path, ReaderConfig::default())
+        .expect("read trace");
     log
 }

@@ -21,9 +21,10 @@ use std::time::{Duration, Instant};
 
 use doxascope::trace::generate::{GenConfig, write_mixed};
 use doxascope::trace::{Reader, ReaderConfig};
-use doxascope::tui::app::{App, Pane, Purpose, SigmaFilter};
+use doxascope::tui::app::{App, Pane, Purpose};
 use doxascope::tui::data::Store;
 use doxascope::tui::highlight;
+use doxascope::tui::panes::sigma::SigmaFilter;
 use doxascope::tui::repl_job::Msg;
 use doxascope::tui::theme::Theme;
 use doxascope::tui::ui::draw;
@@ -95,8 +96,8 @@ fn frames(app: &mut App, n: usize, mut before: impl FnMut(&mut App, usize)) -> F
 /// Applies a new Σ filter as the event loop does: frames are drawn while the pane says it
 /// is still filtering (the scan goes in pieces), each timed.
 fn apply_filter(app: &mut App, text: &str) -> Frames {
-    app.filter = SigmaFilter::parse(text);
-    app.selected[0] = 0;
+    app.panes.sigma.filter = SigmaFilter::parse(text);
+    app.panes.sigma.sel = 0;
     let mut term = Terminal::new(TestBackend::new(200, 60)).expect("test backend");
     let (mut total, mut worst, mut first, mut count) =
         (Duration::ZERO, Duration::ZERO, Duration::ZERO, 0usize);
@@ -242,19 +243,19 @@ fn main() {
     let mut app = App::new(store, theme.clone());
     println!("  ({retracted} belief records end by retraction or supersession)");
     let travel = |a: &mut App, i: usize| {
-        a.cursor = ((i as u64 * 7_919_993) % u64::from(n.max(1))) as u32;
+        a.view_mut().cursor = ((i as u64 * 7_919_993) % u64::from(n.max(1))) as u32;
     };
     let mut all_worst = Duration::ZERO;
     for focus in [Pane::Sigma, Pane::Timeline] {
         app.focus = focus;
-        app.follow = true;
+        app.view_mut().follow = true;
         app.on_data();
         let f = frames(&mut app, 30, |_, _| {});
         f.line(&format!("frame 200x60, newest step, focus {focus:?}"));
         all_worst = all_worst.max(f.worst);
     }
     app.focus = Pane::Sigma;
-    app.follow = false;
+    app.view_mut().follow = false;
     let f = frames(&mut app, 30, travel);
     f.line("frame 200x60, a different step every frame");
     all_worst = all_worst.max(f.worst);
@@ -264,7 +265,7 @@ fn main() {
         "p12",
         "role:rule source:user",
     ] {
-        app.follow = true;
+        app.view_mut().follow = true;
         app.on_data();
         let f = apply_filter(&mut app, text);
         f.line(&format!(
@@ -277,14 +278,14 @@ fn main() {
             app.sigma_rows().len()
         ));
         all_worst = all_worst.max(f.worst);
-        app.follow = false;
+        app.view_mut().follow = false;
         let f = frames(&mut app, 30, travel);
         f.line(&format!(
             "frame 200x60, filter {text:?}, a different step every frame"
         ));
         all_worst = all_worst.max(f.worst);
     }
-    app.filter = SigmaFilter::default();
+    app.panes.sigma.filter = SigmaFilter::default();
     println!(
         "worst frame of all the above: {:.2} ms (target 10 ms)",
         ms(all_worst)

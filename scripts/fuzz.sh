@@ -4,7 +4,8 @@
 #   scripts/fuzz.sh [SECONDS_PER_TARGET] [TARGET...]
 #
 # Targets: trace_bytes (the trace reader, in any chunking), formula_text (the formula parser
-# and its print/parse round trip), repl_line (the REPL's command parser). What each checks is
+# and its print/parse round trip), repl_line (the REPL's command parser), otlp_json (the
+# OpenTelemetry importer), otlp_request (the OTLP/HTTP receiver's request path). What each checks is
 # in tests/support/fuzz_targets.rs; `cargo test --test fuzz_smoke` runs the same checks for a
 # few seconds per target without coverage guidance (that is what CI runs).
 #
@@ -16,7 +17,7 @@ cd "$(dirname "$0")/.."
 secs=${1:-300}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(trace_bytes formula_text repl_line)
+[ ${#targets[@]} -gt 0 ] || targets=(trace_bytes formula_text repl_line otlp_json otlp_request)
 
 command -v cargo-fuzz >/dev/null 2>&1 || cargo install cargo-fuzz --locked
 export RUSTC_BOOTSTRAP=1

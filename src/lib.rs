@@ -37,7 +37,14 @@
 //!   `logic/engine/handle.rs` (shared by both handles), then its call from `repl/exec.rs` or
 //!   `model/recompute.rs`. How Σ is stored and changed: `logic/engine/state.rs`; a revision
 //!   policy: `logic/engine/revise.rs`; where requests run and the timeout: `handle.rs`.
-//! - A key: `tui/keys.rs` (one table feeds dispatch and help), its action in `tui/app.rs`.
+//! - A pane of the TUI (what it shows, its selection, its keys): its file under
+//!   `tui/panes/` (`sigma.rs`, `plan.rs`, `verify.rs`, `retract.rs`, `timeline.rs`,
+//!   `detail.rs`, `repl.rs`), each with its state, `on_action` and `draw`; a new pane as the
+//!   module doc of `tui/panes/mod.rs` says.
+//! - A key: `tui/keys.rs` (one table feeds dispatch and help), its action in `App::apply`
+//!   (`tui/app.rs`) when it is about the whole screen, else in the pane's `on_action`.
+//! - What the TUI keeps per session (cursor, follow, audit, support): `SessionView` in
+//!   `tui/app.rs`; the layouts, header and hint bar: `tui/ui.rs`.
 //! - A subcommand: `cli/mod.rs` and a file of its own under `cli/`.
 
 #![forbid(unsafe_code)]

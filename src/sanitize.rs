@@ -13,6 +13,8 @@
 use std::borrow::Cow;
 
 use unicode_properties::{GeneralCategory, UnicodeGeneralCategory};
+use unicode_script::{Script, UnicodeScript};
+use unicode_security::MixedScript;
 
 /// The default cap on the number of bytes of one field shown in a single-line view.
 pub const DEFAULT_MAX_BYTES: usize = 4096;
@@ -109,6 +111,20 @@ fn classify(c: char, keep_newlines: bool) -> Class {
         '\u{fe00}'..='\u{fe0f}' | '\u{e0100}'..='\u{e01ef}' | '\u{180b}'..='\u{180f}' => {
             Class::Marker(format!("⟨U+{u:04X}⟩"))
         }
+        // Skin-tone modifiers: a terminal draws one after an emoji as a separate glyph, as a
+        // combined one, or as one after some bases only, and ratatui's width table cannot
+        // know which; a wrong guess leaves stale glyphs behind on the next frame. The text
+        // form has one width everywhere.
+        '\u{1f3fb}'..='\u{1f3ff}' => Class::Marker(format!(
+            "⟨tone-{}⟩",
+            ["1-2", "3", "4", "5", "6"][(u - 0x1f3fb) as usize]
+        )),
+        // Regional indicators: a pair is a flag, drawn one or two cells wide by terminals
+        // that know the pair, and two letter boxes by those that do not. Shown as its
+        // letters (pairs are joined by `segments`).
+        '\u{1f1e6}'..='\u{1f1ff}' => {
+            Class::Marker(format!("⟨flag:{}⟩", char::from(b'A' + (u - 0x1f1e6) as u8)))
+        }
         _ => match c.general_category() {
             // Every format character (Cf), by category rather than by a list that misses
             // new ones (U+0600, U+06DD, U+070F, U+13430, U+1D173 ...), and every other
@@ -125,6 +141,77 @@ fn classify(c: char, keep_newlines: bool) -> Class {
             _ => Class::Keep,
         },
     }
+}
+
+/// Whether `c` belongs to a word: letters, digits, marks and `_` (an identifier's characters,
+/// in any script).
+fn is_word_char(c: char) -> bool {
+    c == '_'
+        || c.is_alphanumeric()
+        || matches!(
+            c.general_category(),
+            GeneralCategory::NonspacingMark
+                | GeneralCategory::SpacingMark
+                | GeneralCategory::EnclosingMark
+        )
+}
+
+/// The words of `s` (maximal runs of letters, digits, marks and `_`) that hold a non-ASCII
+/// character, as byte ranges. ASCII-only text has none, cheaply.
+pub fn non_ascii_words(s: &str) -> Vec<std::ops::Range<usize>> {
+    let mut out = Vec::new();
+    if s.is_ascii() {
+        return out;
+    }
+    let mut start = None;
+    let mut ascii = true;
+    for (i, c) in s.char_indices().chain(std::iter::once((s.len(), ' '))) {
+        // A character shown as a marker ends the word: the halves are judged apart, as the
+        // reader sees them.
+        if i < s.len() && is_word_char(c) && !matches!(classify(c, false), Class::Marker(_)) {
+            if start.is_none() {
+                start = Some(i);
+                ascii = true;
+            }
+            ascii &= c.is_ascii();
+        } else if let Some(b) = start.take()
+            && !ascii
+        {
+            out.push(b..i);
+        }
+    }
+    out
+}
+
+/// The scripts a word mixes, in order of first appearance, when it mixes scripts the way a
+/// look-alike does (Unicode TS #39's resolved script set is empty: `аdmin` with a Cyrillic
+/// `а`); `None` for a word of one script, including the combinations one writing system uses
+/// (Japanese Han, Hiragana and Katakana). Browsers flag such domain names for the same reason.
+pub fn mixed_scripts(word: &str) -> Option<Vec<&'static str>> {
+    if word.is_ascii() || word.is_single_script() {
+        return None;
+    }
+    let mut scripts: Vec<&'static str> = Vec::new();
+    for c in word.chars() {
+        let sc = c.script();
+        if matches!(sc, Script::Common | Script::Inherited | Script::Unknown) {
+            continue;
+        }
+        let name = sc.full_name();
+        if !scripts.contains(&name) {
+            scripts.push(name);
+        }
+    }
+    Some(scripts)
+}
+
+/// The marker shown after a mixed-script word.
+fn mixed_marker(scripts: &[&str]) -> String {
+    format!("⟨mixed:{}⟩", scripts.join("+"))
+}
+
+fn is_regional(c: char) -> bool {
+    ('\u{1f1e6}'..='\u{1f1ff}').contains(&c)
 }
 
 /// Splits untrusted text into printable runs and visible markers.
@@ -148,8 +235,39 @@ pub fn segments(s: &str, opts: Options) -> Vec<Segment<'_>> {
             *n = 0;
         }
     };
-    for (i, c) in shown.char_indices() {
-        match classify(c, opts.keep_newlines) {
+    // Words mixing scripts get a marker after them (`аdmin⟨mixed:Cyrillic+Latin⟩`), so a
+    // look-alike never renders exactly like what it imitates.
+    let mut mixed = non_ascii_words(shown)
+        .into_iter()
+        .filter_map(|r| mixed_scripts(&shown[r.clone()]).map(|sc| (r.end, mixed_marker(&sc))))
+        .peekable();
+    let mut chars = shown.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        if let Some((_, m)) = mixed.next_if(|(end, _)| *end == i) {
+            if dropped_combining > 0 {
+                flush_dropped(&mut out, &mut dropped_combining);
+            } else if run_start < i {
+                out.push(Segment::Text(Cow::Borrowed(&shown[run_start..i])));
+            }
+            combining = 0;
+            out.push(Segment::Marker(m));
+            run_start = i;
+        }
+        let mut class = classify(c, opts.keep_newlines);
+        let mut width = c.len_utf8();
+        // A pair of regional indicators is one flag: `⟨flag:US⟩`, not two markers.
+        if let (Class::Marker(m), Some(&(_, next))) = (&mut class, chars.peek())
+            && is_regional(c)
+            && is_regional(next)
+        {
+            m.insert(
+                m.len() - "⟩".len(),
+                char::from(b'A' + (next as u32 - 0x1f1e6) as u8),
+            );
+            width += next.len_utf8();
+            chars.next();
+        }
+        match class {
             Class::Keep => {
                 if dropped_combining > 0 {
                     run_start = i;
@@ -176,7 +294,7 @@ pub fn segments(s: &str, opts: Options) -> Vec<Segment<'_>> {
                 flush_dropped(&mut out, &mut dropped_combining);
                 combining = 0;
                 out.push(Segment::Marker(m));
-                run_start = i + c.len_utf8();
+                run_start = i + width;
             }
         }
     }
@@ -184,6 +302,9 @@ pub fn segments(s: &str, opts: Options) -> Vec<Segment<'_>> {
         flush_dropped(&mut out, &mut dropped_combining);
     } else if run_start < shown.len() {
         out.push(Segment::Text(Cow::Borrowed(&shown[run_start..])));
+    }
+    if let Some((_, m)) = mixed.next() {
+        out.push(Segment::Marker(m));
     }
     if rest > 0 {
         out.push(Segment::Marker(format!("… ({rest} bytes more)")));
@@ -305,8 +426,57 @@ mod tests {
         // Devanagari, Hebrew points, enclosing marks.
         for m in ['\u{94d}', '\u{5c7}', '\u{20dd}'] {
             let out = sanitize(&format!("x{}", m.to_string().repeat(20)));
-            assert!(out.ends_with("…+12"), "{m:?}: {out}");
+            // (A Latin base with Devanagari or Hebrew marks also mixes scripts, and says so.)
+            assert!(out.contains("…+12"), "{m:?}: {out}");
         }
+    }
+
+    #[test]
+    fn emoji_sequences_of_uncertain_width_are_shown_as_text() {
+        // The case: a skin tone on a non-base emoji and a flag.
+        assert_eq!(sanitize("🥲🏻 and 🇺🇸"), "🥲⟨tone-1-2⟩ and ⟨flag:US⟩");
+        // A lone indicator, three in a row (a pair and a lone one), a tone on a base.
+        assert_eq!(sanitize("🇺x"), "⟨flag:U⟩x");
+        assert_eq!(sanitize("🇺🇸🇫"), "⟨flag:US⟩⟨flag:F⟩");
+        assert_eq!(sanitize("👍🏿"), "👍⟨tone-6⟩");
+        // Nothing of either range reaches the output, whatever surrounds it.
+        for s in ["🇦🇧🇨🇩🇪", "a🏻🏼b", "\u{1b}🇺🇸\u{200d}🏽"] {
+            let out = sanitize(s);
+            assert!(
+                !out.chars()
+                    .any(|c| is_regional(c) || ('\u{1f3fb}'..='\u{1f3ff}').contains(&c)),
+                "{out}"
+            );
+        }
+    }
+
+    #[test]
+    fn mixed_script_words_are_marked() {
+        // The case: a Cyrillic а inside a Latin word.
+        assert_eq!(sanitize("аdmin"), "аdmin⟨mixed:Cyrillic+Latin⟩");
+        assert_eq!(
+            sanitize("user аdmin logged"),
+            "user аdmin⟨mixed:Cyrillic+Latin⟩ logged"
+        );
+        assert_eq!(
+            sanitize("Older(аlice,bob)"),
+            "Older(аlice⟨mixed:Cyrillic+Latin⟩,bob)"
+        );
+        // Greek omicron in a Latin identifier, with a combining mark after it.
+        assert_eq!(sanitize("fοo\u{301}_x"), "fοo\u{301}_x⟨mixed:Latin+Greek⟩");
+        // One script per word is not marked, however many words and scripts the text holds;
+        // nor is Japanese, whose writing mixes Han, Hiragana and Katakana in one word.
+        for s in [
+            "Москва is Moscow",
+            "admin",
+            "日本語のテキスト",
+            "naïve café",
+            "x_1 ∧ αβ",
+        ] {
+            assert_eq!(sanitize(s), s);
+        }
+        // A marker inside a word ends it: the halves are judged apart.
+        assert_eq!(sanitize("ad\u{200b}мин"), "ad⟨U+200B⟩мин");
     }
 
     #[test]

@@ -530,3 +530,52 @@ fn every_code_has_a_name_and_a_summary() {
         assert!(Code::from_name(name).is_some(), "{name}");
     }
 }
+
+#[test]
+fn mixed_script_and_confusable_names_are_flagged() {
+    // `аdmin` has a Cyrillic а: one word, two scripts, and it renders like `admin`.
+    let r = run(&[
+        r#"{"kind":"announce","id":"a","formula":"\"admin\" -> granted"}"#,
+        r#"{"kind":"announce","id":"b","formula":"\"аdmin\""}"#,
+    ]);
+    let f = only(&r, Code::MixedScriptAtom);
+    assert_eq!(f.step, Some(2));
+    assert_eq!(f.evidence["atom"], "аdmin");
+    assert_eq!(strs(f.evidence.get("scripts")), ["Cyrillic", "Latin"]);
+    assert_eq!(strs(f.evidence.get("looks_like")), ["admin"]);
+    assert!(f.message.contains("renders like `admin`"), "{}", f.message);
+    // The message shows the marker, so the two names do not read the same in the report.
+    assert!(
+        f.message.contains("аdmin⟨mixed:Cyrillic+Latin⟩"),
+        "{}",
+        f.message
+    );
+    none(&r, Code::ConfusableAtoms);
+
+    // All Cyrillic, one script, yet its skeleton is that of a Latin name in use: one pair.
+    let r = run(&[
+        r#"{"kind":"announce","id":"a","formula":"\"paypa\""}"#,
+        r#"{"kind":"query","formula":"\"раура\""}"#,
+        r#"{"kind":"announce","id":"c","formula":"\"раура\" | \"paypa\""}"#,
+    ]);
+    let f = only(&r, Code::ConfusableAtoms);
+    assert_eq!(f.step, Some(2));
+    assert_eq!(strs(f.evidence.get("looks_like")), ["paypa"]);
+    none(&r, Code::MixedScriptAtom);
+}
+
+#[test]
+fn names_in_one_script_each_are_not_flagged() {
+    let r = run(&[
+        // Russian and English side by side, each word in one script.
+        r#"{"kind":"announce","id":"a","formula":"\"Москва\" -> \"Moscow\""}"#,
+        // Japanese mixes Han, Hiragana and Katakana in one word by design.
+        r#"{"kind":"announce","id":"b","formula":"\"日本語のテキスト\""}"#,
+        // Accents are Latin.
+        r#"{"kind":"announce","id":"c","formula":"\"café\" & naive"}"#,
+        // Look-alikes inside a thought are text, not names: not this check's business.
+        r#"{"kind":"thought","text":"аdmin"}"#,
+    ]);
+    none(&r, Code::MixedScriptAtom);
+    none(&r, Code::ConfusableAtoms);
+}

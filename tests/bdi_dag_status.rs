@@ -6,7 +6,7 @@
 use doxascope::model::Model;
 use doxascope::model::bdi::Verdict;
 use doxascope::tui::data::Store;
-use doxascope::tui::ui::{plan_at, plan_tally};
+use doxascope::tui::panes::plan::{plan_at, plan_tally};
 
 const FILE: &str = "kipchoge-bdi.jsonl";
 

@@ -1,6 +1,7 @@
 //! The fuzz targets (`tests/support/fuzz_targets.rs`) run for a bounded time in every
 //! `cargo test`: a seeded mutation fuzzer over a corpus of real inputs (the sample traces'
-//! lines, the documented formulas and REPL commands) plus hostile fragments. A failure prints
+//! lines, the documented formulas and REPL commands, the OpenTelemetry fixtures as files and
+//! as receiver requests) plus hostile fragments. A failure prints
 //! the seed and the input, hex-escaped, so it can be replayed. `scripts/fuzz.sh` runs the
 //! same targets coverage-guided (cargo fuzz) for as long as asked.
 //!
@@ -72,6 +73,28 @@ fn corpus() -> Vec<Vec<u8>> {
             }
         }
     }
+    // The OpenTelemetry inputs: the OTLP fixtures whole and line by line, and each line as a
+    // receiver request (mode byte: 1 = JSON, 3 = gzip'd JSON); a protobuf request (mode 0).
+    if let Ok(dir) = std::fs::read_dir(root.join("tests/data/otel")) {
+        let mut files: Vec<PathBuf> = dir.filter_map(|e| e.ok().map(|e| e.path())).collect();
+        files.sort();
+        for f in files {
+            if let Ok(bytes) = std::fs::read(&f) {
+                for line in bytes.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
+                    out.push(line.to_vec());
+                    out.push([&[1u8][..], line].concat());
+                    let mut gz =
+                        flate2::write::GzEncoder::new(vec![3u8], flate2::Compression::fast());
+                    let _ = std::io::Write::write_all(&mut gz, line);
+                    if let Ok(g) = gz.finish() {
+                        out.push(g);
+                    }
+                }
+                out.push(bytes);
+            }
+        }
+    }
+    out.push([&[0u8][..], &otlp_proto_request()].concat());
     for f in [
         "p",
         "~p & (q | r) -> s",
@@ -90,6 +113,45 @@ fn corpus() -> Vec<Vec<u8>> {
         out.push(f.as_bytes().to_vec());
     }
     out
+}
+
+/// A protobuf `ExportTraceServiceRequest` with a GenAI chat span.
+fn otlp_proto_request() -> Vec<u8> {
+    use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
+    use opentelemetry_proto::tonic::common::v1::{AnyValue, KeyValue, any_value};
+    use opentelemetry_proto::tonic::trace::v1::{ResourceSpans, ScopeSpans, Span};
+    use prost::Message as _;
+    let kv = |k: &str, v: &str| KeyValue {
+        key: k.into(),
+        value: Some(AnyValue {
+            value: Some(any_value::Value::StringValue(v.into())),
+        }),
+        ..Default::default()
+    };
+    ExportTraceServiceRequest {
+        resource_spans: vec![ResourceSpans {
+            scope_spans: vec![ScopeSpans {
+                spans: vec![Span {
+                    trace_id: vec![7; 16],
+                    span_id: vec![1; 8],
+                    name: "chat m".into(),
+                    start_time_unix_nano: 1,
+                    end_time_unix_nano: 2,
+                    attributes: vec![
+                        kv("gen_ai.operation.name", "chat"),
+                        kv(
+                            "gen_ai.output.messages",
+                            r#"[{"role":"assistant","parts":[{"type":"text","content":"hi"}]}]"#,
+                        ),
+                    ],
+                    ..Default::default()
+                }],
+                ..Default::default()
+            }],
+            ..Default::default()
+        }],
+    }
+    .encode_to_vec()
 }
 
 fn mutate(rng: &mut Rng, corpus: &[Vec<u8>]) -> Vec<u8> {
@@ -185,4 +247,14 @@ fn formula_parser_round_trips_whatever_it_accepts() {
 #[test]
 fn repl_command_parser_never_panics() {
     run("repl_line", 0x5eed_0003, targets::repl_line);
+}
+
+#[test]
+fn otlp_importer_writes_clean_v1_from_any_bytes() {
+    run("otlp_json", 0x5eed_0004, targets::otlp_json);
+}
+
+#[test]
+fn otlp_receiver_request_path_never_panics() {
+    run("otlp_request", 0x5eed_0005, targets::otlp_request);
 }

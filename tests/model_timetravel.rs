@@ -134,7 +134,7 @@ proptest! {
                 log.extend(
                     tl.event_positions()[..t as usize]
                         .iter()
-                        .map(|&p| Item::Event(model.log().events[p as usize].clone())),
+                        .map(|&p| Item::Event(model.log().events.get(p as usize).expect("event").clone())),
                 );
                 let fresh = Model::from_log(log);
                 let sigma = tl.sigma_at(model.log(), t);

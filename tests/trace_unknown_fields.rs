@@ -132,11 +132,11 @@ fn detail_text(line: &str) -> Vec<String> {
     use doxascope::tui::data::Store;
     use doxascope::tui::theme::Theme;
     doxascope::tui::highlight::load_now();
-    let mut app = App::new(
+    let app = App::new(
         Store::from_bytes("t.jsonl", format!("{line}\n").as_bytes()),
         Theme::builtin("light").expect("theme"),
     );
-    doxascope::tui::ui::detail_lines(&mut app, 0)
+    doxascope::tui::panes::detail::detail_lines(&app, 0)
         .iter()
         .map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect())
         .collect()

@@ -103,7 +103,10 @@ fn space_pauses_dot_steps_and_plus_minus_change_the_speed() {
     assert!(app.store.log.events.iter().all(|e| e.kind_name() != "turn"));
     key(&mut app, '.');
     let n2 = app.store.log.events.len();
-    assert_eq!(app.store.log.events[n1].kind_name(), "turn");
+    assert_eq!(
+        app.store.log.events.get(n1).expect("event").kind_name(),
+        "turn"
+    );
     assert!(n2 > n1 + 1, "a turn comes with its gate and commitment");
     assert_eq!(app.store.log.events, all[..n2]);
     assert!(!app.demo_tick(far), "stepping does not resume play");
@@ -136,7 +139,7 @@ fn each_dialogue_becomes_a_session_and_the_view_follows_the_newest() {
     play_until_done(&mut app, Instant::now());
     assert_eq!(app.store.log.events, all);
     assert_eq!(app.store.sessions.len(), 2);
-    assert_eq!(app.session, 1);
+    assert_eq!(app.session(), 1);
 }
 
 #[test]

@@ -110,10 +110,10 @@ fn time_travel_keys_move_the_step_and_pause_follow() {
     let mut app = sample("treasure-hunt.jsonl");
     let mut r = None;
     assert_eq!(app.step(), 17);
-    assert!(app.follow);
+    assert!(app.view().follow);
     press(&mut app, &mut r, "[[");
     assert_eq!(app.step(), 15);
-    assert!(!app.follow);
+    assert!(!app.view().follow);
     press(&mut app, &mut r, "]");
     assert_eq!(app.step(), 16);
     press(&mut app, &mut r, "g");
@@ -124,7 +124,7 @@ fn time_travel_keys_move_the_step_and_pause_follow() {
     assert_eq!(app.step(), 17);
     press(&mut app, &mut r, "g");
     press(&mut app, &mut r, "f");
-    assert!(app.follow);
+    assert!(app.view().follow);
     assert_eq!(app.step(), 17, "follow jumps to the newest step");
     let screen = render_text(&mut app, 160, 45);
     assert!(
@@ -191,7 +191,11 @@ fn e_and_shift_e_visit_errors_and_findings() {
     assert_eq!(app.problem_count(), None);
     press(&mut app, &mut r, "g");
     press(&mut app, &mut r, "e");
-    assert_eq!(app.cursor, 5, "the bad line sits after the fifth event");
+    assert_eq!(
+        app.view().cursor,
+        5,
+        "the bad line sits after the fifth event"
+    );
     assert_eq!(app.step(), 5);
     audit(&mut app, &mut Auditor::default());
     // What `doxascope audit` reports: the formula, the unresolved retract target and the
@@ -210,10 +214,10 @@ fn e_and_shift_e_visit_errors_and_findings() {
     );
     press(&mut app, &mut r, "e");
     assert_eq!(app.step(), 5);
-    assert_eq!(app.cursor, 5);
+    assert_eq!(app.view().cursor, 5);
     assert!(app.status.contains("Line 6"), "{}", app.status);
     press(&mut app, &mut r, "e");
-    assert_eq!(app.cursor, 5);
+    assert_eq!(app.view().cursor, 5);
     assert!(app.status.contains("no more"));
     press(&mut app, &mut r, "E");
     assert_eq!(app.step(), 4);
@@ -230,11 +234,19 @@ fn repl_line_runs_why_and_entails_with_history_and_completion() {
     let mut r = None;
     press(&mut app, &mut r, ":entails treasure_in_b<enter>");
     assert_eq!(app.mode, Mode::Command);
-    let text: Vec<_> = app.scrollback.iter().map(|l| l.text.clone()).collect();
+    let text: Vec<_> = app
+        .panes
+        .repl
+        .scrollback
+        .iter()
+        .map(|l| l.text.clone())
+        .collect();
     assert_eq!(text[0], ": entails treasure_in_b");
     assert!(text[1].starts_with("entailed"), "{text:?}");
     press(&mut app, &mut r, "why ¬treasure_in_a<enter>");
     let all = app
+        .panes
+        .repl
         .scrollback
         .iter()
         .map(|l| l.text.as_str())
@@ -256,8 +268,8 @@ fn repl_line_runs_why_and_entails_with_history_and_completion() {
     // An error is a result, not a crash.
     press(&mut app, &mut r, "<esc>:entails p &<enter>");
     assert_eq!(
-        app.scrollback.last().map(|l| l.kind),
-        Some(doxascope::tui::app::ScrollKind::Error)
+        app.panes.repl.scrollback.last().map(|l| l.kind),
+        Some(doxascope::tui::panes::repl::ScrollKind::Error)
     );
     // `at` moves the whole view.
     press(&mut app, &mut r, "at 8<enter>");
@@ -285,11 +297,11 @@ fn w_on_a_belief_highlights_its_minimal_support() {
         .iter()
         .map(|s| s.to_string())
         .collect();
-    assert_eq!(app.support, want, "{}", app.status);
+    assert_eq!(app.view().support, want, "{}", app.status);
     let screen = render_text(&mut app, 160, 45);
     assert!(screen.contains("support"), "{screen}");
     press(&mut app, &mut r, "<esc>");
-    assert!(app.support.is_empty());
+    assert!(app.view().support.is_empty());
 }
 
 #[test]
@@ -330,8 +342,7 @@ fn popups_in_order(order: &[usize]) -> Vec<(usize, Vec<String>)> {
     press(&mut app, &mut r, "<tab><tab><tab>");
     let mut out = Vec::new();
     for &row in order {
-        let k = Pane::ALL.iter().position(|p| *p == Pane::Retract).unwrap();
-        app.selected[k] = row;
+        app.panes.retract.sel = row;
         press(&mut app, &mut r, "<enter>");
         let (_, lines) = app.popup.clone().expect("a popup");
         press(&mut app, &mut r, "x");
@@ -400,7 +411,7 @@ fn the_sigma_pane_shows_the_hand_layer_and_esc_returns_to_the_trace() {
     press(&mut app, &mut r, ":sigma<enter>");
     assert!(app.hand_shown().is_some());
     press(&mut app, &mut r, ":reset<enter>");
-    assert!(app.hand.is_none());
+    assert!(app.view().hand.is_none());
     let screen = render_text(&mut app, 200, 50);
     assert!(!screen.contains("active [hand]"), "{screen}");
     assert!(!screen.contains("hand layer"), "{screen}");
@@ -411,10 +422,14 @@ fn s_m_and_r_say_what_they_did() {
     let mut app = sample("treasure-hunt.jsonl");
     let mut r = None;
     press(&mut app, &mut r, "f");
-    let follow = app.follow;
+    let follow = app.view().follow;
     press(&mut app, &mut r, "s");
     assert!(app.status.contains("only one session"), "{}", app.status);
-    assert_eq!(app.follow, follow, "s with one session changes nothing");
+    assert_eq!(
+        app.view().follow,
+        follow,
+        "s with one session changes nothing"
+    );
     press(&mut app, &mut r, "m");
     assert!(app.status.contains("mouse on"), "{}", app.status);
     press(&mut app, &mut r, "m");
@@ -563,7 +578,7 @@ fn hostile_trace_never_puts_control_characters_on_screen() {
     let mut r = None;
     press(&mut app, &mut r, "g");
     for i in 0..n {
-        app.cursor = i;
+        app.view_mut().cursor = i;
         for (zoom, p) in std::iter::once((false, Pane::Sigma)).chain(Pane::ALL.map(|p| (true, p))) {
             app.zoom = zoom;
             app.focus = p;
@@ -576,7 +591,7 @@ fn hostile_trace_never_puts_control_characters_on_screen() {
         }
     }
     // The escapes are shown as visible markers, not dropped.
-    app.cursor = 8;
+    app.view_mut().cursor = 8;
     app.focus = Pane::Detail;
     let s = render_text(&mut app, 200, 60);
     assert!(s.contains('␛'), "{s}");
@@ -593,7 +608,7 @@ fn recomputed_verdicts_mark_the_mismatched_claim() {
     assert_eq!(press(&mut app, &mut r, "R"), vec![Effect::Recompute]);
     assert_eq!(app.auto_recompute(), vec![Effect::Recompute]);
     audit(&mut app, &mut Auditor::default());
-    let v = app.analysis.clone().unwrap();
+    let v = app.view().analysis.clone().unwrap();
     // docs/samples.md: exactly one claim disagrees, at step 17 (claimed ungrounded, the
     // solver says entailed).
     assert_eq!(v.mismatches(), 1);
@@ -639,6 +654,7 @@ fn findings_are_the_audits() {
         let mut app = app_for(name, &bytes);
         audit(&mut app, &mut Auditor::default());
         let got: Vec<_> = app
+            .view()
             .analysis
             .as_ref()
             .unwrap()
@@ -695,7 +711,7 @@ fn audits_of_appended_data_equal_an_audit_of_everything() {
     let whole = {
         let mut w = app_for("flagged.jsonl", FLAGGED.as_bytes());
         audit(&mut w, &mut Auditor::default());
-        w.analysis.unwrap()
+        w.view().analysis.clone().unwrap()
     };
     let codes = |a: &doxascope::tui::audit_job::Analysis| {
         a.findings
@@ -703,7 +719,7 @@ fn audits_of_appended_data_equal_an_audit_of_everything() {
             .map(|(at, f)| (*at, f.code, f.step))
             .collect::<Vec<_>>()
     };
-    assert_eq!(codes(app.analysis.as_ref().unwrap()), codes(&whole));
+    assert_eq!(codes(app.view().analysis.as_ref().unwrap()), codes(&whole));
 }
 
 /// A big session goes to the auditor in pieces, one per turn of the event loop, and only the
@@ -716,7 +732,7 @@ fn a_big_session_is_handed_to_the_auditor_in_pieces() {
     let mut runs = Vec::new();
     let version = loop {
         let req = app.recompute_input(true).unwrap();
-        assert!(app.recomputing);
+        assert!(app.recomputing());
         runs.push(req.run);
         let version = req.version;
         auditor.add(req);
@@ -725,8 +741,8 @@ fn a_big_session_is_handed_to_the_auditor_in_pieces() {
         }
     };
     assert_eq!(runs, vec![false, false, true], "6 events in pieces of 2");
-    app.on_analysis(auditor.analyse(app.session, version));
-    assert!(!app.recomputing);
+    app.on_analysis(auditor.analyse(app.session(), version));
+    assert!(!app.recomputing());
     assert_eq!(app.problem_count(), Some(3));
 }
 
@@ -744,11 +760,11 @@ fn an_audit_of_a_session_left_behind_is_not_shown_and_does_not_block_the_next() 
     let req = app.recompute_input(true).unwrap();
     let version = req.version;
     auditor.add(req);
-    app.session = 1;
+    app.show_session(1);
     app.on_data();
     app.on_analysis(auditor.analyse(0, version));
-    assert!(app.analysis.is_none(), "not the shown session's");
-    assert!(!app.recomputing);
+    assert!(app.view().analysis.is_none(), "not the shown session's");
+    assert!(!app.recomputing());
     assert_eq!(app.auto_recompute(), vec![Effect::Recompute]);
     audit(&mut app, &mut auditor);
     assert_eq!(
@@ -760,7 +776,10 @@ fn an_audit_of_a_session_left_behind_is_not_shown_and_does_not_block_the_next() 
 
 /// Scrollback lines after the `n`-th.
 fn replies(app: &App, n: usize) -> Vec<String> {
-    app.scrollback[n..].iter().map(|l| l.text.clone()).collect()
+    app.panes.repl.scrollback[n..]
+        .iter()
+        .map(|l| l.text.clone())
+        .collect()
 }
 
 #[test]
@@ -798,7 +817,7 @@ fn a_command_typed_while_the_session_is_handed_to_the_repl_is_answered_when_it_c
     else {
         panic!("Enter runs the line");
     };
-    let typed = app.scrollback.len();
+    let typed = app.panes.repl.scrollback.len();
     app.queue_command(line, step, purpose);
     // 17 events in pieces of 4: four pieces, then the command with the last event.
     let mut pieces = 0;
@@ -840,7 +859,7 @@ fn a_command_typed_while_the_session_is_handed_to_the_repl_is_answered_when_it_c
 
 #[test]
 fn unfiltered_sigma_rows_are_sigma_at_every_step_without_the_list() {
-    use doxascope::tui::app::SigmaRows;
+    use doxascope::tui::panes::sigma::SigmaRows;
     for name in [
         "treasure-hunt.jsonl",
         "greedysat-stress.jsonl",
@@ -878,4 +897,40 @@ fn unfiltered_sigma_rows_are_sigma_at_every_step_without_the_list() {
         let s = app.sess().unwrap();
         assert_eq!(rows.range(0, usize::MAX), s.sigma_at(app.step(), false));
     }
+}
+
+/// Each session has its own view: leaving a session and coming back finds its cursor, its
+/// follow mode and its audit as they were, and the other session starts at its newest step
+/// with no audit of its own yet.
+#[test]
+fn each_session_keeps_its_own_cursor_follow_mode_and_audit() {
+    let two = format!(
+        "{}\n{{\"kind\":\"announce\",\"session\":\"other\",\"formula\":\"q\"}}\n{{\"kind\":\"announce\",\"session\":\"other\",\"formula\":\"r\"}}\n",
+        FLAGGED.trim_end()
+    );
+    let mut app = app_for("flagged.jsonl", two.as_bytes());
+    let mut r = None;
+    audit(&mut app, &mut Auditor::default());
+    let findings = app.problem_count();
+    assert!(findings.is_some());
+    press(&mut app, &mut r, "g]");
+    assert_eq!(app.step(), 2);
+    assert!(!app.view().follow);
+    press(&mut app, &mut r, "s");
+    assert_eq!(app.session(), 1);
+    assert!(
+        app.view().follow,
+        "a session seen for the first time follows"
+    );
+    assert_eq!(app.step(), 2, "at its newest step");
+    assert_eq!(app.problem_count(), None, "no audit of this session yet");
+    press(&mut app, &mut r, "[");
+    assert_eq!(app.step(), 1);
+    press(&mut app, &mut r, "s");
+    assert_eq!(app.session(), 0);
+    assert_eq!(app.step(), 2, "the cursor where it was left");
+    assert!(!app.view().follow, "still paused");
+    assert_eq!(app.problem_count(), findings, "its audit kept");
+    press(&mut app, &mut r, "s");
+    assert_eq!(app.step(), 1, "the other session's cursor too");
 }

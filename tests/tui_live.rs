@@ -69,9 +69,9 @@ fn a_unix_socket_session_becomes_a_selectable_timeline() {
     assert!(!s.name.contains('\u{1b}'));
     assert_eq!(s.tl.beliefs()[0].retraction.map(|r| r.step), Some(3));
     // `s` selects the live session like any other; the header tells it is live.
-    assert_eq!(app.session, 0);
+    assert_eq!(app.session(), 0);
     key(&mut app, 's');
-    assert_eq!(app.session, 1);
+    assert_eq!(app.session(), 1);
     let screen = render_text(&mut app, 160, 30);
     assert!(screen.contains("live: ended"), "{screen}");
     assert!(screen.contains("listening unix:"), "{screen}");
@@ -181,7 +181,7 @@ fn follow_statuses_reach_the_app_and_a_truncation_starts_a_new_segment() {
     assert_eq!(app.store.sessions[0].len(), 2);
     assert!(app.store.sessions[1].name.ends_with("· re-read 1"));
     // A following view moved on to the re-read, where the new lines are.
-    assert_eq!(app.session, 1);
+    assert_eq!(app.session(), 1);
     let screen = render_text(&mut app, 200, 30);
     assert!(screen.contains("truncated, re-read"), "{screen}");
 }
@@ -300,7 +300,7 @@ fn ended_live_sessions_age_out_of_the_list_but_stay_on_disk() {
     // Moving through the sessions visits only listed ones, and the header counts those.
     for _ in 0..2 * n {
         key(&mut app, 's');
-        assert!(!app.store.sessions[app.session].retired);
+        assert!(!app.store.sessions[app.session()].retired);
     }
     let screen = render_text(&mut app, 200, 30);
     assert!(screen.contains(&format!("/{MAX_ENDED_LIVE})")), "{screen}");

@@ -106,7 +106,7 @@ fn plan_pane_draws_the_dag_and_falls_back_when_narrow() {
     let narrow = zoomed(&mut app, Pane::Plan, 26, 30);
     assert!(narrow.contains("✓ S3 compute ← S1, S2"), "{narrow}");
     // Back in time the later steps are pending and one is running.
-    app.follow = false;
+    app.view_mut().follow = false;
     app.goto_step(28);
     let mid = zoomed(&mut app, Pane::Plan, 120, 40);
     assert!(mid.contains("·") || mid.contains("▶"), "{mid}");
@@ -161,7 +161,7 @@ fn retractions_pane_shows_what_the_model_linked() {
         !end.contains("pending"),
         "the revise was carried out:\n{end}"
     );
-    app.follow = false;
+    app.view_mut().follow = false;
     app.goto_step(3);
     let mid = zoomed(&mut app, Pane::Retract, 100, 10);
     assert!(
@@ -207,7 +207,7 @@ fn parse_errors_are_timeline_rows_with_their_location() {
         "the formula error is an audit finding:\n{s}"
     );
     // The detail of the problem row: file:line:column: message, sanitized.
-    app.follow = false;
+    app.view_mut().follow = false;
     app.goto(1);
     let d = zoomed(&mut app, Pane::Detail, 120, 20);
     assert!(d.contains("bad.jsonl:2:2: expected ident"), "{d}");
@@ -225,7 +225,7 @@ fn parse_errors_are_timeline_rows_with_their_location() {
 fn detail_pane_shows_provenance_and_raw_json() {
     for (w, h) in SIZES {
         let mut app = sample("dns-troubleshooting.jsonl");
-        app.follow = false;
+        app.view_mut().follow = false;
         app.goto_step(6);
         let s = zoomed(&mut app, Pane::Detail, w, h);
         snapshot(&format!("detail_dns_{w}x{h}"), &s);

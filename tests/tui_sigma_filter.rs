@@ -7,8 +7,9 @@
 
 use doxascope::trace::generate::{GenConfig, write_mixed};
 use doxascope::trace::{Body, Reader, ReaderConfig};
-use doxascope::tui::app::{App, SigmaFilter};
+use doxascope::tui::app::App;
 use doxascope::tui::data::Store;
+use doxascope::tui::panes::sigma::SigmaFilter;
 use doxascope::tui::theme::Theme;
 
 fn trace(events: u64, seed: u64) -> Vec<u8> {
@@ -118,7 +119,7 @@ fn filtered_rows_match_the_definition_at_every_step_in_any_order() {
     }
     for text in FILTERS {
         let f = SigmaFilter::parse(text);
-        app.filter = f.clone();
+        app.panes.sigma.filter = f.clone();
         let mut seen = 0;
         for &t in &steps {
             app.goto_step(u64::from(t));
@@ -139,7 +140,7 @@ fn filtered_rows_follow_a_growing_session() {
     for text in FILTERS {
         let f = SigmaFilter::parse(text);
         let mut app = App::new(Store::new(), Theme::builtin("dark").unwrap());
-        app.filter = f.clone();
+        app.panes.sigma.filter = f.clone();
         let mut reader = Reader::new("grow.jsonl", ReaderConfig::default());
         for (k, chunk) in lines.chunks(97).enumerate() {
             let mut items = Vec::new();
@@ -157,7 +158,7 @@ fn filtered_rows_follow_a_growing_session() {
                 app.goto_step(u64::from(t / 2));
                 assert_eq!(rows(&app), oracle(&app, &f, app.step()), "{text:?} back");
                 app.goto_step(u64::from(t));
-                app.follow = true;
+                app.view_mut().follow = true;
             }
         }
     }
@@ -173,7 +174,7 @@ fn a_new_filter_applies_in_pieces_within_each_frames_window() {
     let total = app.sess().map_or(0, |s| s.tl.beliefs().len()) as u32;
     assert!(total > 4_096, "enough records for several pieces ({total})");
     let f = SigmaFilter::parse("p1");
-    app.filter = f.clone();
+    app.panes.sigma.filter = f.clone();
     // A window already closed: one piece of the scan, and the pane knows how far it got.
     app.set_scan_window(Some(std::time::Instant::now()));
     let partial = app.sigma_rows();

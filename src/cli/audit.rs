@@ -26,6 +26,7 @@ Finding codes: claimed-outcome-mismatch, ungrounded-citation, unhandled-contradi
 inconsistent-sigma, revision-not-minimal, revision-incomplete, revision-policy-mismatch, \
 norm-retracted, postcondition-false-positive, postcondition-record-mismatch, dag-cycle, \
 dag-dangling-dependency, dag-deadlock, step-before-dependencies, plan-stats-inconsistent, unexpected-belief-name, repeated-query, oscillation, \
+mixed-script-atom, confusable-atoms, \
 unresolved-reference, parse-error, not-checkable."
 )]
 pub(crate) struct Args {

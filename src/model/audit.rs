@@ -27,6 +27,7 @@
 //!   [`Matrix`]), citations, contradictions and their handling, revisions, norms;
 //! - `bdi`: tier-1 postconditions, plan DAGs, belief names, tiers that cannot be checked;
 //! - `loops`: repeated queries and oscillation;
+//! - `lookalike`: names that render like other names (mixed scripts, confusables);
 //! - `input`: reader problems and unparsable formulas (`parse-error`).
 //!
 //! To add a code: a variant in [`Code`] with its row in the `codes!` table, then the check in the
@@ -40,6 +41,7 @@
 mod bdi;
 mod epistemic;
 mod input;
+mod lookalike;
 mod loops;
 mod probe;
 mod render;
@@ -178,6 +180,13 @@ codes! {
     /// `plan_stats` counters that cannot all hold: more outcomes than uses.
     PlanStatsInconsistent = "plan-stats-inconsistent", Warning,
         "plan_stats record contradicts itself", "plan_stats records contradict themselves";
+    /// A name in a formula that mixes scripts in one word (`аdmin` with a Cyrillic `а`).
+    MixedScriptAtom = "mixed-script-atom", Warning,
+        "name mixes scripts and can pass for another",
+        "names mix scripts and can pass for others";
+    /// Two different names of one session that render alike (Unicode confusables).
+    ConfusableAtoms = "confusable-atoms", Warning,
+        "pair of different names looks alike", "pairs of different names look alike";
     /// The same query asked again with Σ unchanged.
     RepeatedQuery = "repeated-query", Warning,
         "query was repeated with Σ unchanged", "queries were repeated with Σ unchanged";
@@ -549,6 +558,7 @@ fn audit_session(
     epistemic::check(&mut cx);
     bdi::check(&mut cx);
     loops::check(&mut cx);
+    lookalike::check(&mut cx);
     let mut findings = cx.findings;
     findings.sort_by_key(|a| (a.step, a.code, a.seq));
     Some(SessionAudit {

@@ -108,22 +108,40 @@ impl Model {
     /// Reads trace files (`-` is standard input) and replays them. Sessions appear in order of
     /// their first event. A file that cannot be read is an error; bad lines are not (they are
     /// problems in [`Model::log`], counted per session).
+    ///
+    /// Events of files stay in the files: the log keeps where each one is
+    /// ([`crate::trace::EventStore`]) and each event is replayed as it is read, so a load
+    /// decodes every line once and holds a few dozen bytes per event. Standard input has no
+    /// file to read again; its events are kept in memory.
     pub fn load<P: AsRef<Path>>(paths: &[P]) -> Result<Model, LoadError> {
-        let mut log = TraceLog::new();
+        let mut m = Model::new();
+        let cfg = ReaderConfig::default();
         for p in paths {
             let p = p.as_ref();
             let name = p.to_string_lossy().into_owned();
+            let (problems, sessions) = (m.log.problems.len(), m.timelines.len());
             let res = if name == "-" {
-                log.read_from("<stdin>", io::stdin().lock(), ReaderConfig::default())
+                crate::trace::read_all("<stdin>", io::stdin().lock(), cfg, |it| m.push_item(it))
             } else {
-                File::open(p).and_then(|f| log.read_from(&name, f, ReaderConfig::default()))
+                File::open(p).and_then(|f| {
+                    let reader = f.try_clone()?;
+                    m.log.events.add_source(&name, f, cfg);
+                    crate::trace::read_all(&name, reader, cfg, |it| m.push_item(it))
+                })
             };
+            m.after_batch(problems, sessions);
             res.map_err(|error| LoadError {
                 path: name.clone(),
                 error,
             })?;
         }
-        Ok(Model::from_log(log))
+        // Nothing extends a loaded model as a rule: the replay state goes (and is rebuilt
+        // from the timelines if something does), and the vectors give back their slack.
+        m.builders = Vec::new();
+        for t in &mut m.timelines {
+            t.shrink_to_fit();
+        }
+        Ok(m)
     }
 
     /// Replays an in-memory stream named `name` (tests, generated traces).
@@ -173,48 +191,65 @@ impl Model {
     /// positions in its (not yet replayed) `events`.
     fn presize(&mut self) {
         let mut counts: Vec<timeline::Counts> = Vec::new();
-        for ev in &self.log.events {
+        let mut slots: Vec<u32> = Vec::with_capacity(self.log.events.len());
+        for pos in 0..self.log.events.len() {
+            let Some(ev) = self.log.events.load(pos) else {
+                continue;
+            };
             let (slot, new) = session_slot(&mut self.by_name, &mut self.timelines, &ev.session);
             if new {
                 counts.push(timeline::Counts::default());
             }
             counts[slot].add(&ev.body);
+            slots.push(slot as u32);
         }
         for (t, c) in self.timelines.iter_mut().zip(&counts) {
             t.reserve(c);
         }
-        for (pos, ev) in self.log.events.iter().enumerate() {
-            if let Some(&slot) = self.by_name.get(&*ev.session) {
-                self.timelines[slot].events.push(pos as u32);
-            }
+        for (pos, &slot) in slots.iter().enumerate() {
+            self.timelines[slot as usize].events.push(pos as u32);
         }
     }
 
     /// Appends reader output (events and problems, in read order) and replays the new events
     /// onto their sessions' timelines; earlier events are not looked at again.
     pub fn extend(&mut self, items: impl IntoIterator<Item = Item>) {
-        let (events, problems) = (self.log.events.len(), self.log.problems.len());
-        self.log.extend(items);
-        self.replay_from(events, problems);
+        let (problems, sessions) = (self.log.problems.len(), self.timelines.len());
+        for item in items {
+            self.push_item(item);
+        }
+        self.after_batch(problems, sessions);
     }
 
-    /// Replays the events from log position `events` and counts the problems from index
-    /// `problems` on.
-    fn replay_from(&mut self, events: usize, problems: usize) {
-        let sessions_before = self.timelines.len();
-        // Builders dropped after a one-shot load are rebuilt before anything is replayed.
-        while self.builders.len() < self.timelines.len() {
-            let t = &self.timelines[self.builders.len()];
-            self.builders.push(timeline::Builder::rebuild(t, &self.log));
-        }
-        for pos in events..self.log.events.len() {
-            let name = &self.log.events[pos].session;
-            let (slot, new) = session_slot(&mut self.by_name, &mut self.timelines, name);
+    /// Adds one item of reader output to the log, replaying an event onto its session's
+    /// timeline first (the replay reads the event in hand, so the log may keep only where
+    /// it is). Problems are counted by [`Model::after_batch`].
+    fn push_item(&mut self, item: Item) {
+        let Item::Event(ev) = item else {
+            self.log.push(item);
+            return;
+        };
+        // A log full to the brim turns the event into a problem (see `TraceLog::push`).
+        if let Ok(pos) = u32::try_from(self.log.events.len())
+            && pos < u32::MAX
+        {
+            // Builders dropped after a one-shot load are rebuilt before anything is replayed.
+            while self.builders.len() < self.timelines.len() {
+                let t = &self.timelines[self.builders.len()];
+                self.builders.push(timeline::Builder::rebuild(t, &self.log));
+            }
+            let (slot, new) = session_slot(&mut self.by_name, &mut self.timelines, &ev.session);
             if new {
                 self.builders.push(timeline::Builder::default());
             }
-            self.builders[slot].push(&mut self.timelines[slot], &self.log, pos as u32);
+            self.builders[slot].push(&mut self.timelines[slot], &self.log, pos, &ev);
         }
+        self.log.push(Item::Event(ev));
+    }
+
+    /// Counts the problems from index `problems` on and attributes them, after a batch
+    /// that started with `sessions_before` timelines.
+    fn after_batch(&mut self, problems: usize, sessions_before: usize) {
         self.count_problems(problems);
         // Attribution depends on which sessions exist: redo it when that changed. There are
         // few files, so this costs nothing next to the replay.
@@ -253,7 +288,8 @@ impl Model {
                     self.timelines.iter().position(|t| {
                         t.events
                             .first()
-                            .is_some_and(|&p| &*log.events[p as usize].origin.file == file)
+                            .and_then(|&p| log.events.origin(p as usize))
+                            .is_some_and(|o| &*o.file == file)
                     })
                 });
         }
@@ -265,6 +301,13 @@ impl Model {
                 self.timelines[i].reader_problems += n;
             }
         }
+    }
+
+    /// Registers files another log reads its events from (see
+    /// [`crate::trace::EventStore::adopt`]): events of those streams added later are kept as
+    /// places in the files.
+    pub fn adopt_sources(&mut self, sources: &[crate::trace::SharedSource]) {
+        self.log.events.adopt(sources);
     }
 
     /// The events and reader problems as read.

@@ -254,9 +254,36 @@ impl<'a> BeliefView<'a> {
 }
 
 /// Looks up the event at a log position; positions in a timeline always come from the log
-/// they were built from.
+/// they were built from. The event is pinned in the log's store (see
+/// [`crate::trace::EventStore::get`]): for what is shown. A position the log does not have
+/// gives an empty `unreadable` event rather than a panic.
 pub(crate) fn event_at(log: &TraceLog, pos: u32) -> &Event {
-    &log.events[pos as usize]
+    static MISSING: std::sync::LazyLock<Event> = std::sync::LazyLock::new(|| Event {
+        origin: Origin {
+            file: crate::trace::FileName::new("?"),
+            line: 0,
+            offset: 0,
+        },
+        v: crate::trace::FORMAT_VERSION,
+        v_given: false,
+        seq: 0,
+        seq_given: false,
+        ts: None,
+        session: crate::trace::FileName::new("?"),
+        session_given: false,
+        id: None,
+        body: Body::Unknown(Box::new(crate::trace::event::UnknownKind {
+            kind: "unreadable".into(),
+        })),
+        extra: crate::trace::event::Extra::default(),
+    });
+    log.events.get(pos as usize).unwrap_or(&MISSING)
+}
+
+/// The event at a log position without pinning it (for walks that look at each event once;
+/// see [`crate::trace::EventStore::load`]).
+pub(crate) fn load_at(log: &TraceLog, pos: u32) -> Option<std::borrow::Cow<'_, Event>> {
+    log.events.load(pos as usize)
 }
 
 impl Timeline {
@@ -347,7 +374,7 @@ impl Timeline {
         }
         self.events
             .iter()
-            .position(|&p| event_at(log, p).seq == seq)
+            .position(|&p| load_at(log, p).is_some_and(|e| e.seq == seq))
             .map(|i| i as u32 + 1)
     }
 
@@ -421,10 +448,10 @@ pub(crate) struct Builder {
     /// formula hash is meaningful only when the record's formula parsed. Entries are 8
     /// bytes.
     active: Growing<(u32, u32)>,
-    /// Active records with a formula that parsed, by the hash of their normalized formula
-    /// (several per hash), so that a retract naming a formula (or an id that is not active)
-    /// costs a lookup, not a scan of Σ: `(record, formula hash)`.
-    by_formula: Growing<(u32, u32)>,
+    /// Active records with a formula that parsed, grouped by the hash of their normalized
+    /// formula, so that a retract naming a formula (or an id that is not active) costs a
+    /// lookup, not a scan of Σ (see [`FormulaGroups`]).
+    by_formula: FormulaGroups,
     /// Revisions by the (trimmed) names in their `unapplied` list; a name leaves the map when
     /// no revision lists it any more.
     unapplied: HashMap<Text, Vec<u32>>,
@@ -545,6 +572,135 @@ impl<T> Growing<T> {
     }
 }
 
+/// The active records whose formula parsed, grouped by the hash of their normalized
+/// formula: what a retract or revise naming a belief by its formula is resolved against
+/// ("the oldest active record with this formula").
+///
+/// One entry per distinct formula hash, never one per record: a formula announced a
+/// million times (a literal such as `p5`) is one group, so lookups and inserts cost the same
+/// however often a formula recurs (a table with one entry per record probed through every
+/// record sharing a hash, and the lookup confirmed every one of them by parsing, which made
+/// the replay grow faster than the trace). Members are kept in record order; a member that
+/// ends is removed when it is the oldest, else left in place and counted, and the group is
+/// compacted when the ended outnumber the active, so each member costs O(1) amortized.
+///
+/// Exactness: a group of two or more members knows its normalized formula (checked when
+/// each member joined, decoding the first member's event once when the second joins), so a
+/// lookup compares one string and decodes nothing. A group whose members differ (a 32-bit
+/// hash collision) and a single-member group confirm candidates by decoding their event.
+/// Normalized forms are equal exactly when the formulas parse to the same tree
+/// ([`crate::logic::print::normalized`]).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct FormulaGroups {
+    map: hashbrown::HashMap<u32, FormulaGroup>,
+}
+
+#[derive(Debug, Clone)]
+enum FormulaGroup {
+    One(u32),
+    Many(Box<GroupMembers>),
+}
+
+#[derive(Debug, Clone)]
+struct GroupMembers {
+    /// Record indices in increasing order; the first is always active.
+    recs: std::collections::VecDeque<u32>,
+    /// Members that have ended but are still in `recs`.
+    ended: u32,
+    /// The normalized formula of every member, when they all have the same; `None` when
+    /// they differ.
+    text: Option<Text>,
+}
+
+fn is_active(beliefs: &[BeliefRecord], i: u32) -> bool {
+    beliefs
+        .get(i as usize)
+        .is_some_and(|r| r.retraction.is_none())
+}
+
+/// The normalized formula of record `i`'s announce, decoded from the log without pinning.
+fn normalized_of(log: &TraceLog, beliefs: &[BeliefRecord], i: u32) -> Option<String> {
+    let r = beliefs.get(i as usize)?;
+    match &load_at(log, r.event)?.body {
+        Body::Announce(a) => parse(&a.formula).ok().map(|f| normalized(&f)),
+        _ => None,
+    }
+}
+
+impl FormulaGroups {
+    /// Adds active record `idx` (the newest record) with normalized formula `n` of hash `h`.
+    fn insert(&mut self, log: &TraceLog, beliefs: &[BeliefRecord], h: u32, idx: u32, n: &str) {
+        match self.map.entry(h) {
+            hashbrown::hash_map::Entry::Vacant(v) => {
+                v.insert(FormulaGroup::One(idx));
+            }
+            hashbrown::hash_map::Entry::Occupied(mut o) => match o.get_mut() {
+                FormulaGroup::One(first) => {
+                    let first = *first;
+                    let same = normalized_of(log, beliefs, first).is_some_and(|t| t == n);
+                    o.insert(FormulaGroup::Many(Box::new(GroupMembers {
+                        recs: [first, idx].into_iter().collect(),
+                        ended: 0,
+                        text: same.then(|| Text::from(n)),
+                    })));
+                }
+                FormulaGroup::Many(g) => {
+                    if g.text.as_deref().is_some_and(|t| t != n) {
+                        g.text = None;
+                    }
+                    g.recs.push_back(idx);
+                }
+            },
+        }
+    }
+
+    /// Removes record `i` of hash `h`, which has just ended.
+    fn remove(&mut self, beliefs: &[BeliefRecord], h: u32, i: u32) {
+        let hashbrown::hash_map::Entry::Occupied(mut o) = self.map.entry(h) else {
+            return;
+        };
+        let empty = match o.get_mut() {
+            FormulaGroup::One(r) => *r == i,
+            FormulaGroup::Many(g) => {
+                if g.recs.front() == Some(&i) {
+                    g.recs.pop_front();
+                    while let Some(&f) = g.recs.front() {
+                        if is_active(beliefs, f) {
+                            break;
+                        }
+                        g.recs.pop_front();
+                        g.ended = g.ended.saturating_sub(1);
+                    }
+                } else {
+                    g.ended += 1;
+                    if g.ended as usize * 2 > g.recs.len() {
+                        g.recs.retain(|&x| is_active(beliefs, x));
+                        g.ended = 0;
+                    }
+                }
+                g.recs.is_empty()
+            }
+        };
+        if empty {
+            o.remove();
+        }
+    }
+
+    /// The oldest active record whose normalized formula is `n` (of hash `h`).
+    fn oldest(&self, log: &TraceLog, beliefs: &[BeliefRecord], h: u32, n: &str) -> Option<u32> {
+        let confirm = |i: u32| {
+            is_active(beliefs, i) && normalized_of(log, beliefs, i).is_some_and(|t| t == n)
+        };
+        match self.map.get(&h)? {
+            FormulaGroup::One(r) => confirm(*r).then_some(*r),
+            FormulaGroup::Many(g) => match &g.text {
+                Some(t) => (t == n).then(|| g.recs.front().copied()).flatten(),
+                None => g.recs.iter().copied().find(|&i| confirm(i)),
+            },
+        }
+    }
+}
+
 /// One step of the replay: the builder state with the timeline it extends and the log it
 /// reads, borrowed for the duration of one event.
 struct Pass<'a> {
@@ -553,10 +709,13 @@ struct Pass<'a> {
     b: &'a mut Builder,
 }
 
-/// The hash ids are indexed by.
+/// The hash ids are indexed by: hashbrown's default (foldhash), seeded once per process.
+/// Ids are untrusted, so the seed is random; SipHash cost a tenth of the replay.
 pub(crate) fn str_hash(s: &str) -> u64 {
-    use std::hash::{BuildHasher, BuildHasherDefault, DefaultHasher};
-    BuildHasherDefault::<DefaultHasher>::default().hash_one(s)
+    use std::hash::BuildHasher;
+    static SEED: std::sync::LazyLock<hashbrown::DefaultHashBuilder> =
+        std::sync::LazyLock::new(hashbrown::DefaultHashBuilder::default);
+    SEED.hash_one(s)
 }
 
 /// A 32-bit hash of a normalized formula: stored in both indexes, so half the width of a
@@ -564,12 +723,6 @@ pub(crate) fn str_hash(s: &str) -> u64 {
 fn formula_hash(normalized: &str) -> u32 {
     let h = str_hash(normalized);
     (h ^ (h >> 32)) as u32
-}
-
-/// The table hash of a formula hash: spread over 64 bits, because the table takes its
-/// control bits from the top of the hash.
-fn spread(h: u32) -> u64 {
-    u64::from(h).wrapping_mul(0x9E37_79B9_7F4A_7C15)
 }
 
 /// The active record with this id, looked up in `active` against the records' own ids.
@@ -642,20 +795,24 @@ impl Builder {
     /// in it is a function of the records still active and the revisions' unapplied lists.
     pub(crate) fn rebuild(tl: &Timeline, log: &TraceLog) -> Builder {
         let mut b = Builder {
-            first_seq: tl.events.first().map(|&p| event_at(log, p).seq),
+            first_seq: tl
+                .events
+                .first()
+                .and_then(|&p| load_at(log, p))
+                .map(|e| e.seq),
             ..Builder::default()
         };
         for (i, r) in tl.beliefs.iter().enumerate() {
             if r.retraction.is_some() {
                 continue;
             }
-            let hash = match &event_at(log, r.event).body {
-                Body::Announce(a) if r.formula_ok => parse(&a.formula)
-                    .ok()
-                    .map(|f| formula_hash(&normalized(&f))),
+            let norm = match load_at(log, r.event).as_deref().map(|e| &e.body) {
+                Some(Body::Announce(a)) if r.formula_ok => {
+                    parse(&a.formula).ok().map(|f| normalized(&f))
+                }
                 _ => None,
             };
-            b.add_active(&tl.beliefs, i as u32, hash);
+            b.add_active(log, &tl.beliefs, i as u32, norm.as_deref());
         }
         for (k, rv) in tl.revisions.iter().enumerate() {
             for u in &rv.unapplied {
@@ -669,18 +826,22 @@ impl Builder {
 
     /// Replays the event at log position `pos` onto `tl`, which this builder has built so
     /// far (and nothing else has changed).
-    pub(crate) fn push(&mut self, tl: &mut Timeline, log: &TraceLog, pos: u32) {
+    /// `ev` is the event at `pos` (the caller has it in hand: the log may keep only where
+    /// it is).
+    pub(crate) fn push(&mut self, tl: &mut Timeline, log: &TraceLog, pos: u32, ev: &Event) {
         tl.events.push(pos);
         let step = tl.events.len() as u32;
-        Pass { log, tl, b: self }.apply(step, pos);
+        Pass { log, tl, b: self }.apply(step, pos, ev);
     }
 
     /// Replays step `step` (1-based) of a timeline whose `events` already lists the
     /// session's positions (a one-shot load fills it in its counting pass, which spares a
     /// second copy); steps before it have been replayed by this builder.
     pub(crate) fn replay_listed(&mut self, tl: &mut Timeline, log: &TraceLog, step: u32) {
-        if let Some(pos) = tl.event_pos_at(step) {
-            Pass { log, tl, b: self }.apply(step, pos);
+        if let Some(pos) = tl.event_pos_at(step)
+            && let Some(ev) = load_at(log, pos)
+        {
+            Pass { log, tl, b: self }.apply(step, pos, &ev);
         }
     }
 
@@ -691,7 +852,6 @@ impl Builder {
     pub(crate) fn one_shot() -> Builder {
         let mut b = Builder::default();
         b.active.one_shot = true;
-        b.by_formula.one_shot = true;
         b
     }
 
@@ -702,7 +862,15 @@ impl Builder {
         self.ended.take()
     }
 
-    fn add_active(&mut self, beliefs: &[BeliefRecord], idx: u32, hash: Option<u32>) {
+    /// Makes record `idx` active; `formula` is its normalized formula when it parsed.
+    fn add_active(
+        &mut self,
+        log: &TraceLog,
+        beliefs: &[BeliefRecord],
+        idx: u32,
+        formula: Option<&str>,
+    ) {
+        let hash = formula.map(formula_hash);
         let id_hash = |&(i, _): &(u32, u32)| {
             beliefs
                 .get(i as usize)
@@ -712,9 +880,8 @@ impl Builder {
             self.active
                 .insert_unique(str_hash(&r.id), (idx, hash.unwrap_or(0)), id_hash);
         }
-        if let Some(h) = hash {
-            self.by_formula
-                .insert_unique(spread(h), (idx, h), |&(_, h)| spread(h));
+        if let (Some(h), Some(n)) = (hash, formula) {
+            self.by_formula.insert(log, beliefs, h, idx, n);
         }
     }
 }
@@ -758,9 +925,7 @@ impl Pass<'_> {
     }
 
     /// Replays the event at `pos`, which takes effect at `step`.
-    fn apply(&mut self, step: u32, pos: u32) {
-        let log = self.log;
-        let ev = event_at(log, pos);
+    fn apply(&mut self, step: u32, pos: u32, ev: &Event) {
         let expected = self.b.first_seq.map(|f| f + u64::from(step - 1));
         match expected {
             None => self.b.first_seq = Some(ev.seq),
@@ -786,21 +951,20 @@ impl Pass<'_> {
     fn announce(&mut self, step: u32, pos: u32, ev: &Event, a: &Announce) {
         let parsed = parse(&a.formula);
         let norm = parsed.as_ref().ok().map(normalized);
-        let hash = norm.as_deref().map(formula_hash);
         let formula_ok = parsed.is_ok();
         if let Err(e) = parsed {
             self.error(step, pos, "formula", Ok(e));
         }
-        let id = match (&ev.id, norm) {
+        let id = match (&ev.id, &norm) {
             (Some(id), _) => id.to_string(),
-            (None, Some(n)) => n,
+            (None, Some(n)) => n.clone(),
             // Without a parse there is no normalized form; the text itself is the best id.
             (None, None) => a.formula.trim().to_string(),
         };
         if let Some(old) = find_active(&self.b.active, &self.tl.beliefs, &id) {
             let old_rec = &self.tl.beliefs[old as usize];
-            let same = match &event_at(self.log, old_rec.event).body {
-                Body::Announce(o) => {
+            let same = match load_at(self.log, old_rec.event).as_deref().map(|e| &e.body) {
+                Some(Body::Announce(o)) => {
                     o.role == a.role
                         && (o.formula == a.formula
                             || matches!((parse(&o.formula), parse(&a.formula)),
@@ -823,7 +987,8 @@ impl Pass<'_> {
             retraction: None,
             formula_ok,
         });
-        self.b.add_active(&self.tl.beliefs, idx, hash);
+        self.b
+            .add_active(self.log, &self.tl.beliefs, idx, norm.as_deref());
     }
 
     /// Ends an active record.
@@ -834,15 +999,16 @@ impl Pass<'_> {
             .active
             .remove(str_hash(&rec.id), |&(x, _)| x == i)
             .and_then(|(_, h)| rec.formula_ok.then_some(h));
-        if let Some(h) = fhash {
-            self.b.by_formula.remove(spread(h), |&(x, _)| x == i);
-        }
         self.b.ended = Some(i);
         self.tl.beliefs[i as usize].retraction = Some(Retraction {
             step,
             event: pos,
             by,
         });
+        // After the retraction is set: the groups tell active members by it.
+        if let Some(h) = fhash {
+            self.b.by_formula.remove(&self.tl.beliefs, h, i);
+        }
     }
 
     /// The active record a `target` (an id or a formula) names.
@@ -860,20 +1026,10 @@ impl Pass<'_> {
         if let Some(i) = active(&n) {
             return Some(i);
         }
-        // An explicit id with this formula: the oldest such active record. Candidates come
-        // from the hash index and are confirmed by parsing.
-        let h = formula_hash(&n);
+        // An explicit id with this formula: the oldest such active record.
         self.b
             .by_formula
-            .iter_hash(spread(h))
-            .filter(|&&(_, fh)| fh == h)
-            .map(|&(i, _)| i)
-            .filter(|&i| {
-                let r = &self.tl.beliefs[i as usize];
-                matches!(&event_at(self.log, r.event).body,
-                         Body::Announce(a) if parse(&a.formula).is_ok_and(|f| f == want))
-            })
-            .min()
+            .oldest(self.log, &self.tl.beliefs, formula_hash(&n), &n)
     }
 
     fn retract(&mut self, step: u32, pos: u32, r: &Retract) {

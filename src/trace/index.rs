@@ -10,6 +10,7 @@ use std::io::{self, Read};
 use super::event::{Event, FileName, Kind};
 use super::load::LoadOptions;
 use super::reader::{Item, Problem, ReaderConfig, Severity};
+use super::store::EventStore;
 
 /// Counts and per-session positions of the events in a [`TraceLog`].
 #[derive(Debug, Clone, Default)]
@@ -89,8 +90,9 @@ impl Index {
 /// Everything read from one or more streams.
 #[derive(Debug, Default)]
 pub struct TraceLog {
-    /// The events, in read order.
-    pub events: Vec<Event>,
+    /// The events, in read order: compact columns, each event decoded from its line when it
+    /// is looked at, or kept in memory when it has no file behind it (see [`EventStore`]).
+    pub events: EventStore,
     /// The problems, in read order.
     pub problems: Vec<Problem>,
     /// The index over `events`.
@@ -116,11 +118,11 @@ impl TraceLog {
     pub fn push(&mut self, item: Item) {
         match item {
             Item::Event(ev) => match u32::try_from(self.events.len()) {
-                Ok(pos) => {
+                Ok(pos) if pos < u32::MAX => {
                     self.index.add(pos, &ev);
                     self.events.push(ev);
                 }
-                Err(_) => self.problems.push(Problem {
+                _ => self.problems.push(Problem {
                     severity: Severity::Error,
                     code: super::reader::ProblemCode::TooManyEvents,
                     origin: ev.origin.clone(),
@@ -128,6 +130,7 @@ impl TraceLog {
                     byte_offset: None,
                     field: None,
                     message: "too many events in one log; event dropped".into(),
+                    excerpt: None,
                 }),
             },
             Item::Problem(p) => self.problems.push(p),
@@ -140,6 +143,19 @@ impl TraceLog {
     /// indexes, in stream order). Memory beyond the log stays at a few 256 KiB chunks.
     pub fn read_from(&mut self, name: &str, r: impl Read, cfg: ReaderConfig) -> io::Result<()> {
         super::load::load(name, r, cfg, LoadOptions::default(), &mut |item| {
+            self.push(item)
+        })
+    }
+
+    /// Reads a whole file into the log, decoding on all cores like
+    /// [`TraceLog::read_from`]; the events stay in the file (the log keeps where each one
+    /// is, see [`EventStore`]) and are decoded again when looked at.
+    pub fn read_file(&mut self, path: &std::path::Path, cfg: ReaderConfig) -> io::Result<()> {
+        let name = path.to_string_lossy().into_owned();
+        let file = std::fs::File::open(path)?;
+        let reader = file.try_clone()?;
+        self.events.add_source(&name, file, cfg);
+        super::load::load(&name, reader, cfg, LoadOptions::default(), &mut |item| {
             self.push(item)
         })
     }

@@ -84,20 +84,28 @@ use super::reader::{Item, Reader, ReaderConfig};
 /// The server-assigned identity of a live session.
 pub type SessionId = u64;
 
-/// Where to listen (contract §1: `--listen unix:PATH` or `--listen tcp:127.0.0.1:PORT`).
+/// Where to listen (contract §1: `--listen unix:PATH` or `--listen tcp:127.0.0.1:PORT`; and
+/// `--listen otlp:HOST:PORT` for the OTLP/HTTP receiver).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ListenAddr {
     /// A Unix socket at this path.
     Unix(PathBuf),
     /// A TCP socket; always a loopback address.
     Tcp(SocketAddr),
+    /// An OTLP/HTTP receiver (`POST /v1/traces`, see [`crate::trace::otlp_http`]). Loopback
+    /// unless another address was written out: `otlp:` and `otlp:PORT` are on 127.0.0.1.
+    Otlp(SocketAddr),
 }
+
+/// The OTLP/HTTP default port (as the OpenTelemetry SDKs and the Collector use it).
+pub const OTLP_HTTP_PORT: u16 = 4318;
 
 impl fmt::Display for ListenAddr {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             ListenAddr::Unix(p) => write!(f, "unix:{}", p.display()),
             ListenAddr::Tcp(a) => write!(f, "tcp:{a}"),
+            ListenAddr::Otlp(a) => write!(f, "otlp:{a}"),
         }
     }
 }
@@ -106,8 +114,25 @@ impl FromStr for ListenAddr {
     type Err = ListenError;
 
     /// Parses `unix:PATH` or `tcp:HOST:PORT` where HOST is a loopback address or `localhost`
-    /// (IPv6 in brackets: `tcp:[::1]:PORT`).
+    /// (IPv6 in brackets: `tcp:[::1]:PORT`), or `otlp:[HOST:]PORT` / `otlp:` (any address
+    /// written out is taken: the receiver is meant to take a Collector's exports, which may
+    /// come from another machine; without one it is 127.0.0.1, port 4318 by default).
     fn from_str(s: &str) -> Result<Self, ListenError> {
+        if let Some(rest) = s.strip_prefix("otlp:") {
+            let local = |p: u16| SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), p);
+            let addr = if rest.is_empty() {
+                Some(local(OTLP_HTTP_PORT))
+            } else if let Some(port) = rest.strip_prefix("localhost:") {
+                port.parse::<u16>().ok().map(local)
+            } else if let Ok(p) = rest.parse::<u16>() {
+                Some(local(p))
+            } else {
+                rest.parse::<SocketAddr>().ok()
+            };
+            return addr
+                .map(ListenAddr::Otlp)
+                .ok_or_else(|| ListenError::BadAddress(s.to_string()));
+        }
         if let Some(path) = s.strip_prefix("unix:") {
             if path.is_empty() {
                 return Err(ListenError::BadAddress(s.to_string()));
@@ -161,7 +186,8 @@ impl fmt::Display for ListenError {
         match self {
             ListenError::BadAddress(s) => write!(
                 f,
-                "bad listen address {s:?}: expected unix:PATH or tcp:127.0.0.1:PORT"
+                "bad listen address {s:?}: expected unix:PATH, tcp:127.0.0.1:PORT or \
+                 otlp:127.0.0.1:4318"
             ),
             ListenError::NotLoopback(a) => write!(
                 f,
@@ -239,6 +265,20 @@ pub struct LiveConfig {
     pub read_chunk: usize,
     /// The uid allowed to connect to a Unix socket; `None` means our own.
     pub allowed_uid: Option<u32>,
+    /// OTLP/HTTP: the largest request body accepted (as sent, compressed or not); larger ones
+    /// get 413.
+    pub otlp_max_body: usize,
+    /// OTLP/HTTP: the largest body after gzip is undone; larger ones get 413.
+    pub otlp_max_decoded: usize,
+    /// OTLP/HTTP: requests accepted per second (over all clients, with bursts of twice as
+    /// many); beyond, 429 with `Retry-After`, which the SDKs and the Collector retry.
+    pub otlp_requests_per_sec: u32,
+    /// OTLP/HTTP: traces shown at once as live sessions; a new trace past this ends the
+    /// least recently active one.
+    pub otlp_max_sessions: usize,
+    /// OTLP/HTTP: a trace whose root span arrived ends after this long without new spans
+    /// (a trace without a root ends after `idle_timeout`).
+    pub otlp_trace_grace: Duration,
 }
 
 impl Default for LiveConfig {
@@ -259,6 +299,11 @@ impl Default for LiveConfig {
             max_spool_bytes: 1 << 30,
             read_chunk: 64 * 1024,
             allowed_uid: None,
+            otlp_max_body: 16 << 20,
+            otlp_max_decoded: 64 << 20,
+            otlp_requests_per_sec: 200,
+            otlp_max_sessions: 256,
+            otlp_trace_grace: Duration::from_secs(2),
         }
     }
 }
@@ -298,6 +343,9 @@ pub enum Peer {
     Stdin,
     /// A stream attached with [`Live::attach`].
     Attached,
+    /// Spans of one trace received by the OTLP/HTTP receiver (from any number of requests
+    /// and clients; the first client is named).
+    Otlp(SocketAddr),
 }
 
 /// Why a session ended.
@@ -360,6 +408,9 @@ pub enum RejectReason {
     NotJsonl,
     /// The peer went silent (or dripped whitespace) before sending anything significant.
     IdleTimeout,
+    /// An OTLP/HTTP request was refused (answered 4xx): what was wrong with it. The
+    /// connection and the receiver go on.
+    OtlpRequest(String),
 }
 
 impl fmt::Display for RejectReason {
@@ -371,6 +422,7 @@ impl fmt::Display for RejectReason {
             RejectReason::Http => f.write_str("HTTP request on the JSONL socket"),
             RejectReason::NotJsonl => f.write_str("stream does not start with a JSON object"),
             RejectReason::IdleTimeout => f.write_str("idle before the first message"),
+            RejectReason::OtlpRequest(why) => write!(f, "OTLP request refused: {why}"),
         }
     }
 }
@@ -591,7 +643,9 @@ impl Live {
         self.start(name.to_string(), Peer::Attached, stream)
     }
 
-    fn start<R>(&self, name: String, peer: Peer, stream: R) -> SessionId
+    /// Starts a session over `stream` for `peer` (no idle or line timeout: the caller ends
+    /// it by closing the stream).
+    pub(crate) fn start<R>(&self, name: String, peer: Peer, stream: R) -> SessionId
     where
         R: AsyncRead + Unpin + Send + 'static,
     {
@@ -650,6 +704,16 @@ impl Live {
     /// a peer-uid check; TCP addresses must be loopback.
     pub async fn listen(&self, addr: &ListenAddr) -> Result<Listener, ListenError> {
         match addr {
+            ListenAddr::Otlp(a) => {
+                let listener = tokio::net::TcpListener::bind(a).await?;
+                let bound = ListenAddr::Otlp(listener.local_addr()?);
+                let task = tokio::spawn(super::otlp_http::serve(self.clone(), listener));
+                Ok(Listener {
+                    addr: bound,
+                    task,
+                    socket_file: None,
+                })
+            }
             ListenAddr::Tcp(a) => {
                 if !a.ip().is_loopback() {
                     return Err(ListenError::NotLoopback(*a));
@@ -690,7 +754,19 @@ impl Live {
         }
     }
 
-    fn reject(&self, peer: Peer, reason: RejectReason) {
+    /// The hub's settings.
+    pub(crate) fn config(&self) -> &LiveConfig {
+        &self.shared.cfg
+    }
+
+    /// Resolves once [`Live::shutdown`] was called.
+    pub(crate) async fn stopped(&self) {
+        let mut stop = self.shared.shutdown.clone();
+        stopped(&mut stop).await
+    }
+
+    /// Reports a refused connection or request (counted; never blocks).
+    pub(crate) fn reject(&self, peer: Peer, reason: RejectReason) {
         self.shared
             .counters
             .rejected

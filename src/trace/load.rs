@@ -383,7 +383,7 @@ mod tests {
         r.finish(&mut out);
         let mut log = TraceLog::new();
         log.extend(out);
-        (log.events, log.problems)
+        (log.events.to_vec(), log.problems)
     }
 
     fn loaded(
@@ -401,7 +401,7 @@ mod tests {
             &mut |i| log.push(i),
         );
         assert!(res.is_ok(), "{res:?}");
-        (log.events, log.problems)
+        (log.events.to_vec(), log.problems)
     }
 
     proptest! {
@@ -448,7 +448,7 @@ mod tests {
         let mut log = TraceLog::new();
         let res = read_all("dir/t.jsonl", &bytes[..], cfg, |i| log.push(i));
         assert!(res.is_ok());
-        assert_eq!((log.events, log.problems), expected);
+        assert_eq!((log.events.to_vec(), log.problems), expected);
     }
 
     #[test]

@@ -6,6 +6,8 @@
 //!   drops.
 //! - [`index`]: whole-stream reading into a [`TraceLog`] with its [`Index`] (events per session,
 //!   counts per kind).
+//! - [`store`]: where a log's events live ([`EventStore`]): places in their file, decoded on
+//!   demand, or decoded in memory when no file is behind them.
 //! - [`read_all`] (module `load`): whole-stream reading on all cores, with exactly the
 //!   streaming reader's output.
 //! - [`generate`]: deterministic large mixed traces for benchmarks and load tests.
@@ -17,11 +19,20 @@
 //!
 //! ## Memory layout
 //!
-//! A loaded trace is mostly `Vec<Event>`, so the event is kept small: strings are inline up to
-//! 24 bytes ([`event::Text`]), every kind's fields are boxed (the [`Body`] enum is 16 bytes and
-//! an event pays only for its own kind), rare free-form JSON values are boxed, and unknown
-//! fields cost nothing when absent. Session and file names are thin shared [`FileName`]s, and the usual timestamp spellings are re-created from their value rather
-//! than stored (an [`Event`] is 120 bytes).
+//! A trace read from a file keeps its events in the file: [`TraceLog::events`] is an
+//! [`EventStore`] holding, per event, the byte offset and number of its line and its kind
+//! (17 bytes), and an event is decoded from its line (a positioned read through the page
+//! cache) when something looks at it. Views borrow decoded events that stay *pinned* until
+//! the owner unpins them ([`EventStore::get`], the TUI between frames); walks that look at
+//! each event once decode without pinning ([`EventStore::load`]). Events with no file
+//! behind them (followed files, which may be truncated under the viewer; standard input
+//! without a spool; in-memory streams) stay decoded in memory.
+//!
+//! A decoded [`Event`] is kept small: strings are inline up to 24 bytes ([`event::Text`]),
+//! every kind's fields are boxed (the [`Body`] enum is 16 bytes and an event pays only for its
+//! own kind), rare free-form JSON values are boxed, and unknown fields cost nothing when
+//! absent. Session and file names are thin shared [`FileName`]s, and the usual timestamp
+//! spellings are re-created from their value rather than stored (an [`Event`] is 120 bytes).
 //!
 //! ## Adding a kind or a field
 //!
@@ -43,12 +54,16 @@ pub mod import;
 pub mod index;
 pub mod live;
 mod load;
+pub mod otlp_http;
 pub mod reader;
+pub mod store;
 pub mod time;
 
 pub use event::{Body, Event, FORMAT_VERSION, FileName, Kind, Origin, Timestamp};
 pub use index::{Index, TraceLog};
 pub use load::read_all;
 pub use reader::{
-    DEFAULT_MAX_LINE_BYTES, Item, Problem, ProblemCode, Reader, ReaderConfig, Severity,
+    DEFAULT_MAX_LINE_BYTES, EXCERPT_BYTES, Excerpt, Item, Problem, ProblemCode, Reader,
+    ReaderConfig, Severity,
 };
+pub use store::{EventStore, SharedSource, SourceId};

@@ -111,6 +111,41 @@ pub struct Problem {
     pub field: Option<String>,
     /// The message. It may quote the input: sanitize it before showing it on a terminal.
     pub message: String,
+    /// What the line held, for a line that could not be read as an event (`None` for a
+    /// warning about a line that was kept, whose event shows it).
+    pub excerpt: Option<Excerpt>,
+}
+
+/// How many bytes of a bad line a [`Problem`] keeps: enough to recognise the line, bounded so
+/// that a file of bad lines costs about what its problem messages cost.
+pub const EXCERPT_BYTES: usize = 96;
+
+/// The start of a bad line, as read (it may not be UTF-8: show it with
+/// [`crate::sanitize::sanitize_bytes`] or escaped likewise).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Excerpt {
+    /// The line's first bytes (at most [`EXCERPT_BYTES`], cut at a character boundary when
+    /// the line is UTF-8), without its line end; empty when the line was not kept (over the
+    /// length cap).
+    pub bytes: Box<[u8]>,
+    /// The line's length in bytes (without its line end).
+    pub len: u64,
+}
+
+impl Excerpt {
+    /// The excerpt of `line`.
+    pub fn of(line: &[u8]) -> Excerpt {
+        let mut end = line.len().min(EXCERPT_BYTES);
+        // Not in the middle of a character (a UTF-8 character is at most four bytes).
+        let floor = end.saturating_sub(3);
+        while end > floor && end < line.len() && (line[end] & 0xC0) == 0x80 {
+            end -= 1;
+        }
+        Excerpt {
+            bytes: line[..end].into(),
+            len: line.len() as u64,
+        }
+    }
 }
 
 /// One output of the reader, in line order.
@@ -201,6 +236,18 @@ pub(crate) enum Decoded {
     Problem(Problem),
     /// A well-formed event waiting for its session checks.
     Event(PreEvent),
+}
+
+impl Decoded {
+    fn with_excerpt(self, e: Excerpt) -> Decoded {
+        match self {
+            Decoded::Problem(mut p) => {
+                p.excerpt = Some(e);
+                Decoded::Problem(p)
+            }
+            d => d,
+        }
+    }
 }
 
 /// Line framing and decoding: the part of the reader that depends on the bytes and their
@@ -354,6 +401,7 @@ impl Framer {
             byte_offset: None,
             field: None,
             message,
+            excerpt: None,
         }
     }
 
@@ -367,7 +415,11 @@ impl Framer {
                     "line is {len} bytes long, over the limit of {} bytes; skipped",
                     self.cfg.max_line_bytes
                 ),
-            )),
+            ))
+            .with_excerpt(Excerpt {
+                bytes: Box::default(),
+                len,
+            }),
             &[],
         );
     }
@@ -412,12 +464,19 @@ impl Framer {
                     format!("invalid UTF-8 at byte offset {abs}"),
                 );
                 p.byte_offset = Some(abs);
+                p.excerpt = Some(Excerpt::of(line));
                 sink(Decoded::Problem(p), &[]);
                 return;
             }
         };
         let mut fields = Fields::new();
-        let decoded = self.decode(text, bom_len, &mut fields);
+        let decoded = match self.decode(text, bom_len, &mut fields) {
+            Decoded::Problem(mut p) => {
+                p.excerpt = Some(Excerpt::of(line));
+                Decoded::Problem(p)
+            }
+            d => d,
+        };
         sink(decoded, line);
     }
 
@@ -572,6 +631,7 @@ impl Sessions {
                 byte_offset: None,
                 field: None,
                 message,
+                excerpt: None,
             }));
         }
         emit(Item::Event(Event {
@@ -588,6 +648,55 @@ impl Sessions {
             extra: pre.extra,
         }));
     }
+}
+
+/// Decodes one line again, as the reader decoded it when it read `file`: `line` is the
+/// line's number, `offset` the stream offset of its first byte and `bytes` its bytes
+/// without the LF. The event is the one [`Reader::feed`] gave for that line (its session is
+/// a fresh shared name rather than the reader's interned one, equal by value); `None` if the
+/// line is not an event. This is what lets [`super::store::EventStore`] keep only where each
+/// event is and decode it when something looks at it.
+pub(crate) fn decode_one(
+    file: &FileName,
+    cfg: ReaderConfig,
+    offset: u64,
+    line: u64,
+    bytes: &[u8],
+) -> Option<Event> {
+    let mut framer = Framer::at(file.clone(), cfg, offset, line);
+    let mut out = None;
+    framer.process(bytes, &mut |d, _| {
+        if let Decoded::Event(pre) = d {
+            out = Some(pre);
+        }
+    });
+    let pre = out?;
+    let session_given = pre.session.is_some();
+    let session = match pre.session.as_deref() {
+        Some(s) => FileName::new(s),
+        None => {
+            let f: &str = file;
+            let base = f.rsplit(['/', '\\']).next().unwrap_or(f);
+            FileName::new(if base.is_empty() { f } else { base })
+        }
+    };
+    Some(Event {
+        origin: Origin {
+            file: file.clone(),
+            line: pre.line,
+            offset: pre.line_start,
+        },
+        v: FORMAT_VERSION,
+        v_given: pre.v_given,
+        seq: pre.seq.unwrap_or(pre.line),
+        seq_given: pre.seq.is_some(),
+        ts: pre.ts,
+        session_given,
+        session,
+        id: pre.id,
+        body: pre.body,
+        extra: pre.extra,
+    })
 }
 
 /// The streaming reader of one stream (file, socket connection, stdin).

@@ -1,7 +1,9 @@
 //! The view state and how input changes it.
 //!
-//! [`App`] owns the data read so far ([`Store`]) and everything about how it is shown:
-//! session, selected step, follow mode, focus, per-pane selections, filters, the REPL line.
+//! [`App`] owns the data read so far ([`Store`]) and everything about how it is shown: the
+//! screen (focus, mode, overlays, the REPL line), one [`SessionView`] per session (cursor,
+//! follow mode, audit, `w` support, hand-issued layer) and the panes' components
+//! ([`Panes`], see [`super::panes`]), which own their selections, filters and drawing.
 //! Input handlers change this state and return [`Effect`]s; the event loop performs them
 //! (runs a command on the REPL worker, audits, suspends, quits). Nothing here blocks or
 //! draws, so the whole interaction is testable by feeding key events to an `App`.
@@ -10,7 +12,6 @@
 //! at their place in file order ([`SessionData::row_item`]). The selected step is the row's
 //! step, so every pane shows the state at the cursor, on a bad line too.
 
-use std::cell::RefCell;
 use std::collections::{HashSet, VecDeque};
 use std::rc::Rc;
 
@@ -19,13 +20,16 @@ use ratatui::crossterm::event::{
 };
 use ratatui::layout::{Position, Rect};
 
-use super::data::{RowItem, SessionData, SessionSource, Store, enum_name};
+use super::data::{RowItem, SessionData, SessionSource, Store};
 use super::highlight;
 use super::keys::{self, Action};
+use super::panes::repl::ScrollKind;
+use super::panes::sigma::{SigmaFilter, SigmaRows};
+use super::panes::timeline::TimelineFilter;
+use super::panes::{Cx, Panes};
 pub use super::repl_job::Purpose;
 use super::theme::Theme;
 use crate::repl::command::complete;
-use crate::trace::event::Role;
 use crate::trace::{Body, Event};
 
 /// The panes, in Tab order.
@@ -110,6 +114,9 @@ pub enum Effect {
     Mouse(bool),
     /// Audit the shown session (off the UI thread): findings and the recomputed verdicts.
     Recompute,
+    /// Read another trace file (`:open PATH`), followed or read once as the view's files
+    /// are; the view moves to its first session once its first event is in.
+    Open(std::path::PathBuf),
 }
 
 /// Which line editor is active.
@@ -121,6 +128,8 @@ pub enum Mode {
     Search,
     /// Typing a Σ filter.
     Filter,
+    /// Typing a timeline filter.
+    TimelineFilter,
     /// Typing a REPL command.
     Command,
 }
@@ -188,427 +197,82 @@ impl LineEdit {
     }
 }
 
-/// The Σ filter: every given part must match.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct SigmaFilter {
-    /// `role:R`.
-    pub role: Option<String>,
-    /// `source:S` (substring).
-    pub source: Option<String>,
-    /// `status:active` or `status:retracted`; without it retracted beliefs are shown too.
-    pub status: Option<String>,
-    /// Free text, matched against id and formula (case-insensitive substring).
-    pub text: Option<String>,
-}
-
-impl SigmaFilter {
-    /// Parses `role:rule source:user status:active some text`.
-    pub fn parse(s: &str) -> SigmaFilter {
-        let mut f = SigmaFilter::default();
-        let mut words = Vec::new();
-        for w in s.split_whitespace() {
-            if let Some(v) = w.strip_prefix("role:") {
-                f.role = Some(v.to_lowercase());
-            } else if let Some(v) = w.strip_prefix("source:") {
-                f.source = Some(v.to_lowercase());
-            } else if let Some(v) = w.strip_prefix("status:") {
-                f.status = Some(v.to_lowercase());
-            } else {
-                words.push(w);
-            }
-        }
-        if !words.is_empty() {
-            f.text = Some(words.join(" ").to_lowercase());
-        }
-        f
-    }
-
-    /// Whether no part is set.
-    pub fn is_empty(&self) -> bool {
-        *self == SigmaFilter::default()
-    }
-}
-
-/// One line of the REPL scrollback.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ScrollLine {
-    /// The text (already sanitized by the REPL; sanitized again when drawn).
-    pub text: String,
-    /// What kind of line it is.
-    pub kind: ScrollKind,
-}
-
-/// The kinds of scrollback lines.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ScrollKind {
-    /// The echoed command.
-    Input,
-    /// A result.
-    Output,
-    /// An error.
-    Error,
-}
-
-/// A row of the Σ pane after filtering: index into the session's beliefs.
-pub type SigmaRow = u32;
-
-/// The Σ pane's rows after the filter. Unfiltered, Σ at step t (retracted beliefs included)
-/// is the prefix of the session's belief records announced by t, since records are in
-/// announcement order: it is held as that prefix's length, so a frame over a million beliefs
-/// (a follow burst changes the step every frame) builds only the rows it shows. Filtered,
-/// the rows are views of the filter's index (see `SigmaIndex`): nothing per frame is as
-/// long as Σ.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum SigmaRows {
-    /// Beliefs `0..n`.
-    Prefix(u32),
-    /// These beliefs, in announcement order.
-    List(Vec<SigmaRow>),
-    /// The first `k` of `matched` (of `0..` when `None`), without those in `minus` (all
-    /// among them; both ascending).
-    Matched {
-        /// The beliefs matching the filter's record part, ascending.
-        matched: Option<Rc<Vec<SigmaRow>>>,
-        /// How many of them are announced by the step.
-        k: u32,
-        /// The ones left out (retracted by the step, for `status:active`).
-        minus: Rc<Vec<SigmaRow>>,
-    },
-    /// These beliefs, ascending (the retracted ones, for `status:retracted`).
-    Only(Rc<Vec<SigmaRow>>),
-}
-
-impl From<Vec<SigmaRow>> for SigmaRows {
-    fn from(v: Vec<SigmaRow>) -> Self {
-        SigmaRows::List(v)
-    }
-}
-
-impl SigmaRows {
-    /// Number of rows.
-    pub fn len(&self) -> usize {
-        match self {
-            SigmaRows::Prefix(n) => *n as usize,
-            SigmaRows::List(v) => v.len(),
-            SigmaRows::Matched { k, minus, .. } => (*k as usize).saturating_sub(minus.len()),
-            SigmaRows::Only(v) => v.len(),
-        }
-    }
-
-    /// For `Matched`: the position in `matched` of row `i`, and how many of `minus` come
-    /// before it. Positions of `minus` entries are found by search in `matched`; with `c`
-    /// of them before row i, row i is at position i + c, so `c` is the number of entries
-    /// whose position minus their rank is at most i (non-decreasing in the rank).
-    fn matched_pos(matched: Option<&[SigmaRow]>, minus: &[SigmaRow], i: usize) -> (usize, usize) {
-        let pos = |r: SigmaRow| matched.map_or(r as usize, |m| m.partition_point(|&x| x < r));
-        let (mut lo, mut hi) = (0, minus.len());
-        while lo < hi {
-            let mid = lo + (hi - lo) / 2;
-            if pos(minus[mid]) - mid <= i {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
-        }
-        (i + lo, lo)
-    }
-
-    /// Whether there are no rows.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    /// Row `i`.
-    pub fn get(&self, i: usize) -> Option<SigmaRow> {
-        match self {
-            SigmaRows::Prefix(n) => u32::try_from(i).ok().filter(|&i| i < *n),
-            SigmaRows::List(v) => v.get(i).copied(),
-            SigmaRows::Matched { matched, minus, .. } => {
-                if i >= self.len() {
-                    return None;
-                }
-                let (p, _) = Self::matched_pos(matched.as_deref().map(Vec::as_slice), minus, i);
-                match matched {
-                    Some(m) => m.get(p).copied(),
-                    None => u32::try_from(p).ok(),
-                }
-            }
-            SigmaRows::Only(v) => v.get(i).copied(),
-        }
-    }
-
-    /// Rows `start..end` (clamped): one search for the first, then a walk.
-    pub fn range(&self, start: usize, end: usize) -> Vec<SigmaRow> {
-        let end = end.min(self.len());
-        let start = start.min(end);
-        let SigmaRows::Matched { matched, minus, .. } = self else {
-            return (start..end).filter_map(|i| self.get(i)).collect();
-        };
-        let m = matched.as_deref().map(Vec::as_slice);
-        let pos = |r: SigmaRow| m.map_or(r as usize, |m| m.partition_point(|&x| x < r));
-        let at = |p: usize| match m {
-            Some(m) => m.get(p).copied(),
-            None => u32::try_from(p).ok(),
-        };
-        let (mut p, mut c) = Self::matched_pos(m, minus, start);
-        let mut out = Vec::with_capacity(end - start);
-        while out.len() < end - start {
-            if minus.get(c).is_some_and(|&h| pos(h) == p) {
-                c += 1;
-            } else {
-                match at(p) {
-                    Some(r) => out.push(r),
-                    None => break,
-                }
-            }
-            p += 1;
-        }
-        out
-    }
-}
-
-/// Whether `hay` contains `needle_lower` (already lowercase), ignoring case. ASCII text (the
-/// usual case) is compared in place; other text is lowercased first, as `to_lowercase` would.
-fn contains_ci(hay: &str, needle_lower: &str) -> bool {
-    if needle_lower.is_empty() {
-        return true;
-    }
-    if hay.is_ascii() && needle_lower.is_ascii() {
-        let (h, n) = (hay.as_bytes(), needle_lower.as_bytes());
-        return h.len() >= n.len() && h.windows(n.len()).any(|w| w.eq_ignore_ascii_case(n));
-    }
-    hay.to_lowercase().contains(needle_lower)
-}
-
-/// Records of Σ checked per look at the clock while a filter scans.
-const SCAN_CHUNK: usize = 2048;
-
-/// How long one call may spend scanning records against a new filter outside a frame (a
-/// key handler asks for the rows). A frame gets one window of [`FRAME_SCAN`] for all its
-/// calls ([`App::set_scan_window`]), and must stay within 10 ms in all. A filter over a
-/// million records is then complete after a few dozen frames, the pane saying how far it
-/// got meanwhile.
-pub const FILTER_BUDGET: std::time::Duration = std::time::Duration::from_millis(1);
-
-/// The scanning window of one frame.
-pub const FRAME_SCAN: std::time::Duration = std::time::Duration::from_millis(3);
-
-/// The Σ filter's state for one (session, filter), kept across steps and data versions so
-/// that neither moving in time nor new data costs a pass over Σ.
-///
-/// The filter has a part that depends on the record alone (role, source, text) and a part
-/// that depends on the step (status). The first is an incremental scan: `matched` lists the
-/// matching records in announcement order, extended as records arrive, and a new filter
-/// scans in budgeted pieces ([`FILTER_BUDGET`]) with the pane showing the progress. The
-/// second uses the session's list of ended records ([`SessionData::ended`]), in which the
-/// records retracted by step t are a prefix: `holes` holds the matching ones at `step`,
-/// moved to another step by adding or removing only the records that ended in between.
-/// Then at step t, the rows are the matching records announced by t (a prefix of
-/// `matched`), without the holes for `status:active`, or the holes alone for
-/// `status:retracted`.
-#[derive(Debug, Clone)]
-struct SigmaIndex {
-    session: usize,
-    filter: SigmaFilter,
-    /// The filter has no part that depends on the record: every record matches, and
-    /// `matched` stays empty (it would be `0..n`).
-    all: bool,
-    /// Records checked against the record part of the filter.
-    scanned: u32,
-    matched: Rc<Vec<u32>>,
-    /// Whether each scanned record matched (one bit each), to test ended records.
-    bits: Vec<u64>,
-    /// The step `holes` is for, and how many entries of the ended list it took.
-    step: u32,
-    ended: usize,
-    /// Scanned matching records retracted by `step`, ascending.
-    holes: Rc<Vec<u32>>,
-}
-
-impl SigmaIndex {
-    fn new(session: usize, filter: SigmaFilter) -> SigmaIndex {
-        let all = filter.role.is_none() && filter.source.is_none() && filter.text.is_none();
-        SigmaIndex {
-            session,
-            filter,
-            all,
-            scanned: 0,
-            matched: Rc::new(Vec::new()),
-            bits: Vec::new(),
-            step: 0,
-            ended: 0,
-            holes: Rc::new(Vec::new()),
-        }
-    }
-
-    fn is_match(&self, r: u32) -> bool {
-        self.all
-            || (r < self.scanned
-                && self
-                    .bits
-                    .get(r as usize / 64)
-                    .is_some_and(|w| w & (1 << (r % 64)) != 0))
-    }
-
-    /// Whether every record of the session has been checked.
-    fn complete(&self, s: &SessionData) -> bool {
-        self.all || self.scanned as usize >= s.tl.beliefs().len()
-    }
-
-    /// Checks more records against the record part of the filter, until all are checked or
-    /// `budget` is spent. A new match retracted by `self.step` is a hole too; records are
-    /// scanned in ascending order, so both lists stay sorted.
-    fn scan(&mut self, store: &Store, s: &SessionData, budget: std::time::Duration) {
-        if self.all {
-            return;
-        }
-        let start = std::time::Instant::now();
-        let beliefs = s.tl.beliefs();
-        let f = &self.filter;
-        let roles = [Role::Fact, Role::Rule, Role::Norm, Role::Assumption]
-            .map(|r| f.role.as_ref().is_none_or(|want| enum_name(&r) == *want));
-        let role_ok = |r: Role| match r {
-            Role::Fact => roles[0],
-            Role::Rule => roles[1],
-            Role::Norm => roles[2],
-            Role::Assumption => roles[3],
-        };
-        let matched = Rc::make_mut(&mut self.matched);
-        let mut new_holes = Vec::new();
-        while (self.scanned as usize) < beliefs.len() {
-            let end = (self.scanned as usize + SCAN_CHUNK).min(beliefs.len());
-            for (i, b) in beliefs
-                .iter()
-                .enumerate()
-                .take(end)
-                .skip(self.scanned as usize)
-            {
-                let ok = match store.event(b.event).map(|e| &e.body) {
-                    Some(Body::Announce(a)) => {
-                        role_ok(a.role)
-                            && f.source.as_ref().is_none_or(|src| {
-                                a.source.as_deref().is_some_and(|s| contains_ci(s, src))
-                            })
-                            && f.text
-                                .as_ref()
-                                .is_none_or(|t| contains_ci(&b.id, t) || contains_ci(&a.formula, t))
-                    }
-                    _ => false,
-                };
-                if i / 64 >= self.bits.len() {
-                    self.bits.push(0);
-                }
-                if ok {
-                    self.bits[i / 64] |= 1 << (i % 64);
-                    matched.push(i as u32);
-                    if b.retraction.is_some_and(|x| x.step <= self.step) {
-                        new_holes.push(i as u32);
-                    }
-                }
-            }
-            self.scanned = end as u32;
-            if start.elapsed() >= budget {
-                break;
-            }
-        }
-        if !new_holes.is_empty() {
-            Rc::make_mut(&mut self.holes).extend(new_holes);
-        }
-    }
-
-    /// Moves `holes` to step `t`: adds the matching records that ended after the old step
-    /// and by `t`, or removes those that ended after `t`; either way only the records that
-    /// ended in between are looked at (plus one linear merge of the holes).
-    fn move_to(&mut self, s: &SessionData, t: u32) {
-        let q = s.ended_by(t);
-        if q == self.ended {
-            self.step = t;
-            return;
-        }
-        let (lo, hi) = (q.min(self.ended), q.max(self.ended));
-        let mut delta: Vec<u32> = s.ended[lo..hi]
-            .iter()
-            .copied()
-            .filter(|&r| self.is_match(r))
-            .collect();
-        delta.sort_unstable();
-        let holes = Rc::make_mut(&mut self.holes);
-        let old = std::mem::take(holes);
-        let mut out = Vec::with_capacity(if q > self.ended {
-            old.len() + delta.len()
-        } else {
-            old.len().saturating_sub(delta.len())
-        });
-        let (mut a, mut b) = (old.into_iter().peekable(), delta.into_iter().peekable());
-        if q > self.ended {
-            // Merge: the two lists are disjoint (the delta ended after the old step).
-            loop {
-                match (a.peek(), b.peek()) {
-                    (Some(&x), Some(&y)) if x < y => out.extend(a.next()),
-                    (_, Some(_)) => out.extend(b.next()),
-                    (Some(_), None) => out.extend(a.next()),
-                    (None, None) => break,
-                }
-            }
-        } else {
-            // Difference: the delta is a subset of the holes.
-            for x in a {
-                while b.peek().is_some_and(|&y| y < x) {
-                    b.next();
-                }
-                if b.peek() == Some(&x) {
-                    b.next();
-                } else {
-                    out.push(x);
-                }
-            }
-        }
-        *holes = out;
-        self.ended = q;
-        self.step = t;
-    }
-
-    /// The rows at step `t` (after [`Self::move_to`] `t`).
-    fn rows(&self, s: &SessionData, t: u32) -> SigmaRows {
-        let announced = s.sigma_at_len(t);
-        let (matched, k) = if self.all {
-            (None, announced)
-        } else {
-            let k = self.matched.partition_point(|&r| r < announced) as u32;
-            (Some(self.matched.clone()), k)
-        };
-        match self.filter.status.as_deref() {
-            Some("retracted") => SigmaRows::Only(self.holes.clone()),
-            Some("active") => SigmaRows::Matched {
-                matched,
-                k,
-                minus: self.holes.clone(),
-            },
-            _ => SigmaRows::Matched {
-                matched,
-                k,
-                minus: Rc::new(Vec::new()),
-            },
-        }
-    }
-}
-
 /// The demo's paced event stream as the TUI plays it.
 pub type DemoPlayer = crate::demo::player::Player<crate::demo::DemoEvents>;
 
-/// The whole view state.
-pub struct App {
-    /// The trace read so far.
-    pub store: Store,
-    /// The palette.
-    pub theme: Theme,
-    /// Index of the shown session.
-    pub session: usize,
+/// What the view holds for one session (the way helix keeps per-view state keyed by view):
+/// where its cursor is, whether it follows, its audit, the `w` support and the hand-issued
+/// layer. Switching sessions switches views; each keeps its own until the user comes back.
+#[derive(Debug, Clone)]
+pub struct SessionView {
     /// The selected timeline row (events and reader problems, see
     /// [`SessionData::row_item`]); the selected step is the row's step.
     pub cursor: u32,
     /// Track the newest step.
     pub follow: bool,
+    /// Belief ids highlighted as a minimal support (`w`).
+    pub support: HashSet<String>,
+    /// The belief `w` asked about.
+    pub why_target: Option<String>,
+    /// The session's audit ([`crate::model::audit`]): findings and verdicts.
+    pub analysis: Option<super::audit_job::Analysis>,
+    /// An audit is wanted and the session is still being handed over in pieces.
+    pub handover: bool,
+    /// The hand-issued layer's effect on Σ, as the REPL job last reported it (`None`: the
+    /// layer is empty). The Σ pane draws it when it is for the shown step.
+    pub hand: Option<crate::repl::HandView>,
+    /// `Esc` hid the hand-issued layer from the Σ pane (it is kept; a command shows it again).
+    pub hand_hidden: bool,
+    /// A refresh of the hand view for the shown step was asked for and not answered yet.
+    pub hand_pending: bool,
+}
+
+impl Default for SessionView {
+    fn default() -> Self {
+        SessionView {
+            cursor: 0,
+            follow: true,
+            support: HashSet::new(),
+            why_target: None,
+            analysis: None,
+            handover: false,
+            hand: None,
+            hand_hidden: false,
+            hand_pending: false,
+        }
+    }
+}
+
+impl SessionView {
+    /// Moves the cursor to row `i` of `s` (clamped); leaving the last row pauses follow.
+    pub fn goto(&mut self, s: Option<&SessionData>, i: i64) {
+        let n = s.map_or(0, |s| s.rows());
+        let last = n.saturating_sub(1);
+        self.cursor = i.clamp(0, i64::from(last)) as u32;
+        self.follow = n > 0 && self.cursor == last && self.follow;
+    }
+
+    /// The hand-issued layer's view when it applies to step `t` and is not hidden.
+    pub fn hand_shown(&self, t: u32) -> Option<&crate::repl::HandView> {
+        self.hand
+            .as_ref()
+            .filter(|h| !self.hand_hidden && h.step == u64::from(t))
+    }
+}
+
+/// The whole view state: the data, the screen (focus, mode, overlays, the REPL line), one
+/// [`SessionView`] per session and the panes' components ([`Panes`]).
+pub struct App {
+    /// The trace read so far.
+    pub store: Store,
+    /// The palette.
+    pub theme: Theme,
+    /// Index of the shown session ([`App::session`], [`App::show_session`]).
+    session: usize,
+    /// One view per session, by index (grown as sessions appear).
+    views: Vec<SessionView>,
+    /// The panes.
+    pub panes: Panes,
     /// The focused pane.
     pub focus: Pane,
     /// The list pane whose selection the detail pane shows.
@@ -626,38 +290,15 @@ pub struct App {
     /// REPL history, oldest first.
     pub history: Vec<String>,
     history_pos: Option<usize>,
-    /// REPL scrollback.
-    pub scrollback: Vec<ScrollLine>,
-    /// Lines scrolled up from the bottom of the scrollback.
-    pub scroll_up: usize,
     /// A command is running on the worker.
     pub working: Option<String>,
-    /// The last search pattern.
-    pub search: Option<String>,
-    /// The Σ filter.
-    pub filter: SigmaFilter,
-    /// Selected row per pane.
-    pub selected: [usize; 7],
-    /// Belief ids highlighted as a minimal support (`w`).
-    pub support: HashSet<String>,
-    /// The belief `w` asked about.
-    why_target: Option<String>,
     /// The conflict-set overlay (Enter on a revision): title and lines.
     pub popup: Option<(String, Vec<String>)>,
-    /// The hand-issued layer's effect on Σ, as the REPL job last reported it (`None`: the
-    /// layer is empty). The Σ pane draws it when it is for the shown step.
-    pub hand: Option<crate::repl::HandView>,
-    /// `Esc` hid the hand-issued layer from the Σ pane (it is kept; a command shows it again).
-    pub hand_hidden: bool,
-    /// A refresh of the hand view for the shown step was asked for and not answered yet.
-    hand_pending: bool,
     /// A one-line status message.
     pub status: String,
     /// The config file's problems (also printed on stderr before the TUI starts), kept for a
     /// view of past messages: the status line shows them only until the next message.
     pub config_warnings: Vec<String>,
-    /// The rows matching the last search: (pattern, session, rows scanned, matching rows).
-    search_hits: Option<(String, usize, usize, Vec<usize>)>,
     /// Every message the status line has shown, oldest first (at most [`MESSAGES_KEPT`]),
     /// for `:messages`.
     pub messages: VecDeque<String>,
@@ -673,28 +314,15 @@ pub struct App {
     pub dirty: bool,
     /// Pane rectangles of the last frame (for mouse hits).
     pub areas: Vec<(Pane, Rect)>,
-    /// Visible rows per pane in the last frame (for paging).
+    /// Visible rows of the focused pane in the last frame (for paging).
     pub page: usize,
     /// Highlighting cache.
     pub hl: highlight::Cache,
-    /// Density strip cache: (session, events, width, audit version) and the bins.
-    pub density: ((usize, u32, u16, u64), Vec<u8>),
-    /// Σ rows of the last (version, session, step, filter), and the filter's index.
-    sigma_cache: SigmaCache,
-    sigma_index: RefCell<Option<SigmaIndex>>,
-    /// While a frame draws Σ: until when the filter may scan (one window per frame, shared
-    /// by every call in it). Outside frames each call gets [`FILTER_BUDGET`].
-    scan_window: std::cell::Cell<Option<std::time::Instant>>,
     /// Sessions seen by the last [`App::on_data`] (to notice new re-read segments).
     known_sessions: usize,
-    /// The audit of the shown session ([`crate::model::audit`]): findings and verdicts.
-    pub analysis: Option<super::audit_job::Analysis>,
-    /// An audit of the shown session is running.
-    pub recomputing: bool,
-    /// (session, version) of the last audit asked for.
+    /// (session, version) of the audit asked for last and not answered yet: the auditor runs
+    /// one at a time.
     audit_sent: Option<(usize, u64)>,
-    /// An audit is wanted and the session is still being handed over in pieces.
-    handover: bool,
     /// Events per piece handed to the auditor ([`HANDOVER_CHUNK`]).
     pub handover_chunk: u32,
     /// What the auditor and the REPL worker have been sent.
@@ -708,6 +336,9 @@ pub struct App {
     pub repl_loading: Option<(u32, u32)>,
     /// The paced demo stream when `doxascope demo` plays in the TUI (see [`App::demo_tick`]).
     pub demo: Option<DemoPlayer>,
+    /// A file opened with `:open` whose first event has not arrived yet: its name as the
+    /// reader records it, and how far the log has been looked through for it.
+    opening: Option<(String, usize)>,
 }
 
 /// Sessions up to this many events are audited automatically once loaded and as they grow;
@@ -721,8 +352,6 @@ pub const MESSAGES_KEPT: usize = 500;
 /// milliseconds of copying), so handing over a big session never freezes input.
 pub const HANDOVER_CHUNK: u32 = 50_000;
 
-type SigmaCache = RefCell<Option<((u64, usize, u32, SigmaFilter), Rc<SigmaRows>)>>;
-
 impl App {
     /// A view over `store` with the given palette, following the newest step.
     pub fn new(store: Store, theme: Theme) -> App {
@@ -730,8 +359,8 @@ impl App {
             store,
             theme,
             session: 0,
-            cursor: 0,
-            follow: true,
+            views: vec![SessionView::default()],
+            panes: Panes::default(),
             focus: Pane::Sigma,
             detail_from: Pane::Sigma,
             zoom: false,
@@ -743,19 +372,8 @@ impl App {
             history_pos: None,
             config_warnings: Vec::new(),
             messages: VecDeque::new(),
-            search_hits: None,
-            scrollback: Vec::new(),
-            scroll_up: 0,
             working: None,
-            search: None,
-            filter: SigmaFilter::default(),
-            selected: [0; 7],
-            support: HashSet::new(),
-            why_target: None,
             popup: None,
-            hand: None,
-            hand_hidden: false,
-            hand_pending: false,
             status: String::new(),
             loading: None,
             sources: super::sources::Sources::default(),
@@ -765,24 +383,59 @@ impl App {
             areas: Vec::new(),
             page: 10,
             hl: highlight::Cache::default(),
-            density: ((usize::MAX, 0, 0, 0), Vec::new()),
-            sigma_cache: RefCell::new(None),
-            sigma_index: RefCell::new(None),
-            scan_window: std::cell::Cell::new(None),
             known_sessions: 0,
-            analysis: None,
-            recomputing: false,
             audit_sent: None,
-            handover: false,
             handover_chunk: HANDOVER_CHUNK,
             sent_audit: super::data::Sent::default(),
             sent_repl: super::data::Sent::default(),
             repl_waiting: VecDeque::new(),
             repl_loading: None,
             demo: None,
+            opening: None,
         };
         app.on_data();
         app
+    }
+
+    /// The index of the shown session.
+    pub fn session(&self) -> usize {
+        self.session
+    }
+
+    /// Shows session `i` (its own view: cursor, follow, audit, as it was left). The REPL job
+    /// starts a fresh REPL over the session it is sent next, so the hand-issued layer of the
+    /// session left behind is gone: its view forgets it too.
+    pub fn show_session(&mut self, i: usize) {
+        if i != self.session {
+            let left = self.view_mut();
+            left.hand = None;
+            left.hand_pending = false;
+        }
+        self.session = i;
+        if self.views.len() <= i {
+            self.views.resize_with(i + 1, SessionView::default);
+        }
+        self.dirty = true;
+    }
+
+    /// The shown session's view.
+    pub fn view(&self) -> &SessionView {
+        // `show_session` grows the views to cover the shown session.
+        &self.views[self.session.min(self.views.len() - 1)]
+    }
+
+    /// The shown session's view, to change.
+    pub fn view_mut(&mut self) -> &mut SessionView {
+        if self.views.len() <= self.session {
+            self.views
+                .resize_with(self.session + 1, SessionView::default);
+        }
+        &mut self.views[self.session]
+    }
+
+    /// The view of session `i`, if it has one.
+    pub fn view_of(&self, i: usize) -> Option<&SessionView> {
+        self.views.get(i)
     }
 
     /// The shown session, if any.
@@ -792,18 +445,18 @@ impl App {
 
     /// The selected step (0..=N).
     pub fn step(&self) -> u32 {
-        self.sess().map_or(0, |s| s.step_of_row(self.cursor))
+        self.sess().map_or(0, |s| s.step_of_row(self.view().cursor))
     }
 
     /// What the timeline cursor is on.
     pub fn cursor_item(&self) -> Option<RowItem> {
-        self.sess()?.row_item(self.cursor)
+        self.sess()?.row_item(self.view().cursor)
     }
 
     /// The event under the timeline cursor (none on a reader problem).
     pub fn cursor_event(&self) -> Option<(u32, &Event)> {
         let s = self.sess()?;
-        let Some(RowItem::Event(i)) = s.row_item(self.cursor) else {
+        let Some(RowItem::Event(i)) = s.row_item(self.view().cursor) else {
             return None;
         };
         let pos = *s.events().get(i as usize)?;
@@ -826,10 +479,12 @@ impl App {
 
     /// Moves the cursor to row `i` (clamped); leaving the last row pauses follow.
     pub fn goto(&mut self, i: i64) {
-        let n = self.sess().map_or(0, |s| s.rows());
-        let last = n.saturating_sub(1);
-        self.cursor = i.clamp(0, i64::from(last)) as u32;
-        self.follow = n > 0 && self.cursor == last && self.follow;
+        let session = self.session;
+        let s = self.store.sessions.get(session);
+        if self.views.len() <= session {
+            self.views.resize_with(session + 1, SessionView::default);
+        }
+        self.views[session].goto(s, i);
         self.dirty = true;
     }
 
@@ -838,171 +493,83 @@ impl App {
         if self.session >= self.store.sessions.len() {
             self.session = 0;
         }
+        let n = self.store.sessions.len();
+        if self.views.len() < n {
+            self.views.resize_with(n, SessionView::default);
+        }
         // A followed file truncated or replaced is re-read into a new timeline; a following
         // view moves on to it, as it would have seen the new lines in a plain `tail -F`.
-        let n = self.store.sessions.len();
-        if self.follow
+        if self.view().follow
             && n > self.known_sessions
             && let Some(i) = (self.known_sessions..n)
                 .rev()
                 .find(|&i| matches!(self.store.sessions[i].origin, SessionSource::Segment { .. }))
         {
-            self.session = i;
+            self.show_session(i);
         }
         self.known_sessions = n;
-        // The audit shown is always the shown session's.
-        if self
-            .analysis
-            .as_ref()
-            .is_some_and(|a| a.session != self.session)
-        {
-            self.analysis = None;
-            self.recomputing = false;
-            self.handover = false;
-        }
-        if self.follow {
+        self.show_opened();
+        if self.view().follow {
             let n = self.sess().map_or(0, |s| s.rows());
-            self.cursor = n.saturating_sub(1);
+            self.view_mut().cursor = n.saturating_sub(1);
         }
         self.dirty = true;
     }
 
-    /// Σ rows at the selected step after the filter (indices into the session's beliefs),
-    /// computed once per (data version, session, step, filter). A filter new to the
-    /// session scans Σ in pieces of [`FILTER_BUDGET`] per call, returning the rows found
-    /// so far until it is done ([`App::sigma_filter_progress`]).
+    /// Σ rows at the selected step after the filter (see [`super::panes::sigma::SigmaPane::rows`]).
     pub fn sigma_rows(&self) -> Rc<SigmaRows> {
-        let key = (
-            self.store.version,
-            self.session,
-            self.step(),
-            self.filter.clone(),
-        );
-        let complete = self.sigma_filter_progress().is_none();
-        if let Some((k, rows)) = &*self.sigma_cache.borrow()
-            && *k == key
-            && complete
-        {
-            return rows.clone();
-        }
-        // The cached rows share the index's lists: let them go before the index grows them.
-        *self.sigma_cache.borrow_mut() = None;
-        let rows = Rc::new(self.compute_sigma_rows());
-        *self.sigma_cache.borrow_mut() = Some((key, rows.clone()));
-        rows
+        self.panes
+            .sigma
+            .rows(&self.store, self.session, self.step())
     }
 
     /// Opens (`Some(deadline)`) or closes the window in which Σ filter scans may run while
-    /// a frame draws: the frame's scanning then ends by the deadline however often the
-    /// rows are asked for.
+    /// a frame draws (see [`super::panes::sigma::SigmaPane::set_scan_window`]).
     pub fn set_scan_window(&self, until: Option<std::time::Instant>) {
-        self.scan_window.set(until);
+        self.panes.sigma.set_scan_window(until);
     }
 
     /// While a Σ filter is still scanning the session: records checked and the total.
     pub fn sigma_filter_progress(&self) -> Option<(u32, u32)> {
-        let s = self.sess()?;
-        if self.filter.is_empty() {
-            return None;
-        }
-        let total = s.tl.beliefs().len() as u32;
-        match &*self.sigma_index.borrow() {
-            Some(ix) if ix.session == self.session && ix.filter == self.filter => {
-                (!ix.complete(s)).then_some((ix.scanned, total))
-            }
-            _ => (total > 0).then_some((0, total)),
-        }
+        self.panes.sigma.filter_progress(&self.store, self.session)
     }
 
-    fn compute_sigma_rows(&self) -> SigmaRows {
-        let Some(s) = self.sess() else {
-            return SigmaRows::List(Vec::new());
-        };
-        let t = self.step();
-        if self.filter.is_empty() {
-            return SigmaRows::Prefix(s.sigma_at_len(t));
-        }
-        let mut slot = self.sigma_index.borrow_mut();
-        let fresh = match &*slot {
-            Some(ix) => {
-                ix.session != self.session
-                    || ix.filter != self.filter
-                    || ix.scanned as usize > s.tl.beliefs().len()
-                    || ix.ended > s.ended.len()
-            }
-            None => true,
-        };
-        if fresh {
-            *slot = Some(SigmaIndex::new(self.session, self.filter.clone()));
-        }
-        let Some(ix) = slot.as_mut() else {
-            return SigmaRows::List(Vec::new());
-        };
-        ix.move_to(s, t);
-        let budget = self.scan_window.get().map_or(FILTER_BUDGET, |until| {
-            until.saturating_duration_since(std::time::Instant::now())
-        });
-        ix.scan(&self.store, s, budget);
-        ix.rows(s, t)
-    }
-
-    /// Rows of a (step, position) list at the selected step.
-    pub fn rows_upto<'a>(&self, list: &'a [(u32, u32)]) -> &'a [(u32, u32)] {
-        SessionData::upto(list, self.step())
-    }
-
-    /// The number of rows in a list pane (for selection clamping).
-    pub fn row_count(&self, pane: Pane) -> usize {
-        let Some(s) = self.sess() else { return 0 };
-        match pane {
-            Pane::Sigma => self.sigma_rows().len() + self.hand_shown().map_or(0, |h| h.added.len()),
-            Pane::Verify => self.rows_upto(s.tl.verifies()).len(),
-            Pane::Retract => s.revisions_upto(self.step()),
-            Pane::Timeline => s.rows() as usize,
-            Pane::Repl => self.scrollback.len(),
-            // Plan and detail scroll by lines; the renderer clamps.
-            Pane::Plan | Pane::Detail => 10_000,
-        }
-    }
-
-    /// The log position of the item selected in the focused pane (what the detail pane shows).
+    /// The log position of the item selected in the last focused list pane (what the detail
+    /// pane shows).
     pub fn selected_event(&self) -> Option<u32> {
         let s = self.sess()?;
-        let pane = self.detail_from;
-        let sel = self.selected[pane.index()];
-        match pane {
-            Pane::Sigma => {
-                let rows = self.sigma_rows();
-                if sel >= rows.len() && self.hand_shown().is_some_and(|h| !h.added.is_empty()) {
-                    // A belief of the hand-issued layer: no event of the trace.
-                    return None;
-                }
-                let i = rows.get(sel.min(rows.len().saturating_sub(1)))?;
-                Some(s.tl.beliefs()[i as usize].event)
-            }
-            Pane::Verify => self.latest_first(s.tl.verifies(), sel),
-            Pane::Retract => {
-                let n = s.revisions_upto(self.step());
-                s.revision_newest(self.step(), sel.min(n.saturating_sub(1)))
-                    .map(|(_, p)| p)
-            }
+        let t = self.step();
+        match self.detail_from {
+            Pane::Sigma => self
+                .panes
+                .sigma
+                .selected_event(&self.store, self.session, self.view()),
+            Pane::Verify => self.panes.verify.selected_event(s, t),
+            Pane::Retract => self.panes.retract.selected_event(s, t),
             _ => self.cursor_event().map(|(p, _)| p),
         }
     }
 
-    /// The `sel`-th row of a list shown newest first.
-    fn latest_first(&self, list: &[(u32, u32)], sel: usize) -> Option<u32> {
-        let rows = self.rows_upto(list);
-        let n = rows.len();
-        if n == 0 {
-            return None;
-        }
-        rows.get(n - 1 - sel.min(n - 1)).map(|&(_, p)| p)
-    }
-
     /// The audit's findings for the header (`None` until the shown session is audited).
     pub fn problem_count(&self) -> Option<usize> {
-        self.analysis.as_ref().map(|a| a.findings.len())
+        self.view().analysis.as_ref().map(|a| a.findings.len())
+    }
+
+    /// Whether an audit of the shown session is on its way (being handed over, or asked
+    /// for and not answered yet).
+    pub fn recomputing(&self) -> bool {
+        self.view().handover || self.audit_sent.is_some_and(|(s, _)| s == self.session)
+    }
+
+    /// Whether the auditor has an audit to answer (it runs one at a time).
+    pub fn auditor_busy(&self) -> bool {
+        self.audit_sent.is_some()
+    }
+
+    /// The audit request could not be sent: nothing is on its way.
+    pub fn audit_failed(&mut self) {
+        self.audit_sent = None;
+        self.view_mut().handover = false;
     }
 
     /// `[Effect::Recompute]` when the shown session is small enough to audit unasked.
@@ -1022,10 +589,7 @@ impl App {
             .store
             .delta(self.session, &mut self.sent_audit, self.handover_chunk)?;
         let run_now = run && !delta.more;
-        self.handover = run && delta.more;
-        if run {
-            self.recomputing = true;
-        }
+        self.view_mut().handover = run && delta.more;
         if run_now {
             self.audit_sent = Some((self.session, self.store.version));
         }
@@ -1038,7 +602,7 @@ impl App {
 
     /// Whether an audit was asked for and the session is still being handed over.
     pub fn handover_pending(&self) -> bool {
-        self.handover
+        self.view().handover
     }
 
     /// What the REPL worker has not seen of the shown session yet, all at once (tests; the
@@ -1074,12 +638,12 @@ impl App {
         if let Some(d) = data.as_ref().filter(|d| d.more) {
             let total = self.sess().map_or(0, |s| s.len());
             if self.repl_loading.is_none() {
-                self.scrollback.push(ScrollLine {
-                    text: format!(
+                self.panes.repl.push(
+                    ScrollKind::Output,
+                    format!(
                         "loading… the REPL is given the session's {total} events first; the command runs then"
                     ),
-                    kind: ScrollKind::Output,
-                });
+                );
             }
             let sent = self.sent_repl.events(d.session);
             self.repl_loading = Some((sent, total));
@@ -1107,24 +671,27 @@ impl App {
         self.working = None;
     }
 
-    /// An audit arrived; kept when it is for the shown session.
+    /// An audit arrived: kept in its session's view (the header and panes show the shown
+    /// session's).
     pub fn on_analysis(&mut self, a: super::audit_job::Analysis) {
         // The audit asked for last is done even when the view has moved on meanwhile (a
         // following view moves to a new session), so the next one can be asked for.
         if self.audit_sent == Some((a.session, a.version)) {
-            self.recomputing = false;
+            self.audit_sent = None;
         }
-        if a.session != self.session {
+        let Some(view) = self.views.get_mut(a.session) else {
             return;
+        };
+        if a.session == self.session {
+            self.status = format!(
+                "audit: {} finding(s); {} of {} verification claim(s) disagree with the recomputation",
+                a.findings.len(),
+                a.mismatches(),
+                a.by_pos.len()
+            );
+            self.dirty = true;
         }
-        self.status = format!(
-            "audit: {} finding(s); {} of {} verification claim(s) disagree with the recomputation",
-            a.findings.len(),
-            a.mismatches(),
-            a.by_pos.len()
-        );
-        self.analysis = Some(a);
-        self.dirty = true;
+        view.analysis = Some(a);
     }
 
     /// Adds the demo events due at `now` to the store (nothing without a demo or while
@@ -1168,8 +735,8 @@ impl App {
         self.store
             .extend(evs.into_iter().map(crate::trace::Item::Event));
         // Each dialogue is a session of its own: a following view moves on to the new one.
-        if self.follow && self.store.sessions.len() > before {
-            self.session = self.store.sessions.len() - 1;
+        if self.view().follow && self.store.sessions.len() > before {
+            self.show_session(self.store.sessions.len() - 1);
         }
         self.on_data();
         self.dirty = true;
@@ -1185,7 +752,7 @@ impl App {
         match self.mode {
             Mode::Normal => {}
             Mode::Command => return self.on_command_key(key),
-            Mode::Search | Mode::Filter => {
+            Mode::Search | Mode::Filter | Mode::TimelineFilter => {
                 self.on_prompt_key(key);
                 return Vec::new();
             }
@@ -1226,18 +793,17 @@ impl App {
 
     /// The hand-issued layer's view when it applies to the shown step and is not hidden.
     pub fn hand_shown(&self) -> Option<&crate::repl::HandView> {
-        self.hand
-            .as_ref()
-            .filter(|h| !self.hand_hidden && h.step == u64::from(self.step()))
+        self.view().hand_shown(self.step())
     }
 
     /// When the shown step moved away from the hand view's, asks the REPL job for the layer's
     /// effect on Σ at the new step (the Σ pane shows the trace meanwhile, and says so).
     pub fn hand_refresh(&mut self) -> Vec<Effect> {
         let step = u64::from(self.step());
-        match &self.hand {
-            Some(h) if !self.hand_hidden && h.step != step && !self.hand_pending => {
-                self.hand_pending = true;
+        let v = self.view_mut();
+        match &v.hand {
+            Some(h) if !v.hand_hidden && h.step != step && !v.hand_pending => {
+                v.hand_pending = true;
                 // `policy` changes nothing and builds no belief state: the answer's hand view
                 // is what is wanted.
                 vec![Effect::Run {
@@ -1260,10 +826,90 @@ impl App {
         }
     }
 
-    /// Performs an action.
+    /// `:open PATH`: asks the event loop to read another file (`~/` is the home directory).
+    fn open_command(&mut self, path: &str) -> Vec<Effect> {
+        if path.is_empty() {
+            self.status = "open: give a file, as in :open traces/run-2.jsonl".into();
+            return Vec::new();
+        }
+        let path = match (path.strip_prefix("~/"), std::env::var_os("HOME")) {
+            (Some(rest), Some(home)) => std::path::PathBuf::from(home).join(rest),
+            _ => std::path::PathBuf::from(path),
+        };
+        vec![Effect::Open(path)]
+    }
+
+    /// The event loop started reading `name` (as the reader names its events' file): the
+    /// view moves to its first session once its first event is in.
+    pub fn opened(&mut self, name: String) {
+        self.status = format!("reading {name}…");
+        self.opening = Some((name, self.store.log.events.len()));
+        self.show_opened();
+    }
+
+    /// Moves to the session of the first event of the file `:open` asked for, once it is in.
+    fn show_opened(&mut self) {
+        let Some((name, from)) = self.opening.take() else {
+            return;
+        };
+        let events = &self.store.log.events;
+        // Origins are known without decoding the event; only the match is decoded.
+        let found = (from..events.len())
+            .find(|&pos| events.origin(pos).is_some_and(|o| *o.file == *name))
+            .and_then(|pos| events.load(pos))
+            .map(|e| e.session.clone());
+        let Some(session) = found else {
+            self.opening = Some((name, events.len()));
+            return;
+        };
+        if let Some(i) = self.store.sessions.iter().position(|s| *s.name == *session) {
+            self.show_session(i);
+            self.status = format!("opened {name}: session {}", &*session);
+        }
+    }
+
+    /// The context a pane's `on_action` works in, and the panes apart from it.
+    fn split(&mut self) -> (&mut Panes, Cx<'_>) {
+        let recomputing = self.recomputing();
+        if self.views.len() <= self.session {
+            self.views
+                .resize_with(self.session + 1, SessionView::default);
+        }
+        let cx = Cx {
+            store: &self.store,
+            session: self.session,
+            view: &mut self.views[self.session],
+            focus: &mut self.focus,
+            detail_from: &mut self.detail_from,
+            status: &mut self.status,
+            popup: &mut self.popup,
+            working: &mut self.working,
+            page: self.page,
+            recomputing,
+        };
+        (&mut self.panes, cx)
+    }
+
+    /// Hands an action to pane `p`.
+    pub fn pane_action(&mut self, p: Pane, a: Action) -> Vec<Effect> {
+        let (panes, mut cx) = self.split();
+        match p {
+            Pane::Sigma => panes.sigma.on_action(a, &mut cx),
+            Pane::Plan => panes.plan.on_action(a, &mut cx),
+            Pane::Verify => panes.verify.on_action(a, &mut cx),
+            Pane::Retract => panes.retract.on_action(a, &mut cx),
+            Pane::Timeline => panes.timeline.on_action(a, &mut cx),
+            Pane::Detail => panes.detail.on_action(a, &mut cx),
+            Pane::Repl => panes.repl.on_action(a, &mut cx),
+        }
+    }
+
+    /// Performs an action: those about the whole screen here, the rest by the focused pane
+    /// (the timeline's searches from any pane).
     pub fn apply(&mut self, a: Action) -> Vec<Effect> {
         self.dirty = true;
         let n = self.sess().map_or(0, |s| s.rows());
+        let cursor = i64::from(self.view().cursor);
         match a {
             Action::Quit => return vec![Effect::Quit],
             Action::Suspend => return vec![Effect::Suspend],
@@ -1276,43 +922,51 @@ impl App {
                 self.mode = Mode::Search;
                 self.edit = LineEdit::default();
             }
+            Action::Filter if self.focus == Pane::Timeline => {
+                // The filter in force, to edit (lnav lists its filters the same way).
+                self.mode = Mode::TimelineFilter;
+                self.edit = LineEdit::default();
+                let current = self.panes.timeline.filter().text.clone();
+                self.edit.set(&current);
+            }
             Action::Filter => {
                 self.mode = Mode::Filter;
                 self.edit = LineEdit::default();
             }
-            Action::SearchNext => self.search_step(true),
-            Action::SearchPrev => self.search_step(false),
-            Action::NextFlag => self.flag_step(true),
-            Action::PrevFlag => self.flag_step(false),
-            Action::StepBack => {
-                self.follow = false;
-                self.goto(i64::from(self.cursor) - 1);
+            Action::ScrollLeft | Action::ScrollRight => return self.pane_action(self.focus, a),
+            Action::SearchNext | Action::SearchPrev | Action::NextFlag | Action::PrevFlag => {
+                return self.pane_action(Pane::Timeline, a);
             }
-            Action::StepForward => self.goto(i64::from(self.cursor) + 1),
+            Action::StepBack => {
+                self.view_mut().follow = false;
+                self.goto(cursor - 1);
+            }
+            Action::StepForward => self.goto(cursor + 1),
             Action::First => {
-                self.follow = false;
+                self.view_mut().follow = false;
                 self.goto(0);
             }
             Action::Last => self.goto(i64::from(n)),
             Action::Follow => {
-                self.follow = !self.follow;
-                if self.follow {
+                let follow = !self.view().follow;
+                self.view_mut().follow = follow;
+                if follow {
                     self.goto(i64::from(n));
-                    self.follow = true;
+                    self.view_mut().follow = true;
                 }
-                self.status = if self.follow { "following" } else { "paused" }.into();
+                self.status = if follow { "following" } else { "paused" }.into();
             }
             Action::Command => {
                 self.mode = Mode::Command;
                 self.focus = Pane::Repl;
             }
             Action::Zoom => self.zoom = !self.zoom,
-            Action::Why => return self.why_selected(),
-            Action::Enter => return self.open_selected(),
-            Action::Up => self.move_sel(-1),
-            Action::Down => self.move_sel(1),
-            Action::PageUp => self.move_sel(-(self.page.max(1) as i64)),
-            Action::PageDown => self.move_sel(self.page.max(1) as i64),
+            Action::Why
+            | Action::Enter
+            | Action::Up
+            | Action::Down
+            | Action::PageUp
+            | Action::PageDown => return self.pane_action(self.focus, a),
             Action::NextSession => {
                 let k = self.store.sessions.len().max(1);
                 let listed = self.store.listed();
@@ -1320,33 +974,24 @@ impl App {
                     self.status = "only one session: nothing to switch to".into();
                     return Vec::new();
                 }
-                self.session = (self.session + 1) % k;
+                let mut next = (self.session + 1) % k;
                 // Aged-out live sessions are not in the list.
                 for _ in 0..k {
-                    if !self
-                        .store
-                        .sessions
-                        .get(self.session)
-                        .is_some_and(|s| s.retired)
-                    {
+                    if !self.store.sessions.get(next).is_some_and(|s| s.retired) {
                         break;
                     }
-                    self.session = (self.session + 1) % k;
+                    next = (next + 1) % k;
                 }
-                let nth = self.store.sessions[..self.session]
+                self.show_session(next);
+                let nth = self.store.sessions[..next]
                     .iter()
                     .filter(|s| !s.retired)
                     .count()
                     + 1;
                 self.status = format!(
                     "session {nth} of {listed}: {}",
-                    self.store.sessions[self.session].name
+                    self.store.sessions[next].name
                 );
-                self.follow = true;
-                self.support.clear();
-                self.analysis = None;
-                self.recomputing = false;
-                self.handover = false;
                 self.on_data();
                 return self.auto_recompute();
             }
@@ -1361,12 +1006,13 @@ impl App {
                 return vec![Effect::Mouse(self.mouse)];
             }
             Action::Escape => {
-                self.support.clear();
                 self.status.clear();
-                if let Some(h) = &self.hand
-                    && !self.hand_hidden
+                let v = self.view_mut();
+                v.support.clear();
+                if let Some(h) = &v.hand
+                    && !v.hand_hidden
                 {
-                    self.hand_hidden = true;
+                    v.hand_hidden = true;
                     self.status = format!(
                         "Σ shows the trace; the hand-issued layer ({} command(s)) is kept: \
                          :sigma lists it, :reset drops it",
@@ -1385,251 +1031,43 @@ impl App {
         Vec::new()
     }
 
-    fn move_sel(&mut self, d: i64) {
-        if self.focus == Pane::Timeline {
-            if d < 0 {
-                self.follow = false;
-            }
-            self.goto(i64::from(self.cursor) + d);
-            return;
-        }
-        if self.focus == Pane::Repl {
-            let n = self.scrollback.len();
-            self.scroll_up = (self.scroll_up as i64 - d).clamp(0, n as i64) as usize;
-            return;
-        }
-        let n = self.row_count(self.focus);
-        let i = self.focus.index();
-        self.selected[i] =
-            (self.selected[i] as i64 + d).clamp(0, n.saturating_sub(1) as i64) as usize;
-    }
-
-    /// Rows the audit or the reader flagged, in order, each with a short label: every
-    /// reader problem, and every event with a finding.
-    pub fn flagged_rows(&self) -> Vec<(u32, String)> {
-        let Some(s) = self.sess() else {
-            return Vec::new();
-        };
-        let mut out: Vec<(u32, String)> = Vec::new();
-        if let Some(a) = &self.analysis {
-            for (at, f) in &a.findings {
-                let row = match *at {
-                    super::audit_job::At::Event(i) if i < s.len() => s.row_of_event(i),
-                    super::audit_job::At::Problem(k) if (k as usize) < s.problems.len() => {
-                        s.row_of_problem(k)
-                    }
-                    _ => continue,
-                };
-                out.push((row, format!("{}: {}", f.code, f.message)));
-            }
-        }
-        for k in 0..s.problems.len() as u32 {
-            if let Some(p) = self.store.problem(s.problems[k as usize].1) {
-                out.push((
-                    s.row_of_problem(k),
-                    format!("parse-error: line {}: {}", p.origin.line, p.message),
-                ));
-            }
-        }
-        // One label per row: the first finding the audit lists for it.
-        out.sort_by_key(|(r, _)| *r);
-        out.dedup_by_key(|(r, _)| *r);
-        out
-    }
-
-    /// `e` / `E`: the next or previous row with an error or finding.
-    fn flag_step(&mut self, forward: bool) {
-        let rows = self.flagged_rows();
-        let cur = self.cursor;
-        let hit = if forward {
-            rows.into_iter().find(|(r, _)| *r > cur)
-        } else {
-            rows.into_iter().rev().find(|(r, _)| *r < cur)
-        };
-        match hit {
-            Some((r, label)) => {
-                self.follow = false;
-                self.goto(i64::from(r));
-                self.focus = Pane::Timeline;
-                self.detail_from = Pane::Timeline;
-                self.status = format!("step {}: {label}", self.step());
-            }
-            None if self.analysis.is_none() && self.recomputing => {
-                self.status = "no more errors; the audit is still running".into()
-            }
-            None => self.status = "no more errors or findings".into(),
-        }
-    }
-
-    /// A one-line summary of an event (kind-specific), raw: sanitize before drawing.
-    pub fn summary(ev: &Event) -> String {
-        match &ev.body {
-            Body::Announce(a) => format!("{} {}", ev.id.as_deref().unwrap_or(""), a.formula),
-            Body::Retract(r) => format!("{} {}", r.target, r.reason.as_deref().unwrap_or("")),
-            Body::Verify(v) => format!(
-                "{} ⇒ {}",
-                v.all_formulas().collect::<Vec<_>>().join(", "),
-                v.outcome.as_ref().map(enum_name).unwrap_or_default()
-            ),
-            Body::Revise(r) => format!(
-                "trigger {} drop [{}] {}",
-                r.trigger.as_deref().unwrap_or("?"),
-                r.retracted.join(", "),
-                r.policy.as_deref().unwrap_or("")
-            ),
-            Body::Query(q) => format!(
-                "{} ? {}",
-                q.formula,
-                q.answer.as_ref().map(enum_name).unwrap_or_default()
-            ),
-            Body::Answer(a) => a
-                .text
-                .as_deref()
-                .or(a.formula.as_deref())
-                .unwrap_or_default()
-                .to_string(),
-            Body::Thought(t) => t.text.as_deref().unwrap_or_default().to_string(),
-            Body::Turn(t) => format!(
-                "{} → {}",
-                t.question.as_deref().unwrap_or(""),
-                t.reply.as_ref().map(enum_name).unwrap_or_default()
-            ),
-            Body::Belief(b) => format!(
-                "{} = {}",
-                b.name,
-                b.value.as_ref().map(|v| v.to_string()).unwrap_or_default()
-            ),
-            Body::SchemaBelief(t) | Body::Desire(t) => {
-                t.text.as_deref().unwrap_or_default().to_string()
-            }
-            Body::Intention(i) => format!(
-                "{} {}",
-                i.intention_type.as_deref().unwrap_or(""),
-                i.goal.as_ref().map(|v| v.to_string()).unwrap_or_default()
-            ),
-            Body::Plan(p) => format!(
-                "{} ({} steps)",
-                ev.id.as_deref().unwrap_or(""),
-                p.steps.len()
-            ),
-            Body::Step(s) => format!(
-                "{}/{} {} {}",
-                s.plan.as_deref().unwrap_or("?"),
-                s.step.as_deref().unwrap_or("?"),
-                s.status.as_ref().map(enum_name).unwrap_or_default(),
-                s.summary.as_deref().unwrap_or("")
-            ),
-            Body::Postcondition(p) => format!(
-                "{}/{} tier {} {}",
-                p.plan.as_deref().unwrap_or("?"),
-                p.step.as_deref().unwrap_or("?"),
-                p.tier.map(|t| t.to_string()).unwrap_or_default(),
-                match p.ok {
-                    Some(true) => "ok",
-                    Some(false) => "FAILED",
-                    None => "",
-                }
-            ),
-            Body::Satisfaction(s) => format!(
-                "{} {}",
-                s.intention.as_deref().unwrap_or(""),
-                s.ok.map(|o| o.to_string()).unwrap_or_default()
-            ),
-            Body::Log(l) => format!(
-                "{} {}",
-                l.level.as_deref().unwrap_or(""),
-                l.message.as_deref().unwrap_or("")
-            ),
-            Body::Session(s) => format!(
-                "{} {}",
-                s.agent.as_deref().unwrap_or(""),
-                s.model.as_deref().unwrap_or("")
-            ),
-            _ => String::new(),
-        }
-    }
-
-    /// `n` / `N`: the next or previous event whose kind or summary contains the pattern.
-    fn search_step(&mut self, forward: bool) {
-        let Some(pat) = self.search.clone() else {
-            self.status = "no search pattern (/ to search)".into();
-            return;
-        };
-        let pat = pat.to_lowercase();
-        // Every matching row, found once per pattern and session, and extended when the
-        // session grows: the count ("3 of 41") and the wrap-around search read it.
-        let cache = self.search_hits.take();
-        let session = self.session;
-        let Some(s) = self.sess() else { return };
-        let n = s.rows() as usize;
-        if n == 0 {
-            return;
-        }
-        let cur = self.cursor as usize;
-        let matches = |r: usize| match s.row_item(r as u32) {
-            Some(RowItem::Event(i)) => s
-                .events()
-                .get(i as usize)
-                .and_then(|&p| self.store.event(p))
-                .is_some_and(|ev| {
-                    ev.kind_name().contains(&pat) || App::summary(ev).to_lowercase().contains(&pat)
-                }),
-            Some(RowItem::Problem(k)) => s
-                .problems
-                .get(k as usize)
-                .and_then(|&(_, q)| self.store.problem(q))
-                .is_some_and(|p| {
-                    "parse-error".contains(&pat) || p.message.to_lowercase().contains(&pat)
-                }),
-            None => false,
-        };
-        let (from, mut hits) = match cache {
-            Some((p, sess, scanned, hits)) if p == pat && sess == session && scanned <= n => {
-                (scanned, hits)
-            }
-            _ => (0, Vec::new()),
-        };
-        hits.extend((from..n).filter(|&i| matches(i)));
-        // Wraps around, like lnav and less.
-        let found = if hits.is_empty() {
-            None
-        } else if forward {
-            let k = hits.partition_point(|&h| h <= cur);
-            Some(if k == hits.len() { 0 } else { k })
-        } else {
-            let k = hits.partition_point(|&h| h < cur);
-            Some(if k == 0 { hits.len() - 1 } else { k - 1 })
-        };
-        let total = hits.len();
-        let at = found.map(|k| hits[k]);
-        self.search_hits = Some((pat.clone(), session, n, hits));
-        match (found, at) {
-            (Some(k), Some(i)) => {
-                self.follow = false;
-                self.goto(i as i64);
-                self.focus = Pane::Timeline;
-                self.status = format!("/{} {} of {total} at step {}", pat, k + 1, self.step());
-            }
-            _ => self.status = format!("pattern not found: {pat}"),
-        }
-    }
-
     fn on_prompt_key(&mut self, key: KeyEvent) {
         match key.code {
             KeyCode::Esc => self.mode = Mode::Normal,
             KeyCode::Enter => {
                 let text = self.edit.text.trim().to_string();
-                if self.mode == Mode::Search {
-                    self.mode = Mode::Normal;
-                    if !text.is_empty() {
-                        self.search = Some(text);
-                        self.search_step(true);
+                let mode = std::mem::replace(&mut self.mode, Mode::Normal);
+                match mode {
+                    Mode::Search => {
+                        if !text.is_empty() {
+                            self.panes.timeline.search = Some(text);
+                            self.pane_action(Pane::Timeline, Action::SearchNext);
+                        }
                     }
-                } else {
-                    self.mode = Mode::Normal;
-                    self.filter = SigmaFilter::parse(&text);
-                    self.selected[Pane::Sigma.index()] = 0;
-                    self.focus = Pane::Sigma;
+                    Mode::TimelineFilter => {
+                        let f = TimelineFilter::parse(&text);
+                        let empty = f.is_empty();
+                        self.panes.timeline.set_filter(f);
+                        self.focus = Pane::Timeline;
+                        self.status = if empty {
+                            "timeline: every row shown (no filter)".into()
+                        } else {
+                            let tl = &self.panes.timeline;
+                            let budget = std::time::Duration::from_millis(2);
+                            let kept = tl.kept_rows(&self.store, self.session, Some(budget)).len();
+                            let more = tl.filter_progress(&self.store, self.session).is_some();
+                            let n = self.sess().map_or(0, |s| s.rows());
+                            format!(
+                                "timeline filter {text}: {kept} of {n} rows{} (F edits it, \
+                                 F Enter on an empty line clears it)",
+                                if more { " so far" } else { "" }
+                            )
+                        };
+                    }
+                    _ => {
+                        self.panes.sigma.set_filter(SigmaFilter::parse(&text));
+                        self.focus = Pane::Sigma;
+                    }
                 }
             }
             _ => {
@@ -1655,6 +1093,11 @@ impl App {
                 if self.history.last() != Some(&line) {
                     self.history.push(line.clone());
                 }
+                if line == "open" || line.starts_with("open ") {
+                    // The line stays open for the next command, as after a REPL command.
+                    self.panes.repl.push(ScrollKind::Input, format!(": {line}"));
+                    return self.open_command(line["open".len()..].trim());
+                }
                 if line == "messages" {
                     // The TUI's own command: the status history, config warnings first.
                     let mut lines: Vec<String> = self
@@ -1671,11 +1114,8 @@ impl App {
                     self.mode = Mode::Normal;
                     return Vec::new();
                 }
-                self.scrollback.push(ScrollLine {
-                    text: format!(": {line}"),
-                    kind: ScrollKind::Input,
-                });
-                self.scroll_up = 0;
+                self.panes.repl.push(ScrollKind::Input, format!(": {line}"));
+                self.panes.repl.scroll_up = 0;
                 self.working = Some(line.clone());
                 return vec![Effect::Run {
                     line,
@@ -1706,8 +1146,8 @@ impl App {
                     self.repl_input = LineEdit::default();
                 }
             },
-            KeyCode::PageUp => self.move_sel(-(self.page.max(1) as i64)),
-            KeyCode::PageDown => self.move_sel(self.page.max(1) as i64),
+            KeyCode::PageUp => return self.pane_action(self.focus, Action::PageUp),
+            KeyCode::PageDown => return self.pane_action(self.focus, Action::PageDown),
             KeyCode::Tab => self.complete(),
             _ => {
                 self.repl_input.edit(&key);
@@ -1764,160 +1204,50 @@ impl App {
         }
     }
 
-    /// `w` on a belief of Σ: ask `why` for its formula.
-    fn why_selected(&mut self) -> Vec<Effect> {
-        if self.focus != Pane::Sigma {
-            self.status = "w works on a belief: focus Σ (Tab)".into();
-            return Vec::new();
-        }
-        let Some(pos) = self.selected_event() else {
-            return Vec::new();
-        };
-        let Some(Body::Announce(a)) = self.store.event(pos).map(|e| &e.body) else {
-            return Vec::new();
-        };
-        let line = format!("why {}", a.formula);
-        self.why_target = self
-            .store
-            .event(pos)
-            .and_then(|e| e.id.as_deref().map(str::to_string));
-        self.working = Some(line.clone());
-        vec![Effect::Run {
-            line,
-            step: u64::from(self.step()),
-            purpose: Purpose::Why,
-        }]
-    }
-
-    /// Enter on a revision: ask for the conflict set its trigger met just before it. On a
-    /// `retract` row, the revision that retraction applies, if any. The question is a
-    /// read-only `check` on the trace's Σ just before the trigger was announced, so opening a
-    /// row never changes anything and gives the same answer in any order.
-    fn open_selected(&mut self) -> Vec<Effect> {
-        if self.focus != Pane::Retract {
-            self.focus = Pane::Detail;
-            return Vec::new();
-        }
-        let Some(s) = self.sess() else {
-            return Vec::new();
-        };
-        let sel = self.selected[Pane::Retract.index()];
-        let n = s.revisions_upto(self.step());
-        let Some((step, pos)) = s.revision_newest(self.step(), sel.min(n.saturating_sub(1))) else {
-            return Vec::new();
-        };
-        let popup = |lines: Vec<String>| Some(("conflict set".to_string(), lines));
-        // The revision this row is, or the one a `retract` row applies.
-        let revision = match self.store.event(pos).map(|e| &e.body) {
-            Some(Body::Revise(_)) => s.tl.revisions().iter().find(|r| r.event == pos),
-            Some(Body::Retract(r)) => {
-                let entry = s.tl.retracts().iter().find(|x| x.event == pos);
-                match entry.and_then(|x| x.revision) {
-                    Some(k) => s.tl.revisions().get(k as usize),
-                    None => {
-                        let by = r.by.map_or("unspecified".to_string(), |b| enum_name(&b));
-                        let mut lines = vec![format!(
-                            "retract {} (by {by}) is not part of a revision: no conflict to show",
-                            r.target
-                        )];
-                        if let Some(reason) = &r.reason {
-                            lines.push(format!("reason: {reason}"));
-                        }
-                        self.popup = popup(lines);
-                        return Vec::new();
-                    }
-                }
-            }
-            _ => None,
-        };
-        let Some(rv) = revision else {
-            self.popup = popup(vec!["no revision at this row".into()]);
-            return Vec::new();
-        };
-        let trigger = match self.store.event(rv.event).map(|e| &e.body) {
-            Some(Body::Revise(r)) => r.trigger.clone(),
-            _ => None,
-        };
-        // The trigger's record gives its formula and the step it entered Σ; a trigger that
-        // names no record is taken as a formula, checked just before the revision.
-        let found = rv.trigger_record.and_then(|i| {
-            let b = s.tl.beliefs().get(i as usize)?;
-            match self.store.event(b.event).map(|e| &e.body) {
-                Some(Body::Announce(a)) => Some((a.formula.clone(), b.announced)),
-                _ => None,
-            }
-        });
-        let (formula, at) = match (found, trigger) {
-            (Some((f, announced)), _) => (f, announced),
-            (None, Some(t)) => (t, rv.step.max(step)),
-            (None, None) => {
-                self.popup = popup(vec!["this revision names no trigger".into()]);
-                return Vec::new();
-            }
-        };
-        self.working = Some(format!("conflict set of {formula}"));
-        vec![Effect::Run {
-            line: format!("check {formula}"),
-            step: u64::from(at.saturating_sub(1)),
-            purpose: Purpose::Conflict,
-        }]
-    }
-
     /// A reply from the REPL worker arrived.
     pub fn on_reply(&mut self, reply: super::repl_job::Answer) {
         use crate::repl::Reply;
         // A command still waiting for the hand-over is what the pane works on next.
         self.working = self.repl_waiting.front().map(|(l, _, _)| l.clone());
         self.dirty = true;
+        let v = self.view_mut();
         if reply.purpose == Purpose::Prompt {
             // A command at the prompt shows the layer again if Esc had hidden it.
-            self.hand_hidden = false;
+            v.hand_hidden = false;
         }
-        self.hand = reply.hand.clone();
+        v.hand = reply.hand.clone();
         if reply.purpose == Purpose::Hand {
-            self.hand_pending = false;
+            v.hand_pending = false;
         }
         match reply.purpose {
             Purpose::Prompt => {
+                let repl = &mut self.panes.repl;
                 match &reply.result {
                     Ok(r) => {
                         for l in r.to_text().lines() {
-                            self.scrollback.push(ScrollLine {
-                                text: l.to_string(),
-                                kind: ScrollKind::Output,
-                            });
+                            repl.push(ScrollKind::Output, l.to_string());
                         }
                         if let Reply::At { step, .. } = r {
-                            self.follow = false;
+                            self.view_mut().follow = false;
                             self.goto_step(*step);
                         }
                     }
-                    Err(e) => self.scrollback.push(ScrollLine {
-                        text: e.to_text(),
-                        kind: ScrollKind::Error,
-                    }),
+                    Err(e) => repl.push(ScrollKind::Error, e.to_text()),
                 }
                 for n in reply.notes {
-                    self.scrollback.push(ScrollLine {
-                        text: n,
-                        kind: ScrollKind::Output,
-                    });
-                }
-                const MAX_SCROLLBACK: usize = 10_000;
-                if self.scrollback.len() > MAX_SCROLLBACK {
-                    let cut = self.scrollback.len() - MAX_SCROLLBACK;
-                    self.scrollback.drain(..cut);
+                    self.panes.repl.push(ScrollKind::Output, n);
                 }
             }
             Purpose::Why => match reply.result {
                 Ok(Reply::Why { supports, .. }) => {
                     // A belief trivially supports itself; show how else Σ derives it.
-                    let target = self.why_target.take();
+                    let v = self.view_mut();
+                    let target = v.why_target.take();
                     let shown = supports
                         .iter()
                         .find(|s| !(s.len() == 1 && Some(&s[0].id) == target.as_ref()))
                         .or(supports.first());
-                    self.support = shown
+                    v.support = shown
                         .map(|s| s.iter().map(|m| m.id.clone()).collect())
                         .unwrap_or_default();
                     self.status = match shown {
@@ -1969,7 +1299,8 @@ impl App {
         }
     }
 
-    /// Handles a mouse event: click focuses the pane (and selects the row), wheel scrolls.
+    /// Handles a mouse event: a click focuses the pane and selects the row under it, the
+    /// wheel scrolls the pane under the pointer.
     pub fn on_mouse(&mut self, m: MouseEvent) {
         let at = Position::new(m.column, m.row);
         let Some(&(pane, rect)) = self.areas.iter().find(|(_, r)| r.contains(at)) else {
@@ -1980,32 +1311,36 @@ impl App {
             MouseEventKind::Down(MouseButton::Left) => {
                 self.focus = pane;
                 self.track_detail();
-                let row = m.row.saturating_sub(rect.y + 1) as usize;
-                if matches!(pane, Pane::Sigma | Pane::Verify | Pane::Retract) {
-                    let n = self.row_count(pane);
-                    if row < n {
-                        self.selected[pane.index()] = row + self.scroll_of(pane);
-                    }
+                // The row below the top border, and the rows inside the borders.
+                let Some(row) = m.row.checked_sub(rect.y + 1).map(usize::from) else {
+                    return;
+                };
+                let inner = usize::from(rect.height.saturating_sub(2));
+                if row >= inner {
+                    return;
+                }
+                let (panes, mut cx) = self.split();
+                match pane {
+                    Pane::Sigma => panes.sigma.on_click(row, inner, &mut cx),
+                    Pane::Verify => panes.verify.on_click(row, inner, &mut cx),
+                    Pane::Retract => panes.retract.on_click(row, inner, &mut cx),
+                    Pane::Timeline => panes.timeline.on_click(row, inner, &mut cx),
+                    Pane::Plan | Pane::Detail | Pane::Repl => {}
                 }
             }
-            MouseEventKind::ScrollUp => {
+            MouseEventKind::ScrollUp | MouseEventKind::ScrollDown => {
                 self.focus = pane;
-                self.move_sel(-3);
-            }
-            MouseEventKind::ScrollDown => {
-                self.focus = pane;
-                self.move_sel(3);
+                let a = if m.kind == MouseEventKind::ScrollUp {
+                    Action::Up
+                } else {
+                    Action::Down
+                };
+                for _ in 0..3 {
+                    self.pane_action(pane, a);
+                }
             }
             _ => {}
         }
-    }
-
-    /// The first visible row of a list pane, derived from the selection and the page height
-    /// the same way the renderer derives it.
-    pub fn scroll_of(&self, pane: Pane) -> usize {
-        let sel = self.selected[pane.index()];
-        let h = self.page.max(1);
-        sel.saturating_sub(h - 1)
     }
 }
 

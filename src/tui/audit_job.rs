@@ -137,6 +137,7 @@ impl Auditor {
             }
         }
         h.positions.extend(d.positions);
+        h.model.adopt_sources(&d.sources);
         h.model.extend(d.items);
     }
 

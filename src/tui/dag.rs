@@ -2,10 +2,13 @@
 //!
 //! Layout: each step's layer is the length of the longest dependency path leading to it
 //! (Kahn's algorithm; steps on a cycle or depending on one go to a last layer marked as
-//! such, so a broken plan still draws). Layers are rows of boxed nodes; between two layers
-//! a connector row joins each dependency (from its node's column) to its dependent. The
-//! connector cells are built as sets of directions (up, down, left, right) and only then
-//! turned into glyphs, so crossing and merging edges always get the right junction.
+//! such, so a broken plan still draws). Layers are rows of boxed nodes; an edge that skips
+//! layers runs down a lane of its own (a `│` beside the boxes) through each layer between,
+//! and between two layers a connector row joins each edge's column above to its column
+//! below, so every edge of every layer is drawn (tests/tui_dag.rs traces each one on the
+//! drawing of random DAGs). The connector cells are built as sets of directions (up, down,
+//! left, right) and only then turned into glyphs, so crossing and merging edges always get
+//! the right junction.
 //!
 //! When a layer does not fit the width, [`layout`] returns `None` and the caller shows the
 //! narrow fallback: one line per step with its status and dependencies.
@@ -139,12 +142,45 @@ fn glyph(bits: u8) -> char {
 }
 
 /// Lays the graph out in `width` columns; `None` when a layer is wider.
+///
+/// Every edge is drawn, whatever the layers it spans: an edge from layer a to layer b > a + 1
+/// runs down a lane of its own through each layer in between (a `│` beside that layer's
+/// boxes, straight below where it came from when that column is free, else in the nearest
+/// free column), and each connector row joins every edge's column above to its column below.
+/// So from any node, the lines below it lead to each of its dependents. Edges among the
+/// steps of a cycle (the last, marked layer) have no downward direction and are not drawn.
 pub fn layout(nodes: &[Node], width: u16) -> Option<Drawing> {
     let (mut ls, stuck) = layers(nodes);
     if !stuck.is_empty() {
         ls.push(stuck);
     }
+    let idx: HashMap<&str, usize> = nodes
+        .iter()
+        .enumerate()
+        .map(|(i, n)| (n.id.as_str(), i))
+        .collect();
+    let mut layer_of = vec![0usize; nodes.len()];
+    for (k, layer) in ls.iter().enumerate() {
+        for &i in layer {
+            layer_of[i] = k;
+        }
+    }
+    // (dependency, dependent), downward only; a dependency listed twice is one edge.
+    let mut edges: Vec<(usize, usize)> = Vec::new();
+    for (i, n) in nodes.iter().enumerate() {
+        for d in &n.deps {
+            if let Some(&j) = idx.get(d.as_str())
+                && layer_of[j] < layer_of[i]
+                && !edges.contains(&(j, i))
+            {
+                edges.push((j, i));
+            }
+        }
+    }
     let mut center = vec![0u16; nodes.len()];
+    // Each edge's column at the bottom of the last layer drawn (valid once its dependency's
+    // layer is drawn).
+    let mut at = vec![0u16; edges.len()];
     let mut rows: Drawing = Vec::new();
     for (k, layer) in ls.iter().enumerate() {
         // Box positions for this layer.
@@ -160,24 +196,53 @@ pub fn layout(nodes: &[Node], width: u16) -> Option<Drawing> {
             center[i] = x + w / 2;
             x += w + 2;
         }
+        // Lanes for the edges passing this layer, nearest to where each comes from.
+        let mut passing: Vec<usize> = (0..edges.len())
+            .filter(|&e| layer_of[edges[e].0] < k && k < layer_of[edges[e].1])
+            .collect();
+        passing.sort_by_key(|&e| (at[e], e));
+        let mut taken: Vec<u16> = Vec::new();
+        let mut lane = vec![None; edges.len()];
+        for &e in &passing {
+            // A column clear of every box and lane, by `gap` cells on each side.
+            let free = |c: u16, gap: u16| {
+                c < width
+                    && !taken.iter().any(|&l| l.abs_diff(c) <= gap)
+                    && !boxes
+                        .iter()
+                        .any(|&(_, bx, bw, _)| c + gap >= bx && c < bx + bw + gap)
+            };
+            let from = at[e];
+            let nearest = |gap: u16| {
+                (0..width).find_map(|d| {
+                    [from.checked_add(d), from.checked_sub(d)]
+                        .into_iter()
+                        .flatten()
+                        .find(|&c| free(c, gap))
+                })
+            };
+            // With a blank cell beside it when there is room, so a lane is not read as a
+            // box's border.
+            let col = nearest(1).or_else(|| nearest(0))?;
+            taken.push(col);
+            lane[e] = Some(col);
+        }
         if k > 0 {
             let mut cells: HashMap<u16, u8> = HashMap::new();
-            for &(i, _, _, _) in &boxes {
-                let cx = center[i];
-                for d in &nodes[i].deps {
-                    let Some(j) = nodes.iter().position(|n| &n.id == d) else {
-                        continue;
-                    };
-                    let px = center[j];
-                    *cells.entry(px).or_default() |= UP;
-                    *cells.entry(cx).or_default() |= DOWN;
-                    let (a, b) = (px.min(cx), px.max(cx));
-                    if a != b {
-                        *cells.entry(a).or_default() |= RIGHT;
-                        *cells.entry(b).or_default() |= LEFT;
-                        for m in a + 1..b {
-                            *cells.entry(m).or_default() |= LEFT | RIGHT;
-                        }
+            for (e, &(j, i)) in edges.iter().enumerate() {
+                if layer_of[j] >= k || layer_of[i] < k {
+                    continue;
+                }
+                let px = at[e];
+                let cx = lane[e].unwrap_or(center[i]);
+                *cells.entry(px).or_default() |= UP;
+                *cells.entry(cx).or_default() |= DOWN;
+                let (a, b) = (px.min(cx), px.max(cx));
+                if a != b {
+                    *cells.entry(a).or_default() |= RIGHT;
+                    *cells.entry(b).or_default() |= LEFT;
+                    for m in a + 1..b {
+                        *cells.entry(m).or_default() |= LEFT | RIGHT;
                     }
                 }
             }
@@ -192,6 +257,13 @@ pub fn layout(nodes: &[Node], width: u16) -> Option<Drawing> {
                     })
                     .collect(),
             );
+        }
+        for (e, &(j, _)) in edges.iter().enumerate() {
+            if let Some(c) = lane[e] {
+                at[e] = c;
+            } else if layer_of[j] == k {
+                at[e] = center[j];
+            }
         }
         let mut top = Vec::new();
         let mut mid = Vec::new();
@@ -213,6 +285,14 @@ pub fn layout(nodes: &[Node], width: u16) -> Option<Drawing> {
                 text: format!("└{}┘", "─".repeat(inner)),
                 node: Some(i),
             });
+        }
+        for row in [&mut top, &mut mid, &mut bot] {
+            row.extend(taken.iter().map(|&x| Piece {
+                x,
+                text: "│".into(),
+                node: None,
+            }));
+            row.sort_by_key(|p| p.x);
         }
         rows.push(top);
         rows.push(mid);

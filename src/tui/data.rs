@@ -283,9 +283,11 @@ impl SessionData {
         self.tl.reader_problems = self.problems.len() as u64;
     }
 
-    fn push(&mut self, log: &TraceLog, pos: u32) {
-        self.builder.push(&mut self.tl, log, pos);
-        let mark = match &log.events[pos as usize].body {
+    /// Replays `ev`, the event that goes to log position `pos` (the log may keep only where
+    /// it is, so the replay reads the event in hand).
+    fn push(&mut self, log: &TraceLog, pos: u32, ev: &Event) {
+        self.builder.push(&mut self.tl, log, pos, ev);
+        let mark = match &ev.body {
             Body::Retract(_) | Body::Revise(_) => MARK_REVISION,
             Body::Verify(v)
                 if matches!(v.outcome, Some(crate::trace::event::Outcome::Contradiction)) =>
@@ -358,6 +360,10 @@ impl SessionData {
         acc
     }
 }
+
+/// Decoded events kept pinned between frames before [`Store::trim`] drops them: far more
+/// than a frame shows, so moving around a step decodes nothing twice.
+pub const TRIM_PINNED: usize = 20_000;
 
 /// Events per block of the density marks' summary ([`SessionData::marks_in`]).
 pub const MARK_BLOCK: usize = 256;
@@ -457,26 +463,45 @@ impl Store {
             o => o,
         };
         let mut waiting: Vec<u32> = Vec::new();
+        // The reader gives every event of a session (and of a file) the same shared name,
+        // so consecutive events are matched by pointer instead of hashing names per event.
+        let mut last_session: Option<(FileName, usize)> = None;
+        let mut last_file: Option<(FileName, usize)> = None;
         for item in items {
             let (events, problems) = (self.log.events.len(), self.log.problems.len());
-            self.log.extend(std::iter::once(item));
-            if self.log.events.len() > events {
-                let ev = &self.log.events[events];
-                let (session, file) = (ev.session.clone(), ev.origin.file.clone());
-                let slot = self.slot(origin, &session);
+            // A full log turns the event into a problem (see `TraceLog::push`).
+            if let Item::Event(ev) = &item
+                && events < u32::MAX as usize
+            {
+                let file = &ev.origin.file;
+                let slot = match &last_session {
+                    Some((name, slot)) if FileName::ptr_eq(name, &ev.session) => *slot,
+                    _ => {
+                        let slot = self.slot(origin, &ev.session);
+                        last_session = Some((ev.session.clone(), slot));
+                        slot
+                    }
+                };
                 // Problems of this file waiting for an event land just before it.
                 let s = &mut self.sessions[slot];
                 let before = s.len();
                 waiting.retain(|&k| {
-                    let same = self.log.problems[k as usize].origin.file == file;
+                    let same = self.log.problems[k as usize].origin.file == *file;
                     if same {
                         s.add_problem(before, k, &self.log);
                     }
                     !same
                 });
-                s.push(&self.log, events as u32);
-                self.last_of_file.insert((origin.clone(), file), slot);
+                s.push(&self.log, events as u32, ev);
+                let known = matches!(&last_file,
+                    Some((f, sl)) if FileName::ptr_eq(f, file) && *sl == slot);
+                if !known {
+                    self.last_of_file
+                        .insert((origin.clone(), file.clone()), slot);
+                    last_file = Some((file.clone(), slot));
+                }
             }
+            self.log.push(item);
             if self.log.problems.len() > problems {
                 let p = &self.log.problems[problems];
                 if p.severity == Severity::Error {
@@ -549,9 +574,26 @@ impl Store {
         self.sessions.iter().filter(|s| !s.retired).count()
     }
 
-    /// The event at a log position.
+    /// The event at a log position. Events of files are decoded from their line and pinned
+    /// until [`Store::trim`] (see [`crate::trace::EventStore`]); a frame looks at a bounded
+    /// number of them.
     pub fn event(&self, pos: u32) -> Option<&Event> {
         self.log.events.get(pos as usize)
+    }
+
+    /// Registers the file a stream is read from, so its events are kept as places in that
+    /// file rather than in memory (the background loader sends it before the stream's
+    /// items). `cfg` is the settings the stream is read with.
+    pub fn add_source(&mut self, name: &str, file: std::fs::File, cfg: crate::trace::ReaderConfig) {
+        self.log.events.add_source(name, file, cfg);
+    }
+
+    /// Forgets decoded events once many are pinned (between frames: nothing borrows them
+    /// then), so what the view looked at does not pile up in memory.
+    pub fn trim(&mut self) {
+        if self.log.events.pinned() > TRIM_PINNED {
+            self.log.events.unpin();
+        }
     }
 
     /// The reader problem at an index of [`TraceLog::problems`].
@@ -588,6 +630,10 @@ pub struct Delta {
     pub problem_index: Vec<u32>,
     /// Whether more remains to be sent (the delta was cut at its size limit).
     pub more: bool,
+    /// The files the store reads events from: a worker registers them with its model
+    /// ([`crate::model::Model::adopt_sources`]) so its copies of their events are kept as
+    /// places in them too.
+    pub sources: Vec<crate::trace::SharedSource>,
 }
 
 /// What one worker has been sent so far, per session: (events, problems, name).
@@ -643,8 +689,13 @@ impl Store {
                 problem(k, &mut items);
                 k += 1;
             }
-            if let Some(ev) = s.events().get(i as usize).and_then(|&p| self.event(p)) {
-                let mut ev = ev.clone();
+            // Copies are decoded without pinning: a hand-over walks the whole session.
+            if let Some(ev) = s
+                .events()
+                .get(i as usize)
+                .and_then(|&p| self.log.events.load(p as usize))
+            {
+                let mut ev = ev.into_owned();
                 ev.session = shared.clone();
                 items.push(Item::Event(ev));
             }
@@ -661,6 +712,7 @@ impl Store {
             positions: s.events()[e0 as usize..e1 as usize].to_vec(),
             problem_index,
             more: e1 < s.len(),
+            sources: self.log.events.shared_sources(),
         })
     }
 }
@@ -730,6 +782,47 @@ mod tests {
         for t in (0..=d.len()).step_by(31) {
             assert_eq!(d.ended_by(t), want.partition_point(|&(st, _)| st <= t));
         }
+    }
+
+    /// The workers' copies of a loaded file's session (a delta) are kept as places in the
+    /// file once the worker's model adopts the store's files: the same events, a few bytes
+    /// each instead of a decoded event each.
+    #[test]
+    fn workers_keep_a_loaded_files_events_as_places_in_it() {
+        use std::io::Write;
+        let mut bytes = Vec::new();
+        let cfg = crate::trace::generate::GenConfig {
+            events: 2_000,
+            seed: 5,
+            sessions: 1,
+            atoms: 20,
+        };
+        crate::trace::generate::write_mixed(&mut bytes, &cfg).unwrap();
+        let mut f = tempfile::NamedTempFile::new().unwrap();
+        f.write_all(&bytes).unwrap();
+        let name = f.path().to_string_lossy().into_owned();
+        let rc = crate::trace::ReaderConfig::default();
+        let mut store = Store::new();
+        store.add_source(&name, std::fs::File::open(f.path()).unwrap(), rc);
+        let mut r = crate::trace::Reader::new(&name, rc);
+        let mut items = Vec::new();
+        r.feed(&bytes, &mut items);
+        r.finish(&mut items);
+        store.extend(items);
+        let n = store.log.events.len();
+        assert_eq!(n, 2_000);
+        let d = store.delta(0, &mut Sent::default(), u32::MAX).unwrap();
+        assert!(!d.sources.is_empty());
+        let mut adopted = crate::model::Model::new();
+        adopted.adopt_sources(&d.sources);
+        adopted.extend(d.items.clone());
+        let mut resident = crate::model::Model::new();
+        resident.extend(d.items);
+        assert_eq!(adopted.log().events, resident.log().events);
+        assert_eq!(adopted.timelines(), resident.timelines());
+        let per_event = |m: &crate::model::Model| m.log().events.heap_bytes() / n;
+        assert!(per_event(&adopted) <= 40, "{} bytes", per_event(&adopted));
+        assert!(per_event(&resident) >= std::mem::size_of::<Event>());
     }
 
     const T: &str = r#"{"kind":"announce","formula":"p","id":"b1"}

@@ -144,9 +144,10 @@ pub fn highlight(src: &str, lang: Lang, theme: &str, marker: Style) -> Option<Ve
 }
 
 /// A bounded cache of highlighted texts, keyed by the caller (event position, formula).
+/// It fills itself while a frame draws, so it takes `&self` (drawing only reads the app).
 #[derive(Debug, Default)]
 pub struct Cache {
-    map: HashMap<(Lang, String), Vec<Line<'static>>>,
+    map: std::cell::RefCell<HashMap<(Lang, String), Vec<Line<'static>>>>,
 }
 
 /// Entries kept before the cache is cleared (a simple bound: the visible set is far smaller).
@@ -155,26 +156,27 @@ const CACHE_CAP: usize = 4096;
 impl Cache {
     /// The highlighted lines of `src`, computed once; `None` while assets load.
     pub fn get(
-        &mut self,
+        &self,
         lang: Lang,
         src: &str,
         theme: &str,
         marker: Style,
-    ) -> Option<&[Line<'static>]> {
+    ) -> Option<Vec<Line<'static>>> {
         let key = (lang, src.to_string());
-        if !self.map.contains_key(&key) {
+        let mut map = self.map.borrow_mut();
+        if !map.contains_key(&key) {
             let lines = highlight(src, lang, theme, marker)?;
-            if self.map.len() >= CACHE_CAP {
-                self.map.clear();
+            if map.len() >= CACHE_CAP {
+                map.clear();
             }
-            self.map.insert(key.clone(), lines);
+            map.insert(key.clone(), lines);
         }
-        self.map.get(&key).map(Vec::as_slice)
+        map.get(&key).cloned()
     }
 
     /// Drops everything (after a theme change).
-    pub fn clear(&mut self) {
-        self.map.clear();
+    pub fn clear(&self) {
+        self.map.borrow_mut().clear();
     }
 }
 

@@ -53,8 +53,13 @@ pub enum Action {
     PageUp,
     /// Page down.
     PageDown,
-    /// Filter Σ (role:, source:, status:, text).
+    /// Filter the focused pane: the timeline (kind:, level:, text, `-` filters out) when it
+    /// has the focus, else Σ (role:, source:, status:, text).
     Filter,
+    /// Scroll the timeline's rows left.
+    ScrollLeft,
+    /// Scroll the timeline's rows right (long rows).
+    ScrollRight,
     /// Next session.
     NextSession,
     /// Toggle mouse capture.
@@ -237,7 +242,19 @@ pub const BINDINGS: &[Binding] = &[
         keys: &[(KeyCode::Char('F'), S), (KeyCode::Char('F'), N)],
         label: "F",
         action: Action::Filter,
-        help: "filter Σ: role:R source:S status:active|retracted TEXT",
+        help: "filter the focused pane: timeline or Σ (the hint bar shows how)",
+    },
+    Binding {
+        keys: &[(KeyCode::Left, N), (KeyCode::Char('h'), N)],
+        label: "← h",
+        action: Action::ScrollLeft,
+        help: "scroll the timeline's rows left",
+    },
+    Binding {
+        keys: &[(KeyCode::Right, N), (KeyCode::Char('l'), N)],
+        label: "→ l",
+        action: Action::ScrollRight,
+        help: "scroll the timeline's rows right (long rows)",
     },
     Binding {
         keys: &[(KeyCode::Char('R'), S), (KeyCode::Char('R'), N)],

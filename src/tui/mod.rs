@@ -8,15 +8,19 @@
 //!   their place, so every pane reads what `export`, `audit` and the REPL read.
 //! - [`audit_job`] audits the shown session on its own thread with [`crate::model::audit`]
 //!   (findings, recomputed gate verdicts), over a model it extends with what is new.
-//! - [`app`] is the view state ([`app::App`]: session, selected step, follow mode, focus,
-//!   selections, filters, the REPL line). Input handlers change it and return
+//! - [`app`] is the view state ([`app::App`]: the screen's focus, mode, overlays and REPL
+//!   line, one [`app::SessionView`] per session). Input handlers change it and return
 //!   [`app::Effect`]s; the loop performs them. Nothing there draws or blocks, so interaction
 //!   tests drive an `App` with key events directly.
-//! - [`ui`] draws the whole screen from an `App`, building only visible rows.
+//! - [`panes`] holds one component per pane: its selection and state, its keys
+//!   (`on_action`) and its drawing.
+//! - [`ui`] lays out the whole screen from an `App` and has each pane draw itself, building
+//!   only visible rows.
 //! - [`keys`] is the one key table: dispatch and the `?` overlay both read it.
 //! - [`repl_job`] runs the REPL engine ([`crate::repl::Repl`]) on its own thread: the solver
 //!   never blocks input; the pane shows "working…" until the answer arrives.
-//! - [`terminal`] guards the terminal modes (restore on drop, error, panic, signals; Ctrl-Z).
+//! - [`terminal`] guards the terminal modes (restore on drop, error, panic, signals; Ctrl-Z);
+//!   [`guardian`] is the child process that restores them after a SIGKILL or an abort.
 //! - [`theme`] and [`highlight`] hold palettes (from `themes/`) and syntect highlighting;
 //!   [`text`] is where untrusted text becomes spans, through [`crate::sanitize`].
 //!
@@ -54,8 +58,10 @@ pub mod app;
 pub mod audit_job;
 pub mod dag;
 pub mod data;
+pub mod guardian;
 pub mod highlight;
 pub mod keys;
+pub mod panes;
 pub mod repl_job;
 pub mod sources;
 pub mod terminal;
@@ -173,6 +179,9 @@ pub enum Load {
     Done,
     /// Something worth telling the user (a truncated file).
     Note(String),
+    /// The file the next items are read from (its name as the items carry it, and a
+    /// descriptor of the same open file): the store keeps those events as places in it.
+    Source(String, File),
 }
 
 /// Items per batch sent to the UI: large enough that the channel is not the cost, small
@@ -220,6 +229,13 @@ fn load(files: Vec<PathBuf>, tx: mpsc::Sender<Load>) {
             )));
             continue;
         };
+        // The store reads events again from this descriptor of the same open file, so what
+        // it shows is what was read even if the path is renamed meanwhile.
+        if let Ok(again) = file.try_clone()
+            && tx.blocking_send(Load::Source(name.clone(), again)).is_err()
+        {
+            return;
+        }
         let mut items = Vec::with_capacity(BATCH);
         let send = |items: &mut Vec<crate::trace::Item>| {
             let batch = std::mem::replace(items, Vec::with_capacity(BATCH));
@@ -472,8 +488,9 @@ pub fn run(opts: Options) -> Result<(), TuiError> {
     app.config_warnings = config.warnings;
     app.demo = opts.demo.as_ref().map(demo_player);
     if let Some(at) = opts.at {
-        app.follow = false;
-        app.cursor = u32::try_from(at.saturating_sub(1)).unwrap_or(u32::MAX);
+        let v = app.view_mut();
+        v.follow = false;
+        v.cursor = u32::try_from(at.saturating_sub(1)).unwrap_or(u32::MAX);
     }
     let res = rt.block_on(event_loop(&mut term, &mut guard, &mut app, opts, live));
     // Stop accepting (and remove the socket file) before the terminal is given back.
@@ -518,6 +535,8 @@ async fn event_loop(
         .name("doxascope-tty-watch".into())
         .spawn(move || watch_tty(watch_tx))?;
     let (load_tx, mut load_rx) = mpsc::channel(64);
+    // `:open` reads more files later, through the same channels as the first ones.
+    let open_load_tx = load_tx.clone();
     let files: Vec<PathBuf> = opts
         .files
         .iter()
@@ -529,17 +548,18 @@ async fn event_loop(
     // trace::follow), its outputs tagged with the file's index.
     let mut handles = Vec::new();
     let (fol_tx, mut fol_rx) = mpsc::channel(256);
+    let open_fol_tx = fol_tx.clone();
+    let follow_cfg = FollowConfig {
+        follow_symlinks: !opts.no_follow_symlinks,
+        ..FollowConfig::default()
+    };
     let once = if opts.follow {
         let base = app.sources.files.len();
         for p in &files {
             app.sources.add_file(p.clone());
         }
-        let cfg = FollowConfig {
-            follow_symlinks: !opts.no_follow_symlinks,
-            ..FollowConfig::default()
-        };
         if !files.is_empty() {
-            let (h, mut rx) = Follower::spawn_many(files, cfg)?;
+            let (h, mut rx) = Follower::spawn_many(files, follow_cfg.clone())?;
             handles.push(h);
             let tx = fol_tx.clone();
             tokio::spawn(async move {
@@ -593,6 +613,7 @@ async fn event_loop(
                 app.status = m;
             }
             let began = Instant::now();
+            app.store.trim();
             // Cleared before drawing: a frame that leaves work for the next one (a Σ filter
             // applied in pieces) sets it again.
             app.dirty = false;
@@ -646,7 +667,7 @@ async fn event_loop(
                 feed_repl(app, &worker);
             }
             _ = sleep_until_opt(audit_due) => {
-                if app.recomputing {
+                if app.auditor_busy() {
                     // One audit at a time; look again when this one is likely done.
                     audit_due = Some(Instant::now() + Duration::from_millis(300));
                 } else {
@@ -679,6 +700,10 @@ async fn event_loop(
                             }
                         }
                         Load::Note(n) => app.status = n,
+                        Load::Source(name, file) => {
+                            app.store
+                                .add_source(&name, file, crate::trace::ReaderConfig::default());
+                        }
                     }
                     if Instant::now() < budget {
                         next = load_rx.try_recv().ok();
@@ -711,7 +736,7 @@ async fn event_loop(
                 let budget = Instant::now() + Duration::from_millis(8);
                 let mut next = Some(ev);
                 while let Some(ev) = next.take() {
-                    app.sources.shown = app.session;
+                    app.sources.shown = app.session();
                     if let Some(m) = app.sources.on_live(&mut app.store, ev) {
                         app.status = m;
                     }
@@ -749,7 +774,7 @@ async fn event_loop(
                     if let Some(req) = app.recompute_input(true) {
                         app.dirty = true;
                         if let Err(m) = auditor.send(req) {
-                            app.recomputing = false;
+                            app.audit_failed();
                             app.status = m;
                         }
                     }
@@ -761,6 +786,46 @@ async fn event_loop(
                 } => {
                     app.queue_command(line, step, purpose);
                     feed_repl(app, &worker);
+                }
+                Effect::Open(path) => {
+                    // Read as the view's own files are: followed, or once by a loader.
+                    let name = path.to_string_lossy().into_owned();
+                    match std::fs::metadata(&path) {
+                        Err(e) => {
+                            app.status =
+                                format!("cannot open {}: {e}", crate::sanitize::sanitize(&name));
+                        }
+                        Ok(m) if !m.is_file() => {
+                            app.status = format!(
+                                "cannot open {}: not a regular file",
+                                crate::sanitize::sanitize(&name)
+                            );
+                        }
+                        Ok(_) if opts.follow => {
+                            let base = app.sources.add_file(path.clone());
+                            let (h, mut rx) = Follower::spawn_many(vec![path], follow_cfg.clone())?;
+                            handles.push(h);
+                            let tx = open_fol_tx.clone();
+                            tokio::spawn(async move {
+                                while let Some((i, item)) = rx.recv().await {
+                                    if tx.send((base + i, item)).await.is_err() {
+                                        break;
+                                    }
+                                }
+                            });
+                            fol_open = true;
+                            app.opened(name);
+                        }
+                        Ok(_) => {
+                            let tx = open_load_tx.clone();
+                            std::thread::Builder::new()
+                                .name("doxascope-load".into())
+                                .spawn(move || load(vec![path], tx))?;
+                            loading = true;
+                            app.loading = Some((0, 0));
+                            app.opened(name);
+                        }
+                    }
                 }
             }
         }

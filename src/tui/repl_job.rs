@@ -215,6 +215,7 @@ impl ReplState {
             let Some(m) = Arc::get_mut(model) else {
                 return Err("the REPL's model is in use elsewhere; Σ is not up to date".into());
             };
+            m.adopt_sources(&d.sources);
             m.extend(d.items);
         }
         Ok(())

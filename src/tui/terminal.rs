@@ -10,6 +10,10 @@
 //! (the worker's channel closes and the UI reports it). Its message is kept for the status
 //! line instead of being printed over the screen.
 //!
+//! What the process cannot see (SIGKILL, an abort) is covered by a guardian process
+//! ([`super::guardian`]), told when the modes are on and off, which restores the terminal if
+//! the TUI dies with them on.
+//!
 //! Ctrl-Z arrives as a key (raw mode turns ISIG off): [`Guard::suspend`] restores the
 //! terminal and stops the process with SIGSTOP (a self-sent SIGTSTP can be discarded for an
 //! orphaned process group); when the shell continues it, the modes are entered again and
@@ -34,6 +38,17 @@ static PASTE: AtomicBool = AtomicBool::new(false);
 static MOUSE: AtomicBool = AtomicBool::new(false);
 static UI_THREAD: Mutex<Option<ThreadId>> = Mutex::new(None);
 static WORKER_PANIC: Mutex<Option<String>> = Mutex::new(None);
+static GUARDIAN: Mutex<Option<super::guardian::Guardian>> = Mutex::new(None);
+
+/// Tells the guardian, if there is one, whether the modes are on. Never waits for the lock:
+/// this runs from the panic hook too.
+fn tell_guardian(on: bool) {
+    if let Ok(mut g) = GUARDIAN.try_lock()
+        && let Some(g) = g.as_mut()
+    {
+        g.modes(on);
+    }
+}
 
 /// Undoes every recorded terminal mode, in reverse order. Idempotent.
 pub fn restore() {
@@ -52,6 +67,7 @@ pub fn restore() {
         let _ = disable_raw_mode();
     }
     let _ = out.flush();
+    tell_guardian(false);
 }
 
 /// A panic message from a non-UI thread, taken once (shown in the status line).
@@ -93,12 +109,19 @@ impl Guard {
     /// Enters raw mode and the alternate screen (plus mouse capture when `mouse`).
     pub fn enter(mouse: bool) -> io::Result<Guard> {
         install_panic_hook();
+        // Started before the terminal changes: it reads the settings to restore.
+        if let Ok(mut g) = GUARDIAN.lock()
+            && g.is_none()
+        {
+            *g = super::guardian::Guardian::spawn();
+        }
         let g = Guard { mouse };
         g.modes_on()?;
         Ok(g)
     }
 
     fn modes_on(&self) -> io::Result<()> {
+        tell_guardian(true);
         enable_raw_mode()?;
         RAW.store(true, Ordering::SeqCst);
         let mut out = io::stdout();
@@ -139,5 +162,8 @@ impl Guard {
 impl Drop for Guard {
     fn drop(&mut self) {
         restore();
+        if let Some(g) = GUARDIAN.lock().ok().and_then(|mut g| g.take()) {
+            g.finish();
+        }
     }
 }

@@ -57,6 +57,53 @@ pub fn lines(s: &str, style: Style, marker: Style) -> Vec<Line<'static>> {
     out
 }
 
+/// Sanitized spans of bytes that may not be UTF-8 (a bad line as read): valid text as
+/// [`spans`], each invalid byte as a marker `\xNN`.
+pub fn bytes_spans(bytes: &[u8], style: Style, marker: Style) -> Vec<Span<'static>> {
+    let mut out = Vec::new();
+    for chunk in bytes.utf8_chunks() {
+        out.extend(spans(chunk.valid(), style, marker));
+        for b in chunk.invalid() {
+            out.push(Span::styled(format!("\\x{b:02X}"), marker));
+        }
+    }
+    out
+}
+
+/// `spans` without their first `cols` display columns (a horizontally scrolled row). A wide
+/// character cut in two leaves a space for its visible half, so the columns after it stay
+/// where they were.
+pub fn skip_columns(spans: Vec<Span<'static>>, cols: usize) -> Vec<Span<'static>> {
+    use unicode_width::UnicodeWidthChar;
+    if cols == 0 {
+        return spans;
+    }
+    let mut left = cols;
+    let mut out = Vec::new();
+    for s in spans {
+        if left == 0 {
+            out.push(s);
+            continue;
+        }
+        let mut kept = String::new();
+        for c in s.content.chars() {
+            let w = c.width().unwrap_or(0);
+            if left == 0 {
+                kept.push(c);
+            } else if w > left {
+                kept.push_str(&" ".repeat(w - left));
+                left = 0;
+            } else {
+                left -= w;
+            }
+        }
+        if !kept.is_empty() {
+            out.push(Span::styled(kept, s.style));
+        }
+    }
+    out
+}
+
 /// Whether drawn text is free of control and bidi characters; line feeds separate rows and
 /// are allowed (used by tests).
 pub fn is_clean(s: &str) -> bool {
@@ -78,6 +125,20 @@ mod tests {
         assert!(is_clean(&text), "{text:?}");
         assert!(text.starts_with('a') && text.ends_with('c'));
         assert!(s.iter().filter(|s| s.style == m).count() >= 3);
+    }
+
+    #[test]
+    fn skipping_columns_keeps_the_rest_in_place() {
+        let text =
+            |v: Vec<Span<'static>>| v.iter().map(|s| s.content.to_string()).collect::<String>();
+        let v = vec![Span::raw("ab"), Span::raw("日本"), Span::raw("cd")];
+        assert_eq!(text(skip_columns(v.clone(), 0)), "ab日本cd");
+        assert_eq!(text(skip_columns(v.clone(), 1)), "b日本cd");
+        assert_eq!(text(skip_columns(v.clone(), 2)), "日本cd");
+        // Half of 日 is skipped: a space holds its other half.
+        assert_eq!(text(skip_columns(v.clone(), 3)), " 本cd");
+        assert_eq!(text(skip_columns(v.clone(), 6)), "cd");
+        assert_eq!(text(skip_columns(v, 99)), "");
     }
 
     #[test]

@@ -70,3 +70,46 @@ pub fn repl_line(data: &[u8]) {
         );
     }
 }
+
+/// Every line an importer or the receiver writes reads back as v1 without a problem.
+fn clean_v1(v1: &[u8], what: &str) {
+    let mut r = Reader::new("fuzz", ReaderConfig::default());
+    let mut items = Vec::new();
+    r.feed(v1, &mut items);
+    r.finish(&mut items);
+    for it in items {
+        if let Item::Problem(p) = it {
+            panic!("{what} wrote a line the v1 reader refuses: {p:?}");
+        }
+    }
+}
+
+/// The OpenTelemetry file importer (OTLP JSON and JSONL, SDK span dumps, attribute maps):
+/// never panics, and what it writes is clean v1; an error names the format.
+pub fn otlp_json(data: &[u8]) {
+    use doxascope::trace::import::{self, Format};
+    let _ = import::otlp::detect(data);
+    match import::import(Format::Otlp, data, "fuzz") {
+        Ok(imp) => clean_v1(&imp.v1, "the OTel importer"),
+        Err(e) => assert_eq!(e.format, Some(Format::Otlp)),
+    }
+}
+
+/// The OTLP/HTTP receiver's request path (gzip, protobuf or JSON decoding, the live
+/// mapping): the first byte picks the content type and encoding, the rest is the body.
+/// Never panics; a body is either mapped to clean v1 or refused with 400 or 413.
+pub fn otlp_request(data: &[u8]) {
+    let Some((&mode, body)) = data.split_first() else {
+        return;
+    };
+    let json = mode & 1 == 1;
+    let gzip = mode & 2 == 2;
+    match doxascope::trace::otlp_http::request_to_v1(body, json, gzip, 1 << 20) {
+        Ok(traces) => {
+            for (_, lines) in traces {
+                clean_v1(&lines, "the OTLP receiver");
+            }
+        }
+        Err((status, _)) => assert!(status == 400 || status == 413, "status {status}"),
+    }
+}

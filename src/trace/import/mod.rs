@@ -19,6 +19,8 @@
 //! in [`detect`] and [`import`], a sample under `../shared/external-traces/` or
 //! `tests/data/`, and a line in `docs/import.md`.
 
+pub mod otlp;
+
 use std::fmt;
 use std::path::Path;
 
@@ -27,16 +29,20 @@ use std::path::Path;
 pub enum Format {
     /// doxascope's own trace format v1 (JSON lines); read as is.
     V1,
+    /// OpenTelemetry spans: OTLP JSON (files and the Collector's file exporter) and the
+    /// SDKs' JSON span dumps ([`otlp`]).
+    Otlp,
 }
 
 impl Format {
     /// Every format, in the order detection tries them.
-    pub const ALL: &'static [Format] = &[Format::V1];
+    pub const ALL: &'static [Format] = &[Format::Otlp, Format::V1];
 
     /// The short name used on the command line (`--format NAME`) and in the header.
     pub fn name(self) -> &'static str {
         match self {
             Format::V1 => "v1",
+            Format::Otlp => "otlp",
         }
     }
 
@@ -99,14 +105,18 @@ impl std::error::Error for ImportError {}
 /// The format of a source, from its content first and its file name second. `head` is the
 /// start of the file (a few KiB is enough for every format). A source that matches nothing
 /// else is taken as v1, whose reader reports its lines' errors one by one.
-pub fn detect(_path: &Path, _head: &[u8]) -> Format {
+pub fn detect(_path: &Path, head: &[u8]) -> Format {
+    if otlp::detect(head) {
+        return Format::Otlp;
+    }
     Format::V1
 }
 
 /// Turns a whole source of format `format` into v1. `name` is the file (or stream) name, used
 /// for session names and notes. V1 itself is returned unchanged.
-pub fn import(format: Format, bytes: &[u8], _name: &str) -> Result<Imported, ImportError> {
+pub fn import(format: Format, bytes: &[u8], name: &str) -> Result<Imported, ImportError> {
     match format {
+        Format::Otlp => otlp::import(bytes, name),
         Format::V1 => Ok(Imported {
             v1: bytes.to_vec(),
             notes: Vec::new(),

@@ -1,0 +1,140 @@
+#!/usr/bin/env bash
+# Opening large traces: doxascope's TUI beside lnav, the model's load at several sizes, and
+# (with AUDIT=1) `doxascope audit` of the largest trace. Prints one line per measure.
+#
+#   scripts/bench_open.sh                  # 10M events for the TUI, 3M/5M/10M for the load
+#   TUI_EVENTS=1000000 LOAD_EVENTS="1000000 2000000" scripts/bench_open.sh
+#   AUDIT=1 scripts/bench_open.sh          # also audit the TUI trace (minutes)
+#
+# Traces are generated with `cargo run --release --example gentrace -- --events N --seed 7`
+# into $BENCH_DIR (default /tmp/doxascope-bench), once, and reused while their size is
+# right. lnav is installed from Debian's packages when missing (apt-get), tmux too.
+#
+# How "open until the last step is navigable" is timed: the real release binary runs in a
+# private tmux server (250x50), `doxascope --no-follow FILE`, and the script polls the screen
+# every 20 ms. The first frame is the first capture that shows the header (" session ");
+# the last step is navigable once the header no longer shows the loading bar and reads
+# "step N of N" (the view follows the newest step, so the last step is the one drawn).
+# CPU time (user + system, from /proc/PID/stat) is reported beside wall time: on a shared
+# machine the wall time depends on what else runs, the CPU time much less.
+# Peak RSS is the process's VmHWM, read from /proc when the last step is drawn (the
+# background audit the view starts afterwards is not waited for; its memory at that moment
+# is included). Both tools read the file from the page cache (it is read once before each
+# run); nothing else should run meanwhile (2-core machine).
+#
+# lnav is timed as `lnav -n -c ':goto 100%' FILE` (headless: it indexes the file and moves
+# to its last line), wall time and peak RSS from /usr/bin/time.
+#
+# Time travel is measured in-process by `cargo bench --bench open -- FILE` (benches/open.rs:
+# the viewer's loader code on the same file, then 200x60 frames drawn at random steps).
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+BENCH_DIR=${BENCH_DIR:-/tmp/doxascope-bench}
+TUI_EVENTS=${TUI_EVENTS:-10000000}
+LOAD_EVENTS=${LOAD_EVENTS:-"3000000 5000000 10000000"}
+SOCK="bench-open-$$"
+mkdir -p "$BENCH_DIR"
+
+need() {
+    command -v "$1" >/dev/null 2>&1 && return 0
+    echo "installing $2 (apt-get)" >&2
+    if [ "$(id -u)" = 0 ]; then
+        apt-get update -qq >/dev/null && apt-get install -y -qq "$2" >/dev/null
+    else
+        sudo apt-get update -qq >/dev/null && sudo apt-get install -y -qq "$2" >/dev/null
+    fi
+}
+need lnav lnav
+need tmux tmux
+[ -x /usr/bin/time ] || need /usr/bin/time time
+
+cargo build --release --locked --quiet --bin doxascope --example gentrace
+BIN=$PWD/target/release/doxascope
+
+trace() { # N -> path of the generated trace with N events
+    local n=$1 f="$BENCH_DIR/gen-$1-seed7.jsonl"
+    if [ ! -s "$f" ] || [ "$(wc -l <"$f")" != "$n" ]; then
+        cargo run --release --locked --quiet --example gentrace -- \
+            --events "$n" --seed 7 --out "$f" >&2
+    fi
+    echo "$f"
+}
+
+warm() { cat "$1" >/dev/null; }
+mib() { awk -v k="$1" 'BEGIN { printf "%.0f", k / 1024 }'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
+now() { date +%s.%N; }
+
+cleanup() { tmux -L "$SOCK" kill-server 2>/dev/null || true; }
+trap cleanup EXIT
+
+tui_open() { # FILE -> "first_frame_s navigable_s peak_kib cpu_s"
+    local f=$1 start first="" done="" pid hwm screen
+    cleanup
+    start=$(now)
+    tmux -L "$SOCK" new-session -d -x 250 -y 50 "exec $BIN --no-follow $f"
+    pid=$(tmux -L "$SOCK" display-message -p '#{pane_pid}')
+    while :; do
+        screen=$(tmux -L "$SOCK" capture-pane -p 2>/dev/null | head -n 2 || true)
+        if [ -z "$first" ] && grep -q " session " <<<"$screen"; then
+            first=$(now)
+        fi
+        if [ -n "$first" ] && ! grep -q "loading" <<<"$screen"; then
+            local step
+            step=$(grep -o 'step [0-9]* of [0-9]*' <<<"$screen" | head -n 1 || true)
+            if [ -n "$step" ] && [ "$(awk '{print $2}' <<<"$step")" = "$(awk '{print $4}' <<<"$step")" ]; then
+                done=$(now)
+                break
+            fi
+        fi
+        if ! kill -0 "$pid" 2>/dev/null; then
+            echo "the viewer exited early" >&2
+            return 1
+        fi
+        sleep 0.02
+    done
+    hwm=$(awk '/VmHWM/ { print $2 }' "/proc/$pid/status")
+    local tck cpu
+    tck=$(getconf CLK_TCK)
+    cpu=$(awk -v t="$tck" '{ printf "%.2f", ($14 + $15) / t }' "/proc/$pid/stat")
+    cleanup
+    echo "$(awk -v a="$first" -v b="$start" 'BEGIN{printf "%.3f", a-b}') \
+$(awk -v a="$done" -v b="$start" 'BEGIN{printf "%.3f", a-b}') $hwm $cpu"
+}
+
+lnav_open() { # FILE -> "wall_s peak_kib cpu_s"
+    local out
+    out=$( { /usr/bin/time -f "%e %M %U %S" lnav -n -c ':goto 100%' "$1" >/dev/null 2>/dev/null; } 2>&1 | tail -n 1)
+    awk '{ printf "%s %s %.2f\n", $1, $2, $3 + $4 }' <<<"$out"
+}
+
+f=$(trace "$TUI_EVENTS")
+size=$(stat -c %s "$f")
+echo "trace: $f, $TUI_EVENTS events, $(mib $((size / 1024))) MiB"
+warm "$f"
+read -r lw lk lc < <(lnav_open "$f")
+warm "$f"
+read -r first nav hwm tc < <(tui_open "$f")
+echo "lnav -n -c ':goto 100%':   ${lw} s (CPU ${lc} s), peak RSS $(mib "$lk") MiB ($(ratio $((lk * 1024)) "$size")x file)"
+echo "doxascope TUI open:        first frame ${first} s, last step navigable ${nav} s (CPU ${tc} s), peak RSS $(mib "$hwm") MiB ($(ratio $((hwm * 1024)) "$size")x file)"
+echo "doxascope / lnav:          wall $(ratio "$nav" "$lw"), CPU $(ratio "$tc" "$lc")"
+
+# Time travel (and the loader's CPU time, in-process): benches/open.rs on the same file.
+warm "$f"
+cargo bench --locked --quiet --bench open -- "$f" 2>/dev/null | sed 's/^/bench open: /'
+
+for n in $LOAD_EVENTS; do
+    g=$(trace "$n")
+    warm "$g"
+    out=$( { /usr/bin/time -f "%e %M %U %S" "$BIN" export "$g" --session gen-0 --format prompt >/dev/null; } 2>&1 | tail -n 1)
+    read -r s k u y <<<"$out"
+    echo "export (model load) $n events: ${s} s (CPU $(awk -v u="$u" -v y="$y" 'BEGIN{printf "%.2f", u + y}') s), peak RSS $(mib "$k") MiB ($(ratio $((k * 1024)) "$(stat -c %s "$g")")x file), $(awk -v s="$s" -v n="$n" 'BEGIN{printf "%.2f", s / n * 1e6}') µs/event"
+done
+
+if [ "${AUDIT:-0}" = 1 ]; then
+    warm "$f"
+    out=$( { /usr/bin/time -f "%e %M" "$BIN" audit "$f" >/dev/null; } 2>&1 | tail -n 1 || true)
+    read -r s k <<<"$out"
+    echo "audit $TUI_EVENTS events: ${s} s, peak RSS $(mib "$k") MiB ($(ratio $((k * 1024)) "$size")x file)"
+fi

@@ -1,0 +1,906 @@
+//! Spans to v1 events. One [`SessionMap`] per session (a trace) keeps what the mapping
+//! needs across spans; spans are fed in the order they *ended* (children before parents),
+//! which is the order an exporter sends them, so a file and the live receiver map a trace
+//! the same way. What a parent needs from its children (the last text a model produced, the
+//! first user message) is carried up as the children arrive.
+//!
+//! | span | v1 |
+//! |---|---|
+//! | `invoke_agent` / `invoke_workflow`, OpenInference `AGENT`, Vercel `ai.generateText` | `intention` (id = span id, type = agent name, goal = first user message), then `answer` (its output, else the last text its models produced) |
+//! | `chat` / `text_completion` / `generate_content` / `call_llm`, OpenInference `LLM`, Vercel `*.doGenerate` | `llm_call` (model, tokens, input, tool requests), a `thought` per text and reasoning part of the output |
+//! | `execute_tool`, OpenInference `TOOL`, Vercel `ai.toolCall` | `tool_call` (tool, call id, arguments, result, status) |
+//! | `plan` | `plan` (`origin: generated`, no steps: the plan text is kept, never parsed into steps) |
+//! | `create_memory` / `update_memory` / `upsert_memory` / `delete_memory` | `belief` per record; a changed or deleted record first gets a `retract` of its old value |
+//! | `search_memory`, `retrieval`, OpenInference `RETRIEVER` | `memory_query` |
+//! | span event `gen_ai.evaluation.result` | `score` (`target` = the span's event) |
+//! | span status ERROR, span event `exception` | `log` (`level: error`) |
+//! | anything else | `span` (name, operation, timing) so the structure stays visible |
+//!
+//! Every event carries `x_span` (the span id) and `x_parent` (its parent's) so the tree can
+//! be rebuilt; text is never turned into formulas.
+
+use std::collections::HashMap;
+
+use serde_json::Value as J;
+
+use super::messages::{Msg, Part, decode_string, exchange};
+use super::span::{Span, Val, rfc3339, span_hex, trace_hex};
+
+/// Longest text kept in one field; longer text is cut (at a character boundary) and the
+/// event says how long it was (`x_truncated`). Keeps every line far below the live
+/// receiver's 1 MiB message cap.
+pub(crate) const MAX_TEXT: usize = 64 * 1024;
+
+/// One v1 event: its JSON members without the braces, and where it sorts.
+#[derive(Debug, Clone)]
+pub(crate) struct Out {
+    /// When it happened (ns), for ordering a file's events.
+    pub ts: Option<i128>,
+    /// Emission order, the tie-breaker.
+    pub ord: u64,
+    /// `"kind":"...",...` (no braces, no `seq`).
+    pub body: Vec<u8>,
+}
+
+/// Writes one event's members.
+struct Obj {
+    buf: Vec<u8>,
+    truncated: Vec<(&'static str, usize)>,
+}
+
+impl Obj {
+    fn new(kind: &str, session: &str) -> Obj {
+        let mut o = Obj {
+            buf: Vec::with_capacity(256),
+            truncated: Vec::new(),
+        };
+        o.buf.extend_from_slice(b"\"kind\":");
+        push_str(&mut o.buf, kind);
+        o.str("session", session);
+        o
+    }
+
+    fn key(&mut self, k: &str) {
+        self.buf.push(b',');
+        push_str(&mut self.buf, k);
+        self.buf.push(b':');
+    }
+
+    fn str(&mut self, k: &str, v: &str) {
+        self.key(k);
+        push_str(&mut self.buf, v);
+    }
+
+    /// Text that may be long: cut at [`MAX_TEXT`].
+    fn text(&mut self, k: &'static str, v: &str) {
+        let cut = cut(v, MAX_TEXT);
+        if cut.len() < v.len() {
+            self.truncated.push((k, v.len()));
+        }
+        self.str(k, cut);
+    }
+
+    fn opt(&mut self, k: &str, v: Option<&str>) {
+        if let Some(v) = v {
+            self.str(k, v);
+        }
+    }
+
+    fn int(&mut self, k: &str, v: i64) {
+        self.key(k);
+        self.buf.extend_from_slice(v.to_string().as_bytes());
+    }
+
+    /// A JSON value; one whose text is longer than [`MAX_TEXT`] is kept as its cut text.
+    fn json(&mut self, k: &'static str, v: &J) {
+        let text = v.to_string();
+        if text.len() > MAX_TEXT {
+            self.truncated.push((k, text.len()));
+            self.str(k, cut(&text, MAX_TEXT));
+        } else {
+            self.key(k);
+            self.buf.extend_from_slice(text.as_bytes());
+        }
+    }
+
+    /// The envelope `id`: the span id, on the one event that stands for the span (scores
+    /// name it as their `target`).
+    fn id(&mut self, sp: &Span<'_>) {
+        if let Some(id) = sp.id {
+            self.str("id", &span_hex(id));
+        }
+    }
+
+    fn span_ids(&mut self, sp: &Span<'_>) {
+        if let Some(id) = sp.id {
+            self.str("x_span", &span_hex(id));
+        }
+        if let Some(p) = sp.parent {
+            self.str("x_parent", &span_hex(p));
+        }
+    }
+
+    fn finish(mut self, ts: Option<i128>, ord: u64) -> Out {
+        if !self.truncated.is_empty() {
+            let t: serde_json::Map<String, J> = self
+                .truncated
+                .iter()
+                .map(|(k, n)| (k.to_string(), J::from(*n as u64)))
+                .collect();
+            let v = J::Object(t);
+            self.key("x_truncated");
+            self.buf.extend_from_slice(v.to_string().as_bytes());
+        }
+        Out {
+            ts,
+            ord,
+            body: self.buf,
+        }
+    }
+}
+
+fn push_str(buf: &mut Vec<u8>, s: &str) {
+    // Writing a str into a Vec cannot fail.
+    let _ = serde_json::to_writer(&mut *buf, s);
+}
+
+/// The longest prefix of `s` of at most `max` bytes ending at a character boundary.
+fn cut(s: &str, max: usize) -> &str {
+    if s.len() <= max {
+        return s;
+    }
+    let mut i = max;
+    while !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    &s[..i]
+}
+
+/// What a span is, by its attributes first and its name second.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Class {
+    Agent,
+    Llm,
+    Tool,
+    Plan,
+    MemoryWrite,
+    MemoryDelete,
+    MemorySearch,
+    Other,
+}
+
+pub(crate) fn classify(sp: &Span<'_>) -> Class {
+    let by_op = |op: &str| match op {
+        "invoke_agent" | "invoke_workflow" => Some(Class::Agent),
+        "chat" | "text_completion" | "generate_content" | "call_llm" | "completion" => {
+            Some(Class::Llm)
+        }
+        "execute_tool" => Some(Class::Tool),
+        "plan" => Some(Class::Plan),
+        "create_memory" | "update_memory" | "upsert_memory" => Some(Class::MemoryWrite),
+        "delete_memory" => Some(Class::MemoryDelete),
+        "search_memory" | "retrieval" => Some(Class::MemorySearch),
+        _ => None,
+    };
+    if let Some(c) = sp.str_attr("gen_ai.operation.name").and_then(by_op) {
+        return c;
+    }
+    if let Some(k) = sp.str_attr("openinference.span.kind") {
+        match k.to_ascii_uppercase().as_str() {
+            "AGENT" => return Class::Agent,
+            "LLM" => return Class::Llm,
+            "TOOL" => return Class::Tool,
+            "RETRIEVER" => return Class::MemorySearch,
+            _ => {}
+        }
+    }
+    let vercel = sp.str_attr("ai.operationId").unwrap_or(&sp.name);
+    match vercel {
+        "ai.generateText" | "ai.streamText" | "ai.generateObject" | "ai.streamObject" => {
+            return Class::Agent;
+        }
+        "ai.toolCall" => return Class::Tool,
+        v if v.starts_with("ai.") && (v.ends_with(".doGenerate") || v.ends_with(".doStream")) => {
+            return Class::Llm;
+        }
+        _ => {}
+    }
+    if let Some(c) = sp.name.split(' ').next().and_then(by_op) {
+        return c;
+    }
+    if sp.attr("gen_ai.tool.name").is_some() {
+        return Class::Tool;
+    }
+    if sp.attr("gen_ai.request.model").is_some() || sp.attr("llm.model_name").is_some() {
+        return Class::Llm;
+    }
+    Class::Other
+}
+
+/// The model a span names.
+pub(crate) fn model_of<'s>(sp: &'s Span<'_>) -> Option<&'s str> {
+    [
+        "gen_ai.request.model",
+        "gen_ai.response.model",
+        "llm.model_name",
+        "ai.model.id",
+    ]
+    .iter()
+    .find_map(|k| sp.str_attr(k))
+}
+
+/// The agent a span names (for agent spans).
+pub(crate) fn agent_name(sp: &Span<'_>) -> String {
+    if let Some(n) = sp
+        .str_attr("gen_ai.agent.name")
+        .or_else(|| sp.str_attr("gen_ai.workflow.name"))
+        .or_else(|| sp.str_attr("agent.name"))
+        .or_else(|| sp.str_attr("ai.telemetry.functionId"))
+    {
+        return n.to_string();
+    }
+    let name = sp
+        .name
+        .strip_prefix("invoke_agent ")
+        .or_else(|| sp.name.strip_prefix("invoke_workflow "))
+        .unwrap_or(&sp.name);
+    name.trim().to_string()
+}
+
+/// What children hand up to their parent.
+#[derive(Debug, Default)]
+struct Pending {
+    /// The last text a model produced below, with its end time.
+    last_text: Option<(i128, String)>,
+    /// The first user message below, with its start time.
+    first_user: Option<(i128, String)>,
+}
+
+impl Pending {
+    fn merge(&mut self, other: Pending) {
+        if let Some((t, s)) = other.last_text
+            && self.last_text.as_ref().is_none_or(|(u, _)| t >= *u)
+        {
+            self.last_text = Some((t, s));
+        }
+        if let Some((t, s)) = other.first_user
+            && self.first_user.as_ref().is_none_or(|(u, _)| t < *u)
+        {
+            self.first_user = Some((t, s));
+        }
+    }
+}
+
+/// Spans above this many waiting for their parent are forgotten (a live trace whose parents
+/// never come must not grow without bound).
+const MAX_PENDING: usize = 100_000;
+
+/// The mapping state of one session.
+#[derive(Debug)]
+pub(crate) struct SessionMap {
+    /// The session's name (every event's `session`).
+    pub name: String,
+    /// The trace id, when there is one.
+    pub trace: Option<u128>,
+    /// The `session` event was written.
+    started: bool,
+    pending: HashMap<u64, Pending>,
+    /// Memory records written so far: record key → its value as text.
+    memory: HashMap<String, String>,
+    /// A model call without captured content was seen (said once).
+    said_no_content: bool,
+    ord: u64,
+    /// Span events of other names, counted.
+    pub other_events: u64,
+    /// An agent span without a parent gave an answer.
+    pub root_answered: bool,
+    /// Live: lines are written as spans arrive, so `ts` is kept from going backwards.
+    monotone: bool,
+    last_ts: Option<i128>,
+}
+
+/// What the `session` event says; in a file it is known from all spans, live from the first.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct SessionInfo {
+    pub agent: Option<String>,
+    pub model: Option<String>,
+    pub service: Option<String>,
+    pub conversation: Option<String>,
+}
+
+impl SessionInfo {
+    /// What a set of spans (in start order) says about their session.
+    pub(crate) fn of<'s, 'a: 's>(spans: impl Iterator<Item = &'s Span<'a>> + Clone) -> Self {
+        let mut info = SessionInfo::default();
+        for sp in spans {
+            if info.agent.is_none() && classify(sp) == Class::Agent {
+                info.agent = Some(agent_name(sp));
+            }
+            if info.agent.is_none() {
+                info.agent = sp.resource.agent.clone();
+            }
+            if info.model.is_none() {
+                info.model = model_of(sp).map(str::to_string);
+            }
+            if info.service.is_none() {
+                info.service = sp.resource.service.clone();
+            }
+            if info.conversation.is_none() {
+                info.conversation = sp
+                    .str_attr("gen_ai.conversation.id")
+                    .or_else(|| sp.str_attr("session.id"))
+                    .map(str::to_string);
+            }
+        }
+        info
+    }
+}
+
+impl SessionMap {
+    /// A session named `name` for trace `trace`.
+    pub(crate) fn new(name: String, trace: Option<u128>) -> Self {
+        SessionMap {
+            name,
+            trace,
+            started: false,
+            pending: HashMap::new(),
+            memory: HashMap::new(),
+            said_no_content: false,
+            ord: 0,
+            other_events: 0,
+            root_answered: false,
+            monotone: false,
+            last_ts: None,
+        }
+    }
+
+    /// A session whose lines are written as spans arrive (the live receiver): a line whose
+    /// time is earlier than the one before gets that one's `ts` and its own in `x_ts`, so
+    /// the stream's times never go backwards.
+    pub(crate) fn new_live(name: String, trace: Option<u128>) -> Self {
+        SessionMap {
+            monotone: true,
+            ..SessionMap::new(name, trace)
+        }
+    }
+
+    fn next_ord(&mut self) -> u64 {
+        self.ord += 1;
+        self.ord
+    }
+
+    fn emit(&mut self, mut o: Obj, ts: Option<i128>, out: &mut Vec<Out>) {
+        let ord = self.next_ord();
+        let mut shown = ts;
+        if self.monotone
+            && let (Some(t), Some(last)) = (ts, self.last_ts)
+            && t < last
+        {
+            // A live stream is in arrival order (a parent arrives after its children, with
+            // an earlier start): the line's `ts` stays in order, the span's time is kept.
+            shown = Some(last);
+            if let Some(x) = rfc3339(t) {
+                o.str("x_ts", &x);
+            }
+        }
+        if let Some(t) = shown {
+            self.last_ts = Some(t);
+            if let Some(x) = rfc3339(t) {
+                o.str("ts", &x);
+            }
+        }
+        out.push(o.finish(ts, ord));
+    }
+
+    /// The `session` event, once (before anything else of the session).
+    pub(crate) fn start(&mut self, info: &SessionInfo, out: &mut Vec<Out>) {
+        if self.started {
+            return;
+        }
+        self.started = true;
+        let mut o = Obj::new("session", &self.name);
+        o.opt("agent", info.agent.as_deref().or(info.service.as_deref()));
+        o.opt("model", info.model.as_deref());
+        let mut meta = serde_json::Map::new();
+        meta.insert("source".into(), J::from("opentelemetry"));
+        if let Some(t) = self.trace {
+            meta.insert("trace_id".into(), J::from(trace_hex(t)));
+        }
+        if let Some(s) = &info.service {
+            meta.insert("service".into(), J::from(s.as_str()));
+        }
+        if let Some(c) = &info.conversation {
+            meta.insert("conversation_id".into(), J::from(c.as_str()));
+        }
+        o.json("meta", &J::Object(meta));
+        // Sorts before every span's events.
+        self.emit(o, None, out);
+    }
+
+    /// Maps one span (children first, see the module docs).
+    pub(crate) fn span(&mut self, sp: &Span<'_>, out: &mut Vec<Out>) {
+        let mut mine = sp
+            .id
+            .and_then(|id| self.pending.remove(&id))
+            .unwrap_or_default();
+        let class = classify(sp);
+        match class {
+            Class::Agent => self.agent(sp, &mut mine, out),
+            Class::Llm => self.llm(sp, &mut mine, out),
+            Class::Tool => self.tool(sp, out),
+            Class::Plan => self.plan(sp, &mine, out),
+            Class::MemoryWrite | Class::MemoryDelete => self.memory(sp, class, out),
+            Class::MemorySearch => self.search(sp, out),
+            Class::Other => self.other(sp, out),
+        }
+        self.span_events(sp, out);
+        // An `exception` event already said why (as a log of its own).
+        if sp.error && !sp.events.iter().any(|e| e.name == "exception") {
+            let mut o = Obj::new("log", &self.name);
+            o.str("level", "error");
+            let why = sp
+                .status_message
+                .as_deref()
+                .or_else(|| sp.str_attr("error.type"))
+                .unwrap_or("status ERROR");
+            o.text("message", &format!("{} failed: {why}", sp.name));
+            o.span_ids(sp);
+            self.emit(o, sp.end.or(sp.start), out);
+        }
+        // An agent's answer and goal are its own; above it they are not carried further.
+        if class != Class::Agent
+            && let Some(p) = sp.parent
+        {
+            if self.pending.len() >= MAX_PENDING && !self.pending.contains_key(&p) {
+                self.pending.clear();
+            }
+            self.pending.entry(p).or_default().merge(mine);
+        }
+    }
+
+    fn agent(&mut self, sp: &Span<'_>, mine: &mut Pending, out: &mut Vec<Out>) {
+        let ex = exchange(sp);
+        let goal = ex
+            .input
+            .iter()
+            .find(|m| m.role == "user")
+            .map(Msg::text)
+            .filter(|t| !t.is_empty())
+            .or_else(|| mine.first_user.take().map(|(_, t)| t));
+        let mut o = Obj::new("intention", &self.name);
+        if let Some(id) = sp.id {
+            o.str("id", &span_hex(id));
+        }
+        o.str("type", &agent_name(sp));
+        if let Some(g) = &goal {
+            o.text("goal", g);
+        }
+        if let Some(id) = sp.str_attr("gen_ai.agent.id") {
+            o.str("x_agent_id", id);
+        }
+        if let Some(d) = sp.str_attr("gen_ai.agent.description") {
+            o.text("x_description", d);
+        }
+        o.span_ids(sp);
+        self.emit(o, sp.start, out);
+        let own = last_text(&ex.output);
+        let answer = own.or_else(|| mine.last_text.take().map(|(_, t)| t));
+        if let Some(text) = answer {
+            self.root_answered |= sp.parent.is_none();
+            let mut o = Obj::new("answer", &self.name);
+            o.text("text", &text);
+            o.span_ids(sp);
+            self.emit(o, sp.end, out);
+        }
+    }
+
+    fn llm(&mut self, sp: &Span<'_>, mine: &mut Pending, out: &mut Vec<Out>) {
+        let ex = exchange(sp);
+        let mut o = Obj::new("llm_call", &self.name);
+        o.id(sp);
+        o.opt("model", model_of(sp));
+        o.opt(
+            "provider",
+            sp.str_attr("gen_ai.provider.name")
+                .or_else(|| sp.str_attr("gen_ai.system"))
+                .or_else(|| sp.str_attr("llm.provider"))
+                .or_else(|| sp.str_attr("ai.model.provider")),
+        );
+        o.opt("operation", sp.str_attr("gen_ai.operation.name"));
+        for (k, keys) in [
+            (
+                "input_tokens",
+                &[
+                    "gen_ai.usage.input_tokens",
+                    "gen_ai.usage.prompt_tokens",
+                    "llm.token_count.prompt",
+                    "ai.usage.promptTokens",
+                ][..],
+            ),
+            (
+                "output_tokens",
+                &[
+                    "gen_ai.usage.output_tokens",
+                    "gen_ai.usage.completion_tokens",
+                    "llm.token_count.completion",
+                    "ai.usage.completionTokens",
+                ][..],
+            ),
+        ] {
+            if let Some(n) = keys.iter().find_map(|k| sp.attr(k).and_then(Val::as_i64)) {
+                o.int(k, n);
+            }
+        }
+        if let Some(f) = sp.attr("gen_ai.response.finish_reasons") {
+            o.json("finish_reasons", &f.to_json());
+        }
+        if let Some(id) = sp.str_attr("gen_ai.response.id") {
+            o.str("response_id", id);
+        }
+        if !ex.input.is_empty() {
+            o.json("input", &brief(&ex.input));
+        }
+        let calls: Vec<J> = ex
+            .output
+            .iter()
+            .flat_map(|m| &m.parts)
+            .filter_map(|p| match p {
+                Part::ToolCall { id, name, args } => Some(serde_json::json!({
+                    "id": id, "name": name, "args": args,
+                })),
+                _ => None,
+            })
+            .collect();
+        if !calls.is_empty() {
+            o.json("tool_calls", &J::Array(calls));
+        }
+        o.span_ids(sp);
+        self.emit(o, sp.start, out);
+        if ex.input.is_empty() && ex.output.is_empty() && !self.said_no_content {
+            self.said_no_content = true;
+            let mut o = Obj::new("log", &self.name);
+            o.str("level", "warn");
+            o.str(
+                "message",
+                "message content was not captured by the instrumentation (GenAI \
+                 instrumentations leave it out unless asked): model calls are shown without \
+                 their text",
+            );
+            o.span_ids(sp);
+            self.emit(o, sp.start, out);
+        }
+        if let Some(u) = ex.input.iter().find(|m| m.role == "user") {
+            let t = u.text();
+            if !t.is_empty() {
+                mine.merge(Pending {
+                    first_user: Some((sp.start.unwrap_or(i128::MAX), t)),
+                    last_text: None,
+                });
+            }
+        }
+        for m in ex.output.iter().filter(|m| m.role != "user") {
+            for p in &m.parts {
+                let (text, reasoning) = match p {
+                    Part::Text(t) if !t.trim().is_empty() => (t, false),
+                    Part::Reasoning(t) if !t.trim().is_empty() => (t, true),
+                    _ => continue,
+                };
+                let mut o = Obj::new("thought", &self.name);
+                o.text("text", text);
+                if reasoning {
+                    o.str("x_part", "reasoning");
+                }
+                o.span_ids(sp);
+                self.emit(o, sp.end, out);
+            }
+        }
+        if let Some(t) = last_text(&ex.output) {
+            mine.merge(Pending {
+                last_text: Some((sp.end.unwrap_or(i128::MIN), t)),
+                first_user: None,
+            });
+        }
+    }
+
+    fn tool(&mut self, sp: &Span<'_>, out: &mut Vec<Out>) {
+        let mut o = Obj::new("tool_call", &self.name);
+        o.id(sp);
+        let name = sp
+            .str_attr("gen_ai.tool.name")
+            .or_else(|| sp.str_attr("tool.name"))
+            .or_else(|| sp.str_attr("ai.toolCall.name"))
+            .map(str::to_string)
+            .unwrap_or_else(|| {
+                sp.name
+                    .strip_prefix("execute_tool ")
+                    .unwrap_or(&sp.name)
+                    .to_string()
+            });
+        o.str("tool", &name);
+        o.opt(
+            "call_id",
+            sp.str_attr("gen_ai.tool.call.id")
+                .or_else(|| sp.str_attr("tool.id"))
+                .or_else(|| sp.str_attr("tool_call.id"))
+                .or_else(|| sp.str_attr("ai.toolCall.id")),
+        );
+        let pick = |keys: &[&str]| keys.iter().find_map(|k| sp.attr(k)).cloned();
+        if let Some(a) = pick(&[
+            "gen_ai.tool.call.arguments",
+            "gen_ai.tool.args",
+            "ai.toolCall.args",
+            "tool.parameters",
+            "input.value",
+            "input",
+        ]) {
+            o.json("args", &value_json(&a));
+        }
+        if let Some(r) = pick(&[
+            "gen_ai.tool.call.result",
+            "gen_ai.output",
+            "ai.toolCall.result",
+            "output.value",
+            "output",
+        ]) {
+            o.json("result", &value_json(&r));
+        }
+        o.str("status", if sp.error { "error" } else { "ok" });
+        if let Some(d) = sp.str_attr("gen_ai.tool.description") {
+            o.text("x_description", d);
+        }
+        o.span_ids(sp);
+        self.emit(o, sp.start, out);
+    }
+
+    fn plan(&mut self, sp: &Span<'_>, mine: &Pending, out: &mut Vec<Out>) {
+        let ex = exchange(sp);
+        let mut o = Obj::new("plan", &self.name);
+        if let Some(id) = sp.id {
+            o.str("id", &span_hex(id));
+        }
+        o.str("origin", "generated");
+        let text = last_text(&ex.output).or_else(|| mine.last_text.as_ref().map(|t| t.1.clone()));
+        if let Some(t) = text {
+            o.text("x_plan_text", &t);
+        }
+        o.span_ids(sp);
+        self.emit(o, sp.start, out);
+    }
+
+    /// Memory writes and deletes: a record seen before with another value (or deleted) is
+    /// retracted first, then written as a belief.
+    fn memory(&mut self, sp: &Span<'_>, class: Class, out: &mut Vec<Out>) {
+        let store = sp.str_attr("gen_ai.memory.store.id");
+        let source = format!("memory:{}", store.unwrap_or("default"));
+        let mut records: Vec<(String, Option<String>)> = Vec::new();
+        if let Some(J::Array(rs)) = sp
+            .attr("gen_ai.memory.records")
+            .and_then(|v| v.decoded_json().or_else(|| Some(v.to_json())))
+        {
+            for r in rs {
+                let id = r.get("id").and_then(J::as_str).map(str::to_string);
+                let content = r.get("content").map(|c| match c {
+                    J::String(s) => s.clone(),
+                    other => other.to_string(),
+                });
+                let key = id.or_else(|| sp.str_attr("gen_ai.memory.record.id").map(str::to_string));
+                if let Some(k) = key {
+                    records.push((k, content));
+                }
+            }
+        }
+        if records.is_empty()
+            && let Some(id) = sp.str_attr("gen_ai.memory.record.id")
+        {
+            records.push((id.to_string(), None));
+        }
+        let ts = sp.end.or(sp.start);
+        let op = sp
+            .str_attr("gen_ai.operation.name")
+            .unwrap_or(&sp.name)
+            .to_string();
+        for (id, content) in records {
+            let key = match store {
+                Some(s) => format!("{s}/{id}"),
+                None => id,
+            };
+            let old = self.memory.get(&key).cloned();
+            let changed = match class {
+                Class::MemoryDelete => true,
+                _ => old.is_some() && content.is_some() && old != content,
+            };
+            if changed && old.is_some() {
+                let mut o = Obj::new("retract", &self.name);
+                o.str("target", &key);
+                o.str("by", "agent");
+                o.str("reason", &format!("{op} ({})", sp.name));
+                if let Some(v) = &old {
+                    o.text("x_old_value", v);
+                }
+                o.span_ids(sp);
+                self.emit(o, ts, out);
+            }
+            if class == Class::MemoryDelete {
+                self.memory.remove(&key);
+                continue;
+            }
+            let mut o = Obj::new("belief", &self.name);
+            o.str("name", &key);
+            if let Some(c) = &content {
+                o.key("value");
+                let cut_c = cut(c, MAX_TEXT);
+                if cut_c.len() < c.len() {
+                    o.truncated.push(("value", c.len()));
+                }
+                push_str(&mut o.buf, cut_c);
+            }
+            o.str("source", &source);
+            o.str("x_operation", &op);
+            o.span_ids(sp);
+            self.emit(o, ts, out);
+            if let Some(c) = content {
+                self.memory.insert(key, c);
+            } else {
+                self.memory.entry(key).or_default();
+            }
+        }
+    }
+
+    fn search(&mut self, sp: &Span<'_>, out: &mut Vec<Out>) {
+        let mut o = Obj::new("memory_query", &self.name);
+        o.id(sp);
+        if let Some(q) = sp
+            .str_attr("gen_ai.memory.query.text")
+            .or_else(|| sp.str_attr("gen_ai.retrieval.query.text"))
+            .or_else(|| sp.str_attr("input.value"))
+        {
+            o.text("query", q);
+        }
+        o.opt("store", sp.str_attr("gen_ai.memory.store.id"));
+        if let Some(n) = sp.attr("gen_ai.memory.record.count").and_then(Val::as_i64) {
+            o.int("hits", n);
+        }
+        o.span_ids(sp);
+        self.emit(o, sp.start, out);
+    }
+
+    fn other(&mut self, sp: &Span<'_>, out: &mut Vec<Out>) {
+        let mut o = Obj::new("span", &self.name);
+        o.id(sp);
+        o.str("name", &sp.name);
+        o.opt(
+            "operation",
+            sp.str_attr("gen_ai.operation.name")
+                .or_else(|| sp.str_attr("openinference.span.kind"))
+                .or_else(|| sp.str_attr("ai.operationId")),
+        );
+        if let (Some(s), Some(e)) = (sp.start, sp.end) {
+            o.int(
+                "duration_ms",
+                i64::try_from((e - s) / 1_000_000).unwrap_or(i64::MAX),
+            );
+        }
+        o.span_ids(sp);
+        self.emit(o, sp.start, out);
+    }
+
+    fn span_events(&mut self, sp: &Span<'_>, out: &mut Vec<Out>) {
+        for e in &sp.events {
+            let ts = e.time.or(sp.end);
+            match &*e.name {
+                "gen_ai.evaluation.result" => {
+                    let a = |k: &str| super::span::attr(&e.attrs, k);
+                    let mut o = Obj::new("score", &self.name);
+                    o.str(
+                        "name",
+                        a("gen_ai.evaluation.name")
+                            .and_then(Val::as_str)
+                            .unwrap_or("evaluation"),
+                    );
+                    match a("gen_ai.evaluation.score.value").map(Val::to_json) {
+                        Some(v @ (J::Number(_) | J::String(_) | J::Bool(_))) => o.json("value", &v),
+                        // A score is one number, string or bool; anything else is kept as text.
+                        Some(J::Null) | None => {}
+                        Some(other) => o.str("value", &other.to_string()),
+                    }
+                    o.opt(
+                        "label",
+                        a("gen_ai.evaluation.score.label").and_then(Val::as_str),
+                    );
+                    if let Some(x) = a("gen_ai.evaluation.explanation").and_then(Val::as_str) {
+                        o.text("explanation", x);
+                    }
+                    // The span's own event (its `id` is the span id) is what was scored.
+                    if let Some(id) = sp.id {
+                        o.str("target", &span_hex(id));
+                    }
+                    o.opt(
+                        "x_response_id",
+                        a("gen_ai.response.id").and_then(Val::as_str),
+                    );
+                    if let Some(err) = a("error.type").and_then(Val::as_str) {
+                        o.str("error", err);
+                    }
+                    o.span_ids(sp);
+                    self.emit(o, ts, out);
+                }
+                "exception" => {
+                    let a = |k: &str| super::span::attr(&e.attrs, k).and_then(Val::as_str);
+                    let mut o = Obj::new("log", &self.name);
+                    o.str("level", "error");
+                    let msg = match (a("exception.type"), a("exception.message")) {
+                        (Some(t), Some(m)) => format!("{t}: {m}"),
+                        (Some(x), None) | (None, Some(x)) => x.to_string(),
+                        (None, None) => "exception".to_string(),
+                    };
+                    o.text("message", &format!("{}: {msg}", sp.name));
+                    o.span_ids(sp);
+                    self.emit(o, ts, out);
+                }
+                n if n.starts_with("gen_ai.") && n.ends_with(".message")
+                    || n == "gen_ai.choice" =>
+                {
+                    // Read as the span's messages (messages.rs).
+                }
+                _ => self.other_events += 1,
+            }
+        }
+    }
+
+    /// An answer the source gives outside its spans (any-agent's `final_output`).
+    pub(crate) fn answer_text(&mut self, text: &str, ts: Option<i128>, out: &mut Vec<Out>) {
+        let mut o = Obj::new("answer", &self.name);
+        o.text("text", text);
+        o.str("x_source", "final_output");
+        self.emit(o, ts, out);
+    }
+}
+
+/// The last non-empty text of the assistant's messages.
+fn last_text(msgs: &[Msg]) -> Option<String> {
+    msgs.iter()
+        .rev()
+        .filter(|m| m.role != "user" && m.role != "system" && m.role != "tool")
+        .map(Msg::text)
+        .find(|t| !t.trim().is_empty())
+}
+
+/// Messages as `[{role, text}]` (tool requests and results named, not expanded), cut to
+/// [`MAX_TEXT`] in all: every model call repeats the whole history.
+fn brief(msgs: &[Msg]) -> J {
+    let mut budget = MAX_TEXT;
+    let mut out = Vec::new();
+    // The latest messages matter most: keep from the end.
+    for m in msgs.iter().rev() {
+        let mut text = m.text();
+        for p in &m.parts {
+            match p {
+                Part::ToolCall { name, .. } => text.push_str(&format!("[call {name}]")),
+                Part::ToolResult { response, .. } => {
+                    let r = match response {
+                        J::String(s) => s.clone(),
+                        other => other.to_string(),
+                    };
+                    text.push_str(&r);
+                }
+                _ => {}
+            }
+        }
+        if text.len() > budget {
+            out.push(serde_json::json!({"role": m.role, "text": cut(&text, budget), "truncated": text.len()}));
+            break;
+        }
+        budget -= text.len();
+        out.push(serde_json::json!({"role": m.role, "text": text}));
+    }
+    out.reverse();
+    J::Array(out)
+}
+
+/// An attribute as JSON, decoding a string that holds JSON.
+fn value_json(v: &Val<'_>) -> J {
+    match v {
+        Val::Str(s) => decode_string(&J::String(s.to_string())),
+        other => other.to_json(),
+    }
+}

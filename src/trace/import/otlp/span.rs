@@ -1,0 +1,486 @@
+//! The one shape every OpenTelemetry source is read into (OTLP JSON, the SDKs' `to_json`
+//! dumps, protobuf from the receiver): a span with decoded ids and nanosecond times, and its
+//! attributes as typed values. The mapping to v1 (`map.rs`) sees only this.
+
+use std::borrow::Cow;
+use std::sync::Arc;
+
+use base64::Engine as _;
+
+/// An attribute value, as OTLP's `AnyValue` or plain JSON gives it.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Val<'a> {
+    /// Absent or JSON `null`.
+    Null,
+    /// A boolean.
+    Bool(bool),
+    /// An integer.
+    Int(i64),
+    /// A float.
+    Double(f64),
+    /// A string.
+    Str(Cow<'a, str>),
+    /// Bytes (`bytesValue`).
+    Bytes(Vec<u8>),
+    /// An array.
+    Array(Vec<Val<'a>>),
+    /// A key-value list (or a JSON object).
+    Map(Vec<(Cow<'a, str>, Val<'a>)>),
+}
+
+impl Val<'_> {
+    /// The string, when it is one.
+    pub(crate) fn as_str(&self) -> Option<&str> {
+        match self {
+            Val::Str(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// An integer, also from a float without fraction or a decimal string.
+    pub(crate) fn as_i64(&self) -> Option<i64> {
+        match self {
+            Val::Int(i) => Some(*i),
+            Val::Double(f) if f.fract() == 0.0 && f.abs() < 9.0e15 => Some(*f as i64),
+            Val::Str(s) => s.trim().parse().ok(),
+            _ => None,
+        }
+    }
+
+    /// The value as JSON.
+    pub(crate) fn to_json(&self) -> serde_json::Value {
+        use serde_json::Value as J;
+        match self {
+            Val::Null => J::Null,
+            Val::Bool(b) => J::Bool(*b),
+            Val::Int(i) => J::from(*i),
+            Val::Double(f) => serde_json::Number::from_f64(*f).map_or(J::Null, J::Number),
+            Val::Str(s) => J::String(s.to_string()),
+            Val::Bytes(b) => J::String(base64::engine::general_purpose::STANDARD.encode(b)),
+            Val::Array(a) => J::Array(a.iter().map(Val::to_json).collect()),
+            Val::Map(m) => J::Object(
+                m.iter()
+                    .map(|(k, v)| (k.to_string(), v.to_json()))
+                    .collect(),
+            ),
+        }
+    }
+
+    /// A string attribute holding JSON (the GenAI conventions put message lists in strings)
+    /// decoded, or the structured value as JSON.
+    pub(crate) fn decoded_json(&self) -> Option<serde_json::Value> {
+        match self {
+            Val::Str(s) => {
+                let t = s.trim_start();
+                if t.starts_with('{') || t.starts_with('[') {
+                    serde_json::from_str(t).ok()
+                } else {
+                    None
+                }
+            }
+            Val::Null => None,
+            other => Some(other.to_json()),
+        }
+    }
+
+    /// Text for display: a string as is, anything else as compact JSON.
+    pub(crate) fn to_text(&self) -> String {
+        match self {
+            Val::Str(s) => s.to_string(),
+            other => other.to_json().to_string(),
+        }
+    }
+}
+
+/// A list of attributes in source order.
+pub(crate) type Attrs<'a> = Vec<(Cow<'a, str>, Val<'a>)>;
+
+/// The first attribute named `key`.
+pub(crate) fn attr<'x, 'a>(attrs: &'x Attrs<'a>, key: &str) -> Option<&'x Val<'a>> {
+    attrs.iter().find(|(k, _)| k == key).map(|(_, v)| v)
+}
+
+/// What a span's resource says about who sent it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct Resource {
+    /// `service.name`.
+    pub service: Option<String>,
+    /// `gen_ai.agent.name` when the resource carries it.
+    pub agent: Option<String>,
+}
+
+impl Resource {
+    pub(crate) fn from_attrs(attrs: &Attrs<'_>) -> Resource {
+        Resource {
+            service: attr(attrs, "service.name")
+                .and_then(Val::as_str)
+                .map(str::to_string),
+            agent: attr(attrs, "gen_ai.agent.name")
+                .and_then(Val::as_str)
+                .map(str::to_string),
+        }
+    }
+}
+
+/// An event recorded on a span.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct SpanEvent<'a> {
+    /// Its name (`gen_ai.evaluation.result`, `exception`, `gen_ai.user.message`, ...).
+    pub name: Cow<'a, str>,
+    /// When, in nanoseconds since the Unix epoch.
+    pub time: Option<i128>,
+    /// Its attributes.
+    pub attrs: Attrs<'a>,
+}
+
+/// One span, whatever wrote it.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Span<'a> {
+    /// The trace id (128 bits).
+    pub trace: Option<u128>,
+    /// The span id (64 bits).
+    pub id: Option<u64>,
+    /// The parent's span id; `None` for a root.
+    pub parent: Option<u64>,
+    /// The span name.
+    pub name: Cow<'a, str>,
+    /// Start and end, in nanoseconds since the Unix epoch.
+    pub start: Option<i128>,
+    /// End time.
+    pub end: Option<i128>,
+    /// Status code ERROR.
+    pub error: bool,
+    /// The status message or description.
+    pub status_message: Option<Cow<'a, str>>,
+    /// Attributes.
+    pub attrs: Attrs<'a>,
+    /// Span events.
+    pub events: Vec<SpanEvent<'a>>,
+    /// Who sent it.
+    pub resource: Arc<Resource>,
+    /// Where it was in the source (`line 3`, a request number), for notes.
+    pub location: Arc<str>,
+}
+
+impl<'a> Span<'a> {
+    /// The first attribute named `key`.
+    pub(crate) fn attr(&self, key: &str) -> Option<&Val<'a>> {
+        attr(&self.attrs, key)
+    }
+
+    /// A string attribute.
+    pub(crate) fn str_attr(&self, key: &str) -> Option<&str> {
+        self.attr(key).and_then(Val::as_str)
+    }
+}
+
+/// Why an id or a time could not be read.
+pub(crate) type Bad = String;
+
+/// A 128-bit trace id from its JSON text: a hex string (32 digits, optionally `0x`), base64
+/// of 16 bytes (proto3 JSON's `bytes`), or a decimal number (the Python SDK's `int` ids,
+/// which overflow 64-bit integers and doubles, so they are read from the digits).
+pub(crate) fn trace_id_json(raw: &str) -> Result<Option<u128>, Bad> {
+    id_json(raw, 16)
+}
+
+/// A 64-bit span id from its JSON text (as [`trace_id_json`], 16 hex digits or 8 bytes).
+pub(crate) fn span_id_json(raw: &str) -> Result<Option<u64>, Bad> {
+    id_json(raw, 8).map(|o| o.map(|v| v as u64))
+}
+
+fn id_json(raw: &str, width: usize) -> Result<Option<u128>, Bad> {
+    let raw = raw.trim();
+    if raw == "null" {
+        return Ok(None);
+    }
+    if let Some(inner) = raw.strip_prefix('"').and_then(|r| r.strip_suffix('"')) {
+        if inner.contains('\\') {
+            let s: String = serde_json::from_str(raw).map_err(|e| format!("bad id string: {e}"))?;
+            return id_str(&s, width);
+        }
+        return id_str(inner, width);
+    }
+    // A JSON number: decimal digits only (no sign, fraction or exponent).
+    if !raw.is_empty() && raw.bytes().all(|b| b.is_ascii_digit()) {
+        let v: u128 = raw
+            .parse()
+            .map_err(|_| format!("id {raw} does not fit in 128 bits"))?;
+        if width == 8 && v > u128::from(u64::MAX) {
+            return Err(format!("span id {raw} does not fit in 64 bits"));
+        }
+        return Ok((v != 0).then_some(v));
+    }
+    Err(format!("an id must be a string or an integer, not {raw}"))
+}
+
+/// An id from a string: hex (`width * 2` digits, `0x` allowed, shorter accepted) or base64 of
+/// `width` bytes. Empty and all-zero ids are absent (OTLP's "no parent").
+pub(crate) fn id_str(s: &str, width: usize) -> Result<Option<u128>, Bad> {
+    let s = s.trim();
+    if s.is_empty() {
+        return Ok(None);
+    }
+    let hex = s
+        .strip_prefix("0x")
+        .or_else(|| s.strip_prefix("0X"))
+        .unwrap_or(s);
+    if hex.len() <= width * 2 && hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+        let v = u128::from_str_radix(hex, 16).map_err(|e| format!("bad hex id {s:?}: {e}"))?;
+        return Ok((v != 0).then_some(v));
+    }
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(s)
+        .or_else(|_| base64::engine::general_purpose::URL_SAFE.decode(s))
+        .map_err(|_| format!("id {s:?} is neither {} hex digits nor base64", width * 2))?;
+    id_bytes(&bytes, width)
+}
+
+/// An id from its bytes (protobuf, base64): `width` bytes big-endian; empty is absent.
+pub(crate) fn id_bytes(bytes: &[u8], width: usize) -> Result<Option<u128>, Bad> {
+    if bytes.is_empty() {
+        return Ok(None);
+    }
+    if bytes.len() != width {
+        return Err(format!(
+            "an id of {} bytes where {width} were expected",
+            bytes.len()
+        ));
+    }
+    let v = bytes.iter().fold(0u128, |v, &b| (v << 8) | u128::from(b));
+    Ok((v != 0).then_some(v))
+}
+
+/// A time from its JSON text, in nanoseconds since the Unix epoch: a string of digits
+/// (OTLP JSON's `fixed64` as a decimal string) or an integer, both in nanoseconds; an
+/// RFC 3339 string (the Python SDK's `to_json`); a `[seconds, nanoseconds]` pair (the JS
+/// SDK's hrtime); a number with a fraction, in seconds. Integers are read by magnitude:
+/// below 10^11 seconds, below 10^14 milliseconds, below 10^17 microseconds, else
+/// nanoseconds (every writer seen uses nanoseconds; the others are a safety net).
+pub(crate) fn time_json(raw: &str) -> Result<Option<i128>, Bad> {
+    let raw = raw.trim();
+    if raw == "null" {
+        return Ok(None);
+    }
+    if let Some(inner) = raw.strip_prefix('"').and_then(|r| r.strip_suffix('"')) {
+        if inner.is_empty() {
+            return Ok(None);
+        }
+        if inner.bytes().all(|b| b.is_ascii_digit()) {
+            let v: i128 = inner
+                .parse()
+                .map_err(|_| format!("time {inner:?} out of range"))?;
+            return Ok((v != 0).then_some(v));
+        }
+        return rfc3339_ns(inner)
+            .map(Some)
+            .ok_or_else(|| format!("time {inner:?} is neither nanoseconds nor RFC 3339"));
+    }
+    if let Some(inner) = raw.strip_prefix('[').and_then(|r| r.strip_suffix(']')) {
+        let mut it = inner.split(',').map(str::trim);
+        let (Some(s), Some(ns), None) = (it.next(), it.next(), it.next()) else {
+            return Err(format!("time {raw} is not a [seconds, nanoseconds] pair"));
+        };
+        let s: i128 = s.parse().map_err(|_| format!("bad seconds in {raw}"))?;
+        let ns: i128 = ns
+            .parse()
+            .map_err(|_| format!("bad nanoseconds in {raw}"))?;
+        return Ok(Some(s * 1_000_000_000 + ns));
+    }
+    if !raw.is_empty() && raw.bytes().all(|b| b.is_ascii_digit()) {
+        let v: i128 = raw
+            .parse()
+            .map_err(|_| format!("time {raw} out of range"))?;
+        return Ok(match v {
+            0 => None,
+            v if v < 100_000_000_000 => Some(v * 1_000_000_000),
+            v if v < 100_000_000_000_000 => Some(v * 1_000_000),
+            v if v < 100_000_000_000_000_000 => Some(v * 1_000),
+            v => Some(v),
+        });
+    }
+    let secs: f64 = raw
+        .parse()
+        .map_err(|_| format!("time {raw} is not a number, a string or a pair"))?;
+    if !secs.is_finite() || secs.abs() > 1e13 {
+        return Err(format!("time {raw} out of range"));
+    }
+    Ok(Some((secs * 1e9).round() as i128))
+}
+
+/// `YYYY-MM-DDTHH:MM:SS[.frac](Z|±HH:MM)` to nanoseconds, exactly (no float).
+pub(crate) fn rfc3339_ns(s: &str) -> Option<i128> {
+    let b = s.as_bytes();
+    if b.len() < 19 {
+        return None;
+    }
+    let num = |r: std::ops::Range<usize>| -> Option<i64> {
+        let part = b.get(r)?;
+        part.iter()
+            .all(u8::is_ascii_digit)
+            .then(|| part.iter().fold(0i64, |n, d| n * 10 + i64::from(d - b'0')))
+    };
+    let (y, mo, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
+    let (h, mi, sec) = (num(11..13)?, num(14..16)?, num(17..19)?);
+    if b[4] != b'-' || b[7] != b'-' || !matches!(b[10], b'T' | b't' | b' ') {
+        return None;
+    }
+    if b[13] != b':' || b[16] != b':' || !(1..=12).contains(&mo) || !(1..=31).contains(&d) {
+        return None;
+    }
+    if h > 23 || mi > 59 || sec > 60 {
+        return None;
+    }
+    let mut i = 19;
+    let mut frac: i128 = 0;
+    if b.get(i) == Some(&b'.') {
+        i += 1;
+        let start = i;
+        while i < b.len() && b[i].is_ascii_digit() {
+            if i - start < 9 {
+                frac = frac * 10 + i128::from(b[i] - b'0');
+            }
+            i += 1;
+        }
+        if i == start {
+            return None;
+        }
+        for _ in (i - start).min(9)..9 {
+            frac *= 10;
+        }
+    }
+    let offset: i64 = match b.get(i) {
+        // No zone: taken as UTC (the any-agent and Letta writers omit it).
+        None => 0,
+        Some(b'Z' | b'z') if i + 1 == b.len() => 0,
+        Some(&c @ (b'+' | b'-')) if b.len() == i + 6 && b[i + 3] == b':' => {
+            let oh = num(i + 1..i + 3)?;
+            let om = num(i + 4..i + 6)?;
+            let o = oh * 3600 + om * 60;
+            if c == b'+' { o } else { -o }
+        }
+        _ => return None,
+    };
+    let days = days_from_civil(y, mo, d);
+    let secs = days * 86_400 + h * 3600 + mi * 60 + sec - offset;
+    Some(i128::from(secs) * 1_000_000_000 + frac)
+}
+
+/// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's algorithm).
+fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+/// The civil date of a day count since 1970-01-01 (inverse of [`days_from_civil`]).
+fn civil_from_days(z: i64) -> (i64, i64, i64) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    (if m <= 2 { y + 1 } else { y }, m, d)
+}
+
+/// Nanoseconds since the epoch as RFC 3339 UTC with all nine digits of the fraction (v1 reads
+/// it; going through float seconds would lose the nanoseconds). `None` outside years
+/// 0000-9999.
+pub(crate) fn rfc3339(ns: i128) -> Option<String> {
+    let secs = i64::try_from(ns.div_euclid(1_000_000_000)).ok()?;
+    let frac = ns.rem_euclid(1_000_000_000);
+    let (y, m, d) = civil_from_days(secs.div_euclid(86_400));
+    if !(0..=9999).contains(&y) {
+        return None;
+    }
+    let t = secs.rem_euclid(86_400);
+    Some(format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{frac:09}Z",
+        t / 3600,
+        t / 60 % 60,
+        t % 60
+    ))
+}
+
+/// A trace id as 32 lowercase hex digits.
+pub(crate) fn trace_hex(id: u128) -> String {
+    format!("{id:032x}")
+}
+
+/// A span id as 16 lowercase hex digits.
+pub(crate) fn span_hex(id: u64) -> String {
+    format!("{id:016x}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_in_every_spelling_agree() {
+        let hex = "5b8aa5a2d2c872e8321cf37308d69df2";
+        let want = u128::from_str_radix(hex, 16).unwrap();
+        assert_eq!(trace_id_json(&format!("\"{hex}\"")), Ok(Some(want)));
+        assert_eq!(trace_id_json(&format!("\"0x{hex}\"")), Ok(Some(want)));
+        assert_eq!(trace_id_json(&want.to_string()), Ok(Some(want)));
+        let b64 = base64::engine::general_purpose::STANDARD.encode(want.to_be_bytes());
+        assert_eq!(trace_id_json(&format!("\"{b64}\"")), Ok(Some(want)));
+        assert_eq!(trace_id_json("\"\""), Ok(None));
+        assert_eq!(trace_id_json("null"), Ok(None));
+        assert_eq!(span_id_json("\"0000000000000000\""), Ok(None));
+        assert!(span_id_json("340282366920938463463374607431768211455").is_err());
+        assert!(trace_id_json("1.5").is_err());
+        assert!(trace_id_json("\"not an id!\"").is_err());
+        // The any-agent file's 128-bit decimal, past u64 and f64 precision.
+        assert_eq!(
+            trace_id_json("100927429609276267646756448943279827607"),
+            Ok(Some(100927429609276267646756448943279827607))
+        );
+    }
+
+    #[test]
+    fn times_in_every_spelling_agree() {
+        let ns = 1_753_828_032_134_892_123i128;
+        assert_eq!(time_json("\"1753828032134892123\""), Ok(Some(ns)));
+        assert_eq!(time_json("1753828032134892123"), Ok(Some(ns)));
+        assert_eq!(time_json("[1753828032, 134892123]"), Ok(Some(ns)));
+        assert_eq!(
+            time_json("\"2025-07-29T22:27:12.134892123Z\""),
+            Ok(Some(ns))
+        );
+        assert_eq!(
+            time_json("\"2025-07-29T18:27:12.134892123-04:00\""),
+            Ok(Some(ns))
+        );
+        assert_eq!(time_json("1753828032"), Ok(Some(1_753_828_032_000_000_000)));
+        assert_eq!(time_json("\"0\""), Ok(None));
+        assert!(time_json("\"yesterday\"").is_err());
+        assert!(time_json("1e300").is_err());
+    }
+
+    #[test]
+    fn rfc3339_round_trips_through_nanoseconds() {
+        for ns in [
+            0i128,
+            1,
+            1_753_828_032_134_892_123,
+            951_782_400_000_000_000, // 2000-02-29
+            -1,
+            253_402_300_799_999_999_999, // 9999-12-31T23:59:59.999999999
+        ] {
+            let s = rfc3339(ns).expect("in range");
+            assert_eq!(rfc3339_ns(&s), Some(ns), "{s}");
+            let secs = crate::trace::time::parse_rfc3339(&s).expect("the v1 reader's parser");
+            assert!((secs - ns as f64 / 1e9).abs() < 1e-3, "{s}");
+        }
+        assert_eq!(rfc3339(253_402_300_800_000_000_000), None);
+    }
+}

@@ -1,0 +1,516 @@
+//! The event store: where the events of a [`TraceLog`](super::TraceLog) live.
+//!
+//! A trace file is its own best store of events. For events read from a file (or a live
+//! session's spool file) the store keeps only where each one is, a few bytes per event
+//! ([`EventStore`]'s columns), and decodes an event from its line when something looks at it:
+//! the file is read with positioned reads (`pread`, through the page cache; never
+//! memory-mapped, which would need `unsafe` and dies with `SIGBUS` when someone truncates the
+//! file). Events with no file behind them (a followed file, which may be truncated under us;
+//! standard input without a spool; tests) are kept decoded in memory ("resident").
+//!
+//! # Two ways to look at an event
+//!
+//! - [`EventStore::get`] returns `&Event`: the decoded event is *pinned* (kept) until the
+//!   owner of the store calls [`EventStore::unpin`], so views can borrow from it for as long
+//!   as they hold the store borrowed. Use it for what is shown (a frame, an export of Σ at a
+//!   step, a REPL answer): a bounded number of events. The TUI unpins between frames.
+//! - [`EventStore::load`] returns the event without pinning it (borrowed when it is
+//!   resident or already pinned, else freshly decoded and owned). Use it for walks that look
+//!   at each event once (the replay, the recomputation, the audit): memory then stays at the
+//!   columns whatever the walk touches.
+//!
+//! Decoding a line again gives exactly the event the streaming reader gave (a property test
+//! compares the two on generated and hostile traces). If the file changed on disk since it
+//! was read, so that the line at an event's offset no longer decodes to an event of the kind
+//! read there, the store says so with an `unreadable` event (an unknown kind whose `error`
+//! field explains); it never panics. (A line rewritten into another event of the same kind
+//! is not detected: the store keeps no copy of the bytes to compare with.)
+//!
+//! # Memory
+//!
+//! Per event: the byte offset of its line (8 bytes; for a resident event, its index among
+//! the resident ones), its line number (8 bytes) and its kind (1 byte). Runs of consecutive
+//! events from one source cost 8 bytes per run. Pinned events cost a slot of 16 bytes in a
+//! page of 256, pages allocated only where something was pinned.
+
+use std::borrow::Cow;
+use std::fs::File;
+use std::os::unix::fs::FileExt;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
+
+use serde_json::value::RawValue;
+
+use super::event::{Body, Event, Extra, FORMAT_VERSION, FileName, Kind, Origin, UnknownKind};
+use super::reader::{ReaderConfig, decode_one};
+
+/// The kind column's value for a kind this reader does not know.
+const UNKNOWN_KIND: u8 = u8::MAX;
+/// The source index of resident events.
+const RESIDENT: u32 = u32::MAX;
+/// Events per page of pin slots.
+const PAGE: usize = 256;
+
+/// The file behind some events: a trace read once, or a live session's spool file.
+#[derive(Debug)]
+struct Source {
+    /// The stream name events read from it carry in their [`Origin::file`].
+    name: FileName,
+    file: Arc<File>,
+    cfg: ReaderConfig,
+}
+
+/// A file registered with a store, to register with another store too
+/// ([`EventStore::adopt`]): the viewer's workers keep their own models of a session, and
+/// with its files registered they keep its events as places in the files as well.
+#[derive(Debug, Clone)]
+pub struct SharedSource {
+    name: FileName,
+    file: Arc<File>,
+    cfg: ReaderConfig,
+}
+
+/// Identifies a file registered with [`EventStore::add_source`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct SourceId(u32);
+
+/// One page of pin slots.
+type PinPage = Box<[OnceLock<Box<Event>>]>;
+
+/// Decoded events handed out by reference, in pages of [`PAGE`] slots. Slots are filled
+/// once (`OnceLock`), so a reference stays valid until the pages are dropped, which needs
+/// `&mut` ([`EventStore::unpin`]).
+#[derive(Debug, Default)]
+struct Pins {
+    pages: Vec<OnceLock<PinPage>>,
+    count: AtomicUsize,
+}
+
+impl Pins {
+    fn slot(&self, pos: usize) -> Option<&OnceLock<Box<Event>>> {
+        let page = self.pages.get(pos / PAGE)?.get_or_init(|| {
+            (0..PAGE)
+                .map(|_| OnceLock::new())
+                .collect::<Vec<_>>()
+                .into_boxed_slice()
+        });
+        page.get(pos % PAGE)
+    }
+
+    fn peek(&self, pos: usize) -> Option<&Event> {
+        self.pages
+            .get(pos / PAGE)?
+            .get()?
+            .get(pos % PAGE)?
+            .get()
+            .map(|b| &**b)
+    }
+
+    fn grow_to(&mut self, len: usize) {
+        let pages = len.div_ceil(PAGE);
+        while self.pages.len() < pages {
+            self.pages.push(OnceLock::new());
+        }
+    }
+}
+
+/// The events of a log: compact columns in memory, each event decoded from its line when it
+/// is looked at (see the module documentation).
+#[derive(Debug, Default)]
+pub struct EventStore {
+    /// Per event: the byte offset of its line in its source, or its index in `resident`.
+    at: Vec<u64>,
+    /// Per event: its line number (1-based).
+    line: Vec<u64>,
+    /// Per event: its kind ([`Kind::index`], or [`UNKNOWN_KIND`]).
+    kind: Vec<u8>,
+    /// Runs of consecutive events from one source: (first position, source index or
+    /// [`RESIDENT`]).
+    runs: Vec<(u32, u32)>,
+    sources: Vec<Source>,
+    resident: Vec<Event>,
+    pins: Pins,
+}
+
+fn kind_tag(ev: &Event) -> u8 {
+    ev.kind().map_or(UNKNOWN_KIND, |k| k.index() as u8)
+}
+
+impl EventStore {
+    /// An empty store.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Number of events.
+    pub fn len(&self) -> usize {
+        self.kind.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.kind.is_empty()
+    }
+
+    /// Registers `file` as the store of the events whose [`Origin::file`] is `name` and that
+    /// are added with [`EventStore::push_located`]; `cfg` must be the settings the stream was
+    /// read with (the line cap decides what a line decodes to).
+    pub fn add_source(&mut self, name: &str, file: File, cfg: ReaderConfig) -> SourceId {
+        self.sources.push(Source {
+            name: FileName::new(name),
+            file: Arc::new(file),
+            cfg,
+        });
+        SourceId(self.sources.len() as u32 - 1)
+    }
+
+    /// Every registered file, for [`EventStore::adopt`] by another store.
+    pub fn shared_sources(&self) -> Vec<SharedSource> {
+        self.sources
+            .iter()
+            .map(|s| SharedSource {
+                name: s.name.clone(),
+                file: s.file.clone(),
+                cfg: s.cfg,
+            })
+            .collect()
+    }
+
+    /// Registers the files of another store that this one does not have yet (by stream
+    /// name), so events of those streams pushed here are kept as places in them too.
+    pub fn adopt(&mut self, shared: &[SharedSource]) {
+        for s in shared {
+            if self.source_named(&s.name).is_none() {
+                self.sources.push(s.clone().into_source());
+            }
+        }
+    }
+
+    /// The source registered for the stream `name`, if any (the latest, if several were).
+    pub fn source_named(&self, name: &str) -> Option<SourceId> {
+        self.sources
+            .iter()
+            .rposition(|s| &*s.name == name)
+            .map(|i| SourceId(i as u32))
+    }
+
+    fn run_to(&mut self, source: u32) {
+        let pos = self.len() as u32;
+        if self.runs.last().is_none_or(|&(_, s)| s != source) {
+            self.runs.push((pos, source));
+        }
+    }
+
+    /// Appends an event kept decoded in memory.
+    pub fn push_resident(&mut self, ev: Event) {
+        self.run_to(RESIDENT);
+        self.at.push(self.resident.len() as u64);
+        self.line.push(ev.origin.line);
+        self.kind.push(kind_tag(&ev));
+        self.resident.push(ev);
+        self.pins.grow_to(self.len());
+    }
+
+    /// Appends an event read from `source`, keeping only where it is: `ev` (what the reader
+    /// gave for that line) is looked at for its place and kind and may then be dropped.
+    pub fn push_located(&mut self, source: SourceId, ev: &Event) {
+        self.run_to(source.0);
+        self.at.push(ev.origin.offset);
+        self.line.push(ev.origin.line);
+        self.kind.push(kind_tag(ev));
+        self.pins.grow_to(self.len());
+    }
+
+    /// Appends an event: located in its file when its stream has a source registered (see
+    /// [`EventStore::add_source`]), else resident.
+    pub fn push(&mut self, ev: Event) {
+        match self.source_for(&ev.origin.file) {
+            Some(s) => self.push_located(s, &ev),
+            None => self.push_resident(ev),
+        }
+    }
+
+    /// The source of events from the stream `file`, looked up cheaply for the usual case
+    /// (one source, or the same as the last event's).
+    fn source_for(&self, file: &FileName) -> Option<SourceId> {
+        if let Some(&(_, s)) = self.runs.last()
+            && let Some(src) = self.sources.get(s as usize)
+            && (FileName::ptr_eq(&src.name, file) || *src.name == **file)
+        {
+            return Some(SourceId(s));
+        }
+        self.source_named(file)
+    }
+
+    fn source_of(&self, pos: usize) -> Option<u32> {
+        if pos >= self.len() {
+            return None;
+        }
+        let i = self
+            .runs
+            .partition_point(|&(first, _)| first as usize <= pos);
+        self.runs.get(i.checked_sub(1)?).map(|&(_, s)| s)
+    }
+
+    /// The kind of the event at `pos` without decoding it: `Some(None)` for an unknown kind.
+    pub fn kind(&self, pos: usize) -> Option<Option<Kind>> {
+        let k = *self.kind.get(pos)?;
+        Some(Kind::ALL.get(usize::from(k)).copied())
+    }
+
+    /// Where the event at `pos` was read, without decoding it.
+    pub fn origin(&self, pos: usize) -> Option<Origin> {
+        let src = self.source_of(pos)?;
+        if src == RESIDENT {
+            return self.get(pos).map(|e| e.origin.clone());
+        }
+        Some(Origin {
+            file: self.sources.get(src as usize)?.name.clone(),
+            line: *self.line.get(pos)?,
+            offset: *self.at.get(pos)?,
+        })
+    }
+
+    /// The event at `pos`, pinned until [`EventStore::unpin`] (see the module docs).
+    pub fn get(&self, pos: usize) -> Option<&Event> {
+        let src = self.source_of(pos)?;
+        if src == RESIDENT {
+            return self.resident.get(*self.at.get(pos)? as usize);
+        }
+        let slot = self.pins.slot(pos)?;
+        Some(slot.get_or_init(|| {
+            self.pins.count.fetch_add(1, Ordering::Relaxed);
+            Box::new(self.decode(src, pos))
+        }))
+    }
+
+    /// The event at `pos` without pinning it: borrowed when it is resident or pinned
+    /// already, else decoded afresh (see the module docs).
+    pub fn load(&self, pos: usize) -> Option<Cow<'_, Event>> {
+        let src = self.source_of(pos)?;
+        if src == RESIDENT {
+            return self
+                .resident
+                .get(*self.at.get(pos)? as usize)
+                .map(Cow::Borrowed);
+        }
+        if let Some(ev) = self.pins.peek(pos) {
+            return Some(Cow::Borrowed(ev));
+        }
+        Some(Cow::Owned(self.decode(src, pos)))
+    }
+
+    /// Bytes the store holds on the heap for its columns, runs, resident events (their
+    /// fixed part) and pin pages (not the decoded events' own allocations).
+    pub fn heap_bytes(&self) -> usize {
+        self.at.capacity() * 8
+            + self.line.capacity() * 8
+            + self.kind.capacity()
+            + self.runs.capacity() * 8
+            + self.resident.capacity() * std::mem::size_of::<Event>()
+            + self.pins.pages.capacity()
+                * std::mem::size_of::<OnceLock<Box<[OnceLock<Box<Event>>]>>>()
+            + self.pins.pages.iter().filter(|p| p.get().is_some()).count()
+                * PAGE
+                * std::mem::size_of::<OnceLock<Box<Event>>>()
+    }
+
+    /// Decoded events currently pinned.
+    pub fn pinned(&self) -> usize {
+        self.pins.count.load(Ordering::Relaxed)
+    }
+
+    /// Drops every pinned event (references handed out by [`EventStore::get`] end here).
+    pub fn unpin(&mut self) {
+        if self.pinned() == 0 {
+            return;
+        }
+        for p in &mut self.pins.pages {
+            p.take();
+        }
+        *self.pins.count.get_mut() = 0;
+    }
+
+    /// Every event in order, pinned (for tests and small logs).
+    pub fn iter(&self) -> impl Iterator<Item = &Event> {
+        (0..self.len()).filter_map(|i| self.get(i))
+    }
+
+    /// Copies of every event in order (for tests and small logs).
+    pub fn to_vec(&self) -> Vec<Event> {
+        (0..self.len())
+            .filter_map(|i| self.load(i).map(Cow::into_owned))
+            .collect()
+    }
+
+    /// Decodes the event at `pos` from its line in source `src`.
+    fn decode(&self, src: u32, pos: usize) -> Event {
+        let (Some(source), Some(&offset), Some(&line), Some(&kind)) = (
+            self.sources.get(src as usize),
+            self.at.get(pos),
+            self.line.get(pos),
+            self.kind.get(pos),
+        ) else {
+            return unreadable(FileName::new("?"), 0, 0, "no such event");
+        };
+        let bytes = match read_line(&source.file, offset, source.cfg.max_line_bytes) {
+            Ok(b) => b,
+            Err(e) => {
+                return unreadable(
+                    source.name.clone(),
+                    line,
+                    offset,
+                    &format!("the line cannot be read again: {e}"),
+                );
+            }
+        };
+        match decode_one(&source.name, source.cfg, offset, line, &bytes) {
+            Some(ev) if kind_tag(&ev) == kind => ev,
+            _ => unreadable(
+                source.name.clone(),
+                line,
+                offset,
+                "the file changed on disk since it was read: this line is no longer the event \
+                 read here",
+            ),
+        }
+    }
+}
+
+/// The bytes of the line starting at `offset` (without its LF), reading at most a cap's
+/// worth (plus a CR and the LF).
+fn read_line(file: &File, offset: u64, cap: usize) -> std::io::Result<Vec<u8>> {
+    let limit = cap.saturating_add(2);
+    let mut buf = Vec::new();
+    let mut want = 512usize.min(limit);
+    loop {
+        let start = buf.len();
+        buf.resize(want, 0);
+        let mut filled = start;
+        while filled < want {
+            match file.read_at(&mut buf[filled..], offset + filled as u64) {
+                Ok(0) => break,
+                Ok(n) => filled += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        buf.truncate(filled);
+        if let Some(i) = memchr::memchr(b'\n', &buf[start..]) {
+            buf.truncate(start + i);
+            return Ok(buf);
+        }
+        // The last line of a file may end without a newline.
+        if filled < want || want >= limit {
+            return Ok(buf);
+        }
+        want = want.saturating_mul(4).min(limit);
+    }
+}
+
+/// The event shown for a line that can no longer be decoded as the event read there.
+fn unreadable(file: FileName, line: u64, offset: u64, why: &str) -> Event {
+    let text = serde_json::to_string(why).unwrap_or_else(|_| "\"?\"".into());
+    let extra: Vec<(String, Box<RawValue>)> = RawValue::from_string(text)
+        .map(|v| vec![("error".to_string(), v)])
+        .unwrap_or_default();
+    let base = file.rsplit(['/', '\\']).next().unwrap_or_default();
+    Event {
+        session: FileName::new(base),
+        origin: Origin { file, line, offset },
+        v: FORMAT_VERSION,
+        v_given: false,
+        seq: line,
+        seq_given: false,
+        ts: None,
+        session_given: false,
+        id: None,
+        body: Body::Unknown(Box::new(UnknownKind {
+            kind: "unreadable".into(),
+        })),
+        extra: Extra::from(extra),
+    }
+}
+
+impl SharedSource {
+    fn into_source(self) -> Source {
+        Source {
+            name: self.name,
+            file: self.file,
+            cfg: self.cfg,
+        }
+    }
+}
+
+impl PartialEq for EventStore {
+    /// Two stores are equal when they hold equal events in the same order, wherever the
+    /// events are kept.
+    fn eq(&self, other: &Self) -> bool {
+        self.len() == other.len()
+            && (0..self.len()).all(|i| self.load(i).as_deref() == other.load(i).as_deref())
+    }
+}
+
+impl Clone for EventStore {
+    /// A copy holding the same events (file-backed ones still read from the same files);
+    /// nothing is pinned in the copy.
+    fn clone(&self) -> Self {
+        let mut pins = Pins::default();
+        pins.grow_to(self.len());
+        EventStore {
+            at: self.at.clone(),
+            line: self.line.clone(),
+            kind: self.kind.clone(),
+            runs: self.runs.clone(),
+            sources: self
+                .sources
+                .iter()
+                .map(|s| Source {
+                    name: s.name.clone(),
+                    file: s.file.clone(),
+                    cfg: s.cfg,
+                })
+                .collect(),
+            resident: self.resident.clone(),
+            pins,
+        }
+    }
+}
+
+impl PartialEq<[Event]> for EventStore {
+    fn eq(&self, other: &[Event]) -> bool {
+        self.len() == other.len()
+            && other
+                .iter()
+                .enumerate()
+                .all(|(i, e)| self.load(i).as_deref() == Some(e))
+    }
+}
+
+impl PartialEq<Vec<Event>> for EventStore {
+    fn eq(&self, other: &Vec<Event>) -> bool {
+        *self == other[..]
+    }
+}
+
+impl std::ops::Index<usize> for EventStore {
+    type Output = Event;
+
+    /// The event at `pos`, pinned like [`EventStore::get`]. Panics when there is no such
+    /// position, as a `Vec` does: for tests and positions the log itself handed out.
+    fn index(&self, pos: usize) -> &Event {
+        match self.get(pos) {
+            Some(ev) => ev,
+            None => panic!("event {pos} out of range (the store has {})", self.len()),
+        }
+    }
+}
+
+impl<'a> IntoIterator for &'a EventStore {
+    type Item = &'a Event;
+    type IntoIter = Box<dyn Iterator<Item = &'a Event> + 'a>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        Box::new(self.iter())
+    }
+}

@@ -1,0 +1,269 @@
+//! The detail pane: the item selected in the last focused list pane (or the timeline's
+//! cursor) in full: its fields, provenance, the audit's findings about it and the raw event.
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+
+use super::{Cx, Scroll, block, fallback, kv_line};
+use crate::model::audit::Severity as FindingSeverity;
+use crate::sanitize::sanitize;
+use crate::trace::{Body, Event};
+use crate::tui::app::{App, Effect, Pane};
+use crate::tui::audit_job::At;
+use crate::tui::data::{RowItem, enum_name};
+use crate::tui::highlight::Lang;
+use crate::tui::keys::Action;
+use crate::tui::text::{bytes_spans, lines as text_lines, spans};
+
+/// The detail pane's state: its scroll.
+#[derive(Debug, Default)]
+pub struct DetailPane {
+    /// The scroll.
+    pub scroll: Scroll,
+}
+
+impl DetailPane {
+    /// The selection keys scroll.
+    pub fn on_action(&mut self, a: Action, cx: &mut Cx) -> Vec<Effect> {
+        match cx.delta(a) {
+            Some(d) => {
+                self.scroll.by(d);
+                Vec::new()
+            }
+            None => fallback(a, cx),
+        }
+    }
+
+    /// Draws the pane.
+    pub fn draw(&self, f: &mut Frame, app: &App, area: Rect) {
+        let b = block(app, Pane::Detail, String::new());
+        let inner = b.inner(area);
+        f.render_widget(b, area);
+        let on_timeline = !matches!(app.detail_from, Pane::Sigma | Pane::Verify | Pane::Retract);
+        let lines = match app.cursor_item() {
+            Some(RowItem::Problem(k)) if on_timeline => problem_lines(app, k),
+            _ => {
+                let Some(pos) = app
+                    .selected_event()
+                    .or_else(|| app.cursor_event().map(|(p, _)| p))
+                else {
+                    return;
+                };
+                detail_lines(app, pos)
+            }
+        };
+        let top = self.scroll.shown(lines.len(), usize::from(inner.height));
+        let p = Paragraph::new(lines).scroll((top as u16, 0));
+        f.render_widget(p, inner);
+    }
+}
+
+fn origin_text(ev: &Event) -> String {
+    format!("{}:{}", sanitize(&ev.origin.file), ev.origin.line)
+}
+
+/// The lines of the detail pane for the event at `pos`.
+pub fn detail_lines(app: &App, pos: u32) -> Vec<Line<'static>> {
+    let th = app.theme.clone();
+    let Some(ev) = app.store.event(pos).cloned() else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    let mut kv = |k: &str, v: &str, st: Style| out.push(kv_line(&th, k, v, st));
+    kv("kind", ev.kind_name(), th.accent);
+    kv("session", &ev.session, th.text);
+    kv("seq", &ev.seq.to_string(), th.text);
+    kv(
+        "from",
+        &format!(
+            "{}:{} (byte {})",
+            ev.origin.file, ev.origin.line, ev.origin.offset
+        ),
+        th.text,
+    );
+    if let Some(id) = &ev.id {
+        kv("id", id, th.accent);
+    }
+    if let Body::Announce(a) = &ev.body {
+        kv("role", &enum_name(&a.role), th.text);
+        kv("source", a.source.as_deref().unwrap_or("–"), th.text);
+        kv("confidence", &format!("{:.2}", a.confidence), th.text);
+        if let Some(t) = &a.text {
+            kv("text", t, th.text);
+        }
+    }
+    let formula = match &ev.body {
+        Body::Announce(a) => Some(a.formula.to_string()),
+        Body::Query(q) => Some(q.formula.to_string()),
+        Body::Verify(v) => Some(v.all_formulas().collect::<Vec<_>>().join(", ")),
+        _ => None,
+    };
+    if let Some(fm) = formula {
+        let hl = app.hl.get(Lang::Formula, &fm, &th.syntax, th.marker);
+        let mut l = vec![Span::styled(format!("{:<11}", "formula"), th.dim)];
+        match hl.and_then(|v| v.into_iter().next()) {
+            Some(line) => l.extend(line.spans),
+            None => l.extend(spans(&fm, th.text, th.marker)),
+        }
+        out.push(Line::from(l));
+    }
+    // Provenance: the cited premises back to the lines that announced them.
+    let because = match &ev.body {
+        Body::Announce(a) => a.because.clone(),
+        Body::Verify(v) => v.because.clone(),
+        _ => Vec::new(),
+    };
+    if !because.is_empty() {
+        out.push(Line::from(Span::styled("because", th.dim)));
+        let s = app.sess();
+        for c in because {
+            // By the id index: a cited id that was never announced must not cost a pass
+            // over Σ every frame.
+            let found = s.and_then(|s| {
+                s.record_before(&c, pos)
+                    .and_then(|r| s.tl.beliefs().get(r as usize))
+            });
+            let mut l = vec![Span::raw("  ")];
+            l.extend(spans(&c, th.accent, th.marker));
+            match found.and_then(|b| app.store.event(b.event)) {
+                Some(pe) => l.push(Span::styled(format!("  ← {}", origin_text(pe)), th.dim)),
+                None => l.push(Span::styled(
+                    "  ← not announced before (ungrounded)",
+                    th.error,
+                )),
+            }
+            out.push(Line::from(l));
+        }
+    }
+    // What the audit found about this event, in its own words.
+    let found: Vec<(String, FindingSeverity, String)> = app
+        .sess()
+        .and_then(|s| s.event_index(pos))
+        .zip(app.view().analysis.as_ref())
+        .map(|(i, a)| {
+            a.on_event(i)
+                .map(|f| (f.code.to_string(), f.severity, f.message.clone()))
+                .collect()
+        })
+        .unwrap_or_default();
+    for (code, sev, message) in found {
+        let st = if sev >= FindingSeverity::Warning {
+            th.error
+        } else {
+            th.warn
+        };
+        let mut l = vec![Span::styled(format!("{:<11}", "finding"), th.dim)];
+        l.extend(spans(&format!("{code} ({sev}) "), st, th.marker));
+        l.extend(spans(&message, th.text, th.marker));
+        out.push(Line::from(l));
+    }
+    out.push(Line::from(Span::styled("raw event", th.dim)));
+    // Laid out token by token: fields in line order, numbers exactly as written. Only the
+    // first RAW_SHOWN bytes: a 4 MiB list in one field would be two million lines to lay
+    // out and highlight on every frame.
+    let raw = ev.to_json_line();
+    let mut cut = raw.len().min(RAW_SHOWN);
+    while !raw.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    let pretty = crate::trace::event::pretty_json(&raw[..cut]);
+    match app.hl.get(Lang::Json, &pretty, &th.syntax, th.marker) {
+        Some(l) => out.extend(l),
+        None => out.extend(text_lines(&pretty, th.text, th.marker)),
+    }
+    if cut < raw.len() {
+        out.push(Line::from(Span::styled(
+            format!(
+                "… {} more bytes of the raw event not shown",
+                raw.len() - cut
+            ),
+            th.dim,
+        )));
+    }
+    out
+}
+
+/// How much of a raw event the detail pane lays out (see `docs/reliability.md`).
+const RAW_SHOWN: usize = 64 * 1024;
+
+/// The lines of the detail pane for the reader problem at index `k` of the shown session:
+/// `file:line:column: message`, as `doxascope validate` prints it, and the audit's finding.
+pub fn problem_lines(app: &App, k: u32) -> Vec<Line<'static>> {
+    let th = &app.theme;
+    let Some(s) = app.sess() else {
+        return Vec::new();
+    };
+    let Some(p) = s
+        .problems
+        .get(k as usize)
+        .and_then(|&(_, q)| app.store.problem(q))
+    else {
+        return Vec::new();
+    };
+    // What the line held, escaped (controls and invisible characters as markers, bytes that
+    // are not UTF-8 as \xNN), so the line can be recognised without opening the file.
+    let line_row = p.excerpt.as_ref().map(|e| {
+        let mut l = vec![Span::styled(format!("{:<11}", "line"), th.dim)];
+        if e.bytes.is_empty() {
+            l.push(Span::styled(
+                format!("not kept ({} bytes, over the length cap)", e.len),
+                th.dim,
+            ));
+        } else {
+            l.extend(bytes_spans(&e.bytes, th.text, th.marker));
+            if (e.bytes.len() as u64) < e.len {
+                l.push(Span::styled(
+                    format!(" … ({} of {} bytes shown)", e.bytes.len(), e.len),
+                    th.dim,
+                ));
+            }
+        }
+        Line::from(l)
+    });
+    let mut out = Vec::new();
+    let mut kv = |k: &str, v: &str, st: Style| out.push(kv_line(th, k, v, st));
+    let sev = match p.severity {
+        crate::trace::Severity::Error => "error: the line is not an event",
+        crate::trace::Severity::Warning => "warning: the line was kept",
+    };
+    kv("kind", "parse-error", th.error);
+    kv("severity", sev, th.text);
+    kv(
+        "at",
+        &format!(
+            "{}:{}:{}: {}",
+            p.origin.file, p.origin.line, p.column, p.message
+        ),
+        th.error,
+    );
+    if let Some(field) = &p.field {
+        kv("field", field, th.text);
+    }
+    if let Some(l) = line_row {
+        out.push(l);
+    }
+    let mut kv = |k: &str, v: &str, st: Style| out.push(kv_line(th, k, v, st));
+    kv(
+        "step",
+        &format!("read after step {}", s.problems[k as usize].0),
+        th.text,
+    );
+    if let Some(a) = &app.view().analysis {
+        for f in a
+            .findings
+            .iter()
+            .filter(|(at, _)| *at == At::Problem(k))
+            .map(|(_, f)| f)
+        {
+            kv(
+                "finding",
+                &format!("{} ({}) {}", f.code, f.severity, f.message),
+                th.text,
+            );
+        }
+    }
+    out
+}

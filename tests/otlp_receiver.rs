@@ -1,0 +1,412 @@
+//! The OTLP/HTTP receiver (`--listen otlp:...`) at the protocol level: what it answers to
+//! protobuf and JSON (gzip too), to malformed, oversized, misrouted and too frequent
+//! requests, and that a trace sent over several requests is one live session that ends once
+//! its root span is in. The requests are written by hand here on purpose (each edge case
+//! exactly); the real OpenTelemetry SDK is driven in `tests/otlp_python.rs`.
+
+use std::io::Write as _;
+use std::time::Duration;
+
+use doxascope::trace::live::{CloseReason, ListenAddr, Live, LiveConfig, LiveEvent, Peer};
+use doxascope::trace::{Item, Kind};
+use opentelemetry_proto::tonic::collector::trace::v1::{
+    ExportTraceServiceRequest, ExportTraceServiceResponse,
+};
+use opentelemetry_proto::tonic::common::v1::{AnyValue, KeyValue, any_value};
+use opentelemetry_proto::tonic::resource::v1::Resource;
+use opentelemetry_proto::tonic::trace::v1::{ResourceSpans, ScopeSpans, Span};
+use prost::Message as _;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::sync::mpsc::Receiver;
+
+fn kv(k: &str, v: &str) -> KeyValue {
+    KeyValue {
+        key: k.into(),
+        value: Some(AnyValue {
+            value: Some(any_value::Value::StringValue(v.into())),
+        }),
+        ..Default::default()
+    }
+}
+
+fn span(trace: u8, id: u8, parent: Option<u8>, name: &str, attrs: Vec<KeyValue>) -> Span {
+    Span {
+        trace_id: [[0u8; 15].as_slice(), &[trace]].concat(),
+        span_id: [[0u8; 7].as_slice(), &[id]].concat(),
+        parent_span_id: parent.map_or(Vec::new(), |p| [[0u8; 7].as_slice(), &[p]].concat()),
+        name: name.into(),
+        start_time_unix_nano: 1_767_225_600_000_000_000 + u64::from(id) * 1000,
+        end_time_unix_nano: 1_767_225_600_000_000_000 + u64::from(id) * 1000 + 500,
+        attributes: attrs,
+        ..Default::default()
+    }
+}
+
+fn request(spans: Vec<Span>) -> ExportTraceServiceRequest {
+    ExportTraceServiceRequest {
+        resource_spans: vec![ResourceSpans {
+            resource: Some(Resource {
+                attributes: vec![kv("service.name", "svc")],
+                ..Default::default()
+            }),
+            scope_spans: vec![ScopeSpans {
+                spans,
+                ..Default::default()
+            }],
+            ..Default::default()
+        }],
+    }
+}
+
+fn tool(trace: u8, id: u8) -> Span {
+    span(
+        trace,
+        id,
+        Some(1),
+        "execute_tool search",
+        vec![
+            kv("gen_ai.operation.name", "execute_tool"),
+            kv("gen_ai.tool.name", "search"),
+        ],
+    )
+}
+
+fn agent(trace: u8) -> Span {
+    span(
+        trace,
+        1,
+        None,
+        "invoke_agent a",
+        vec![
+            kv("gen_ai.operation.name", "invoke_agent"),
+            kv("gen_ai.agent.name", "a"),
+        ],
+    )
+}
+
+async fn hub(
+    cfg: LiveConfig,
+) -> (
+    Live,
+    Receiver<LiveEvent>,
+    doxascope::trace::live::Listener,
+    String,
+) {
+    let (live, rx) = Live::new(cfg);
+    let addr: ListenAddr = "otlp:127.0.0.1:0".parse().expect("addr");
+    let l = live.listen(&addr).await.expect("listen");
+    let ListenAddr::Otlp(a) = l.local_addr().clone() else {
+        panic!("not otlp")
+    };
+    (live, rx, l, a.to_string())
+}
+
+/// One HTTP/1.1 exchange on an open connection: (status, headers, body).
+async fn exchange(
+    conn: &mut tokio::net::TcpStream,
+    head: &str,
+    body: &[u8],
+) -> (u16, String, Vec<u8>) {
+    let req = format!(
+        "{head}\r\nHost: x\r\nContent-Length: {}\r\n\r\n",
+        body.len()
+    );
+    conn.write_all(req.as_bytes()).await.expect("write");
+    conn.write_all(body).await.expect("write body");
+    let mut buf = Vec::new();
+    let mut tmp = [0u8; 4096];
+    loop {
+        let n = tokio::time::timeout(Duration::from_secs(10), conn.read(&mut tmp))
+            .await
+            .expect("an answer in time")
+            .expect("read");
+        assert!(
+            n > 0,
+            "connection closed: {}",
+            String::from_utf8_lossy(&buf)
+        );
+        buf.extend_from_slice(&tmp[..n]);
+        if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+            let headers = String::from_utf8_lossy(&buf[..i]).to_string();
+            let len: usize = headers
+                .lines()
+                .find_map(|l| {
+                    l.to_ascii_lowercase()
+                        .strip_prefix("content-length:")
+                        .map(|v| v.trim().parse().unwrap_or(0))
+                })
+                .unwrap_or(0);
+            if buf.len() >= i + 4 + len {
+                let status = headers[9..12].parse().expect("status");
+                return (status, headers, buf[i + 4..i + 4 + len].to_vec());
+            }
+        }
+    }
+}
+
+/// Events of the hub until `pred` holds on what was gathered (kinds per session).
+async fn gather(
+    rx: &mut Receiver<LiveEvent>,
+    until: impl Fn(&[LiveEvent]) -> bool,
+) -> Vec<LiveEvent> {
+    let mut got = Vec::new();
+    while !until(&got) {
+        let ev = tokio::time::timeout(Duration::from_secs(10), rx.recv())
+            .await
+            .unwrap_or_else(|_| panic!("timed out; so far: {got:#?}"))
+            .expect("hub alive");
+        got.push(ev);
+    }
+    got
+}
+
+fn kinds(evs: &[LiveEvent]) -> Vec<String> {
+    evs.iter()
+        .filter_map(|e| match e {
+            LiveEvent::Items { items, .. } => Some(items),
+            _ => None,
+        })
+        .flatten()
+        .map(|it| match it {
+            Item::Event(e) => e.kind_name().to_string(),
+            Item::Problem(p) => panic!("bad line from the receiver: {p:?}"),
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn protobuf_and_gzip_json_requests_become_one_session_per_trace() {
+    let (_live, mut rx, _l, addr) = hub(LiveConfig::default()).await;
+    let mut conn = tokio::net::TcpStream::connect(&addr)
+        .await
+        .expect("connect");
+    // Trace 7 in two requests: the tool span first (protobuf), the agent root later (JSON).
+    let body = request(vec![tool(7, 2)]).encode_to_vec();
+    let (status, headers, resp) = exchange(
+        &mut conn,
+        "POST /v1/traces HTTP/1.1\r\nContent-Type: application/x-protobuf",
+        &body,
+    )
+    .await;
+    assert_eq!(status, 200, "{headers}");
+    assert!(
+        headers
+            .to_ascii_lowercase()
+            .contains("content-type: application/x-protobuf")
+    );
+    let r = ExportTraceServiceResponse::decode(&resp[..]).expect("a response message");
+    assert_eq!(r.partial_success, None);
+    let json = serde_json::json!({"resourceSpans": [{
+    "resource": {"attributes": [{"key": "service.name", "value": {"stringValue": "svc"}}]},
+    "scopeSpans": [{"spans": [{
+        "traceId": "00000000000000000000000000000007", "spanId": "0000000000000001",
+        "parentSpanId": "", "name": "invoke_agent a",
+        "startTimeUnixNano": "1767225600000001000", "endTimeUnixNano": "1767225600000009000",
+        "attributes": [
+            {"key": "gen_ai.operation.name", "value": {"stringValue": "invoke_agent"}},
+            {"key": "gen_ai.agent.name", "value": {"stringValue": "a"}}
+        ]}]}]}]});
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    gz.write_all(json.to_string().as_bytes()).expect("gzip");
+    let body = gz.finish().expect("gzip");
+    let (status, _, resp) = exchange(
+        &mut conn,
+        "POST /v1/traces HTTP/1.1\r\nContent-Type: application/json\r\nContent-Encoding: gzip",
+        &body,
+    )
+    .await;
+    assert_eq!(status, 200);
+    assert_eq!(resp, b"{}");
+    // One session: opened, named, its events, and ended once the root is in (grace 2 s).
+    let evs = gather(&mut rx, |g| {
+        g.iter().any(|e| matches!(e, LiveEvent::Closed { .. }))
+    })
+    .await;
+    let opened: Vec<&LiveEvent> = evs
+        .iter()
+        .filter(|e| matches!(e, LiveEvent::Opened { .. }))
+        .collect();
+    assert_eq!(opened.len(), 1, "{evs:#?}");
+    assert!(matches!(
+        opened[0],
+        LiveEvent::Opened {
+            peer: Peer::Otlp(_),
+            ..
+        }
+    ));
+    assert!(
+        evs.iter()
+            .any(|e| matches!(e, LiveEvent::Named { name, .. } if name == "svc 0000000000000007"))
+    );
+    assert_eq!(kinds(&evs), ["session", "tool_call", "intention"]);
+    assert!(evs.iter().any(|e| matches!(
+        e,
+        LiveEvent::Closed {
+            reason: CloseReason::Eof,
+            ..
+        }
+    )));
+}
+
+#[tokio::test]
+async fn bad_requests_get_4xx_and_the_receiver_goes_on() {
+    let (_live, mut rx, _l, addr) = hub(LiveConfig {
+        otlp_max_body: 1000,
+        ..LiveConfig::default()
+    })
+    .await;
+    let mut conn = tokio::net::TcpStream::connect(&addr)
+        .await
+        .expect("connect");
+    let proto = "POST /v1/traces HTTP/1.1\r\nContent-Type: application/x-protobuf";
+    // Not protobuf: 400 with a google.rpc.Status (field 2: the message).
+    let (status, _, body) = exchange(&mut conn, proto, b"\xff\xff\xff\xff garbage").await;
+    assert_eq!(status, 400);
+    assert!(
+        String::from_utf8_lossy(&body).contains("protobuf"),
+        "{body:?}"
+    );
+    let json = "POST /v1/traces HTTP/1.1\r\nContent-Type: application/json";
+    let (status, _, body) = exchange(&mut conn, json, b"{\"resourceSpans\": 5}").await;
+    assert_eq!(status, 400);
+    assert!(
+        String::from_utf8_lossy(&body).contains("\"code\":3"),
+        "{body:?}"
+    );
+    let (status, _, _) = exchange(&mut conn, json, b"{\"something\": 1}").await;
+    assert_eq!(status, 400);
+    let (status, _, _) = exchange(&mut conn, proto, &vec![0u8; 2000]).await;
+    assert_eq!(status, 413);
+    // A body past the bound is not read to its end: that connection is closed.
+    let mut conn = tokio::net::TcpStream::connect(&addr)
+        .await
+        .expect("connect");
+    let (status, _, _) = exchange(
+        &mut conn,
+        "POST /v1/traces HTTP/1.1\r\nContent-Type: application/json\r\nContent-Encoding: br",
+        b"{}",
+    )
+    .await;
+    assert_eq!(status, 415);
+    let (status, _, _) = exchange(&mut conn, "POST /v1/logs HTTP/1.1", b"").await;
+    assert_eq!(status, 404);
+    let (status, headers, _) = exchange(&mut conn, "GET /v1/traces HTTP/1.1", b"").await;
+    assert_eq!(status, 405);
+    assert!(headers.to_ascii_lowercase().contains("allow: post"));
+    // The same connection still takes a good request.
+    let body = request(vec![agent(9)]).encode_to_vec();
+    let (status, _, _) = exchange(&mut conn, proto, &body).await;
+    assert_eq!(status, 200);
+    let evs = gather(&mut rx, |g| kinds(g).len() >= 2).await;
+    let refused = evs
+        .iter()
+        .filter(|e| matches!(e, LiveEvent::Rejected { .. }))
+        .count();
+    assert_eq!(refused, 7, "{evs:#?}");
+    assert_eq!(kinds(&evs), ["session", "intention"]);
+}
+
+#[tokio::test]
+async fn gzip_bombs_are_refused_at_the_decoded_bound() {
+    let (_live, _rx, _l, addr) = hub(LiveConfig {
+        otlp_max_decoded: 100_000,
+        ..LiveConfig::default()
+    })
+    .await;
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+    gz.write_all(&vec![b' '; 10_000_000]).expect("gzip");
+    let bomb = gz.finish().expect("gzip");
+    assert!(bomb.len() < 20_000);
+    let mut conn = tokio::net::TcpStream::connect(&addr)
+        .await
+        .expect("connect");
+    let (status, _, _) = exchange(
+        &mut conn,
+        "POST /v1/traces HTTP/1.1\r\nContent-Type: application/json\r\nContent-Encoding: gzip",
+        &bomb,
+    )
+    .await;
+    assert_eq!(status, 413);
+}
+
+#[tokio::test]
+async fn past_the_request_rate_the_answer_is_429_with_retry_after() {
+    let (_live, _rx, _l, addr) = hub(LiveConfig {
+        otlp_requests_per_sec: 1,
+        ..LiveConfig::default()
+    })
+    .await;
+    let mut conn = tokio::net::TcpStream::connect(&addr)
+        .await
+        .expect("connect");
+    let proto = "POST /v1/traces HTTP/1.1\r\nContent-Type: application/x-protobuf";
+    let body = request(vec![]).encode_to_vec();
+    let mut statuses = Vec::new();
+    for _ in 0..4 {
+        let (status, headers, _) = exchange(&mut conn, proto, &body).await;
+        if status == 429 {
+            assert!(headers.to_ascii_lowercase().contains("retry-after: 1"));
+        }
+        statuses.push(status);
+    }
+    // A burst of two, then refused until a token comes back.
+    assert_eq!(statuses, [200, 200, 429, 429]);
+}
+
+#[tokio::test]
+async fn a_session_closed_by_the_limits_makes_a_partial_success() {
+    // No spool directory and room for one event: the session is closed past it, and the
+    // spans of its trace are reported as rejected, not silently dropped.
+    let (_live, mut rx, _l, addr) = hub(LiveConfig {
+        max_held_events: 1,
+        ..LiveConfig::default()
+    })
+    .await;
+    let mut conn = tokio::net::TcpStream::connect(&addr)
+        .await
+        .expect("connect");
+    let proto = "POST /v1/traces HTTP/1.1\r\nContent-Type: application/x-protobuf";
+    let body = request((2..40).map(|i| tool(3, i)).collect()).encode_to_vec();
+    let (status, _, _) = exchange(&mut conn, proto, &body).await;
+    assert_eq!(status, 200);
+    gather(&mut rx, |g| {
+        g.iter().any(|e| {
+            matches!(
+                e,
+                LiveEvent::Closed {
+                    reason: CloseReason::MemoryLimit,
+                    ..
+                }
+            )
+        })
+    })
+    .await;
+    let (status, _, resp) = exchange(
+        &mut conn,
+        proto,
+        &request(vec![tool(3, 50)]).encode_to_vec(),
+    )
+    .await;
+    assert_eq!(status, 200);
+    let r = ExportTraceServiceResponse::decode(&resp[..]).expect("response");
+    let p = r.partial_success.expect("a partial success");
+    assert_eq!(p.rejected_spans, 1);
+    assert!(p.error_message.contains("closed"), "{}", p.error_message);
+}
+
+#[test]
+fn otlp_addresses_default_to_loopback_and_take_what_is_written() {
+    let a: ListenAddr = "otlp:".parse().expect("parse");
+    assert_eq!(a.to_string(), "otlp:127.0.0.1:4318");
+    let a: ListenAddr = "otlp:4319".parse().expect("parse");
+    assert_eq!(a.to_string(), "otlp:127.0.0.1:4319");
+    let a: ListenAddr = "otlp:localhost:9".parse().expect("parse");
+    assert_eq!(a.to_string(), "otlp:127.0.0.1:9");
+    // Written out, another address is taken (a Collector on another machine sends here).
+    let a: ListenAddr = "otlp:0.0.0.0:4318".parse().expect("parse");
+    assert_eq!(a.to_string(), "otlp:0.0.0.0:4318");
+    assert!("otlp:nowhere".parse::<ListenAddr>().is_err());
+    // The JSONL socket stays loopback-only.
+    assert!("tcp:0.0.0.0:1".parse::<ListenAddr>().is_err());
+    let _ = Kind::ALL;
+}

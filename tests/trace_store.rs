@@ -1,0 +1,224 @@
+//! The event store against the eager reader: events kept as places in their file and decoded
+//! when looked at are exactly the events the streaming reader gives for the same bytes, on
+//! every sample, on generated traces and on hostile streams (bad lines, CRLF, BOMs, lines
+//! around the length cap, no final newline), read whole or grown chunk by chunk as a follower
+//! or a live session's spool grows. A line changed under the store into something else
+//! than an event of its kind gives an `unreadable` event, never a panic.
+
+use std::io::Write;
+
+use doxascope::model::Model;
+use doxascope::trace::generate::{GenConfig, write_mixed};
+use doxascope::trace::{Event, Item, Problem, Reader, ReaderConfig, TraceLog};
+use proptest::prelude::*;
+
+#[path = "support/streams.rs"]
+mod streams;
+
+const CAP: usize = 80;
+
+/// The streaming reader's output for `bytes`, fed in one piece: events and problems.
+fn eager(name: &str, bytes: &[u8], cfg: ReaderConfig) -> (Vec<Event>, Vec<Problem>) {
+    let mut r = Reader::new(name, cfg);
+    let mut out = Vec::new();
+    r.feed(bytes, &mut out);
+    r.finish(&mut out);
+    let mut events = Vec::new();
+    let mut problems = Vec::new();
+    for it in out {
+        match it {
+            Item::Event(e) => events.push(e),
+            Item::Problem(p) => problems.push(p),
+        }
+    }
+    (events, problems)
+}
+
+/// Every way the store hands out an event agrees with the eager event at that position.
+fn check_store(log: &TraceLog, want: &[Event]) -> Result<(), TestCaseError> {
+    prop_assert_eq!(log.events.len(), want.len());
+    for (i, w) in want.iter().enumerate() {
+        // Unpinned first (a fresh decode), then pinned, then unpinned again (borrowed).
+        let fresh = log.events.load(i);
+        prop_assert_eq!(fresh.as_deref(), Some(w), "load {}", i);
+        prop_assert_eq!(log.events.get(i), Some(w), "get {}", i);
+        let pinned = log.events.load(i);
+        prop_assert_eq!(pinned.as_deref(), Some(w), "load after get {}", i);
+        let origin = log.events.origin(i);
+        prop_assert_eq!(origin.as_ref(), Some(&w.origin));
+        prop_assert_eq!(log.events.kind(i), Some(w.kind()));
+    }
+    prop_assert_eq!(log.events.get(want.len()), None);
+    Ok(())
+}
+
+fn file_with(bytes: &[u8]) -> tempfile::NamedTempFile {
+    let mut f = tempfile::NamedTempFile::new().expect("temp file");
+    f.write_all(bytes).expect("write");
+    f.flush().expect("flush");
+    f
+}
+
+/// A whole file read into a log that keeps only where its events are.
+fn lazy(path: &std::path::Path, cfg: ReaderConfig) -> TraceLog {
+    let mut log = TraceLog::new();
+    log.read_file(path, cfg).expect("read");
+    log
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
+
+    /// Hostile streams read whole: the same events (decoded again from the file) and the
+    /// same problems as the streaming reader.
+    #[test]
+    fn the_lazy_store_gives_the_eager_events(bytes in streams::stream(CAP, 24)) {
+        let cfg = ReaderConfig { max_line_bytes: CAP };
+        let f = file_with(&bytes);
+        let name = f.path().to_string_lossy().into_owned();
+        let (events, problems) = eager(&name, &bytes, cfg);
+        let log = lazy(f.path(), cfg);
+        check_store(&log, &events)?;
+        prop_assert_eq!(&log.problems, &problems);
+        // Nothing was kept decoded but what `get` pinned; dropping the pins changes nothing.
+        let mut log = log;
+        log.events.unpin();
+        prop_assert_eq!(log.events.pinned(), 0);
+        check_store(&log, &events)?;
+    }
+
+    /// A file growing chunk by chunk (a follower's appends, a live session's spool): each
+    /// chunk is appended to the file, then fed to a reader whose events go to a log that
+    /// keeps only their places in the file. At every point the store agrees with the eager
+    /// reader on what was read so far.
+    #[test]
+    fn a_growing_file_is_stored_as_it_grows(
+        bytes in streams::stream(CAP, 24),
+        cuts in proptest::collection::vec(0usize..400, 0..8),
+    ) {
+        let cfg = ReaderConfig { max_line_bytes: CAP };
+        let mut f = tempfile::NamedTempFile::new().expect("temp file");
+        let name = f.path().to_string_lossy().into_owned();
+        let mut log = TraceLog::new();
+        let again = std::fs::File::open(f.path()).expect("open");
+        log.events.add_source(&name, again, cfg);
+        let mut reader = Reader::new(&name, cfg);
+        let mut cuts: Vec<usize> = cuts.into_iter().map(|c| c.min(bytes.len())).collect();
+        cuts.push(bytes.len());
+        cuts.sort_unstable();
+        let mut at = 0;
+        for c in cuts {
+            f.write_all(&bytes[at..c]).expect("write");
+            f.flush().expect("flush");
+            let mut out = Vec::new();
+            reader.feed(&bytes[at..c], &mut out);
+            log.extend(out);
+            at = c;
+            let (want, _) = eager(&name, &bytes[..c], cfg);
+            // Lines not yet terminated are not read yet.
+            check_store(&log, &want[..log.events.len()])?;
+        }
+        let mut out = Vec::new();
+        reader.finish(&mut out);
+        log.extend(out);
+        let (events, problems) = eager(&name, &bytes, cfg);
+        check_store(&log, &events)?;
+        prop_assert_eq!(&log.problems, &problems);
+    }
+}
+
+/// Every bundled sample and a generated trace of every kind: the lazy store, and the model
+/// loaded from the file (replayed as it is read) equal the eager reader and the model
+/// replayed from memory.
+#[test]
+fn samples_and_generated_traces_load_lazily_as_they_read_eagerly() {
+    let mut files: Vec<std::path::PathBuf> = std::fs::read_dir("sample-traces")
+        .expect("sample-traces")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .collect();
+    files.sort();
+    assert!(files.len() >= 7, "{files:?}");
+    let dir = tempfile::tempdir().expect("temp dir");
+    for (seed, sessions) in [(7u64, 8u32), (3, 1)] {
+        let path = dir.path().join(format!("gen-{seed}.jsonl"));
+        let mut bytes = Vec::new();
+        let cfg = GenConfig {
+            events: 30_000,
+            seed,
+            sessions,
+            atoms: 40,
+        };
+        write_mixed(&mut bytes, &cfg).expect("in memory");
+        std::fs::write(&path, &bytes).expect("write");
+        files.push(path);
+    }
+    for path in &files {
+        let bytes = std::fs::read(path).expect("read");
+        let name = path.to_string_lossy().into_owned();
+        let cfg = ReaderConfig::default();
+        let (events, problems) = eager(&name, &bytes, cfg);
+        let log = lazy(path, cfg);
+        check_store(&log, &events).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(log.problems, problems, "{name}");
+        let from_file = Model::load(std::slice::from_ref(path)).expect("load");
+        let in_memory = Model::from_bytes(&name, &bytes);
+        assert_eq!(from_file.timelines(), in_memory.timelines(), "{name}");
+        assert_eq!(from_file.log().events, events, "{name}");
+        // The load kept nothing decoded.
+        assert_eq!(from_file.log().events.pinned(), 0, "{name}");
+    }
+}
+
+/// A file rewritten under the store: an event whose line no longer holds an event of its
+/// kind is shown as `unreadable` with the reason; lines that did not change still decode.
+#[test]
+fn a_file_changed_on_disk_gives_unreadable_events_not_wrong_ones() {
+    let text = "{\"kind\":\"announce\",\"formula\":\"p\",\"id\":\"a\"}\n\
+                {\"kind\":\"log\",\"message\":\"hello\"}\n\
+                {\"kind\":\"announce\",\"formula\":\"q\",\"id\":\"b\"}\n";
+    let f = file_with(text.as_bytes());
+    let log = lazy(f.path(), ReaderConfig::default());
+    assert_eq!(log.events.len(), 3);
+    // Same length, other content: the second line becomes an announce, the third garbage.
+    let changed = text
+        .replace(
+            "{\"kind\":\"log\",\"message\":\"hello\"}",
+            "{\"kind\":\"announce\",\"formula\":\"x\"}",
+        )
+        .replace(
+            "\"formula\":\"q\",\"id\":\"b\"}",
+            "\"formula\":\"q\",\"id\":\"b\"",
+        );
+    std::fs::write(f.path(), changed).expect("rewrite");
+    assert_eq!(log.events[0].kind_name(), "announce");
+    for i in [1, 2] {
+        let ev = &log.events[i];
+        assert_eq!(ev.kind_name(), "unreadable", "event {i}: {ev:?}");
+        let why = ev.extra.value("error").expect("an error field");
+        assert!(
+            why.as_str().is_some_and(|w| w.contains("changed on disk")),
+            "{why}"
+        );
+        assert_eq!(ev.origin.line, i as u64 + 1);
+    }
+    // Truncated to nothing: still no panic, every event unreadable.
+    std::fs::write(f.path(), b"").expect("truncate");
+    let log2 = {
+        let mut l = TraceLog::new();
+        let again = std::fs::File::open(f.path()).expect("open");
+        l.events
+            .add_source(&f.path().to_string_lossy(), again, ReaderConfig::default());
+        let (events, _) = eager(
+            &f.path().to_string_lossy(),
+            text.as_bytes(),
+            ReaderConfig::default(),
+        );
+        for e in events {
+            l.push(Item::Event(e));
+        }
+        l
+    };
+    assert_eq!(log2.events.len(), 3);
+    assert!(log2.events.iter().all(|e| e.kind_name() == "unreadable"));
+}
