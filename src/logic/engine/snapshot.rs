@@ -74,7 +74,7 @@ fn each(parts: Vec<Option<(&Atom, bool)>>) -> Vec<Vec<(&Atom, bool)>> {
 
 impl State {
     pub(super) fn rebuild_snapshot(&mut self) {
-        let mut sat = Sat::new(self.cancel.clone());
+        let mut sat = Sat::new_dense(self.cancel.clone());
         sat.set_disabled(self.dead_probes.iter().map(|&p| !p).collect());
         for e in &self.log {
             match e {

@@ -199,7 +199,7 @@ pub struct State {
 impl State {
     /// An empty state whose solvers stop when `cancel` says so.
     pub fn new(cancel: Arc<Stop>, limits: Limits) -> Self {
-        let snap = Some(Sat::new(Arc::clone(&cancel)));
+        let snap = Some(Sat::new_dense(Arc::clone(&cancel)));
         State {
             enc: Tseitin::new(),
             main: Sat::new(cancel.clone()),
