@@ -232,35 +232,43 @@ impl State {
             }
             // The atoms of `f` stay as set; a belief the change falsifies is mended by
             // setting one of its other atoms, a few levels deep (a short local search).
-            if self.mend(m, f, want, &mut flips, REPAIR_STEPS, &mut budget)? {
+            let mut broken = Vec::new();
+            for &(v, _) in &flips {
+                self.breaks(m, &flips, v, &mut budget, &mut broken)?;
+            }
+            if self.mend(m, f, want, &mut flips, &broken, REPAIR_STEPS, &mut budget)? {
                 return Some(flips);
             }
         }
         None
     }
 
-    /// Depth-first search for a mend of the beliefs that `flips` falsify: `Some(true)` with
-    /// `flips` completed when no belief is falsified any more and `f` has the value `want`;
+    /// Depth-first search for a mend of the `broken` beliefs (those `flips` falsify):
+    /// `Some(true)` with `flips` completed when none is left and `f` has the value `want`;
     /// `None` once `budget` is spent. An atom set once (`f`'s own first) is not set again.
+    /// Setting an atom can only change the beliefs that mention it, so each level
+    /// re-evaluates those and the ones still broken, nothing else.
+    #[allow(clippy::too_many_arguments)]
     fn mend(
         &self,
         m: &[bool],
         f: &Formula,
         want: bool,
         flips: &mut Vec<(usize, bool)>,
+        broken: &[u32],
         depth: usize,
         budget: &mut usize,
     ) -> Option<bool> {
-        let Some(b) = self.falsified(m, flips, budget)? else {
+        let Some(&b) = broken.first() else {
             let mut look = |a: &Atom| self.look(m, flips, a);
             return Some(cnf::eval(f, &mut look) == Some(want));
         };
         if depth == 0 {
             return Some(false);
         }
-        let options: Vec<(usize, bool)> = match &self.beliefs[b].clause {
+        let options: Vec<(usize, bool)> = match &self.beliefs[b as usize].clause {
             Some(c) => c.iter().map(|l| (l.index(), l.is_positive())).collect(),
-            None => candidates(self.beliefs[b].formula(), true)
+            None => candidates(self.beliefs[b as usize].formula(), true)
                 .into_iter()
                 .filter_map(|c| match c.as_slice() {
                     [(a, value)] => self.enc.atom_var(a).map(|v| (v.index(), *value)),
@@ -268,12 +276,20 @@ impl State {
                 })
                 .collect(),
         };
+        let mut next: Vec<u32> = Vec::with_capacity(broken.len() + 4);
         for (v, value) in options {
             if flips.iter().any(|&(x, _)| x == v) {
                 continue;
             }
             flips.push((v, value));
-            if self.mend(m, f, want, flips, depth - 1, budget)? {
+            next.clear();
+            for &x in broken {
+                if !self.holds(m, flips, x as usize, budget)? {
+                    next.push(x);
+                }
+            }
+            self.breaks(m, flips, v, budget, &mut next)?;
+            if self.mend(m, f, want, flips, &next, depth - 1, budget)? {
                 return Some(true);
             }
             flips.pop();
@@ -288,35 +304,47 @@ impl State {
             .is_some_and(|v| value_in(m, flips, v.index()))
     }
 
-    /// The first active belief mentioning a flipped atom that `m` changed by `flips`
-    /// falsifies (`Some(None)`: none does); `None` once the evaluations would exceed
-    /// `budget` (atom occurrences, spent as they are evaluated).
-    fn falsified(
+    /// Whether belief `b` holds in model `m` changed by `flips`; `None` once evaluating it
+    /// would exceed `budget` (atom occurrences, spent as they are evaluated).
+    fn holds(
         &self,
         m: &[bool],
         flips: &[(usize, bool)],
+        b: usize,
         budget: &mut usize,
-    ) -> Option<Option<usize>> {
-        let mut look = |a: &Atom| self.look(m, flips, a);
-        for &(v, _) in flips {
-            for &b in self.occ.get(v).map(Vec::as_slice).unwrap_or(&[]) {
-                let belief = &self.beliefs[b as usize];
-                if !belief.active {
-                    continue;
-                }
-                *budget = budget.checked_sub(belief.size as usize)?;
-                let holds = match &belief.clause {
-                    Some(c) => c
-                        .iter()
-                        .any(|l| value_in(m, flips, l.index()) == l.is_positive()),
-                    None => cnf::eval(belief.formula(), &mut look) == Some(true),
-                };
-                if !holds {
-                    return Some(Some(b as usize));
-                }
+    ) -> Option<bool> {
+        let belief = &self.beliefs[b];
+        *budget = budget.checked_sub(belief.size as usize)?;
+        Some(match &belief.clause {
+            Some(c) => c
+                .iter()
+                .any(|l| value_in(m, flips, l.index()) == l.is_positive()),
+            None => {
+                let mut look = |a: &Atom| self.look(m, flips, a);
+                cnf::eval(belief.formula(), &mut look) == Some(true)
+            }
+        })
+    }
+
+    /// Adds to `out` the active beliefs mentioning atom variable `v` that `m` changed by
+    /// `flips` falsifies (each once); `None` once `budget` is spent.
+    fn breaks(
+        &self,
+        m: &[bool],
+        flips: &[(usize, bool)],
+        v: usize,
+        budget: &mut usize,
+        out: &mut Vec<u32>,
+    ) -> Option<()> {
+        for &b in self.occ.get(v).map(Vec::as_slice).unwrap_or(&[]) {
+            if self.beliefs[b as usize].active
+                && !out.contains(&b)
+                && !self.holds(m, flips, b as usize, budget)?
+            {
+                out.push(b);
             }
         }
-        Some(None)
+        Some(())
     }
 
     /// Makes the cached model the repaired one (see [`State::repair`]). The model is read
