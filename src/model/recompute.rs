@@ -534,8 +534,19 @@ impl Mirror {
         Ok(())
     }
 
+    /// Whether a request about `f` depends on the domain: only quantifiers (in Σ or in `f`)
+    /// do. Without them nothing is grounded, and the domain (the constants of Σ, which can
+    /// grow with every event) is not even collected.
+    fn needs_domain(&self, f: &Formula) -> bool {
+        !self.quantified.is_empty() || ground::has_quantifier(f)
+    }
+
     /// Grounds `f` and brings Σ's grounding to the same domain.
     fn prepare<'f>(&mut self, f: &'f Formula) -> Result<Cow<'f, Formula>, Unknown> {
+        if !self.needs_domain(f) {
+            // Still through `ground`: its depth and size guards apply to every formula.
+            return self.ground(f, &BTreeSet::new());
+        }
         let domain = self.domain_with(f);
         self.sync(&domain)?;
         self.ground(f, &domain)
@@ -590,10 +601,14 @@ impl Mirror {
             *self.consts.entry(c.clone()).or_default() += 1;
         }
         self.belief_consts.insert(id.clone(), cs);
-        let domain: BTreeSet<String> = self.consts.keys().cloned().collect();
-        self.sync(&domain)?;
         let mut spec = spec;
-        spec.formula = self.ground(raw, &domain)?.into_owned();
+        spec.formula = if self.needs_domain(raw) {
+            let domain: BTreeSet<String> = self.consts.keys().cloned().collect();
+            self.sync(&domain)?;
+            self.ground(raw, &domain)?.into_owned()
+        } else {
+            self.ground(raw, &BTreeSet::new())?.into_owned()
+        };
         let mut hard_conflict = false;
         match self.engine.add(spec.clone()) {
             Ok(_) => {}
@@ -657,6 +672,9 @@ impl Mirror {
     }
 
     fn sync_active(&mut self) -> Result<(), Unknown> {
+        if self.quantified.is_empty() {
+            return Ok(());
+        }
         let domain: BTreeSet<String> = self.consts.keys().cloned().collect();
         self.sync(&domain)
     }
