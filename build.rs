@@ -1,4 +1,4 @@
-//! Build script: tells the test suite whether tmux is here.
+//! Build script: tells the test suite whether tmux and Inspect AI are here.
 //!
 //! The end-to-end tests drive the real binary in tmux. Without tmux they cannot run, and a
 //! test that returns early is reported as passed, which hides the gap. With
@@ -9,8 +9,36 @@
 
 use std::process::Command;
 
+/// The Inspect AI version `scripts/setup-inspect.sh` installs (its marker names it).
+const INSPECT_VERSION: &str = "0.3.285";
+
+/// Whether the held-out traces of other tools are beside the checkout (see
+/// `tests/support/external.rs`, which looks in the same places).
+fn external_traces() -> bool {
+    println!("cargo::rerun-if-env-changed=DOXASCOPE_EXTERNAL_TRACES");
+    let root = std::path::PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").unwrap_or_default());
+    let candidates = [
+        std::env::var_os("DOXASCOPE_EXTERNAL_TRACES").map(std::path::PathBuf::from),
+        Some(root.join("../shared/external-traces")),
+        Some(root.join("../../shared/external-traces")),
+    ];
+    candidates
+        .into_iter()
+        .flatten()
+        .any(|p| p.join("SOURCES.md").is_file())
+}
+
 fn main() {
     println!("cargo::rustc-check-cfg=cfg(doxascope_no_tmux)");
+    println!("cargo::rustc-check-cfg=cfg(doxascope_no_external)");
+    if !external_traces() {
+        println!("cargo::rustc-cfg=doxascope_no_external");
+        println!(
+            "cargo::warning=../shared/external-traces is not here: the tests on other tools' real \
+             traces will be ignored"
+        );
+    }
+    println!("cargo::rustc-check-cfg=cfg(doxascope_no_inspect)");
     println!("cargo::rerun-if-changed=build.rs");
     println!("cargo::rerun-if-env-changed=CI");
     println!("cargo::rerun-if-env-changed=PATH");
@@ -19,6 +47,16 @@ fn main() {
         .arg("-V")
         .output()
         .is_ok_and(|o| o.status.success());
+    // Inspect AI for tests/inspect_client.rs: ready once scripts/setup-inspect.sh ran (it
+    // touches this file afterwards, so this runs again). Under CI the test installs it
+    // itself, and fails when it cannot.
+    let venv = std::env::var("DOXASCOPE_INSPECT_VENV")
+        .unwrap_or_else(|_| "target/inspect-venv".to_string());
+    let marker = std::path::Path::new(&venv).join(format!(".doxascope-ready-{INSPECT_VERSION}"));
+    println!("cargo::rerun-if-env-changed=DOXASCOPE_INSPECT_VENV");
+    if !ci && !marker.exists() {
+        println!("cargo::rustc-cfg=doxascope_no_inspect");
+    }
     if !ci && !tmux {
         println!("cargo::rustc-cfg=doxascope_no_tmux");
         println!("cargo::warning=tmux is not installed: the end-to-end tests will be ignored");

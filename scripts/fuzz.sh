@@ -5,7 +5,9 @@
 #
 # Targets: trace_bytes (the trace reader, in any chunking), formula_text (the formula parser
 # and its print/parse round trip), repl_line (the REPL's command parser), otlp_json (the
-# OpenTelemetry importer), otlp_request (the OTLP/HTTP receiver's request path). What each checks is
+# OpenTelemetry importer), otlp_request (the OTLP/HTTP receiver's request path), and the other
+# importers: import_inspect, import_langfuse, import_langsmith, import_letta, import_graphiti,
+# import_detect (format detection, then the detected importer). What each checks is
 # in tests/support/fuzz_targets.rs; `cargo test --test fuzz_smoke` runs the same checks for a
 # few seconds per target without coverage guidance (that is what CI runs).
 #
@@ -17,7 +19,8 @@ cd "$(dirname "$0")/.."
 secs=${1:-300}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(trace_bytes formula_text repl_line otlp_json otlp_request)
+[ ${#targets[@]} -gt 0 ] || targets=(trace_bytes formula_text repl_line otlp_json otlp_request
+  import_inspect import_langfuse import_langsmith import_letta import_graphiti import_detect)
 
 command -v cargo-fuzz >/dev/null 2>&1 || cargo install cargo-fuzz --locked
 export RUSTC_BOOTSTRAP=1
@@ -25,7 +28,20 @@ mkdir -p fuzz/corpus
 for t in "${targets[@]}"; do
   corpus="fuzz/corpus/$t"
   mkdir -p "$corpus"
-  # Seed each corpus with real inputs: the sample traces' lines.
+  # Seed each corpus with real inputs: the external traces for an importer, the sample
+  # traces' lines for the others.
+  seeds=""
+  case "$t" in
+    import_inspect) seeds=${DOXASCOPE_EXTERNAL_TRACES:-../shared/external-traces}/inspect ;;
+    import_langfuse) seeds=${DOXASCOPE_EXTERNAL_TRACES:-../shared/external-traces}/langfuse ;;
+    import_langsmith) seeds=${DOXASCOPE_EXTERNAL_TRACES:-../shared/external-traces}/langsmith-langgraph ;;
+    import_letta) seeds=${DOXASCOPE_EXTERNAL_TRACES:-../shared/external-traces}/letta ;;
+    import_graphiti) seeds=${DOXASCOPE_EXTERNAL_TRACES:-../shared/external-traces}/memory ;;
+    import_detect) seeds=${DOXASCOPE_EXTERNAL_TRACES:-../shared/external-traces} ;;
+  esac
+  if [ -n "$seeds" ] && [ -z "$(ls -A "$corpus")" ]; then
+    find "$seeds" -type f ! -name '*.md' -exec cp {} "$corpus/" \;
+  fi
   if [ -z "$(ls -A "$corpus")" ]; then
     i=0
     for f in sample-traces/*.jsonl; do
@@ -35,5 +51,5 @@ for t in "${targets[@]}"; do
     done
   fi
   echo "== fuzzing $t for ${secs}s"
-  cargo fuzz run "$t" "$corpus" -- -max_total_time="$secs" -max_len=65536
+  cargo fuzz run "$t" "$corpus" -- -max_total_time="$secs" -max_len=524288
 done

@@ -112,3 +112,46 @@ fn no_trace_starts_from_an_empty_sigma() {
     assert_eq!(lines[2]["applied"], false);
     assert_eq!(lines[3]["result"], "entailed");
 }
+
+/// `diff` shows how ground beliefs (memory) changed between two steps: rewritten,
+/// retracted, written; Σ's part is unchanged.
+#[test]
+fn diff_shows_memory_edits() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("mem.jsonl");
+    std::fs::write(
+        &path,
+        concat!(
+            r#"{"kind":"belief","name":"human","value":"First name: Chad"}"#,
+            "\n",
+            r#"{"kind":"belief","name":"persona","value":"I am Sam"}"#,
+            "\n",
+            r#"{"kind":"retract","target":"human","reason":"core_memory_replace","by":"agent"}"#,
+            "\n",
+            r#"{"kind":"belief","name":"human","value":"First name: Sarah"}"#,
+            "\n",
+            r#"{"kind":"retract","target":"persona","by":"agent"}"#,
+            "\n",
+            r#"{"kind":"belief","name":"task","value":"book a flight"}"#,
+            "\n",
+        ),
+    )
+    .unwrap();
+    let p = path.to_string_lossy().into_owned();
+    let (code, out, _) = repl(&[&p], "diff 2 6\ndiff 2 2\n");
+    assert_eq!(code, 0);
+    assert_eq!(
+        out,
+        "from step 2 to step 6:\n\
+         ~ human: First name: Chad → First name: Sarah\n\
+         - persona (was I am Sam)\n\
+         + task = book a flight\n\
+         from step 2 to step 2: no change\n"
+    );
+    let (_, out, _) = repl(&[&p, "--json"], "diff 3 4\n");
+    let v: Value = serde_json::from_str(out.trim()).unwrap();
+    assert_eq!(
+        v["ground"],
+        serde_json::json!([{"name": "human", "before": null, "after": "First name: Sarah"}])
+    );
+}

@@ -751,6 +751,37 @@ fn a_huge_sparse_file_is_followed_from_its_tail() {
     assert_eq!(poll(&mut f), ["Rotated", "Following", "new@1"]);
 }
 
+/// B33's "the rest on request": after a tail start, `read_whole` reads the file again from
+/// its start (announced by `ReadWhole`, the lines numbered from 1 again) and goes on
+/// following its end; asking again, or for a file read whole anyway, does nothing.
+#[test]
+fn the_rest_of_a_large_file_is_read_on_request() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("t.jsonl");
+    let (a, b, c) = (line("a"), line("b"), line("c"));
+    append(&p, &format!("{a}{b}{c}"));
+    let tail = FollowConfig {
+        tail_threshold: 10,
+        tail_bytes: c.len() as u64,
+        // Small polls: the whole file comes over several of them, in the background.
+        max_bytes_per_poll: 8,
+        read_chunk: 8,
+        ..cfg()
+    };
+    let mut f = Follower::new(&p, tail);
+    assert_eq!(poll(&mut f), ["Following", "Tail", "c@1"]);
+    f.read_whole();
+    assert_eq!(poll(&mut f), ["ReadWhole", "a@1", "b@2", "c@3"]);
+    append(&p, &line("d"));
+    assert_eq!(poll(&mut f), ["d@4"]);
+    f.read_whole();
+    assert!(poll(&mut f).is_empty(), "already read from its start");
+    let mut small = Follower::new(&p, cfg());
+    assert_eq!(poll(&mut small), ["Following", "a@1", "b@2", "c@3", "d@4"]);
+    small.read_whole();
+    assert!(poll(&mut small).is_empty());
+}
+
 /// B33 with a tail that starts exactly at a line boundary, and a threshold not crossed.
 #[test]
 fn the_tail_starts_at_a_line_and_small_files_are_read_whole() {

@@ -11,6 +11,8 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
+#[path = "support/external.rs"]
+mod external;
 #[path = "support/fuzz_targets.rs"]
 mod targets;
 
@@ -154,6 +156,48 @@ fn otlp_proto_request() -> Vec<u8> {
     .encode_to_vec()
 }
 
+/// Small documents of one external format's shape, which byte mutations bend without
+/// breaking at once, and its real files (../shared/external-traces/DIR) when they are here.
+fn import_corpus(dir: &str, seeds: &[&str]) -> Vec<Vec<u8>> {
+    let mut out: Vec<Vec<u8>> = seeds.iter().map(|s| s.as_bytes().to_vec()).collect();
+    if let Some(root) = external::dir()
+        && let Ok(d) = std::fs::read_dir(root.join(dir))
+    {
+        let mut files: Vec<PathBuf> = d.filter_map(|e| e.ok().map(|e| e.path())).collect();
+        files.sort();
+        for f in files {
+            if let Ok(b) = std::fs::read(&f) {
+                out.push(b);
+            }
+        }
+    }
+    out
+}
+
+const INSPECT_SEEDS: &[&str] = &[
+    r#"{"version":2,"eval":{"task":"t","model":"m"},"plan":{"steps":[{"solver":"use_tools"},{"solver":"generate"}]},"samples":[{"id":1,"epoch":1,"input":"q","attachments":{"h":"long text"},"message_pool":[{"role":"user","content":"attachment://h"}],"events":[{"event":"span_begin","id":"s","type":"solver","name":"generate","timestamp":"2025-01-01T00:00:00+00:00"},{"event":"model","model":"m","input":[],"input_refs":[[0,1]],"output":{"choices":[{"message":{"content":[{"type":"reasoning","reasoning":"hmm"},{"type":"text","text":"a"}],"tool_calls":[{"id":"c","function":"f","arguments":{}}]}}]}},{"event":"span_begin","id":"t","type":"tool","name":"f"},{"event":"tool","id":"c","function":"f","arguments":{"x":1},"result":"r"},{"event":"store","span_id":"t","changes":[{"op":"add","path":"/k","value":"a"},{"op":"replace","path":"/k","value":"b","replaced":"a"},{"op":"remove","path":"/k"}]},{"event":"span_end","id":"t"},{"event":"span_end","id":"s"},{"event":"span_begin","id":"sc","type":"scorer","name":"match"},{"event":"score","span_id":"sc","score":{"value":{"a":"C","b":0.5}}},{"event":"error","error":{"message":"boom"}},{"event":"checkpoint","x":1}],"output":{"completion":"a"},"scores":{"match":{"value":"C"}}}]}"#,
+];
+const LANGFUSE_SEEDS: &[&str] = &[
+    r#"{"trace":{"id":"t1","projectId":"p","name":"n","timestamp":"2025-01-01T00:00:00.000Z","input":""{\"prompt\":\"hi\"}"","output":"{"content":[{"type":"text","text":"yo"}]}","metadata":"{}","scores":[{"id":"s1","name":"q","value":1,"dataType":"BOOLEAN","observationId":"o1","source":"EVAL"}],"observations":[]},"observations":[{"id":"o1","type":"GENERATION","name":"g","startTime":"2025-01-01T00:00:01.000Z","model":"m","input":"[1]","output":"{}","level":"ERROR","statusMessage":"x","parentObservationId":null},{"id":"o2","type":"ANNOUNCE","name":"a","startTime":"2025-01-01T00:00:02.000Z"},{"id":"o3","type":"TOOL","name":"t","startTime":"bad"}]}"#,
+    r#"{"4f6535aaebcda355":{"input":{"success":true,"data":[{"role":"user","content":"x"}]},"output":{"success":true,"data":[{"role":"assistant","content":"","tool_calls":[{"id":"c"}]}]}}}"#,
+];
+const LANGSMITH_SEEDS: &[&str] = &[
+    r#"{"post":[{"id":"r1","name":"root","run_type":"chain","start_time":1728803137170,"inputs":{"input":"q"},"dotted_order":"20241013T070537170001Zr1","trace_id":"r1"},{"id":"r2","name":"llm","run_type":"llm","parent_run_id":"r1","start_time":"2024-10-11T20:58:24.544431+00:00","dotted_order":"20241013T070537170001Zr1.20241013T070537170002Zr2","trace_id":"r1","events":[{"name":"new_token"}]}],"patch":[{"dotted_order":"20241013T070537170001Zr2","outputs":{"choices":[{"message":{"content":"a","tool_calls":[{"id":"x"}]}}]},"end_time":1728803138000},{"id":"r1","outputs":{"output":"done"},"error":"oops"}]}"#,
+    r#"{"id":"a","name":"AgentExecutor","run_type":"chain","child_runs":[{"id":"b","run_type":"tool","name":"ls","parent_run_id":"a","inputs":{"input":"{"p":1}"},"child_runs":[{"id":"c","run_type":"announce","parent_run_id":"b"}]}]}"#,
+];
+const LETTA_SEEDS: &[&str] = &[
+    r#"{"agent_type":"memgpt_agent","name":"a","core_memory":[{"label":"human","value":"First name: Sam"}],"tool_rules":[{"tool_name":"x","type":"run_first"},{"tool_name":"x","type":"constrain_child_tools","children":["y"]}],"messages":[{"role":"system","content":[{"type":"text","text":"<human characters="1/9">
+First name: Chad
+</human>"}],"created_at":"2025-04-01T03:47:27"},{"role":"assistant","content":[{"type":"text","text":"update"}],"tool_calls":[{"id":"c1","function":{"name":"core_memory_replace","arguments":"{"label":"human","old_content":"Chad","new_content":"Sam"}"}},{"id":"c2","function":{"name":"send_message","arguments":"{"message":"hi"}"}},{"id":"c3","function":{"name":"x","arguments":"{}"}}]},{"role":"system","content":[{"type":"text","text":"<human>
+First name: Sam
+</human>"}]},{"role":"tool","tool_call_id":"c1","content":[{"type":"text","text":"{"status":"OK"}"}]},{"role":"user","content":[{"type":"text","text":"{"type":"heartbeat"}"}]}]}"#,
+    r#""{"agents":[{"name":"b","block_ids":["block-0","block-9"],"messages":[]}],"blocks":[{"id":"block-0","label":"persona","value":"x"}]}""#,
+];
+const GRAPHITI_SEEDS: &[&str] = &[
+    r#"{"group_id":"g","messages":[{"name":"a","role_type":"user","timestamp":"2026-05-04T14:00:00Z","content":"x"}]}"#,
+    r#"{"episodes":[{"uuid":"e1","name":"a","created_at":"2026-05-04T14:00:00Z","content":"x"}],"nodes":[{"uuid":"n1","name":"A"}],"edges":[{"uuid":"x1","name":"R","fact":"f","source_node_uuid":"n1","target_node_uuid":"n1","episodes":["e1"],"created_at":"2026-05-04T14:00:01Z","expired_at":"2026-05-04T14:00:00Z"}]}"#,
+];
+
 fn mutate(rng: &mut Rng, corpus: &[Vec<u8>]) -> Vec<u8> {
     let mut v = corpus[rng.below(corpus.len())].clone();
     for _ in 0..1 + rng.below(4) {
@@ -207,7 +251,10 @@ fn budget() -> (Duration, u64) {
 }
 
 fn run(name: &str, seed: u64, target: fn(&[u8])) {
-    let corpus = corpus();
+    run_on(name, seed, target, corpus());
+}
+
+fn run_on(name: &str, seed: u64, target: fn(&[u8]), corpus: Vec<Vec<u8>>) {
     let (time, iters) = budget();
     let mut rng = Rng(seed);
     let end = Instant::now() + time;
@@ -257,4 +304,69 @@ fn otlp_importer_writes_clean_v1_from_any_bytes() {
 #[test]
 fn otlp_receiver_request_path_never_panics() {
     run("otlp_request", 0x5eed_0005, targets::otlp_request);
+}
+
+#[test]
+fn inspect_importer_survives_any_bytes() {
+    run_on(
+        "import_inspect",
+        0x5eed_0011,
+        targets::import_inspect,
+        import_corpus("inspect", INSPECT_SEEDS),
+    );
+}
+
+#[test]
+fn langfuse_importer_survives_any_bytes() {
+    run_on(
+        "import_langfuse",
+        0x5eed_0012,
+        targets::import_langfuse,
+        import_corpus("langfuse", LANGFUSE_SEEDS),
+    );
+}
+
+#[test]
+fn langsmith_importer_survives_any_bytes() {
+    run_on(
+        "import_langsmith",
+        0x5eed_0013,
+        targets::import_langsmith,
+        import_corpus("langsmith-langgraph", LANGSMITH_SEEDS),
+    );
+}
+
+#[test]
+fn letta_importer_survives_any_bytes() {
+    run_on(
+        "import_letta",
+        0x5eed_0014,
+        targets::import_letta,
+        import_corpus("letta", LETTA_SEEDS),
+    );
+}
+
+#[test]
+fn graphiti_importer_survives_any_bytes() {
+    run_on(
+        "import_graphiti",
+        0x5eed_0015,
+        targets::import_graphiti,
+        import_corpus("memory", GRAPHITI_SEEDS),
+    );
+}
+
+#[test]
+fn format_detection_survives_any_bytes() {
+    let mut corpus = corpus();
+    for (dir, seeds) in [
+        ("inspect", INSPECT_SEEDS),
+        ("langfuse", LANGFUSE_SEEDS),
+        ("langsmith-langgraph", LANGSMITH_SEEDS),
+        ("letta", LETTA_SEEDS),
+        ("memory", GRAPHITI_SEEDS),
+    ] {
+        corpus.extend(import_corpus(dir, seeds));
+    }
+    run_on("import_detect", 0x5eed_0016, targets::import_detect, corpus);
 }

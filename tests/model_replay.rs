@@ -244,3 +244,100 @@ fn sessions_are_separate_timelines() {
     let pos = m.timeline("s2").unwrap().event_positions()[0];
     assert_eq!(m.origin(pos).unwrap().line, 2);
 }
+
+#[test]
+fn scores_are_logged_with_their_targets_and_change_nothing_else() {
+    let m = model(&[
+        r#"{"kind":"announce","id":"b1","formula":"p"}"#,
+        r#"{"kind":"answer","id":"a1","text":"yes"}"#,
+        r#"{"kind":"score","name":"correct","value":"C","target":"a1","source":"match"}"#,
+        r#"{"kind":"score","name":"overall","value":0.5}"#,
+        r#"{"kind":"score","name":"later","value":true,"target":"a2"}"#,
+        r#"{"kind":"answer","id":"a2","text":"no"}"#,
+        r#"{"kind":"score","name":"ghost","value":1,"target":"nothing-has-this-id"}"#,
+        r#"{"kind":"score","name":"bad","value":{"a":1}}"#,
+    ]);
+    let tl = m.timeline("t.jsonl").unwrap();
+    let steps: Vec<u32> = tl.scores().iter().map(|s| s.0).collect();
+    assert_eq!(
+        steps,
+        [3, 4, 5, 7],
+        "the line with an object value is a bad line"
+    );
+    assert_eq!(m.log().problems.len(), 1);
+    assert!(
+        m.log().problems[0].message.contains("value"),
+        "{:?}",
+        m.log().problems
+    );
+    assert_eq!(tl.score_target(m.log(), 3), Some(2), "the answer before it");
+    assert_eq!(tl.score_target(m.log(), 4), None, "no target: the session");
+    assert_eq!(tl.score_target(m.log(), 5), Some(6), "a target after it");
+    assert_eq!(
+        tl.score_target(m.log(), 7),
+        None,
+        "a target the trace lacks"
+    );
+    assert_eq!(tl.score_target(m.log(), 2), None, "not a score");
+    // Scores are not beliefs: Σ and the BDI state do not see them.
+    assert_eq!(ids(&m, 7), ["b1"]);
+    assert!(tl.bdi_log().is_empty());
+    assert!(tl.errors().is_empty());
+}
+
+/// Memory edits (docs/import.md): a `retract` naming a held ground belief takes its value
+/// back; the BDI state no longer holds it until it is written again; the retraction log
+/// keeps what was taken back. A Σ belief of the same id wins; a name never written is an
+/// error, as before.
+#[test]
+fn retracting_a_ground_belief_takes_its_value_back() {
+    use doxascope::model::bdi::state_at;
+    let m = model(&[
+        r#"{"kind":"belief","name":"human","value":"First name: Chad"}"#,
+        r#"{"kind":"tool_call","tool":"core_memory_replace"}"#,
+        r#"{"kind":"retract","target":"human","reason":"core_memory_replace","by":"agent"}"#,
+        r#"{"kind":"belief","name":"human","value":"First name: Sarah"}"#,
+        r#"{"kind":"retract","target":"never_written"}"#,
+        r#"{"kind":"announce","id":"human","formula":"p"}"#,
+        r#"{"kind":"retract","target":"human"}"#,
+        r#"{"kind":"retract","target":"human"}"#,
+        r#"{"kind":"retract","target":"human"}"#,
+    ]);
+    let tl = m.timeline("t.jsonl").unwrap();
+    let bdi = tl.bdi_log();
+    let held = |t: u32| -> Vec<String> {
+        state_at(bdi, m.log(), t)
+            .ground
+            .iter()
+            .map(|g| format!("{}={}", g.name, g.value.unwrap()))
+            .collect()
+    };
+    assert_eq!(held(1), [r#"human="First name: Chad""#]);
+    assert!(held(3).is_empty(), "taken back at step 3");
+    assert_eq!(held(4), [r#"human="First name: Sarah""#]);
+    assert!(bdi.known_by("human", 2) && !bdi.known_by("human", 3));
+    let rt = tl.retracts();
+    assert_eq!(rt.len(), 5);
+    assert_eq!((rt[0].record, rt[0].ground), (None, Some(0)));
+    assert_eq!(
+        bdi.retracted(m.log(), 0).unwrap().value,
+        Some(&serde_json::json!("First name: Chad"))
+    );
+    // Never written: an error, as any dangling target.
+    assert_eq!((rt[1].record, rt[1].ground), (None, None));
+    // The Σ belief `human` is active: it is the one retracted.
+    assert!(rt[2].record.is_some() && rt[2].ground.is_none());
+    // Then the ground belief of that name.
+    assert_eq!((rt[3].record, rt[3].ground), (None, Some(1)));
+    assert!(held(8).is_empty());
+    // Nothing left to take back.
+    assert_eq!((rt[4].record, rt[4].ground), (None, None));
+    let steps: Vec<u32> = tl.errors().iter().map(|e| e.step).collect();
+    assert_eq!(steps, [5, 9]);
+    assert_eq!(
+        bdi.retractions_of("human", 9)
+            .map(|r| r.step)
+            .collect::<Vec<_>>(),
+        [3, 8]
+    );
+}

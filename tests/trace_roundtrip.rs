@@ -116,7 +116,15 @@ fn full_lines() -> Vec<Value> {
             "failure_count": 1}),
         ),
         with("log", 21, json!({"level": "info", "message": "m"})),
-        with("some_future_kind", 22, json!({"anything": [1, 2]})),
+        with(
+            "score",
+            22,
+            json!({"name": "accuracy", "value": 0.75, "label": "good",
+            "explanation": "e", "target": "a1", "source": "llm"}),
+        ),
+        with("score", 23, json!({"name": "correct", "value": "C"})),
+        with("score", 24, json!({"name": "passed", "value": false})),
+        with("some_future_kind", 25, json!({"anything": [1, 2]})),
     ]
 }
 

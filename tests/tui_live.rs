@@ -305,3 +305,86 @@ fn ended_live_sessions_age_out_of_the_list_but_stay_on_disk() {
     let screen = render_text(&mut app, 200, 30);
     assert!(screen.contains(&format!("/{MAX_ENDED_LIVE})")), "{screen}");
 }
+
+#[test]
+fn the_rest_of_a_large_followed_file_is_read_on_request() {
+    use doxascope::tui::app::Effect;
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.jsonl");
+    let lines = [
+        "{\"kind\":\"announce\",\"formula\":\"p\"}\n",
+        "{\"kind\":\"announce\",\"formula\":\"q\"}\n",
+        "{\"kind\":\"announce\",\"formula\":\"r\"}\n",
+    ];
+    std::fs::write(&path, lines.concat()).unwrap();
+    let mut app = app();
+    // "Large" for this test: only the last line is read at first.
+    let cfg = FollowConfig {
+        poll_interval: Duration::from_millis(20),
+        tail_threshold: 10,
+        tail_bytes: lines[2].len() as u64,
+        ..FollowConfig::default()
+    };
+    let (handle, mut rx) = Follower::spawn_many(vec![path.clone()], cfg).unwrap();
+    let (tx, mut one) = tokio::sync::mpsc::channel(64);
+    rt.spawn(async move {
+        while let Some((_, item)) = rx.recv().await {
+            if tx.send(item).await.is_err() {
+                break;
+            }
+        }
+    });
+    app.sources.add_file(path.clone());
+    let mut seen = Vec::new();
+    pump(&mut app, &rt, &mut one, &mut seen, |a, _| {
+        a.store.sessions.first().is_some_and(|s| s.len() == 1)
+    });
+    let screen = render_text(&mut app, 200, 30);
+    assert!(
+        screen.contains("not loaded (:read-all reads it)"),
+        "{screen}"
+    );
+    // `:read-all` asks the event loop to read the skipped files whole.
+    let mut effects = Vec::new();
+    effects.extend(app.on_key(KeyEvent::new(KeyCode::Char(':'), KeyModifiers::NONE)));
+    for c in "read-all".chars() {
+        effects.extend(app.on_key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE)));
+    }
+    effects.extend(app.on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE)));
+    let files: Vec<usize> = effects
+        .iter()
+        .find_map(|e| match e {
+            Effect::ReadWhole(f) => Some(f.clone()),
+            _ => None,
+        })
+        .expect("a ReadWhole effect");
+    assert_eq!(files, [0]);
+    for f in files {
+        handle.read_whole(f);
+    }
+    pump(&mut app, &rt, &mut one, &mut seen, |a, _| {
+        a.store.sessions.get(1).is_some_and(|s| s.len() == 3)
+    });
+    assert!(seen.contains(&FollowStatus::ReadWhole), "{seen:?}");
+    // The tail's timeline stays; the whole file is a new reading of it, with every line.
+    assert_eq!(app.store.sessions[0].len(), 1);
+    assert!(app.store.sessions[1].name.ends_with("· re-read 1"));
+    let screen = render_text(&mut app, 200, 30);
+    assert!(!screen.contains("not loaded"), "{screen}");
+    // Asked again (the command line stays open after a command): nothing left to read.
+    for c in "read-all".chars() {
+        app.on_key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE));
+    }
+    let again = app.on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE));
+    assert!(again.is_empty());
+    assert!(
+        app.status.contains("read from its start already"),
+        "{}",
+        app.status
+    );
+    handle.stop();
+}

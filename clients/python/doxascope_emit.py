@@ -51,7 +51,7 @@ FORMAT_VERSION = 1
 KINDS = (
     "session", "announce", "retract", "verify", "revise", "query", "answer", "thought",
     "world", "turn", "belief", "schema_belief", "desire", "intention", "plan", "step",
-    "postcondition", "satisfaction", "review", "plan_stats", "log",
+    "postcondition", "satisfaction", "review", "plan_stats", "log", "score",
 )
 
 _ROLES = ("fact", "rule", "norm", "assumption")
@@ -367,3 +367,13 @@ class Emitter:
     def log(self, message, level="info", **extra):
         """``log``: a free-form message at ``level`` (``info``, ``warn``, ``error``, ...)."""
         return self.emit("log", level=level, message=message, **extra)
+
+    def score(self, name, value=None, label=None, explanation=None, target=None, source=None,
+              **extra):
+        """``score``: a score or evaluation (``value`` a number, a string or a bool), of the
+        event whose id is ``target`` (none: the session), given by ``source``."""
+        if value is not None and (isinstance(value, (dict, list)) or
+                                  not isinstance(value, (int, float, str, bool))):
+            raise ValueError("value must be a number, a string or a bool")
+        return self.emit("score", name=name, value=value, label=label,
+                         explanation=explanation, target=target, source=source, **extra)

@@ -104,6 +104,8 @@ def run(args):
         treasure_hunt(em)
         bdi_loop(em)
         t.join()
+        em.score("found_treasure", value=True, explanation="the treasure was where the agent said",
+                 source="example")
         em.log("example finished", level="info")
 
 

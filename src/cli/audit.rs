@@ -65,6 +65,7 @@ pub(crate) fn run(args: &Args) -> i32 {
             return EXIT_USAGE;
         }
     };
+    super::report_imports("audit", &model);
     if model.timelines().is_empty() {
         let problems = model.log().problems.len();
         eprintln!(

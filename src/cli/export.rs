@@ -55,6 +55,7 @@ pub(crate) fn run(args: &Args) -> i32 {
             return EXIT_USAGE;
         }
     };
+    super::report_imports("export", &model);
     let tl = match model.pick_session(args.session.as_deref()) {
         Ok(t) => t,
         Err(m) => {

@@ -11,6 +11,7 @@ mod audit;
 mod completions;
 mod demo;
 mod export;
+mod import;
 mod man;
 mod repl;
 mod validate;
@@ -75,6 +76,12 @@ enum Command {
     Audit(audit::Args),
     /// The TUI over trace files (the default: `doxascope FILE...`).
     View(view::Args),
+    /// Write another tool's trace (Inspect AI, Langfuse, LangSmith, Letta, Graphiti) as v1.
+    ///
+    /// The format is detected from the content; notes on what could not be mapped exactly
+    /// go to stderr. Exit 0 on success, 1 when the source is broken or of an unknown
+    /// format, 2 when a file cannot be read or written.
+    Import(import::Args),
     /// Print a shell completion script: bash, zsh, fish, elvish or powershell.
     ///
     /// bash: `doxascope completions bash > ~/.local/share/bash-completion/completions/doxascope`;
@@ -108,6 +115,7 @@ fn run(args: Vec<OsString>) -> i32 {
         Some(Command::Repl(args)) => repl::run(&args),
         Some(Command::Audit(args)) => audit::run(&args),
         Some(Command::View(args)) => view::run(args),
+        Some(Command::Import(args)) => import::run(&args),
         Some(Command::Completions(args)) => completions::run(&args, command()),
         Some(Command::Man(args)) => man::run(&args, command()),
         None if cli.view.is_empty() => {
@@ -140,6 +148,27 @@ fn config_warnings_to_stderr() {
     for w in &config.warnings {
         let w = w.strip_prefix("config: ").unwrap_or(w);
         eprintln!("doxascope: warning: {path}: {w}");
+    }
+}
+
+/// Says on stderr which files `cmd` read through an importer, with their notes' count.
+fn report_imports(cmd: &str, model: &crate::model::Model) {
+    for f in model.imported() {
+        let n = f.notes.len();
+        eprintln!(
+            "doxascope {cmd}: {}: read as {} ({}){}",
+            crate::sanitize::sanitize(&f.path),
+            f.format.title(),
+            f.format.name(),
+            if n == 0 {
+                String::new()
+            } else {
+                format!(
+                    ", {n} note{} (`doxascope import` lists them)",
+                    if n == 1 { "" } else { "s" }
+                )
+            }
+        );
     }
 }
 

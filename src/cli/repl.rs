@@ -54,6 +54,7 @@ pub(crate) fn run(args: &Args) -> i32 {
                 return EXIT_USAGE;
             }
         };
+        super::report_imports("repl", &model);
         let session = match model.pick_session(args.session.as_deref()) {
             Ok(t) => t.name().to_string(),
             Err(m) => {

@@ -3,13 +3,15 @@
 //! Problems go to stdout (they are the command's result), one per line, as
 //! `FILE:LINE:COLUMN: SEVERITY: MESSAGE`, the shape compilers use so editors can jump to them.
 //! Files that cannot be opened are reported on stderr and make the exit code 2, but the other
-//! files are still checked.
+//! files are still checked. Files of other tools are read through their importer
+//! ([`crate::trace::import`]): which one is printed with its notes, then the v1 it made is
+//! checked; a broken or unknown file is one error line.
 
-use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::PathBuf;
 
 use crate::sanitize::{sanitize, sanitize_bytes};
+use crate::trace::import::{OpenError, Opened, open_path};
 use crate::trace::{Item, Reader, ReaderConfig, Severity};
 
 use super::{EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE};
@@ -17,7 +19,8 @@ use super::{EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE};
 /// Arguments of `validate`.
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
-    /// Trace files (JSON Lines); `-` reads standard input.
+    /// Trace files: v1 JSON Lines, or another tool's trace (read through its importer, see
+    /// `doxascope import`); `-` reads standard input.
     #[arg(required = true, value_name = "FILE")]
     files: Vec<PathBuf>,
     /// Lines longer than this many bytes are reported and skipped.
@@ -41,6 +44,8 @@ struct Totals {
     warnings: u64,
     files: u64,
     unreadable: u64,
+    /// The formats of the files read through an importer.
+    imported: Vec<&'static str>,
 }
 
 /// Runs `validate` and returns the exit code.
@@ -52,27 +57,36 @@ pub(crate) fn run(args: &Args) -> i32 {
     let mut out = BufWriter::new(stdout.lock());
     let mut totals = Totals::default();
     for path in &args.files {
-        let shown = sanitize_bytes(path.as_os_str().as_encoded_bytes());
-        let result = if path.as_os_str() == "-" {
-            check(
-                "<stdin>",
-                "<stdin>",
-                io::stdin().lock(),
-                cfg,
-                &mut out,
-                &mut totals,
-            )
+        let stdin = path.as_os_str() == "-";
+        let shown = if stdin {
+            "<stdin>".to_string()
         } else {
-            match File::open(path) {
-                Ok(f) => check(
-                    &path.to_string_lossy(),
-                    &shown,
-                    f,
-                    cfg,
-                    &mut out,
-                    &mut totals,
-                ),
-                Err(e) => Err(Failure::Read(e)),
+            sanitize_bytes(path.as_os_str().as_encoded_bytes())
+        };
+        let name = if stdin {
+            "<stdin>".to_string()
+        } else {
+            path.to_string_lossy().into_owned()
+        };
+        let result = match open_path(path, None) {
+            Ok(Opened::V1(r)) => check(&name, &shown, r, cfg, &mut out, &mut totals),
+            Ok(Opened::Imported(format, imp)) => {
+                totals.imported.push(format.name());
+                imported(&shown, format, &imp.notes, &mut out)
+                    .map_err(Failure::Write)
+                    .and_then(|()| {
+                        // The importer's output is checked like any v1 (it should be
+                        // clean); its problems name the file as converted.
+                        let as_v1 = format!("{name} (as v1)");
+                        let shown_v1 = format!("{shown} (as v1)");
+                        check(&as_v1, &shown_v1, &imp.v1[..], cfg, &mut out, &mut totals)
+                    })
+            }
+            Err(OpenError::Io(e)) => Err(Failure::Read(e)),
+            Err(OpenError::Import(e)) => {
+                totals.errors += 1;
+                writeln!(out, "{shown}: error: {}", sanitize(&e.to_string()))
+                    .map_err(Failure::Write)
             }
         };
         match result {
@@ -104,6 +118,16 @@ pub(crate) fn run(args: &Args) -> i32 {
         plural(totals.warnings, "warning", "warnings"),
         plural(totals.files, "file", "files"),
     );
+    if !totals.imported.is_empty() {
+        let mut names = totals.imported.clone();
+        names.sort_unstable();
+        names.dedup();
+        summary.push_str(&format!(
+            " ({} imported: {})",
+            plural(totals.imported.len() as u64, "file", "files"),
+            names.join(", ")
+        ));
+    }
     if totals.unreadable > 0 {
         summary.push_str(&format!(
             " ({} could not be read)",
@@ -119,6 +143,31 @@ pub(crate) fn run(args: &Args) -> i32 {
     } else {
         EXIT_OK
     }
+}
+
+/// Says which importer read a file, and its notes (`FILE: note: WHERE: WHAT`; notes are
+/// neither errors nor warnings: the source was read, with these caveats).
+fn imported(
+    shown: &str,
+    format: crate::trace::import::Format,
+    notes: &[crate::trace::import::ImportNote],
+    out: &mut impl Write,
+) -> io::Result<()> {
+    writeln!(
+        out,
+        "{shown}: read as {} ({})",
+        format.title(),
+        format.name()
+    )?;
+    for n in notes {
+        writeln!(
+            out,
+            "{shown}: note: {}: {}",
+            sanitize(&n.location),
+            sanitize(&n.message)
+        )?;
+    }
+    Ok(())
 }
 
 /// Reads one stream, printing its problems as they are found (memory stays flat whatever the

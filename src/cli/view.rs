@@ -14,7 +14,9 @@ use super::{EXIT_OK, EXIT_USAGE};
 /// Arguments of `view` (and of the bare `doxascope`).
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
-    /// Trace files (JSON Lines); `-` reads standard input.
+    /// Trace files: v1 JSON Lines (followed as they grow), or another tool's trace (Inspect
+    /// AI, Langfuse, LangSmith, Letta, Graphiti; detected from the content, imported and read
+    /// once); `-` reads standard input.
     #[arg(value_name = "FILE")]
     files: Vec<PathBuf>,
     /// Read the files once instead of following them as they grow.
@@ -118,8 +120,15 @@ pub(crate) fn run(args: Args) -> i32 {
         eprintln!("doxascope: {msg}");
         return EXIT_USAGE;
     }
+    let imported = match import_files(&args.files) {
+        Ok(i) => i,
+        Err(msg) => {
+            eprintln!("doxascope: {msg}");
+            return EXIT_USAGE;
+        }
+    };
     super::config_warnings_to_stderr();
-    match crate::tui::run(options(args)) {
+    match crate::tui::run(options(args, imported)) {
         Ok(()) => EXIT_OK,
         Err(e) => {
             // Standard error may be the terminal that went away: never panic on it.
@@ -131,7 +140,7 @@ pub(crate) fn run(args: Args) -> i32 {
 }
 
 /// What the TUI is asked to do.
-fn options(args: Args) -> crate::tui::Options {
+fn options(args: Args, imported: Vec<crate::tui::ImportedSource>) -> crate::tui::Options {
     crate::tui::Options {
         files: args.files,
         follow: !args.no_follow,
@@ -140,7 +149,52 @@ fn options(args: Args) -> crate::tui::Options {
         listen: args.listen,
         no_follow_symlinks: args.no_follow_symlinks,
         demo: None,
+        imported,
     }
+}
+
+/// The files of other formats among `files`, imported now, before the terminal is taken
+/// over, so that a broken one is a plain one-line error. Only regular files that exist are
+/// looked at (a FIFO or a file still to come is v1, read as it is written); v1 files are
+/// left to the view, which follows them.
+fn import_files(files: &[PathBuf]) -> Result<Vec<crate::tui::ImportedSource>, String> {
+    use crate::trace::import::{OpenError, Opened, open_path};
+    let mut out = Vec::new();
+    for p in files {
+        if p.as_os_str() == "-" || !std::fs::metadata(p).is_ok_and(|m| m.is_file()) {
+            continue;
+        }
+        let shown = crate::sanitize::sanitize(&p.display().to_string());
+        match open_path(p, None) {
+            Ok(Opened::V1(_)) => {}
+            Ok(Opened::Imported(format, imp)) => {
+                let n = imp.notes.len();
+                if n > 0 {
+                    eprintln!(
+                        "doxascope: {shown}: read as {} ({}), {n} note{} (`doxascope import \
+                         {shown}` lists them)",
+                        format.title(),
+                        format.name(),
+                        if n == 1 { "" } else { "s" }
+                    );
+                }
+                out.push(crate::tui::ImportedSource {
+                    path: p.clone(),
+                    format,
+                    v1: imp.v1,
+                    notes: n,
+                });
+            }
+            Err(OpenError::Io(e)) => return Err(format!("cannot read {shown}: {e}")),
+            Err(OpenError::Import(e)) => {
+                return Err(format!(
+                    "{shown}: {}",
+                    crate::sanitize::sanitize(&e.to_string())
+                ));
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// Files that can never be shown. A directory is not a trace: with `--no-follow` it is an
@@ -263,9 +317,9 @@ mod tests {
     fn no_follow_symlinks_reaches_the_tui_options() {
         use clap::Parser;
         let on = Cli::parse_from(["view", "--no-follow-symlinks", "t.jsonl"]);
-        assert!(options(on.args).no_follow_symlinks);
+        assert!(options(on.args, Vec::new()).no_follow_symlinks);
         let off = Cli::parse_from(["view", "t.jsonl"]);
-        let o = options(off.args);
+        let o = options(off.args, Vec::new());
         assert!(!o.no_follow_symlinks && o.follow);
     }
 

@@ -45,6 +45,19 @@ pub struct Upsert {
     pub name: u32,
 }
 
+/// A `retract` that ended a ground belief (a memory edit: see `docs/import.md`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GroundRetraction {
+    /// The step of the `retract`.
+    pub step: u32,
+    /// The `retract` event's position.
+    pub event: u32,
+    /// Index of the name in [`BdiLog::names`].
+    pub name: u32,
+    /// The write it ended, as an index into [`BdiLog::upserts`].
+    pub upsert: u32,
+}
+
 /// A `plan` event.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PlanRecord {
@@ -79,6 +92,10 @@ pub struct BdiLog {
     name_ix: HashMap<String, u32>,
     /// Every ground-belief write, in order.
     pub upserts: Vec<Upsert>,
+    /// Every retraction of a ground belief, in order.
+    pub retractions: Vec<GroundRetraction>,
+    /// Per name, the write that holds now (`None` once retracted).
+    held: Vec<Option<u32>>,
     /// `intention` events: (step, event).
     pub intentions: Vec<(u32, u32)>,
     /// `plan` events.
@@ -158,6 +175,8 @@ impl BdiLog {
         self.desires.shrink_to_fit();
         self.names.shrink_to_fit();
         self.upserts.shrink_to_fit();
+        self.retractions.shrink_to_fit();
+        self.held.shrink_to_fit();
         self.intentions.shrink_to_fit();
         self.plans.shrink_to_fit();
         self.steps.shrink_to_fit();
@@ -174,7 +193,40 @@ impl BdiLog {
         let i = self.names.len() as u32;
         self.names.push(n.to_string());
         self.name_ix.insert(n.to_string(), i);
+        self.held.push(None);
         i
+    }
+
+    fn upsert(&mut self, u: Upsert) {
+        if let Some(h) = self.held.get_mut(u.name as usize) {
+            *h = Some(self.upserts.len() as u32);
+        }
+        self.upserts.push(u);
+    }
+
+    /// Ends the ground belief `name` (or `name` trimmed) if it is held: the `retract` at
+    /// `step`, position `pos`, names it. Returns the index of the retraction in
+    /// [`BdiLog::retractions`], or `None` when no ground belief of that name is held.
+    pub(crate) fn retract_ground(&mut self, step: u32, pos: u32, name: &str) -> Option<u32> {
+        let n = self
+            .name_ix
+            .get(name)
+            .or_else(|| self.name_ix.get(name.trim()))
+            .copied()?;
+        let upsert = self.held.get_mut(n as usize)?.take()?;
+        self.retractions.push(GroundRetraction {
+            step,
+            event: pos,
+            name: n,
+            upsert,
+        });
+        Some(self.retractions.len() as u32 - 1)
+    }
+
+    /// The value a ground-belief retraction ended (the write it took back).
+    pub fn retracted<'a>(&'a self, log: &'a TraceLog, k: u32) -> Option<GroundBelief<'a>> {
+        let r = self.retractions.get(k as usize)?;
+        self.ground_view(log, self.upserts.get(r.upsert as usize)?, 1)
     }
 
     fn plan_ref(&self, plan: Option<&str>) -> Option<u32> {
@@ -187,7 +239,7 @@ impl BdiLog {
             Body::Desire(_) => self.desires.push((step, pos)),
             Body::Belief(b) => {
                 let name = self.name(&b.name);
-                self.upserts.push(Upsert {
+                self.upsert(Upsert {
                     step,
                     event: pos,
                     nested: TOP,
@@ -219,7 +271,7 @@ impl BdiLog {
                 if s.status == Some(StepStatus::Done) {
                     for (k, b) in s.new_beliefs.iter().enumerate() {
                         let name = self.name(&b.name);
-                        self.upserts.push(Upsert {
+                        self.upsert(Upsert {
                             step,
                             event: pos,
                             nested: k as u32,
@@ -257,14 +309,34 @@ impl BdiLog {
             && self.plan_stats.is_empty()
     }
 
-    /// Whether a ground belief named `name` was written at or before step `t`.
+    /// Whether a ground belief named `name` is held at step `t`: written at or before `t`
+    /// and not retracted since its last write.
     pub fn known_by(&self, name: &str, t: u32) -> bool {
         let Some(&k) = self.name_ix.get(name) else {
             return false;
         };
-        self.upserts[..self.upserts.partition_point(|u| u.step <= t)]
+        let Some(written) = self.upserts[..self.upserts.partition_point(|u| u.step <= t)]
             .iter()
-            .any(|u| u.name == k)
+            .rev()
+            .find(|u| u.name == k)
+        else {
+            return false;
+        };
+        !prefix(&self.retractions, t, |r| r.step)
+            .iter()
+            .any(|r| r.name == k && r.step > written.step)
+    }
+
+    /// The retractions of the ground belief `name` up to step `t`, in order.
+    pub fn retractions_of<'a>(
+        &'a self,
+        name: &str,
+        t: u32,
+    ) -> impl Iterator<Item = &'a GroundRetraction> + 'a {
+        let k = self.name_ix.get(name).copied();
+        prefix(&self.retractions, t, |r| r.step)
+            .iter()
+            .filter(move |r| Some(r.name) == k)
     }
 
     /// doxascope's recomputation of a done step's tier-1 postcondition at the step it
@@ -789,6 +861,14 @@ pub fn state_at<'a>(bl: &'a BdiLog, log: &'a TraceLog, t: u32) -> BdiState<'a> {
         let slot = &mut latest[u.name as usize];
         let writes = slot.map_or(0, |(_, w)| w) + 1;
         *slot = Some((i as u32, writes));
+    }
+    // A ground belief retracted after its last write is not held.
+    for r in prefix(&bl.retractions, t, |r| r.step) {
+        if let Some(slot) = latest.get_mut(r.name as usize)
+            && slot.is_some_and(|(i, _)| bl.upserts[i as usize].step < r.step)
+        {
+            *slot = None;
+        }
     }
     let mut ground: Vec<GroundBelief<'a>> = latest
         .iter()

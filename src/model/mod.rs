@@ -38,6 +38,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use crate::trace::event::FileName;
+use crate::trace::import::{Format, ImportError, ImportNote, OpenError, Opened};
 use crate::trace::{Event, Item, Origin, ReaderConfig, TraceLog};
 
 pub use bdi::{BdiLog, BdiState, PlanView, StepState, StepView};
@@ -56,15 +57,32 @@ pub struct LoadError {
     pub error: io::Error,
 }
 
+impl LoadError {
+    /// The importer's error, when the file was readable but broken or of no known format.
+    pub fn import_error(&self) -> Option<&ImportError> {
+        self.error.get_ref()?.downcast_ref::<ImportError>()
+    }
+}
+
 impl fmt::Display for LoadError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "cannot read {}: {}",
-            crate::sanitize::sanitize(&self.path),
-            self.error
-        )
+        let path = crate::sanitize::sanitize(&self.path);
+        match self.import_error() {
+            Some(e) => write!(f, "{path}: {}", crate::sanitize::sanitize(&e.to_string())),
+            None => write!(f, "cannot read {path}: {}", self.error),
+        }
     }
+}
+
+/// A file of another format that [`Model::load`] imported.
+#[derive(Debug, Clone)]
+pub struct ImportedFile {
+    /// The path as given.
+    pub path: String,
+    /// The format it was read as.
+    pub format: Format,
+    /// What its importer could not map exactly.
+    pub notes: Vec<ImportNote>,
 }
 
 impl std::error::Error for LoadError {}
@@ -85,6 +103,8 @@ pub struct Model {
     /// Reader problems per file, in order of first problem, with the timeline they are
     /// attributed to (see [`Model::attribute`]).
     problem_files: Vec<(FileName, u64, Option<usize>)>,
+    /// Files of other formats, imported as they were loaded.
+    imported: Vec<ImportedFile>,
 }
 
 /// The timeline slot of session `name`, with an empty timeline created when the session is
@@ -106,34 +126,78 @@ fn session_slot(
 
 impl Model {
     /// Reads trace files (`-` is standard input) and replays them. Sessions appear in order of
-    /// their first event. A file that cannot be read is an error; bad lines are not (they are
-    /// problems in [`Model::log`], counted per session).
+    /// their first event. A file of another format (Inspect, Langfuse, ...) is detected from
+    /// its content and imported first ([`crate::trace::import`]; [`Model::imported`] lists
+    /// them). A file that cannot be read, or that is broken or of no known format, is an
+    /// error; bad lines of a v1 file are not (they are problems in [`Model::log`], counted per
+    /// session).
     ///
-    /// Events of files stay in the files: the log keeps where each one is
+    /// Events of v1 files stay in the files: the log keeps where each one is
     /// ([`crate::trace::EventStore`]) and each event is replayed as it is read, so a load
-    /// decodes every line once and holds a few dozen bytes per event. Standard input has no
-    /// file to read again; its events are kept in memory.
+    /// decodes every line once and holds a few dozen bytes per event. Standard input and an
+    /// importer's output have no file to read again; their events are kept in memory.
     pub fn load<P: AsRef<Path>>(paths: &[P]) -> Result<Model, LoadError> {
+        use crate::trace::import::{HEAD_BYTES, detect, import, open, refuse_unknown};
+        use std::io::Read;
         let mut m = Model::new();
         let cfg = ReaderConfig::default();
         for p in paths {
             let p = p.as_ref();
             let name = p.to_string_lossy().into_owned();
             let (problems, sessions) = (m.log.problems.len(), m.timelines.len());
-            let res = if name == "-" {
-                crate::trace::read_all("<stdin>", io::stdin().lock(), cfg, |it| m.push_item(it))
+            let bad = |e: ImportError| io::Error::new(io::ErrorKind::InvalidData, e);
+            let mut imported = None;
+            let res: io::Result<()> = if name == "-" {
+                match open("<stdin>", io::stdin().lock(), None) {
+                    Ok(Opened::V1(r)) => {
+                        crate::trace::read_all("<stdin>", r, cfg, |it| m.push_item(it))
+                    }
+                    Ok(Opened::Imported(format, imp)) => {
+                        let r = crate::trace::read_all("<stdin>", &imp.v1[..], cfg, |it| {
+                            m.push_item(it)
+                        });
+                        imported = Some((format, imp.notes));
+                        r
+                    }
+                    Err(OpenError::Io(e)) => Err(e),
+                    Err(OpenError::Import(e)) => Err(bad(e)),
+                }
             } else {
-                File::open(p).and_then(|f| {
-                    let reader = f.try_clone()?;
-                    m.log.events.add_source(&name, f, cfg);
-                    crate::trace::read_all(&name, reader, cfg, |it| m.push_item(it))
-                })
+                // The first bytes say the format: v1 stays in its file, another format is
+                // imported and its v1 kept in memory.
+                (|| {
+                    let mut head = Vec::new();
+                    File::open(p)?
+                        .take(HEAD_BYTES as u64)
+                        .read_to_end(&mut head)?;
+                    let format = detect(p, &head);
+                    if format == Format::V1 {
+                        refuse_unknown(&head).map_err(bad)?;
+                        let f = File::open(p)?;
+                        let reader = f.try_clone()?;
+                        m.log.events.add_source(&name, f, cfg);
+                        return crate::trace::read_all(&name, reader, cfg, |it| m.push_item(it));
+                    }
+                    let bytes = std::fs::read(p)?;
+                    let imp = import(format, &bytes, &name).map_err(bad)?;
+                    drop(bytes);
+                    let r = crate::trace::read_all(&name, &imp.v1[..], cfg, |it| m.push_item(it));
+                    imported = Some((format, imp.notes));
+                    r
+                })()
             };
             m.after_batch(problems, sessions);
             res.map_err(|error| LoadError {
                 path: name.clone(),
                 error,
             })?;
+            if let Some((format, notes)) = imported {
+                m.imported.push(ImportedFile {
+                    path: name,
+                    format,
+                    notes,
+                });
+            }
         }
         // Nothing extends a loaded model as a rule: the replay state goes (and is rebuilt
         // from the timelines if something does), and the vectors give back their slack.
@@ -142,6 +206,11 @@ impl Model {
             t.shrink_to_fit();
         }
         Ok(m)
+    }
+
+    /// The files [`Model::load`] imported from other formats, in order.
+    pub fn imported(&self) -> &[ImportedFile] {
+        &self.imported
     }
 
     /// Replays an in-memory stream named `name` (tests, generated traces).

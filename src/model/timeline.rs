@@ -146,8 +146,13 @@ pub struct RetractEntry {
     /// The event position.
     pub event: u32,
     /// The record it ended, as an index into [`Timeline::beliefs`]; `None` when the target
-    /// named no active belief (an error is recorded too).
+    /// named no active belief.
     pub record: Option<u32>,
+    /// The ground belief it ended instead, when the target named no active belief of Σ but
+    /// a held ground belief (a memory edit): an index into the BDI log's
+    /// [`retractions`](super::bdi::BdiLog::retractions). When both are `None` the target
+    /// named nothing held, and an error is recorded.
+    pub ground: Option<u32>,
     /// The `revise` it carries out, as an index into [`Timeline::revisions`]: the latest
     /// earlier revise of the session that lists this target (convention 6 of
     /// `docs/samples.md`: the revise records the decision, retracts apply it).
@@ -180,6 +185,7 @@ pub struct Timeline {
     pub(crate) revisions: Vec<RevisionEntry>,
     pub(crate) verifies: Vec<(u32, u32)>,
     pub(crate) queries: Vec<(u32, u32)>,
+    pub(crate) scores: Vec<(u32, u32)>,
     pub(crate) errors: Vec<EventError>,
     pub(crate) unknown_kinds: u64,
     pub(crate) reader_problems: u64,
@@ -336,6 +342,31 @@ impl Timeline {
     /// `(step, event position)` of every `query`, in order.
     pub fn queries(&self) -> &[(u32, u32)] {
         &self.queries
+    }
+
+    /// `(step, event position)` of every `score`, in order.
+    pub fn scores(&self) -> &[(u32, u32)] {
+        &self.scores
+    }
+
+    /// The step of the event a `score` at `step` names as its `target`: the latest event
+    /// of the session at or before the score whose `id` is the target, else the first one
+    /// after it. `None` when the score names no target or no event of the session has that
+    /// id (it may name something the trace does not hold, such as a span the exporter
+    /// dropped).
+    pub fn score_target(&self, log: &TraceLog, step: u32) -> Option<u32> {
+        let pos = self.event_pos_at(step)?;
+        let Body::Score(sc) = &event_at(log, pos).body else {
+            return None;
+        };
+        let target = sc.target.as_deref()?;
+        let has = |i: &usize| event_at(log, self.events[*i]).id.as_deref() == Some(target);
+        let at = step as usize - 1;
+        (0..at)
+            .rev()
+            .find(has)
+            .or_else(|| (at + 1..self.events.len()).find(has))
+            .map(|i| i as u32 + 1)
     }
 
     /// Per-event problems (formula parse errors, retractions of unknown beliefs, ...).
@@ -744,6 +775,7 @@ pub(crate) struct Counts {
     revises: usize,
     verifies: usize,
     queries: usize,
+    scores: usize,
     bdi: super::bdi::Counts,
 }
 
@@ -757,6 +789,7 @@ impl Counts {
             Body::Revise(_) => self.revises += 1,
             Body::Verify(_) => self.verifies += 1,
             Body::Query(_) => self.queries += 1,
+            Body::Score(_) => self.scores += 1,
             other => self.bdi.add(other),
         }
     }
@@ -772,6 +805,7 @@ impl Timeline {
         self.revisions.reserve_exact(c.revises);
         self.verifies.reserve_exact(c.verifies);
         self.queries.reserve_exact(c.queries);
+        self.scores.reserve_exact(c.scores);
         self.bdi.reserve(&c.bdi);
     }
 
@@ -783,6 +817,7 @@ impl Timeline {
         self.revisions.shrink_to_fit();
         self.verifies.shrink_to_fit();
         self.queries.shrink_to_fit();
+        self.scores.shrink_to_fit();
         self.errors.shrink_to_fit();
         self.bdi.shrink_to_fit();
     }
@@ -897,6 +932,7 @@ impl Timeline {
             revisions: Vec::new(),
             verifies: Vec::new(),
             queries: Vec::new(),
+            scores: Vec::new(),
             errors: Vec::new(),
             unknown_kinds: 0,
             reader_problems: 0,
@@ -943,6 +979,7 @@ impl Pass<'_> {
                     self.error(step, pos, "formula", Ok(e));
                 }
             }
+            Body::Score(_) => self.tl.scores.push((step, pos)),
             Body::Unknown(_) => self.tl.unknown_kinds += 1,
             _ => self.tl.bdi.push(step, pos, ev),
         }
@@ -1034,9 +1071,16 @@ impl Pass<'_> {
 
     fn retract(&mut self, step: u32, pos: u32, r: &Retract) {
         let record = self.resolve(&r.target);
-        match record {
-            Some(i) => self.end(i, step, pos, RetractedBy::from_trace(r.by)),
-            None => self.error(
+        // A target that is no belief of Σ may name a held ground belief: a memory edit
+        // takes the old value back before writing the new one.
+        let ground = match record {
+            Some(_) => None,
+            None => self.tl.bdi.retract_ground(step, pos, &r.target),
+        };
+        match (record, ground) {
+            (Some(i), _) => self.end(i, step, pos, RetractedBy::from_trace(r.by)),
+            (None, Some(_)) => {}
+            (None, None) => self.error(
                 step,
                 pos,
                 "target",
@@ -1088,6 +1132,7 @@ impl Pass<'_> {
             step,
             event: pos,
             record,
+            ground,
             revision: revision.map(|k| k as u32),
         });
     }

@@ -11,8 +11,8 @@ use crate::sanitize::sanitize;
 
 use super::layer::{self, HandEntry, HandOp};
 use super::{
-    Command, FormulaArg, Member, Repl, ReplError, Reply, atom_text, engine_error, help_text,
-    member_of, parse_arg,
+    Command, FormulaArg, GroundChange, Member, Repl, ReplError, Reply, atom_text, engine_error,
+    help_text, member_of, parse_arg,
 };
 
 /// `why` lists at most this many minimal supports...
@@ -478,11 +478,27 @@ pub(crate) fn diff(r: &mut Repl, cmd: &Command) -> Result<Reply, ReplError> {
         .filter(|m| !kb.contains(&key(m)))
         .cloned()
         .collect();
+    // Ground beliefs (memory) by name: what was written, rewritten or retracted between.
+    let ga: std::collections::BTreeMap<String, String> =
+        r.trace.ground_at(*a).into_iter().collect();
+    let gb: std::collections::BTreeMap<String, String> =
+        r.trace.ground_at(*b).into_iter().collect();
+    let names: BTreeSet<&String> = ga.keys().chain(gb.keys()).collect();
+    let ground = names
+        .into_iter()
+        .filter(|n| ga.get(*n) != gb.get(*n))
+        .map(|n| GroundChange {
+            name: n.clone(),
+            before: ga.get(n).cloned(),
+            after: gb.get(n).cloned(),
+        })
+        .collect();
     Ok(Reply::Diff {
         a: *a,
         b: *b,
         added,
         removed,
+        ground,
     })
 }
 

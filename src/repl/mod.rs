@@ -37,7 +37,7 @@ use crate::sanitize::sanitize;
 
 pub use command::{COMMANDS, Command, CommandError, FormulaArg};
 pub use model_sigma::ModelSigma;
-pub use reply::{Member, ReplError, Reply};
+pub use reply::{GroundChange, Member, ReplError, Reply};
 
 use layer::{HandEntry, Held};
 
@@ -69,6 +69,12 @@ pub trait TraceSigma: Send {
     fn last_step(&self) -> u64;
     /// The trace's active beliefs after `step` events, oldest first.
     fn sigma_at(&self, step: u64) -> Vec<TraceBelief>;
+    /// The ground beliefs (BDI `belief` events: memory blocks, store keys) held after `step`
+    /// events, as `(name, value as text)` sorted by name. They are not formulas and take no
+    /// part in reasoning; `diff` shows how they changed.
+    fn ground_at(&self, _step: u64) -> Vec<(String, String)> {
+        Vec::new()
+    }
 }
 
 /// A trace with no events: the REPL on an empty Σ.

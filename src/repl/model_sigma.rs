@@ -47,6 +47,24 @@ impl TraceSigma for ModelSigma {
             .map_or(0, |t| u64::from(t.len()))
     }
 
+    fn ground_at(&self, step: u64) -> Vec<(String, String)> {
+        let step = u32::try_from(step).unwrap_or(u32::MAX);
+        let Some(tl) = self.model.timeline(&self.session) else {
+            return Vec::new();
+        };
+        crate::model::bdi::state_at(tl.bdi_log(), self.model.log(), step)
+            .ground
+            .iter()
+            .map(|g| {
+                let value = g
+                    .value
+                    .map(crate::trace::import::write::as_text)
+                    .unwrap_or_default();
+                (g.name.to_string(), value)
+            })
+            .collect()
+    }
+
     fn sigma_at(&self, step: u64) -> Vec<TraceBelief> {
         let step = u32::try_from(step).unwrap_or(u32::MAX);
         let Some(views) = self.model.sigma_at(&self.session, step) else {

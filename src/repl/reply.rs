@@ -32,6 +32,18 @@ pub struct Member {
     pub hand: bool,
 }
 
+/// A ground belief (a memory block, a store key) that differs between two steps: written,
+/// rewritten or retracted in between.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GroundChange {
+    /// The ground belief's name.
+    pub name: String,
+    /// Its value at the first step (`None`: not held).
+    pub before: Option<String>,
+    /// Its value at the second step (`None`: not held).
+    pub after: Option<String>,
+}
+
 /// The result of a successful command.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Reply {
@@ -167,6 +179,8 @@ pub enum Reply {
         added: Vec<Member>,
         /// Beliefs active at a but not at b.
         removed: Vec<Member>,
+        /// Ground beliefs (memory) whose value differs, by name.
+        ground: Vec<GroundChange>,
     },
     /// `sigma`
     Sigma {
@@ -305,11 +319,22 @@ impl Reply {
                 b,
                 added,
                 removed,
-            } => json!({
-                "from": a, "to": b,
-                "added": added.iter().map(member_json).collect::<Vec<_>>(),
-                "removed": removed.iter().map(member_json).collect::<Vec<_>>(),
-            }),
+                ground,
+            } => {
+                let mut v = json!({
+                    "from": a, "to": b,
+                    "added": added.iter().map(member_json).collect::<Vec<_>>(),
+                    "removed": removed.iter().map(member_json).collect::<Vec<_>>(),
+                });
+                if !ground.is_empty() {
+                    v["ground"] =
+                        json!(ground
+                        .iter()
+                        .map(|g| json!({"name": g.name, "before": g.before, "after": g.after}))
+                        .collect::<Vec<_>>());
+                }
+                v
+            }
             Reply::Sigma { beliefs } => json!({
                 "beliefs": beliefs.iter().map(|m| {
                     let mut v = member_json(m);
@@ -559,6 +584,7 @@ impl Reply {
                 b,
                 added,
                 removed,
+                ground,
             } => {
                 let _ = write!(out, "from step {a} to step {b}:");
                 for m in added {
@@ -567,7 +593,32 @@ impl Reply {
                 for m in removed {
                     let _ = write!(out, "\n- {}", line(m));
                 }
-                if added.is_empty() && removed.is_empty() {
+                for g in ground {
+                    let name = sanitize(&g.name);
+                    let short = |v: &str| sanitize(&clip(v, 120));
+                    let _ = match (&g.before, &g.after) {
+                        (None, Some(v)) => write!(out, "\n+ {name} = {}", short(v)),
+                        (Some(v), None) => write!(out, "\n- {name} (was {})", short(v)),
+                        (Some(x), Some(y)) if x.contains('\n') || y.contains('\n') => {
+                            // A memory block: the lines that changed, not the whole text.
+                            let _ = write!(out, "\n~ {name}:");
+                            let (xs, ys): (Vec<&str>, Vec<&str>) =
+                                (x.lines().collect(), y.lines().collect());
+                            for l in xs.iter().filter(|l| !ys.contains(l)) {
+                                let _ = write!(out, "\n    - {}", short(l));
+                            }
+                            for l in ys.iter().filter(|l| !xs.contains(l)) {
+                                let _ = write!(out, "\n    + {}", short(l));
+                            }
+                            Ok(())
+                        }
+                        (Some(x), Some(y)) => {
+                            write!(out, "\n~ {name}: {} → {}", short(x), short(y))
+                        }
+                        (None, None) => Ok(()),
+                    };
+                }
+                if added.is_empty() && removed.is_empty() && ground.is_empty() {
                     out.push_str(" no change");
                 }
             }
@@ -625,4 +676,13 @@ pub(crate) fn role_name(role: Role) -> &'static str {
 
 fn member_json(m: &Member) -> Value {
     json!({"id": m.id, "formula": m.formula, "step": m.step, "source": m.source})
+}
+
+/// The first `max` characters of `s`, with `…` when cut: a memory block in a diff line.
+fn clip(s: &str, max: usize) -> String {
+    let one_line = s.replace('\n', " ");
+    match one_line.char_indices().nth(max) {
+        Some((i, _)) => format!("{}…", &one_line[..i]),
+        None => one_line,
+    }
 }

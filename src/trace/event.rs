@@ -364,6 +364,7 @@ kinds! {
     Review => "review",
     PlanStats => "plan_stats",
     Log => "log",
+    Score => "score",
 }
 
 impl Kind {
@@ -652,6 +653,8 @@ pub enum Body {
     PlanStats(Box<PlanStats>),
     /// `log`
     Log(Box<Log>),
+    /// `score`
+    Score(Box<Score>),
     /// A kind this reader does not know; all its fields are in [`Event::extra`].
     Unknown(Box<UnknownKind>),
 }
@@ -681,6 +684,7 @@ impl Body {
             Body::Review(_) => Kind::Review,
             Body::PlanStats(_) => Kind::PlanStats,
             Body::Log(_) => Kind::Log,
+            Body::Score(_) => Kind::Score,
             Body::Unknown(_) => return None,
         })
     }
@@ -1163,6 +1167,52 @@ pub struct Log {
     /// The message.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub message: Option<Text>,
+}
+
+/// The value of a `score`: a number, a label or a pass/fail.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum ScoreValue {
+    /// A number, with every digit as written.
+    Number(serde_json::Number),
+    /// A string (`C`, `I`, `correct`, a category).
+    Text(Text),
+    /// Pass or fail.
+    Bool(bool),
+}
+
+impl fmt::Display for ScoreValue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ScoreValue::Number(n) => write!(f, "{n}"),
+            ScoreValue::Text(t) => f.write_str(t),
+            ScoreValue::Bool(b) => write!(f, "{b}"),
+        }
+    }
+}
+
+/// `score`: a score or evaluation of the agent's work (an eval scorer, an LLM judge, a human
+/// annotation). It holds no formula and changes no belief: it is shown, never reasoned with.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Score {
+    /// What is scored (`accuracy`, `helpfulness`, the scorer's metric), required.
+    pub name: Text,
+    /// The score.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub value: Option<ScoreValue>,
+    /// A category label beside a numeric value.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub label: Option<Text>,
+    /// Why the scorer gave it (an explanation, a reviewer's comment).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub explanation: Option<Text>,
+    /// What it scores: the `id` of an event of the session (an answer, a plan step, an
+    /// imported span); absent for the session as a whole.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub target: Option<Text>,
+    /// Who scored: `human`, `llm`, `code`, or the scorer's name.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source: Option<Text>,
 }
 
 #[cfg(test)]

@@ -317,6 +317,8 @@ known_fields! {
     "failure_count" => failure_count,
     "level" => level,
     "message" => message,
+    "label" => label,
+    "explanation" => explanation,
 }
 
 const N_FIELDS: usize = FIELD_NAMES.len();
@@ -669,6 +671,23 @@ impl Bag<'_, '_> {
         }
     }
 
+    /// A score's `value`: a number, a string or a boolean.
+    fn score_value(&mut self) -> Result<Option<ScoreValue>, FieldError> {
+        match self.take_val(F::value) {
+            None => Ok(None),
+            Some(Val::Str(s)) => Ok(Some(ScoreValue::Text(text_of(s)))),
+            Some(Val::Json(Value::Number(n))) => Ok(Some(ScoreValue::Number(n))),
+            Some(Val::Json(Value::Bool(b))) => Ok(Some(ScoreValue::Bool(b))),
+            Some(other) => Err(FieldError::new(
+                "value",
+                format!(
+                    "must be a number, a string or true/false, found {}",
+                    other.type_name()
+                ),
+            )),
+        }
+    }
+
     /// Any JSON value, boxed: such fields are rare and a `Value` is 32 bytes inline.
     fn value(&mut self, id: F) -> Option<Box<Value>> {
         self.take(id).map(Box::new)
@@ -893,6 +912,14 @@ pub(crate) fn build_body(
         Kind::Log => Body::Log(Box::new(Log {
             level: b.string(F::level)?,
             message: b.string(F::message)?,
+        })),
+        Kind::Score => Body::Score(Box::new(Score {
+            name: b.required_string(F::name, kind)?,
+            value: b.score_value()?,
+            label: b.string(F::label)?,
+            explanation: b.string(F::explanation)?,
+            target: b.string(F::target)?,
+            source: b.string(F::source)?,
         })),
     };
     Ok((body, b.into_extra()))

@@ -194,6 +194,11 @@ pub enum FollowStatus {
         /// Bytes not read at the start of the file.
         skipped: u64,
     },
+    /// Asked for by the user after a [`Tail`](FollowStatus::Tail) start: the file is read
+    /// again from its start, in the background (at most
+    /// [`FollowConfig::max_bytes_per_poll`] per poll), and following goes on at its end.
+    /// What follows is a new reading of the file, as after a truncation.
+    ReadWhole,
     /// An I/O error (shown once until the situation changes); the follower keeps retrying.
     Error(String),
 }
@@ -231,9 +236,11 @@ impl std::fmt::Display for FollowStatus {
             FollowStatus::Tail { skipped } => write!(
                 f,
                 "large file: its first {} not loaded, following its end \
-                 (`doxascope view --no-follow` reads it all)",
+                 (`:read-all` reads it in the background; `doxascope view --no-follow` \
+                 reads it all at the start)",
                 human_bytes(*skipped)
             ),
+            FollowStatus::ReadWhole => f.write_str("reading the whole file from its start"),
             FollowStatus::Error(e) => write!(f, "error: {e}"),
         }
     }
@@ -338,6 +345,8 @@ struct Open {
     partial: u64,
     /// Whether the current stall of `partial` was reported.
     pending_reported: bool,
+    /// Where this reading of the file began: 0, or the tail start of a large file.
+    started_at: u64,
 }
 
 #[derive(Debug)]
@@ -377,6 +386,8 @@ pub struct Follower {
     last_active: std::time::Instant,
     /// An `open` failed with "too many open files" since the owner last asked.
     starved: bool,
+    /// The user asked for the whole file after a tail start ([`Follower::read_whole`]).
+    whole: bool,
 }
 
 impl Follower {
@@ -397,7 +408,16 @@ impl Follower {
             last_target: None,
             last_active: std::time::Instant::now(),
             starved: false,
+            whole: false,
         }
+    }
+
+    /// Asks for the whole file to be read from its start on the next poll (after a
+    /// [`FollowStatus::Tail`] start left its beginning unread), announced by
+    /// [`FollowStatus::ReadWhole`]. Nothing happens when no file is open or when it was
+    /// read from its start anyway.
+    pub fn read_whole(&mut self) {
+        self.whole = true;
     }
 
     /// The followed path.
@@ -617,6 +637,7 @@ impl Follower {
             reader: Reader::new(&self.name, self.cfg.reader),
             partial: 0,
             pending_reported: false,
+            started_at: 0,
         });
         if let Some(start) = tail {
             // The fingerprint is always the file's first bytes, read separately here.
@@ -629,6 +650,7 @@ impl Follower {
             head.truncate(got);
             open.fingerprint = head;
             open.pos = start;
+            open.started_at = start;
         }
         if !sink(FollowItem::Status(FollowStatus::Following)) {
             self.state = State::Open(open);
@@ -713,6 +735,24 @@ impl Follower {
 
     fn poll_open(&mut self, mut open: Box<Open>, sink: &mut dyn FnMut(FollowItem) -> bool) -> bool {
         self.poll_error = false;
+        if std::mem::take(&mut self.whole) && open.pos > 0 && open.started_at > 0 {
+            // What was read stays delivered; the new reading starts clean at byte 0.
+            let mut items = Vec::new();
+            open.reader.finish(&mut items);
+            if !items.is_empty() && !sink(FollowItem::Items(items)) {
+                self.state = State::Open(open);
+                return false;
+            }
+            open.reader = Reader::new(&self.name, self.cfg.reader);
+            open.pos = 0;
+            open.started_at = 0;
+            open.partial = 0;
+            open.pending_reported = false;
+            if !sink(FollowItem::Status(FollowStatus::ReadWhole)) {
+                self.state = State::Open(open);
+                return false;
+            }
+        }
         if open.file.is_none() {
             match self.unpark(&mut open, sink) {
                 Ok(true) => {}
@@ -750,6 +790,7 @@ impl Follower {
             }
             open.reader = Reader::new(&self.name, self.cfg.reader);
             open.pos = 0;
+            open.started_at = 0;
             open.fingerprint.clear();
             open.partial = 0;
             open.pending_reported = false;
@@ -933,6 +974,8 @@ struct Hints {
     which: Vec<usize>,
     /// Poll every follower (an overflow, an event without a path, an explicit request).
     all: bool,
+    /// Followers asked to read their whole file ([`FollowHandle::read_whole`]).
+    whole: Vec<usize>,
 }
 
 /// The soft limit on open descriptors, where the platform says (Linux: `/proc/self/limits`,
@@ -1050,11 +1093,21 @@ fn spawn_set<T: Send + 'static>(
                 let now = std::time::Instant::now();
                 let hinted =
                     std::mem::take(&mut *thread_hints.lock().unwrap_or_else(|e| e.into_inner()));
+                for &i in &hinted.whole {
+                    if let Some(f) = followers.get_mut(i) {
+                        f.read_whole();
+                    }
+                }
                 if now >= next_full || hinted.all {
                     next_full = now + interval;
                     due.extend(0..followers.len());
                 } else {
-                    let mut d: Vec<usize> = again.iter().copied().chain(hinted.which).collect();
+                    let mut d: Vec<usize> = again
+                        .iter()
+                        .copied()
+                        .chain(hinted.which)
+                        .chain(hinted.whole)
+                        .collect();
                     d.sort_unstable();
                     d.dedup();
                     due = d;
@@ -1149,6 +1202,17 @@ impl FollowHandle {
     /// Asks for an immediate poll of every file (e.g. after the user pressed "reload").
     pub fn poll_now(&self) {
         self.hints.lock().unwrap_or_else(|e| e.into_inner()).all = true;
+        let _ = self.hint.try_send(());
+    }
+
+    /// Asks follower `i` (its index in the paths given to [`Follower::spawn_many`]) to read
+    /// its whole file from the start, in the background ([`Follower::read_whole`]).
+    pub fn read_whole(&self, i: usize) {
+        self.hints
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .whole
+            .push(i);
         let _ = self.hint.try_send(());
     }
 

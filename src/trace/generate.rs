@@ -83,6 +83,7 @@ const WEIGHTS: &[(&str, u64)] = &[
     ("review", 5),
     ("plan_stats", 20),
     ("world", 3),
+    ("score", 8),
     ("tool_call", 12),
 ];
 
@@ -396,6 +397,21 @@ fn body(line: &mut String, kind: &str, rng: &mut Rng, atoms: u64, beliefs: &mut 
             push_fmt(
                 line,
                 format_args!("],\"rules\":[\"p0 & p1 -> p2\",\"p3 -> !p4\"],\"truth\":{{\"p0\":true,\"p1\":{},\"p2\":true}}", rng.chance(500)),
+            );
+        }
+        "score" => {
+            let value = match rng.below(3) {
+                0 => format!("0.{:02}", rng.below(100)),
+                1 => format!("\"{}\"", rng.pick(&["C", "I", "P"])),
+                _ => rng.chance(600).to_string(),
+            };
+            push_fmt(
+                line,
+                format_args!(
+                    ",\"name\":\"{}\",\"value\":{value},\"explanation\":\"graded against the reference\",\"source\":\"{}\"",
+                    rng.pick(&["accuracy", "helpfulness", "correct"]),
+                    rng.pick(&["code", "llm", "human"])
+                ),
             );
         }
         // An unknown kind: kept by readers, counted, never fatal.

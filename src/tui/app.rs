@@ -117,6 +117,9 @@ pub enum Effect {
     /// Read another trace file (`:open PATH`), followed or read once as the view's files
     /// are; the view moves to its first session once its first event is in.
     Open(std::path::PathBuf),
+    /// Read these followed files (indices into `Sources::files`) whole, from their start:
+    /// they were large and followed from their tail (`:read-all`).
+    ReadWhole(Vec<usize>),
 }
 
 /// Which line editor is active.
@@ -839,6 +842,25 @@ impl App {
         vec![Effect::Open(path)]
     }
 
+    /// `:read-all`: the followed files started from their tail are read again from their
+    /// start, in the background; their sessions continue as new readings (`· re-read N`).
+    fn read_all_command(&mut self) -> Vec<Effect> {
+        let files: Vec<usize> = (self.sources.files.iter().enumerate())
+            .filter(|(_, f)| f.skipped.is_some())
+            .map(|(i, _)| i)
+            .collect();
+        if files.is_empty() {
+            self.status = "read-all: every file is read from its start already".into();
+            return Vec::new();
+        }
+        self.status = format!(
+            "reading {} file(s) from their start in the background; their sessions continue \
+             as \"· re-read\"",
+            files.len()
+        );
+        vec![Effect::ReadWhole(files)]
+    }
+
     /// The event loop started reading `name` (as the reader names its events' file): the
     /// view moves to its first session once its first event is in.
     pub fn opened(&mut self, name: String) {
@@ -1097,6 +1119,10 @@ impl App {
                     // The line stays open for the next command, as after a REPL command.
                     self.panes.repl.push(ScrollKind::Input, format!(": {line}"));
                     return self.open_command(line["open".len()..].trim());
+                }
+                if line == "read-all" {
+                    self.panes.repl.push(ScrollKind::Input, format!(": {line}"));
+                    return self.read_all_command();
                 }
                 if line == "messages" {
                     // The TUI's own command: the status history, config warnings first.

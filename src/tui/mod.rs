@@ -105,6 +105,23 @@ pub struct Options {
     pub no_follow_symlinks: bool,
     /// Play the built-in demo instead of reading traces (`doxascope demo`).
     pub demo: Option<DemoOptions>,
+    /// Files of other formats, already turned into v1 ([`crate::trace::import`]): read
+    /// once (never followed), named by their path, and named with their format in the
+    /// header. Their paths may also be in `files`; they are read only from here.
+    pub imported: Vec<ImportedSource>,
+}
+
+/// A file of another format, turned into v1 before the view starts.
+#[derive(Debug, Clone)]
+pub struct ImportedSource {
+    /// The path as given.
+    pub path: PathBuf,
+    /// The format it was read as.
+    pub format: crate::trace::import::Format,
+    /// The importer's output.
+    pub v1: Vec<u8>,
+    /// How many notes the importer left (`doxascope import` lists them).
+    pub notes: usize,
 }
 
 /// What `doxascope demo` plays in the TUI.
@@ -211,27 +228,63 @@ impl<R: Read> Read for Counted<'_, R> {
 /// ([`crate::trace::read_all`], the same items in the same order as the streaming reader).
 /// Standard input is a live session and followed files have their own followers, so neither
 /// is read here.
-fn load(files: Vec<PathBuf>, tx: mpsc::Sender<Load>) {
+fn load(files: Vec<PathBuf>, imported: Vec<ImportedSource>, tx: mpsc::Sender<Load>) {
     use crate::trace::{ReaderConfig, read_all};
     let total: u64 = files
         .iter()
         .filter_map(|p| std::fs::metadata(p).ok())
         .map(|m| m.len())
+        .chain(imported.iter().map(|i| i.v1.len() as u64))
         .sum();
     let read = Cell::new(0u64);
     let gone = Cell::new(false);
-    for p in files {
+    let sources = imported
+        .into_iter()
+        .map(|i| (i.path, Some(i.v1)))
+        .chain(files.into_iter().map(|p| (p, None)));
+    for (p, v1) in sources {
         let name = p.to_string_lossy().into_owned();
-        let Ok(file) = File::open(&p) else {
-            let _ = tx.blocking_send(Load::Note(format!(
-                "cannot read {}",
-                crate::sanitize::sanitize(&name)
-            )));
-            continue;
+        // A file not imported before the view started (one opened with `:open`) is
+        // detected here, and imported when it is not v1. A v1 file's events stay in it (the
+        // store reads them again from a descriptor of the same open file, so what it shows
+        // is what was read even if the path is renamed meanwhile); an importer's output is
+        // kept in memory.
+        let (file, again): (Box<dyn Read>, Option<File>) = match v1 {
+            Some(v1) => (Box::new(io::Cursor::new(v1)), None),
+            None if is_v1(&p) => match File::open(&p) {
+                Ok(f) => {
+                    let again = f.try_clone().ok();
+                    (Box::new(f), again)
+                }
+                Err(_) => {
+                    let _ = tx.blocking_send(Load::Note(format!(
+                        "cannot read {}",
+                        crate::sanitize::sanitize(&name)
+                    )));
+                    continue;
+                }
+            },
+            None => match crate::trace::import::open_path(&p, None) {
+                Ok(crate::trace::import::Opened::Imported(f, imp)) => {
+                    let _ = tx.blocking_send(Load::Note(format!(
+                        "{}: imported from {f} ({} notes)",
+                        crate::sanitize::sanitize(&name),
+                        imp.notes.len()
+                    )));
+                    (Box::new(io::Cursor::new(imp.v1)), None)
+                }
+                Ok(crate::trace::import::Opened::V1(r)) => (Box::new(r), None),
+                Err(e) => {
+                    let _ = tx.blocking_send(Load::Note(format!(
+                        "{}: {}",
+                        crate::sanitize::sanitize(&name),
+                        crate::sanitize::sanitize(&e.to_string())
+                    )));
+                    continue;
+                }
+            },
         };
-        // The store reads events again from this descriptor of the same open file, so what
-        // it shows is what was read even if the path is renamed meanwhile.
-        if let Ok(again) = file.try_clone()
+        if let Some(again) = again
             && tx.blocking_send(Load::Source(name.clone(), again)).is_err()
         {
             return;
@@ -540,13 +593,28 @@ async fn event_loop(
     let files: Vec<PathBuf> = opts
         .files
         .iter()
-        .filter(|p| p.as_os_str() != "-")
+        .filter(|p| p.as_os_str() != "-" && !opts.imported.iter().any(|i| i.path == **p))
         .cloned()
         .collect();
+    for i in &opts.imported {
+        app.sources.imported.push(sources::ImportedFile {
+            name: i
+                .path
+                .file_name()
+                .unwrap_or_default()
+                .to_string_lossy()
+                .into_owned(),
+            format: i.format,
+            notes: i.notes,
+        });
+    }
+    let imported = opts.imported.clone();
     let mut at = opts.at;
     // Followed files: one follower thread for all of them (tail -F semantics, see
     // trace::follow), its outputs tagged with the file's index.
-    let mut handles = Vec::new();
+    let mut handles: Vec<crate::trace::follow::FollowHandle> = Vec::new();
+    // Per followed file (as `Sources::files` numbers them): its handle and its index there.
+    let mut file_handle: Vec<(usize, usize)> = Vec::new();
     let (fol_tx, mut fol_rx) = mpsc::channel(256);
     let open_fol_tx = fol_tx.clone();
     let follow_cfg = FollowConfig {
@@ -555,8 +623,9 @@ async fn event_loop(
     };
     let once = if opts.follow {
         let base = app.sources.files.len();
-        for p in &files {
+        for (i, p) in files.iter().enumerate() {
             app.sources.add_file(p.clone());
+            file_handle.push((0, i));
         }
         if !files.is_empty() {
             let (h, mut rx) = Follower::spawn_many(files, follow_cfg.clone())?;
@@ -577,7 +646,7 @@ async fn event_loop(
     drop(fol_tx);
     std::thread::Builder::new()
         .name("doxascope-load".into())
-        .spawn(move || load(once, load_tx))?;
+        .spawn(move || load(once, imported, load_tx))?;
     let (_hub, mut live_rx) = match live {
         Some((hub, rx)) => (Some(hub), Some(rx)),
         None => (None, None),
@@ -787,6 +856,15 @@ async fn event_loop(
                     app.queue_command(line, step, purpose);
                     feed_repl(app, &worker);
                 }
+                Effect::ReadWhole(files) => {
+                    for f in files {
+                        if let Some(&(h, i)) = file_handle.get(f)
+                            && let Some(handle) = handles.get(h)
+                        {
+                            handle.read_whole(i);
+                        }
+                    }
+                }
                 Effect::Open(path) => {
                     // Read as the view's own files are: followed, or once by a loader.
                     let name = path.to_string_lossy().into_owned();
@@ -801,9 +879,13 @@ async fn event_loop(
                                 crate::sanitize::sanitize(&name)
                             );
                         }
-                        Ok(_) if opts.follow => {
+                        // Followed only when it is v1: another tool's file is read once,
+                        // through its importer.
+                        Ok(_) if opts.follow && is_v1(&path) => {
                             let base = app.sources.add_file(path.clone());
                             let (h, mut rx) = Follower::spawn_many(vec![path], follow_cfg.clone())?;
+                            file_handle.resize(base, (usize::MAX, 0));
+                            file_handle.push((handles.len(), 0));
                             handles.push(h);
                             let tx = open_fol_tx.clone();
                             tokio::spawn(async move {
@@ -820,7 +902,7 @@ async fn event_loop(
                             let tx = open_load_tx.clone();
                             std::thread::Builder::new()
                                 .name("doxascope-load".into())
-                                .spawn(move || load(vec![path], tx))?;
+                                .spawn(move || load(vec![path], Vec::new(), tx))?;
                             loading = true;
                             app.loading = Some((0, 0));
                             app.opened(name);
@@ -831,6 +913,21 @@ async fn event_loop(
         }
     }
     Ok(())
+}
+
+/// Whether the file at `path` reads as v1 (from its first bytes; an unreadable file counts as
+/// v1, whose follower reports it).
+fn is_v1(path: &std::path::Path) -> bool {
+    let mut head = Vec::new();
+    match File::open(path) {
+        Ok(f) => {
+            let _ = f
+                .take(crate::trace::import::HEAD_BYTES as u64)
+                .read_to_end(&mut head);
+            crate::trace::import::detect(path, &head) == crate::trace::import::Format::V1
+        }
+        Err(_) => true,
+    }
 }
 
 /// Sends the REPL worker its next message (a piece of the session, or a waiting command).

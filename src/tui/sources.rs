@@ -45,6 +45,17 @@ pub struct FileSource {
     pub skipped: Option<u64>,
 }
 
+/// A file of another format, imported before the view started (read once, not followed).
+#[derive(Debug, Clone)]
+pub struct ImportedFile {
+    /// The file name (raw; sanitized when shown).
+    pub name: String,
+    /// The format its importer read.
+    pub format: crate::trace::import::Format,
+    /// How many notes the importer left.
+    pub notes: usize,
+}
+
 /// One live session as the UI knows it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct LiveSource {
@@ -68,6 +79,8 @@ pub struct LiveSource {
 pub struct Sources {
     /// Followed files, by the index the event loop gives them.
     pub files: Vec<FileSource>,
+    /// Files imported from other formats.
+    pub imported: Vec<ImportedFile>,
     /// Live sessions by their hub id.
     pub live: HashMap<SessionId, LiveSource>,
     /// The address `--listen` is bound to, when listening.
@@ -148,7 +161,10 @@ impl Sources {
                     f.symlink = None;
                     f.skipped = None;
                 }
-                if matches!(s, FollowStatus::Truncated | FollowStatus::Replaced) {
+                if matches!(
+                    s,
+                    FollowStatus::Truncated | FollowStatus::Replaced | FollowStatus::ReadWhole
+                ) {
                     f.segment += 1;
                 }
                 if matches!(
@@ -293,6 +309,20 @@ impl Sources {
                 }
             }
             _ => {
+                // Which importer read which file: the user must know the trace was
+                // converted (and that it is not followed).
+                for i in &self.imported {
+                    let notes = match i.notes {
+                        0 => String::new(),
+                        1 => ", 1 note".to_string(),
+                        n => format!(", {n} notes"),
+                    };
+                    out.push(format!(
+                        "{}: imported from {}{notes}",
+                        sanitize(&i.name),
+                        i.format.name()
+                    ));
+                }
                 // Files whose state needs attention (anything but plain following).
                 for f in &self.files {
                     let name = sanitize(&f.path.file_name().unwrap_or_default().to_string_lossy());
@@ -321,7 +351,7 @@ impl Sources {
                     }
                     if let Some(n) = f.skipped {
                         notes.push(format!(
-                            "first {} not loaded",
+                            "first {} not loaded (:read-all reads it)",
                             crate::trace::follow::human_bytes(n)
                         ));
                     }

@@ -425,6 +425,10 @@ pub const TUI_COMMANDS: &[(&str, &str)] = &[
         "messages",
         "every message shown, and the config file's warnings",
     ),
+    (
+        "read-all",
+        "read large files followed from their tail whole, in the background",
+    ),
 ];
 
 fn help(f: &mut Frame, th: &Theme, area: Rect, demo: bool) {

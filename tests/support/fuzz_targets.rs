@@ -6,6 +6,8 @@
 
 use doxascope::logic::parse::parse;
 use doxascope::repl::command;
+use doxascope::sanitize::sanitize;
+use doxascope::trace::import::{Format, detect, import, refuse_unknown};
 use doxascope::trace::{Item, Reader, ReaderConfig};
 
 /// The trace reader: any bytes, in any chunking, give the same items, and every line is an
@@ -111,5 +113,64 @@ pub fn otlp_request(data: &[u8]) {
             }
         }
         Err((status, _)) => assert!(status == 400 || status == 413, "status {status}"),
+    }
+}
+
+/// An importer: never panics on any bytes. What it accepts becomes v1 that the reader takes
+/// without a single problem (every line an event); what it refuses is one error that names
+/// the format and stays one line on a terminal.
+pub fn import_as(format: Format, data: &[u8]) {
+    match import(format, data, "fuzz.json") {
+        Ok(imp) => {
+            let mut r = Reader::new("fuzz", ReaderConfig::default());
+            let mut out: Vec<Item> = Vec::new();
+            r.feed(&imp.v1, &mut out);
+            r.finish(&mut out);
+            for i in &out {
+                if let Item::Problem(p) = i {
+                    panic!("{format} import wrote a line the reader rejects: {p:?}");
+                }
+            }
+        }
+        Err(e) => {
+            assert_eq!(e.format, Some(format), "{e}");
+            assert!(!sanitize(&e.to_string()).contains('\n'), "{e}");
+        }
+    }
+}
+
+/// Inspect AI logs (JSON and `.eval` archives).
+pub fn import_inspect(data: &[u8]) {
+    import_as(Format::Inspect, data);
+}
+
+/// Langfuse downloads and ChatML companions.
+pub fn import_langfuse(data: &[u8]) {
+    import_as(Format::Langfuse, data);
+}
+
+/// LangSmith payloads and run trees.
+pub fn import_langsmith(data: &[u8]) {
+    import_as(Format::LangSmith, data);
+}
+
+/// Letta agent files.
+pub fn import_letta(data: &[u8]) {
+    import_as(Format::Letta, data);
+}
+
+/// Graphiti episodes and graphs.
+pub fn import_graphiti(data: &[u8]) {
+    import_as(Format::Graphiti, data);
+}
+
+/// Detection: any head gives a format; a source taken as v1 is refused or passed without a
+/// panic, and a detected format's importer holds to `import_as`.
+pub fn import_detect(data: &[u8]) {
+    match detect(std::path::Path::new("fuzz"), data) {
+        Format::V1 => {
+            let _ = refuse_unknown(data);
+        }
+        f => import_as(f, data),
     }
 }

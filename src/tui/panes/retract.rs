@@ -184,15 +184,39 @@ impl RetractPane {
                     if let Some(by) = &r.by {
                         v.push(Span::styled(format!(" by {}", enum_name(by)), th.dim));
                     }
+                    let entry = s.and_then(|s| {
+                        let rt = s.tl.retracts();
+                        let i = rt.binary_search_by_key(&step, |e| e.step).ok()?;
+                        Some((s, rt[i].clone()))
+                    });
+                    // A memory edit: what changed from the value it took back to the value
+                    // written next (the lines of a multi-line block), or the old value.
+                    let was = entry.as_ref().and_then(|(s, e)| {
+                        let bdi = s.tl.bdi_log();
+                        let g = bdi.retracted(&app.store.log, e.ground?)?;
+                        let old = g.value.map(crate::trace::import::write::as_text);
+                        let next = bdi
+                            .history(&app.store.log, g.name, s.tl.len())
+                            .into_iter()
+                            .find(|w| w.step > e.step)
+                            .and_then(|w| w.value.map(crate::trace::import::write::as_text));
+                        Some(edit_summary(old.as_deref().unwrap_or(""), next.as_deref()))
+                    });
+                    let dangling = entry
+                        .as_ref()
+                        .is_some_and(|(_, e)| e.record.is_none() && e.ground.is_none());
+                    if let Some(was) = &was {
+                        v.push(Span::styled(" ", th.dim));
+                        v.extend(spans(was, th.retracted, th.marker));
+                    }
                     if let Some(reason) = &r.reason {
-                        v.push(Span::raw(" "));
+                        // After the old value, a separator tells the two apart.
+                        v.push(Span::styled(
+                            if was.is_some() { " · " } else { " " },
+                            th.dim,
+                        ));
                         v.extend(spans(reason, th.dim, th.marker));
                     }
-                    let dangling = s.is_some_and(|s| {
-                        let rt = s.tl.retracts();
-                        rt.binary_search_by_key(&step, |e| e.step)
-                            .is_ok_and(|i| rt[i].record.is_none())
-                    });
                     if dangling {
                         v.push(Span::styled(" (names no active belief)", th.error));
                     }
@@ -212,6 +236,33 @@ impl RetractPane {
             )));
         }
         f.render_widget(Paragraph::new(lines), inner);
+    }
+}
+
+/// How a memory value changed, in one line: for multi-line text the lines taken out (`-`)
+/// and put in (`+`); otherwise `old → new`; `old` alone when nothing was written after.
+pub(crate) fn edit_summary(old: &str, new: Option<&str>) -> String {
+    let Some(new) = new else {
+        return old.to_string();
+    };
+    if !old.contains('\n') && !new.contains('\n') {
+        return format!("{old} → {new}");
+    }
+    let (a, b): (Vec<&str>, Vec<&str>) = (old.lines().collect(), new.lines().collect());
+    let mut parts: Vec<String> = a
+        .iter()
+        .filter(|l| !l.trim().is_empty() && !b.contains(l))
+        .map(|l| format!("- {l}"))
+        .collect();
+    parts.extend(
+        b.iter()
+            .filter(|l| !l.trim().is_empty() && !a.contains(l))
+            .map(|l| format!("+ {l}")),
+    );
+    if parts.is_empty() {
+        "(whitespace only)".to_string()
+    } else {
+        parts.join("; ")
     }
 }
 

@@ -800,6 +800,50 @@ pub fn summary(ev: &Event) -> String {
             s.agent.as_deref().unwrap_or(""),
             s.model.as_deref().unwrap_or("")
         ),
+        Body::Score(sc) => {
+            let mut t = format!("{} = ", sc.name);
+            match (&sc.value, &sc.label) {
+                (Some(v), Some(l)) => t.push_str(&format!("{v} ({l})")),
+                (Some(v), None) => t.push_str(&v.to_string()),
+                (None, Some(l)) => t.push_str(l),
+                (None, None) => t.push('–'),
+            }
+            if let Some(target) = &sc.target {
+                t.push_str(&format!(" on {target}"));
+            }
+            if let Some(src) = &sc.source {
+                t.push_str(&format!(" by {src}"));
+            }
+            if let Some(e) = &sc.explanation {
+                t.push_str(&format!(": {e}"));
+            }
+            t
+        }
+        // Kinds v1 keeps verbatim (an importer's `tool_call`, `llm_call`, `user_message`,
+        // ...): their most telling fields.
+        Body::Unknown(_) => {
+            let text = |k: &str| match ev.extra.value(k) {
+                Some(serde_json::Value::String(s)) => Some(s),
+                Some(serde_json::Value::Null) | None => None,
+                Some(v) => Some(v.to_string()),
+            };
+            match text("tool") {
+                Some(tool) => {
+                    let mut t = tool;
+                    if let Some(a) = text("args") {
+                        t.push_str(&format!(" {a}"));
+                    }
+                    if let Some(r) = text("result") {
+                        t.push_str(&format!(" → {r}"));
+                    }
+                    t
+                }
+                None => ["text", "output", "message", "name"]
+                    .iter()
+                    .find_map(|k| text(k))
+                    .unwrap_or_default(),
+            }
+        }
         _ => String::new(),
     }
 }
@@ -869,8 +913,23 @@ fn kind_style(th: &Theme, ev: &Event) -> Style {
         Body::Retract(_) | Body::Revise(_) => th.warn,
         Body::Verify(_) | Body::Query(_) => th.running,
         Body::Plan(_) | Body::Step(_) | Body::Postcondition(_) | Body::Intention(_) => th.ok,
+        Body::Score(sc) => score_style(th, sc),
         Body::Unknown(_) => th.marker,
         _ => th.dim,
+    }
+}
+
+/// A score's colour: pass or fail only when its value says so (a boolean, or Inspect's
+/// `C`/`I` for correct/incorrect); neutral otherwise, since doxascope does not know the
+/// scale of a number or a label (1 may be the best of 1 or the worst of 5).
+fn score_style(th: &Theme, sc: &crate::trace::event::Score) -> Style {
+    use crate::trace::event::ScoreValue;
+    match &sc.value {
+        Some(ScoreValue::Bool(true)) => th.ok,
+        Some(ScoreValue::Bool(false)) => th.error,
+        Some(ScoreValue::Text(t)) if t == "C" => th.ok,
+        Some(ScoreValue::Text(t)) if t == "I" => th.error,
+        _ => th.accent,
     }
 }
 

@@ -1,0 +1,438 @@
+//! Langfuse trace downloads (`{"trace": {...}, "observations": [...]}` as the UI's download
+//! and the public API give them) and the per-observation ChatML companion files
+//! (`{"<observation id>": {"input": {"success", "data"}, "output": ...}}`).
+//!
+//! A trace is a session; its observations, which the download lists twice (inside `trace`
+//! and at the top) and in no particular order, are deduplicated by id and ordered by start
+//! time. `AGENT` observations become intentions, `GENERATION`s `llm_call`s, `TOOL`s
+//! `tool_call`s, the others (`SPAN`, `CHAIN`, ...) events of their own kind in lower case; an
+//! observation at level `WARNING` or `ERROR` also gives a `log`. Scores (evaluations, human
+//! annotations) become `score` events aimed at the observation they grade. Inputs, outputs
+//! and metadata are often JSON written as a string, sometimes twice: they are decoded.
+
+use std::collections::HashSet;
+
+use serde_json::{Map, Value};
+
+use super::write::{V1Out, as_text, rfc3339};
+use super::{Format, ImportError, Imported, broken, json_error};
+
+/// Whether a head looks like a Langfuse download or ChatML companion.
+pub fn detect(head: &[u8]) -> bool {
+    let s = super::sniff(head);
+    let download = s.top("trace")
+        && (s.has(2, "projectId") || s.has(2, "observations") || s.top("observations"));
+    download || chatml(&s)
+}
+
+/// The ChatML companion: observation ids at the top, each with `input`/`output` holding
+/// `success` and `data`.
+fn chatml(s: &super::sniff::Sniff) -> bool {
+    let top: Vec<&str> = s.top_keys().collect();
+    !top.is_empty()
+        && top
+            .iter()
+            .all(|k| k.len() >= 8 && k.bytes().all(|b| b.is_ascii_hexdigit() || b == b'-'))
+        && (s.has(2, "input") || s.has(2, "output"))
+        && (s.has(3, "success") || s.has(3, "data"))
+}
+
+/// Imports a download or a ChatML companion.
+pub fn import(bytes: &[u8], name: &str) -> Result<Imported, ImportError> {
+    let doc: Value =
+        serde_json::from_slice(bytes).map_err(|e| json_error(Format::Langfuse, &e, "JSON"))?;
+    let Value::Object(doc) = doc else {
+        return Err(broken(
+            Format::Langfuse,
+            "the top level",
+            "not a JSON object",
+        ));
+    };
+    let mut out = V1Out::default();
+    match doc.get("trace") {
+        Some(Value::Object(trace)) => download(&mut out, &doc, trace),
+        Some(_) => return Err(broken(Format::Langfuse, "trace", "not a JSON object")),
+        None => companion(&mut out, &doc, name)?,
+    }
+    Ok(out.finish())
+}
+
+/// A value decoded while it is JSON written as a string (at most three times).
+fn decoded(v: &Value) -> Value {
+    let mut v = v.clone();
+    for _ in 0..3 {
+        match &v {
+            Value::String(s) => match serde_json::from_str::<Value>(s) {
+                Ok(inner) if !inner.is_number() && !inner.is_boolean() => v = inner,
+                _ => break,
+            },
+            _ => break,
+        }
+    }
+    v
+}
+
+/// The readable text of an input or output: a message's content, a prompt, an output.
+fn text_of(v: &Value) -> Option<String> {
+    let v = decoded(v);
+    let t = match &v {
+        Value::Null => return None,
+        Value::String(s) => s.clone(),
+        Value::Array(items) => match items.last() {
+            Some(last) => return text_of(last),
+            None => return None,
+        },
+        Value::Object(o) => {
+            if let Some(m) = o.get("messages").and_then(Value::as_array) {
+                return m.last().and_then(text_of);
+            }
+            match o
+                .get("content")
+                .or_else(|| o.get("text"))
+                .or_else(|| o.get("output"))
+                .or_else(|| o.get("prompt"))
+                .or_else(|| o.get("input"))
+            {
+                Some(Value::String(s)) => s.clone(),
+                Some(Value::Array(parts)) => parts
+                    .iter()
+                    .filter_map(|p| p.get("text").and_then(Value::as_str).or(p.as_str()))
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+                Some(other) => return text_of(other),
+                None => v.to_string(),
+            }
+        }
+        other => other.to_string(),
+    };
+    (!t.is_empty()).then_some(t)
+}
+
+fn download(out: &mut V1Out, doc: &Map<String, Value>, trace: &Map<String, Value>) {
+    let trace_id = trace.get("id").map(as_text).unwrap_or_default();
+    let session = trace
+        .get("sessionId")
+        .filter(|s| !s.is_null())
+        .map(as_text)
+        .unwrap_or_else(|| format!("langfuse:{trace_id}"));
+    // Observations: listed inside the trace and at the top; one per id.
+    let mut seen = HashSet::new();
+    let mut obs: Vec<(&Value, String)> = Vec::new();
+    for (where_, list) in [
+        ("observations", doc.get("observations")),
+        ("trace.observations", trace.get("observations")),
+    ] {
+        for (i, o) in list
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .enumerate()
+        {
+            let id = o.get("id").map(as_text).unwrap_or_default();
+            if seen.insert(id) {
+                obs.push((o, format!("{where_}[{i}]")));
+            }
+        }
+    }
+    let start = |o: &Value| {
+        o.get("startTime")
+            .and_then(Value::as_str)
+            .and_then(crate::trace::time::parse_rfc3339)
+            .unwrap_or(f64::MAX)
+    };
+    obs.sort_by(|a, b| start(a.0).total_cmp(&start(b.0)));
+    let ts = trace
+        .get("timestamp")
+        .and_then(Value::as_str)
+        .and_then(rfc3339)
+        .map(|t| t.0);
+    let model = obs
+        .iter()
+        .find_map(|(o, _)| o.get("model").and_then(Value::as_str).map(str::to_string));
+    let mut meta = Map::new();
+    meta.insert("format".into(), "langfuse".into());
+    meta.insert("trace_id".into(), trace_id.clone().into());
+    for k in [
+        "name",
+        "userId",
+        "tags",
+        "environment",
+        "release",
+        "version",
+        "projectId",
+    ] {
+        if let Some(v) = trace.get(k).filter(|v| !v.is_null()) {
+            meta.insert(k.into(), v.clone());
+        }
+    }
+    if let Some(m) = trace.get("metadata").filter(|v| !v.is_null()) {
+        meta.insert("metadata".into(), decoded(m));
+    }
+    out.event(&session, "session")
+        .ts(ts.clone())
+        .opt_text("agent", trace.get("name").and_then(Value::as_str))
+        .opt_text("model", model.as_deref())
+        .field("meta", Value::Object(meta))
+        .from("trace")
+        .emit();
+    if let Some(goal) = trace.get("input").and_then(text_of) {
+        out.event(&session, "intention")
+            .ts(ts.clone())
+            .id(Some(&trace_id))
+            .opt_text("type", trace.get("name").and_then(Value::as_str))
+            .text("goal", &goal)
+            .from("trace.input")
+            .emit();
+    }
+    let captured = obs.iter().any(|(o, _)| {
+        o.get("input").is_some_and(|v| !v.is_null())
+            || o.get("output").is_some_and(|v| !v.is_null())
+    });
+    if !obs.is_empty() && !captured {
+        out.event(&session, "log")
+            .ts(ts.clone())
+            .field("level", "warn")
+            .text(
+                "message",
+                "content not captured: every observation's input and output is empty in this export",
+            )
+            .from("observations")
+            .emit();
+    }
+    let mut last_ts = ts.clone();
+    for (o, loc) in &obs {
+        last_ts = observation(out, &session, o, loc).or(last_ts);
+    }
+    if let Some(answer) = trace.get("output").and_then(text_of) {
+        out.event(&session, "answer")
+            .ts(last_ts.clone())
+            .id(Some("answer"))
+            .text("text", &answer)
+            .from("trace.output")
+            .emit();
+    }
+    let mut scores_seen = HashSet::new();
+    for (where_, list) in [
+        ("scores", doc.get("scores")),
+        ("trace.scores", trace.get("scores")),
+    ] {
+        for (i, s) in list
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .enumerate()
+        {
+            let id = s.get("id").map(as_text).unwrap_or_default();
+            if scores_seen.insert(id) {
+                score(out, &session, s, &format!("{where_}[{i}]"));
+            }
+        }
+    }
+    if trace
+        .get("corrections")
+        .and_then(Value::as_array)
+        .is_some_and(|c| !c.is_empty())
+    {
+        out.note("trace.corrections", "corrections have no v1 home; left out");
+    }
+}
+
+/// One observation; returns its timestamp.
+fn observation(out: &mut V1Out, session: &str, o: &Value, loc: &str) -> Option<String> {
+    let ty = o.get("type").map(as_text).unwrap_or_default();
+    let id = o.get("id").map(as_text);
+    let name = o.get("name").map(as_text).unwrap_or_default();
+    let ts = o
+        .get("startTime")
+        .and_then(Value::as_str)
+        .and_then(rfc3339)
+        .map(|t| t.0);
+    let end = o.get("endTime").cloned().unwrap_or(Value::Null);
+    let parent = o.get("parentObservationId").cloned().unwrap_or(Value::Null);
+    let input = o.get("input").filter(|v| !v.is_null()).map(decoded);
+    let output = o.get("output").filter(|v| !v.is_null()).map(decoded);
+    let level = o.get("level").map(as_text).unwrap_or_default();
+    let ev = match ty.as_str() {
+        "AGENT" => out
+            .event(session, "intention")
+            .ts(ts.clone())
+            .id(id.as_deref())
+            .text("type", &name)
+            .opt_text("goal", input.as_ref().and_then(text_of).as_deref()),
+        "GENERATION" => out
+            .event(session, "llm_call")
+            .ts(ts.clone())
+            .id(id.as_deref())
+            .text("name", &name)
+            .opt_text("model", o.get("model").and_then(Value::as_str))
+            .opt_text("output", output.as_ref().and_then(text_of).as_deref())
+            .field(
+                "tool_calls",
+                o.get("toolCallNames")
+                    .cloned()
+                    .filter(|v| v.as_array().is_some_and(|a| !a.is_empty()))
+                    .unwrap_or(Value::Null),
+            )
+            .field(
+                "usage",
+                o.get("usageDetails").cloned().unwrap_or(Value::Null),
+            )
+            .field("cost", o.get("costDetails").cloned().unwrap_or(Value::Null))
+            .field(
+                "x_model_parameters",
+                o.get("modelParameters").cloned().unwrap_or(Value::Null),
+            ),
+        "TOOL" => out
+            .event(session, "tool_call")
+            .ts(ts.clone())
+            .id(id.as_deref())
+            .text("tool", &name)
+            .field("args", input.clone().unwrap_or(Value::Null))
+            .opt_text("result", output.as_ref().and_then(text_of).as_deref()),
+        other => {
+            let kind = if other.is_empty() {
+                "span".to_string()
+            } else {
+                super::write::source_kind("langfuse", &other.to_lowercase())
+            };
+            out.event(session, &kind)
+                .ts(ts.clone())
+                .id(id.as_deref())
+                .text("name", &name)
+                .field("x_input", input.clone().unwrap_or(Value::Null))
+                .field("x_output", output.clone().unwrap_or(Value::Null))
+        }
+    };
+    ev.field("x_parent", parent)
+        .field("x_end", end)
+        .field(
+            "x_level",
+            if level == "DEFAULT" || level.is_empty() {
+                Value::Null
+            } else {
+                Value::String(level.clone())
+            },
+        )
+        .from(loc.to_string())
+        .emit();
+    if level == "WARNING" || level == "ERROR" {
+        let msg = o
+            .get("statusMessage")
+            .map(as_text)
+            .filter(|m| !m.is_empty())
+            .unwrap_or_else(|| format!("{name} at level {level}"));
+        out.event(session, "log")
+            .ts(ts.clone())
+            .field("level", if level == "ERROR" { "error" } else { "warn" })
+            .text("message", &msg)
+            .field(
+                "x_observation",
+                id.map(Value::String).unwrap_or(Value::Null),
+            )
+            .from(loc.to_string())
+            .emit();
+    }
+    ts
+}
+
+fn score(out: &mut V1Out, session: &str, s: &Value, loc: &str) {
+    let data_type = s.get("dataType").map(as_text).unwrap_or_default();
+    let value = match (data_type.as_str(), s.get("value"), s.get("stringValue")) {
+        ("BOOLEAN", Some(v), _) => v
+            .as_f64()
+            .map(|x| Value::Bool(x != 0.0))
+            .unwrap_or(Value::Null),
+        ("CATEGORICAL", _, Some(Value::String(t))) => Value::String(t.clone()),
+        (_, Some(v @ (Value::Number(_) | Value::String(_) | Value::Bool(_))), _) => v.clone(),
+        (_, _, Some(Value::String(t))) => Value::String(t.clone()),
+        _ => Value::Null,
+    };
+    let label = match (data_type.as_str(), s.get("stringValue")) {
+        ("NUMERIC" | "", Some(Value::String(t))) if !t.is_empty() => Some(t.clone()),
+        _ => None,
+    };
+    let ts = s
+        .get("timestamp")
+        .or_else(|| s.get("createdAt"))
+        .and_then(Value::as_str)
+        .and_then(rfc3339)
+        .map(|t| t.0);
+    out.event(session, "score")
+        .ts(ts)
+        .id(s.get("id").and_then(Value::as_str))
+        .text("name", &s.get("name").map(as_text).unwrap_or_default())
+        .field("value", value)
+        .opt_text("label", label.as_deref())
+        .opt_text("explanation", s.get("comment").and_then(Value::as_str))
+        .opt_text("target", s.get("observationId").and_then(Value::as_str))
+        .opt_text(
+            "source",
+            s.get("source")
+                .and_then(Value::as_str)
+                .map(str::to_lowercase)
+                .as_deref(),
+        )
+        .field(
+            "x_data_type",
+            s.get("dataType").cloned().unwrap_or(Value::Null),
+        )
+        .from(loc.to_string())
+        .emit();
+}
+
+/// The ChatML companion: one `observation` per observation (an LLM call or a framework
+/// step; the file does not say which), with its last input message and its output.
+fn companion(out: &mut V1Out, doc: &Map<String, Value>, name: &str) -> Result<(), ImportError> {
+    let session = std::path::Path::new(name)
+        .file_name()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "langfuse".into());
+    if doc.is_empty() {
+        return Err(broken(Format::Langfuse, "the top level", "no observations"));
+    }
+    out.event(&session, "session")
+        .field(
+            "meta",
+            serde_json::json!({"format": "langfuse", "variant": "chatml"}),
+        )
+        .from("the file")
+        .emit();
+    out.note(
+        "the file",
+        "a ChatML companion holds no times or tree: observations are in the file's order",
+    );
+    for (id, v) in doc {
+        let data = |k: &str| {
+            v.get(k)
+                .and_then(|x| x.get("data"))
+                .cloned()
+                .unwrap_or(Value::Null)
+        };
+        let input = data("input");
+        let output = data("output");
+        let calls: Vec<Value> = output
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|m| m.get("tool_calls"))
+            .filter(|c| c.as_array().is_some_and(|a| !a.is_empty()))
+            .cloned()
+            .collect();
+        out.event(&session, "observation")
+            .id(Some(id))
+            .field("input_messages", input.as_array().map_or(0, Vec::len))
+            .opt_text("x_last_input", text_of(&input).as_deref())
+            .opt_text("output", text_of(&output).as_deref())
+            .field(
+                "tool_calls",
+                if calls.is_empty() {
+                    Value::Null
+                } else {
+                    Value::Array(calls)
+                },
+            )
+            .from(id.clone())
+            .emit();
+    }
+    Ok(())
+}

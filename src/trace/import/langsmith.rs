@@ -1,0 +1,409 @@
+//! LangSmith runs: the SDKs' ingest payloads (`{"post": [...], "patch": [...]}`, a run created
+//! and later completed, merged here by id), LangChain run trees (`child_runs` nested), or a
+//! plain list of runs. Runs are ordered by `dotted_order` (start time and ancestry in one
+//! sortable string) where they have it, else by start time; each trace is a session.
+//!
+//! The root run gives the intention (its inputs) and the answer (its outputs); `llm` and
+//! `chat_model` runs give `llm_call`s, `tool` runs `tool_call`s, other run types (`chain`,
+//! `retriever`, `prompt`, `parser`, ...) events of their own kind; a run with an `error` also
+//! gives a `log`. Start times are epoch milliseconds (JS SDK) or ISO texts (Python SDK).
+
+use std::collections::HashMap;
+
+use serde_json::{Map, Value};
+
+use super::write::{V1Out, as_text, decode_nested, from_unix_millis, rfc3339};
+use super::{Format, ImportError, Imported, broken, json_error};
+
+/// Whether a head looks like LangSmith runs.
+pub fn detect(head: &[u8]) -> bool {
+    let s = super::sniff(head);
+    let payload = (s.top("post") || s.top("patch"))
+        && (s.has(2, "run_type") || s.has(2, "dotted_order") || s.has(2, "trace_id"));
+    let run = s.top("run_type") && (s.top("id") || s.top("child_runs") || s.top("inputs"));
+    let list = s.first == Some(b'[') && s.has(1, "run_type");
+    payload || run || list
+}
+
+/// Imports runs.
+pub fn import(bytes: &[u8], _name: &str) -> Result<Imported, ImportError> {
+    let doc: Value =
+        serde_json::from_slice(bytes).map_err(|e| json_error(Format::LangSmith, &e, "JSON"))?;
+    let mut out = V1Out::default();
+    let mut runs: Vec<(Map<String, Value>, String)> = Vec::new();
+    match &doc {
+        Value::Object(o) if o.contains_key("post") || o.contains_key("patch") => {
+            for (k, list) in ["post", "patch"].iter().map(|k| (*k, o.get(*k))) {
+                match list {
+                    None | Some(Value::Null) => {}
+                    Some(Value::Array(items)) => {
+                        for (i, r) in items.iter().enumerate() {
+                            let here = format!("{k}[{i}]");
+                            let Value::Object(r) = r else {
+                                return Err(broken(
+                                    Format::LangSmith,
+                                    here,
+                                    "a run that is not a JSON object",
+                                ));
+                            };
+                            flatten(r, &here, &mut runs);
+                        }
+                    }
+                    Some(_) => return Err(broken(Format::LangSmith, k, "not a list")),
+                }
+            }
+        }
+        Value::Object(o) => flatten(o, "the run", &mut runs),
+        Value::Array(items) => {
+            for (i, r) in items.iter().enumerate() {
+                let Value::Object(r) = r else {
+                    return Err(broken(
+                        Format::LangSmith,
+                        format!("[{i}]"),
+                        "a run that is not a JSON object",
+                    ));
+                };
+                flatten(r, &format!("[{i}]"), &mut runs);
+            }
+        }
+        _ => {
+            return Err(broken(
+                Format::LangSmith,
+                "the top level",
+                "neither runs nor a payload",
+            ));
+        }
+    }
+    // Create and patch records of one run, merged by id (a patch without an id names its
+    // run by the end of its dotted order).
+    let mut merged: Vec<(Map<String, Value>, String)> = Vec::new();
+    let mut by_id: HashMap<String, usize> = HashMap::new();
+    for (r, loc) in runs {
+        let id = run_id(&r);
+        match id.as_ref().and_then(|i| by_id.get(i)) {
+            Some(&k) => {
+                for (key, v) in r {
+                    if !v.is_null() {
+                        merged[k].0.insert(key, v);
+                    }
+                }
+                merged[k].1.push_str(&format!(" + {loc}"));
+            }
+            None => {
+                if let Some(i) = id {
+                    by_id.insert(i, merged.len());
+                } else {
+                    out.note(&loc, "a run without an id or dotted order: kept on its own");
+                }
+                merged.push((r, loc));
+            }
+        }
+    }
+    merged.sort_by_key(|a| order_key(&a.0));
+    // Roots: runs without a parent in the file.
+    let ids: HashMap<String, usize> = merged
+        .iter()
+        .enumerate()
+        .filter_map(|(i, (r, _))| Some((run_id(r)?, i)))
+        .collect();
+    let mut sessions: HashMap<String, String> = HashMap::new();
+    let mut answers = Vec::new();
+    // The trace of a run: its `trace_id`, else its root's (run trees carry no trace ids).
+    let trace_of = |mut i: usize| -> String {
+        for _ in 0..=merged.len() {
+            let r = &merged[i].0;
+            if let Some(t) = r.get("trace_id").filter(|v| !v.is_null()) {
+                return as_text(t);
+            }
+            match r
+                .get("parent_run_id")
+                .filter(|v| !v.is_null())
+                .and_then(|p| ids.get(&as_text(p)))
+            {
+                Some(&p) if p != i => i = p,
+                _ => break,
+            }
+        }
+        run_id(&merged[i].0).unwrap_or_else(|| "trace".into())
+    };
+    for (k, (r, loc)) in merged.iter().enumerate() {
+        let trace = trace_of(k);
+        let parent = r.get("parent_run_id").filter(|v| !v.is_null()).map(as_text);
+        let is_root = parent.as_ref().is_none_or(|p| !ids.contains_key(p));
+        let fresh = !sessions.contains_key(&trace);
+        let session = sessions
+            .entry(trace.clone())
+            .or_insert_with(|| {
+                ptr(r, "/extra/metadata/thread_id")
+                    .map(as_text)
+                    .unwrap_or_else(|| format!("langsmith:{trace}"))
+            })
+            .clone();
+        if let Some(a) = run(&mut out, &session, r, loc, is_root, fresh, &trace) {
+            answers.push((session, a));
+        }
+    }
+    for (session, (text, ts, loc)) in answers {
+        out.event(&session, "answer")
+            .ts(ts)
+            .id(Some("answer"))
+            .text("text", &text)
+            .from(loc)
+            .emit();
+    }
+    Ok(out.finish())
+}
+
+/// A JSON Pointer into an object.
+fn ptr<'a>(m: &'a Map<String, Value>, p: &str) -> Option<&'a Value> {
+    let rest = p.strip_prefix('/')?;
+    let (first, tail) = rest.split_once('/').unwrap_or((rest, ""));
+    let v = m.get(first)?;
+    if tail.is_empty() {
+        Some(v)
+    } else {
+        v.pointer(&format!("/{tail}"))
+    }
+}
+
+/// A run and its nested `child_runs`, in that order.
+fn flatten(r: &Map<String, Value>, loc: &str, into: &mut Vec<(Map<String, Value>, String)>) {
+    let mut own = r.clone();
+    let children = own.remove("child_runs");
+    into.push((own, loc.to_string()));
+    for (i, c) in children
+        .as_ref()
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
+        if let Value::Object(c) = c {
+            flatten(c, &format!("{loc}.child_runs[{i}]"), into);
+        }
+    }
+}
+
+fn run_id(r: &Map<String, Value>) -> Option<String> {
+    r.get("id")
+        .filter(|v| !v.is_null())
+        .map(as_text)
+        .or_else(|| {
+            let d = r.get("dotted_order")?.as_str()?;
+            let last = d.rsplit('.').next()?;
+            // `<timestamp>Z<run id>`
+            last.split_once('Z').map(|(_, id)| id.to_string())
+        })
+}
+
+/// The sort key of a run: its dotted order, else its start time.
+fn order_key(r: &Map<String, Value>) -> (String, String) {
+    let dotted = r
+        .get("dotted_order")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string();
+    let start = time(r.get("start_time")).unwrap_or_default();
+    if dotted.is_empty() {
+        (start, String::new())
+    } else {
+        (dotted, start)
+    }
+}
+
+/// A start or end time: epoch milliseconds or an ISO text.
+fn time(v: Option<&Value>) -> Option<String> {
+    match v? {
+        Value::Number(n) => n.as_i64().and_then(from_unix_millis),
+        Value::String(s) => rfc3339(s).map(|t| t.0),
+        _ => None,
+    }
+}
+
+/// The readable text of inputs or outputs.
+fn text_of(v: &Value) -> Option<String> {
+    let v = decode_nested(v);
+    let t = match &v {
+        Value::Null => return None,
+        Value::String(s) => s.clone(),
+        Value::Object(o) => {
+            if let Some(c) = ptr(o, "/choices/0/message/content") {
+                return text_of(c);
+            }
+            if let Some(g) = ptr(o, "/generations/0/0") {
+                return g
+                    .get("text")
+                    .and_then(text_of)
+                    .or_else(|| g.pointer("/message/data/content").and_then(text_of));
+            }
+            if let Some(m) = o.get("messages").and_then(Value::as_array) {
+                let last = m.last()?;
+                let last = last.as_array().and_then(|a| a.last()).unwrap_or(last);
+                return last
+                    .pointer("/data/content")
+                    .or_else(|| last.get("content"))
+                    .and_then(text_of);
+            }
+            match ["output", "input", "content", "text", "question", "query"]
+                .iter()
+                .find_map(|k| o.get(*k))
+            {
+                Some(x) => return text_of(x),
+                None => v.to_string(),
+            }
+        }
+        Value::Array(a) => {
+            let parts: Vec<String> = a
+                .iter()
+                .filter_map(|p| p.get("text").and_then(Value::as_str).map(str::to_string))
+                .collect();
+            if parts.is_empty() {
+                v.to_string()
+            } else {
+                parts.join("\n")
+            }
+        }
+        other => other.to_string(),
+    };
+    (!t.is_empty()).then_some(t)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn run(
+    out: &mut V1Out,
+    session: &str,
+    r: &Map<String, Value>,
+    loc: &str,
+    is_root: bool,
+    fresh: bool,
+    trace: &str,
+) -> Option<(String, Option<String>, String)> {
+    let ty = r
+        .get("run_type")
+        .map(as_text)
+        .unwrap_or_else(|| "chain".into());
+    let name = r.get("name").map(as_text).unwrap_or_default();
+    let id = run_id(r);
+    let ts = time(r.get("start_time"));
+    let end = time(r.get("end_time"));
+    let inputs = r.get("inputs").cloned().unwrap_or(Value::Null);
+    let outputs = r.get("outputs").cloned().unwrap_or(Value::Null);
+    let model = ptr(r, "/extra/invocation_params/model")
+        .or_else(|| ptr(r, "/extra/metadata/ls_model_name"))
+        .or_else(|| outputs.get("model"))
+        .or_else(|| outputs.pointer("/llm_output/model_name"))
+        .map(as_text);
+    if fresh {
+        let mut meta = Map::new();
+        meta.insert("format".into(), "langsmith".into());
+        meta.insert("trace_id".into(), trace.into());
+        if let Some(s) = r.get("session_name") {
+            meta.insert("project".into(), s.clone());
+        }
+        out.event(session, "session")
+            .ts(ts.clone())
+            .text("agent", &name)
+            .opt_text("model", model.as_deref())
+            .field("meta", Value::Object(meta))
+            .from(loc.to_string())
+            .emit();
+    }
+    if is_root && let Some(goal) = text_of(&inputs) {
+        out.event(session, "intention")
+            .ts(ts.clone())
+            .id(id.as_deref())
+            .text("type", &name)
+            .text("goal", &goal)
+            .from(format!("{loc}.inputs"))
+            .emit();
+    }
+    let parent = r.get("parent_run_id").cloned().unwrap_or(Value::Null);
+    let tokens = r
+        .get("events")
+        .and_then(Value::as_array)
+        .map(|e| {
+            e.iter()
+                .filter(|x| x.get("name").and_then(Value::as_str) == Some("new_token"))
+                .count()
+        })
+        .filter(|n| *n > 0);
+    match ty.as_str() {
+        "llm" | "chat_model" => {
+            let calls = outputs
+                .pointer("/choices/0/message/tool_calls")
+                .or_else(|| outputs.pointer("/generations/0/0/message/data/tool_calls"))
+                .cloned()
+                .filter(|c| c.as_array().is_some_and(|a| !a.is_empty()))
+                .unwrap_or(Value::Null);
+            if let Some(reasoning) = outputs
+                .pointer("/choices/0/message/reasoning_content")
+                .or_else(|| outputs.pointer("/choices/0/message/reasoning"))
+                .and_then(text_of)
+            {
+                out.event(session, "thought")
+                    .ts(ts.clone())
+                    .text("text", &reasoning)
+                    .from(format!("{loc}.outputs"))
+                    .emit();
+            }
+            out.event(session, "llm_call")
+                .ts(ts.clone())
+                .id(id.as_deref())
+                .text("name", &name)
+                .opt_text("model", model.as_deref())
+                .opt_text("output", text_of(&outputs).as_deref())
+                .field("tool_calls", calls)
+                .field(
+                    "usage",
+                    outputs
+                        .get("usage")
+                        .or_else(|| outputs.pointer("/llm_output/token_usage"))
+                        .cloned()
+                        .unwrap_or(Value::Null),
+                )
+                .field("x_streamed_tokens", tokens)
+                .field("x_parent", parent)
+                .field("x_end", end)
+                .from(loc.to_string())
+                .emit();
+        }
+        "tool" => {
+            out.event(session, "tool_call")
+                .ts(ts.clone())
+                .id(id.as_deref())
+                .text("tool", &name)
+                .field("args", decode_nested(&inputs))
+                .opt_text("result", text_of(&outputs).as_deref())
+                .field("x_parent", parent)
+                .field("x_end", end)
+                .from(loc.to_string())
+                .emit();
+        }
+        other => {
+            out.event(session, &super::write::source_kind("langsmith", other))
+                .ts(ts.clone())
+                .id(id.as_deref())
+                .text("name", &name)
+                .field("x_inputs", inputs.clone())
+                .field("x_outputs", outputs.clone())
+                .field("x_parent", parent)
+                .field("x_end", end)
+                .from(loc.to_string())
+                .emit();
+        }
+    }
+    if let Some(err) = r.get("error").filter(|e| !e.is_null()) {
+        out.event(session, "log")
+            .ts(ts.clone())
+            .field("level", "error")
+            .text("message", &format!("{name}: {}", as_text(err)))
+            .from(loc.to_string())
+            .emit();
+    }
+    // The root's outputs are the answer, written after the runs inside it.
+    if is_root {
+        text_of(&outputs).map(|a| (a, time(r.get("end_time")).or(ts), format!("{loc}.outputs")))
+    } else {
+        None
+    }
+}

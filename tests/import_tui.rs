@@ -1,0 +1,83 @@
+//! Another tool's trace in the TUI (the real binary in tmux): the header names the importer,
+//! and the retractions pane shows each memory edit as the lines it changed, with its cause.
+
+#[path = "support/external.rs"]
+mod external;
+#[path = "support/tmux.rs"]
+mod tmux;
+use tmux::{Tmux, bin};
+
+#[test]
+#[cfg_attr(
+    doxascope_no_tmux,
+    ignore = "tmux is not installed (apt-get install tmux)"
+)]
+#[cfg_attr(
+    doxascope_no_external,
+    ignore = "the external traces are not beside the checkout (../shared/external-traces)"
+)]
+fn a_letta_agent_file_shows_its_memory_edits_as_retractions() {
+    if tmux::missing("import_tui") {
+        return;
+    }
+    let Some(file) = external::path("letta/memgpt_agent_with_convo.v1-2025-03.af") else {
+        return;
+    };
+    let t = Tmux::new("import15-letta");
+    t.start(&format!(
+        "sh -c '\"{}\" \"{}\"; echo EXIT=$?; exec sleep 600'",
+        bin(),
+        file.display()
+    ));
+    let s = t.wait_for("the first frame", 20, |s| s.contains("step 98 of 98"));
+    assert!(
+        s.contains("memgpt_agent_with_convo.v1-2025-03.af: imported from letta"),
+        "{s}"
+    );
+    assert!(s.contains("retractions 5"), "{s}");
+    for edit in [
+        "retract human by agent - First name: Chad; + First name: Sarah",
+        "retract persona by agent - I am Sam.; + I am BigChungus.",
+        "retract human by agent + Favorite ice cream: Vanilla",
+    ] {
+        assert!(s.contains(edit), "{edit}:\n{s}");
+    }
+    // The tool call that made the last edit is the row before its retraction.
+    assert!(s.contains("tool_call     core_memory_replace"), "{s}");
+    t.keys(&["q"]);
+    t.wait_for("exit", 10, |s| s.contains("EXIT=0"));
+}
+
+#[test]
+#[cfg_attr(
+    doxascope_no_tmux,
+    ignore = "tmux is not installed (apt-get install tmux)"
+)]
+#[cfg_attr(
+    doxascope_no_external,
+    ignore = "the external traces are not beside the checkout (../shared/external-traces)"
+)]
+fn an_inspect_log_shows_its_score_on_the_timeline() {
+    if tmux::missing("import_tui") {
+        return;
+    }
+    let Some(file) = external::path("inspect/2025-05-12T20-27-36-04-00_browser.json") else {
+        return;
+    };
+    let t = Tmux::new("import15-inspect");
+    t.start(&format!(
+        "sh -c '\"{}\" --no-follow \"{}\"; echo EXIT=$?; exec sleep 600'",
+        bin(),
+        file.display()
+    ));
+    let s = t.wait_for("the first frame", 20, |s| s.contains("step 36 of 36"));
+    assert!(s.contains("imported from inspect, 1 note"), "{s}");
+    assert!(
+        s.contains("score         includes = C on answer by scorer:includes"),
+        "{s}"
+    );
+    // The two store replaces of the page the browser shows are memory edits.
+    assert!(s.contains("retractions 2"), "{s}");
+    t.keys(&["q"]);
+    t.wait_for("exit", 10, |s| s.contains("EXIT=0"));
+}
