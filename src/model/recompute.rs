@@ -517,13 +517,8 @@ impl Mirror {
             let g = self.ground(raw, domain)?.into_owned();
             let mut spec = spec.clone();
             spec.formula = g;
-            match self.engine.add(spec.clone()) {
-                Ok(_) => {}
-                Err(EngineError::HardConflict(_)) => {
-                    spec.role = EngineRole::Assumption;
-                    self.engine.add(spec.clone())?;
-                }
-                Err(e) => return Err(e.into()),
+            if self.engine.add_or_demote(spec.clone())?.1 {
+                spec.role = EngineRole::Assumption;
             }
             if let Some(q) = self.quantified.get_mut(&id) {
                 q.1 = spec;
@@ -610,12 +605,12 @@ impl Mirror {
             self.ground(raw, &BTreeSet::new())?.into_owned()
         };
         let mut hard_conflict = false;
-        match self.engine.add(spec.clone()) {
-            Ok(_) => {}
-            Err(EngineError::HardConflict(_)) => {
-                hard_conflict = true;
-                spec.role = EngineRole::Assumption;
-                self.engine.add(spec.clone())?;
+        match self.engine.add_or_demote(spec.clone()) {
+            Ok((_, demoted)) => {
+                if demoted {
+                    hard_conflict = true;
+                    spec.role = EngineRole::Assumption;
+                }
             }
             // Only a rule or norm is solved for when added (against the hard part): the
             // trace says it joined Σ, so it joins unchecked, and whether Σ stayed consistent
@@ -869,13 +864,7 @@ impl Mirror {
         let mut specs: Vec<&BeliefSpec> = self.engine.beliefs().collect();
         specs.sort_by_key(|s| s.step);
         for s in specs {
-            match copy.add(s.clone()) {
-                Ok(_) => {}
-                Err(EngineError::HardConflict(_)) => {
-                    copy.add(s.clone().role(EngineRole::Assumption))?;
-                }
-                Err(e) => return Err(e.into()),
-            }
+            copy.add_or_demote(s.clone())?;
         }
         Ok(copy.announce(BeliefSpec { formula: g, ..spec }, policy)?)
     }

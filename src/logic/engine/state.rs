@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use varisat::Lit;
 
-use super::{Added, BeliefSpec, EngineError, Limits};
+use super::{Added, BeliefSpec, EngineError, Limits, Role};
 use crate::logic::cnf::{self, Tseitin};
 use crate::logic::formula::{Atom, Formula};
 use crate::logic::ground;
@@ -194,6 +194,17 @@ pub struct State {
     /// Turns [`State::repair`] off, so that a test can compare its answers with solved ones.
     #[cfg(test)]
     pub(super) repair_off: bool,
+}
+
+/// How [`State::add_inner`] treats a rule or norm that may contradict the hard part.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum HardCheck {
+    /// Not checked (a belief known to have been accepted before).
+    Skip,
+    /// Refused with a minimal conflict.
+    Explain,
+    /// Refused, naming only the new belief (the caller demotes it).
+    Detect,
 }
 
 impl State {
@@ -655,14 +666,30 @@ impl State {
     /// Adds a belief (no gate, no revision). Rules and norms are checked against the hard
     /// part first and refused with [`EngineError::HardConflict`].
     pub fn add(&mut self, spec: BeliefSpec) -> Result<Added, EngineError> {
-        self.add_inner(spec, true)
+        self.add_inner(spec, HardCheck::Explain)
+    }
+
+    /// Adds a belief; a rule or norm that contradicts the hard part joins as an assumption
+    /// instead (`true` then). What a caller that would demote it anyway (the audit's mirror
+    /// of a trace, whose Σ holds the belief whatever the engine thinks of it) needs: the
+    /// minimal conflict [`State::add`] computes for its error is not searched, and that
+    /// search over a hard part that grows with the trace was most of the cost of adding.
+    pub fn add_or_demote(&mut self, spec: BeliefSpec) -> Result<(Added, bool), EngineError> {
+        match self.add_inner(spec.clone(), HardCheck::Detect) {
+            Err(EngineError::HardConflict(_)) => {
+                let added = self.add_inner(spec.role(Role::Assumption), HardCheck::Skip)?;
+                Ok((added, true))
+            }
+            r => r.map(|a| (a, false)),
+        }
     }
 
     pub(super) fn add_inner(
         &mut self,
         spec: BeliefSpec,
-        check_hard: bool,
+        hard: HardCheck,
     ) -> Result<Added, EngineError> {
+        let check_hard = hard != HardCheck::Skip;
         Self::check_confidence(spec.confidence)?;
         let grounded = self.ground(&spec.formula)?;
         let f = grounded.as_ref().unwrap_or(&spec.formula).clone();
@@ -691,7 +718,11 @@ impl State {
             switch_off(&mut a, &universe);
             let ok = self.main_sat().solve(&a)?;
             if !ok {
-                let mut conflict = self.hard_conflict(&pos, &f)?;
+                let mut conflict = if hard == HardCheck::Explain {
+                    self.hard_conflict(&pos, &f)?
+                } else {
+                    Vec::new()
+                };
                 conflict.push(spec.id.clone());
                 self.finish(q);
                 return Err(EngineError::HardConflict(conflict));
