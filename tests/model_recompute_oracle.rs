@@ -19,6 +19,9 @@ enum Op {
     Verify(String),
     Query(String, u8),
     Answer(String, bool),
+    /// A verify of a formula, its announcement (the gate-then-update pattern), and the
+    /// same verify on the Σ that now holds it: three events.
+    Checked(u8, String, u8),
 }
 
 fn formula() -> impl Strategy<Value = String> {
@@ -43,6 +46,7 @@ fn op() -> impl Strategy<Value = Op> {
         2 => formula().prop_map(Op::Verify),
         1 => (formula(), 0u8..3).prop_map(|(f, a)| Op::Query(f, a)),
         1 => (formula(), any::<bool>()).prop_map(|(f, h)| Op::Answer(f, h)),
+        2 => (0u8..6, formula(), 0u8..6).prop_map(|(i, f, r)| Op::Checked(i, f, r)),
     ]
 }
 
@@ -84,6 +88,16 @@ proptest! {
     #[test]
     fn recomputation_matches_truth_tables(ops in proptest::collection::vec(op(), 1..30)) {
         let roles = ["fact", "fact", "assumption", "fact", "rule", "norm"];
+        // One op per event.
+        let ops: Vec<Op> = ops
+            .into_iter()
+            .flat_map(|o| match o {
+                Op::Checked(i, f, r) => {
+                    vec![Op::Verify(f.clone()), Op::Announce(i, f.clone(), r), Op::Verify(f)]
+                }
+                o => vec![o],
+            })
+            .collect();
         let mut lines = Vec::new();
         for o in &ops {
             lines.push(match o {
@@ -98,6 +112,7 @@ proptest! {
                     ["yes", "no", "unknown"][*a as usize]
                 ),
                 Op::Answer(f, h) => format!(r#"{{"kind":"answer","formula":"{f}","hedged":{h}}}"#),
+                Op::Checked(..) => unreachable!("expanded above"),
             });
         }
         let text = lines.join("\n") + "\n";
@@ -167,6 +182,21 @@ proptest! {
         prop_assert_eq!(found(Code::AnswerNotEntailed), unentailed);
         for a in &r.announces {
             let res = a.result.as_ref().unwrap();
+            // The announcement's own gate, on Σ just before it (often the verify just before
+            // asked the same question).
+            let Op::Announce(_, f, _) = &ops[a.step as usize - 1] else { unreachable!() };
+            let d = parse(f).unwrap();
+            let s = sigma_before(a.step);
+            let mut sd = s.clone();
+            sd.push(d.clone());
+            let want = if !sat(&sd) {
+                Outcome::Contradiction
+            } else if entails(&s, &d) {
+                Outcome::Entailed
+            } else {
+                Outcome::NewInfo
+            };
+            prop_assert_eq!(res.gate.theta, want, "announce gate at {}", a.step);
             let after = sigma_after(a.step);
             prop_assert_eq!(res.consistent_after, sat(&after), "announce at {}", a.step);
             prop_assert_eq!(res.consistent_before, sat(&sigma_before(a.step)));

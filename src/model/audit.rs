@@ -654,30 +654,33 @@ fn audit_sessions(model: &Model, opts: &AuditOptions, recomputed: &[Recomputed])
     }
     .clamp(1, timelines.len().max(1));
     let next = std::sync::atomic::AtomicUsize::new(0);
-    let mut done: Vec<(usize, SessionAudit)> = std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..workers)
-            .map(|_| {
-                scope.spawn(|| {
-                    let mut out = Vec::new();
-                    loop {
-                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                        let Some(tl) = timelines.get(i) else { break };
-                        let given = recomputed.iter().find(|r| r.session == tl.name());
-                        if let Some(a) = audit_session(model, tl, opts, given) {
-                            out.push((i, a));
-                        }
-                    }
-                    out
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            // A panicking check is a bug; losing its session's findings silently would hide
-            // it, so the panic propagates.
-            .flat_map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
-            .collect()
-    });
+    let work = || {
+        let mut out = Vec::new();
+        loop {
+            let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let Some(tl) = timelines.get(i) else { break };
+            let given = recomputed.iter().find(|r| r.session == tl.name());
+            if let Some(a) = audit_session(model, tl, opts, given) {
+                out.push((i, a));
+            }
+        }
+        out
+    };
+    // One worker runs right here: a thread to wait for costs a wake-up, which on a loaded
+    // machine means waiting for a core.
+    let mut done: Vec<(usize, SessionAudit)> = if workers == 1 {
+        work()
+    } else {
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..workers).map(|_| scope.spawn(work)).collect();
+            handles
+                .into_iter()
+                // A panicking check is a bug; losing its session's findings silently would
+                // hide it, so the panic propagates.
+                .flat_map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+                .collect()
+        })
+    };
     done.sort_by_key(|(i, _)| *i);
     for (_, a) in done {
         report.findings.extend(a.findings);

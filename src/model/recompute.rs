@@ -511,6 +511,12 @@ struct Mirror {
     /// lacks a belief of the trace's, and an answer about the smaller set would be an answer
     /// about a state the agent was never in.
     missing: BTreeMap<String, Unknown>,
+    /// Bumped whenever Σ (as the engine holds it) may have changed.
+    sigma: u64,
+    /// The last gate answered, with the Σ it was answered on: an agent announces the Δ it
+    /// just verified (gate, then update), and Θ depends on Σ and Δ alone, so the
+    /// announcement's own gate needs no second solve.
+    last_gate: Option<(u64, Formula, Vec<String>, Gate)>,
 }
 
 fn role(r: Role) -> EngineRole {
@@ -556,6 +562,7 @@ impl Mirror {
         if *domain == self.grounded {
             return Ok(());
         }
+        self.sigma += 1;
         let ids: Vec<String> = self.quantified.keys().cloned().collect();
         for id in ids {
             let Some((raw, spec)) = self.quantified.get(&id) else {
@@ -564,13 +571,8 @@ impl Mirror {
             let g = self.ground(raw, domain)?.into_owned();
             let mut spec = spec.clone();
             spec.formula = g;
-            match self.engine.add(spec.clone()) {
-                Ok(_) => {}
-                Err(EngineError::HardConflict(_)) => {
-                    spec.role = EngineRole::Assumption;
-                    self.engine.add(spec.clone())?;
-                }
-                Err(e) => return Err(e.into()),
+            if self.engine.add_or_demote(spec.clone())?.1 {
+                spec.role = EngineRole::Assumption;
             }
             if let Some(q) = self.quantified.get_mut(&id) {
                 q.1 = spec;
@@ -581,8 +583,19 @@ impl Mirror {
         Ok(())
     }
 
+    /// Whether a request about `f` depends on the domain: only quantifiers (in Σ or in `f`)
+    /// do. Without them nothing is grounded, and the domain (the constants of Σ, which can
+    /// grow with every event) is not even collected.
+    fn needs_domain(&self, f: &Formula) -> bool {
+        !self.quantified.is_empty() || ground::has_quantifier(f)
+    }
+
     /// Grounds `f` and brings Σ's grounding to the same domain.
     fn prepare<'f>(&mut self, f: &'f Formula) -> Result<Cow<'f, Formula>, Unknown> {
+        if !self.needs_domain(f) {
+            // Still through `ground`: its depth and size guards apply to every formula.
+            return self.ground(f, &BTreeSet::new());
+        }
         let domain = self.domain_with(f);
         self.sync(&domain)?;
         self.ground(f, &domain)
@@ -621,6 +634,7 @@ impl Mirror {
     }
 
     fn try_add(&mut self, spec: BeliefSpec, raw: &Formula) -> Result<bool, Unknown> {
+        self.sigma += 1;
         let id = spec.id.clone();
         let replaces = self.engine.belief(&id).is_some() || self.missing.remove(&id).is_some();
         self.sat_unknown = None;
@@ -636,17 +650,21 @@ impl Mirror {
             *self.consts.entry(c.clone()).or_default() += 1;
         }
         self.belief_consts.insert(id.clone(), cs);
-        let domain: BTreeSet<String> = self.consts.keys().cloned().collect();
-        self.sync(&domain)?;
         let mut spec = spec;
-        spec.formula = self.ground(raw, &domain)?.into_owned();
+        spec.formula = if self.needs_domain(raw) {
+            let domain: BTreeSet<String> = self.consts.keys().cloned().collect();
+            self.sync(&domain)?;
+            self.ground(raw, &domain)?.into_owned()
+        } else {
+            self.ground(raw, &BTreeSet::new())?.into_owned()
+        };
         let mut hard_conflict = false;
-        match self.engine.add(spec.clone()) {
-            Ok(_) => {}
-            Err(EngineError::HardConflict(_)) => {
-                hard_conflict = true;
-                spec.role = EngineRole::Assumption;
-                self.engine.add(spec.clone())?;
+        match self.engine.add_or_demote(spec.clone()) {
+            Ok((_, demoted)) => {
+                if demoted {
+                    hard_conflict = true;
+                    spec.role = EngineRole::Assumption;
+                }
             }
             // Only a rule or norm is solved for when added (against the hard part): the
             // trace says it joined Σ, so it joins unchecked, and whether Σ stayed consistent
@@ -679,6 +697,7 @@ impl Mirror {
     }
 
     fn retract(&mut self, id: &str) -> Result<bool, Unknown> {
+        self.sigma += 1;
         self.remove(id);
         self.sat_unknown = None;
         if self.missing.remove(id).is_some() {
@@ -702,6 +721,9 @@ impl Mirror {
     }
 
     fn sync_active(&mut self) -> Result<(), Unknown> {
+        if self.quantified.is_empty() {
+            return Ok(());
+        }
         let domain: BTreeSet<String> = self.consts.keys().cloned().collect();
         self.sync(&domain)
     }
@@ -818,6 +840,13 @@ impl Mirror {
                 missing_citations: self.missing(&because),
             });
         }
+        if let Some((sigma, f, b, gate)) = &self.last_gate
+            && *sigma == self.sigma
+            && *f == *g
+            && *b == because
+        {
+            return Ok(gate.clone());
+        }
         let cited = (!because.is_empty()).then_some(because.as_slice());
         let c = match self.engine.check(&g, cited) {
             Ok(c) => c,
@@ -831,11 +860,13 @@ impl Mirror {
             // Σ ∧ Δ is satisfiable, so Σ is.
             self.known_sat = Some(true);
         }
-        Ok(Gate {
+        let gate = Gate {
             theta: c.theta,
             outcome: c.outcome,
             missing_citations: c.missing_citations,
-        })
+        };
+        self.last_gate = Some((self.sigma, g.into_owned(), because, gate.clone()));
+        Ok(gate)
     }
 }
 
@@ -928,13 +959,7 @@ impl Mirror {
         let mut specs: Vec<&BeliefSpec> = self.engine.beliefs().collect();
         specs.sort_by_key(|s| s.step);
         for s in specs {
-            match copy.add(s.clone()) {
-                Ok(_) => {}
-                Err(EngineError::HardConflict(_)) => {
-                    copy.add(s.clone().role(EngineRole::Assumption))?;
-                }
-                Err(e) => return Err(e.into()),
-            }
+            copy.add_or_demote(s.clone())?;
         }
         Ok(copy.announce(BeliefSpec { formula: g, ..spec }, policy)?)
     }
@@ -976,6 +1001,8 @@ fn walk(tl: &Timeline, log: &TraceLog, opts: &RecomputeOptions) -> Recomputed {
         known_conflict: None,
         sat_unknown: None,
         missing: BTreeMap::new(),
+        sigma: 0,
+        last_gate: None,
     };
     // Record index by announce event, and record index ended by each event.
     let mut record_of: HashMap<u32, u32> = HashMap::new();

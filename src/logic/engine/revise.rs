@@ -54,7 +54,7 @@ use std::collections::HashSet;
 use varisat::Lit;
 
 use super::explain::{Fresh, preferred_mus};
-use super::state::{State, switch_off};
+use super::state::{HardCheck, State, switch_off};
 use super::{Added, BeliefSpec, EngineError, Outcome, Role};
 use crate::logic::cnf;
 use crate::logic::formula::Formula;
@@ -184,7 +184,7 @@ fn announce(st: &mut State, spec: BeliefSpec, policy: Policy) -> Result<Revision
 
 fn revise(st: &mut State, spec: BeliefSpec, policy: Policy) -> Result<Revision, EngineError> {
     let mut q = st.query(&spec.formula)?;
-    let outcome = st.theta(&spec.formula, &mut q)?;
+    let outcome = st.theta(&mut q)?;
     let mut rev = Revision {
         policy,
         outcome,
@@ -254,7 +254,7 @@ fn revise(st: &mut State, spec: BeliefSpec, policy: Policy) -> Result<Revision, 
         // Algorithm 1 as written: B̃ = B ∪ {ℓ}; drop the oldest prior commitment whose single
         // removal makes R ∪ B̃ satisfiable, if there is one; return B̃ either way.
         let id = spec.id.clone();
-        rev.added = Some(st.add_inner(spec, false)?);
+        rev.added = Some(st.add_inner(spec, HardCheck::Skip)?);
         rev.applied = true;
         let new = st
             .index_of(&id)
@@ -269,13 +269,13 @@ fn revise(st: &mut State, spec: BeliefSpec, policy: Policy) -> Result<Revision, 
     if policy == Policy::Flag || !before_sat {
         // Nothing to repair: flag keeps both, and a Σ that was already inconsistent is not
         // the announcement's doing (seed 003 assumes B ∪ R satisfiable before it).
-        rev.added = Some(st.add_inner(spec, false)?);
+        rev.added = Some(st.add_inner(spec, HardCheck::Skip)?);
         rev.applied = true;
         rev.sigma_inconsistent = !st.sat_with(&[], true)?;
         return Ok(rev);
     }
     let id = spec.id.clone();
-    rev.added = Some(st.add_inner(spec, false)?);
+    rev.added = Some(st.add_inner(spec, HardCheck::Skip)?);
     let new = st
         .index_of(&id)
         .ok_or_else(|| EngineError::Internal("announced belief vanished".into()))?;
