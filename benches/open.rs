@@ -4,8 +4,8 @@
 //! size) with `--seed 7`.
 //!
 //! - The load runs the viewer's loader code on one thread: the file is registered with the
-//!   store (its events stay in it) and read with [`read_all`] in batches of 4,096 items,
-//!   each added with [`Store::extend`], as the background loader and the event loop do (the
+//!   store (its events stay in it) and read with [`read_all_briefs`] in batches of 4,096 items,
+//!   each added with [`Store::extend_briefs`], as the background loader and the event loop do (the
 //!   binary overlaps the two on two threads; here they take turns, so the time is the CPU
 //!   both spend). Reported: wall and CPU time, the store's columns, peak RSS against the
 //!   file size.
@@ -18,7 +18,7 @@ use std::fs::File;
 use std::time::{Duration, Instant};
 
 use doxascope::trace::generate::{GenConfig, write_mixed};
-use doxascope::trace::{Item, ReaderConfig, read_all};
+use doxascope::trace::{BriefItem, ReaderConfig, read_all_briefs};
 use doxascope::tui::app::{App, Pane};
 use doxascope::tui::data::Store;
 use doxascope::tui::highlight;
@@ -65,15 +65,15 @@ fn main() {
     let mut store = Store::new();
     let file = File::open(&path).expect("open");
     store.add_source(&name, file.try_clone().expect("dup"), cfg);
-    let mut batch: Vec<Item> = Vec::with_capacity(4096);
-    read_all(&name, file, cfg, |it| {
+    let mut batch: Vec<BriefItem> = Vec::with_capacity(4096);
+    read_all_briefs(&name, file, cfg, |it| {
         batch.push(it);
         if batch.len() >= 4096 {
-            store.extend(std::mem::replace(&mut batch, Vec::with_capacity(4096)));
+            store.extend_briefs(std::mem::replace(&mut batch, Vec::with_capacity(4096)));
         }
     })
     .expect("read");
-    store.extend(batch);
+    store.extend_briefs(batch);
     let (load, cpu) = (start.elapsed(), cpu_seconds() - cpu0);
     let events = store.log.events.len();
     let hwm = status_kib("VmHWM:") as f64 * 1024.0;

@@ -13,16 +13,19 @@
 //!    (stamped in the agent) until the trace's session name is on the tmux screen (polled
 //!    with `capture-pane`, which adds a few ms). Median, p95, max (target <= 100 ms).
 //!
-//! Run: `cargo bench --bench otlp`. `OTLP_BENCH_MB`, `OTLP_BENCH_TRACES`,
-//! `OTLP_BENCH_SAMPLES` change the sizes. Parts 2 and 3 need tmux and the SDK in
-//! target/otel-venv (installed on first use, see tests/support/otel_venv.rs); they are
-//! skipped, with a message, without them.
+//! Run: `cargo bench --bench otlp [import] [rate] [latency]` (all three without a name).
+//! `OTLP_BENCH_MB`, `OTLP_BENCH_TRACES`, `OTLP_BENCH_SAMPLES` change the sizes;
+//! `OTLP_BENCH_FILE=PATH` also writes the generated file there (to time `doxascope import`
+//! on it). Parts 2 and 3 need tmux and the SDK in target/otel-venv (installed on first use,
+//! see tests/support/otel_venv.rs); they are skipped, with a message, without them.
 
 use std::process::Command;
 use std::time::{Duration, Instant};
 
 use doxascope::trace::import::{self, Format};
 
+#[path = "support/proc.rs"]
+mod proc;
 #[path = "../tests/support/tmux.rs"]
 mod tmux;
 #[path = "../tests/support/otel_venv.rs"]
@@ -138,13 +141,19 @@ fn file_import() {
         t += 50;
         spans += 50 * 9;
     }
+    if let Some(path) = std::env::var_os("OTLP_BENCH_FILE") {
+        std::fs::write(&path, &data).expect("write OTLP_BENCH_FILE");
+    }
     let mb = data.len() as f64 / 1e6;
     let mut best = f64::MAX;
+    let mut best_cpu = f64::MAX;
     let mut events = 0;
     for _ in 0..3 {
         let start = Instant::now();
+        let cpu = proc::cpu_seconds();
         let imp = import::import(Format::Otlp, data.as_bytes(), "bench").expect("imports");
         best = best.min(start.elapsed().as_secs_f64());
+        best_cpu = best_cpu.min(proc::cpu_seconds() - cpu);
         events = imp.v1.iter().filter(|&&b| b == b'\n').count();
         assert!(
             imp.notes.is_empty(),
@@ -154,9 +163,10 @@ fn file_import() {
     }
     println!(
         "file import: {mb:.1} MB, {spans} spans, {events} v1 events in {best:.3} s (best of 3): \
-         {:.0} MB/s, {:.0} spans/s",
+         {:.0} MB/s, {:.0} spans/s; CPU time {best_cpu:.2} s (best of 3, 10 ms ticks): {:.0} MB/s",
         mb / best,
-        spans as f64 / best
+        spans as f64 / best,
+        mb / best_cpu.max(0.01)
     );
 }
 
@@ -308,7 +318,18 @@ fn latency(py: &std::path::Path) {
 }
 
 fn main() {
-    file_import();
+    // `cargo bench` passes `--bench`; any other argument names a part to run.
+    let parts: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with('-'))
+        .collect();
+    let run = |p: &str| parts.is_empty() || parts.iter().any(|a| a == p);
+    if run("import") {
+        file_import();
+    }
+    if !run("rate") && !run("latency") {
+        return;
+    }
     if !tmux::Tmux::available() {
         println!("receiver and latency skipped: tmux is not installed");
         return;
@@ -316,6 +337,10 @@ fn main() {
     let Some(py) = venv::python("otlp bench") else {
         return;
     };
-    receiver_rate(&py);
-    latency(&py);
+    if run("rate") {
+        receiver_rate(&py);
+    }
+    if run("latency") {
+        latency(&py);
+    }
 }

@@ -184,10 +184,8 @@ fn main() {
     );
     let (events, index, problems) = (
         log.events.heap_bytes(),
-        log.index
-            .sessions()
-            .map(|(_, p)| p.len() * 4)
-            .sum::<usize>(),
+        // The index holds counts only.
+        0usize,
         log.problems.capacity() * std::mem::size_of::<doxascope::trace::Problem>(),
     );
     drop(log);

@@ -32,7 +32,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 BENCH_DIR=${BENCH_DIR:-/tmp/doxascope-bench}
 TUI_EVENTS=${TUI_EVENTS:-10000000}
-LOAD_EVENTS=${LOAD_EVENTS:-"3000000 5000000 10000000"}
+LOAD_EVENTS=${LOAD_EVENTS-"3000000 5000000 10000000"}
 SOCK="bench-open-$$"
 mkdir -p "$BENCH_DIR"
 
@@ -104,13 +104,14 @@ $(awk -v a="$done" -v b="$start" 'BEGIN{printf "%.3f", a-b}') $hwm $cpu"
 }
 
 lnav_open() { # FILE -> "wall_s peak_kib cpu_s"
-    local out
-    out=$( { /usr/bin/time -f "%e %M %U %S" lnav -n -c ':goto 100%' "$1" >/dev/null 2>/dev/null; } 2>&1 | tail -n 1)
-    awk '{ printf "%s %s %.2f\n", $1, $2, $3 + $4 }' <<<"$out"
+    # time's own report goes to a file: lnav's stderr is silenced, and with it time's.
+    local out="$BENCH_DIR/lnav.time"
+    /usr/bin/time -o "$out" -f "%e %M %U %S" lnav -n -c ':goto 100%' "$1" >/dev/null 2>&1
+    tail -n 1 "$out" | awk '{ printf "%s %s %.2f\n", $1, $2, $3 + $4 }'
 }
 
 f=$(trace "$TUI_EVENTS")
-size=$(stat -c %s "$f")
+size=$(stat -L -c %s "$f")
 echo "trace: $f, $TUI_EVENTS events, $(mib $((size / 1024))) MiB"
 warm "$f"
 read -r lw lk lc < <(lnav_open "$f")
@@ -129,7 +130,7 @@ for n in $LOAD_EVENTS; do
     warm "$g"
     out=$( { /usr/bin/time -f "%e %M %U %S" "$BIN" export "$g" --session gen-0 --format prompt >/dev/null; } 2>&1 | tail -n 1)
     read -r s k u y <<<"$out"
-    echo "export (model load) $n events: ${s} s (CPU $(awk -v u="$u" -v y="$y" 'BEGIN{printf "%.2f", u + y}') s), peak RSS $(mib "$k") MiB ($(ratio $((k * 1024)) "$(stat -c %s "$g")")x file), $(awk -v s="$s" -v n="$n" 'BEGIN{printf "%.2f", s / n * 1e6}') µs/event"
+    echo "export (model load) $n events: ${s} s (CPU $(awk -v u="$u" -v y="$y" 'BEGIN{printf "%.2f", u + y}') s), peak RSS $(mib "$k") MiB ($(ratio $((k * 1024)) "$(stat -L -c %s "$g")")x file), $(awk -v s="$s" -v n="$n" 'BEGIN{printf "%.2f", s / n * 1e6}') µs/event"
 done
 
 if [ "${AUDIT:-0}" = 1 ]; then

@@ -531,6 +531,441 @@ fn every_code_has_a_name_and_a_summary() {
     }
 }
 
+// Seed 004's failure taxonomy (§7.3): the four modes `model::audit::failures` detects, and
+// recorded `failure_mode`s against them.
+
+const INTENT: &str = r#"{"kind":"intention","id":"int-1","type":"t","satisfaction":"ground_belief(final_answer) is known"}"#;
+const RATIO: &str = r#"{"kind":"plan","id":"p","steps":[{"id":"S1","kind":"fetch","post":"ground_belief(a) is known"},{"id":"S2","kind":"fetch","post":"ground_belief(b) is known"},{"id":"S3","kind":"compute","deps":["S1","S2"],"post":"ground_belief(r) is known","compute":"a / b"},{"id":"S4","kind":"synthesize","deps":["S3"],"post":"ground_belief(final_answer) is known"}]}"#;
+const FETCHED: [&str; 2] = [
+    r#"{"kind":"step","plan":"p","step":"S1","status":"done","new_beliefs":[{"name":"a","value":"356400","source":"web_search"}]}"#,
+    r#"{"kind":"step","plan":"p","step":"S2","status":"done","new_beliefs":[{"name":"b","value":20.9,"source":"web_search"}]}"#,
+];
+
+fn ratio_run(r: &'static str, answer: &'static str, sat: &'static str) -> Vec<&'static str> {
+    let mut v = vec![INTENT, RATIO];
+    v.extend(FETCHED);
+    v.extend([r, answer, sat]);
+    v
+}
+
+#[test]
+fn incorrect_computation_against_the_inputs_at_dispatch() {
+    let r = run(&[
+        RATIO,
+        FETCHED[0],
+        FETCHED[1],
+        r#"{"kind":"step","plan":"p","step":"S3","status":"dispatched"}"#,
+        // A later write of `b` is not what S3 computed from: the snapshot is at dispatch.
+        r#"{"kind":"belief","name":"b","value":"10"}"#,
+        r#"{"kind":"step","plan":"p","step":"S3","status":"done","new_beliefs":[{"name":"r","value":"17820"}]}"#,
+    ]);
+    let f = only(&r, Code::IncorrectComputation);
+    assert_eq!((f.step, f.severity), (Some(6), Severity::Error));
+    assert_eq!(f.evidence["inputs"]["b"], 20.9);
+    assert_eq!(f.evidence["written"], "17820");
+    let exact = f.evidence["recomputed"].as_f64().expect("number");
+    assert!((exact - 17052.631578947367).abs() < 1e-6, "{exact}");
+    // Near misses: the result rounded to what was written; the step's own `inputs`
+    // (here the 10 written after dispatch) overriding the snapshot.
+    let rounded = run(&[
+        RATIO,
+        FETCHED[0],
+        FETCHED[1],
+        r#"{"kind":"step","plan":"p","step":"S3","status":"done","new_beliefs":[{"name":"r","value":"17052.63"}]}"#,
+    ]);
+    none(&rounded, Code::IncorrectComputation);
+    assert!(rounded.findings.is_empty(), "{:#?}", rounded.findings);
+    let own = run(&[
+        RATIO,
+        FETCHED[0],
+        FETCHED[1],
+        r#"{"kind":"step","plan":"p","step":"S3","status":"done","inputs":{"b":20},"new_beliefs":[{"name":"r","value":17820}]}"#,
+    ]);
+    none(&own, Code::IncorrectComputation);
+    // An input that is not a number cannot be rechecked: said, never a verdict.
+    let odd = run(&[
+        RATIO,
+        r#"{"kind":"belief","name":"a","value":"2:01:09"}"#,
+        FETCHED[1],
+        r#"{"kind":"step","plan":"p","step":"S3","status":"done","new_beliefs":[{"name":"r","value":"1"}]}"#,
+    ]);
+    none(&odd, Code::IncorrectComputation);
+    let n = only(&odd, Code::NotCheckable);
+    assert_eq!(n.evidence["cause"], "computation");
+}
+
+#[test]
+fn answer_formatting_is_a_near_miss_and_an_exact_match_is_not() {
+    let emit = r#"{"kind":"step","plan":"p","step":"S4","status":"done","summary":"FINAL ANSWER: 16.95","new_beliefs":[{"name":"final_answer","value":"16.95"}]}"#;
+    let s3 = r#"{"kind":"step","plan":"p","step":"S3","status":"done","new_beliefs":[{"name":"r","value":"17052.63"}]}"#;
+    let r = run(&ratio_run(
+        s3,
+        emit,
+        r#"{"kind":"satisfaction","intention":"int-1","ok":true,"expected_answer":"17"}"#,
+    ));
+    let f = only(&r, Code::AnswerFormatting);
+    assert_eq!((f.step, f.severity), (Some(6), Severity::Warning));
+    assert_eq!(f.evidence["answer"], "16.95");
+    assert_eq!(f.evidence["expected"], "17");
+    none(&r, Code::WrongAnswer);
+    none(&r, Code::BadRetrieval);
+    // Near misses: "17.0" is the expected 17 (numbers compare as numbers); no expected answer,
+    // nothing to score.
+    let exact = run(&ratio_run(
+        s3,
+        r#"{"kind":"step","plan":"p","step":"S4","status":"done","summary":"FINAL ANSWER: 17.0","new_beliefs":[{"name":"final_answer","value":"17.0"}]}"#,
+        r#"{"kind":"satisfaction","intention":"int-1","ok":true,"expected_answer":17}"#,
+    ));
+    assert!(exact.findings.is_empty(), "{:#?}", exact.findings);
+    let unscored = run(&ratio_run(
+        s3,
+        emit,
+        r#"{"kind":"satisfaction","intention":"int-1","ok":true}"#,
+    ));
+    assert!(unscored.findings.is_empty(), "{:#?}", unscored.findings);
+}
+
+#[test]
+fn bad_retrieval_when_every_computation_checks_and_wrong_answer_when_not() {
+    let s3 = r#"{"kind":"step","plan":"p","step":"S3","status":"done","new_beliefs":[{"name":"r","value":"17052.63"}]}"#;
+    let wrong = r#"{"kind":"step","plan":"p","step":"S4","status":"done","summary":"FINAL ANSWER: 17052.63 hours","new_beliefs":[{"name":"final_answer","value":"17052.63"}]}"#;
+    let sat = r#"{"kind":"satisfaction","intention":"int-1","ok":true,"expected_answer":"42"}"#;
+    let r = run(&ratio_run(s3, wrong, sat));
+    let f = only(&r, Code::BadRetrieval);
+    assert_eq!((f.step, f.severity), (Some(6), Severity::Error));
+    assert_eq!(f.evidence["cause"], "wrong-answer");
+    let fetched: Vec<&str> = f.evidence["fetched"]
+        .as_array()
+        .expect("fetched")
+        .iter()
+        .filter_map(|x| x["step"].as_str())
+        .collect();
+    assert_eq!(fetched, ["S1", "S2"]);
+    none(&r, Code::WrongAnswer);
+    // Near miss: the wrong answer follows from a wrong computation, which explains it.
+    let bad_comp = run(&ratio_run(
+        r#"{"kind":"step","plan":"p","step":"S3","status":"done","new_beliefs":[{"name":"r","value":"42000"}]}"#,
+        wrong,
+        sat,
+    ));
+    none(&bad_comp, Code::BadRetrieval);
+    only(&bad_comp, Code::IncorrectComputation);
+    // Near miss: a computation that cannot be rechecked leaves the cause open.
+    let open = run(&[
+        INTENT,
+        r#"{"kind":"plan","id":"p","steps":[{"id":"S1","kind":"fetch"},{"id":"S2","kind":"compute","deps":["S1"]},{"id":"S3","kind":"synthesize","deps":["S2"]}]}"#,
+        r#"{"kind":"step","plan":"p","step":"S1","status":"done","new_beliefs":[{"name":"a","value":"1"}]}"#,
+        r#"{"kind":"step","plan":"p","step":"S2","status":"done","new_beliefs":[{"name":"b","value":"2"}]}"#,
+        r#"{"kind":"step","plan":"p","step":"S3","status":"done","summary":"FINAL ANSWER: 2"}"#,
+        sat,
+    ]);
+    none(&open, Code::BadRetrieval);
+    let w = only(&open, Code::WrongAnswer);
+    assert_eq!(strs(w.evidence.get("unchecked")), ["S2"]);
+    // A fetch that failed outright is the other half of bad retrieval; a failed compute
+    // step is not.
+    let failed = run(&[
+        RATIO,
+        r#"{"kind":"step","plan":"p","step":"S1","status":"failed","tool_calls":[{"tool":"web_search","error":"timeout"}]}"#,
+        r#"{"kind":"step","plan":"p","step":"S3","status":"failed"}"#,
+    ]);
+    let f = only(&failed, Code::BadRetrieval);
+    assert_eq!((f.step, f.severity), (Some(2), Severity::Warning));
+    assert_eq!(f.evidence["tool_errors"][0]["error"], "timeout");
+}
+
+#[test]
+fn file_read_avoided_unless_a_step_reads_the_named_file() {
+    let intent = r#"{"kind":"intention","id":"int-1","files":["data/menu_sales.xlsx"],"satisfaction":"ground_belief(final_answer) is known"}"#;
+    let plan = r#"{"kind":"plan","id":"p","steps":[{"id":"S1","kind":"fetch","post":"ground_belief(total) is known"},{"id":"S2","kind":"synthesize","deps":["S1"]}]}"#;
+    let r = run(&[
+        intent,
+        plan,
+        r#"{"kind":"step","plan":"p","step":"S1","status":"done","tool_calls":[{"tool":"web_search","args":{"query":"menu sales"}},{"tool":"read_file","args":{"path":"other.csv"}}],"new_beliefs":[{"name":"total","value":"1"}]}"#,
+    ]);
+    let f = only(&r, Code::FileReadAvoided);
+    assert_eq!((f.step, f.severity), (Some(3), Severity::Warning));
+    assert_eq!(strs(f.evidence.get("unread")), ["data/menu_sales.xlsx"]);
+    assert_eq!(strs(f.evidence.get("searched_instead")), ["p/S1"]);
+    // With a wrong answer it is the cause, an error, and no bad retrieval is claimed.
+    let wrong = run(&[
+        intent,
+        plan,
+        r#"{"kind":"step","plan":"p","step":"S1","status":"done","tool_calls":[{"tool":"web_search"}],"new_beliefs":[{"name":"total","value":"1"}]}"#,
+        r#"{"kind":"step","plan":"p","step":"S2","status":"done","summary":"FINAL ANSWER: 1"}"#,
+        r#"{"kind":"satisfaction","intention":"int-1","ok":true,"expected_answer":"89706.00"}"#,
+    ]);
+    assert_eq!(
+        only(&wrong, Code::FileReadAvoided).severity,
+        Severity::Error
+    );
+    none(&wrong, Code::BadRetrieval);
+    // Near misses: the file read by name (any argument, its last path component); a task
+    // that names no file.
+    let read = run(&[
+        intent,
+        plan,
+        r#"{"kind":"step","plan":"p","step":"S1","status":"done","tool_calls":[{"tool":"read_file","args":["menu_sales.xlsx"]}],"new_beliefs":[{"name":"total","value":"1"}]}"#,
+    ]);
+    assert!(read.findings.is_empty(), "{:#?}", read.findings);
+    let no_file = run(&[
+        INTENT,
+        plan,
+        r#"{"kind":"step","plan":"p","step":"S1","status":"done","tool_calls":[{"tool":"web_search"}],"new_beliefs":[{"name":"total","value":"1"}]}"#,
+    ]);
+    assert!(no_file.findings.is_empty(), "{:#?}", no_file.findings);
+}
+
+#[test]
+fn recorded_failure_modes_agree_disagree_or_stay_unchecked() {
+    let s3 = r#"{"kind":"step","plan":"p","step":"S3","status":"done","new_beliefs":[{"name":"r","value":"17052.63"}]}"#;
+    let emit =
+        r#"{"kind":"step","plan":"p","step":"S4","status":"done","summary":"FINAL ANSWER: 16.95"}"#;
+    // Agreement: surfaced as a note.
+    let agree = run(&ratio_run(
+        s3,
+        emit,
+        r#"{"kind":"satisfaction","intention":"int-1","ok":true,"expected_answer":"17","failure_mode":"Answer formatting"}"#,
+    ));
+    let f = only(&agree, Code::FailureModeRecorded);
+    assert_eq!(f.severity, Severity::Info);
+    assert_eq!(f.evidence["verdict"], "agree");
+    assert_eq!(strs(f.evidence.get("detected")), ["answer_formatting"]);
+    none(&agree, Code::FailureModeMismatch);
+    // Disagreement: another mode detected there.
+    let other = run(&ratio_run(
+        s3,
+        emit,
+        r#"{"kind":"satisfaction","intention":"int-1","ok":true,"expected_answer":"17","failure_mode":"incorrect_computation"}"#,
+    ));
+    let f = only(&other, Code::FailureModeMismatch);
+    assert_eq!(f.evidence["recorded"], "incorrect_computation");
+    assert_eq!(strs(f.evidence.get("detected")), ["answer_formatting"]);
+    // Disagreement: checked and absent (the postcondition holds, so no false positive).
+    // (One step: a failed check of S1 in PLAN would also deadlock S2, another mode.)
+    let absent = run(&[
+        r#"{"kind":"plan","id":"p1","steps":[{"id":"S1","kind":"fetch","post":"ground_belief(pace) is known"}]}"#,
+        r#"{"kind":"step","plan":"p1","step":"S1","status":"done","post_met":true,"new_beliefs":[{"name":"pace","value":"1"}]}"#,
+        r#"{"kind":"postcondition","plan":"p1","step":"S1","tier":1,"ok":false,"failure_mode":"verification_false_positive"}"#,
+    ]);
+    let f = only(&absent, Code::FailureModeMismatch);
+    assert!(strs(f.evidence.get("detected")).is_empty());
+    // Unchecked: a bad retrieval of a done fetch, with no expected answer to judge it by.
+    let unchecked = run(&[
+        r#"{"kind":"plan","id":"p1","steps":[{"id":"S1","kind":"fetch","post":"ground_belief(pace) is known"}]}"#,
+        r#"{"kind":"step","plan":"p1","step":"S1","status":"done","post_met":true,"new_beliefs":[{"name":"pace","value":"1"}]}"#,
+        r#"{"kind":"postcondition","plan":"p1","step":"S1","tier":2,"ok":false,"failure_mode":"bad_retrieval"}"#,
+    ]);
+    let f = only(&unchecked, Code::FailureModeRecorded);
+    assert_eq!(f.evidence["verdict"], "unchecked");
+    none(&unchecked, Code::FailureModeMismatch);
+    // A label outside the taxonomy is surfaced as such; a recorded score is checked too.
+    let odd = run(&ratio_run(
+        s3,
+        r#"{"kind":"step","plan":"p","step":"S4","status":"done","summary":"FINAL ANSWER: 17"}"#,
+        r#"{"kind":"satisfaction","intention":"int-1","ok":true,"expected_answer":"17","correct":false,"failure_mode":"timeout"}"#,
+    ));
+    assert_eq!(
+        only(&odd, Code::FailureModeRecorded).evidence["verdict"],
+        "not-in-taxonomy"
+    );
+    let m = only(&odd, Code::FailureModeMismatch);
+    assert_eq!(m.evidence["recorded_correct"], false);
+    assert_eq!(m.evidence["recomputed_correct"], true);
+}
+
+// Seed 001's QUERY and ANSWER, recomputed on Σ at their step.
+
+#[test]
+fn query_answers_are_recomputed() {
+    let r = run(&with(
+        &PQ,
+        &[
+            r#"{"kind":"query","formula":"q","answer":"unknown"}"#,
+            r#"{"kind":"query","formula":"!q","answer":"unknown"}"#,
+            r#"{"kind":"query","formula":"s","answer":"yes"}"#,
+            // Near misses: right answers of each kind, and a query with no answer.
+            r#"{"kind":"query","formula":"q","answer":"yes"}"#,
+            r#"{"kind":"query","formula":"!p","answer":"no"}"#,
+            r#"{"kind":"query","formula":"s | q & !q","answer":"unknown"}"#,
+            r#"{"kind":"query","formula":"!q"}"#,
+        ],
+    ));
+    let fs = of(&r, Code::QueryAnswerMismatch);
+    let got: Vec<(Option<u32>, &Value, &Value)> = fs
+        .iter()
+        .map(|f| (f.step, &f.evidence["claimed"], &f.evidence["recomputed"]))
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            (Some(3), &Value::from("unknown"), &Value::from("entailed")),
+            (
+                Some(4),
+                &Value::from("unknown"),
+                &Value::from("contradicted")
+            ),
+            (Some(5), &Value::from("yes"), &Value::from("unknown")),
+        ],
+        "{:#?}",
+        r.findings
+    );
+    assert!(fs.iter().all(|f| f.severity == Severity::Error));
+    // The premises behind the recomputed answer: q follows from both beliefs.
+    let mut ids = strs(fs[0].evidence.get("supports").and_then(|s| s.get(0)));
+    ids.sort();
+    assert_eq!(ids, ["f", "r"]);
+    assert_eq!(fs[1].evidence["expected_answer"], "no");
+    assert!(fs[1].evidence.get("conflicts").is_some());
+}
+
+#[test]
+fn answers_must_follow_from_sigma_unless_hedged() {
+    let r = run(&with(
+        &PQ,
+        &[
+            r#"{"kind":"answer","text":"q does not hold","formula":"!q"}"#,
+            r#"{"kind":"answer","text":"s holds","formula":"s"}"#,
+            // Near misses: an entailed answer; a hedged guess; an answer with no formula.
+            r#"{"kind":"answer","text":"q","formula":"q"}"#,
+            r#"{"kind":"answer","text":"maybe s","formula":"s","hedged":true}"#,
+            r#"{"kind":"answer","text":"no idea"}"#,
+        ],
+    ));
+    let c = only(&r, Code::AnswerContradictsSigma);
+    assert_eq!((c.step, c.severity), (Some(3), Severity::Error));
+    let mut ids = strs(c.evidence.get("conflicts").and_then(|s| s.get(0)));
+    ids.sort();
+    assert_eq!(ids, ["f", "r"]);
+    let n = only(&r, Code::AnswerNotEntailed);
+    assert_eq!((n.step, n.severity), (Some(4), Severity::Warning));
+    // A hedged answer Σ contradicts is still a contradiction.
+    let hedged = run(&with(
+        &PQ,
+        &[r#"{"kind":"answer","formula":"!q","hedged":true}"#],
+    ));
+    assert_eq!(
+        only(&hedged, Code::AnswerContradictsSigma).evidence["hedged"],
+        true
+    );
+    // An answer formula that does not parse is a parse error, not a verdict.
+    let bad = run(&[r#"{"kind":"answer","formula":"p &"}"#]);
+    only(&bad, Code::ParseError);
+    none(&bad, Code::AnswerNotEntailed);
+}
+
+#[test]
+fn query_and_answer_timeouts_are_not_checkable_never_verdicts() {
+    use std::time::Duration;
+    // A pigeonhole formula no solver refutes in a millisecond.
+    let mut clauses = Vec::new();
+    let (holes, pigeons) = (8, 9);
+    for p in 0..pigeons {
+        let row: Vec<String> = (0..holes).map(|h| format!("x{p}_{h}")).collect();
+        clauses.push(format!("({})", row.join(" | ")));
+    }
+    for h in 0..holes {
+        for a in 0..pigeons {
+            for b in a + 1..pigeons {
+                clauses.push(format!("(!x{a}_{h} | !x{b}_{h})"));
+            }
+        }
+    }
+    let php = clauses.join(" & ");
+    let announce =
+        format!(r#"{{"kind":"announce","id":"php","formula":"{php} | z","role":"rule"}}"#);
+    let lines = [
+        announce.as_str(),
+        r#"{"kind":"query","formula":"z","answer":"yes"}"#,
+        r#"{"kind":"answer","formula":"z"}"#,
+    ];
+    let mut opts = AuditOptions::default();
+    opts.recompute.timeout = Duration::from_millis(1);
+    let r = run_with(&lines, opts);
+    none(&r, Code::QueryAnswerMismatch);
+    none(&r, Code::AnswerNotEntailed);
+    let n: Vec<_> = of(&r, Code::NotCheckable)
+        .into_iter()
+        .filter(|f| f.formulas == ["z"])
+        .collect();
+    assert_eq!(n.len(), 2, "{:#?}", r.findings);
+    assert!(n.iter().all(|f| f.evidence["cause"] == "timeout"), "{n:#?}");
+}
+
+// Truth maintenance: a derived belief falls with its premises unless something else
+// supports it.
+
+#[test]
+fn unsupported_derivation_once_the_retractions_settle() {
+    let base = [
+        r#"{"kind":"announce","id":"a","formula":"p"}"#,
+        r#"{"kind":"announce","id":"r","formula":"p -> q","role":"rule"}"#,
+        r#"{"kind":"announce","id":"d","formula":"q","because":["a","r"]}"#,
+    ];
+    let r = run(&with(
+        &base,
+        &[
+            r#"{"kind":"retract","target":"a","by":"agent"}"#,
+            r#"{"kind":"log","message":"moving on"}"#,
+        ],
+    ));
+    let f = only(&r, Code::UnsupportedDerivation);
+    assert_eq!((f.step, f.severity), (Some(4), Severity::Warning));
+    assert_eq!(f.evidence["belief"], "d");
+    assert_eq!(f.evidence["premises_gone"][0]["id"], "a");
+    assert_eq!(f.evidence["premises_gone"][0]["step"], 4);
+    assert_eq!(strs(f.evidence.get("premises_left")), ["r"]);
+    // Near misses: the agent retracts the dependent right after (one run of retractions);
+    // another belief still entails it; the dependent itself was retracted.
+    let cascaded = run(&with(
+        &base,
+        &[
+            r#"{"kind":"retract","target":"a"}"#,
+            r#"{"kind":"retract","target":"d"}"#,
+        ],
+    ));
+    none(&cascaded, Code::UnsupportedDerivation);
+    let revised = run(&with(
+        &base,
+        &[
+            r#"{"kind":"revise","trigger":"a","retracted":["a","d"]}"#,
+            r#"{"kind":"retract","target":"a","by":"revision"}"#,
+            r#"{"kind":"retract","target":"d","by":"revision"}"#,
+        ],
+    ));
+    none(&revised, Code::UnsupportedDerivation);
+    let supported = run(&with(
+        &base,
+        &[
+            r#"{"kind":"announce","id":"b","formula":"q | !q -> q & p | q"}"#,
+            r#"{"kind":"retract","target":"a"}"#,
+        ],
+    ));
+    none(&supported, Code::UnsupportedDerivation);
+    // ...until that other support goes too.
+    let later = run(&with(
+        &base,
+        &[
+            r#"{"kind":"announce","id":"b","formula":"q"}"#,
+            r#"{"kind":"retract","target":"a"}"#,
+            r#"{"kind":"thought","text":"b still says q"}"#,
+            r#"{"kind":"retract","target":"b"}"#,
+        ],
+    ));
+    assert_eq!(only(&later, Code::UnsupportedDerivation).step, Some(7));
+    // A derived rule is judged the same way.
+    let rule = run(&[
+        r#"{"kind":"announce","id":"r1","formula":"p -> q","role":"rule"}"#,
+        r#"{"kind":"announce","id":"r2","formula":"q -> s","role":"rule"}"#,
+        r#"{"kind":"announce","id":"r3","formula":"p -> s","role":"rule","because":["r1","r2"]}"#,
+        r#"{"kind":"retract","target":"r2"}"#,
+    ]);
+    assert_eq!(
+        only(&rule, Code::UnsupportedDerivation).evidence["belief"],
+        "r3"
+    );
+}
+
 #[test]
 fn mixed_script_and_confusable_names_are_flagged() {
     // `аdmin` has a Cyrillic а: one word, two scripts, and it renders like `admin`.

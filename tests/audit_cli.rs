@@ -66,10 +66,12 @@ fn several_files_are_audited_together() {
         ],
         None,
     );
-    assert_eq!(code(&o), 1);
+    // The treasure hunt ends revised (seed 000's own resolution) and the DNS walkthrough is
+    // clean: two sessions, no finding, exit 0.
+    assert_eq!(code(&o), 0);
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
     assert_eq!(v["summary"]["sessions"].as_array().map(Vec::len), Some(2));
-    assert_eq!(v["findings"].as_array().map(Vec::len), Some(2));
+    assert_eq!(v["findings"].as_array().map(Vec::len), Some(0));
     assert_eq!(v["claimed_vs_recomputed"]["newinfo"]["newinfo"], 6);
 }
 

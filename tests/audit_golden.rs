@@ -18,6 +18,10 @@ const SAMPLES: &[&str] = &[
     "greedysat-stress",
     "kipchoge-bdi",
     "bdi-bookkeeping",
+    "bdi-bad-retrieval",
+    "bdi-file-read",
+    "bdi-computation",
+    "bdi-answer-format",
 ];
 
 /// Samples with a golden file but no expectations in `docs/samples.md` (the reader's
@@ -133,38 +137,64 @@ fn goldens_match() {
 }
 
 #[test]
-fn treasure_hunt_step_5_contradiction_left_unrevised() {
+fn treasure_hunt_step_5_revised_as_the_paper_resolves_it() {
     let (v, code) = audit("treasure-hunt", &[]);
-    assert_eq!(code, 1);
-    // Two errors about one conflict: where it came from, and what the agent was left with.
-    assert_eq!(
-        findings(&v),
-        vec![
-            ("unhandled-contradiction".into(), "error".into(), 15),
-            ("inconsistent-sigma".into(), "error".into(), 17),
-        ]
-    );
-    let mut end_conflict = strings(&v["findings"][1]["evidence"]["conflict"]);
-    end_conflict.sort();
-    assert!(
-        end_conflict == ["t3-not-a", "t5-user-a"]
-            || end_conflict == ["t1-domain", "t2-map-b", "t5-user-a"],
-        "{end_conflict:?}"
-    );
-    let f = &v["findings"][0];
-    assert_eq!(f["evidence"]["trigger"], "t5-user-a");
-    assert_eq!(f["evidence"]["gate_reported_at"], 14);
-    let mut conflict = strings(&f["evidence"]["conflict"]);
+    assert_eq!(code, 0);
+    // The contradiction at step 15 is handled by the revise at 19, whose policy (confidence)
+    // retracts exactly what it names; Σ ends consistent; the query and the answer after it
+    // agree with Σ.
+    assert!(findings(&v).is_empty(), "{:?}", findings(&v));
+    assert_eq!(cell(&v, "newinfo", "newinfo"), 2);
+    assert_eq!(cell(&v, "entailed", "entailed"), 1);
+    assert_eq!(cell(&v, "contradiction", "contradiction"), 1);
+    assert_eq!(matrix_total(&v), 4);
+    // Another policy would have chosen otherwise: greedy (Algorithm 1, whose fallback keeps
+    // the newest beliefs) drops the one-room constraint instead of the map's B. Said as a
+    // note only: the trace names its own policy.
+    let (g, code) = audit("treasure-hunt", &["--policy", "greedy"]);
+    assert_eq!(code, 0);
+    let notes: Vec<&Value> = g["findings"].as_array().expect("findings").iter().collect();
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert_eq!(notes[0]["code"], "revision-policy-mismatch");
+    assert_eq!(notes[0]["severity"], "info");
+    assert_eq!(notes[0]["step"], 19);
+}
+
+/// The state before the revision is still the paper's step 5: the announcement of the
+/// user's correction makes Σ inconsistent, with one of the two minimal conflicts.
+#[test]
+fn treasure_hunt_step_5_is_a_contradiction_until_the_revision() {
+    let out = Command::new(env!("CARGO_BIN_EXE_doxascope"))
+        .current_dir(root())
+        .args([
+            "repl",
+            "--json",
+            "--at",
+            "17",
+            "sample-traces/treasure-hunt.jsonl",
+        ])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .and_then(|mut c| {
+            use std::io::Write;
+            c.stdin.take().expect("stdin").write_all(b"consistent\n")?;
+            c.wait_with_output()
+        })
+        .expect("run repl");
+    let v: Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(v["consistent"], false);
+    let mut conflict: Vec<String> = v["conflict"]
+        .as_array()
+        .expect("conflict")
+        .iter()
+        .filter_map(|m| m["id"].as_str().map(str::to_string))
+        .collect();
     conflict.sort();
     assert!(
         conflict == ["t3-not-a", "t5-user-a"] || conflict == ["t1-domain", "t2-map-b", "t5-user-a"],
         "not one of the two minimal conflicts: {conflict:?}"
     );
-    assert_eq!(f["location"]["line"], 15);
-    assert_eq!(cell(&v, "newinfo", "newinfo"), 2);
-    assert_eq!(cell(&v, "entailed", "entailed"), 1);
-    assert_eq!(cell(&v, "contradiction", "contradiction"), 1);
-    assert_eq!(matrix_total(&v), 4);
 }
 
 #[test]
@@ -248,8 +278,14 @@ fn kipchoge_false_positive_and_deadlock() {
             ("postcondition-false-positive".into(), "warning".into(), 18),
             ("unexpected-belief-name".into(), "info".into(), 18),
             ("dag-deadlock".into(), "warning".into(), 19),
+            ("failure-mode-recorded".into(), "info".into(), 19),
         ]
     );
+    // The harness's own label agrees with what doxascope found at that step.
+    let rec = &v["findings"][3]["evidence"];
+    assert_eq!(rec["recorded"], "verification_false_positive");
+    assert_eq!(rec["verdict"], "agree");
+    assert_eq!(rec["scope"], "plan-1/S1");
     let odd = &v["findings"][1]["evidence"];
     assert_eq!(odd["name"], "marathon_record_time");
     assert_eq!(odd["written_by"], "plan-1/S1");
@@ -319,4 +355,98 @@ fn bdi_bookkeeping_early_dispatch_and_impossible_counters() {
     let stats = &v["findings"][1]["evidence"];
     assert_eq!(stats["use_count"], 0);
     assert_eq!(stats["success_count"], 5);
+}
+
+/// (code, severity, step) and the evidence of the finding with `code`.
+fn evidence<'a>(v: &'a Value, code: &str) -> &'a Value {
+    let all: Vec<&Value> = v["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .filter(|f| f["code"] == code)
+        .collect();
+    assert_eq!(all.len(), 1, "one {code}: {all:?}");
+    &all[0]["evidence"]
+}
+
+#[test]
+fn bad_retrieval_is_the_papers_non_seeded_run() {
+    let (v, code) = audit("bdi-bad-retrieval", &[]);
+    assert_eq!(code, 1);
+    assert_eq!(
+        findings(&v),
+        vec![
+            ("bad-retrieval".into(), "warning".into(), 15),
+            ("bad-retrieval".into(), "error".into(), 25),
+            ("failure-mode-recorded".into(), "info".into(), 27),
+        ]
+    );
+    let failed = &v["findings"][0]["evidence"];
+    assert_eq!(failed["cause"], "fetch-failed");
+    assert_eq!(failed["step"], "S2");
+    let wrong = &v["findings"][1]["evidence"];
+    assert_eq!(wrong["cause"], "wrong-answer");
+    assert_eq!(wrong["answer"], "0.0003561723");
+    assert_eq!(wrong["expected"], "17");
+    assert_eq!(strings(&wrong["computations_checked"]), ["S3"]);
+    assert_eq!(wrong["fetched"][0]["wrote"][0]["value"], "1079252848.8");
+    assert_eq!(wrong["fetched"][1]["wrote"][0]["value"], "384400");
+    assert_eq!(evidence(&v, "failure-mode-recorded")["verdict"], "agree");
+}
+
+#[test]
+fn file_read_avoided_and_the_harness_label_disputed() {
+    let (v, code) = audit("bdi-file-read", &[]);
+    assert_eq!(code, 1);
+    assert_eq!(
+        findings(&v),
+        vec![
+            ("file-read-avoided".into(), "error".into(), 11),
+            ("failure-mode-mismatch".into(), "warning".into(), 19),
+        ]
+    );
+    let e = evidence(&v, "file-read-avoided");
+    assert_eq!(strings(&e["unread"]), ["menu_sales.xlsx"]);
+    assert_eq!(strings(&e["searched_instead"]), ["plan-f1/S1"]);
+    assert_eq!(e["answer_wrong"], true);
+    let m = evidence(&v, "failure-mode-mismatch");
+    assert_eq!(m["recorded"], "bad_retrieval");
+    assert_eq!(strings(&m["detected"]), ["avoided_file_read"]);
+}
+
+#[test]
+fn incorrect_computation_is_bash_integer_arithmetic() {
+    let (v, code) = audit("bdi-computation", &[]);
+    assert_eq!(code, 1);
+    assert_eq!(
+        findings(&v),
+        vec![
+            ("incorrect-computation".into(), "error".into(), 20),
+            ("failure-mode-recorded".into(), "info".into(), 28),
+        ]
+    );
+    let e = evidence(&v, "incorrect-computation");
+    assert_eq!(e["step"], "S3");
+    assert_eq!(e["compute"], "numerator / denominator");
+    assert_eq!(e["written"], "17820");
+    assert_eq!(e["inputs"]["denominator"], "20.9");
+    // S4 rounded S3's wrong 17820 correctly: only S3 is blamed.
+    assert_eq!(evidence(&v, "failure-mode-recorded")["verdict"], "agree");
+}
+
+#[test]
+fn answer_formatting_is_the_papers_seeded_near_miss() {
+    let (v, code) = audit("bdi-answer-format", &[]);
+    assert_eq!(code, 1);
+    assert_eq!(
+        findings(&v),
+        vec![
+            ("answer-formatting".into(), "warning".into(), 26),
+            ("failure-mode-recorded".into(), "info".into(), 28),
+        ]
+    );
+    let e = evidence(&v, "answer-formatting");
+    assert_eq!(e["answer"], "16.95");
+    assert_eq!(e["expected"], "17");
+    assert_eq!(evidence(&v, "failure-mode-recorded")["verdict"], "agree");
 }

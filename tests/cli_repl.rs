@@ -34,14 +34,18 @@ fn json_mode_answers_every_line_with_one_object() {
     let input = "entails treasure_in_b\n\nconsistent\nat 10\nconsistent\ncheck treasure_in_a\n\
                  why treasure_in_b\nwhynot treasure_in_a\nannounce treasure_in_a @0.5\n\
                  announce !treasure_in_b\nentails (\nnope\n";
-    let (code, out, _) = repl(&["sample-traces/treasure-hunt.jsonl", "--json"], input);
+    let (code, out, _) = repl(
+        &["sample-traces/treasure-hunt.jsonl", "--json", "--at", "17"],
+        input,
+    );
     assert_eq!(code, 0);
     let lines: Vec<Value> = out
         .lines()
         .map(|l| serde_json::from_str(l).expect("each line is JSON"))
         .collect();
     assert_eq!(lines.len(), input.lines().count());
-    // At the last step the user's treasure_in_a contradicts Σ (seed 000 Table 1, step 5).
+    // At step 17, before the revision, the user's treasure_in_a contradicts Σ (seed 000
+    // Table 1, step 5).
     assert_eq!(lines[0]["command"], "entails");
     assert_eq!(lines[1]["ok"], false);
     assert_eq!(lines[2]["consistent"], false);

@@ -20,7 +20,7 @@ fn options_before_the_file_take_effect() {
         bin(),
         sample("treasure-hunt.jsonl").display()
     ));
-    let s = t.wait_for("the first frame", 20, |s| s.contains("step 5 of 17"));
+    let s = t.wait_for("the first frame", 20, |s| s.contains("step 5 of 23"));
     assert!(s.contains("PAUSED"), "{s}");
     t.keys(&["q"]);
     let s = t.wait_for("exit", 20, |s| s.contains("EXIT="));

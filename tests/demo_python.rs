@@ -174,6 +174,11 @@ bad = [
     lambda: em.plan("p1", steps=[{"kind": "fetch"}]),
     lambda: em.postcondition("p1", "S1", tier=4),
     lambda: em.review([{"plan": "p1", "action": "burn"}]),
+    lambda: em.intention("i1", files="data.csv"),
+    lambda: em.plan("p1", steps=[{"id": "S1", "compute": 3}]),
+    lambda: em.step("p1", "S1", tool_calls=[{"args": {}}]),
+    lambda: em.step("p1", "S1", inputs=[1, 2]),
+    lambda: em.satisfaction("i1", True, correct="yes"),
     lambda: em.announce("p", confidence=float("nan")),
     lambda: em.emit(""),
 ]
@@ -209,4 +214,70 @@ assert quiet.dropped == 1
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+/// A run written with the emitter's failure-taxonomy fields (files, tool calls, a computation,
+/// the expected answer, a recorded failure mode) reads clean, and the audit finds what the
+/// fields describe.
+#[test]
+fn failure_taxonomy_fields_reach_the_audit() {
+    let Some(mut py) = python() else { return };
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = dir.path().join("gaia.jsonl");
+    let script = r#"
+import sys
+sys.path.insert(0, sys.argv[1])
+from doxascope_emit import Emitter
+with Emitter(sys.argv[2], session="gaia-7") as em:
+    em.intention("int-1", type="sum_from_file", satisfaction="ground_belief(final_answer) is known",
+                 files=["menu_sales.xlsx"])
+    em.plan("p1", steps=[
+        {"id": "S1", "kind": "fetch", "post": "ground_belief(total) is known"},
+        {"id": "S2", "kind": "compute", "deps": ["S1"], "compute": "round(total / 1000, 1)",
+         "output": "thousands"},
+        {"id": "S3", "kind": "synthesize", "deps": ["S2"]}])
+    em.step("p1", "S1", status="done", tool_calls=[{"tool": "web_search", "args": {"q": "sales"}}],
+            new_beliefs=[{"name": "total", "value": 2450000, "source": "web_search"}])
+    em.step("p1", "S2", status="done", new_beliefs=[{"name": "thousands", "value": "245.0"}])
+    em.step("p1", "S3", status="done", summary="FINAL ANSWER: 245.0")
+    em.satisfaction("int-1", ok=True, expected_answer="89.7", correct=False,
+                    failure_mode="incorrect_computation")
+"#;
+    let st = py
+        .arg("-c")
+        .arg(script)
+        .arg(client_dir())
+        .arg(&out)
+        .status()
+        .expect("python3");
+    assert!(st.success());
+    let v = Command::new(env!("CARGO_BIN_EXE_doxascope"))
+        .args(["validate"])
+        .arg(&out)
+        .output()
+        .expect("validate");
+    assert!(v.status.success(), "{}", String::from_utf8_lossy(&v.stdout));
+    let a = Command::new(env!("CARGO_BIN_EXE_doxascope"))
+        .args(["audit", "--json"])
+        .arg(&out)
+        .output()
+        .expect("audit");
+    let j: serde_json::Value = serde_json::from_slice(&a.stdout).expect("json");
+    let codes: Vec<&str> = j["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .filter_map(|f| f["code"].as_str())
+        .collect();
+    // 2450000 / 1000 is 2450, not 245.0; the file was never read; the harness's label names
+    // only one of the two.
+    assert!(codes.contains(&"incorrect-computation"), "{codes:?}");
+    assert!(codes.contains(&"file-read-avoided"), "{codes:?}");
+    let rec = j["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .find(|f| f["code"] == "failure-mode-recorded")
+        .expect("the recorded mode is surfaced");
+    assert_eq!(rec["evidence"]["verdict"], "agree");
 }

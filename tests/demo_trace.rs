@@ -156,31 +156,56 @@ fn eval_prints_table_one() {
         .expect("run");
     assert!(out.status.success());
     let text = String::from_utf8_lossy(&out.stdout);
-    for needle in ["Final Acc.", "Incons.", "Retracts", "Per dial."] {
+    for needle in ["Final Acc.", "Incons.", "Contra.", "Retracts", "Per dial."] {
         assert!(text.contains(needle), "{text}");
     }
-    let rows: Vec<&str> = text
+    // The measured rows come before the paper's own table.
+    let (measured, paper) = text
+        .split_once("Seed 003, Table 1")
+        .expect("the paper's table");
+    let rows: Vec<&str> = measured
         .lines()
         .filter(|l| l.starts_with("Random") || l.starts_with("Stress"))
         .collect();
-    assert_eq!(rows.len(), 4, "{text}");
+    assert_eq!(rows.len(), 6, "{text}");
     for row in &rows {
         let cols: Vec<&str> = row.split_whitespace().collect();
-        let (x, n) = cols[3].split_once('/').expect("x/N column");
+        // Setting, the system's name (one to three words), then seven figures.
+        let f = &cols[cols.len() - 7..];
+        let system = cols[1..cols.len() - 7].join(" ");
+        let (x, n) = f[1].split_once('/').expect("x/N column");
         assert_eq!(n, "30");
-        if cols[1] == "Solver" {
+        if system == "Solver greedy" {
             assert_eq!(x, "0", "greedy leaves no inconsistent dialogue: {row}");
         }
-        let acc: f64 = cols[2].parse().expect("accuracy");
+        if system == "Solver Alg. 1" {
+            assert_eq!(f[6], "0", "Algorithm 1 as written refuses nothing: {row}");
+        }
+        let acc: f64 = f[0].parse().expect("accuracy");
         assert!((0.0..=1.0).contains(&acc));
     }
+    assert!(
+        paper.contains("0.937") && paper.contains("5/120"),
+        "{paper}"
+    );
+    assert!(
+        paper.contains("Algorithm 1 as written (Solver Alg. 1)"),
+        "{paper}"
+    );
     let one = bin()
         .args(["demo", "--eval", "--dialogues", "5", "--schedule", "random"])
         .output()
         .expect("run");
     let text = String::from_utf8_lossy(&one.stdout);
-    assert_eq!(text.lines().filter(|l| l.starts_with("Random")).count(), 2);
-    assert_eq!(text.lines().filter(|l| l.starts_with("Stress")).count(), 0);
+    let measured = text.split("Seed 003").next().unwrap_or("");
+    assert_eq!(
+        measured.lines().filter(|l| l.starts_with("Random")).count(),
+        3
+    );
+    assert_eq!(
+        measured.lines().filter(|l| l.starts_with("Stress")).count(),
+        0
+    );
 }
 
 #[test]

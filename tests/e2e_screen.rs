@@ -112,17 +112,20 @@ fn a_killed_or_aborted_tui_leaves_the_terminal_usable() {
         return;
     }
     for signal in ["KILL", "ABRT"] {
+        // The shell learns of the death as the guardian does and may print before the
+        // guardian has left the alternate screen (under load it did): what it prints then
+        // goes with that screen, so the status is printed after a pause.
         let t = Tmux::new(&format!("kill-{signal}"));
         t.start_sized(
             &format!(
-                "sh -c '\"{}\" view --no-follow \"{}\"; echo EXIT=$?; sleep 0.5; stty -a; echo END-OF-RUN; exec sleep 600'",
+                "sh -c '\"{}\" view --no-follow \"{}\"; s=$?; sleep 0.5; echo EXIT=$s; stty -a; echo END-OF-RUN; exec sleep 600'",
                 bin(),
                 tmux::sample("treasure-hunt.jsonl").display()
             ),
             120,
             40,
         );
-        t.wait_for("the first frame", 20, |s| s.contains("step 17 of 17"));
+        t.wait_for("the first frame", 20, |s| s.contains("step 23 of 23"));
         assert_eq!(t.display("#{alternate_on}|#{mouse_any_flag}"), "1|1");
         let pid = tui_pid(&t).expect("the TUI's pid");
         let ok = std::process::Command::new("kill")
@@ -167,7 +170,7 @@ fn a_clean_quit_ends_the_guardian_too() {
         120,
         40,
     );
-    t.wait_for("the first frame", 20, |s| s.contains("step 17 of 17"));
+    t.wait_for("the first frame", 20, |s| s.contains("step 23 of 23"));
     let pid = tui_pid(&t).expect("the TUI's pid");
     let guardians =
         || std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children")).unwrap_or_default();

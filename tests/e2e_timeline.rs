@@ -50,12 +50,12 @@ fn a_timeline_filter_keeps_then_hides_a_kind() {
     }
     let t = Tmux::new("tl-filter");
     open_sample(&t, "treasure-hunt.jsonl", 160, 45, false);
-    t.wait_for("the first frame", 20, |s| s.contains("step 17 of 17"));
+    t.wait_for("the first frame", 20, |s| s.contains("step 23 of 23"));
     for _ in 0..4 {
         t.keys(&["Tab"]);
     }
     t.keys(&["g"]);
-    t.wait_for("step 1", 10, |s| s.contains("step 1 of 17"));
+    t.wait_for("step 1", 10, |s| s.contains("step 1 of 23"));
     let s = t.capture();
     assert!(rows_of_kind(&s, "thought") > 0, "{s}");
     t.keys(&["F"]);
@@ -64,7 +64,7 @@ fn a_timeline_filter_keeps_then_hides_a_kind() {
     t.keys(&["Enter"]);
     // Polled as a whole: a capture can catch a frame half drawn.
     t.wait_for("the filtered timeline", 10, |s| {
-        s.contains("of 17 rows, filter: kind:announce")
+        s.contains("of 23 rows, filter: kind:announce")
             && rows_of_kind(s, "thought") == 0
             && rows_of_kind(s, "announce") >= 3
     });
@@ -144,7 +144,7 @@ fn a_click_selects_a_timeline_row_and_a_belief() {
     let t = Tmux::new("tl-click");
     open_sample(&t, "treasure-hunt.jsonl", 160, 45, false);
     let s = t.wait_for("the first frame", 20, |s| {
-        s.contains("step 17 of 17") && s.contains("    10   verify") && s.contains("t2-map-b ")
+        s.contains("step 23 of 23") && s.contains("    15   announce") && s.contains("t2-map-b ")
     });
     // The mouse is captured by default: a click arrives as an SGR report (1-based cells).
     let at = |s: &str, text: &str| {
@@ -152,9 +152,9 @@ fn a_click_selects_a_timeline_row_and_a_belief() {
             .enumerate()
             .find_map(|(y, l)| l.find(text).map(|b| (l[..b].chars().count() + 1, y + 1)))
     };
-    let (x, y) = at(&s, "    10   verify").expect("step 10 shown");
+    let (x, y) = at(&s, "    15   announce").expect("step 15 shown");
     t.type_text(&format!("\x1b[<0;{};{}M\x1b[<0;{};{}m", x + 3, y, x + 3, y));
-    t.wait_for("step 10 selected", 10, |s| s.contains("step 10 of 17"));
+    t.wait_for("step 15 selected", 10, |s| s.contains("step 15 of 23"));
     let (x, y) = at(&s, "t2-map-b ").expect("a belief shown");
     t.type_text(&format!("\x1b[<0;{};{}M\x1b[<0;{};{}m", x + 1, y, x + 1, y));
     t.wait_for("its detail", 10, |s| s.contains("id         t2-map-b"));
@@ -175,7 +175,7 @@ fn open_reads_another_file_from_inside_the_tui() {
         open_sample(&t, "treasure-hunt.jsonl", 160, 45, follow);
         // After the audit's own message, which would replace the refusal's.
         t.wait_for("the first audit", 20, |s| {
-            s.contains("step 17 of 17") && s.contains("findings: 2")
+            s.contains("step 23 of 23") && s.contains("findings: 0")
         });
         t.keys(&[":"]);
         t.wait_for("the command line", 10, |s| s.contains("Enter run"));

@@ -50,23 +50,25 @@ fn open_step_why_entails_quit() {
     }
     let t = Tmux::new("main");
     t.start(&shell_cmd(&sample("treasure-hunt.jsonl")));
-    t.wait_for("the first frame", 20, |s| s.contains("step 17 of 17"));
+    t.wait_for("the first frame", 20, |s| s.contains("step 23 of 23"));
     assert_eq!(t.display("#{alternate_on}"), "1");
     t.keys(&["["]);
     t.keys(&["["]);
-    let s = t.wait_for("step 15", 10, |s| s.contains("step 15 of 17"));
+    let s = t.wait_for("step 21", 10, |s| s.contains("step 21 of 23"));
     assert!(s.contains("PAUSED"), "{s}");
     t.keys(&["g"]);
-    t.wait_for("step 1", 10, |s| s.contains("step 1 of 17"));
+    t.wait_for("step 1", 10, |s| s.contains("step 1 of 23"));
     t.keys(&["G"]);
-    t.wait_for("step 17", 10, |s| s.contains("step 17 of 17"));
+    t.wait_for("step 23", 10, |s| s.contains("step 23 of 23"));
+    // After the revision (seed 000's resolution of Table 1, step 5): the user's A and the
+    // one-room constraint rule B out.
     t.keys(&[":"]);
-    t.type_text("why ¬treasure_in_a");
+    t.type_text("why ¬treasure_in_b");
     t.keys(&["Enter"]);
     t.wait_for("why's supports", 20, |s| {
-        s.contains("t2-map-b") && s.contains("support")
+        s.contains("t5-user-a") && s.contains("support")
     });
-    t.type_text("entails treasure_in_b");
+    t.type_text("entails treasure_in_a");
     t.keys(&["Enter"]);
     t.wait_for("entails' answer", 20, |s| s.contains("entailed"));
     t.keys(&["Escape"]);
@@ -131,8 +133,10 @@ fn hostile_trace_does_not_reach_the_terminal() {
     std::fs::write(cfg.join("doxascope/config.toml"), "mouse = false\n").unwrap();
     let cmd = format!("env XDG_CONFIG_HOME={} {}", cfg.display(), shell_cmd(&file));
     t.run(&["respawn-pane", "-k", "-t", "0", &cmd]);
-    let s = t.wait_for("the first frame", 20, |s| s.contains("step 5 of 5"));
-    assert!(s.contains('␛'), "escapes are shown as markers:\n{s}");
+    // Escapes are shown as markers (waited for: the panes can draw a frame after the header).
+    t.wait_for("the first frame with its markers", 20, |s| {
+        s.contains("step 5 of 5") && s.contains('␛')
+    });
     // Walk every event so each one is drawn in the detail pane.
     t.keys(&["g"]);
     for _ in 0..5 {
@@ -411,4 +415,51 @@ fn a_dumb_terminal_is_refused_with_a_clear_message() {
     // Nothing of the full-screen view was drawn: no alternate screen, no pane borders.
     assert_eq!(t.display("#{alternate_on}"), "0");
     assert!(!s.contains("Σ beliefs"), "{s}");
+}
+
+/// Issue 13 items 2 and 7 in a real terminal: the plan pane's tabs show the ground beliefs
+/// with their history and the plan library; the retractions pane's second tab shows seed
+/// 000's inconsistency log (after the background audit), resolved by the revision.
+#[test]
+#[cfg_attr(
+    doxascope_no_tmux,
+    ignore = "tmux is not installed (apt-get install tmux)"
+)]
+fn bdi_state_and_inconsistency_log_tabs() {
+    if tmux::missing("e2e_tmux") {
+        return;
+    }
+    let t = Tmux::new("bdi-tabs");
+    t.start(&shell_cmd(&sample("kipchoge-bdi.jsonl")));
+    t.wait_for("the first frame", 20, |s| s.contains("step 40 of 40"));
+    t.keys(&["Tab", "z", "l"]);
+    t.wait_for("the beliefs tab", 10, |s| {
+        s.contains("ground beliefs (9)") && s.contains("before: 356400 km at step 16")
+    });
+    t.keys(&["l"]);
+    t.wait_for("the library tab", 10, |s| {
+        s.contains("plan library (2)") && s.contains("failed 1  review: remove")
+    });
+    t.keys(&["q"]);
+    t.wait_for("exit", 20, |s| s.contains("END-OF-RUN"));
+
+    let t = Tmux::new("incons-tab");
+    t.start(&shell_cmd(&sample("treasure-hunt.jsonl")));
+    // The header's count means the background audit has answered.
+    t.wait_for("the audit", 20, |s| {
+        s.contains("step 23 of 23") && s.contains("findings: 0")
+    });
+    t.keys(&["Tab", "Tab", "Tab", "z", "l"]);
+    t.wait_for("the inconsistency log", 10, |s| {
+        s.contains("‹inconsistencies›")
+            && s.contains("resolved at step 21 by revision (confidence)")
+    });
+    t.keys(&["["; 6]);
+    t.wait_for("before the revision", 10, |s| {
+        s.contains("step 17 of 23") && s.contains("unresolved at step 17")
+    });
+    t.keys(&["q"]);
+    let s = t.wait_for("exit", 20, |s| s.contains("END-OF-RUN"));
+    assert!(s.contains("EXIT=0"), "{s}");
+    assert_restored(&t, &s);
 }

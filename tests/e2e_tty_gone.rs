@@ -138,7 +138,7 @@ fn killing_the_tmux_server_ends_the_tui() {
     };
     let (pidfile, exitfile) = (dir.path().join("pid"), dir.path().join("exit"));
     let p = Proc::read(&pidfile);
-    t.wait_for("the first frame", 20, |s| s.contains("step 17 of 17"));
+    t.wait_for("the first frame", 20, |s| s.contains("step 23 of 23"));
     // Let it go idle (the automatic audit arrives and is drawn): a TUI that still draws
     // fails on its first write to the dead tty anyway; an idle one is the case that spun.
     std::thread::sleep(Duration::from_secs(2));
@@ -172,7 +172,7 @@ fn sighup_ends_the_tui_with_a_failure_status() {
         return;
     };
     let (pidfile, exitfile) = (dir.path().join("pid"), dir.path().join("exit"));
-    t.wait_for("the first frame", 20, |s| s.contains("step 17 of 17"));
+    t.wait_for("the first frame", 20, |s| s.contains("step 23 of 23"));
     let shell = Proc::read(&dir.path().join("shell"));
     // The TUI is the shell's child; send it SIGHUP as a terminal emulator closing would.
     let out = Command::new("pgrep")

@@ -29,21 +29,24 @@ fn a_letta_agent_file_shows_its_memory_edits_as_retractions() {
         bin(),
         file.display()
     ));
-    let s = t.wait_for("the first frame", 20, |s| s.contains("step 98 of 98"));
+    let edits = [
+        "retract human by agent - First name: Chad; + First name: Sarah",
+        "retract persona by agent - I am Sam.; + I am BigChungus.",
+        "retract human by agent + Favorite ice cream: Vanilla",
+    ];
+    // The header can count all 98 events a frame before the panes have drawn them (the
+    // load redraws at most every few frames), so the wait is for the whole picture.
+    let s = t.wait_for("the loaded frame", 20, |s| {
+        s.contains("step 98 of 98")
+            && s.contains("retractions 5")
+            && edits.iter().all(|e| s.contains(e))
+            // The tool call that made the last edit is the row before its retraction.
+            && s.contains("tool_call     core_memory_replace")
+    });
     assert!(
         s.contains("memgpt_agent_with_convo.v1-2025-03.af: imported from letta"),
         "{s}"
     );
-    assert!(s.contains("retractions 5"), "{s}");
-    for edit in [
-        "retract human by agent - First name: Chad; + First name: Sarah",
-        "retract persona by agent - I am Sam.; + I am BigChungus.",
-        "retract human by agent + Favorite ice cream: Vanilla",
-    ] {
-        assert!(s.contains(edit), "{edit}:\n{s}");
-    }
-    // The tool call that made the last edit is the row before its retraction.
-    assert!(s.contains("tool_call     core_memory_replace"), "{s}");
     t.keys(&["q"]);
     t.wait_for("exit", 10, |s| s.contains("EXIT=0"));
 }
@@ -70,14 +73,13 @@ fn an_inspect_log_shows_its_score_on_the_timeline() {
         bin(),
         file.display()
     ));
-    let s = t.wait_for("the first frame", 20, |s| s.contains("step 36 of 36"));
-    assert!(s.contains("imported from inspect, 1 note"), "{s}");
-    assert!(
-        s.contains("score         includes = C on answer by scorer:includes"),
-        "{s}"
-    );
     // The two store replaces of the page the browser shows are memory edits.
-    assert!(s.contains("retractions 2"), "{s}");
+    let s = t.wait_for("the loaded frame", 20, |s| {
+        s.contains("step 36 of 36")
+            && s.contains("score         includes = C on answer by scorer:includes")
+            && s.contains("retractions 2")
+    });
+    assert!(s.contains("imported from inspect, 1 note"), "{s}");
     t.keys(&["q"]);
     t.wait_for("exit", 10, |s| s.contains("EXIT=0"));
 }

@@ -379,6 +379,56 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(96))]
+
+    /// `greedy-paper` is Algorithm 1 exactly as seed 003 writes it, transcribed here on truth
+    /// tables: the oldest single prior commitment whose removal makes Σ ∪ {φ} satisfiable is
+    /// dropped, and nothing else happens: φ is kept either way (no refusal, no fallback),
+    /// also when Σ was inconsistent already.
+    #[test]
+    fn greedy_paper_is_algorithm_1_as_written(
+        items in beliefs(5, 7),
+        new in formula(6),
+    ) {
+        let (mut st, held) = build(&items);
+        let spec = BeliefSpec::new("new", new.clone()).confidence(0.6).step(100);
+        let rev = st.announce(spec, Policy::GreedyPaper).unwrap();
+        let mut with = all(&held);
+        with.push(&new);
+        prop_assert!(rev.applied, "Algorithm 1 keeps the new commitment");
+        let expect: Vec<String> = if oracle::satisfiable(&with) {
+            Vec::new()
+        } else {
+            held.iter()
+                .filter(|b| !b.role.is_hard())
+                .find(|c| {
+                    let mut t: Vec<&Formula> =
+                        held.iter().filter(|b| b.id != c.id).map(|b| &b.formula).collect();
+                    t.push(&new);
+                    oracle::satisfiable(&t)
+                })
+                .map(|c| vec![c.id.clone()])
+                .unwrap_or_default()
+        };
+        prop_assert_eq!(&rev.retracted, &expect);
+        prop_assert!(!rev.fallback);
+        let after: Vec<BeliefSpec> = st.beliefs().cloned().collect();
+        let mut want: Vec<&str> = held
+            .iter()
+            .map(|b| b.id.as_str())
+            .filter(|id| !expect.iter().any(|e| e == id))
+            .chain(["new"])
+            .collect();
+        let mut got: Vec<&str> = after.iter().map(|b| b.id.as_str()).collect();
+        want.sort_unstable();
+        got.sort_unstable();
+        prop_assert_eq!(got, want);
+        let after_f: Vec<&Formula> = after.iter().map(|b| &b.formula).collect();
+        prop_assert_eq!(rev.sigma_inconsistent, !oracle::satisfiable(&after_f));
+    }
+}
+
 #[test]
 fn pigeonhole_times_out_and_the_state_recovers() {
     let pigeons = 12;

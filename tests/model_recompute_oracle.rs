@@ -1,5 +1,6 @@
 //! The recomputation against an independent truth-table oracle on random small traces:
-//! every gate verdict, query answer and consistency flag must match.
+//! every gate verdict, query answer and consistency flag must match, and the audit's QUERY and
+//! ANSWER findings are exactly the ones the oracle predicts.
 
 use std::collections::BTreeSet;
 
@@ -7,6 +8,7 @@ use doxascope::logic::engine::{Entails, Outcome};
 use doxascope::logic::formula::{Atom, Formula};
 use doxascope::logic::ground;
 use doxascope::logic::parse::parse;
+use doxascope::model::audit::{AuditOptions, Code, audit};
 use doxascope::model::{Model, RecomputeOptions};
 use proptest::prelude::*;
 
@@ -15,7 +17,11 @@ enum Op {
     Announce(u8, String, u8),
     Retract(u8),
     Verify(String),
-    Query(String),
+    Query(String, u8),
+    Answer(String, bool),
+    /// A verify of a formula, its announcement (the gate-then-update pattern), and the
+    /// same verify on the Σ that now holds it: three events.
+    Checked(u8, String, u8),
 }
 
 fn formula() -> impl Strategy<Value = String> {
@@ -38,7 +44,9 @@ fn op() -> impl Strategy<Value = Op> {
         4 => (0u8..6, formula(), 0u8..6).prop_map(|(i, f, r)| Op::Announce(i, f, r)),
         2 => (0u8..6).prop_map(Op::Retract),
         2 => formula().prop_map(Op::Verify),
-        1 => formula().prop_map(Op::Query),
+        1 => (formula(), 0u8..3).prop_map(|(f, a)| Op::Query(f, a)),
+        1 => (formula(), any::<bool>()).prop_map(|(f, h)| Op::Answer(f, h)),
+        2 => (0u8..6, formula(), 0u8..6).prop_map(|(i, f, r)| Op::Checked(i, f, r)),
     ]
 }
 
@@ -80,6 +88,16 @@ proptest! {
     #[test]
     fn recomputation_matches_truth_tables(ops in proptest::collection::vec(op(), 1..30)) {
         let roles = ["fact", "fact", "assumption", "fact", "rule", "norm"];
+        // One op per event.
+        let ops: Vec<Op> = ops
+            .into_iter()
+            .flat_map(|o| match o {
+                Op::Checked(i, f, r) => {
+                    vec![Op::Verify(f.clone()), Op::Announce(i, f.clone(), r), Op::Verify(f)]
+                }
+                o => vec![o],
+            })
+            .collect();
         let mut lines = Vec::new();
         for o in &ops {
             lines.push(match o {
@@ -89,7 +107,12 @@ proptest! {
                 ),
                 Op::Retract(i) => format!(r#"{{"kind":"retract","target":"b{i}"}}"#),
                 Op::Verify(f) => format!(r#"{{"kind":"verify","formula":"{f}","outcome":"newinfo"}}"#),
-                Op::Query(f) => format!(r#"{{"kind":"query","formula":"{f}","answer":"unknown"}}"#),
+                Op::Query(f, a) => format!(
+                    r#"{{"kind":"query","formula":"{f}","answer":"{}"}}"#,
+                    ["yes", "no", "unknown"][*a as usize]
+                ),
+                Op::Answer(f, h) => format!(r#"{{"kind":"answer","formula":"{f}","hedged":{h}}}"#),
+                Op::Checked(..) => unreachable!("expanded above"),
             });
         }
         let text = lines.join("\n") + "\n";
@@ -117,21 +140,63 @@ proptest! {
             };
             prop_assert_eq!(v.result.as_ref().unwrap().theta, want, "verify at {}", v.step);
         }
-        for q in &r.queries {
-            let s = sigma_before(q.step);
-            let Op::Query(f) = &ops[q.step as usize - 1] else { unreachable!() };
+        let class = |step: u32, f: &str| {
+            let s = sigma_before(step);
             let d = parse(f).unwrap();
-            let want = if entails(&s, &d) {
+            if entails(&s, &d) {
                 Entails::Entailed
             } else if entails(&s, &Formula::Not(Box::new(d))) {
                 Entails::Contradicted
             } else {
                 Entails::Unknown
-            };
+            }
+        };
+        // The audit's findings on queries and answers, by step, against the oracle's classes.
+        let report = audit(&m, &AuditOptions::default());
+        let found = |code: Code| -> Vec<u32> {
+            report.findings.iter().filter(|f| f.code == code).filter_map(|f| f.step).collect()
+        };
+        let (mut mismatch, mut contradicts, mut unentailed) = (Vec::new(), Vec::new(), Vec::new());
+        for q in &r.queries {
+            let Op::Query(f, a) = &ops[q.step as usize - 1] else { unreachable!() };
+            let want = class(q.step, f);
             prop_assert_eq!(q.result.clone().unwrap(), want, "query at {}", q.step);
+            let right = [Entails::Entailed, Entails::Contradicted, Entails::Unknown][*a as usize];
+            if right != want {
+                mismatch.push(q.step);
+            }
         }
+        for a in &r.answers {
+            let Op::Answer(f, hedged) = &ops[a.step as usize - 1] else { unreachable!() };
+            let want = class(a.step, f);
+            prop_assert_eq!(a.result.clone().unwrap(), want, "answer at {}", a.step);
+            match want {
+                Entails::Contradicted => contradicts.push(a.step),
+                Entails::Unknown if !hedged => unentailed.push(a.step),
+                _ => {}
+            }
+        }
+        prop_assert_eq!(r.answers.len(), ops.iter().filter(|o| matches!(o, Op::Answer(..))).count());
+        prop_assert_eq!(found(Code::QueryAnswerMismatch), mismatch);
+        prop_assert_eq!(found(Code::AnswerContradictsSigma), contradicts);
+        prop_assert_eq!(found(Code::AnswerNotEntailed), unentailed);
         for a in &r.announces {
             let res = a.result.as_ref().unwrap();
+            // The announcement's own gate, on Σ just before it (often the verify just before
+            // asked the same question).
+            let Op::Announce(_, f, _) = &ops[a.step as usize - 1] else { unreachable!() };
+            let d = parse(f).unwrap();
+            let s = sigma_before(a.step);
+            let mut sd = s.clone();
+            sd.push(d.clone());
+            let want = if !sat(&sd) {
+                Outcome::Contradiction
+            } else if entails(&s, &d) {
+                Outcome::Entailed
+            } else {
+                Outcome::NewInfo
+            };
+            prop_assert_eq!(res.gate.theta, want, "announce gate at {}", a.step);
             let after = sigma_after(a.step);
             prop_assert_eq!(res.consistent_after, sat(&after), "announce at {}", a.step);
             prop_assert_eq!(res.consistent_before, sat(&sigma_before(a.step)));

@@ -1,6 +1,6 @@
 //! The replay and the recomputation on the bundled samples, against `docs/samples.md`.
 
-use doxascope::logic::engine::Outcome;
+use doxascope::logic::engine::{Entails, Outcome};
 use doxascope::logic::parse::parse;
 use doxascope::model::bdi::StepState;
 use doxascope::model::export::{Format, Header, export};
@@ -65,6 +65,28 @@ fn treasure_hunt_sigma_over_time() {
             .unwrap()
             .consistent_after)
     );
+    // The paper's resolution of step 5: the revise at 19 (policy confidence) drops the map's
+    // B and the ¬A derived from it; the retractions at 20 and 21 apply it.
+    assert_eq!(ids(&m, s, 19), ids(&m, s, 15));
+    assert_eq!(ids(&m, s, 20), vec!["t1-domain", "t3-not-a", "t5-user-a"]);
+    assert_eq!(ids(&m, s, 21), vec!["t1-domain", "t5-user-a"]);
+    assert_eq!(ids(&m, s, 23), ids(&m, s, 21));
+    let rv = &r.revisions[0];
+    assert_eq!((rv.step, rv.settled_at), (19, 21));
+    assert!(matches!(rv.before, Ok((false, _))));
+    assert!(matches!(rv.after, Ok((true, _))));
+    let mut dropped: Vec<&str> = rv.retracted.iter().map(|x| x.id.as_str()).collect();
+    dropped.sort();
+    assert_eq!(dropped, ["t2-map-b", "t3-not-a"]);
+    let rerun = rv.rerun.as_ref().expect("the policy is re-run");
+    assert_eq!(rerun.policy.as_str(), "confidence");
+    let again = rerun.revision.as_ref().unwrap().as_ref().unwrap();
+    let mut again: Vec<&str> = again.retracted.iter().map(String::as_str).collect();
+    again.sort();
+    assert_eq!(again, dropped, "the policy makes the paper's choice");
+    // The query and the answer after it agree with the revised Σ.
+    assert_eq!(r.queries.last().unwrap().agrees(), Some(true));
+    assert_eq!(r.answers.last().unwrap().result, Ok(Entails::Entailed));
 }
 
 #[test]

@@ -128,6 +128,8 @@ fn changing_the_policy_does_not_rewrite_history() {
 #[test]
 fn an_unrelated_formula_in_an_inconsistent_sigma_is_not_blamed() {
     let mut r = sample("treasure-hunt.jsonl");
+    // Step 17: the user's correction is in, the revision not yet.
+    run(&mut r, "at 17");
     assert_eq!(run(&mut r, "consistent")["consistent"], false);
     let before = ids(&mut r);
     let a = run(&mut r, "announce p -> q");

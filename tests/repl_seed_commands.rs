@@ -181,3 +181,31 @@ fn retracting_a_norm_by_hand_warns() {
     );
     assert_eq!(run(&mut r, "retract s")["warning"], Value::Null);
 }
+
+/// `policy greedy-paper`: seed 003's Algorithm 1 as written at the prompt. It drops the
+/// oldest single commitment that restores consistency, and otherwise keeps the new formula
+/// with Σ inconsistent (no refusal, no fallback), where `greedy` refuses it.
+#[test]
+fn greedy_paper_policy_keeps_what_no_single_retraction_repairs() {
+    let (_d, mut r) = trace();
+    run(&mut r, "policy greedy-paper");
+    // ~wet has two conflicts, {d, ~wet} and {r, f, ~wet}, with no retractable commitment in
+    // both: no single retraction restores consistency, so Σ keeps ~wet, inconsistent.
+    let a = run(&mut r, "announce ~wet");
+    assert_eq!(a["applied"], true, "{a}");
+    assert_eq!(a["retracted"], serde_json::json!([]), "{a}");
+    assert_eq!(a["sigma_inconsistent"], true, "{a}");
+    assert_eq!(run(&mut r, "consistent")["consistent"], false);
+    // Under greedy the same announcement is repaired (here by the recency fallback).
+    run(&mut r, "undo");
+    run(&mut r, "policy greedy");
+    let g = run(&mut r, "announce ~wet");
+    assert_eq!(g["sigma_inconsistent"], false, "{g}");
+    assert_eq!(run(&mut r, "consistent")["consistent"], true);
+    // A single retraction that restores consistency is taken, the oldest first.
+    run(&mut r, "undo");
+    run(&mut r, "policy greedy-paper");
+    let s = run(&mut r, "announce ~sun");
+    assert_eq!(s["retracted"], serde_json::json!(["s"]), "{s}");
+    assert_eq!(s["sigma_inconsistent"], false, "{s}");
+}

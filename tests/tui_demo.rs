@@ -24,6 +24,7 @@ fn opts(dialogues: usize) -> DemoOptions {
         },
         dialogues,
         speed: 1.0,
+        scripted: None,
     }
 }
 
@@ -191,5 +192,46 @@ fn without_a_terminal_the_demo_still_prints_to_stdout() {
     assert!(
         !text.contains('\u{1b}'),
         "no terminal escapes in a pipe:\n{text}"
+    );
+}
+
+/// `demo --agent`: dialogues an external agent answered before the TUI started play like the
+/// simulated ones, with the agent's replies and the session marked `external`.
+#[test]
+fn scripted_dialogues_of_an_external_agent_play_in_the_tui() {
+    use doxascope::demo::Label;
+    use doxascope::demo::run::Dialogue;
+    let o = opts(1);
+    let scripted: Vec<Dialogue> = (0..2)
+        .map(|i| {
+            Dialogue::script_with(&o.config, i, Some("my-agent"), &mut |_| Ok(Label::Unknown))
+                .expect("scripted")
+        })
+        .collect();
+    highlight::load_now();
+    let mut app = App::new(Store::new(), Theme::builtin("light").unwrap());
+    app.demo = Some(demo_player(&DemoOptions {
+        dialogues: 2,
+        scripted: Some(scripted),
+        ..o
+    }));
+    play_until_done(&mut app, Instant::now());
+    let evs = &app.store.log.events;
+    let turns: Vec<&Event> = evs.iter().filter(|e| e.kind_name() == "turn").collect();
+    assert_eq!(turns.len(), 8, "two dialogues of four turns");
+    for t in turns {
+        let v = serde_json::to_value(t).unwrap();
+        assert_eq!(v["reply"], "UNKNOWN");
+    }
+    let sessions: Vec<serde_json::Value> = evs
+        .iter()
+        .filter(|e| e.kind_name() == "session")
+        .map(|e| serde_json::to_value(e).unwrap())
+        .collect();
+    assert_eq!(sessions.len(), 2);
+    assert!(
+        sessions
+            .iter()
+            .all(|s| s["model"] == "external" && s["meta"]["agent_command"] == "my-agent")
     );
 }

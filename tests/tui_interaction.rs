@@ -109,26 +109,26 @@ fn press(app: &mut App, repl: &mut Option<ReplState>, keys: &str) -> Vec<Effect>
 fn time_travel_keys_move_the_step_and_pause_follow() {
     let mut app = sample("treasure-hunt.jsonl");
     let mut r = None;
-    assert_eq!(app.step(), 17);
+    assert_eq!(app.step(), 23);
     assert!(app.view().follow);
     press(&mut app, &mut r, "[[");
-    assert_eq!(app.step(), 15);
+    assert_eq!(app.step(), 21);
     assert!(!app.view().follow);
     press(&mut app, &mut r, "]");
-    assert_eq!(app.step(), 16);
+    assert_eq!(app.step(), 22);
     press(&mut app, &mut r, "g");
     assert_eq!(app.step(), 1);
     press(&mut app, &mut r, "[");
     assert_eq!(app.step(), 1, "never before the first step");
     press(&mut app, &mut r, "G");
-    assert_eq!(app.step(), 17);
+    assert_eq!(app.step(), 23);
     press(&mut app, &mut r, "g");
     press(&mut app, &mut r, "f");
     assert!(app.view().follow);
-    assert_eq!(app.step(), 17, "follow jumps to the newest step");
+    assert_eq!(app.step(), 23, "follow jumps to the newest step");
     let screen = render_text(&mut app, 160, 45);
     assert!(
-        screen.contains("step 17 of 17") && screen.contains("FOLLOW"),
+        screen.contains("step 23 of 23") && screen.contains("FOLLOW"),
         "{screen}"
     );
     // Σ changes with the step: at step 5 only the domain assumption is in.
@@ -232,6 +232,9 @@ fn e_and_shift_e_visit_errors_and_findings() {
 fn repl_line_runs_why_and_entails_with_history_and_completion() {
     let mut app = sample("treasure-hunt.jsonl");
     let mut r = None;
+    // At step 17, before the revision drops the map's B.
+    app.view_mut().follow = false;
+    app.goto_step(17);
     press(&mut app, &mut r, ":entails treasure_in_b<enter>");
     assert_eq!(app.mode, Mode::Command);
     let text: Vec<_> = app
@@ -282,7 +285,9 @@ fn repl_line_runs_why_and_entails_with_history_and_completion() {
 fn w_on_a_belief_highlights_its_minimal_support() {
     let mut app = sample("treasure-hunt.jsonl");
     let mut r = None;
-    // Select t3-not-a (third row of Σ at the last step).
+    // Select t3-not-a (third row of Σ at step 17, before the revision).
+    app.view_mut().follow = false;
+    app.goto_step(17);
     press(&mut app, &mut r, "jj");
     assert_eq!(
         app.selected_event()
@@ -646,6 +651,10 @@ fn findings_are_the_audits() {
         "greedysat-stress.jsonl",
         "kipchoge-bdi.jsonl",
         "treasure-hunt.jsonl",
+        "bdi-bad-retrieval.jsonl",
+        "bdi-file-read.jsonl",
+        "bdi-computation.jsonl",
+        "bdi-answer-format.jsonl",
     ] {
         let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
             .join("sample-traces")
@@ -801,7 +810,9 @@ fn a_command_typed_while_the_session_is_handed_to_the_repl_is_answered_when_it_c
     );
 
     let mut app = sample("treasure-hunt.jsonl");
-    app.handover_chunk = 4;
+    app.view_mut().follow = false;
+    app.goto_step(17);
+    app.handover_chunk = 11;
     let mut r = ReplState::default();
     let effects = app.on_key(KeyEvent::new(KeyCode::Char(':'), KeyModifiers::NONE));
     assert!(effects.is_empty());
@@ -819,16 +830,16 @@ fn a_command_typed_while_the_session_is_handed_to_the_repl_is_answered_when_it_c
     };
     let typed = app.panes.repl.scrollback.len();
     app.queue_command(line, step, purpose);
-    // 17 events in pieces of 4: four pieces, then the command with the last event.
+    // 23 events in pieces of 11: two pieces, then the command with the last event.
     let mut pieces = 0;
     loop {
         let msg = app.repl_next().expect("a message while the command waits");
         match msg {
             Msg::Data(d) => {
                 pieces += 1;
-                assert!(d.positions.len() <= 4);
+                assert!(d.positions.len() <= 11);
                 assert!(app.repl_pending());
-                assert_eq!(app.repl_loading, Some((4 * pieces, 17)));
+                assert_eq!(app.repl_loading, Some((11 * pieces, 23)));
                 assert!(r.apply(Msg::Data(d)).is_none(), "a piece is not answered");
                 // Input stays live meanwhile: the user can step back and forth.
                 app.on_key(KeyEvent::new(KeyCode::Esc, KeyModifiers::NONE));
@@ -844,7 +855,7 @@ fn a_command_typed_while_the_session_is_handed_to_the_repl_is_answered_when_it_c
             }
         }
     }
-    assert_eq!(pieces, 4);
+    assert_eq!(pieces, 2);
     assert!(!app.repl_pending());
     assert_eq!(app.repl_loading, None);
     assert!(app.repl_next().is_none(), "nothing more to send");
@@ -899,6 +910,106 @@ fn unfiltered_sigma_rows_are_sigma_at_every_step_without_the_list() {
     }
 }
 
+/// Seed 001's QUERY and ANSWER checks reach the TUI: the wrong query answer and the answer Σ
+/// contradicts are findings on their events, shown in the detail pane.
+#[test]
+fn query_and_answer_findings_show_on_their_events() {
+    let trace = concat!(
+        r#"{"kind":"announce","id":"f","formula":"p"}"#,
+        "\n",
+        r#"{"kind":"announce","id":"r","formula":"p -> q","role":"rule"}"#,
+        "\n",
+        r#"{"kind":"query","formula":"q","answer":"unknown"}"#,
+        "\n",
+        r#"{"kind":"answer","text":"q is false","formula":"!q"}"#,
+        "\n",
+    );
+    let mut app = app_for("qa.jsonl", trace.as_bytes());
+    audit(&mut app, &mut Auditor::default());
+    let codes: Vec<(At, &str)> = app
+        .view()
+        .analysis
+        .as_ref()
+        .unwrap()
+        .findings
+        .iter()
+        .map(|(at, f)| (*at, f.code.as_str()))
+        .collect();
+    assert_eq!(
+        codes,
+        vec![
+            (At::Event(2), "query-answer-mismatch"),
+            (At::Event(3), "answer-contradicts-sigma")
+        ]
+    );
+    app.view_mut().follow = false;
+    app.goto_step(4);
+    app.detail_from = Pane::Timeline;
+    app.focus = Pane::Detail;
+    app.zoom = true;
+    let s = render_text(&mut app, 160, 30);
+    assert!(s.contains("answer-contradicts-sigma"), "{s}");
+}
+
+/// Truth maintenance reaches the TUI: the derived belief that outlived its premise is a
+/// finding on the retraction that left it unsupported.
+#[test]
+fn unsupported_derivation_shows_on_the_retraction() {
+    let trace = concat!(
+        r#"{"kind":"announce","id":"a","formula":"p"}"#,
+        "\n",
+        r#"{"kind":"announce","id":"r","formula":"p -> q","role":"rule"}"#,
+        "\n",
+        r#"{"kind":"announce","id":"d","formula":"q","because":["a","r"]}"#,
+        "\n",
+        r#"{"kind":"retract","target":"a"}"#,
+        "\n",
+    );
+    let mut app = app_for("tm.jsonl", trace.as_bytes());
+    audit(&mut app, &mut Auditor::default());
+    let codes: Vec<(At, &str)> = app
+        .view()
+        .analysis
+        .as_ref()
+        .unwrap()
+        .findings
+        .iter()
+        .map(|(at, f)| (*at, f.code.as_str()))
+        .collect();
+    assert_eq!(codes, vec![(At::Event(3), "unsupported-derivation")]);
+    app.view_mut().follow = false;
+    app.goto_step(4);
+    app.detail_from = Pane::Timeline;
+    app.focus = Pane::Detail;
+    app.zoom = true;
+    let s = render_text(&mut app, 160, 30);
+    assert!(s.contains("unsupported-derivation"), "{s}");
+}
+
+/// Seed 001's prompt in the TUI's command line: the tag instructions, the norm, and only the
+/// beliefs relevant to the question.
+#[test]
+fn repl_line_shows_seed_001s_prompt() {
+    let mut app = sample("alice-bob-norms.jsonl");
+    let mut r = None;
+    press(&mut app, &mut r, ":prompt Older(alice, carol)<enter>");
+    let all = app
+        .panes
+        .repl
+        .scrollback
+        .iter()
+        .map(|l| l.text.as_str())
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert!(
+        all.contains("ASSERT tag") && all.contains("ANSWER tag"),
+        "{all}"
+    );
+    assert!(all.contains("- ∀x. ¬RevealAddress(x)"), "{all}");
+    assert!(all.contains("- Parent(bob, carol)"), "{all}");
+    assert!(!all.contains("Mother(x, y)"), "{all}");
+}
+
 /// Each session has its own view: leaving a session and coming back finds its cursor, its
 /// follow mode and its audit as they were, and the other session starts at its newest step
 /// with no audit of its own yet.
@@ -933,4 +1044,114 @@ fn each_session_keeps_its_own_cursor_follow_mode_and_audit() {
     assert_eq!(app.problem_count(), findings, "its audit kept");
     press(&mut app, &mut r, "s");
     assert_eq!(app.step(), 1, "the other session's cursor too");
+}
+
+/// Issue 13 item 2: the whole BDI state in the plan pane's tabs, at any step. `l` / `h`
+/// (→ / ←) switch the tab; what each tab shows follows the selected step.
+#[test]
+fn plan_pane_tabs_show_the_whole_bdi_state_at_any_step() {
+    let mut app = sample("kipchoge-bdi.jsonl");
+    let mut r = None;
+    app.focus = Pane::Plan;
+    app.zoom = true;
+    let plan = render_text(&mut app, 140, 60);
+    assert!(
+        plan.contains("‹plan› beliefs library") && plan.contains("plan plan-2"),
+        "{plan}"
+    );
+    press(&mut app, &mut r, "l");
+    let beliefs = render_text(&mut app, 140, 60);
+    assert!(beliefs.contains("plan ‹beliefs› library"), "{beliefs}");
+    for want in [
+        "schema beliefs (3)",
+        "task requires rounding to nearest 1000",
+        "desires (1)",
+        "ground beliefs (9)",
+        "final_answer = 17 thousand hours",
+        // numerator was written twice (plan-1/S2 at 16, plan-2/S2 at 24): its history.
+        "numerator = 356400 km  web_search, step 24, by a plan step, 2 writes",
+        "before: 356400 km at step 16",
+        "marathon_record_time = 2:01:09",
+    ] {
+        assert!(beliefs.contains(want), "{want}:\n{beliefs}");
+    }
+    press(&mut app, &mut r, "l");
+    let library = render_text(&mut app, 140, 60);
+    for want in [
+        "plan library (2)",
+        "plan-1  generated, 1 version  used 1  succeeded 0  failed 1  review: remove",
+        "plan-2  generated, 1 version  used 1  succeeded 1  failed 0  review: keep",
+        "review decisions (2)",
+        "satisfaction (1)",
+    ] {
+        assert!(library.contains(want), "{want}:\n{library}");
+    }
+    // At step 20 (plan-1 deadlocked): one plan, no counters, no review yet; the beliefs
+    // tab has numerator's first write only.
+    app.view_mut().follow = false;
+    app.goto_step(20);
+    let early = render_text(&mut app, 140, 60);
+    assert!(
+        early.contains("plan library (1)") && early.contains("used –"),
+        "{early}"
+    );
+    assert!(early.contains("review decisions (0)"), "{early}");
+    press(&mut app, &mut r, "h");
+    let early = render_text(&mut app, 140, 60);
+    assert!(
+        early.contains("numerator = 356400 km  web_search, step 16, by a plan step"),
+        "{early}"
+    );
+    assert!(!early.contains("final_answer"), "{early}");
+    // ← from the first tab wraps to the last.
+    press(&mut app, &mut r, "hh");
+    assert!(render_text(&mut app, 140, 60).contains("plan beliefs ‹library›"));
+}
+
+/// Issue 13 item 7: seed 000's inconsistency log in the retractions pane, at any step: the
+/// contradiction of the treasure hunt's step 5 unresolved until the revision settles.
+#[test]
+fn retractions_pane_shows_the_inconsistency_log_at_any_step() {
+    let mut app = sample("treasure-hunt.jsonl");
+    let mut r = None;
+    audit(&mut app, &mut Auditor::default());
+    app.focus = Pane::Retract;
+    app.zoom = true;
+    press(&mut app, &mut r, "l");
+    let end = render_text(&mut app, 160, 20);
+    assert!(end.contains("revisions ‹inconsistencies›"), "{end}");
+    assert!(
+        end.contains(
+            "15 contradiction t5-user-a treasure_in_a conflict t1-domain, t2-map-b, t5-user-a"
+        ) && end
+            .contains("resolved at step 21 by revision (confidence), dropping t2-map-b, t3-not-a"),
+        "{end}"
+    );
+    app.view_mut().follow = false;
+    app.goto_step(17);
+    let mid = render_text(&mut app, 160, 20);
+    assert!(mid.contains("unresolved at step 17"), "{mid}");
+    app.goto_step(14);
+    let before = render_text(&mut app, 160, 20);
+    assert!(
+        before.contains("no contradiction announced by this step"),
+        "{before}"
+    );
+    // Enter opens the entry; the detail pane shows its announcement.
+    app.goto_step(23);
+    press(&mut app, &mut r, "<enter>");
+    let popup = render_text(&mut app, 160, 30);
+    assert!(
+        popup.contains("a minimal conflict: t1-domain, t2-map-b, t5-user-a"),
+        "{popup}"
+    );
+    press(&mut app, &mut r, "<esc>");
+    app.detail_from = Pane::Retract;
+    assert_eq!(
+        app.selected_event()
+            .and_then(|p| app.store.event(p))
+            .and_then(|e| e.id.clone())
+            .as_deref(),
+        Some("t5-user-a")
+    );
 }

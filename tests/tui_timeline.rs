@@ -390,11 +390,11 @@ fn row_of(screen: &str, text: &str) -> Option<(u16, u16)> {
 fn a_click_selects_the_row_under_it_in_every_list_pane_and_focuses_the_others() {
     let mut app = sample("treasure-hunt.jsonl");
     let screen = render_text(&mut app, 160, 45);
-    // The timeline: the row of step 10 becomes the cursor.
-    let (x, y) = row_of(&screen, "    10   verify").expect("step 10 on screen");
+    // The timeline: the row of step 15 becomes the cursor.
+    let (x, y) = row_of(&screen, "    15   announce").expect("step 15 on screen");
     click(&mut app, x + 2, y);
     assert_eq!(app.focus, Pane::Timeline);
-    assert_eq!(app.step(), 10);
+    assert_eq!(app.step(), 15);
     assert!(!app.view().follow, "a click pauses follow");
     // Σ: the belief clicked is the one the detail pane shows.
     let screen = render_text(&mut app, 160, 45);

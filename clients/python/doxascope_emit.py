@@ -269,9 +269,12 @@ class Emitter:
         _check("answer", answer, _ANSWERS)
         return self.emit("query", formula=formula, answer=answer, **extra)
 
-    def answer(self, text=None, formula=None, **extra):
-        """``answer``: an ANSWER the agent gave, as text and/or as a formula."""
-        return self.emit("answer", text=text, formula=formula, **extra)
+    def answer(self, text=None, formula=None, hedged=None, **extra):
+        """``answer``: an ANSWER the agent gave, in words and as a formula; ``hedged=True``
+        marks a guess or opinion (the audit then does not require Σ to entail it)."""
+        if hedged is not None and not isinstance(hedged, bool):
+            raise ValueError("hedged must be True or False")
+        return self.emit("answer", text=text, formula=formula, hedged=hedged, **extra)
 
     def thought(self, text=None, asserts=None, **extra):
         """``thought``: a chain-of-thought step and the formulas it asserts."""
@@ -304,36 +307,53 @@ class Emitter:
         return self.emit("desire", text=text, **extra)
 
     def intention(self, id, type=None, goal=None, satisfaction=None, open_parameters=None,
-                  **extra):
+                  files=None, **extra):
         """``intention``: the intention pursued (``id``), its ``type``, goal, satisfaction
-        condition and open parameters."""
+        condition and open parameters; ``files``: the local files the task names (the audit
+        reports a task whose file no step read with a ``read_file`` tool)."""
+        if files is not None and (isinstance(files, str)
+                                  or not all(isinstance(f, str) for f in files)):
+            raise ValueError("files must be a list of strings")
         return self.emit("intention", id=id, type=type, goal=goal, satisfaction=satisfaction,
-                         open_parameters=open_parameters, **extra)
+                         open_parameters=open_parameters, files=files, **extra)
 
     def plan(self, id, intention_type=None, context_conditions=None, steps=None, origin=None,
              **extra):
         """``plan``: a plan DAG. ``steps`` are dicts with ``id`` (required), ``kind``
-        (``fetch``, ``compute``, ``synthesize``, ...), ``description``, ``deps`` and
-        ``post``; ``origin`` is ``generated`` or ``library``."""
+        (``fetch``, ``compute``, ``synthesize``, ...), ``description``, ``deps``, ``post``,
+        and for a computation ``compute`` (the arithmetic over ground-belief names, which the
+        audit recomputes, e.g. ``"numerator / denominator"``) and ``output`` (the belief
+        the result goes to); ``origin`` is ``generated`` or ``library``."""
         _check("origin", origin, _ORIGINS)
         for s in steps or ():
             if not isinstance(s, dict) or "id" not in s:
                 raise ValueError("every plan step must be a dict with an 'id'")
+            for k in ("compute", "output"):
+                if k in s and not isinstance(s[k], str):
+                    raise ValueError("a plan step's %r must be a string" % k)
         return self.emit("plan", id=id, intention_type=intention_type,
                          context_conditions=context_conditions, steps=steps, origin=origin,
                          **extra)
 
     def step(self, plan, step, status=None, post_met=None, new_beliefs=None, summary=None,
-             **extra):
+             tool_calls=None, inputs=None, **extra):
         """``step``: progress of a plan step: ``status`` (``dispatched``, ``done``,
         ``failed``), the self-reported ``post_met``, ``new_beliefs`` (dicts shaped like
-        :meth:`belief` arguments) and a summary."""
+        :meth:`belief` arguments), a summary (``FINAL ANSWER: v`` in it is the answer
+        emitted), ``tool_calls`` (dicts with ``tool`` and optionally ``args``, ``result``,
+        ``error``) and ``inputs`` (a dict: the values the step computed from)."""
         _check("status", status, _STATUSES)
         for b in new_beliefs or ():
             if not isinstance(b, dict) or "name" not in b:
                 raise ValueError("every new belief must be a dict with a 'name'")
+        for c in tool_calls or ():
+            if not isinstance(c, dict) or not isinstance(c.get("tool"), str):
+                raise ValueError("every tool call must be a dict with a 'tool' name")
+        if inputs is not None and not isinstance(inputs, dict):
+            raise ValueError("inputs must be a dict of name -> value")
         return self.emit("step", plan=plan, step=step, status=status, post_met=post_met,
-                         new_beliefs=new_beliefs, summary=summary, **extra)
+                         new_beliefs=new_beliefs, summary=summary, tool_calls=tool_calls,
+                         inputs=inputs, **extra)
 
     def postcondition(self, plan, step, tier=None, ok=None, failure_mode=None, program=None,
                       detail=None, **extra):
@@ -343,9 +363,18 @@ class Emitter:
         return self.emit("postcondition", plan=plan, step=step, tier=tier, ok=ok,
                          failure_mode=failure_mode, program=program, detail=detail, **extra)
 
-    def satisfaction(self, intention, ok, **extra):
-        """``satisfaction``: whether the intention's satisfaction condition holds."""
-        return self.emit("satisfaction", intention=intention, ok=ok, **extra)
+    def satisfaction(self, intention, ok, answer=None, expected_answer=None, correct=None,
+                     failure_mode=None, **extra):
+        """``satisfaction``: whether the intention's satisfaction condition holds; a harness
+        that scores the run adds the ``answer`` it extracted, the ``expected_answer``, its
+        score ``correct`` and a ``failure_mode`` label (seed 004: ``bad_retrieval``,
+        ``avoided_file_read``, ``incorrect_computation``, ``verification_false_positive``,
+        ``dag_deadlock``, ``answer_formatting``)."""
+        if correct is not None and not isinstance(correct, bool):
+            raise ValueError("correct must be True or False")
+        return self.emit("satisfaction", intention=intention, ok=ok, answer=answer,
+                         expected_answer=expected_answer, correct=correct,
+                         failure_mode=failure_mode, **extra)
 
     def review(self, decisions, **extra):
         """``review``: plan library decisions, dicts with ``plan``, ``action`` (``keep``,

@@ -25,9 +25,12 @@ use super::{EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE};
 Finding codes: claimed-outcome-mismatch, ungrounded-citation, unhandled-contradiction, \
 inconsistent-sigma, revision-not-minimal, revision-incomplete, revision-policy-mismatch, \
 norm-retracted, postcondition-false-positive, postcondition-record-mismatch, dag-cycle, \
-dag-dangling-dependency, dag-deadlock, step-before-dependencies, plan-stats-inconsistent, unexpected-belief-name, repeated-query, oscillation, \
-mixed-script-atom, confusable-atoms, \
-unresolved-reference, parse-error, not-checkable."
+dag-dangling-dependency, dag-deadlock, step-before-dependencies, plan-stats-inconsistent, \
+bad-retrieval, file-read-avoided, incorrect-computation, answer-formatting, wrong-answer, \
+failure-mode-mismatch, failure-mode-recorded, query-answer-mismatch, answer-contradicts-sigma, \
+answer-not-entailed, unsupported-derivation, unexpected-belief-name, repeated-query, \
+oscillation, mixed-script-atom, confusable-atoms, unresolved-reference, parse-error, \
+not-checkable."
 )]
 pub(crate) struct Args {
     /// Trace files (JSON Lines); `-` reads standard input.
@@ -37,7 +40,7 @@ pub(crate) struct Args {
     #[arg(long)]
     json: bool,
     /// Re-run every revision with this policy (default: the policy each `revise` names).
-    #[arg(long, value_name = "P", value_parser = ["greedy", "recency", "confidence", "reject", "flag"])]
+    #[arg(long, value_name = "P", value_parser = ["greedy", "greedy-paper", "recency", "confidence", "reject", "flag"])]
     policy: Option<String>,
     /// Seconds one solver request may take before its verdict counts as not checkable.
     #[arg(long, value_name = "SECS", default_value_t = 10.0)]

@@ -1,5 +1,9 @@
 //! `doxascope demo`: the built-in belief-revision demo (contract §1, seed 003).
 //!
+//! The replies come from the bundled simulated agent, or with `--agent CMD` from an external
+//! process ([`crate::demo::external`]), asked for every dialogue before the chosen mode runs
+//! (so the TUI never waits on it).
+//!
 //! Three modes: `--headless --out FILE` writes the solver runs as a trace; `--eval` prints
 //! the Table 1 comparison of baseline and solver; without either, the dialogue plays live.
 //! Live play runs in the TUI when standard output is a terminal (space pauses, `.` steps,
@@ -13,9 +17,11 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::demo::eval::{evaluate, table};
+use crate::demo::eval::{evaluate, evaluate_dialogues, table_for};
+use crate::demo::external::ExternalAgent;
 use crate::demo::player::{MAX_SPEED, MIN_SPEED, Player};
-use crate::demo::{DemoConfig, DemoEvents, Schedule, write_trace};
+use crate::demo::run::Dialogue;
+use crate::demo::{DemoConfig, DemoError, DemoEvents, Schedule, write_trace, write_trace_of};
 use crate::logic::revise::Policy;
 use crate::sanitize::sanitize;
 use crate::trace::Event;
@@ -38,9 +44,20 @@ pub(crate) struct Args {
     turns: u64,
     /// The simulated agent's error rate X in [0, 1]; a question's slip probability is X times
     /// a weight that is higher for negated questions and for facts that follow from rules.
-    #[arg(long, value_name = "X", default_value_t = 0.1, value_parser = parse_rate)]
+    #[arg(long, value_name = "X", default_value_t = 0.1, value_parser = parse_rate,
+          conflicts_with = "agent")]
     error_rate: f64,
-    /// Revision policy of the solver-augmented run: greedy, recency, confidence, reject, flag.
+    /// Ask an external agent instead of the simulated one: CMD runs through `sh -c`, reads one
+    /// JSON question per line on its stdin and writes one JSON reply per line on its stdout
+    /// (`{"reply":"YES"}`; docs/demo.md).
+    #[arg(long, value_name = "CMD")]
+    agent: Option<String>,
+    /// Seconds the external agent may take to reply to one question.
+    #[arg(long, value_name = "SECS", default_value_t = 120.0, requires = "agent",
+          value_parser = parse_timeout)]
+    agent_timeout: f64,
+    /// Revision policy of the solver-augmented run: greedy, greedy-paper (seed 003's
+    /// Algorithm 1 exactly as written), recency, confidence, reject, flag.
     #[arg(long, value_name = "P", default_value = "greedy", value_parser = parse_policy)]
     policy: Policy,
     /// Write the trace instead of playing (requires `--out`).
@@ -67,8 +84,47 @@ fn parse_schedule(s: &str) -> Result<Schedule, String> {
 
 fn parse_policy(s: &str) -> Result<Policy, String> {
     Policy::parse(s).ok_or_else(|| {
-        format!("expected one of greedy, recency, confidence, reject, flag; got {s:?}")
+        format!(
+            "expected one of greedy, greedy-paper, recency, confidence, reject, flag; got {s:?}"
+        )
     })
+}
+
+fn parse_timeout(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(x) if x > 0.0 && x <= 86_400.0 => Ok(x),
+        _ => Err(format!("expected a number of seconds above 0, got {s:?}")),
+    }
+}
+
+/// Scripts `n` dialogues of `cfg` with the external agent, telling stderr how far it got.
+fn script_with_agent(
+    cfg: &DemoConfig,
+    n: usize,
+    agent: &mut ExternalAgent,
+    command: &str,
+) -> Result<Vec<Dialogue>, DemoError> {
+    let mut out = Vec::with_capacity(n);
+    for i in 0..n {
+        out.push(Dialogue::script_with(cfg, i, Some(command), &mut |ask| {
+            agent.ask(ask)
+        })?);
+        eprintln!(
+            "doxascope demo: the agent answered dialogue {} of {n} ({} schedule)",
+            i + 1,
+            cfg.schedule.as_str()
+        );
+    }
+    Ok(out)
+}
+
+fn fail(e: &DemoError) -> i32 {
+    // Standard error may be the terminal that went away: never panic on it.
+    let _ = std::io::Write::write_fmt(
+        &mut std::io::stderr(),
+        format_args!("doxascope demo: {e}\n"),
+    );
+    EXIT_PROBLEMS
 }
 
 fn parse_rate(s: &str) -> Result<f64, String> {
@@ -96,6 +152,13 @@ pub(crate) fn run(args: &Args) -> i32 {
         error_rate: args.error_rate,
         policy: args.policy,
     };
+    let mut agent = match &args.agent {
+        Some(cmd) => match ExternalAgent::spawn(cmd, Duration::from_secs_f64(args.agent_timeout)) {
+            Ok(a) => Some((a, cmd.as_str())),
+            Err(e) => return fail(&e),
+        },
+        None => None,
+    };
     if args.eval {
         let n = args.dialogues.unwrap_or(120) as usize;
         let schedules = match args.schedule {
@@ -104,39 +167,53 @@ pub(crate) fn run(args: &Args) -> i32 {
         };
         let mut evals = Vec::new();
         for s in schedules {
-            match evaluate(&DemoConfig { schedule: s, ..cfg }, n) {
-                Ok(e) => evals.push(e),
-                Err(e) => {
-                    // Standard error may be the terminal that went away: never panic on it.
-                    let _ = std::io::Write::write_fmt(
-                        &mut std::io::stderr(),
-                        format_args!("doxascope demo: {e}\n"),
-                    );
-                    return EXIT_PROBLEMS;
+            let c = DemoConfig { schedule: s, ..cfg };
+            let ev = match agent.as_mut() {
+                Some((a, cmd)) => {
+                    script_with_agent(&c, n, a, cmd).and_then(|ds| evaluate_dialogues(&c, &ds))
                 }
+                None => evaluate(&c, n),
+            };
+            match ev {
+                Ok(e) => evals.push(e),
+                Err(e) => return fail(&e),
             }
         }
-        print!("{}", table(&cfg, &evals));
+        let unparsed = agent.as_ref().map_or(0, |(a, _)| a.unparsed());
+        print!(
+            "{}",
+            table_for(&cfg, &evals, agent.as_ref().map(|(_, c)| *c), unparsed)
+        );
         return EXIT_OK;
     }
     let n = args.dialogues.unwrap_or(1) as usize;
+    let scripted = match agent.as_mut() {
+        Some((a, cmd)) => match script_with_agent(&cfg, n, a, cmd) {
+            Ok(ds) => Some(ds),
+            Err(e) => return fail(&e),
+        },
+        None => None,
+    };
+    // Every reply is in: the agent can go.
+    drop(agent);
     if args.headless {
-        return headless(&cfg, n, args.out.as_deref());
+        return headless(&cfg, n, args.out.as_deref(), scripted.as_deref());
     }
     if io::stdout().is_terminal() {
-        return tui(cfg, n, args.speed);
+        return tui(cfg, n, args.speed, scripted);
     }
-    live(cfg, n, args.speed)
+    live(cfg, n, args.speed, scripted)
 }
 
 /// Plays the demo in the TUI (pause, step and speed keys).
-fn tui(config: DemoConfig, dialogues: usize, speed: f64) -> i32 {
+fn tui(config: DemoConfig, dialogues: usize, speed: f64, scripted: Option<Vec<Dialogue>>) -> i32 {
     super::config_warnings_to_stderr();
     let opts = crate::tui::Options {
         demo: Some(crate::tui::DemoOptions {
             config,
             dialogues,
             speed,
+            scripted,
         }),
         ..crate::tui::Options::default()
     };
@@ -153,7 +230,12 @@ fn tui(config: DemoConfig, dialogues: usize, speed: f64) -> i32 {
     }
 }
 
-fn headless(cfg: &DemoConfig, n: usize, out: Option<&std::path::Path>) -> i32 {
+fn headless(
+    cfg: &DemoConfig,
+    n: usize,
+    out: Option<&std::path::Path>,
+    scripted: Option<&[Dialogue]>,
+) -> i32 {
     let Some(path) = out else {
         eprintln!("doxascope demo: --headless needs --out FILE");
         return EXIT_USAGE;
@@ -163,11 +245,15 @@ fn headless(cfg: &DemoConfig, n: usize, out: Option<&std::path::Path>) -> i32 {
     } else {
         sanitize(&path.to_string_lossy())
     };
+    let write = |w: &mut dyn Write| match scripted {
+        Some(ds) => write_trace_of(cfg, ds, w),
+        None => write_trace(cfg, n, w),
+    };
     let result = if path.as_os_str() == "-" {
-        write_trace(cfg, n, BufWriter::new(io::stdout().lock()))
+        write(&mut BufWriter::new(io::stdout().lock()))
     } else {
         match File::create(path) {
-            Ok(f) => write_trace(cfg, n, BufWriter::new(f)),
+            Ok(f) => write(&mut BufWriter::new(f)),
             Err(e) => {
                 eprintln!("doxascope demo: cannot create {shown}: {e}");
                 return EXIT_USAGE;
@@ -190,8 +276,12 @@ fn headless(cfg: &DemoConfig, n: usize, out: Option<&std::path::Path>) -> i32 {
     }
 }
 
-fn live(cfg: DemoConfig, n: usize, speed: f64) -> i32 {
-    let mut player = Player::new(DemoEvents::new(cfg, n));
+fn live(cfg: DemoConfig, n: usize, speed: f64, scripted: Option<Vec<Dialogue>>) -> i32 {
+    let events = match scripted {
+        Some(ds) => DemoEvents::from_dialogues(cfg, ds),
+        None => DemoEvents::new(cfg, n),
+    };
+    let mut player = Player::new(events);
     player.set_speed(speed, Instant::now());
     let stdout = io::stdout();
     let mut out = stdout.lock();

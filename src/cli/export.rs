@@ -1,4 +1,5 @@
-//! `doxascope export FILE --at STEP --format dimacs|smtlib|prompt|json [--session NAME]`.
+//! `doxascope export FILE --at STEP --format dimacs|smtlib|prompt|agent-prompt|json
+//! [--query φ] [--session NAME]`.
 //!
 //! Prints Σ, the beliefs active at the step, on stdout in the chosen format (see
 //! [`crate::model::export`]). Steps are those of [`crate::model::timeline`]: step t is the
@@ -25,6 +26,9 @@ pub(crate) enum FormatArg {
     Smtlib,
     /// `- φ (source=S, p=0.90)` per belief (seed 000's export_prompt).
     Prompt,
+    /// Seed 001's export_prompt: the ASSERT / QUERY / ANSWER instructions, every norm, and
+    /// the beliefs relevant to --query.
+    AgentPrompt,
     /// A JSON object with the beliefs.
     Json,
 }
@@ -44,6 +48,10 @@ pub(crate) struct Args {
     /// The session, when the file holds several.
     #[arg(long, value_name = "NAME")]
     session: Option<String>,
+    /// With `--format agent-prompt`: list only the beliefs sharing a predicate, a constant or
+    /// an atom with this formula (norms are always listed).
+    #[arg(long, value_name = "φ")]
+    query: Option<String>,
 }
 
 /// Runs `export` and returns the exit code.
@@ -72,6 +80,22 @@ pub(crate) fn run(args: &Args) -> i32 {
         );
         return EXIT_USAGE;
     }
+    if args.query.is_some() && args.format != FormatArg::AgentPrompt {
+        eprintln!("doxascope export: --query only applies to --format agent-prompt");
+        return EXIT_USAGE;
+    }
+    let query = match args.query.as_deref().map(crate::logic::parse::parse) {
+        None => None,
+        Some(Ok(f)) => Some(f),
+        Some(Err(e)) => {
+            eprintln!(
+                "doxascope export: --query does not parse at column {}: {}",
+                e.column,
+                sanitize(&e.message)
+            );
+            return EXIT_USAGE;
+        }
+    };
     let problems = model.log().problems.len();
     if problems > 0 {
         eprintln!(
@@ -83,26 +107,49 @@ pub(crate) fn run(args: &Args) -> i32 {
         FormatArg::Dimacs => Format::Dimacs,
         FormatArg::Smtlib => Format::Smtlib,
         FormatArg::Prompt => Format::Prompt,
+        FormatArg::AgentPrompt => Format::AgentPrompt,
         FormatArg::Json => Format::Json,
     };
-    let sigma = tl.sigma_at(model.log(), step);
+    // Seed 000's export_prompt lists its KnowledgeBase, where an update overwrites in place.
+    let sigma = match format {
+        Format::Prompt => tl.sigma_in_kb_order(model.log(), step),
+        _ => tl.sigma_at(model.log(), step),
+    };
     let header = Header {
         session: tl.name(),
         step,
     };
     let text = match format {
-        // A BDI session's JSON carries its whole BDI state beside Σ.
-        Format::Json if !tl.bdi_log().is_empty() => {
-            let st = crate::model::bdi::state_at(tl.bdi_log(), model.log(), step);
-            let bdi = crate::model::export::bdi_json(&st, tl.bdi_log(), model.log());
-            crate::model::export::json_with_bdi(&sigma, header, Some(bdi))
+        // A BDI session's JSON carries its whole BDI state beside Σ, and a session with
+        // announcements seed 000's inconsistency log up to the step (one recomputation).
+        Format::Json => {
+            let bdi = (!tl.bdi_log().is_empty()).then(|| {
+                let st = crate::model::bdi::state_at(tl.bdi_log(), model.log(), step);
+                crate::model::export::bdi_json(&st, tl.bdi_log(), model.log())
+            });
+            let inconsistencies = (!tl.beliefs().is_empty())
+                .then(|| model.recompute(tl.name(), &crate::model::RecomputeOptions::default()))
+                .flatten()
+                .map(|rc| {
+                    let entries: Vec<serde_json::Value> =
+                        crate::model::inconsistency::log(tl, model.log(), &rc)
+                            .iter()
+                            .filter(|e| e.step <= step)
+                            .map(|e| e.to_json(step))
+                            .collect();
+                    serde_json::Value::Array(entries)
+                });
+            crate::model::export::json_full(&sigma, header, bdi, inconsistencies)
         }
+        Format::AgentPrompt => crate::model::export::agent_prompt_of(&sigma, query.as_ref()),
         _ => export(&sigma, format, header),
     };
     // Prompt lines carry the agent's own text to a terminal: sanitize them. The other
     // formats are for tools and sanitize their free-text comments themselves; JSON escapes.
     let text = match format {
-        Format::Prompt => text.lines().map(|l| sanitize(l) + "\n").collect::<String>(),
+        Format::Prompt | Format::AgentPrompt => {
+            text.lines().map(|l| sanitize(l) + "\n").collect::<String>()
+        }
         _ => text,
     };
     let mut out = io::stdout().lock();

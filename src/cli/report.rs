@@ -29,7 +29,7 @@ pub(crate) struct Args {
     #[arg(short, long, value_name = "OUT")]
     output: PathBuf,
     /// Re-run every revision with this policy (default: the policy each `revise` names).
-    #[arg(long, value_name = "P", value_parser = ["greedy", "recency", "confidence", "reject", "flag"])]
+    #[arg(long, value_name = "P", value_parser = ["greedy", "greedy-paper", "recency", "confidence", "reject", "flag"])]
     policy: Option<String>,
     /// Seconds one solver request may take before its verdict counts as not checkable.
     #[arg(long, value_name = "SECS", default_value_t = 10.0)]

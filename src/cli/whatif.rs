@@ -18,8 +18,8 @@ use super::{EXIT_OK, EXIT_USAGE};
 /// Arguments of `whatif`.
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
-    /// The alternative policy: greedy, recency, confidence, reject or flag.
-    #[arg(value_name = "POLICY", value_parser = ["greedy", "recency", "confidence", "reject", "flag"])]
+    /// The alternative policy: greedy, greedy-paper, recency, confidence, reject or flag.
+    #[arg(value_name = "POLICY", value_parser = ["greedy", "greedy-paper", "recency", "confidence", "reject", "flag"])]
     policy: String,
     /// Trace files (JSON Lines); `-` reads standard input.
     #[arg(required = true, value_name = "FILE")]

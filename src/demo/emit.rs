@@ -102,22 +102,32 @@ pub fn dialogue_lines(cfg: &DemoConfig, d: &Dialogue, run: &SolverRun) -> Vec<St
         ms: EPOCH_MS + d.index as u64 * 600_000,
         out: Vec::new(),
     };
+    let mut meta = json!({
+        "seed_paper": "003 (Conversation as Belief Revision)",
+        "schedule": cfg.schedule.as_str(),
+        "seed": cfg.seed,
+        "policy": cfg.policy.as_str(),
+        "system": "solver",
+        "dialogue": d.index + 1,
+        "turns": d.turns.len(),
+    });
+    if let Value::Object(m) = &mut meta {
+        match &d.agent {
+            Some(cmd) => {
+                m.insert("agent_command".into(), cmd.clone().into());
+            }
+            None => {
+                m.insert("error_rate".into(), cfg.error_rate.into());
+            }
+        }
+    }
     l.push(
         "session",
         0,
         json!({
             "agent": "doxascope-demo",
-            "model": "simulated",
-            "meta": {
-                "seed_paper": "003 (Conversation as Belief Revision)",
-                "schedule": cfg.schedule.as_str(),
-                "seed": cfg.seed,
-                "error_rate": cfg.error_rate,
-                "policy": cfg.policy.as_str(),
-                "system": "solver",
-                "dialogue": d.index + 1,
-                "turns": d.turns.len(),
-            }
+            "model": if d.agent.is_some() { "external" } else { "simulated" },
+            "meta": meta,
         }),
     );
     let truth: Map<String, Value> = w
@@ -204,6 +214,25 @@ pub fn dialogue_lines(cfg: &DemoConfig, d: &Dialogue, run: &SolverRun) -> Vec<St
                 }),
             );
         }
+        if s.applied
+            && s.theta == Outcome::Contradiction
+            && s.retracted.is_empty()
+            && cfg.policy == Policy::GreedyPaper
+        {
+            l.push(
+                "log",
+                10,
+                json!({
+                    "level": "warn",
+                    "message": format!(
+                        "kept {} ({f}): no single retraction restores satisfiability, and \
+                         Algorithm 1 as written neither refuses nor falls back; the theory is \
+                         unsatisfiable",
+                        s.id
+                    ),
+                }),
+            );
+        }
         let gone = &s.retracted;
         // Under `flag` a contradiction is kept, not repaired; the revise event records that
         // decision with nothing retracted. A refusal that gave nothing up is no revision.
@@ -224,7 +253,7 @@ pub fn dialogue_lines(cfg: &DemoConfig, d: &Dialogue, run: &SolverRun) -> Vec<St
                     "{}: no single retraction restored satisfiability; recency fallback",
                     cfg.policy.as_str()
                 )
-            } else if cfg.policy == Policy::Greedy {
+            } else if matches!(cfg.policy, Policy::Greedy | Policy::GreedyPaper) {
                 "GreedySAT: oldest commitment whose removal restores satisfiability".to_string()
             } else {
                 format!(
@@ -273,6 +302,9 @@ pub struct DemoEvents {
     cfg: DemoConfig,
     next: usize,
     dialogues: usize,
+    /// Dialogues scripted beforehand (by an external agent); `None`: script each with the
+    /// simulated agent when its turn comes.
+    scripted: Option<VecDeque<Dialogue>>,
     reader: Reader,
     queue: VecDeque<Event>,
     problems: usize,
@@ -286,10 +318,21 @@ impl DemoEvents {
             cfg,
             next: 0,
             dialogues,
+            scripted: None,
             reader: Reader::new("demo", ReaderConfig::default()),
             queue: VecDeque::new(),
             problems: 0,
             done: false,
+        }
+    }
+
+    /// The events of dialogues scripted beforehand (`demo --agent`: the external agent's
+    /// replies), each run through the engine when its turn comes.
+    pub fn from_dialogues(cfg: DemoConfig, dialogues: Vec<Dialogue>) -> Self {
+        let n = dialogues.len();
+        DemoEvents {
+            scripted: Some(dialogues.into()),
+            ..DemoEvents::new(cfg, n)
         }
     }
 
@@ -324,7 +367,11 @@ impl Iterator for DemoEvents {
             }
             let index = self.next;
             self.next += 1;
-            match next_lines(&self.cfg, index) {
+            let lines = match self.scripted.as_mut().and_then(VecDeque::pop_front) {
+                Some(d) => lines_of(&self.cfg, &d),
+                None => next_lines(&self.cfg, index),
+            };
+            match lines {
                 Ok(lines) => self.feed(&lines),
                 Err(e) => {
                     self.done = true;
@@ -344,9 +391,30 @@ impl Iterator for DemoEvents {
 }
 
 fn next_lines(cfg: &DemoConfig, index: usize) -> Result<Vec<String>, DemoError> {
-    let d = Dialogue::script(cfg, index);
-    let run = solver(&d, cfg.policy)?;
-    Ok(dialogue_lines(cfg, &d, &run))
+    lines_of(cfg, &Dialogue::script(cfg, index))
+}
+
+fn lines_of(cfg: &DemoConfig, d: &Dialogue) -> Result<Vec<String>, DemoError> {
+    let run = solver(d, cfg.policy)?;
+    Ok(dialogue_lines(cfg, d, &run))
+}
+
+/// Writes the solver runs of dialogues scripted beforehand (`demo --agent`) as a JSONL
+/// trace; returns the number of lines written.
+pub fn write_trace_of<W: std::io::Write>(
+    cfg: &DemoConfig,
+    dialogues: &[Dialogue],
+    mut w: W,
+) -> Result<usize, DemoError> {
+    let mut n = 0;
+    for d in dialogues {
+        for line in lines_of(cfg, d)? {
+            writeln!(w, "{line}").map_err(|e| DemoError::Io(e.to_string()))?;
+            n += 1;
+        }
+    }
+    w.flush().map_err(|e| DemoError::Io(e.to_string()))?;
+    Ok(n)
 }
 
 /// Writes `dialogues` solver runs as a JSONL trace; returns the number of lines written.

@@ -27,6 +27,7 @@
 pub mod agent;
 pub mod emit;
 pub mod eval;
+pub mod external;
 pub mod player;
 mod rng;
 pub mod run;
@@ -38,7 +39,7 @@ use std::fmt;
 use crate::logic::engine::EngineError;
 use crate::logic::revise::Policy;
 
-pub use emit::{DemoEvents, write_trace};
+pub use emit::{DemoEvents, write_trace, write_trace_of};
 pub use schedule::{Label, Schedule};
 
 /// What a demo run does (the `doxascope demo` flags).
@@ -78,6 +79,9 @@ pub enum DemoError {
     Io(String),
     /// The demo produced something it should not have (a bug).
     Internal(String),
+    /// The external agent (`demo --agent`) failed: it could not start, exited, or did not
+    /// answer in time.
+    Agent(String),
 }
 
 impl fmt::Display for DemoError {
@@ -86,6 +90,7 @@ impl fmt::Display for DemoError {
             DemoError::Engine(e) => write!(f, "engine: {e}"),
             DemoError::Io(e) => write!(f, "writing the trace: {e}"),
             DemoError::Internal(e) => write!(f, "internal error: {e}"),
+            DemoError::Agent(e) => write!(f, "agent: {}", crate::sanitize::sanitize(e)),
         }
     }
 }

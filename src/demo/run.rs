@@ -50,6 +50,67 @@ pub struct Dialogue {
     pub world: World,
     /// The turns, in order.
     pub turns: Vec<Turn>,
+    /// The external agent that replied (`demo --agent CMD`: the command), `None` for the
+    /// bundled simulated agent.
+    pub agent: Option<String>,
+}
+
+/// What an agent is asked at one turn (see [`Dialogue::script_with`]).
+#[derive(Debug, Clone, Copy)]
+pub struct Ask<'a> {
+    /// 0-based dialogue number.
+    pub dialogue: usize,
+    /// 1-based turn number.
+    pub turn: usize,
+    /// Turns in the dialogue.
+    pub turns: usize,
+    /// The world (its atoms and the paraphrases of 𝓡 are what the agent may see).
+    pub world: &'a World,
+    /// The question.
+    pub question: &'a Question,
+    /// The question's text.
+    pub text: &'a str,
+    /// The commitments of the earlier replies, in order: the unchecked belief state, the same
+    /// for both systems (they must consume identical replies).
+    pub committed: &'a [Lit],
+}
+
+impl Ask<'_> {
+    /// The paper's summary of the belief state: "So far, we believe that A is true, B is
+    /// false, and we are unsure about C." (the last commitment about each atom counts).
+    pub fn beliefs_summary(&self) -> String {
+        let w = self.world;
+        let mut believed: Vec<String> = Vec::new();
+        let mut unsure: Vec<&str> = Vec::new();
+        for (a, name) in w.atoms.iter().enumerate() {
+            match self.committed.iter().rev().find(|l| l.atom == a) {
+                Some(l) => believed.push(format!(
+                    "{name} is {}",
+                    if l.positive { "true" } else { "false" }
+                )),
+                None => unsure.push(name),
+            }
+        }
+        let list = |xs: &[String]| match xs {
+            [] => String::new(),
+            [one] => one.clone(),
+            [a, b] => format!("{a} and {b}"),
+            [init @ .., last] => format!("{}, and {last}", init.join(", ")),
+        };
+        let unsure: Vec<String> = unsure.iter().map(|s| s.to_string()).collect();
+        match (believed.is_empty(), unsure.is_empty()) {
+            (true, _) => format!(
+                "So far, we believe nothing; we are unsure about {}.",
+                list(&unsure)
+            ),
+            (false, true) => format!("So far, we believe that {}.", list(&believed)),
+            (false, false) => format!(
+                "So far, we believe that {}; we are unsure about {}.",
+                list(&believed),
+                list(&unsure)
+            ),
+        }
+    }
 }
 
 impl Dialogue {
@@ -57,6 +118,25 @@ impl Dialogue {
     /// `index`, schedule, turns, error rate), independent of the other dialogues; the world
     /// depends on the seed and index only, so both schedules ask about the same worlds.
     pub fn script(cfg: &DemoConfig, index: usize) -> Dialogue {
+        let mut ar = Rng::derive(cfg.seed, index as u64, 4 + cfg.schedule as u64);
+        let mut agent: Option<Agent> = None;
+        // The simulated agent never fails.
+        Self::script_with(cfg, index, None, &mut |ask| {
+            let a = agent.get_or_insert_with(|| Agent::new(ask.world, cfg.error_rate, &mut ar));
+            Ok(a.answer(ask.world, ask.question, &mut ar))
+        })
+        .unwrap_or_else(|_| unreachable!("the simulated agent always answers"))
+    }
+
+    /// Scripts dialogue `index` with the replies of `answer` (an external agent: `demo
+    /// --agent`; `agent` names it for the trace), asked turn by turn in order. The world and
+    /// the questions are those of [`Dialogue::script`] for the same configuration.
+    pub fn script_with(
+        cfg: &DemoConfig,
+        index: usize,
+        agent: Option<&str>,
+        answer: &mut dyn FnMut(&Ask<'_>) -> Result<Label, DemoError>,
+    ) -> Result<Dialogue, DemoError> {
         let schedule = cfg.schedule;
         let i = index as u64;
         let mut wr = Rng::derive(cfg.seed, i, 1);
@@ -65,29 +145,38 @@ impl Dialogue {
         // The schedule gets its own stream so both schedules share worlds for a seed.
         let mut qr = Rng::derive(cfg.seed, i, 2 + schedule as u64);
         let qs = questions(&world, schedule, cfg.turns, &mut qr);
-        let mut ar = Rng::derive(cfg.seed, i, 4 + schedule as u64);
-        let agent = Agent::new(&world, cfg.error_rate, &mut ar);
-        let turns = qs
-            .into_iter()
-            .enumerate()
-            .map(|(k, question)| {
-                let reply = agent.answer(&world, &question, &mut ar);
-                Turn {
-                    index: k + 1,
-                    text: question.text(&world),
-                    correct: question.correct(&world),
-                    literal: question.literal(reply),
-                    reply,
-                    question,
-                }
-            })
-            .collect();
-        Dialogue {
+        let mut turns: Vec<Turn> = Vec::with_capacity(qs.len());
+        let mut committed: Vec<Lit> = Vec::new();
+        let total = qs.len();
+        for (k, question) in qs.into_iter().enumerate() {
+            let text = question.text(&world);
+            let reply = answer(&Ask {
+                dialogue: index,
+                turn: k + 1,
+                turns: total,
+                world: &world,
+                question: &question,
+                text: &text,
+                committed: &committed,
+            })?;
+            let literal = question.literal(reply);
+            committed.extend(literal);
+            turns.push(Turn {
+                index: k + 1,
+                text,
+                correct: question.correct(&world),
+                literal,
+                reply,
+                question,
+            });
+        }
+        Ok(Dialogue {
             index,
             schedule,
             world,
             turns,
-        }
+            agent: agent.map(str::to_string),
+        })
     }
 
     /// How many turns the final belief state `beliefs` (commitment order) answers correctly.
@@ -137,6 +226,10 @@ pub struct RunSummary {
     pub refused: usize,
     /// Greedy revisions where no single retraction sufficed and the recency fallback ran.
     pub fallbacks: usize,
+    /// Whether some atom received conflicting truth assignments across the dialogue: the
+    /// commitments this system admitted hold both P and ¬P at some point (seed 003's
+    /// *contradiction counts* are the dialogues where this holds).
+    pub contradictory: bool,
     /// The final belief state 𝓑_T in commitment order.
     pub beliefs: Vec<Lit>,
 }
@@ -149,9 +242,18 @@ pub fn baseline(d: &Dialogue) -> RunSummary {
         raw_correct: d.raw_correct(),
         final_correct: d.final_correct(&beliefs),
         consistent: d.world.consistent_with(&beliefs),
+        contradictory: conflicting(&beliefs),
         beliefs,
         ..RunSummary::default()
     }
+}
+
+/// Whether some atom has both polarities among `lits`.
+pub fn conflicting(lits: &[Lit]) -> bool {
+    lits.iter().any(|a| {
+        lits.iter()
+            .any(|b| a.atom == b.atom && a.positive != b.positive)
+    })
 }
 
 /// What the engine did with one commitment.
@@ -211,6 +313,7 @@ pub fn solver(d: &Dialogue, policy: Policy) -> Result<SolverRun, DemoError> {
         ..RunSummary::default()
     };
     let mut steps = Vec::with_capacity(d.turns.len());
+    let mut admitted: Vec<Lit> = Vec::new();
     for t in &d.turns {
         let Some(lit) = t.literal else {
             steps.push(None);
@@ -223,6 +326,7 @@ pub fn solver(d: &Dialogue, policy: Policy) -> Result<SolverRun, DemoError> {
         active.retain(|(a, _)| !rev.retracted.contains(a));
         if rev.applied {
             active.push((id.clone(), lit));
+            admitted.push(lit);
         } else {
             summary.refused += 1;
         }
@@ -247,6 +351,7 @@ pub fn solver(d: &Dialogue, policy: Policy) -> Result<SolverRun, DemoError> {
     summary.beliefs = active.into_iter().map(|(_, l)| l).collect();
     summary.final_correct = d.final_correct(&summary.beliefs);
     summary.consistent = d.world.consistent_with(&summary.beliefs);
+    summary.contradictory = conflicting(&admitted);
     Ok(SolverRun {
         summary,
         steps,
@@ -257,5 +362,65 @@ pub fn solver(d: &Dialogue, policy: Policy) -> Result<SolverRun, DemoError> {
 impl From<EngineError> for DemoError {
     fn from(e: EngineError) -> Self {
         DemoError::Engine(e)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The paper's summary: "So far, we believe that A is true, B is false, and we are
+    /// unsure about C.", from the last commitment about each atom.
+    #[test]
+    fn beliefs_summary_reads_like_the_papers() {
+        let cfg = DemoConfig::default();
+        let d = Dialogue::script(&cfg, 0);
+        let w = &d.world;
+        let q = &d.turns[0].question;
+        let ask = |committed: &[Lit]| {
+            Ask {
+                dialogue: 0,
+                turn: 1,
+                turns: 1,
+                world: w,
+                question: q,
+                text: "",
+                committed,
+            }
+            .beliefs_summary()
+        };
+        let names = &w.atoms;
+        let rest = |from: usize| -> String {
+            let r: Vec<&str> = names[from..].iter().map(String::as_str).collect();
+            format!("{}, and {}", r[..r.len() - 1].join(", "), r[r.len() - 1])
+        };
+        assert_eq!(
+            ask(&[]),
+            format!(
+                "So far, we believe nothing; we are unsure about {}.",
+                rest(0)
+            )
+        );
+        let a = Lit {
+            atom: 0,
+            positive: true,
+        };
+        let not_b = Lit {
+            atom: 1,
+            positive: false,
+        };
+        let b = Lit {
+            atom: 1,
+            positive: true,
+        };
+        assert_eq!(
+            ask(&[a, b, not_b]),
+            format!(
+                "So far, we believe that {} is true and {} is false; we are unsure about {}.",
+                names[0],
+                names[1],
+                rest(2)
+            )
+        );
     }
 }

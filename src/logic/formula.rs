@@ -121,15 +121,27 @@ impl Formula {
     }
 
     /// Whether this node has subformulas.
-    fn has_children(&self) -> bool {
+    pub(crate) fn has_children(&self) -> bool {
         !matches!(self, Formula::True | Formula::False | Formula::Atom(_))
     }
 
-    /// Moves every child that itself has children onto `stack`, leaving `⊤` in its place, so
-    /// that dropping `self` afterwards recurses at most one level.
+    /// Whether some child of `self` has children of its own (`self` is at least three levels
+    /// deep).
+    fn has_grandchildren(&self) -> bool {
+        match self {
+            Formula::True | Formula::False | Formula::Atom(_) => false,
+            Formula::Not(g) | Formula::Forall(_, g) | Formula::Exists(_, g) => g.has_children(),
+            Formula::And(gs) | Formula::Or(gs) => gs.iter().any(Formula::has_children),
+            Formula::Implies(a, b) | Formula::Iff(a, b) => a.has_children() || b.has_children(),
+        }
+    }
+
+    /// Moves every child at least three levels deep onto `stack`, leaving `⊤` in its place,
+    /// so that dropping `self` afterwards recurses at most three levels (a literal such as
+    /// `¬p` stays: detaching it would cost an allocation for nothing).
     fn detach_deep_children(&mut self, stack: &mut Vec<Formula>) {
         let mut take = |f: &mut Formula| {
-            if f.has_children() {
+            if f.has_grandchildren() {
                 stack.push(std::mem::take(f));
             }
         };

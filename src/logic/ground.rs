@@ -159,6 +159,17 @@ pub fn atoms(f: &Formula, out: &mut BTreeSet<Atom>) {
 
 /// Whether `f` contains a quantifier, i.e. whether its grounding depends on the domain.
 pub fn has_quantifier(f: &Formula) -> bool {
+    // Literals and flat connectives of literals (most formulas of a trace) need no stack.
+    let literal = |g: &Formula| match g {
+        Formula::Not(h) => !h.has_children(),
+        g => !g.has_children(),
+    };
+    match f {
+        Formula::And(gs) | Formula::Or(gs) if gs.iter().all(literal) => return false,
+        Formula::Implies(a, b) | Formula::Iff(a, b) if literal(a) && literal(b) => return false,
+        g if literal(g) => return false,
+        _ => {}
+    }
     let mut stack = vec![f];
     while let Some(g) = stack.pop() {
         match g {

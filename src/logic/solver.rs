@@ -127,6 +127,38 @@ pub struct Sat {
     invalid_cores: u64,
     disabled: Vec<Lit>,
     buf: Vec<Lit>,
+    /// For a solver that sees only some of its owner's variables: their numbering here.
+    dense: Option<Dense>,
+}
+
+/// A dense renumbering of the variables a solver sees. varisat makes every variable below
+/// the highest index it is given exist, and writes each into the proof's model on every
+/// satisfiable answer and into every model it returns; a solver that is given a few of its
+/// owner's variables under their own indices pays for all the others on every answer.
+#[derive(Debug, Default)]
+struct Dense {
+    /// Owner's variable index -> this solver's, `u32::MAX` when not seen yet.
+    inner: Vec<u32>,
+    /// This solver's variable index -> the owner's.
+    outer: Vec<u32>,
+}
+
+impl Dense {
+    fn inside(&mut self, l: Lit) -> Lit {
+        let v = l.index();
+        if self.inner.len() <= v {
+            self.inner.resize(v + 1, u32::MAX);
+        }
+        if self.inner[v] == u32::MAX {
+            self.inner[v] = self.outer.len() as u32;
+            self.outer.push(v as u32);
+        }
+        Lit::from_index(self.inner[v] as usize, l.is_positive())
+    }
+
+    fn outside(&self, l: Lit) -> Lit {
+        Lit::from_index(self.outer[l.index()] as usize, l.is_positive())
+    }
 }
 
 impl Sat {
@@ -143,13 +175,31 @@ impl Sat {
             invalid_cores: 0,
             disabled: Vec::new(),
             buf: Vec::new(),
+            dense: None,
+        }
+    }
+
+    /// Like [`Sat::new`], for a solver that will see only some of its owner's variables:
+    /// they are numbered densely inside (see [`Dense`]); clauses, assumptions, models and
+    /// cores keep the owner's numbering outside.
+    pub fn new_dense(stop: Arc<Stop>) -> Self {
+        Sat {
+            dense: Some(Dense::default()),
+            ..Sat::new(stop)
         }
     }
 
     /// Adds a hard clause.
     pub fn add_clause(&mut self, clause: &[Lit]) {
         self.clauses += 1;
-        self.solver.add_clause(clause);
+        match &mut self.dense {
+            None => self.solver.add_clause(clause),
+            Some(d) => {
+                self.buf.clear();
+                self.buf.extend(clause.iter().map(|&l| d.inside(l)));
+                self.solver.add_clause(&self.buf);
+            }
+        }
     }
 
     /// Number of clauses added so far.
@@ -169,7 +219,12 @@ impl Sat {
 
     /// Literals assumed on every solve in addition to the caller's (negated retired probes
     /// waiting for their batch to be turned into units).
-    pub fn set_disabled(&mut self, lits: Vec<Lit>) {
+    pub fn set_disabled(&mut self, mut lits: Vec<Lit>) {
+        if let Some(d) = &mut self.dense {
+            for l in &mut lits {
+                *l = d.inside(*l);
+            }
+        }
         self.disabled = lits;
     }
 
@@ -180,12 +235,15 @@ impl Sat {
             return Err(SolveError::Cancelled);
         }
         self.solves += 1;
-        if self.disabled.is_empty() {
+        if self.disabled.is_empty() && self.dense.is_none() {
             self.solver.assume(assumptions);
         } else {
             self.buf.clear();
             self.buf.extend_from_slice(&self.disabled);
-            self.buf.extend_from_slice(assumptions);
+            match &mut self.dense {
+                None => self.buf.extend_from_slice(assumptions),
+                Some(d) => self.buf.extend(assumptions.iter().map(|&l| d.inside(l))),
+            }
             self.solver.assume(&self.buf);
         }
         match self.solver.solve() {
@@ -203,7 +261,20 @@ impl Sat {
 
     /// The model of the last satisfiable solve.
     pub fn model(&self) -> Option<Vec<Lit>> {
-        self.solver.model()
+        let m = self.solver.model()?;
+        Some(match &self.dense {
+            None => m,
+            Some(d) => m.into_iter().map(|l| d.outside(l)).collect(),
+        })
+    }
+
+    /// varisat's failed core of the last solve, in the owner's numbering.
+    fn failed_core(&self) -> Vec<Lit> {
+        let core = self.solver.failed_core().unwrap_or(&[]);
+        match &self.dense {
+            None => core.to_vec(),
+            Some(d) => core.iter().map(|&l| d.outside(l)).collect(),
+        }
     }
 
     /// Solves under `assumptions`; when unsatisfiable returns a core (a subset of the
@@ -223,7 +294,7 @@ impl Sat {
         if self.solve(assumptions)? {
             return Ok(None);
         }
-        let core: Vec<Lit> = self.solver.failed_core().unwrap_or(&[]).to_vec();
+        let core: Vec<Lit> = self.failed_core();
         if core.len() == assumptions.len() {
             return Ok(Some(core));
         }
@@ -245,7 +316,7 @@ impl Sat {
     /// The unvalidated core of the last unsatisfiable solve. Only for callers that validate
     /// the final result themselves (deletion-based MUS does).
     pub fn raw_core(&self) -> Vec<Lit> {
-        self.solver.failed_core().unwrap_or(&[]).to_vec()
+        self.failed_core()
     }
 }
 
@@ -368,6 +439,38 @@ mod tests {
         assert!(s.validated_core(&[lit(4), lit(6)], &[]).unwrap().is_none());
         let m = s.model().unwrap();
         assert!(m.contains(&lit(1)) && m.contains(&lit(3)));
+    }
+
+    /// A dense solver speaks its owner's numbering: models and cores name the variables it
+    /// was given, however sparse, and it answers as a plain solver does.
+    #[test]
+    fn dense_solvers_keep_the_owners_numbering() {
+        let mut plain = Sat::new(Stop::new());
+        let mut dense = Sat::new_dense(Stop::new());
+        // x900 -> x7, selectors x5000 (guards x900) and x3 (guards ¬x7).
+        let cls = [
+            vec![lit(-900), lit(7)],
+            vec![lit(-5000), lit(900)],
+            vec![lit(-3), lit(-7)],
+        ];
+        for c in &cls {
+            plain.add_clause(c);
+            dense.add_clause(c);
+        }
+        let a = [lit(5000), lit(3)];
+        assert_eq!(plain.solve(&a), dense.solve(&a));
+        let mut core = dense.validated_core(&a, &a).unwrap().expect("unsat");
+        core.sort();
+        let mut want = a.to_vec();
+        want.sort();
+        assert_eq!(core, want);
+        assert!(dense.solve(&[lit(5000)]).unwrap());
+        let m = dense.model().unwrap();
+        assert!(m.contains(&lit(900)) && m.contains(&lit(7)) && m.contains(&lit(5000)));
+        assert!(
+            m.iter()
+                .all(|l| [900, 7, 5000, 3].contains(&l.var().to_dimacs()))
+        );
     }
 
     #[test]

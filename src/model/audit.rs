@@ -26,6 +26,8 @@
 //! - `epistemic`: gate verdicts (`claimed-outcome-mismatch`, with the confusion
 //!   [`Matrix`]), citations, contradictions and their handling, revisions, norms;
 //! - `bdi`: tier-1 postconditions, plan DAGs, belief names, tiers that cannot be checked;
+//! - `failures`: the rest of seed 004's failure taxonomy (bad retrieval, avoided file reads,
+//!   incorrect computations, answer formatting) and recorded `failure_mode`s against them;
 //! - `loops`: repeated queries and oscillation;
 //! - `lookalike`: names that render like other names (mixed scripts, confusables);
 //! - `input`: reader problems and unparsable formulas (`parse-error`).
@@ -40,6 +42,7 @@
 
 mod bdi;
 mod epistemic;
+pub mod failures;
 mod input;
 mod lookalike;
 mod loops;
@@ -149,6 +152,10 @@ codes! {
     RevisionPolicyMismatch = "revision-policy-mismatch", Warning,
         "revision differs from what its policy retracts",
         "revisions differ from what their policy retracts";
+    /// A belief derived (`because`) from premises that left Σ, still in Σ with nothing else
+    /// entailing it.
+    UnsupportedDerivation = "unsupported-derivation", Warning,
+        "derived belief outlived its premises", "derived beliefs outlived their premises";
     /// A norm was retracted.
     NormRetracted = "norm-retracted", Error,
         "norm was retracted", "norms were retracted";
@@ -180,6 +187,42 @@ codes! {
     /// `plan_stats` counters that cannot all hold: more outcomes than uses.
     PlanStatsInconsistent = "plan-stats-inconsistent", Warning,
         "plan_stats record contradicts itself", "plan_stats records contradict themselves";
+    /// Seed 004's bad retrieval: a fetch step that failed, or a wrong answer whose every
+    /// upstream computation recomputes correctly (the wrong value came from a fetch).
+    BadRetrieval = "bad-retrieval", Warning,
+        "retrieval went wrong", "retrievals went wrong";
+    /// Seed 004's avoided file read: the task names a file no step read with `read_file`.
+    FileReadAvoided = "file-read-avoided", Warning,
+        "task's file was never read", "tasks' files were never read";
+    /// Seed 004's incorrect computation: a step's written result differs from its `compute`
+    /// expression evaluated on its inputs.
+    IncorrectComputation = "incorrect-computation", Error,
+        "computation wrote a wrong result", "computations wrote wrong results";
+    /// Seed 004's answer formatting: the answer misses the expected one only in its format.
+    AnswerFormatting = "answer-formatting", Warning,
+        "answer misses the expected one only in its format",
+        "answers miss the expected ones only in their format";
+    /// An answer that does not match the expected one, for a cause doxascope cannot tell.
+    WrongAnswer = "wrong-answer", Error,
+        "answer does not match the expected one", "answers do not match the expected ones";
+    /// A `failure_mode` (or score) the trace records that doxascope's detection contradicts.
+    FailureModeMismatch = "failure-mode-mismatch", Warning,
+        "recorded failure mode disagrees with what doxascope detected",
+        "recorded failure modes disagree with what doxascope detected";
+    /// A `failure_mode` the trace records, with what doxascope detected in the same place.
+    FailureModeRecorded = "failure-mode-recorded", Info,
+        "failure mode was recorded by the trace", "failure modes were recorded by the trace";
+    /// A `query` whose claimed answer differs from `entails` recomputed on Σ at that step.
+    QueryAnswerMismatch = "query-answer-mismatch", Error,
+        "query answer differs from the recomputed one",
+        "query answers differ from the recomputed ones";
+    /// An `answer` whose formula Σ contradicts.
+    AnswerContradictsSigma = "answer-contradicts-sigma", Error,
+        "answer contradicts Σ", "answers contradict Σ";
+    /// An `answer` presented as known (not `hedged`) that Σ does not entail.
+    AnswerNotEntailed = "answer-not-entailed", Warning,
+        "answer given as known is not entailed by Σ",
+        "answers given as known are not entailed by Σ";
     /// A name in a formula that mixes scripts in one word (`аdmin` with a Cyrillic `а`).
     MixedScriptAtom = "mixed-script-atom", Warning,
         "name mixes scripts and can pass for another",
@@ -557,6 +600,7 @@ fn audit_session(
     input::check(&mut cx);
     epistemic::check(&mut cx);
     bdi::check(&mut cx);
+    failures::check(&mut cx);
     loops::check(&mut cx);
     lookalike::check(&mut cx);
     let mut findings = cx.findings;
@@ -610,30 +654,33 @@ fn audit_sessions(model: &Model, opts: &AuditOptions, recomputed: &[Recomputed])
     }
     .clamp(1, timelines.len().max(1));
     let next = std::sync::atomic::AtomicUsize::new(0);
-    let mut done: Vec<(usize, SessionAudit)> = std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..workers)
-            .map(|_| {
-                scope.spawn(|| {
-                    let mut out = Vec::new();
-                    loop {
-                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                        let Some(tl) = timelines.get(i) else { break };
-                        let given = recomputed.iter().find(|r| r.session == tl.name());
-                        if let Some(a) = audit_session(model, tl, opts, given) {
-                            out.push((i, a));
-                        }
-                    }
-                    out
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            // A panicking check is a bug; losing its session's findings silently would hide
-            // it, so the panic propagates.
-            .flat_map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
-            .collect()
-    });
+    let work = || {
+        let mut out = Vec::new();
+        loop {
+            let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let Some(tl) = timelines.get(i) else { break };
+            let given = recomputed.iter().find(|r| r.session == tl.name());
+            if let Some(a) = audit_session(model, tl, opts, given) {
+                out.push((i, a));
+            }
+        }
+        out
+    };
+    // One worker runs right here: a thread to wait for costs a wake-up, which on a loaded
+    // machine means waiting for a core.
+    let mut done: Vec<(usize, SessionAudit)> = if workers == 1 {
+        work()
+    } else {
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..workers).map(|_| scope.spawn(work)).collect();
+            handles
+                .into_iter()
+                // A panicking check is a bug; losing its session's findings silently would
+                // hide it, so the panic propagates.
+                .flat_map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+                .collect()
+        })
+    };
     done.sort_by_key(|(i, _)| *i);
     for (_, a) in done {
         report.findings.extend(a.findings);

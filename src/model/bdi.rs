@@ -23,6 +23,8 @@ use serde_json::Value;
 
 use crate::trace::Event;
 use crate::trace::TraceLog;
+use crate::trace::brief::Gist;
+use crate::trace::event::Kind;
 use crate::trace::event::{
     Belief, Body, Decision, Intention, Plan, PlanOrigin, PlanStep, StepStatus,
 };
@@ -89,7 +91,7 @@ pub struct BdiLog {
     pub desires: Vec<(u32, u32)>,
     /// Ground belief names, in order of first write.
     pub names: Vec<String>,
-    name_ix: HashMap<String, u32>,
+    name_ix: hashbrown::HashMap<String, u32>,
     /// Every ground-belief write, in order.
     pub upserts: Vec<Upsert>,
     /// Every retraction of a ground belief, in order.
@@ -100,7 +102,7 @@ pub struct BdiLog {
     pub intentions: Vec<(u32, u32)>,
     /// `plan` events.
     pub plans: Vec<PlanRecord>,
-    current_plan: HashMap<String, u32>,
+    current_plan: hashbrown::HashMap<String, u32>,
     /// `step` events.
     pub steps: Vec<StepRef>,
     /// `postcondition` events.
@@ -233,12 +235,16 @@ impl BdiLog {
         plan.and_then(|p| self.current_plan.get(p).copied())
     }
 
-    pub(crate) fn push(&mut self, step: u32, pos: u32, ev: &Event) {
-        match &ev.body {
-            Body::SchemaBelief(_) => self.schema.push((step, pos)),
-            Body::Desire(_) => self.desires.push((step, pos)),
-            Body::Belief(b) => {
-                let name = self.name(&b.name);
+    /// Records the event at `pos` (step `step`) if it is a BDI event, from its gist.
+    pub(crate) fn push(&mut self, step: u32, pos: u32, g: &Gist) {
+        let Some(kind) = g.kind() else {
+            return;
+        };
+        match (kind, g) {
+            (Kind::SchemaBelief, _) => self.schema.push((step, pos)),
+            (Kind::Desire, _) => self.desires.push((step, pos)),
+            (_, Gist::Belief(name)) => {
+                let name = self.name(name);
                 self.upsert(Upsert {
                     step,
                     event: pos,
@@ -246,10 +252,9 @@ impl BdiLog {
                     name,
                 });
             }
-            Body::Intention(_) => self.intentions.push((step, pos)),
-            Body::Plan(_) => {
-                let id = ev
-                    .id
+            (Kind::Intention, _) => self.intentions.push((step, pos)),
+            (_, Gist::Plan(id)) => {
+                let id = id
                     .as_ref()
                     .map(|s| s.to_string())
                     .unwrap_or_else(|| format!("plan-{}", self.plans.len() + 1));
@@ -261,36 +266,34 @@ impl BdiLog {
                     event: pos,
                 });
             }
-            Body::Step(s) => {
+            (_, Gist::Step(s)) => {
                 let plan = self.plan_ref(s.plan.as_deref());
                 self.steps.push(StepRef {
                     step,
                     event: pos,
                     plan,
                 });
-                if s.status == Some(StepStatus::Done) {
-                    for (k, b) in s.new_beliefs.iter().enumerate() {
-                        let name = self.name(&b.name);
-                        self.upsert(Upsert {
-                            step,
-                            event: pos,
-                            nested: k as u32,
-                            name,
-                        });
-                    }
+                for (k, b) in s.wrote.iter().enumerate() {
+                    let name = self.name(b);
+                    self.upsert(Upsert {
+                        step,
+                        event: pos,
+                        nested: k as u32,
+                        name,
+                    });
                 }
             }
-            Body::Postcondition(p) => {
-                let plan = self.plan_ref(p.plan.as_deref());
+            (_, Gist::Postcondition(plan)) => {
+                let plan = self.plan_ref(plan.as_deref());
                 self.postconditions.push(StepRef {
                     step,
                     event: pos,
                     plan,
                 });
             }
-            Body::Satisfaction(_) => self.satisfactions.push((step, pos)),
-            Body::Review(_) => self.reviews.push((step, pos)),
-            Body::PlanStats(_) => self.plan_stats.push((step, pos)),
+            (Kind::Satisfaction, _) => self.satisfactions.push((step, pos)),
+            (Kind::Review, _) => self.reviews.push((step, pos)),
+            (Kind::PlanStats, _) => self.plan_stats.push((step, pos)),
             _ => {}
         }
     }

@@ -1,5 +1,6 @@
 //! Σ at a step rendered for other tools: DIMACS CNF, SMT-LIB 2, the prompt bullet list of
-//! seed 000's `export_prompt()`, and JSON.
+//! seed 000's `export_prompt()`, seed 001's `export_prompt()` (the agent's prompt: its
+//! instructions, the norms, the beliefs relevant to a question), and JSON.
 //!
 //! DIMACS and SMT-LIB need ground formulas: quantifiers are grounded over the active domain
 //! of the exported Σ (the constants of its beliefs, contract §3), exactly as the engine does.
@@ -36,6 +37,9 @@ pub enum Format {
     Smtlib,
     /// `- φ (source=S, p=0.90)` per belief.
     Prompt,
+    /// Seed 001's prompt: the ASSERT / QUERY / ANSWER instructions, the norms, and the
+    /// beliefs relevant to a question.
+    AgentPrompt,
     /// A JSON object with the beliefs (and, for a BDI session, the BDI state).
     Json,
 }
@@ -47,6 +51,7 @@ impl Format {
             "dimacs" => Format::Dimacs,
             "smtlib" => Format::Smtlib,
             "prompt" => Format::Prompt,
+            "agent-prompt" => Format::AgentPrompt,
             "json" => Format::Json,
             _ => return None,
         })
@@ -68,8 +73,140 @@ pub fn export(beliefs: &[BeliefView<'_>], format: Format, header: Header<'_>) ->
         Format::Dimacs => dimacs(beliefs, header),
         Format::Smtlib => smtlib(beliefs, header),
         Format::Prompt => prompt(beliefs),
+        Format::AgentPrompt => agent_prompt_of(beliefs, None),
         Format::Json => json(beliefs, header),
     }
+}
+
+/// Seed 001's instructions to the agent (§4, *Exporting to Prompt*), as the paper quotes
+/// them, followed by its "epistemic guidelines" paragraph.
+pub const AGENT_INSTRUCTIONS: &str = "You are an agent with certain known facts and rules \
+(listed below). You must ensure your reasoning is logically consistent with these and obey \
+the given norms. When you deduce a new fact, state it with an ASSERT tag. If you reach a \
+conclusion or answer, use ANSWER tag. If you find a contradiction or need to check something, \
+you may use QUERY.\nYour goal is to maintain a consistent knowledge state. Do not assume facts \
+without proof or explicit assumption. If unsure, ask via QUERY. Adhere to all provided norms \
+strictly.";
+
+/// One belief as seed 001's prompt lists it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PromptBelief<'a> {
+    /// The formula, when it parses (the relevance filter reads its symbols).
+    pub formula: Option<Formula>,
+    /// The text shown: the Unicode printing, or the text as written when it does not parse.
+    pub text: String,
+    /// Its source (`unknown` when none).
+    pub source: &'a str,
+    /// Its confidence.
+    pub confidence: f64,
+    /// Whether it is a norm (always listed).
+    pub norm: bool,
+}
+
+/// The symbols of a formula the relevance filter compares: propositional atoms, quoted
+/// propositions, predicate names and constants (never bound variables).
+pub fn symbols(f: &Formula, out: &mut BTreeSet<String>) {
+    let mut atoms = BTreeSet::new();
+    ground::atoms(f, &mut atoms);
+    for a in atoms {
+        match a {
+            Atom::Prop(p) => {
+                out.insert(p);
+            }
+            Atom::Quoted(q) => {
+                out.insert(format!("\"{q}\""));
+            }
+            Atom::Pred(name, args) => {
+                out.insert(name);
+                for t in args {
+                    if let Term::Const(c) = t {
+                        out.insert(c);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Seed 001's `export_prompt()`: its instructions (the ASSERT / QUERY / ANSWER tags), every
+/// norm of Σ (always listed: "they are few and high-level"), then the beliefs relevant to
+/// `query`: those sharing a symbol (a predicate, a constant, a propositional atom) with it, the
+/// paper's one-step relevance filter. Without a query every belief is listed. A belief whose
+/// formula does not parse is listed only without a query (its symbols are unknown).
+pub fn agent_prompt(beliefs: &[PromptBelief<'_>], query: Option<&Formula>) -> String {
+    let mut want = BTreeSet::new();
+    if let Some(q) = query {
+        symbols(q, &mut want);
+    }
+    let line =
+        |b: &PromptBelief<'_>| format!("- {} (source={}, p={:.2})", b.text, b.source, b.confidence);
+    let norms: Vec<String> = beliefs.iter().filter(|b| b.norm).map(line).collect();
+    let others: Vec<&PromptBelief<'_>> = beliefs.iter().filter(|b| !b.norm).collect();
+    let relevant: Vec<String> = others
+        .iter()
+        .filter(|b| match (query, &b.formula) {
+            (None, _) => true,
+            (Some(_), None) => false,
+            (Some(_), Some(f)) => {
+                let mut s = BTreeSet::new();
+                symbols(f, &mut s);
+                !s.is_disjoint(&want)
+            }
+        })
+        .map(|b| line(b))
+        .collect();
+    let mut out = String::new();
+    let _ = writeln!(out, "{AGENT_INSTRUCTIONS}");
+    let _ = writeln!(out);
+    let _ = writeln!(out, "Norms:");
+    if norms.is_empty() {
+        let _ = writeln!(out, "- none");
+    }
+    for n in &norms {
+        let _ = writeln!(out, "{n}");
+    }
+    let _ = writeln!(out);
+    match query {
+        Some(q) => {
+            let _ = writeln!(
+                out,
+                "Known facts and rules relevant to {q} ({} of {}; the others share no predicate, \
+                 constant or atom with it):",
+                relevant.len(),
+                others.len()
+            );
+        }
+        None => {
+            let _ = writeln!(out, "Known facts and rules ({}):", others.len());
+        }
+    }
+    if relevant.is_empty() {
+        let _ = writeln!(out, "- none");
+    }
+    for r in &relevant {
+        let _ = writeln!(out, "{r}");
+    }
+    out
+}
+
+/// [`agent_prompt`] over Σ at a step of a trace.
+pub fn agent_prompt_of(beliefs: &[BeliefView<'_>], query: Option<&Formula>) -> String {
+    let items: Vec<PromptBelief<'_>> = beliefs
+        .iter()
+        .map(|b| {
+            let formula = b.formula().ok();
+            PromptBelief {
+                text: formula
+                    .as_ref()
+                    .map_or_else(|| b.formula_text().trim().to_string(), |f| f.to_string()),
+                formula,
+                source: b.source().unwrap_or("unknown"),
+                confidence: b.confidence(),
+                norm: b.role() == Role::Norm,
+            }
+        })
+        .collect();
+    agent_prompt(&items, query)
 }
 
 /// Seed 000's `export_prompt()`: one `- φ (source=S, p=0.90)` line per belief, formulas in
@@ -417,6 +554,17 @@ pub fn bdi_json(st: &BdiState<'_>, bl: &BdiLog, log: &TraceLog) -> Value {
 /// [`json`] with the session's BDI state beside Σ under `"bdi"` (only for a session that
 /// has BDI events, so the export of a purely logical session is unchanged).
 pub fn json_with_bdi(beliefs: &[BeliefView<'_>], header: Header<'_>, bdi: Option<Value>) -> String {
+    json_full(beliefs, header, bdi, None)
+}
+
+/// [`json_with_bdi`] with seed 000's inconsistency log up to the step
+/// ([`crate::model::inconsistency`]) under `"inconsistencies"`, when given.
+pub fn json_full(
+    beliefs: &[BeliefView<'_>],
+    header: Header<'_>,
+    bdi: Option<Value>,
+    inconsistencies: Option<Value>,
+) -> String {
     let mut v = json!({
         "session": header.session,
         "step": header.step,
@@ -424,6 +572,9 @@ pub fn json_with_bdi(beliefs: &[BeliefView<'_>], header: Header<'_>, bdi: Option
     });
     if let Some(b) = bdi {
         v["bdi"] = b;
+    }
+    if let Some(i) = inconsistencies {
+        v["inconsistencies"] = i;
     }
     let mut s = serde_json::to_string_pretty(&v).unwrap_or_default();
     s.push('\n');

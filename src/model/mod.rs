@@ -24,11 +24,13 @@
 //!
 //! [`export`] renders Σ at a step as DIMACS, SMT-LIB, the prompt bullet list or JSON.
 
+pub mod arith;
 pub mod audit;
 pub mod bdi;
 pub mod diff;
 pub mod export;
 pub mod history;
+pub mod inconsistency;
 pub mod recompute;
 pub mod report;
 pub mod timeline;
@@ -43,7 +45,7 @@ use std::sync::Arc;
 
 use crate::trace::event::FileName;
 use crate::trace::import::{Format, ImportError, ImportNote, OpenError, Opened};
-use crate::trace::{Event, Item, Origin, ReaderConfig, TraceLog};
+use crate::trace::{BriefItem, Event, Item, Origin, ReaderConfig, TraceLog};
 
 pub use bdi::{BdiLog, BdiState, PlanView, StepState, StepView};
 pub use recompute::{RecomputeOptions, Recomputed};
@@ -179,8 +181,11 @@ impl Model {
                         refuse_unknown(&head).map_err(bad)?;
                         let f = File::open(p)?;
                         let reader = f.try_clone()?;
-                        m.log.events.add_source(&name, f, cfg);
-                        return crate::trace::read_all(&name, reader, cfg, |it| m.push_item(it));
+                        let source = m.log.events.add_source(&name, f, cfg);
+                        let mut load = (source, FileName::new(&name), Vec::new());
+                        return crate::trace::read_all_briefs(&name, reader, cfg, |it| {
+                            m.push_brief(&mut load, it)
+                        });
                     }
                     let bytes = std::fs::read(p)?;
                     let imp = import(format, &bytes, &name).map_err(bad)?;
@@ -318,6 +323,49 @@ impl Model {
             self.builders[slot].push(&mut self.timelines[slot], &self.log, pos, &ev);
         }
         self.log.push(Item::Event(ev));
+    }
+
+    /// Adds one item of a brief load ([`crate::trace::read_all_briefs`]) of the file
+    /// registered as `load.0` (the stream `load.1`), like [`Model::push_item`]: the event is
+    /// replayed from its brief and kept as its place in the file. `load.2` holds the load's
+    /// sessions as it named them: their timeline slots and names.
+    fn push_brief(
+        &mut self,
+        load: &mut (crate::trace::SourceId, FileName, Vec<(usize, FileName)>),
+        item: BriefItem,
+    ) {
+        // Builders dropped after a one-shot load are rebuilt before anything is replayed.
+        while self.builders.len() < self.timelines.len() {
+            let t = &self.timelines[self.builders.len()];
+            self.builders.push(timeline::Builder::rebuild(t, &self.log));
+        }
+        match item {
+            BriefItem::Session(name) => {
+                let (slot, new) = session_slot(&mut self.by_name, &mut self.timelines, &name);
+                if new {
+                    self.builders.push(timeline::Builder::default());
+                }
+                load.2.push((slot, name));
+            }
+            BriefItem::Problem(p) => self.log.problems.push(*p),
+            BriefItem::Event(ev) => {
+                // The load names a session before its first event.
+                let Some((slot, name)) = load.2.get(ev.session as usize) else {
+                    return;
+                };
+                if let Ok(pos) = u32::try_from(self.log.events.len())
+                    && pos < u32::MAX
+                {
+                    self.builders[*slot].push_brief(
+                        &mut self.timelines[*slot],
+                        &self.log,
+                        pos,
+                        &ev.brief,
+                    );
+                }
+                self.log.push_briefed(load.0, &load.1, name, &ev);
+            }
+        }
     }
 
     /// Counts the problems from index `problems` on and attributes them, after a batch

@@ -13,7 +13,12 @@
 //! - every `announce` records the gate verdict on the state before it, the citation check,
 //!   and whether Σ is consistent after it, with a minimal conflicting subset if not
 //!   ([`AnnounceCheck`]);
-//! - every `query` gets `entails` recomputed ([`QueryResult`]);
+//! - every `query` gets `entails` recomputed ([`QueryResult`]), and so does every `answer`
+//!   with a formula ([`AnswerResult`]: seed 001's ANSWER, "verify that the final answer is
+//!   consistent with Σ");
+//! - every belief derived from premises (`because`) of which some were retracted is checked
+//!   for another support once the retractions settle ([`DerivationCheck`], truth
+//!   maintenance: seed 001's "record of how a fact was derived");
 //! - every `revise` records whether Σ was consistent before it, a minimal conflict, whether
 //!   each retracted belief lies in a conflict, and whether Σ is consistent once the `retract`
 //!   events that apply it have happened ([`RevisionCheck`]).
@@ -331,6 +336,26 @@ pub struct QueryResult {
     pub claimed: Option<QueryAnswer>,
     /// `entails` recomputed on Σ just before the event.
     pub result: Result<Entails, Unknown>,
+    /// Audit only: for the first [`EVIDENCE_CAP`] disagreeing queries of the session that Σ
+    /// entails or contradicts, the minimal subsets of Σ (at most 3) behind the recomputed
+    /// answer: entailing the formula when it is entailed, its negation when contradicted.
+    pub evidence: Option<Result<Vec<Vec<String>>, Unknown>>,
+}
+
+/// An `answer` event with a formula, recomputed: `entails` on Σ just before it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AnswerResult {
+    /// The step.
+    pub step: u32,
+    /// The event position.
+    pub event: u32,
+    /// Whether the agent hedged it (`hedged: true`): then only a contradiction matters.
+    pub hedged: bool,
+    /// `entails` recomputed on Σ just before the event.
+    pub result: Result<Entails, Unknown>,
+    /// Audit only: for an answer Σ contradicts (within [`EVIDENCE_CAP`]), the minimal subsets
+    /// of Σ entailing its negation.
+    pub evidence: Option<Result<Vec<Vec<String>>, Unknown>>,
 }
 
 impl QueryResult {
@@ -389,6 +414,31 @@ pub struct RevisionCheck {
     pub rerun: Option<Rerun>,
 }
 
+/// A belief that stayed in Σ after premises it was derived from (its `because`) left it,
+/// checked for another support: whether Σ without it still entails it. Judged once the run
+/// of retractions settles (the last of consecutive `retract`, `revise` and superseding
+/// `announce` events), so an agent retracting a premise and then its dependents is never
+/// caught in between; judged only while Σ is consistent (in an inconsistent Σ everything
+/// follows from the rest). One result per belief record: the first time it is unsupported,
+/// or could not be decided.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DerivationCheck {
+    /// The step of the event that settled the retractions.
+    pub step: u32,
+    /// That event's position.
+    pub event: u32,
+    /// The dependent belief's record (index into [`Timeline::beliefs`]).
+    pub record: u32,
+    /// Its id.
+    pub id: String,
+    /// The premises it cited that were in Σ when it was announced and are gone now.
+    pub gone: Vec<String>,
+    /// The cited premises still in Σ.
+    pub left: Vec<String>,
+    /// Whether Σ without it entails it (`Ok(false)`: it has lost its support).
+    pub supported: Result<bool, Unknown>,
+}
+
 /// A per-event problem of the recomputation.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RecomputeError {
@@ -411,8 +461,12 @@ pub struct Recomputed {
     pub announces: Vec<AnnounceCheck>,
     /// One per `query`.
     pub queries: Vec<QueryResult>,
+    /// One per `answer` with a formula.
+    pub answers: Vec<AnswerResult>,
     /// One per `revise`.
     pub revisions: Vec<RevisionCheck>,
+    /// Derived beliefs left without support (or undecided) after their premises went.
+    pub derivations: Vec<DerivationCheck>,
     /// Problems mirroring Σ (a belief that could not be added or retracted).
     pub errors: Vec<RecomputeError>,
     /// How many times the solver state was rebuilt after a timeout.
@@ -463,6 +517,12 @@ pub(super) struct Mirror {
     /// rule that contradicts the others makes Σ inconsistent either way, and the check (a
     /// solve and a minimal conflict for the refusal) was most of the cost on long traces.
     unchecked: bool,
+    /// Bumped whenever Σ (as the engine holds it) may have changed.
+    sigma: u64,
+    /// The last gate answered, with the Σ it was answered on: an agent announces the Δ it
+    /// just verified (gate, then update), and Θ depends on Σ and Δ alone, so the
+    /// announcement's own gate needs no second solve.
+    last_gate: Option<(u64, Formula, Vec<String>, Gate)>,
 }
 
 pub(super) fn role(r: Role) -> EngineRole {
@@ -496,6 +556,8 @@ impl Mirror {
             sat_unknown: None,
             missing: BTreeMap::new(),
             unchecked: false,
+            sigma: 0,
+            last_gate: None,
         }
     }
 
@@ -534,6 +596,7 @@ impl Mirror {
         if *domain == self.grounded {
             return Ok(());
         }
+        self.sigma += 1;
         let ids: Vec<String> = self.quantified.keys().cloned().collect();
         for id in ids {
             let Some((raw, spec)) = self.quantified.get(&id) else {
@@ -542,13 +605,8 @@ impl Mirror {
             let g = self.ground(raw, domain)?.into_owned();
             let mut spec = spec.clone();
             spec.formula = g;
-            match self.engine.add(spec.clone()) {
-                Ok(_) => {}
-                Err(EngineError::HardConflict(_)) => {
-                    spec.role = EngineRole::Assumption;
-                    self.engine.add(spec.clone())?;
-                }
-                Err(e) => return Err(e.into()),
+            if self.engine.add_or_demote(spec.clone())?.1 {
+                spec.role = EngineRole::Assumption;
             }
             if let Some(q) = self.quantified.get_mut(&id) {
                 q.1 = spec;
@@ -559,8 +617,19 @@ impl Mirror {
         Ok(())
     }
 
+    /// Whether a request about `f` depends on the domain: only quantifiers (in Σ or in `f`)
+    /// do. Without them nothing is grounded, and the domain (the constants of Σ, which can
+    /// grow with every event) is not even collected.
+    fn needs_domain(&self, f: &Formula) -> bool {
+        !self.quantified.is_empty() || ground::has_quantifier(f)
+    }
+
     /// Grounds `f` and brings Σ's grounding to the same domain.
     fn prepare<'f>(&mut self, f: &'f Formula) -> Result<Cow<'f, Formula>, Unknown> {
+        if !self.needs_domain(f) {
+            // Still through `ground`: its depth and size guards apply to every formula.
+            return self.ground(f, &BTreeSet::new());
+        }
         let domain = self.domain_with(f);
         self.sync(&domain)?;
         self.ground(f, &domain)
@@ -599,6 +668,7 @@ impl Mirror {
     }
 
     fn try_add(&mut self, spec: BeliefSpec, raw: &Formula) -> Result<bool, Unknown> {
+        self.sigma += 1;
         let id = spec.id.clone();
         let replaces = self.engine.belief(&id).is_some() || self.missing.remove(&id).is_some();
         self.sat_unknown = None;
@@ -614,22 +684,26 @@ impl Mirror {
             *self.consts.entry(c.clone()).or_default() += 1;
         }
         self.belief_consts.insert(id.clone(), cs);
-        let domain: BTreeSet<String> = self.consts.keys().cloned().collect();
-        self.sync(&domain)?;
         let mut spec = spec;
-        spec.formula = self.ground(raw, &domain)?.into_owned();
+        spec.formula = if self.needs_domain(raw) {
+            let domain: BTreeSet<String> = self.consts.keys().cloned().collect();
+            self.sync(&domain)?;
+            self.ground(raw, &domain)?.into_owned()
+        } else {
+            self.ground(raw, &BTreeSet::new())?.into_owned()
+        };
         let mut hard_conflict = false;
         let added = if self.unchecked {
-            self.engine.add_unchecked(spec.clone())
+            self.engine.add_unchecked(spec.clone()).map(|a| (a, false))
         } else {
-            self.engine.add(spec.clone())
+            self.engine.add_or_demote(spec.clone())
         };
         match added {
-            Ok(_) => {}
-            Err(EngineError::HardConflict(_)) => {
-                hard_conflict = true;
-                spec.role = EngineRole::Assumption;
-                self.engine.add(spec.clone())?;
+            Ok((_, demoted)) => {
+                if demoted {
+                    hard_conflict = true;
+                    spec.role = EngineRole::Assumption;
+                }
             }
             // Only a rule or norm is solved for when added (against the hard part): the
             // trace says it joined Σ, so it joins unchecked, and whether Σ stayed consistent
@@ -662,6 +736,7 @@ impl Mirror {
     }
 
     pub(super) fn retract(&mut self, id: &str) -> Result<bool, Unknown> {
+        self.sigma += 1;
         self.remove(id);
         self.sat_unknown = None;
         if self.missing.remove(id).is_some() {
@@ -685,6 +760,9 @@ impl Mirror {
     }
 
     fn sync_active(&mut self) -> Result<(), Unknown> {
+        if self.quantified.is_empty() {
+            return Ok(());
+        }
         let domain: BTreeSet<String> = self.consts.keys().cloned().collect();
         self.sync(&domain)
     }
@@ -758,6 +836,47 @@ impl Mirror {
             .collect()
     }
 
+    /// Whether Σ entails `f`, contradicts it, or neither (one budgeted solve; none while Σ
+    /// is known inconsistent, when everything follows, as the engine says).
+    fn entails(&mut self, f: &Formula) -> Result<Entails, Unknown> {
+        let g = self.prepare(f)?;
+        if self.known_sat == Some(false) {
+            return Ok(Entails::Entailed);
+        }
+        self.whole()?;
+        Ok(self.engine.entails_plain(&g)?)
+    }
+
+    /// Whether Σ without the belief `id` still entails it; `None` while Σ is inconsistent
+    /// (not judged). Σ is left as it was: a retractable belief is switched off for one solve
+    /// (the gate's citation refinement with every other belief cited); a rule or norm, which
+    /// the engine holds as hard, is taken out for the question and put back.
+    fn supported_without(&mut self, id: &str) -> Result<Option<bool>, Unknown> {
+        self.whole()?;
+        self.sync_active()?;
+        if !self.sat()? {
+            return Ok(None);
+        }
+        let Some(spec) = self.engine.belief(id).cloned() else {
+            return Err(Unknown::Nothing);
+        };
+        if spec.role.is_hard() {
+            self.engine.retract(id)?;
+            let r = self.engine.entails_plain(&spec.formula);
+            // Σ held it a moment ago, with the same formula: putting it back cannot conflict.
+            self.engine.add_unchecked(spec)?;
+            return Ok(Some(r? == Entails::Entailed));
+        }
+        let others: Vec<String> = self
+            .engine
+            .beliefs()
+            .filter(|b| b.id != id)
+            .map(|b| b.id.clone())
+            .collect();
+        let c = self.engine.check(&spec.formula, Some(&others))?;
+        Ok(Some(c.outcome != Outcome::Ungrounded))
+    }
+
     /// Θ(Σ, Δ). With beliefs missing only a contradiction is an answer: Σ ∧ Δ contains the
     /// held part of Σ ∧ Δ.
     pub(super) fn gate(&mut self, f: &Formula, because: &[Text]) -> Result<Gate, Unknown> {
@@ -769,6 +888,13 @@ impl Mirror {
                 outcome: Outcome::Contradiction,
                 missing_citations: self.missing(&because),
             });
+        }
+        if let Some((sigma, f, b, gate)) = &self.last_gate
+            && *sigma == self.sigma
+            && *f == *g
+            && *b == because
+        {
+            return Ok(gate.clone());
         }
         let cited = (!because.is_empty()).then_some(because.as_slice());
         let c = match self.engine.check(&g, cited) {
@@ -783,11 +909,13 @@ impl Mirror {
             // Σ ∧ Δ is satisfiable, so Σ is.
             self.known_sat = Some(true);
         }
-        Ok(Gate {
+        let gate = Gate {
             theta: c.theta,
             outcome: c.outcome,
             missing_citations: c.missing_citations,
-        })
+        };
+        self.last_gate = Some((self.sigma, g.into_owned(), because, gate.clone()));
+        Ok(gate)
     }
 }
 
@@ -897,13 +1025,7 @@ impl Mirror {
         let mut specs: Vec<&BeliefSpec> = self.engine.beliefs().collect();
         specs.sort_by_key(|s| s.step);
         for s in specs {
-            match copy.add(s.clone()) {
-                Ok(_) => {}
-                Err(EngineError::HardConflict(_)) => {
-                    copy.add(s.clone().role(EngineRole::Assumption))?;
-                }
-                Err(e) => return Err(e.into()),
-            }
+            copy.add_or_demote(s.clone())?;
         }
         Ok(copy.announce(BeliefSpec { formula: g, ..spec }, policy)?)
     }
@@ -974,12 +1096,36 @@ fn walk(tl: &Timeline, log: &TraceLog, opts: &RecomputeOptions) -> Recomputed {
     }
     let mut reruns: HashMap<usize, Rerun> = HashMap::new();
     let mut explained = 0usize;
+    // Queries and answers have caps of their own, counted in the order the audit counts them,
+    // so the audit finds every answer it will show here and never asks a probe.
+    let (mut explained_queries, mut explained_answers) = (0usize, 0usize);
+    // Truth maintenance: the active record of each id, the premises each derived record
+    // cited (those in Σ when it was announced), who cites each id, the derived records whose
+    // premises went but that still had support (asked again at every later settling), and
+    // the records already reported.
+    let mut active_ids: HashMap<String, u32> = HashMap::new();
+    let mut premises_of: HashMap<u32, Vec<String>> = HashMap::new();
+    let mut cited_by: HashMap<String, Vec<u32>> = HashMap::new();
+    let mut watched: BTreeSet<u32> = BTreeSet::new();
+    let mut settled: BTreeSet<u32> = BTreeSet::new();
+    let mut ended_in_run: Vec<String> = Vec::new();
+    let positions = tl.event_positions();
+    let ends_or_revises = |pos: u32| {
+        ended_by.contains_key(&pos) || matches!(event_at(log, pos).body, Body::Revise(_))
+    };
 
     for (i, &pos) in tl.event_positions().iter().enumerate() {
         let step = i as u32 + 1;
         let ev = event_at(log, pos);
         // Retractions this event causes (a retract, or a superseding announce, whose
         // replacement happens through the add below).
+        for &r in ended_by.get(&pos).map(Vec::as_slice).unwrap_or(&[]) {
+            let id = tl.beliefs()[r as usize].id.as_str();
+            if active_ids.get(id) == Some(&r) {
+                active_ids.remove(id);
+            }
+            ended_in_run.push(id.to_string());
+        }
         if let Body::Retract(_) = &ev.body {
             for &r in ended_by.get(&pos).map(Vec::as_slice).unwrap_or(&[]) {
                 let id = tl.beliefs()[r as usize].id.clone();
@@ -1088,6 +1234,21 @@ fn walk(tl: &Timeline, log: &TraceLog, opts: &RecomputeOptions) -> Recomputed {
                         consistent_before,
                     })
                 });
+                if let Some(r) = record {
+                    let premises: Vec<String> = a
+                        .because
+                        .iter()
+                        .map(|c| c.to_string())
+                        .filter(|c| *c != id && active_ids.contains_key(c))
+                        .collect();
+                    for c in &premises {
+                        cited_by.entry(c.clone()).or_default().push(r);
+                    }
+                    if !premises.is_empty() {
+                        premises_of.insert(r, premises);
+                    }
+                    active_ids.insert(id.clone(), r);
+                }
                 out.announces.push(AnnounceCheck {
                     step,
                     event: pos,
@@ -1139,21 +1300,46 @@ fn walk(tl: &Timeline, log: &TraceLog, opts: &RecomputeOptions) -> Recomputed {
                 out.verifies.push(vr);
             }
             Body::Query(q) => {
-                let result = parse_formula(&q.formula).and_then(|f| {
-                    let g = m.prepare(&f)?;
-                    if m.known_sat == Some(false) {
-                        // Everything follows from an inconsistent Σ (as the engine says).
-                        return Ok(Entails::Entailed);
-                    }
-                    m.whole()?;
-                    Ok(m.engine.entails_plain(&g)?)
-                });
-                out.queries.push(QueryResult {
+                let f = parse_formula(&q.formula);
+                let result = f.clone().and_then(|f| m.entails(&f));
+                let mut qr = QueryResult {
                     step,
                     event: pos,
                     claimed: q.answer,
                     result,
-                });
+                    evidence: None,
+                };
+                let decided = matches!(qr.result, Ok(Entails::Entailed | Entails::Contradicted));
+                if let (Some(_), Ok(f), Some(false), true) = (audit, &f, qr.agrees(), decided)
+                    && explained_queries < EVIDENCE_CAP
+                {
+                    explained_queries += 1;
+                    qr.evidence = match qr.result {
+                        Ok(Entails::Entailed) => Some(m.supports(f)),
+                        _ => Some(m.supports(&Formula::Not(Box::new(f.clone())))),
+                    };
+                }
+                out.queries.push(qr);
+            }
+            Body::Answer(a) => {
+                if let Some(text) = a.formula.as_deref() {
+                    let f = parse_formula(text);
+                    let result = f.clone().and_then(|f| m.entails(&f));
+                    let mut ar = AnswerResult {
+                        step,
+                        event: pos,
+                        hedged: a.hedged == Some(true),
+                        result,
+                        evidence: None,
+                    };
+                    if let (Some(_), Ok(f), Ok(Entails::Contradicted)) = (audit, &f, &ar.result)
+                        && explained_answers < EVIDENCE_CAP
+                    {
+                        explained_answers += 1;
+                        ar.evidence = Some(m.supports(&Formula::Not(Box::new(f.clone()))));
+                    }
+                    out.answers.push(ar);
+                }
             }
             Body::Revise(_) => {
                 if let Some(&k) = revision_at.get(&pos) {
@@ -1204,6 +1390,52 @@ fn walk(tl: &Timeline, log: &TraceLog, opts: &RecomputeOptions) -> Recomputed {
                 }
             }
             _ => {}
+        }
+        // Derived beliefs whose premises went, once the run of retractions is over.
+        let run_ends = ends_or_revises(pos)
+            && positions
+                .get(i + 1)
+                .is_none_or(|&next| !ends_or_revises(next));
+        if run_ends && !ended_in_run.is_empty() {
+            let mut candidates: BTreeSet<u32> = std::mem::take(&mut watched);
+            for id in ended_in_run.drain(..) {
+                candidates.extend(cited_by.get(&id).into_iter().flatten().copied());
+            }
+            for r in candidates {
+                let rec = &tl.beliefs()[r as usize];
+                if settled.contains(&r) || active_ids.get(rec.id.as_str()) != Some(&r) {
+                    continue;
+                }
+                let premises = premises_of.get(&r).map(Vec::as_slice).unwrap_or(&[]);
+                let (left, gone): (Vec<String>, Vec<String>) = premises
+                    .iter()
+                    .cloned()
+                    .partition(|c| active_ids.contains_key(c));
+                if gone.is_empty() {
+                    continue;
+                }
+                let supported = match m.supported_without(rec.id.as_str()) {
+                    // A belief whose formula the solver never held (it does not parse) has
+                    // nothing to check.
+                    Err(Unknown::Nothing) => continue,
+                    Ok(None) | Ok(Some(true)) => {
+                        watched.insert(r);
+                        continue;
+                    }
+                    Ok(Some(false)) => Ok(false),
+                    Err(e) => Err(e),
+                };
+                settled.insert(r);
+                out.derivations.push(DerivationCheck {
+                    step,
+                    event: pos,
+                    record: r,
+                    id: rec.id.to_string(),
+                    gone,
+                    left,
+                    supported,
+                });
+            }
         }
         // Settle the revisions whose last retraction was this step.
         let mut j = 0;

@@ -38,7 +38,10 @@ use std::sync::Arc;
 use crate::logic::formula::Formula;
 use crate::logic::parse::{ParseError, parse};
 use crate::logic::print::normalized;
-use crate::trace::event::{Announce, Body, Retract, RetractBy, Revise, Role, Text, Verify};
+use crate::trace::brief::{
+    AnnounceGist, Brief, FormulaGist, Gist, Keyed, ReviseGist, Target, VerifyGist, formula_hash,
+};
+use crate::trace::event::{Announce, Body, RetractBy, Role, Text};
 use crate::trace::{Event, Origin, TraceLog};
 
 use super::bdi::BdiLog;
@@ -422,6 +425,41 @@ impl Timeline {
             .collect()
     }
 
+    /// Σ at step `t` in the order of seed 000's `KnowledgeBase.facts` (a dictionary keyed by
+    /// proposition): an update of a belief that is in Σ overwrites it in place, so a
+    /// re-announced or superseded belief keeps the position its id first took; a belief that
+    /// left Σ and came back is new, at the end. `export --format prompt` lists Σ in this order.
+    pub fn sigma_in_kb_order<'a>(&'a self, log: &'a TraceLog, t: u32) -> Vec<BeliefView<'a>> {
+        let end = self.beliefs.partition_point(|r| r.announced <= t);
+        // The step each record's unbroken chain of overwrites started at.
+        let mut last: HashMap<&str, (u32, u32)> = HashMap::new();
+        let mut start = vec![0u32; end];
+        for (i, r) in self.beliefs[..end].iter().enumerate() {
+            let chained = last.get(r.id.as_str()).and_then(|&(p, s)| {
+                let prev = &self.beliefs[p as usize];
+                prev.retraction
+                    .filter(|x| {
+                        x.step == r.announced
+                            && matches!(x.by, RetractedBy::Superseded | RetractedBy::Reannounced)
+                    })
+                    .map(|_| s)
+            });
+            start[i] = chained.unwrap_or(r.announced);
+            last.insert(r.id.as_str(), (i as u32, start[i]));
+        }
+        let mut active: Vec<(u32, usize)> = self.beliefs[..end]
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| r.active_at(t))
+            .map(|(i, _)| (start[i], i))
+            .collect();
+        active.sort_unstable();
+        active
+            .into_iter()
+            .filter_map(|(_, i)| self.view(log, i as u32, &self.beliefs[i]))
+            .collect()
+    }
+
     /// The record with this index, with its event.
     pub fn belief<'a>(&'a self, log: &'a TraceLog, index: u32) -> Option<BeliefView<'a>> {
         self.beliefs
@@ -475,10 +513,9 @@ impl Timeline {
 /// it is found by is read from the record when looking up or rehashing.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Builder {
-    /// Active records by id (hash of [`BeliefRecord::id`]): `(record, formula hash)`. The
-    /// formula hash is meaningful only when the record's formula parsed. Entries are 8
-    /// bytes.
-    active: Growing<(u32, u32)>,
+    /// Active records by id (hash of [`BeliefRecord::id`]). The formula hash is meaningful
+    /// only when the record's formula parsed.
+    active: Growing<ActiveEntry>,
     /// Active records with a formula that parsed, grouped by the hash of their normalized
     /// formula, so that a retract naming a formula (or an id that is not active) costs a
     /// lookup, not a scan of Σ (see [`FormulaGroups`]).
@@ -740,29 +777,32 @@ struct Pass<'a> {
     b: &'a mut Builder,
 }
 
-/// The hash ids are indexed by: hashbrown's default (foldhash), seeded once per process.
-/// Ids are untrusted, so the seed is random; SipHash cost a tenth of the replay.
-pub(crate) fn str_hash(s: &str) -> u64 {
-    use std::hash::BuildHasher;
-    static SEED: std::sync::LazyLock<hashbrown::DefaultHashBuilder> =
-        std::sync::LazyLock::new(hashbrown::DefaultHashBuilder::default);
-    SEED.hash_one(s)
+/// The hash ids are indexed by (see [`crate::trace::brief::name_hash`]).
+pub(crate) use crate::trace::brief::name_hash as str_hash;
+
+/// An entry of the index of active records: the record, the hash of its id (kept so that
+/// growing the table and telling entries apart never reads the records, which are far
+/// apart in memory), and the hash of its normalized formula.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct ActiveEntry {
+    hash: u64,
+    record: u32,
+    formula: u32,
 }
 
-/// A 32-bit hash of a normalized formula: stored in both indexes, so half the width of a
-/// full hash halves their entries. Collisions are harmless (candidates are confirmed).
-fn formula_hash(normalized: &str) -> u32 {
-    let h = str_hash(normalized);
-    (h ^ (h >> 32)) as u32
-}
-
-/// The active record with this id, looked up in `active` against the records' own ids.
-fn find_active(active: &Growing<(u32, u32)>, beliefs: &[BeliefRecord], id: &str) -> Option<u32> {
+/// The active record with the id `id` of hash `hash`, looked up in `active` against the
+/// records' own ids.
+fn find_keyed(
+    active: &Growing<ActiveEntry>,
+    beliefs: &[BeliefRecord],
+    id: &str,
+    hash: u64,
+) -> Option<u32> {
     active
-        .find(str_hash(id), |&(i, _)| {
-            beliefs.get(i as usize).is_some_and(|r| r.id == id)
+        .find(hash, |e| {
+            e.hash == hash && beliefs.get(e.record as usize).is_some_and(|r| r.id == id)
         })
-        .map(|&(i, _)| i)
+        .map(|e| e.record)
 }
 
 /// How many entries of each kind a session's replay will push: what [`Timeline::reserve`]
@@ -847,7 +887,8 @@ impl Builder {
                 }
                 _ => None,
             };
-            b.add_active(log, &tl.beliefs, i as u32, norm.as_deref());
+            let formula = norm.as_deref().map(|n| (n, formula_hash(n)));
+            b.add_active(log, &tl.beliefs, i as u32, str_hash(&r.id), formula);
         }
         for (k, rv) in tl.revisions.iter().enumerate() {
             for u in &rv.unapplied {
@@ -864,9 +905,15 @@ impl Builder {
     /// `ev` is the event at `pos` (the caller has it in hand: the log may keep only where
     /// it is).
     pub(crate) fn push(&mut self, tl: &mut Timeline, log: &TraceLog, pos: u32, ev: &Event) {
+        self.push_brief(tl, log, pos, &Brief::of(ev));
+    }
+
+    /// Replays the event at log position `pos`, known by its brief (all the replay reads of
+    /// an event; see [`crate::trace::brief`]).
+    pub(crate) fn push_brief(&mut self, tl: &mut Timeline, log: &TraceLog, pos: u32, b: &Brief) {
         tl.events.push(pos);
         let step = tl.events.len() as u32;
-        Pass { log, tl, b: self }.apply(step, pos, ev);
+        Pass { log, tl, b: self }.apply(step, pos, b);
     }
 
     /// Replays step `step` (1-based) of a timeline whose `events` already lists the
@@ -876,7 +923,7 @@ impl Builder {
         if let Some(pos) = tl.event_pos_at(step)
             && let Some(ev) = load_at(log, pos)
         {
-            Pass { log, tl, b: self }.apply(step, pos, &ev);
+            Pass { log, tl, b: self }.apply(step, pos, &Brief::of(&ev));
         }
     }
 
@@ -897,25 +944,23 @@ impl Builder {
         self.ended.take()
     }
 
-    /// Makes record `idx` active; `formula` is its normalized formula when it parsed.
+    /// Makes record `idx`, whose id has hash `hash`, active; `formula` is its normalized
+    /// formula and that formula's hash when it parsed.
     fn add_active(
         &mut self,
         log: &TraceLog,
         beliefs: &[BeliefRecord],
         idx: u32,
-        formula: Option<&str>,
+        hash: u64,
+        formula: Option<(&str, u32)>,
     ) {
-        let hash = formula.map(formula_hash);
-        let id_hash = |&(i, _): &(u32, u32)| {
-            beliefs
-                .get(i as usize)
-                .map_or(0, |r: &BeliefRecord| str_hash(&r.id))
+        let entry = ActiveEntry {
+            hash,
+            record: idx,
+            formula: formula.map_or(0, |(_, h)| h),
         };
-        if let Some(r) = beliefs.get(idx as usize) {
-            self.active
-                .insert_unique(str_hash(&r.id), (idx, hash.unwrap_or(0)), id_hash);
-        }
-        if let (Some(h), Some(n)) = (hash, formula) {
+        self.active.insert_unique(hash, entry, |e| e.hash);
+        if let Some((n, h)) = formula {
             self.by_formula.insert(log, beliefs, h, idx, n);
         }
     }
@@ -961,55 +1006,44 @@ impl Pass<'_> {
     }
 
     /// Replays the event at `pos`, which takes effect at `step`.
-    fn apply(&mut self, step: u32, pos: u32, ev: &Event) {
+    fn apply(&mut self, step: u32, pos: u32, ev: &Brief) {
         let expected = self.b.first_seq.map(|f| f + u64::from(step - 1));
         match expected {
             None => self.b.first_seq = Some(ev.seq),
             Some(e) if e != ev.seq => self.tl.seq_dense = false,
             Some(_) => {}
         }
-        match &ev.body {
-            Body::Announce(a) => self.announce(step, pos, ev, a),
-            Body::Retract(r) => self.retract(step, pos, r),
-            Body::Revise(r) => self.revise(step, pos, r),
-            Body::Verify(v) => self.verify(step, pos, v),
-            Body::Query(q) => {
+        match &ev.gist {
+            Gist::Announce(a) => self.announce(step, pos, a),
+            Gist::Retract(target, by) => self.retract(step, pos, target, *by),
+            Gist::Revise(r) => self.revise(step, pos, r),
+            Gist::Verify(v) => self.verify(step, pos, v),
+            Gist::Query(e) => {
                 self.tl.queries.push((step, pos));
-                if let Err(e) = parse(&q.formula) {
-                    self.error(step, pos, "formula", Ok(e));
+                if let Some(e) = e {
+                    self.error(step, pos, "formula", Ok((**e).clone()));
                 }
             }
-            Body::Score(_) => self.tl.scores.push((step, pos)),
-            Body::Unknown(_) => self.tl.unknown_kinds += 1,
-            _ => self.tl.bdi.push(step, pos, ev),
+            Gist::Answer(e) => {
+                if let Some(e) = e {
+                    self.error(step, pos, "formula", Ok((**e).clone()));
+                }
+            }
+            Gist::Plain(crate::trace::event::Kind::Score) => self.tl.scores.push((step, pos)),
+            Gist::Unknown(_) => self.tl.unknown_kinds += 1,
+            g => self.tl.bdi.push(step, pos, g),
         }
     }
 
-    fn announce(&mut self, step: u32, pos: u32, ev: &Event, a: &Announce) {
-        let parsed = parse(&a.formula);
-        let norm = parsed.as_ref().ok().map(normalized);
-        let formula_ok = parsed.is_ok();
-        if let Err(e) = parsed {
-            self.error(step, pos, "formula", Ok(e));
+    fn announce(&mut self, step: u32, pos: u32, a: &AnnounceGist) {
+        let norm = a.formula.normalized();
+        let formula_ok = norm.is_some();
+        if let FormulaGist::Unparsed(u) = &a.formula {
+            self.error(step, pos, "formula", Ok(u.1.clone()));
         }
-        let id = match (&ev.id, &norm) {
-            (Some(id), _) => id.to_string(),
-            (None, Some(n)) => n.clone(),
-            // Without a parse there is no normalized form; the text itself is the best id.
-            (None, None) => a.formula.trim().to_string(),
-        };
-        if let Some(old) = find_active(&self.b.active, &self.tl.beliefs, &id) {
-            let old_rec = &self.tl.beliefs[old as usize];
-            let same = match load_at(self.log, old_rec.event).as_deref().map(|e| &e.body) {
-                Some(Body::Announce(o)) => {
-                    o.role == a.role
-                        && (o.formula == a.formula
-                            || matches!((parse(&o.formula), parse(&a.formula)),
-                                        (Ok(x), Ok(y)) if x == y))
-                }
-                _ => false,
-            };
-            let by = if same {
+        let id = &a.id;
+        if let Some(old) = find_keyed(&self.b.active, &self.tl.beliefs, &id.text, id.hash) {
+            let by = if self.same_belief(old, a) {
                 RetractedBy::Reannounced
             } else {
                 RetractedBy::Superseded
@@ -1018,14 +1052,56 @@ impl Pass<'_> {
         }
         let idx = self.tl.beliefs.len() as u32;
         self.tl.beliefs.push(BeliefRecord {
-            id: Text::from(id.as_str()),
+            id: id.text.clone(),
             event: pos,
             announced: step,
             retraction: None,
             formula_ok,
         });
+        let formula = match &a.formula {
+            FormulaGist::Parsed(n, h) => Some((n.as_str(), *h)),
+            FormulaGist::Unparsed(_) => None,
+        };
         self.b
-            .add_active(self.log, &self.tl.beliefs, idx, norm.as_deref());
+            .add_active(self.log, &self.tl.beliefs, idx, id.hash, formula);
+    }
+
+    /// Whether the active record `old` and the new announcement `a` of its id hold the same
+    /// belief: the same role, and the same formula as written or the same tree (equal
+    /// normalized texts). Formulas of different hashes differ without looking further; else
+    /// the old announcement is read again.
+    fn same_belief(&self, old: u32, a: &AnnounceGist) -> bool {
+        let Some(rec) = self.tl.beliefs.get(old as usize) else {
+            return false;
+        };
+        let norm = a.formula.normalized();
+        match &a.formula {
+            // A formula that parses is never written like one that does not.
+            FormulaGist::Parsed(..) if !rec.formula_ok => return false,
+            FormulaGist::Parsed(_, fh) => {
+                let h = self
+                    .b
+                    .active
+                    .find(a.id.hash, |e| e.record == old)
+                    .map(|e| e.formula);
+                if h.is_some_and(|h| h != *fh) {
+                    return false;
+                }
+            }
+            FormulaGist::Unparsed(_) if rec.formula_ok => return false,
+            FormulaGist::Unparsed(_) => {}
+        }
+        match load_at(self.log, rec.event).as_deref().map(|e| &e.body) {
+            Some(Body::Announce(o)) => {
+                o.role == a.role
+                    && match (&a.formula, norm) {
+                        (_, Some(n)) => parse(&o.formula).is_ok_and(|f| normalized(&f) == n),
+                        (FormulaGist::Unparsed(u), None) => o.formula == u.0,
+                        (FormulaGist::Parsed(..), None) => false,
+                    }
+            }
+            _ => false,
+        }
     }
 
     /// Ends an active record.
@@ -1034,8 +1110,8 @@ impl Pass<'_> {
         let fhash = self
             .b
             .active
-            .remove(str_hash(&rec.id), |&(x, _)| x == i)
-            .and_then(|(_, h)| rec.formula_ok.then_some(h));
+            .remove(str_hash(&rec.id), |e| e.record == i)
+            .and_then(|e| rec.formula_ok.then_some(e.formula));
         self.b.ended = Some(i);
         self.tl.beliefs[i as usize].retraction = Some(Retraction {
             step,
@@ -1049,36 +1125,36 @@ impl Pass<'_> {
     }
 
     /// The active record a `target` (an id or a formula) names.
-    fn resolve(&self, target: &str) -> Option<u32> {
-        let active = |k: &str| find_active(&self.b.active, &self.tl.beliefs, k);
-        if let Some(i) = active(target) {
+    fn resolve(&self, target: &Target) -> Option<u32> {
+        let active = |k: &Keyed| find_keyed(&self.b.active, &self.tl.beliefs, &k.text, k.hash);
+        if let Some(i) = active(&target.text) {
             return Some(i);
         }
-        let trimmed = target.trim();
-        if let Some(i) = active(trimmed) {
+        if let Some(t) = &target.trimmed
+            && let Some(i) = active(t)
+        {
             return Some(i);
         }
-        let want = parse(trimmed).ok()?;
-        let n = normalized(&want);
-        if let Some(i) = active(&n) {
+        let (n, fh) = target.normalized.as_ref()?;
+        if let Some(i) = active(n) {
             return Some(i);
         }
         // An explicit id with this formula: the oldest such active record.
         self.b
             .by_formula
-            .oldest(self.log, &self.tl.beliefs, formula_hash(&n), &n)
+            .oldest(self.log, &self.tl.beliefs, *fh, &n.text)
     }
 
-    fn retract(&mut self, step: u32, pos: u32, r: &Retract) {
-        let record = self.resolve(&r.target);
+    fn retract(&mut self, step: u32, pos: u32, target: &Target, by: Option<RetractBy>) {
+        let record = self.resolve(target);
         // A target that is no belief of Σ may name a held ground belief: a memory edit
         // takes the old value back before writing the new one.
         let ground = match record {
             Some(_) => None,
-            None => self.tl.bdi.retract_ground(step, pos, &r.target),
+            None => self.tl.bdi.retract_ground(step, pos, &target.text.text),
         };
         match (record, ground) {
-            (Some(i), _) => self.end(i, step, pos, RetractedBy::from_trace(r.by)),
+            (Some(i), _) => self.end(i, step, pos, RetractedBy::from_trace(by)),
             (None, Some(_)) => {}
             (None, None) => self.error(
                 step,
@@ -1086,17 +1162,17 @@ impl Pass<'_> {
                 "target",
                 Err(format!(
                     "retract target {:?} names no belief active at this step",
-                    r.target
+                    target.text.text
                 )),
             ),
         }
+        let t: &str = &target.text.text;
         let rec_id = record.map(|i| self.tl.beliefs[i as usize].id.clone());
         // The latest earlier revise listing this target (by id or as written) claims it.
-        let names = |u: &String| {
-            *u == r.target || u.trim() == r.target.trim() || rec_id.as_deref() == Some(u.as_str())
-        };
+        let names =
+            |u: &String| *u == t || u.trim() == t.trim() || rec_id.as_deref() == Some(u.as_str());
         // Candidate revisions come from the index of unapplied names (latest first).
-        let mut cands: Vec<u32> = [Some(r.target.trim()), rec_id.as_deref()]
+        let mut cands: Vec<u32> = [Some(t.trim()), rec_id.as_deref()]
             .into_iter()
             .flatten()
             .filter_map(|k| self.b.unapplied.get(k))
@@ -1137,15 +1213,15 @@ impl Pass<'_> {
         });
     }
 
-    fn revise(&mut self, step: u32, pos: u32, r: &Revise) {
-        let trigger_record = r.trigger.as_deref().and_then(|t| self.resolve(t));
+    fn revise(&mut self, step: u32, pos: u32, r: &ReviseGist) {
+        let trigger_record = r.trigger.as_ref().and_then(|t| self.resolve(t));
         if let Some(t) = &r.trigger
             && trigger_record.is_none()
-            && find_active(&self.b.active, &self.tl.beliefs, t).is_none()
-            && let Err(e) = parse(t)
+            && find_keyed(&self.b.active, &self.tl.beliefs, &t.text.text, t.text.hash).is_none()
+            && let Some(e) = &t.error
         {
             // Not an active id and not a formula either.
-            self.error(step, pos, "trigger", Ok(e));
+            self.error(step, pos, "trigger", Ok((**e).clone()));
         }
         // Entries that name beliefs by formula are stored under the id they resolve to, so
         // the retracts (which usually name ids) match them.
@@ -1154,7 +1230,7 @@ impl Pass<'_> {
             .iter()
             .map(|x| match self.resolve(x) {
                 Some(i) => self.tl.beliefs[i as usize].id.to_string(),
-                None => x.to_string(),
+                None => x.text.text.to_string(),
             })
             .collect();
         let k = self.tl.revisions.len() as u32;
@@ -1174,16 +1250,12 @@ impl Pass<'_> {
         });
     }
 
-    fn verify(&mut self, step: u32, pos: u32, v: &Verify) {
+    fn verify(&mut self, step: u32, pos: u32, v: &VerifyGist) {
         self.tl.verifies.push((step, pos));
-        let mut any = false;
-        for f in v.all_formulas() {
-            any = true;
-            if let Err(e) = parse(f) {
-                self.error(step, pos, "formula", Ok(e));
-            }
+        for e in &v.errors {
+            self.error(step, pos, "formula", Ok(e.clone()));
         }
-        if !any {
+        if !v.any {
             self.error(
                 step,
                 pos,

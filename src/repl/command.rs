@@ -135,7 +135,7 @@ pub const COMMANDS: &[CommandSpec] = &[
     },
     CommandSpec {
         name: "policy",
-        args: "greedy|recency|confidence|reject|flag",
+        args: "greedy|greedy-paper|recency|confidence|reject|flag",
         summary: "how contradictions are resolved (no argument: show the current policy)",
         completes: Completes::Policy,
         run: exec::policy,
@@ -195,6 +195,13 @@ pub const COMMANDS: &[CommandSpec] = &[
         summary: "list Σ: the trace's beliefs at the current step plus the hand-issued layer",
         completes: Completes::Nothing,
         run: exec::sigma,
+    },
+    CommandSpec {
+        name: "prompt",
+        args: "[φ]",
+        summary: "seed 001's export_prompt: the ASSERT / QUERY / ANSWER instructions, every norm, and the beliefs of Σ sharing a predicate, constant or atom with φ",
+        completes: Completes::Formula,
+        run: exec::prompt,
     },
     CommandSpec {
         name: "help",
@@ -304,6 +311,8 @@ pub enum Command {
     },
     /// `sigma`
     Sigma,
+    /// `prompt [φ]`
+    Prompt(Option<FormulaArg>),
     /// `help [CMD]`
     Help(Option<String>),
     /// `save FILE`
@@ -334,6 +343,7 @@ impl Command {
             Command::Notes => "notes",
             Command::Unnote(_) => "unnote",
             Command::Sigma => "sigma",
+            Command::Prompt(_) => "prompt",
             Command::Help(_) => "help",
             Command::Save(_) => "save",
         }
@@ -583,6 +593,13 @@ pub fn parse(line: &str) -> Result<Command, CommandError> {
         "undo" => no_args(Command::Undo),
         "reset" => no_args(Command::Reset),
         "sigma" => no_args(Command::Sigma),
+        "prompt" => {
+            if arg.is_empty() {
+                Ok(Command::Prompt(None))
+            } else {
+                Ok(Command::Prompt(Some(formula_arg()?)))
+            }
+        }
         "policy" => {
             if arg.is_empty() {
                 return Ok(Command::Policy(None));
@@ -591,7 +608,8 @@ pub fn parse(line: &str) -> Result<Command, CommandError> {
                 err(
                     name,
                     format!(
-                        "expected one of greedy, recency, confidence, reject, flag; found `{arg}`"
+                        "expected one of greedy, greedy-paper, recency, confidence, reject, flag; \
+                         found `{arg}`"
                     ),
                     arg_at,
                 )
@@ -753,10 +771,7 @@ pub fn complete(line: &str, atoms_and_ids: &[String]) -> Vec<String> {
     };
     let pool: Vec<String> = match found.completes {
         Completes::Nothing => Vec::new(),
-        Completes::Policy => ["greedy", "recency", "confidence", "reject", "flag"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect(),
+        Completes::Policy => Policy::ALL.iter().map(|p| p.as_str().to_string()).collect(),
         Completes::Command => COMMANDS.iter().map(|c| c.name.to_string()).collect(),
         Completes::Formula | Completes::BeliefId => atoms_and_ids.to_vec(),
     };

@@ -94,6 +94,7 @@ pub(crate) fn announce(r: &mut Repl, cmd: &Command) -> Result<Reply, ReplError> 
         } else {
             Vec::new()
         },
+        inconsistent_after: rev.sigma_inconsistent,
     })
 }
 
@@ -463,6 +464,31 @@ pub(crate) fn sigma(r: &mut Repl, _cmd: &Command) -> Result<Reply, ReplError> {
     r.ensure_state()?;
     Ok(Reply::Sigma {
         beliefs: r.current_members(),
+    })
+}
+
+pub(crate) fn prompt(r: &mut Repl, cmd: &Command) -> Result<Reply, ReplError> {
+    let Command::Prompt(arg) = cmd else {
+        return Err(mismatch(cmd));
+    };
+    let query = match arg {
+        Some(a) => Some(parse_arg(cmd.name(), a)?),
+        None => None,
+    };
+    r.ensure_state()?;
+    let items: Vec<crate::model::export::PromptBelief<'_>> = r
+        .held
+        .iter()
+        .map(|h| crate::model::export::PromptBelief {
+            formula: Some(h.belief.formula.clone()),
+            text: h.belief.formula.to_string(),
+            source: h.belief.source.as_str(),
+            confidence: h.belief.confidence,
+            norm: h.belief.role == crate::logic::engine::Role::Norm,
+        })
+        .collect();
+    Ok(Reply::Prompt {
+        text: crate::model::export::agent_prompt(&items, query.as_ref()),
     })
 }
 

@@ -289,6 +289,9 @@ pub enum Reply {
         /// When Σ was already inconsistent before the announcement: a minimal conflicting
         /// subset of Σ itself (φ is not blamed for it and no policy ran); empty otherwise.
         prior_conflict: Vec<String>,
+        /// Whether Σ is inconsistent afterwards (`flag`, `greedy-paper`, or an already
+        /// inconsistent Σ).
+        inconsistent_after: bool,
     },
     /// `check`
     Check {
@@ -482,6 +485,11 @@ pub enum Reply {
         /// Whether the hand-issued layer holds commands (history is about the trace alone).
         hand: usize,
     },
+    /// `prompt`
+    Prompt {
+        /// Seed 001's prompt for Σ (and the question, when given).
+        text: String,
+    },
     /// `help`
     Help {
         /// The help text.
@@ -541,12 +549,14 @@ impl Reply {
                 fallback,
                 norm_violation,
                 prior_conflict,
+                inconsistent_after,
             } => json!({
                 "id": id, "outcome": outcome.as_str(), "applied": applied,
                 "retracted": retracted, "conflict": conflict, "policy": policy.as_str(),
                 "fallback": fallback, "norm_violation": norm_violation,
                 "sigma_was_inconsistent": !prior_conflict.is_empty(),
                 "prior_conflict": prior_conflict,
+                "sigma_inconsistent": inconsistent_after,
             }),
             Reply::Check {
                 outcome,
@@ -769,6 +779,7 @@ impl Reply {
             }),
             Reply::Unnote { id } => json!({"removed": id}),
             Reply::Help { text } => json!({"text": text}),
+            Reply::Prompt { text } => json!({"prompt": text}),
             Reply::Save { path, events } => json!({"path": path, "events": events}),
         };
         if let Value::Object(map) = &mut v {
@@ -807,6 +818,7 @@ impl Reply {
                 fallback,
                 norm_violation,
                 prior_conflict,
+                inconsistent_after,
             } => {
                 let _ = write!(out, "{}: ", outcome.as_str().to_uppercase());
                 if *applied {
@@ -814,7 +826,14 @@ impl Reply {
                 } else {
                     let _ = write!(out, "not applied ({})", policy.as_str());
                 }
-                if !prior_conflict.is_empty() {
+                if !prior_conflict.is_empty() && *policy == Policy::GreedyPaper {
+                    let _ = write!(
+                        out,
+                        "\n  Σ was already inconsistent (conflict: {}); Algorithm 1 as written \
+                         still looks for one prior commitment whose retraction restores it",
+                        sanitize(&prior_conflict.join(", "))
+                    );
+                } else if !prior_conflict.is_empty() {
                     let _ = write!(
                         out,
                         "\n  Σ was already inconsistent (conflict: {}); no policy ran and \
@@ -843,6 +862,19 @@ impl Reply {
                         out,
                         "\n  norm violation: {}",
                         sanitize(&norm_violation.join(", "))
+                    );
+                }
+                if *applied && *inconsistent_after && prior_conflict.is_empty() {
+                    let _ = write!(
+                        out,
+                        "\n  Σ is inconsistent now: {} keeps the new formula{}",
+                        policy.as_str(),
+                        if *policy == Policy::GreedyPaper {
+                            " (no single retraction restores consistency; Algorithm 1 as \
+                             written neither refuses nor falls back)"
+                        } else {
+                            ""
+                        }
                     );
                 }
             }
@@ -1409,6 +1441,10 @@ impl Reply {
                 let _ = write!(out, "removed note #{id}");
             }
             Reply::Help { text } => out.push_str(text),
+            Reply::Prompt { text } => {
+                let lines: Vec<String> = text.trim_end().lines().map(sanitize).collect();
+                out.push_str(&lines.join("\n"));
+            }
             Reply::Save { path, events } => {
                 let _ = write!(out, "wrote {events} events to {}", sanitize(path));
             }

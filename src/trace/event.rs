@@ -867,6 +867,10 @@ pub struct Answer {
     /// The answer as a formula.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub formula: Option<Text>,
+    /// Whether the agent hedges the answer (a guess or an opinion, not presented as known):
+    /// a hedged answer need not be entailed by Σ.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hedged: Option<bool>,
 }
 
 /// `thought`: a chain-of-thought step.
@@ -967,6 +971,10 @@ pub struct Intention {
     /// Parameters still open, kept as written.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub open_parameters: Option<Box<Value>>,
+    /// Local files the task names (its attachments): the data the answer needs is in them,
+    /// so a step should read them (seed 004's "avoiding file read tool use").
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub files: Vec<Text>,
 }
 
 /// The kind of a plan step. Open: kinds beyond the three named ones are kept by name.
@@ -1001,6 +1009,14 @@ pub struct PlanStep {
     /// Its postcondition(s), kept as written (a string or a list).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub post: Option<Box<Value>>,
+    /// The arithmetic a compute step performs, over ground-belief names and numbers
+    /// (`numerator / denominator`, `round(raw_result, -3)`): what the audit recomputes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compute: Option<Text>,
+    /// The ground belief the step's result is written to (default: the `X` of a
+    /// `ground_belief(X) is known` postcondition).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output: Option<Text>,
     /// Unknown fields of the step.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
@@ -1066,6 +1082,32 @@ pub struct Step {
     /// A summary of what happened.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub summary: Option<Text>,
+    /// The tools the step called, in order.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub tool_calls: Vec<ToolCall>,
+    /// The values the step computed from, by ground-belief name (default: the ground
+    /// beliefs at its dispatch, seed 004's snapshot).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub inputs: Option<Box<Map<String, Value>>>,
+}
+
+/// One tool call of a step (`web_search`, `bash`, `read_file`, ...).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolCall {
+    /// The tool's name, required.
+    pub tool: Text,
+    /// Its arguments, kept as written.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub args: Option<Box<Value>>,
+    /// What it returned, kept as written.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<Box<Value>>,
+    /// The error it reported, if it failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<Text>,
+    /// Unknown fields of the call.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
 }
 
 /// `postcondition`: a check of a step's postcondition.
@@ -1103,6 +1145,18 @@ pub struct Satisfaction {
     /// Whether it is satisfied.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ok: Option<bool>,
+    /// The answer the harness extracted from the run, kept as written.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub answer: Option<Box<Value>>,
+    /// The answer the task expects (a benchmark's reference answer), kept as written.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expected_answer: Option<Box<Value>>,
+    /// The harness's own score of the answer.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub correct: Option<bool>,
+    /// The harness's label of how the run failed (seed 004's taxonomy: `bad_retrieval`, ...).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub failure_mode: Option<Text>,
 }
 
 /// What a review decided for a plan.

@@ -23,6 +23,7 @@ use super::event::*;
 use super::time::parse_rfc3339;
 
 mod fast;
+pub(crate) mod scan;
 
 /// A problem with one field of an otherwise well-formed line.
 #[derive(Debug, Clone, PartialEq)]
@@ -317,6 +318,12 @@ known_fields! {
     "failure_count" => failure_count,
     "level" => level,
     "message" => message,
+    "files" => files,
+    "tool_calls" => tool_calls,
+    "inputs" => inputs,
+    "expected_answer" => expected_answer,
+    "correct" => correct,
+    "hedged" => hedged,
     "label" => label,
     "explanation" => explanation,
 }
@@ -824,6 +831,7 @@ pub(crate) fn build_body(
         Kind::Answer => Body::Answer(Box::new(Answer {
             text: b.string(F::text)?,
             formula: b.string(F::formula)?,
+            hedged: b.boolean(F::hedged)?,
         })),
         Kind::Thought => Body::Thought(Box::new(Thought {
             text: b.string(F::text)?,
@@ -858,6 +866,7 @@ pub(crate) fn build_body(
             goal: b.value(F::goal),
             satisfaction: b.value(F::satisfaction),
             open_parameters: b.value(F::open_parameters),
+            files: b.strings(F::files)?,
         })),
         Kind::Plan => Body::Plan(Box::new(Plan {
             intention_type: b.string(F::intention_type)?,
@@ -872,6 +881,8 @@ pub(crate) fn build_body(
             post_met: b.boolean(F::post_met)?,
             new_beliefs: b.typed(F::new_beliefs)?.unwrap_or_default(),
             summary: b.string(F::summary)?,
+            tool_calls: b.typed(F::tool_calls)?.unwrap_or_default(),
+            inputs: b.typed(F::inputs)?.map(Box::new),
         })),
         Kind::Postcondition => {
             let plan = b.string(F::plan)?;
@@ -899,6 +910,10 @@ pub(crate) fn build_body(
         Kind::Satisfaction => Body::Satisfaction(Box::new(Satisfaction {
             intention: b.string(F::intention)?,
             ok: b.boolean(F::ok)?,
+            answer: b.value(F::answer),
+            expected_answer: b.value(F::expected_answer),
+            correct: b.boolean(F::correct)?,
+            failure_mode: b.string(F::failure_mode)?,
         })),
         Kind::Review => Body::Review(Box::new(Review {
             decisions: b.typed(F::decisions)?.unwrap_or_default(),

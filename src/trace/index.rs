@@ -7,12 +7,13 @@
 use std::collections::{BTreeMap, HashMap};
 use std::io::{self, Read};
 
+use super::brief::Briefed;
 use super::event::{Event, FileName, Kind};
 use super::load::LoadOptions;
-use super::reader::{Item, Problem, ReaderConfig, Severity};
-use super::store::EventStore;
+use super::reader::{Item, PreEvent, Problem, ReaderConfig, Severity};
+use super::store::{EventStore, SourceId};
 
-/// Counts and per-session positions of the events in a [`TraceLog`].
+/// Counts of the events in a [`TraceLog`]: per session and per kind.
 #[derive(Debug, Clone, Default)]
 pub struct Index {
     session_pos: HashMap<FileName, usize>,
@@ -20,30 +21,38 @@ pub struct Index {
     /// event of a session the same `Arc`, so a pointer comparison usually replaces hashing
     /// the name. The index keeps those `Arc`s alive, so an address cannot be reused.
     recent: Vec<(usize, usize)>,
-    sessions: Vec<(FileName, Vec<u32>)>,
+    /// Sessions in order of first appearance with their numbers of events (which events
+    /// are whose is the model's timelines' to list: a second list here would cost 4 bytes
+    /// per event).
+    sessions: Vec<(FileName, u64)>,
     kind_counts: [u64; Kind::ALL.len()],
     unknown_kinds: BTreeMap<String, u64>,
 }
 
 impl Index {
-    /// Records the event stored at position `pos` of the log.
-    pub fn add(&mut self, pos: u32, ev: &Event) {
+    /// Counts an event added to the log.
+    pub fn add(&mut self, ev: &Event) {
+        self.add_parts(&ev.session, ev.kind(), ev.kind_name());
+    }
+
+    /// Counts an event of session `session` and kind `kind` (`kind_name` as written).
+    fn add_parts(&mut self, session: &FileName, kind: Option<Kind>, kind_name: &str) {
         const RECENT: usize = 16;
-        let addr = ev.session.addr();
+        let addr = session.addr();
         let slot = match self.recent.iter().find(|(a, _)| *a == addr) {
             Some(&(_, slot)) => slot,
             None => {
-                let slot = match self.session_pos.get(&ev.session) {
+                let slot = match self.session_pos.get(session) {
                     Some(&i) => i,
                     None => {
                         self.session_pos
-                            .insert(ev.session.clone(), self.sessions.len());
-                        self.sessions.push((ev.session.clone(), Vec::new()));
+                            .insert(session.clone(), self.sessions.len());
+                        self.sessions.push((session.clone(), 0));
                         self.sessions.len() - 1
                     }
                 };
                 // Only an Arc the index itself holds may be cached (its address stays valid).
-                if FileName::ptr_eq(&self.sessions[slot].0, &ev.session) {
+                if FileName::ptr_eq(&self.sessions[slot].0, session) {
                     if self.recent.len() == RECENT {
                         self.recent.remove(0);
                     }
@@ -52,28 +61,21 @@ impl Index {
                 slot
             }
         };
-        self.sessions[slot].1.push(pos);
-        match ev.kind() {
+        self.sessions[slot].1 += 1;
+        match kind {
             Some(k) => self.kind_counts[k.index()] += 1,
-            None => {
-                *self
-                    .unknown_kinds
-                    .entry(ev.kind_name().to_string())
-                    .or_default() += 1
-            }
+            None => *self.unknown_kinds.entry(kind_name.to_string()).or_default() += 1,
         }
     }
 
-    /// The sessions in order of first appearance, each with the positions of its events.
-    pub fn sessions(&self) -> impl Iterator<Item = (&str, &[u32])> {
-        self.sessions.iter().map(|(s, v)| (&**s, v.as_slice()))
+    /// The sessions in order of first appearance, each with its number of events.
+    pub fn sessions(&self) -> impl Iterator<Item = (&str, u64)> {
+        self.sessions.iter().map(|(s, n)| (&**s, *n))
     }
 
-    /// The positions of the events of one session.
-    pub fn session(&self, name: &str) -> Option<&[u32]> {
-        self.session_pos
-            .get(name)
-            .map(|&i| self.sessions[i].1.as_slice())
+    /// The number of events of one session.
+    pub fn session(&self, name: &str) -> Option<u64> {
+        self.session_pos.get(name).map(|&i| self.sessions[i].1)
     }
 
     /// How many events of a known kind were read.
@@ -84,6 +86,20 @@ impl Index {
     /// How many events of each unknown kind were read.
     pub fn unknown_kinds(&self) -> &BTreeMap<String, u64> {
         &self.unknown_kinds
+    }
+}
+
+/// The problem an event becomes when the log is full.
+fn too_many(origin: super::event::Origin) -> Problem {
+    Problem {
+        severity: Severity::Error,
+        code: super::reader::ProblemCode::TooManyEvents,
+        origin,
+        column: 1,
+        byte_offset: None,
+        field: None,
+        message: "too many events in one log; event dropped".into(),
+        excerpt: None,
     }
 }
 
@@ -119,21 +135,37 @@ impl TraceLog {
         match item {
             Item::Event(ev) => match u32::try_from(self.events.len()) {
                 Ok(pos) if pos < u32::MAX => {
-                    self.index.add(pos, &ev);
+                    self.index.add(&ev);
                     self.events.push(ev);
                 }
-                _ => self.problems.push(Problem {
-                    severity: Severity::Error,
-                    code: super::reader::ProblemCode::TooManyEvents,
-                    origin: ev.origin.clone(),
-                    column: 1,
-                    byte_offset: None,
-                    field: None,
-                    message: "too many events in one log; event dropped".into(),
-                    excerpt: None,
-                }),
+                _ => self.problems.push(too_many(ev.origin)),
             },
             Item::Problem(p) => self.problems.push(p),
+        }
+    }
+
+    /// Adds an event of a brief load ([`super::read_all_briefs`]) of the stream `file`,
+    /// whose file is registered with the store as `source`: `session` is the event's
+    /// session. The event is kept as its place in the file. Like [`TraceLog::push`], a full
+    /// log turns it into a problem.
+    pub fn push_briefed(
+        &mut self,
+        source: SourceId,
+        file: &FileName,
+        session: &FileName,
+        ev: &Briefed,
+    ) {
+        match u32::try_from(self.events.len()) {
+            Ok(pos) if pos < u32::MAX => {
+                let g = &ev.brief.gist;
+                self.index.add_parts(session, g.kind(), g.kind_name());
+                self.events.push_briefed(source, ev);
+            }
+            _ => self.problems.push(too_many(super::event::Origin {
+                file: file.clone(),
+                line: ev.line,
+                offset: ev.offset,
+            })),
         }
     }
 
@@ -142,7 +174,7 @@ impl TraceLog {
     /// (worker threads decode runs of complete lines; this thread reads, checks sessions and
     /// indexes, in stream order). Memory beyond the log stays at a few 256 KiB chunks.
     pub fn read_from(&mut self, name: &str, r: impl Read, cfg: ReaderConfig) -> io::Result<()> {
-        super::load::load(name, r, cfg, LoadOptions::default(), &mut |item| {
+        super::load::load::<PreEvent>(name, r, cfg, LoadOptions::default(), &mut |item| {
             self.push(item)
         })
     }
@@ -155,7 +187,7 @@ impl TraceLog {
         let file = std::fs::File::open(path)?;
         let reader = file.try_clone()?;
         self.events.add_source(&name, file, cfg);
-        super::load::load(&name, reader, cfg, LoadOptions::default(), &mut |item| {
+        super::load::load::<PreEvent>(&name, reader, cfg, LoadOptions::default(), &mut |item| {
             self.push(item)
         })
     }

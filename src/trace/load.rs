@@ -21,8 +21,9 @@ use std::io::{self, Read};
 use std::ops::Range;
 use std::sync::{Mutex, mpsc};
 
+use super::brief::BriefItem;
 use super::event::FileName;
-use super::reader::{Decoded, Framer, Item, ReaderConfig, Sessions};
+use super::reader::{Decoded, Framer, Item, Payload, PreBrief, PreEvent, ReaderConfig, Sessions};
 
 /// How a load is cut up (tests use tiny chunks to put cuts everywhere).
 #[derive(Debug, Clone, Copy)]
@@ -55,17 +56,20 @@ impl Default for LoadOptions {
 
 /// Decoded lines of one piece of the stream, in order, with the bytes their JSON texts are in
 /// (the session checks quote columns from them).
-struct Batch {
+struct Batch<P> {
     bytes: Vec<u8>,
     /// Each line's output and the start of its text in `bytes` (unused for problems).
-    items: Vec<(Decoded, usize)>,
+    items: Vec<(Decoded<P>, usize)>,
 }
 
-impl Batch {
-    fn merge_into(&mut self, sessions: &mut Sessions, emit: &mut impl FnMut(Item)) {
+impl<P: Payload> Batch<P> {
+    fn merge_into(&mut self, sessions: &mut Sessions, emit: &mut impl FnMut(P::Item)) {
         for (d, start) in self.items.drain(..) {
             let text: &[u8] = match &d {
-                Decoded::Event(pre) => self.bytes.get(start..start + pre.text_len).unwrap_or(&[]),
+                Decoded::Event(pre) => self
+                    .bytes
+                    .get(start..start + pre.head().text_len)
+                    .unwrap_or(&[]),
                 Decoded::Problem(_) => &[],
             };
             sessions.accept(d, text, emit);
@@ -75,21 +79,21 @@ impl Batch {
 
 /// Work for a decoder thread: the lines in `bytes[range]`, which start at stream offset
 /// `base + range.start` on line number `line`.
-struct Job {
+struct Job<P> {
     bytes: Vec<u8>,
     range: Range<usize>,
     base: u64,
     line: u64,
-    items: Vec<(Decoded, usize)>,
-    reply: mpsc::SyncSender<Batch>,
+    items: Vec<(Decoded<P>, usize)>,
+    reply: mpsc::SyncSender<Batch<P>>,
 }
 
-enum Pending {
-    Ready(Batch),
-    Waiting(mpsc::Receiver<Batch>),
+enum Pending<P> {
+    Ready(Batch<P>),
+    Waiting(mpsc::Receiver<Batch<P>>),
 }
 
-fn decode_job(file: &FileName, cfg: ReaderConfig, job: Job) {
+fn decode_job<P: Payload>(file: &FileName, cfg: ReaderConfig, job: Job<P>) {
     let Job {
         bytes,
         range,
@@ -99,10 +103,10 @@ fn decode_job(file: &FileName, cfg: ReaderConfig, job: Job) {
         reply,
     } = job;
     let mut framer = Framer::at(file.clone(), cfg, base + range.start as u64, line);
-    framer.feed(&bytes[range], &mut |d, _| {
+    framer.feed(&bytes[range], &mut |d: Decoded<P>, _| {
         let start = match &d {
             // The text lies inside `bytes`: a run holds complete lines only.
-            Decoded::Event(pre) => (pre.text_at - base) as usize,
+            Decoded::Event(pre) => (pre.head().text_at - base) as usize,
             Decoded::Problem(_) => 0,
         };
         items.push((d, start));
@@ -126,19 +130,32 @@ pub fn read_all(
     cfg: ReaderConfig,
     mut emit: impl FnMut(Item),
 ) -> io::Result<()> {
-    load(name, r, cfg, LoadOptions::default(), &mut emit)
+    load::<PreEvent>(name, r, cfg, LoadOptions::default(), &mut emit)
+}
+
+/// [`read_all`] giving a [`Brief`](super::Brief) of each event instead of the event: what
+/// the log and the replay need, made on the decoder threads without building events (see
+/// [`super::brief`]). The items are those of [`read_all`] for the same bytes, each event
+/// briefed as [`Brief::of`](super::Brief::of) would.
+pub fn read_all_briefs(
+    name: &str,
+    r: impl Read,
+    cfg: ReaderConfig,
+    mut emit: impl FnMut(BriefItem),
+) -> io::Result<()> {
+    load::<PreBrief>(name, r, cfg, LoadOptions::default(), &mut emit)
 }
 
 /// Reads the whole stream `r` named `name`, handing its items to `emit` in stream order.
-pub(crate) fn load(
+pub(crate) fn load<P: Payload>(
     name: &str,
     r: impl Read,
     cfg: ReaderConfig,
     opts: LoadOptions,
-    emit: &mut impl FnMut(Item),
+    emit: &mut impl FnMut(P::Item),
 ) -> io::Result<()> {
     let file = FileName::new(name);
-    let (job_tx, job_rx) = mpsc::channel::<Job>();
+    let (job_tx, job_rx) = mpsc::channel::<Job<P>>();
     let job_rx = Mutex::new(job_rx);
     std::thread::scope(|scope| {
         // Workers start with the first job, so small streams never start threads. If none can
@@ -192,22 +209,22 @@ pub(crate) fn load(
 
 /// The main thread's state: the framer for the bytes around the cuts, the session checks,
 /// and the pieces decoded or being decoded, in stream order.
-struct Main {
+struct Main<P> {
     framer: Framer,
     sessions: Sessions,
-    queue: VecDeque<Pending>,
+    queue: VecDeque<Pending<P>>,
     spare_bytes: Vec<Vec<u8>>,
-    spare_items: Vec<Vec<(Decoded, usize)>>,
+    spare_items: Vec<Vec<(Decoded<P>, usize)>>,
     max_pending: usize,
 }
 
-impl Main {
+impl<P: Payload> Main<P> {
     fn run(
         &mut self,
-        emit: &mut impl FnMut(Item),
+        emit: &mut impl FnMut(P::Item),
         mut r: impl Read,
         opts: LoadOptions,
-        send: &mut impl FnMut(Job) -> bool,
+        send: &mut impl FnMut(Job<P>) -> bool,
     ) -> io::Result<()> {
         let chunk_size = opts.chunk.max(1);
         loop {
@@ -280,11 +297,12 @@ impl Main {
     }
 
     /// Decodes bytes on the main thread, straight into the log when nothing is pending.
-    fn decode_here(&mut self, data: &[u8], emit: &mut impl FnMut(Item)) {
+    fn decode_here(&mut self, data: &[u8], emit: &mut impl FnMut(P::Item)) {
         if self.queue.is_empty() {
             let sessions = &mut self.sessions;
-            self.framer
-                .feed(data, &mut |d, text| sessions.accept(d, text, emit));
+            self.framer.feed(data, &mut |d: Decoded<P>, text| {
+                sessions.accept(d, text, emit)
+            });
         } else {
             let mut b = Batch {
                 bytes: Vec::new(),
@@ -299,7 +317,7 @@ impl Main {
 
     /// Merges finished pieces from the front of the queue: all of them if `all`, else those
     /// already done plus as many as needed to bound the work in flight.
-    fn merge(&mut self, emit: &mut impl FnMut(Item), all: bool) -> io::Result<()> {
+    fn merge(&mut self, emit: &mut impl FnMut(P::Item), all: bool) -> io::Result<()> {
         while let Some(front) = self.queue.pop_front() {
             let must_wait = all || self.queue.len() + 1 > self.max_pending;
             let mut batch = match front {
@@ -335,10 +353,10 @@ impl Main {
     }
 }
 
-impl Batch {
+impl<P: Payload> Batch<P> {
     /// Adds a line decoded on the main thread, copying its text (such lines are few: the
     /// ones around the cuts, or all of a small stream).
-    fn push_owned(&mut self, d: Decoded, text: &[u8]) {
+    fn push_owned(&mut self, d: Decoded<P>, text: &[u8]) {
         let start = self.bytes.len();
         if let Decoded::Event(_) = d {
             self.bytes.extend_from_slice(text);
@@ -354,7 +372,8 @@ mod streams;
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::trace::{Event, Problem, Reader, TraceLog};
+    use crate::trace::brief::Briefed;
+    use crate::trace::{Brief, Event, Problem, Reader, TraceLog};
     use proptest::prelude::*;
 
     const CAP: usize = 80;
@@ -393,7 +412,7 @@ mod tests {
         trickle: usize,
     ) -> (Vec<Event>, Vec<Problem>) {
         let mut log = TraceLog::new();
-        let res = load(
+        let res = load::<PreEvent>(
             "dir/t.jsonl",
             Trickle(bytes, trickle),
             cfg,
@@ -404,8 +423,74 @@ mod tests {
         (log.events.to_vec(), log.problems)
     }
 
+    /// The streaming reader's output with each event briefed, and each session named
+    /// before its first event.
+    fn streamed_briefs(bytes: &[u8], cfg: ReaderConfig) -> Vec<BriefItem> {
+        let mut r = Reader::new("dir/t.jsonl", cfg);
+        let mut out = Vec::new();
+        r.feed(bytes, &mut out);
+        r.finish(&mut out);
+        let mut sessions: Vec<String> = Vec::new();
+        let mut briefs = Vec::new();
+        for i in out {
+            match i {
+                Item::Event(ev) => {
+                    let ix = match sessions.iter().position(|s| **s == *ev.session) {
+                        Some(ix) => ix,
+                        None => {
+                            sessions.push(ev.session.to_string());
+                            briefs.push(BriefItem::Session(ev.session.clone()));
+                            sessions.len() - 1
+                        }
+                    };
+                    briefs.push(BriefItem::Event(Briefed {
+                        line: ev.origin.line,
+                        offset: ev.origin.offset,
+                        session: ix as u32,
+                        brief: Brief::of(&ev),
+                    }));
+                }
+                Item::Problem(p) => briefs.push(BriefItem::Problem(Box::new(p))),
+            }
+        }
+        briefs
+    }
+
+    fn loaded_briefs(
+        bytes: &[u8],
+        cfg: ReaderConfig,
+        opts: LoadOptions,
+        trickle: usize,
+    ) -> Vec<BriefItem> {
+        let mut out = Vec::new();
+        let res = load::<PreBrief>(
+            "dir/t.jsonl",
+            Trickle(bytes, trickle),
+            cfg,
+            opts,
+            &mut |i| out.push(i),
+        );
+        assert!(res.is_ok(), "{res:?}");
+        out
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+
+        /// A load of briefs gives the streaming reader's items, each event briefed: the
+        /// same problems in the same places, and for each event what `Brief::of` makes of it.
+        #[test]
+        fn brief_load_equals_the_streaming_reader_briefed(
+            bytes in stream(),
+            chunk in 1usize..200,
+            workers in 0usize..4,
+            min_job in 0usize..40,
+            trickle in 1usize..300,
+        ) {
+            let cfg = ReaderConfig { max_line_bytes: CAP };
+            let opts = LoadOptions { chunk, workers, min_job, no_threads: false };
+            prop_assert_eq!(loaded_briefs(&bytes, cfg, opts, trickle), streamed_briefs(&bytes, cfg));
+        }
 
         /// The parallel load gives exactly the streaming reader's events and problems, for
         /// any chunk size, thread count and read sizes.
@@ -444,6 +529,10 @@ mod tests {
         };
         assert_eq!(loaded(&bytes, cfg, opts, usize::MAX), expected);
         assert_eq!(expected.0.len(), 20_000);
+        assert_eq!(
+            loaded_briefs(&bytes, cfg, opts, usize::MAX),
+            streamed_briefs(&bytes, cfg)
+        );
         // The public entry point, with the machine's defaults.
         let mut log = TraceLog::new();
         let res = read_all("dir/t.jsonl", &bytes[..], cfg, |i| log.push(i));
@@ -460,7 +549,7 @@ mod tests {
             }
         }
         let mut log = TraceLog::new();
-        let err = load(
+        let err = load::<PreEvent>(
             "x",
             Failing,
             ReaderConfig::default(),

@@ -46,6 +46,7 @@
 //! 4. `generate.rs`: a weight and a line shape (`tests/trace_broken.rs` checks every kind is
 //!    generated), and a line in `tests/trace_roundtrip.rs` (it checks every kind is covered).
 
+pub mod brief;
 pub mod event;
 mod fields;
 pub mod follow;
@@ -60,9 +61,10 @@ pub mod reader;
 pub mod store;
 pub mod time;
 
+pub use brief::{Brief, BriefItem, Gist};
 pub use event::{Body, Event, FORMAT_VERSION, FileName, Kind, Origin, Timestamp};
 pub use index::{Index, TraceLog};
-pub use load::read_all;
+pub use load::{read_all, read_all_briefs};
 pub use reader::{
     DEFAULT_MAX_LINE_BYTES, EXCERPT_BYTES, Excerpt, Item, Problem, ProblemCode, Reader,
     ReaderConfig, Severity,

@@ -29,7 +29,9 @@
 
 use std::fmt;
 
+use super::brief::{Brief, BriefItem, Briefed, Gist};
 use super::event::{Body, Event, Extra, FORMAT_VERSION, FileName, Kind, Origin, Text, Timestamp};
+use super::fields::scan::scan;
 use super::fields::{FieldError, Fields, build_body, decode_line};
 
 /// The default line-length cap: 4 MiB, far above any sane event and small enough that a
@@ -218,8 +220,8 @@ pub(crate) struct PreEvent {
     line_start: u64,
     /// Absolute offset and length of the JSON text (after a BOM, without CR and LF): the
     /// per-session checks quote columns from it.
-    pub(crate) text_at: u64,
-    pub(crate) text_len: usize,
+    text_at: u64,
+    text_len: usize,
     v_given: bool,
     seq: Option<u64>,
     ts: Option<Timestamp>,
@@ -229,17 +231,178 @@ pub(crate) struct PreEvent {
     extra: Extra,
 }
 
+/// A line decoded into a [`Brief`], before the per-session checks (the brief loads' payload,
+/// see [`super::brief`]).
+#[derive(Debug)]
+pub(crate) struct PreBrief {
+    line: u64,
+    line_start: u64,
+    text_at: u64,
+    text_len: usize,
+    seq: Option<u64>,
+    ts: Option<f64>,
+    session: Option<Text>,
+    gist: Gist,
+}
+
+/// What the per-session checks read of a decoded line.
+pub(crate) struct Head<'a> {
+    line: u64,
+    line_start: u64,
+    /// Absolute offset and length of the line's JSON text.
+    pub(crate) text_at: u64,
+    pub(crate) text_len: usize,
+    seq: Option<u64>,
+    ts: Option<f64>,
+    session: Option<&'a str>,
+}
+
+/// What a line decodes to before its session checks: a [`PreEvent`] for loads that give
+/// events, a [`PreBrief`] for loads that give briefs. The framing, the checks and the
+/// parallel load are the same for both.
+pub(crate) trait Payload: Sized + Send + 'static {
+    /// What the load gives for each line.
+    type Item: Send;
+    /// Decodes the JSON text of the framer's current line (after a BOM of `bom_len` bytes).
+    fn decode(framer: &Framer, text: &str, bom_len: u64) -> Decoded<Self>;
+    /// What the session checks read.
+    fn head(&self) -> Head<'_>;
+    /// The item for a problem.
+    fn problem(p: Problem) -> Self::Item;
+    /// The item that announces a session met for the first time, if the items name
+    /// sessions apart from events.
+    fn session(name: &FileName) -> Option<Self::Item>;
+    /// The item for the event, read from the stream `file`, of the session `session`
+    /// (the `index`th session met).
+    fn finish(self, file: &FileName, session: &FileName, index: u32) -> Self::Item;
+}
+
+impl Payload for PreEvent {
+    type Item = Item;
+
+    fn decode(framer: &Framer, text: &str, bom_len: u64) -> Decoded<Self> {
+        let mut fields = Fields::new();
+        framer.decode(text, bom_len, &mut fields)
+    }
+
+    fn head(&self) -> Head<'_> {
+        Head {
+            line: self.line,
+            line_start: self.line_start,
+            text_at: self.text_at,
+            text_len: self.text_len,
+            seq: self.seq,
+            ts: self.ts.as_ref().map(|t| t.unix_seconds),
+            session: self.session.as_deref(),
+        }
+    }
+
+    fn problem(p: Problem) -> Item {
+        Item::Problem(p)
+    }
+
+    fn session(_: &FileName) -> Option<Item> {
+        None
+    }
+
+    fn finish(self, file: &FileName, session: &FileName, _: u32) -> Item {
+        Item::Event(Event {
+            origin: Origin {
+                file: file.clone(),
+                line: self.line,
+                offset: self.line_start,
+            },
+            v: FORMAT_VERSION,
+            v_given: self.v_given,
+            seq: self.seq.unwrap_or(self.line),
+            seq_given: self.seq.is_some(),
+            ts: self.ts,
+            session_given: self.session.is_some(),
+            session: session.clone(),
+            id: self.id,
+            body: self.body,
+            extra: self.extra,
+        })
+    }
+}
+
+impl Payload for PreBrief {
+    type Item = BriefItem;
+
+    fn decode(framer: &Framer, text: &str, bom_len: u64) -> Decoded<Self> {
+        let (line, line_start) = (framer.line, framer.line_start);
+        if let Some(s) = scan(text) {
+            return Decoded::Event(PreBrief {
+                line,
+                line_start,
+                text_at: line_start + bom_len,
+                text_len: text.len(),
+                seq: s.seq,
+                ts: s.ts.map(|t| t.unix_seconds),
+                session: s.session.map(|c| Text::from(&*c)),
+                gist: s.gist,
+            });
+        }
+        // An unusual shape (or a bad line): decoded in full, then briefed.
+        match PreEvent::decode(framer, text, bom_len) {
+            Decoded::Problem(p) => Decoded::Problem(p),
+            Decoded::Event(pre) => Decoded::Event(PreBrief {
+                line,
+                line_start,
+                text_at: pre.text_at,
+                text_len: pre.text_len,
+                seq: pre.seq,
+                ts: pre.ts.as_ref().map(|t| t.unix_seconds),
+                gist: Gist::of(pre.id.as_deref(), &pre.body),
+                session: pre.session,
+            }),
+        }
+    }
+
+    fn head(&self) -> Head<'_> {
+        Head {
+            line: self.line,
+            line_start: self.line_start,
+            text_at: self.text_at,
+            text_len: self.text_len,
+            seq: self.seq,
+            ts: self.ts,
+            session: self.session.as_deref(),
+        }
+    }
+
+    fn problem(p: Problem) -> BriefItem {
+        BriefItem::Problem(Box::new(p))
+    }
+
+    fn session(name: &FileName) -> Option<BriefItem> {
+        Some(BriefItem::Session(name.clone()))
+    }
+
+    fn finish(self, _: &FileName, _: &FileName, index: u32) -> BriefItem {
+        BriefItem::Event(Briefed {
+            line: self.line,
+            offset: self.line_start,
+            session: index,
+            brief: Brief {
+                seq: self.seq.unwrap_or(self.line),
+                gist: self.gist,
+            },
+        })
+    }
+}
+
 /// What decoding a line produced, in order: zero or more problems, then maybe an event.
 #[derive(Debug)]
-pub(crate) enum Decoded {
+pub(crate) enum Decoded<P = PreEvent> {
     /// A problem with the line (an error, or the misplaced-BOM warning before the rest).
     Problem(Problem),
     /// A well-formed event waiting for its session checks.
-    Event(PreEvent),
+    Event(P),
 }
 
-impl Decoded {
-    fn with_excerpt(self, e: Excerpt) -> Decoded {
+impl<P> Decoded<P> {
+    fn with_excerpt(self, e: Excerpt) -> Decoded<P> {
         match self {
             Decoded::Problem(mut p) => {
                 p.excerpt = Some(e);
@@ -309,7 +472,11 @@ impl Framer {
     }
 
     /// Feeds the next chunk; every decoded line goes to `sink` with its JSON text.
-    pub(crate) fn feed(&mut self, chunk: &[u8], sink: &mut impl FnMut(Decoded, &[u8])) {
+    pub(crate) fn feed<P: Payload>(
+        &mut self,
+        chunk: &[u8],
+        sink: &mut impl FnMut(Decoded<P>, &[u8]),
+    ) {
         let mut rest = chunk;
         while !rest.is_empty() {
             let nl = memchr::memchr(b'\n', rest);
@@ -362,7 +529,7 @@ impl Framer {
     }
 
     /// Ends the stream: decodes a last line without a newline.
-    pub(crate) fn finish(&mut self, sink: &mut impl FnMut(Decoded, &[u8])) {
+    pub(crate) fn finish<P: Payload>(&mut self, sink: &mut impl FnMut(Decoded<P>, &[u8])) {
         if let Some(seen) = self.skipping {
             self.too_long(seen, sink);
         } else if !self.buf.is_empty() {
@@ -405,7 +572,7 @@ impl Framer {
         }
     }
 
-    fn too_long(&self, len: u64, sink: &mut impl FnMut(Decoded, &[u8])) {
+    fn too_long<P>(&self, len: u64, sink: &mut impl FnMut(Decoded<P>, &[u8])) {
         sink(
             Decoded::Problem(self.problem(
                 Severity::Error,
@@ -425,7 +592,7 @@ impl Framer {
     }
 
     /// Decodes one complete line (without its LF).
-    fn process(&mut self, line: &[u8], sink: &mut impl FnMut(Decoded, &[u8])) {
+    fn process<P: Payload>(&mut self, line: &[u8], sink: &mut impl FnMut(Decoded<P>, &[u8])) {
         let mut line = line.strip_suffix(b"\r").unwrap_or(line);
         const BOM: &[u8] = b"\xEF\xBB\xBF";
         let mut bom_len = 0u64;
@@ -469,8 +636,7 @@ impl Framer {
                 return;
             }
         };
-        let mut fields = Fields::new();
-        let decoded = match self.decode(text, bom_len, &mut fields) {
+        let decoded = match P::decode(self, text, bom_len) {
             Decoded::Problem(mut p) => {
                 p.excerpt = Some(Excerpt::of(line));
                 Decoded::Problem(p)
@@ -481,7 +647,12 @@ impl Framer {
     }
 
     /// Decodes the JSON text of a line into an event or a problem.
-    fn decode<'t>(&self, text: &'t str, bom_len: u64, fields: &mut Fields<'t>) -> Decoded {
+    fn decode<'t>(
+        &self,
+        text: &'t str,
+        bom_len: u64,
+        fields: &mut Fields<'t>,
+    ) -> Decoded<PreEvent> {
         let raw = match decode_line(text, fields) {
             Ok(raw) => raw,
             Err(e) => {
@@ -589,13 +760,18 @@ impl Sessions {
 
     /// Runs the per-session checks on a decoded line (`text` is its JSON text, for columns)
     /// and emits its items in order.
-    pub(crate) fn accept(&mut self, d: Decoded, text: &[u8], emit: &mut impl FnMut(Item)) {
+    pub(crate) fn accept<P: Payload>(
+        &mut self,
+        d: Decoded<P>,
+        text: &[u8],
+        emit: &mut impl FnMut(P::Item),
+    ) {
         let pre = match d {
-            Decoded::Problem(p) => return emit(Item::Problem(p)),
+            Decoded::Problem(p) => return emit(P::problem(p)),
             Decoded::Event(pre) => pre,
         };
-        let session_given = pre.session.is_some();
-        let name: &str = pre.session.as_deref().unwrap_or(&self.default_session);
+        let head = pre.head();
+        let name: &str = head.session.unwrap_or(&self.default_session);
         let hit = self
             .states
             .get(self.last)
@@ -605,6 +781,9 @@ impl Sessions {
                 Some(&i) => i,
                 None => {
                     let arc = FileName::new(name);
+                    if let Some(item) = P::session(&arc) {
+                        emit(item);
+                    }
                     self.by_name.insert(arc.clone(), self.states.len());
                     self.states.push(SessionState {
                         name: arc,
@@ -616,17 +795,15 @@ impl Sessions {
             };
         }
         let st = &mut self.states[self.last];
-        let ts = pre.ts.as_ref().map(|t| t.unix_seconds);
-        let origin = Origin {
-            file: self.file.clone(),
-            line: pre.line,
-            offset: pre.line_start,
-        };
-        for (code, column, message) in order_checks(st, pre.seq, ts, pre.line, text) {
-            emit(Item::Problem(Problem {
+        for (code, column, message) in order_checks(st, head.seq, head.ts, head.line, text) {
+            emit(P::problem(Problem {
                 severity: Severity::Warning,
                 code,
-                origin: origin.clone(),
+                origin: Origin {
+                    file: self.file.clone(),
+                    line: head.line,
+                    offset: head.line_start,
+                },
                 column,
                 byte_offset: None,
                 field: None,
@@ -634,19 +811,7 @@ impl Sessions {
                 excerpt: None,
             }));
         }
-        emit(Item::Event(Event {
-            origin,
-            v: FORMAT_VERSION,
-            v_given: pre.v_given,
-            seq: pre.seq.unwrap_or(pre.line),
-            seq_given: pre.seq.is_some(),
-            ts: pre.ts,
-            session_given,
-            session: st.name.clone(),
-            id: pre.id,
-            body: pre.body,
-            extra: pre.extra,
-        }));
+        emit(pre.finish(&self.file, &st.name, self.last as u32));
     }
 }
 
@@ -665,7 +830,7 @@ pub(crate) fn decode_one(
 ) -> Option<Event> {
     let mut framer = Framer::at(file.clone(), cfg, offset, line);
     let mut out = None;
-    framer.process(bytes, &mut |d, _| {
+    framer.process(bytes, &mut |d: Decoded<PreEvent>, _| {
         if let Decoded::Event(pre) = d {
             out = Some(pre);
         }
@@ -725,7 +890,7 @@ impl Reader {
     /// Feeds the next chunk of bytes; complete lines are decoded and appended to `out`.
     pub fn feed(&mut self, chunk: &[u8], out: &mut Vec<Item>) {
         let sessions = &mut self.sessions;
-        self.framer.feed(chunk, &mut |d, text| {
+        self.framer.feed(chunk, &mut |d: Decoded<PreEvent>, text| {
             sessions.accept(d, text, &mut |item| out.push(item))
         });
     }
@@ -746,8 +911,9 @@ impl Reader {
     /// must not, or a line still being written would be read half-way.
     pub fn finish(&mut self, out: &mut Vec<Item>) {
         let sessions = &mut self.sessions;
-        self.framer
-            .finish(&mut |d, text| sessions.accept(d, text, &mut |item| out.push(item)));
+        self.framer.finish(&mut |d: Decoded<PreEvent>, text| {
+            sessions.accept(d, text, &mut |item| out.push(item))
+        });
     }
 }
 

@@ -41,6 +41,7 @@ use std::sync::{Arc, OnceLock};
 
 use serde_json::value::RawValue;
 
+use super::brief::Briefed;
 use super::event::{Body, Event, Extra, FORMAT_VERSION, FileName, Kind, Origin, UnknownKind};
 use super::reader::{ReaderConfig, decode_one};
 
@@ -214,10 +215,25 @@ impl EventStore {
     /// Appends an event read from `source`, keeping only where it is: `ev` (what the reader
     /// gave for that line) is looked at for its place and kind and may then be dropped.
     pub fn push_located(&mut self, source: SourceId, ev: &Event) {
+        self.push_place(source, &ev.origin, kind_tag(ev));
+    }
+
+    fn push_place(&mut self, source: SourceId, origin: &Origin, kind: u8) {
         self.run_to(source.0);
-        self.at.push(ev.origin.offset);
-        self.line.push(ev.origin.line);
-        self.kind.push(kind_tag(ev));
+        self.at.push(origin.offset);
+        self.line.push(origin.line);
+        self.kind.push(kind);
+        self.pins.grow_to(self.len());
+    }
+
+    /// Appends an event of a brief load ([`super::read_all_briefs`]) of the file registered
+    /// as `source`: its place in the file.
+    pub fn push_briefed(&mut self, source: SourceId, ev: &Briefed) {
+        let kind = ev.brief.kind().map_or(UNKNOWN_KIND, |k| k.index() as u8);
+        self.run_to(source.0);
+        self.at.push(ev.offset);
+        self.line.push(ev.line);
+        self.kind.push(kind);
         self.pins.grow_to(self.len());
     }
 

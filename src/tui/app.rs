@@ -615,7 +615,10 @@ impl App {
                 .sigma
                 .selected_event(&self.store, self.session, self.view()),
             Pane::Verify => self.panes.verify.selected_event(s, t),
-            Pane::Retract => self.panes.retract.selected_event(s, t),
+            Pane::Retract => self
+                .panes
+                .retract
+                .selected_event(s, t, self.view().analysis.as_ref()),
             _ => self.cursor_event().map(|(p, _)| p),
         }
     }

@@ -69,6 +69,9 @@ pub struct Analysis {
     pub by_pos: HashMap<u32, Verdict>,
     /// The findings, in the audit's order (step, then code), each with what it is about.
     pub findings: Vec<(At, Finding)>,
+    /// Seed 000's inconsistency log of the whole session ([`crate::model::inconsistency`]),
+    /// event positions those of the UI's log; the retractions pane shows it up to its step.
+    pub inconsistencies: Vec<crate::model::inconsistency::Inconsistency>,
 }
 
 impl Analysis {
@@ -182,6 +185,19 @@ impl Auditor {
                     },
                 );
             }
+        }
+        if let (Some(rc), Some(tl)) = (rc.first(), h.model.timelines().first()) {
+            let ui = |p: u32| h.positions.get(p as usize).copied().unwrap_or(p);
+            out.inconsistencies = crate::model::inconsistency::log(tl, h.model.log(), rc)
+                .into_iter()
+                .map(|mut e| {
+                    e.event = ui(e.event);
+                    if let Some(r) = e.resolution.as_mut() {
+                        r.event = ui(r.event);
+                    }
+                    e
+                })
+                .collect();
         }
         let report = audit::audit_recomputed(&h.model, &rc, &opts);
         out.findings = report

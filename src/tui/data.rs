@@ -30,7 +30,7 @@ use crate::model::Timeline;
 use crate::model::timeline::{Builder, Growing, str_hash};
 use crate::trace::event::FileName;
 use crate::trace::reader::Problem;
-use crate::trace::{Body, Event, Item, Severity, TraceLog};
+use crate::trace::{Brief, BriefItem, Event, Gist, Item, Severity, TraceLog};
 
 /// The name of a serializable unit enum value (`fact`, `contradiction`, ...).
 pub fn enum_name<T: Serialize>(v: &T) -> String {
@@ -75,8 +75,9 @@ pub struct SessionData {
     pub ended: Vec<u32>,
     /// Belief records by the hash of their id (several per id when it was announced again),
     /// so the detail pane finds the record a `because` cites without a pass over Σ. Grows
-    /// without rehashing pauses, like the model's own indexes.
-    by_id: Growing<u32>,
+    /// without rehashing pauses, like the model's own indexes; entries keep the hash, so
+    /// growing never reads the records.
+    by_id: Growing<(u64, u32)>,
     /// Records indexed in `by_id`.
     by_id_len: usize,
     /// Where the events come from (a file, a re-read segment of one, a live session).
@@ -283,27 +284,26 @@ impl SessionData {
         self.tl.reader_problems = self.problems.len() as u64;
     }
 
-    /// Replays `ev`, the event that goes to log position `pos` (the log may keep only where
-    /// it is, so the replay reads the event in hand).
-    fn push(&mut self, log: &TraceLog, pos: u32, ev: &Event) {
-        self.builder.push(&mut self.tl, log, pos, ev);
-        let mark = match &ev.body {
-            Body::Retract(_) | Body::Revise(_) => MARK_REVISION,
-            Body::Verify(v)
-                if matches!(v.outcome, Some(crate::trace::event::Outcome::Contradiction)) =>
-            {
-                MARK_CONTRADICTION
-            }
+    /// Replays the event that goes to log position `pos`, known by its brief (the log may
+    /// keep only where it is, so the replay reads the brief in hand).
+    fn push(&mut self, log: &TraceLog, pos: u32, ev: &Brief) {
+        self.builder.push_brief(&mut self.tl, log, pos, ev);
+        let mark = match &ev.gist {
+            Gist::Retract(..) | Gist::Revise(_) => MARK_REVISION,
+            Gist::Verify(v) if v.contradiction => MARK_CONTRADICTION,
             _ => 0,
         };
         if let Some(r) = self.builder.take_ended() {
             self.ended.push(r);
         }
         let beliefs = self.tl.beliefs();
-        for i in self.by_id_len..beliefs.len() {
-            let by_id_hash = |&r: &u32| beliefs.get(r as usize).map_or(0, |b| str_hash(&b.id));
-            self.by_id
-                .insert_unique(str_hash(&beliefs[i].id), i as u32, by_id_hash);
+        for (i, b) in beliefs.iter().enumerate().skip(self.by_id_len) {
+            // The record an announcement starts has its id's hash in the brief.
+            let hash = match &ev.gist {
+                Gist::Announce(a) if a.id.text == b.id => a.id.hash,
+                _ => str_hash(&b.id),
+            };
+            self.by_id.insert_unique(hash, (hash, i as u32), |e| e.0);
         }
         self.by_id_len = beliefs.len();
         if self.marks.len() % MARK_BLOCK == 0 {
@@ -319,14 +319,16 @@ impl SessionData {
     /// `pos` (what a `because` citing `id` in the event at `pos` refers to).
     pub fn record_before(&self, id: &str, pos: u32) -> Option<u32> {
         let beliefs = self.tl.beliefs();
+        let hash = str_hash(id);
         self.by_id
-            .iter_hash(str_hash(id))
-            .copied()
-            .filter(|&r| {
-                beliefs
-                    .get(r as usize)
-                    .is_some_and(|b| b.id == id && b.event < pos)
+            .iter_hash(hash)
+            .filter(|&&(h, r)| {
+                h == hash
+                    && beliefs
+                        .get(r as usize)
+                        .is_some_and(|b| b.id == id && b.event < pos)
             })
+            .map(|&(_, r)| r)
             .max()
     }
 
@@ -385,6 +387,17 @@ pub struct Store {
     pub version: u64,
     /// Reader problems of severity error, counted as they arrive.
     errors: usize,
+    /// The brief load under way: its file and its sessions.
+    brief_load: Option<BriefLoad>,
+}
+
+/// The file of a brief load and its sessions (their slots and names), in the order the load
+/// named them.
+#[derive(Debug)]
+struct BriefLoad {
+    source: crate::trace::SourceId,
+    file: FileName,
+    sessions: Vec<(usize, FileName)>,
 }
 
 impl Store {
@@ -466,14 +479,13 @@ impl Store {
         // The reader gives every event of a session (and of a file) the same shared name,
         // so consecutive events are matched by pointer instead of hashing names per event.
         let mut last_session: Option<(FileName, usize)> = None;
-        let mut last_file: Option<(FileName, usize)> = None;
+        let mut last_file: Option<(FileName, usize, bool)> = None;
         for item in items {
             let (events, problems) = (self.log.events.len(), self.log.problems.len());
             // A full log turns the event into a problem (see `TraceLog::push`).
             if let Item::Event(ev) = &item
                 && events < u32::MAX as usize
             {
-                let file = &ev.origin.file;
                 let slot = match &last_session {
                     Some((name, slot)) if FileName::ptr_eq(name, &ev.session) => *slot,
                     _ => {
@@ -482,45 +494,152 @@ impl Store {
                         slot
                     }
                 };
-                // Problems of this file waiting for an event land just before it.
-                let s = &mut self.sessions[slot];
-                let before = s.len();
-                waiting.retain(|&k| {
-                    let same = self.log.problems[k as usize].origin.file == *file;
-                    if same {
-                        s.add_problem(before, k, &self.log);
-                    }
-                    !same
-                });
-                s.push(&self.log, events as u32, ev);
-                let known = matches!(&last_file,
-                    Some((f, sl)) if FileName::ptr_eq(f, file) && *sl == slot);
-                if !known {
-                    self.last_of_file
-                        .insert((origin.clone(), file.clone()), slot);
-                    last_file = Some((file.clone(), slot));
-                }
+                self.take_waiting(slot, &ev.origin.file, &mut waiting);
+                self.sessions[slot].push(&self.log, events as u32, &Brief::of(ev));
+                self.note_file(origin, slot, &ev.origin.file, &mut last_file);
             }
             self.log.push(item);
             if self.log.problems.len() > problems {
-                let p = &self.log.problems[problems];
-                if p.severity == Severity::Error {
-                    self.errors += 1;
-                }
-                let k = problems as u32;
-                match self
-                    .last_of_file
-                    .get(&(origin.clone(), p.origin.file.clone()))
-                {
-                    Some(&slot) => {
-                        let s = &mut self.sessions[slot];
-                        let before = s.len();
-                        s.add_problem(before, k, &self.log);
-                    }
-                    None => waiting.push(k),
-                }
+                self.flush_file(origin, &mut last_file);
+                self.place_problems(origin, problems, &mut waiting);
             }
         }
+        self.flush_file(origin, &mut last_file);
+        self.place_waiting(origin, waiting);
+    }
+
+    /// Registers the file a stream is read from, so its events are kept as places in that
+    /// file rather than in memory, and makes it the file of the brief load that follows
+    /// ([`Store::extend_briefs`]; the background loader sends it before the stream's
+    /// items). `cfg` is the settings the stream is read with.
+    pub fn add_source(&mut self, name: &str, file: std::fs::File, cfg: crate::trace::ReaderConfig) {
+        let source = self.log.events.add_source(name, file, cfg);
+        self.brief_load = Some(BriefLoad {
+            source,
+            file: FileName::new(name),
+            sessions: Vec::new(),
+        });
+    }
+
+    /// Adds a batch of the brief load ([`crate::trace::read_all_briefs`]) of the file
+    /// registered last with [`Store::add_source`]: like [`Store::extend`], with each event
+    /// replayed from its brief and kept as its place in the file.
+    pub fn extend_briefs(&mut self, items: impl IntoIterator<Item = BriefItem>) {
+        let origin = &SessionSource::Trace;
+        let Some(mut load) = self.brief_load.take() else {
+            // Without a file the events cannot be kept: none is ever sent so.
+            return;
+        };
+        let mut waiting: Vec<u32> = Vec::new();
+        let mut last_file: Option<(FileName, usize, bool)> = None;
+        for item in items {
+            let problems = self.log.problems.len();
+            match item {
+                BriefItem::Session(name) => {
+                    let slot = self.slot(origin, &name);
+                    load.sessions.push((slot, name));
+                }
+                BriefItem::Event(ev) => {
+                    let Some((slot, name)) = load.sessions.get(ev.session as usize) else {
+                        // The load names a session before its first event.
+                        continue;
+                    };
+                    let events = self.log.events.len();
+                    if events < u32::MAX as usize {
+                        self.take_waiting(*slot, &load.file, &mut waiting);
+                        self.sessions[*slot].push(&self.log, events as u32, &ev.brief);
+                        self.note_file(origin, *slot, &load.file, &mut last_file);
+                    }
+                    self.log.push_briefed(load.source, &load.file, name, &ev);
+                }
+                BriefItem::Problem(p) => self.log.problems.push(*p),
+            }
+            if self.log.problems.len() > problems {
+                self.flush_file(origin, &mut last_file);
+                self.place_problems(origin, problems, &mut waiting);
+            }
+        }
+        self.flush_file(origin, &mut last_file);
+        self.place_waiting(origin, waiting);
+        self.brief_load = Some(load);
+    }
+
+    /// Problems of `file` waiting for an event land just before it (in session `slot`).
+    fn take_waiting(&mut self, slot: usize, file: &FileName, waiting: &mut Vec<u32>) {
+        if waiting.is_empty() {
+            return;
+        }
+        let s = &mut self.sessions[slot];
+        let before = s.len();
+        waiting.retain(|&k| {
+            let same = self.log.problems[k as usize].origin.file == *file;
+            if same {
+                s.add_problem(before, k, &self.log);
+            }
+            !same
+        });
+    }
+
+    /// Remembers that the last event of `file` went to session `slot`: in `last` (the file,
+    /// the slot, and whether [`Store::last_of_file`] has it), written to the map only when a
+    /// problem needs it or the batch ends ([`Store::flush_file`]), not per event.
+    fn note_file(
+        &mut self,
+        origin: &SessionSource,
+        slot: usize,
+        file: &FileName,
+        last: &mut Option<(FileName, usize, bool)>,
+    ) {
+        match last {
+            Some((f, sl, written)) if FileName::ptr_eq(f, file) => {
+                if *sl != slot {
+                    *sl = slot;
+                    *written = false;
+                }
+            }
+            _ => {
+                self.flush_file(origin, last);
+                *last = Some((file.clone(), slot, false));
+            }
+        }
+    }
+
+    /// Writes what [`Store::note_file`] remembered to [`Store::last_of_file`].
+    fn flush_file(&mut self, origin: &SessionSource, last: &mut Option<(FileName, usize, bool)>) {
+        if let Some((f, sl, written)) = last
+            && !*written
+        {
+            self.last_of_file.insert((origin.clone(), f.clone()), *sl);
+            *written = true;
+        }
+    }
+
+    /// Places the problems added to the log from index `from` on: in the session of the
+    /// last event of their file, or waiting for the next one.
+    fn place_problems(&mut self, origin: &SessionSource, from: usize, waiting: &mut Vec<u32>) {
+        for k in from..self.log.problems.len() {
+            let p = &self.log.problems[k];
+            if p.severity == Severity::Error {
+                self.errors += 1;
+            }
+            let k = k as u32;
+            match self
+                .last_of_file
+                .get(&(origin.clone(), p.origin.file.clone()))
+            {
+                Some(&slot) => {
+                    let s = &mut self.sessions[slot];
+                    let before = s.len();
+                    s.add_problem(before, k, &self.log);
+                }
+                None => waiting.push(k),
+            }
+        }
+    }
+
+    /// At the end of a batch, problems still waiting go to the session named after their
+    /// file.
+    fn place_waiting(&mut self, origin: &SessionSource, waiting: Vec<u32>) {
         for k in waiting {
             let file = self.log.problems[k as usize].origin.file.clone();
             let base = FileName::new(file.rsplit(['/', '\\']).next().unwrap_or(&file));
@@ -579,13 +698,6 @@ impl Store {
     /// number of them.
     pub fn event(&self, pos: u32) -> Option<&Event> {
         self.log.events.get(pos as usize)
-    }
-
-    /// Registers the file a stream is read from, so its events are kept as places in that
-    /// file rather than in memory (the background loader sends it before the stream's
-    /// items). `cfg` is the settings the stream is read with.
-    pub fn add_source(&mut self, name: &str, file: std::fs::File, cfg: crate::trace::ReaderConfig) {
-        self.log.events.add_source(name, file, cfg);
     }
 
     /// Forgets decoded events once many are pinned (between frames: nothing borrows them

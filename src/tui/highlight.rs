@@ -1,6 +1,6 @@
 //! Syntax highlighting with syntect: the raw event JSON in the detail pane and formulas.
 //!
-//! The syntax set (syntect's bundled syntaxes plus `themes/formula.sublime-syntax`) and the
+//! The syntax sets (syntect's bundled syntaxes, and `themes/formula.sublime-syntax`) and the
 //! two `.tmTheme` files are compiled in and loaded once, on a background thread started by
 //! [`warm_up`] before the first frame; until they are ready the views draw plain text, so
 //! loading never delays the first frame. Highlighting costs about 20 µs a line, so callers
@@ -26,27 +26,50 @@ const LIGHT: &str = include_str!("../../themes/doxascope-light.tmTheme");
 
 /// The loaded syntaxes and themes.
 pub struct Assets {
-    syntaxes: SyntaxSet,
+    /// syntect's bundled syntaxes (JSON is the one used). Kept as loaded: adding a syntax
+    /// to this set would rebuild it, which re-serializes and compresses every bundled
+    /// syntax (over a second of CPU, taken from the load of the file being opened).
+    bundled: SyntaxSet,
+    /// The formula syntax alone.
+    formula: SyntaxSet,
     themes: HashMap<String, SynTheme>,
+}
+
+impl Assets {
+    /// The syntax of `lang` with the set it belongs to.
+    fn syntax(&self, lang: Lang) -> Option<(&SyntaxSet, &syntect::parsing::SyntaxReference)> {
+        match lang {
+            Lang::Json => Some((
+                &self.bundled,
+                self.bundled.find_syntax_by_extension("json")?,
+            )),
+            Lang::Formula => Some((&self.formula, self.formula.find_syntax_by_extension("dxf")?)),
+        }
+    }
 }
 
 static ASSETS: OnceLock<Option<Assets>> = OnceLock::new();
 
 fn load() -> Option<Assets> {
-    let mut builder = SyntaxSet::load_defaults_newlines().into_builder();
+    let bundled = SyntaxSet::load_defaults_newlines();
+    let mut builder = syntect::parsing::SyntaxSetBuilder::new();
     // The formula syntax is compiled in; failing to load it would be a build defect, so the
     // JSON highlighting still works without it.
     if let Ok(def) = SyntaxDefinition::load_from_str(FORMULA_SYNTAX, true, None) {
         builder.add(def);
     }
-    let syntaxes = builder.build();
+    let formula = builder.build();
     let mut themes = HashMap::new();
     for (name, src) in [("doxascope-dark", DARK), ("doxascope-light", LIGHT)] {
         if let Ok(t) = ThemeSet::load_from_reader(&mut Cursor::new(src.as_bytes())) {
             themes.insert(name.to_string(), t);
         }
     }
-    let assets = Assets { syntaxes, themes };
+    let assets = Assets {
+        bundled,
+        formula,
+        themes,
+    };
     warm(&assets);
     Some(assets)
 }
@@ -58,19 +81,16 @@ fn load() -> Option<Assets> {
 fn warm(a: &Assets) {
     let samples = [
         (
-            "json",
+            Lang::Json,
             "{\"kind\":\"announce\",\"seq\":1,\"id\":\"b1\",\"formula\":\"p -> q\",\"confidence\":0.9,\"ok\":true,\"x\":null,\"l\":[1,2]}\n",
         ),
-        ("dxf", "forall x. (p(x) & !q) -> (r | s) <-> t\n"),
+        (Lang::Formula, "forall x. (p(x) & !q) -> (r | s) <-> t\n"),
     ];
-    for (ext, src) in samples {
-        if let (Some(syntax), Some(th)) = (
-            a.syntaxes.find_syntax_by_extension(ext),
-            a.themes.values().next(),
-        ) {
+    for (lang, src) in samples {
+        if let (Some((set, syntax)), Some(th)) = (a.syntax(lang), a.themes.values().next()) {
             let mut h = HighlightLines::new(syntax, th);
             for line in src.split_inclusive('\n') {
-                let _ = h.highlight_line(line, &a.syntaxes);
+                let _ = h.highlight_line(line, set);
             }
         }
     }
@@ -121,15 +141,12 @@ fn to_style(s: syntect::highlighting::Style) -> Style {
 /// theme is unknown (the caller draws plain text). Every piece is sanitized.
 pub fn highlight(src: &str, lang: Lang, theme: &str, marker: Style) -> Option<Vec<Line<'static>>> {
     let a = assets()?;
-    let syntax = match lang {
-        Lang::Json => a.syntaxes.find_syntax_by_extension("json")?,
-        Lang::Formula => a.syntaxes.find_syntax_by_extension("dxf")?,
-    };
+    let (set, syntax) = a.syntax(lang)?;
     let th = a.themes.get(theme)?;
     let mut h = HighlightLines::new(syntax, th);
     let mut out = Vec::new();
     for line in src.split_inclusive('\n') {
-        let pieces = h.highlight_line(line, &a.syntaxes).ok()?;
+        let pieces = h.highlight_line(line, set).ok()?;
         let mut spans: Vec<Span<'static>> = Vec::new();
         for (st, piece) in pieces {
             let piece = piece.strip_suffix('\n').unwrap_or(piece);
@@ -188,7 +205,8 @@ mod tests {
     fn formula_and_json_highlight_with_distinct_colors() {
         load_now();
         let a = assets().expect("assets load");
-        assert!(a.syntaxes.find_syntax_by_extension("dxf").is_some());
+        assert!(a.syntax(Lang::Formula).is_some());
+        assert!(a.syntax(Lang::Json).is_some());
         assert_eq!(a.themes.len(), 2);
         let l = highlight(
             "¬p ∧ Older(alice, bob)",

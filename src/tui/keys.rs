@@ -255,13 +255,13 @@ pub const BINDINGS: &[Binding] = &[
         keys: &[(KeyCode::Left, N), (KeyCode::Char('h'), N)],
         label: "← h",
         action: Action::ScrollLeft,
-        help: "scroll the timeline's rows left",
+        help: "scroll the timeline's rows left; the previous tab of the plan and retractions panes",
     },
     Binding {
         keys: &[(KeyCode::Right, N), (KeyCode::Char('l'), N)],
         label: "→ l",
         action: Action::ScrollRight,
-        help: "scroll the timeline's rows right (long rows)",
+        help: "scroll the timeline's rows right (long rows); the next tab of the plan and retractions panes",
     },
     Binding {
         keys: &[(KeyCode::Char('R'), S), (KeyCode::Char('R'), N)],

@@ -127,7 +127,7 @@ pub struct ImportedSource {
 }
 
 /// What `doxascope demo` plays in the TUI.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct DemoOptions {
     /// The demo configuration.
     pub config: crate::demo::DemoConfig,
@@ -135,12 +135,18 @@ pub struct DemoOptions {
     pub dialogues: usize,
     /// Initial play speed.
     pub speed: f64,
+    /// Dialogues scripted before the TUI started (`demo --agent`: an external agent's
+    /// replies, asked off the UI thread); `None`: the simulated agent scripts each in turn.
+    pub scripted: Option<Vec<crate::demo::run::Dialogue>>,
 }
 
 /// A player over the demo's events, at the requested speed, ready for [`app::App::demo`].
 pub fn demo_player(d: &DemoOptions) -> app::DemoPlayer {
-    let mut p =
-        crate::demo::player::Player::new(crate::demo::DemoEvents::new(d.config, d.dialogues));
+    let events = match &d.scripted {
+        Some(ds) => crate::demo::DemoEvents::from_dialogues(d.config, ds.clone()),
+        None => crate::demo::DemoEvents::new(d.config, d.dialogues),
+    };
+    let mut p = crate::demo::player::Player::new(events);
     p.set_speed(d.speed, std::time::Instant::now());
     p
 }
@@ -190,8 +196,11 @@ impl From<io::Error> for TuiError {
 /// What the loader sends to the UI.
 #[derive(Debug)]
 pub enum Load {
-    /// Reader output.
+    /// Reader output (of a file the store cannot read again: events kept in memory).
     Items(Vec<crate::trace::Item>),
+    /// Reader output, each event as its brief (the store keeps it as its place in the file
+    /// announced by [`Load::Source`]).
+    Briefs(Vec<crate::trace::BriefItem>),
     /// Bytes read so far and the total of the initial read.
     Progress(u64, u64),
     /// The initial read is complete.
@@ -203,9 +212,14 @@ pub enum Load {
     Source(String, File),
 }
 
-/// Items per batch sent to the UI: large enough that the channel is not the cost, small
-/// enough that the first frame comes early.
+/// Items per batch sent to the UI: large enough that the channel is not the cost.
 const BATCH: usize = 4096;
+
+/// Items in the first batch of a file: the first frame shows them while the rest is read.
+const FIRST_BATCH: usize = 256;
+
+/// The time between frames that only show more of a file being loaded.
+const LOADING_FRAME: Duration = Duration::from_millis(150);
 
 /// A reader that counts the bytes it hands out (for the progress shown in the header) and
 /// fails once the UI is gone, which stops the load.
@@ -231,7 +245,7 @@ impl<R: Read> Read for Counted<'_, R> {
 /// Standard input is a live session and followed files have their own followers, so neither
 /// is read here.
 fn load(files: Vec<PathBuf>, imported: Vec<ImportedSource>, tx: mpsc::Sender<Load>) {
-    use crate::trace::{ReaderConfig, read_all};
+    use crate::trace::{ReaderConfig, read_all, read_all_briefs};
     let total: u64 = files
         .iter()
         .filter_map(|p| std::fs::metadata(p).ok())
@@ -240,6 +254,7 @@ fn load(files: Vec<PathBuf>, imported: Vec<ImportedSource>, tx: mpsc::Sender<Loa
         .sum();
     let read = Cell::new(0u64);
     let gone = Cell::new(false);
+    let cfg = ReaderConfig::default();
     let sources = imported
         .into_iter()
         .map(|i| (i.path, Some(i.v1)))
@@ -286,38 +301,87 @@ fn load(files: Vec<PathBuf>, imported: Vec<ImportedSource>, tx: mpsc::Sender<Loa
                 }
             },
         };
-        if let Some(again) = again
-            && tx.blocking_send(Load::Source(name.clone(), again)).is_err()
-        {
-            return;
-        }
-        let mut items = Vec::with_capacity(BATCH);
-        let send = |items: &mut Vec<crate::trace::Item>| {
-            let batch = std::mem::replace(items, Vec::with_capacity(BATCH));
-            if tx.blocking_send(Load::Items(batch)).is_err()
-                || tx.blocking_send(Load::Progress(read.get(), total)).is_err()
-            {
-                gone.set(true);
-            }
-        };
         let src = Counted {
             inner: file,
             read: &read,
             gone: &gone,
         };
-        // A read error ends this file; what was decoded before it is kept.
-        let _ = read_all(&name, src, ReaderConfig::default(), |it| {
-            items.push(it);
-            if items.len() >= BATCH {
-                send(&mut items);
+        // With a second descriptor of a v1 file the store reads events again from it and the
+        // load sends briefs. Without one (an import, or no descriptor left), events are sent
+        // whole and kept in memory.
+        match again {
+            Some(again) => {
+                if tx.blocking_send(Load::Source(name.clone(), again)).is_err() {
+                    return;
+                }
+                let mut batches = Batches::new(&tx, &read, &gone, total, Load::Briefs);
+                // A read error ends this file; what was decoded before it is kept.
+                let _ = read_all_briefs(&name, src, cfg, |it| batches.push(it));
+                batches.flush();
             }
-        });
+            None => {
+                let mut batches = Batches::new(&tx, &read, &gone, total, Load::Items);
+                let _ = read_all(&name, src, cfg, |it| batches.push(it));
+                batches.flush();
+            }
+        }
         if gone.get() {
             return;
         }
-        send(&mut items);
     }
     let _ = tx.blocking_send(Load::Done);
+}
+
+/// The loader's batching of items for the UI, with the progress after each batch.
+struct Batches<'a, T> {
+    tx: &'a mpsc::Sender<Load>,
+    read: &'a Cell<u64>,
+    gone: &'a Cell<bool>,
+    total: u64,
+    wrap: fn(Vec<T>) -> Load,
+    items: Vec<T>,
+    limit: usize,
+}
+
+impl<'a, T> Batches<'a, T> {
+    fn new(
+        tx: &'a mpsc::Sender<Load>,
+        read: &'a Cell<u64>,
+        gone: &'a Cell<bool>,
+        total: u64,
+        wrap: fn(Vec<T>) -> Load,
+    ) -> Self {
+        Batches {
+            tx,
+            read,
+            gone,
+            total,
+            wrap,
+            items: Vec::with_capacity(FIRST_BATCH),
+            limit: FIRST_BATCH,
+        }
+    }
+
+    fn push(&mut self, item: T) {
+        self.items.push(item);
+        if self.items.len() >= self.limit {
+            self.flush();
+            self.limit = BATCH;
+        }
+    }
+
+    /// Sends what is batched (a closed UI stops the load: see [`Counted`]).
+    fn flush(&mut self) {
+        let batch = std::mem::replace(&mut self.items, Vec::with_capacity(BATCH));
+        if self.tx.blocking_send((self.wrap)(batch)).is_err()
+            || self
+                .tx
+                .blocking_send(Load::Progress(self.read.get(), self.total))
+                .is_err()
+        {
+            self.gone.set(true);
+        }
+    }
 }
 
 /// What the input thread and the terminal watchdog send to the event loop.
@@ -679,6 +743,11 @@ async fn event_loop(
     app.loading = Some((0, 0));
     let frame = Duration::from_millis(10);
     let mut next_frame = Instant::now();
+    // When the last frame was drawn and how long after it the next may come.
+    let mut drawn = Instant::now();
+    let mut gap = frame;
+    // Whether a frame has shown loaded data yet: the first batch is drawn at once.
+    let mut shown_data = false;
     loop {
         if app.dirty && Instant::now() >= next_frame {
             if let Some(m) = terminal::take_worker_panic() {
@@ -693,7 +762,10 @@ async fn event_loop(
             // A slow frame (a slow terminal, a huge filtered Σ) pushes the next one back by
             // as long as it took, so drawing never takes more than about half of the loop's
             // time and input and data keep their turns.
-            next_frame = Instant::now() + frame.max(began.elapsed());
+            drawn = Instant::now();
+            gap = frame.max(began.elapsed());
+            next_frame = drawn + gap;
+            shown_data |= !app.store.sessions.is_empty();
         }
         let wake = next_frame;
         let demo_due = app
@@ -721,6 +793,8 @@ async fn event_loop(
                         Err(_) => break,
                     }
                 }
+                // Input is answered at the usual pace, even while a load slows the frames.
+                next_frame = next_frame.min(drawn + gap);
             }
             _ = term_sig.recv() => break,
             _ = hup_sig.recv() => {
@@ -759,6 +833,7 @@ async fn event_loop(
                 while let Some(m) = next.take() {
                     match m {
                         Load::Items(items) => app.store.extend(items),
+                        Load::Briefs(items) => app.store.extend_briefs(items),
                         Load::Progress(r, t) => app.loading = Some((r, t)),
                         Load::Done => {
                             loading = false;
@@ -782,6 +857,11 @@ async fn event_loop(
                     }
                 }
                 app.on_data();
+                // While a file loads in bulk, new data alone redraws a few times a second
+                // (the progress and the growing view), not a hundred: the load has the CPU.
+                if loading && shown_data {
+                    next_frame = next_frame.max(drawn + LOADING_FRAME);
+                }
             }
             item = fol_rx.recv(), if fol_open => {
                 let Some((file, item)) = item else {

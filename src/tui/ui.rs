@@ -320,7 +320,8 @@ fn hint_line(app: &App, width: u16) -> Line<'static> {
     if app.mode == Mode::Normal {
         match app.focus {
             Pane::Sigma => keys.extend([("w", "why"), ("F", "filter")]),
-            Pane::Retract => keys.push(("Enter", "conflict")),
+            Pane::Plan => keys.push(("← →", "tab")),
+            Pane::Retract => keys.extend([("← →", "tab"), ("Enter", "open")]),
             Pane::Timeline => keys.extend([("e/E", "errors"), ("F", "filter")]),
             _ => {}
         }

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use varisat::Lit;
 
-use super::state::{State, switch_off};
+use super::state::{State, atom_refs, switch_off};
 use super::{Consistency, EngineError, Supports, Why, WhyNot};
 use crate::logic::cnf::{self, Tseitin};
 use crate::logic::formula::{Atom, Formula};
@@ -421,25 +421,6 @@ impl State {
             countermodel: Some(countermodel),
         })
     }
-}
-
-/// The atoms of `f`, by reference, with repetitions.
-fn atom_refs(f: &Formula) -> Vec<&Atom> {
-    let mut out = Vec::new();
-    let mut stack = vec![f];
-    while let Some(g) = stack.pop() {
-        match g {
-            Formula::True | Formula::False => {}
-            Formula::Atom(a) => out.push(a),
-            Formula::Not(a) | Formula::Forall(_, a) | Formula::Exists(_, a) => stack.push(a),
-            Formula::And(cs) | Formula::Or(cs) => stack.extend(cs.iter()),
-            Formula::Implies(a, b) | Formula::Iff(a, b) => {
-                stack.push(b);
-                stack.push(a);
-            }
-        }
-    }
-    out
 }
 
 /// A throw-away solver for one explanation: some beliefs, each behind a selector of its own,

@@ -42,6 +42,7 @@ use std::thread::{self, ThreadId};
 use std::time::{Duration, Instant};
 
 use super::revise::{Policy, Revision};
+use super::state::HardCheck;
 use super::{
     Added, BeliefSpec, Check, Consistency, EngineError, Entailment, Entails, Limits, State,
     Supports, Why, WhyNot,
@@ -199,7 +200,7 @@ impl Replica {
 fn replay(stop: Arc<Stop>, limits: Limits, specs: Vec<BeliefSpec>) -> State {
     let mut s = State::new(stop, limits);
     for spec in specs {
-        let _ = s.add_inner(spec, false);
+        let _ = s.add_inner(spec, HardCheck::Skip);
     }
     s
 }
@@ -320,13 +321,29 @@ impl<S: Seat> Handle<S> {
         Ok(added)
     }
 
+    /// Adds a belief; a rule or norm that contradicts the hard part joins as an assumption
+    /// (`true` then), without the minimal conflict [`Handle::add`] would name (see
+    /// [`State::add_or_demote`]).
+    pub(crate) fn add_or_demote(&mut self, spec: BeliefSpec) -> Result<(Added, bool), EngineError> {
+        let s = spec.clone();
+        let (added, demoted) =
+            self.call(|| fits_inline(&spec.formula), move |st| st.add_or_demote(s))?;
+        let kept = if demoted {
+            spec.role(super::Role::Assumption)
+        } else {
+            spec
+        };
+        self.copy.added(kept, added);
+        Ok((added, demoted))
+    }
+
     /// Adds a belief without checking a rule or norm against the hard part (no solve): for
     /// a belief a trace says joined Σ after that check ran out of time.
     pub(crate) fn add_unchecked(&mut self, spec: BeliefSpec) -> Result<Added, EngineError> {
         let s = spec.clone();
         let added = self.call(
             || fits_inline(&spec.formula),
-            move |st| st.add_inner(s, false),
+            move |st| st.add_inner(s, HardCheck::Skip),
         )?;
         self.copy.added(spec, added);
         Ok(added)

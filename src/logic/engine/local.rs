@@ -81,6 +81,7 @@ mod tests {
     use std::time::Duration;
 
     use crate::logic::engine::{BeliefState, Outcome, Role};
+    use crate::logic::formula::Formula;
     use crate::logic::parse::parse;
 
     fn spec(id: &str, f: &str, step: u64) -> BeliefSpec {
@@ -124,6 +125,86 @@ mod tests {
         assert!(a.consistent().expect("a").consistent);
         let t = parse("t").expect("t");
         assert_eq!(a.check(&t, None).expect("a").theta, Outcome::Entailed);
+    }
+
+    /// `add_or_demote` demotes a rule or norm exactly when the rules and norms held with it
+    /// are unsatisfiable (truth-table oracle), and leaves the engine as `add` followed by a
+    /// re-add as an assumption does, in the engine and in the copy it rebuilds from.
+    #[test]
+    fn demoting_adds_agree_with_refusals_and_the_oracle() {
+        let atoms = ["p", "q", "r", "s"];
+        let mut rng = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut next = |n: u64| {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            rng % n
+        };
+        let mut demotions = 0;
+        for _ in 0..12 {
+            let mut a = LocalEngine::with_limits(Limits::default());
+            let mut b = LocalEngine::with_limits(Limits::default());
+            for i in 0..24u64 {
+                let mut lits = [(); 2].map(|_| {
+                    let x = atoms[next(4) as usize];
+                    if next(2) == 0 {
+                        format!("!{x}")
+                    } else {
+                        x.to_string()
+                    }
+                });
+                let [l1, l2] = std::mem::take(&mut lits);
+                let text = match next(3) {
+                    0 => l1,
+                    1 => format!("{l1} | {l2}"),
+                    _ => format!("{l1} -> {l2}"),
+                };
+                let role = [Role::Rule, Role::Norm, Role::Fact][next(3) as usize];
+                let s = spec(&format!("b{}", next(10)), &text, i).role(role);
+                let hard: Vec<Formula> = a
+                    .beliefs()
+                    // A replacement is checked against what it replaces too (as `add` is).
+                    .filter(|b| b.role.is_hard())
+                    .map(|b| b.formula.clone())
+                    .chain([s.formula.clone()])
+                    .collect();
+                let refs: Vec<&Formula> = hard.iter().collect();
+                let conflict = role.is_hard() && !crate::logic::oracle::satisfiable(&refs);
+                let (_, demoted) = a.add_or_demote(s.clone()).expect("add_or_demote");
+                assert_eq!(demoted, conflict, "{text} as {role:?}");
+                demotions += usize::from(demoted);
+                match b.add(s.clone()) {
+                    Err(EngineError::HardConflict(_)) => {
+                        b.add(s.role(Role::Assumption)).expect("re-add");
+                    }
+                    r => {
+                        r.expect("add");
+                    }
+                }
+                let held = |e: &mut LocalEngine| {
+                    let mut v: Vec<(String, String, Role)> = e
+                        .held()
+                        .expect("held")
+                        .into_iter()
+                        .map(|b| (b.id, b.formula.to_string(), b.role))
+                        .collect();
+                    v.sort_by(|x, y| x.0.cmp(&y.0));
+                    v
+                };
+                assert_eq!(held(&mut a), held(&mut b));
+                let copy = |e: &LocalEngine| {
+                    let mut v: Vec<(String, Role)> =
+                        e.beliefs().map(|b| (b.id.clone(), b.role)).collect();
+                    v.sort_by(|x, y| x.0.cmp(&y.0));
+                    v
+                };
+                assert_eq!(copy(&a), copy(&b));
+            }
+        }
+        assert!(
+            demotions > 0,
+            "the walk never demoted: the test proves nothing"
+        );
     }
 
     /// Many retractions compact the index without losing an active belief.

@@ -25,7 +25,14 @@
 //! so each idle selector there cost a decision on every solve). A retraction makes it stale;
 //! the selector solver answers until enough calls have passed to pay for rebuilding it from
 //! the clause log. With a cached model of Σ a check needs one SAT call in the common case:
-//! whichever of Σ∧Δ / Σ∧¬Δ the model already satisfies needs no call.
+//! whichever of Σ∧Δ / Σ∧¬Δ the model already satisfies needs no call. The other side often
+//! needs none either: setting a few atoms of Δ in the model (and mending, a few levels deep,
+//! the beliefs that falsifies) usually yields a model of Σ with Δ's other value, checked by
+//! evaluating every belief that mentions a changed atom (an index from atoms to beliefs
+//! says which). So a `newinfo` verdict is usually two models and no solve; only
+//! unsatisfiable sides (`entailed`, `contradiction`) always reach the solver. On the T1
+//! workload this took the solves of an audit from 6,325 to about 2,500 and its instructions
+//! from 1.89 G to 0.42 G (callgrind, whole process).
 //!
 //! Queries do not leave permanent free variables behind: only their subformulas get
 //! definitions, and the top connective goes behind a *probe* literal (made only when that

@@ -8,6 +8,15 @@
 //!   retraction works (the algorithm as written would leave Σ inconsistent; measured in about
 //!   40% of revisions on a synthetic workload) it falls back to the recency policy and says
 //!   so in [`Revision::fallback`].
+//! * [`Policy::GreedyPaper`] is Algorithm 1 exactly as the paper writes it: the same oldest
+//!   single retraction, and nothing else. No fallback: when no single retraction restores
+//!   satisfiability, the new commitment is kept and Σ stays inconsistent
+//!   ([`Revision::sigma_inconsistent`]). No refusal: a literal that contradicts the rules
+//!   alone is kept the same way. No special case for a Σ that was inconsistent already: the
+//!   algorithm's own test (`R ∪ B̃` satisfiable?) fails, so it looks for a single retraction
+//!   that makes everything satisfiable, and takes it if there is one. Only a new *rule or
+//!   norm* contradicting the rules is still refused: the engine cannot hold it as hard (the
+//!   algorithm only ever sees literals).
 //! * [`Policy::Recency`] keeps the newest-first maximal consistent subset (Brewka's preferred
 //!   subtheory); what it drops is a minimal correction set.
 //! * [`Policy::Confidence`] does the same with the highest confidence first (ties: newer
@@ -45,7 +54,7 @@ use std::collections::HashSet;
 use varisat::Lit;
 
 use super::explain::{Fresh, preferred_mus};
-use super::state::{State, switch_off};
+use super::state::{HardCheck, State, switch_off};
 use super::{Added, BeliefSpec, EngineError, Outcome, Role};
 use crate::logic::cnf;
 use crate::logic::formula::Formula;
@@ -56,6 +65,8 @@ pub enum Policy {
     /// Seed 003 Algorithm 1, with the recency fallback.
     #[default]
     Greedy,
+    /// Seed 003 Algorithm 1 exactly as written: no fallback, no refusal.
+    GreedyPaper,
     /// Newest-first maximal consistent subset.
     Recency,
     /// Highest-confidence-first maximal consistent subset.
@@ -67,10 +78,21 @@ pub enum Policy {
 }
 
 impl Policy {
+    /// Every policy, in the order the docs list them.
+    pub const ALL: [Policy; 6] = [
+        Policy::Greedy,
+        Policy::GreedyPaper,
+        Policy::Recency,
+        Policy::Confidence,
+        Policy::Reject,
+        Policy::Flag,
+    ];
+
     /// Parses the contract name.
     pub fn parse(s: &str) -> Option<Policy> {
         Some(match s {
             "greedy" => Policy::Greedy,
+            "greedy-paper" => Policy::GreedyPaper,
             "recency" => Policy::Recency,
             "confidence" => Policy::Confidence,
             "reject" => Policy::Reject,
@@ -83,6 +105,7 @@ impl Policy {
     pub fn as_str(self) -> &'static str {
         match self {
             Policy::Greedy => "greedy",
+            Policy::GreedyPaper => "greedy-paper",
             Policy::Recency => "recency",
             Policy::Confidence => "confidence",
             Policy::Reject => "reject",
@@ -161,7 +184,7 @@ fn announce(st: &mut State, spec: BeliefSpec, policy: Policy) -> Result<Revision
 
 fn revise(st: &mut State, spec: BeliefSpec, policy: Policy) -> Result<Revision, EngineError> {
     let mut q = st.query(&spec.formula)?;
-    let outcome = st.theta(&spec.formula, &mut q)?;
+    let outcome = st.theta(&mut q)?;
     let mut rev = Revision {
         policy,
         outcome,
@@ -227,16 +250,32 @@ fn revise(st: &mut State, spec: BeliefSpec, policy: Policy) -> Result<Revision, 
     if policy == Policy::Reject || (hard && !hard_ok) {
         return Ok(rev);
     }
+    if policy == Policy::GreedyPaper {
+        // Algorithm 1 as written: B̃ = B ∪ {ℓ}; drop the oldest prior commitment whose single
+        // removal makes R ∪ B̃ satisfiable, if there is one; return B̃ either way.
+        let id = spec.id.clone();
+        rev.added = Some(st.add_inner(spec, HardCheck::Skip)?);
+        rev.applied = true;
+        let new = st
+            .index_of(&id)
+            .ok_or_else(|| EngineError::Internal("announced belief vanished".into()))?;
+        if let Some(i) = greedy_single(st, new)? {
+            rev.retracted.push(st.beliefs[i].spec.id.clone());
+            st.retract_index(i);
+        }
+        rev.sigma_inconsistent = !st.sat_with(&[], true)?;
+        return Ok(rev);
+    }
     if policy == Policy::Flag || !before_sat {
         // Nothing to repair: flag keeps both, and a Σ that was already inconsistent is not
         // the announcement's doing (seed 003 assumes B ∪ R satisfiable before it).
-        rev.added = Some(st.add_inner(spec, false)?);
+        rev.added = Some(st.add_inner(spec, HardCheck::Skip)?);
         rev.applied = true;
         rev.sigma_inconsistent = !st.sat_with(&[], true)?;
         return Ok(rev);
     }
     let id = spec.id.clone();
-    rev.added = Some(st.add_inner(spec, false)?);
+    rev.added = Some(st.add_inner(spec, HardCheck::Skip)?);
     let new = st
         .index_of(&id)
         .ok_or_else(|| EngineError::Internal("announced belief vanished".into()))?;

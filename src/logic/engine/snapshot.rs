@@ -4,19 +4,77 @@
 
 use varisat::Lit;
 
-use super::state::{Entry, Query, Side, State, switch_off};
+use super::state::{Entry, Query, Side, State, literal, switch_off};
 use super::{Check, EngineError, Entailment, Entails, Outcome};
 use crate::logic::cnf;
-use crate::logic::formula::Formula;
+use crate::logic::formula::{Atom, Formula};
 use crate::logic::solver::Sat;
 
 /// Clause sides up to this long are split into one call per literal instead of a probe
 /// ([`State::sat_side`]).
 const SPLIT_MAX: usize = 4;
 
+/// The most atom occurrences one [`State::repair`] re-evaluates in all (in the beliefs it
+/// must check); past it a solve is cheaper.
+const REPAIR_MAX: usize = 512;
+
+/// How many atoms outside the query a repair may set to mend the beliefs it falsifies.
+const REPAIR_STEPS: usize = 3;
+
+/// The value of variable `v` in model `m` changed by `flips` (variables past the model's end,
+/// made after it, read as false like everywhere else).
+fn value_in(m: &[bool], flips: &[(usize, bool)], v: usize) -> bool {
+    flips
+        .iter()
+        .find(|&&(x, _)| x == v)
+        .map_or_else(|| m.get(v).copied().unwrap_or(false), |&(_, b)| b)
+}
+
+/// Small ways to give `f` the value `want`, each a list of (atom, value) to set: all
+/// literals of a conjunction made true (or of a clause made false), or one literal of a
+/// clause made true (or of a conjunction made false), and likewise for an implication.
+fn candidates(f: &Formula, want: bool) -> Vec<Vec<(&Atom, bool)>> {
+    let (mut f, mut want) = (f, want);
+    while let Formula::Not(g) = f {
+        f = g;
+        want = !want;
+    }
+    match (f, want) {
+        (Formula::Atom(a), w) => vec![vec![(a, w)]],
+        (Formula::And(cs), true) | (Formula::Or(cs), false) => {
+            all(cs.iter().map(|c| set(c, want)).collect())
+        }
+        (Formula::Or(cs), true) | (Formula::And(cs), false) => {
+            each(cs.iter().map(|c| set(c, want)).collect())
+        }
+        (Formula::Implies(a, b), false) => all(vec![set(a, true), set(b, false)]),
+        (Formula::Implies(a, b), true) => each(vec![set(a, false), set(b, true)]),
+        _ => Vec::new(),
+    }
+}
+
+/// The atom value that gives literal `c` the value `w`.
+fn set(c: &Formula, w: bool) -> Option<(&Atom, bool)> {
+    literal(c).map(|(a, positive)| (a, positive == w))
+}
+
+/// One candidate setting every part (none if a part is not a literal).
+fn all(parts: Vec<Option<(&Atom, bool)>>) -> Vec<Vec<(&Atom, bool)>> {
+    parts
+        .into_iter()
+        .collect::<Option<Vec<_>>>()
+        .into_iter()
+        .collect()
+}
+
+/// One candidate per literal part.
+fn each(parts: Vec<Option<(&Atom, bool)>>) -> Vec<Vec<(&Atom, bool)>> {
+    parts.into_iter().flatten().map(|l| vec![l]).collect()
+}
+
 impl State {
     pub(super) fn rebuild_snapshot(&mut self) {
-        let mut sat = Sat::new(self.cancel.clone());
+        let mut sat = Sat::new_dense(self.cancel.clone());
         sat.set_disabled(self.dead_probes.iter().map(|&p| !p).collect());
         for e in &self.log {
             match e {
@@ -107,32 +165,200 @@ impl State {
         Ok(sat)
     }
 
-    /// Θ(Σ, Δ) with one SAT call in the common case (the cached model decides the other).
-    pub(super) fn theta(&mut self, delta: &Formula, q: &mut Query) -> Result<Outcome, EngineError> {
-        let model_ok = match self.model_satisfies(delta) {
-            Some(v) => v,
-            None => {
-                if !self.sat_side(q, true, true)? {
-                    return Ok(Outcome::Contradiction);
-                }
-                true
+    /// Θ(Σ, Δ): at most one SAT call in the common case, often none. The cached model of Σ
+    /// decides one side; [`State::repair`] often decides the other by flipping a few atoms
+    /// of Δ in that model (a checked model, found without a solve); only what is left is
+    /// solved.
+    pub(super) fn theta(&mut self, q: &mut Query) -> Result<Outcome, EngineError> {
+        if q.formula == Formula::True {
+            return Ok(if self.sigma_sat()? {
+                Outcome::Entailed
+            } else {
+                Outcome::Contradiction
+            });
+        }
+        let known = self.model_satisfies(&q.formula);
+        if known != Some(true) {
+            // Is Σ∧Δ satisfiable? Keep a model that satisfies Δ: Δ often joins Σ next.
+            if let Some(flips) = self.repair(&q.formula, true) {
+                self.adopt(&flips);
+            } else if !self.sat_side(q, true, true)? {
+                return Ok(Outcome::Contradiction);
             }
-        };
-        if model_ok {
-            // Σ∧Δ is satisfiable (the model shows it); is Σ∧¬Δ?
-            // Keep the model that satisfies Δ: Δ often joins Σ next.
-            return Ok(if self.sat_side(q, false, false)? {
+        }
+        if known == Some(false) {
+            // The model that was cached satisfies Σ∧¬Δ: Δ is not entailed.
+            return Ok(Outcome::NewInfo);
+        }
+        // Σ∧Δ is satisfiable (the cached model shows it); is Σ∧¬Δ?
+        Ok(
+            if self.repair(&q.formula, false).is_some() || self.sat_side(q, false, false)? {
                 Outcome::NewInfo
             } else {
                 Outcome::Entailed
-            });
+            },
+        )
+    }
+
+    /// A model of Σ in which `f` (ground) takes the value `want`, found without a solve by
+    /// setting a few atoms of `f` in the cached model of Σ: the flips (atom variable, value)
+    /// on success, `None` when no small change of `f`'s atoms works (or there is no model,
+    /// or Σ holds quantified beliefs, whose groundings `occ` does not follow).
+    ///
+    /// The answer is checked, not guessed: every active belief mentioning a flipped atom is
+    /// evaluated on the changed model (the others keep the value the model gave them, true),
+    /// and so is `f`. The candidate changes come from `f`'s shape (a literal, a clause, a
+    /// conjunction of literals, an implication between literals: a gate's Δ almost always),
+    /// and one that would re-evaluate beliefs with more than [`REPAIR_MAX`] atoms in all is
+    /// left to the solver.
+    pub(super) fn repair(&self, f: &Formula, want: bool) -> Option<Vec<(usize, bool)>> {
+        #[cfg(test)]
+        if self.repair_off {
+            return None;
         }
-        // The model satisfies Σ∧¬Δ, so Δ is not entailed; is Σ∧Δ satisfiable?
-        Ok(if self.sat_side(q, true, true)? {
-            Outcome::NewInfo
-        } else {
-            Outcome::Contradiction
+        if self.quantified > 0 {
+            return None;
+        }
+        let m = self.model.as_ref()?;
+        let mut budget = REPAIR_MAX;
+        for cand in candidates(f, want) {
+            let mut flips: Vec<(usize, bool)> = Vec::with_capacity(cand.len() + REPAIR_STEPS);
+            for (a, value) in cand {
+                // Every atom of a query is encoded before it is asked about.
+                let v = self.enc.atom_var(a)?.index();
+                if value_in(m, &flips, v) != value {
+                    flips.push((v, value));
+                }
+            }
+            // The atoms of `f` stay as set; a belief the change falsifies is mended by
+            // setting one of its other atoms, a few levels deep (a short local search).
+            let mut broken = Vec::new();
+            for &(v, _) in &flips {
+                self.breaks(m, &flips, v, &mut budget, &mut broken)?;
+            }
+            if self.mend(m, f, want, &mut flips, &broken, REPAIR_STEPS, &mut budget)? {
+                return Some(flips);
+            }
+        }
+        None
+    }
+
+    /// Depth-first search for a mend of the `broken` beliefs (those `flips` falsify):
+    /// `Some(true)` with `flips` completed when none is left and `f` has the value `want`;
+    /// `None` once `budget` is spent. An atom set once (`f`'s own first) is not set again.
+    /// Setting an atom can only change the beliefs that mention it, so each level
+    /// re-evaluates those and the ones still broken, nothing else.
+    #[allow(clippy::too_many_arguments)]
+    fn mend(
+        &self,
+        m: &[bool],
+        f: &Formula,
+        want: bool,
+        flips: &mut Vec<(usize, bool)>,
+        broken: &[u32],
+        depth: usize,
+        budget: &mut usize,
+    ) -> Option<bool> {
+        let Some(&b) = broken.first() else {
+            let mut look = |a: &Atom| self.look(m, flips, a);
+            return Some(cnf::eval(f, &mut look) == Some(want));
+        };
+        if depth == 0 {
+            return Some(false);
+        }
+        let options: Vec<(usize, bool)> = match &self.beliefs[b as usize].clause {
+            Some(c) => c.iter().map(|l| (l.index(), l.is_positive())).collect(),
+            None => candidates(self.beliefs[b as usize].formula(), true)
+                .into_iter()
+                .filter_map(|c| match c.as_slice() {
+                    [(a, value)] => self.enc.atom_var(a).map(|v| (v.index(), *value)),
+                    _ => None,
+                })
+                .collect(),
+        };
+        let mut next: Vec<u32> = Vec::with_capacity(broken.len() + 4);
+        for (v, value) in options {
+            if flips.iter().any(|&(x, _)| x == v) {
+                continue;
+            }
+            flips.push((v, value));
+            next.clear();
+            for &x in broken {
+                if !self.holds(m, flips, x as usize, budget)? {
+                    next.push(x);
+                }
+            }
+            self.breaks(m, flips, v, budget, &mut next)?;
+            if self.mend(m, f, want, flips, &next, depth - 1, budget)? {
+                return Some(true);
+            }
+            flips.pop();
+        }
+        Some(false)
+    }
+
+    /// The value of atom `a` in model `m` changed by `flips`.
+    fn look(&self, m: &[bool], flips: &[(usize, bool)], a: &Atom) -> bool {
+        self.enc
+            .atom_var(a)
+            .is_some_and(|v| value_in(m, flips, v.index()))
+    }
+
+    /// Whether belief `b` holds in model `m` changed by `flips`; `None` once evaluating it
+    /// would exceed `budget` (atom occurrences, spent as they are evaluated).
+    fn holds(
+        &self,
+        m: &[bool],
+        flips: &[(usize, bool)],
+        b: usize,
+        budget: &mut usize,
+    ) -> Option<bool> {
+        let belief = &self.beliefs[b];
+        *budget = budget.checked_sub(belief.size as usize)?;
+        Some(match &belief.clause {
+            Some(c) => c
+                .iter()
+                .any(|l| value_in(m, flips, l.index()) == l.is_positive()),
+            None => {
+                let mut look = |a: &Atom| self.look(m, flips, a);
+                cnf::eval(belief.formula(), &mut look) == Some(true)
+            }
         })
+    }
+
+    /// Adds to `out` the active beliefs mentioning atom variable `v` that `m` changed by
+    /// `flips` falsifies (each once); `None` once `budget` is spent.
+    fn breaks(
+        &self,
+        m: &[bool],
+        flips: &[(usize, bool)],
+        v: usize,
+        budget: &mut usize,
+        out: &mut Vec<u32>,
+    ) -> Option<()> {
+        for &b in self.occ.get(v).map(Vec::as_slice).unwrap_or(&[]) {
+            if self.beliefs[b as usize].active
+                && !out.contains(&b)
+                && !self.holds(m, flips, b as usize, budget)?
+            {
+                out.push(b);
+            }
+        }
+        Some(())
+    }
+
+    /// Makes the cached model the repaired one (see [`State::repair`]). The model is read
+    /// through its atoms only, so the values of definition variables it leaves stale do not
+    /// matter.
+    pub(super) fn adopt(&mut self, flips: &[(usize, bool)]) {
+        if let Some(m) = &mut self.model {
+            for &(v, b) in flips {
+                if m.len() <= v {
+                    m.resize(v + 1, false);
+                }
+                m[v] = b;
+            }
+        }
     }
 
     /// Whether Σ (as grounded now) is satisfiable; no solve when a model is cached.
@@ -182,7 +408,7 @@ impl State {
         because: Option<&[String]>,
     ) -> Result<Check, EngineError> {
         let mut q = self.query(delta)?;
-        let theta = self.theta(delta, &mut q)?;
+        let theta = self.theta(&mut q)?;
         let mut missing = Vec::new();
         let mut outcome = theta;
         if let (Some(cited), true) = (because, theta != Outcome::Contradiction) {
@@ -223,8 +449,19 @@ impl State {
 
     fn entails_with(&mut self, phi: &Formula, degree: bool) -> Result<Entailment, EngineError> {
         let mut q = self.query(phi)?;
-        let entailed = !self.sat_side(&mut q, false, true)?;
-        let contradicted = !self.sat_side(&mut q, true, true)?;
+        // Each side is decided by the cached model, a repair of it, or a solve.
+        let known = self.model_satisfies(&q.formula);
+        let entailed = !(known == Some(false)
+            || self.repair(&q.formula, false).is_some()
+            || self.sat_side(&mut q, false, true)?);
+        let contradicted = !(known == Some(true)
+            || match self.repair(&q.formula, true) {
+                Some(flips) => {
+                    self.adopt(&flips);
+                    true
+                }
+                None => self.sat_side(&mut q, true, true)?,
+            });
         let result = if entailed {
             Entails::Entailed
         } else if contradicted {
@@ -244,5 +481,115 @@ impl State {
             degree,
             sigma_consistent: !(entailed && contradicted),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::logic::engine::{BeliefSpec, Limits};
+    use crate::logic::oracle;
+    use crate::logic::solver::Stop;
+    use proptest::prelude::*;
+
+    fn lit(v: u8, positive: bool) -> Formula {
+        let a = Formula::Atom(Atom::Prop(format!("a{v}")));
+        if positive {
+            a
+        } else {
+            Formula::Not(Box::new(a))
+        }
+    }
+
+    /// A literal, a clause, a conjunction of literals or an implication between literals
+    /// (every shape `repair` knows), or a biconditional (one it leaves to the solver).
+    fn formula() -> impl Strategy<Value = Formula> {
+        let l = (0u8..6, any::<bool>()).prop_map(|(v, p)| lit(v, p));
+        let ls = prop::collection::vec(l.clone(), 2..4);
+        prop_oneof![
+            3 => l.clone(),
+            6 => ls.clone().prop_map(Formula::Or),
+            2 => ls.prop_map(Formula::And),
+            1 => (l.clone(), l.clone()).prop_map(|(a, b)| Formula::Implies(Box::new(a), Box::new(b))),
+            1 => (l.clone(), l).prop_map(|(a, b)| Formula::Iff(Box::new(a), Box::new(b))),
+        ]
+    }
+
+    fn state(repair_off: bool) -> State {
+        let mut st = State::new(Stop::new(), Limits::default());
+        st.repair_off = repair_off;
+        st
+    }
+
+    fn held(st: &State) -> Vec<Formula> {
+        st.held().into_iter().map(|b| b.formula).collect()
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+        /// Every repaired model is a model of all of Σ (not only of the beliefs `repair`
+        /// re-evaluated) in which the formula has the value asked for; and the gate and
+        /// `entails` answer the same with repairs as with every side solved, and as the
+        /// truth-table oracle, through additions and retractions.
+        #[test]
+        fn repairs_are_models_and_answer_as_solving_does(
+            steps in prop::collection::vec((formula(), 0u8..12), 30..90),
+        ) {
+            let mut fast = state(false);
+            let mut slow = state(true);
+            for (i, (f, op)) in steps.iter().enumerate() {
+                let sigma = held(&fast);
+                let refs: Vec<&Formula> = sigma.iter().collect();
+                let theta = fast.check(f, None).unwrap().theta;
+                prop_assert_eq!(theta, slow.check(f, None).unwrap().theta);
+                let mut with = refs.clone();
+                with.push(f);
+                let expect = if !oracle::satisfiable(&with) {
+                    Outcome::Contradiction
+                } else if oracle::entails(&refs, f) {
+                    Outcome::Entailed
+                } else {
+                    Outcome::NewInfo
+                };
+                prop_assert_eq!(theta, expect);
+                prop_assert_eq!(
+                    fast.entails(f).unwrap().result,
+                    slow.entails(f).unwrap().result
+                );
+                for want in [true, false] {
+                    let Some(flips) = fast.repair(f, want) else { continue };
+                    let mut m = fast.model.clone().unwrap_or_default();
+                    for &(v, b) in &flips {
+                        if m.len() <= v {
+                            m.resize(v + 1, false);
+                        }
+                        m[v] = b;
+                    }
+                    let mut value = |a: &Atom| {
+                        fast.enc.atom_var(a).is_some_and(|v| m.get(v.index()).copied().unwrap_or(false))
+                    };
+                    for b in &sigma {
+                        prop_assert_eq!(cnf::eval(b, &mut value), Some(true));
+                    }
+                    prop_assert_eq!(cnf::eval(f, &mut value), Some(want));
+                }
+                match op {
+                    0 | 1 => {
+                        // Retract the oldest belief from both.
+                        if let Some(b) = fast.held().first().map(|b| b.id.clone()) {
+                            prop_assert!(fast.retract(&b));
+                            prop_assert!(slow.retract(&b));
+                        }
+                    }
+                    _ if theta == Outcome::NewInfo => {
+                        let spec = BeliefSpec::new(format!("b{i}"), f.clone()).step(i as u64);
+                        fast.add(spec.clone()).unwrap();
+                        slow.add(spec).unwrap();
+                    }
+                    _ => {}
+                }
+            }
+        }
     }
 }

@@ -8,9 +8,9 @@ use std::sync::Arc;
 
 use varisat::Lit;
 
-use super::{Added, BeliefSpec, EngineError, Limits};
+use super::{Added, BeliefSpec, EngineError, Limits, Role};
 use crate::logic::cnf::{self, Tseitin};
-use crate::logic::formula::Formula;
+use crate::logic::formula::{Atom, Formula};
 use crate::logic::ground;
 use crate::logic::solver::{Sat, Stop};
 
@@ -70,6 +70,12 @@ pub(super) struct Belief {
     pub(super) ground: Option<Formula>,
     /// The constants of the formula as given (its share of the active domain).
     consts: Vec<String>,
+    /// How many atom occurrences the formula has (saturating): what evaluating it costs.
+    pub(super) size: u32,
+    /// The formula as a clause of atom literals, when it is one (a literal or a disjunction
+    /// of literals: most beliefs of a trace), so that [`State::repair`] evaluates it on
+    /// variables without looking its atoms up.
+    pub(super) clause: Option<Box<[Lit]>>,
 }
 
 impl Belief {
@@ -175,12 +181,36 @@ pub struct State {
     pub(super) quantified: usize,
     clauses: usize,
     scratch: Vec<Vec<Lit>>,
+    /// For each atom variable, the unquantified beliefs mentioning it (retracted ones too,
+    /// until the next compaction): which beliefs a change of that atom's value can falsify,
+    /// what [`State::repair`] re-evaluates.
+    pub(super) occ: Vec<Vec<u32>>,
+    /// Beliefs indexed in `occ` and retracted since: it is rebuilt from the active beliefs
+    /// once they outnumber the active ones, which keeps it proportional to Σ.
+    occ_dead: usize,
+    occ_live: usize,
+    /// The beliefs indexed in `occ`, retracted ones included until the next compaction.
+    occ_members: Vec<u32>,
+    /// Turns [`State::repair`] off, so that a test can compare its answers with solved ones.
+    #[cfg(test)]
+    pub(super) repair_off: bool,
+}
+
+/// How [`State::add_inner`] treats a rule or norm that may contradict the hard part.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum HardCheck {
+    /// Not checked (a belief known to have been accepted before).
+    Skip,
+    /// Refused with a minimal conflict.
+    Explain,
+    /// Refused, naming only the new belief (the caller demotes it).
+    Detect,
 }
 
 impl State {
     /// An empty state whose solvers stop when `cancel` says so.
     pub fn new(cancel: Arc<Stop>, limits: Limits) -> Self {
-        let snap = Some(Sat::new(Arc::clone(&cancel)));
+        let snap = Some(Sat::new_dense(Arc::clone(&cancel)));
         State {
             enc: Tseitin::new(),
             main: Sat::new(cancel.clone()),
@@ -205,11 +235,23 @@ impl State {
             quantified: 0,
             clauses: 0,
             scratch: Vec::new(),
+            occ: Vec::new(),
+            occ_dead: 0,
+            occ_live: 0,
+            occ_members: Vec::new(),
+            #[cfg(test)]
+            repair_off: false,
         }
     }
 
     /// Encodes `f` into permanent definitions (both solvers) and returns its literal.
     pub(super) fn encode(&mut self, f: &Formula) -> Result<Lit, EngineError> {
+        // A literal of a known atom adds nothing: no clause, no variable to reserve.
+        if let Some((a, positive)) = literal(f)
+            && let Some(v) = self.enc.atom_var(a)
+        {
+            return Ok(v.lit(positive));
+        }
         self.reserve(f)?;
         let mut scratch = std::mem::take(&mut self.scratch);
         scratch.clear();
@@ -624,14 +666,30 @@ impl State {
     /// Adds a belief (no gate, no revision). Rules and norms are checked against the hard
     /// part first and refused with [`EngineError::HardConflict`].
     pub fn add(&mut self, spec: BeliefSpec) -> Result<Added, EngineError> {
-        self.add_inner(spec, true)
+        self.add_inner(spec, HardCheck::Explain)
+    }
+
+    /// Adds a belief; a rule or norm that contradicts the hard part joins as an assumption
+    /// instead (`true` then). What a caller that would demote it anyway (the audit's mirror
+    /// of a trace, whose Σ holds the belief whatever the engine thinks of it) needs: the
+    /// minimal conflict [`State::add`] computes for its error is not searched, and that
+    /// search over a hard part that grows with the trace was most of the cost of adding.
+    pub fn add_or_demote(&mut self, spec: BeliefSpec) -> Result<(Added, bool), EngineError> {
+        match self.add_inner(spec.clone(), HardCheck::Detect) {
+            Err(EngineError::HardConflict(_)) => {
+                let added = self.add_inner(spec.role(Role::Assumption), HardCheck::Skip)?;
+                Ok((added, true))
+            }
+            r => r.map(|a| (a, false)),
+        }
     }
 
     pub(super) fn add_inner(
         &mut self,
         spec: BeliefSpec,
-        check_hard: bool,
+        hard: HardCheck,
     ) -> Result<Added, EngineError> {
+        let check_hard = hard != HardCheck::Skip;
         Self::check_confidence(spec.confidence)?;
         let grounded = self.ground(&spec.formula)?;
         let f = grounded.as_ref().unwrap_or(&spec.formula).clone();
@@ -660,7 +718,11 @@ impl State {
             switch_off(&mut a, &universe);
             let ok = self.main_sat().solve(&a)?;
             if !ok {
-                let mut conflict = self.hard_conflict(&pos, &f)?;
+                let mut conflict = if hard == HardCheck::Explain {
+                    self.hard_conflict(&pos, &f)?
+                } else {
+                    Vec::new()
+                };
                 conflict.push(spec.id.clone());
                 self.finish(q);
                 return Err(EngineError::HardConflict(conflict));
@@ -717,9 +779,90 @@ impl State {
             seq: self.seq,
             ground: grounded,
             consts,
+            size: 0,
+            clause: None,
         });
+        self.index_atoms(idx);
         self.assumptions = None;
         Ok(Added::New)
+    }
+
+    /// The atom variables of belief `i`'s formula (each once), and how many atom
+    /// occurrences it has.
+    fn atom_vars(&self, i: usize) -> (Vec<usize>, usize) {
+        let atoms = atom_refs(&self.beliefs[i].spec.formula);
+        let mut vars: Vec<usize> = atoms
+            .iter()
+            .filter_map(|a| self.enc.atom_var(a))
+            .map(|v| v.index())
+            .collect();
+        vars.sort_unstable();
+        vars.dedup();
+        (vars, atoms.len())
+    }
+
+    /// `f` as a clause of atom literals, when it is a literal or a disjunction of literals
+    /// whose atoms all have variables.
+    fn as_clause(&self, f: &Formula) -> Option<Box<[Lit]>> {
+        let lit = |g: &Formula| {
+            literal(g).and_then(|(a, positive)| self.enc.atom_var(a).map(|v| v.lit(positive)))
+        };
+        match f {
+            Formula::Or(cs) => cs.iter().map(lit).collect(),
+            g => lit(g).map(|l| Box::from([l])),
+        }
+    }
+
+    /// Records belief `i` (unquantified) under each of its atoms in `occ`.
+    fn index_atoms(&mut self, i: usize) {
+        if self.beliefs[i].ground.is_some() {
+            return;
+        }
+        let Ok(k) = u32::try_from(i) else {
+            return;
+        };
+        let (vars, size) = self.atom_vars(i);
+        self.beliefs[i].size = u32::try_from(size).unwrap_or(u32::MAX);
+        self.beliefs[i].clause = self.as_clause(&self.beliefs[i].spec.formula);
+        for v in vars {
+            if self.occ.len() <= v {
+                self.occ.resize_with(v + 1, Vec::new);
+            }
+            self.occ[v].push(k);
+        }
+        self.occ_members.push(k);
+        self.occ_live += 1;
+    }
+
+    /// A retracted belief leaves `occ` at the next compaction: entries are filtered by
+    /// `active` when read, and the index is rebuilt from the active beliefs when the
+    /// retracted ones outnumber them (amortized O(1) per retraction).
+    fn unindex_atoms(&mut self, i: usize) {
+        if self.beliefs[i].ground.is_some() {
+            return;
+        }
+        self.occ_live = self.occ_live.saturating_sub(1);
+        self.occ_dead += 1;
+        if self.occ_dead > 64 && self.occ_dead > self.occ_live {
+            let mut members = std::mem::take(&mut self.occ_members);
+            // A belief retracted and put back is listed twice.
+            members.sort_unstable();
+            members.dedup();
+            for &m in &members {
+                for v in self.atom_vars(m as usize).0 {
+                    if let Some(l) = self.occ.get_mut(v) {
+                        l.clear();
+                    }
+                }
+            }
+            self.occ_dead = 0;
+            self.occ_live = 0;
+            for m in members {
+                if self.beliefs[m as usize].active {
+                    self.index_atoms(m as usize);
+                }
+            }
+        }
     }
 
     /// Whether the active rules and norms together with `f` (ground) are satisfiable, from
@@ -747,6 +890,7 @@ impl State {
             return;
         }
         self.beliefs[i].active = false;
+        self.unindex_atoms(i);
         for c in &self.beliefs[i].consts {
             if let Some(n) = self.consts.get_mut(c) {
                 *n -= 1;
@@ -825,6 +969,7 @@ impl State {
         }
         let id = b.spec.id.clone();
         self.by_id.insert(id, i);
+        self.index_atoms(i);
         self.model = None;
         self.assumptions = None;
         Ok(())
@@ -890,4 +1035,36 @@ impl State {
 pub(super) fn switch_off(a: &mut Vec<Lit>, universe: &[Lit]) {
     let on: HashSet<Lit> = a.iter().copied().collect();
     a.extend(universe.iter().filter(|u| !on.contains(u)).map(|&u| !u));
+}
+
+/// The atoms of `f`, by reference, with repetitions.
+pub(super) fn atom_refs(f: &Formula) -> Vec<&Atom> {
+    let mut out = Vec::new();
+    let mut stack = vec![f];
+    while let Some(g) = stack.pop() {
+        match g {
+            Formula::True | Formula::False => {}
+            Formula::Atom(a) => out.push(a),
+            Formula::Not(a) | Formula::Forall(_, a) | Formula::Exists(_, a) => stack.push(a),
+            Formula::And(cs) | Formula::Or(cs) => stack.extend(cs.iter()),
+            Formula::Implies(a, b) | Formula::Iff(a, b) => {
+                stack.push(b);
+                stack.push(a);
+            }
+        }
+    }
+    out
+}
+
+/// A literal's atom and the value that makes the literal true.
+pub(super) fn literal(f: &Formula) -> Option<(&Atom, bool)> {
+    let (mut f, mut positive) = (f, true);
+    while let Formula::Not(g) = f {
+        f = g;
+        positive = !positive;
+    }
+    match f {
+        Formula::Atom(a) => Some((a, positive)),
+        _ => None,
+    }
 }

@@ -1,4 +1,5 @@
-//! Checks over Σ: gate verdicts, citations, contradictions, revisions and norms.
+//! Checks over Σ: gate verdicts, QUERY and ANSWER, citations, contradictions, revisions and
+//! norms.
 //!
 //! Everything here reads the recomputation pass ([`crate::model::recompute`]), including
 //! its answers to the audit's questions; the [`Probe`] is only asked what a recomputation
@@ -13,6 +14,20 @@
 //! (`docs/samples.md`, treasure hunt: two errors about one conflict, one saying where it
 //! came from, one saying what the agent was left believing).
 //!
+//! **QUERY and ANSWER** (seed 001, §4: "if it contains ANSWER, verify that the final answer is
+//! consistent with Σ"; "if it contains QUERY, run the query on Σ"). A `query`'s claimed answer
+//! is compared with `entails` recomputed on Σ at that step (`yes` = entailed, `no` =
+//! contradicted, `unknown` = neither): a difference is a `query-answer-mismatch`. An `answer`
+//! whose formula Σ contradicts is `answer-contradicts-sigma`; one Σ does not entail is
+//! `answer-not-entailed` unless the agent marked it `hedged` (an ANSWER is presented as
+//! known otherwise). Evidence: the minimal subsets of Σ behind the recomputed answer.
+//!
+//! **Derivations** (truth maintenance, seed 001's record of how a fact was derived). A belief
+//! announced with `because` premises that were in Σ, which stays in Σ after some of them are
+//! retracted, with nothing else in Σ entailing it, is an `unsupported-derivation`: it should
+//! have fallen with its premises. The recomputation decides it once the retractions settle
+//! ([`crate::model::recompute::DerivationCheck`]).
+//!
 //! **Revisions.** A revise is settled once the `retract` events that apply it have happened.
 //! If Σ is still inconsistent then, it is `revision-incomplete`. If Σ is consistent and some
 //! retracted belief could be put back alone without breaking consistency, it retracted more
@@ -26,16 +41,19 @@ use serde_json::json;
 
 use super::probe::Probe;
 use super::{Code, Cx, Severity};
+use crate::logic::engine::Entails;
 use crate::logic::engine::{BeliefSpec, Outcome, Role as ERole};
 use crate::logic::formula::Formula;
 use crate::logic::parse::parse;
 use crate::logic::revise::Policy;
 use crate::model::recompute::{EVIDENCE_CAP, Unknown, VerifyResult};
 use crate::model::timeline::RetractedBy;
-use crate::trace::event::{Body, Outcome as Claimed, Role};
+use crate::trace::event::{Body, Outcome as Claimed, QueryAnswer, Role};
 
 pub(super) fn check(cx: &mut Cx<'_>) {
     gate(cx);
+    queries_and_answers(cx);
+    derivations(cx);
     citations(cx);
     contradictions(cx);
     revisions(cx);
@@ -242,6 +260,269 @@ fn gate(cx: &mut Cx<'_>) {
                 }
             }
         }
+        cx.push(f);
+    }
+}
+
+fn entails_str(e: Entails) -> &'static str {
+    match e {
+        Entails::Entailed => "entailed",
+        Entails::Contradicted => "contradicted",
+        Entails::Unknown => "unknown",
+    }
+}
+
+fn query_str(a: QueryAnswer) -> &'static str {
+    match a {
+        QueryAnswer::Yes => "yes",
+        QueryAnswer::No => "no",
+        QueryAnswer::Unknown => "unknown",
+    }
+}
+
+/// The answer a query should have received.
+fn expected_reply(e: Entails) -> &'static str {
+    match e {
+        Entails::Entailed => "yes",
+        Entails::Contradicted => "no",
+        Entails::Unknown => "unknown",
+    }
+}
+
+/// `unsupported-derivation`: derived beliefs left in Σ without support after their premises
+/// went, and those the solver could not decide (`not-checkable`).
+fn derivations(cx: &mut Cx<'_>) {
+    let mut out = Vec::new();
+    for d in &cx.rc.derivations {
+        let rec = &cx.tl.beliefs()[d.record as usize];
+        let formula = match cx.log.events.get(rec.event as usize).map(|e| &e.body) {
+            Some(Body::Announce(a)) => a.formula.to_string(),
+            _ => String::new(),
+        };
+        let what = format!("Whether {} ({formula}) still has support", d.id);
+        match &d.supported {
+            Ok(true) => {}
+            Err(e) => out.push(
+                unanswered(cx, d.step, d.event, &what, &e.to_string(), e.cause())
+                    .ids([d.id.clone()])
+                    .formulas([formula.clone()]),
+            ),
+            Ok(false) => {
+                // When and how each premise went.
+                let how: Vec<serde_json::Value> = d
+                    .gone
+                    .iter()
+                    .map(|g| {
+                        let end = cx
+                            .tl
+                            .records_of(g)
+                            .filter(|(_, r)| r.active_at(rec.announced))
+                            .find_map(|(_, r)| r.retraction);
+                        json!({
+                            "id": g,
+                            "step": end.map(|x| x.step),
+                            "by": end.map(|x| x.by.as_str()),
+                        })
+                    })
+                    .collect();
+                let left = if d.left.is_empty() {
+                    String::new()
+                } else {
+                    format!(" (its other premises {} do not suffice)", list(&d.left))
+                };
+                out.push(
+                    cx.finding(
+                        Code::UnsupportedDerivation,
+                        d.step,
+                        d.event,
+                        format!(
+                            "{} ({formula}) was derived from {}, which left Σ, yet it is still \
+                             in Σ and nothing else in Σ entails it{left}.",
+                            d.id,
+                            list(&d.gone)
+                        ),
+                    )
+                    .ids(std::iter::once(d.id.clone()).chain(d.gone.iter().cloned()))
+                    .formulas([formula.clone()])
+                    .with("belief", d.id.as_str())
+                    .with("announced_at", rec.announced)
+                    .with("premises_gone", json!(how))
+                    .with("premises_left", &d.left),
+                );
+            }
+        }
+    }
+    for f in out {
+        cx.push(f);
+    }
+}
+
+/// The minimal sets behind a recomputed answer: the recomputation's, else a probe's.
+fn evidence<'a>(
+    probe: &mut Option<Probe<'a>>,
+    cx: &Cx<'a>,
+    given: &Option<Result<Vec<Vec<String>>, Unknown>>,
+    step: u32,
+    phi: Formula,
+) -> Result<Vec<Vec<String>>, String> {
+    match given {
+        Some(r) => r.clone().map_err(|e| e.to_string()),
+        None => probe_at(probe, cx, step)
+            .and_then(|p| p.supports(&phi, 3))
+            .map(|(sets, _)| sets),
+    }
+}
+
+/// `query-answer-mismatch`, `answer-contradicts-sigma`, `answer-not-entailed`, and the
+/// queries and answers the solver could not decide (`not-checkable`).
+fn queries_and_answers(cx: &mut Cx<'_>) {
+    let mut probe: Option<Probe<'_>> = None;
+    let mut out = Vec::new();
+    // Counted as the recomputation counts them (see `recompute::walk`), so the evidence it
+    // computed is there for each finding within the cap and no probe is needed.
+    let (mut explained, mut explained_answers) = (0, 0);
+    for q in cx.rc.queries.clone() {
+        let Some(Body::Query(b)) = cx.log.events.get(q.event as usize).map(|e| &e.body) else {
+            continue;
+        };
+        let text = b.formula.to_string();
+        let r = match &q.result {
+            Ok(r) => *r,
+            Err(Unknown::Parse { .. }) => continue,
+            Err(e) => {
+                if q.claimed.is_some() {
+                    out.push(
+                        unanswered(
+                            cx,
+                            q.step,
+                            q.event,
+                            &format!("The query {text}"),
+                            &e.to_string(),
+                            e.cause(),
+                        )
+                        .formulas([text.clone()]),
+                    );
+                }
+                continue;
+            }
+        };
+        let (Some(claimed), Some(false)) = (q.claimed, q.agrees()) else {
+            continue;
+        };
+        let mut f = cx
+            .finding(
+                Code::QueryAnswerMismatch,
+                q.step,
+                q.event,
+                format!(
+                    "The query {text} was answered {}, but on Σ at that step it is {} (the                      answer should have been {}).",
+                    query_str(claimed),
+                    entails_str(r),
+                    expected_reply(r)
+                ),
+            )
+            .formulas([text.clone()])
+            .with("claimed", query_str(claimed))
+            .with("recomputed", entails_str(r))
+            .with("expected_answer", expected_reply(r));
+        let phi = parse(&text).ok().and_then(|phi| match r {
+            Entails::Entailed => Some(("supports", phi)),
+            Entails::Contradicted => Some(("conflicts", Formula::Not(Box::new(phi)))),
+            Entails::Unknown => None,
+        });
+        if let Some((key, phi)) = phi {
+            if explained >= EVIDENCE_CAP {
+                f = f.with("evidence_omitted", true);
+            } else {
+                explained += 1;
+                match evidence(&mut probe, cx, &q.evidence, q.step, phi) {
+                    Ok(sets) => {
+                        let ids: BTreeSet<&String> = sets.iter().flatten().collect();
+                        f = f.ids(ids.into_iter().cloned()).with(key, json!(sets));
+                    }
+                    Err(e) => f = f.with("evidence_error", e),
+                }
+            }
+        }
+        out.push(f);
+    }
+    for a in cx.rc.answers.clone() {
+        let Some(Body::Answer(b)) = cx.log.events.get(a.event as usize).map(|e| &e.body) else {
+            continue;
+        };
+        let Some(text) = b.formula.as_ref().map(|t| t.to_string()) else {
+            continue;
+        };
+        let said = b
+            .text
+            .as_deref()
+            .map_or_else(String::new, |t| format!(" (\"{t}\")"));
+        let r = match &a.result {
+            Ok(r) => *r,
+            Err(Unknown::Parse { .. }) => continue,
+            Err(e) => {
+                out.push(
+                    unanswered(
+                        cx,
+                        a.step,
+                        a.event,
+                        &format!("The answer {text}"),
+                        &e.to_string(),
+                        e.cause(),
+                    )
+                    .formulas([text.clone()]),
+                );
+                continue;
+            }
+        };
+        let f = match r {
+            Entails::Entailed => continue,
+            Entails::Unknown if a.hedged => continue,
+            Entails::Unknown => cx
+                .finding(
+                    Code::AnswerNotEntailed,
+                    a.step,
+                    a.event,
+                    format!(
+                        "The answer {text}{said} is given as known, but Σ at that step does not                          entail it (nor its negation)."
+                    ),
+                )
+                .formulas([text.clone()])
+                .with("recomputed", entails_str(r))
+                .with("hedged", false),
+            Entails::Contradicted => {
+                let mut f = cx
+                    .finding(
+                        Code::AnswerContradictsSigma,
+                        a.step,
+                        a.event,
+                        format!(
+                            "The answer {text}{said} contradicts Σ at that step: Σ entails its                              negation."
+                        ),
+                    )
+                    .formulas([text.clone()])
+                    .with("recomputed", entails_str(r))
+                    .with("hedged", a.hedged);
+                if let Ok(phi) = parse(&text) {
+                    if explained_answers >= EVIDENCE_CAP {
+                        f = f.with("evidence_omitted", true);
+                    } else {
+                        explained_answers += 1;
+                        match evidence(&mut probe, cx, &a.evidence, a.step, Formula::Not(Box::new(phi))) {
+                            Ok(sets) => {
+                                let ids: BTreeSet<&String> = sets.iter().flatten().collect();
+                                f = f.ids(ids.into_iter().cloned()).with("conflicts", json!(sets));
+                            }
+                            Err(e) => f = f.with("evidence_error", e),
+                        }
+                    }
+                }
+                f
+            }
+        };
+        out.push(f);
+    }
+    for f in out {
         cx.push(f);
     }
 }

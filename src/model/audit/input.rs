@@ -51,6 +51,7 @@ fn field_text(cx: &Cx<'_>, event: u32, field: &str) -> Option<String> {
     match (&ev.body, field) {
         (Body::Announce(a), "formula") => Some(a.formula.to_string()),
         (Body::Query(q), "formula") => Some(q.formula.to_string()),
+        (Body::Answer(a), "formula") => a.formula.as_ref().map(|f| f.to_string()),
         (Body::Verify(v), "formula") => {
             let fs: Vec<&str> = v.all_formulas().collect();
             // The first one that does not parse is the one the error is about.

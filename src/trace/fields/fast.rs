@@ -63,33 +63,34 @@ fn unknown(key: &str) -> bool {
     !matches!(key, "kind" | "v" | "seq" | "ts" | "session" | "id") && field_id(key).is_none()
 }
 
-struct Scanner<'de> {
-    s: &'de str,
-    b: &'de [u8],
-    i: usize,
+/// A cursor over one line (shared with the brief scanner, [`super::scan`]).
+pub(super) struct Scanner<'de> {
+    pub(super) s: &'de str,
+    pub(super) b: &'de [u8],
+    pub(super) i: usize,
 }
 
 impl<'de> Scanner<'de> {
-    fn ws(&mut self) {
+    pub(super) fn ws(&mut self) {
         while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.b.get(self.i) {
             self.i += 1;
         }
     }
 
-    fn next(&mut self) -> Option<u8> {
+    pub(super) fn next(&mut self) -> Option<u8> {
         let c = *self.b.get(self.i)?;
         self.i += 1;
         Some(c)
     }
 
-    fn eat(&mut self, c: u8) -> Option<()> {
+    pub(super) fn eat(&mut self, c: u8) -> Option<()> {
         (self.next()? == c).then_some(())
     }
 
     /// A string, borrowed from the line unless it has escapes (decoded as serde_json does;
     /// a malformed escape or a lone surrogate gives up).
     #[inline]
-    fn string(&mut self) -> Option<Cow<'de, str>> {
+    pub(super) fn string(&mut self) -> Option<Cow<'de, str>> {
         if self.b.get(self.i) != Some(&b'"') {
             return None;
         }
@@ -302,7 +303,7 @@ impl<'de> Scanner<'de> {
 
     /// A number. Plain non-negative integers are converted here; other well-formed numbers
     /// are handed to serde_json alone (its float conversion is the reference).
-    fn number(&mut self) -> Option<Val<'de>> {
+    pub(super) fn number(&mut self) -> Option<Val<'de>> {
         let b = self.b;
         let start = self.i;
         let digits = |mut j: usize| {

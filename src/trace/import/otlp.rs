@@ -16,6 +16,7 @@
 //! hrtime pairs, and the three GenAI message encodings (`messages.rs`).
 
 mod json;
+mod json_value;
 pub(crate) mod map;
 mod messages;
 pub(crate) mod proto;
@@ -75,20 +76,233 @@ pub fn detect(head: &[u8]) -> bool {
 /// Imports a whole file (see the module docs). `name` names the session of spans that
 /// carry no trace id.
 pub fn import(bytes: &[u8], name: &str) -> Result<Imported, ImportError> {
+    import_with(bytes, name, Par::of_machine())
+}
+
+/// How much of an import runs in parallel. The result never depends on it: a file is split
+/// only where every part reads cleanly on its own (else it is read in one piece), and traces
+/// are mapped independently.
+#[derive(Debug, Clone, Copy)]
+struct Par {
+    /// Threads to use (1: everything on the caller's thread).
+    threads: usize,
+    /// No part of a file is read by a thread of its own below this many bytes.
+    min_chunk: usize,
+    /// Traces are mapped on one thread below this many spans.
+    min_spans: usize,
+}
+
+impl Par {
+    /// The machine's cores (at most 8); parallel only for files of several MB.
+    fn of_machine() -> Par {
+        Par {
+            threads: std::thread::available_parallelism().map_or(1, |n| n.get().min(8)),
+            min_chunk: 2 << 20,
+            min_spans: 4096,
+        }
+    }
+}
+
+fn import_with(bytes: &[u8], name: &str, par: Par) -> Result<Imported, ImportError> {
     let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
-    let mut notes = Vec::new();
-    let mut spans: Vec<Span<'_>> = Vec::new();
-    let mut final_output = None;
-    let mut had_logs = false;
-    let mut first_error: Option<ImportError> = None;
-    let mut pos = 0usize;
+    // Valid UTF-8 (the usual case) is checked once here rather than string by string.
+    let text = std::str::from_utf8(bytes).ok();
+    let read = text
+        .and_then(|t| read_parallel(t, par))
+        .unwrap_or_else(|| read_values(bytes, text, 1));
+    let Read {
+        spans,
+        mut notes,
+        final_output,
+        had_logs,
+        first_error,
+        values,
+    } = read;
+    if spans.is_empty() {
+        if let Some(e) = first_error {
+            return Err(e);
+        }
+        if values == 0 && !had_logs {
+            return Err(ImportError {
+                format: Some(Format::Otlp),
+                location: "line 1".into(),
+                message: "no spans and no JSON value".into(),
+            });
+        }
+    }
+    if had_logs {
+        notes.push(ImportNote {
+            location: "resourceLogs".into(),
+            message: "OTLP log records are not imported (only spans are)".into(),
+        });
+    }
+    let mut v1 = Vec::with_capacity(bytes.len() / 2);
+    map_file(spans, name, final_output, &mut v1, &mut notes, par);
+    Ok(Imported { v1, notes })
+}
+
+/// What reading (part of) a file gave.
+#[derive(Default)]
+struct Read<'a> {
+    spans: Vec<Span<'a>>,
+    notes: Vec<ImportNote>,
+    final_output: Option<&'a str>,
+    had_logs: bool,
+    first_error: Option<ImportError>,
+    values: usize,
+}
+
+/// Reads a large file in parts on several threads, each part starting at a line that starts
+/// with `{` or `[` (the file exporter writes one request per line). `None` when the file is
+/// too small to split, or when a part does not read cleanly on its own (a value running
+/// across a split, a broken value): reading it in one piece then gives the exact result,
+/// errors and their recovery included.
+fn read_parallel(text: &str, par: Par) -> Option<Read<'_>> {
+    let bytes = text.as_bytes();
+    let parts = par.threads.min(bytes.len() / par.min_chunk.max(1)).max(1);
+    if parts < 2 {
+        return None;
+    }
+    let mut bounds = vec![0usize];
+    for i in 1..parts {
+        let target = bytes.len() / parts * i;
+        let last = bounds.last().copied().unwrap_or(0);
+        if target <= last {
+            continue;
+        }
+        let next = memchr::memchr_iter(b'\n', &bytes[target..])
+            .map(|nl| target + nl + 1)
+            .find(|&at| matches!(bytes.get(at), Some(b'{' | b'[')));
+        match next {
+            Some(at) => bounds.push(at),
+            None => break,
+        }
+    }
+    bounds.push(bytes.len());
+    bounds.dedup();
+    if bounds.len() < 3 {
+        return None;
+    }
+    // The line each part starts on.
+    let mut firsts = Vec::with_capacity(bounds.len() - 1);
     let mut line = 1usize;
-    let mut values = 0usize;
-    // Reads values from `pos`; on a broken one, resumes at the next line that starts (in
-    // column 1) with `{` or `[`: the next request of a file-exporter file.
+    for w in bounds.windows(2) {
+        firsts.push(line);
+        line += memchr::memchr_iter(b'\n', &bytes[w[0]..w[1]]).count();
+    }
+    let chunks: Vec<(&str, usize)> = bounds
+        .windows(2)
+        .zip(firsts)
+        .map(|(w, first)| (&text[w[0]..w[1]], first))
+        .collect();
+    let reads = in_parallel(chunks, chunks_len_weight, |(t, first)| {
+        read_values(t.as_bytes(), Some(t), first)
+    });
+    if reads.iter().any(|r| r.first_error.is_some()) {
+        return None;
+    }
+    let mut all = Read::default();
+    for r in reads {
+        all.spans.extend(r.spans);
+        all.notes.extend(r.notes);
+        if r.final_output.is_some() {
+            all.final_output = r.final_output;
+        }
+        all.had_logs |= r.had_logs;
+        all.values += r.values;
+    }
+    Some(all)
+}
+
+fn chunks_len_weight(c: &(&str, usize)) -> usize {
+    c.0.len()
+}
+
+/// `f` applied to every item, on up to as many threads as there are items, each thread
+/// taking a run of consecutive items of about equal `weight`; the results in item order.
+fn in_parallel<T: Send, R: Send>(
+    items: Vec<T>,
+    weight: impl Fn(&T) -> usize,
+    f: impl Fn(T) -> R + Sync,
+) -> Vec<R> {
+    in_parallel_on(items.len(), items, weight, f)
+}
+
+/// [`in_parallel`] on at most `threads` threads.
+fn in_parallel_on<T: Send, R: Send>(
+    threads: usize,
+    items: Vec<T>,
+    weight: impl Fn(&T) -> usize,
+    f: impl Fn(T) -> R + Sync,
+) -> Vec<R> {
+    let threads = threads.min(items.len()).max(1);
+    if threads == 1 {
+        return items.into_iter().map(f).collect();
+    }
+    let total: usize = items.iter().map(&weight).sum::<usize>().max(1);
+    let mut runs: Vec<Vec<T>> = (0..threads).map(|_| Vec::new()).collect();
+    let mut acc = 0usize;
+    for it in items {
+        let w = weight(&it);
+        // The run this item's midpoint falls in.
+        let k = ((acc + w / 2) * threads / total).min(threads - 1);
+        acc += w;
+        runs[k].push(it);
+    }
+    let f = &f;
+    std::thread::scope(|scope| {
+        let mut runs = runs.into_iter();
+        let first = runs.next().unwrap_or_default();
+        // A run whose thread cannot be started (out of threads) is done here instead.
+        let handles: Vec<Result<_, Vec<T>>> = runs
+            .map(|run| {
+                let shared = std::sync::Arc::new(std::sync::Mutex::new(Some(run)));
+                let theirs = shared.clone();
+                std::thread::Builder::new()
+                    .spawn_scoped(scope, move || {
+                        let run = theirs.lock().ok().and_then(|mut r| r.take());
+                        run.unwrap_or_default()
+                            .into_iter()
+                            .map(f)
+                            .collect::<Vec<R>>()
+                    })
+                    .map_err(|_| {
+                        shared
+                            .lock()
+                            .ok()
+                            .and_then(|mut r| r.take())
+                            .unwrap_or_default()
+                    })
+            })
+            .collect();
+        let mut out: Vec<R> = first.into_iter().map(f).collect();
+        for h in handles {
+            match h {
+                Ok(h) => match h.join() {
+                    Ok(part) => out.extend(part),
+                    Err(panic) => std::panic::resume_unwind(panic),
+                },
+                Err(run) => out.extend(run.into_iter().map(f)),
+            }
+        }
+        out
+    })
+}
+
+/// Reads the values of `bytes` (`text` when it is valid UTF-8), the first on line
+/// `first_line`; on a broken one, resumes at the next line that starts (in column 1) with
+/// `{` or `[`: the next request of a file-exporter file.
+fn read_values<'a>(bytes: &'a [u8], text: Option<&'a str>, first_line: usize) -> Read<'a> {
+    let mut r = Read::default();
+    let mut pos = 0usize;
+    let mut line = first_line;
     'outer: while pos < bytes.len() {
         let rest = &bytes[pos..];
-        let mut stream = serde_json::Deserializer::from_slice(rest).into_iter::<json::Top>();
+        // `pos` is 0 or just after a newline: a character boundary.
+        let mut stream = match text.and_then(|t| t.get(pos..)) {
+            Some(t) => Values::Str(serde_json::Deserializer::from_str(t).into_iter()),
+            None => Values::Slice(serde_json::Deserializer::from_slice(rest).into_iter()),
+        };
         let mut last = 0usize;
         let mut counted_to = 0usize;
         let mut at_line = line;
@@ -103,7 +317,7 @@ pub fn import(bytes: &[u8], name: &str) -> Result<Imported, ImportError> {
             match stream.next() {
                 None => break 'outer,
                 Some(Ok(top)) => {
-                    values += 1;
+                    r.values += 1;
                     let end = stream.byte_offset();
                     let loc: Arc<str> = Arc::from(format!("line {at_line}"));
                     let mut d = json::Decoded::default();
@@ -112,7 +326,7 @@ pub fn import(bytes: &[u8], name: &str) -> Result<Imported, ImportError> {
                         let text = std::str::from_utf8(&rest[start..end]).unwrap_or("");
                         match json::attribute_map(text, &loc) {
                             Some(sp) => d.spans.push(sp),
-                            None => notes.push(ImportNote {
+                            None => r.notes.push(ImportNote {
                                 location: loc.to_string(),
                                 message: "a JSON value that is neither an OTLP request nor a \
                                           span; skipped"
@@ -120,15 +334,15 @@ pub fn import(bytes: &[u8], name: &str) -> Result<Imported, ImportError> {
                             }),
                         }
                     }
-                    notes.extend(d.problems.into_iter().map(|m| ImportNote {
+                    r.notes.extend(d.problems.into_iter().map(|m| ImportNote {
                         location: loc.to_string(),
                         message: m,
                     }));
-                    had_logs |= d.had_logs;
+                    r.had_logs |= d.had_logs;
                     if d.final_output.is_some() {
-                        final_output = d.final_output;
+                        r.final_output = d.final_output;
                     }
-                    spans.extend(d.spans);
+                    r.spans.extend(d.spans);
                     last = end;
                 }
                 Some(Err(e)) => {
@@ -145,11 +359,11 @@ pub fn import(bytes: &[u8], name: &str) -> Result<Imported, ImportError> {
                         location,
                         message: e.to_string().split(" at line").next().unwrap_or("").into(),
                     };
-                    notes.push(ImportNote {
+                    r.notes.push(ImportNote {
                         location: err.location.clone(),
                         message: format!("{}; skipped to the next request", err.message),
                     });
-                    first_error.get_or_insert(err);
+                    r.first_error.get_or_insert(err);
                     // The next line after the broken value's start that starts (in column 1)
                     // with `{` or `[`: the next request of a file-exporter file.
                     let from = pos + start;
@@ -175,27 +389,29 @@ pub fn import(bytes: &[u8], name: &str) -> Result<Imported, ImportError> {
             }
         }
     }
-    if spans.is_empty() {
-        if let Some(e) = first_error {
-            return Err(e);
-        }
-        if values == 0 && !had_logs {
-            return Err(ImportError {
-                format: Some(Format::Otlp),
-                location: "line 1".into(),
-                message: "no spans and no JSON value".into(),
-            });
+    r
+}
+
+/// The values of a file, read from validated UTF-8 or, when the file is not, from bytes.
+enum Values<'a> {
+    Str(serde_json::StreamDeserializer<'a, serde_json::de::StrRead<'a>, json::Top<'a>>),
+    Slice(serde_json::StreamDeserializer<'a, serde_json::de::SliceRead<'a>, json::Top<'a>>),
+}
+
+impl<'a> Values<'a> {
+    fn next(&mut self) -> Option<serde_json::Result<json::Top<'a>>> {
+        match self {
+            Values::Str(s) => s.next(),
+            Values::Slice(s) => s.next(),
         }
     }
-    if had_logs {
-        notes.push(ImportNote {
-            location: "resourceLogs".into(),
-            message: "OTLP log records are not imported (only spans are)".into(),
-        });
+
+    fn byte_offset(&self) -> usize {
+        match self {
+            Values::Str(s) => s.byte_offset(),
+            Values::Slice(s) => s.byte_offset(),
+        }
     }
-    let mut v1 = Vec::with_capacity(bytes.len() / 2);
-    map_file(spans, name, final_output, &mut v1, &mut notes);
-    Ok(Imported { v1, notes })
 }
 
 /// A session's name: `SERVICE TRACEID16` (the service `otel` when unknown), with the last 16
@@ -212,6 +428,15 @@ pub(crate) fn session_name(service: Option<&str>, trace: u128, full: bool) -> St
     }
 }
 
+/// One trace of a file, mapped.
+struct Mapped {
+    sm: SessionMap,
+    out: Vec<Out>,
+    last_end: Option<i128>,
+    orphans: Option<ImportNote>,
+    root_agent: bool,
+}
+
 /// Maps every span of a file: grouped by trace, each trace in the order its spans ended,
 /// then each session's events sorted by time (the session event first) with `seq` 1, 2, ...
 fn map_file(
@@ -220,7 +445,13 @@ fn map_file(
     final_output: Option<&str>,
     v1: &mut Vec<u8>,
     notes: &mut Vec<ImportNote>,
+    par: Par,
 ) -> usize {
+    let threads = if spans.len() >= par.min_spans {
+        par.threads
+    } else {
+        1
+    };
     // Sessions in the order their first span appears.
     let mut order: Vec<Option<u128>> = Vec::new();
     let mut groups: HashMap<Option<u128>, Vec<Span<'_>>> = HashMap::new();
@@ -240,87 +471,55 @@ fn map_file(
             .entry(session_name(service.as_deref(), *t, false))
             .or_default() += 1;
     }
-    let mut root_session: Option<usize> = None;
-    let mut outs: Vec<(SessionMap, Vec<Out>, Option<i128>)> = Vec::new();
-    for key in &order {
-        let Some(mut group) = groups.remove(key) else {
-            continue;
-        };
-        group.sort_by_key(|s| s.start.unwrap_or(i128::MAX));
-        let info = SessionInfo::of(group.iter());
-        let sname = match key {
-            Some(t) => {
-                let n = session_name(info.service.as_deref(), *t, false);
-                if short.get(&n).copied().unwrap_or(0) > 1 {
-                    session_name(info.service.as_deref(), *t, true)
-                } else {
-                    n
-                }
-            }
-            None => name.to_string(),
-        };
-        let ids: std::collections::HashSet<u64> = group.iter().filter_map(|s| s.id).collect();
-        let orphans = group
-            .iter()
-            .filter(|s| s.parent.is_some_and(|p| !ids.contains(&p)))
-            .count();
-        if orphans > 0 {
-            notes.push(ImportNote {
-                location: format!("session {sname}"),
-                message: format!(
-                    "{orphans} span(s) name a parent that is not in the file (an incomplete \
-                     trace); they are kept"
-                ),
-            });
-        }
-        let is_root_agent = group
-            .iter()
-            .any(|s| s.parent.is_none() && classify(s) == Class::Agent);
-        if is_root_agent && root_session.is_none() {
-            root_session = Some(outs.len());
-        }
-        // Children before parents: by end time, a later start first on ties.
-        group.sort_by(|a, b| {
-            let ka = (a.end.or(a.start), std::cmp::Reverse(a.start));
-            let kb = (b.end.or(b.start), std::cmp::Reverse(b.start));
-            ka.cmp(&kb)
-        });
-        let mut sm = SessionMap::new(sname, *key);
-        let mut out = Vec::with_capacity(group.len() * 2);
-        sm.start(&info, &mut out);
-        for sp in &group {
-            sm.span(sp, &mut out);
-        }
-        let last_end = group.iter().filter_map(|s| s.end.or(s.start)).max();
-        outs.push((sm, out, last_end));
-    }
+    let sessions: Vec<(Option<u128>, Vec<Span<'_>>)> = order
+        .iter()
+        .filter_map(|k| groups.remove(k).map(|g| (*k, g)))
+        .collect();
+    let short = &short;
+    let mut mapped = in_parallel_on(
+        threads,
+        sessions,
+        |s| s.1.len(),
+        |(key, group)| map_trace(key, group, name, short),
+    );
+    notes.extend(mapped.iter_mut().filter_map(|m| m.orphans.take()));
     if let Some(fo) = final_output {
-        let idx = root_session.unwrap_or(0);
-        if let Some((sm, out, end)) = outs.get_mut(idx)
-            && !sm.root_answered
+        let idx = mapped.iter().position(|m| m.root_agent).unwrap_or(0);
+        if let Some(m) = mapped.get_mut(idx)
+            && !m.sm.root_answered
         {
             let text = match serde_json::from_str::<serde_json::Value>(fo) {
                 Ok(serde_json::Value::String(s)) => s,
                 _ => fo.to_string(),
             };
-            let end = *end;
-            sm.answer_text(&text, end, out);
+            m.sm.answer_text(&text, m.last_end, &mut m.out);
         }
     }
+    let other_events: u64 = mapped.iter().map(|m| m.sm.other_events).sum();
+    let written = in_parallel_on(
+        threads,
+        mapped,
+        |m| m.out.len(),
+        |m| {
+            let mut out = m.out;
+            // The session event (ord 1) first, then by time; untimed events keep their order.
+            out.sort_by_key(|o| (o.ord != 1, o.ts.unwrap_or(i128::MIN), o.ord));
+            let mut lines = Vec::with_capacity(out.iter().map(|o| o.body.len() + 16).sum());
+            for (i, o) in out.iter().enumerate() {
+                lines.extend_from_slice(b"{\"seq\":");
+                json_value::push_u64(&mut lines, i as u64 + 1);
+                lines.push(b',');
+                lines.extend_from_slice(&o.body);
+                lines.extend_from_slice(b"}\n");
+            }
+            (lines, out.len())
+        },
+    );
+    v1.reserve(written.iter().map(|w| w.0.len()).sum());
     let mut total = 0;
-    let mut other_events = 0;
-    for (sm, mut out, _) in outs {
-        other_events += sm.other_events;
-        // The session event (ord 1) first, then by time; untimed events keep their order.
-        out.sort_by_key(|o| (o.ord != 1, o.ts.unwrap_or(i128::MIN), o.ord));
-        for (i, o) in out.iter().enumerate() {
-            v1.extend_from_slice(b"{\"seq\":");
-            v1.extend_from_slice((i + 1).to_string().as_bytes());
-            v1.push(b',');
-            v1.extend_from_slice(&o.body);
-            v1.extend_from_slice(b"}\n");
-        }
-        total += out.len();
+    for (lines, n) in written {
+        v1.extend_from_slice(&lines);
+        total += n;
     }
     if other_events > 0 {
         notes.push(ImportNote {
@@ -331,6 +530,63 @@ fn map_file(
         });
     }
     total
+}
+
+/// Maps one trace's spans (see [`map_file`]).
+fn map_trace(
+    key: Option<u128>,
+    mut group: Vec<Span<'_>>,
+    name: &str,
+    short: &HashMap<String, usize>,
+) -> Mapped {
+    group.sort_by_key(|s| s.start.unwrap_or(i128::MAX));
+    let info = SessionInfo::of(group.iter());
+    let sname = match key {
+        Some(t) => {
+            let n = session_name(info.service.as_deref(), t, false);
+            if short.get(&n).copied().unwrap_or(0) > 1 {
+                session_name(info.service.as_deref(), t, true)
+            } else {
+                n
+            }
+        }
+        None => name.to_string(),
+    };
+    let ids: std::collections::HashSet<u64> = group.iter().filter_map(|s| s.id).collect();
+    let orphans = group
+        .iter()
+        .filter(|s| s.parent.is_some_and(|p| !ids.contains(&p)))
+        .count();
+    let orphans = (orphans > 0).then(|| ImportNote {
+        location: format!("session {sname}"),
+        message: format!(
+            "{orphans} span(s) name a parent that is not in the file (an incomplete trace); \
+             they are kept"
+        ),
+    });
+    let root_agent = group
+        .iter()
+        .any(|s| s.parent.is_none() && classify(s) == Class::Agent);
+    // Children before parents: by end time, a later start first on ties.
+    group.sort_by(|a, b| {
+        let ka = (a.end.or(a.start), std::cmp::Reverse(a.start));
+        let kb = (b.end.or(b.start), std::cmp::Reverse(b.start));
+        ka.cmp(&kb)
+    });
+    let mut sm = SessionMap::new(sname, key);
+    let mut out = Vec::with_capacity(group.len() * 2);
+    sm.start(&info, &mut out);
+    for sp in &group {
+        sm.span(sp, &mut out);
+    }
+    let last_end = group.iter().filter_map(|s| s.end.or(s.start)).max();
+    Mapped {
+        sm,
+        out,
+        last_end,
+        orphans,
+        root_agent,
+    }
 }
 
 /// A live event line: the members in braces and a newline (no `seq`: the line order is the
@@ -347,7 +603,11 @@ pub(crate) fn decode_json_request<'a>(
     body: &'a [u8],
     loc: &Arc<str>,
 ) -> Result<(Vec<Span<'a>>, Vec<String>), String> {
-    let top: json::Top = serde_json::from_slice(body).map_err(|e| format!("JSON: {e}"))?;
+    let top: json::Top = match std::str::from_utf8(body) {
+        Ok(text) => serde_json::from_str(text),
+        Err(_) => serde_json::from_slice(body),
+    }
+    .map_err(|e| format!("JSON: {e}"))?;
     let mut d = json::Decoded::default();
     json::decode(top, loc, &mut d);
     if d.unrecognised {
@@ -359,6 +619,102 @@ pub(crate) fn decode_json_request<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn fixture(name: &str) -> Vec<u8> {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/data/otel")
+            .join(name);
+        std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+    }
+
+    /// A request line per trace piece: `traces` traces, each spread over three lines far
+    /// apart (so every split of the file cuts through traces), one line broken when asked.
+    fn many_lines(traces: u32, broken: bool) -> Vec<u8> {
+        let mut out = Vec::new();
+        for piece in 0..3u32 {
+            for t in 0..traces {
+                let (name, op, parent) = match piece {
+                    0 => ("chat m", "chat", "0000000000000001"),
+                    1 => ("execute_tool f", "execute_tool", "0000000000000001"),
+                    _ => ("invoke_agent a", "invoke_agent", ""),
+                };
+                let line = format!(
+                    r#"{{"resourceSpans":[{{"resource":{{"attributes":[{{"key":"service.name","value":{{"stringValue":"s"}}}}]}},"scopeSpans":[{{"spans":[{{"traceId":"{t:032x}","spanId":"{:016x}","parentSpanId":"{parent}","name":"{name}","startTimeUnixNano":"{}","endTimeUnixNano":"{}","attributes":[{{"key":"gen_ai.operation.name","value":{{"stringValue":"{op}"}}}},{{"key":"gen_ai.output.messages","value":{{"stringValue":"[{{\"role\":\"assistant\",\"parts\":[{{\"type\":\"text\",\"content\":\"t{t} p{piece}\"}}]}}]"}}}}]}}]}}]}}]}}"#,
+                    if piece == 2 { 1 } else { 2 + piece },
+                    1_700_000_000_000_000_000u64 + u64::from(t) * 10 + u64::from(2 - piece),
+                    1_700_000_000_000_000_100u64 + u64::from(t) * 10 + u64::from(piece),
+                );
+                out.extend_from_slice(line.as_bytes());
+                if broken && t == traces / 2 && piece == 1 {
+                    out.truncate(out.len() - 7);
+                }
+                out.push(b'\n');
+            }
+        }
+        out
+    }
+
+    /// Splitting the reading and the mapping over threads changes nothing: same lines, same
+    /// notes, same errors, whether the file splits cleanly, or a split falls inside a value
+    /// (a pretty-printed list) or next to a broken line (both read in one piece).
+    #[test]
+    fn threads_change_nothing() {
+        let one = Par {
+            threads: 1,
+            min_chunk: 1,
+            min_spans: 1,
+        };
+        let pretty = {
+            let lines = many_lines(3, false);
+            let first = lines.split(|&b| b == b'\n').next().unwrap_or_default();
+            let v: serde_json::Value = serde_json::from_slice(first).expect("a request");
+            let list = format!("[\n{}\n]", v);
+            let mut text = serde_json::to_string_pretty(&serde_json::json!([v, v]))
+                .unwrap_or_default()
+                .into_bytes();
+            text.extend_from_slice(list.as_bytes());
+            text
+        };
+        let inputs = [
+            many_lines(40, false),
+            many_lines(40, true),
+            fixture("collector-file-exporter.jsonl").repeat(5),
+            fixture("broken-line.jsonl").repeat(3),
+            pretty,
+        ];
+        for (i, input) in inputs.iter().enumerate() {
+            let want = import_with(input, "t", one);
+            for threads in [2, 3, 7] {
+                let par = Par {
+                    threads,
+                    min_chunk: 1,
+                    min_spans: 1,
+                };
+                let got = import_with(input, "t", par);
+                match (&want, &got) {
+                    (Ok(w), Ok(g)) => {
+                        assert!(w.v1 == g.v1, "input {i}, {threads} threads: other lines");
+                        assert_eq!(w.notes, g.notes, "input {i}, {threads} threads");
+                    }
+                    (Err(w), Err(g)) => assert_eq!(w, g, "input {i}"),
+                    _ => panic!("input {i}, {threads} threads: {want:?} vs {got:?}"),
+                }
+            }
+        }
+        // The clean many-line file is really read in parts (else this test proves little).
+        let text = std::str::from_utf8(&inputs[0]).expect("UTF-8");
+        let par = Par {
+            threads: 3,
+            min_chunk: 1,
+            min_spans: 1,
+        };
+        assert!(read_parallel(text, par).is_some());
+        let broken = std::str::from_utf8(&inputs[1]).expect("UTF-8");
+        assert!(read_parallel(broken, par).is_none());
+        let w = import_with(&inputs[0], "t", one).expect("imports");
+        // Per trace: session, intention, answer, llm_call, thought, tool_call.
+        assert_eq!(w.v1.iter().filter(|&&b| b == b'\n').count(), 40 * 6);
+    }
 
     #[test]
     fn detects_otel_shapes_and_not_v1() {

@@ -1,5 +1,8 @@
-//! The retractions pane: revisions and retractions up to the selected step, newest first;
-//! Enter opens a revision's conflict set.
+//! The retractions pane, two tabs (`←` `→`): **revisions**, the revisions and retractions up
+//! to the selected step, newest first (Enter opens a revision's conflict set); and
+//! **inconsistencies**, seed 000's inconsistency log up to the step: every announcement that
+//! contradicted Σ, the conflict it met, and what resolved it (or that nothing has yet), from
+//! the background audit's recomputation ([`crate::model::inconsistency`]).
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -7,44 +10,125 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
 use super::{Cx, block, fallback, moved, visible};
+use crate::model::inconsistency::{Inconsistency, ResolvedBy};
 use crate::trace::Body;
 use crate::tui::app::{App, Effect, Pane, Purpose};
+use crate::tui::audit_job::Analysis;
 use crate::tui::data::{SessionData, enum_name};
 use crate::tui::keys::Action;
 use crate::tui::text::spans;
 
-/// The retractions pane's state: its selection (0 is the newest row).
+/// The retractions pane's tabs.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub enum RetractTab {
+    /// Revisions and retractions.
+    #[default]
+    Revisions,
+    /// Seed 000's inconsistency log.
+    Inconsistencies,
+}
+
+/// The retractions pane's state: its tab and selection (0 is the newest row).
 #[derive(Debug, Default)]
 pub struct RetractPane {
     /// The selected row.
     pub sel: usize,
+    /// The tab shown.
+    pub tab: RetractTab,
+}
+
+/// The inconsistency log's entries announced by step `t`, newest first.
+pub fn inconsistencies_upto(a: Option<&Analysis>, t: u32) -> Vec<&Inconsistency> {
+    a.map(|a| {
+        a.inconsistencies
+            .iter()
+            .filter(|e| e.step <= t)
+            .rev()
+            .collect()
+    })
+    .unwrap_or_default()
 }
 
 impl RetractPane {
-    /// The log position of the selected row at step `t`.
-    pub fn selected_event(&self, s: &SessionData, t: u32) -> Option<u32> {
-        let n = s.revisions_upto(t);
-        s.revision_newest(t, self.sel.min(n.saturating_sub(1)))
-            .map(|(_, p)| p)
+    /// Rows of the tab shown at step `t`.
+    fn rows(&self, s: &SessionData, t: u32, a: Option<&Analysis>) -> usize {
+        match self.tab {
+            RetractTab::Revisions => s.revisions_upto(t),
+            RetractTab::Inconsistencies => inconsistencies_upto(a, t).len(),
+        }
     }
 
-    /// Selection keys, and Enter.
+    /// The log position of the selected row at step `t` (an inconsistency row: its
+    /// announcement).
+    pub fn selected_event(&self, s: &SessionData, t: u32, a: Option<&Analysis>) -> Option<u32> {
+        let n = self.rows(s, t, a);
+        let k = self.sel.min(n.saturating_sub(1));
+        match self.tab {
+            RetractTab::Revisions => s.revision_newest(t, k).map(|(_, p)| p),
+            RetractTab::Inconsistencies => inconsistencies_upto(a, t).get(k).map(|e| e.event),
+        }
+    }
+
+    /// Selection keys, `←` `→` for the tabs, and Enter.
     pub fn on_action(&mut self, a: Action, cx: &mut Cx) -> Vec<Effect> {
         if let Some(d) = cx.delta(a) {
-            let n = cx.sess().map_or(0, |s| s.revisions_upto(cx.step()));
+            let t = cx.step();
+            let n = cx
+                .sess()
+                .map_or(0, |s| self.rows(s, t, cx.view.analysis.as_ref()));
             self.sel = moved(self.sel, d, n);
             return Vec::new();
         }
         match a {
+            Action::ScrollLeft | Action::ScrollRight => {
+                self.tab = match self.tab {
+                    RetractTab::Revisions => RetractTab::Inconsistencies,
+                    RetractTab::Inconsistencies => RetractTab::Revisions,
+                };
+                self.sel = 0;
+                Vec::new()
+            }
+            Action::Enter if self.tab == RetractTab::Inconsistencies => {
+                self.open_inconsistency(cx);
+                Vec::new()
+            }
             Action::Enter => self.open_selected(cx),
             _ => fallback(a, cx),
         }
     }
 
+    /// Enter on an inconsistency: its conflict and what resolved it, as recomputed.
+    fn open_inconsistency(&self, cx: &mut Cx) {
+        let t = cx.step();
+        let rows = inconsistencies_upto(cx.view.analysis.as_ref(), t);
+        let Some(e) = rows.get(self.sel.min(rows.len().saturating_sub(1))) else {
+            return;
+        };
+        let mut lines = vec![format!(
+            "step {}: {} ({}) contradicted Σ{}",
+            e.step,
+            e.id,
+            e.formula,
+            if e.consistent_before {
+                ""
+            } else {
+                ", which was inconsistent already"
+            }
+        )];
+        if !e.conflict.is_empty() {
+            lines.push(format!("a minimal conflict: {}", e.conflict.join(", ")));
+        }
+        lines.push(resolution_text(e, t));
+        *cx.popup = Some(("inconsistency".to_string(), lines));
+    }
+
     /// A click on the `row`-th of the `inner` lines inside the pane's borders.
     pub fn on_click(&mut self, row: usize, inner: usize, cx: &mut Cx) {
         let page = inner;
-        let n = cx.sess().map_or(0, |s| s.revisions_upto(cx.step()));
+        let t = cx.step();
+        let n = cx
+            .sess()
+            .map_or(0, |s| self.rows(s, t, cx.view.analysis.as_ref()));
         let first = visible(self.sel, n, page).0;
         if first + row < n {
             self.sel = first + row;
@@ -123,6 +207,9 @@ impl RetractPane {
 
     /// Draws the pane.
     pub fn draw(&self, f: &mut Frame, app: &App, area: Rect) {
+        if self.tab == RetractTab::Inconsistencies {
+            return self.draw_inconsistencies(f, app, area);
+        }
         let th = app.theme.clone();
         let Some(s) = app.sess() else {
             f.render_widget(block(app, Pane::Retract, String::new()), area);
@@ -130,7 +217,11 @@ impl RetractPane {
         };
         let t = app.step();
         let total = s.revisions_upto(t);
-        let b = block(app, Pane::Retract, format!("{total} "));
+        let b = block(
+            app,
+            Pane::Retract,
+            format!("{total}  ‹revisions› inconsistencies "),
+        );
         let inner = b.inner(area);
         f.render_widget(b, area);
         let h = usize::from(inner.height);
@@ -236,6 +327,80 @@ impl RetractPane {
             )));
         }
         f.render_widget(Paragraph::new(lines), inner);
+    }
+}
+
+impl RetractPane {
+    fn draw_inconsistencies(&self, f: &mut Frame, app: &App, area: Rect) {
+        let th = app.theme.clone();
+        let t = app.step();
+        let analysis = app.view().analysis.as_ref();
+        let rows = inconsistencies_upto(analysis, t);
+        let b = block(
+            app,
+            Pane::Retract,
+            format!("{}  revisions ‹inconsistencies› ", rows.len()),
+        );
+        let inner = b.inner(area);
+        f.render_widget(b, area);
+        let sel = self.sel.min(rows.len().saturating_sub(1));
+        let (start, end) = visible(sel, rows.len(), usize::from(inner.height));
+        let mut lines = Vec::new();
+        for (k, e) in rows.iter().enumerate().take(end).skip(start) {
+            let mut v = vec![Span::styled(format!("{:>4} ", e.step), th.dim)];
+            v.push(Span::styled("contradiction ", th.warn));
+            v.extend(spans(&e.id, th.accent, th.marker));
+            v.push(Span::raw(" "));
+            v.extend(spans(&e.formula, th.text, th.marker));
+            if !e.conflict.is_empty() {
+                v.push(Span::styled(" conflict ", th.dim));
+                v.extend(spans(&e.conflict.join(", "), th.text, th.marker));
+            }
+            v.push(Span::raw("  "));
+            match e.resolved_by(t) {
+                Some(_) => v.extend(spans(&resolution_text(e, t), th.ok, th.marker)),
+                None => v.push(Span::styled(resolution_text(e, t), th.error)),
+            }
+            let mut line = Line::from(v);
+            if k == sel && app.focus == Pane::Retract {
+                line = line.style(th.selection);
+            }
+            lines.push(line);
+        }
+        if lines.is_empty() {
+            let msg = match analysis {
+                None => "inconsistency log: waiting for the audit (R runs it)",
+                Some(_) => "no contradiction announced by this step",
+            };
+            lines.push(Line::from(Span::styled(msg, th.dim)));
+        }
+        f.render_widget(Paragraph::new(lines), inner);
+    }
+}
+
+/// What resolved an inconsistency, as of step `t`, in words.
+pub fn resolution_text(e: &Inconsistency, t: u32) -> String {
+    match e.resolved_by(t) {
+        None => format!("unresolved at step {t}"),
+        Some(r) => {
+            let how = match &r.by {
+                ResolvedBy::Revision { policy } => format!(
+                    "revision ({})",
+                    policy.as_deref().unwrap_or("no policy named")
+                ),
+                ResolvedBy::Retraction => "retraction".to_string(),
+                ResolvedBy::Overwrite => "an overwriting announcement".to_string(),
+            };
+            if r.retracted.is_empty() {
+                format!("resolved at step {} by {how}", r.step)
+            } else {
+                format!(
+                    "resolved at step {} by {how}, dropping {}",
+                    r.step,
+                    r.retracted.join(", ")
+                )
+            }
+        }
     }
 }
 

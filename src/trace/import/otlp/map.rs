@@ -19,12 +19,12 @@
 //! Every event carries `x_span` (the span id) and `x_parent` (its parent's) so the tree can
 //! be rebuilt; text is never turned into formulas.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
-use serde_json::Value as J;
-
-use super::messages::{Msg, Part, decode_string, exchange};
-use super::span::{Span, Val, rfc3339, span_hex, trace_hex};
+use super::json_value::{Json, push_i64, push_str, push_u64, write_object};
+use super::messages::{Msg, Part, exchange};
+use super::span::{Span, Val, push_hex, push_rfc3339};
 
 /// Longest text kept in one field; longer text is cut (at a character boundary) and the
 /// event says how long it was (`x_truncated`). Keeps every line far below the live
@@ -48,10 +48,18 @@ struct Obj {
     truncated: Vec<(&'static str, usize)>,
 }
 
+thread_local! {
+    /// The buffer events are written in (one per thread, reused): an event's body is then
+    /// allocated once, at its size, instead of grown as it is written.
+    static SCRATCH: std::cell::Cell<Vec<u8>> = const { std::cell::Cell::new(Vec::new()) };
+}
+
 impl Obj {
     fn new(kind: &str, session: &str) -> Obj {
+        let mut buf = SCRATCH.take();
+        buf.clear();
         let mut o = Obj {
-            buf: Vec::with_capacity(256),
+            buf,
             truncated: Vec::new(),
         };
         o.buf.extend_from_slice(b"\"kind\":");
@@ -60,10 +68,15 @@ impl Obj {
         o
     }
 
+    /// A member's key. Keys are this module's own names (plain ASCII, nothing to escape).
     fn key(&mut self, k: &str) {
-        self.buf.push(b',');
-        push_str(&mut self.buf, k);
-        self.buf.push(b':');
+        debug_assert!(
+            k.bytes()
+                .all(|b| b.is_ascii_graphic() && b != b'"' && b != b'\\')
+        );
+        self.buf.extend_from_slice(b",\"");
+        self.buf.extend_from_slice(k.as_bytes());
+        self.buf.extend_from_slice(b"\":");
     }
 
     fn str(&mut self, k: &str, v: &str) {
@@ -88,18 +101,47 @@ impl Obj {
 
     fn int(&mut self, k: &str, v: i64) {
         self.key(k);
-        self.buf.extend_from_slice(v.to_string().as_bytes());
+        push_i64(&mut self.buf, v);
     }
 
-    /// A JSON value; one whose text is longer than [`MAX_TEXT`] is kept as its cut text.
-    fn json(&mut self, k: &'static str, v: &J) {
-        let text = v.to_string();
-        if text.len() > MAX_TEXT {
-            self.truncated.push((k, text.len()));
-            self.str(k, cut(&text, MAX_TEXT));
+    /// A JSON value written by `write`; one whose text is longer than [`MAX_TEXT`] is kept
+    /// as its cut text.
+    fn json_with(&mut self, k: &'static str, write: impl FnOnce(&mut Vec<u8>)) {
+        self.key(k);
+        let at = self.buf.len();
+        write(&mut self.buf);
+        let n = self.buf.len() - at;
+        if n > MAX_TEXT {
+            let text = self.buf.split_off(at);
+            // The writers put only UTF-8 there.
+            let text = String::from_utf8(text).unwrap_or_default();
+            self.truncated.push((k, n));
+            push_str(&mut self.buf, cut(&text, MAX_TEXT));
+        }
+    }
+
+    /// A JSON value (see [`Obj::json_with`]).
+    fn json(&mut self, k: &'static str, v: &Json<'_>) {
+        self.json_with(k, |buf| v.write(buf));
+    }
+
+    /// An id as lowercase hex digits (`digits` of them).
+    fn hex(&mut self, k: &str, id: u128, digits: usize) {
+        self.key(k);
+        self.buf.push(b'"');
+        push_hex(&mut self.buf, id, digits);
+        self.buf.push(b'"');
+    }
+
+    /// A time as RFC 3339 (left out when it cannot be written, outside years 0-9999).
+    fn time(&mut self, k: &str, ns: i128) {
+        let at = self.buf.len();
+        self.key(k);
+        self.buf.push(b'"');
+        if push_rfc3339(&mut self.buf, ns) {
+            self.buf.push(b'"');
         } else {
-            self.key(k);
-            self.buf.extend_from_slice(text.as_bytes());
+            self.buf.truncate(at);
         }
     }
 
@@ -107,41 +149,32 @@ impl Obj {
     /// name it as their `target`).
     fn id(&mut self, sp: &Span<'_>) {
         if let Some(id) = sp.id {
-            self.str("id", &span_hex(id));
+            self.hex("id", id.into(), 16);
         }
     }
 
     fn span_ids(&mut self, sp: &Span<'_>) {
         if let Some(id) = sp.id {
-            self.str("x_span", &span_hex(id));
+            self.hex("x_span", id.into(), 16);
         }
         if let Some(p) = sp.parent {
-            self.str("x_parent", &span_hex(p));
+            self.hex("x_parent", p.into(), 16);
         }
     }
 
     fn finish(mut self, ts: Option<i128>, ord: u64) -> Out {
         if !self.truncated.is_empty() {
-            let t: serde_json::Map<String, J> = self
-                .truncated
-                .iter()
-                .map(|(k, n)| (k.to_string(), J::from(*n as u64)))
-                .collect();
-            let v = J::Object(t);
+            let t = std::mem::take(&mut self.truncated);
             self.key("x_truncated");
-            self.buf.extend_from_slice(v.to_string().as_bytes());
+            write_object(&t, &mut self.buf, |n, buf| push_u64(buf, *n as u64));
         }
-        Out {
-            ts,
-            ord,
-            body: self.buf,
+        let body = self.buf.as_slice().to_vec();
+        // An exceptionally large event's buffer is not kept for the thread's lifetime.
+        if self.buf.capacity() <= 1 << 20 {
+            SCRATCH.set(self.buf);
         }
+        Out { ts, ord, body }
     }
-}
-
-fn push_str(buf: &mut Vec<u8>, s: &str) {
-    // Writing a str into a Vec cannot fail.
-    let _ = serde_json::to_writer(&mut *buf, s);
 }
 
 /// The longest prefix of `s` of at most `max` bytes ending at a character boundary.
@@ -379,15 +412,11 @@ impl SessionMap {
             // A live stream is in arrival order (a parent arrives after its children, with
             // an earlier start): the line's `ts` stays in order, the span's time is kept.
             shown = Some(last);
-            if let Some(x) = rfc3339(t) {
-                o.str("x_ts", &x);
-            }
+            o.time("x_ts", t);
         }
         if let Some(t) = shown {
             self.last_ts = Some(t);
-            if let Some(x) = rfc3339(t) {
-                o.str("ts", &x);
-            }
+            o.time("ts", t);
         }
         out.push(o.finish(ts, ord));
     }
@@ -401,18 +430,24 @@ impl SessionMap {
         let mut o = Obj::new("session", &self.name);
         o.opt("agent", info.agent.as_deref().or(info.service.as_deref()));
         o.opt("model", info.model.as_deref());
-        let mut meta = serde_json::Map::new();
-        meta.insert("source".into(), J::from("opentelemetry"));
-        if let Some(t) = self.trace {
-            meta.insert("trace_id".into(), J::from(trace_hex(t)));
-        }
-        if let Some(s) = &info.service {
-            meta.insert("service".into(), J::from(s.as_str()));
-        }
-        if let Some(c) = &info.conversation {
-            meta.insert("conversation_id".into(), J::from(c.as_str()));
-        }
-        o.json("meta", &J::Object(meta));
+        // In key order, as a JSON object is written.
+        let trace = self.trace.map(|t| {
+            let mut hex = Vec::with_capacity(32);
+            push_hex(&mut hex, t, 32);
+            String::from_utf8(hex).unwrap_or_default()
+        });
+        let meta: Vec<(&str, &str)> = [
+            ("conversation_id", info.conversation.as_deref()),
+            ("service", info.service.as_deref()),
+            ("source", Some("opentelemetry")),
+            ("trace_id", trace.as_deref()),
+        ]
+        .into_iter()
+        .filter_map(|(k, v)| Some((k, v?)))
+        .collect();
+        o.json_with("meta", |buf| {
+            write_object(&meta, buf, |v, buf| push_str(buf, v));
+        });
         // Sorts before every span's events.
         self.emit(o, None, out);
     }
@@ -466,11 +501,9 @@ impl SessionMap {
             .find(|m| m.role == "user")
             .map(Msg::text)
             .filter(|t| !t.is_empty())
-            .or_else(|| mine.first_user.take().map(|(_, t)| t));
+            .or_else(|| mine.first_user.take().map(|(_, t)| Cow::Owned(t)));
         let mut o = Obj::new("intention", &self.name);
-        if let Some(id) = sp.id {
-            o.str("id", &span_hex(id));
-        }
+        o.id(sp);
         o.str("type", &agent_name(sp));
         if let Some(g) = &goal {
             o.text("goal", g);
@@ -484,7 +517,7 @@ impl SessionMap {
         o.span_ids(sp);
         self.emit(o, sp.start, out);
         let own = last_text(&ex.output);
-        let answer = own.or_else(|| mine.last_text.take().map(|(_, t)| t));
+        let answer = own.or_else(|| mine.last_text.take().map(|(_, t)| Cow::Owned(t)));
         if let Some(text) = answer {
             self.root_answered |= sp.parent.is_none();
             let mut o = Obj::new("answer", &self.name);
@@ -532,27 +565,47 @@ impl SessionMap {
             }
         }
         if let Some(f) = sp.attr("gen_ai.response.finish_reasons") {
-            o.json("finish_reasons", &f.to_json());
+            o.json_with("finish_reasons", |buf| f.write_json(buf));
         }
         if let Some(id) = sp.str_attr("gen_ai.response.id") {
             o.str("response_id", id);
         }
         if !ex.input.is_empty() {
-            o.json("input", &brief(&ex.input));
+            o.json_with("input", |buf| write_brief(&ex.input, buf));
         }
-        let calls: Vec<J> = ex
+        let mut calls = ex
             .output
             .iter()
             .flat_map(|m| &m.parts)
-            .filter_map(|p| match p {
-                Part::ToolCall { id, name, args } => Some(serde_json::json!({
-                    "id": id, "name": name, "args": args,
-                })),
-                _ => None,
-            })
-            .collect();
-        if !calls.is_empty() {
-            o.json("tool_calls", &J::Array(calls));
+            .filter(|p| matches!(p, Part::ToolCall { .. }))
+            .peekable();
+        if calls.peek().is_some() {
+            o.json_with("tool_calls", |buf| {
+                buf.push(b'[');
+                for (i, p) in calls.enumerate() {
+                    let Part::ToolCall { id, name, args } = p else {
+                        continue;
+                    };
+                    if i > 0 {
+                        buf.push(b',');
+                    }
+                    // In key order, as a JSON object is written.
+                    buf.extend_from_slice(b"{\"args\":");
+                    match args {
+                        Some(a) => a.write(buf),
+                        None => buf.extend_from_slice(b"null"),
+                    }
+                    buf.extend_from_slice(b",\"id\":");
+                    match id {
+                        Some(id) => push_str(buf, id),
+                        None => buf.extend_from_slice(b"null"),
+                    }
+                    buf.extend_from_slice(b",\"name\":");
+                    push_str(buf, name);
+                    buf.push(b'}');
+                }
+                buf.push(b']');
+            });
         }
         o.span_ids(sp);
         self.emit(o, sp.start, out);
@@ -573,7 +626,7 @@ impl SessionMap {
             let t = u.text();
             if !t.is_empty() {
                 mine.merge(Pending {
-                    first_user: Some((sp.start.unwrap_or(i128::MAX), t)),
+                    first_user: Some((sp.start.unwrap_or(i128::MAX), t.into_owned())),
                     last_text: None,
                 });
             }
@@ -596,7 +649,7 @@ impl SessionMap {
         }
         if let Some(t) = last_text(&ex.output) {
             mine.merge(Pending {
-                last_text: Some((sp.end.unwrap_or(i128::MIN), t)),
+                last_text: Some((sp.end.unwrap_or(i128::MIN), t.into_owned())),
                 first_user: None,
             });
         }
@@ -624,7 +677,7 @@ impl SessionMap {
                 .or_else(|| sp.str_attr("tool_call.id"))
                 .or_else(|| sp.str_attr("ai.toolCall.id")),
         );
-        let pick = |keys: &[&str]| keys.iter().find_map(|k| sp.attr(k)).cloned();
+        let pick = |keys: &[&str]| keys.iter().find_map(|k| sp.attr(k));
         if let Some(a) = pick(&[
             "gen_ai.tool.call.arguments",
             "gen_ai.tool.args",
@@ -633,7 +686,7 @@ impl SessionMap {
             "input.value",
             "input",
         ]) {
-            o.json("args", &value_json(&a));
+            o.json_with("args", |buf| write_value_json(a, buf));
         }
         if let Some(r) = pick(&[
             "gen_ai.tool.call.result",
@@ -642,7 +695,7 @@ impl SessionMap {
             "output.value",
             "output",
         ]) {
-            o.json("result", &value_json(&r));
+            o.json_with("result", |buf| write_value_json(r, buf));
         }
         o.str("status", if sp.error { "error" } else { "ok" });
         if let Some(d) = sp.str_attr("gen_ai.tool.description") {
@@ -655,11 +708,10 @@ impl SessionMap {
     fn plan(&mut self, sp: &Span<'_>, mine: &Pending, out: &mut Vec<Out>) {
         let ex = exchange(sp);
         let mut o = Obj::new("plan", &self.name);
-        if let Some(id) = sp.id {
-            o.str("id", &span_hex(id));
-        }
+        o.id(sp);
         o.str("origin", "generated");
-        let text = last_text(&ex.output).or_else(|| mine.last_text.as_ref().map(|t| t.1.clone()));
+        let text =
+            last_text(&ex.output).or_else(|| mine.last_text.as_ref().map(|t| Cow::Borrowed(&*t.1)));
         if let Some(t) = text {
             o.text("x_plan_text", &t);
         }
@@ -673,15 +725,15 @@ impl SessionMap {
         let store = sp.str_attr("gen_ai.memory.store.id");
         let source = format!("memory:{}", store.unwrap_or("default"));
         let mut records: Vec<(String, Option<String>)> = Vec::new();
-        if let Some(J::Array(rs)) = sp
+        if let Some(Json::Arr(rs)) = sp
             .attr("gen_ai.memory.records")
             .and_then(|v| v.decoded_json().or_else(|| Some(v.to_json())))
         {
             for r in rs {
-                let id = r.get("id").and_then(J::as_str).map(str::to_string);
+                let id = r.get("id").and_then(Json::as_str).map(str::to_string);
                 let content = r.get("content").map(|c| match c {
-                    J::String(s) => s.clone(),
-                    other => other.to_string(),
+                    Json::Str(s) => s.to_string(),
+                    other => other.to_json_string(),
                 });
                 let key = id.or_else(|| sp.str_attr("gen_ai.memory.record.id").map(str::to_string));
                 if let Some(k) = key {
@@ -798,10 +850,12 @@ impl SessionMap {
                             .unwrap_or("evaluation"),
                     );
                     match a("gen_ai.evaluation.score.value").map(Val::to_json) {
-                        Some(v @ (J::Number(_) | J::String(_) | J::Bool(_))) => o.json("value", &v),
+                        Some(v @ (Json::Num(_) | Json::Str(_) | Json::Bool(_))) => {
+                            o.json("value", &v)
+                        }
                         // A score is one number, string or bool; anything else is kept as text.
-                        Some(J::Null) | None => {}
-                        Some(other) => o.str("value", &other.to_string()),
+                        Some(Json::Null) | None => {}
+                        Some(other) => o.str("value", &other.to_json_string()),
                     }
                     o.opt(
                         "label",
@@ -812,7 +866,7 @@ impl SessionMap {
                     }
                     // The span's own event (its `id` is the span id) is what was scored.
                     if let Some(id) = sp.id {
-                        o.str("target", &span_hex(id));
+                        o.hex("target", id.into(), 16);
                     }
                     o.opt(
                         "x_response_id",
@@ -857,7 +911,7 @@ impl SessionMap {
 }
 
 /// The last non-empty text of the assistant's messages.
-fn last_text(msgs: &[Msg]) -> Option<String> {
+fn last_text<'s>(msgs: &[Msg<'s>]) -> Option<Cow<'s, str>> {
     msgs.iter()
         .rev()
         .filter(|m| m.role != "user" && m.role != "system" && m.role != "tool")
@@ -867,40 +921,66 @@ fn last_text(msgs: &[Msg]) -> Option<String> {
 
 /// Messages as `[{role, text}]` (tool requests and results named, not expanded), cut to
 /// [`MAX_TEXT`] in all: every model call repeats the whole history.
-fn brief(msgs: &[Msg]) -> J {
+fn write_brief(msgs: &[Msg<'_>], buf: &mut Vec<u8>) {
     let mut budget = MAX_TEXT;
-    let mut out = Vec::new();
+    // (role, text, its whole length when cut)
+    let mut kept: Vec<(&str, Cow<'_, str>, Option<usize>)> = Vec::new();
     // The latest messages matter most: keep from the end.
     for m in msgs.iter().rev() {
         let mut text = m.text();
         for p in &m.parts {
             match p {
-                Part::ToolCall { name, .. } => text.push_str(&format!("[call {name}]")),
-                Part::ToolResult { response, .. } => {
-                    let r = match response {
-                        J::String(s) => s.clone(),
-                        other => other.to_string(),
-                    };
-                    text.push_str(&r);
+                Part::ToolCall { name, .. } => {
+                    let t = text.to_mut();
+                    t.push_str("[call ");
+                    t.push_str(name);
+                    t.push(']');
                 }
+                Part::ToolResult { response, .. } => match response {
+                    Json::Str(s) => text.to_mut().push_str(s),
+                    other => text.to_mut().push_str(&other.to_json_string()),
+                },
                 _ => {}
             }
         }
         if text.len() > budget {
-            out.push(serde_json::json!({"role": m.role, "text": cut(&text, budget), "truncated": text.len()}));
+            let whole = text.len();
+            let cut_text = match text {
+                Cow::Borrowed(b) => Cow::Borrowed(cut(b, budget)),
+                Cow::Owned(o) => Cow::Owned(cut(&o, budget).to_string()),
+            };
+            kept.push((&m.role, cut_text, Some(whole)));
             break;
         }
         budget -= text.len();
-        out.push(serde_json::json!({"role": m.role, "text": text}));
+        kept.push((&m.role, text, None));
     }
-    out.reverse();
-    J::Array(out)
+    buf.push(b'[');
+    for (i, (role, text, whole)) in kept.iter().rev().enumerate() {
+        if i > 0 {
+            buf.push(b',');
+        }
+        // In key order, as a JSON object is written.
+        buf.extend_from_slice(b"{\"role\":");
+        push_str(buf, role);
+        buf.extend_from_slice(b",\"text\":");
+        push_str(buf, text);
+        if let Some(n) = whole {
+            buf.extend_from_slice(b",\"truncated\":");
+            push_u64(buf, *n as u64);
+        }
+        buf.push(b'}');
+    }
+    buf.push(b']');
 }
 
 /// An attribute as JSON, decoding a string that holds JSON.
-fn value_json(v: &Val<'_>) -> J {
-    match v {
-        Val::Str(s) => decode_string(&J::String(s.to_string())),
-        other => other.to_json(),
+fn write_value_json(v: &Val<'_>, buf: &mut Vec<u8>) {
+    if let Val::Str(s) = v
+        && let Some(j) = Json::parse_cow(s)
+    {
+        j.write(buf);
+    } else {
+        v.write_json(buf);
     }
 }

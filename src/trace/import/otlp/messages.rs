@@ -11,54 +11,59 @@
 //!   `ai.response.toolCalls`;
 //! - any-agent's `gen_ai.output` with `gen_ai.output.type`.
 
-use serde_json::Value as J;
+use std::borrow::Cow;
 
+use super::json_value::Json;
 use super::span::{Span, Val};
 
-/// One part of a message.
+/// One part of a message. Strings borrow from the span (or from the JSON text it held).
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) enum Part {
+pub(crate) enum Part<'s> {
     /// Text.
-    Text(String),
+    Text(Cow<'s, str>),
     /// Reasoning the model showed.
-    Reasoning(String),
+    Reasoning(Cow<'s, str>),
     /// A request to call a tool.
     ToolCall {
         /// The call id.
-        id: Option<String>,
+        id: Option<Cow<'s, str>>,
         /// The tool.
-        name: String,
+        name: Cow<'s, str>,
         /// Its arguments (decoded when they were a JSON string).
-        args: Option<J>,
+        args: Option<Json<'s>>,
     },
     /// A tool's response.
     ToolResult {
         /// The call id it answers.
-        id: Option<String>,
+        id: Option<Cow<'s, str>>,
         /// The response.
-        response: J,
+        response: Json<'s>,
     },
 }
 
 /// One message.
 #[derive(Debug, Clone, PartialEq, Default)]
-pub(crate) struct Msg {
+pub(crate) struct Msg<'s> {
     /// `system`, `user`, `assistant`, `tool`.
-    pub role: String,
+    pub role: Cow<'s, str>,
     /// Its parts.
-    pub parts: Vec<Part>,
+    pub parts: Vec<Part<'s>>,
 }
 
-impl Msg {
-    /// The text parts joined.
-    pub(crate) fn text(&self) -> String {
-        let mut out = String::new();
+impl<'s> Msg<'s> {
+    /// The text parts joined by newlines (an empty text adds no separator before the
+    /// first non-empty one).
+    pub(crate) fn text(&self) -> Cow<'s, str> {
+        let mut out: Cow<'s, str> = Cow::Borrowed("");
         for p in &self.parts {
             if let Part::Text(t) = p {
-                if !out.is_empty() {
-                    out.push('\n');
+                if out.is_empty() {
+                    out = t.clone();
+                } else {
+                    let o = out.to_mut();
+                    o.push('\n');
+                    o.push_str(t);
                 }
-                out.push_str(t);
             }
         }
         out
@@ -67,24 +72,28 @@ impl Msg {
 
 /// What a span says was sent to and received from a model.
 #[derive(Debug, Default, Clone, PartialEq)]
-pub(crate) struct Exchange {
+pub(crate) struct Exchange<'s> {
     /// System instructions and input messages.
-    pub input: Vec<Msg>,
+    pub input: Vec<Msg<'s>>,
     /// Output messages.
-    pub output: Vec<Msg>,
+    pub output: Vec<Msg<'s>>,
+}
+
+fn text_msg<'s>(role: &'s str, text: Cow<'s, str>) -> Msg<'s> {
+    Msg {
+        role: Cow::Borrowed(role),
+        parts: vec![Part::Text(text)],
+    }
 }
 
 /// Reads a span's messages from every encoding it carries; the first encoding found for
 /// each direction wins (instrumentations that write two write the same messages twice).
-pub(crate) fn exchange(span: &Span<'_>) -> Exchange {
+pub(crate) fn exchange<'s>(span: &'s Span<'_>) -> Exchange<'s> {
     let mut ex = Exchange::default();
     if let Some(v) = span.attr("gen_ai.system_instructions").and_then(json_of) {
         let text = parts_text(&v);
         if !text.is_empty() {
-            ex.input.push(Msg {
-                role: "system".into(),
-                parts: vec![Part::Text(text)],
-            });
+            ex.input.push(text_msg("system", text));
         }
     }
     let input = [
@@ -135,7 +144,7 @@ pub(crate) fn exchange(span: &Span<'_>) -> Exchange {
             match ex.output.iter_mut().rev().find(|m| m.role == "assistant") {
                 Some(m) => m.parts.extend(parts),
                 None => ex.output.push(Msg {
-                    role: "assistant".into(),
+                    role: Cow::Borrowed("assistant"),
                     parts,
                 }),
             }
@@ -145,7 +154,8 @@ pub(crate) fn exchange(span: &Span<'_>) -> Exchange {
     // of type json): requests, not text.
     for m in &mut ex.output {
         if let [Part::Text(t)] = m.parts.as_slice()
-            && let Ok(v @ J::Array(_)) = serde_json::from_str::<J>(t.trim())
+            && t.trim_start().starts_with('[')
+            && let Some(v @ Json::Arr(_)) = parse_text(t)
         {
             let calls = tool_calls(&v);
             if !calls.is_empty() {
@@ -156,18 +166,26 @@ pub(crate) fn exchange(span: &Span<'_>) -> Exchange {
     ex
 }
 
+/// A whole text as JSON, owning what it borrowed from `t` when `t` owns it.
+fn parse_text<'s>(t: &Cow<'s, str>) -> Option<Json<'s>> {
+    match t {
+        Cow::Borrowed(b) => Json::parse(b.trim()),
+        Cow::Owned(o) => Json::parse(o.trim()).map(Json::into_owned),
+    }
+}
+
 /// A value as JSON: structured values as they are, strings decoded when they hold JSON,
 /// other strings as JSON strings.
-fn json_of(v: &Val<'_>) -> Option<J> {
+fn json_of<'s>(v: &'s Val<'_>) -> Option<Json<'s>> {
     match v {
         Val::Null => None,
-        Val::Str(s) => Some(v.decoded_json().unwrap_or_else(|| J::String(s.to_string()))),
+        Val::Str(s) => Some(v.decoded_json().unwrap_or(Json::Str(Cow::Borrowed(s)))),
         other => Some(other.to_json()),
     }
 }
 
 /// Messages from an attribute value; plain text becomes one message of `role`.
-fn messages_of(v: &Val<'_>, role: &str) -> Vec<Msg> {
+fn messages_of<'s>(v: &'s Val<'_>, role: &'static str) -> Vec<Msg<'s>> {
     match json_of(v) {
         Some(j) => messages_json(&j, role),
         None => Vec::new(),
@@ -175,97 +193,85 @@ fn messages_of(v: &Val<'_>, role: &str) -> Vec<Msg> {
 }
 
 /// Messages from JSON of any of the shapes above.
-pub(crate) fn messages_json(j: &J, role: &str) -> Vec<Msg> {
+pub(crate) fn messages_json<'s>(j: &Json<'s>, role: &'static str) -> Vec<Msg<'s>> {
     match j {
-        J::Array(items) => items.iter().filter_map(|m| message(m, role)).collect(),
-        J::Object(o) => {
-            if let Some(ms) = o.get("messages").filter(|m| m.is_array()) {
+        Json::Arr(items) => items.iter().filter_map(|m| message(m, role)).collect(),
+        Json::Obj(_) => {
+            if let Some(ms) = j.get("messages").filter(|m| m.is_array()) {
                 let mut out = Vec::new();
-                if let Some(sys) = o.get("system").and_then(J::as_str) {
-                    out.push(Msg {
-                        role: "system".into(),
-                        parts: vec![Part::Text(sys.to_string())],
-                    });
+                if let Some(Json::Str(sys)) = j.get("system") {
+                    out.push(text_msg("system", sys.clone()));
                 }
                 out.extend(messages_json(ms, role));
                 return out;
             }
-            if let Some(p) = o.get("prompt").and_then(J::as_str) {
-                return vec![Msg {
-                    role: "user".into(),
-                    parts: vec![Part::Text(p.to_string())],
-                }];
+            if let Some(Json::Str(p)) = j.get("prompt") {
+                return vec![text_msg("user", p.clone())];
             }
             message(j, role).into_iter().collect()
         }
-        J::String(s) if !s.is_empty() => vec![Msg {
-            role: role.to_string(),
-            parts: vec![Part::Text(s.clone())],
-        }],
-        J::Null | J::String(_) => Vec::new(),
-        other => vec![Msg {
-            role: role.to_string(),
-            parts: vec![Part::Text(other.to_string())],
-        }],
+        Json::Str(s) if !s.is_empty() => vec![text_msg(role, s.clone())],
+        Json::Null | Json::Str(_) => Vec::new(),
+        other => vec![text_msg(role, Cow::Owned(other.to_json_string()))],
+    }
+}
+
+/// A string value, or compact JSON of any other.
+fn text_or_json<'s>(v: &Json<'s>) -> Cow<'s, str> {
+    match v {
+        Json::Str(s) => s.clone(),
+        other => Cow::Owned(other.to_json_string()),
     }
 }
 
 /// One message object: `{role, parts}`, `{role, content}`, a choice `{message: {...}}`, a
 /// completion `{text}`.
-fn message(m: &J, default_role: &str) -> Option<Msg> {
-    let o = match m {
-        J::Object(o) => o,
-        J::String(s) => {
-            return Some(Msg {
-                role: default_role.to_string(),
-                parts: vec![Part::Text(s.clone())],
-            });
-        }
+fn message<'s>(m: &Json<'s>, default_role: &'static str) -> Option<Msg<'s>> {
+    match m {
+        Json::Obj(_) => {}
+        Json::Str(s) => return Some(text_msg(default_role, s.clone())),
         _ => return None,
-    };
-    if let Some(inner) = o.get("message").filter(|v| v.is_object()) {
+    }
+    if let Some(inner) = m.get("message").filter(|v| v.is_object()) {
         return message(inner, default_role);
     }
-    let role = o
-        .get("role")
-        .and_then(J::as_str)
-        .unwrap_or(default_role)
-        .to_string();
+    let role = match m.get("role") {
+        Some(Json::Str(r)) => r.clone(),
+        _ => Cow::Borrowed(default_role),
+    };
     let mut parts = Vec::new();
-    if let Some(J::Array(ps)) = o.get("parts") {
+    if let Some(Json::Arr(ps)) = m.get("parts") {
         parts.extend(ps.iter().filter_map(part));
     }
-    match o.get("content") {
-        Some(J::String(s)) => parts.push(Part::Text(s.clone())),
-        Some(J::Array(ps)) => parts.extend(ps.iter().filter_map(part)),
-        Some(J::Null) | None => {}
-        Some(other) => parts.push(Part::Text(other.to_string())),
+    match m.get("content") {
+        Some(Json::Str(s)) => parts.push(Part::Text(s.clone())),
+        Some(Json::Arr(ps)) => parts.extend(ps.iter().filter_map(part)),
+        Some(Json::Null) | None => {}
+        Some(other) => parts.push(Part::Text(Cow::Owned(other.to_json_string()))),
     }
-    if let Some(t) = o.get("text").and_then(J::as_str) {
-        parts.push(Part::Text(t.to_string()));
+    if let Some(Json::Str(t)) = m.get("text") {
+        parts.push(Part::Text(t.clone()));
     }
-    if let Some(calls) = o.get("tool_calls") {
+    if let Some(calls) = m.get("tool_calls") {
         parts.extend(tool_calls(calls));
     }
     if role == "tool"
-        && let Some(id) = o
-            .get("tool_call_id")
-            .or_else(|| o.get("id"))
-            .and_then(J::as_str)
+        && let Some(Json::Str(id)) = m.get("tool_call_id").or_else(|| m.get("id"))
     {
         // A tool message: its text is the response to that call.
-        let text: Vec<String> = parts
+        let text: Vec<&str> = parts
             .iter()
             .filter_map(|p| match p {
-                Part::Text(t) => Some(t.clone()),
+                Part::Text(t) => Some(&**t),
                 _ => None,
             })
             .collect();
         if !text.is_empty() {
+            let joined = text.join("\n");
             parts.retain(|p| !matches!(p, Part::Text(_)));
             parts.push(Part::ToolResult {
-                id: Some(id.to_string()),
-                response: J::String(text.join("\n")),
+                id: Some(id.clone()),
+                response: Json::Str(Cow::Owned(joined)),
             });
         }
     }
@@ -274,87 +280,81 @@ fn message(m: &J, default_role: &str) -> Option<Msg> {
 
 /// One part: GenAI `{type, content}` / `tool_call` / `tool_call_response`, Vercel
 /// `{type: text, text}` / `tool-call` / `tool-result`, OpenAI-style `{type: text, text}`.
-fn part(p: &J) -> Option<Part> {
-    let o = match p {
-        J::String(s) => return Some(Part::Text(s.clone())),
-        J::Object(o) => o,
+fn part<'s>(p: &Json<'s>) -> Option<Part<'s>> {
+    match p {
+        Json::Str(s) => return Some(Part::Text(s.clone())),
+        Json::Obj(_) => {}
         _ => return None,
-    };
-    let ty = o.get("type").and_then(J::as_str).unwrap_or("text");
-    let text = || {
-        o.get("content").or_else(|| o.get("text")).map(|c| match c {
-            J::String(s) => s.clone(),
-            other => other.to_string(),
-        })
-    };
-    let id = || {
-        o.get("id")
-            .or_else(|| o.get("toolCallId"))
-            .and_then(J::as_str)
-            .map(str::to_string)
+    }
+    let ty = p.get("type").and_then(Json::as_str).unwrap_or("text");
+    let text = || p.get("content").or_else(|| p.get("text")).map(text_or_json);
+    let id = || match p.get("id").or_else(|| p.get("toolCallId")) {
+        Some(Json::Str(s)) => Some(s.clone()),
+        _ => None,
     };
     match ty {
         "text" | "input_text" | "output_text" => text().map(Part::Text),
         "reasoning" | "thinking" => text().map(Part::Reasoning),
         "tool_call" | "tool-call" | "function_call" => Some(Part::ToolCall {
             id: id(),
-            name: o
-                .get("name")
-                .or_else(|| o.get("toolName"))
-                .and_then(J::as_str)
-                .unwrap_or("")
-                .to_string(),
-            args: o
+            name: match p.get("name").or_else(|| p.get("toolName")) {
+                Some(Json::Str(s)) => s.clone(),
+                _ => Cow::Borrowed(""),
+            },
+            args: p
                 .get("arguments")
-                .or_else(|| o.get("args"))
-                .or_else(|| o.get("input"))
+                .or_else(|| p.get("args"))
+                .or_else(|| p.get("input"))
                 .map(decode_string),
         }),
         "tool_call_response" | "tool-result" | "function_call_output" => Some(Part::ToolResult {
             id: id(),
-            response: o
+            response: p
                 .get("response")
-                .or_else(|| o.get("result"))
-                .or_else(|| o.get("output"))
+                .or_else(|| p.get("result"))
+                .or_else(|| p.get("output"))
                 .cloned()
-                .unwrap_or(J::Null),
+                .unwrap_or(Json::Null),
         }),
         // Blobs, URIs, files: kept as a marker, never their bytes.
-        other => Some(Part::Text(format!("[{other}]"))),
+        other => Some(Part::Text(Cow::Owned(format!("[{other}]")))),
     }
 }
 
 /// Tool-call requests from an OpenAI-style `tool_calls` list, a list of GenAI tool_call
 /// parts, Vercel's `toolCalls`, or any-agent's `[{"tool.name", "tool.args"}]`.
-fn tool_calls(v: &J) -> Vec<Part> {
-    let J::Array(items) = v else {
+fn tool_calls<'s>(v: &Json<'s>) -> Vec<Part<'s>> {
+    let Json::Arr(items) = v else {
         return Vec::new();
     };
     items
         .iter()
         .filter_map(|c| {
-            let o = c.as_object()?;
-            let f = o.get("function").and_then(J::as_object);
+            if !c.is_object() {
+                return None;
+            }
+            let f = c.get("function").filter(|f| f.is_object());
             let name = f
                 .and_then(|f| f.get("name"))
-                .or_else(|| o.get("name"))
-                .or_else(|| o.get("toolName"))
-                .or_else(|| o.get("tool.name"))
-                .and_then(J::as_str)?;
+                .or_else(|| c.get("name"))
+                .or_else(|| c.get("toolName"))
+                .or_else(|| c.get("tool.name"));
+            let Some(Json::Str(name)) = name else {
+                return None;
+            };
             let args = f
                 .and_then(|f| f.get("arguments"))
-                .or_else(|| o.get("arguments"))
-                .or_else(|| o.get("args"))
-                .or_else(|| o.get("input"))
-                .or_else(|| o.get("tool.args"))
+                .or_else(|| c.get("arguments"))
+                .or_else(|| c.get("args"))
+                .or_else(|| c.get("input"))
+                .or_else(|| c.get("tool.args"))
                 .map(decode_string);
             Some(Part::ToolCall {
-                id: o
-                    .get("id")
-                    .or_else(|| o.get("toolCallId"))
-                    .and_then(J::as_str)
-                    .map(str::to_string),
-                name: name.to_string(),
+                id: match c.get("id").or_else(|| c.get("toolCallId")) {
+                    Some(Json::Str(s)) => Some(s.clone()),
+                    _ => None,
+                },
+                name: name.clone(),
                 args,
             })
         })
@@ -362,43 +362,51 @@ fn tool_calls(v: &J) -> Vec<Part> {
 }
 
 /// A JSON string that holds JSON (double-encoded arguments), decoded once.
-pub(crate) fn decode_string(v: &J) -> J {
-    if let J::String(s) = v {
-        let t = s.trim_start();
-        if (t.starts_with('{') || t.starts_with('['))
-            && let Ok(d) = serde_json::from_str(t)
-        {
-            return d;
-        }
+pub(crate) fn decode_string<'s>(v: &Json<'s>) -> Json<'s> {
+    if let Json::Str(s) = v
+        && let Some(d) = Json::parse_cow(s)
+    {
+        return d;
     }
     v.clone()
 }
 
 /// The text of system instructions: a string, or a list of parts.
-fn parts_text(v: &J) -> String {
+fn parts_text<'s>(v: &Json<'s>) -> Cow<'s, str> {
     match v {
-        J::String(s) => s.clone(),
-        J::Array(ps) => ps
-            .iter()
-            .filter_map(part)
-            .filter_map(|p| match p {
-                Part::Text(t) => Some(t),
-                _ => None,
-            })
-            .collect::<Vec<_>>()
-            .join("\n"),
-        other => other.to_string(),
+        Json::Str(s) => s.clone(),
+        Json::Arr(ps) => {
+            let texts: Vec<Cow<'s, str>> = ps
+                .iter()
+                .filter_map(part)
+                .filter_map(|p| match p {
+                    Part::Text(t) => Some(t),
+                    _ => None,
+                })
+                .collect();
+            if texts.len() == 1 {
+                texts.into_iter().next().unwrap_or_default()
+            } else {
+                Cow::Owned(texts.join("\n"))
+            }
+        }
+        other => Cow::Owned(other.to_json_string()),
     }
 }
 
 /// A message being gathered from indexed attributes: index, message, tool-call fields
 /// (call index, field, value), the tool call it answers.
-type Indexed = (u32, Msg, Vec<(u32, String, J)>, Option<String>);
+type Indexed<'s> = (
+    u32,
+    Msg<'s>,
+    Vec<(u32, &'s str, Cow<'s, str>)>,
+    Option<Cow<'s, str>>,
+);
 
 /// Indexed attributes: `PREFIX<N>.role`, `.content`, `.tool_calls.<M>.name|arguments|id`,
 /// `.tool_call_id`, `.finish_reason`. Indices are sorted numerically (`10` after `2`).
-fn indexed(span: &Span<'_>, prefix: &str) -> Option<Vec<Msg>> {
-    let mut msgs: Vec<Indexed> = Vec::new();
+fn indexed<'s>(span: &'s Span<'_>, prefix: &str) -> Option<Vec<Msg<'s>>> {
+    let mut msgs: Vec<Indexed<'s>> = Vec::new();
     for (k, v) in &span.attrs {
         let Some(rest) = k.strip_prefix(prefix) else {
             continue;
@@ -429,7 +437,7 @@ fn indexed(span: &Span<'_>, prefix: &str) -> Option<Vec<Msg>> {
                     && let Some((j, sub)) = tc.split_once('.')
                     && let Ok(j) = j.parse::<u32>()
                 {
-                    m.2.push((j, sub.to_string(), J::String(v.to_text())));
+                    m.2.push((j, sub, v.to_text()));
                 }
             }
         }
@@ -442,18 +450,18 @@ fn indexed(span: &Span<'_>, prefix: &str) -> Option<Vec<Msg>> {
         msgs.into_iter()
             .map(|(_, mut m, calls, call_id)| {
                 if m.role.is_empty() {
-                    m.role = if prefix.contains("completion") {
-                        "assistant".into()
+                    m.role = Cow::Borrowed(if prefix.contains("completion") {
+                        "assistant"
                     } else {
-                        "user".into()
-                    };
+                        "user"
+                    });
                 }
                 m.parts.extend(collect_calls(calls));
                 if let Some(id) = call_id {
-                    let text = m.text();
+                    let text = m.text().into_owned();
                     m.parts = vec![Part::ToolResult {
                         id: Some(id),
-                        response: J::String(text),
+                        response: Json::Str(Cow::Owned(text)),
                     }];
                 }
                 m
@@ -463,20 +471,20 @@ fn indexed(span: &Span<'_>, prefix: &str) -> Option<Vec<Msg>> {
 }
 
 /// Flattened tool calls (index, field, value) into parts, in index order.
-fn collect_calls(mut calls: Vec<(u32, String, J)>) -> Vec<Part> {
+fn collect_calls<'s>(mut calls: Vec<(u32, &'s str, Cow<'s, str>)>) -> Vec<Part<'s>> {
     calls.sort_by_key(|c| c.0);
-    let mut out: Vec<(u32, Option<String>, String, Option<J>)> = Vec::new();
+    type Call<'s> = (u32, Option<Cow<'s, str>>, Cow<'s, str>, Option<Json<'s>>);
+    let mut out: Vec<Call<'s>> = Vec::new();
     for (j, field, v) in calls {
         if out.last().is_none_or(|l| l.0 != j) {
-            out.push((j, None, String::new(), None));
+            out.push((j, None, Cow::Borrowed(""), None));
         }
         let Some(c) = out.last_mut() else { continue };
-        let s = v.as_str().unwrap_or_default().to_string();
-        match field.as_str() {
-            "id" | "tool_call.id" => c.1 = Some(s),
-            "name" | "function.name" | "tool_call.function.name" => c.2 = s,
+        match field {
+            "id" | "tool_call.id" => c.1 = Some(v),
+            "name" | "function.name" | "tool_call.function.name" => c.2 = v,
             "arguments" | "function.arguments" | "tool_call.function.arguments" => {
-                c.3 = Some(decode_string(&J::String(s)))
+                c.3 = Some(Json::parse_cow(&v).unwrap_or(Json::Str(v)))
             }
             _ => {}
         }
@@ -487,18 +495,18 @@ fn collect_calls(mut calls: Vec<(u32, String, J)>) -> Vec<Part> {
 }
 
 /// As [`Indexed`], with the text contents by index.
-type Flattened = (
+type Flattened<'s> = (
     u32,
-    Msg,
-    Vec<(u32, String)>,
-    Vec<(u32, String, J)>,
-    Option<String>,
+    Msg<'s>,
+    Vec<(u32, Cow<'s, str>)>,
+    Vec<(u32, &'s str, Cow<'s, str>)>,
+    Option<Cow<'s, str>>,
 );
 
 /// OpenInference's `PREFIX<N>.message.role|content|contents.<M>.message_content.text|
 /// tool_calls.<M>.tool_call.*|tool_call_id`.
-fn openinference(span: &Span<'_>, prefix: &str) -> Option<Vec<Msg>> {
-    let mut msgs: Vec<Flattened> = Vec::new();
+fn openinference<'s>(span: &'s Span<'_>, prefix: &str) -> Option<Vec<Msg<'s>>> {
+    let mut msgs: Vec<Flattened<'s>> = Vec::new();
     for (k, v) in &span.attrs {
         let Some(rest) = k.strip_prefix(prefix) else {
             continue;
@@ -530,7 +538,7 @@ fn openinference(span: &Span<'_>, prefix: &str) -> Option<Vec<Msg>> {
                     && let Some((j, sub)) = tc.split_once('.')
                     && let Ok(j) = j.parse::<u32>()
                 {
-                    m.3.push((j, sub.to_string(), J::String(v.to_text())));
+                    m.3.push((j, sub, v.to_text()));
                 }
             }
         }
@@ -543,13 +551,15 @@ fn openinference(span: &Span<'_>, prefix: &str) -> Option<Vec<Msg>> {
         msgs.into_iter()
             .map(|(_, mut m, mut texts, calls, call_id)| {
                 texts.sort_by_key(|t| t.0);
-                let text: Vec<String> = texts.into_iter().map(|t| t.1).collect();
                 match call_id {
-                    Some(id) => m.parts.push(Part::ToolResult {
-                        id: Some(id),
-                        response: J::String(text.join("\n")),
-                    }),
-                    None => m.parts.extend(text.into_iter().map(Part::Text)),
+                    Some(id) => {
+                        let text: Vec<&str> = texts.iter().map(|t| &*t.1).collect();
+                        m.parts.push(Part::ToolResult {
+                            id: Some(id),
+                            response: Json::Str(Cow::Owned(text.join("\n"))),
+                        });
+                    }
+                    None => m.parts.extend(texts.into_iter().map(|t| Part::Text(t.1))),
                 }
                 m.parts.extend(collect_calls(calls));
                 m
@@ -561,7 +571,7 @@ fn openinference(span: &Span<'_>, prefix: &str) -> Option<Vec<Msg>> {
 /// GenAI ≤ 1.36 per-message span events: `gen_ai.system.message`, `gen_ai.user.message`,
 /// `gen_ai.assistant.message`, `gen_ai.tool.message` (input), `gen_ai.choice` (output), with
 /// the body in `content`/`message` attributes or a JSON `gen_ai.event.content`.
-fn events(span: &Span<'_>, input: bool) -> Option<Vec<Msg>> {
+fn events<'s>(span: &'s Span<'_>, input: bool) -> Option<Vec<Msg<'s>>> {
     let mut out = Vec::new();
     for e in &span.events {
         let role = match &*e.name {
@@ -575,19 +585,22 @@ fn events(span: &Span<'_>, input: bool) -> Option<Vec<Msg>> {
         let body = super::span::attr(&e.attrs, "gen_ai.event.content")
             .or_else(|| super::span::attr(&e.attrs, "body"))
             .and_then(json_of);
-        let mut fields: serde_json::Map<String, J> = match body {
-            Some(J::Object(o)) => o,
-            Some(other) => [("content".to_string(), other)].into_iter().collect(),
-            None => serde_json::Map::new(),
+        let mut fields: Vec<(Cow<'s, str>, Json<'s>)> = match body {
+            Some(Json::Obj(o)) => o,
+            Some(other) => vec![(Cow::Borrowed("content"), other)],
+            None => Vec::new(),
         };
         for (k, v) in &e.attrs {
-            if matches!(&**k, "content" | "message" | "tool_calls" | "id" | "role") {
-                fields
-                    .entry(k.to_string())
-                    .or_insert_with(|| v.decoded_json().unwrap_or_else(|| v.to_json()));
+            if matches!(&**k, "content" | "message" | "tool_calls" | "id" | "role")
+                && !fields.iter().any(|(f, _)| f == k)
+            {
+                fields.push((
+                    Cow::Borrowed(&**k),
+                    v.decoded_json().unwrap_or_else(|| v.to_json()),
+                ));
             }
         }
-        if let Some(m) = message(&J::Object(fields), role) {
+        if let Some(m) = message(&Json::Obj(fields), role) {
             out.push(m);
         }
     }
@@ -689,7 +702,7 @@ mod tests {
         assert_eq!(want.input[0].text(), "Weather in Paris?");
         assert_eq!(want.output[0].text(), "Rainy.");
         assert!(matches!(&want.output[0].parts[1],
-            Part::ToolCall { id: Some(i), name, args: Some(a) } if i == "c1" && name == "get_weather" && a["city"] == "Paris"));
+            Part::ToolCall { id: Some(i), name, args: Some(a) } if i == "c1" && name == "get_weather" && a.get("city").and_then(Json::as_str) == Some("Paris")));
         assert_eq!(exchange(&indexed), want);
         assert_eq!(exchange(&per_event), want);
     }
@@ -709,7 +722,11 @@ mod tests {
         }
         let mut sp = span(&[], vec![]);
         sp.attrs = attrs;
-        let got: Vec<String> = exchange(&sp).input.iter().map(Msg::text).collect();
+        let got: Vec<String> = exchange(&sp)
+            .input
+            .iter()
+            .map(|m| m.text().into_owned())
+            .collect();
         assert_eq!(got, texts);
     }
 }

@@ -7,6 +7,8 @@ use std::sync::Arc;
 
 use base64::Engine as _;
 
+use super::json_value::{Json, push_i64, push_str, write_number, write_object};
+
 /// An attribute value, as OTLP's `AnyValue` or plain JSON gives it.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Val<'a> {
@@ -47,33 +49,62 @@ impl Val<'_> {
         }
     }
 
-    /// The value as JSON.
-    pub(crate) fn to_json(&self) -> serde_json::Value {
-        use serde_json::Value as J;
+    /// The value as JSON, borrowing its strings.
+    pub(crate) fn to_json(&self) -> Json<'_> {
         match self {
-            Val::Null => J::Null,
-            Val::Bool(b) => J::Bool(*b),
-            Val::Int(i) => J::from(*i),
-            Val::Double(f) => serde_json::Number::from_f64(*f).map_or(J::Null, J::Number),
-            Val::Str(s) => J::String(s.to_string()),
-            Val::Bytes(b) => J::String(base64::engine::general_purpose::STANDARD.encode(b)),
-            Val::Array(a) => J::Array(a.iter().map(Val::to_json).collect()),
-            Val::Map(m) => J::Object(
+            Val::Null => Json::Null,
+            Val::Bool(b) => Json::Bool(*b),
+            Val::Int(i) => Json::Num((*i).into()),
+            Val::Double(f) => serde_json::Number::from_f64(*f).map_or(Json::Null, Json::Num),
+            Val::Str(s) => Json::Str(Cow::Borrowed(s)),
+            Val::Bytes(b) => Json::Str(Cow::Owned(
+                base64::engine::general_purpose::STANDARD.encode(b),
+            )),
+            Val::Array(a) => Json::Arr(a.iter().map(Val::to_json).collect()),
+            Val::Map(m) => Json::Obj(
                 m.iter()
-                    .map(|(k, v)| (k.to_string(), v.to_json()))
+                    .map(|(k, v)| (Cow::Borrowed(&**k), v.to_json()))
                     .collect(),
             ),
         }
     }
 
+    /// Writes the value as compact JSON (what [`Val::to_json`] would write, without
+    /// building it).
+    pub(crate) fn write_json(&self, buf: &mut Vec<u8>) {
+        match self {
+            Val::Null => buf.extend_from_slice(b"null"),
+            Val::Bool(true) => buf.extend_from_slice(b"true"),
+            Val::Bool(false) => buf.extend_from_slice(b"false"),
+            Val::Int(i) => push_i64(buf, *i),
+            Val::Double(f) => match serde_json::Number::from_f64(*f) {
+                Some(n) => write_number(&n, buf),
+                None => buf.extend_from_slice(b"null"),
+            },
+            Val::Str(s) => push_str(buf, s),
+            Val::Bytes(b) => push_str(buf, &base64::engine::general_purpose::STANDARD.encode(b)),
+            Val::Array(a) => {
+                buf.push(b'[');
+                for (i, v) in a.iter().enumerate() {
+                    if i > 0 {
+                        buf.push(b',');
+                    }
+                    v.write_json(buf);
+                }
+                buf.push(b']');
+            }
+            Val::Map(m) => write_object(m, buf, |v, buf| v.write_json(buf)),
+        }
+    }
+
     /// A string attribute holding JSON (the GenAI conventions put message lists in strings)
     /// decoded, or the structured value as JSON.
-    pub(crate) fn decoded_json(&self) -> Option<serde_json::Value> {
+    pub(crate) fn decoded_json(&self) -> Option<Json<'_>> {
         match self {
             Val::Str(s) => {
                 let t = s.trim_start();
                 if t.starts_with('{') || t.starts_with('[') {
-                    serde_json::from_str(t).ok()
+                    Json::parse(t)
                 } else {
                     None
                 }
@@ -84,10 +115,14 @@ impl Val<'_> {
     }
 
     /// Text for display: a string as is, anything else as compact JSON.
-    pub(crate) fn to_text(&self) -> String {
+    pub(crate) fn to_text(&self) -> Cow<'_, str> {
         match self {
-            Val::Str(s) => s.to_string(),
-            other => other.to_json().to_string(),
+            Val::Str(s) => Cow::Borrowed(s),
+            other => {
+                let mut buf = Vec::new();
+                other.write_json(&mut buf);
+                Cow::Owned(String::from_utf8(buf).unwrap_or_default())
+            }
         }
     }
 }
@@ -190,6 +225,16 @@ pub(crate) fn span_id_json(raw: &str) -> Result<Option<u64>, Bad> {
 }
 
 fn id_json(raw: &str, width: usize) -> Result<Option<u128>, Bad> {
+    // The usual spelling, a quoted hex string, read in one pass.
+    if let Some(inner) = raw
+        .as_bytes()
+        .strip_prefix(b"\"")
+        .and_then(|r| r.strip_suffix(b"\""))
+        && (1..=width * 2).contains(&inner.len())
+        && let Some(v) = hex_value(inner)
+    {
+        return Ok((v != 0).then_some(v));
+    }
     let raw = raw.trim();
     if raw == "null" {
         return Ok(None);
@@ -214,6 +259,22 @@ fn id_json(raw: &str, width: usize) -> Result<Option<u128>, Bad> {
     Err(format!("an id must be a string or an integer, not {raw}"))
 }
 
+/// The value of 1 to 32 hex digits; `None` when a byte is not one.
+fn hex_value(digits: &[u8]) -> Option<u128> {
+    let (mut hi, mut lo) = (0u64, 0u64);
+    for &b in digits {
+        let d = match b {
+            b'0'..=b'9' => b - b'0',
+            b'a'..=b'f' => b - b'a' + 10,
+            b'A'..=b'F' => b - b'A' + 10,
+            _ => return None,
+        };
+        hi = (hi << 4) | (lo >> 60);
+        lo = (lo << 4) | u64::from(d);
+    }
+    Some((u128::from(hi) << 64) | u128::from(lo))
+}
+
 /// An id from a string: hex (`width * 2` digits, `0x` allowed, shorter accepted) or base64 of
 /// `width` bytes. Empty and all-zero ids are absent (OTLP's "no parent").
 pub(crate) fn id_str(s: &str, width: usize) -> Result<Option<u128>, Bad> {
@@ -226,8 +287,23 @@ pub(crate) fn id_str(s: &str, width: usize) -> Result<Option<u128>, Bad> {
         .or_else(|| s.strip_prefix("0X"))
         .unwrap_or(s);
     if hex.len() <= width * 2 && hex.bytes().all(|b| b.is_ascii_hexdigit()) {
-        let v = u128::from_str_radix(hex, 16).map_err(|e| format!("bad hex id {s:?}: {e}"))?;
+        let v = hex_value(hex.as_bytes())
+            .filter(|_| !hex.is_empty())
+            .ok_or_else(|| format!("bad hex id {s:?}: cannot parse integer from empty string"))?;
         return Ok((v != 0).then_some(v));
+    }
+    // Base64 ids (proto3 JSON's bytes, as the receiver gets them) decode on the stack; what
+    // does not fit is no id of `width` bytes, and the general path says why.
+    let mut small = [0u8; 32];
+    let engines = [
+        &base64::engine::general_purpose::STANDARD,
+        &base64::engine::general_purpose::URL_SAFE,
+    ];
+    if let Some(n) = engines
+        .iter()
+        .find_map(|e| e.decode_slice(s, &mut small).ok())
+    {
+        return id_bytes(&small[..n], width);
     }
     let bytes = base64::engine::general_purpose::STANDARD
         .decode(s)
@@ -258,6 +334,17 @@ pub(crate) fn id_bytes(bytes: &[u8], width: usize) -> Result<Option<u128>, Bad> 
 /// below 10^11 seconds, below 10^14 milliseconds, below 10^17 microseconds, else
 /// nanoseconds (every writer seen uses nanoseconds; the others are a safety net).
 pub(crate) fn time_json(raw: &str) -> Result<Option<i128>, Bad> {
+    // The usual spelling, OTLP JSON's quoted nanoseconds, read in one pass.
+    if let Some(inner) = raw
+        .as_bytes()
+        .strip_prefix(b"\"")
+        .and_then(|r| r.strip_suffix(b"\""))
+        && (1..=19).contains(&inner.len())
+        && inner.iter().all(u8::is_ascii_digit)
+    {
+        let v = inner.iter().fold(0u64, |v, b| v * 10 + u64::from(b - b'0'));
+        return Ok((v != 0).then(|| i128::from(v)));
+    }
     let raw = raw.trim();
     if raw == "null" {
         return Ok(None);
@@ -267,9 +354,7 @@ pub(crate) fn time_json(raw: &str) -> Result<Option<i128>, Bad> {
             return Ok(None);
         }
         if inner.bytes().all(|b| b.is_ascii_digit()) {
-            let v: i128 = inner
-                .parse()
-                .map_err(|_| format!("time {inner:?} out of range"))?;
+            let v = digits(inner).ok_or_else(|| format!("time {inner:?} out of range"))?;
             return Ok((v != 0).then_some(v));
         }
         return rfc3339_ns(inner)
@@ -288,9 +373,7 @@ pub(crate) fn time_json(raw: &str) -> Result<Option<i128>, Bad> {
         return Ok(Some(s * 1_000_000_000 + ns));
     }
     if !raw.is_empty() && raw.bytes().all(|b| b.is_ascii_digit()) {
-        let v: i128 = raw
-            .parse()
-            .map_err(|_| format!("time {raw} out of range"))?;
+        let v = digits(raw).ok_or_else(|| format!("time {raw} out of range"))?;
         return Ok(match v {
             0 => None,
             v if v < 100_000_000_000 => Some(v * 1_000_000_000),
@@ -306,6 +389,19 @@ pub(crate) fn time_json(raw: &str) -> Result<Option<i128>, Bad> {
         return Err(format!("time {raw} out of range"));
     }
     Ok(Some((secs * 1e9).round() as i128))
+}
+
+/// A non-empty string of ASCII digits as a number (`None` past `i128`). Nanosecond times
+/// have 19 digits: they are summed in a `u64` (no 19-digit number overflows it), longer ones
+/// parsed as `i128`.
+fn digits(s: &str) -> Option<i128> {
+    if s.len() <= 19 {
+        let v = s
+            .bytes()
+            .fold(0u64, |v, b| v * 10 + u64::from(b.wrapping_sub(b'0')));
+        return Some(i128::from(v));
+    }
+    s.parse().ok()
 }
 
 /// `YYYY-MM-DDTHH:MM:SS[.frac](Z|±HH:MM)` to nanoseconds, exactly (no float).
@@ -393,31 +489,56 @@ fn civil_from_days(z: i64) -> (i64, i64, i64) {
 
 /// Nanoseconds since the epoch as RFC 3339 UTC with all nine digits of the fraction (v1 reads
 /// it; going through float seconds would lose the nanoseconds). `None` outside years
-/// 0000-9999.
+/// 0000-9999. (The mapping writes it with [`push_rfc3339`].)
+#[cfg(test)]
 pub(crate) fn rfc3339(ns: i128) -> Option<String> {
-    let secs = i64::try_from(ns.div_euclid(1_000_000_000)).ok()?;
-    let frac = ns.rem_euclid(1_000_000_000);
+    let mut buf = Vec::with_capacity(30);
+    push_rfc3339(&mut buf, ns).then(|| String::from_utf8(buf).unwrap_or_default())
+}
+
+/// Appends [`rfc3339`]'s text; `false` (nothing appended) outside years 0000-9999.
+pub(crate) fn push_rfc3339(buf: &mut Vec<u8>, ns: i128) -> bool {
+    let Ok(secs) = i64::try_from(ns.div_euclid(1_000_000_000)) else {
+        return false;
+    };
+    let frac = ns.rem_euclid(1_000_000_000) as u32;
     let (y, m, d) = civil_from_days(secs.div_euclid(86_400));
     if !(0..=9999).contains(&y) {
-        return None;
+        return false;
     }
-    let t = secs.rem_euclid(86_400);
-    Some(format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{frac:09}Z",
-        t / 3600,
-        t / 60 % 60,
-        t % 60
-    ))
+    let t = secs.rem_euclid(86_400) as u32;
+    let mut out = *b"0000-00-00T00:00:00.000000000Z";
+    let mut digits = |at: usize, width: usize, mut v: u32| {
+        for i in (at..at + width).rev() {
+            out[i] = b'0' + (v % 10) as u8;
+            v /= 10;
+        }
+    };
+    digits(0, 4, y as u32);
+    digits(5, 2, m as u32);
+    digits(8, 2, d as u32);
+    digits(11, 2, t / 3600);
+    digits(14, 2, t / 60 % 60);
+    digits(17, 2, t % 60);
+    digits(20, 9, frac);
+    buf.extend_from_slice(&out);
+    true
+}
+
+/// Appends the low `digits` (at most 32) hex digits of `id`, lowercase.
+pub(crate) fn push_hex(buf: &mut Vec<u8>, id: u128, digits: usize) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut out = [0u8; 32];
+    for (i, b) in id.to_be_bytes().into_iter().enumerate() {
+        out[2 * i] = HEX[usize::from(b >> 4)];
+        out[2 * i + 1] = HEX[usize::from(b & 0xf)];
+    }
+    buf.extend_from_slice(&out[32 - digits.min(32)..]);
 }
 
 /// A trace id as 32 lowercase hex digits.
 pub(crate) fn trace_hex(id: u128) -> String {
     format!("{id:032x}")
-}
-
-/// A span id as 16 lowercase hex digits.
-pub(crate) fn span_hex(id: u64) -> String {
-    format!("{id:016x}")
 }
 
 #[cfg(test)]
@@ -436,6 +557,12 @@ mod tests {
         assert_eq!(trace_id_json("\"\""), Ok(None));
         assert_eq!(trace_id_json("null"), Ok(None));
         assert_eq!(span_id_json("\"0000000000000000\""), Ok(None));
+        assert_eq!(span_id_json("\"00000000000000AB\""), Ok(Some(0xab)));
+        assert_eq!(span_id_json(" \"ab\" "), Ok(Some(0xab)));
+        assert_eq!(span_id_json("\"0xAb\""), Ok(Some(0xab)));
+        assert!(trace_id_json("\"0x\"").is_err_and(|e| e.contains("empty string")));
+        // 17 hex digits are no span id (nor base64 of 8 bytes).
+        assert!(span_id_json("\"00000000000000001\"").is_err());
         assert!(span_id_json("340282366920938463463374607431768211455").is_err());
         assert!(trace_id_json("1.5").is_err());
         assert!(trace_id_json("\"not an id!\"").is_err());
@@ -462,6 +589,12 @@ mod tests {
         );
         assert_eq!(time_json("1753828032"), Ok(Some(1_753_828_032_000_000_000)));
         assert_eq!(time_json("\"0\""), Ok(None));
+        // Past 19 digits (u64's safe range), and past i128.
+        assert_eq!(
+            time_json("\"99999999999999999999\""),
+            Ok(Some(99_999_999_999_999_999_999))
+        );
+        assert!(time_json(&format!("\"{}\"", "9".repeat(40))).is_err());
         assert!(time_json("\"yesterday\"").is_err());
         assert!(time_json("1e300").is_err());
     }
@@ -482,5 +615,20 @@ mod tests {
             assert!((secs - ns as f64 / 1e9).abs() < 1e-3, "{s}");
         }
         assert_eq!(rfc3339(253_402_300_800_000_000_000), None);
+        assert_eq!(rfc3339(-62_167_219_200_000_000_001), None);
+        assert_eq!(
+            rfc3339(1_753_828_032_004_892_123).as_deref(),
+            Some("2025-07-29T22:27:12.004892123Z")
+        );
+    }
+
+    #[test]
+    fn hex_ids_are_zero_padded() {
+        let mut buf = Vec::new();
+        push_hex(&mut buf, 0xab, 16);
+        assert_eq!(buf, b"00000000000000ab");
+        buf.clear();
+        push_hex(&mut buf, u128::MAX, 32);
+        assert_eq!(buf, [b'f'; 32]);
     }
 }

@@ -1,0 +1,879 @@
+//! The brief scanner: a line of the usual shape checked exactly as the decoder checks it,
+//! keeping only what a [`Brief`](crate::trace::brief::Brief) holds.
+//!
+//! A whole-file load replays every event but looks at few of its fields; decoding the rest
+//! into an [`Event`](crate::trace::Event) is most of a load's cost. This scanner walks the
+//! line once with the fast path's cursor, checks every field the way [`super::build_body`]
+//! would (types, enum names, ranges, required fields, duplicate keys), and collects only
+//! the fields of the [`Gist`]. It accepts a subset of what the decoder accepts: the kind
+//! must be the first key, and nested objects, lists of anything but strings and typed
+//! structures (plan steps, review decisions, a world's truth, a step's new beliefs) make it
+//! give up (`None`), as does anything the decoder would reject. The caller then decodes the
+//! line in full and briefs the event, so a line gets the same brief either way; a
+//! differential property test checks that whatever this scanner accepts, the decoder
+//! accepts with the same envelope and gist.
+
+use std::borrow::Cow;
+
+use serde::Deserialize;
+use serde::de::value::StrDeserializer;
+use serde_json::Value;
+
+use super::fast::Scanner;
+use super::{F, N_FIELDS, Val, field_id, timestamp};
+use crate::trace::brief::Gist;
+use crate::trace::event::{
+    FORMAT_VERSION, Kind, Outcome, PlanOrigin, QueryAnswer, Reply, RetractBy, Role, StepStatus,
+    Timestamp,
+};
+
+/// The envelope and gist of a line the scanner took.
+#[derive(Debug)]
+pub(crate) struct Scanned<'de> {
+    pub v_given: bool,
+    pub seq: Option<u64>,
+    pub ts: Option<Timestamp>,
+    pub session: Option<Cow<'de, str>>,
+    pub gist: Gist,
+}
+
+/// How a field of a kind is checked (mirrors the kind's arm in [`super::build_body`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Class {
+    /// `Bag::string`.
+    Str,
+    /// `Bag::strings`.
+    Strs,
+    /// `Bag::boolean`.
+    Bool,
+    /// `Bag::count`.
+    Count,
+    /// A postcondition's tier: a count of 1, 2 or 3.
+    Tier,
+    /// An announcement's confidence: a number in (0, 1].
+    Confidence,
+    /// `Bag::typed` of an enum named by a string.
+    Enum(EnumOf),
+    /// `Bag::value`: any JSON value.
+    Any,
+    /// `Bag::typed` of a structure: left to the decoder.
+    Structure,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum EnumOf {
+    Role,
+    RetractBy,
+    Outcome,
+    QueryAnswer,
+    Reply,
+    StepStatus,
+    PlanOrigin,
+}
+
+impl EnumOf {
+    /// Whether serde accepts `s` as a variant name, as `Bag::typed` asks.
+    fn accepts(self, s: &str) -> bool {
+        fn ok<'a, T: Deserialize<'a>>(s: &'a str) -> bool {
+            T::deserialize(StrDeserializer::<serde_json::Error>::new(s)).is_ok()
+        }
+        match self {
+            EnumOf::Role => ok::<Role>(s),
+            EnumOf::RetractBy => ok::<RetractBy>(s),
+            EnumOf::Outcome => ok::<Outcome>(s),
+            EnumOf::QueryAnswer => ok::<QueryAnswer>(s),
+            EnumOf::Reply => ok::<Reply>(s),
+            EnumOf::StepStatus => ok::<StepStatus>(s),
+            EnumOf::PlanOrigin => ok::<PlanOrigin>(s),
+        }
+    }
+}
+
+/// How field `f` is checked for kind `kind`; `None` when the kind does not define it (it
+/// goes to `extra`, where any value is fine).
+fn class(kind: Kind, f: F) -> Option<Class> {
+    use Class::*;
+    use EnumOf as E;
+    Some(match (kind, f) {
+        (Kind::Session, F::agent | F::model) => Str,
+        (Kind::Session, F::meta) => Any,
+        (Kind::Announce, F::formula | F::source | F::text) => Str,
+        (Kind::Announce, F::role) => Enum(E::Role),
+        (Kind::Announce, F::confidence) => Confidence,
+        (Kind::Announce, F::because) => Strs,
+        (Kind::Retract, F::target | F::reason) => Str,
+        (Kind::Retract, F::by) => Enum(E::RetractBy),
+        (Kind::Verify, F::formula | F::method) => Str,
+        (Kind::Verify, F::formulas | F::because) => Strs,
+        (Kind::Verify, F::outcome) => Enum(E::Outcome),
+        (Kind::Verify, F::tier | F::detail) => Any,
+        (Kind::Revise, F::trigger | F::policy) => Str,
+        (Kind::Revise, F::retracted) => Strs,
+        (Kind::Query, F::formula) => Str,
+        (Kind::Query, F::answer) => Enum(E::QueryAnswer),
+        (Kind::Answer, F::text | F::formula) => Str,
+        (Kind::Answer, F::hedged) => Bool,
+        (Kind::Thought, F::text) => Str,
+        (Kind::Thought, F::asserts) => Strs,
+        (Kind::World, F::atoms | F::rules) => Strs,
+        (Kind::World, F::truth) => Structure,
+        (Kind::Turn, F::question | F::literal) => Str,
+        (Kind::Turn, F::reply) => Enum(E::Reply),
+        (Kind::Turn, F::truth) => Any,
+        (Kind::Belief, F::name | F::unit | F::source) => Str,
+        (Kind::Belief, F::value) => Any,
+        (Kind::SchemaBelief | Kind::Desire, F::text) => Str,
+        (Kind::Intention, F::type_) => Str,
+        (Kind::Intention, F::goal | F::satisfaction | F::open_parameters) => Any,
+        (Kind::Intention, F::files) => Strs,
+        (Kind::Plan, F::intention_type) => Str,
+        (Kind::Plan, F::context_conditions) => Strs,
+        (Kind::Plan, F::steps) => Structure,
+        (Kind::Plan, F::origin) => Enum(E::PlanOrigin),
+        (Kind::Step, F::plan | F::step | F::summary) => Str,
+        (Kind::Step, F::status) => Enum(E::StepStatus),
+        (Kind::Step, F::post_met) => Bool,
+        (Kind::Step, F::new_beliefs | F::tool_calls | F::inputs) => Structure,
+        (Kind::Postcondition, F::plan | F::step | F::failure_mode | F::program) => Str,
+        (Kind::Postcondition, F::tier) => Tier,
+        (Kind::Postcondition, F::ok) => Bool,
+        (Kind::Postcondition, F::detail) => Any,
+        (Kind::Satisfaction, F::intention) => Str,
+        (Kind::Satisfaction, F::ok | F::correct) => Bool,
+        (Kind::Satisfaction, F::failure_mode) => Str,
+        (Kind::Satisfaction, F::answer | F::expected_answer) => Any,
+        (Kind::Review, F::decisions) => Structure,
+        (Kind::PlanStats, F::plan) => Str,
+        (Kind::PlanStats, F::use_count | F::success_count | F::failure_count) => Count,
+        (Kind::Log, F::level | F::message) => Str,
+        _ => return None,
+    })
+}
+
+const _: () = assert!(N_FIELDS <= 64, "the seen-fields mask is a u64");
+
+/// Unknown keys remembered to find duplicates; a line with more is left to the decoder.
+const MAX_UNKNOWN: usize = 16;
+
+/// The fields of the gist, as found.
+#[derive(Default)]
+struct Found<'de> {
+    formula: Option<Cow<'de, str>>,
+    formulas: Option<Vec<Cow<'de, str>>>,
+    role: Option<Cow<'de, str>>,
+    target: Option<Cow<'de, str>>,
+    by: Option<Cow<'de, str>>,
+    trigger: Option<Cow<'de, str>>,
+    retracted: Option<Vec<Cow<'de, str>>>,
+    outcome: Option<Cow<'de, str>>,
+    name: Option<Cow<'de, str>>,
+    plan: Option<Cow<'de, str>>,
+}
+
+/// Scans `line` (valid UTF-8, without its LF); `None` means "decode it in full".
+pub(crate) fn scan(line: &str) -> Option<Scanned<'_>> {
+    let mut p = Scanner {
+        s: line,
+        b: line.as_bytes(),
+        i: 0,
+    };
+    p.ws();
+    p.eat(b'{')?;
+    p.ws();
+    // The kind first: it says how every other field is checked.
+    if p.string()? != "kind" {
+        return None;
+    }
+    colon(&mut p)?;
+    let kind_name = p.string()?;
+    let kind = Kind::from_name(&kind_name);
+    let mut out = Scanned {
+        v_given: false,
+        seq: None,
+        ts: None,
+        session: None,
+        gist: Gist::Plain(Kind::Log),
+    };
+    let mut id: Option<Cow<'_, str>> = None;
+    let mut seen: u64 = 0;
+    let mut unknown: Vec<Cow<'_, str>> = Vec::new();
+    let mut found = Found::default();
+    loop {
+        p.ws();
+        match p.next()? {
+            b',' => p.ws(),
+            b'}' => break,
+            _ => return None,
+        }
+        let key = p.string()?;
+        colon(&mut p)?;
+        match &*key {
+            "kind" => return None,
+            "v" => {
+                let v = as_u64(p.number()?)?;
+                if out.v_given || !(1..=u64::from(FORMAT_VERSION)).contains(&v) {
+                    return None;
+                }
+                out.v_given = true;
+            }
+            "seq" => {
+                let v = as_u64(p.number()?)?;
+                if out.seq.replace(v).is_some() {
+                    return None;
+                }
+            }
+            "ts" => {
+                let val = match p.b.get(p.i)? {
+                    b'"' => Val::Str(p.string()?),
+                    b'-' | b'0'..=b'9' => p.number()?,
+                    _ => return None,
+                };
+                let ts = timestamp(val).ok()?;
+                if out.ts.replace(ts).is_some() {
+                    return None;
+                }
+            }
+            "session" => {
+                let s = p.string()?;
+                if out.session.replace(s).is_some() {
+                    return None;
+                }
+            }
+            "id" => {
+                let s = p.string()?;
+                if id.replace(s).is_some() {
+                    return None;
+                }
+            }
+            _ => match field_id(&key) {
+                Some(f) => {
+                    let bit = 1u64 << (f as u32);
+                    if seen & bit != 0 {
+                        return None;
+                    }
+                    seen |= bit;
+                    match kind.and_then(|k| class(k, f)) {
+                        Some(c) => field(&mut p, f, c, &mut found)?,
+                        None => any(&mut p)?,
+                    }
+                }
+                None => {
+                    if unknown.len() >= MAX_UNKNOWN || unknown.contains(&key) {
+                        return None;
+                    }
+                    unknown.push(key);
+                    any(&mut p)?;
+                }
+            },
+        }
+    }
+    p.ws();
+    if p.i != p.b.len() {
+        return None;
+    }
+    out.gist = gist(kind, &kind_name, id.as_deref(), seen, found)?;
+    Some(out)
+}
+
+fn colon(p: &mut Scanner<'_>) -> Option<()> {
+    p.ws();
+    p.eat(b':')?;
+    p.ws();
+    Some(())
+}
+
+fn as_u64(v: Val<'_>) -> Option<u64> {
+    match v {
+        Val::Json(Value::Number(n)) => n.as_u64(),
+        _ => None,
+    }
+}
+
+/// A list of strings, checked; the items are kept when `keep`.
+fn strings<'de>(p: &mut Scanner<'de>, keep: bool) -> Option<Vec<Cow<'de, str>>> {
+    let mut items = Vec::new();
+    p.eat(b'[')?;
+    p.ws();
+    if p.b.get(p.i) == Some(&b']') {
+        p.i += 1;
+        return Some(items);
+    }
+    loop {
+        let s = p.string()?;
+        if keep {
+            items.push(s);
+        }
+        p.ws();
+        match p.next()? {
+            b',' => p.ws(),
+            b']' => return Some(items),
+            _ => return None,
+        }
+    }
+}
+
+/// Any value the decoder keeps as it is (an `extra` field, `Bag::value`): scalars and lists
+/// of strings here; objects and other lists are left to the decoder.
+fn any(p: &mut Scanner<'_>) -> Option<()> {
+    match *p.b.get(p.i)? {
+        b'"' => {
+            p.string()?;
+        }
+        b'[' => {
+            strings(p, false)?;
+        }
+        b'-' | b'0'..=b'9' => {
+            p.number()?;
+        }
+        b't' => word(p, "true")?,
+        b'f' => word(p, "false")?,
+        b'n' => word(p, "null")?,
+        _ => return None,
+    }
+    Some(())
+}
+
+fn word(p: &mut Scanner<'_>, w: &str) -> Option<()> {
+    let end = p.i + w.len();
+    (p.b.get(p.i..end)? == w.as_bytes()).then(|| p.i = end)
+}
+
+/// A field the kind defines, checked as its class says; the gist's fields are kept.
+fn field<'de>(p: &mut Scanner<'de>, f: F, c: Class, found: &mut Found<'de>) -> Option<()> {
+    match c {
+        Class::Str | Class::Enum(_) => {
+            let s = p.string()?;
+            if let Class::Enum(e) = c
+                && !e.accepts(&s)
+            {
+                return None;
+            }
+            let slot = match f {
+                F::formula => &mut found.formula,
+                F::role => &mut found.role,
+                F::target => &mut found.target,
+                F::by => &mut found.by,
+                F::trigger => &mut found.trigger,
+                F::outcome => &mut found.outcome,
+                F::name => &mut found.name,
+                F::plan => &mut found.plan,
+                _ => return Some(()),
+            };
+            *slot = Some(s);
+        }
+        Class::Strs => {
+            let keep = matches!(f, F::formulas | F::retracted);
+            let items = strings(p, keep)?;
+            match f {
+                F::formulas => found.formulas = Some(items),
+                F::retracted => found.retracted = Some(items),
+                _ => {}
+            }
+        }
+        Class::Bool => match *p.b.get(p.i)? {
+            b't' => word(p, "true")?,
+            b'f' => word(p, "false")?,
+            _ => return None,
+        },
+        Class::Count => {
+            as_u64(p.number()?)?;
+        }
+        Class::Tier => {
+            if !(1..=3).contains(&as_u64(p.number()?)?) {
+                return None;
+            }
+        }
+        Class::Confidence => match p.number()? {
+            Val::Json(Value::Number(n)) => {
+                let c = n.as_f64()?;
+                if !(c > 0.0 && c <= 1.0) {
+                    return None;
+                }
+            }
+            _ => return None,
+        },
+        Class::Any => any(p)?,
+        Class::Structure => return None,
+    }
+    Some(())
+}
+
+fn parse_enum<'a, T: Deserialize<'a>>(s: Option<&'a str>) -> Option<T> {
+    T::deserialize(StrDeserializer::<serde_json::Error>::new(s?)).ok()
+}
+
+/// The gist of a line whose fields all checked out; `None` where the decoder would find a
+/// required field missing.
+fn gist(
+    kind: Option<Kind>,
+    kind_name: &str,
+    id: Option<&str>,
+    seen: u64,
+    found: Found<'_>,
+) -> Option<Gist> {
+    let Some(kind) = kind else {
+        return Some(Gist::Unknown(kind_name.into()));
+    };
+    Some(match kind {
+        Kind::Announce => Gist::announce(
+            id,
+            found.formula.as_deref()?,
+            parse_enum(found.role.as_deref()).unwrap_or_default(),
+        ),
+        Kind::Retract => Gist::Retract(
+            Box::new(crate::trace::brief::Target::of(found.target.as_deref()?)),
+            parse_enum(found.by.as_deref()),
+        ),
+        Kind::Revise => Gist::revise(
+            found.trigger.as_deref(),
+            found.retracted.iter().flatten().map(|s| &**s),
+        ),
+        Kind::Verify => {
+            if found.formula.is_none() && seen & (1u64 << (F::formulas as u32)) == 0 {
+                return None;
+            }
+            Gist::verify(
+                found
+                    .formula
+                    .as_deref()
+                    .into_iter()
+                    .chain(found.formulas.iter().flatten().map(|s| &**s)),
+                parse_enum(found.outcome.as_deref()),
+            )
+        }
+        Kind::Query => Gist::query(found.formula.as_deref()?),
+        Kind::Answer => Gist::answer(found.formula.as_deref()),
+        Kind::Belief => Gist::Belief(found.name.as_deref()?.into()),
+        Kind::Plan => Gist::Plan(id.map(Into::into)),
+        Kind::Step => Gist::Step(crate::trace::brief::StepGist {
+            plan: found.plan.as_deref().map(Into::into),
+            // A step's `new_beliefs` is a structure, left to the decoder: none here.
+            wrote: Vec::new(),
+        }),
+        Kind::Postcondition => Gist::Postcondition(found.plan.as_deref().map(Into::into)),
+        // A score's value is a number, a boolean or a string, checked by the decoder.
+        Kind::Score => return None,
+        k => Gist::Plain(k),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trace::brief::Gist;
+    use crate::trace::event::FileName;
+    use crate::trace::reader::{ReaderConfig, decode_one};
+    use proptest::prelude::*;
+
+    fn pick(items: &'static [&'static str]) -> impl Strategy<Value = String> {
+        prop::sample::select(items).prop_map(str::to_string)
+    }
+
+    /// Kinds, the ones the replay reads fields of more often.
+    fn kind() -> impl Strategy<Value = String> {
+        let mut names: Vec<&'static str> = Kind::ALL.iter().map(|k| k.as_str()).collect();
+        names.extend(["tool_call", "mystery", "Announce", "k\\u0069nd"]);
+        let read = [
+            "announce",
+            "announce",
+            "retract",
+            "revise",
+            "verify",
+            "query",
+            "belief",
+            "plan",
+            "step",
+            "postcondition",
+            "answer",
+            "score",
+        ];
+        prop_oneof![
+            2 => prop::sample::select(names),
+            3 => prop::sample::select(read.to_vec()),
+        ]
+        .prop_map(|k| format!("\"{k}\""))
+    }
+
+    fn key() -> impl Strategy<Value = String> {
+        let mut keys: Vec<String> = super::super::FIELD_NAMES
+            .iter()
+            .map(|k| format!("\"{k}\""))
+            .collect();
+        for k in [
+            "\"kind\"",
+            "\"v\"",
+            "\"seq\"",
+            "\"ts\"",
+            "\"session\"",
+            "\"id\"",
+            "\"x_trace\"",
+            "\"args\"",
+            "\"form\\u0075la\"",
+            "\"s\\u0065q\"",
+            "\"\"",
+        ] {
+            keys.push(k.to_string());
+        }
+        prop::sample::select(keys)
+    }
+
+    fn value() -> impl Strategy<Value = String> {
+        pick(&[
+            "\"p1 & !p2 -> p3\"",
+            "\"p1\"",
+            "\" p1 \"",
+            "\"b1\"",
+            "\"(\"",
+            "\"p &\"",
+            "\"forall x. P(x)\"",
+            "\"\"",
+            "\"caf\\u00e9 \\\"q\\\"\"",
+            "\"\\ud83d\"",
+            "\"fact\"",
+            "\"rule\"",
+            "\"norm\"",
+            "\"Fact\"",
+            "\"agent\"",
+            "\"revision\"",
+            "\"user\"",
+            "\"contradiction\"",
+            "\"entailed\"",
+            "\"newinfo\"",
+            "\"done\"",
+            "\"failed\"",
+            "\"dispatched\"",
+            "\"yes\"",
+            "\"no\"",
+            "\"unknown\"",
+            "\"generated\"",
+            "\"library\"",
+            "\"gen-1\"",
+            "\"2026-01-01T00:00:00Z\"",
+            "\"2026-01-01T00:00:00.123+01:00\"",
+            "\"not a date\"",
+            "0",
+            "1",
+            "2",
+            "3",
+            "4",
+            "01",
+            "-1",
+            "0.5",
+            "1.0",
+            "1e0",
+            "1767225600.25",
+            "18446744073709551615",
+            "99999999999999999999",
+            "1e400",
+            "true",
+            "false",
+            "null",
+            "[]",
+            "[\"b1\"]",
+            "[\"p & q\",\" b2 \",\"(\"]",
+            "[\"a\",1]",
+            "[1]",
+            "[\"a\",]",
+            "{}",
+            "{\"a\":1}",
+            "[{\"name\":\"m\",\"value\":1}]",
+            "[{\"id\":\"S1\"}]",
+            "{\"p0\":true}",
+        ])
+    }
+
+    /// Field names a line of `kind` usually has (the first is its required one, if any).
+    fn usual(kind: &str) -> &'static [&'static str] {
+        match kind {
+            "\"announce\"" => &[
+                "formula",
+                "role",
+                "confidence",
+                "source",
+                "because",
+                "text",
+                "id",
+            ],
+            "\"retract\"" => &["target", "reason", "by"],
+            "\"verify\"" => &[
+                "formula", "formulas", "outcome", "because", "method", "tier", "detail",
+            ],
+            "\"revise\"" => &["trigger", "retracted", "policy"],
+            "\"query\"" => &["formula", "answer"],
+            "\"belief\"" => &["name", "value", "unit", "source"],
+            "\"plan\"" => &[
+                "id",
+                "intention_type",
+                "context_conditions",
+                "steps",
+                "origin",
+            ],
+            "\"step\"" => &[
+                "plan",
+                "step",
+                "status",
+                "post_met",
+                "new_beliefs",
+                "summary",
+                "tool_calls",
+                "inputs",
+            ],
+            "\"postcondition\"" => &[
+                "plan",
+                "step",
+                "tier",
+                "ok",
+                "failure_mode",
+                "program",
+                "detail",
+            ],
+            "\"plan_stats\"" => &["plan", "use_count", "success_count", "failure_count"],
+            "\"turn\"" => &["question", "reply", "literal", "truth"],
+            "\"world\"" => &["atoms", "rules", "truth"],
+            "\"intention\"" => &[
+                "type",
+                "goal",
+                "satisfaction",
+                "open_parameters",
+                "id",
+                "files",
+            ],
+            "\"satisfaction\"" => &[
+                "intention",
+                "ok",
+                "answer",
+                "expected_answer",
+                "correct",
+                "failure_mode",
+            ],
+            "\"answer\"" => &["text", "formula", "hedged"],
+            "\"score\"" => &["name", "value", "label", "explanation", "target", "source"],
+            "\"session\"" => &["agent", "model", "meta"],
+            _ => &["text", "message", "level", "asserts", "formula"],
+        }
+    }
+
+    /// Values of the type a field usually has (so that many lines are events), with some of
+    /// the wrong type.
+    fn typed_value(field: &str) -> BoxedStrategy<String> {
+        let good: &'static [&'static str] = match field {
+            "role" => &[
+                "\"fact\"",
+                "\"rule\"",
+                "\"norm\"",
+                "\"assumption\"",
+                "\"Fact\"",
+            ],
+            "by" => &["\"agent\"", "\"revision\"", "\"user\"", "\"nobody\""],
+            "outcome" => &[
+                "\"contradiction\"",
+                "\"entailed\"",
+                "\"newinfo\"",
+                "\"ungrounded\"",
+                "\"x\"",
+            ],
+            "answer" => &["\"yes\"", "\"no\"", "\"unknown\"", "\"maybe\""],
+            "reply" => &["\"YES\"", "\"NO\"", "\"yes\""],
+            "status" => &["\"done\"", "\"failed\"", "\"dispatched\"", "\"Done\""],
+            "origin" => &["\"generated\"", "\"library\"", "\"elsewhere\""],
+            "confidence" => &["0.5", "1", "1.0", "0", "1.5", "-0.5", "1e-3", "\"0.5\""],
+            "tier" => &["1", "2", "3", "0", "4", "2.0"],
+            "use_count" | "success_count" | "failure_count" => {
+                &["0", "3", "-1", "1.5", "18446744073709551615"]
+            }
+            "ok" | "post_met" | "hedged" | "correct" => &["true", "false", "null", "1"],
+            "because" | "retracted" | "formulas" | "context_conditions" | "asserts" | "atoms"
+            | "rules" | "files" => &[
+                "[]",
+                "[\"b1\"]",
+                "[\"p & q\",\" b2 \",\"(\"]",
+                "[\"p1\",\"p1\"]",
+                "[\"a\",1]",
+                "[null]",
+            ],
+            "steps" | "new_beliefs" | "decisions" => {
+                &["[]", "[{\"name\":\"m\",\"value\":1}]", "[{\"id\":\"S1\"}]"]
+            }
+            "truth" | "meta" | "detail" | "goal" | "value" => {
+                &["{\"p0\":true}", "3", "\"x\"", "null", "[\"a\"]"]
+            }
+            _ => &[
+                "\"p1 & !p2 -> p3\"",
+                "\"p1\"",
+                "\" p1 \"",
+                "\"b1\"",
+                "\"(\"",
+                "\"\"",
+                "\"forall x. P(x)\"",
+                "\"caf\\u00e9 \\\"q\\\"\"",
+                "\"P0\"",
+                "\"metric_1\"",
+            ],
+        };
+        prop_oneof![4 => pick(good), 1 => value()].boxed()
+    }
+
+    /// A line that is mostly of the usual shape: the kind first, then its usual fields with
+    /// values mostly of their type, and random pairs.
+    fn line() -> impl Strategy<Value = String> {
+        kind()
+            .prop_flat_map(|k| {
+                let fields = usual(&k);
+                let usual_pair = prop::sample::select(fields)
+                    .prop_flat_map(|f| typed_value(f).prop_map(move |v| format!("\"{f}\":{v}")));
+                let env = prop_oneof![
+                    (0u64..4).prop_map(|n| format!("\"seq\":{n}")),
+                    pick(&[
+                        "\"ts\":1767225600.5",
+                        "\"ts\":\"2026-01-01T00:00:01Z\"",
+                        "\"ts\":\"x\""
+                    ]),
+                    pick(&[
+                        "\"session\":\"s1\"",
+                        "\"session\":\"s\\u0031\"",
+                        "\"session\":1"
+                    ]),
+                    pick(&["\"id\":\"b1\"", "\"v\":1", "\"v\":2", "\"id\":null"]),
+                ];
+                let other = (key(), value(), pick(&["", " ", "\t"]))
+                    .prop_map(|(k, v, w)| format!("{k}{w}:{w}{v}"));
+                let pair = prop_oneof![6 => usual_pair, 2 => env, 1 => other];
+                let first =
+                    typed_value(fields[0]).prop_map(move |v| format!("\"{}\":{v}", fields[0]));
+                (
+                    Just(k),
+                    prop::option::weighted(0.8, first),
+                    prop::collection::vec(pair, 0..6),
+                    prop::bool::weighted(0.05),
+                    pick(&["}", "}", "}", "}", "} ", "", "}}", ",}"]),
+                )
+            })
+            .prop_map(|(k, first, pairs, kind_later, close)| {
+                let mut all = vec![format!("\"kind\":{k}")];
+                all.extend(first);
+                all.extend(pairs);
+                if kind_later {
+                    all.rotate_left(1);
+                }
+                format!("{{{}{close}", all.join(","))
+            })
+    }
+
+    /// What the decoder makes of the line, briefed.
+    /// A line's `seq`, `ts` (seconds), `session` as given, and gist.
+    type Seen = (Option<u64>, Option<f64>, Option<String>, Gist);
+
+    fn reference(line: &str) -> Option<Seen> {
+        let ev = decode_one(
+            &FileName::new("t.jsonl"),
+            ReaderConfig::default(),
+            0,
+            1,
+            line.as_bytes(),
+        )?;
+        Some((
+            ev.seq_given.then_some(ev.seq),
+            ev.ts.as_ref().map(|t| t.unix_seconds),
+            ev.session_given.then(|| ev.session.to_string()),
+            Gist::of(ev.id.as_deref(), &ev.body),
+        ))
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 4000, ..ProptestConfig::default() })]
+
+        /// Whatever the scanner takes, the decoder takes too, with the same envelope and the
+        /// same gist: a load of briefs is a load of events, briefed.
+        #[test]
+        fn what_the_scanner_takes_the_decoder_takes_alike(line in line()) {
+            if let Some(s) = scan(&line) {
+                let got = (
+                    s.seq,
+                    s.ts.as_ref().map(|t| t.unix_seconds),
+                    s.session.as_deref().map(str::to_string),
+                    s.gist,
+                );
+                match reference(&line) {
+                    Some(r) => prop_assert_eq!(got, r, "{}", line),
+                    None => prop_assert!(false, "{} is not an event for the decoder", line),
+                }
+            }
+        }
+    }
+
+    /// The property above means something only if the scanner takes many of its lines.
+    #[test]
+    fn the_random_lines_are_often_taken() {
+        use proptest::strategy::ValueTree;
+        let mut runner = proptest::test_runner::TestRunner::deterministic();
+        let strategy = line();
+        let taken = (0..2000)
+            .filter(|_| {
+                let l = strategy.new_tree(&mut runner).expect("a line").current();
+                scan(&l).is_some()
+            })
+            .count();
+        assert!(taken >= 300, "only {taken} of 2000 random lines taken");
+    }
+
+    /// The scanner is worth having only if it takes the usual lines, and it takes lines of
+    /// every kind the replay reads (with and without the optional fields).
+    #[test]
+    fn the_scanner_takes_almost_every_generated_line() {
+        let mut bytes = Vec::new();
+        let config = crate::trace::generate::GenConfig {
+            events: 5000,
+            seed: 11,
+            ..Default::default()
+        };
+        crate::trace::generate::write_mixed(&mut bytes, &config).expect("in memory");
+        let text = String::from_utf8(bytes).expect("generated traces are UTF-8");
+        let mut taken = 0;
+        for l in text.lines() {
+            if let Some(s) = scan(l) {
+                taken += 1;
+                assert_eq!(
+                    Some((
+                        s.seq,
+                        s.ts.map(|t| t.unix_seconds),
+                        s.session.map(|c| c.to_string()),
+                        s.gist
+                    )),
+                    reference(l),
+                    "{l}"
+                );
+            }
+        }
+        assert!(taken * 100 >= 5000 * 95, "only {taken} of 5000 lines");
+        for line in [
+            r#"{"kind":"announce","id":"b1","formula":"p & q","role":"rule","confidence":0.5}"#,
+            r#"{"kind":"announce","formula":"(","text":"caf\u00e9 \"x\""}"#,
+            r#"{"kind":"retract","target":" p & q ","by":"user","seq":4}"#,
+            r#"{"kind":"revise","trigger":"p","retracted":["b1","q | r"],"policy":"x"}"#,
+            r#"{"kind":"verify","formulas":["p","("],"outcome":"contradiction"}"#,
+            r#"{"kind":"verify","formulas":[]}"#,
+            r#"{"kind":"query","formula":"p -> q","answer":"yes"}"#,
+            r#"{"kind":"belief","name":"metric_1","value":3,"unit":"s"}"#,
+            r#"{"kind":"plan","id":"P1","origin":"library","context_conditions":["x"]}"#,
+            r#"{"kind":"step","plan":"P1","status":"done","post_met":false}"#,
+            r#"{"kind":"postcondition","plan":"P1","tier":3,"ok":true}"#,
+            r#"{"kind":"plan_stats","plan":"P1","use_count":3}"#,
+            r#"{"kind":"mystery","x":"y","seq":1,"ts":1767225600.5,"session":"s"}"#,
+        ] {
+            let s = scan(line).unwrap_or_else(|| panic!("declined {line}"));
+            assert_eq!(Some(s.gist), reference(line).map(|r| r.3), "{line}");
+        }
+        // Left to the decoder: structures, nesting, the kind after another key, errors.
+        for line in [
+            r#"{"kind":"step","plan":"P1","status":"done","new_beliefs":[{"name":"m"}]}"#,
+            r#"{"kind":"tool_call","args":{"q":1}}"#,
+            r#"{"seq":1,"kind":"log"}"#,
+            r#"{"kind":"announce","formula":"p","confidence":0}"#,
+            r#"{"kind":"announce"}"#,
+            r#"{"kind":"log","message":"a","message":"b"}"#,
+            r#"{"kind":"log","v":2}"#,
+        ] {
+            assert!(scan(line).is_none(), "took {line}");
+        }
+    }
+}
