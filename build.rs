@@ -1,7 +1,8 @@
-//! Build script: tells the test suite whether tmux and Inspect AI are here.
+//! Build script: tells the test suite whether tmux, Chromium and Inspect AI are here.
 //!
-//! The end-to-end tests drive the real binary in tmux. Without tmux they cannot run, and a
-//! test that returns early is reported as passed, which hides the gap. With
+//! The end-to-end tests drive the real binary in tmux, and the report's test loads it in
+//! headless Chromium (`cfg(doxascope_no_chromium)`, the same way). Without tmux they cannot
+//! run, and a test that returns early is reported as passed, which hides the gap. With
 //! `cfg(doxascope_no_tmux)` they are marked `#[ignore]` instead, so `cargo test` lists each as
 //! "ignored, tmux is not installed" and counts them in its summary. Under CI (`CI` set and not
 //! `false`/`0`) the cfg is never set: the tests run and fail when tmux is missing, because a
@@ -30,6 +31,7 @@ fn external_traces() -> bool {
 
 fn main() {
     println!("cargo::rustc-check-cfg=cfg(doxascope_no_tmux)");
+    println!("cargo::rustc-check-cfg=cfg(doxascope_no_chromium)");
     println!("cargo::rustc-check-cfg=cfg(doxascope_no_external)");
     if !external_traces() {
         println!("cargo::rustc-cfg=doxascope_no_external");
@@ -47,6 +49,20 @@ fn main() {
         .arg("-V")
         .output()
         .is_ok_and(|o| o.status.success());
+    let chromium = ["chromium", "chromium-browser", "google-chrome"]
+        .iter()
+        .any(|b| {
+            Command::new(b)
+                .arg("--version")
+                .output()
+                .is_ok_and(|o| o.status.success())
+        });
+    if !ci && !chromium {
+        println!("cargo::rustc-cfg=doxascope_no_chromium");
+        println!(
+            "cargo::warning=chromium is not installed: the report's browser test will be ignored"
+        );
+    }
     // Inspect AI for tests/inspect_client.rs: ready once scripts/setup-inspect.sh ran (it
     // touches this file afterwards, so this runs again). Under CI the test installs it
     // itself, and fails when it cannot.
@@ -60,8 +76,11 @@ fn main() {
     if !ci && !tmux {
         println!("cargo::rustc-cfg=doxascope_no_tmux");
         println!("cargo::warning=tmux is not installed: the end-to-end tests will be ignored");
-        // Installing tmux changes a directory on PATH: look again then. (Only while it is
-        // missing: a removed tmux is caught at run time by `tests/support/tmux.rs`.)
+    }
+    if !ci && (!tmux || !chromium) {
+        // Installing either changes a directory on PATH: look again then. (Only while one is
+        // missing: a removed tmux is caught at run time by `tests/support/tmux.rs`, a removed
+        // Chromium by the report's test itself.)
         if let Some(path) = std::env::var_os("PATH") {
             for dir in std::env::split_paths(&path).filter(|d| d.is_dir()) {
                 println!("cargo::rerun-if-changed={}", dir.display());

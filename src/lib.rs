@@ -45,6 +45,11 @@
 //!   (`tui/app.rs`) when it is about the whole screen, else in the pane's `on_action`.
 //! - What the TUI keeps per session (cursor, follow, audit, support): `SessionView` in
 //!   `tui/app.rs`; the layouts, header and hint bar: `tui/ui.rs`.
+//! - Minimal corrections (the repairs `whatif` lists): `logic/engine/corrections.rs`.
+//! - A question across a whole run or two runs: `model/history.rs` (`history φ`),
+//!   `model/diff.rs` (`doxascope diff`), `model/whatif.rs` (`whatif`), answered for the REPL
+//!   in `repl/across.rs`; the HTML report is `model/report.rs`; bookmarks and notes beside a
+//!   trace are `trace/notes.rs`; `docs/across.md` describes them.
 //! - A subcommand: `cli/mod.rs` and a file of its own under `cli/`.
 
 #![forbid(unsafe_code)]

@@ -10,12 +10,17 @@
 mod audit;
 mod completions;
 mod demo;
+mod diff;
 mod export;
+mod history;
 mod import;
 mod man;
+mod notes;
 mod repl;
+mod report;
 mod validate;
 mod view;
+mod whatif;
 
 use std::ffi::OsString;
 
@@ -68,12 +73,40 @@ enum Command {
     /// The REPL without the TUI: commands on stdin, one result per command on stdout.
     ///
     /// Commands: announce, check, entails, why, whynot, consistent, retract, undo, reset,
-    /// policy, at, diff, sigma, help, save (`help COMMAND` in the REPL explains each). With
-    /// --json, exactly one JSON object per input line. When the files hold several sessions,
-    /// --session NAME picks one (the error lists them).
+    /// policy, at, diff, history, whatif, sigma, help, save (`help COMMAND` in the REPL
+    /// explains each). With --json, exactly one JSON object per input line. When the files
+    /// hold several sessions, --session NAME picks one (the error lists them).
     Repl(repl::Args),
     /// Replay traces, recompute every claim, and print the findings (exit 1 on any warning).
     Audit(audit::Args),
+    /// Every step at which a formula changed status (entailed, contradicted, unknown, Σ
+    /// inconsistent; announced, retracted, re-derived), with the event that caused it.
+    ///
+    /// For each entailed stretch a minimal support is shown. The session's change points are
+    /// indexed once and only the steps that can change the formula's status are solved.
+    History(history::Args),
+    /// What differs between two runs of the same task (exit 1 when something does).
+    ///
+    /// Aligns the runs by step, plan step or formula, then lists beliefs only in one run,
+    /// beliefs with another status at the end, verdicts that differ, and the first step where
+    /// the runs' Σ diverge. `--json` for CI.
+    Diff(diff::Args),
+    /// Re-run a session's revisions under another policy from a step.
+    ///
+    /// Shows the alternative Σ beside the real one, every later verdict or answer that would
+    /// have changed, and for each revision the other minimal repairs with what each keeps.
+    Whatif(whatif::Args),
+    /// List, add or remove the bookmarks and notes kept beside a trace (never in it).
+    ///
+    /// Notes live in FILE.notes.json next to the trace, or in the user's data directory when
+    /// the trace's directory is not writable.
+    Notes(notes::Args),
+    /// Write one self-contained HTML report to hand on (no network, no scripts).
+    ///
+    /// The summary, the claimed-vs-recomputed table, per session a chart of Σ's size,
+    /// verdicts, retractions and findings over the steps, every finding with its evidence and
+    /// Σ at its step, the retraction history, and the notes kept beside the trace.
+    Report(report::Args),
     /// The TUI over trace files (the default: `doxascope FILE...`).
     View(view::Args),
     /// Write another tool's trace (Inspect AI, Langfuse, LangSmith, Letta, Graphiti) as v1.
@@ -114,6 +147,11 @@ fn run(args: Vec<OsString>) -> i32 {
         Some(Command::Export(args)) => export::run(&args),
         Some(Command::Repl(args)) => repl::run(&args),
         Some(Command::Audit(args)) => audit::run(&args),
+        Some(Command::History(args)) => history::run(&args),
+        Some(Command::Diff(args)) => diff::run(&args),
+        Some(Command::Whatif(args)) => whatif::run(&args),
+        Some(Command::Notes(args)) => notes::run(&args),
+        Some(Command::Report(args)) => report::run(&args),
         Some(Command::View(args)) => view::run(args),
         Some(Command::Import(args)) => import::run(&args),
         Some(Command::Completions(args)) => completions::run(&args, command()),
@@ -149,6 +187,47 @@ fn config_warnings_to_stderr() {
         let w = w.strip_prefix("config: ").unwrap_or(w);
         eprintln!("doxascope: warning: {path}: {w}");
     }
+}
+
+/// `--timeout SECS` as a budget; prints the error and returns `None` when it is not a positive
+/// number of seconds.
+fn timeout_arg(command: &str, secs: f64) -> Option<std::time::Duration> {
+    let b = history::budget(secs);
+    if b.is_none() {
+        eprintln!("doxascope {command}: --timeout must be a positive number of seconds");
+    }
+    b
+}
+
+/// A REPL over one session of trace files, for the subcommands that answer one REPL question
+/// (`history`, `whatif`); `Err` is the exit code after the message was printed.
+fn repl_on(
+    command: &str,
+    files: &[std::path::PathBuf],
+    session: Option<&str>,
+) -> Result<crate::repl::Repl, i32> {
+    let model = crate::model::Model::load(files).map_err(|e| {
+        eprintln!("doxascope {command}: {e}");
+        EXIT_USAGE
+    })?;
+    report_imports(command, &model);
+    let name = model
+        .pick_session(session)
+        .map(|t| t.name().to_string())
+        .map_err(|m| {
+            eprintln!("doxascope {command}: {m}");
+            EXIT_USAGE
+        })?;
+    let problems = model.log().problems.len();
+    if problems > 0 {
+        eprintln!(
+            "doxascope {command}: warning: {problems} line(s) of the trace have problems (see \
+             `doxascope validate`)"
+        );
+    }
+    Ok(crate::repl::Repl::new(Box::new(
+        crate::repl::ModelSigma::new(std::sync::Arc::new(model), name),
+    )))
 }
 
 /// Says on stderr which files `cmd` read through an importer, with their notes' count.

@@ -12,8 +12,9 @@ use std::sync::Arc;
 
 use crate::logic::revise::Policy;
 use crate::model::Model;
-use crate::repl::{Command, EmptyTrace, ModelSigma, Repl, TraceSigma};
+use crate::repl::{Command, EmptyTrace, ModelSigma, Repl};
 use crate::sanitize::sanitize;
+use crate::trace::notes::NoteStore;
 
 use super::{EXIT_OK, EXIT_USAGE};
 
@@ -44,34 +45,42 @@ fn parse_policy(s: &str) -> Result<Policy, String> {
 
 /// Runs `repl` and returns the exit code.
 pub(crate) fn run(args: &Args) -> i32 {
-    let trace: Box<dyn TraceSigma> = if args.files.is_empty() {
-        Box::new(EmptyTrace)
-    } else {
-        let model = match Model::load(&args.files) {
-            Ok(m) => m,
-            Err(e) => {
-                eprintln!("doxascope repl: {e}");
-                return EXIT_USAGE;
-            }
-        };
-        super::report_imports("repl", &model);
-        let session = match model.pick_session(args.session.as_deref()) {
-            Ok(t) => t.name().to_string(),
-            Err(m) => {
-                eprintln!("doxascope repl: {m}");
-                return EXIT_USAGE;
-            }
-        };
-        let problems = model.log().problems.len();
-        if problems > 0 {
-            eprintln!(
-                "doxascope repl: warning: {problems} line(s) of the trace have problems (see \
-                 `doxascope validate`)"
-            );
+    if args.files.is_empty() {
+        return serve(args, Repl::new(Box::new(EmptyTrace)));
+    }
+    let model = match Model::load(&args.files) {
+        Ok(m) => m,
+        Err(e) => {
+            eprintln!("doxascope repl: {e}");
+            return EXIT_USAGE;
         }
-        Box::new(ModelSigma::new(Arc::new(model), session))
     };
-    let mut repl = Repl::new(trace);
+    super::report_imports("repl", &model);
+    let session = match model.pick_session(args.session.as_deref()) {
+        Ok(t) => t.name().to_string(),
+        Err(m) => {
+            eprintln!("doxascope repl: {m}");
+            return EXIT_USAGE;
+        }
+    };
+    let problems = model.log().problems.len();
+    if problems > 0 {
+        eprintln!(
+            "doxascope repl: warning: {problems} line(s) of the trace have problems (see \
+             `doxascope validate`)"
+        );
+    }
+    // Bookmarks and notes are kept beside the file the session was read from.
+    let notes = model.file_of(&session).map(NoteStore::open);
+    let mut repl = Repl::new(Box::new(ModelSigma::new(Arc::new(model), session)));
+    if let Some(n) = notes {
+        repl.set_note_store(n);
+    }
+    serve(args, repl)
+}
+
+/// Answers the commands on standard input.
+fn serve(args: &Args, mut repl: Repl) -> i32 {
     repl.set_policy(args.policy);
     if let Some(at) = args.at {
         if let Err(e) = repl.run(&Command::At(at)) {

@@ -149,6 +149,7 @@ fn options(args: Args, imported: Vec<crate::tui::ImportedSource>) -> crate::tui:
         listen: args.listen,
         no_follow_symlinks: args.no_follow_symlinks,
         demo: None,
+        diff: None,
         imported,
     }
 }
@@ -157,7 +158,7 @@ fn options(args: Args, imported: Vec<crate::tui::ImportedSource>) -> crate::tui:
 /// over, so that a broken one is a plain one-line error. Only regular files that exist are
 /// looked at (a FIFO or a file still to come is v1, read as it is written); v1 files are
 /// left to the view, which follows them.
-fn import_files(files: &[PathBuf]) -> Result<Vec<crate::tui::ImportedSource>, String> {
+pub(crate) fn import_files(files: &[PathBuf]) -> Result<Vec<crate::tui::ImportedSource>, String> {
     use crate::trace::import::{OpenError, Opened, open_path};
     let mut out = Vec::new();
     for p in files {

@@ -27,10 +27,14 @@
 pub mod arith;
 pub mod audit;
 pub mod bdi;
+pub mod diff;
 pub mod export;
+pub mod history;
 pub mod inconsistency;
 pub mod recompute;
+pub mod report;
 pub mod timeline;
+pub mod whatif;
 
 use std::collections::HashMap;
 use std::fmt;
@@ -475,6 +479,14 @@ impl Model {
             .map(|t| crate::sanitize::sanitize(t.name()))
             .collect::<Vec<_>>()
             .join(", ")
+    }
+
+    /// The file (as given to the reader) a session's first event was read from: where its
+    /// bookmarks and notes are kept beside ([`crate::trace::notes`]).
+    pub fn file_of(&self, session: &str) -> Option<&str> {
+        let tl = self.timeline(session)?;
+        let pos = *tl.event_positions().first()?;
+        self.event(pos).map(|e| &*e.origin.file)
     }
 
     /// Σ at step `t` of a session (active beliefs in announcement order).

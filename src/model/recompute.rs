@@ -481,8 +481,9 @@ pub struct Recomputed {
     pub audit: Option<AuditQuestions>,
 }
 
-/// The forward-walking mirror of Σ in one engine.
-struct Mirror {
+/// The forward-walking mirror of Σ in one engine (also walked by `model::history` and
+/// `model::whatif`, which ask other questions of the same Σ).
+pub(super) struct Mirror {
     engine: LocalEngine,
     /// Active quantified beliefs: id -> (formula as parsed, spec with the current grounding).
     quantified: BTreeMap<String, (Formula, BeliefSpec)>,
@@ -511,6 +512,11 @@ struct Mirror {
     /// lacks a belief of the trace's, and an answer about the smaller set would be an answer
     /// about a state the agent was never in.
     missing: BTreeMap<String, Unknown>,
+    /// Add rules and norms without checking them against the rules and norms held: for walks
+    /// that only ask whether Σ is consistent and what it entails (`model::history`), where a
+    /// rule that contradicts the others makes Σ inconsistent either way, and the check (a
+    /// solve and a minimal conflict for the refusal) was most of the cost on long traces.
+    unchecked: bool,
     /// Bumped whenever Σ (as the engine holds it) may have changed.
     sigma: u64,
     /// The last gate answered, with the Σ it was answered on: an agent announces the Δ it
@@ -519,7 +525,7 @@ struct Mirror {
     last_gate: Option<(u64, Formula, Vec<String>, Gate)>,
 }
 
-fn role(r: Role) -> EngineRole {
+pub(super) fn role(r: Role) -> EngineRole {
     match r {
         Role::Fact => EngineRole::Fact,
         Role::Rule => EngineRole::Rule,
@@ -528,7 +534,7 @@ fn role(r: Role) -> EngineRole {
     }
 }
 
-fn parse_formula(text: &str) -> Result<Formula, Unknown> {
+pub(super) fn parse_formula(text: &str) -> Result<Formula, Unknown> {
     parse(text).map_err(|e| Unknown::Parse {
         column: e.column,
         message: e.message,
@@ -536,6 +542,34 @@ fn parse_formula(text: &str) -> Result<Formula, Unknown> {
 }
 
 impl Mirror {
+    /// An empty Σ under the limits of `opts`.
+    pub(super) fn new(opts: &RecomputeOptions) -> Mirror {
+        Mirror {
+            engine: LocalEngine::with_limits(opts.limits()),
+            quantified: BTreeMap::new(),
+            consts: BTreeMap::new(),
+            belief_consts: HashMap::new(),
+            grounded: BTreeSet::new(),
+            cap: opts.instance_cap,
+            known_sat: Some(true),
+            known_conflict: None,
+            sat_unknown: None,
+            missing: BTreeMap::new(),
+            unchecked: false,
+            sigma: 0,
+            last_gate: None,
+        }
+    }
+
+    /// An empty Σ that takes rules and norms in without checking them against the others
+    /// (see [`Mirror::unchecked`]).
+    pub(super) fn unchecked(opts: &RecomputeOptions) -> Mirror {
+        Mirror {
+            unchecked: true,
+            ..Mirror::new(opts)
+        }
+    }
+
     fn domain_with(&self, f: &Formula) -> BTreeSet<String> {
         let mut d: BTreeSet<String> = self.consts.keys().cloned().collect();
         ground::constants(f, &mut d);
@@ -616,7 +650,7 @@ impl Mirror {
     /// part and was mirrored as retractable. Whatever the engine says, the belief is in Σ
     /// afterwards: held by the engine, or listed in [`Mirror::missing`] with the reason
     /// (returned as the `Err`), so that no later answer is about a Σ without it.
-    fn add(&mut self, spec: BeliefSpec, raw: &Formula) -> Result<bool, Unknown> {
+    pub(super) fn add(&mut self, spec: BeliefSpec, raw: &Formula) -> Result<bool, Unknown> {
         let id = spec.id.clone();
         let r = self.try_add(spec, raw);
         if let Err(e) = &r {
@@ -659,7 +693,12 @@ impl Mirror {
             self.ground(raw, &BTreeSet::new())?.into_owned()
         };
         let mut hard_conflict = false;
-        match self.engine.add_or_demote(spec.clone()) {
+        let added = if self.unchecked {
+            self.engine.add_unchecked(spec.clone()).map(|a| (a, false))
+        } else {
+            self.engine.add_or_demote(spec.clone())
+        };
+        match added {
             Ok((_, demoted)) => {
                 if demoted {
                     hard_conflict = true;
@@ -696,7 +735,7 @@ impl Mirror {
         }
     }
 
-    fn retract(&mut self, id: &str) -> Result<bool, Unknown> {
+    pub(super) fn retract(&mut self, id: &str) -> Result<bool, Unknown> {
         self.sigma += 1;
         self.remove(id);
         self.sat_unknown = None;
@@ -728,8 +767,18 @@ impl Mirror {
         self.sync(&domain)
     }
 
+    /// Whether [`Mirror::sat`] can answer without a solve.
+    pub(super) fn sat_known(&self) -> bool {
+        self.known_sat.is_some() || self.sat_unknown.is_some()
+    }
+
+    /// Whether a minimal conflict of an inconsistent Σ is known.
+    pub(super) fn conflict_known(&self) -> bool {
+        self.known_conflict.is_some()
+    }
+
     /// Whether Σ is satisfiable (one solve at most, no conflict computed).
-    fn sat(&mut self) -> Result<bool, Unknown> {
+    pub(super) fn sat(&mut self) -> Result<bool, Unknown> {
         // With beliefs missing, the engine holds a subset of Σ: its inconsistency is Σ's, its
         // consistency says nothing about Σ.
         match self.sat_held() {
@@ -765,7 +814,7 @@ impl Mirror {
     }
 
     /// Whether Σ is consistent, and a minimal conflict when not.
-    fn consistent(&mut self) -> Result<(bool, Vec<String>), Unknown> {
+    pub(super) fn consistent(&mut self) -> Result<(bool, Vec<String>), Unknown> {
         if self.sat()? {
             return Ok((true, Vec::new()));
         }
@@ -830,7 +879,7 @@ impl Mirror {
 
     /// Θ(Σ, Δ). With beliefs missing only a contradiction is an answer: Σ ∧ Δ contains the
     /// held part of Σ ∧ Δ.
-    fn gate(&mut self, f: &Formula, because: &[Text]) -> Result<Gate, Unknown> {
+    pub(super) fn gate(&mut self, f: &Formula, because: &[Text]) -> Result<Gate, Unknown> {
         let g = self.prepare(f)?;
         let because: Vec<String> = because.iter().map(|b| b.to_string()).collect();
         if self.known_sat == Some(false) {
@@ -928,7 +977,7 @@ impl Mirror {
     }
 
     /// Up to 3 minimal subsets of Σ entailing `f`.
-    fn supports(&mut self, f: &Formula) -> Result<Vec<Vec<String>>, Unknown> {
+    pub(super) fn supports(&mut self, f: &Formula) -> Result<Vec<Vec<String>>, Unknown> {
         let g = self.ask(f)?;
         let s = self
             .engine
@@ -937,8 +986,25 @@ impl Mirror {
         Ok(s.supports)
     }
 
+    /// One minimal subset of Σ entailing `f` (ids), found within `budget`; `Ok(None)` when Σ
+    /// does not entail `f`, and `Err(Timeout)` when the search ran out of budget before it
+    /// found one.
+    pub(super) fn support_one(
+        &mut self,
+        f: &Formula,
+        budget: Duration,
+    ) -> Result<Option<Vec<String>>, Unknown> {
+        let g = self.ask(f)?;
+        let s = self.engine.supports(&g, 1, budget).map_err(Unknown::from)?;
+        match s.supports.into_iter().next() {
+            Some(ids) => Ok(Some(ids)),
+            None if s.complete => Ok(None),
+            None => Err(Unknown::Timeout),
+        }
+    }
+
     /// Θ(Σ, f) without citations.
-    fn theta(&mut self, f: &Formula) -> Result<Outcome, Unknown> {
+    pub(super) fn theta(&mut self, f: &Formula) -> Result<Outcome, Unknown> {
         let g = self.ask(f)?;
         Ok(self.engine.check(&g, None)?.theta)
     }
@@ -988,22 +1054,7 @@ fn walk(tl: &Timeline, log: &TraceLog, opts: &RecomputeOptions) -> Recomputed {
         session: tl.name().to_string(),
         ..Recomputed::default()
     };
-    let limits = opts.limits();
-    let engine = LocalEngine::with_limits(limits);
-    let mut m = Mirror {
-        engine,
-        quantified: BTreeMap::new(),
-        consts: BTreeMap::new(),
-        belief_consts: HashMap::new(),
-        grounded: BTreeSet::new(),
-        cap: opts.instance_cap,
-        known_sat: Some(true),
-        known_conflict: None,
-        sat_unknown: None,
-        missing: BTreeMap::new(),
-        sigma: 0,
-        last_gate: None,
-    };
+    let mut m = Mirror::new(opts);
     // Record index by announce event, and record index ended by each event.
     let mut record_of: HashMap<u32, u32> = HashMap::new();
     let mut ended_by: HashMap<u32, Vec<u32>> = HashMap::new();

@@ -155,6 +155,41 @@ pub const COMMANDS: &[CommandSpec] = &[
         run: exec::diff,
     },
     CommandSpec {
+        name: "history",
+        args: "φ|ID",
+        summary: "every step at which φ (or belief ID's formula) changed status: entailed, contradicted, unknown, Σ inconsistent; announced, retracted, re-derived; with the event that caused it and a minimal support for each entailed stretch",
+        completes: Completes::Formula,
+        run: exec::history,
+    },
+    CommandSpec {
+        name: "whatif",
+        args: "POLICY [from STEP]",
+        summary: "re-run the session's revisions under another policy from a step (default 0): the alternative Σ beside the real one, every later verdict or answer that would have changed, and for each revision the other minimal repairs",
+        completes: Completes::Policy,
+        run: exec::whatif,
+    },
+    CommandSpec {
+        name: "note",
+        args: "[--belief ID] [TEXT]",
+        summary: "mark the current step (or belief ID of Σ) with a note, kept in a file beside the trace and never in it; without TEXT a bookmark",
+        completes: Completes::Nothing,
+        run: exec::note,
+    },
+    CommandSpec {
+        name: "notes",
+        args: "",
+        summary: "list the session's bookmarks and notes by step, and where they are kept",
+        completes: Completes::Nothing,
+        run: exec::notes,
+    },
+    CommandSpec {
+        name: "unnote",
+        args: "N",
+        summary: "remove note N (its number in `notes`)",
+        completes: Completes::Nothing,
+        run: exec::unnote,
+    },
+    CommandSpec {
         name: "sigma",
         args: "",
         summary: "list Σ: the trace's beliefs at the current step plus the hand-issued layer",
@@ -254,6 +289,26 @@ pub enum Command {
     At(u64),
     /// `diff A B`
     Diff(u64, u64),
+    /// `history φ|ID`
+    History(FormulaArg),
+    /// `note [--belief ID] [TEXT]`
+    Note {
+        /// The belief marked, if any.
+        belief: Option<String>,
+        /// The text (empty: a bookmark).
+        text: String,
+    },
+    /// `notes`
+    Notes,
+    /// `unnote N`
+    Unnote(u64),
+    /// `whatif POLICY [from STEP]`
+    WhatIf {
+        /// The alternative policy.
+        policy: Policy,
+        /// The step it decides from (0 when not given).
+        from: u64,
+    },
     /// `sigma`
     Sigma,
     /// `prompt [φ]`
@@ -282,6 +337,11 @@ impl Command {
             Command::Policy(_) => "policy",
             Command::At(_) => "at",
             Command::Diff(..) => "diff",
+            Command::History(_) => "history",
+            Command::WhatIf { .. } => "whatif",
+            Command::Note { .. } => "note",
+            Command::Notes => "notes",
+            Command::Unnote(_) => "unnote",
             Command::Sigma => "sigma",
             Command::Prompt(_) => "prompt",
             Command::Help(_) => "help",
@@ -472,6 +532,63 @@ pub fn parse(line: &str) -> Result<Command, CommandError> {
             }
         }
         "dependents" => Ok(Command::Dependents(formula_arg()?)),
+        "history" => Ok(Command::History(formula_arg()?)),
+        "note" => {
+            let (belief, text) = match arg.strip_prefix("--belief") {
+                Some(rest) if rest.starts_with(char::is_whitespace) => {
+                    let rest = rest.trim_start();
+                    let end = rest.find(char::is_whitespace).unwrap_or(rest.len());
+                    (
+                        Some(rest[..end].to_string()),
+                        rest[end..].trim().to_string(),
+                    )
+                }
+                Some("") => {
+                    return Err(err(
+                        name,
+                        "expected a belief id after `--belief`".into(),
+                        arg_at + arg.len(),
+                    ));
+                }
+                _ => (None, arg.to_string()),
+            };
+            Ok(Command::Note { belief, text })
+        }
+        "notes" => no_args(Command::Notes),
+        "unnote" => {
+            if arg.is_empty() {
+                return Err(err(name, "expected a note number".into(), arg_at));
+            }
+            arg.parse::<u64>().map(Command::Unnote).map_err(|_| {
+                err(
+                    name,
+                    format!("expected a note number (see `notes`), found `{arg}`"),
+                    arg_at,
+                )
+            })
+        }
+        "whatif" => {
+            let mut words = arg.split_whitespace();
+            let usage = || {
+                err(
+                    name,
+                    "expected `whatif POLICY [from STEP]` with POLICY one of greedy, recency, \
+                     confidence, reject, flag"
+                        .into(),
+                    arg_at,
+                )
+            };
+            let policy = words.next().and_then(Policy::parse).ok_or_else(usage)?;
+            let from = match (words.next(), words.next(), words.next()) {
+                (None, _, _) => 0,
+                (Some("from"), Some(s), None) => {
+                    let at = arg_at + arg.rfind(s).unwrap_or(0);
+                    step_at(s, at)?
+                }
+                _ => return Err(usage()),
+            };
+            Ok(Command::WhatIf { policy, from })
+        }
         "consistent" => no_args(Command::Consistent),
         "undo" => no_args(Command::Undo),
         "reset" => no_args(Command::Reset),
@@ -732,6 +849,8 @@ mod tests {
                 "policy" => "policy flag".to_string(),
                 "help" => "help why".to_string(),
                 "believes" => "believes p @0.5".to_string(),
+                "whatif" => "whatif recency from 2".to_string(),
+                "unnote" => "unnote 3".to_string(),
                 n if c.args.is_empty() => n.to_string(),
                 n => format!("{n} p"),
             };
@@ -752,6 +871,8 @@ mod tests {
                 "policy" => "policy flag".to_string(),
                 "help" => "help why".to_string(),
                 "believes" => "believes p @0.5".to_string(),
+                "whatif" => "whatif flag".to_string(),
+                "unnote" => "unnote 1".to_string(),
                 n if c.args.is_empty() => n.to_string(),
                 n => format!("{n} p"),
             };
@@ -766,7 +887,8 @@ mod tests {
 
     #[test]
     fn completion() {
-        assert_eq!(complete("wh", &[]), vec!["why", "whynot"]);
+        assert_eq!(complete("wh", &[]), vec!["why", "whynot", "whatif"]);
+        assert_eq!(complete("whe", &[]), Vec::<String>::new());
         let pool = vec![
             "rain".to_string(),
             "road_wet".to_string(),

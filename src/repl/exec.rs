@@ -11,8 +11,8 @@ use crate::sanitize::sanitize;
 
 use super::layer::{self, HandEntry, HandOp};
 use super::{
-    Command, FormulaArg, GroundChange, Member, Repl, ReplError, Reply, atom_text, engine_error,
-    help_text, member_of, parse_arg,
+    Command, FormulaArg, Repl, ReplError, Reply, atom_text, engine_error, help_text, member_of,
+    parse_arg,
 };
 
 /// `why` lists at most this many minimal supports...
@@ -31,9 +31,11 @@ fn mismatch(cmd: &Command) -> ReplError {
 /// The formula argument of a command that has one.
 fn formula_arg(cmd: &Command) -> Result<&FormulaArg, ReplError> {
     match cmd {
-        Command::Entails(a) | Command::Why(a) | Command::WhyNot(a) | Command::Dependents(a) => {
-            Ok(a)
-        }
+        Command::Entails(a)
+        | Command::Why(a)
+        | Command::WhyNot(a)
+        | Command::Dependents(a)
+        | Command::History(a) => Ok(a),
         Command::Check { formula, .. }
         | Command::Believes { formula, .. }
         | Command::Announce { formula, .. }
@@ -455,52 +457,7 @@ pub(crate) fn diff(r: &mut Repl, cmd: &Command) -> Result<Reply, ReplError> {
             format!("steps must be at most {last}, the last step of the trace"),
         ));
     }
-    // Σ at each step as the REPL holds it: the trace's, with the layer's effects.
-    let at_a: Vec<Member> = r
-        .sigma_held(*a)
-        .iter()
-        .map(|h| member_of(&h.belief, h.hand))
-        .collect();
-    let at_b: Vec<Member> = r
-        .sigma_held(*b)
-        .iter()
-        .map(|h| member_of(&h.belief, h.hand))
-        .collect();
-    let key = |m: &Member| (m.id.clone(), m.step, m.formula.clone());
-    let ka: BTreeSet<_> = at_a.iter().map(key).collect();
-    let kb: BTreeSet<_> = at_b.iter().map(key).collect();
-    let added = at_b
-        .iter()
-        .filter(|m| !ka.contains(&key(m)))
-        .cloned()
-        .collect();
-    let removed = at_a
-        .iter()
-        .filter(|m| !kb.contains(&key(m)))
-        .cloned()
-        .collect();
-    // Ground beliefs (memory) by name: what was written, rewritten or retracted between.
-    let ga: std::collections::BTreeMap<String, String> =
-        r.trace.ground_at(*a).into_iter().collect();
-    let gb: std::collections::BTreeMap<String, String> =
-        r.trace.ground_at(*b).into_iter().collect();
-    let names: BTreeSet<&String> = ga.keys().chain(gb.keys()).collect();
-    let ground = names
-        .into_iter()
-        .filter(|n| ga.get(*n) != gb.get(*n))
-        .map(|n| GroundChange {
-            name: n.clone(),
-            before: ga.get(n).cloned(),
-            after: gb.get(n).cloned(),
-        })
-        .collect();
-    Ok(Reply::Diff {
-        a: *a,
-        b: *b,
-        added,
-        removed,
-        ground,
-    })
+    super::across::diff(r, cmd.name(), *a, *b)
 }
 
 pub(crate) fn sigma(r: &mut Repl, _cmd: &Command) -> Result<Reply, ReplError> {
@@ -556,4 +513,98 @@ pub(crate) fn save(r: &mut Repl, cmd: &Command) -> Result<Reply, ReplError> {
         path: path.clone(),
         events,
     })
+}
+
+pub(crate) fn history(r: &mut Repl, cmd: &Command) -> Result<Reply, ReplError> {
+    let arg = formula_arg(cmd)?.clone();
+    super::across::history(r, cmd.name(), &arg)
+}
+
+pub(crate) fn whatif(r: &mut Repl, cmd: &Command) -> Result<Reply, ReplError> {
+    let Command::WhatIf { policy, from } = cmd else {
+        return Err(mismatch(cmd));
+    };
+    let last = r.trace.last_step();
+    if *from > last {
+        return Err(ReplError::new(
+            cmd.name(),
+            format!("step {from} is past the end of the trace (last step {last})"),
+        ));
+    }
+    super::across::whatif(r, cmd.name(), *policy, *from)
+}
+
+fn note_line(n: &crate::trace::notes::Note) -> crate::repl::NoteLine {
+    crate::repl::NoteLine {
+        id: n.id,
+        step: u64::from(n.step),
+        belief: n.belief.clone(),
+        text: n.text.clone(),
+        created: n.created.clone(),
+    }
+}
+
+fn no_store(cmd: &Command) -> ReplError {
+    ReplError::new(
+        cmd.name(),
+        "bookmarks and notes are kept beside a trace file: start the REPL on one",
+    )
+}
+
+pub(crate) fn note(r: &mut Repl, cmd: &Command) -> Result<Reply, ReplError> {
+    let Command::Note { belief, text } = cmd else {
+        return Err(mismatch(cmd));
+    };
+    if let Some(b) = belief
+        && !r.sigma_held(r.step).iter().any(|h| h.belief.id == *b)
+    {
+        return Err(ReplError::new(
+            cmd.name(),
+            format!("no belief `{}` in Σ at step {}", sanitize(b), r.step),
+        ));
+    }
+    let session = r.trace.session().to_string();
+    let step = u32::try_from(r.step).unwrap_or(u32::MAX);
+    let store = r.note_store.as_mut().ok_or_else(|| no_store(cmd))?;
+    let n = store
+        .add(&session, step, belief.as_deref(), text)
+        .map_err(|e| ReplError::new(cmd.name(), format!("cannot write the notes: {e}")))?;
+    Ok(Reply::Note {
+        note: note_line(&n),
+        location: store
+            .location()
+            .map(|p| p.display().to_string())
+            .unwrap_or_default(),
+        in_data_dir: store.in_data_dir(),
+    })
+}
+
+pub(crate) fn notes(r: &mut Repl, cmd: &Command) -> Result<Reply, ReplError> {
+    let session = r.trace.session().to_string();
+    let store = r.note_store.as_mut().ok_or_else(|| no_store(cmd))?;
+    store.reload();
+    Ok(Reply::Notes {
+        notes: store
+            .of_session(&session)
+            .into_iter()
+            .map(note_line)
+            .collect(),
+        location: store.location().map(|p| p.display().to_string()),
+        problems: store.problems().to_vec(),
+    })
+}
+
+pub(crate) fn unnote(r: &mut Repl, cmd: &Command) -> Result<Reply, ReplError> {
+    let Command::Unnote(id) = cmd else {
+        return Err(mismatch(cmd));
+    };
+    let store = r.note_store.as_mut().ok_or_else(|| no_store(cmd))?;
+    match store.remove(*id) {
+        Ok(true) => Ok(Reply::Unnote { id: *id }),
+        Ok(false) => Err(ReplError::new(cmd.name(), format!("no note #{id}"))),
+        Err(e) => Err(ReplError::new(
+            cmd.name(),
+            format!("cannot write the notes: {e}"),
+        )),
+    }
 }

@@ -20,6 +20,7 @@
 //! [`model_sigma`] reads Σ from a replayed model. The engine never computes logic itself: it
 //! hands formulas to [`BeliefState`].
 
+mod across;
 pub mod command;
 mod exec;
 mod layer;
@@ -37,7 +38,10 @@ use crate::sanitize::sanitize;
 
 pub use command::{COMMANDS, Command, CommandError, FormulaArg};
 pub use model_sigma::ModelSigma;
-pub use reply::{GroundChange, Member, ReplError, Reply};
+pub use reply::{
+    Changed, DecisionLine, DiffItem, EventRef, GroundChange, HistoryCostView, HistoryLine,
+    LeftInfo, Member, NoteLine, RepairLine, ReplError, Reply, RevisionLine, VerdictLine,
+};
 
 use layer::{HandEntry, Held};
 
@@ -69,6 +73,11 @@ pub trait TraceSigma: Send {
     fn last_step(&self) -> u64;
     /// The trace's active beliefs after `step` events, oldest first.
     fn sigma_at(&self, step: u64) -> Vec<TraceBelief>;
+    /// The replayed model and the session's name in it, for the questions across time
+    /// (`history`, `diff`, `whatif`) that read the whole timeline; `None` without a trace.
+    fn model(&self) -> Option<(&std::sync::Arc<crate::model::Model>, &str)> {
+        None
+    }
     /// The ground beliefs (BDI `belief` events: memory blocks, store keys) held after `step`
     /// events, as `(name, value as text)` sorted by name. They are not formulas and take no
     /// part in reasoning; `diff` shows how they changed.
@@ -107,6 +116,9 @@ pub struct HandView {
     pub removed: Vec<String>,
 }
 
+/// How long a whole `whatif` walk may take by default (each solve has its own budget too).
+pub const WHATIF_BUDGET: std::time::Duration = std::time::Duration::from_secs(60);
+
 /// A REPL session over one trace session.
 pub struct Repl {
     trace: Box<dyn TraceSigma>,
@@ -122,6 +134,16 @@ pub struct Repl {
     members: HashMap<String, Member>,
     /// Notes from building the state (trace beliefs the engine could not hold), shown once.
     notes: Vec<String>,
+    /// The history index of the session, built by the first `history` and kept while the
+    /// trace does not grow.
+    history_index: Option<std::sync::Arc<crate::model::history::HistoryIndex>>,
+    /// The budget of each solve of the walks over the whole session (`history`, `whatif`).
+    walk_timeout: std::time::Duration,
+    /// The budget of a whole `whatif` walk.
+    whatif_budget: std::time::Duration,
+    /// Where the session's bookmarks and notes are kept (`note`, `notes`), when the session
+    /// comes from a trace file.
+    note_store: Option<crate::trace::notes::NoteStore>,
 }
 
 impl Repl {
@@ -137,7 +159,34 @@ impl Repl {
             held: Vec::new(),
             members: HashMap::new(),
             notes: Vec::new(),
+            history_index: None,
+            walk_timeout: crate::model::recompute::RecomputeOptions::default().timeout,
+            whatif_budget: WHATIF_BUDGET,
+            note_store: None,
         }
+    }
+
+    /// Gives the session a place for its bookmarks and notes: the store of the trace file the
+    /// session was read from (see [`crate::trace::notes`]).
+    pub fn set_note_store(&mut self, store: crate::trace::notes::NoteStore) {
+        self.note_store = Some(store);
+    }
+
+    /// The bookmarks and notes, when the session has a store.
+    pub fn note_store(&self) -> Option<&crate::trace::notes::NoteStore> {
+        self.note_store.as_ref()
+    }
+
+    /// Sets the budget of a whole `whatif` walk ([`WHATIF_BUDGET`] by default): past it the
+    /// walk stops and the answer says at which step.
+    pub fn set_whatif_budget(&mut self, budget: std::time::Duration) {
+        self.whatif_budget = budget;
+    }
+
+    /// Sets the budget of each solve of the walks over the whole session (`history`,
+    /// `whatif`): a solve that runs out is not checkable, never a verdict.
+    pub fn set_walk_timeout(&mut self, timeout: std::time::Duration) {
+        self.walk_timeout = timeout;
     }
 
     /// The step being inspected.
@@ -249,31 +298,14 @@ impl Repl {
         if self.state.is_some() {
             return Ok(());
         }
-        let mut state = BeliefState::new().map_err(|e| engine_error("", e))?;
         self.held = self.sigma_held(self.step);
         self.members.clear();
         for h in &self.held {
-            let b = &h.belief;
-            self.members.insert(b.id.clone(), member_of(b, h.hand));
-            let spec = BeliefSpec::new(b.id.clone(), b.formula.clone())
-                .role(b.role)
-                .confidence(b.confidence)
-                .step(b.step);
-            let res = match state.add(spec.clone()) {
-                // The agent held a rule that contradicts its other rules: Σ as the agent
-                // held it is inconsistent, and the REPL shows that rather than refusing the
-                // rule (the audit's recomputation mirrors it the same way).
-                Err(EngineError::HardConflict(_)) => state.add(spec.role(Role::Assumption)),
-                other => other,
-            };
-            if let Err(e) = res {
-                self.notes.push(format!(
-                    "belief {} (step {}) not loaded: {e}",
-                    sanitize(&b.id),
-                    b.step
-                ));
-            }
+            self.members
+                .insert(h.belief.id.clone(), member_of(&h.belief, h.hand));
         }
+        let (state, notes) = state_of(&self.held).map_err(|e| engine_error("", e))?;
+        self.notes.extend(notes);
         self.state = Some(state);
         Ok(())
     }
@@ -300,6 +332,34 @@ impl Repl {
             })
             .collect()
     }
+}
+
+/// A belief state holding `held`, in its order, and notes on the beliefs it could not hold.
+fn state_of(held: &[Held]) -> Result<(BeliefState, Vec<String>), EngineError> {
+    let mut state = BeliefState::new()?;
+    let mut notes = Vec::new();
+    for h in held {
+        let b = &h.belief;
+        let spec = BeliefSpec::new(b.id.clone(), b.formula.clone())
+            .role(b.role)
+            .confidence(b.confidence)
+            .step(b.step);
+        let res = match state.add(spec.clone()) {
+            // The agent held a rule that contradicts its other rules: Σ as the agent held it
+            // is inconsistent, and the REPL shows that rather than refusing the rule (the
+            // audit's recomputation mirrors it the same way).
+            Err(EngineError::HardConflict(_)) => state.add(spec.role(Role::Assumption)),
+            other => other,
+        };
+        if let Err(e) = res {
+            notes.push(format!(
+                "belief {} (step {}) not loaded: {e}",
+                sanitize(&b.id),
+                b.step
+            ));
+        }
+    }
+    Ok((state, notes))
 }
 
 fn member_of(b: &TraceBelief, hand: bool) -> Member {

@@ -41,6 +41,10 @@ impl TraceSigma for ModelSigma {
         &self.session
     }
 
+    fn model(&self) -> Option<(&Arc<Model>, &str)> {
+        Some((&self.model, &self.session))
+    }
+
     fn last_step(&self) -> u64 {
         self.model
             .timeline(&self.session)

@@ -32,6 +32,227 @@ pub struct Member {
     pub hand: bool,
 }
 
+/// An event of the trace as results name it: its kind, the belief id it names, where it was
+/// read.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EventRef {
+    /// The step it takes effect at.
+    pub step: u64,
+    /// Its kind (`announce`, `retract`, ...).
+    pub kind: String,
+    /// The belief id it names (an announcement's id, a retraction's target).
+    pub id: Option<String>,
+    /// The file (or stream) it was read from.
+    pub file: String,
+    /// Its line there.
+    pub line: u64,
+}
+
+impl EventRef {
+    fn to_json(&self) -> Value {
+        json!({"step": self.step, "kind": self.kind, "id": self.id, "file": self.file, "line": self.line})
+    }
+
+    fn to_text(&self) -> String {
+        let id = self
+            .id
+            .as_deref()
+            .map(|i| format!(" {}", sanitize(i)))
+            .unwrap_or_default();
+        format!(
+            "{}{id} ({}:{})",
+            sanitize(&self.kind),
+            sanitize(&self.file),
+            self.line
+        )
+    }
+}
+
+/// One row of `history`: a step at which φ changed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HistoryLine {
+    /// The step.
+    pub step: u64,
+    /// The event that caused the change (none at step 0).
+    pub event: Option<EventRef>,
+    /// What changed: `status`, `announced`, `retracted`, `re-derived`.
+    pub changes: Vec<&'static str>,
+    /// φ's status from this step on: `entailed`, `contradicted`, `unknown`, `inconsistent`
+    /// (Σ entails everything) or `not-checkable`.
+    pub status: &'static str,
+    /// Its status just before.
+    pub previous: &'static str,
+    /// Why the status is not checkable, when it is not.
+    pub reason: Option<String>,
+    /// The belief with φ's formula (or the id asked about) announced or retracted here.
+    pub belief: Option<String>,
+    /// Who retracted it (`agent`, `revision`, `user`, `unspecified`, `superseded`,
+    /// `reannounced`).
+    pub by: Option<&'static str>,
+    /// For a row that starts an entailed stretch or re-derives φ: a minimal support, or why
+    /// none was found within budget.
+    pub support: Option<Result<Vec<Member>, String>>,
+}
+
+/// What answering `history` cost (the index is built once per session and reused).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct HistoryCostView {
+    /// Change points of Σ in the session.
+    pub points: usize,
+    /// Consistency solves the index needed.
+    pub index_solves: u64,
+    /// Milliseconds the index took to build.
+    pub index_ms: f64,
+    /// Whether the index was reused from an earlier question.
+    pub index_reused: bool,
+    /// Milliseconds the history itself took.
+    pub ms: f64,
+    /// Change points that touched φ's components.
+    pub relevant: usize,
+    /// Entailment questions asked.
+    pub checks: u64,
+    /// Minimal supports searched.
+    pub supports: u64,
+    /// Whether only φ's components were walked.
+    pub pruned: bool,
+}
+
+/// A belief `diff` added or removed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DiffItem {
+    /// The belief.
+    pub member: Member,
+    /// For an added belief: whether Σ at the first step already entailed it; for a removed
+    /// one: whether Σ at the second step still entails it. `None` when that Σ is
+    /// inconsistent (it entails everything) or the question was not checkable.
+    pub entailed: Option<bool>,
+    /// For a removed belief that left between the two steps: how.
+    pub left: Option<LeftInfo>,
+}
+
+/// How a belief left Σ.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LeftInfo {
+    /// The step it left at.
+    pub step: u64,
+    /// Who ended it (`agent`, `revision`, `user`, `unspecified`, `superseded`,
+    /// `reannounced`, `hand` for the hand-issued layer).
+    pub by: String,
+    /// The `reason` the retraction gave.
+    pub reason: Option<String>,
+    /// The event that ended it.
+    pub event: Option<EventRef>,
+}
+
+/// A belief id held at both steps of a `diff` with another record.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Changed {
+    /// The belief at the first step.
+    pub before: Member,
+    /// At the second.
+    pub after: Member,
+}
+
+/// A `revise` event as `diff` lists it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RevisionLine {
+    /// Its step.
+    pub step: u64,
+    /// Its trigger (id or formula).
+    pub trigger: Option<String>,
+    /// The ids it gave up.
+    pub retracted: Vec<String>,
+    /// The policy it names.
+    pub policy: Option<String>,
+}
+
+/// A verdict `whatif` found changed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct VerdictLine {
+    /// The event.
+    pub event: Option<EventRef>,
+    /// `verify`, `query`, `answer` or `turn`.
+    pub kind: &'static str,
+    /// The formula asked about.
+    pub formula: String,
+    /// What the agent claimed or replied.
+    pub claimed: Option<String>,
+    /// The verdict on the real Σ.
+    pub real: String,
+    /// On the alternative Σ.
+    pub alt: String,
+}
+
+/// A repair `whatif` lists.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RepairLine {
+    /// The ids it gives up.
+    pub retract: Vec<String>,
+    /// Whether it keeps the new belief.
+    pub keeps_new: bool,
+    /// Of what the real run gave up, what this repair keeps.
+    pub keeps: Vec<String>,
+    /// The real run's repair.
+    pub real: bool,
+    /// The alternative policy's.
+    pub alternative: bool,
+}
+
+/// An announcement the real run or the alternative policy revised, as `whatif` shows it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DecisionLine {
+    /// Its step.
+    pub step: u64,
+    /// The belief announced.
+    pub id: String,
+    /// Its formula.
+    pub formula: String,
+    /// What the real run gave up for it.
+    pub real_retracted: Vec<String>,
+    /// What the alternative did: (applied, retracted, fallback), or why it is not known.
+    pub alt: Result<(bool, Vec<String>, bool), String>,
+    /// The minimal repairs (with `complete`), or why they are not known.
+    pub repairs: Result<(Vec<RepairLine>, bool), String>,
+    /// Σ was inconsistent before the announcement.
+    pub sigma_was_inconsistent: bool,
+}
+
+/// A bookmark or note as the REPL shows it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NoteLine {
+    /// Its number.
+    pub id: u64,
+    /// The step it marks.
+    pub step: u64,
+    /// The belief it marks, if any.
+    pub belief: Option<String>,
+    /// Its text (empty: a bookmark).
+    pub text: String,
+    /// When it was made.
+    pub created: String,
+}
+
+impl NoteLine {
+    fn to_json(&self) -> Value {
+        json!({"id": self.id, "step": self.step, "belief": self.belief, "text": self.text,
+               "bookmark": self.text.is_empty(), "created": self.created})
+    }
+
+    fn to_text(&self) -> String {
+        let on = self
+            .belief
+            .as_deref()
+            .map(|b| format!(" belief {}", sanitize(b)))
+            .unwrap_or_default();
+        let text = if self.text.is_empty() {
+            "(bookmark)".to_string()
+        } else {
+            sanitize(&self.text)
+        };
+        format!("#{:<3} step {:>5}{on}: {text}", self.id, self.step)
+    }
+}
+
 /// A ground belief (a memory block, a store key) that differs between two steps: written,
 /// rewritten or retracted in between.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -178,10 +399,19 @@ pub enum Reply {
         a: u64,
         /// To step.
         b: u64,
-        /// Beliefs active at b but not at a.
-        added: Vec<Member>,
-        /// Beliefs active at a but not at b.
-        removed: Vec<Member>,
+        /// Beliefs active at b but not at a (by id), each with whether Σ at a already
+        /// entailed it.
+        added: Vec<DiffItem>,
+        /// Beliefs active at a but not at b, each with how it left and whether Σ at b still
+        /// entails it.
+        removed: Vec<DiffItem>,
+        /// Ids active at both with another formula, role or step (superseded or
+        /// re-announced in between).
+        changed: Vec<Changed>,
+        /// Whether Σ is consistent at a and at b (or why it is not checkable).
+        consistent: [Result<bool, String>; 2],
+        /// The `revise` events between the two steps.
+        revisions: Vec<RevisionLine>,
         /// Ground beliefs (memory) whose value differs, by name.
         ground: Vec<GroundChange>,
     },
@@ -189,6 +419,71 @@ pub enum Reply {
     Sigma {
         /// Every active belief.
         beliefs: Vec<Member>,
+    },
+    /// `note`
+    Note {
+        /// The note made.
+        note: NoteLine,
+        /// The file it is kept in.
+        location: String,
+        /// Whether that file is in the user's data directory (the trace's directory was not
+        /// writable).
+        in_data_dir: bool,
+    },
+    /// `notes`
+    Notes {
+        /// The session's notes by step.
+        notes: Vec<NoteLine>,
+        /// The file they are kept in, when there is one.
+        location: Option<String>,
+        /// What was wrong with that file.
+        problems: Vec<String>,
+    },
+    /// `unnote`
+    Unnote {
+        /// The number removed.
+        id: u64,
+    },
+    /// `whatif`
+    WhatIf {
+        /// The alternative policy.
+        policy: Policy,
+        /// The policy the run's `revise` events name.
+        run_policy: Option<Policy>,
+        /// The step the alternative decides from.
+        from: u64,
+        /// The step both Σs are shown at.
+        at: u64,
+        /// Σ at `at`, real and alternative side by side: each belief with `both`, `real`
+        /// or `alternative`.
+        sigma: Vec<(Member, &'static str)>,
+        /// Every later verdict or answer that would have changed.
+        changed: Vec<VerdictLine>,
+        /// Verdicts compared.
+        compared: usize,
+        /// Verdicts not checkable on one side or both.
+        not_checkable: usize,
+        /// Every announcement either side revised, with the other repairs.
+        decisions: Vec<DecisionLine>,
+        /// The walk's budget ran out before this step: nothing from it on was compared.
+        stopped_at: Option<u64>,
+    },
+    /// `history`
+    History {
+        /// The formula, printed.
+        formula: String,
+        /// The belief id asked about, when the argument named one.
+        id: Option<String>,
+        /// The session.
+        session: String,
+        /// φ's status at step 0.
+        initial: &'static str,
+        /// The steps at which φ changed.
+        rows: Vec<HistoryLine>,
+        /// What it cost.
+        cost: HistoryCostView,
+        /// Whether the hand-issued layer holds commands (history is about the trace alone).
+        hand: usize,
     },
     /// `prompt`
     Prompt {
@@ -329,19 +624,53 @@ impl Reply {
                 b,
                 added,
                 removed,
+                changed,
+                consistent,
+                revisions,
                 ground,
             } => {
+                let cons = |c: &Result<bool, String>| c.as_ref().ok().copied();
+                let cons_err = |c: &Result<bool, String>| c.as_ref().err().cloned();
                 let mut v = json!({
                     "from": a, "to": b,
-                    "added": added.iter().map(member_json).collect::<Vec<_>>(),
-                    "removed": removed.iter().map(member_json).collect::<Vec<_>>(),
+                    "added": added.iter().map(|d| {
+                        let mut v = member_json(&d.member);
+                        v["already_entailed"] = json!(d.entailed);
+                        v
+                    }).collect::<Vec<_>>(),
+                    "removed": removed.iter().map(|d| {
+                        let mut v = member_json(&d.member);
+                        v["still_entailed"] = json!(d.entailed);
+                        v["left"] = match &d.left {
+                            Some(l) => json!({
+                                "step": l.step, "by": l.by, "reason": l.reason,
+                                "event": l.event.as_ref().map(EventRef::to_json),
+                            }),
+                            None => Value::Null,
+                        };
+                        v
+                    }).collect::<Vec<_>>(),
+                    "changed": changed.iter().map(|c| json!({
+                        "id": c.after.id,
+                        "before": member_json(&c.before),
+                        "after": member_json(&c.after),
+                    })).collect::<Vec<_>>(),
+                    "consistent": {
+                        "from": cons(&consistent[0]), "to": cons(&consistent[1]),
+                        "from_error": cons_err(&consistent[0]), "to_error": cons_err(&consistent[1]),
+                    },
+                    "revisions": revisions.iter().map(|r| json!({
+                        "step": r.step, "trigger": r.trigger, "retracted": r.retracted,
+                        "policy": r.policy,
+                    })).collect::<Vec<_>>(),
                 });
                 if !ground.is_empty() {
-                    v["ground"] =
-                        json!(ground
-                        .iter()
-                        .map(|g| json!({"name": g.name, "before": g.before, "after": g.after}))
-                        .collect::<Vec<_>>());
+                    v["ground"] = json!(
+                        ground
+                            .iter()
+                            .map(|g| json!({"name": g.name, "before": g.before, "after": g.after}))
+                            .collect::<Vec<_>>()
+                    );
                 }
                 v
             }
@@ -354,6 +683,101 @@ impl Reply {
                     v
                 }).collect::<Vec<_>>(),
             }),
+            Reply::History {
+                formula,
+                id,
+                session,
+                initial,
+                rows,
+                cost,
+                hand,
+            } => json!({
+                "formula": formula, "id": id, "session": session, "initial": initial,
+                "rows": rows.iter().map(history_line_json).collect::<Vec<_>>(),
+                "hand_commands_ignored": hand,
+                "cost": {
+                    "change_points": cost.points, "index_solves": cost.index_solves,
+                    "index_ms": cost.index_ms, "index_reused": cost.index_reused,
+                    "ms": cost.ms, "relevant_points": cost.relevant, "checks": cost.checks,
+                    "supports": cost.supports, "pruned": cost.pruned,
+                },
+            }),
+            Reply::WhatIf {
+                policy,
+                run_policy,
+                from,
+                at,
+                sigma,
+                changed,
+                compared,
+                not_checkable,
+                decisions,
+                stopped_at,
+            } => {
+                let ids = |side: &str| -> Vec<&str> {
+                    sigma
+                        .iter()
+                        .filter(|(_, s)| *s == side)
+                        .map(|(m, _)| m.id.as_str())
+                        .collect()
+                };
+                json!({
+                    "policy": policy.as_str(),
+                    "run_policy": run_policy.map(Policy::as_str),
+                    "from": from, "at": at,
+                    "sigma": sigma.iter().map(|(m, side)| {
+                        let mut v = member_json(m);
+                        v["in"] = json!(side);
+                        v
+                    }).collect::<Vec<_>>(),
+                    "only_real": ids("real"),
+                    "only_alternative": ids("alternative"),
+                    "changed": changed.iter().map(|c| json!({
+                        "event": c.event.as_ref().map(EventRef::to_json),
+                        "kind": c.kind, "formula": c.formula, "claimed": c.claimed,
+                        "real": c.real, "alternative": c.alt,
+                    })).collect::<Vec<_>>(),
+                    "compared": compared, "not_checkable": not_checkable,
+                    "stopped_at": stopped_at,
+                    "decisions": decisions.iter().map(|d| {
+                        let (alt, alt_err) = match &d.alt {
+                            Ok((applied, retracted, fallback)) => (json!({
+                                "applied": applied, "retracted": retracted, "fallback": fallback,
+                            }), Value::Null),
+                            Err(e) => (Value::Null, json!(e)),
+                        };
+                        let (repairs, complete, rep_err) = match &d.repairs {
+                            Ok((rs, complete)) => (json!(rs.iter().map(|r| json!({
+                                "retract": r.retract, "keeps_new": r.keeps_new, "keeps": r.keeps,
+                                "real": r.real, "alternative": r.alternative,
+                            })).collect::<Vec<_>>()), json!(complete), Value::Null),
+                            Err(e) => (Value::Null, Value::Null, json!(e)),
+                        };
+                        json!({
+                            "step": d.step, "id": d.id, "formula": d.formula,
+                            "real_retracted": d.real_retracted,
+                            "alternative": alt, "alternative_error": alt_err,
+                            "repairs": repairs, "repairs_complete": complete,
+                            "repairs_error": rep_err,
+                            "sigma_was_inconsistent": d.sigma_was_inconsistent,
+                        })
+                    }).collect::<Vec<_>>(),
+                })
+            }
+            Reply::Note {
+                note,
+                location,
+                in_data_dir,
+            } => json!({"note": note.to_json(), "location": location, "in_data_dir": in_data_dir}),
+            Reply::Notes {
+                notes,
+                location,
+                problems,
+            } => json!({
+                "notes": notes.iter().map(NoteLine::to_json).collect::<Vec<_>>(),
+                "location": location, "problems": problems,
+            }),
+            Reply::Unnote { id } => json!({"removed": id}),
             Reply::Help { text } => json!({"text": text}),
             Reply::Prompt { text } => json!({"prompt": text}),
             Reply::Save { path, events } => json!({"path": path, "events": events}),
@@ -616,14 +1040,39 @@ impl Reply {
                 b,
                 added,
                 removed,
+                changed,
+                consistent,
+                revisions,
                 ground,
             } => {
                 let _ = write!(out, "from step {a} to step {b}:");
-                for m in added {
-                    let _ = write!(out, "\n+ {}", line(m));
+                for d in added {
+                    let _ = write!(out, "\n+ {}", line(&d.member));
+                    if d.entailed == Some(true) {
+                        let _ = write!(out, "\n    (Σ at step {a} already entailed it)");
+                    }
                 }
-                for m in removed {
-                    let _ = write!(out, "\n- {}", line(m));
+                for d in removed {
+                    let _ = write!(out, "\n- {}", line(&d.member));
+                    if let Some(l) = &d.left {
+                        let _ = write!(out, "\n    left at step {} ({}", l.step, sanitize(&l.by));
+                        if let Some(r) = &l.reason {
+                            let _ = write!(out, ": {}", sanitize(r));
+                        }
+                        out.push(')');
+                    }
+                    match d.entailed {
+                        Some(true) => {
+                            let _ = write!(out, "\n    Σ at step {b} still entails it");
+                        }
+                        Some(false) => {
+                            let _ = write!(out, "\n    Σ at step {b} no longer entails it");
+                        }
+                        None => {}
+                    }
+                }
+                for c in changed {
+                    let _ = write!(out, "\n~ {}\n  → {}", line(&c.before), line(&c.after));
                 }
                 for g in ground {
                     let name = sanitize(&g.name);
@@ -650,8 +1099,32 @@ impl Reply {
                         (None, None) => Ok(()),
                     };
                 }
-                if added.is_empty() && removed.is_empty() && ground.is_empty() {
+                for r in revisions {
+                    let _ = write!(
+                        out,
+                        "\n  revision at step {}: trigger {}, gave up {} ({})",
+                        r.step,
+                        sanitize(r.trigger.as_deref().unwrap_or("?")),
+                        sanitize(&r.retracted.join(", ")),
+                        sanitize(r.policy.as_deref().unwrap_or("no policy named"))
+                    );
+                }
+                if added.is_empty() && removed.is_empty() && changed.is_empty() && ground.is_empty()
+                {
                     out.push_str(" no change");
+                }
+                let c = |x: &Result<bool, String>| match x {
+                    Ok(true) => "consistent".to_string(),
+                    Ok(false) => "INCONSISTENT".to_string(),
+                    Err(e) => format!("not checkable ({})", sanitize(e)),
+                };
+                if consistent[0] != consistent[1] {
+                    let _ = write!(
+                        out,
+                        "\n  Σ: {} at step {a}, {} at step {b}",
+                        c(&consistent[0]),
+                        c(&consistent[1])
+                    );
                 }
             }
             Reply::Sigma { beliefs } => {
@@ -667,6 +1140,305 @@ impl Reply {
                         out.push_str(" [hand]");
                     }
                 }
+            }
+            Reply::History {
+                formula,
+                id,
+                session,
+                initial,
+                rows,
+                cost,
+                hand,
+            } => {
+                let named = id
+                    .as_deref()
+                    .map(|i| format!(" (belief {})", sanitize(i)))
+                    .unwrap_or_default();
+                let _ = write!(
+                    out,
+                    "history of {}{named} in session {}: {initial} at step 0",
+                    sanitize(formula),
+                    sanitize(session)
+                );
+                let changed = rows.iter().filter(|r| r.step > 0).count();
+                let _ = write!(
+                    out,
+                    ", {changed} change{}",
+                    if changed == 1 { "" } else { "s" }
+                );
+                for r in rows {
+                    let mut what: Vec<String> = Vec::new();
+                    for c in &r.changes {
+                        match *c {
+                            "status" => {
+                                let mut t = format!("→ {} (was {})", r.status, r.previous);
+                                if let Some(why) = &r.reason {
+                                    t.push_str(&format!(": {}", sanitize(why)));
+                                }
+                                what.push(t);
+                            }
+                            "announced" | "retracted" => {
+                                let b = r.belief.as_deref().unwrap_or("");
+                                let by = r.by.map(|b| format!(" by {b}")).unwrap_or_default();
+                                what.push(format!("{c} {}{by}", sanitize(b)));
+                            }
+                            other => what.push(other.to_string()),
+                        }
+                    }
+                    let ev = r
+                        .event
+                        .as_ref()
+                        .map(|e| format!("  ← {}", e.to_text()))
+                        .unwrap_or_default();
+                    let _ = write!(out, "\n  step {:>5}  {}{ev}", r.step, what.join("; "));
+                    match &r.support {
+                        Some(Ok(ms)) if ms.is_empty() => {
+                            out.push_str("\n              support: {} (φ is valid)");
+                        }
+                        Some(Ok(ms)) => {
+                            out.push_str("\n              support:");
+                            for m in ms {
+                                let _ = write!(out, "\n                {}", line(m));
+                            }
+                        }
+                        Some(Err(e)) => {
+                            let _ = write!(
+                                out,
+                                "\n              support: not checkable ({})",
+                                sanitize(e)
+                            );
+                        }
+                        None => {}
+                    }
+                }
+                if *hand > 0 {
+                    let _ = write!(
+                        out,
+                        "\n  (the history is the trace's; the {hand} hand-issued command(s) are not part of it)"
+                    );
+                }
+                let _ = write!(
+                    out,
+                    "\n  cost: index of {} change points ({} consistency solves, {:.1} ms{}); \
+                     history {} of them relevant, {} checks, {} supports, {:.1} ms{}",
+                    cost.points,
+                    cost.index_solves,
+                    cost.index_ms,
+                    if cost.index_reused { ", reused" } else { "" },
+                    cost.relevant,
+                    cost.checks,
+                    cost.supports,
+                    cost.ms,
+                    if cost.pruned {
+                        ""
+                    } else {
+                        " (whole Σ walked: quantifiers)"
+                    },
+                );
+            }
+            Reply::WhatIf {
+                policy,
+                run_policy,
+                from,
+                at,
+                sigma,
+                changed,
+                compared,
+                not_checkable,
+                decisions,
+                stopped_at,
+            } => {
+                let _ = write!(
+                    out,
+                    "what if {} had decided from step {from} (the run used {}):",
+                    policy.as_str(),
+                    run_policy.map_or("no named policy", Policy::as_str)
+                );
+                let _ = write!(out, "\nΣ at step {at}, real | alternative:");
+                for (m, side) in sigma {
+                    let mark = match *side {
+                        "both" => "  both ",
+                        "real" => "  real ",
+                        _ => "  alt  ",
+                    };
+                    let _ = write!(out, "\n{mark} {}", line(m));
+                }
+                if sigma.iter().all(|(_, s)| *s == "both") {
+                    out.push_str("\n  (the two Σs are the same here)");
+                }
+                for d in decisions {
+                    let _ = write!(
+                        out,
+                        "\nstep {}: {} {}",
+                        d.step,
+                        sanitize(&d.id),
+                        sanitize(&d.formula)
+                    );
+                    let _ = write!(
+                        out,
+                        "\n  real: gave up {}",
+                        if d.real_retracted.is_empty() {
+                            "nothing".to_string()
+                        } else {
+                            sanitize(&d.real_retracted.join(", "))
+                        }
+                    );
+                    match &d.alt {
+                        Ok((applied, retracted, fallback)) => {
+                            let _ = write!(
+                                out,
+                                "\n  {}: {}, gave up {}{}",
+                                policy.as_str(),
+                                if *applied {
+                                    "admitted it"
+                                } else {
+                                    "refused it"
+                                },
+                                if retracted.is_empty() {
+                                    "nothing".to_string()
+                                } else {
+                                    sanitize(&retracted.join(", "))
+                                },
+                                if *fallback { " (recency fallback)" } else { "" }
+                            );
+                        }
+                        Err(e) => {
+                            let _ = write!(
+                                out,
+                                "\n  {}: not checkable ({})",
+                                policy.as_str(),
+                                sanitize(e)
+                            );
+                        }
+                    }
+                    if d.sigma_was_inconsistent {
+                        out.push_str("\n  (Σ was already inconsistent before it)");
+                    }
+                    match &d.repairs {
+                        Ok((rs, complete)) => {
+                            let _ = write!(
+                                out,
+                                "\n  minimal repairs{}:",
+                                if *complete { "" } else { " (more may exist)" }
+                            );
+                            for r in rs {
+                                let mut tags = Vec::new();
+                                if r.real {
+                                    tags.push("the run's");
+                                }
+                                if r.alternative {
+                                    tags.push(policy.as_str());
+                                }
+                                let tag = if tags.is_empty() {
+                                    String::new()
+                                } else {
+                                    format!("  [{}]", tags.join(", "))
+                                };
+                                let keeps = if r.keeps.is_empty() {
+                                    String::new()
+                                } else {
+                                    format!("; keeps {}", sanitize(&r.keeps.join(", ")))
+                                };
+                                let _ = write!(
+                                    out,
+                                    "\n    give up {}{}{keeps}{tag}",
+                                    sanitize(&r.retract.join(", ")),
+                                    if r.keeps_new { "" } else { " (refuse it)" },
+                                );
+                            }
+                        }
+                        Err(e) => {
+                            let _ = write!(out, "\n  repairs: not checkable ({})", sanitize(e));
+                        }
+                    }
+                }
+                if changed.is_empty() {
+                    let _ = write!(
+                        out,
+                        "\nno later verdict or answer would have changed ({compared} compared)"
+                    );
+                } else {
+                    let _ = write!(
+                        out,
+                        "\n{} of {compared} later verdicts or answers would have changed:",
+                        changed.len()
+                    );
+                    for c in changed {
+                        let ev = c
+                            .event
+                            .as_ref()
+                            .map(|e| format!("step {} ", e.step))
+                            .unwrap_or_default();
+                        let _ = write!(
+                            out,
+                            "\n  {ev}{} {}: {} → {}{}",
+                            c.kind,
+                            sanitize(&c.formula),
+                            sanitize(&c.real),
+                            sanitize(&c.alt),
+                            c.claimed
+                                .as_deref()
+                                .map(|x| format!(" (claimed {})", sanitize(x)))
+                                .unwrap_or_default()
+                        );
+                    }
+                }
+                if *not_checkable > 0 {
+                    let _ = write!(out, "\n({not_checkable} not checkable within the budget)");
+                }
+                if let Some(s) = stopped_at {
+                    let _ = write!(
+                        out,
+                        "\n(the walk's budget ran out at step {s}: nothing from there on was \
+                         replayed or compared; --budget gives it more)"
+                    );
+                }
+            }
+            Reply::Note {
+                note,
+                location,
+                in_data_dir,
+            } => {
+                let _ = write!(
+                    out,
+                    "{} {}\n  kept in {}{}",
+                    if note.text.is_empty() {
+                        "bookmarked"
+                    } else {
+                        "noted"
+                    },
+                    note.to_text(),
+                    sanitize(location),
+                    if *in_data_dir {
+                        " (the trace's directory is not writable)"
+                    } else {
+                        ""
+                    }
+                );
+            }
+            Reply::Notes {
+                notes,
+                location,
+                problems,
+            } => {
+                if notes.is_empty() {
+                    out.push_str("no bookmarks or notes in this session");
+                }
+                for (i, n) in notes.iter().enumerate() {
+                    if i > 0 {
+                        out.push('\n');
+                    }
+                    out.push_str(&n.to_text());
+                }
+                if let Some(l) = location {
+                    let _ = write!(out, "\n  kept in {}", sanitize(l));
+                }
+                for p in problems {
+                    let _ = write!(out, "\n  warning: {}", sanitize(p));
+                }
+            }
+            Reply::Unnote { id } => {
+                let _ = write!(out, "removed note #{id}");
             }
             Reply::Help { text } => out.push_str(text),
             Reply::Prompt { text } => {
@@ -708,6 +1480,22 @@ pub(crate) fn role_name(role: Role) -> &'static str {
         Role::Norm => "norm",
         Role::Assumption => "assumption",
     }
+}
+
+fn history_line_json(r: &HistoryLine) -> Value {
+    let (support, support_error) = match &r.support {
+        Some(Ok(ms)) => (
+            json!(ms.iter().map(member_json).collect::<Vec<_>>()),
+            Value::Null,
+        ),
+        Some(Err(e)) => (Value::Null, json!(e)),
+        None => (Value::Null, Value::Null),
+    };
+    json!({
+        "step": r.step, "status": r.status, "previous": r.previous, "changes": r.changes,
+        "event": r.event.as_ref().map(EventRef::to_json), "reason": r.reason,
+        "belief": r.belief, "by": r.by, "support": support, "support_error": support_error,
+    })
 }
 
 fn member_json(m: &Member) -> Value {

@@ -55,6 +55,7 @@ pub mod import;
 pub mod index;
 pub mod live;
 mod load;
+pub mod notes;
 pub mod otlp_http;
 pub mod reader;
 pub mod store;

@@ -228,6 +228,43 @@ pub struct SessionView {
     pub hand_hidden: bool,
     /// A refresh of the hand view for the shown step was asked for and not answered yet.
     pub hand_pending: bool,
+    /// The history marked on the strip under the timeline (`H`, `:history φ`).
+    pub history: Option<HistoryMarks>,
+}
+
+/// A history as the strip under the timeline marks it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HistoryMarks {
+    /// The formula asked about, printed (the belief id too when one was named).
+    pub formula: String,
+    /// Each step at which something changed, with φ's status from there on.
+    pub steps: Vec<(u32, &'static str)>,
+}
+
+/// The bookmarks overlay (`'`): the session's marks, one selected; Enter jumps to its step.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MarksOverlay {
+    /// The marks by step.
+    pub items: Vec<crate::repl::NoteLine>,
+    /// The selected one.
+    pub sel: usize,
+    /// The file they are kept in.
+    pub location: Option<String>,
+}
+
+/// The side-by-side diff asked for on the command line (`doxascope diff A B --tui`): built
+/// once both runs are read.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DiffRequest {
+    /// How to align.
+    pub how: crate::model::diff::Align,
+    /// The first run's session, when named.
+    pub a: Option<String>,
+    /// The second run's.
+    pub b: Option<String>,
+    /// The runs' files as given: without a name, a run is the first session read from its
+    /// file (the two files may be read in either order).
+    pub files: [String; 2],
 }
 
 impl Default for SessionView {
@@ -242,6 +279,7 @@ impl Default for SessionView {
             hand: None,
             hand_hidden: false,
             hand_pending: false,
+            history: None,
         }
     }
 }
@@ -342,11 +380,37 @@ pub struct App {
     /// A file opened with `:open` whose first event has not arrived yet: its name as the
     /// reader records it, and how far the log has been looked through for it.
     opening: Option<(String, usize)>,
+    /// The bookmarks overlay, while open.
+    pub marks: Option<MarksOverlay>,
+    /// The side-by-side diff of two runs, while it is on.
+    pub diff: Option<super::panes::diff::DiffView>,
+    /// A diff to show once the runs are read.
+    pub diff_request: Option<DiffRequest>,
 }
 
 /// Sessions up to this many events are audited automatically once loaded and as they grow;
 /// larger ones on request (`R`), since the solver pass grows with the run.
 pub const AUTO_RECOMPUTE_MAX: u32 = 200_000;
+
+/// The steps of a `history` reply, for the strip under the timeline.
+fn history_marks(r: &crate::repl::Reply) -> Option<HistoryMarks> {
+    let crate::repl::Reply::History {
+        formula, id, rows, ..
+    } = r
+    else {
+        return None;
+    };
+    Some(HistoryMarks {
+        formula: match id {
+            Some(i) => format!("{i} ({formula})"),
+            None => formula.clone(),
+        },
+        steps: rows
+            .iter()
+            .map(|l| (u32::try_from(l.step).unwrap_or(u32::MAX), l.status))
+            .collect(),
+    })
+}
 
 /// How many status messages `:messages` keeps.
 pub const MESSAGES_KEPT: usize = 500;
@@ -395,6 +459,9 @@ impl App {
             repl_loading: None,
             demo: None,
             opening: None,
+            marks: None,
+            diff: None,
+            diff_request: None,
         };
         app.on_data();
         app
@@ -763,6 +830,9 @@ impl App {
                 return Vec::new();
             }
         }
+        if self.marks.is_some() {
+            return self.on_marks_key(key);
+        }
         if self.help || self.popup.is_some() {
             // Overlays close on any key; q still quits.
             self.help = false;
@@ -778,6 +848,91 @@ impl App {
         self.track_detail();
         fx.extend(self.hand_refresh());
         fx
+    }
+
+    /// A key while the bookmarks overlay is open: ↑↓ (j k) choose, Enter jumps to the step,
+    /// Esc (or ', or q) closes.
+    fn on_marks_key(&mut self, key: KeyEvent) -> Vec<Effect> {
+        let Some(m) = self.marks.as_mut() else {
+            return Vec::new();
+        };
+        let n = m.items.len();
+        match key.code {
+            KeyCode::Up | KeyCode::Char('k') => m.sel = m.sel.saturating_sub(1),
+            KeyCode::Down | KeyCode::Char('j') => m.sel = (m.sel + 1).min(n.saturating_sub(1)),
+            KeyCode::Enter => {
+                let pick = m.items.get(m.sel).map(|n| (n.step, n.belief.clone()));
+                self.marks = None;
+                if let Some((step, belief)) = pick {
+                    self.view_mut().follow = false;
+                    self.goto_step(step);
+                    self.status = match belief {
+                        Some(b) => format!("step {step} (bookmarked belief {b})"),
+                        None => format!("step {step}"),
+                    };
+                }
+            }
+            _ => self.marks = None,
+        }
+        Vec::new()
+    }
+
+    /// Builds the side-by-side diff asked for on the command line once both runs are read
+    /// (and again when they grew); called by the event loop between frames.
+    pub fn maybe_build_diff(&mut self) {
+        let Some(req) = self.diff_request.clone() else {
+            return;
+        };
+        if self.loading.is_some()
+            || self
+                .diff
+                .as_ref()
+                .is_some_and(|d| d.version == self.store.version)
+        {
+            return;
+        }
+        let store = &self.store;
+        let from_file = |i: usize, file: &str| {
+            store.sessions[i]
+                .events()
+                .first()
+                .and_then(|&p| store.event(p))
+                .is_some_and(|e| *e.origin.file == *file)
+        };
+        let find = |name: &Option<String>, file: &str, skip: Option<usize>| -> Option<usize> {
+            let n = store.sessions.len();
+            match name {
+                Some(name) => store.sessions.iter().position(|s| *s.name == **name),
+                None => (0..n)
+                    .find(|&i| Some(i) != skip && from_file(i, file))
+                    .or_else(|| (0..n).find(|&i| Some(i) != skip)),
+            }
+        };
+        let Some(a) = find(&req.a, &req.files[0], None) else {
+            return;
+        };
+        let Some(b) = find(&req.b, &req.files[1], Some(a)).filter(|&b| b != a) else {
+            self.status = "diff: the files hold one session; two runs are needed".into();
+            return;
+        };
+        let at = self.diff.as_ref().map_or(0, |d| d.at);
+        if let Some(mut d) = super::panes::diff::DiffView::build(&self.store, a, b, req.how) {
+            d.at = at.min(d.alignment.pairs.len().saturating_sub(1));
+            self.status = match &d.alignment.divergence {
+                Some(v) => format!(
+                    "diff: {} aligned pairs; Σ first diverges at step {} / step {} (e)",
+                    d.alignment.pairs.len(),
+                    v.a,
+                    v.b
+                ),
+                None => format!(
+                    "diff: {} aligned pairs; Σ never diverges",
+                    d.alignment.pairs.len()
+                ),
+            };
+            self.diff = Some(d);
+            self.dirty = true;
+        }
     }
 
     /// Keeps the status line's message in the history `:messages` shows (called once per
@@ -933,6 +1088,29 @@ impl App {
     /// (the timeline's searches from any pane).
     pub fn apply(&mut self, a: Action) -> Vec<Effect> {
         self.dirty = true;
+        if let Some(d) = self.diff.as_mut() {
+            match a {
+                Action::Quit | Action::Suspend | Action::Help | Action::Mouse => {}
+                Action::Escape => {
+                    self.diff = None;
+                    self.diff_request = None;
+                    self.status = "back to the panes (the diff is `doxascope diff` again)".into();
+                    return Vec::new();
+                }
+                _ => {
+                    let page = self.page;
+                    self.status = d.on_action(a, page);
+                    let (sa, _) = d.pair();
+                    let a_session = d.a;
+                    if self.session != a_session {
+                        self.show_session(a_session);
+                    }
+                    self.view_mut().follow = false;
+                    self.goto_step(u64::from(sa));
+                    return Vec::new();
+                }
+            }
+        }
         let n = self.sess().map_or(0, |s| s.rows());
         let cursor = i64::from(self.view().cursor);
         match a {
@@ -1048,6 +1226,41 @@ impl App {
             Action::Recompute => {
                 self.status = "auditing the session…".into();
                 return vec![Effect::Recompute];
+            }
+            Action::History => {
+                if self.focus != Pane::Sigma {
+                    self.status =
+                        "H works on a belief: focus Σ (Tab), or type :history φ for any formula"
+                            .into();
+                    return Vec::new();
+                }
+                return self.pane_action(Pane::Sigma, a);
+            }
+            Action::Bookmark => {
+                let step = u64::from(self.step());
+                let belief = if self.focus == Pane::Sigma {
+                    self.panes
+                        .sigma
+                        .selected_id(&self.store, self.session, self.view())
+                } else {
+                    None
+                };
+                let line = match belief.filter(|b| !b.contains(char::is_whitespace)) {
+                    Some(b) => format!("note --belief {b}"),
+                    None => "note".to_string(),
+                };
+                return vec![Effect::Run {
+                    line,
+                    step,
+                    purpose: Purpose::Bookmark,
+                }];
+            }
+            Action::Bookmarks => {
+                return vec![Effect::Run {
+                    line: "notes".into(),
+                    step: u64::from(self.step()),
+                    purpose: Purpose::Marks,
+                }];
             }
             Action::DemoPause | Action::DemoStep | Action::DemoFaster | Action::DemoSlower => {
                 self.demo_action(a, std::time::Instant::now());
@@ -1260,6 +1473,9 @@ impl App {
                             self.view_mut().follow = false;
                             self.goto_step(*step);
                         }
+                        if let Some(h) = history_marks(r) {
+                            self.view_mut().history = Some(h);
+                        }
                     }
                     Err(e) => repl.push(ScrollKind::Error, e.to_text()),
                 }
@@ -1325,6 +1541,59 @@ impl App {
                     self.status = e.to_text();
                 }
             }
+            Purpose::History => match reply.result {
+                Ok(r) => {
+                    for l in r.to_text().lines() {
+                        self.panes.repl.push(ScrollKind::Output, l.to_string());
+                    }
+                    if let Some(h) = history_marks(&r) {
+                        self.status = format!(
+                            "history of {}: {} change(s), marked on the strip under the timeline",
+                            h.formula,
+                            h.steps.iter().filter(|(s, _)| *s > 0).count()
+                        );
+                        self.view_mut().history = Some(h);
+                    }
+                }
+                Err(e) => self.status = e.to_text(),
+            },
+            Purpose::Bookmark => {
+                self.status = match reply.result {
+                    Ok(Reply::Note { note, location, .. }) => format!(
+                        "bookmarked step {}{} (#{}, kept in {location}); ' lists the marks",
+                        note.step,
+                        note.belief
+                            .as_deref()
+                            .map(|b| format!(", belief {b}"))
+                            .unwrap_or_default(),
+                        note.id
+                    ),
+                    Ok(other) => other.to_text(),
+                    Err(e) => e.to_text(),
+                };
+            }
+            Purpose::Marks => match reply.result {
+                Ok(Reply::Notes {
+                    notes, location, ..
+                }) if !notes.is_empty() => {
+                    let step = u64::from(self.step());
+                    // The mark at or just before the shown step is selected first.
+                    let sel = notes.iter().rposition(|n| n.step <= step).unwrap_or(0);
+                    self.marks = Some(MarksOverlay {
+                        items: notes,
+                        sel,
+                        location,
+                    });
+                }
+                Ok(Reply::Notes { .. }) => {
+                    self.status =
+                        "no bookmarks or notes in this session yet: b bookmarks the step, \
+                         :note TEXT adds a note"
+                            .into();
+                }
+                Ok(other) => self.status = other.to_text(),
+                Err(e) => self.status = e.to_text(),
+            },
         }
     }
 

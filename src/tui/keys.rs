@@ -68,6 +68,13 @@ pub enum Action {
     Escape,
     /// Audit the shown session now (findings and recomputed verification claims).
     Recompute,
+    /// The history of the selected belief: its steps marked on the strip under the
+    /// timeline (`:history φ` for any formula).
+    History,
+    /// Bookmark the selected step, or the selected belief when Σ has the focus.
+    Bookmark,
+    /// The bookmarks and notes of the session, to jump to one.
+    Bookmarks,
     /// Demo only: pause or resume play.
     DemoPause,
     /// Demo only: release the rest of the current turn.
@@ -261,6 +268,24 @@ pub const BINDINGS: &[Binding] = &[
         label: "R",
         action: Action::Recompute,
         help: "audit the session now (findings, recomputed verification claims)",
+    },
+    Binding {
+        keys: &[(KeyCode::Char('H'), S), (KeyCode::Char('H'), N)],
+        label: "H",
+        action: Action::History,
+        help: "history of the selected Σ belief: its steps on the strip under the timeline",
+    },
+    Binding {
+        keys: &[(KeyCode::Char('b'), N)],
+        label: "b",
+        action: Action::Bookmark,
+        help: "bookmark the step (the belief, with Σ focused); :note TEXT adds a note",
+    },
+    Binding {
+        keys: &[(KeyCode::Char('\''), N)],
+        label: "'",
+        action: Action::Bookmarks,
+        help: "bookmarks and notes: Enter jumps to one",
     },
     Binding {
         keys: &[(KeyCode::Char('s'), N)],

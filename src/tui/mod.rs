@@ -105,6 +105,8 @@ pub struct Options {
     pub no_follow_symlinks: bool,
     /// Play the built-in demo instead of reading traces (`doxascope demo`).
     pub demo: Option<DemoOptions>,
+    /// Show two runs side by side (`doxascope diff RUN1 RUN2 --tui`).
+    pub diff: Option<app::DiffRequest>,
     /// Files of other formats, already turned into v1 ([`crate::trace::import`]): read
     /// once (never followed), named by their path, and named with their format in the
     /// header. Their paths may also be in `files`; they are read only from here.
@@ -604,6 +606,7 @@ pub fn run(opts: Options) -> Result<(), TuiError> {
     app.status = config.warnings.join("; ");
     app.config_warnings = config.warnings;
     app.demo = opts.demo.as_ref().map(demo_player);
+    app.diff_request = opts.diff.clone();
     if let Some(at) = opts.at {
         let v = app.view_mut();
         v.follow = false;
@@ -900,6 +903,8 @@ async fn event_loop(
             }
             _ = tokio::time::sleep_until(wake), if app.dirty => {}
         }
+        // The side-by-side diff, once both runs are read (and when they grew).
+        app.maybe_build_diff();
         // New data while nothing is loading in bulk: schedule an audit of what the view shows.
         if app.store.version != seen_version && !loading {
             seen_version = app.store.version;

@@ -39,6 +39,12 @@ pub enum Purpose {
     Conflict,
     /// The step changed while the hand-issued layer is not empty: refresh its view in Σ.
     Hand,
+    /// `H` on a belief: its history is marked on the strip under the timeline.
+    History,
+    /// `b`: a bookmark was written; the reply says where.
+    Bookmark,
+    /// `'`: the session's bookmarks and notes, for the overlay that jumps to one.
+    Marks,
 }
 
 /// One command for the worker.
@@ -234,6 +240,11 @@ impl ReplState {
                 self.repl.set_trace(trace);
             } else {
                 self.repl = Repl::new(trace);
+                // `:note` and `:notes` keep their marks beside the session's file.
+                if let Some(f) = model.file_of(name) {
+                    self.repl
+                        .set_note_store(crate::trace::notes::NoteStore::open(f));
+                }
             }
             self.parked = None;
             self.current = Some(session);

@@ -19,6 +19,7 @@ use super::keys::BINDINGS;
 use super::text::spans;
 use super::theme::Theme;
 use crate::repl::COMMANDS;
+use crate::sanitize::sanitize;
 
 /// Below this size only a notice is drawn.
 const MIN_W: u16 = 20;
@@ -54,7 +55,9 @@ fn draw_screen(f: &mut Frame, app: &mut App) {
     app.compact = compact && !tiny;
     header(f, app, head);
     footer(f, app, foot);
-    if app.zoom || tiny {
+    if let Some(d) = &app.diff {
+        d.draw(f, app, body);
+    } else if app.zoom || tiny {
         pane(f, app, app.focus, body);
     } else if compact {
         compact_layout(f, app, body);
@@ -87,6 +90,9 @@ fn draw_screen(f: &mut Frame, app: &mut App) {
     }
     if let Some((title, lines)) = app.popup.clone() {
         popup(f, &app.theme, &title, &lines, area);
+    }
+    if let Some(m) = &app.marks {
+        marks(f, &app.theme, m, area);
     }
     if app.help {
         help(f, &app.theme, area, app.demo.is_some());
@@ -359,6 +365,56 @@ fn centered(area: Rect, w: u16, h: u16) -> Rect {
         width: w,
         height: h,
     }
+}
+
+/// The bookmarks overlay: the session's marks by step, one selected.
+fn marks(f: &mut Frame, th: &Theme, m: &super::app::MarksOverlay, area: Rect) {
+    let h = (m.items.len() as u16 + 3)
+        .min(area.height.saturating_sub(2))
+        .max(4);
+    let r = centered(area, 90, h);
+    f.render_widget(Clear, r);
+    let room = usize::from(h.saturating_sub(3)).max(1);
+    let start = m.sel.saturating_sub(room - 1);
+    let mut lines: Vec<Line> = m
+        .items
+        .iter()
+        .enumerate()
+        .skip(start)
+        .take(room)
+        .map(|(i, n)| {
+            let on = n
+                .belief
+                .as_deref()
+                .map(|b| format!(" belief {}", sanitize(b)))
+                .unwrap_or_default();
+            let text = if n.text.is_empty() {
+                "(bookmark)".to_string()
+            } else {
+                n.text.clone()
+            };
+            let mut v = vec![Span::styled(
+                format!("#{:<3} step {:>6}{on}  ", n.id, n.step),
+                th.accent,
+            )];
+            v.extend(spans(&text, th.text, th.marker));
+            let l = Line::from(v);
+            if i == m.sel { l.style(th.selection) } else { l }
+        })
+        .collect();
+    if let Some(loc) = &m.location {
+        lines.push(Line::from(Span::styled(
+            format!("kept in {}", sanitize(loc)),
+            th.dim,
+        )));
+    }
+    let b = Block::bordered()
+        .border_style(th.border_focus)
+        .title(Span::styled(
+            " bookmarks and notes (↑↓ choose, Enter jumps, Esc closes) ",
+            th.title,
+        ));
+    f.render_widget(Paragraph::new(lines).block(b), r);
 }
 
 fn popup(f: &mut Frame, th: &Theme, title: &str, lines: &[String], area: Rect) {

@@ -102,6 +102,7 @@
 //! assert_eq!(why.support, vec!["r1".to_string(), "f1".to_string()]);
 //! ```
 
+pub mod corrections;
 mod explain;
 pub mod grade;
 mod handle;

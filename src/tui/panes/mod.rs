@@ -22,6 +22,7 @@
 //! `ui::pane`; and its place in the layouts of `ui.rs`.
 
 pub mod detail;
+pub mod diff;
 pub mod plan;
 pub mod repl;
 pub mod retract;

@@ -521,6 +521,33 @@ impl SigmaPane {
         Some(s.tl.beliefs()[i as usize].event)
     }
 
+    /// The id of the selected belief, if a trace belief is selected.
+    pub fn selected_id(&self, store: &Store, session: usize, view: &SessionView) -> Option<String> {
+        let pos = self.selected_event(store, session, view)?;
+        let s = store.sessions.get(session)?;
+        let t = s.step_of_row(view.cursor);
+        s.tl.beliefs()
+            .iter()
+            .find(|b| b.event == pos && b.active_at(t))
+            .map(|b| b.id.to_string())
+    }
+
+    /// `H` on a belief: ask `history` for it (its steps go on the strip under the timeline).
+    fn history_selected(&mut self, cx: &mut Cx) -> Vec<Effect> {
+        let Some(id) = self.selected_id(cx.store, cx.session, cx.view) else {
+            *cx.status = "H: no belief selected in Σ".into();
+            return Vec::new();
+        };
+        let line = format!("history {id}");
+        *cx.working = Some(line.clone());
+        *cx.status = format!("history of {id}…");
+        vec![Effect::Run {
+            line,
+            step: u64::from(cx.step()),
+            purpose: Purpose::History,
+        }]
+    }
+
     /// A new filter: the selection goes back to the first row.
     pub fn set_filter(&mut self, f: SigmaFilter) {
         self.filter = f;
@@ -535,6 +562,7 @@ impl SigmaPane {
         }
         match a {
             Action::Why => self.why_selected(cx),
+            Action::History => self.history_selected(cx),
             _ => fallback(a, cx),
         }
     }

@@ -24,6 +24,108 @@ use crate::tui::text::spans;
 use crate::tui::text::{bytes_spans, skip_columns};
 use crate::tui::theme::Theme;
 
+/// How many strip lines the timeline keeps at its bottom for `inner` lines: with room for
+/// nine rows of events besides, the history strip (`H`, `:history`), Σ's size as a
+/// sparkline and the density strip; on a shorter pane the density strip alone.
+pub fn strip_lines(inner: u16) -> u16 {
+    match inner {
+        0..=2 => 0,
+        3..=11 => 1,
+        _ => 3,
+    }
+}
+
+/// The bin of step `step` (1-based) among `w` bins for `n` events.
+fn bin_of(step: u32, n: usize, w: usize) -> usize {
+    ((step.max(1) as usize - 1) * w)
+        .checked_div(n)
+        .unwrap_or(0)
+        .min(w.saturating_sub(1))
+}
+
+/// The history strip: a mark at each step where the history of the selected belief or
+/// formula (`H`, `:history φ`) changed, coloured by φ's status from there on.
+fn history_strip(app: &App, width: u16, th: &Theme) -> Line<'static> {
+    let w = usize::from(width).max(1);
+    let Some(h) = &app.view().history else {
+        return Line::from(Span::styled(
+            "H on a Σ belief, or :history φ, marks its history here",
+            th.dim,
+        ));
+    };
+    let n = app.sess().map_or(0, |s| s.len() as usize).max(1);
+    let mut cells: Vec<(&str, Style)> = vec![("─", th.dim); w];
+    for &(step, status) in &h.steps {
+        if step == 0 {
+            continue;
+        }
+        cells[bin_of(step, n, w)] = match status {
+            "entailed" => ("●", th.ok),
+            "contradicted" => ("●", th.error),
+            "inconsistent" => ("×", th.warn),
+            "not-checkable" => ("?", th.warn),
+            _ => ("○", th.text),
+        };
+    }
+    let cur = bin_of(app.step(), n, w);
+    Line::from(
+        cells
+            .into_iter()
+            .enumerate()
+            .map(|(i, (c, st))| {
+                let st = if i == cur {
+                    st.add_modifier(Modifier::REVERSED)
+                } else {
+                    st
+                };
+                Span::styled(c, st)
+            })
+            .collect::<Vec<_>>(),
+    )
+}
+
+/// Σ's size over the run as a sparkline: each cell the size at the last step it covers, on a
+/// scale of eight heights up to the largest.
+fn sigma_sparkline(app: &App, width: u16, th: &Theme) -> Line<'static> {
+    const LEVELS: [&str; 8] = ["▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"];
+    let Some(s) = app.sess() else {
+        return Line::default();
+    };
+    let w = usize::from(width).max(1);
+    let n = s.len() as usize;
+    if n == 0 {
+        return Line::default();
+    }
+    let size = |t: u32| s.sigma_at_len(t).saturating_sub(s.ended_by(t) as u32);
+    let sizes: Vec<u32> = (0..w)
+        .map(|j| {
+            let t = (((j + 1) * n).div_ceil(w)).clamp(1, n) as u32;
+            size(t)
+        })
+        .collect();
+    let max = sizes.iter().copied().max().unwrap_or(0).max(1);
+    let cur = bin_of(app.step(), n, w);
+    Line::from(
+        sizes
+            .iter()
+            .enumerate()
+            .map(|(i, &v)| {
+                let c = if v == 0 {
+                    " "
+                } else {
+                    LEVELS[((v as usize * 8 - 1) / max as usize).min(7)]
+                };
+                let st = if i == cur {
+                    th.accent.add_modifier(Modifier::REVERSED)
+                } else {
+                    th.accent
+                };
+                Span::styled(c, st)
+            })
+            .collect::<Vec<_>>(),
+    )
+}
+
 /// The density strip's cache key: (session, rows, width, audit version).
 type DensityKey = (usize, u32, u16, u64);
 
@@ -406,8 +508,8 @@ impl TimelinePane {
     /// A click on the `row`-th of the `inner` lines inside the pane's borders: that row
     /// becomes the cursor.
     pub fn on_click(&mut self, row: usize, inner: usize, cx: &mut Cx) {
-        // The density strip takes the last line of a pane of three lines or more.
-        let page = inner - usize::from(inner >= 3);
+        // The strips take the last lines of the pane.
+        let page = inner - usize::from(strip_lines(inner as u16));
         if row >= page {
             return;
         }
@@ -511,12 +613,17 @@ impl TimelinePane {
         if self.hscroll > 0 {
             extra.push_str(&format!("→{} (← back) ", self.hscroll));
         }
+        if strip_lines(area.height.saturating_sub(2)) == 3
+            && let Some(h) = &app.view().history
+        {
+            extra.push_str(&format!("history: {} ", sanitize(&h.formula)));
+        }
         let b = block(app, Pane::Timeline, extra);
         let inner = b.inner(area);
         f.render_widget(b, area);
         let Some(s) = app.sess() else { return };
-        let strip_h = u16::from(inner.height >= 3);
-        let h = usize::from(inner.height - strip_h);
+        let strips = strip_lines(inner.height);
+        let h = usize::from(inner.height - strips);
         let lines = self.with_listed(&app.store, app.session(), cursor, None, |l, at| {
             let (start, end) = visible(at, l.len(), h);
             let mut lines = Vec::with_capacity(end - start);
@@ -543,7 +650,26 @@ impl TimelinePane {
                 ..inner
             },
         );
-        if strip_h == 1 {
+        if strips == 3 {
+            let y = inner.y + inner.height - 3;
+            f.render_widget(
+                Paragraph::new(history_strip(app, inner.width, &th)),
+                Rect {
+                    y,
+                    height: 1,
+                    ..inner
+                },
+            );
+            f.render_widget(
+                Paragraph::new(sigma_sparkline(app, inner.width, &th)),
+                Rect {
+                    y: y + 1,
+                    height: 1,
+                    ..inner
+                },
+            );
+        }
+        if strips >= 1 {
             let bins = self.density(app, inner.width);
             let events = app.sess().map_or(0, |s| s.len() as usize);
             let cur_bin = (app.step().saturating_sub(1) as usize * bins.len())
