@@ -2,7 +2,7 @@
 conventions), exporting to doxascope's OTLP/HTTP receiver. Used by tests/otlp_python.rs and
 benches/otlp.rs.
 
-usage: otel_agent.py ENDPOINT {proto|json} TRACES [--tools N] [--stamps FILE]
+usage: otel_agent.py ENDPOINT {proto|json} TRACES [--tools N] [--stamps FILE] [--queue N]
 
 Each trace is one agent run: an `invoke_agent` root, then per step a `chat` span (input and
 output messages as GenAI >= 1.37 JSON attributes) and an `execute_tool` span; the last chat
@@ -14,7 +14,11 @@ BatchSpanProcessor.
   protobuf's json_format (ids come out in base64, as proto3 JSON writes bytes), gzip'd and
   POSTed to the same endpoint: the SDK has no JSON exporter of its own.
 
-Prints `sent SPANS` at the end (after shutdown, so every span was exported and answered).
+Prints `sent SPANS exported SPANS` at the end (after shutdown, so every span handed on was
+exported and answered): the spans made, and those the exporter was given and had answered.
+The BatchSpanProcessor drops spans when its queue (2,048 by default) is full because the
+exporter lags the agent; --queue N sizes it, so that a rate measurement counts the receiver's
+losses and not the SDK's own.
 With --stamps, writes `TRACE_HEX EXPORT_NS` lines: when each trace's root span was handed to
 the exporter's HTTP POST.
 """
@@ -35,6 +39,7 @@ def main():
     endpoint, encoding, traces = sys.argv[1], sys.argv[2], int(sys.argv[3])
     tools = 2
     stamps = None
+    queue = None
     args = sys.argv[4:]
     while args:
         if args[0] == "--tools":
@@ -42,6 +47,9 @@ def main():
             args = args[2:]
         elif args[0] == "--stamps":
             stamps = open(args[1], "w")
+            args = args[2:]
+        elif args[0] == "--queue":
+            queue = int(args[1])
             args = args[2:]
         else:
             raise SystemExit(f"unknown argument {args[0]}")
@@ -54,7 +62,9 @@ def main():
         inner = JsonExporter(url)
     exporter = Stamping(inner, stamps)
     provider = TracerProvider(resource=Resource.create({"service.name": "otel-test-agent"}))
-    provider.add_span_processor(BatchSpanProcessor(exporter))
+    batch = BatchSpanProcessor(exporter) if queue is None else BatchSpanProcessor(
+        exporter, max_queue_size=queue)
+    provider.add_span_processor(batch)
     tracer = provider.get_tracer("doxascope.tests.otel_agent")
     sent = 0
     for t in range(traces):
@@ -105,7 +115,7 @@ def main():
         stamps.close()
     if exporter.failures:
         raise SystemExit(f"export failed {exporter.failures} time(s)")
-    print(f"sent {sent}", flush=True)
+    print(f"sent {sent} exported {exporter.exported}", flush=True)
 
 
 class Stamping(SpanExporter):
@@ -115,6 +125,7 @@ class Stamping(SpanExporter):
         self.inner = inner
         self.stamps = stamps
         self.failures = 0
+        self.exported = 0
 
     def export(self, spans):
         now = time.time_ns()
@@ -125,6 +136,8 @@ class Stamping(SpanExporter):
         r = self.inner.export(spans)
         if r != SpanExportResult.SUCCESS:
             self.failures += 1
+        else:
+            self.exported += len(spans)
         return r
 
     def shutdown(self):
