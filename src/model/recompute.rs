@@ -813,6 +813,13 @@ impl Mirror {
         }
     }
 
+    /// Whether Σ is known to be inconsistent with every belief of it held by the engine and
+    /// none quantified: then [`Mirror::supported_without`] answers `Ok(None)` for every
+    /// belief, without asking anything.
+    fn inconsistent_whole(&mut self) -> bool {
+        self.quantified.is_empty() && self.missing.is_empty() && self.sat() == Ok(false)
+    }
+
     /// Whether Σ is consistent, and a minimal conflict when not.
     pub(super) fn consistent(&mut self) -> Result<(bool, Vec<String>), Unknown> {
         if self.sat()? {
@@ -1397,10 +1404,23 @@ fn walk(tl: &Timeline, log: &TraceLog, opts: &RecomputeOptions) -> Recomputed {
                 .get(i + 1)
                 .is_none_or(|&next| !ends_or_revises(next));
         if run_ends && !ended_in_run.is_empty() {
-            let mut candidates: BTreeSet<u32> = std::mem::take(&mut watched);
+            let mut fresh: BTreeSet<u32> = BTreeSet::new();
             for id in ended_in_run.drain(..) {
-                candidates.extend(cited_by.get(&id).into_iter().flatten().copied());
+                fresh.extend(cited_by.get(&id).into_iter().flatten().copied());
             }
+            // While Σ is inconsistent no derivation is judged: every candidate would only go
+            // back to `watched` (or leave it for good, having left Σ or got its premises
+            // back). They wait there unexamined until a settling finds Σ consistent, which
+            // judges them all as each settling in between would have left them; examining
+            // every watched record at every settling grew with the trace (quadratic).
+            let candidates = if m.inconsistent_whole() {
+                watched.append(&mut fresh);
+                BTreeSet::new()
+            } else {
+                let mut c = std::mem::take(&mut watched);
+                c.append(&mut fresh);
+                c
+            };
             for r in candidates {
                 let rec = &tl.beliefs()[r as usize];
                 if settled.contains(&r) || active_ids.get(rec.id.as_str()) != Some(&r) {
