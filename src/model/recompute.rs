@@ -46,9 +46,9 @@ use crate::logic::parse::parse;
 use crate::logic::revise::{Policy, Revision};
 use crate::trace::TraceLog;
 use crate::trace::event::Text;
-use crate::trace::event::{Body, Outcome as Claimed, QueryAnswer, Role};
+use crate::trace::event::{Body, Kind, Outcome as Claimed, QueryAnswer, Role};
 
-use super::timeline::{Timeline, event_at};
+use super::timeline::{Timeline, event_at, load_at};
 use crate::logic::engine::{LocalEngine, run_with_stack};
 
 /// Settings of the recomputation.
@@ -1118,12 +1118,17 @@ fn walk(tl: &Timeline, log: &TraceLog, opts: &RecomputeOptions) -> Recomputed {
     let mut ended_in_run: Vec<String> = Vec::new();
     let positions = tl.event_positions();
     let ends_or_revises = |pos: u32| {
-        ended_by.contains_key(&pos) || matches!(event_at(log, pos).body, Body::Revise(_))
+        // The kind column, not the event: decoding (and pinning) every event twice over for
+        // this would keep the whole trace decoded in memory.
+        ended_by.contains_key(&pos) || log.events.kind(pos as usize) == Some(Some(Kind::Revise))
     };
 
     for (i, &pos) in tl.event_positions().iter().enumerate() {
         let step = i as u32 + 1;
-        let ev = event_at(log, pos);
+        // Decoded for this step only (not pinned): an audit of a long trace would otherwise
+        // hold every event decoded until the end.
+        let loaded = load_at(log, pos);
+        let ev = loaded.as_deref().unwrap_or_else(|| event_at(log, pos));
         // Retractions this event causes (a retract, or a superseding announce, whose
         // replacement happens through the add below).
         for &r in ended_by.get(&pos).map(Vec::as_slice).unwrap_or(&[]) {

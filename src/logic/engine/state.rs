@@ -22,7 +22,8 @@ pub(super) enum Entry {
     /// Selector clauses of unquantified beliefs (rules and norms included) and their
     /// retirement units: main solver only, not the snapshot, which holds those beliefs
     /// unguarded (a selector there would only be one more free variable for every solve to
-    /// decide).
+    /// decide). Added to the main solver and not kept in the log, which only the snapshot
+    /// is rebuilt from.
     Guard(Vec<Lit>),
     /// Unguarded clauses of an unquantified belief: snapshot solver only, dead once the
     /// belief is retracted.
@@ -763,7 +764,12 @@ impl State {
                     s.add_clause(c);
                 }
             }
-            Entry::Guard(c) => self.main.add_clause(c),
+            Entry::Guard(c) => {
+                // The log rebuilds the snapshot only, which never holds these: keeping them
+                // cost memory for every selector clause and retirement of a long trace.
+                self.main.add_clause(c);
+                return;
+            }
             Entry::Snap(c, _) => {
                 if let Some(s) = &mut self.snap {
                     s.add_clause(c);
