@@ -236,13 +236,13 @@ fn receiver_rate(py: &std::path::Path) {
     );
     let stdout = String::from_utf8_lossy(&out.stdout);
     let mut words = stdout.split_whitespace();
-    let (sent, exported): (u64, u64) = match (words.next(), words.next(), words.next(), words.next())
-    {
-        (Some("sent"), Some(a), Some("exported"), Some(b)) => {
-            (a.parse().expect("sent N"), b.parse().expect("exported N"))
-        }
-        _ => panic!("the agent said {stdout:?}"),
-    };
+    let (sent, exported): (u64, u64) =
+        match (words.next(), words.next(), words.next(), words.next()) {
+            (Some("sent"), Some(a), Some("exported"), Some(b)) => {
+                (a.parse().expect("sent N"), b.parse().expect("exported N"))
+            }
+            _ => panic!("the agent said {stdout:?}"),
+        };
     // Every trace ends 2 s after its root: wait for all, then count what was spooled. A
     // trace whose root never came would stay open until the idle timeout: stop waiting
     // once the spool stops growing and say what is missing.
