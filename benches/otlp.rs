@@ -236,13 +236,13 @@ fn receiver_rate(py: &std::path::Path) {
     );
     let stdout = String::from_utf8_lossy(&out.stdout);
     let mut words = stdout.split_whitespace();
-    let (sent, exported): (u64, u64) = match (words.next(), words.next(), words.next(), words.next())
-    {
-        (Some("sent"), Some(a), Some("exported"), Some(b)) => {
-            (a.parse().expect("sent N"), b.parse().expect("exported N"))
-        }
-        _ => panic!("the agent said {stdout:?}"),
-    };
+    let (sent, exported): (u64, u64) =
+        match (words.next(), words.next(), words.next(), words.next()) {
+            (Some("sent"), Some(a), Some("exported"), Some(b)) => {
+                (a.parse().expect("sent N"), b.parse().expect("exported N"))
+            }
+            _ => panic!("the agent said {stdout:?}"),
+        };
     // Every trace ends 2 s after its root: wait for all, then count what was spooled. A
     // trace whose root never came would stay open until the idle timeout: stop waiting
     // once the spool stops growing and say what is missing.
@@ -288,6 +288,67 @@ fn receiver_rate(py: &std::path::Path) {
         } else {
             ", LOST SOME"
         }
+    );
+}
+
+fn latency(py: &std::path::Path) {
+    let samples = env_or("OTLP_BENCH_SAMPLES", 30);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cache = dir.path().join("cache");
+    let port = venv::free_port();
+    let t = start_tui("otlp15-bench-lat", &cache, port);
+    let stamps = dir.path().join("stamps");
+    let mut lat = Vec::new();
+    for i in 0..samples {
+        // One trace per run: the agent's POST time is stamped, the screen polled until the
+        // session appears (its name is the trace id's last 16 hex digits).
+        let mut child = Command::new(py)
+            .arg(venv::agent_script())
+            .arg(format!("http://127.0.0.1:{port}"))
+            .arg("proto")
+            .arg("1")
+            .args(["--tools", "0", "--stamps"])
+            .arg(&stamps)
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .expect("agent");
+        let deadline = Instant::now() + Duration::from_secs(20);
+        let (trace, sent_ns) = loop {
+            if let Ok(s) = std::fs::read_to_string(&stamps)
+                && let Some((a, b)) = s.trim().split_once(' ')
+                && let Ok(ns) = b.parse::<u128>()
+            {
+                break (a.to_string(), ns);
+            }
+            assert!(Instant::now() < deadline, "no stamp from the agent");
+            std::thread::sleep(Duration::from_micros(200));
+        };
+        let short = &trace[16..];
+        let seen_ns = loop {
+            if t.capture().contains(short) {
+                break std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |d| d.as_nanos());
+            }
+            assert!(
+                Instant::now() < deadline,
+                "trace {short} not on screen (sample {i})"
+            );
+        };
+        let _ = child.wait();
+        let _ = std::fs::remove_file(&stamps);
+        lat.push(Duration::from_nanos(seen_ns.saturating_sub(sent_ns) as u64));
+        // The TUI shows the newest session when following; move on after it settles.
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    t.keys(&["q"]);
+    lat.sort();
+    let pick = |p: f64| lat[((lat.len() as f64 - 1.0) * p).round() as usize];
+    println!(
+        "latency export -> on screen ({samples} traces): median {:?}, p95 {:?}, max {:?}",
+        pick(0.5),
+        pick(0.95),
+        lat[lat.len() - 1]
     );
 }
 

@@ -516,23 +516,9 @@ impl HistoryIndex {
         // consistency (over Σ's own constants) does not apply: Σ ∧ φ and Σ ∧ ¬φ both
         // unsatisfiable over the question's domain is an inconsistent Σ.
         let check = |m: &mut Mirror, cost: &mut HistoryCost| -> Status {
-            cost.checks += 1;
-            match m.gate(phi, &[]) {
-                Ok(g) => match g.theta {
-                    Outcome::Entailed => Status::Entailed,
-                    Outcome::Contradiction if whole => {
-                        cost.checks += 1;
-                        match m.gate(&not_phi, &[]) {
-                            Ok(n) if n.theta == Outcome::Contradiction => Status::Inconsistent,
-                            Ok(_) => Status::Contradicted,
-                            Err(e) => Status::NotCheckable(e),
-                        }
-                    }
-                    Outcome::Contradiction => Status::Contradicted,
-                    _ => Status::Unknown,
-                },
-                Err(e) => Status::NotCheckable(e),
-            }
+            let (status, checks) = status_on(m, phi, &not_phi, whole);
+            cost.checks += checks;
+            status
         };
         let support_of = |m: &mut Mirror,
                           cost: &mut HistoryCost,
@@ -700,22 +686,31 @@ pub fn statuses_at(
             .map(|phi| match &consistent {
                 Err(u) => Status::NotCheckable(u.clone()),
                 Ok(false) => Status::Inconsistent,
-                Ok(true) => match m.gate(phi, &[]) {
-                    Ok(g) => match g.theta {
-                        Outcome::Entailed => Status::Entailed,
-                        Outcome::Contradiction if quantified => {
-                            match m.gate(&Formula::Not(Box::new(phi.clone())), &[]) {
-                                Ok(n) if n.theta == Outcome::Contradiction => Status::Inconsistent,
-                                Ok(_) => Status::Contradicted,
-                                Err(e) => Status::NotCheckable(e),
-                            }
-                        }
-                        Outcome::Contradiction => Status::Contradicted,
-                        _ => Status::Unknown,
-                    },
-                    Err(e) => Status::NotCheckable(e),
-                },
+                Ok(true) => {
+                    let not_phi = Formula::Not(Box::new(phi.clone()));
+                    status_on(&mut m, phi, &not_phi, quantified).0
+                }
             })
             .collect()
     })
+}
+
+/// φ's status on the mirror's Σ, and how many gates it took. One gate decides on a Σ known
+/// consistent; where that is not known (`unsure`: with quantifiers Σ's consistency depends on
+/// the domain the question's constants extend), Σ ∧ φ and Σ ∧ ¬φ both unsatisfiable is an
+/// inconsistent Σ, not a contradicted φ.
+fn status_on(m: &mut Mirror, phi: &Formula, not_phi: &Formula, unsure: bool) -> (Status, u64) {
+    match m.gate(phi, &[]) {
+        Ok(g) => match g.theta {
+            Outcome::Entailed => (Status::Entailed, 1),
+            Outcome::Contradiction if unsure => match m.gate(not_phi, &[]) {
+                Ok(n) if n.theta == Outcome::Contradiction => (Status::Inconsistent, 2),
+                Ok(_) => (Status::Contradicted, 2),
+                Err(e) => (Status::NotCheckable(e), 2),
+            },
+            Outcome::Contradiction => (Status::Contradicted, 1),
+            _ => (Status::Unknown, 1),
+        },
+        Err(e) => (Status::NotCheckable(e), 1),
+    }
 }

@@ -18,7 +18,7 @@ use super::layer::Held;
 use super::model_sigma::engine_role;
 use super::reply::{
     Changed, DecisionLine, DiffItem, EventRef, GroundChange, HistoryCostView, HistoryLine,
-    LeftInfo, RepairLine, RevisionLine, VerdictLine,
+    LeftInfo, RevisionLine, VerdictLine,
 };
 use super::{FormulaArg, Member, Repl, ReplError, Reply, member_of, parse_arg, state_of};
 
@@ -433,21 +433,7 @@ pub(crate) fn whatif(
             repairs: d
                 .repairs
                 .as_ref()
-                .map(|rs| {
-                    (
-                        rs.repairs
-                            .iter()
-                            .map(|x| RepairLine {
-                                retract: x.retract.clone(),
-                                keeps_new: x.keeps_new,
-                                keeps: x.keeps.clone(),
-                                real: x.real,
-                                alternative: x.alternative,
-                            })
-                            .collect(),
-                        rs.complete,
-                    )
-                })
+                .map(|rs| (rs.repairs.clone(), rs.complete))
                 .map_err(|e| e.to_string()),
             sigma_was_inconsistent: d.repairs.as_ref().is_ok_and(|rs| rs.sigma_was_inconsistent),
         })

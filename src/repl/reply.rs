@@ -183,20 +183,8 @@ pub struct VerdictLine {
     pub alt: String,
 }
 
-/// A repair `whatif` lists.
-#[derive(Debug, Clone, PartialEq)]
-pub struct RepairLine {
-    /// The ids it gives up.
-    pub retract: Vec<String>,
-    /// Whether it keeps the new belief.
-    pub keeps_new: bool,
-    /// Of what the real run gave up, what this repair keeps.
-    pub keeps: Vec<String>,
-    /// The real run's repair.
-    pub real: bool,
-    /// The alternative policy's.
-    pub alternative: bool,
-}
+/// A repair `whatif` lists: the model's own (the REPL adds nothing to it).
+pub use crate::model::whatif::Repair as RepairLine;
 
 /// An announcement the real run or the alternative policy revised, as `whatif` shows it.
 #[derive(Debug, Clone, PartialEq)]
