@@ -46,9 +46,9 @@ use crate::logic::parse::parse;
 use crate::logic::revise::{Policy, Revision};
 use crate::trace::TraceLog;
 use crate::trace::event::Text;
-use crate::trace::event::{Body, Outcome as Claimed, QueryAnswer, Role};
+use crate::trace::event::{Body, Kind, Outcome as Claimed, QueryAnswer, Role};
 
-use super::timeline::{Timeline, event_at};
+use super::timeline::{Timeline, event_at, load_at};
 use crate::logic::engine::{LocalEngine, run_with_stack};
 
 /// Settings of the recomputation.
@@ -813,6 +813,13 @@ impl Mirror {
         }
     }
 
+    /// Whether Σ is known to be inconsistent with every belief of it held by the engine and
+    /// none quantified: then [`Mirror::supported_without`] answers `Ok(None)` for every
+    /// belief, without asking anything.
+    fn inconsistent_whole(&mut self) -> bool {
+        self.quantified.is_empty() && self.missing.is_empty() && self.sat() == Ok(false)
+    }
+
     /// Whether Σ is consistent, and a minimal conflict when not.
     pub(super) fn consistent(&mut self) -> Result<(bool, Vec<String>), Unknown> {
         if self.sat()? {
@@ -1111,12 +1118,17 @@ fn walk(tl: &Timeline, log: &TraceLog, opts: &RecomputeOptions) -> Recomputed {
     let mut ended_in_run: Vec<String> = Vec::new();
     let positions = tl.event_positions();
     let ends_or_revises = |pos: u32| {
-        ended_by.contains_key(&pos) || matches!(event_at(log, pos).body, Body::Revise(_))
+        // The kind column, not the event: decoding (and pinning) every event twice over for
+        // this would keep the whole trace decoded in memory.
+        ended_by.contains_key(&pos) || log.events.kind(pos as usize) == Some(Some(Kind::Revise))
     };
 
     for (i, &pos) in tl.event_positions().iter().enumerate() {
         let step = i as u32 + 1;
-        let ev = event_at(log, pos);
+        // Decoded for this step only (not pinned): an audit of a long trace would otherwise
+        // hold every event decoded until the end.
+        let loaded = load_at(log, pos);
+        let ev = loaded.as_deref().unwrap_or_else(|| event_at(log, pos));
         // Retractions this event causes (a retract, or a superseding announce, whose
         // replacement happens through the add below).
         for &r in ended_by.get(&pos).map(Vec::as_slice).unwrap_or(&[]) {
@@ -1397,10 +1409,23 @@ fn walk(tl: &Timeline, log: &TraceLog, opts: &RecomputeOptions) -> Recomputed {
                 .get(i + 1)
                 .is_none_or(|&next| !ends_or_revises(next));
         if run_ends && !ended_in_run.is_empty() {
-            let mut candidates: BTreeSet<u32> = std::mem::take(&mut watched);
+            let mut fresh: BTreeSet<u32> = BTreeSet::new();
             for id in ended_in_run.drain(..) {
-                candidates.extend(cited_by.get(&id).into_iter().flatten().copied());
+                fresh.extend(cited_by.get(&id).into_iter().flatten().copied());
             }
+            // While Σ is inconsistent no derivation is judged: every candidate would only go
+            // back to `watched` (or leave it for good, having left Σ or got its premises
+            // back). They wait there unexamined until a settling finds Σ consistent, which
+            // judges them all as each settling in between would have left them; examining
+            // every watched record at every settling grew with the trace (quadratic).
+            let candidates = if m.inconsistent_whole() {
+                watched.append(&mut fresh);
+                BTreeSet::new()
+            } else {
+                let mut c = std::mem::take(&mut watched);
+                c.append(&mut fresh);
+                c
+            };
             for r in candidates {
                 let rec = &tl.beliefs()[r as usize];
                 if settled.contains(&r) || active_ids.get(rec.id.as_str()) != Some(&r) {

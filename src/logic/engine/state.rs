@@ -22,7 +22,8 @@ pub(super) enum Entry {
     /// Selector clauses of unquantified beliefs (rules and norms included) and their
     /// retirement units: main solver only, not the snapshot, which holds those beliefs
     /// unguarded (a selector there would only be one more free variable for every solve to
-    /// decide).
+    /// decide). Added to the main solver and not kept in the log, which only the snapshot
+    /// is rebuilt from.
     Guard(Vec<Lit>),
     /// Unguarded clauses of an unquantified belief: snapshot solver only, dead once the
     /// belief is retracted.
@@ -85,27 +86,71 @@ impl Belief {
     }
 }
 
-/// The unquantified rules and norms alone, each behind its own selector, on a solver of their
-/// own: what a new rule or norm is checked against before it is accepted. On the main solver
-/// that check had to switch off every other selector of Σ, thousands of assumptions per
-/// solve (measured: a tenth of an audit's solver time); here it assumes just the active
-/// rules. A satisfiable answer is final; an unsatisfiable one (or any quantified belief, whose
-/// grounding this solver does not follow) sends the check to the main solver, which also
-/// names the conflict.
-struct Rules {
+/// The unquantified rules and norms alone, on a solver of their own: what a new rule or norm
+/// is checked against before it is accepted. On the main solver that check had to switch off
+/// every other selector of Σ, thousands of assumptions per solve (measured: a tenth of an
+/// audit's solver time); here it assumes the rules alone. A satisfiable answer is final; an
+/// unsatisfiable one (or any quantified belief, whose grounding this solver does not follow)
+/// sends the check to the main solver, which also names the conflict.
+///
+/// The rules sit in *chunks* of up to [`RULE_CHUNK`], one selector per chunk. The active
+/// rules of a long trace form one large, tightly constrained formula, and a rule that does not
+/// fit needs a refutation of it: with one selector per rule every solve replayed thousands of
+/// assumptions and everything varisat learned carried as many selector literals (on the
+/// 1,000,000-event trace a third of the audit, growing with the trace). A retraction retires
+/// its chunk's selector and puts the chunk's other rules behind a fresh one: one binary clause
+/// each, since their definitions stay in the solver. The solver is rebuilt from the active
+/// rules alone once what it holds (definitions of candidates that were refused, retired
+/// chunks) outgrows them, amortized over what was added. A model of the rules is kept: a new
+/// rule it satisfies fits without a solve, and it stays a model while rules are retracted or
+/// added through a check that produced it.
+pub(super) struct Rules {
     enc: Tseitin,
     sat: Sat,
-    /// (belief index, selector) of the active unquantified rules and norms, oldest first.
-    active: Vec<(usize, Lit)>,
+    cancel: Arc<Stop>,
+    /// The active unquantified rules and norms: belief index -> (ground formula, its
+    /// definition literal here, its chunk).
+    active: BTreeMap<usize, (Formula, Lit, usize)>,
+    /// Each chunk's selector and members (belief indices); the last one takes new rules.
+    chunks: Vec<(Lit, Vec<usize>)>,
+    /// Clauses added since the last rebuild, and how many the rebuild added.
+    added: usize,
+    base: usize,
+    /// Rebuilds so far (tests check that their walks reach one).
+    #[cfg(test)]
+    pub(super) rebuilds: usize,
+    /// A model of the active rules (indexed by this solver's variables), when one is known.
+    model: Option<Vec<bool>>,
 }
+
+/// The most rules behind one selector of [`Rules`]: a retraction re-adds up to this many
+/// binary clauses, and a check assumes one selector per chunk. (Small in unit tests, so that
+/// their short walks cross chunks and rebuilds.)
+const RULE_CHUNK: usize = if cfg!(test) { 3 } else { 64 };
+
+/// The clauses [`Rules`] may add beyond four times what its last rebuild added before it is
+/// rebuilt again.
+const RULE_SLACK: usize = if cfg!(test) { 8 } else { 4096 };
 
 impl Rules {
     fn new(cancel: Arc<Stop>) -> Self {
         Rules {
             enc: Tseitin::new(),
-            sat: Sat::new(cancel),
-            active: Vec::new(),
+            sat: Sat::new(cancel.clone()),
+            cancel,
+            active: BTreeMap::new(),
+            chunks: Vec::new(),
+            added: 0,
+            base: 0,
+            #[cfg(test)]
+            rebuilds: 0,
+            model: None,
         }
+    }
+
+    fn clause(&mut self, c: &[Lit]) {
+        self.added += 1;
+        self.sat.add_clause(c);
     }
 
     /// The definition literal of `f`, its definitions added.
@@ -113,34 +158,133 @@ impl Rules {
         let mut cls: Vec<Vec<Lit>> = Vec::new();
         let t = self.enc.encode(f, &mut cls)?;
         for c in &cls {
-            self.sat.add_clause(c);
+            self.clause(c);
         }
         Ok(t)
     }
 
+    /// Puts rule `idx` (definition literal `t`) into the open chunk.
+    fn place(&mut self, idx: usize, t: Lit) -> usize {
+        if self.chunks.last().is_none_or(|c| c.1.len() >= RULE_CHUNK) {
+            let s = self.enc.fresh_var().positive();
+            self.chunks.push((s, Vec::new()));
+        }
+        let k = self.chunks.len() - 1;
+        let s = self.chunks[k].0;
+        self.chunks[k].1.push(idx);
+        self.clause(&[!s, t]);
+        k
+    }
+
+    /// A fresh solver holding the active rules alone. The model survives through the atoms.
+    fn rebuild(&mut self) -> Result<(), EngineError> {
+        let values: Option<Vec<(Atom, bool)>> = self.model.as_ref().map(|m| {
+            self.enc
+                .atoms()
+                .map(|(a, v)| (a.clone(), m.get(v.index()).copied().unwrap_or(false)))
+                .collect()
+        });
+        let rules: Vec<(usize, Formula)> = std::mem::take(&mut self.active)
+            .into_iter()
+            .map(|(i, (f, _, _))| (i, f))
+            .collect();
+        self.enc = Tseitin::new();
+        self.sat = Sat::new(self.cancel.clone());
+        self.chunks.clear();
+        self.added = 0;
+        for (i, f) in rules {
+            let t = self.encode(&f)?;
+            let k = self.place(i, t);
+            self.active.insert(i, (f, t, k));
+        }
+        self.base = self.added;
+        #[cfg(test)]
+        {
+            self.rebuilds += 1;
+        }
+        self.model = values.map(|vals| {
+            let mut m = vec![false; self.enc.num_vars()];
+            for (a, b) in vals {
+                if let Some(v) = self.enc.atom_var(&a)
+                    && let Some(x) = m.get_mut(v.index())
+                {
+                    *x = b;
+                }
+            }
+            m
+        });
+        Ok(())
+    }
+
+    /// Whether the cached model satisfies `f` (atoms it does not know read as false, as
+    /// everywhere: no rule the model was checked against mentions them).
+    fn model_satisfies(&self, f: &Formula) -> bool {
+        let Some(m) = &self.model else {
+            return false;
+        };
+        cnf::eval(f, &mut |a| {
+            self.enc
+                .atom_var(a)
+                .and_then(|v| m.get(v.index()).copied())
+                .unwrap_or(false)
+        }) == Some(true)
+    }
+
     /// Whether the active rules and norms together with `f` are satisfiable.
     fn fit(&mut self, f: &Formula) -> Result<bool, EngineError> {
+        if self.model_satisfies(f) {
+            return Ok(true);
+        }
+        if self.added > 4 * self.base + RULE_SLACK {
+            self.rebuild()?;
+        }
         let t = self.encode(f)?;
-        let mut a: Vec<Lit> = self.active.iter().map(|&(_, s)| s).collect();
+        let mut a: Vec<Lit> = self.chunks.iter().map(|c| c.0).collect();
         a.push(t);
-        Ok(self.sat.solve(&a)?)
+        if !self.sat.solve(&a)? {
+            return Ok(false);
+        }
+        let mut m = vec![false; self.enc.num_vars()];
+        for l in self.sat.model().unwrap_or_default() {
+            if let Some(x) = m.get_mut(l.index()) {
+                *x = l.is_positive();
+            }
+        }
+        self.model = Some(m);
+        Ok(true)
     }
 
     fn add(&mut self, idx: usize, f: &Formula) -> Result<(), EngineError> {
+        if !self.model_satisfies(f) {
+            self.model = None;
+        }
         let t = self.encode(f)?;
-        let s = self.enc.fresh_var().positive();
-        self.sat.add_clause(&[!s, t]);
-        self.active.push((idx, s));
+        let k = self.place(idx, t);
+        self.active.insert(idx, (f.clone(), t, k));
         Ok(())
     }
 
     fn retract(&mut self, idx: usize) {
-        if let Some(k) = self.active.iter().position(|&(i, _)| i == idx) {
-            let (_, s) = self.active.remove(k);
-            // A free retired selector could be switched on by a saved phase; the unit keeps
-            // it off (this solver is small, so re-simplifying it costs little).
-            self.sat.add_clause(&[!s]);
+        let Some((_, _, k)) = self.active.remove(&idx) else {
+            return;
+        };
+        let old = self.chunks[k].0;
+        let members = std::mem::take(&mut self.chunks[k].1);
+        // The unit keeps the retired selector off (a free one could be switched on by a
+        // saved phase).
+        self.clause(&[!old]);
+        let s = self.enc.fresh_var().positive();
+        let mut kept = Vec::with_capacity(members.len());
+        for m in members {
+            if m == idx {
+                continue;
+            }
+            if let Some(&(_, t, _)) = self.active.get(&m) {
+                self.clause(&[!s, t]);
+                kept.push(m);
+            }
         }
+        self.chunks[k] = (s, kept);
     }
 }
 
@@ -149,7 +293,7 @@ impl Rules {
 pub struct State {
     pub(super) enc: Tseitin,
     pub(super) main: Sat,
-    rules: Rules,
+    pub(super) rules: Rules,
     pub(super) log: Vec<Entry>,
     pub(super) beliefs: Vec<Belief>,
     by_id: HashMap<String, usize>,
@@ -176,6 +320,11 @@ pub struct State {
     quantified_active: usize,
     /// Σ as plain clauses (None after a retraction until rebuilt); see [`State::sat_with`].
     pub(super) snap: Option<Sat>,
+    /// Active beliefs (indices, ascending) that are unsatisfiable together, checked on a
+    /// fresh solver: while every one of them stays active Σ is inconsistent, and every
+    /// question about Σ ∧ something is answered without a solve (see [`State::sat_with`]).
+    /// Adding keeps it; retracting a member (or re-grounding) drops it.
+    pub(super) core: Option<Vec<usize>>,
     pub(super) dirty_calls: usize,
     /// Number of quantified beliefs ever added (0: no selector to assume on the snapshot).
     pub(super) quantified: usize,
@@ -231,6 +380,7 @@ impl State {
             grounded_over: Vec::new(),
             quantified_active: 0,
             snap,
+            core: None,
             dirty_calls: 0,
             quantified: 0,
             clauses: 0,
@@ -440,6 +590,14 @@ impl State {
             self.push(Entry::Both(vec![!old]));
             self.beliefs[i].sel = sel;
             self.beliefs[i].ground = Some(g);
+            // The member's formula changed: the set may no longer be unsatisfiable.
+            if self
+                .core
+                .as_ref()
+                .is_some_and(|c| c.binary_search(&i).is_ok())
+            {
+                self.core = None;
+            }
         }
         self.model = None;
         self.assumptions = None;
@@ -606,7 +764,12 @@ impl State {
                     s.add_clause(c);
                 }
             }
-            Entry::Guard(c) => self.main.add_clause(c),
+            Entry::Guard(c) => {
+                // The log rebuilds the snapshot only, which never holds these: keeping them
+                // cost memory for every selector clause and retirement of a long trace.
+                self.main.add_clause(c);
+                return;
+            }
             Entry::Snap(c, _) => {
                 if let Some(s) = &mut self.snap {
                     s.add_clause(c);
@@ -705,11 +868,18 @@ impl State {
         }
         // The rules-only solver settles the common case (the new rule fits); the main
         // solver decides the rest and names the conflict.
-        let fits = spec.role.is_hard()
-            && check_hard
-            && grounded.is_none()
-            && self.rules_fit(&f)? == Some(true);
-        if spec.role.is_hard() && check_hard && !fits {
+        let fit = if spec.role.is_hard() && check_hard && grounded.is_none() {
+            self.rules_fit(&f)?
+        } else {
+            None
+        };
+        if fit == Some(false) && hard == HardCheck::Detect {
+            // The rules-only solver holds exactly the hard part (no quantified belief was
+            // ever added, or it would not answer): its refusal is final, and only naming the
+            // conflict would need the main solver.
+            return Err(EngineError::HardConflict(vec![spec.id.clone()]));
+        }
+        if spec.role.is_hard() && check_hard && fit != Some(true) {
             let mut q = self.query(&f)?;
             let pos = self.pos(&mut q).to_vec();
             let mut a = self.fixed_selectors();
@@ -890,6 +1060,13 @@ impl State {
             return;
         }
         self.beliefs[i].active = false;
+        if self
+            .core
+            .as_ref()
+            .is_some_and(|c| c.binary_search(&i).is_ok())
+        {
+            self.core = None;
+        }
         self.unindex_atoms(i);
         for c in &self.beliefs[i].consts {
             if let Some(n) = self.consts.get_mut(c) {

@@ -91,7 +91,12 @@ pub(super) fn check<'a>(cx: &mut Cx<'a>) {
     // Every name something expects: plan posts, postcondition programs, intentions.
     let mut expected: HashSet<String> = HashSet::new();
     for p in &bl.plans {
-        if let Some(Body::Plan(plan)) = log.events.get(p.event as usize).map(|e| &e.body) {
+        if let Some(Body::Plan(plan)) = log
+            .events
+            .load(p.event as usize)
+            .as_deref()
+            .map(|e| &e.body)
+        {
             for s in &plan.steps {
                 if let Some(n) = value_text(s.post.as_ref()).and_then(tier1_name) {
                     expected.insert(n.to_string());
@@ -100,14 +105,19 @@ pub(super) fn check<'a>(cx: &mut Cx<'a>) {
         }
     }
     for r in &bl.postconditions {
-        if let Some(Body::Postcondition(p)) = log.events.get(r.event as usize).map(|e| &e.body)
+        if let Some(Body::Postcondition(p)) = log
+            .events
+            .load(r.event as usize)
+            .as_deref()
+            .map(|e| &e.body)
             && let Some(n) = p.program.as_deref().and_then(tier1_name)
         {
             expected.insert(n.to_string());
         }
     }
     for &(_, pos) in &bl.intentions {
-        if let Some(Body::Intention(i)) = log.events.get(pos as usize).map(|e| &e.body) {
+        if let Some(Body::Intention(i)) = log.events.load(pos as usize).as_deref().map(|e| &e.body)
+        {
             if let Some(n) = value_text(i.satisfaction.as_ref()).and_then(tier1_name) {
                 expected.insert(n.to_string());
             }
@@ -161,7 +171,12 @@ pub(super) fn check<'a>(cx: &mut Cx<'a>) {
         while let Some(u) = upserts.next_if(|u| u.step <= t) {
             let name = bl.names[u.name as usize].as_str();
             if !expected.contains(name) {
-                let owner = match log.events.get(u.event as usize).map(|e| &e.body) {
+                let owner = match log
+                    .events
+                    .load(u.event as usize)
+                    .as_deref()
+                    .map(|e| &e.body)
+                {
                     Some(Body::Step(s)) => s.step.clone().map(|id| {
                         (
                             u.event,
@@ -191,6 +206,7 @@ pub(super) fn check<'a>(cx: &mut Cx<'a>) {
         match e {
             E::Plan(i) => {
                 let pr = &bl.plans[i];
+                // Pinned: the plan's view borrows from it for the rest of the walk.
                 let Some(Body::Plan(plan)) = log.events.get(pr.event as usize).map(|e| &e.body)
                 else {
                     continue;
@@ -201,8 +217,9 @@ pub(super) fn check<'a>(cx: &mut Cx<'a>) {
             }
             E::Step(i) => {
                 let sr = bl.steps[i];
+                let loaded = log.events.load(sr.event as usize);
                 let (Some(rec), Some(Body::Step(s))) =
-                    (sr.plan, log.events.get(sr.event as usize).map(|e| &e.body))
+                    (sr.plan, loaded.as_deref().map(|e| &e.body))
                 else {
                     continue;
                 };
@@ -274,8 +291,8 @@ pub(super) fn check<'a>(cx: &mut Cx<'a>) {
                 deadlock(pv, rec, sr.step, sr.event, &mut deadlocked, &mut deadlocks);
             }
             E::Sat(pos) => {
-                let Some(Body::Satisfaction(sat)) = log.events.get(pos as usize).map(|e| &e.body)
-                else {
+                let loaded = log.events.load(pos as usize);
+                let Some(Body::Satisfaction(sat)) = loaded.as_deref().map(|e| &e.body) else {
                     continue;
                 };
                 let Some(ok) = sat.ok else { continue };
@@ -534,7 +551,8 @@ pub(super) fn check<'a>(cx: &mut Cx<'a>) {
     // plan_stats: each recorded outcome is an outcome of a use, so successes plus failures
     // cannot exceed uses (seed 004's useCount / successCount / failureCount).
     for &(step, pos) in &bl.plan_stats {
-        let Some(Body::PlanStats(ps)) = log.events.get(pos as usize).map(|e| &e.body) else {
+        let loaded = log.events.load(pos as usize);
+        let Some(Body::PlanStats(ps)) = loaded.as_deref().map(|e| &e.body) else {
             continue;
         };
         let (uses, ok, bad) = (

@@ -79,7 +79,13 @@ fn column(o: Outcome) -> usize {
 
 /// The formulas of a `verify` as written.
 fn verify_texts(cx: &Cx<'_>, event: u32) -> Vec<String> {
-    match cx.log.events.get(event as usize).map(|e| &e.body) {
+    match cx
+        .log
+        .events
+        .load(event as usize)
+        .as_deref()
+        .map(|e| &e.body)
+    {
         Some(Body::Verify(v)) => v.all_formulas().map(str::to_string).collect(),
         _ => Vec::new(),
     }
@@ -164,7 +170,13 @@ fn gate(cx: &mut Cx<'_>) {
     let verifies: Vec<VerifyResult> = cx.rc.verifies.clone();
     for v in &verifies {
         let texts = verify_texts(cx, v.event);
-        let tier = match cx.log.events.get(v.event as usize).map(|e| &e.body) {
+        let tier = match cx
+            .log
+            .events
+            .load(v.event as usize)
+            .as_deref()
+            .map(|e| &e.body)
+        {
             Some(Body::Verify(b)) => b.tier.clone(),
             _ => None,
         };
@@ -224,7 +236,13 @@ fn gate(cx: &mut Cx<'_>) {
         if let Some(t) = tier {
             f = f.with("tier", t);
         }
-        if let Some(Body::Verify(b)) = cx.log.events.get(v.event as usize).map(|e| &e.body) {
+        if let Some(Body::Verify(b)) = cx
+            .log
+            .events
+            .load(v.event as usize)
+            .as_deref()
+            .map(|e| &e.body)
+        {
             if let Some(m) = &b.method {
                 f = f.with("method", m.as_str());
             }
@@ -295,7 +313,13 @@ fn derivations(cx: &mut Cx<'_>) {
     let mut out = Vec::new();
     for d in &cx.rc.derivations {
         let rec = &cx.tl.beliefs()[d.record as usize];
-        let formula = match cx.log.events.get(rec.event as usize).map(|e| &e.body) {
+        let formula = match cx
+            .log
+            .events
+            .load(rec.event as usize)
+            .as_deref()
+            .map(|e| &e.body)
+        {
             Some(Body::Announce(a)) => a.formula.to_string(),
             _ => String::new(),
         };
@@ -382,7 +406,8 @@ fn queries_and_answers(cx: &mut Cx<'_>) {
     // computed is there for each finding within the cap and no probe is needed.
     let (mut explained, mut explained_answers) = (0, 0);
     for q in cx.rc.queries.clone() {
-        let Some(Body::Query(b)) = cx.log.events.get(q.event as usize).map(|e| &e.body) else {
+        let loaded = cx.log.events.load(q.event as usize);
+        let Some(Body::Query(b)) = loaded.as_deref().map(|e| &e.body) else {
             continue;
         };
         let text = b.formula.to_string();
@@ -447,7 +472,8 @@ fn queries_and_answers(cx: &mut Cx<'_>) {
         out.push(f);
     }
     for a in cx.rc.answers.clone() {
-        let Some(Body::Answer(b)) = cx.log.events.get(a.event as usize).map(|e| &e.body) else {
+        let loaded = cx.log.events.load(a.event as usize);
+        let Some(Body::Answer(b)) = loaded.as_deref().map(|e| &e.body) else {
             continue;
         };
         let Some(text) = b.formula.as_ref().map(|t| t.to_string()) else {
@@ -568,7 +594,8 @@ fn citations(cx: &mut Cx<'_>) {
         if v.claimed == Some(Claimed::Ungrounded) {
             continue;
         }
-        let Some(Body::Verify(b)) = cx.log.events.get(v.event as usize).map(|e| &e.body) else {
+        let loaded = cx.log.events.load(v.event as usize);
+        let Some(Body::Verify(b)) = loaded.as_deref().map(|e| &e.body) else {
             continue;
         };
         if b.because.is_empty() {
@@ -803,7 +830,12 @@ fn contradictions(cx: &mut Cx<'_>) {
                         // A formula that does not parse is a `parse-error` of its own; anything
                         // else left Σ's consistency after this announcement undecided.
                         if e.not_checkable() {
-                            let formula = match cx.log.events.get(a.event as usize).map(|e| &e.body)
+                            let formula = match cx
+                                .log
+                                .events
+                                .load(a.event as usize)
+                                .as_deref()
+                                .map(|e| &e.body)
                             {
                                 Some(Body::Announce(b)) => b.formula.to_string(),
                                 _ => String::new(),
@@ -844,7 +876,13 @@ fn contradictions(cx: &mut Cx<'_>) {
                         );
                     }
                     if prior == Ok(true) {
-                        let formula = match cx.log.events.get(a.event as usize).map(|e| &e.body) {
+                        let formula = match cx
+                            .log
+                            .events
+                            .load(a.event as usize)
+                            .as_deref()
+                            .map(|e| &e.body)
+                        {
                             Some(Body::Announce(b)) => b.formula.to_string(),
                             _ => String::new(),
                         };
@@ -879,7 +917,13 @@ fn contradictions(cx: &mut Cx<'_>) {
                 let r = &tl.revisions()[k];
                 if let Some(o) = open.as_mut() {
                     o.acted = true;
-                    let trigger = match cx.log.events.get(r.event as usize).map(|e| &e.body) {
+                    let trigger = match cx
+                        .log
+                        .events
+                        .load(r.event as usize)
+                        .as_deref()
+                        .map(|e| &e.body)
+                    {
                         Some(Body::Revise(b)) => b.trigger.clone(),
                         _ => None,
                     };
@@ -1026,7 +1070,13 @@ fn trigger_of(cx: &Cx<'_>, revision: u32) -> (Option<String>, Option<String>) {
     let Some(r) = cx.tl.revisions().get(revision as usize) else {
         return (None, None);
     };
-    let written = match cx.log.events.get(r.event as usize).map(|e| &e.body) {
+    let written = match cx
+        .log
+        .events
+        .load(r.event as usize)
+        .as_deref()
+        .map(|e| &e.body)
+    {
         Some(Body::Revise(b)) => b.trigger.as_ref().map(|t| t.to_string()),
         _ => None,
     };
@@ -1169,7 +1219,13 @@ fn revisions(cx: &mut Cx<'_>) {
             }
         }
         let entry = &tl.revisions()[rv.revision as usize];
-        let stated = match cx.log.events.get(rv.event as usize).map(|e| &e.body) {
+        let stated = match cx
+            .log
+            .events
+            .load(rv.event as usize)
+            .as_deref()
+            .map(|e| &e.body)
+        {
             Some(Body::Revise(b)) => b.policy.as_deref().and_then(Policy::parse),
             _ => None,
         };
@@ -1238,7 +1294,13 @@ fn revisions(cx: &mut Cx<'_>) {
                 if want == did {
                     continue;
                 }
-                let stated = match cx.log.events.get(rv.event as usize).map(|e| &e.body) {
+                let stated = match cx
+                    .log
+                    .events
+                    .load(rv.event as usize)
+                    .as_deref()
+                    .map(|e| &e.body)
+                {
                     Some(Body::Revise(b)) => b.policy.clone(),
                     _ => None,
                 };
@@ -1391,7 +1453,12 @@ fn norms(cx: &mut Cx<'_>) {
             .formulas([view.formula_text().to_string()])
             .with("by", x.by.as_str())
             .with("announced_at", r.announced);
-        if let Some(Body::Retract(b)) = cx.log.events.get(x.event as usize).map(|e| &e.body)
+        if let Some(Body::Retract(b)) = cx
+            .log
+            .events
+            .load(x.event as usize)
+            .as_deref()
+            .map(|e| &e.body)
             && let Some(reason) = &b.reason
         {
             f = f.with("reason", reason.as_str());

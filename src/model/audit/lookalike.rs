@@ -47,7 +47,7 @@ pub(super) fn check(cx: &mut Cx<'_>) {
     // First use of each non-ASCII word: (step, event).
     let mut suspects: BTreeMap<String, (u32, u32)> = BTreeMap::new();
     for (step0, &pos) in cx.tl.event_positions().iter().enumerate() {
-        let Some(ev) = cx.log.events.get(pos as usize) else {
+        let Some(ev) = cx.log.events.load(pos as usize) else {
             continue;
         };
         for text in formula_texts(&ev.body) {
@@ -64,7 +64,7 @@ pub(super) fn check(cx: &mut Cx<'_>) {
     // Skeleton → the distinct words of the session that have it.
     let mut by_skeleton: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     for &pos in cx.tl.event_positions() {
-        let Some(ev) = cx.log.events.get(pos as usize) else {
+        let Some(ev) = cx.log.events.load(pos as usize) else {
             continue;
         };
         for text in formula_texts(&ev.body) {

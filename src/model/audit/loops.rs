@@ -119,7 +119,8 @@ pub(super) fn check(cx: &mut Cx<'_>) {
                 break;
             }
             qi += 1;
-            let Some(Body::Query(q)) = cx.log.events.get(pos as usize).map(|e| &e.body) else {
+            let loaded = cx.log.events.load(pos as usize);
+            let Some(Body::Query(q)) = loaded.as_deref().map(|e| &e.body) else {
                 continue;
             };
             let key = parse(&q.formula)
