@@ -65,15 +65,7 @@ fn theta(sigma: &[&Formula], delta: &Formula) -> Outcome {
     let d = domain(&all);
     let g = grounded(&all, &d);
     let (s, dg) = g.split_at(g.len() - 1);
-    let mut with = refs(s);
-    with.push(&dg[0]);
-    if !oracle::satisfiable(&with) {
-        Outcome::Contradiction
-    } else if oracle::entails(&refs(s), &dg[0]) {
-        Outcome::Entailed
-    } else {
-        Outcome::NewInfo
-    }
+    oracle::theta(&refs(s), &dg[0])
 }
 
 /// `ids` (of `held`) with `extra` (value true) is unsatisfiable, and dropping any one id

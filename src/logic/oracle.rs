@@ -59,3 +59,18 @@ pub fn entails(fs: &[&Formula], phi: &Formula) -> bool {
         all_true(fs, v) && !eval(phi, &mut |a| v(a)).expect("oracle: ground formulas only")
     })
 }
+
+/// The gate Θ(Σ, Δ) by truth table: `Contradiction` when Σ ∧ Δ is unsatisfiable, else
+/// `Entailed` when Σ ⊨ Δ, else `NewInfo` (seed 001's definition, with no engine in between).
+pub fn theta(sigma: &[&Formula], delta: &Formula) -> crate::logic::engine::Outcome {
+    use crate::logic::engine::Outcome;
+    let mut with: Vec<&Formula> = sigma.to_vec();
+    with.push(delta);
+    if !satisfiable(&with) {
+        Outcome::Contradiction
+    } else if entails(sigma, delta) {
+        Outcome::Entailed
+    } else {
+        Outcome::NewInfo
+    }
+}
