@@ -126,7 +126,7 @@ impl Mode {
 }
 
 /// The mode a finding code stands for.
-fn mode_of(code: Code) -> Option<Mode> {
+pub(super) fn mode_of(code: Code) -> Option<Mode> {
     Some(match code {
         Code::BadRetrieval => Mode::BadRetrieval,
         Code::FileReadAvoided => Mode::AvoidedFileRead,
@@ -1050,27 +1050,18 @@ pub(super) fn check(cx: &mut Cx<'_>) {
     }
 
     // The modes bdi.rs found.
-    for f in &cx.findings {
+    for f in &cx.modes {
         let Some(mode) = mode_of(f.code) else {
             continue;
         };
-        let plan = f.evidence.get("plan").and_then(Value::as_str);
         let (steps, plan_level) = match mode {
             Mode::DagDeadlock => (Vec::new(), true),
-            _ => (
-                f.evidence
-                    .get("step")
-                    .and_then(Value::as_str)
-                    .map(str::to_string)
-                    .into_iter()
-                    .collect(),
-                false,
-            ),
+            _ => (f.plan_step.clone().into_iter().collect(), false),
         };
         detected.push(Detected {
             mode,
             window: f.step.and_then(window_of),
-            plan: plan.map(str::to_string),
+            plan: f.plan.clone(),
             steps,
             plan_level,
         });

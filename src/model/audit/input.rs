@@ -8,7 +8,7 @@
 
 use serde_json::json;
 
-use super::{Code, Cx, Finding, Location, Report, Severity};
+use super::{Code, Cx, Finding, Location, Severity};
 use crate::model::Model;
 use crate::trace::Severity as ReaderSeverity;
 
@@ -67,7 +67,7 @@ fn field_text(cx: &Cx<'_>, event: u32, field: &str) -> Option<String> {
 
 /// Reader problems, as findings of the session their file carries (the first one read from
 /// it; a line that is not JSON cannot name its session), or of the file itself.
-pub(super) fn reader_problems(model: &Model, report: &mut Report) {
+pub(super) fn reader_problems(model: &Model) -> Vec<Finding> {
     let log = model.log();
     let mut out = Vec::new();
     for p in &log.problems {
@@ -120,7 +120,5 @@ pub(super) fn reader_problems(model: &Model, report: &mut Report) {
             evidence,
         });
     }
-    // Reader problems come first: they say what the rest of the audit could not see.
-    out.append(&mut report.findings);
-    report.findings = out;
+    out
 }

@@ -1,0 +1,109 @@
+//! The CLI's audit renders each session's findings as its audit ends and keeps them deflated
+//! (`audit_spooled`); what it prints must be what the whole report prints: the JSON
+//! byte for byte as serde_json pretty-prints [`Report::to_json`] (an independent printer),
+//! the text as [`render_text`] of the whole report, and the same verdict. Reader problems
+//! (which come first), several sessions merged in order, and findings of one code spread
+//! over sessions are all exercised.
+
+use std::path::Path;
+
+use doxascope::model::Model;
+use doxascope::model::audit::{AuditOptions, Form, Report, audit, audit_spooled, render_text};
+use doxascope::trace::generate::{GenConfig, write_mixed};
+
+fn spooled(model: &Model, opts: &AuditOptions, form: Form) -> (String, bool, usize) {
+    let s = audit_spooled(model, opts, form);
+    let mut out = Vec::new();
+    s.write(&mut out).expect("write to memory");
+    (
+        String::from_utf8(out).expect("UTF-8"),
+        s.failed(),
+        s.findings(),
+    )
+}
+
+fn same(model: &Model, opts: &AuditOptions, what: &str) -> Report {
+    let report = audit(model, opts);
+    let json = serde_json::to_string_pretty(&report.to_json()).expect("JSON") + "\n";
+    let (text, failed, n) = spooled(model, opts, Form::Text);
+    assert_eq!(text, render_text(&report), "{what}: text");
+    assert_eq!(failed, report.failed(), "{what}: verdict");
+    assert_eq!(n, report.findings.len(), "{what}: count");
+    let (spooled_json, failed, _) = spooled(model, opts, Form::Json);
+    assert_eq!(spooled_json, json, "{what}: JSON");
+    assert_eq!(failed, report.failed(), "{what}: verdict (JSON)");
+    report
+}
+
+#[test]
+fn every_sample_prints_the_same_spooled() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-traces");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .expect("sample-traces")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .collect();
+    files.sort();
+    assert!(files.len() >= 5, "samples: {files:?}");
+    let mut problems = 0;
+    for f in &files {
+        let model = Model::load(std::slice::from_ref(f)).expect("sample loads");
+        problems += model.log().problems.len();
+        same(&model, &AuditOptions::default(), &f.display().to_string());
+    }
+    // Reader problems (broken.jsonl) are among what was compared.
+    assert!(problems > 0);
+    // All samples at once: many sessions, codes spread over them.
+    let all = Model::load(&files).expect("samples load");
+    let report = same(&all, &AuditOptions::default(), "all samples");
+    assert!(report.sessions.len() > 5);
+}
+
+#[test]
+fn generated_sessions_merge_in_order_whatever_the_threads() {
+    for (seed, sessions) in [(3, 4), (11, 7)] {
+        let cfg = GenConfig {
+            events: 6_000,
+            seed,
+            sessions,
+            atoms: 40,
+        };
+        let mut bytes = Vec::new();
+        write_mixed(&mut bytes, &cfg).expect("generator");
+        let model = Model::from_bytes("gen.jsonl", &bytes);
+        for threads in [1, 3] {
+            let opts = AuditOptions {
+                threads,
+                ..AuditOptions::default()
+            };
+            let report = same(&model, &opts, &format!("seed {seed}, {threads} threads"));
+            // Several codes, each with findings in several sessions.
+            let spread = report
+                .by_code()
+                .keys()
+                .filter(|c| {
+                    let mut names: Vec<&str> = report
+                        .findings
+                        .iter()
+                        .filter(|f| f.code == **c)
+                        .map(|f| f.session.as_str())
+                        .collect();
+                    names.sort_unstable();
+                    names.dedup();
+                    names.len() > 1
+                })
+                .count();
+            assert!(spread >= 3, "seed {seed}: {spread}");
+        }
+    }
+}
+
+#[test]
+fn no_findings_prints_the_same_spooled() {
+    let text = r#"{"kind":"session","seq":1,"session":"s"}
+{"kind":"announce","seq":2,"session":"s","id":"b1","formula":"p"}
+"#;
+    let model = Model::from_bytes("ok.jsonl", text.as_bytes());
+    let report = same(&model, &AuditOptions::default(), "no findings");
+    assert!(report.findings.is_empty());
+}
