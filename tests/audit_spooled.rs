@@ -107,3 +107,52 @@ fn no_findings_prints_the_same_spooled() {
     let report = same(&model, &AuditOptions::default(), "no findings");
     assert!(report.findings.is_empty());
 }
+
+/// Decoded events kept to the end of the audit (pinned in the store) grow with the trace: on
+/// the 10-million-event trace every announcement with a citation and every plan step kept
+/// decoded was most of the audit's memory. Only the plan-side events the checks hold views
+/// of may stay pinned; announcements, verifications, queries and the rest are decoded for
+/// the step that reads them and dropped.
+#[test]
+fn the_audit_pins_only_plan_side_events() {
+    use doxascope::trace::event::Kind;
+    let cfg = GenConfig {
+        events: 20_000,
+        seed: 5,
+        sessions: 3,
+        atoms: 40,
+    };
+    let mut bytes = Vec::new();
+    write_mixed(&mut bytes, &cfg).expect("generator");
+    let dir = std::env::temp_dir().join(format!("doxascope-audit-pins-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let file = dir.join("gen.jsonl");
+    std::fs::write(&file, &bytes).expect("write trace");
+    let model = Model::load(std::slice::from_ref(&file)).expect("loads");
+    let events = &model.log().events;
+    let count = |k: Kind| {
+        (0..events.len())
+            .filter(|&i| events.kind(i) == Some(Some(k)))
+            .count()
+    };
+    let plan_side = [
+        Kind::Plan,
+        Kind::Intention,
+        Kind::Postcondition,
+        Kind::Satisfaction,
+        Kind::Step,
+    ]
+    .map(count)
+    .iter()
+    .sum::<usize>();
+    let announces = count(Kind::Announce);
+    let before = events.pinned();
+    let report = audit(&model, &AuditOptions::default());
+    let pinned = events.pinned() - before;
+    std::fs::remove_dir_all(&dir).expect("remove temp dir");
+    assert!(announces > 1_000 && !report.findings.is_empty());
+    assert!(
+        pinned <= plan_side,
+        "{pinned} events pinned, {plan_side} plan-side events, {announces} announcements"
+    );
+}

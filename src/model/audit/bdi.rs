@@ -297,14 +297,16 @@ pub(super) fn check<'a>(cx: &mut Cx<'a>) {
                 };
                 let Some(ok) = sat.ok else { continue };
                 // The intention it is about: the latest with that id, or the latest at all.
+                // Not pinned: each satisfaction looks through the intentions before it.
                 let intention = bl
                     .intentions
                     .iter()
                     .rev()
                     .filter(|&&(s, _)| s <= step)
-                    .filter_map(|&(_, p)| log.events.get(p as usize))
+                    .filter_map(|&(_, p)| log.events.load(p as usize))
                     .find(|e| sat.intention.is_none() || e.id == sat.intention);
-                let Some((id, Body::Intention(i))) = intention.map(|e| (e.id.clone(), &e.body))
+                let Some((id, Body::Intention(i))) =
+                    intention.as_deref().map(|e| (e.id.clone(), &e.body))
                 else {
                     continue;
                 };

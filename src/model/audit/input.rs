@@ -47,7 +47,7 @@ pub(super) fn check(cx: &mut Cx<'_>) {
 /// The raw text of the field an error is about.
 fn field_text(cx: &Cx<'_>, event: u32, field: &str) -> Option<String> {
     use crate::trace::event::Body;
-    let ev = cx.log.events.get(event as usize)?;
+    let ev = cx.log.events.load(event as usize)?;
     match (&ev.body, field) {
         (Body::Announce(a), "formula") => Some(a.formula.to_string()),
         (Body::Query(q), "formula") => Some(q.formula.to_string()),
@@ -81,8 +81,8 @@ pub(super) fn reader_problems(model: &Model) -> Vec<Finding> {
                 model.timelines().iter().find(|t| {
                     t.event_positions()
                         .first()
-                        .and_then(|&e| log.events.get(e as usize))
-                        .is_some_and(|e| &*e.origin.file == file)
+                        .and_then(|&e| log.events.origin(e as usize))
+                        .is_some_and(|o| &*o.file == file)
                 })
             })
             .map_or_else(|| base.to_string(), |t| t.name().to_string());
