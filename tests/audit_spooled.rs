@@ -109,10 +109,10 @@ fn no_findings_prints_the_same_spooled() {
 }
 
 /// Decoded events kept to the end of the audit (pinned in the store) grow with the trace: on
-/// the 10-million-event trace every announcement with a citation and every plan step kept
-/// decoded was most of the audit's memory. Only the plan-side events the checks hold views
-/// of may stay pinned; announcements, verifications, queries and the rest are decoded for
-/// the step that reads them and dropped.
+/// the 1-million-event trace, every announcement with a citation, every retracted belief,
+/// every revise and every plan step kept decoded were a third of the audit's heap. Only the
+/// plan-side events the checks hold views of may stay pinned; announcements, revisions and
+/// the rest are decoded for the step that reads them and dropped.
 #[test]
 fn the_audit_pins_only_plan_side_events() {
     use doxascope::trace::event::Kind;
@@ -141,18 +141,36 @@ fn the_audit_pins_only_plan_side_events() {
         Kind::Postcondition,
         Kind::Satisfaction,
         Kind::Step,
-    ]
-    .map(count)
-    .iter()
-    .sum::<usize>();
+    ];
     let announces = count(Kind::Announce);
-    let before = events.pinned();
+    assert_eq!(events.pinned(), 0);
     let report = audit(&model, &AuditOptions::default());
-    let pinned = events.pinned() - before;
-    std::fs::remove_dir_all(&dir).expect("remove temp dir");
     assert!(announces > 1_000 && !report.findings.is_empty());
+    // `load` borrows an event that is pinned (none is resident in a model read from a file).
+    let mut pinned_by_kind = std::collections::BTreeMap::new();
+    for i in 0..events.len() {
+        if matches!(events.load(i), Some(std::borrow::Cow::Borrowed(_))) {
+            *pinned_by_kind.entry(events.kind(i)).or_insert(0) += 1;
+        }
+    }
+    std::fs::remove_dir_all(&dir).expect("remove temp dir");
+    assert_eq!(
+        pinned_by_kind.values().sum::<usize>(),
+        events.pinned(),
+        "{pinned_by_kind:?}"
+    );
+    // Besides the plan side, only the trigger announcements of revisions the checks re-run
+    // (a handful) may stay pinned.
+    let mut others = 0;
+    for (k, n) in &pinned_by_kind {
+        match k {
+            Some(Some(k)) if plan_side.contains(k) => {}
+            Some(Some(Kind::Announce)) => others += n,
+            k => panic!("{n} events of kind {k:?} pinned: {pinned_by_kind:?}"),
+        }
+    }
     assert!(
-        pinned <= plan_side,
-        "{pinned} events pinned, {plan_side} plan-side events, {announces} announcements"
+        others * 100 <= announces,
+        "{others} of {announces} announcements pinned: {pinned_by_kind:?}"
     );
 }
