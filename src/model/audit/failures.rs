@@ -1089,19 +1089,29 @@ pub(super) fn check(cx: &mut Cx<'_>) {
         Step(&'a str, &'a str),
         Intention,
     }
-    let mut recorded: Vec<(u32, u32, Scope<'_>, &str)> = Vec::new();
+    // Postconditions are decoded here, not pinned (a long trace has one every few dozen
+    // events): the few that record a failure mode are copied out.
+    let mut post_modes: Vec<(u32, u32, u32, String, String)> = Vec::new();
     for pr in &bl.postconditions {
-        if let (Some(rec), Body::Postcondition(p)) = (pr.plan, &log.events[pr.event as usize].body)
+        let loaded = log.events.load(pr.event as usize);
+        if let (Some(rec), Some(Body::Postcondition(p))) =
+            (pr.plan, loaded.as_deref().map(|e| &e.body))
             && let (Some(fm), Some(sid)) = (p.failure_mode.as_deref(), p.step.as_deref())
         {
-            recorded.push((
-                pr.step,
-                pr.event,
-                Scope::Step(bl.plans[rec as usize].id.as_str(), sid),
-                fm,
-            ));
+            post_modes.push((pr.step, pr.event, rec, sid.to_string(), fm.to_string()));
         }
     }
+    let mut recorded: Vec<(u32, u32, Scope<'_>, &str)> = post_modes
+        .iter()
+        .map(|(step, event, rec, sid, fm)| {
+            (
+                *step,
+                *event,
+                Scope::Step(bl.plans[*rec as usize].id.as_str(), sid.as_str()),
+                fm.as_str(),
+            )
+        })
+        .collect();
     for &(step, pos) in &bl.satisfactions {
         if let Body::Satisfaction(s) = &log.events[pos as usize].body
             && let Some(fm) = s.failure_mode.as_deref()
