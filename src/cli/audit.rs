@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use crate::logic::revise::Policy;
 use crate::model::Model;
-use crate::model::audit::{AuditOptions, audit, render_text};
+use crate::model::audit::{AuditOptions, Form, audit_spooled};
 use crate::model::recompute::RecomputeOptions;
 
 use super::{EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE};
@@ -86,19 +86,15 @@ pub(crate) fn run(args: &Args) -> i32 {
         },
         ..AuditOptions::default()
     };
-    let report = audit(&model, &opts);
+    // Rendered session by session and kept deflated: a long trace's findings as `Finding`s
+    // would take several times the memory of the trace.
+    let form = if args.json { Form::Json } else { Form::Text };
+    let report = audit_spooled(&model, &opts, form);
     let stdout = io::stdout();
     // Block-buffered: a large report is thousands of lines, each a write on a line-buffered
     // stdout.
     let mut out = io::BufWriter::with_capacity(1 << 16, stdout.lock());
-    let written = if args.json {
-        serde_json::to_writer_pretty(&mut out, &report.to_json())
-            .map_err(io::Error::other)
-            .and_then(|()| writeln!(out))
-    } else {
-        out.write_all(render_text(&report).as_bytes())
-    };
-    if written.and_then(|()| out.flush()).is_err() {
+    if report.write(&mut out).and_then(|()| out.flush()).is_err() {
         // A closed pipe (`| head`) is not the trace's fault; the verdict still stands.
     }
     let code = if report.failed() {

@@ -62,7 +62,7 @@ use super::Model;
 use super::recompute::{AuditQuestions, RecomputeOptions, Recomputed};
 use super::timeline::Timeline;
 
-pub use render::render_text;
+pub use render::{Form, render_text};
 
 /// How serious a finding is. Ordered: `Info < Warning < Error`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -455,21 +455,29 @@ impl Report {
 
     /// The `summary` object of `--json`.
     pub fn summary_json(&self) -> Value {
-        let mut by_code = Map::new();
-        for (c, n) in self.by_code() {
-            by_code.insert(c.as_str().to_string(), json!(n));
+        let by_severity =
+            [Severity::Info, Severity::Warning, Severity::Error].map(|s| self.count(s));
+        self.summary_of(self.findings.len(), &self.by_code(), by_severity)
+    }
+
+    /// The `summary` object for findings counted elsewhere (a [`Spooled`] audit's).
+    fn summary_of(
+        &self,
+        findings: usize,
+        by_code: &BTreeMap<Code, usize>,
+        [infos, warnings, errors]: [usize; 3],
+    ) -> Value {
+        let mut codes = Map::new();
+        for (c, n) in by_code {
+            codes.insert(c.as_str().to_string(), json!(n));
         }
-        let headlines: Vec<String> = self
-            .by_code()
-            .into_iter()
-            .map(|(c, n)| c.summary(n))
-            .collect();
+        let headlines: Vec<String> = by_code.iter().map(|(c, n)| c.summary(*n)).collect();
         json!({
-            "findings": self.findings.len(),
-            "errors": self.count(Severity::Error),
-            "warnings": self.count(Severity::Warning),
-            "infos": self.count(Severity::Info),
-            "by_code": by_code,
+            "findings": findings,
+            "errors": errors,
+            "warnings": warnings,
+            "infos": infos,
+            "by_code": codes,
             "headlines": headlines,
             "sessions": self.sessions.iter().map(|s| json!({"name": s.name, "events": s.events})).collect::<Vec<_>>(),
             "verifies": self.verifies,
@@ -496,8 +504,23 @@ pub(crate) struct Cx<'a> {
     pub(crate) tl: &'a Timeline,
     pub(crate) rc: &'a Recomputed,
     pub(crate) opts: &'a AuditOptions,
-    pub(crate) findings: Vec<Finding>,
+    /// The findings, when they are kept whole (a [`Report`]).
+    findings: Vec<Finding>,
+    /// The findings already rendered, when the audit writes them out ([`Spooled`]).
+    spool: Option<render::SessionSpool>,
+    /// The failure modes found so far, for the failures check's comparison with the recorded
+    /// ones (in both cases above: a rendered finding cannot be read back).
+    pub(crate) modes: Vec<ModeNote>,
     pub(crate) matrix: Matrix,
+}
+
+/// A finding of a failure mode, as the failures check reads it: the code, the step, and the
+/// plan and plan step its evidence names.
+pub(crate) struct ModeNote {
+    pub(crate) code: Code,
+    pub(crate) step: Option<u32>,
+    pub(crate) plan: Option<String>,
+    pub(crate) plan_step: Option<String>,
 }
 
 impl<'a> Cx<'a> {
@@ -531,7 +554,26 @@ impl<'a> Cx<'a> {
     }
 
     pub(crate) fn push(&mut self, f: Finding) {
-        self.findings.push(f);
+        if failures::mode_of(f.code).is_some() {
+            let text = |k: &str| {
+                f.evidence
+                    .get(k)
+                    .and_then(Value::as_str)
+                    .map(str::to_string)
+            };
+            self.modes.push(ModeNote {
+                code: f.code,
+                step: f.step,
+                plan: text("plan"),
+                plan_step: text("step"),
+            });
+        }
+        match &mut self.spool {
+            // Rendered now: a long trace has hundreds of thousands of findings per session,
+            // and the rendered form is a fraction of a `Finding`'s memory.
+            Some(spool) => spool.push(&f),
+            None => self.findings.push(f),
+        }
     }
 }
 
@@ -563,6 +605,7 @@ impl Finding {
 /// The audit of one session.
 struct SessionAudit {
     findings: Vec<Finding>,
+    spool: Option<render::Spool>,
     matrix: Matrix,
     verifies: u64,
     recomputed: u64,
@@ -575,6 +618,7 @@ fn audit_session(
     tl: &Timeline,
     opts: &AuditOptions,
     given: Option<&Recomputed>,
+    form: Option<Form>,
 ) -> Option<SessionAudit> {
     let owned;
     let rc = match given {
@@ -597,6 +641,8 @@ fn audit_session(
         rc,
         opts,
         findings: Vec::new(),
+        spool: form.map(render::SessionSpool::new),
+        modes: Vec::new(),
         matrix: Matrix::default(),
     };
     input::check(&mut cx);
@@ -609,6 +655,7 @@ fn audit_session(
     findings.sort_by_key(|a| (a.step, a.code, a.seq));
     Some(SessionAudit {
         findings,
+        spool: cx.spool.map(render::SessionSpool::finish),
         matrix: cx.matrix,
         verifies: rc.verifies.len() as u64,
         recomputed: rc.verifies.iter().filter(|v| v.result.is_ok()).count() as u64,
@@ -626,17 +673,34 @@ fn audit_session(
 
 /// Audits every session of a model (running [`Model::recompute`] for each).
 pub fn audit(model: &Model, opts: &AuditOptions) -> Report {
-    audit_sessions(model, opts, &[])
+    audit_sessions(model, opts, &[], None).0
 }
 
 /// Audits every session of a model from recomputations already made (a view that has run
 /// [`Model::recompute`] does not pay for it twice). A session without one in `recomputed`
 /// is recomputed here.
 pub fn audit_recomputed(model: &Model, recomputed: &[Recomputed], opts: &AuditOptions) -> Report {
-    audit_sessions(model, opts, recomputed)
+    audit_sessions(model, opts, recomputed, None).0
 }
 
-fn audit_sessions(model: &Model, opts: &AuditOptions, recomputed: &[Recomputed]) -> Report {
+/// Audits every session of a model for printing in one form, as [`audit`] then
+/// [`render_text`] or [`Report::to_json`] would, byte for byte, without keeping the findings:
+/// each session's findings are rendered as the session's audit ends and kept compressed, so
+/// a trace with millions of findings is audited in a fraction of the memory.
+pub fn audit_spooled(model: &Model, opts: &AuditOptions, form: Form) -> Spooled {
+    let (report, spool) = audit_sessions(model, opts, &[], Some(form));
+    Spooled {
+        report,
+        spool: spool.unwrap_or_else(|| render::Spool::new(form)),
+    }
+}
+
+fn audit_sessions(
+    model: &Model,
+    opts: &AuditOptions,
+    recomputed: &[Recomputed],
+    form: Option<Form>,
+) -> (Report, Option<render::Spool>) {
     let mut report = Report {
         findings: Vec::new(),
         matrix: Matrix::default(),
@@ -662,7 +726,7 @@ fn audit_sessions(model: &Model, opts: &AuditOptions, recomputed: &[Recomputed])
             let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             let Some(tl) = timelines.get(i) else { break };
             let given = recomputed.iter().find(|r| r.session == tl.name());
-            if let Some(a) = audit_session(model, tl, opts, given) {
+            if let Some(a) = audit_session(model, tl, opts, given, form) {
                 out.push((i, a));
             }
         }
@@ -684,14 +748,56 @@ fn audit_sessions(model: &Model, opts: &AuditOptions, recomputed: &[Recomputed])
         })
     };
     done.sort_by_key(|(i, _)| *i);
+    // Reader problems come first: they say what the rest of the audit could not see.
+    let problems = input::reader_problems(model);
+    let mut spool = form.map(|form| {
+        let mut s = render::SessionSpool::new(form);
+        for f in &problems {
+            s.push(f);
+        }
+        let mut all = render::Spool::new(form);
+        all.append(s.finish());
+        all
+    });
+    if spool.is_none() {
+        report.findings = problems;
+    }
     for (_, a) in done {
         report.findings.extend(a.findings);
+        if let (Some(all), Some(s)) = (spool.as_mut(), a.spool) {
+            all.append(s);
+        }
         report.matrix.merge(&a.matrix);
         report.verifies += a.verifies;
         report.recomputed += a.recomputed;
         report.not_checkable += a.not_checkable;
         report.sessions.push(a.summary);
     }
-    input::reader_problems(model, &mut report);
-    report
+    (report, spool)
+}
+
+/// An audit rendered for one output form ([`audit_spooled`]): the totals of a [`Report`],
+/// and its findings as text or JSON, compressed.
+pub struct Spooled {
+    /// Everything but the findings (`findings` is empty).
+    report: Report,
+    spool: render::Spool,
+}
+
+impl Spooled {
+    /// Whether the audit fails, as [`Report::failed`].
+    pub fn failed(&self) -> bool {
+        self.spool.failed()
+    }
+
+    /// How many findings there are.
+    pub fn findings(&self) -> usize {
+        self.spool.len()
+    }
+
+    /// Writes the report in the form it was rendered for: what [`render_text`] returns, or
+    /// [`Report::to_json`] pretty-printed with a final newline.
+    pub fn write(&self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+        self.spool.write(&self.report, out)
+    }
 }

@@ -1086,8 +1086,9 @@ fn walk(tl: &Timeline, log: &TraceLog, opts: &RecomputeOptions) -> Recomputed {
     let mut records_by_id: HashMap<&str, Vec<u32>> = HashMap::new();
     if let Some(q) = audit {
         for (k, r) in tl.revisions().iter().enumerate() {
-            let stated = match &event_at(log, r.event).body {
-                Body::Revise(b) => b.policy.as_deref().and_then(Policy::parse),
+            // Not pinned: a long trace has a revise every few dozen events.
+            let stated = match load_at(log, r.event).as_deref().map(|e| &e.body) {
+                Some(Body::Revise(b)) => b.policy.as_deref().and_then(Policy::parse),
                 _ => None,
             };
             if let (Some(p), Some(rec)) = (q.policy.or(stated), r.trigger_record) {
@@ -1476,8 +1477,11 @@ fn walk(tl: &Timeline, log: &TraceLog, opts: &RecomputeOptions) -> Recomputed {
                             .into_iter()
                             .flatten()
                             .rfind(|&&ix| tl.beliefs()[ix as usize].announced <= rc.step)
-                            .and_then(|&ix| tl.belief(log, ix))
-                            .and_then(|v| v.formula().ok());
+                            .and_then(|&ix| load_at(log, tl.beliefs()[ix as usize].event))
+                            .and_then(|e| match &e.body {
+                                Body::Announce(a) => parse(&a.formula).ok(),
+                                _ => None,
+                            });
                         if let Some(f) = formula {
                             r.restorable = Some(m.theta(&f).map(|o| o != Outcome::Contradiction));
                         }

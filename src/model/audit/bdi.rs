@@ -297,14 +297,16 @@ pub(super) fn check<'a>(cx: &mut Cx<'a>) {
                 };
                 let Some(ok) = sat.ok else { continue };
                 // The intention it is about: the latest with that id, or the latest at all.
+                // Not pinned: each satisfaction looks through the intentions before it.
                 let intention = bl
                     .intentions
                     .iter()
                     .rev()
                     .filter(|&&(s, _)| s <= step)
-                    .filter_map(|&(_, p)| log.events.get(p as usize))
+                    .filter_map(|&(_, p)| log.events.load(p as usize))
                     .find(|e| sat.intention.is_none() || e.id == sat.intention);
-                let Some((id, Body::Intention(i))) = intention.map(|e| (e.id.clone(), &e.body))
+                let Some((id, Body::Intention(i))) =
+                    intention.as_deref().map(|e| (e.id.clone(), &e.body))
                 else {
                     continue;
                 };
@@ -334,8 +336,11 @@ pub(super) fn check<'a>(cx: &mut Cx<'a>) {
             }
             E::Post(i) => {
                 let pr = bl.postconditions[i];
+                // Not pinned (a long trace has a postcondition every few dozen events): the
+                // step's view keeps what the checks read of it, not its texts.
+                let loaded = log.events.load(pr.event as usize);
                 let (Some(rec), Some(Body::Postcondition(p))) =
-                    (pr.plan, log.events.get(pr.event as usize).map(|e| &e.body))
+                    (pr.plan, loaded.as_deref().map(|e| &e.body))
                 else {
                     continue;
                 };
@@ -353,8 +358,10 @@ pub(super) fn check<'a>(cx: &mut Cx<'a>) {
                 sv.checks.push(PostCheck {
                     tier: p.tier,
                     ok: p.ok,
-                    failure_mode: p.failure_mode.as_deref(),
-                    program: p.program.as_deref(),
+                    // Read below from `p` itself (failures.rs reads recorded failure
+                    // modes from the events); no check reads them from the view.
+                    failure_mode: None,
+                    program: None,
                     step: pr.step,
                     event: pr.event,
                 });

@@ -561,10 +561,9 @@ fn citations(cx: &mut Cx<'_>) {
     let mut out = Vec::new();
     for a in &cx.rc.announces {
         let Ok(res) = &a.result else { continue };
-        let Some(ev) = cx.log.events.get(a.event as usize) else {
-            continue;
-        };
-        let Body::Announce(b) = &ev.body else {
+        // Not pinned: every announcement with a citation passes here.
+        let loaded = cx.log.events.load(a.event as usize);
+        let Some(Body::Announce(b)) = loaded.as_deref().map(|e| &e.body) else {
             continue;
         };
         if b.because.is_empty() {
@@ -1424,14 +1423,17 @@ fn rerun_on_probe(
 /// change the rules); by the agent or a revision it is an error (norms are not revisable).
 fn norms(cx: &mut Cx<'_>) {
     let mut out = Vec::new();
-    for (i, r) in cx.tl.beliefs().iter().enumerate() {
+    for r in cx.tl.beliefs() {
         let Some(x) = r.retraction else { continue };
-        let Some(view) = cx.tl.belief(cx.log, i as u32) else {
+        // Not a pinned view: most beliefs of a long trace are retracted sooner or later.
+        let loaded = cx.log.events.load(r.event as usize);
+        let Some(Body::Announce(a)) = loaded.as_deref().map(|e| &e.body) else {
             continue;
         };
-        if view.role() != Role::Norm {
+        if a.role != Role::Norm {
             continue;
         }
+        let formula_text: &str = &a.formula;
         let (how, severity) = match x.by {
             RetractedBy::User => ("retracted by the user", Severity::Warning),
             RetractedBy::Superseded => ("replaced by a different formula", Severity::Error),
@@ -1446,11 +1448,11 @@ fn norms(cx: &mut Cx<'_>) {
                 Code::NormRetracted,
                 x.step,
                 x.event,
-                format!("The norm {} ({}) was {how}.", r.id, view.formula_text()),
+                format!("The norm {} ({}) was {how}.", r.id, formula_text),
             )
             .severity(severity)
             .ids([r.id.clone()])
-            .formulas([view.formula_text().to_string()])
+            .formulas([formula_text.to_string()])
             .with("by", x.by.as_str())
             .with("announced_at", r.announced);
         if let Some(Body::Retract(b)) = cx

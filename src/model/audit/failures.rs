@@ -126,7 +126,7 @@ impl Mode {
 }
 
 /// The mode a finding code stands for.
-fn mode_of(code: Code) -> Option<Mode> {
+pub(super) fn mode_of(code: Code) -> Option<Mode> {
     Some(match code {
         Code::BadRetrieval => Mode::BadRetrieval,
         Code::FileReadAvoided => Mode::AvoidedFileRead,
@@ -419,7 +419,9 @@ pub(super) fn check(cx: &mut Cx<'_>) {
     // Computations and failed fetches, step event by step event.
     let mut comps: HashMap<(u32, String), Comp> = HashMap::new();
     for (i, sr) in bl.steps.iter().enumerate() {
-        let (Some(rec), Body::Step(s)) = (sr.plan, &log.events[sr.event as usize].body) else {
+        // Not pinned: every step event passes here.
+        let loaded = log.events.load(sr.event as usize);
+        let (Some(rec), Some(Body::Step(s))) = (sr.plan, loaded.as_deref().map(|e| &e.body)) else {
             continue;
         };
         let Some(sid) = s.step.as_deref() else {
@@ -497,9 +499,18 @@ pub(super) fn check(cx: &mut Cx<'_>) {
             .iter()
             .rev()
             .filter(|o| o.plan == Some(rec))
-            .find_map(|o| match &log.events[o.event as usize].body {
-                Body::Step(x) if x.step.as_deref() == Some(sid) => Some((o.step, x.status)),
-                _ => None,
+            .find_map(|o| {
+                match log
+                    .events
+                    .load(o.event as usize)
+                    .as_deref()
+                    .map(|e| &e.body)
+                {
+                    Some(Body::Step(x)) if x.step.as_deref() == Some(sid) => {
+                        Some((o.step, x.status))
+                    }
+                    _ => None,
+                }
             })
             .and_then(|(t, st)| (st == Some(StepStatus::Dispatched)).then_some(t));
         let snap = dispatched_at.unwrap_or(sr.step.saturating_sub(1));
@@ -631,7 +642,8 @@ pub(super) fn check(cx: &mut Cx<'_>) {
             .iter()
             .filter(|s| s.step >= w.start && s.step < w.end)
         {
-            let Body::Step(s) = &log.events[sr.event as usize].body else {
+            let loaded = log.events.load(sr.event as usize);
+            let Some(Body::Step(s)) = loaded.as_deref().map(|e| &e.body) else {
                 continue;
             };
             for c in s
@@ -687,7 +699,8 @@ pub(super) fn check(cx: &mut Cx<'_>) {
             .iter()
             .filter(|s| s.step >= start && s.step <= step)
         {
-            let Body::Step(s) = &log.events[sr.event as usize].body else {
+            let loaded = log.events.load(sr.event as usize);
+            let Some(Body::Step(s)) = loaded.as_deref().map(|e| &e.body) else {
                 continue;
             };
             if s.status != Some(StepStatus::Done) {
@@ -848,20 +861,24 @@ pub(super) fn check(cx: &mut Cx<'_>) {
                     let fetched: Vec<Value> = fetch_defs
                         .iter()
                         .map(|d| {
-                            let last = bl.steps.iter().rev().find_map(|o| {
-                                match &log.events[o.event as usize].body {
-                                    Body::Step(x)
-                                        if o.plan == Some(r)
-                                            && x.step.as_deref() == Some(d.id.as_str())
-                                            && x.status == Some(StepStatus::Done)
-                                            && o.step <= step =>
-                                    {
-                                        Some(x)
-                                    }
-                                    _ => None,
-                                }
-                            });
+                            // Not pinned, and only this plan's steps decoded.
+                            let last = bl
+                                .steps
+                                .iter()
+                                .rev()
+                                .filter(|o| o.plan == Some(r) && o.step <= step)
+                                .filter_map(|o| log.events.load(o.event as usize))
+                                .find(|e| {
+                                    matches!(&e.body, Body::Step(x)
+                                        if x.step.as_deref() == Some(d.id.as_str())
+                                            && x.status == Some(StepStatus::Done))
+                                });
                             let wrote: Vec<Value> = last
+                                .as_deref()
+                                .and_then(|e| match &e.body {
+                                    Body::Step(x) => Some(x),
+                                    _ => None,
+                                })
                                 .map(|x| {
                                     x.new_beliefs
                                         .iter()
@@ -1050,27 +1067,18 @@ pub(super) fn check(cx: &mut Cx<'_>) {
     }
 
     // The modes bdi.rs found.
-    for f in &cx.findings {
+    for f in &cx.modes {
         let Some(mode) = mode_of(f.code) else {
             continue;
         };
-        let plan = f.evidence.get("plan").and_then(Value::as_str);
         let (steps, plan_level) = match mode {
             Mode::DagDeadlock => (Vec::new(), true),
-            _ => (
-                f.evidence
-                    .get("step")
-                    .and_then(Value::as_str)
-                    .map(str::to_string)
-                    .into_iter()
-                    .collect(),
-                false,
-            ),
+            _ => (f.plan_step.clone().into_iter().collect(), false),
         };
         detected.push(Detected {
             mode,
             window: f.step.and_then(window_of),
-            plan: plan.map(str::to_string),
+            plan: f.plan.clone(),
             steps,
             plan_level,
         });
@@ -1081,19 +1089,29 @@ pub(super) fn check(cx: &mut Cx<'_>) {
         Step(&'a str, &'a str),
         Intention,
     }
-    let mut recorded: Vec<(u32, u32, Scope<'_>, &str)> = Vec::new();
+    // Postconditions are decoded here, not pinned (a long trace has one every few dozen
+    // events): the few that record a failure mode are copied out.
+    let mut post_modes: Vec<(u32, u32, u32, String, String)> = Vec::new();
     for pr in &bl.postconditions {
-        if let (Some(rec), Body::Postcondition(p)) = (pr.plan, &log.events[pr.event as usize].body)
+        let loaded = log.events.load(pr.event as usize);
+        if let (Some(rec), Some(Body::Postcondition(p))) =
+            (pr.plan, loaded.as_deref().map(|e| &e.body))
             && let (Some(fm), Some(sid)) = (p.failure_mode.as_deref(), p.step.as_deref())
         {
-            recorded.push((
-                pr.step,
-                pr.event,
-                Scope::Step(bl.plans[rec as usize].id.as_str(), sid),
-                fm,
-            ));
+            post_modes.push((pr.step, pr.event, rec, sid.to_string(), fm.to_string()));
         }
     }
+    let mut recorded: Vec<(u32, u32, Scope<'_>, &str)> = post_modes
+        .iter()
+        .map(|(step, event, rec, sid, fm)| {
+            (
+                *step,
+                *event,
+                Scope::Step(bl.plans[*rec as usize].id.as_str(), sid.as_str()),
+                fm.as_str(),
+            )
+        })
+        .collect();
     for &(step, pos) in &bl.satisfactions {
         if let Body::Satisfaction(s) = &log.events[pos as usize].body
             && let Some(fm) = s.failure_mode.as_deref()

@@ -8,7 +8,7 @@
 
 use serde_json::json;
 
-use super::{Code, Cx, Finding, Location, Report, Severity};
+use super::{Code, Cx, Finding, Location, Severity};
 use crate::model::Model;
 use crate::trace::Severity as ReaderSeverity;
 
@@ -47,7 +47,7 @@ pub(super) fn check(cx: &mut Cx<'_>) {
 /// The raw text of the field an error is about.
 fn field_text(cx: &Cx<'_>, event: u32, field: &str) -> Option<String> {
     use crate::trace::event::Body;
-    let ev = cx.log.events.get(event as usize)?;
+    let ev = cx.log.events.load(event as usize)?;
     match (&ev.body, field) {
         (Body::Announce(a), "formula") => Some(a.formula.to_string()),
         (Body::Query(q), "formula") => Some(q.formula.to_string()),
@@ -67,7 +67,7 @@ fn field_text(cx: &Cx<'_>, event: u32, field: &str) -> Option<String> {
 
 /// Reader problems, as findings of the session their file carries (the first one read from
 /// it; a line that is not JSON cannot name its session), or of the file itself.
-pub(super) fn reader_problems(model: &Model, report: &mut Report) {
+pub(super) fn reader_problems(model: &Model) -> Vec<Finding> {
     let log = model.log();
     let mut out = Vec::new();
     for p in &log.problems {
@@ -81,8 +81,8 @@ pub(super) fn reader_problems(model: &Model, report: &mut Report) {
                 model.timelines().iter().find(|t| {
                     t.event_positions()
                         .first()
-                        .and_then(|&e| log.events.get(e as usize))
-                        .is_some_and(|e| &*e.origin.file == file)
+                        .and_then(|&e| log.events.origin(e as usize))
+                        .is_some_and(|o| &*o.file == file)
                 })
             })
             .map_or_else(|| base.to_string(), |t| t.name().to_string());
@@ -120,7 +120,5 @@ pub(super) fn reader_problems(model: &Model, report: &mut Report) {
             evidence,
         });
     }
-    // Reader problems come first: they say what the rest of the audit could not see.
-    out.append(&mut report.findings);
-    report.findings = out;
+    out
 }

@@ -34,9 +34,16 @@ fn hash(s: &str) -> u64 {
 
 /// The identity of a belief's content: its normalized formula, or its id.
 fn content(cx: &Cx<'_>, record: u32) -> String {
+    // Decoded for this question only: a pinned view of every belief that ever entered Σ
+    // would keep most of a long trace decoded.
     cx.tl
-        .belief(cx.log, record)
-        .and_then(|v| v.formula().ok().map(|f| normalized(&f)))
+        .beliefs()
+        .get(record as usize)
+        .and_then(|r| cx.log.events.load(r.event as usize))
+        .and_then(|e| match &e.body {
+            Body::Announce(a) => parse(&a.formula).ok().map(|f| normalized(&f)),
+            _ => None,
+        })
         .unwrap_or_else(|| {
             cx.tl
                 .beliefs()
