@@ -76,7 +76,7 @@ fn is_mus(held: &[BeliefSpec], ids: &[String], extra: &[Formula], d: &[String]) 
             .iter()
             .enumerate()
             .filter(|(k, _)| Some(*k) != skip)
-            .map(|(_, id)| &held.iter().find(|b| &b.id == id).expect("held id").formula)
+            .map(|(_, id)| &*held.iter().find(|b| &b.id == id).expect("held id").formula)
             .collect();
         let mut g = grounded(&fs, d);
         g.extend(grounded(&refs(extra), d));
@@ -306,7 +306,7 @@ proptest! {
         let mut st = BeliefState::new().expect("engine");
         add_all(&mut st, &sigma);
         let held = st.held().expect("held");
-        let fs: Vec<&Formula> = held.iter().map(|b| &b.formula).collect();
+        let fs: Vec<&Formula> = held.iter().map(|b| &*b.formula).collect();
         prop_assert_eq!(st.check(&q, None).expect("check").outcome, theta(&fs, &q));
 
         let d_sigma = domain(&fs);
@@ -346,7 +346,7 @@ proptest! {
                 let rest = &rev.conflict[..rev.conflict.len() - 1];
                 let rest_fs: Vec<&Formula> = rest
                     .iter()
-                    .map(|id| &held.iter().find(|b| &b.id == id).expect("id").formula)
+                    .map(|id| &*held.iter().find(|b| &b.id == id).expect("id").formula)
                     .collect();
                 prop_assert!(sat(&grounded(&rest_fs, &d)), "the conflict does not need phi");
             } else {
@@ -465,10 +465,10 @@ proptest! {
                 .filter(|b| b.id != phi.id || (b.formula == phi.formula && b.role == phi.role))
                 .cloned()
                 .collect();
-            let seen_fs: Vec<Formula> = seen.iter().map(|b| b.formula.clone()).collect();
+            let seen_fs: Vec<Formula> = seen.iter().map(|b| (*b.formula).clone()).collect();
             let was_sat = sat(&seen_fs);
             prop_assert_eq!(rev.sigma_was_inconsistent, rev.outcome == Outcome::Contradiction && !was_sat);
-            let after_fs: Vec<Formula> = after.iter().map(|b| b.formula.clone()).collect();
+            let after_fs: Vec<Formula> = after.iter().map(|b| (*b.formula).clone()).collect();
             if rev.outcome != Outcome::Contradiction {
                 prop_assert!(rev.applied);
                 continue;
@@ -483,7 +483,7 @@ proptest! {
                     Policy::Reject => prop_assert_eq!(&after, &before),
                     Policy::Flag => prop_assert!(rev.sigma_inconsistent || !rev.applied),
                     // Not applied, a replaced record is back as it was, consistent or not.
-                    _ if rev.applied || sat(&before.iter().map(|b| b.formula.clone()).collect::<Vec<_>>()) => {
+                    _ if rev.applied || sat(&before.iter().map(|b| (*b.formula).clone()).collect::<Vec<_>>()) => {
                         prop_assert!(sat(&after_fs), "{:?} left Σ inconsistent", pol)
                     }
                     _ => prop_assert_eq!(&after, &before),

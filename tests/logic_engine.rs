@@ -70,7 +70,7 @@ fn build(items: &[(Formula, Role, f64)]) -> (BeliefState, Vec<BeliefSpec>) {
                 let mut hard: Vec<&Formula> = held
                     .iter()
                     .filter(|b| b.role.is_hard())
-                    .map(|b| &b.formula)
+                    .map(|b| &*b.formula)
                     .collect();
                 hard.push(f);
                 assert!(!oracle::satisfiable(&hard), "refused a consistent rule");
@@ -84,12 +84,12 @@ fn build(items: &[(Formula, Role, f64)]) -> (BeliefState, Vec<BeliefSpec>) {
 
 fn formulas<'a>(held: &'a [BeliefSpec], ids: &[String]) -> Vec<&'a Formula> {
     ids.iter()
-        .map(|id| &held.iter().find(|b| &b.id == id).expect("known id").formula)
+        .map(|id| &*held.iter().find(|b| &b.id == id).expect("known id").formula)
         .collect()
 }
 
 fn all(held: &[BeliefSpec]) -> Vec<&Formula> {
-    held.iter().map(|b| &b.formula).collect()
+    held.iter().map(|b| &*b.formula).collect()
 }
 
 fn not(f: &Formula) -> Formula {
@@ -143,7 +143,7 @@ proptest! {
             let premises: Vec<&Formula> = held
                 .iter()
                 .filter(|b| b.role.is_hard() || cited.contains(&b.id))
-                .map(|b| &b.formula)
+                .map(|b| &*b.formula)
                 .collect();
             let grounded = oracle::entails(&premises, q);
             let want = if expect == Outcome::Contradiction || grounded { expect } else { Outcome::Ungrounded };
@@ -241,11 +241,11 @@ proptest! {
         levels.sort_by(f64::total_cmp);
         levels.dedup();
         let cut = |a: f64| -> Vec<&Formula> {
-            held.iter().filter(|b| b.role.is_hard() || b.confidence >= a).map(|b| &b.formula).collect()
+            held.iter().filter(|b| b.role.is_hard() || b.confidence >= a).map(|b| &*b.formula).collect()
         };
         let inc = levels.iter().copied().filter(|&a| !oracle::satisfiable(&cut(a))).fold(0.0, f64::max);
         prop_assert_eq!(st.inconsistency_degree().unwrap(), inc);
-        let hard: Vec<&Formula> = held.iter().filter(|b| b.role.is_hard()).map(|b| &b.formula).collect();
+        let hard: Vec<&Formula> = held.iter().filter(|b| b.role.is_hard()).map(|b| &*b.formula).collect();
         let n = if inc >= 1.0 {
             0.0
         } else if oracle::entails(&hard, &q) {
@@ -293,7 +293,7 @@ proptest! {
         for b in held.iter().filter(|b| b.role.is_hard()) {
             prop_assert!(after.iter().any(|a| a.id == b.id));
         }
-        let after_f: Vec<&Formula> = after.iter().map(|b| &b.formula).collect();
+        let after_f: Vec<&Formula> = after.iter().map(|b| &*b.formula).collect();
         if policy != Policy::Flag {
             prop_assert!(oracle::satisfiable(&after_f), "revision left Σ inconsistent");
         } else {
@@ -304,7 +304,7 @@ proptest! {
             prop_assert!(rev.applied && rev.retracted.is_empty());
             return Ok(());
         }
-        let hard: Vec<&Formula> = held.iter().filter(|b| b.role.is_hard()).map(|b| &b.formula).chain([&new]).collect();
+        let hard: Vec<&Formula> = held.iter().filter(|b| b.role.is_hard()).map(|b| &*b.formula).chain([&new]).collect();
         let hard_ok = oracle::satisfiable(&hard);
         if !hard_ok || policy == Policy::Reject {
             prop_assert!(rev.retracted.is_empty());
@@ -312,7 +312,7 @@ proptest! {
         }
         // Direct transcription of Algorithm 1 over the retractable prior commitments
         // (oldest first), then the recency fallback.
-        let rules: Vec<&Formula> = held.iter().filter(|b| b.role.is_hard()).map(|b| &b.formula).collect();
+        let rules: Vec<&Formula> = held.iter().filter(|b| b.role.is_hard()).map(|b| &*b.formula).collect();
         let soft: Vec<&BeliefSpec> = held.iter().filter(|b| !b.role.is_hard()).collect();
         let lex = |order: Vec<&BeliefSpec>, forced: bool| -> Vec<String> {
             let mut kept: Vec<&Formula> = rules.clone();
@@ -329,7 +329,7 @@ proptest! {
             Policy::Greedy => {
                 let mut expect = None;
                 for c in &soft {
-                    let mut t: Vec<&Formula> = held.iter().filter(|b| b.id != c.id).map(|b| &b.formula).collect();
+                    let mut t: Vec<&Formula> = held.iter().filter(|b| b.id != c.id).map(|b| &*b.formula).collect();
                     t.push(&new);
                     if oracle::satisfiable(&t) { expect = Some(c.id.clone()); break; }
                 }
@@ -388,7 +388,7 @@ proptest! {
                 .filter(|b| !b.role.is_hard())
                 .find(|c| {
                     let mut t: Vec<&Formula> =
-                        held.iter().filter(|b| b.id != c.id).map(|b| &b.formula).collect();
+                        held.iter().filter(|b| b.id != c.id).map(|b| &*b.formula).collect();
                     t.push(&new);
                     oracle::satisfiable(&t)
                 })
@@ -408,7 +408,7 @@ proptest! {
         want.sort_unstable();
         got.sort_unstable();
         prop_assert_eq!(got, want);
-        let after_f: Vec<&Formula> = after.iter().map(|b| &b.formula).collect();
+        let after_f: Vec<&Formula> = after.iter().map(|b| &*b.formula).collect();
         prop_assert_eq!(rev.sigma_inconsistent, !oracle::satisfiable(&after_f));
     }
 }

@@ -604,7 +604,7 @@ impl Mirror {
             };
             let g = self.ground(raw, domain)?.into_owned();
             let mut spec = spec.clone();
-            spec.formula = g;
+            spec.formula = g.into();
             if self.engine.add_or_demote(spec.clone())?.1 {
                 spec.role = EngineRole::Assumption;
             }
@@ -683,14 +683,17 @@ impl Mirror {
         for c in &cs {
             *self.consts.entry(c.clone()).or_default() += 1;
         }
-        self.belief_consts.insert(id.clone(), cs);
+        // Propositional beliefs (most of a trace) have no constants to count down.
+        if !cs.is_empty() {
+            self.belief_consts.insert(id.clone(), cs);
+        }
         let mut spec = spec;
         spec.formula = if self.needs_domain(raw) {
             let domain: BTreeSet<String> = self.consts.keys().cloned().collect();
             self.sync(&domain)?;
-            self.ground(raw, &domain)?.into_owned()
+            self.ground(raw, &domain)?.into_owned().into()
         } else {
-            self.ground(raw, &BTreeSet::new())?.into_owned()
+            self.ground(raw, &BTreeSet::new())?.into_owned().into()
         };
         let mut hard_conflict = false;
         let added = if self.unchecked {
@@ -1034,7 +1037,13 @@ impl Mirror {
         for s in specs {
             copy.add_or_demote(s.clone())?;
         }
-        Ok(copy.announce(BeliefSpec { formula: g, ..spec }, policy)?)
+        Ok(copy.announce(
+            BeliefSpec {
+                formula: g.into(),
+                ..spec
+            },
+            policy,
+        )?)
     }
 }
 

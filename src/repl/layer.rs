@@ -116,7 +116,7 @@ pub(crate) fn apply(base: Vec<TraceBelief>, entries: &[HandEntry]) -> Vec<Held> 
                     held.push(Held {
                         belief: TraceBelief {
                             id: spec.id.clone(),
-                            formula: spec.formula.clone(),
+                            formula: (*spec.formula).clone(),
                             role: spec.role,
                             source: source.clone(),
                             confidence: spec.confidence,

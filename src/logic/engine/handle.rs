@@ -799,7 +799,7 @@ mod tests {
             let mut st = BeliefState::new().unwrap();
             for (i, (lits, op)) in steps.iter().enumerate() {
                 let delta = clause(lits);
-                let held: Vec<Formula> = st.beliefs().map(|b| b.formula.clone()).collect();
+                let held: Vec<Formula> = st.beliefs().map(|b| (*b.formula).clone()).collect();
                 let sigma: Vec<&Formula> = held.iter().collect();
                 let expect = oracle::theta(&sigma, &delta);
                 let id = format!("s{i}");
@@ -850,7 +850,7 @@ mod tests {
                                 let support: Vec<&Formula> = st
                                     .beliefs()
                                     .filter(|b| why.support.contains(&b.id))
-                                    .map(|b| &b.formula)
+                                    .map(|b| &*b.formula)
                                     .collect();
                                 prop_assert!(oracle::entails(&support, &delta));
                             }
@@ -859,7 +859,7 @@ mod tests {
                     }
                 }
             }
-            let held: Vec<Formula> = st.beliefs().map(|b| b.formula.clone()).collect();
+            let held: Vec<Formula> = st.beliefs().map(|b| (*b.formula).clone()).collect();
             let sigma: Vec<&Formula> = held.iter().collect();
             prop_assert_eq!(st.consistent().unwrap().consistent, oracle::satisfiable(&sigma));
         }
@@ -878,7 +878,7 @@ mod tests {
                 let f = clause(lits);
                 let held: Vec<(String, Formula, Role)> = st
                     .beliefs()
-                    .map(|b| (b.id.clone(), b.formula.clone(), b.role))
+                    .map(|b| (b.id.clone(), (*b.formula).clone(), b.role))
                     .collect();
                 match op {
                     0..=2 => {

@@ -165,8 +165,8 @@ mod tests {
                     .beliefs()
                     // A replacement is checked against what it replaces too (as `add` is).
                     .filter(|b| b.role.is_hard())
-                    .map(|b| b.formula.clone())
-                    .chain([s.formula.clone()])
+                    .map(|b| (*b.formula).clone())
+                    .chain([(*s.formula).clone()])
                     .collect();
                 let refs: Vec<&Formula> = hard.iter().collect();
                 let conflict = role.is_hard() && !crate::logic::oracle::satisfiable(&refs);

@@ -111,6 +111,7 @@ pub mod revise;
 mod snapshot;
 mod state;
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use crate::logic::cnf::CnfError;
@@ -149,8 +150,9 @@ impl Role {
 pub struct BeliefSpec {
     /// The belief id results refer to.
     pub id: String,
-    /// The ground formula.
-    pub formula: Formula,
+    /// The ground formula, shared: the state, its handle's replica and the model's mirror
+    /// of Σ each hold every belief, and a formula is the larger part of one.
+    pub formula: Arc<Formula>,
     /// Its role.
     pub role: Role,
     /// Confidence in (0, 1]; 1 when not graded.
@@ -164,7 +166,7 @@ impl BeliefSpec {
     pub fn new(id: impl Into<String>, formula: Formula) -> Self {
         BeliefSpec {
             id: id.into(),
-            formula,
+            formula: Arc::new(formula),
             role: Role::Fact,
             confidence: 1.0,
             step: 0,

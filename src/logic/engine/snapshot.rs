@@ -563,7 +563,10 @@ mod tests {
     }
 
     fn held(st: &State) -> Vec<Formula> {
-        st.held().into_iter().map(|b| b.formula).collect()
+        st.held()
+            .into_iter()
+            .map(|b| (*b.formula).clone())
+            .collect()
     }
 
     /// Walks a state through `steps` (formula, role pick, op pick): adds through
@@ -578,14 +581,14 @@ mod tests {
         let mut core_answers = 0;
         for (i, (f, role, op)) in steps.iter().enumerate() {
             let held = st.held();
-            let sigma: Vec<&Formula> = held.iter().map(|b| &b.formula).collect();
+            let sigma: Vec<&Formula> = held.iter().map(|b| &*b.formula).collect();
             if let Some(core) = st.core.clone() {
                 core_answers += 1;
                 let members: Vec<&Formula> = core
                     .iter()
                     .map(|&k| {
                         assert!(st.beliefs[k].active, "a core member is not active");
-                        &st.beliefs[k].spec.formula
+                        &*st.beliefs[k].spec.formula
                     })
                     .collect();
                 assert!(
@@ -628,7 +631,7 @@ mod tests {
                     let mut hard: Vec<&Formula> = held
                         .iter()
                         .filter(|b| b.role.is_hard())
-                        .map(|b| &b.formula)
+                        .map(|b| &*b.formula)
                         .collect();
                     hard.push(f);
                     let conflict = role.is_hard() && !oracle::satisfiable(&hard);

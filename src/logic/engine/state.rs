@@ -1115,7 +1115,7 @@ impl State {
                 self.limits.ground_cap,
             )?
         } else {
-            self.beliefs[i].spec.formula.clone()
+            (*self.beliefs[i].spec.formula).clone()
         };
         self.reserve(&f)?;
         let sel = self.enc.fresh_var().positive();

@@ -210,7 +210,7 @@ impl<'a> Probe<'a> {
                 continue;
             };
             let mut spec = q.spec.clone();
-            spec.formula = self.ground(&q.raw, domain)?;
+            spec.formula = self.ground(&q.raw, domain)?.into();
             let spec = self.engine_add(spec)?;
             if let Some(q) = self.quantified.get_mut(&id) {
                 q.spec = spec;
@@ -232,14 +232,14 @@ impl<'a> Probe<'a> {
         if quantified || !self.quantified.is_empty() {
             let domain = self.domain_with(None);
             self.sync(&domain)?;
-            spec.formula = self.ground(&raw, &domain)?;
+            spec.formula = self.ground(&raw, &domain)?.into();
             if self.quantified.is_empty() {
                 self.grounded = domain;
             }
         } else {
             // A ground belief among ground beliefs: no domain to compute (the common case,
             // and the one long traces are made of).
-            spec.formula = raw.clone();
+            spec.formula = raw.clone().into();
         }
         let spec = self.engine_add(spec)?;
         if quantified {
@@ -351,7 +351,10 @@ impl<'a> Probe<'a> {
             }
         }
         let g = self.ground(&spec.formula, &domain)?;
-        let spec = BeliefSpec { formula: g, ..spec };
+        let spec = BeliefSpec {
+            formula: g.into(),
+            ..spec
+        };
         copy.announce(spec, policy).map_err(err)
     }
 }
