@@ -28,14 +28,14 @@
 //!
 //! # Memory
 //!
-//! Per event: the byte offset of its line (8 bytes; for a resident event, its index among
-//! the resident ones), its line number (8 bytes) and its kind (1 byte). Runs of consecutive
-//! events from one source cost 8 bytes per run. Pinned events cost a slot of 16 bytes in a
-//! page of 16, pages allocated only where something was pinned, and 16 bytes per 16 events
-//! for the page table. Pages are small because what stays pinned is spread thin: the audit
-//! keeps every plan, intention and satisfaction (2% of a generated trace), which touched
-//! every page of 256 (16 bytes per event, 160 MB at 10M events) and touches a quarter of
-//! the pages of 16.
+//! Per event: the byte offset of its line (4 bytes, and 8 more per 4 GiB of file; for a
+//! resident event, its index among the resident ones), its line number (likewise) and its
+//! kind (1 byte). Runs of consecutive events from one source cost 8 bytes per run. Pinned
+//! events cost a slot of 16 bytes in a page of 16, pages allocated only where something was
+//! pinned, and the page table 16 bytes per 16 events. Pages are small because what stays
+//! pinned is spread thin: the audit keeps every plan, intention and satisfaction (2% of a
+//! generated trace), which touched every page of 256 (16 bytes per event, 160 MB at 10M
+//! events) and touches a quarter of the pages of 16.
 
 use std::borrow::Cow;
 use std::fs::File;
@@ -123,14 +123,47 @@ impl Pins {
     }
 }
 
+/// A column of `u64`s that are almost always below 2³² (byte offsets, line numbers), in 4
+/// bytes each: the low halves, and the high half where it changes (by first position), which
+/// happens once per 4 GiB of file, or when a store's sources start over.
+#[derive(Debug, Clone, Default)]
+struct Wide {
+    lo: Vec<u32>,
+    /// (first position, high half) at each change of the high half; 0 before the first.
+    hi: Vec<(u32, u32)>,
+}
+
+impl Wide {
+    fn push(&mut self, v: u64) {
+        let high = (v >> 32) as u32;
+        if self.hi.last().map_or(0, |&(_, h)| h) != high {
+            self.hi.push((self.lo.len() as u32, high));
+        }
+        self.lo.push(v as u32);
+    }
+
+    fn get(&self, pos: usize) -> Option<u64> {
+        let lo = *self.lo.get(pos)?;
+        let high = match self.hi.partition_point(|&(p, _)| p as usize <= pos) {
+            0 => 0,
+            i => self.hi[i - 1].1,
+        };
+        Some(u64::from(high) << 32 | u64::from(lo))
+    }
+
+    fn heap_bytes(&self) -> usize {
+        self.lo.capacity() * 4 + self.hi.capacity() * 8
+    }
+}
+
 /// The events of a log: compact columns in memory, each event decoded from its line when it
 /// is looked at (see the module documentation).
 #[derive(Debug, Default)]
 pub struct EventStore {
     /// Per event: the byte offset of its line in its source, or its index in `resident`.
-    at: Vec<u64>,
+    at: Wide,
     /// Per event: its line number (1-based).
-    line: Vec<u64>,
+    line: Wide,
     /// Per event: its kind ([`Kind::index`], or [`UNKNOWN_KIND`]).
     kind: Vec<u8>,
     /// Runs of consecutive events from one source: (first position, source index or
@@ -290,8 +323,8 @@ impl EventStore {
         }
         Some(Origin {
             file: self.sources.get(src as usize)?.name.clone(),
-            line: *self.line.get(pos)?,
-            offset: *self.at.get(pos)?,
+            line: self.line.get(pos)?,
+            offset: self.at.get(pos)?,
         })
     }
 
@@ -299,7 +332,7 @@ impl EventStore {
     pub fn get(&self, pos: usize) -> Option<&Event> {
         let src = self.source_of(pos)?;
         if src == RESIDENT {
-            return self.resident.get(*self.at.get(pos)? as usize);
+            return self.resident.get(self.at.get(pos)? as usize);
         }
         let slot = self.pins.slot(pos)?;
         Some(slot.get_or_init(|| {
@@ -315,7 +348,7 @@ impl EventStore {
         if src == RESIDENT {
             return self
                 .resident
-                .get(*self.at.get(pos)? as usize)
+                .get(self.at.get(pos)? as usize)
                 .map(Cow::Borrowed);
         }
         if let Some(ev) = self.pins.peek(pos) {
@@ -327,8 +360,8 @@ impl EventStore {
     /// Bytes the store holds on the heap for its columns, runs, resident events (their
     /// fixed part) and pin pages (not the decoded events' own allocations).
     pub fn heap_bytes(&self) -> usize {
-        self.at.capacity() * 8
-            + self.line.capacity() * 8
+        self.at.heap_bytes()
+            + self.line.heap_bytes()
             + self.kind.capacity()
             + self.runs.capacity() * 8
             + self.resident.capacity() * std::mem::size_of::<Event>()
@@ -371,7 +404,7 @@ impl EventStore {
 
     /// Decodes the event at `pos` from its line in source `src`.
     fn decode(&self, src: u32, pos: usize) -> Event {
-        let (Some(source), Some(&offset), Some(&line), Some(&kind)) = (
+        let (Some(source), Some(offset), Some(line), Some(&kind)) = (
             self.sources.get(src as usize),
             self.at.get(pos),
             self.line.get(pos),
@@ -538,5 +571,45 @@ impl<'a> IntoIterator for &'a EventStore {
 
     fn into_iter(self) -> Self::IntoIter {
         Box::new(self.iter())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Wide;
+
+    /// Offsets past 4 GiB, line numbers starting over with a second source, and high halves
+    /// going up and down: every value comes back as pushed.
+    #[test]
+    fn wide_columns_keep_every_value() {
+        let g = 1u64 << 32;
+        let values = [
+            0,
+            7,
+            u64::from(u32::MAX),
+            g,
+            g + 5,
+            3 * g + 1,
+            3 * g + 1,
+            1,
+            2,
+            g - 1,
+            u64::MAX,
+            9,
+        ];
+        let mut w = Wide::default();
+        for &v in &values {
+            w.push(v);
+        }
+        for (i, &v) in values.iter().enumerate() {
+            assert_eq!(w.get(i), Some(v), "position {i}");
+        }
+        assert_eq!(w.get(values.len()), None);
+        // One entry per change of the high half, not per value.
+        assert_eq!(w.hi.len(), 5);
+        let mut small = Wide::default();
+        (0..1000).for_each(|v| small.push(v * 1000));
+        assert!(small.hi.is_empty());
+        assert_eq!(small.get(999), Some(999_000));
     }
 }
