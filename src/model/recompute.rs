@@ -234,11 +234,13 @@ pub struct VerifyResult {
     pub result: Result<Gate, Unknown>,
     /// Audit only ([`AuditQuestions`]): for the first [`EVIDENCE_CAP`] disagreeing verifies
     /// of the session, the minimal premise sets (at most 3) entailing Δ when the recomputed
-    /// verdict is `entailed`, or ¬Δ when it is `contradiction`; `None` otherwise.
-    pub evidence: Option<Result<Vec<Vec<String>>, Unknown>>,
+    /// verdict is `entailed`, or ¬Δ when it is `contradiction`; `None` otherwise (boxed:
+    /// capped per session, while a session keeps a result per verify).
+    pub evidence: Option<Box<Result<Vec<Vec<String>>, Unknown>>>,
     /// Audit only: for a verify recomputed as a contradiction that cites premises and does
-    /// not itself claim `ungrounded`, what the citation is worth.
-    pub contradiction_citation: Option<ContradictionCitation>,
+    /// not itself claim `ungrounded`, what the citation is worth (boxed: one verify in a
+    /// few has one, and a session keeps a result per verify until its audit ends).
+    pub contradiction_citation: Option<Box<ContradictionCitation>>,
 }
 
 /// The citation of a verified contradiction: the engine refines only consistent claims, so
@@ -1072,10 +1074,16 @@ fn walk(tl: &Timeline, log: &TraceLog, opts: &RecomputeOptions) -> Recomputed {
     };
     let mut m = Mirror::new(opts);
     // Record index by announce event, and record index ended by each event.
-    let mut record_of: HashMap<u32, u32> = HashMap::new();
+    // Records are made in event order, so the record of an event is found by bisection;
+    // a map (a timeline built otherwise) only when they are not.
+    let beliefs = tl.beliefs();
+    let in_order = beliefs.windows(2).all(|w| w[0].event <= w[1].event);
+    let mut record_map: HashMap<u32, u32> = HashMap::new();
     let mut ended_by: HashMap<u32, Vec<u32>> = HashMap::new();
-    for (i, r) in tl.beliefs().iter().enumerate() {
-        record_of.insert(r.event, i as u32);
+    for (i, r) in beliefs.iter().enumerate() {
+        if !in_order {
+            record_map.insert(r.event, i as u32);
+        }
         if let Some(x) = r.retraction {
             ended_by.entry(x.event).or_default().push(i as u32);
         }
@@ -1092,7 +1100,9 @@ fn walk(tl: &Timeline, log: &TraceLog, opts: &RecomputeOptions) -> Recomputed {
     // which policy), and each id's records (to find what a revision could restore).
     let audit = opts.audit;
     let mut triggers: HashMap<u32, Vec<(usize, Policy)>> = HashMap::new();
-    let mut records_by_id: HashMap<&str, Vec<u32>> = HashMap::new();
+    // Record indices sorted by id (stably, so each id's records stay in order): a map from
+    // id to a list cost a list per id, 80 bytes a belief, in every session being audited.
+    let mut records_by_id: Vec<u32> = Vec::new();
     if let Some(q) = audit {
         for (k, r) in tl.revisions().iter().enumerate() {
             // Not pinned: a long trace has a revise every few dozen events.
@@ -1104,12 +1114,13 @@ fn walk(tl: &Timeline, log: &TraceLog, opts: &RecomputeOptions) -> Recomputed {
                 triggers.entry(rec).or_default().push((k, p));
             }
         }
-        for (i, r) in tl.beliefs().iter().enumerate() {
-            records_by_id
-                .entry(r.id.as_str())
-                .or_default()
-                .push(i as u32);
-        }
+        records_by_id = (0..tl.beliefs().len() as u32).collect();
+        records_by_id.sort_by(|&a, &b| {
+            tl.beliefs()[a as usize]
+                .id
+                .as_str()
+                .cmp(tl.beliefs()[b as usize].id.as_str())
+        });
     }
     let mut reruns: HashMap<usize, Rerun> = HashMap::new();
     let mut explained = 0usize;
@@ -1120,7 +1131,8 @@ fn walk(tl: &Timeline, log: &TraceLog, opts: &RecomputeOptions) -> Recomputed {
     // cited (those in Σ when it was announced), who cites each id, the derived records whose
     // premises went but that still had support (asked again at every later settling), and
     // the records already reported.
-    let mut active_ids: HashMap<String, u32> = HashMap::new();
+    // Keyed by the record's own id (borrowed from the timeline, not copied).
+    let mut active_ids: HashMap<&str, u32> = HashMap::new();
     let mut premises_of: HashMap<u32, Vec<String>> = HashMap::new();
     let mut cited_by: HashMap<String, Vec<u32>> = HashMap::new();
     let mut watched: BTreeSet<u32> = BTreeSet::new();
@@ -1171,7 +1183,15 @@ fn walk(tl: &Timeline, log: &TraceLog, opts: &RecomputeOptions) -> Recomputed {
         }
         match &ev.body {
             Body::Announce(a) => {
-                let record = record_of.get(&pos).copied();
+                // The last record of the event, as the map kept.
+                let record = if in_order {
+                    match beliefs.partition_point(|r| r.event <= pos) {
+                        0 => None,
+                        i => (beliefs[i - 1].event == pos).then_some(i as u32 - 1),
+                    }
+                } else {
+                    record_map.get(&pos).copied()
+                };
                 let id = match record {
                     Some(r) => tl.beliefs()[r as usize].id.to_string(),
                     None => ev.id.as_ref().map(|s| s.to_string()).unwrap_or_else(|| {
@@ -1261,7 +1281,7 @@ fn walk(tl: &Timeline, log: &TraceLog, opts: &RecomputeOptions) -> Recomputed {
                         .because
                         .iter()
                         .map(|c| c.to_string())
-                        .filter(|c| *c != id && active_ids.contains_key(c))
+                        .filter(|c| *c != id && active_ids.contains_key(c.as_str()))
                         .collect();
                     for c in &premises {
                         cited_by.entry(c.clone()).or_default().push(r);
@@ -1269,7 +1289,7 @@ fn walk(tl: &Timeline, log: &TraceLog, opts: &RecomputeOptions) -> Recomputed {
                     if !premises.is_empty() {
                         premises_of.insert(r, premises);
                     }
-                    active_ids.insert(id.clone(), r);
+                    active_ids.insert(tl.beliefs()[r as usize].id.as_str(), r);
                 }
                 out.announces.push(AnnounceCheck {
                     step,
@@ -1296,9 +1316,9 @@ fn walk(tl: &Timeline, log: &TraceLog, opts: &RecomputeOptions) -> Recomputed {
                     if vr.agrees() == Some(false) && explained < EVIDENCE_CAP {
                         explained += 1;
                         vr.evidence = match theta {
-                            Outcome::Entailed => Some(m.supports(f)),
+                            Outcome::Entailed => Some(Box::new(m.supports(f))),
                             Outcome::Contradiction => {
-                                Some(m.supports(&Formula::Not(Box::new(f.clone()))))
+                                Some(Box::new(m.supports(&Formula::Not(Box::new(f.clone())))))
                             }
                             _ => None,
                         };
@@ -1316,7 +1336,7 @@ fn walk(tl: &Timeline, log: &TraceLog, opts: &RecomputeOptions) -> Recomputed {
                             Ok(true)
                         };
                         vr.contradiction_citation =
-                            Some(ContradictionCitation { missing, grounded });
+                            Some(Box::new(ContradictionCitation { missing, grounded }));
                     }
                 }
                 out.verifies.push(vr);
@@ -1445,7 +1465,7 @@ fn walk(tl: &Timeline, log: &TraceLog, opts: &RecomputeOptions) -> Recomputed {
                 let (left, gone): (Vec<String>, Vec<String>) = premises
                     .iter()
                     .cloned()
-                    .partition(|c| active_ids.contains_key(c));
+                    .partition(|c| active_ids.contains_key(c.as_str()));
                 if gone.is_empty() {
                     continue;
                 }
@@ -1481,10 +1501,13 @@ fn walk(tl: &Timeline, log: &TraceLog, opts: &RecomputeOptions) -> Recomputed {
                 if audit.is_some() && matches!(rc.after, Ok((true, _))) {
                     for r in rc.retracted.iter_mut().filter(|r| r.was_active) {
                         // The belief as it was last announced before the revise.
-                        let formula = records_by_id
-                            .get(r.id.as_str())
-                            .into_iter()
-                            .flatten()
+                        let id_of = |ix: &u32| tl.beliefs()[*ix as usize].id.as_str();
+                        let from = records_by_id.partition_point(|ix| id_of(ix) < r.id.as_str());
+                        let to = from
+                            + records_by_id[from..]
+                                .partition_point(|ix| id_of(ix) == r.id.as_str());
+                        let formula = records_by_id[from..to]
+                            .iter()
                             .rfind(|&&ix| tl.beliefs()[ix as usize].announced <= rc.step)
                             .and_then(|&ix| load_at(log, tl.beliefs()[ix as usize].event))
                             .and_then(|e| match &e.body {

@@ -67,10 +67,11 @@ pub(super) struct Belief {
     pub(super) sel: Lit,
     pub(super) active: bool,
     pub(super) seq: u64,
-    /// The grounding over the current domain, for a quantified formula.
-    pub(super) ground: Option<Formula>,
+    /// The grounding over the current domain, for a quantified formula (boxed, like the
+    /// constants: a state holds every belief ever added, and most have neither).
+    pub(super) ground: Option<Box<Formula>>,
     /// The constants of the formula as given (its share of the active domain).
-    consts: Vec<String>,
+    consts: Box<[String]>,
     /// How many atom occurrences the formula has (saturating): what evaluating it costs.
     pub(super) size: u32,
     /// The formula as a clause of atom literals, when it is one (a literal or a disjunction
@@ -82,7 +83,7 @@ pub(super) struct Belief {
 impl Belief {
     /// The ground formula the solver holds for this belief.
     pub(super) fn formula(&self) -> &Formula {
-        self.ground.as_ref().unwrap_or(&self.spec.formula)
+        self.ground.as_deref().unwrap_or(&self.spec.formula)
     }
 }
 
@@ -578,7 +579,7 @@ impl State {
                 domain,
                 self.limits.ground_cap,
             )?;
-            if Some(&g) == self.beliefs[i].ground.as_ref() {
+            if Some(&g) == self.beliefs[i].ground.as_deref() {
                 continue;
             }
             self.reserve(&g)?;
@@ -589,7 +590,7 @@ impl State {
             }
             self.push(Entry::Both(vec![!old]));
             self.beliefs[i].sel = sel;
-            self.beliefs[i].ground = Some(g);
+            self.beliefs[i].ground = Some(Box::new(g));
             // The member's formula changed: the set may no longer be unsatisfiable.
             if self
                 .core
@@ -947,7 +948,7 @@ impl State {
             sel,
             active: true,
             seq: self.seq,
-            ground: grounded,
+            ground: grounded.map(Box::new),
             consts,
             size: 0,
             clause: None,
@@ -1046,7 +1047,7 @@ impl State {
     }
 
     /// Counts the constants of a belief's formula into the domain; returns them.
-    fn count_in(&mut self, f: &Formula) -> Vec<String> {
+    fn count_in(&mut self, f: &Formula) -> Box<[String]> {
         let mut cs = BTreeSet::new();
         ground::constants(f, &mut cs);
         for c in &cs {
@@ -1141,7 +1142,7 @@ impl State {
         b.active = true;
         b.consts = consts;
         if quantified {
-            b.ground = Some(f);
+            b.ground = Some(Box::new(f));
             self.quantified_active += 1;
         }
         let id = b.spec.id.clone();

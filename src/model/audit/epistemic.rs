@@ -263,7 +263,7 @@ fn gate(cx: &mut Cx<'_>) {
             };
             if let Some((key, phi)) = target {
                 // Answered by the recomputation when it was asked to; else by a probe.
-                let answer = match &v.evidence {
+                let answer = match v.evidence.as_deref() {
                     Some(r) => r.clone().map_err(|e| e.to_string()),
                     None => probe_at(&mut probe, cx, v.step)
                         .and_then(|p| p.supports(&phi, 3))
