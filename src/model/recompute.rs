@@ -1073,9 +1073,9 @@ fn walk(tl: &Timeline, log: &TraceLog, opts: &RecomputeOptions) -> Recomputed {
         ..Recomputed::default()
     };
     let mut m = Mirror::new(opts);
-    // Record index by announce event, and record index ended by each event.
-    // Records are made in event order, so the record of an event is found by bisection;
-    // a map (a timeline built otherwise) only when they are not.
+    // The record each announce event made, and the records each event ended. Records are
+    // made in event order, so the first is found by bisection; a map (a timeline built
+    // otherwise) only when they are not.
     let beliefs = tl.beliefs();
     let in_order = beliefs.windows(2).all(|w| w[0].event <= w[1].event);
     let mut record_map: HashMap<u32, u32> = HashMap::new();
@@ -1114,12 +1114,12 @@ fn walk(tl: &Timeline, log: &TraceLog, opts: &RecomputeOptions) -> Recomputed {
                 triggers.entry(rec).or_default().push((k, p));
             }
         }
-        records_by_id = (0..tl.beliefs().len() as u32).collect();
+        records_by_id = (0..beliefs.len() as u32).collect();
         records_by_id.sort_by(|&a, &b| {
-            tl.beliefs()[a as usize]
+            beliefs[a as usize]
                 .id
                 .as_str()
-                .cmp(tl.beliefs()[b as usize].id.as_str())
+                .cmp(beliefs[b as usize].id.as_str())
         });
     }
     let mut reruns: HashMap<usize, Rerun> = HashMap::new();

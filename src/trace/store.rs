@@ -115,6 +115,11 @@ impl Pins {
             .map(|b| &**b)
     }
 
+    /// How many pages are allocated (the list of them, not a walk over the page table).
+    fn made_pages(&self) -> usize {
+        self.made.lock().unwrap_or_else(|e| e.into_inner()).len()
+    }
+
     fn grow_to(&mut self, len: usize) {
         let pages = len.div_ceil(PAGE);
         while self.pages.len() < pages {
@@ -366,9 +371,7 @@ impl EventStore {
             + self.runs.capacity() * 8
             + self.resident.capacity() * std::mem::size_of::<Event>()
             + self.pins.pages.capacity() * std::mem::size_of::<OnceLock<PinPage>>()
-            + self.pins.pages.iter().filter(|p| p.get().is_some()).count()
-                * PAGE
-                * std::mem::size_of::<OnceLock<Box<Event>>>()
+            + self.pins.made_pages() * std::mem::size_of::<[OnceLock<Box<Event>>; PAGE]>()
     }
 
     /// Decoded events currently pinned.
