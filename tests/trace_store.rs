@@ -301,3 +301,51 @@ fn a_file_changed_on_disk_gives_unreadable_events_not_wrong_ones() {
     assert_eq!(log2.events.len(), 3);
     assert!(log2.events.iter().all(|e| e.kind_name() == "unreadable"));
 }
+
+/// Lines are read again through windows of the file kept per thread (one read serves a
+/// few hundred lines). Files opened one after another on one thread, with lines at the same
+/// offsets and of the same kind, never show each other's lines, even when a file's memory
+/// is freed and the next one could take its place.
+#[test]
+fn files_read_on_one_thread_never_show_each_others_lines() {
+    for round in 10..60 {
+        let text = format!(
+            "{{\"kind\":\"log\",\"message\":\"first of {round}\"}}\n\
+             {{\"kind\":\"log\",\"message\":\"second of {round}\"}}\n"
+        );
+        let f = file_with(text.as_bytes());
+        let log = lazy(f.path(), ReaderConfig::default());
+        for (i, which) in ["first", "second"].iter().enumerate() {
+            let ev = log.events.load(i).expect("an event");
+            let want = format!("{which} of {round}");
+            assert_eq!(
+                serde_json::to_value(&*ev).expect("json")["message"],
+                serde_json::Value::from(want)
+            );
+        }
+    }
+}
+
+/// A line longer than a window, between short ones, and a last line without its newline:
+/// each decodes as the streaming reader read it, in file order and out of it.
+#[test]
+fn long_lines_and_an_unterminated_last_line_load_as_read() {
+    let long = "x".repeat(200_000);
+    let text = format!(
+        "{{\"kind\":\"log\",\"message\":\"a\"}}\n\
+         {{\"kind\":\"log\",\"message\":\"{long}\"}}\n\
+         {{\"kind\":\"log\",\"message\":\"b\"}}\n\
+         {{\"kind\":\"log\",\"message\":\"c\"}}"
+    );
+    let cfg = ReaderConfig::default();
+    let f = file_with(text.as_bytes());
+    let name = f.path().to_string_lossy().into_owned();
+    let (events, problems) = eager(&name, text.as_bytes(), cfg);
+    assert_eq!(events.len(), 4, "{problems:?}");
+    let log = lazy(f.path(), cfg);
+    for order in [[0, 1, 2, 3], [3, 2, 1, 0], [2, 0, 3, 1]] {
+        for i in order {
+            assert_eq!(log.events.load(i).as_deref(), Some(&events[i]), "event {i}");
+        }
+    }
+}
