@@ -212,7 +212,7 @@ proptest! {
                 };
                 prop_assert_eq!(pick(None).len(), res.conflict.len());
                 prop_assert!(!sat(&pick(None)));
-                for c in &res.conflict {
+                for c in res.conflict.iter() {
                     prop_assert!(sat(&pick(Some(c))), "conflict not minimal");
                 }
             }

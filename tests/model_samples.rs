@@ -51,7 +51,7 @@ fn treasure_hunt_sigma_over_time() {
     let res = last.result.as_ref().unwrap();
     assert!(!res.consistent_after);
     assert_eq!(res.gate.theta, Outcome::Contradiction);
-    let mut c = res.conflict.clone();
+    let mut c = res.conflict.to_vec();
     c.sort();
     assert!(
         c == ["t3-not-a", "t5-user-a"] || c == ["t1-domain", "t2-map-b", "t5-user-a"],

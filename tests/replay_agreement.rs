@@ -313,7 +313,7 @@ proptest! {
                     run(&mut repl, &format!("at {}", a.step));
                     let (_, formulas) = repl_sigma(&mut repl);
                     assert_minimal_conflict(
-                        &conflict_formulas(&json!(res.conflict), &formulas, None),
+                        &conflict_formulas(&json!(&*res.conflict), &formulas, None),
                         "recomputed announce conflict",
                     );
                 }

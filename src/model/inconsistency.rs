@@ -164,7 +164,7 @@ pub fn log(tl: &Timeline, trace: &TraceLog, rc: &Recomputed) -> Vec<Inconsistenc
             id: a.id.clone(),
             formula,
             consistent_before: res.consistent_before,
-            conflict: res.conflict.clone(),
+            conflict: res.conflict.to_vec(),
             resolution: None,
         });
     }

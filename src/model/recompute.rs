@@ -34,6 +34,7 @@
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::Arc;
 use std::time::Duration;
 
 use crate::logic::engine::{
@@ -300,8 +301,10 @@ pub struct AnnounceResult {
     /// When not: a minimal conflicting subset of Σ (ids), rules and norms included. It is
     /// always computed when this announcement made Σ inconsistent; while Σ stays
     /// inconsistent it is the conflict found earlier if that is still wholly in Σ, else empty
-    /// (call `consistent` on a state to get one).
-    pub conflict: Vec<String>,
+    /// (call `consistent` on a state to get one). Shared: every announcement while Σ stays
+    /// inconsistent repeats the same conflict, and a copy each was a tenth of what a long
+    /// session's results held.
+    pub conflict: Arc<[String]>,
     /// A rule or norm that contradicted the rules and norms already held: the engine refused
     /// it as hard, so it is mirrored as a retractable belief (Σ is then inconsistent).
     pub hard_conflict: bool,
@@ -505,7 +508,7 @@ pub(super) struct Mirror {
     known_sat: Option<bool>,
     /// A minimal conflicting subset of Σ, computed on demand while Σ is inconsistent. It stays
     /// valid while beliefs are only added and while retractions miss it.
-    known_conflict: Option<Vec<String>>,
+    known_conflict: Option<Arc<[String]>>,
     /// Σ's satisfiability ran out of time and Σ has not changed since: asking again would
     /// spend the same budget for the same non-answer.
     sat_unknown: Option<Unknown>,
@@ -831,11 +834,11 @@ impl Mirror {
             return Ok((true, Vec::new()));
         }
         if let Some(c) = &self.known_conflict {
-            return Ok((false, c.clone()));
+            return Ok((false, c.to_vec()));
         }
         let c = self.engine.consistent()?;
         self.known_sat = Some(c.consistent);
-        self.known_conflict = (!c.consistent).then(|| c.conflict.clone());
+        self.known_conflict = (!c.consistent).then(|| c.conflict.as_slice().into());
         Ok((c.consistent, c.conflict))
     }
 
@@ -1072,7 +1075,26 @@ fn walk(tl: &Timeline, log: &TraceLog, opts: &RecomputeOptions) -> Recomputed {
         session: tl.name().to_string(),
         ..Recomputed::default()
     };
+    // The result lists sized from the kind column before the walk (announces, verifies and
+    // queries are most of a trace's events): grown by doubling, they held up to twice what
+    // they needed, for as long as the session's audit lasts.
+    let (mut announces, mut verifies, mut queries, mut answers) = (0, 0, 0, 0);
+    for &pos in tl.event_positions() {
+        match log.events.kind(pos as usize) {
+            Some(Some(Kind::Announce)) => announces += 1,
+            Some(Some(Kind::Verify)) => verifies += 1,
+            Some(Some(Kind::Query)) => queries += 1,
+            Some(Some(Kind::Answer)) => answers += 1,
+            _ => {}
+        }
+    }
+    out.announces.reserve_exact(announces);
+    out.verifies.reserve_exact(verifies);
+    out.queries.reserve_exact(queries);
+    out.answers.reserve_exact(answers);
+    out.revisions.reserve_exact(tl.revisions().len());
     let mut m = Mirror::new(opts);
+    let no_conflict: Arc<[String]> = Arc::new([]);
     // The record each announce event made, and the records each event ended. Records are
     // made in event order, so the first is found by bisection; a map (a timeline built
     // otherwise) only when they are not.
@@ -1262,11 +1284,14 @@ fn walk(tl: &Timeline, log: &TraceLog, opts: &RecomputeOptions) -> Recomputed {
                     // The conflict is computed when Σ becomes inconsistent; while it stays so,
                     // the one found then is repeated if still valid.
                     let conflict = if consistent_after {
-                        Vec::new()
+                        no_conflict.clone()
                     } else if consistent_before {
-                        m.consistent()?.1
+                        let c = m.consistent()?.1;
+                        m.known_conflict.clone().unwrap_or_else(|| c.into())
                     } else {
-                        m.known_conflict.clone().unwrap_or_default()
+                        m.known_conflict
+                            .clone()
+                            .unwrap_or_else(|| no_conflict.clone())
                     };
                     Ok(AnnounceResult {
                         gate,

@@ -7,7 +7,7 @@ use varisat::Lit;
 use std::collections::HashSet;
 
 use super::explain::Fresh;
-use super::state::{Entry, Query, Side, State, literal, switch_off};
+use super::state::{Query, Side, State, literal, switch_off};
 use super::{Check, EngineError, Entailment, Entails, Outcome};
 use crate::logic::cnf;
 use crate::logic::formula::{Atom, Formula};
@@ -79,11 +79,9 @@ impl State {
     pub(super) fn rebuild_snapshot(&mut self) {
         let mut sat = Sat::new_dense(self.cancel.clone());
         sat.set_disabled(self.dead_probes.iter().map(|&p| !p).collect());
-        for e in &self.log {
-            match e {
-                Entry::Both(c) => sat.add_clause(c),
-                Entry::Snap(c, b) if self.beliefs[*b].active => sat.add_clause(c),
-                _ => {}
+        for (c, owner) in self.log.iter() {
+            if owner.is_none_or(|b| self.beliefs.get(b).is_some_and(|x| x.active)) {
+                sat.add_clause(c);
             }
         }
         self.snap = Some(sat);

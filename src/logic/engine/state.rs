@@ -30,6 +30,55 @@ pub(super) enum Entry {
     Snap(Vec<Lit>, usize),
 }
 
+/// The clause log the snapshot solver is rebuilt from ([`Entry::Both`] and [`Entry::Snap`]
+/// clauses, in the order they were added), flat: every clause's literals in one vector, with
+/// each clause's length and owner beside it. A `Vec` per clause cost its 24-byte header, an
+/// allocation of its own and the entry's tag and belief index, about three times the literals
+/// of a short clause; the log holds every clause a session ever added, so this was one of the
+/// largest parts of an audit's engine state.
+#[derive(Debug, Default)]
+pub(super) struct ClauseLog {
+    lits: Vec<Lit>,
+    /// Each clause's length (at most [`cnf::MAX_CLAUSE`]: longer ones are cut into chains
+    /// before they are logged).
+    lens: Vec<u8>,
+    /// Each clause's owner: the belief whose unguarded clause it is ([`Entry::Snap`]), or
+    /// [`ClauseLog::BOTH`] for a clause of every solver ([`Entry::Both`]).
+    owners: Vec<u32>,
+}
+
+impl ClauseLog {
+    /// The owner of an [`Entry::Both`] clause.
+    const BOTH: u32 = u32::MAX;
+
+    /// Appends a clause of at most [`cnf::MAX_CLAUSE`] literals; `owner` is the belief of a
+    /// snapshot-only clause, `None` for a clause of every solver.
+    fn push(&mut self, clause: &[Lit], owner: Option<usize>) {
+        self.lits.extend_from_slice(clause);
+        // `State::push` cuts longer clauses first; a belief index never nears u32::MAX (the
+        // occurrence index already counts beliefs in u32).
+        self.lens
+            .push(u8::try_from(clause.len()).unwrap_or(u8::MAX));
+        self.owners
+            .push(owner.map_or(Self::BOTH, |b| u32::try_from(b).unwrap_or(Self::BOTH - 1)));
+    }
+
+    /// How many clauses it holds.
+    pub(super) fn len(&self) -> usize {
+        self.lens.len()
+    }
+
+    /// Every clause in order, with its owner (`None`: every solver's).
+    pub(super) fn iter(&self) -> impl Iterator<Item = (&[Lit], Option<usize>)> {
+        let mut at = 0;
+        self.lens.iter().zip(&self.owners).map(move |(&n, &o)| {
+            let c = &self.lits[at..at + usize::from(n)];
+            at += usize::from(n);
+            (c, (o != Self::BOTH).then_some(o as usize))
+        })
+    }
+}
+
 /// A formula prepared for assumption: see [`State::query`]. Its two sides are read with
 /// [`State::pos`] and [`State::neg`].
 #[derive(Debug)]
@@ -295,7 +344,7 @@ pub struct State {
     pub(super) enc: Tseitin,
     pub(super) main: Sat,
     pub(super) rules: Rules,
-    pub(super) log: Vec<Entry>,
+    pub(super) log: ClauseLog,
     pub(super) beliefs: Vec<Belief>,
     by_id: HashMap<String, usize>,
     /// A model of the current Σ on the main solver, indexed by variable.
@@ -365,7 +414,7 @@ impl State {
             enc: Tseitin::new(),
             main: Sat::new(cancel.clone()),
             rules: Rules::new(cancel.clone()),
-            log: Vec::new(),
+            log: ClauseLog::default(),
             beliefs: Vec::new(),
             by_id: HashMap::new(),
             model: None,
@@ -777,7 +826,11 @@ impl State {
                 }
             }
         }
-        self.log.push(e);
+        match &e {
+            Entry::Both(c) => self.log.push(c, None),
+            Entry::Snap(c, b) => self.log.push(c, Some(*b)),
+            Entry::Guard(_) => {}
+        }
     }
 
     /// The selectors of the active retractable beliefs (the main solver's assumptions).
@@ -1061,6 +1114,12 @@ impl State {
             return;
         }
         self.beliefs[i].active = false;
+        // Only active beliefs are looked up by id (`index_of`), and a state holds every belief
+        // ever added: the map keeps to Σ (a reactivation puts the id back).
+        let id = self.beliefs[i].spec.id.as_str();
+        if self.by_id.get(id) == Some(&i) {
+            self.by_id.remove(id);
+        }
         if self
             .core
             .as_ref()

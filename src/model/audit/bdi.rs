@@ -28,13 +28,14 @@
 //! Beliefs stated by `belief` events (the user, a tool) are not step outputs and are not
 //! checked. Usually the cause of a false positive or a deadlock, which carry the severity.
 
+use std::borrow::Cow;
 use std::collections::{BTreeSet, HashMap, HashSet};
 
 use serde_json::{Value, json};
 
 use super::{Code, Cx, Finding, Severity};
 use crate::model::bdi::{PlanView, PostCheck, StepState, StepView, tier1_name};
-use crate::trace::event::{Body, StepStatus};
+use crate::trace::event::{Body, Event, StepStatus};
 
 fn value_text<V: std::ops::Deref<Target = Value>>(v: Option<&V>) -> Option<&str> {
     v.and_then(|v| v.as_str())
@@ -88,15 +89,19 @@ pub(super) fn check<'a>(cx: &mut Cx<'a>) {
         return;
     }
 
+    // The session's plans, decoded for this check alone: the plan views below borrow their
+    // step definitions for the whole walk, and pinning them in the store kept every plan of
+    // every session decoded to the end of the audit.
+    let plans: Vec<Option<Cow<'a, Event>>> = bl
+        .plans
+        .iter()
+        .map(|p| log.events.load(p.event as usize))
+        .collect();
+
     // Every name something expects: plan posts, postcondition programs, intentions.
     let mut expected: HashSet<String> = HashSet::new();
-    for p in &bl.plans {
-        if let Some(Body::Plan(plan)) = log
-            .events
-            .load(p.event as usize)
-            .as_deref()
-            .map(|e| &e.body)
-        {
+    for p in &plans {
+        if let Some(Body::Plan(plan)) = p.as_deref().map(|e| &e.body) {
             for s in &plan.steps {
                 if let Some(n) = value_text(s.post.as_ref()).and_then(tier1_name) {
                     expected.insert(n.to_string());
@@ -206,9 +211,7 @@ pub(super) fn check<'a>(cx: &mut Cx<'a>) {
         match e {
             E::Plan(i) => {
                 let pr = &bl.plans[i];
-                // Pinned: the plan's view borrows from it for the rest of the walk.
-                let Some(Body::Plan(plan)) = log.events.get(pr.event as usize).map(|e| &e.body)
-                else {
+                let Some(Body::Plan(plan)) = plans[i].as_deref().map(|e| &e.body) else {
                     continue;
                 };
                 let pv = PlanView::pending(pr, i as u32, plan);

@@ -36,6 +36,7 @@
 
 use std::cell::Cell;
 use std::collections::BTreeSet;
+use std::sync::Arc;
 
 use serde_json::json;
 
@@ -779,7 +780,8 @@ fn contradictions(cx: &mut Cx<'_>) {
 
     let mut probe: Option<Probe<'_>> = None;
     let mut known: Option<bool> = Some(true);
-    let mut last_conflict: Vec<String> = Vec::new();
+    // Shared with the announcement's result, not copied at each one while Σ stays inconsistent.
+    let mut last_conflict: Arc<[String]> = Arc::new([]);
     let mut open: Option<Open> = None;
     let mut reported = false;
     let mut out = Vec::new();
@@ -862,7 +864,7 @@ fn contradictions(cx: &mut Cx<'_>) {
                     consistent_at(known, before)
                 };
                 if !res.consistent_after {
-                    last_conflict = res.conflict.clone();
+                    last_conflict = Arc::clone(&res.conflict);
                     if let Err(e) = &prior {
                         let what = format!(
                             "Whether Σ was consistent before the announcement of {}, and so \
@@ -891,7 +893,7 @@ fn contradictions(cx: &mut Cx<'_>) {
                             id: a.id.clone(),
                             record: a.record,
                             formula,
-                            conflict: res.conflict.clone(),
+                            conflict: res.conflict.to_vec(),
                             acted: false,
                             revised: false,
                         });
@@ -940,7 +942,7 @@ fn contradictions(cx: &mut Cx<'_>) {
                         known = Some(*c);
                         after_retract.set(None);
                         if !*c {
-                            last_conflict = conflict.clone();
+                            last_conflict = conflict.as_slice().into();
                             let retracted: Vec<String> =
                                 rv.retracted.iter().map(|r| r.id.clone()).collect();
                             let (trigger, trigger_id) = trigger_of(cx, rv.revision);
@@ -1039,10 +1041,13 @@ fn contradictions(cx: &mut Cx<'_>) {
         let conflict = match (known, &rc.end, probe.as_mut()) {
             _ if end_conflict.is_some() => end_conflict.unwrap_or_default(),
             (None, Some(end), _) if after_retract.get().is_some() => {
-                end.clone().map(|c| c.1).unwrap_or(last_conflict)
+                end.clone().map(|c| c.1).unwrap_or(last_conflict.to_vec())
             }
-            (None, _, Some(p)) => p.consistent().map(|c| c.1).unwrap_or(last_conflict),
-            _ => last_conflict,
+            (None, _, Some(p)) => p
+                .consistent()
+                .map(|c| c.1)
+                .unwrap_or(last_conflict.to_vec()),
+            _ => last_conflict.to_vec(),
         };
         let pos = tl.event_pos_at(end).unwrap_or(0);
         out.push(

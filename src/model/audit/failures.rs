@@ -38,6 +38,7 @@
 //! recorded one with the information present and found none. A recorded `correct` that
 //! disagrees with doxascope's score of the answer is a mismatch too.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use serde_json::{Value, json};
@@ -46,7 +47,7 @@ use super::{Code, Cx, Finding, Severity};
 use crate::model::arith::{self, Expr};
 use crate::model::bdi::{BdiLog, tier1_name};
 use crate::trace::TraceLog;
-use crate::trace::event::{Body, Plan, PlanStep, Step, StepKind, StepStatus};
+use crate::trace::event::{Body, Event, Plan, PlanStep, Step, StepKind, StepStatus};
 
 /// The six modes of seed 004's taxonomy.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -317,9 +318,21 @@ struct Scored {
     fetches: Vec<String>,
 }
 
-fn plan_of<'a>(log: &'a TraceLog, bl: &BdiLog, rec: u32) -> Option<&'a Plan> {
-    let pr = bl.plans.get(rec as usize)?;
-    match &log.events.get(pr.event as usize)?.body {
+/// The events of one kind a check reads throughout, decoded for that check alone (indexed
+/// like the [`BdiLog`] list they come from): its views borrow from them, and pinning them in
+/// the store kept every one of every session decoded to the end of the audit.
+type Decoded<'a> = Vec<Option<Cow<'a, Event>>>;
+
+fn decode_all<'a>(log: &'a TraceLog, positions: impl Iterator<Item = u32>) -> Decoded<'a> {
+    positions.map(|pos| log.events.load(pos as usize)).collect()
+}
+
+fn body_in<'a>(decoded: &'a Decoded<'_>, k: usize) -> Option<&'a Body> {
+    decoded.get(k)?.as_deref().map(|e| &e.body)
+}
+
+fn plan_of<'a>(plans: &'a Decoded<'_>, rec: u32) -> Option<&'a Plan> {
+    match body_in(plans, rec as usize)? {
         Body::Plan(p) => Some(p),
         _ => None,
     }
@@ -394,10 +407,16 @@ pub(super) fn check(cx: &mut Cx<'_>) {
     let mut out: Vec<Finding> = Vec::new();
     let mut detected: Vec<Detected> = Vec::new();
 
+    let plans = decode_all(log, bl.plans.iter().map(|p| p.event));
+    let intentions = decode_all(log, bl.intentions.iter().map(|&(_, pos)| pos));
+    let sats = decode_all(log, bl.satisfactions.iter().map(|&(_, pos)| pos));
+
     // Intention windows.
     let mut windows: Vec<Window<'_>> = Vec::new();
     for (k, &(step, pos)) in bl.intentions.iter().enumerate() {
-        let ev = &log.events[pos as usize];
+        let Some(ev) = intentions[k].as_deref() else {
+            continue;
+        };
         let Body::Intention(i) = &ev.body else {
             continue;
         };
@@ -427,7 +446,7 @@ pub(super) fn check(cx: &mut Cx<'_>) {
         let Some(sid) = s.step.as_deref() else {
             continue;
         };
-        let Some(plan) = plan_of(log, bl, rec) else {
+        let Some(plan) = plan_of(&plans, rec) else {
             continue;
         };
         let Some(def) = step_def(plan, sid) else {
@@ -679,8 +698,8 @@ pub(super) fn check(cx: &mut Cx<'_>) {
 
     // Answers against the expected ones.
     let mut scored: Vec<Scored> = Vec::new();
-    for &(step, pos) in &bl.satisfactions {
-        let Body::Satisfaction(sat) = &log.events[pos as usize].body else {
+    for (k, &(step, pos)) in bl.satisfactions.iter().enumerate() {
+        let Some(Body::Satisfaction(sat)) = body_in(&sats, k) else {
             continue;
         };
         let Some(expected) = sat.expected_answer.as_deref() else {
@@ -729,8 +748,13 @@ pub(super) fn check(cx: &mut Cx<'_>) {
             && let Some(g) = bl.history(log, name, step).last()
             && let Some(v) = g.value
         {
-            let producer = match &log.events[g.event as usize].body {
-                Body::Step(s) => bl
+            let producer = match log
+                .events
+                .load(g.event as usize)
+                .as_deref()
+                .map(|e| &e.body)
+            {
+                Some(Body::Step(s)) => bl
                     .steps
                     .iter()
                     .find(|r| r.event == g.event)
@@ -815,7 +839,7 @@ pub(super) fn check(cx: &mut Cx<'_>) {
                 let (rec, upstream) = match &producer {
                     Some((r, sid)) => (
                         Some(*r),
-                        plan_of(log, bl, *r)
+                        plan_of(&plans, *r)
                             .map(|p| ancestors(p, sid))
                             .unwrap_or_default(),
                     ),
@@ -827,7 +851,7 @@ pub(super) fn check(cx: &mut Cx<'_>) {
                             .map(|r| r as u32);
                         (
                             r,
-                            r.and_then(|r| plan_of(log, bl, r))
+                            r.and_then(|r| plan_of(&plans, r))
                                 .map(|p| p.steps.iter().collect())
                                 .unwrap_or_default(),
                         )
@@ -1112,8 +1136,8 @@ pub(super) fn check(cx: &mut Cx<'_>) {
             )
         })
         .collect();
-    for &(step, pos) in &bl.satisfactions {
-        if let Body::Satisfaction(s) = &log.events[pos as usize].body
+    for (k, &(step, pos)) in bl.satisfactions.iter().enumerate() {
+        if let Some(Body::Satisfaction(s)) = body_in(&sats, k)
             && let Some(fm) = s.failure_mode.as_deref()
         {
             recorded.push((step, pos, Scope::Intention, fm));
@@ -1168,7 +1192,7 @@ pub(super) fn check(cx: &mut Cx<'_>) {
         };
         let checkable = match (mode, &scope) {
             (Mode::VerificationFalsePositive, Scope::Step(p, s)) => {
-                plan_def(log, bl, p, step, s).is_some_and(|d| post_name(d).is_some())
+                plan_def(&plans, bl, p, step, s).is_some_and(|d| post_name(d).is_some())
             }
             (Mode::VerificationFalsePositive, Scope::Intention) => true,
             (Mode::DagDeadlock, _) => true,
@@ -1252,8 +1276,8 @@ pub(super) fn check(cx: &mut Cx<'_>) {
         );
     }
     // A recorded score against doxascope's.
-    for &(step, pos) in &bl.satisfactions {
-        let Body::Satisfaction(s) = &log.events[pos as usize].body else {
+    for (k, &(step, pos)) in bl.satisfactions.iter().enumerate() {
+        let Some(Body::Satisfaction(s)) = body_in(&sats, k) else {
             continue;
         };
         let (Some(correct), Some(mine)) = (
@@ -1287,18 +1311,14 @@ pub(super) fn check(cx: &mut Cx<'_>) {
 
 /// The definition of step `sid` in the version of plan `id` current at step `t`.
 fn plan_def<'a>(
-    log: &'a TraceLog,
+    plans: &'a Decoded<'_>,
     bl: &BdiLog,
     id: &str,
     t: u32,
     sid: &str,
 ) -> Option<&'a PlanStep> {
     let rec = bl.plans.iter().rposition(|r| r.id == id && r.step <= t)?;
-    let pr = &bl.plans[rec];
-    match &log.events.get(pr.event as usize)?.body {
-        Body::Plan(p) => step_def(p, sid),
-        _ => None,
-    }
+    step_def(plan_of(plans, rec as u32)?, sid)
 }
 
 #[cfg(test)]
