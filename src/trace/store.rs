@@ -34,10 +34,11 @@
 //! resident event, its index among the resident ones), its line number (likewise) and its
 //! kind (1 byte). Runs of consecutive events from one source cost 8 bytes per run. Pinned
 //! events cost a slot of 16 bytes in a page of 16, pages allocated only where something was
-//! pinned, and the page table 16 bytes per 16 events. Pages are small because what stays
-//! pinned is spread thin: the audit keeps every plan, intention and satisfaction (2% of a
-//! generated trace), which touched every page of 256 (16 bytes per event, 160 MB at 10M
-//! events) and touches a quarter of the pages of 16.
+//! pinned, and the page table 16 bytes per 16 events. Pages are small because what is
+//! pinned tends to be spread thin: the audit once kept every plan, intention and
+//! satisfaction (2% of a generated trace), which touched every page of 256 (16 bytes per
+//! event, 160 MB at 10M events); a frame's pins are a few dozen events. Each thread also
+//! keeps its last few windows of a file (at most 6 of 64 KiB).
 
 use std::borrow::Cow;
 use std::cell::RefCell;
