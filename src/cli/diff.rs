@@ -38,10 +38,10 @@ unusable input or arguments."
 pub(crate) struct Args {
     /// The first run (a trace file, JSON Lines).
     #[arg(value_name = "RUN1")]
-    run1: PathBuf,
+    pub(super) run1: PathBuf,
     /// The second run.
     #[arg(value_name = "RUN2")]
-    run2: PathBuf,
+    pub(super) run2: PathBuf,
     /// How to align the runs before comparing Σ.
     #[arg(long, value_enum, default_value = "step")]
     align: AlignArg,

@@ -38,7 +38,7 @@ pub(crate) enum FormatArg {
 pub(crate) struct Args {
     /// The trace file (JSON Lines); `-` reads standard input.
     #[arg(value_name = "FILE")]
-    file: PathBuf,
+    pub(super) file: PathBuf,
     /// The step: Σ after the session's first STEP events (default: the last step).
     #[arg(long, value_name = "STEP")]
     at: Option<u32>,

@@ -23,7 +23,7 @@ pub(crate) struct Args {
     formula: String,
     /// Trace files (JSON Lines); `-` reads standard input.
     #[arg(required = true, value_name = "FILE")]
-    files: Vec<PathBuf>,
+    pub(super) files: Vec<PathBuf>,
     /// The session, when the files hold several.
     #[arg(long, value_name = "NAME")]
     session: Option<String>,
