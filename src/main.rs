@@ -18,20 +18,12 @@ fn main() {
     std::process::exit(doxascope::cli::main_with(tune_allocator));
 }
 
-/// Inputs from this size on make a batch command return freed pages at once.
-const LARGE_INPUT: u64 = 64 << 20;
-
-/// A batch command over a large input (the audit above all) returns freed pages at once
-/// instead of after the compiled-in second: its peak resident memory is what its user sees,
-/// and it brought the 10M audit from 1.01-1.02x the file to 0.98x. On a small input the
-/// heap is small anyway and returning pages only costs system calls and TLB flushes across
-/// threads (a fifth of the time of a 4,000-step audit). The TUI keeps the delay: returning
-/// pages at once slowed its open of the 10M trace by a third (docs/performance.md).
+/// A batch command (the audit above all) returns freed pages at once instead of after the
+/// compiled-in second: its peak resident memory is what its user sees, and the 10M audit's
+/// peak fell from 1.01-1.02x the file to under it. The TUI keeps the delay: returning pages
+/// at once slowed its open of the same trace by a third (docs/performance.md).
 fn tune_allocator(workload: Workload) {
-    let Workload::Batch { input_bytes } = workload else {
-        return;
-    };
-    if input_bytes < LARGE_INPUT {
+    if workload != Workload::Batch {
         return;
     }
     use tikv_jemalloc_ctl::raw;

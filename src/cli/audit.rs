@@ -35,7 +35,7 @@ not-checkable."
 pub(crate) struct Args {
     /// Trace files (JSON Lines); `-` reads standard input.
     #[arg(required = true, value_name = "FILE")]
-    pub(super) files: Vec<PathBuf>,
+    files: Vec<PathBuf>,
     /// Print {findings, summary, claimed_vs_recomputed} as one JSON document.
     #[arg(long)]
     json: bool,

@@ -38,10 +38,10 @@ unusable input or arguments."
 pub(crate) struct Args {
     /// The first run (a trace file, JSON Lines).
     #[arg(value_name = "RUN1")]
-    pub(super) run1: PathBuf,
+    run1: PathBuf,
     /// The second run.
     #[arg(value_name = "RUN2")]
-    pub(super) run2: PathBuf,
+    run2: PathBuf,
     /// How to align the runs before comparing Σ.
     #[arg(long, value_enum, default_value = "step")]
     align: AlignArg,

@@ -38,7 +38,7 @@ pub(crate) enum FormatArg {
 pub(crate) struct Args {
     /// The trace file (JSON Lines); `-` reads standard input.
     #[arg(value_name = "FILE")]
-    pub(super) file: PathBuf,
+    file: PathBuf,
     /// The step: Σ after the session's first STEP events (default: the last step).
     #[arg(long, value_name = "STEP")]
     at: Option<u32>,

@@ -23,7 +23,7 @@ pub(crate) struct Args {
     formula: String,
     /// Trace files (JSON Lines); `-` reads standard input.
     #[arg(required = true, value_name = "FILE")]
-    pub(super) files: Vec<PathBuf>,
+    files: Vec<PathBuf>,
     /// The session, when the files hold several.
     #[arg(long, value_name = "NAME")]
     session: Option<String>,

@@ -21,7 +21,7 @@ pub(crate) struct Args {
     /// The source: an Inspect AI log (.eval or .json), a Langfuse trace download, LangSmith
     /// runs, a Letta agent file (.af), Graphiti episodes or edges, or v1; `-` reads stdin.
     #[arg(value_name = "FILE")]
-    pub(super) file: PathBuf,
+    file: PathBuf,
     /// Write the v1 lines here instead of standard output.
     #[arg(short, long, value_name = "OUT")]
     output: Option<PathBuf>,

@@ -134,36 +134,26 @@ pub enum Workload {
     /// again soon, so keeping them for a while saves time.
     Interactive,
     /// Reads its input, prints and exits (`audit`, `export`, `report`, ...): its peak
-    /// resident memory is what a user sees on a large input.
-    Batch {
-        /// The size of the files it reads (0 for those it cannot stat, and for standard
-        /// input).
-        input_bytes: u64,
-    },
+    /// resident memory is what a user sees, so freed pages should go back at once.
+    Batch,
 }
 
 impl Command {
     fn workload(&self) -> Workload {
-        let files: Vec<&std::path::Path> = match self {
-            Command::View(_) | Command::Repl(_) | Command::Demo(_) => {
-                return Workload::Interactive;
-            }
-            Command::Validate(a) => a.files.iter().map(|p| p.as_path()).collect(),
-            Command::Audit(a) => a.files.iter().map(|p| p.as_path()).collect(),
-            Command::History(a) => a.files.iter().map(|p| p.as_path()).collect(),
-            Command::Whatif(a) => a.files.iter().map(|p| p.as_path()).collect(),
-            Command::Report(a) => a.files.iter().map(|p| p.as_path()).collect(),
-            Command::Export(a) => vec![&a.file],
-            Command::Import(a) => vec![&a.file],
-            Command::Diff(a) => vec![&a.run1, &a.run2],
-            Command::Notes(_) | Command::Completions(_) | Command::Man(_) => Vec::new(),
-        };
-        let input_bytes = files
-            .iter()
-            .filter_map(|p| std::fs::metadata(p).ok())
-            .map(|m| m.len())
-            .sum();
-        Workload::Batch { input_bytes }
+        match self {
+            Command::View(_) | Command::Repl(_) | Command::Demo(_) => Workload::Interactive,
+            Command::Validate(_)
+            | Command::Export(_)
+            | Command::Audit(_)
+            | Command::History(_)
+            | Command::Diff(_)
+            | Command::Whatif(_)
+            | Command::Notes(_)
+            | Command::Report(_)
+            | Command::Import(_)
+            | Command::Completions(_)
+            | Command::Man(_) => Workload::Batch,
+        }
     }
 }
 

@@ -24,7 +24,7 @@ use super::{EXIT_OK, EXIT_USAGE};
 pub(crate) struct Args {
     /// Trace files (JSON Lines).
     #[arg(required = true, value_name = "FILE")]
-    pub(super) files: Vec<PathBuf>,
+    files: Vec<PathBuf>,
     /// The HTML file to write (`-`: standard output).
     #[arg(short, long, value_name = "OUT")]
     output: PathBuf,

@@ -22,7 +22,7 @@ pub(crate) struct Args {
     /// Trace files: v1 JSON Lines, or another tool's trace (read through its importer, see
     /// `doxascope import`); `-` reads standard input.
     #[arg(required = true, value_name = "FILE")]
-    pub(super) files: Vec<PathBuf>,
+    files: Vec<PathBuf>,
     /// Lines longer than this many bytes are reported and skipped.
     #[arg(long, value_name = "BYTES", default_value_t = crate::trace::DEFAULT_MAX_LINE_BYTES,
           value_parser = clap::value_parser!(usize))]

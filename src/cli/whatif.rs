@@ -23,7 +23,7 @@ pub(crate) struct Args {
     policy: String,
     /// Trace files (JSON Lines); `-` reads standard input.
     #[arg(required = true, value_name = "FILE")]
-    pub(super) files: Vec<PathBuf>,
+    files: Vec<PathBuf>,
     /// The step from which the alternative policy decides (default 0: the whole session).
     #[arg(long, value_name = "STEP", default_value_t = 0)]
     from: u64,
