@@ -289,32 +289,3 @@ fn manual_pages_are_generated() {
     let o = run(&["man", "nope"]);
     assert_eq!(o.status.code(), Some(2));
 }
-
-/// The binary returns freed pages to the system at once for a batch command (the audit's
-/// peak memory is what its user sees) and keeps jemalloc's compiled-in delay for the
-/// interactive ones (src/main.rs). jemalloc prints the setting it runs with at exit when
-/// asked to through its environment variable.
-#[test]
-fn batch_commands_return_freed_pages_at_once() {
-    let decay = |args: &[&str]| -> String {
-        let o = bin()
-            .args(args)
-            .env("_RJEM_MALLOC_CONF", "stats_print:true")
-            .output()
-            .expect("the binary runs");
-        let err = stderr(&o);
-        let line = err
-            .lines()
-            .find(|l| l.trim_start().starts_with("opt.dirty_decay_ms:"))
-            .unwrap_or_else(|| panic!("no allocator statistics for {args:?}:\n{err}"));
-        // "opt.dirty_decay_ms: 1000 (arenas.dirty_decay_ms: N)": N is what new arenas get.
-        line.split("arenas.dirty_decay_ms:")
-            .nth(1)
-            .map(|v| v.trim().trim_end_matches(')').to_string())
-            .unwrap_or_else(|| panic!("unexpected statistics line {line:?}"))
-    };
-    let trace = sample("alice-bob-norms.jsonl");
-    assert_eq!(decay(&["audit", &trace]), "0");
-    assert_eq!(decay(&["validate", &trace]), "0");
-    assert_eq!(decay(&["repl", &trace]), "1000");
-}

@@ -126,50 +126,13 @@ enum Command {
     Man(man::Args),
 }
 
-/// How a command uses memory, for a binary that tunes its allocator per command (see
-/// [`main_with`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Workload {
-    /// Runs until the user leaves (the TUI, the REPL): pages freed now are often wanted
-    /// again soon, so keeping them for a while saves time.
-    Interactive,
-    /// Reads its input, prints and exits (`audit`, `export`, `report`, ...): its peak
-    /// resident memory is what a user sees, so freed pages should go back at once.
-    Batch,
-}
-
-impl Command {
-    fn workload(&self) -> Workload {
-        match self {
-            Command::View(_) | Command::Repl(_) | Command::Demo(_) => Workload::Interactive,
-            Command::Validate(_)
-            | Command::Export(_)
-            | Command::Audit(_)
-            | Command::History(_)
-            | Command::Diff(_)
-            | Command::Whatif(_)
-            | Command::Notes(_)
-            | Command::Report(_)
-            | Command::Import(_)
-            | Command::Completions(_)
-            | Command::Man(_) => Workload::Batch,
-        }
-    }
-}
-
 /// Runs the command line and returns the process exit code.
 pub fn main() -> i32 {
-    main_with(|_| {})
-}
-
-/// [`main`], calling `tune` with the parsed command's [`Workload`] before it runs (the
-/// binary sets its allocator's page decay there).
-pub fn main_with(tune: impl FnOnce(Workload)) -> i32 {
-    run(std::env::args_os().collect(), tune)
+    run(std::env::args_os().collect())
 }
 
 /// Runs the command line on `args` (the program name first) and returns the exit code.
-fn run(args: Vec<OsString>, tune: impl FnOnce(Workload)) -> i32 {
+fn run(args: Vec<OsString>) -> i32 {
     let cli = match Cli::try_parse_from(args) {
         Ok(cli) => cli,
         Err(e) => {
@@ -178,11 +141,6 @@ fn run(args: Vec<OsString>, tune: impl FnOnce(Workload)) -> i32 {
             return code;
         }
     };
-    tune(
-        cli.command
-            .as_ref()
-            .map_or(Workload::Interactive, Command::workload),
-    );
     match cli.command {
         Some(Command::Validate(args)) => validate::run(&args),
         Some(Command::Demo(args)) => demo::run(&args),
