@@ -554,17 +554,24 @@ fn with_line<R>(
 fn read_into(file: &File, offset: u64, n: usize, buf: &mut Vec<u8>) -> std::io::Result<()> {
     buf.clear();
     buf.resize(n, 0);
+    let filled = fill(file, buf, offset)?;
+    buf.truncate(filled);
+    Ok(())
+}
+
+/// Fills `buf` from `offset` of `file`, short only at the file's end; returns how many bytes
+/// were read.
+fn fill(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
     let mut filled = 0;
-    while filled < n {
+    while filled < buf.len() {
         match file.read_at(&mut buf[filled..], offset + filled as u64) {
             Ok(0) => break,
-            Ok(k) => filled += k,
+            Ok(n) => filled += n,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
             Err(e) => return Err(e),
         }
     }
-    buf.truncate(filled);
-    Ok(())
+    Ok(filled)
 }
 
 /// The bytes of the line starting at `offset` (without its LF), reading at most a cap's
@@ -576,15 +583,7 @@ fn read_line(file: &File, offset: u64, cap: usize) -> std::io::Result<Vec<u8>> {
     loop {
         let start = buf.len();
         buf.resize(want, 0);
-        let mut filled = start;
-        while filled < want {
-            match file.read_at(&mut buf[filled..], offset + filled as u64) {
-                Ok(0) => break,
-                Ok(n) => filled += n,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(e),
-            }
-        }
+        let filled = start + fill(file, &mut buf[start..], offset + start as u64)?;
         buf.truncate(filled);
         if let Some(i) = memchr::memchr(b'\n', &buf[start..]) {
             buf.truncate(start + i);
