@@ -602,6 +602,22 @@ impl Finding {
     }
 }
 
+/// The events of one kind a check reads throughout, decoded for that check alone (indexed
+/// like the [`crate::model::bdi::BdiLog`] list they come from): its views borrow from them,
+/// and pinning them in the store kept every one of every session decoded to the end of the
+/// audit.
+type Decoded<'a> = Vec<Option<std::borrow::Cow<'a, crate::trace::Event>>>;
+
+/// The events at `positions`, decoded (see [`Decoded`]).
+fn decode_all<'a>(log: &'a TraceLog, positions: impl Iterator<Item = u32>) -> Decoded<'a> {
+    positions.map(|pos| log.events.load(pos as usize)).collect()
+}
+
+/// The body of the `k`-th event of `decoded`, if it was read.
+fn body_in<'a>(decoded: &'a Decoded<'_>, k: usize) -> Option<&'a crate::trace::event::Body> {
+    decoded.get(k)?.as_deref().map(|e| &e.body)
+}
+
 /// The audit of one session.
 struct SessionAudit {
     findings: Vec<Finding>,

@@ -28,14 +28,13 @@
 //! Beliefs stated by `belief` events (the user, a tool) are not step outputs and are not
 //! checked. Usually the cause of a false positive or a deadlock, which carry the severity.
 
-use std::borrow::Cow;
 use std::collections::{BTreeSet, HashMap, HashSet};
 
 use serde_json::{Value, json};
 
-use super::{Code, Cx, Finding, Severity};
+use super::{Code, Cx, Finding, Severity, body_in, decode_all};
 use crate::model::bdi::{PlanView, PostCheck, StepState, StepView, tier1_name};
-use crate::trace::event::{Body, Event, StepStatus};
+use crate::trace::event::{Body, StepStatus};
 
 fn value_text<V: std::ops::Deref<Target = Value>>(v: Option<&V>) -> Option<&str> {
     v.and_then(|v| v.as_str())
@@ -92,16 +91,12 @@ pub(super) fn check<'a>(cx: &mut Cx<'a>) {
     // The session's plans, decoded for this check alone: the plan views below borrow their
     // step definitions for the whole walk, and pinning them in the store kept every plan of
     // every session decoded to the end of the audit.
-    let plans: Vec<Option<Cow<'a, Event>>> = bl
-        .plans
-        .iter()
-        .map(|p| log.events.load(p.event as usize))
-        .collect();
+    let plans = decode_all(log, bl.plans.iter().map(|p| p.event));
 
     // Every name something expects: plan posts, postcondition programs, intentions.
     let mut expected: HashSet<String> = HashSet::new();
-    for p in &plans {
-        if let Some(Body::Plan(plan)) = p.as_deref().map(|e| &e.body) {
+    for k in 0..plans.len() {
+        if let Some(Body::Plan(plan)) = body_in(&plans, k) {
             for s in &plan.steps {
                 if let Some(n) = value_text(s.post.as_ref()).and_then(tier1_name) {
                     expected.insert(n.to_string());
@@ -211,7 +206,7 @@ pub(super) fn check<'a>(cx: &mut Cx<'a>) {
         match e {
             E::Plan(i) => {
                 let pr = &bl.plans[i];
-                let Some(Body::Plan(plan)) = plans[i].as_deref().map(|e| &e.body) else {
+                let Some(Body::Plan(plan)) = body_in(&plans, i) else {
                     continue;
                 };
                 let pv = PlanView::pending(pr, i as u32, plan);

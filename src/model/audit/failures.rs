@@ -38,16 +38,14 @@
 //! recorded one with the information present and found none. A recorded `correct` that
 //! disagrees with doxascope's score of the answer is a mismatch too.
 
-use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use serde_json::{Value, json};
 
-use super::{Code, Cx, Finding, Severity};
+use super::{Code, Cx, Decoded, Finding, Severity, body_in, decode_all};
 use crate::model::arith::{self, Expr};
 use crate::model::bdi::{BdiLog, tier1_name};
-use crate::trace::TraceLog;
-use crate::trace::event::{Body, Event, Plan, PlanStep, Step, StepKind, StepStatus};
+use crate::trace::event::{Body, Plan, PlanStep, Step, StepKind, StepStatus};
 
 /// The six modes of seed 004's taxonomy.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -316,19 +314,6 @@ struct Scored {
     /// Whether the wrong answer's cause was determined.
     determined: bool,
     fetches: Vec<String>,
-}
-
-/// The events of one kind a check reads throughout, decoded for that check alone (indexed
-/// like the [`BdiLog`] list they come from): its views borrow from them, and pinning them in
-/// the store kept every one of every session decoded to the end of the audit.
-type Decoded<'a> = Vec<Option<Cow<'a, Event>>>;
-
-fn decode_all<'a>(log: &'a TraceLog, positions: impl Iterator<Item = u32>) -> Decoded<'a> {
-    positions.map(|pos| log.events.load(pos as usize)).collect()
-}
-
-fn body_in<'a>(decoded: &'a Decoded<'_>, k: usize) -> Option<&'a Body> {
-    decoded.get(k)?.as_deref().map(|e| &e.body)
 }
 
 fn plan_of<'a>(plans: &'a Decoded<'_>, rec: u32) -> Option<&'a Plan> {
