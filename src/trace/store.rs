@@ -7,8 +7,9 @@
 //! memory-mapped, which would need `unsafe` and dies with `SIGBUS` when someone truncates the
 //! file), a window of several lines at a time (growing while a walk goes on through the file,
 //! as the kernel's readahead does), and each thread keeps the last few windows it read: walks
-//! read lines in file order or close to it, so one read serves many lines. Events with no file behind them (a followed file, which may be truncated under us;
-//! standard input without a spool; tests) are kept decoded in memory ("resident").
+//! read lines in file order or close to it, so one read serves many lines. Events with no
+//! file behind them (a followed file, which may be truncated under us; standard input without
+//! a spool; tests) are kept decoded in memory ("resident").
 //!
 //! # Two ways to look at an event
 //!
@@ -23,10 +24,11 @@
 //!
 //! Decoding a line again gives exactly the event the streaming reader gave (a property test
 //! compares the two on generated and hostile traces). If the file changed on disk since it
-//! was read (since the window holding the line was read), so that the line at an event's offset no longer decodes to an event of the kind
-//! read there, the store says so with an `unreadable` event (an unknown kind whose `error`
-//! field explains); it never panics. (A line rewritten into another event of the same kind
-//! is not detected: the store keeps no copy of the bytes to compare with.)
+//! was read (since the window holding the line was read), so that the line at an event's
+//! offset no longer decodes to an event of the kind read there, the store says so with an
+//! `unreadable` event (an unknown kind whose `error` field explains); it never panics. (A
+//! line rewritten into another event of the same kind is not detected: the store keeps no
+//! copy of the bytes to compare with.)
 //!
 //! # Memory
 //!
@@ -491,63 +493,51 @@ fn with_line<R>(
         (n < limit).then_some(from..from + n)
     };
     let same = |w: &Window| std::ptr::eq(w.file.as_ptr(), Arc::as_ptr(file));
-    let found = RECENT.with_borrow_mut(|recent| {
-        let (i, range) = recent
+    // `f` runs with the windows borrowed: it only decodes bytes, and never reads a line.
+    RECENT.with_borrow_mut(|recent| {
+        let hit = recent
             .iter()
             .enumerate()
-            .find_map(|(i, w)| same(w).then(|| line_in(w)).flatten().map(|r| (i, r)))?;
-        // Newest first: a walk finds its window at once.
-        recent[..=i].rotate_right(1);
-        Some(range)
-    });
-    let found = match found {
-        Some(range) => Some(range),
-        None => {
-            // A walk that goes on past a window it read reads a larger one; a lookup
-            // elsewhere reads a small one, from the start of the line's page.
-            let grown = RECENT.with_borrow(|recent| {
-                let (i, w) = recent.iter().enumerate().find(|(_, w)| {
-                    let len = w.bytes.len().max(4096) as u64;
-                    same(w) && offset >= w.start && offset < w.start + 2 * len
-                })?;
-                Some((i, w.bytes.len()))
-            });
-            let size = grown.map_or(WINDOW_MIN, |(_, len)| {
-                (len * 2).clamp(WINDOW_MIN, WINDOW_MAX)
-            });
-            // The buffer of the window that goes out is reused: a fresh one per read was
-            // an allocation and a return of pages to the system per read.
-            let mut bytes = RECENT
-                .with_borrow_mut(|recent| match grown {
-                    Some((i, _)) => Some(recent.remove(i).bytes),
-                    None if recent.len() >= WINDOWS => recent.pop().map(|w| w.bytes),
-                    None => None,
-                })
-                .unwrap_or_default();
-            let start = offset & !4095;
-            read_into(file, start, size, &mut bytes)?;
-            let w = Window {
-                file: Arc::downgrade(file),
-                start,
-                bytes,
-            };
-            let range = line_in(&w);
-            if range.is_some() {
-                RECENT.with_borrow_mut(|recent| recent.insert(0, w));
-            }
-            range
+            .find_map(|(i, w)| same(w).then(|| line_in(w)).flatten().map(|r| (i, r)));
+        if let Some((i, range)) = hit {
+            // Newest first: a walk finds its window at once.
+            recent[..=i].rotate_right(1);
+            return Ok(f(recent[0].bytes.get(range).unwrap_or(&[])));
         }
-    };
-    match found {
-        Some(range) => Ok(RECENT.with_borrow(|recent| {
-            // The window holding the line was moved or put first just above.
-            f(recent
-                .first()
-                .and_then(|w| w.bytes.get(range))
-                .unwrap_or(&[]))
-        })),
-        None => read_line(file, offset, cap).map(|b| f(&b)),
-    }
+        // A walk that goes on past a window it read reads a larger one (and is done with
+        // the old one); a lookup elsewhere reads a small one, from the start of the line's
+        // page. The buffer of the window that goes out is reused: a fresh one per read was
+        // an allocation and a return of pages to the system per read.
+        let grown = recent.iter().position(|w| {
+            let len = w.bytes.len().max(4096) as u64;
+            same(w) && offset >= w.start && offset < w.start + 2 * len
+        });
+        let (size, mut bytes) = match grown {
+            Some(i) => {
+                let old = recent.remove(i).bytes;
+                ((old.len() * 2).clamp(WINDOW_MIN, WINDOW_MAX), old)
+            }
+            None if recent.len() >= WINDOWS => (
+                WINDOW_MIN,
+                recent.pop().map(|w| w.bytes).unwrap_or_default(),
+            ),
+            None => (WINDOW_MIN, Vec::new()),
+        };
+        let start = offset & !4095;
+        read_into(file, start, size, &mut bytes)?;
+        let w = Window {
+            file: Arc::downgrade(file),
+            start,
+            bytes,
+        };
+        match line_in(&w) {
+            Some(range) => {
+                recent.insert(0, w);
+                Ok(f(recent[0].bytes.get(range).unwrap_or(&[])))
+            }
+            None => read_line(file, offset, cap).map(|b| f(&b)),
+        }
+    })
 }
 
 /// Reads up to `n` bytes of `file` from `offset` (fewer at its end) into `buf`.
