@@ -174,7 +174,7 @@ impl TraceLog {
     /// (worker threads decode runs of complete lines; this thread reads, checks sessions and
     /// indexes, in stream order). Memory beyond the log stays at a few 256 KiB chunks.
     pub fn read_from(&mut self, name: &str, r: impl Read, cfg: ReaderConfig) -> io::Result<()> {
-        super::load::load::<PreEvent>(name, r, cfg, LoadOptions::default(), &mut |item| {
+        super::load::load::<PreEvent>(name, r, cfg, LoadOptions::default(), None, &mut |item| {
             self.push(item)
         })
     }
@@ -187,9 +187,14 @@ impl TraceLog {
         let file = std::fs::File::open(path)?;
         let reader = file.try_clone()?;
         self.events.add_source(&name, file, cfg);
-        super::load::load::<PreEvent>(&name, reader, cfg, LoadOptions::default(), &mut |item| {
-            self.push(item)
-        })
+        super::load::load::<PreEvent>(
+            &name,
+            reader,
+            cfg,
+            LoadOptions::default(),
+            None,
+            &mut |item| self.push(item),
+        )
     }
 
     /// Reads a whole in-memory stream named `name` into the log.

@@ -19,11 +19,13 @@
 use std::collections::VecDeque;
 use std::io::{self, Read};
 use std::ops::Range;
-use std::sync::{Mutex, mpsc};
+use std::sync::{Arc, Mutex, mpsc};
 
 use super::brief::BriefItem;
 use super::event::FileName;
-use super::reader::{Decoded, Framer, Item, Payload, PreBrief, PreEvent, ReaderConfig, Sessions};
+use super::reader::{
+    Decoded, Framer, Item, Payload, PreBrief, PreEvent, ReaderConfig, Sessions, other_session,
+};
 
 /// How a load is cut up (tests use tiny chunks to put cuts everywhere).
 #[derive(Debug, Clone, Copy)]
@@ -93,7 +95,12 @@ enum Pending<P> {
     Waiting(mpsc::Receiver<Batch<P>>),
 }
 
-fn decode_job<P: Payload>(file: &FileName, cfg: ReaderConfig, job: Job<P>) {
+fn decode_job<P: Payload>(
+    file: &FileName,
+    cfg: ReaderConfig,
+    only: &Option<Arc<[u8]>>,
+    job: Job<P>,
+) {
     let Job {
         bytes,
         range,
@@ -102,7 +109,8 @@ fn decode_job<P: Payload>(file: &FileName, cfg: ReaderConfig, job: Job<P>) {
         mut items,
         reply,
     } = job;
-    let mut framer = Framer::at(file.clone(), cfg, base + range.start as u64, line);
+    let mut framer =
+        Framer::at(file.clone(), cfg, base + range.start as u64, line).only_session(only.clone());
     framer.feed(&bytes[range], &mut |d: Decoded<P>, _| {
         let start = match &d {
             // The text lies inside `bytes`: a run holds complete lines only.
@@ -130,7 +138,7 @@ pub fn read_all(
     cfg: ReaderConfig,
     mut emit: impl FnMut(Item),
 ) -> io::Result<()> {
-    load::<PreEvent>(name, r, cfg, LoadOptions::default(), &mut emit)
+    load::<PreEvent>(name, r, cfg, LoadOptions::default(), None, &mut emit)
 }
 
 /// [`read_all`] giving a [`Brief`](super::Brief) of each event instead of the event: what
@@ -143,7 +151,83 @@ pub fn read_all_briefs(
     cfg: ReaderConfig,
     mut emit: impl FnMut(BriefItem),
 ) -> io::Result<()> {
-    load::<PreBrief>(name, r, cfg, LoadOptions::default(), &mut emit)
+    load::<PreBrief>(name, r, cfg, LoadOptions::default(), None, &mut emit)
+}
+
+/// [`read_all_briefs`] keeping one session's events only: the items are the `Session` and
+/// `Event` items of `read_all_briefs` for the session `session` (numbered as the only
+/// session, 0), and nothing else, problems included.
+///
+/// The lines of other sessions are mostly told apart by a glance at their bytes and never
+/// decoded, which is what makes this several times cheaper than the whole load: a viewer
+/// shows the session it opens on from it, then loads the rest (see `doxascope::tui`).
+pub fn read_session_briefs(
+    name: &str,
+    r: impl Read,
+    cfg: ReaderConfig,
+    session: &str,
+    emit: impl FnMut(BriefItem),
+) -> io::Result<()> {
+    read_session_briefs_with(name, r, cfg, session, LoadOptions::default(), emit)
+}
+
+/// The session a viewer opening a stream starting with `prefix` shows first (that of its
+/// first event), if loading it alone first is worth it: when a glance passes over at least
+/// half of the prefix's complete lines as surely of other sessions, which is about the share
+/// of the stream a load of that session alone leaves undecoded. `None` for a stream of one
+/// session, or one whose lines the glance cannot place.
+pub fn lead_session(name: &str, prefix: &[u8], cfg: ReaderConfig) -> Option<String> {
+    let whole = &prefix[..memchr::memrchr(b'\n', prefix)? + 1];
+    let mut framer = Framer::new(FileName::new(name), cfg);
+    let mut lead: Option<String> = None;
+    for line in whole.split_inclusive(|&b| b == b'\n') {
+        framer.feed(line, &mut |d: Decoded<PreEvent>, _| {
+            if let Decoded::Event(pre) = d {
+                lead = Some(pre.head().session.unwrap_or("").to_owned());
+            }
+        });
+        if lead.is_some() {
+            break;
+        }
+    }
+    // An event without `session` belongs to the file's own session, which a glance never
+    // places: no gain.
+    let lead = lead.filter(|s| !s.is_empty())?;
+    let (mut lines, mut other) = (0usize, 0usize);
+    for line in whole.split(|&b| b == b'\n') {
+        lines += 1;
+        other += usize::from(other_session(line, lead.as_bytes()));
+    }
+    (other * 2 >= lines).then_some(lead)
+}
+
+fn read_session_briefs_with(
+    name: &str,
+    r: impl Read,
+    cfg: ReaderConfig,
+    session: &str,
+    opts: LoadOptions,
+    mut emit: impl FnMut(BriefItem),
+) -> io::Result<()> {
+    // The load's number of the session, once it is met (lines the glance cannot place are
+    // decoded, so other sessions may be met too).
+    let mut ours: Option<u32> = None;
+    let mut met = 0u32;
+    let only: Arc<[u8]> = Arc::from(session.as_bytes());
+    load::<PreBrief>(name, r, cfg, opts, Some(only), &mut |item| match item {
+        BriefItem::Session(s) => {
+            if ours.is_none() && *s == *session {
+                ours = Some(met);
+                emit(BriefItem::Session(s));
+            }
+            met += 1;
+        }
+        BriefItem::Event(mut ev) if Some(ev.session) == ours => {
+            ev.session = 0;
+            emit(BriefItem::Event(ev));
+        }
+        BriefItem::Event(_) | BriefItem::Problem(_) => {}
+    })
 }
 
 /// Reads the whole stream `r` named `name`, handing its items to `emit` in stream order.
@@ -152,6 +236,7 @@ pub(crate) fn load<P: Payload>(
     r: impl Read,
     cfg: ReaderConfig,
     opts: LoadOptions,
+    only: Option<Arc<[u8]>>,
     emit: &mut impl FnMut(P::Item),
 ) -> io::Result<()> {
     let file = FileName::new(name);
@@ -165,7 +250,7 @@ pub(crate) fn load<P: Payload>(
             *workers.get_or_insert_with(|| {
                 (0..if opts.no_threads { 0 } else { opts.workers })
                     .filter(|_| {
-                        let (file, job_rx) = (file.clone(), &job_rx);
+                        let (file, job_rx, only) = (file.clone(), &job_rx, only.clone());
                         std::thread::Builder::new()
                             .name("trace-decode".into())
                             .spawn_scoped(scope, move || {
@@ -175,7 +260,7 @@ pub(crate) fn load<P: Payload>(
                                         Err(_) => return,
                                     };
                                     match job {
-                                        Ok(job) => decode_job(&file, cfg, job),
+                                        Ok(job) => decode_job(&file, cfg, &only, job),
                                         Err(_) => return,
                                     }
                                 }
@@ -186,7 +271,7 @@ pub(crate) fn load<P: Payload>(
             })
         };
         let mut main = Main {
-            framer: Framer::new(file.clone(), cfg),
+            framer: Framer::new(file.clone(), cfg).only_session(only.clone()),
             sessions: Sessions::new(file.clone()),
             queue: VecDeque::new(),
             spare_bytes: Vec::new(),
@@ -196,7 +281,7 @@ pub(crate) fn load<P: Payload>(
         let res = main.run(emit, r, opts, &mut |job| {
             if spawn_workers() == 0 {
                 // The reply channel holds the one batch until it is merged.
-                decode_job(&file, cfg, job);
+                decode_job(&file, cfg, &only, job);
                 return true;
             }
             // Workers stop only when this sender is dropped, after the load.
@@ -417,6 +502,7 @@ mod tests {
             Trickle(bytes, trickle),
             cfg,
             opts,
+            None,
             &mut |i| log.push(i),
         );
         assert!(res.is_ok(), "{res:?}");
@@ -468,14 +554,75 @@ mod tests {
             Trickle(bytes, trickle),
             cfg,
             opts,
+            None,
             &mut |i| out.push(i),
         );
         assert!(res.is_ok(), "{res:?}");
         out
     }
 
+    /// What a load of one session's briefs must give: the whole load's items for that
+    /// session (its `Session` item and its events, numbered 0), nothing else.
+    fn one_session(all: &[BriefItem], session: &str) -> Vec<BriefItem> {
+        let mut ix = None;
+        let mut met = 0;
+        let mut out = Vec::new();
+        for item in all {
+            match item {
+                BriefItem::Session(s) => {
+                    if **s == *session {
+                        ix = Some(met);
+                        out.push(item.clone());
+                    }
+                    met += 1;
+                }
+                BriefItem::Event(ev) if Some(ev.session) == ix => {
+                    let mut ev = ev.clone();
+                    ev.session = 0;
+                    out.push(BriefItem::Event(ev));
+                }
+                _ => {}
+            }
+        }
+        out
+    }
+
+    fn sessions_of(all: &[BriefItem]) -> Vec<String> {
+        let mut names: Vec<String> = all
+            .iter()
+            .filter_map(|i| match i {
+                BriefItem::Session(s) => Some(s.to_string()),
+                _ => None,
+            })
+            .collect();
+        // A session no line names is empty, and must stay so.
+        names.push("absent".into());
+        names
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+
+        /// A load of one session's briefs gives exactly that session's items of the whole
+        /// load, whatever the lines hold (sessions written with escapes, nested `session`
+        /// keys, duplicates, whitespace) and however the stream is cut.
+        #[test]
+        fn one_session_load_equals_the_whole_load_filtered(
+            bytes in stream(),
+            chunk in 1usize..200,
+            workers in 0usize..4,
+            min_job in 0usize..40,
+        ) {
+            let cfg = ReaderConfig { max_line_bytes: CAP };
+            let all = streamed_briefs(&bytes, cfg);
+            let opts = LoadOptions { chunk, workers, min_job, no_threads: false };
+            for s in sessions_of(&all) {
+                let mut got = Vec::new();
+                let res = read_session_briefs_with("dir/t.jsonl", &bytes[..], cfg, &s, opts, |i| got.push(i));
+                prop_assert!(res.is_ok());
+                prop_assert_eq!(got, one_session(&all, &s), "session {}", s);
+            }
+        }
 
         /// A load of briefs gives the streaming reader's items, each event briefed: the
         /// same problems in the same places, and for each event what `Brief::of` makes of it.
@@ -538,6 +685,38 @@ mod tests {
         let res = read_all("dir/t.jsonl", &bytes[..], cfg, |i| log.push(i));
         assert!(res.is_ok());
         assert_eq!((log.events.to_vec(), log.problems), expected);
+        // One session at a time, each passing over the others' lines undecoded.
+        let all = streamed_briefs(&bytes, cfg);
+        for s in sessions_of(&all) {
+            let mut got = Vec::new();
+            let res = read_session_briefs("dir/t.jsonl", &bytes[..], cfg, &s, |i| got.push(i));
+            assert!(res.is_ok());
+            assert_eq!(got, one_session(&all, &s), "session {s}");
+        }
+    }
+
+    #[test]
+    fn a_glance_passes_over_only_lines_surely_of_another_session() {
+        use crate::trace::reader::other_session;
+        let other = |l: &str| other_session(l.as_bytes(), b"s1");
+        assert!(other(r#"{"kind":"log","session":"s2","seq":1}"#));
+        assert!(other(r#"{"kind":"session","session":"s11"}"#));
+        assert!(other(r#"{"session":"","kind":"log"}"#));
+        assert!(!other(r#"{"kind":"log","session":"s1"}"#));
+        // Not sure: decoded.
+        for l in [
+            r#"{"kind":"log"}"#,
+            r#"{"kind":"log","session" : "s2"}"#,
+            r#"{"kind":"log","session":"s\u0032"}"#,
+            r#"{"kind":"log","sess\u0069on":"s2"}"#,
+            r#"{"kind":"log","meta":{"a":1},"session":"s2"}"#,
+            r#"{"kind":"log","text":"{","session":"s2"}"#,
+            r#"{"kind":"log","text":"\"session\":\"s2\"","session":"s1"}"#,
+            r#"{"kind":"log","session":1}"#,
+            "{\"kind\":\"log\",\"session\":\"s2",
+        ] {
+            assert!(!other(l), "{l}");
+        }
     }
 
     #[test]
@@ -554,6 +733,7 @@ mod tests {
             Failing,
             ReaderConfig::default(),
             LoadOptions::default(),
+            None,
             &mut |i| log.push(i),
         );
         assert_eq!(err.map_err(|e| e.to_string()), Err("disk on fire".into()));

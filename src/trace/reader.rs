@@ -254,7 +254,7 @@ pub(crate) struct Head<'a> {
     pub(crate) text_len: usize,
     seq: Option<u64>,
     ts: Option<f64>,
-    session: Option<&'a str>,
+    pub(crate) session: Option<&'a str>,
 }
 
 /// What a line decodes to before its session checks: a [`PreEvent`] for loads that give
@@ -431,6 +431,9 @@ pub(crate) struct Framer {
     line: u64,
     /// In an over-long line: its length so far.
     skipping: Option<u64>,
+    /// When set, lines that surely belong to another session than this one (as written in
+    /// the JSON text) are passed over undecoded ([`other_session`]).
+    only: Option<std::sync::Arc<[u8]>>,
 }
 
 impl Framer {
@@ -449,7 +452,15 @@ impl Framer {
             pos,
             line,
             skipping: None,
+            only: None,
         }
+    }
+
+    /// Passes over the lines that surely belong to another session than `session` (see
+    /// [`other_session`]); every other line is decoded as before.
+    pub(crate) fn only_session(mut self, session: Option<std::sync::Arc<[u8]>>) -> Self {
+        self.only = session;
+        self
     }
 
     /// Whether the framer is at the start of a line (nothing buffered or being skipped).
@@ -593,6 +604,11 @@ impl Framer {
 
     /// Decodes one complete line (without its LF).
     fn process<P: Payload>(&mut self, line: &[u8], sink: &mut impl FnMut(Decoded<P>, &[u8])) {
+        if let Some(only) = &self.only
+            && other_session(line, only)
+        {
+            return;
+        }
         let mut line = line.strip_suffix(b"\r").unwrap_or(line);
         const BOM: &[u8] = b"\xEF\xBB\xBF";
         let mut bom_len = 0u64;
@@ -812,6 +828,35 @@ impl Sessions {
             }));
         }
         emit(pre.finish(&self.file, &st.name, self.last as u32));
+    }
+}
+
+/// Whether the line `line` is surely not an event of the session named `session`, from a
+/// glance at its bytes: its only `{` before a `"session":"` is its first byte (so the key is
+/// the top-level object's), the quote before the key is not escaped, and the value, free of
+/// escapes, differs from `session` byte for byte. `false` means "decode it to know".
+///
+/// This is exact for every line that is an event: a raw `"` can only be a string delimiter
+/// (inside a string it must be escaped, and the check refuses a preceding backslash), so the
+/// match is a key; an event has one `session` key (a second, however written, makes the line
+/// a problem); and a string without escapes decodes to its own bytes. A line that is not an
+/// event may be passed over whatever it holds: a load that keeps one session's events drops
+/// problems anyway.
+pub(crate) fn other_session(line: &[u8], session: &[u8]) -> bool {
+    static KEY: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+        std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"\"session\":\""));
+    let Some(at) = KEY.find(line) else {
+        return false;
+    };
+    let head = &line[..at];
+    if at == 0 || head[at - 1] == b'\\' || memchr::memchr_iter(b'{', head).count() != 1 {
+        return false;
+    }
+    let start = at + KEY.needle().len();
+    let value = &line[start..];
+    match memchr::memchr2(b'"', b'\\', value) {
+        Some(end) if value[end] == b'"' => &value[..end] != session,
+        _ => false,
     }
 }
 

@@ -14,6 +14,21 @@ pub fn piece(cap: usize) -> impl Strategy<Value = Vec<u8>> {
             r#"{{"kind":"announce","formula":"p1 & !p2 -> p3","seq":{seq},"session":"s{s}"}}"#
         )
         .into_bytes()),
+        // Sessions written in ways a glance at the bytes could misread.
+        prop_oneof![
+            Just(br#"{"kind":"log","session":"s\u0031","seq":9}"#.to_vec()),
+            Just(br#"{"kind":"log","sess\u0069on":"s2","seq":9}"#.to_vec()),
+            Just(br#"{"kind":"log","meta":{"session":"s2"},"session":"s0"}"#.to_vec()),
+            Just(br#"{"kind":"log","meta":{"session":"s2"}}"#.to_vec()),
+            Just(br#"{"kind":"log","message":"\"session\":\"s1\"","session":"s2"}"#.to_vec()),
+            Just(br#"{"kind":"log","session" : "s1"}"#.to_vec()),
+            Just(br#"{"kind":"log","session":"s1","session":"s2"}"#.to_vec()),
+            Just(br#"{"kind":"log","sess\u0069on":"s1","session":"s2"}"#.to_vec()),
+            Just(br#"{"kind":"log","session":""}"#.to_vec()),
+            Just(br#"{"kind":"log","session":7}"#.to_vec()),
+            Just(br#"{"kind":"session","session":"s1"}"#.to_vec()),
+            Just(br#"{"kind":"log","message":"{","session":"s1"}"#.to_vec()),
+        ],
         (0u64..4).prop_map(|t| format!(
             r#"{{"kind":"log","message":"caf\u00e9 \u001b[2J","ts":"2026-01-01T00:00:0{t}Z"}}"#
         )
