@@ -345,6 +345,9 @@ pub struct App {
     pub messages: VecDeque<String>,
     /// Loading progress: bytes read and total (None when done).
     pub loading: Option<(u64, u64)>,
+    /// The file being loaded is in its second pass: the session the view opened on is
+    /// complete, the other sessions (and every line that is not an event) are being read.
+    pub reading_rest: bool,
     /// Followed files and live sessions, with their states.
     pub sources: super::sources::Sources,
     /// Mouse capture is on.
@@ -443,6 +446,7 @@ impl App {
             popup: None,
             status: String::new(),
             loading: None,
+            reading_rest: false,
             sources: super::sources::Sources::default(),
             mouse: false,
             compact: false,

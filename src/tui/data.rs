@@ -398,6 +398,29 @@ struct BriefLoad {
     source: crate::trace::SourceId,
     file: FileName,
     sessions: Vec<(usize, FileName)>,
+    /// The length the load's first session had when the load named it (the start of what
+    /// a load of one session adds to it).
+    first_len: u32,
+    /// In the second pass of a file loaded in two: the session whose events are in already.
+    skip: Option<Skip>,
+}
+
+/// The session a second pass over a file passes over ([`Store::first_pass_done`]): its
+/// slot, and how many of its events the pass has met, so the problems it places in the
+/// session land between the right events.
+#[derive(Debug, Clone, Copy)]
+struct Skip {
+    slot: usize,
+    seen: u32,
+}
+
+/// The length of session `slot` as a problem read now sees it: in a second pass, the
+/// events of the skipped session met so far.
+fn len_for(sessions: &[SessionData], skip: Option<Skip>, slot: usize) -> u32 {
+    match skip {
+        Some(k) if k.slot == slot => k.seen,
+        _ => sessions[slot].len(),
+    }
 }
 
 impl Store {
@@ -494,18 +517,18 @@ impl Store {
                         slot
                     }
                 };
-                self.take_waiting(slot, &ev.origin.file, &mut waiting);
+                self.take_waiting(slot, &ev.origin.file, &mut waiting, None);
                 self.sessions[slot].push(&self.log, events as u32, &Brief::of(ev));
                 self.note_file(origin, slot, &ev.origin.file, &mut last_file);
             }
             self.log.push(item);
             if self.log.problems.len() > problems {
                 self.flush_file(origin, &mut last_file);
-                self.place_problems(origin, problems, &mut waiting);
+                self.place_problems(origin, problems, &mut waiting, None);
             }
         }
         self.flush_file(origin, &mut last_file);
-        self.place_waiting(origin, waiting);
+        self.place_waiting(origin, waiting, None);
     }
 
     /// Registers the file a stream is read from, so its events are kept as places in that
@@ -518,7 +541,26 @@ impl Store {
             source,
             file: FileName::new(name),
             sessions: Vec::new(),
+            first_len: 0,
+            skip: None,
         });
+    }
+
+    /// Ends the first pass of a file loaded in two: the first pass was a load of one
+    /// session's briefs ([`crate::trace::read_session_briefs`]), all of that session's
+    /// events in the file; the second is the whole load of the same bytes
+    /// ([`crate::trace::read_all_briefs`]), of which that session's events are passed over
+    /// and everything else added: other sessions' events, and every problem, each in the
+    /// session and at the place a one-pass load gives it. So after both passes the store is
+    /// what one pass makes, and after the first the session's steps and Σ are complete.
+    pub fn first_pass_done(&mut self) {
+        if let Some(load) = &mut self.brief_load {
+            load.skip = load.sessions.first().map(|&(slot, _)| Skip {
+                slot,
+                seen: load.first_len,
+            });
+            load.sessions.clear();
+        }
     }
 
     /// Adds a batch of the brief load ([`crate::trace::read_all_briefs`]) of the file
@@ -537,6 +579,9 @@ impl Store {
             match item {
                 BriefItem::Session(name) => {
                     let slot = self.slot(origin, &name);
+                    if load.sessions.is_empty() {
+                        load.first_len = self.sessions[slot].len();
+                    }
                     load.sessions.push((slot, name));
                 }
                 BriefItem::Event(ev) => {
@@ -544,9 +589,28 @@ impl Store {
                         // The load names a session before its first event.
                         continue;
                     };
+                    if let Some(seen) = load.skip.filter(|k| k.slot == *slot).map(|k| k.seen) {
+                        // In already, from the first pass: only its place is counted.
+                        debug_assert_eq!(
+                            self.sessions[*slot]
+                                .events()
+                                .get(seen as usize)
+                                .and_then(|&p| self.log.events.origin(p as usize))
+                                .map(|o| o.line),
+                            Some(ev.line),
+                            "the two passes disagree"
+                        );
+                        let slot = *slot;
+                        self.take_waiting(slot, &load.file, &mut waiting, load.skip);
+                        if let Some(skip) = &mut load.skip {
+                            skip.seen += 1;
+                        }
+                        self.note_file(origin, slot, &load.file, &mut last_file);
+                        continue;
+                    }
                     let events = self.log.events.len();
                     if events < u32::MAX as usize {
-                        self.take_waiting(*slot, &load.file, &mut waiting);
+                        self.take_waiting(*slot, &load.file, &mut waiting, load.skip);
                         self.sessions[*slot].push(&self.log, events as u32, &ev.brief);
                         self.note_file(origin, *slot, &load.file, &mut last_file);
                     }
@@ -556,21 +620,27 @@ impl Store {
             }
             if self.log.problems.len() > problems {
                 self.flush_file(origin, &mut last_file);
-                self.place_problems(origin, problems, &mut waiting);
+                self.place_problems(origin, problems, &mut waiting, load.skip);
             }
         }
         self.flush_file(origin, &mut last_file);
-        self.place_waiting(origin, waiting);
+        self.place_waiting(origin, waiting, load.skip);
         self.brief_load = Some(load);
     }
 
     /// Problems of `file` waiting for an event land just before it (in session `slot`).
-    fn take_waiting(&mut self, slot: usize, file: &FileName, waiting: &mut Vec<u32>) {
+    fn take_waiting(
+        &mut self,
+        slot: usize,
+        file: &FileName,
+        waiting: &mut Vec<u32>,
+        skip: Option<Skip>,
+    ) {
         if waiting.is_empty() {
             return;
         }
+        let before = len_for(&self.sessions, skip, slot);
         let s = &mut self.sessions[slot];
-        let before = s.len();
         waiting.retain(|&k| {
             let same = self.log.problems[k as usize].origin.file == *file;
             if same {
@@ -616,7 +686,13 @@ impl Store {
 
     /// Places the problems added to the log from index `from` on: in the session of the
     /// last event of their file, or waiting for the next one.
-    fn place_problems(&mut self, origin: &SessionSource, from: usize, waiting: &mut Vec<u32>) {
+    fn place_problems(
+        &mut self,
+        origin: &SessionSource,
+        from: usize,
+        waiting: &mut Vec<u32>,
+        skip: Option<Skip>,
+    ) {
         for k in from..self.log.problems.len() {
             let p = &self.log.problems[k];
             if p.severity == Severity::Error {
@@ -628,9 +704,8 @@ impl Store {
                 .get(&(origin.clone(), p.origin.file.clone()))
             {
                 Some(&slot) => {
-                    let s = &mut self.sessions[slot];
-                    let before = s.len();
-                    s.add_problem(before, k, &self.log);
+                    let before = len_for(&self.sessions, skip, slot);
+                    self.sessions[slot].add_problem(before, k, &self.log);
                 }
                 None => waiting.push(k),
             }
@@ -639,14 +714,13 @@ impl Store {
 
     /// At the end of a batch, problems still waiting go to the session named after their
     /// file.
-    fn place_waiting(&mut self, origin: &SessionSource, waiting: Vec<u32>) {
+    fn place_waiting(&mut self, origin: &SessionSource, waiting: Vec<u32>, skip: Option<Skip>) {
         for k in waiting {
             let file = self.log.problems[k as usize].origin.file.clone();
             let base = FileName::new(file.rsplit(['/', '\\']).next().unwrap_or(&file));
             let slot = self.slot(origin, &base);
-            let s = &mut self.sessions[slot];
-            let before = s.len();
-            s.add_problem(before, k, &self.log);
+            let before = len_for(&self.sessions, skip, slot);
+            self.sessions[slot].add_problem(before, k, &self.log);
         }
         self.version += 1;
     }

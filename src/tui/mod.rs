@@ -203,6 +203,9 @@ pub enum Load {
     Briefs(Vec<crate::trace::BriefItem>),
     /// Bytes read so far and the total of the initial read.
     Progress(u64, u64),
+    /// The first pass of a file read in two is over: the session the view opens on is
+    /// complete ([`data::Store::first_pass_done`]); the rest of the file follows.
+    FirstPassDone,
     /// The initial read is complete.
     Done,
     /// Something worth telling the user (a truncated file).
@@ -220,6 +223,14 @@ const FIRST_BATCH: usize = 256;
 
 /// The time between frames that only show more of a file being loaded.
 const LOADING_FRAME: Duration = Duration::from_millis(150);
+
+/// Files at least this large are read in two passes when most of their lines belong to
+/// other sessions than the first: the session the view opens on first, then the rest
+/// ([`crate::trace::lead_session`]). Below it one pass takes well under a second.
+const TWO_PASS_MIN: u64 = 64 << 20;
+
+/// How much of a file's start the choice of a first pass looks at.
+const LEAD_PREFIX: usize = 4 << 20;
 
 /// A reader that counts the bytes it hands out (for the progress shown in the header) and
 /// fails once the UI is gone, which stops the load.
@@ -245,7 +256,17 @@ impl<R: Read> Read for Counted<'_, R> {
 /// Standard input is a live session and followed files have their own followers, so neither
 /// is read here.
 fn load(files: Vec<PathBuf>, imported: Vec<ImportedSource>, tx: mpsc::Sender<Load>) {
-    use crate::trace::{ReaderConfig, read_all, read_all_briefs};
+    load_with(files, imported, tx, TWO_PASS_MIN)
+}
+
+/// [`load`], reading files of `two_pass_min` bytes or more in two passes when it pays.
+fn load_with(
+    files: Vec<PathBuf>,
+    imported: Vec<ImportedSource>,
+    tx: mpsc::Sender<Load>,
+    two_pass_min: u64,
+) {
+    use crate::trace::{ReaderConfig, read_all, read_all_briefs, read_session_briefs};
     let total: u64 = files
         .iter()
         .filter_map(|p| std::fs::metadata(p).ok())
@@ -311,12 +332,43 @@ fn load(files: Vec<PathBuf>, imported: Vec<ImportedSource>, tx: mpsc::Sender<Loa
         // whole and kept in memory.
         match again {
             Some(again) => {
+                let two_pass = first_pass(&name, &again, cfg, two_pass_min);
                 if tx.blocking_send(Load::Source(name.clone(), again)).is_err() {
                     return;
                 }
+                let start = read.get();
+                let mut batches = Batches::new(&tx, &read, &gone, total, Load::Briefs);
+                let rest = match two_pass {
+                    // The session the view opens on, alone, then the same bytes again for
+                    // the rest (see `Store::first_pass_done`).
+                    Some((session, mut second)) => {
+                        let _ =
+                            read_session_briefs(&name, src, cfg, &session, |it| batches.push(it));
+                        batches.flush();
+                        let len = read.get() - start;
+                        if gone.get() || tx.blocking_send(Load::FirstPassDone).is_err() {
+                            return;
+                        }
+                        read.set(start);
+                        if io::Seek::seek(&mut second, io::SeekFrom::Start(0)).is_err() {
+                            let _ = tx.blocking_send(Load::Note(format!(
+                                "{}: cannot read the file again; only its first session is shown",
+                                crate::sanitize::sanitize(&name)
+                            )));
+                            continue;
+                        }
+                        let src: Box<dyn Read> = Box::new(second.take(len));
+                        Counted {
+                            inner: src,
+                            read: &read,
+                            gone: &gone,
+                        }
+                    }
+                    None => src,
+                };
                 let mut batches = Batches::new(&tx, &read, &gone, total, Load::Briefs);
                 // A read error ends this file; what was decoded before it is kept.
-                let _ = read_all_briefs(&name, src, cfg, |it| batches.push(it));
+                let _ = read_all_briefs(&name, rest, cfg, |it| batches.push(it));
                 batches.flush();
             }
             None => {
@@ -330,6 +382,34 @@ fn load(files: Vec<PathBuf>, imported: Vec<ImportedSource>, tx: mpsc::Sender<Loa
         }
     }
     let _ = tx.blocking_send(Load::Done);
+}
+
+/// Whether to read the file `name` (open as `file`) in two passes, and if so its first
+/// pass's session and a descriptor for the second (its own, read from the start).
+fn first_pass(
+    name: &str,
+    file: &File,
+    cfg: crate::trace::ReaderConfig,
+    min: u64,
+) -> Option<(String, File)> {
+    use std::os::unix::fs::FileExt;
+    let len = file.metadata().ok()?.len();
+    if len < min {
+        return None;
+    }
+    let mut prefix = vec![0u8; LEAD_PREFIX.min(len as usize)];
+    let mut filled = 0;
+    while filled < prefix.len() {
+        match file.read_at(&mut prefix[filled..], filled as u64) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(_) => return None,
+        }
+    }
+    prefix.truncate(filled);
+    let session = crate::trace::lead_session(name, &prefix, cfg)?;
+    Some((session, file.try_clone().ok()?))
 }
 
 /// The loader's batching of items for the UI, with the progress after each batch.
@@ -835,7 +915,12 @@ async fn event_loop(
                         Load::Items(items) => app.store.extend(items),
                         Load::Briefs(items) => app.store.extend_briefs(items),
                         Load::Progress(r, t) => app.loading = Some((r, t)),
+                        Load::FirstPassDone => {
+                            app.store.first_pass_done();
+                            app.reading_rest = true;
+                        }
                         Load::Done => {
+                            app.reading_rest = false;
                             loading = false;
                             app.loading = None;
                             effects.extend(app.auto_recompute());
@@ -1078,5 +1163,165 @@ fn on_term_event(app: &mut App, ev: TermEvent) -> Vec<Effect> {
             Vec::new()
         }
         _ => Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tui::data::Store;
+
+    /// Runs the loader on `path` as the view does, reading in two passes from `two_pass_min`
+    /// bytes on, and applies its messages to a store as the event loop does. Also says
+    /// whether the load took two passes.
+    fn loaded(path: &std::path::Path, two_pass_min: u64) -> (Store, bool) {
+        let (tx, mut rx) = mpsc::channel(16);
+        let files = vec![path.to_path_buf()];
+        let t = std::thread::spawn(move || load_with(files, Vec::new(), tx, two_pass_min));
+        let (mut store, mut two) = (Store::new(), false);
+        while let Some(m) = rx.blocking_recv() {
+            match m {
+                Load::Source(name, f) => {
+                    store.add_source(&name, f, crate::trace::ReaderConfig::default())
+                }
+                Load::Briefs(items) => store.extend_briefs(items),
+                Load::Items(items) => store.extend(items),
+                Load::FirstPassDone => {
+                    store.first_pass_done();
+                    two = true;
+                }
+                Load::Progress(..) | Load::Note(_) | Load::Done => {}
+            }
+        }
+        t.join().expect("loader");
+        (store, two)
+    }
+
+    /// What a user can see of a store, with log positions (which differ between a load in
+    /// one pass and one in two) replaced by line numbers.
+    fn seen(store: &Store) -> Vec<String> {
+        let line = |pos: u32| store.log.events.origin(pos as usize).map(|o| o.line);
+        let mut out = Vec::new();
+        for s in &store.sessions {
+            let events: Vec<_> = s.events().iter().map(|&p| line(p)).collect();
+            let beliefs: Vec<_> =
+                s.tl.beliefs()
+                    .iter()
+                    .map(|b| {
+                        (
+                            b.id.to_string(),
+                            line(b.event),
+                            b.announced,
+                            b.retraction
+                                .map(|r| (r.step, line(r.event), format!("{:?}", r.by))),
+                            b.formula_ok,
+                        )
+                    })
+                    .collect();
+            let errors: Vec<_> =
+                s.tl.errors()
+                    .iter()
+                    .map(|e| (e.step, line(e.event), e.field, e.column, e.message.clone()))
+                    .collect();
+            let problems: Vec<_> = s
+                .problems
+                .iter()
+                .map(|&(before, k)| {
+                    let p = &store.log.problems[k as usize];
+                    (before, p.origin.line, format!("{:?}", p.code))
+                })
+                .collect();
+            let sigma: Vec<_> = (0..=s.len())
+                .step_by(7)
+                .chain([s.len()])
+                .map(|t| s.sigma_at(t, true).len())
+                .collect();
+            out.push(format!(
+                "{} events={events:?} beliefs={beliefs:?} errors={errors:?} \
+                 problems={problems:?} ({} errors) marks={:?} ended={} sigma={sigma:?} \
+                 unknown={} reader_problems={}",
+                s.name,
+                s.errors,
+                s.marks,
+                s.ended.len(),
+                s.tl.unknown_kinds(),
+                s.tl.reader_problems(),
+            ));
+        }
+        out.push(format!("problems: {}", store.log.problems.len()));
+        out
+    }
+
+    /// A file read in two passes (its first session, then the rest) ends up as one pass
+    /// leaves it: the same sessions in the same order, each with the same events, Σ,
+    /// replay errors and reader problems at the same places; and after the first pass alone
+    /// the first session's events and Σ are already complete.
+    #[test]
+    fn two_passes_load_what_one_pass_loads() {
+        use std::io::Write;
+        let mut generated = Vec::new();
+        let cfg = crate::trace::generate::GenConfig {
+            events: 4_000,
+            seed: 11,
+            sessions: 5,
+            atoms: 12,
+        };
+        crate::trace::generate::write_mixed(&mut generated, &cfg).expect("in memory");
+        // Lines that are not events, and events that trip the session checks or name
+        // their session in ways only a decoder reads, among the generated ones.
+        let hostile: [&[u8]; 9] = [
+            b"not json at all",
+            b"{\"kind\":\"log\",\"seq\":1,\"seq\":2}",
+            b"{\"kind\":\"log\",\"message\":\"bad \xff\"}",
+            br#"{"kind":"log","message":"x","seq":3,"session":"generated-\u0030"}"#,
+            br#"{"kind":"announce","formula":"p1","sess\u0069on":"generated-1"}"#,
+            br#"{"kind":"log","meta":{"session":"generated-2"},"session":"generated-0"}"#,
+            br#"{"kind":"log","session" : "generated-3"}"#,
+            br#"{"kind":"announce","formula":"p1 &","session":"generated-4"}"#,
+            br#"{"kind":"log","message":"no session"}"#,
+        ];
+        let mut bytes = b"{\"kind\":\n".to_vec();
+        for (i, l) in generated.split_inclusive(|&b| b == b'\n').enumerate() {
+            bytes.extend_from_slice(l);
+            if i % 37 == 5 {
+                bytes.extend_from_slice(hostile[i / 37 % hostile.len()]);
+                bytes.push(b'\n');
+            }
+        }
+        bytes.extend_from_slice(b"trailing garbage");
+        let mut f = tempfile::NamedTempFile::new().expect("temp file");
+        f.write_all(&bytes).expect("write");
+        let (one, one_two) = loaded(f.path(), u64::MAX);
+        let (two, two_two) = loaded(f.path(), 0);
+        assert!(
+            !one_two && two_two,
+            "the small file is read in two passes only when asked"
+        );
+        assert_eq!(seen(&two), seen(&one));
+        assert!(
+            one.log.problems.len() > 40 && one.sessions.len() >= 5,
+            "{} problems, {} sessions",
+            one.log.problems.len(),
+            one.sessions.len()
+        );
+
+        // The first pass alone: the first session complete, nothing else.
+        let first = &one.sessions[0];
+        let name = crate::trace::lead_session("t", &bytes, crate::trace::ReaderConfig::default());
+        assert_eq!(name.as_deref(), Some(&*first.name));
+        let mut store = Store::new();
+        let file = std::fs::File::open(f.path()).expect("open");
+        let fname = f.path().to_string_lossy().into_owned();
+        let rc = crate::trace::ReaderConfig::default();
+        store.add_source(&fname, file.try_clone().expect("dup"), rc);
+        crate::trace::read_session_briefs(&fname, file, rc, &first.name, |it| {
+            store.extend_briefs([it])
+        })
+        .expect("read");
+        assert_eq!(store.sessions.len(), 1);
+        let a = seen(&store);
+        let b = seen(&one);
+        let cut = |s: &str| s.split(" problems=").next().map(str::to_owned);
+        assert_eq!(cut(&a[0]), cut(&b[0]), "the first session's events and Σ");
     }
 }

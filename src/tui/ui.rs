@@ -234,9 +234,16 @@ fn header(f: &mut Frame, app: &App, area: Rect) {
             .unwrap_or(0)
             .min(100);
         let filled = (pct / 10) as usize;
+        // In a second pass the shown session's steps are all in; what still comes is the
+        // other sessions and the lines that are not events (parse errors).
+        let what = if app.reading_rest {
+            "reading the rest"
+        } else {
+            "loading"
+        };
         v.push(Span::styled(
             format!(
-                "  loading {}{} {pct}%",
+                "  {what} {}{} {pct}%",
                 "▰".repeat(filled),
                 "▱".repeat(10 - filled)
             ),
