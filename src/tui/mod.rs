@@ -44,6 +44,10 @@
 //! or a flood of trace lines costs one frame per 10 ms, never one per event, and cannot
 //! starve the keyboard. With `--no-follow`, files
 //! are read once by a loader thread that decodes on every core (the header shows the progress).
+//! A large file whose lines mostly belong to other sessions than its first is read in two
+//! passes: its first session alone (the one the view opens on, complete with every step and
+//! Σ), then the whole file for the rest, passing over that session's events; the header
+//! says `reading the rest` meanwhile ([`data::Store::first_pass_done`]).
 //! Otherwise each file has a [`crate::trace::follow::Follower`] thread (`tail -F`:
 //! rotation, truncation, replacement, waiting for the file), and stdin (`-`) and `--listen`
 //! feed a [`crate::trace::live::Live`] hub whose sessions are timelines of their own;
