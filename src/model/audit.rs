@@ -49,6 +49,7 @@ mod loops;
 mod probe;
 mod render;
 
+use crate::trace::event::body_of;
 use std::collections::BTreeMap;
 use std::fmt;
 
@@ -615,7 +616,7 @@ fn decode_all<'a>(log: &'a TraceLog, positions: impl Iterator<Item = u32>) -> De
 
 /// The body of the `k`-th event of `decoded`, if it was read.
 fn body_in<'a>(decoded: &'a Decoded<'_>, k: usize) -> Option<&'a crate::trace::event::Body> {
-    decoded.get(k)?.as_deref().map(|e| &e.body)
+    body_of(decoded.get(k)?)
 }
 
 /// The audit of one session.

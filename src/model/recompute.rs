@@ -32,6 +32,7 @@
 //! Nothing here fails: a formula that does not parse or cannot be grounded, a solver timeout
 //! or an engine error makes that one result [`Unknown`] with the reason, and the walk goes on.
 
+use crate::trace::event::body_of;
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
@@ -1128,7 +1129,7 @@ fn walk(tl: &Timeline, log: &TraceLog, opts: &RecomputeOptions) -> Recomputed {
     if let Some(q) = audit {
         for (k, r) in tl.revisions().iter().enumerate() {
             // Not pinned: a long trace has a revise every few dozen events.
-            let stated = match load_at(log, r.event).as_deref().map(|e| &e.body) {
+            let stated = match body_of(&load_at(log, r.event)) {
                 Some(Body::Revise(b)) => b.policy.as_deref().and_then(Policy::parse),
                 _ => None,
             };

@@ -30,6 +30,7 @@
 //! Formulas are parsed once while replaying (for the default id and to report parse errors)
 //! and not kept: consumers parse the record's formula on demand ([`BeliefView::formula`]).
 
+use crate::trace::event::body_of;
 use std::collections::HashMap;
 
 use hashbrown::HashTable;
@@ -881,7 +882,7 @@ impl Builder {
             if r.retraction.is_some() {
                 continue;
             }
-            let norm = match load_at(log, r.event).as_deref().map(|e| &e.body) {
+            let norm = match body_of(&load_at(log, r.event)) {
                 Some(Body::Announce(a)) if r.formula_ok => {
                     parse(&a.formula).ok().map(|f| normalized(&f))
                 }
@@ -1091,7 +1092,7 @@ impl Pass<'_> {
             FormulaGist::Unparsed(_) if rec.formula_ok => return false,
             FormulaGist::Unparsed(_) => {}
         }
-        match load_at(self.log, rec.event).as_deref().map(|e| &e.body) {
+        match body_of(&load_at(self.log, rec.event)) {
             Some(Body::Announce(o)) => {
                 o.role == a.role
                     && match (&a.formula, norm) {

@@ -1269,6 +1269,12 @@ pub struct Score {
     pub source: Option<Text>,
 }
 
+/// The body of an event the store may not have been able to read again: what
+/// [`super::EventStore::load`] gives, looked at.
+pub fn body_of<'a>(loaded: &'a Option<std::borrow::Cow<'_, Event>>) -> Option<&'a Body> {
+    loaded.as_deref().map(|e| &e.body)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

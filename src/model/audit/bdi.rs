@@ -28,6 +28,7 @@
 //! Beliefs stated by `belief` events (the user, a tool) are not step outputs and are not
 //! checked. Usually the cause of a false positive or a deadlock, which carry the severity.
 
+use crate::trace::event::body_of;
 use std::collections::{BTreeSet, HashMap, HashSet};
 
 use serde_json::{Value, json};
@@ -116,8 +117,7 @@ pub(super) fn check<'a>(cx: &mut Cx<'a>) {
         }
     }
     for &(_, pos) in &bl.intentions {
-        if let Some(Body::Intention(i)) = log.events.load(pos as usize).as_deref().map(|e| &e.body)
-        {
+        if let Some(Body::Intention(i)) = body_of(&log.events.load(pos as usize)) {
             if let Some(n) = value_text(i.satisfaction.as_ref()).and_then(tier1_name) {
                 expected.insert(n.to_string());
             }
@@ -216,9 +216,7 @@ pub(super) fn check<'a>(cx: &mut Cx<'a>) {
             E::Step(i) => {
                 let sr = bl.steps[i];
                 let loaded = log.events.load(sr.event as usize);
-                let (Some(rec), Some(Body::Step(s))) =
-                    (sr.plan, loaded.as_deref().map(|e| &e.body))
-                else {
+                let (Some(rec), Some(Body::Step(s))) = (sr.plan, body_of(&loaded)) else {
                     continue;
                 };
                 let Some(pv) = views.get_mut(&rec) else {
@@ -290,7 +288,7 @@ pub(super) fn check<'a>(cx: &mut Cx<'a>) {
             }
             E::Sat(pos) => {
                 let loaded = log.events.load(pos as usize);
-                let Some(Body::Satisfaction(sat)) = loaded.as_deref().map(|e| &e.body) else {
+                let Some(Body::Satisfaction(sat)) = body_of(&loaded) else {
                     continue;
                 };
                 let Some(ok) = sat.ok else { continue };
@@ -337,9 +335,7 @@ pub(super) fn check<'a>(cx: &mut Cx<'a>) {
                 // Not pinned (a long trace has a postcondition every few dozen events): the
                 // step's view keeps what the checks read of it, not its texts.
                 let loaded = log.events.load(pr.event as usize);
-                let (Some(rec), Some(Body::Postcondition(p))) =
-                    (pr.plan, loaded.as_deref().map(|e| &e.body))
-                else {
+                let (Some(rec), Some(Body::Postcondition(p))) = (pr.plan, body_of(&loaded)) else {
                     continue;
                 };
                 let Some(pv) = views.get_mut(&rec) else {
@@ -557,7 +553,7 @@ pub(super) fn check<'a>(cx: &mut Cx<'a>) {
     // cannot exceed uses (seed 004's useCount / successCount / failureCount).
     for &(step, pos) in &bl.plan_stats {
         let loaded = log.events.load(pos as usize);
-        let Some(Body::PlanStats(ps)) = loaded.as_deref().map(|e| &e.body) else {
+        let Some(Body::PlanStats(ps)) = body_of(&loaded) else {
             continue;
         };
         let (uses, ok, bad) = (

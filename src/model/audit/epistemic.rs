@@ -34,6 +34,7 @@
 //! than needed: `revision-not-minimal`. With a policy (the revise's own, or `--policy`), the
 //! policy is re-run on Σ just before the trigger's announcement and its retractions compared.
 
+use crate::trace::event::body_of;
 use std::cell::Cell;
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -408,7 +409,7 @@ fn queries_and_answers(cx: &mut Cx<'_>) {
     let (mut explained, mut explained_answers) = (0, 0);
     for q in cx.rc.queries.clone() {
         let loaded = cx.log.events.load(q.event as usize);
-        let Some(Body::Query(b)) = loaded.as_deref().map(|e| &e.body) else {
+        let Some(Body::Query(b)) = body_of(&loaded) else {
             continue;
         };
         let text = b.formula.to_string();
@@ -474,7 +475,7 @@ fn queries_and_answers(cx: &mut Cx<'_>) {
     }
     for a in cx.rc.answers.clone() {
         let loaded = cx.log.events.load(a.event as usize);
-        let Some(Body::Answer(b)) = loaded.as_deref().map(|e| &e.body) else {
+        let Some(Body::Answer(b)) = body_of(&loaded) else {
             continue;
         };
         let Some(text) = b.formula.as_ref().map(|t| t.to_string()) else {
@@ -564,7 +565,7 @@ fn citations(cx: &mut Cx<'_>) {
         let Ok(res) = &a.result else { continue };
         // Not pinned: every announcement with a citation passes here.
         let loaded = cx.log.events.load(a.event as usize);
-        let Some(Body::Announce(b)) = loaded.as_deref().map(|e| &e.body) else {
+        let Some(Body::Announce(b)) = body_of(&loaded) else {
             continue;
         };
         if b.because.is_empty() {
@@ -595,7 +596,7 @@ fn citations(cx: &mut Cx<'_>) {
             continue;
         }
         let loaded = cx.log.events.load(v.event as usize);
-        let Some(Body::Verify(b)) = loaded.as_deref().map(|e| &e.body) else {
+        let Some(Body::Verify(b)) = body_of(&loaded) else {
             continue;
         };
         if b.because.is_empty() {
@@ -1432,7 +1433,7 @@ fn norms(cx: &mut Cx<'_>) {
         let Some(x) = r.retraction else { continue };
         // Not a pinned view: most beliefs of a long trace are retracted sooner or later.
         let loaded = cx.log.events.load(r.event as usize);
-        let Some(Body::Announce(a)) = loaded.as_deref().map(|e| &e.body) else {
+        let Some(Body::Announce(a)) = body_of(&loaded) else {
             continue;
         };
         if a.role != Role::Norm {

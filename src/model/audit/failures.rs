@@ -38,6 +38,7 @@
 //! recorded one with the information present and found none. A recorded `correct` that
 //! disagrees with doxascope's score of the answer is a mismatch too.
 
+use crate::trace::event::body_of;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use serde_json::{Value, json};
@@ -425,7 +426,7 @@ pub(super) fn check(cx: &mut Cx<'_>) {
     for (i, sr) in bl.steps.iter().enumerate() {
         // Not pinned: every step event passes here.
         let loaded = log.events.load(sr.event as usize);
-        let (Some(rec), Some(Body::Step(s))) = (sr.plan, loaded.as_deref().map(|e| &e.body)) else {
+        let (Some(rec), Some(Body::Step(s))) = (sr.plan, body_of(&loaded)) else {
             continue;
         };
         let Some(sid) = s.step.as_deref() else {
@@ -647,7 +648,7 @@ pub(super) fn check(cx: &mut Cx<'_>) {
             .filter(|s| s.step >= w.start && s.step < w.end)
         {
             let loaded = log.events.load(sr.event as usize);
-            let Some(Body::Step(s)) = loaded.as_deref().map(|e| &e.body) else {
+            let Some(Body::Step(s)) = body_of(&loaded) else {
                 continue;
             };
             for c in s
@@ -704,7 +705,7 @@ pub(super) fn check(cx: &mut Cx<'_>) {
             .filter(|s| s.step >= start && s.step <= step)
         {
             let loaded = log.events.load(sr.event as usize);
-            let Some(Body::Step(s)) = loaded.as_deref().map(|e| &e.body) else {
+            let Some(Body::Step(s)) = body_of(&loaded) else {
                 continue;
             };
             if s.status != Some(StepStatus::Done) {
@@ -1103,8 +1104,7 @@ pub(super) fn check(cx: &mut Cx<'_>) {
     let mut post_modes: Vec<(u32, u32, u32, String, String)> = Vec::new();
     for pr in &bl.postconditions {
         let loaded = log.events.load(pr.event as usize);
-        if let (Some(rec), Some(Body::Postcondition(p))) =
-            (pr.plan, loaded.as_deref().map(|e| &e.body))
+        if let (Some(rec), Some(Body::Postcondition(p))) = (pr.plan, body_of(&loaded))
             && let (Some(fm), Some(sid)) = (p.failure_mode.as_deref(), p.step.as_deref())
         {
             post_modes.push((pr.step, pr.event, rec, sid.to_string(), fm.to_string()));

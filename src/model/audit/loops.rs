@@ -15,6 +15,7 @@
 //!   once per pair of states, at the step that completes the pattern, with the beliefs that
 //!   differ between the two states.
 
+use crate::trace::event::body_of;
 use std::collections::hash_map::DefaultHasher;
 use std::collections::{BTreeSet, HashMap};
 use std::hash::{Hash, Hasher};
@@ -127,7 +128,7 @@ pub(super) fn check(cx: &mut Cx<'_>) {
             }
             qi += 1;
             let loaded = cx.log.events.load(pos as usize);
-            let Some(Body::Query(q)) = loaded.as_deref().map(|e| &e.body) else {
+            let Some(Body::Query(q)) = body_of(&loaded) else {
                 continue;
             };
             let key = parse(&q.formula)
