@@ -564,6 +564,34 @@ impl App {
 
     /// Called after the store grew: follow mode moves to the newest step.
     pub fn on_data(&mut self) {
+        self.on_data_keeping(None);
+    }
+
+    /// What the shown session's cursor is on when it does not follow the newest step: the
+    /// anchor [`App::on_data_keeping`] keeps it on.
+    pub fn held_item(&self) -> Option<RowItem> {
+        if self.views.get(self.session)?.follow {
+            return None;
+        }
+        self.cursor_item()
+    }
+
+    /// [`App::on_data`], keeping the shown session's cursor on the row `held` (from
+    /// [`App::held_item`] before the data came). Data usually only adds rows at the end, but
+    /// the second pass of a file read in two places the shown session's reader problems
+    /// between events already shown, which would otherwise move the cursor off its event.
+    pub fn on_data_keeping(&mut self, held: Option<RowItem>) {
+        if let Some(item) = held
+            && let Some(s) = self.sess()
+        {
+            let row = match item {
+                RowItem::Event(i) => s.row_of_event(i),
+                RowItem::Problem(k) => s.row_of_problem(k),
+            };
+            if let Some(v) = self.views.get_mut(self.session) {
+                v.cursor = row;
+            }
+        }
         if self.session >= self.store.sessions.len() {
             self.session = 0;
         }

@@ -913,6 +913,7 @@ async fn event_loop(
                     continue;
                 };
                 let budget = Instant::now() + Duration::from_millis(8);
+                let held = app.held_item();
                 let mut next = Some(msg);
                 while let Some(m) = next.take() {
                     match m {
@@ -945,7 +946,7 @@ async fn event_loop(
                         next = load_rx.try_recv().ok();
                     }
                 }
-                app.on_data();
+                app.on_data_keeping(held);
                 // While a file loads in bulk, new data alone redraws a few times a second
                 // (the progress and the growing view), not a hundred: the load has the CPU.
                 if loading && shown_data {
