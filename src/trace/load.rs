@@ -15,6 +15,12 @@
 //! or thread count; a differential property test checks this on hostile inputs.
 //!
 //! Memory stays bounded: at most a few chunks and their decoded lines are in flight.
+//!
+//! [`read_session_briefs`] is the same load keeping one session: every framer (the workers'
+//! and the main thread's) passes over the lines a glance at their bytes places in another
+//! session ([`other_session`]), and only that session's items are handed on. A viewer opening
+//! a file of many sessions shows the first one from it in a fraction of the whole load's time
+//! ([`lead_session`] says when that pays).
 
 use std::collections::VecDeque;
 use std::io::{self, Read};

@@ -340,12 +340,12 @@ fn load_with(
                 if tx.blocking_send(Load::Source(name.clone(), again)).is_err() {
                     return;
                 }
-                let start = read.get();
-                let mut batches = Batches::new(&tx, &read, &gone, total, Load::Briefs);
                 let rest = match two_pass {
                     // The session the view opens on, alone, then the same bytes again for
                     // the rest (see `Store::first_pass_done`).
                     Some((session, mut second)) => {
+                        let start = read.get();
+                        let mut batches = Batches::new(&tx, &read, &gone, total, Load::Briefs);
                         let _ =
                             read_session_briefs(&name, src, cfg, &session, |it| batches.push(it));
                         batches.flush();
