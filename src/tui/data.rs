@@ -403,6 +403,10 @@ struct BriefLoad {
     first_len: u32,
     /// In the second pass of a file loaded in two: the session whose events are in already.
     skip: Option<Skip>,
+    /// The session the last event read from a file of this name went to before this load
+    /// (a file read again), which a first pass must not change: the second pass places the
+    /// problems read before the file's first event by it.
+    last_before: Option<usize>,
 }
 
 /// The session a second pass over a file passes over ([`Store::first_pass_done`]): its
@@ -537,12 +541,18 @@ impl Store {
     /// items). `cfg` is the settings the stream is read with.
     pub fn add_source(&mut self, name: &str, file: std::fs::File, cfg: crate::trace::ReaderConfig) {
         let source = self.log.events.add_source(name, file, cfg);
+        let file = FileName::new(name);
+        let last_before = self
+            .last_of_file
+            .get(&(SessionSource::Trace, file.clone()))
+            .copied();
         self.brief_load = Some(BriefLoad {
             source,
-            file: FileName::new(name),
+            file,
             sessions: Vec::new(),
             first_len: 0,
             skip: None,
+            last_before,
         });
     }
 
@@ -560,6 +570,11 @@ impl Store {
                 seen: load.first_len,
             });
             load.sessions.clear();
+            let key = (SessionSource::Trace, load.file.clone());
+            match load.last_before {
+                Some(slot) => self.last_of_file.insert(key, slot),
+                None => self.last_of_file.remove(&key),
+            };
         }
     }
 

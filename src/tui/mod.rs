@@ -1179,9 +1179,9 @@ mod tests {
     /// Runs the loader on `path` as the view does, reading in two passes from `two_pass_min`
     /// bytes on, and applies its messages to a store as the event loop does. Also says
     /// whether the load took two passes.
-    fn loaded(path: &std::path::Path, two_pass_min: u64) -> (Store, bool) {
+    fn loaded(paths: &[&std::path::Path], two_pass_min: u64) -> (Store, bool) {
         let (tx, mut rx) = mpsc::channel(16);
-        let files = vec![path.to_path_buf()];
+        let files = paths.iter().map(|p| p.to_path_buf()).collect();
         let t = std::thread::spawn(move || load_with(files, Vec::new(), tx, two_pass_min));
         let (mut store, mut two) = (Store::new(), false);
         while let Some(m) = rx.blocking_recv() {
@@ -1296,13 +1296,20 @@ mod tests {
         bytes.extend_from_slice(b"trailing garbage");
         let mut f = tempfile::NamedTempFile::new().expect("temp file");
         f.write_all(&bytes).expect("write");
-        let (one, one_two) = loaded(f.path(), u64::MAX);
-        let (two, two_two) = loaded(f.path(), 0);
+        let (one, one_two) = loaded(&[f.path()], u64::MAX);
+        let (two, two_two) = loaded(&[f.path()], 0);
         assert!(
             !one_two && two_two,
             "the small file is read in two passes only when asked"
         );
         assert_eq!(seen(&two), seen(&one));
+        // Two files whose sessions share names: the second's first pass adds to a session
+        // the first file filled already.
+        let twice = [f.path(), f.path()];
+        assert_eq!(
+            seen(&loaded(&twice, 0).0),
+            seen(&loaded(&twice, u64::MAX).0)
+        );
         assert!(
             one.log.problems.len() > 40 && one.sessions.len() >= 5,
             "{} problems, {} sessions",
