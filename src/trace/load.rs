@@ -457,10 +457,6 @@ impl<P: Payload> Batch<P> {
 }
 
 #[cfg(test)]
-#[path = "../../tests/support/streams.rs"]
-mod streams;
-
-#[cfg(test)]
 mod tests {
     use super::*;
     use crate::trace::brief::Briefed;
@@ -470,7 +466,7 @@ mod tests {
     const CAP: usize = 80;
 
     fn stream() -> impl Strategy<Value = Vec<u8>> {
-        streams::stream(CAP, 24)
+        crate::trace::streams::stream(CAP, 24)
     }
 
     /// A reader that returns at most `n` bytes per call, to exercise short reads.

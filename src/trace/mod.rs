@@ -59,6 +59,10 @@ pub mod notes;
 pub mod otlp_http;
 pub mod reader;
 pub mod store;
+/// Random hostile JSONL streams for the property tests of the loads here and in the viewer.
+#[cfg(test)]
+#[path = "../../tests/support/streams.rs"]
+pub(crate) mod streams;
 pub mod time;
 
 pub use brief::{Brief, BriefItem, Gist};

@@ -1175,6 +1175,7 @@ fn on_term_event(app: &mut App, ev: TermEvent) -> Vec<Effect> {
 mod tests {
     use super::*;
     use crate::tui::data::Store;
+    use proptest::prelude::*;
 
     /// Runs the loader on `path` as the view does, reading in two passes from `two_pass_min`
     /// bytes on, and applies its messages to a store as the event loop does. Also says
@@ -1335,5 +1336,43 @@ mod tests {
         let b = seen(&one);
         let cut = |s: &str| s.split(" problems=").next().map(str::to_owned);
         assert_eq!(cut(&a[0]), cut(&b[0]), "the first session's events and Σ");
+    }
+
+    /// A store filled from `path` in one pass, or in two with the first session first.
+    fn store_of(path: &std::path::Path, two: bool) -> Store {
+        use crate::trace::{BriefItem, read_all_briefs, read_session_briefs};
+        let rc = crate::trace::ReaderConfig { max_line_bytes: 80 };
+        let name = path.to_string_lossy().into_owned();
+        let open = || File::open(path).expect("open");
+        let mut all = Vec::new();
+        read_all_briefs(&name, open(), rc, |it| all.push(it)).expect("read");
+        let lead = all.iter().find_map(|it| match it {
+            BriefItem::Session(s) => Some(s.to_string()),
+            _ => None,
+        });
+        let mut store = Store::new();
+        store.add_source(&name, open(), rc);
+        if two && let Some(lead) = lead {
+            let mut first = Vec::new();
+            read_session_briefs(&name, open(), rc, &lead, |it| first.push(it)).expect("read");
+            store.extend_briefs(first);
+            store.first_pass_done();
+        }
+        store.extend_briefs(all);
+        store
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 120, ..ProptestConfig::default() })]
+
+        /// On any stream (every framing hazard, sessions written in every way, problems
+        /// before the first event), two passes leave the store as one does.
+        #[test]
+        fn two_passes_equal_one_on_any_stream(bytes in crate::trace::streams::stream(80, 40)) {
+            use std::io::Write;
+            let mut f = tempfile::NamedTempFile::new().expect("temp file");
+            f.write_all(&bytes).expect("write");
+            prop_assert_eq!(seen(&store_of(f.path(), true)), seen(&store_of(f.path(), false)));
+        }
     }
 }

@@ -2,8 +2,9 @@
 //! hazard (CRLF, BOMs, blank lines, no final newline, invalid UTF-8, lines around the length
 //! cap), and lines that trip the per-session checks (duplicate `seq`, `ts` going backwards).
 //!
-//! Shared by `tests/trace_chunking.rs` (chunking) and `src/trace/load.rs`'s tests (the
-//! parallel load), which include it with `#[path]`.
+//! Shared by `tests/trace_chunking.rs` (chunking) and the crate's own tests, which include it
+//! with `#[path]` in `src/trace/mod.rs` (the parallel load, the one-session load, and the
+//! viewer's load in two passes).
 
 use proptest::prelude::*;
 
