@@ -832,9 +832,10 @@ impl Sessions {
 }
 
 /// Whether the line `line` is surely not an event of the session named `session`, from a
-/// glance at its bytes: its only `{` before a `"session":"` is its first byte (so the key is
-/// the top-level object's), the quote before the key is not escaped, and the value, free of
-/// escapes, differs from `session` byte for byte. `false` means "decode it to know".
+/// glance at its bytes: the only `{` before a `"session":"` is the one that opens the line's
+/// object (so the key is a top-level key), the quote before the key is not escaped, and the
+/// value, free of escapes, differs from `session` byte for byte. `false` means "decode it to
+/// know".
 ///
 /// This is exact for every line that is an event: a raw `"` can only be a string delimiter
 /// (inside a string it must be escaped, and the check refuses a preceding backslash), so the
