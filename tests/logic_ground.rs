@@ -1,11 +1,9 @@
-//! Quantified beliefs: grounding over the active domain, re-grounding when it grows, checked
-//! against the truth-table oracle on the grounded formulas.
-
-use std::collections::BTreeSet;
+//! Quantified beliefs: grounding over the active domain (constants and witnesses),
+//! re-grounding when it grows, checked against the first-order truth-table oracle
+//! (`logic::oracle::fo`), which reads the semantics without the engine's grounding.
 
 use doxascope::logic::engine::{BeliefSpec, BeliefState, Entails, Outcome, Role};
 use doxascope::logic::formula::{Atom, Formula, Term};
-use doxascope::logic::ground;
 use doxascope::logic::oracle;
 use proptest::prelude::*;
 
@@ -52,13 +50,6 @@ fn formula() -> impl Strategy<Value = Formula> {
     })
 }
 
-fn grounded(fs: &[&Formula], domain: &BTreeSet<String>) -> Vec<Formula> {
-    let d: Vec<String> = domain.iter().cloned().collect();
-    fs.iter()
-        .map(|f| ground::ground(f, &d, 100_000).expect("ground"))
-        .collect()
-}
-
 proptest! {
     #![proptest_config(ProptestConfig { cases: 40, ..ProptestConfig::default() })]
 
@@ -78,42 +69,48 @@ proptest! {
                 prop_assert!(*rule);
             }
         }
+        let refs: Vec<&Formula> = held.iter().collect();
         for qf in &queries {
-            // The active domain: the constants of Σ and of the question, nothing else (an
-            // empty one is the anonymous individual, which `ground` adds itself).
-            let mut domain = BTreeSet::new();
-            for f in &held {
-                ground::constants(f, &mut domain);
+            // The domain: the constants and witnesses of Σ and of the question, nothing else
+            // (an empty one is the anonymous individual).
+            if oracle::fo::atom_count(&refs, Some(qf)) > oracle::MAX_ATOMS {
+                continue;
             }
-            ground::constants(qf, &mut domain);
-            let refs: Vec<&Formula> = held.iter().collect();
-            let sigma = grounded(&refs, &domain);
-            let sref: Vec<&Formula> = sigma.iter().collect();
-            let gq = grounded(&[qf], &domain).remove(0);
-            let expect = oracle::theta(&sref, &gq);
+            let expect = oracle::fo::theta(&refs, qf);
             prop_assert_eq!(st.check(qf, None).unwrap().outcome, expect);
             let e = st.entails(qf).unwrap().result;
-            prop_assert_eq!(e == Entails::Entailed, oracle::entails(&sref, &gq));
+            let entailed = oracle::fo::entails(&refs, qf);
+            prop_assert_eq!(e == Entails::Entailed, entailed);
             let wn = st.whynot(qf).unwrap();
-            prop_assert_eq!(wn.countermodel.is_none(), oracle::entails(&sref, &gq));
+            prop_assert_eq!(wn.countermodel.is_none(), entailed);
+        }
+        if oracle::fo::atom_count(&refs, None) <= oracle::MAX_ATOMS {
+            prop_assert_eq!(st.consistent().unwrap().consistent, oracle::fo::consistent(&refs));
         }
     }
 }
 
 #[test]
-fn exists_is_regrounded_when_new_constants_appear() {
+fn exists_has_a_witness_of_its_own() {
     let mut st = BeliefState::new().unwrap();
     let ex = Formula::Exists(vec!["x".into()], Box::new(p(x())));
     st.add(BeliefSpec::new("e", ex.clone())).unwrap();
     st.add(BeliefSpec::new("nb", not(p(c("b"))))).unwrap();
-    // Domain {b}: ∃x P(x) is P(b), contradicted by ¬P(b).
-    assert!(!st.consistent().unwrap().consistent);
-    // A new constant weakens the ∃ to P(b) ∨ P(c): consistent again, and P(c) follows.
+    // ∃x P(x) is held as P(w), w its witness: ¬P(b) does not contradict it (under the old
+    // reading over the known constants, domain {b}, it did).
+    assert!(st.consistent().unwrap().consistent);
+    // Nor does a new constant get P from it.
     st.add(BeliefSpec::new("r", q(c("c"), c("c")))).unwrap();
     assert!(st.consistent().unwrap().consistent);
-    assert_eq!(st.entails(&p(c("c"))).unwrap().result, Entails::Entailed);
-    let why = st.why(&p(c("c"))).unwrap();
-    assert_eq!(why.support, vec!["e".to_string(), "nb".to_string()]);
+    assert_eq!(st.entails(&p(c("c"))).unwrap().result, Entails::Unknown);
+    // But Σ entails ∃x P(x) (its witness), and a universal denial contradicts it.
+    assert_eq!(st.entails(&ex).unwrap().result, Entails::Entailed);
+    let none = Formula::Forall(vec!["x".into()], Box::new(not(p(x()))));
+    assert_eq!(
+        st.check(&none, None).unwrap().outcome,
+        Outcome::Contradiction
+    );
+    assert_eq!(st.why(&not(none)).unwrap().support, vec!["e".to_string()]);
     // A ∀ rule gains the instances of new constants.
     let all = Formula::Forall(
         vec!["x".into()],

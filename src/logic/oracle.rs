@@ -354,7 +354,13 @@ pub mod fo {
         atoms: Vec<GAtom>,
     }
 
-    fn world<'f>(sigma: &[&'f Formula], question: Option<&'f Formula>) -> World<'f> {
+    /// `context`: formulas whose constants and witnesses join the domain without being
+    /// asserted (a subset of Σ asked about over the domain of all of Σ).
+    fn world<'f>(
+        sigma: &[&'f Formula],
+        question: Option<&'f Formula>,
+        context: &[&'f Formula],
+    ) -> World<'f> {
         // Equal formulas share their witnesses: number the distinct ones.
         let mut distinct: Vec<&Formula> = Vec::new();
         let mut number = |f: &'f Formula| match distinct.iter().position(|g| **g == *f) {
@@ -397,9 +403,16 @@ pub mod fo {
             let k = number(f);
             with_witnesses(f, k)
         });
+        let ctx: Vec<Read<'f>> = context
+            .iter()
+            .map(|f| {
+                let k = number(f);
+                with_witnesses(f, k)
+            })
+            .collect();
         let mut consts = BTreeSet::new();
         let mut seen = BTreeSet::new();
-        for r in reads.iter().chain(&q_witnessed) {
+        for r in reads.iter().chain(&q_witnessed).chain(&ctx) {
             occurring(r, r.formula, &mut Env::new(), &mut consts, &mut seen);
         }
         consts.extend(seen);
@@ -477,12 +490,17 @@ pub mod fo {
 
     /// Whether Σ is consistent under the semantics.
     pub fn consistent(sigma: &[&Formula]) -> bool {
-        world(sigma, None).sat(None)
+        world(sigma, None, &[]).sat(None)
+    }
+
+    /// Whether `sigma` is consistent over the domain it shares with `context`.
+    pub fn consistent_in(sigma: &[&Formula], context: &[&Formula]) -> bool {
+        world(sigma, None, context).sat(None)
     }
 
     /// Θ(Σ, Δ) under the semantics.
     pub fn theta(sigma: &[&Formula], delta: &Formula) -> Outcome {
-        let w = world(sigma, Some(delta));
+        let w = world(sigma, Some(delta), &[]);
         if !w.sat(Some(true)) {
             Outcome::Contradiction
         } else if !w.sat(Some(false)) {
@@ -494,17 +512,17 @@ pub mod fo {
 
     /// Σ ⊨ φ under the semantics (an inconsistent Σ entails everything).
     pub fn entails(sigma: &[&Formula], phi: &Formula) -> bool {
-        !world(sigma, Some(phi)).sat(Some(false))
+        !world(sigma, Some(phi), &[]).sat(Some(false))
     }
 
-    /// How many individuals the domain of Σ and `question` has (for test generators that
-    /// must stay within [`super::MAX_ATOMS`]).
-    pub fn domain_size(sigma: &[&Formula], question: Option<&Formula>) -> usize {
-        world(sigma, question).domain.len()
+    /// Whether `sigma` entails `phi` over the domain it shares with `context`.
+    pub fn entails_in(sigma: &[&Formula], phi: &Formula, context: &[&Formula]) -> bool {
+        !world(sigma, Some(phi), context).sat(Some(false))
     }
 
-    /// How many ground atoms deciding Σ and `question` takes.
+    /// How many ground atoms deciding Σ and `question` takes (for test generators that must
+    /// stay within [`super::MAX_ATOMS`]).
     pub fn atom_count(sigma: &[&Formula], question: Option<&Formula>) -> usize {
-        world(sigma, question).atoms.len()
+        world(sigma, question, &[]).atoms.len()
     }
 }
