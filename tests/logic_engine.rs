@@ -688,3 +688,38 @@ proptest! {
         }
     }
 }
+
+/// Outside the exact fragment a repair can shrink the domain under a `∀∃` belief: `recency`
+/// retracts `Q(b)`, the last mention of b, and over {a} alone "every individual has one of
+/// the opposite P" is unsatisfiable. The policy repairs again over Σ's own domain, and the
+/// reply says what `consistent` says.
+#[test]
+fn a_repair_that_shrinks_the_domain_under_a_forall_exists_repairs_again() {
+    let parse = |s: &str| doxascope::logic::parse::parse(s).expect("parses");
+    for policy in [Policy::Recency, Policy::Greedy, Policy::Confidence] {
+        let mut st = BeliefState::new().expect("engine");
+        st.add(BeliefSpec::new("ra", parse("R(a)")).confidence(0.5).step(1))
+            .expect("add");
+        st.add(BeliefSpec::new("qb", parse("Q(b)")).confidence(0.5).step(2))
+            .expect("add");
+        let opposite = "forall x. exists y. ((P(x) -> ~P(y)) & (~P(x) -> P(y)))";
+        st.add(
+            BeliefSpec::new("opp", parse(opposite))
+                .confidence(0.6)
+                .step(3),
+        )
+        .expect("add");
+        assert!(st.consistent().expect("consistent").consistent);
+        let rev = st
+            .announce(
+                BeliefSpec::new("none", parse("forall x. ~Q(x)")).step(4),
+                policy,
+            )
+            .expect("announce");
+        let c = st.consistent().expect("consistent");
+        assert!(c.consistent, "{policy:?}: {rev:?} left {:?}", st.held());
+        assert!(!rev.sigma_inconsistent, "{policy:?}: {rev:?}");
+        assert!(rev.applied, "{policy:?}: {rev:?}");
+        assert_eq!(rev.retracted, vec!["qb", "opp"], "{policy:?}");
+    }
+}
