@@ -4,7 +4,6 @@
 //! witnesses and domain computed apart from the engine's grounding) and enumerates truth
 //! assignments.
 
-use std::collections::BTreeSet;
 use std::time::Duration;
 
 use doxascope::logic::engine::{

@@ -146,10 +146,10 @@ pub mod fo {
                 outer(b, None, kept, out);
             }
             Formula::Forall(vs, g) | Formula::Exists(vs, g) => {
-                let existential = match (f, pol) {
-                    (Formula::Exists(..), Some(true)) | (Formula::Forall(..), Some(false)) => true,
-                    _ => false,
-                };
+                let existential = matches!(
+                    (f, pol),
+                    (Formula::Exists(..), Some(true)) | (Formula::Forall(..), Some(false))
+                );
                 let is_outer = existential && !kept && !vs.is_empty();
                 if is_outer {
                     out.push(f);
@@ -440,7 +440,7 @@ pub mod fo {
 
     /// The variables of the quantifier node `node` inside `f`, found by walking `f` (no
     /// pointer is dereferenced).
-    fn binder_vars<'f>(f: &'f Formula, node: *const Formula) -> Option<&'f [String]> {
+    fn binder_vars(f: &Formula, node: *const Formula) -> Option<&[String]> {
         let mut stack = vec![f];
         while let Some(g) = stack.pop() {
             if std::ptr::eq(g, node) {
