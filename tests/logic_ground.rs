@@ -128,3 +128,49 @@ fn exists_has_a_witness_of_its_own() {
         Entails::Entailed
     );
 }
+
+/// Which quantifiers get witnesses (issue 27): the outer existentials, by polarity, below no
+/// quantifier that stays and no `↔`; everything else stays to be grounded.
+#[test]
+fn witnessed_replaces_exactly_the_outer_existentials() {
+    use doxascope::logic::ground::{domain_constants, has_quantifier, is_witness, witnessed};
+    use doxascope::logic::parse::parse;
+    let witnesses = |s: &str| -> (usize, bool) {
+        let f = parse(s).unwrap();
+        let w = witnessed(&f);
+        let mut d = std::collections::BTreeSet::new();
+        domain_constants(&f, &mut d);
+        (
+            d.iter().filter(|c| is_witness(c)).count(),
+            has_quantifier(&w),
+        )
+    };
+    // (formula, witnesses, a quantifier left)
+    for (s, n, left) in [
+        ("exists x. P(x)", 1, false),
+        ("exists x, y. R(x, y)", 2, false),
+        ("~(forall x. P(x))", 1, false),
+        ("(forall x. P(x)) -> q", 1, false),
+        ("q -> exists x. P(x)", 1, false),
+        ("~(exists x. P(x))", 0, true),
+        ("forall x. P(x)", 0, true),
+        ("forall x. exists y. R(x, y)", 0, true),
+        ("exists x. forall y. R(x, y)", 1, true),
+        ("(exists x. P(x)) <-> q", 0, true),
+        ("exists x. p", 0, false),
+        ("(exists x. P(x)) & (exists x. ~P(x))", 2, false),
+        // Shadowing: the inner x is bound by a quantifier that stays.
+        ("exists x. forall x. P(x)", 0, true),
+        ("P(a)", 0, false),
+    ] {
+        assert_eq!(witnesses(s), (n, left), "{s}");
+    }
+    // The same formula, the same witnesses; another formula, others.
+    let a = parse("exists x. P(x)").unwrap();
+    let b = parse("exists x. ~P(x)").unwrap();
+    assert_eq!(witnessed(&a), witnessed(&a.clone()));
+    let (mut da, mut db) = (Default::default(), Default::default());
+    domain_constants(&a, &mut da);
+    domain_constants(&b, &mut db);
+    assert!(da.is_disjoint(&db));
+}

@@ -131,7 +131,9 @@ impl Policy {
 pub struct Revision {
     /// The policy applied.
     pub policy: Policy,
-    /// Θ(Σ, φ) before the update.
+    /// Θ(Σ, φ) before the update, on Σ as it stood (a record φ replaces included: the
+    /// policy then works on Σ without it, so a contradiction with that record alone needs no
+    /// repair).
     pub outcome: Outcome,
     /// Whether φ is in Σ afterwards.
     pub applied: bool,
