@@ -37,15 +37,17 @@
 //!   consistency depends on the domain, can be lost when a retraction shrinks it, and the
 //!   revision policies repair again until Σ is consistent over its own domain (see
 //!   [`crate::logic::revise`]).
-//! - **Queries.** A query (`check`, `entails`, `why`, `whynot`) is grounded as written, over
-//!   the domain of Σ and of the query, which includes the query's own witnesses (those it
-//!   would get as a belief). So its outer existentials may be satisfied by a new individual:
-//!   `check Δ` says `contradiction` exactly when announcing Δ would make Σ inconsistent (the
-//!   witnessed form and the disjunction over a domain holding its witness are
-//!   equisatisfiable with Σ in the exact fragment). Its universals, and so the existentials
-//!   of ¬Δ, range over the domain as a disjunction, with no witness of their own:
-//!   entailment is closed-world about individuals, as before (`{P(a)} ⊨ ∀x. P(x)`, and `Σ ⊨
-//!   ∃x. φ` when some known constant or witness of Σ satisfies φ in every model).
+//! - **Queries.** A question is asked as a belief would be held, both ways: Θ(Σ, Δ) is
+//!   `contradiction` exactly when Σ ∪ {Δ} is inconsistent and `entailed` exactly when
+//!   Σ ∪ {¬Δ} is, so `check ¬Δ` is `entailed` exactly when `check Δ` is `contradiction`, and
+//!   `entails` likewise. The question is grounded as written over the domain of Σ and of the
+//!   question, which holds the witnesses Δ would get as a belief and those ¬Δ would
+//!   ([`question_constants`]; `¬Δ` and `Δ` share theirs); within the exact fragment the
+//!   disjunction over a domain holding a witness is equisatisfiable with the witness itself.
+//!   So a question's universals are about *every* individual, not only the known ones:
+//!   `{P(a)}` does not entail `∀x. P(x)` (a new individual need not be `P`), and entailment is
+//!   monotone too. With Σ of `∃*∀*` sentences, `contradiction` is first-order exact when Δ
+//!   is `∃*∀*` and `entailed` when Δ is `∀*∃*` (so ¬Δ is `∃*∀*`): Herbrand again.
 //! - **An empty domain** (no constant nor witness in Σ nor in the query) is read as one
 //!   *anonymous individual*, the constant [`ANONYMOUS`] (`_`): `∀x. P(x)` becomes `P(_)`.
 //!   First-order structures are never empty, and grounding `∀x. P(x) ∧ ∀x. ¬P(x)` over
@@ -248,22 +250,35 @@ fn fingerprint(f: &Formula) -> u64 {
 /// positive position or a `∀` in negative position (under an odd number of negations, or on
 /// the left of `→`), neither below a quantifier that stays nor below `↔` (where it is both
 /// positive and negative); each of its variables becomes the constant
-/// `WITNESS_MARK` + variable + `.` + the formula's fingerprint + `.` + its number, so the same
-/// formula always gets the same witnesses and two different ones (all but certainly) never
-/// share one. The quantifier itself disappears; every other quantifier stays, to be grounded
+/// `WITNESS_MARK` + variable + `.` + the fingerprint of the formula without its leading
+/// negations + `.` + the quantifier's place + `.` + the variable's, so the same formula
+/// always gets the same witnesses (and `¬φ` those the question `φ` is asked with), and two
+/// different ones (all but certainly) never share one. The quantifier itself disappears; every other quantifier stays, to be grounded
 /// over the domain. Borrowed when nothing changes (no outer existential), and for trees
 /// deeper than [`MAX_DEPTH`] (which [`ground`] refuses anyway).
 pub fn witnessed(f: &Formula) -> Cow<'_, Formula> {
+    witness_walk(f, true)
+}
+
+/// [`witnessed`] of `f` (`positive`) or of `¬f`: the same names either way, since a witness
+/// is named after `f` without its leading negations and the quantifier's place in it, so
+/// `¬∀x. P(x)` as a belief and `∀x. P(x)` as a question share theirs.
+fn witness_walk(f: &Formula, positive: bool) -> Cow<'_, Formula> {
     if !has_quantifier(f) || f.depth() > MAX_DEPTH {
         return Cow::Borrowed(f);
     }
+    let mut key = f;
+    while let Formula::Not(g) = key {
+        key = g;
+    }
     let mut w = Witnessing {
         hash: None,
-        formula: f,
+        formula: key,
         count: 0,
+        node: 0,
         env: HashMap::new(),
     };
-    let g = w.walk(f, Some(true), false);
+    let g = w.walk(f, Some(positive), false);
     if w.count == 0 {
         Cow::Borrowed(f)
     } else {
@@ -271,18 +286,29 @@ pub fn witnessed(f: &Formula) -> Cow<'_, Formula> {
     }
 }
 
-/// Adds the constants of the domain a formula brings: the constants it names and the
-/// witnesses it would get as a belief ([`witnessed`]).
+/// Adds the constants of the domain a belief brings: the constants it names and its
+/// witnesses ([`witnessed`]).
 pub fn domain_constants(f: &Formula, out: &mut BTreeSet<String>) {
     constants(&witnessed(f), out);
+}
+
+/// Adds the constants of the domain a question brings: the constants it names, the
+/// witnesses it would get as a belief and those its negation would get (a question is
+/// asked both ways, see the module docs).
+pub fn question_constants(f: &Formula, out: &mut BTreeSet<String>) {
+    constants(&witness_walk(f, true), out);
+    constants(&witness_walk(f, false), out);
 }
 
 /// The walk of [`witnessed`]: variables bound by an outer existential map to their witness
 /// (`Some`), variables bound by a quantifier that stays to `None` (shadowing).
 struct Witnessing<'f> {
+    /// The formula without its leading negations: what names the witnesses.
     formula: &'f Formula,
     hash: Option<u64>,
     count: usize,
+    /// Quantifier nodes met so far (walk order, the same for `f` and `¬f`).
+    node: usize,
     env: HashMap<String, Vec<Option<String>>>,
 }
 
@@ -324,8 +350,9 @@ impl Witnessing<'_> {
                 if vs.is_empty() {
                     return self.walk(body, pol, kept);
                 }
-                for v in vs {
-                    let w = outer.then(|| self.witness(v));
+                self.node += 1;
+                for (k, v) in vs.iter().enumerate() {
+                    let w = outer.then(|| self.witness(v, k));
                     self.env.entry(v.clone()).or_default().push(w);
                 }
                 let g = self.walk(body, pol, kept || !outer);
@@ -345,11 +372,12 @@ impl Witnessing<'_> {
         }
     }
 
-    fn witness(&mut self, v: &str) -> String {
+    /// The witness of variable `k` (`v`) of the current quantifier node.
+    fn witness(&mut self, v: &str, k: usize) -> String {
         let formula = self.formula;
         let h = *self.hash.get_or_insert_with(|| fingerprint(formula));
         self.count += 1;
-        format!("{WITNESS_MARK}{v}.{h:016x}.{}", self.count)
+        format!("{WITNESS_MARK}{v}.{h:016x}.{}.{k}", self.node)
     }
 }
 

@@ -86,9 +86,10 @@ pub fn theta(sigma: &[&Formula], delta: &Formula) -> crate::logic::engine::Outco
 ///   stays and no `↔`), and those quantifiers are read as "the witness satisfies the body";
 ///   equal formulas share their witnesses, and a witness whose variable occurs in no atom is
 ///   no individual at all;
-/// - the domain is the constants of Σ and of the question and the witnesses of Σ and of the
-///   question (those it would get as a belief), or one anonymous individual when that is
-///   empty; every other quantifier ranges over it;
+/// - the domain is the constants of Σ and of the question, the witnesses of Σ, and those
+///   the question would get as a belief and its negation would (`¬φ` shares the witnesses
+///   of `φ`), or one anonymous individual when that is empty; every other quantifier ranges
+///   over it;
 /// - the question itself is read plainly (every quantifier over the domain).
 pub mod fo {
     use std::collections::{BTreeSet, HashMap, HashSet};
@@ -100,8 +101,8 @@ pub mod fo {
     #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
     enum Ind {
         Named(String),
-        /// (formula number, witness number within it)
-        Witness(usize, usize),
+        /// (formula number, quantifier node number within it, variable number)
+        Witness(usize, usize, usize),
         Anonymous,
     }
 
@@ -361,32 +362,38 @@ pub mod fo {
         question: Option<&'f Formula>,
         context: &[&'f Formula],
     ) -> World<'f> {
-        // Equal formulas share their witnesses: number the distinct ones.
+        // Equal formulas share their witnesses, and so do `¬φ` and `φ`: number the distinct
+        // formulas without their leading negations.
+        let strip = |mut f: &'f Formula| {
+            while let Formula::Not(g) = f {
+                f = g;
+            }
+            f
+        };
         let mut distinct: Vec<&Formula> = Vec::new();
-        let mut number = |f: &'f Formula| match distinct.iter().position(|g| **g == *f) {
-            Some(k) => k,
-            None => {
-                distinct.push(f);
-                distinct.len() - 1
+        let mut number = |f: &'f Formula| {
+            let f = strip(f);
+            match distinct.iter().position(|g| **g == *f) {
+                Some(k) => k,
+                None => {
+                    distinct.push(f);
+                    distinct.len() - 1
+                }
             }
         };
-        let with_witnesses = |f: &'f Formula, k: usize| {
+        // The outer existentials of `f` (of `¬f` when not `positive`), each variable its
+        // witness: (formula, the quantifier's number in walk order, the variable's).
+        let with_witnesses = |f: &'f Formula, k: usize, positive: bool| {
             let mut nodes = Vec::new();
-            outer(f, Some(true), false, &mut nodes);
-            let mut n = 0;
+            outer(f, Some(positive), false, &mut nodes);
+            let place = quantifier_places(f);
             let mut witnesses = HashMap::new();
             for node in nodes {
-                let vs = match binder_vars(f, node) {
-                    Some(vs) => vs,
-                    None => continue,
+                let Some(vs) = binder_vars(f, node) else {
+                    continue;
                 };
-                let ws: Vec<Ind> = vs
-                    .iter()
-                    .map(|_| {
-                        n += 1;
-                        Ind::Witness(k, n)
-                    })
-                    .collect();
+                let at = place.get(&(node as usize)).copied().unwrap_or(usize::MAX);
+                let ws: Vec<Ind> = (0..vs.len()).map(|j| Ind::Witness(k, at, j)).collect();
                 witnesses.insert(node as usize, ws);
             }
             Read {
@@ -397,17 +404,20 @@ pub mod fo {
         let mut reads: Vec<Read<'f>> = Vec::new();
         for f in sigma {
             let k = number(f);
-            reads.push(with_witnesses(f, k));
+            reads.push(with_witnesses(f, k, true));
         }
-        let q_witnessed = question.map(|f| {
-            let k = number(f);
-            with_witnesses(f, k)
-        });
+        // A question brings the witnesses it would get as a belief and those of its negation.
+        let q_witnessed: Vec<Read<'f>> = question
+            .map(|f| {
+                let k = number(f);
+                vec![with_witnesses(f, k, true), with_witnesses(f, k, false)]
+            })
+            .unwrap_or_default();
         let ctx: Vec<Read<'f>> = context
             .iter()
             .map(|f| {
                 let k = number(f);
-                with_witnesses(f, k)
+                with_witnesses(f, k, true)
             })
             .collect();
         let mut consts = BTreeSet::new();
@@ -436,6 +446,32 @@ pub mod fo {
             domain,
             atoms,
         }
+    }
+
+    /// The place of every quantifier node of `f` (by address) in a pre-order walk, children
+    /// left to right: equal trees number their quantifiers alike.
+    fn quantifier_places(f: &Formula) -> HashMap<usize, usize> {
+        let mut out = HashMap::new();
+        let mut stack = vec![f];
+        while let Some(g) = stack.pop() {
+            match g {
+                Formula::True | Formula::False | Formula::Atom(_) => {}
+                Formula::Not(h) => stack.push(h),
+                Formula::Forall(vs, h) | Formula::Exists(vs, h) => {
+                    if !vs.is_empty() {
+                        let n = out.len();
+                        out.insert(addr(g), n);
+                    }
+                    stack.push(h);
+                }
+                Formula::And(hs) | Formula::Or(hs) => stack.extend(hs.iter().rev()),
+                Formula::Implies(a, b) | Formula::Iff(a, b) => {
+                    stack.push(b);
+                    stack.push(a);
+                }
+            }
+        }
+        out
     }
 
     /// The variables of the quantifier node `node` inside `f`, found by walking `f` (no

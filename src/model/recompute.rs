@@ -578,7 +578,7 @@ impl Mirror {
 
     fn domain_with(&self, f: &Formula) -> BTreeSet<String> {
         let mut d: BTreeSet<String> = self.consts.keys().cloned().collect();
-        ground::domain_constants(f, &mut d);
+        ground::question_constants(f, &mut d);
         d
     }
 

@@ -564,7 +564,7 @@ impl State {
     fn domain_with(&self, f: Option<&Formula>) -> Vec<String> {
         let mut extra = BTreeSet::new();
         if let Some(f) = f {
-            ground::domain_constants(f, &mut extra);
+            ground::question_constants(f, &mut extra);
         }
         extra.retain(|c| !self.consts.contains_key(c));
         if extra.is_empty() {

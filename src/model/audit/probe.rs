@@ -174,7 +174,7 @@ impl<'a> Probe<'a> {
     fn domain_with(&self, f: Option<&Formula>) -> BTreeSet<String> {
         let mut d: BTreeSet<String> = self.consts.keys().cloned().collect();
         if let Some(f) = f {
-            ground::domain_constants(f, &mut d);
+            ground::question_constants(f, &mut d);
         }
         d
     }
