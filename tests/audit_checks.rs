@@ -299,6 +299,27 @@ fn norm_retracted_by_whom() {
     assert_eq!((fs[1].step, fs[1].severity), (Some(5), Severity::Warning));
 }
 
+/// Issue 27: a rule announced again as a fact keeps its formula and loses its hardness; the
+/// audit says so (info), and Θ of the re-announcement is computed on Σ with the rule.
+#[test]
+fn a_role_change_by_re_announcement_is_reported() {
+    let r = run(&[
+        r#"{"kind":"announce","id":"r","formula":"g0 | !g2","role":"rule"}"#,
+        r#"{"kind":"verify","formula":"g0 | !g2","outcome":"entailed"}"#,
+        r#"{"kind":"announce","id":"r","formula":"g0 | !g2","role":"fact","confidence":0.6}"#,
+        r#"{"kind":"announce","id":"s","formula":"p","role":"fact"}"#,
+        r#"{"kind":"announce","id":"s","formula":"p","role":"fact","confidence":0.5}"#,
+        r#"{"kind":"announce","id":"t","formula":"q","role":"fact"}"#,
+        r#"{"kind":"announce","id":"t","formula":"!q","role":"fact"}"#,
+    ]);
+    let f = only(&r, Code::RoleChanged);
+    assert_eq!((f.step, f.severity), (Some(3), Severity::Info));
+    assert_eq!(f.evidence["from"], "rule");
+    assert_eq!(f.evidence["to"], "fact");
+    assert_eq!(f.evidence["same_formula"], true);
+    none(&r, Code::ClaimedOutcomeMismatch);
+}
+
 const PLAN: &str = r#"{"kind":"plan","id":"p1","steps":[{"id":"S1","kind":"fetch","deps":[],"post":"ground_belief(pace) is known"},{"id":"S2","kind":"compute","deps":["S1"],"post":"ground_belief(time) is known"}]}"#;
 
 #[test]

@@ -1,16 +1,16 @@
 //! Answers depend on Σ and the question alone (issue 11): the active domain, explanations,
 //! announcements into an inconsistent Σ and re-announcements, each checked against a
-//! brute-force oracle that grounds over the documented domain (`logic::ground`) and enumerates
-//! truth assignments.
+//! brute-force oracle that reads the documented quantifier semantics (`logic::oracle::fo`,
+//! witnesses and domain computed apart from the engine's grounding) and enumerates truth
+//! assignments.
 
-use std::collections::BTreeSet;
 use std::time::Duration;
 
 use doxascope::logic::engine::{
     Added, BeliefSpec, BeliefState, EngineError, Entails, Outcome, Role,
 };
 use doxascope::logic::formula::{Atom, Formula, Term};
-use doxascope::logic::ground::{self, ANONYMOUS};
+use doxascope::logic::ground;
 use doxascope::logic::oracle;
 use doxascope::logic::parse::parse;
 use doxascope::logic::revise::{Policy, Revision};
@@ -25,30 +25,9 @@ fn spec(id: &str, s: &str) -> BeliefSpec {
 }
 
 // ---------------------------------------------------------------------------------------
-// The brute-force oracle over the documented domain.
-
-/// The documented domain: the constants of Σ and of the question, or the anonymous
-/// individual when there are none.
-fn domain(fs: &[&Formula]) -> Vec<String> {
-    let mut d = BTreeSet::new();
-    for g in fs {
-        ground::constants(g, &mut d);
-    }
-    if d.is_empty() {
-        vec![ANONYMOUS.to_string()]
-    } else {
-        d.into_iter().collect()
-    }
-}
-
-/// Every formula grounded over `d` (never empty, so the engine's own empty-domain rule
-/// plays no part).
-fn grounded(fs: &[&Formula], d: &[String]) -> Vec<Formula> {
-    assert!(!d.is_empty());
-    fs.iter()
-        .map(|g| ground::ground(g, d, 100_000).expect("small"))
-        .collect()
-}
+// The brute-force oracle over the documented semantics (`logic::oracle::fo`: witnesses for
+// the outer existentials of Σ, the constants and witnesses of Σ and of the question as the
+// domain, or the anonymous individual), written apart from the engine's grounding.
 
 fn refs(fs: &[Formula]) -> Vec<&Formula> {
     fs.iter().collect()
@@ -60,29 +39,30 @@ fn sat(fs: &[Formula]) -> bool {
 
 /// Θ by truth tables over the domain of Σ and Δ.
 fn theta(sigma: &[&Formula], delta: &Formula) -> Outcome {
-    let mut all = sigma.to_vec();
-    all.push(delta);
-    let d = domain(&all);
-    let g = grounded(&all, &d);
-    let (s, dg) = g.split_at(g.len() - 1);
-    oracle::theta(&refs(s), &dg[0])
+    oracle::fo::theta(sigma, delta)
 }
 
-/// `ids` (of `held`) with `extra` (value true) is unsatisfiable, and dropping any one id
-/// makes it satisfiable; everything grounded over `d`.
-fn is_mus(held: &[BeliefSpec], ids: &[String], extra: &[Formula], d: &[String]) -> bool {
-    let pick = |skip: Option<usize>| -> Vec<Formula> {
+/// `ids` (of `held`) is inconsistent (`question` None) or entails `question`, and dropping
+/// any one id makes it not; over the domain it shares with `context`.
+fn is_mus(
+    held: &[BeliefSpec],
+    ids: &[String],
+    question: Option<&Formula>,
+    context: &[&Formula],
+) -> bool {
+    let bad = |skip: Option<usize>| -> bool {
         let fs: Vec<&Formula> = ids
             .iter()
             .enumerate()
             .filter(|(k, _)| Some(*k) != skip)
             .map(|(_, id)| &*held.iter().find(|b| &b.id == id).expect("held id").formula)
             .collect();
-        let mut g = grounded(&fs, d);
-        g.extend(grounded(&refs(extra), d));
-        g
+        match question {
+            None => !oracle::fo::consistent_in(&fs, context),
+            Some(q) => oracle::fo::entails_in(&fs, q, context),
+        }
     };
-    !sat(&pick(None)) && (0..ids.len()).all(|k| sat(&pick(Some(k))))
+    bad(None) && (0..ids.len()).all(|k| !bad(Some(k)))
 }
 
 // ---------------------------------------------------------------------------------------
@@ -309,51 +289,48 @@ proptest! {
         let fs: Vec<&Formula> = held.iter().map(|b| &*b.formula).collect();
         prop_assert_eq!(st.check(&q, None).expect("check").outcome, theta(&fs, &q));
 
-        let d_sigma = domain(&fs);
-        let consistent = sat(&grounded(&fs, &d_sigma));
+        let consistent = oracle::fo::consistent(&fs);
         let c = st.consistent().expect("consistent");
         prop_assert_eq!(c.consistent, consistent);
         if !consistent {
-            prop_assert!(is_mus(&held, &c.conflict, &[], &d_sigma), "conflict {:?}", c.conflict);
+            prop_assert!(is_mus(&held, &c.conflict, None, &fs), "conflict {:?}", c.conflict);
         }
 
         let mut with_q = fs.clone();
         with_q.push(&q);
-        let d = domain(&with_q);
-        let not_q = Formula::Not(Box::new(q.clone()));
-        let entailed = theta(&fs, &q) == Outcome::Entailed || !sat(&grounded(&fs, &d));
+        let entailed = oracle::fo::entails(&fs, &q);
         let why = st.why(&q).expect("why");
         prop_assert_eq!(why.entailed, entailed);
         if entailed {
-            prop_assert!(is_mus(&held, &why.support, std::slice::from_ref(&not_q), &d), "support {:?}", why.support);
+            prop_assert!(is_mus(&held, &why.support, Some(&q), &with_q), "support {:?}", why.support);
         }
         let sup = st.supports(&q, 16, Duration::from_secs(5)).expect("supports");
         for s in &sup.supports {
-            prop_assert!(is_mus(&held, s, std::slice::from_ref(&not_q), &d), "support {:?}", s);
+            prop_assert!(is_mus(&held, s, Some(&q), &with_q), "support {:?}", s);
         }
 
         let rev = st
             .announce(BeliefSpec::new("phi", q.clone()), Policy::Reject)
             .expect("announce");
         prop_assert_eq!(rev.outcome, theta(&fs, &q));
-        prop_assert_eq!(rev.sigma_was_inconsistent, !sat(&grounded(&fs, &d)));
+        prop_assert_eq!(rev.sigma_was_inconsistent, !oracle::fo::consistent_in(&fs, &with_q));
         if rev.outcome == Outcome::Contradiction {
             let mut with_phi = held.clone();
             with_phi.push(BeliefSpec::new("phi", q.clone()));
             prop_assert_eq!(rev.conflict.last().map(String::as_str), Some("phi").filter(|_| !rev.conflict.is_empty()));
             if !rev.conflict.is_empty() {
-                prop_assert!(is_mus(&with_phi, &rev.conflict, &[], &d), "conflict {:?}", rev.conflict);
+                prop_assert!(is_mus(&with_phi, &rev.conflict, None, &with_q), "conflict {:?}", rev.conflict);
                 let rest = &rev.conflict[..rev.conflict.len() - 1];
                 let rest_fs: Vec<&Formula> = rest
                     .iter()
                     .map(|id| &*held.iter().find(|b| &b.id == id).expect("id").formula)
                     .collect();
-                prop_assert!(sat(&grounded(&rest_fs, &d)), "the conflict does not need phi");
+                prop_assert!(oracle::fo::consistent_in(&rest_fs, &with_q), "the conflict does not need phi");
             } else {
                 prop_assert!(rev.sigma_was_inconsistent, "a contradiction into a consistent Σ names its conflict");
             }
             if rev.sigma_was_inconsistent {
-                prop_assert!(is_mus(&held, &rev.prior_conflict, &[], &d), "prior {:?}", rev.prior_conflict);
+                prop_assert!(is_mus(&held, &rev.prior_conflict, None, &with_q), "prior {:?}", rev.prior_conflict);
             }
         }
     }
@@ -459,25 +436,35 @@ proptest! {
             prop_assert_eq!(&after, &expected_after(&before, &phi, &rev), "{:?}", rev);
             prop_assert_eq!(&after, &st.beliefs().cloned().collect::<Vec<_>>());
             prop_assert!(!rev.retracted.contains(&phi.id));
-            // What the gate saw: Σ without a same-id belief that φ replaces.
+            // Θ is computed on Σ as it stood, a same-id record φ replaces included (issue 27).
+            let before_fs: Vec<&Formula> = before.iter().map(|b| &*b.formula).collect();
+            prop_assert_eq!(rev.outcome, oracle::theta(&before_fs, &phi.formula));
+            // What the policy saw: Σ without a same-id belief that φ replaces.
             let seen: Vec<BeliefSpec> = before
                 .iter()
                 .filter(|b| b.id != phi.id || (b.formula == phi.formula && b.role == phi.role))
                 .cloned()
                 .collect();
+            let replaced = before.iter().find(|b| b.id == phi.id && !seen.contains(b));
+            prop_assert_eq!(
+                rev.role_change,
+                replaced.filter(|b| rev.applied && b.role != phi.role).map(|b| (b.role, phi.role))
+            );
             let seen_fs: Vec<Formula> = seen.iter().map(|b| (*b.formula).clone()).collect();
+            let seen_refs: Vec<&Formula> = seen_fs.iter().collect();
+            let decided = oracle::theta(&seen_refs, &phi.formula);
             let was_sat = sat(&seen_fs);
-            prop_assert_eq!(rev.sigma_was_inconsistent, rev.outcome == Outcome::Contradiction && !was_sat);
+            prop_assert_eq!(rev.sigma_was_inconsistent, decided == Outcome::Contradiction && !was_sat);
             let after_fs: Vec<Formula> = after.iter().map(|b| (*b.formula).clone()).collect();
-            if rev.outcome != Outcome::Contradiction {
+            prop_assert_eq!(rev.sigma_inconsistent, !sat(&after_fs), "{:?}", rev);
+            if decided != Outcome::Contradiction {
                 prop_assert!(rev.applied);
                 continue;
             }
             let mut with_phi = seen.clone();
             with_phi.push(phi.clone());
-            let d = vec![ANONYMOUS.to_string()];
             if was_sat {
-                prop_assert!(is_mus(&with_phi, &rev.conflict, &[], &d), "{:?}", rev.conflict);
+                prop_assert!(is_mus(&with_phi, &rev.conflict, None, &[]), "{:?}", rev.conflict);
                 prop_assert_eq!(rev.conflict.last(), Some(&phi.id));
                 match pol {
                     Policy::Reject => prop_assert_eq!(&after, &before),
@@ -490,9 +477,9 @@ proptest! {
                 }
             } else {
                 prop_assert!(rev.retracted.is_empty(), "retracted from an inconsistent Σ: {:?}", rev);
-                prop_assert!(is_mus(&seen, &rev.prior_conflict, &[], &d));
+                prop_assert!(is_mus(&seen, &rev.prior_conflict, None, &[]));
                 if !rev.conflict.is_empty() {
-                    prop_assert!(is_mus(&with_phi, &rev.conflict, &[], &d));
+                    prop_assert!(is_mus(&with_phi, &rev.conflict, None, &[]));
                     prop_assert_eq!(rev.conflict.last(), Some(&phi.id));
                 }
                 if pol == Policy::Reject {
@@ -531,15 +518,16 @@ fn a_retracted_constant_leaves_the_domain() {
     assert_eq!(st.check(&ex, None).unwrap().outcome, Outcome::NewInfo);
     st.add(BeliefSpec::new("ex", ex)).unwrap();
     assert!(st.consistent().unwrap().consistent);
-    // ∀x. ¬P(x) contradicts it over the anonymous individual, as over any one constant.
+    // ∀x. ¬P(x) contradicts it: its instance at the witness of ∃x. P(x).
     assert_eq!(
         st.check(&f("forall x. ~P(x)"), None).unwrap().outcome,
         Outcome::Contradiction
     );
-    // A new constant: ∃x. P(x) over {b} is P(b).
+    // A new constant is not the witness (issue 27): ∃x. P(x) does not say P(b), so ¬P(b) is
+    // new information, with or without other constants around.
     assert_eq!(
         st.check(&f("~P(b)"), None).unwrap().outcome,
-        Outcome::Contradiction
+        Outcome::NewInfo
     );
     st.add(spec("qc", "Q(c)")).unwrap();
     assert_eq!(
@@ -549,8 +537,9 @@ fn a_retracted_constant_leaves_the_domain() {
     assert!(st.retract("qc").unwrap());
     assert_eq!(
         st.check(&f("~P(b)"), None).unwrap().outcome,
-        Outcome::Contradiction
+        Outcome::NewInfo
     );
+    assert!(st.consistent().unwrap().consistent);
 }
 
 /// Item 5: announcing an unrelated formula into an inconsistent Σ blames Σ's own conflict,
@@ -657,10 +646,14 @@ fn a_dropped_replacement_restores_the_old_record() {
     let held = st.held().unwrap();
     assert_eq!(held, st.beliefs().cloned().collect::<Vec<_>>());
     assert_eq!(held[0], spec("x", "a").confidence(0.5));
-    // Under a replacing policy the new record takes over; the old one is not blamed.
+    // Under a replacing policy the new record takes over; the old one is not blamed. Θ is
+    // the verdict on Σ as it stood, the old record included (issue 27): a contradiction,
+    // which the replacement itself resolves, with nothing retracted.
     let r = st.announce(spec("y", "~b"), Policy::Greedy).unwrap();
-    assert_eq!(r.outcome, Outcome::NewInfo);
+    assert_eq!(r.outcome, Outcome::Contradiction);
     assert!(r.applied);
+    assert!(r.retracted.is_empty());
+    assert_eq!(r.role_change, None);
 }
 
 /// Supports come sorted by size, then by commitment order, on any history.

@@ -553,3 +553,173 @@ fn long_flat_chain_solves() {
     );
     assert_eq!(st.why(&last).unwrap().support, vec!["chain".to_string()]);
 }
+
+// ---------------------------------------------------------------------------------------
+// Issue 27: quantifiers after retraction. Random Σ of quantified beliefs and constants,
+// random announcements under every policy and random retractions; after every step the
+// engine's `sigma_inconsistent`, its `consistent` and the first-order oracle
+// (`oracle::fo`, which reads the witness semantics apart from the engine's grounding) agree.
+
+/// A literal over P/1 and Q/1 with an argument from `terms`.
+fn q_literal(terms: &'static [&'static str]) -> impl Strategy<Value = String> {
+    (
+        prop::sample::select(&["P", "Q"][..]),
+        prop::sample::select(terms),
+        any::<bool>(),
+    )
+        .prop_map(|(p, t, neg)| format!("{}{p}({t})", if neg { "~" } else { "" }))
+}
+
+/// A small body over the literals of `terms`.
+fn q_body(terms: &'static [&'static str]) -> impl Strategy<Value = String> {
+    q_literal(terms).prop_recursive(2, 4, 2, move |inner| {
+        prop_oneof![
+            (inner.clone(), inner.clone()).prop_map(|(a, b)| format!("({a} & {b})")),
+            (inner.clone(), inner.clone()).prop_map(|(a, b)| format!("({a} | {b})")),
+            (inner.clone(), inner).prop_map(|(a, b)| format!("({a} -> {b})")),
+        ]
+    })
+}
+
+/// A belief and whether it is in the exact fragment (`∃*∀*` after negation normal form).
+fn q_belief() -> impl Strategy<Value = (String, bool)> {
+    prop_oneof![
+        3 => q_literal(&["a", "b", "c"]).prop_map(|f| (f, true)),
+        3 => q_body(&["x", "a", "b"]).prop_map(|b| (format!("exists x. {b}"), true)),
+        2 => q_body(&["x", "a", "c"]).prop_map(|b| (format!("forall x. {b}"), true)),
+        1 => q_body(&["x", "b"]).prop_map(|b| (format!("~(forall x. {b})"), true)),
+        1 => q_body(&["x", "y"]).prop_map(|b| (format!("exists x. forall y. {b}"), true)),
+        1 => q_body(&["x", "y"]).prop_map(|b| (format!("forall x. exists y. {b}"), false)),
+    ]
+}
+
+#[derive(Debug, Clone)]
+enum QStep {
+    Announce {
+        formula: (String, bool),
+        confidence: f64,
+        rule: bool,
+        policy: Policy,
+    },
+    /// Retract the active belief at this position (modulo Σ's size).
+    Retract(usize),
+}
+
+fn q_step() -> impl Strategy<Value = QStep> {
+    prop_oneof![
+        4 => (
+            q_belief(),
+            prop::sample::select(&[0.3, 0.6, 0.9, 1.0][..]),
+            prop::bool::weighted(0.1),
+            prop::sample::select(&Policy::ALL[..]),
+        )
+            .prop_map(|(formula, confidence, rule, policy)| QStep::Announce {
+                formula,
+                confidence,
+                rule,
+                policy,
+            }),
+        2 => (0usize..8).prop_map(QStep::Retract),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 96, ..ProptestConfig::default() })]
+
+    #[test]
+    fn quantifier_after_retraction(steps in prop::collection::vec(q_step(), 1..12)) {
+        let mut st = BeliefState::new().expect("engine");
+        let mut exact: std::collections::HashMap<String, bool> = Default::default();
+        for (k, step) in steps.into_iter().enumerate() {
+            let was = st.consistent().expect("consistent").consistent;
+            let mut reported = None;
+            let mut repairing = false;
+            match step {
+                QStep::Announce { formula: (text, in_fragment), confidence, rule, policy } => {
+                    let f = doxascope::logic::parse::parse(&text).expect("parses");
+                    let id = format!("b{k}");
+                    let spec = BeliefSpec::new(&id, f)
+                        .confidence(if rule { 1.0 } else { confidence })
+                        .role(if rule { Role::Rule } else { Role::Fact })
+                        .step(k as u64);
+                    match st.announce(spec, policy) {
+                        Ok(rev) => {
+                            reported = Some(rev.sigma_inconsistent);
+                            repairing = matches!(
+                                policy,
+                                Policy::Greedy | Policy::Recency | Policy::Confidence
+                            );
+                            exact.insert(id, in_fragment);
+                        }
+                        Err(EngineError::HardConflict(_)) => {}
+                        Err(e) => return Err(TestCaseError::fail(e.to_string())),
+                    }
+                }
+                QStep::Retract(i) => {
+                    let ids = st.held().expect("held");
+                    if !ids.is_empty() {
+                        let id = ids[i % ids.len()].id.clone();
+                        prop_assert!(st.retract(&id).expect("retract"));
+                    }
+                }
+            }
+            let held = st.held().expect("held");
+            let fs: Vec<&Formula> = held.iter().map(|b| &*b.formula).collect();
+            let all_exact = held.iter().all(|b| exact.get(&b.id).copied().unwrap_or(true));
+            let c = st.consistent().expect("consistent");
+            if let Some(bad) = reported {
+                prop_assert_eq!(bad, !c.consistent, "the reply and `consistent` disagree");
+            }
+            if oracle::fo::atom_count(&fs, None) <= oracle::MAX_ATOMS {
+                prop_assert_eq!(c.consistent, oracle::fo::consistent(&fs), "engine vs oracle on {:?}", fs);
+            }
+            if was && all_exact {
+                // Monotone in the exact fragment: a retraction keeps Σ consistent, and a
+                // repairing policy repairs what an announcement breaks.
+                if reported.is_none() || repairing {
+                    prop_assert!(c.consistent, "Σ became inconsistent: {:?}", fs);
+                }
+            }
+            if was && repairing {
+                // Outside the fragment too: the policies repair over Σ's own domain (only
+                // rules could stand in the way, and they are in the fragment here or not).
+                prop_assert!(c.consistent || held.iter().any(|b| b.role == Role::Rule), "{:?}", fs);
+            }
+        }
+    }
+}
+
+/// Outside the exact fragment a repair can shrink the domain under a `∀∃` belief: `recency`
+/// retracts `Q(b)`, the last mention of b, and over {a} alone "every individual has one of
+/// the opposite P" is unsatisfiable. The policy repairs again over Σ's own domain, and the
+/// reply says what `consistent` says.
+#[test]
+fn a_repair_that_shrinks_the_domain_under_a_forall_exists_repairs_again() {
+    let parse = |s: &str| doxascope::logic::parse::parse(s).expect("parses");
+    for policy in [Policy::Recency, Policy::Greedy, Policy::Confidence] {
+        let mut st = BeliefState::new().expect("engine");
+        st.add(BeliefSpec::new("ra", parse("R(a)")).confidence(0.5).step(1))
+            .expect("add");
+        st.add(BeliefSpec::new("qb", parse("Q(b)")).confidence(0.5).step(2))
+            .expect("add");
+        let opposite = "forall x. exists y. ((P(x) -> ~P(y)) & (~P(x) -> P(y)))";
+        st.add(
+            BeliefSpec::new("opp", parse(opposite))
+                .confidence(0.6)
+                .step(3),
+        )
+        .expect("add");
+        assert!(st.consistent().expect("consistent").consistent);
+        let rev = st
+            .announce(
+                BeliefSpec::new("none", parse("forall x. ~Q(x)")).step(4),
+                policy,
+            )
+            .expect("announce");
+        let c = st.consistent().expect("consistent");
+        assert!(c.consistent, "{policy:?}: {rev:?} left {:?}", st.held());
+        assert!(!rev.sigma_inconsistent, "{policy:?}: {rev:?}");
+        assert!(rev.applied, "{policy:?}: {rev:?}");
+        assert_eq!(rev.retracted, vec!["qb", "opp"], "{policy:?}");
+    }
+}

@@ -1335,3 +1335,21 @@ fn sample_export_uses_the_unicode_printer() {
     let rule = p("forall x, y, z. Older(x, y) & Older(y, z) -> Older(x, z)");
     assert_eq!(doxascope::logic::ground::estimate_instances(&rule, 3), 27);
 }
+
+/// Witness names start with U+FDD0 (issue 27): no formula can write one, escaped or not, so
+/// no user constant is ever taken for a witness.
+#[test]
+fn witness_characters_cannot_be_written() {
+    for text in [
+        r#"P("\u{fdd0}x")"#,
+        r#"P("a\u{FDEF}")"#,
+        "P(\"\u{fdd0}x\")",
+        r#""\u{fdd0}""#,
+    ] {
+        let e = parse(text).expect_err(text);
+        assert!(e.column >= 1, "{text}: {e:?}");
+    }
+    // The neighbours are ordinary characters.
+    assert!(parse(r#"P("\u{fdcf}")"#).is_ok());
+    assert!(parse(r#"P("\u{fdf0}")"#).is_ok());
+}

@@ -222,3 +222,98 @@ proptest! {
         }
     }
 }
+
+// ---------------------------------------------------------------------------------------
+// Issue 27: quantified traces. The recomputation grounds Σ itself (its own mirror of Σ, with
+// witnesses for the outer existentials of each belief); the first-order oracle
+// (`oracle::fo`) reads the same semantics apart from any grounding. Retractions shrink the
+// domain; Σ's consistency after each announcement and every gate verdict must match.
+
+fn q_literal() -> impl Strategy<Value = String> {
+    (
+        prop::sample::select(&["P", "Q"][..]),
+        prop::sample::select(&["x", "a", "b"][..]),
+        any::<bool>(),
+    )
+        .prop_map(|(p, t, neg)| format!("{}{p}({t})", if neg { "!" } else { "" }))
+}
+
+fn q_formula() -> impl Strategy<Value = String> {
+    let body = q_literal().prop_recursive(2, 4, 2, |inner| {
+        prop_oneof![
+            (inner.clone(), inner.clone()).prop_map(|(a, b)| format!("({a} & {b})")),
+            (inner.clone(), inner.clone()).prop_map(|(a, b)| format!("({a} | {b})")),
+            (inner.clone(), inner).prop_map(|(a, b)| format!("({a} -> {b})")),
+        ]
+    });
+    // The open x is closed by a quantifier or replaced by a constant.
+    (body, 0u8..4).prop_map(|(b, k)| match k {
+        0 => format!("exists x. {b}"),
+        1 => format!("forall x. {b}"),
+        2 => format!("!(forall x. {b})"),
+        _ => b.replace("(x)", "(c)"),
+    })
+}
+
+fn q_op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        4 => (0u8..5, q_formula(), 0u8..6).prop_map(|(i, f, r)| Op::Announce(i, f, r)),
+        3 => (0u8..5).prop_map(Op::Retract),
+        2 => q_formula().prop_map(Op::Verify),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(40))]
+
+    #[test]
+    fn quantified_recomputation_matches_the_first_order_oracle(
+        ops in proptest::collection::vec(q_op(), 1..16),
+    ) {
+        use doxascope::logic::oracle::{self, fo};
+        let roles = ["fact", "fact", "assumption", "fact", "rule", "norm"];
+        let mut lines = Vec::new();
+        for o in &ops {
+            lines.push(match o {
+                Op::Announce(i, f, r) => format!(
+                    r#"{{"kind":"announce","id":"b{i}","formula":"{f}","role":"{}"}}"#,
+                    roles[*r as usize]
+                ),
+                Op::Retract(i) => format!(r#"{{"kind":"retract","target":"b{i}"}}"#),
+                Op::Verify(f) => format!(r#"{{"kind":"verify","formula":"{f}","outcome":"newinfo"}}"#),
+                _ => unreachable!("not generated"),
+            });
+        }
+        let text = lines.join("\n") + "\n";
+        let m = Model::from_bytes("q.jsonl", text.as_bytes());
+        let tl = m.timeline("q.jsonl").unwrap();
+        let r = m.recompute("q.jsonl", &RecomputeOptions::default()).unwrap();
+        let sigma = |step: u32| -> Vec<Formula> {
+            tl.sigma_at(m.log(), step).iter().map(|b| b.formula().unwrap()).collect()
+        };
+        let small = |fs: &[&Formula], q: Option<&Formula>| fo::atom_count(fs, q) <= oracle::MAX_ATOMS;
+        for v in &r.verifies {
+            let s = sigma(v.step - 1);
+            let refs: Vec<&Formula> = s.iter().collect();
+            let Op::Verify(f) = &ops[v.step as usize - 1] else { unreachable!() };
+            let d = parse(f).unwrap();
+            if small(&refs, Some(&d)) {
+                prop_assert_eq!(v.result.as_ref().unwrap().theta, fo::theta(&refs, &d), "verify at {}", v.step);
+            }
+        }
+        for a in &r.announces {
+            let res = a.result.as_ref().unwrap();
+            let Op::Announce(_, f, _) = &ops[a.step as usize - 1] else { unreachable!() };
+            let d = parse(f).unwrap();
+            let before = sigma(a.step - 1);
+            let before: Vec<&Formula> = before.iter().collect();
+            let after = sigma(a.step);
+            let after: Vec<&Formula> = after.iter().collect();
+            if small(&before, Some(&d)) && small(&after, None) {
+                prop_assert_eq!(res.gate.theta, fo::theta(&before, &d), "announce gate at {}", a.step);
+                prop_assert_eq!(res.consistent_before, fo::consistent(&before), "before {}", a.step);
+                prop_assert_eq!(res.consistent_after, fo::consistent(&after), "after {}", a.step);
+            }
+        }
+    }
+}

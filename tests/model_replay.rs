@@ -211,15 +211,16 @@ fn quantified_beliefs_are_regrounded_when_the_domain_grows() {
         .iter()
         .map(|v| v.result.as_ref().unwrap().theta)
         .collect();
-    // dave is new: the norm grounds over it. Over {bob, carol} ∃x. Friend(x) with ¬Friend(bob)
-    // forces Friend(carol) (entailed); over {bob, carol} with both denied Σ is inconsistent;
-    // the query's own constant (dave) joins the domain and ∃ can be met by dave.
+    // dave is new: the norm grounds over it. ∃x. Friend(x) has a witness of its own (issue
+    // 27): with ¬Friend(bob) it says nothing about carol (under the old reading over the
+    // known constants {bob, carol} it forced Friend(carol)), and denying carol too leaves Σ
+    // consistent, Friend(dave) new information.
     assert_eq!(
         got,
-        [Outcome::Contradiction, Outcome::Entailed, Outcome::Entailed]
+        [Outcome::Contradiction, Outcome::NewInfo, Outcome::NewInfo]
     );
     let g = r.announces[3].result.as_ref().unwrap();
-    assert!(!g.consistent_after);
+    assert!(g.consistent_after);
 }
 
 #[test]

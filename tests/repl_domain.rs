@@ -169,3 +169,51 @@ proptest! {
         prop_assert_eq!(answer(&mut r, &line), answer(&mut fresh, &line), "{}", line);
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    /// Issue 27, quantifier after retraction, as the REPL replies: after every announcement
+    /// (any policy, with confidences so that revisions retract) and every retraction, the
+    /// reply's `sigma_inconsistent` is what `consistent` says next, and both agree with the
+    /// first-order oracle on the Σ the REPL lists.
+    #[test]
+    fn sigma_inconsistent_is_what_consistent_says_after_every_step(
+        steps in proptest::collection::vec(
+            (formula(), 0usize..6, prop::sample::select(&[0.3, 0.6, 0.9][..]), any::<bool>()),
+            1..10,
+        ),
+    ) {
+        use doxascope::logic::oracle::{self, fo};
+        let policies = ["greedy", "greedy-paper", "recency", "confidence", "reject", "flag"];
+        let mut r = Repl::new(Box::new(EmptyTrace));
+        for (f, p, c, retract) in &steps {
+            run(&mut r, &format!("policy {}", policies[*p]));
+            let reply = if *retract {
+                let sigma = run(&mut r, "sigma");
+                let Some(first) = sigma["beliefs"].as_array().and_then(|b| b.first()).cloned() else {
+                    continue;
+                };
+                run(&mut r, &format!("retract {}", first["formula"].as_str().unwrap()));
+                None
+            } else {
+                Some(run(&mut r, &format!("announce {f} @{c}")))
+            };
+            let consistent = run(&mut r, "consistent")["consistent"].as_bool().unwrap();
+            if let Some(a) = reply.filter(|a| a["ok"] == true) {
+                prop_assert_eq!(&a["sigma_inconsistent"], &Value::Bool(!consistent), "{}", a);
+            }
+            let sigma = run(&mut r, "sigma");
+            let fs: Vec<doxascope::logic::formula::Formula> = sigma["beliefs"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|b| doxascope::logic::parse::parse(b["formula"].as_str().unwrap()).unwrap())
+                .collect();
+            let refs: Vec<&doxascope::logic::formula::Formula> = fs.iter().collect();
+            if fo::atom_count(&refs, None) <= 14.min(oracle::MAX_ATOMS) {
+                prop_assert_eq!(consistent, fo::consistent(&refs), "{:?}", fs);
+            }
+        }
+    }
+}

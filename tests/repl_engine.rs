@@ -313,3 +313,69 @@ fn text_output_is_sanitized() {
     let e = r.run_line("entails \u{1b}[2J").unwrap_err();
     assert!(!e.to_text().contains('\u{1b}'));
 }
+
+/// Issue 27, first reproduction: a repair under `recency` must leave Σ consistent, and the
+/// reply must say what `consistent` says next. `∃x. (P(x) ∧ ¬Q(x))` asks for an individual
+/// that is P and not Q; its witness is one, so nothing contradicts it and nothing is
+/// retracted (over the known constants b and c alone it contradicted Q(b) ∧ Q(c), recency
+/// retracted Q(b), and the shrunken domain then made Σ inconsistent behind the reply's back).
+#[test]
+fn an_existential_gets_a_witness_and_a_repair_leaves_sigma_consistent() {
+    let mut r = Repl::new(Box::new(EmptyTrace));
+    json(&mut r, "policy recency");
+    json(&mut r, "announce Q(b) @0.8");
+    json(&mut r, "announce Q(c) @0.8");
+    let a = json(&mut r, "announce (exists x. (P(x) & ~Q(x))) @0.7");
+    assert_eq!(a["ok"], true, "{a}");
+    assert_eq!(a["outcome"], "newinfo", "{a}");
+    assert_eq!(a["retracted"], serde_json::json!([]), "{a}");
+    assert_eq!(a["sigma_inconsistent"], false, "{a}");
+    let c = json(&mut r, "consistent");
+    assert_eq!(c["consistent"], true, "{c}");
+    // Σ holds both Q facts and the existential; it does not say which individual.
+    assert_eq!(json(&mut r, "entails P(b)")["result"], "unknown");
+    assert_eq!(json(&mut r, "entails P(c)")["result"], "unknown");
+    assert_eq!(
+        json(&mut r, "entails exists x. (P(x) & ~Q(x))")["result"],
+        "entailed"
+    );
+    // A universal denial is what contradicts it, and a repair then keeps Σ consistent.
+    let d = json(&mut r, "announce (forall x. (P(x) -> Q(x))) @0.9");
+    assert_eq!(d["outcome"], "contradiction", "{d}");
+    assert_eq!(
+        d["sigma_inconsistent"],
+        !json(&mut r, "consistent")["consistent"].as_bool().unwrap(),
+        "{d}"
+    );
+    assert_eq!(d["sigma_inconsistent"], false, "{d}");
+}
+
+/// Issue 27, second reproduction: Θ of a re-announcement is computed on Σ as it stood, so a
+/// formula Σ holds as a rule is `entailed` when announced again as a fact, and the role
+/// change is reported (text and JSON).
+#[test]
+fn a_re_announcement_is_entailed_and_its_role_change_reported() {
+    let mut r = Repl::new(Box::new(EmptyTrace));
+    json(&mut r, "policy flag");
+    let first = json(&mut r, "announce (g0 | ~g2) as rule");
+    assert_eq!(first["outcome"], "newinfo");
+    assert_eq!(first["role_change"], Value::Null);
+    let again = json(&mut r, "announce (g0 | ~g2) @0.6");
+    assert_eq!(again["outcome"], "entailed", "{again}");
+    assert_eq!(again["applied"], true);
+    assert_eq!(
+        again["role_change"],
+        serde_json::json!({"from": "rule", "to": "fact"})
+    );
+    assert_eq!(again["sigma_inconsistent"], false);
+    // The same again as a fact: nothing changes role, and Σ still holds it.
+    let same = json(&mut r, "announce (g0 | ~g2) @0.6");
+    assert_eq!(same["outcome"], "entailed", "{same}");
+    assert_eq!(same["role_change"], Value::Null);
+    // The text reply names the change.
+    let mut t = Repl::new(Box::new(EmptyTrace));
+    t.run_line("announce (g0 | ~g2) as rule").unwrap();
+    let text = t.run_line("announce (g0 | ~g2) @0.6").unwrap().to_text();
+    assert!(text.starts_with("ENTAILED: announced"), "{text}");
+    assert!(text.contains("role changed: rule -> fact"), "{text}");
+}

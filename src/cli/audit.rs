@@ -24,7 +24,7 @@ use super::{EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE};
 2 for unusable input or arguments.\n\n\
 Finding codes: claimed-outcome-mismatch, ungrounded-citation, unhandled-contradiction, \
 inconsistent-sigma, revision-not-minimal, revision-incomplete, revision-policy-mismatch, \
-norm-retracted, postcondition-false-positive, postcondition-record-mismatch, dag-cycle, \
+norm-retracted, role-changed, postcondition-false-positive, postcondition-record-mismatch, dag-cycle, \
 dag-dangling-dependency, dag-deadlock, step-before-dependencies, plan-stats-inconsistent, \
 bad-retrieval, file-read-avoided, incorrect-computation, answer-formatting, wrong-answer, \
 failure-mode-mismatch, failure-mode-recorded, query-answer-mismatch, answer-contradicts-sigma, \

@@ -2,31 +2,63 @@
 //!
 //! # Semantics
 //!
-//! Quantifiers range over the *active domain*: the constants that occur in Σ and in the query
-//! (contract §3). This is domain closure with unique names, not first-order entailment: under
-//! it `∀x. P(x)` holds as soon as `P` holds for every known constant (see
-//! `shared/research/logic-engine.md` §4). The engine collects the domain with [`constants`]
-//! and grounds each quantified formula with [`ground`]:
+//! Quantifiers range over the *domain*: the constants that occur in Σ and in the query
+//! (contract §3), together with the *witnesses* of Σ's beliefs and of the query. This is
+//! domain closure with unique names over a Herbrand universe, not full first-order
+//! entailment (see `shared/research/logic-engine.md` §4):
 //!
-//! - `∀x₁…xₖ. φ` becomes the n-ary conjunction of φ with every tuple of constants substituted
+//! - **Witnesses.** A belief is held in its [`witnessed`] form: each variable of an *outer
+//!   existential* (an `∃` in positive position or a `∀` in negative position, not below a
+//!   quantifier that stays nor below `↔`: the `∃` of an `∃*∀*` sentence after negation normal
+//!   form) is replaced by a witness constant of its own, a name no formula can write (it
+//!   starts with [`WITNESS_MARK`], a noncharacter the parser refuses). `∃x. (P(x) ∧ ¬Q(x))`
+//!   is held as `P(w) ∧ ¬Q(w)`: it asks for an individual, and gets a new one, instead of
+//!   claiming that some *known* constant is one (which would contradict `Q(b)`, `Q(c)`). The
+//!   name depends on the formula alone, so the same formula always brings the same witness
+//!   (announcing it twice, or asking about it and then announcing it, does not grow the
+//!   domain). [`domain_constants`] gives a formula's share of the domain, witnesses included.
+//! - **Grounding.** Every quantifier that remains is grounded over the domain with [`ground`]:
+//!   `∀x₁…xₖ. φ` becomes the n-ary conjunction of φ with every tuple of constants substituted
 //!   for x₁…xₖ, `∃` the n-ary disjunction. Tuples are taken in lexicographic order of the
 //!   domain as given, the last variable varying fastest, so the result is deterministic.
-//! - With exactly one instance the instance itself is returned (no one-child node).
-//! - **An empty domain** (no constant in Σ nor in the query) is read as one *anonymous
-//!   individual*, the constant [`ANONYMOUS`] (`_`): `∀x. P(x)` and `∃x. P(x)` both become
-//!   `P(_)`. First-order structures are never empty, and grounding `∃` over nothing would
-//!   give `⊥`, so a Σ such as `{∃x. P(x)}` alone (or what remains of Σ after the retraction
-//!   of its last constant) would read as inconsistent. The anonymous individual is used only
-//!   while there is no constant at all, so it never stands beside a user constant, even one
-//!   that happens to be written `_`; as soon as a constant appears, the domain is exactly the
-//!   constants. Like any closed domain, one individual cannot satisfy formulas that need two
-//!   (`∃x. P(x) ∧ ∃x. ¬P(x)` reads as inconsistent until two constants are known).
+//!   With exactly one instance the instance itself is returned (no one-child node).
+//! - **Exact for `∃*∀*`, monotone.** For beliefs whose outer existentials are all their
+//!   existentials (every `∃*∀*` sentence: facts, rules `∀x. P(x) → Q(x)`, `∃x. P(x)`,
+//!   `∃x ∀y. R(x, y)`), the witnessed form is universal, and this is Herbrand's theorem for
+//!   the Bernays–Schönfinkel class: Σ is consistent here exactly when it is satisfiable in
+//!   first-order logic (a first-order model gives a Herbrand model over the constants and
+//!   witnesses, and back). Universal sentences are preserved under substructures and under
+//!   duplicated individuals, so removing a belief (whose constants and witnesses may leave
+//!   the domain) never makes a consistent Σ inconsistent, and the constants a query adds
+//!   never change whether Σ is consistent: the property every revision policy relies on.
+//! - **Not exact: `∀∃` nested.** An existential below a universal (`∀x. ∃y. R(x, y)`) would
+//!   need a Skolem *function*, an infinite universe; it is grounded as a disjunction over the
+//!   domain, so it can only be satisfied by a known constant or witness. For such beliefs
+//!   consistency depends on the domain, can be lost when a retraction shrinks it, and the
+//!   revision policies repair again until Σ is consistent over its own domain (see
+//!   [`crate::logic::revise`]).
+//! - **Queries.** A question is asked as a belief would be held, both ways: Θ(Σ, Δ) is
+//!   `contradiction` exactly when Σ ∪ {Δ} is inconsistent and `entailed` exactly when
+//!   Σ ∪ {¬Δ} is, so `check ¬Δ` is `entailed` exactly when `check Δ` is `contradiction`, and
+//!   `entails` likewise. The question is grounded as written over the domain of Σ and of the
+//!   question, which holds the witnesses Δ would get as a belief and those ¬Δ would
+//!   ([`question_constants`]; `¬Δ` and `Δ` share theirs); within the exact fragment the
+//!   disjunction over a domain holding a witness is equisatisfiable with the witness itself.
+//!   So a question's universals are about *every* individual, not only the known ones:
+//!   `{P(a)}` does not entail `∀x. P(x)` (a new individual need not be `P`), and entailment is
+//!   monotone too. With Σ of `∃*∀*` sentences, `contradiction` is first-order exact when Δ
+//!   is `∃*∀*` and `entailed` when Δ is `∀*∃*` (so ¬Δ is `∃*∀*`): Herbrand again.
+//! - **An empty domain** (no constant nor witness in Σ nor in the query) is read as one
+//!   *anonymous individual*, the constant [`ANONYMOUS`] (`_`): `∀x. P(x)` becomes `P(_)`.
+//!   First-order structures are never empty, and grounding `∀x. P(x) ∧ ∀x. ¬P(x)` over
+//!   nothing would give `⊤`. The anonymous individual is used only while there is no constant
+//!   at all, so it never stands beside a user constant, even one that happens to be written
+//!   `_`; as soon as a constant appears, the domain is exactly the constants and witnesses.
 //! - The domain is a function of Σ and the query alone: the engine counts the constants of
-//!   the active beliefs and re-grounds its quantified beliefs whenever the domain a request
-//!   needs differs from the one they are grounded over, growing or shrinking (∀ gains or loses
-//!   instances, ∃ gets weaker or stronger, which no added clause can express); that is what
-//!   [`has_quantifier`] is for. Constants of earlier queries and of retracted beliefs play no
-//!   part.
+//!   the active beliefs' witnessed forms and re-grounds its quantified beliefs whenever the
+//!   domain a request needs differs from the one they are grounded over, growing or
+//!   shrinking; that is what [`has_quantifier`] is for. Constants of earlier queries and of
+//!   retracted beliefs play no part.
 //! - Only variables bound by an enclosing quantifier are substituted; a free [`Term::Var`] in
 //!   a hand-built tree is left as it is.
 //! - The domain should be duplicate-free (a `BTreeSet` from [`constants`] is); a duplicate
@@ -128,6 +160,224 @@ fn approx(n: u128) -> String {
         n.to_string()
     } else {
         format!("≈10^{}", n.ilog10())
+    }
+}
+
+/// The first character of every witness name: U+FDD0, a Unicode noncharacter ("reserved for
+/// internal use"), which the parser refuses escaped or not, so no constant written in a
+/// formula is ever taken for a witness (see the module docs).
+pub const WITNESS_MARK: char = '\u{FDD0}';
+
+/// Whether `c` is one of the noncharacters U+FDD0 to U+FDEF, which the parser refuses: the
+/// range witness names are made from.
+pub fn is_reserved_char(c: char) -> bool {
+    ('\u{FDD0}'..='\u{FDEF}').contains(&c)
+}
+
+/// Whether the constant `c` is a witness made by [`witnessed`].
+pub fn is_witness(c: &str) -> bool {
+    c.starts_with(WITNESS_MARK)
+}
+
+/// A 64-bit FNV-1a fingerprint of `f`'s structure (connectives, names, variables), without
+/// recursion: the part of a witness name that says which formula owns it.
+fn fingerprint(f: &Formula) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut eat = |bytes: &[u8]| {
+        for &b in bytes {
+            h ^= u64::from(b);
+            h = h.wrapping_mul(0x0100_0000_01b3);
+        }
+    };
+    let name = |eat: &mut dyn FnMut(&[u8]), s: &str| {
+        eat(&(s.len() as u64).to_le_bytes());
+        eat(s.as_bytes());
+    };
+    let mut stack = vec![f];
+    while let Some(g) = stack.pop() {
+        let tag: u8 = match g {
+            Formula::True => 0,
+            Formula::False => 1,
+            Formula::Atom(_) => 2,
+            Formula::Not(_) => 3,
+            Formula::And(_) => 4,
+            Formula::Or(_) => 5,
+            Formula::Implies(..) => 6,
+            Formula::Iff(..) => 7,
+            Formula::Forall(..) => 8,
+            Formula::Exists(..) => 9,
+        };
+        eat(&[tag]);
+        match g {
+            Formula::Atom(Atom::Prop(p)) => name(&mut eat, p),
+            Formula::Atom(Atom::Quoted(p)) => {
+                eat(&[1]);
+                name(&mut eat, p);
+            }
+            Formula::Atom(Atom::Pred(p, args)) => {
+                eat(&[2]);
+                name(&mut eat, p);
+                eat(&(args.len() as u64).to_le_bytes());
+                for t in args {
+                    match t {
+                        Term::Var(v) => {
+                            eat(&[0]);
+                            name(&mut eat, v);
+                        }
+                        Term::Const(c) => {
+                            eat(&[1]);
+                            name(&mut eat, c);
+                        }
+                    }
+                }
+            }
+            Formula::And(gs) | Formula::Or(gs) => eat(&(gs.len() as u64).to_le_bytes()),
+            Formula::Forall(vs, _) | Formula::Exists(vs, _) => {
+                eat(&(vs.len() as u64).to_le_bytes());
+                for v in vs {
+                    name(&mut eat, v);
+                }
+            }
+            _ => {}
+        }
+        push_children(g, &mut stack);
+    }
+    h
+}
+
+/// `f` with a *witness constant* in place of each variable of its outer existentials: the
+/// form in which a belief is held (see the module docs). An outer existential is an `∃` in
+/// positive position or a `∀` in negative position (under an odd number of negations, or on
+/// the left of `→`), neither below a quantifier that stays nor below `↔` (where it is both
+/// positive and negative); each of its variables becomes the constant
+/// `WITNESS_MARK` + variable + `.` + the fingerprint of the formula without its leading
+/// negations + `.` + the quantifier's place + `.` + the variable's, so the same formula
+/// always gets the same witnesses (and `¬φ` those the question `φ` is asked with), and two
+/// different ones (all but certainly) never share one. The quantifier itself disappears; every other quantifier stays, to be grounded
+/// over the domain. Borrowed when nothing changes (no outer existential), and for trees
+/// deeper than [`MAX_DEPTH`] (which [`ground`] refuses anyway).
+pub fn witnessed(f: &Formula) -> Cow<'_, Formula> {
+    witness_walk(f, true)
+}
+
+/// [`witnessed`] of `f` (`positive`) or of `¬f`: the same names either way, since a witness
+/// is named after `f` without its leading negations and the quantifier's place in it, so
+/// `¬∀x. P(x)` as a belief and `∀x. P(x)` as a question share theirs.
+fn witness_walk(f: &Formula, positive: bool) -> Cow<'_, Formula> {
+    if !has_quantifier(f) || f.depth() > MAX_DEPTH {
+        return Cow::Borrowed(f);
+    }
+    let mut key = f;
+    while let Formula::Not(g) = key {
+        key = g;
+    }
+    let mut w = Witnessing {
+        hash: None,
+        formula: key,
+        count: 0,
+        node: 0,
+        env: HashMap::new(),
+    };
+    let g = w.walk(f, Some(positive), false);
+    if w.count == 0 {
+        Cow::Borrowed(f)
+    } else {
+        Cow::Owned(g)
+    }
+}
+
+/// Adds the constants of the domain a belief brings: the constants it names and its
+/// witnesses ([`witnessed`]).
+pub fn domain_constants(f: &Formula, out: &mut BTreeSet<String>) {
+    constants(&witnessed(f), out);
+}
+
+/// Adds the constants of the domain a question brings: the constants it names, the
+/// witnesses it would get as a belief and those its negation would get (a question is
+/// asked both ways, see the module docs).
+pub fn question_constants(f: &Formula, out: &mut BTreeSet<String>) {
+    constants(&witness_walk(f, true), out);
+    constants(&witness_walk(f, false), out);
+}
+
+/// The walk of [`witnessed`]: variables bound by an outer existential map to their witness
+/// (`Some`), variables bound by a quantifier that stays to `None` (shadowing).
+struct Witnessing<'f> {
+    /// The formula without its leading negations: what names the witnesses.
+    formula: &'f Formula,
+    hash: Option<u64>,
+    count: usize,
+    /// Quantifier nodes met so far (walk order, the same for `f` and `¬f`).
+    node: usize,
+    env: HashMap<String, Vec<Option<String>>>,
+}
+
+impl Witnessing<'_> {
+    /// Depth-bounded by the check in [`witnessed`]. `pol`: `Some(true)` positive,
+    /// `Some(false)` negative, `None` both (below `↔`); `kept`: below a quantifier that stays.
+    fn walk(&mut self, f: &Formula, pol: Option<bool>, kept: bool) -> Formula {
+        let flip = pol.map(|p| !p);
+        match f {
+            Formula::True | Formula::False | Formula::Atom(Atom::Prop(_) | Atom::Quoted(_)) => {
+                f.clone()
+            }
+            Formula::Atom(Atom::Pred(p, args)) => Formula::Atom(Atom::Pred(
+                p.clone(),
+                args.iter()
+                    .map(|t| match t {
+                        Term::Var(v) => match self.env.get(v).and_then(|s| s.last()) {
+                            Some(Some(w)) => Term::Const(w.clone()),
+                            _ => t.clone(),
+                        },
+                        Term::Const(_) => t.clone(),
+                    })
+                    .collect(),
+            )),
+            Formula::Not(g) => Formula::Not(Box::new(self.walk(g, flip, kept))),
+            Formula::And(gs) => Formula::And(gs.iter().map(|g| self.walk(g, pol, kept)).collect()),
+            Formula::Or(gs) => Formula::Or(gs.iter().map(|g| self.walk(g, pol, kept)).collect()),
+            Formula::Implies(a, b) => Formula::Implies(
+                Box::new(self.walk(a, flip, kept)),
+                Box::new(self.walk(b, pol, kept)),
+            ),
+            Formula::Iff(a, b) => Formula::Iff(
+                Box::new(self.walk(a, None, kept)),
+                Box::new(self.walk(b, None, kept)),
+            ),
+            Formula::Forall(vs, body) | Formula::Exists(vs, body) => {
+                let exists = matches!(f, Formula::Exists(..));
+                let outer = !kept && pol == Some(exists);
+                if vs.is_empty() {
+                    return self.walk(body, pol, kept);
+                }
+                self.node += 1;
+                for (k, v) in vs.iter().enumerate() {
+                    let w = outer.then(|| self.witness(v, k));
+                    self.env.entry(v.clone()).or_default().push(w);
+                }
+                let g = self.walk(body, pol, kept || !outer);
+                for v in vs {
+                    if let Some(s) = self.env.get_mut(v) {
+                        s.pop();
+                    }
+                }
+                if outer {
+                    g
+                } else if exists {
+                    Formula::Exists(vs.clone(), Box::new(g))
+                } else {
+                    Formula::Forall(vs.clone(), Box::new(g))
+                }
+            }
+        }
+    }
+
+    /// The witness of variable `k` (`v`) of the current quantifier node.
+    fn witness(&mut self, v: &str, k: usize) -> String {
+        let formula = self.formula;
+        let h = *self.hash.get_or_insert_with(|| fingerprint(formula));
+        self.count += 1;
+        format!("{WITNESS_MARK}{v}.{h:016x}.{}.{k}", self.node)
     }
 }
 

@@ -42,6 +42,9 @@
 //!   quoted text, a character the display sanitizer would replace by a marker (controls, bidi
 //!   controls, invisible format characters, private use) must be written as `\u{…}`, so that
 //!   what a reader sees is what the formula says. The escapes are `\"`, `\\` and `\u{HEX}`.
+//!   The noncharacters U+FDD0 to U+FDEF cannot be written at all, escaped or not: witness
+//!   constants are named with them ([`crate::logic::ground::witnessed`]), so no constant of a
+//!   formula can be mistaken for one.
 //! - Whitespace is space, tab, CR and LF. A column is counted in characters (not bytes) from
 //!   the start of the input, 1-based; line breaks do not reset it.
 //! - Limits: the input is at most [`MAX_INPUT_BYTES`], quoted text at most
@@ -334,7 +337,20 @@ impl<'a> Lexer<'a> {
                     None => return unterminated(),
                     Some('"') => out.push('"'),
                     Some('\\') => out.push('\\'),
-                    Some('u') => out.push(self.unicode_escape(column)?),
+                    Some('u') => {
+                        let c = self.unicode_escape(column)?;
+                        if crate::logic::ground::is_reserved_char(c) {
+                            return err(
+                                column,
+                                format!(
+                                    "U+{:04X} is reserved for the names of witnesses \
+                                     (see the quantifier semantics) and cannot be written",
+                                    c as u32
+                                ),
+                            );
+                        }
+                        out.push(c);
+                    }
                     Some(other) => {
                         return err(
                             column,

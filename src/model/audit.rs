@@ -160,6 +160,11 @@ codes! {
     /// A norm was retracted.
     NormRetracted = "norm-retracted", Error,
         "norm was retracted", "norms were retracted";
+    /// A re-announcement of an id changed the belief's role (a rule announced again as a
+    /// fact is retractable from then on).
+    RoleChanged = "role-changed", Info,
+        "belief's role was changed by a re-announcement",
+        "beliefs' roles were changed by re-announcements";
     /// A step self-reported `post_met` but its tier-1 postcondition is false.
     PostconditionFalsePositive = "postcondition-false-positive", Warning,
         "postcondition was self-reported as met but is not",

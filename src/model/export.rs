@@ -239,14 +239,16 @@ fn grounded(beliefs: &[BeliefView<'_>]) -> Vec<Result<Formula, String>> {
         .collect();
     let mut domain = BTreeSet::new();
     for f in parsed.iter().flatten() {
-        ground::constants(f, &mut domain);
+        ground::domain_constants(f, &mut domain);
     }
     let domain: Vec<String> = domain.into_iter().collect();
+    // Each belief in its witnessed form (`logic::ground`), as the engine holds it.
     parsed
         .into_iter()
         .map(|r| {
             r.and_then(|f| {
-                ground::ground(&f, &domain, DEFAULT_INSTANCE_CAP).map_err(|e| e.to_string())
+                ground::ground(&ground::witnessed(&f), &domain, DEFAULT_INSTANCE_CAP)
+                    .map_err(|e| e.to_string())
             })
         })
         .collect()

@@ -578,7 +578,7 @@ impl Mirror {
 
     fn domain_with(&self, f: &Formula) -> BTreeSet<String> {
         let mut d: BTreeSet<String> = self.consts.keys().cloned().collect();
-        ground::constants(f, &mut d);
+        ground::question_constants(f, &mut d);
         d
     }
 
@@ -674,6 +674,10 @@ impl Mirror {
     }
 
     fn try_add(&mut self, spec: BeliefSpec, raw: &Formula) -> Result<bool, Unknown> {
+        // A belief is held in its witnessed form (`logic::ground`): its witnesses are
+        // constants of the domain like any other.
+        let held = ground::witnessed(raw);
+        let raw: &Formula = &held;
         self.sigma += 1;
         let id = spec.id.clone();
         let replaces = self.engine.belief(&id).is_some() || self.missing.remove(&id).is_some();
@@ -1036,7 +1040,7 @@ impl Mirror {
     /// on a throwaway copy of Σ in its current grounding (oldest first: policies break ties
     /// by recency).
     fn rerun(&mut self, spec: BeliefSpec, policy: Policy) -> Result<Revision, Unknown> {
-        let g = self.ask(&spec.formula)?.into_owned();
+        let g = self.ask(&ground::witnessed(&spec.formula))?.into_owned();
         let mut copy = LocalEngine::with_limits(self.engine.limits());
         let mut specs: Vec<&BeliefSpec> = self.engine.beliefs().collect();
         specs.sort_by_key(|s| s.step);

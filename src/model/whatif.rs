@@ -672,11 +672,13 @@ fn repairs(
 ) -> Result<Repairs, Unknown> {
     let mut domain = BTreeSet::new();
     for m in members.iter().chain([spec]) {
-        ground::constants(&m.formula, &mut domain);
+        ground::domain_constants(&m.formula, &mut domain);
     }
     let domain: Vec<String> = domain.into_iter().collect();
+    // Beliefs, φ included, are held in their witnessed form (`logic::ground`).
     let grounded = |f: &Formula| -> Result<Formula, Unknown> {
-        ground::ground(f, &domain, opts.instance_cap).map_err(|e| Unknown::Ground(e.to_string()))
+        ground::ground(&ground::witnessed(f), &domain, opts.instance_cap)
+            .map_err(|e| Unknown::Ground(e.to_string()))
     };
     let phi = grounded(&spec.formula)?;
     let mut ground_members: Vec<Formula> = Vec::with_capacity(members.len());

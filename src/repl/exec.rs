@@ -95,6 +95,7 @@ pub(crate) fn announce(r: &mut Repl, cmd: &Command) -> Result<Reply, ReplError> 
             Vec::new()
         },
         inconsistent_after: rev.sigma_inconsistent,
+        role_change: rev.role_change,
     })
 }
 

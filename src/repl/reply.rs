@@ -280,6 +280,8 @@ pub enum Reply {
         /// Whether Σ is inconsistent afterwards (`flag`, `greedy-paper`, or an already
         /// inconsistent Σ).
         inconsistent_after: bool,
+        /// When φ replaced the belief of the same id held with another role: (old, new).
+        role_change: Option<(Role, Role)>,
     },
     /// `check`
     Check {
@@ -538,6 +540,7 @@ impl Reply {
                 norm_violation,
                 prior_conflict,
                 inconsistent_after,
+                role_change,
             } => json!({
                 "id": id, "outcome": outcome.as_str(), "applied": applied,
                 "retracted": retracted, "conflict": conflict, "policy": policy.as_str(),
@@ -545,6 +548,9 @@ impl Reply {
                 "sigma_was_inconsistent": !prior_conflict.is_empty(),
                 "prior_conflict": prior_conflict,
                 "sigma_inconsistent": inconsistent_after,
+                "role_change": role_change.map(|(from, to)| json!({
+                    "from": role_name(from), "to": role_name(to),
+                })),
             }),
             Reply::Check {
                 outcome,
@@ -807,12 +813,21 @@ impl Reply {
                 norm_violation,
                 prior_conflict,
                 inconsistent_after,
+                role_change,
             } => {
                 let _ = write!(out, "{}: ", outcome.as_str().to_uppercase());
                 if *applied {
                     let _ = write!(out, "announced {}", sanitize(id));
                 } else {
                     let _ = write!(out, "not applied ({})", policy.as_str());
+                }
+                if let Some((from, to)) = role_change {
+                    let _ = write!(
+                        out,
+                        "\n  role changed: {} -> {} (the record of the same id is replaced)",
+                        role_name(*from),
+                        role_name(*to)
+                    );
                 }
                 if !prior_conflict.is_empty() && *policy == Policy::GreedyPaper {
                     let _ = write!(

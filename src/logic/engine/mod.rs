@@ -53,9 +53,11 @@
 //! propagation check becomes a search). The engine's own clause log is what rebuilds the
 //! snapshot.
 //!
-//! Quantified beliefs are grounded over the active domain (contract §3): the constants of the
-//! active beliefs, counted as beliefs come and go, plus those of the request's formula, or the
-//! anonymous individual when there are none ([`crate::logic::ground`]). They sit behind a
+//! Quantified beliefs are grounded over the active domain (contract §3): the constants and
+//! witnesses of the active beliefs (each held in its witnessed form, its outer existentials
+//! replaced by witnesses of its own), counted as beliefs come and go, plus those of the
+//! request's formula, or the anonymous individual when there are none
+//! ([`crate::logic::ground`]). They sit behind a
 //! selector even when they are rules: when a request needs another domain than the one they
 //! are grounded over (growing or shrinking), each is re-grounded under a fresh selector (∃
 //! gets weaker as the domain grows, which no added clause can express) and the old one is

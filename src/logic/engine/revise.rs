@@ -39,10 +39,19 @@
 //! goes back in its place if φ ends up not in Σ. Either way, Σ afterwards is exactly
 //! `(Σ before − Revision::retracted) ∪ {φ if Revision::applied}`.
 //!
-//! A revision is decided over the domain of the request (Σ's constants and φ's). When a
-//! retraction removes the last belief naming some constant, the domain shrinks on the next
-//! request, and with quantified beliefs that can in rare cases make the remaining Σ
-//! inconsistent (`∃x. P(x) ∧ ∃x. ¬P(x)` needs two constants); the next `consistent` says so.
+//! Θ is computed on Σ as it stood before the update, the record φ replaces included: a
+//! re-announcement of a formula Σ holds is `entailed`, whatever else changes. When the same
+//! id was held with another role, [`Revision::role_change`] says so (a rule re-announced as
+//! a fact becomes retractable).
+//!
+//! A revision is decided over the domain of the request (Σ's constants and witnesses and
+//! φ's). A retraction can shrink the domain; under the quantifier semantics of
+//! [`crate::logic::ground`] that never makes a consistent Σ of `∃*∀*` sentences
+//! inconsistent. A belief with an existential below a universal (`∀x. ∃y. R(x, y)`) is not
+//! so protected, so after every repair Σ is checked over its own domain, and the repairing
+//! policies (`greedy`, `recency`, `confidence`) repair again, by their own order, until it
+//! is consistent there. [`Revision::sigma_inconsistent`] is always that check's answer, the
+//! one `consistent` gives next.
 //!
 //! Rules and norms are never retracted. A new formula that contradicts the rules and norms
 //! alone cannot be admitted by any retraction and is refused (under `flag`, a fact or
@@ -122,7 +131,9 @@ impl Policy {
 pub struct Revision {
     /// The policy applied.
     pub policy: Policy,
-    /// Θ(Σ, φ) before the update.
+    /// Θ(Σ, φ) before the update, on Σ as it stood (a record φ replaces included: the
+    /// policy then works on Σ without it, so a contradiction with that record alone needs no
+    /// repair).
     pub outcome: Outcome,
     /// Whether φ is in Σ afterwards.
     pub applied: bool,
@@ -149,6 +160,9 @@ pub struct Revision {
     /// When `sigma_was_inconsistent`: Σ's own preferred minimal conflict (ids in commitment
     /// order), which φ is not part of.
     pub prior_conflict: Vec<String>,
+    /// When φ replaced an active belief of the same id held with another role: (the old
+    /// role, the new one). Only when φ was applied.
+    pub role_change: Option<(Role, Role)>,
 }
 
 impl State {
@@ -169,17 +183,72 @@ fn announce(st: &mut State, spec: BeliefSpec, policy: Policy) -> Result<Revision
         let b = &st.beliefs[i].spec;
         b.formula != spec.formula || b.role != spec.role
     });
+    // Θ is the verdict on Σ as it stood, the record about to be replaced included (a
+    // re-announcement of what Σ holds is entailed).
+    let before = match replaced {
+        Some(_) => {
+            let mut q = st.query(&spec.formula)?;
+            let o = st.theta(&mut q);
+            st.finish(q);
+            Some(o?)
+        }
+        None => None,
+    };
     if let Some(i) = replaced {
         st.retract_index(i);
     }
-    let r = revise(st, spec, policy);
+    let new_role = spec.role;
+    let mut r = revise(st, spec, policy);
     if let Some(i) = replaced {
-        match &r {
-            Ok(rev) if rev.applied => {}
-            _ => st.reactivate(i)?,
+        match &mut r {
+            Ok(rev) if rev.applied => {
+                let old = st.beliefs[i].spec.role;
+                rev.role_change = (old != new_role).then_some((old, new_role));
+            }
+            Ok(rev) => {
+                st.reactivate(i)?;
+                rev.sigma_inconsistent = settled_inconsistent(st)?;
+            }
+            Err(_) => st.reactivate(i)?,
+        }
+        if let (Ok(rev), Some(o)) = (&mut r, before) {
+            rev.outcome = o;
         }
     }
     r
+}
+
+/// Whether Σ is inconsistent over its own domain (the quantified beliefs brought to it): the
+/// answer `consistent` gives next.
+fn settled_inconsistent(st: &mut State) -> Result<bool, EngineError> {
+    st.sync_active()?;
+    Ok(!st.sat_with(&[], true)?)
+}
+
+/// After a repair: while Σ is inconsistent over its own domain (a retraction shrank it under
+/// a belief outside the exact fragment, see the module docs), the policy's maximal consistent
+/// subset is taken again (`new` forced in under recency, ranked under confidence). Each round
+/// retracts at least one belief or stops; returns the beliefs retracted and whether Σ is
+/// still inconsistent (only when the rules and norms alone are, over the shrunken domain).
+fn settle(
+    st: &mut State,
+    new: usize,
+    by_confidence: bool,
+) -> Result<(Vec<usize>, bool), EngineError> {
+    let mut dropped = Vec::new();
+    loop {
+        if !settled_inconsistent(st)? {
+            return Ok((dropped, false));
+        }
+        let more = mss(st, new, by_confidence)?;
+        if more.is_empty() {
+            return Ok((dropped, true));
+        }
+        for &i in &more {
+            st.retract_index(i);
+        }
+        dropped.extend(more);
+    }
 }
 
 fn revise(st: &mut State, spec: BeliefSpec, policy: Policy) -> Result<Revision, EngineError> {
@@ -197,11 +266,28 @@ fn revise(st: &mut State, spec: BeliefSpec, policy: Policy) -> Result<Revision, 
         sigma_inconsistent: false,
         sigma_was_inconsistent: false,
         prior_conflict: Vec::new(),
+        role_change: None,
     };
+    let repairs = matches!(
+        policy,
+        Policy::Greedy | Policy::Recency | Policy::Confidence
+    );
     if outcome != Outcome::Contradiction {
         st.finish(q);
+        let id = spec.id.clone();
         rev.added = Some(st.add(spec)?);
         rev.applied = true;
+        // Σ ∧ φ was satisfiable over this request's domain; with quantified beliefs, Σ is
+        // checked over its own (outside the exact fragment the two can differ).
+        if st.quantified_active > 0 {
+            if repairs && let Some(new) = st.index_of(&id) {
+                let (dropped, bad) = settle(st, new, policy == Policy::Confidence)?;
+                record_retracted(st, &mut rev, new, dropped);
+                rev.sigma_inconsistent = bad;
+            } else {
+                rev.sigma_inconsistent = settled_inconsistent(st)?;
+            }
+        }
         return Ok(rev);
     }
     let g = q.formula.clone();
@@ -248,6 +334,12 @@ fn revise(st: &mut State, spec: BeliefSpec, policy: Policy) -> Result<Revision, 
     st.finish(q);
     let hard = spec.role.is_hard();
     if policy == Policy::Reject || (hard && !hard_ok) {
+        // Σ is unchanged: inconsistent exactly when it was (over its own domain).
+        rev.sigma_inconsistent = if st.quantified_active > 0 {
+            settled_inconsistent(st)?
+        } else {
+            !before_sat
+        };
         return Ok(rev);
     }
     if policy == Policy::GreedyPaper {
@@ -263,7 +355,7 @@ fn revise(st: &mut State, spec: BeliefSpec, policy: Policy) -> Result<Revision, 
             rev.retracted.push(st.beliefs[i].spec.id.clone());
             st.retract_index(i);
         }
-        rev.sigma_inconsistent = !st.sat_with(&[], true)?;
+        rev.sigma_inconsistent = settled_inconsistent(st)?;
         return Ok(rev);
     }
     if policy == Policy::Flag || !before_sat {
@@ -271,11 +363,12 @@ fn revise(st: &mut State, spec: BeliefSpec, policy: Policy) -> Result<Revision, 
         // the announcement's doing (seed 003 assumes B ∪ R satisfiable before it).
         rev.added = Some(st.add_inner(spec, HardCheck::Skip)?);
         rev.applied = true;
-        rev.sigma_inconsistent = !st.sat_with(&[], true)?;
+        rev.sigma_inconsistent = settled_inconsistent(st)?;
         return Ok(rev);
     }
     let id = spec.id.clone();
     rev.added = Some(st.add_inner(spec, HardCheck::Skip)?);
+    rev.applied = true;
     let new = st
         .index_of(&id)
         .ok_or_else(|| EngineError::Internal("announced belief vanished".into()))?;
@@ -290,24 +383,37 @@ fn revise(st: &mut State, spec: BeliefSpec, policy: Policy) -> Result<Revision, 
         Policy::Recency => mss(st, new, false)?,
         _ => mss(st, new, true)?,
     };
+    for &i in &retracted {
+        st.retract_index(i);
+    }
+    // Consistent over the request's domain by construction; over Σ's own domain (smaller
+    // when a retraction took the last mention of a constant) it is checked, and repaired.
+    let (more, bad) = settle(st, new, policy == Policy::Confidence)?;
     let mut retracted = retracted;
+    retracted.extend(more);
+    record_retracted(st, &mut rev, new, retracted);
+    if bad && st.quantified_active == 0 {
+        return Err(EngineError::Internal(
+            "revision left the belief state inconsistent".into(),
+        ));
+    }
+    rev.sigma_inconsistent = bad;
+    Ok(rev)
+}
+
+/// Records retracted beliefs in `rev`, oldest first (the announced belief `new` among them
+/// means φ was not applied).
+fn record_retracted(st: &State, rev: &mut Revision, new: usize, mut retracted: Vec<usize>) {
     retracted.sort_by_key(|&i| (st.beliefs[i].spec.step, st.beliefs[i].seq));
-    rev.applied = !retracted.contains(&new);
-    if !rev.applied {
+    if retracted.contains(&new) {
+        rev.applied = false;
         rev.added = None;
     }
     for &i in &retracted {
         if i != new {
             rev.retracted.push(st.beliefs[i].spec.id.clone());
         }
-        st.retract_index(i);
     }
-    if !st.sat_with(&[], true)? {
-        return Err(EngineError::Internal(
-            "revision left the belief state inconsistent".into(),
-        ));
-    }
-    Ok(rev)
 }
 
 impl State {

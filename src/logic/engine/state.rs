@@ -367,7 +367,7 @@ pub struct State {
     /// The domain the active quantified beliefs are grounded over.
     grounded_over: Vec<String>,
     /// Number of active quantified beliefs (0: no request needs a domain).
-    quantified_active: usize,
+    pub(super) quantified_active: usize,
     /// Σ as plain clauses (None after a retraction until rebuilt); see [`State::sat_with`].
     pub(super) snap: Option<Sat>,
     /// Active beliefs (indices, ascending) that are unsatisfiable together, checked on a
@@ -518,7 +518,7 @@ impl State {
     /// variable until retired and each retirement a level-0 unit that makes varisat
     /// re-simplify its clause database).
     pub(super) fn query(&mut self, f: &Formula) -> Result<Query, EngineError> {
-        let g = self.ground(f)?;
+        let g = self.ground_as(f, false)?;
         let f = g.as_ref().unwrap_or(f);
         self.reserve(f)?;
         let (pos, neg) = self.shape(f)?;
@@ -558,12 +558,13 @@ impl State {
         }
     }
 
-    /// The domain a request about `f` needs: the constants of the active beliefs and of `f`
-    /// (contract §3; empty means the anonymous individual, see [`crate::logic::ground`]).
+    /// The domain a request about `f` needs: the constants and witnesses of the active
+    /// beliefs and of `f` (contract §3; empty means the anonymous individual, see
+    /// [`crate::logic::ground`]).
     fn domain_with(&self, f: Option<&Formula>) -> Vec<String> {
         let mut extra = BTreeSet::new();
         if let Some(f) = f {
-            ground::constants(f, &mut extra);
+            ground::question_constants(f, &mut extra);
         }
         extra.retain(|c| !self.consts.contains_key(c));
         if extra.is_empty() {
@@ -596,9 +597,11 @@ impl State {
 
     /// Grounds `f` over the domain of Σ and `f` (re-grounding the quantified beliefs when that
     /// domain differs from the one they are grounded over, growing or shrinking), or `None`
-    /// when `f` has no quantifier. Without quantified beliefs and without a quantifier in `f`
-    /// nothing is computed: propositional traces pay one walk of `f` for this.
-    fn ground(&mut self, f: &Formula) -> Result<Option<Formula>, EngineError> {
+    /// when `f` has no quantifier. A `belief` is grounded in its witnessed form, a query as
+    /// written (see [`crate::logic::ground`]). Without quantified beliefs and without a
+    /// quantifier in `f` nothing is computed: propositional traces pay one walk of `f` for
+    /// this.
+    fn ground_as(&mut self, f: &Formula, belief: bool) -> Result<Option<Formula>, EngineError> {
         let quantified = ground::has_quantifier(f);
         if self.quantified_active == 0 && !quantified {
             return Ok(None);
@@ -608,8 +611,13 @@ impl State {
         if !quantified {
             return Ok(None);
         }
+        let f = if belief {
+            ground::witnessed(f)
+        } else {
+            std::borrow::Cow::Borrowed(f)
+        };
         Ok(Some(ground::ground(
-            f,
+            &f,
             &self.grounded_over,
             self.limits.ground_cap,
         )?))
@@ -624,7 +632,7 @@ impl State {
                 continue;
             }
             let g = ground::ground(
-                &self.beliefs[i].spec.formula,
+                &ground::witnessed(&self.beliefs[i].spec.formula),
                 domain,
                 self.limits.ground_cap,
             )?;
@@ -908,7 +916,7 @@ impl State {
     ) -> Result<Added, EngineError> {
         let check_hard = hard != HardCheck::Skip;
         Self::check_confidence(spec.confidence)?;
-        let grounded = self.ground(&spec.formula)?;
+        let grounded = self.ground_as(&spec.formula, true)?;
         let f = grounded.as_ref().unwrap_or(&spec.formula).clone();
         self.reserve(&f)?;
         if let Some(i) = self.index_of(&spec.id) {
@@ -1099,10 +1107,11 @@ impl State {
         Ok(Some(self.rules.fit(f)?))
     }
 
-    /// Counts the constants of a belief's formula into the domain; returns them.
+    /// Counts the constants of a belief's formula, its witnesses included, into the domain;
+    /// returns them.
     fn count_in(&mut self, f: &Formula) -> Box<[String]> {
         let mut cs = BTreeSet::new();
-        ground::constants(f, &mut cs);
+        ground::domain_constants(f, &mut cs);
         for c in &cs {
             *self.consts.entry(c.clone()).or_default() += 1;
         }
@@ -1170,7 +1179,7 @@ impl State {
         let quantified = self.beliefs[i].ground.is_some();
         let f = if quantified {
             ground::ground(
-                &self.beliefs[i].spec.formula,
+                &ground::witnessed(&self.beliefs[i].spec.formula),
                 &self.grounded_over,
                 self.limits.ground_cap,
             )?
@@ -1239,7 +1248,7 @@ impl State {
 
     /// `f` grounded over the domain of Σ and `f` (the quantified beliefs brought to it).
     pub(super) fn grounded(&mut self, f: &Formula) -> Result<Formula, EngineError> {
-        let g = self.ground(f)?.unwrap_or_else(|| f.clone());
+        let g = self.ground_as(f, false)?.unwrap_or_else(|| f.clone());
         self.reserve(&g)?;
         Ok(g)
     }

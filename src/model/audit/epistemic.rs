@@ -60,6 +60,65 @@ pub(super) fn check(cx: &mut Cx<'_>) {
     contradictions(cx);
     revisions(cx);
     norms(cx);
+    role_changes(cx);
+}
+
+fn role_name(r: Role) -> &'static str {
+    match r {
+        Role::Fact => "fact",
+        Role::Rule => "rule",
+        Role::Norm => "norm",
+        Role::Assumption => "assumption",
+    }
+}
+
+/// A record superseded by an announcement of the same id with another role: the role
+/// changed (its gate verdict was computed on Σ with the old record, `logic::revise`).
+fn role_changes(cx: &mut Cx<'_>) {
+    let mut out = Vec::new();
+    for r in cx.tl.beliefs() {
+        let Some(x) = r.retraction else { continue };
+        if x.by != RetractedBy::Superseded {
+            continue;
+        }
+        let old = cx.log.events.load(r.event as usize);
+        let new = cx.log.events.load(x.event as usize);
+        let (Some(Body::Announce(a)), Some(Body::Announce(b))) = (body_of(&old), body_of(&new))
+        else {
+            continue;
+        };
+        if a.role == b.role {
+            continue;
+        }
+        let (from, to) = (role_name(a.role), role_name(b.role));
+        let same = match (parse(&a.formula), parse(&b.formula)) {
+            (Ok(f), Ok(g)) => f == g,
+            _ => a.formula == b.formula,
+        };
+        let message = if same {
+            format!(
+                "{} ({}) was announced again as a {to}: its role changed from {from} to {to}.",
+                r.id, b.formula
+            )
+        } else {
+            format!(
+                "{} was replaced by {} as a {to}: its role changed from {from} to {to}.",
+                r.id, b.formula
+            )
+        };
+        out.push(
+            cx.finding(Code::RoleChanged, x.step, x.event, message)
+                .ids([r.id.clone()])
+                .formulas([b.formula.to_string()])
+                .with("from", from)
+                .with("to", to)
+                .with("same_formula", same)
+                .with("announced_at", r.announced),
+        );
+    }
+    for f in out {
+        cx.push(f);
+    }
 }
 
 fn claimed_str(c: Claimed) -> &'static str {

@@ -12,8 +12,9 @@
 //! pays for one walk over the session, adds and retractions only, no solve per event.
 //!
 //! Quantified beliefs are grounded over the active domain exactly as the recomputation does
-//! (contract §3): the constants of the active beliefs plus those of the formula asked about,
-//! re-grounding the quantified beliefs whenever that domain changes.
+//! (contract §3): the constants and witnesses of the active beliefs (held in their witnessed
+//! form, see [`crate::logic::ground`]) plus those of the formula asked about, re-grounding
+//! the quantified beliefs whenever that domain changes.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -173,7 +174,7 @@ impl<'a> Probe<'a> {
     fn domain_with(&self, f: Option<&Formula>) -> BTreeSet<String> {
         let mut d: BTreeSet<String> = self.consts.keys().cloned().collect();
         if let Some(f) = f {
-            ground::constants(f, &mut d);
+            ground::question_constants(f, &mut d);
         }
         d
     }
@@ -221,6 +222,12 @@ impl<'a> Probe<'a> {
     }
 
     fn add(&mut self, spec: BeliefSpec, raw: Formula) -> Result<(), String> {
+        // A belief is held in its witnessed form (`logic::ground`): its witnesses are
+        // constants of the domain like any other.
+        let raw = match ground::witnessed(&raw) {
+            std::borrow::Cow::Owned(w) => w,
+            std::borrow::Cow::Borrowed(_) => raw,
+        };
         let id = spec.id.clone();
         let mut cs = BTreeSet::new();
         ground::constants(&raw, &mut cs);
@@ -350,7 +357,7 @@ impl<'a> Probe<'a> {
                 Err(e) => return Err(err(e)),
             }
         }
-        let g = self.ground(&spec.formula, &domain)?;
+        let g = self.ground(&ground::witnessed(&spec.formula), &domain)?;
         let spec = BeliefSpec {
             formula: g.into(),
             ..spec
