@@ -1,0 +1,397 @@
+//! Writing certificates to a directory: `doxascope audit --certificates DIR` and the REPL's
+//! `check φ --certificate DIR` / `entails φ --certificate DIR` (docs/certificates.md).
+//!
+//! Every verdict doxascope recomputes (each `verify`'s gate, each `query`'s and each
+//! `answer`'s `entails`) is two satisfiability questions, Σ ∧ ψ and Σ ∧ ¬ψ, with Σ as it stood
+//! just before the event. Each question gets its own certificate, built from scratch by
+//! [`crate::logic::certificate::certify`]: a DIMACS file, and a DRAT proof when the answer
+//! is "unsatisfiable" or a model file when it is "satisfiable". `DIR/index.json` lists every
+//! file as `{"session", "step", "event", "formula", "verdict", "question", "answer",
+//! "certified", "agrees", "cnf", "proof" | "model"}` with paths relative to DIR: `verdict` is
+//! what the recomputation said, `certified` what the two certificates of the event imply,
+//! and `agrees` whether they are the same (a disagreement is a bug of doxascope's, shown
+//! rather than hidden).
+//!
+//! A verdict the recomputation could not give (a timeout, a formula over a cap) has no
+//! certificate; a certificate that could not be made (its own timeout) is an index entry
+//! with an `error` and no files.
+
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::logic::certificate::{
+    Answer, CertOptions, Certificate, Premise, Question, certify, entails_of, theta_of,
+};
+use crate::logic::formula::Formula;
+use crate::logic::parse::parse;
+
+use super::Model;
+use super::recompute::{Recomputed, Unknown};
+use super::timeline::{Timeline, event_at};
+
+/// The index's file name inside the directory.
+pub const INDEX: &str = "index.json";
+
+/// What kind of verdict a pair of certificates backs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    /// Θ(Σ, ψ): `contradiction`, `entailed` or `newinfo`.
+    Gate,
+    /// `entails ψ`: `entailed`, `contradicted` or `unknown`.
+    Entails,
+}
+
+impl Verdict {
+    /// The verdict the two answers imply.
+    fn certified(self, with_query: bool, with_negation: bool) -> &'static str {
+        match self {
+            Verdict::Gate => theta_of(with_query, with_negation).as_str(),
+            Verdict::Entails => entails_of(with_query, with_negation).as_str(),
+        }
+    }
+}
+
+/// One verdict to certify: Σ, the formula, and what was claimed about them.
+pub struct Item<'a> {
+    /// The session name.
+    pub session: &'a str,
+    /// The step of the event (or the REPL's step).
+    pub step: u64,
+    /// The event kind or REPL command (`verify`, `query`, `answer`, `check`, `entails`).
+    pub event: &'a str,
+    /// The formula as written.
+    pub text: &'a str,
+    /// The formula parsed.
+    pub formula: &'a Formula,
+    /// Σ just before the event.
+    pub sigma: &'a [Premise<'a>],
+    /// The kind of verdict.
+    pub kind: Verdict,
+    /// The verdict doxascope recomputed.
+    pub verdict: &'a str,
+    /// The file names' stem, unique within the directory.
+    pub stem: String,
+    /// More header lines (where the event is).
+    pub context: Vec<String>,
+}
+
+/// Settings of a certificate run.
+#[derive(Debug, Clone, Copy)]
+pub struct Options {
+    /// How long one certificate's solve may take.
+    pub timeout: Duration,
+    /// The cap on quantifier instances per formula.
+    pub instance_cap: u64,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            timeout: Duration::from_secs(10),
+            instance_cap: crate::logic::ground::DEFAULT_INSTANCE_CAP,
+        }
+    }
+}
+
+/// Totals of a certificate run.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Totals {
+    /// Verdicts certified (each two questions).
+    pub verdicts: usize,
+    /// Certificates written (questions answered).
+    pub certificates: usize,
+    /// Verdicts whose certificates imply another verdict than the recomputation's.
+    pub disagreements: usize,
+    /// Questions that could not be certified (their own timeout, a cap).
+    pub failed: usize,
+    /// Verdicts without certificate because the recomputation gave none.
+    pub uncertified: usize,
+}
+
+/// Certifies one verdict: writes both questions' files into `dir` and returns their index
+/// entries.
+pub fn write_item(
+    dir: &Path,
+    item: &Item<'_>,
+    opts: &Options,
+    totals: &mut Totals,
+) -> io::Result<Vec<Value>> {
+    let mut certs: Vec<(Question, Result<Certificate, String>)> = Vec::new();
+    for q in Question::BOTH {
+        let copts = CertOptions {
+            instance_cap: opts.instance_cap,
+            deadline: Some(Instant::now() + opts.timeout),
+            ..CertOptions::default()
+        };
+        let mut context = vec![
+            format!("session: {}", item.session),
+            format!("step: {} ({})", item.step, item.event),
+        ];
+        context.extend(item.context.iter().cloned());
+        let c = certify(item.sigma, item.formula, q, &context, &copts).map_err(|e| e.to_string());
+        certs.push((q, c));
+    }
+    let answers: Vec<Option<bool>> = certs
+        .iter()
+        .map(|(_, c)| c.as_ref().ok().map(Certificate::satisfiable))
+        .collect();
+    let certified = match (answers[0], answers[1]) {
+        (Some(a), Some(b)) => Some(item.kind.certified(a, b)),
+        _ => None,
+    };
+    totals.verdicts += 1;
+    if certified.is_some_and(|c| c != item.verdict) {
+        totals.disagreements += 1;
+    }
+    let mut entries = Vec::new();
+    for (q, c) in certs {
+        let mut e = json!({
+            "session": item.session,
+            "step": item.step,
+            "event": item.event,
+            "formula": item.text,
+            "verdict": item.verdict,
+            "question": q.text(),
+        });
+        if let Some(c) = certified {
+            e["certified"] = json!(c);
+            e["agrees"] = json!(c == item.verdict);
+        }
+        match c {
+            Ok(cert) => {
+                totals.certificates += 1;
+                let cnf = format!("{}-{}.cnf", item.stem, q.tag());
+                fs::write(dir.join(&cnf), &cert.cnf)?;
+                e["cnf"] = json!(cnf);
+                match &cert.answer {
+                    Answer::Unsat { proof } => {
+                        let name = format!("{}-{}.drat", item.stem, q.tag());
+                        fs::write(dir.join(&name), proof)?;
+                        e["answer"] = json!("unsatisfiable");
+                        e["proof"] = json!(name);
+                    }
+                    Answer::Sat { .. } => {
+                        let name = format!("{}-{}.model", item.stem, q.tag());
+                        fs::write(dir.join(&name), cert.model_text().unwrap_or_default())?;
+                        e["answer"] = json!("satisfiable");
+                        e["model"] = json!(name);
+                    }
+                }
+            }
+            Err(msg) => {
+                totals.failed += 1;
+                e["error"] = json!(msg);
+            }
+        }
+        entries.push(e);
+    }
+    Ok(entries)
+}
+
+/// Σ at step `t` of a session as premises: every active belief whose formula parses (one
+/// that does not is not in the recomputation's Σ either), with the ids of those left out.
+fn sigma_at(model: &Model, tl: &Timeline, t: u32) -> (Vec<(String, Formula)>, Vec<String>) {
+    let mut held = Vec::new();
+    let mut left = Vec::new();
+    for b in tl.sigma_at(model.log(), t) {
+        match b.formula() {
+            Ok(f) => held.push((b.id().to_string(), f)),
+            Err(_) => left.push(b.id().to_string()),
+        }
+    }
+    (held, left)
+}
+
+/// Σ at a step as premises (id, formula) and the ids left out, cached between the verdicts
+/// of one step.
+type SigmaAt = (u32, Vec<(String, Formula)>, Vec<String>);
+
+/// One recomputed verdict of a session, to certify.
+struct Found<'a> {
+    step: u32,
+    event: u32,
+    kind_name: &'static str,
+    kind: Verdict,
+    verdict: Result<&'static str, &'a Unknown>,
+}
+
+fn verdicts(rc: &Recomputed) -> Vec<Found<'_>> {
+    let mut out: Vec<Found> = Vec::new();
+    for v in &rc.verifies {
+        out.push(Found {
+            step: v.step,
+            event: v.event,
+            kind_name: "verify",
+            kind: Verdict::Gate,
+            verdict: v.result.as_ref().map(|g| g.theta.as_str()),
+        });
+    }
+    for q in &rc.queries {
+        out.push(Found {
+            step: q.step,
+            event: q.event,
+            kind_name: "query",
+            kind: Verdict::Entails,
+            verdict: q.result.as_ref().map(|e| e.as_str()),
+        });
+    }
+    for a in &rc.answers {
+        out.push(Found {
+            step: a.step,
+            event: a.event,
+            kind_name: "answer",
+            kind: Verdict::Entails,
+            verdict: a.result.as_ref().map(|e| e.as_str()),
+        });
+    }
+    out.sort_by_key(|f| (f.step, f.event));
+    out
+}
+
+/// The formula text of the event at `pos` (a verify's formulas joined by ∧ as the
+/// recomputation joins them).
+fn formula_text(model: &Model, pos: u32) -> Option<String> {
+    use crate::trace::event::Body;
+    let ev = event_at(model.log(), pos);
+    match &ev.body {
+        Body::Verify(v) => {
+            let texts: Vec<&str> = v.all_formulas().collect();
+            match texts.len() {
+                0 => None,
+                1 => Some(texts[0].to_string()),
+                _ => Some(
+                    texts
+                        .iter()
+                        .map(|t| format!("({t})"))
+                        .collect::<Vec<_>>()
+                        .join(" & "),
+                ),
+            }
+        }
+        Body::Query(q) => Some(q.formula.to_string()),
+        Body::Answer(a) => a.formula.as_deref().map(str::to_string),
+        _ => None,
+    }
+}
+
+/// Certifies every recomputed verdict of one session into `dir`, appending index entries.
+/// `number` distinguishes the sessions' file names.
+pub fn write_session(
+    dir: &Path,
+    model: &Model,
+    rc: &Recomputed,
+    number: usize,
+    opts: &Options,
+    index: &mut Vec<Value>,
+    totals: &mut Totals,
+) -> io::Result<()> {
+    let Some(tl) = model.timeline(&rc.session) else {
+        return Ok(());
+    };
+    let mut cached: Option<SigmaAt> = None;
+    for f in verdicts(rc) {
+        let Ok(verdict) = f.verdict else {
+            totals.uncertified += 1;
+            continue;
+        };
+        let Some(text) = formula_text(model, f.event) else {
+            continue;
+        };
+        let Ok(formula) = parse(&text) else {
+            continue;
+        };
+        let before = f.step - 1;
+        if cached.as_ref().is_none_or(|c| c.0 != before) {
+            let (held, left) = sigma_at(model, tl, before);
+            cached = Some((before, held, left));
+        }
+        let Some((_, held, left)) = cached.as_ref() else {
+            continue;
+        };
+        let sigma: Vec<Premise> = held
+            .iter()
+            .map(|(id, formula)| Premise { id, formula })
+            .collect();
+        let origin = &event_at(model.log(), f.event).origin;
+        let mut context = vec![format!("event: {}:{}", &*origin.file, origin.line)];
+        if !left.is_empty() {
+            context.push(format!(
+                "not in Σ (their formulas do not parse): {}",
+                left.join(", ")
+            ));
+        }
+        let item = Item {
+            session: &rc.session,
+            step: u64::from(f.step),
+            event: f.kind_name,
+            text: &text,
+            formula: &formula,
+            sigma: &sigma,
+            kind: f.kind,
+            verdict,
+            stem: format!("s{number}-step{}-{}", f.step, f.kind_name),
+            context,
+        };
+        index.extend(write_item(dir, &item, opts, totals)?);
+    }
+    Ok(())
+}
+
+/// Writes `entries` as `DIR/index.json`, after the entries already there when `append`
+/// (the REPL adds to a directory one check at a time).
+pub fn write_index(dir: &Path, mut entries: Vec<Value>, append: bool) -> io::Result<PathBuf> {
+    let path = dir.join(INDEX);
+    if append
+        && let Ok(text) = fs::read_to_string(&path)
+        && let Ok(Value::Array(mut old)) = serde_json::from_str::<Value>(&text)
+    {
+        old.append(&mut entries);
+        entries = old;
+    }
+    let text = serde_json::to_string_pretty(&Value::Array(entries)).map_err(io::Error::other)?;
+    fs::write(&path, text + "\n")?;
+    Ok(path)
+}
+
+/// Certifies every recomputed verdict of every session into `dir` (created if missing) and
+/// writes its index.
+pub fn write_all(
+    dir: &Path,
+    model: &Model,
+    recomputed: &[Recomputed],
+    opts: &Options,
+) -> io::Result<Totals> {
+    fs::create_dir_all(dir)?;
+    let mut index = Vec::new();
+    let mut totals = Totals::default();
+    for (i, rc) in recomputed.iter().enumerate() {
+        write_session(dir, model, rc, i + 1, opts, &mut index, &mut totals)?;
+    }
+    write_index(dir, index, false)?;
+    Ok(totals)
+}
+
+/// Certifies one verdict the REPL gave (`check φ --certificate DIR`, `entails φ
+/// --certificate DIR`) into `dir` (created if missing), adding its entries to the
+/// directory's index; returns them.
+pub fn write_one(dir: &Path, item: Item<'_>, opts: &Options) -> io::Result<Vec<Value>> {
+    fs::create_dir_all(dir)?;
+    // Numbered after what the directory's index already lists, so that checks written one
+    // after another into the same directory never overwrite each other.
+    let before = fs::read_to_string(dir.join(INDEX))
+        .ok()
+        .and_then(|t| serde_json::from_str::<Vec<Value>>(&t).ok())
+        .map_or(0, |v| v.len());
+    let item = Item {
+        stem: format!("{}-{}", item.stem, before / 2 + 1),
+        ..item
+    };
+    let mut totals = Totals::default();
+    let entries = write_item(dir, &item, opts, &mut totals)?;
+    write_index(dir, entries.clone(), true)?;
+    Ok(entries)
+}
