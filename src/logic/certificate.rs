@@ -288,6 +288,18 @@ fn encode(
     let mut lines = String::new();
     let quantified_err = |e: cnf::CnfError| CertError::Ground(e.to_string());
     for (p, f) in sigma.iter().zip(&grounded) {
+        if let Some(c) = as_clause(f, &mut enc) {
+            // A clause stands as itself: no definition variable, which keeps the CNF and
+            // its models small on traces of clauses (the T1 workload).
+            clauses.push(c);
+            let _ = writeln!(
+                lines,
+                "c belief clause {} {}",
+                clauses.len(),
+                comment_safe(p.id)
+            );
+            continue;
+        }
         let t = enc.encode(f, &mut clauses).map_err(quantified_err)?;
         clauses.push(vec![t]);
         let _ = writeln!(lines, "c belief {} {}", t.to_dimacs(), comment_safe(p.id));
@@ -323,9 +335,10 @@ fn encode(
         let _ = writeln!(header, "c domain: {}", names.join(", "));
     }
     header.push_str(
-        "c each belief and the query is asserted by the unit clause of its literal \
-         (`c belief LIT ID`, `c query LIT`); `c atom VAR NAME` names the atom variables, \
-         the other variables are Tseitin definitions\n",
+        "c a belief that is a clause is that clause (`c belief clause N ID`: the Nth clause \
+         below); any other belief and the query are asserted by the unit clause of their \
+         literal (`c belief LIT ID`, `c query LIT`); `c atom VAR NAME` names the atom \
+         variables, the other variables are Tseitin definitions\n",
     );
     for (name, v) in &atoms {
         let _ = writeln!(header, "c atom {v} {}", comment_safe(name));
@@ -337,6 +350,37 @@ fn encode(
         header,
         atoms,
     })
+}
+
+/// The literals of `f` when it is a clause (a literal, or a disjunction of literals, at
+/// most [`cnf::MAX_CLAUSE`] of them, no two complementary), their atoms given variables by
+/// `enc`; `None` for any other formula.
+fn as_clause(f: &Formula, enc: &mut Tseitin) -> Option<Vec<Lit>> {
+    let parts: Vec<&Formula> = match f {
+        Formula::Or(cs) => cs.iter().collect(),
+        other => vec![other],
+    };
+    if parts.len() > cnf::MAX_CLAUSE {
+        return None;
+    }
+    let mut lits = Vec::with_capacity(parts.len());
+    for part in parts {
+        let atom = match part {
+            Formula::Atom(_) => part,
+            Formula::Not(a) if matches!(**a, Formula::Atom(_)) => a,
+            _ => return None,
+        };
+        // Encoding an atom adds no clause: it only names its variable.
+        let mut none: Vec<Vec<Lit>> = Vec::new();
+        let l = enc.encode(atom, &mut none).ok()?;
+        lits.push(if std::ptr::eq(atom, part) { l } else { !l });
+    }
+    lits.sort_unstable();
+    lits.dedup();
+    if lits.windows(2).any(|w| w[0].var() == w[1].var()) {
+        return None;
+    }
+    Some(lits)
 }
 
 fn atom_name(a: &Atom) -> String {

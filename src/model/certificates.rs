@@ -16,6 +16,7 @@
 //! certificate; a certificate that could not be made (its own timeout) is an index entry
 //! with an `error` and no files.
 
+use std::collections::HashMap;
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -194,13 +195,19 @@ pub fn write_item(
 
 /// Σ at step `t` of a session as premises: every active belief whose formula parses (one
 /// that does not is not in the recomputation's Σ either), with the ids of those left out.
-fn sigma_at(model: &Model, tl: &Timeline, t: u32) -> (Vec<(String, Formula)>, Vec<String>) {
+/// Each record's formula is parsed once (`parsed`, by record index), not once per verdict.
+fn sigma_at(
+    model: &Model,
+    tl: &Timeline,
+    t: u32,
+    parsed: &mut HashMap<u32, Option<Formula>>,
+) -> (Vec<(String, Formula)>, Vec<String>) {
     let mut held = Vec::new();
     let mut left = Vec::new();
     for b in tl.sigma_at(model.log(), t) {
-        match b.formula() {
-            Ok(f) => held.push((b.id().to_string(), f)),
-            Err(_) => left.push(b.id().to_string()),
+        match parsed.entry(b.index).or_insert_with(|| b.formula().ok()) {
+            Some(f) => held.push((b.id().to_string(), f.clone())),
+            None => left.push(b.id().to_string()),
         }
     }
     (held, left)
@@ -293,6 +300,7 @@ pub fn write_session(
         return Ok(());
     };
     let mut cached: Option<SigmaAt> = None;
+    let mut parsed: HashMap<u32, Option<Formula>> = HashMap::new();
     for f in verdicts(rc) {
         let Ok(verdict) = f.verdict else {
             totals.uncertified += 1;
@@ -306,7 +314,7 @@ pub fn write_session(
         };
         let before = f.step - 1;
         if cached.as_ref().is_none_or(|c| c.0 != before) {
-            let (held, left) = sigma_at(model, tl, before);
+            let (held, left) = sigma_at(model, tl, before, &mut parsed);
             cached = Some((before, held, left));
         }
         let Some((_, held, left)) = cached.as_ref() else {

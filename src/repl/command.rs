@@ -925,6 +925,52 @@ mod tests {
         assert_eq!(parse(":diff 2 10").unwrap(), Command::Diff(2, 10));
     }
 
+    /// `--certificate DIR` ends the line of `check` and `entails` (after `because`), the
+    /// directory may hold spaces, and a missing formula or directory is an error at its
+    /// column.
+    #[test]
+    fn certificate_option() {
+        let f = |text: &str, column: usize| FormulaArg {
+            text: text.into(),
+            column,
+        };
+        assert_eq!(
+            parse("check p & q --certificate out/certs").unwrap(),
+            Command::Check {
+                formula: f("p & q", 7),
+                because: Vec::new(),
+                certificate: Some("out/certs".into()),
+            }
+        );
+        assert_eq!(
+            parse("check p because a b --certificate my dir").unwrap(),
+            Command::Check {
+                formula: f("p", 7),
+                because: vec!["a".into(), "b".into()],
+                certificate: Some("my dir".into()),
+            }
+        );
+        assert_eq!(
+            parse("entails p --certificate d").unwrap(),
+            Command::Entails {
+                formula: f("p", 9),
+                certificate: Some("d".into()),
+            }
+        );
+        assert_eq!(
+            parse("entails p").unwrap(),
+            Command::Entails {
+                formula: f("p", 9),
+                certificate: None,
+            }
+        );
+        let e = parse("entails --certificate d").unwrap_err();
+        assert!(e.message.contains("expected a formula"), "{e}");
+        let e = parse("check p --certificate").unwrap_err();
+        assert!(e.message.contains("expected a directory"), "{e}");
+        assert_eq!(e.column, 22);
+    }
+
     #[test]
     fn every_row_carries_its_own_function() {
         let dir = std::env::temp_dir().join(format!("dx-rows-{}.jsonl", std::process::id()));
