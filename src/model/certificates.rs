@@ -32,7 +32,7 @@ use crate::logic::parse::parse;
 
 use super::Model;
 use super::recompute::{Recomputed, Unknown};
-use super::timeline::{Timeline, event_at};
+use super::timeline::{Timeline, load_at};
 
 /// The index's file name inside the directory.
 pub const INDEX: &str = "index.json";
@@ -195,19 +195,34 @@ pub fn write_item(
 
 /// Σ at step `t` of a session as premises: every active belief whose formula parses (one
 /// that does not is not in the recomputation's Σ either), with the ids of those left out.
-/// Each record's formula is parsed once (`parsed`, by record index), not once per verdict.
+/// Each record's formula is decoded and parsed once (`parsed`, by record index), not once
+/// per verdict, and without pinning its event: a walk over a long trace would otherwise
+/// keep every announcement decoded.
 fn sigma_at(
     model: &Model,
     tl: &Timeline,
     t: u32,
     parsed: &mut HashMap<u32, Option<Formula>>,
 ) -> (Vec<(String, Formula)>, Vec<String>) {
+    use crate::trace::event::Body;
     let mut held = Vec::new();
     let mut left = Vec::new();
-    for b in tl.sigma_at(model.log(), t) {
-        match parsed.entry(b.index).or_insert_with(|| b.formula().ok()) {
-            Some(f) => held.push((b.id().to_string(), f.clone())),
-            None => left.push(b.id().to_string()),
+    let beliefs = tl.beliefs();
+    let end = beliefs.partition_point(|r| r.announced <= t);
+    for (i, r) in beliefs[..end].iter().enumerate() {
+        if !r.active_at(t) {
+            continue;
+        }
+        let f = parsed.entry(i as u32).or_insert_with(|| {
+            let ev = load_at(model.log(), r.event)?;
+            match &ev.body {
+                Body::Announce(a) if r.formula_ok => parse(&a.formula).ok(),
+                _ => None,
+            }
+        });
+        match f {
+            Some(f) => held.push((r.id.to_string(), f.clone())),
+            None => left.push(r.id.to_string()),
         }
     }
     (held, left)
@@ -260,11 +275,12 @@ fn verdicts(rc: &Recomputed) -> Vec<Found<'_>> {
 }
 
 /// The formula text of the event at `pos` (a verify's formulas joined by ∧ as the
-/// recomputation joins them).
-fn formula_text(model: &Model, pos: u32) -> Option<String> {
+/// recomputation joins them), with where the event is (`file:line`).
+fn formula_text(model: &Model, pos: u32) -> Option<(String, String)> {
     use crate::trace::event::Body;
-    let ev = event_at(model.log(), pos);
-    match &ev.body {
+    let ev = load_at(model.log(), pos)?;
+    let origin = format!("{}:{}", &*ev.origin.file, ev.origin.line);
+    let text = match &ev.body {
         Body::Verify(v) => {
             let texts: Vec<&str> = v.all_formulas().collect();
             match texts.len() {
@@ -282,7 +298,8 @@ fn formula_text(model: &Model, pos: u32) -> Option<String> {
         Body::Query(q) => Some(q.formula.to_string()),
         Body::Answer(a) => a.formula.as_deref().map(str::to_string),
         _ => None,
-    }
+    }?;
+    Some((text, origin))
 }
 
 /// Certifies every recomputed verdict of one session into `dir`, appending index entries.
@@ -306,7 +323,7 @@ pub fn write_session(
             totals.uncertified += 1;
             continue;
         };
-        let Some(text) = formula_text(model, f.event) else {
+        let Some((text, origin)) = formula_text(model, f.event) else {
             continue;
         };
         let Ok(formula) = parse(&text) else {
@@ -324,8 +341,7 @@ pub fn write_session(
             .iter()
             .map(|(id, formula)| Premise { id, formula })
             .collect();
-        let origin = &event_at(model.log(), f.event).origin;
-        let mut context = vec![format!("event: {}:{}", &*origin.file, origin.line)];
+        let mut context = vec![format!("event: {origin}")];
         if !left.is_empty() {
             context.push(format!(
                 "not in Σ (their formulas do not parse): {}",
