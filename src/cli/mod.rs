@@ -106,7 +106,9 @@ enum Command {
     ///
     /// The summary, the claimed-vs-recomputed table, per session a chart of Σ's size,
     /// verdicts, retractions and findings over the steps, every finding with its evidence and
-    /// Σ at its step, the retraction history, and the notes kept beside the trace.
+    /// Σ at its step, the retraction history, and the notes kept beside the trace; then the
+    /// SHA-256 of each input, the version and the options, with a record of every finding
+    /// and verdict that `doxascope verify-report` re-checks.
     Report(report::Args),
     /// Say whether a report still holds: its inputs' SHA-256 and the recomputed findings
     /// and verdicts.

@@ -6,9 +6,10 @@
 //! just before the event. Each question gets its own certificate, built from scratch by
 //! [`crate::logic::certificate::certify`]: a DIMACS file, and a DRAT proof when the answer
 //! is "unsatisfiable" or a model file when it is "satisfiable". `DIR/index.json` lists every
-//! file as `{"session", "step", "event", "formula", "verdict", "question", "answer",
-//! "certified", "agrees", "cnf", "proof" | "model"}` with paths relative to DIR: `verdict` is
-//! what the recomputation said, `certified` what the two certificates of the event imply,
+//! file as `{"session", "step", "event", "formula", "claimed", "verdict", "question",
+//! "answer", "certified", "agrees", "cnf", "proof" | "model"}` with paths relative to DIR:
+//! `claimed` is what the trace said (when it said something), `verdict` what the
+//! recomputation said, `certified` what the two certificates of the event imply,
 //! and `agrees` whether they are the same (a disagreement is a bug of doxascope's, shown
 //! rather than hidden).
 //!
@@ -74,6 +75,8 @@ pub struct Item<'a> {
     pub kind: Verdict,
     /// The verdict doxascope recomputed.
     pub verdict: &'a str,
+    /// What the trace claimed (a `verify`'s outcome, a `query`'s answer), if anything.
+    pub claimed: Option<Value>,
     /// The file names' stem, unique within the directory.
     pub stem: String,
     /// More header lines (where the event is).
@@ -158,6 +161,9 @@ pub fn write_item(
             "verdict": item.verdict,
             "question": q.text(),
         });
+        if let Some(c) = &item.claimed {
+            e["claimed"] = c.clone();
+        }
         if let Some(c) = certified {
             e["certified"] = json!(c);
             e["agrees"] = json!(c == item.verdict);
@@ -239,6 +245,7 @@ struct Found<'a> {
     kind_name: &'static str,
     kind: Verdict,
     verdict: Result<&'static str, &'a Unknown>,
+    claimed: Option<Value>,
 }
 
 fn verdicts(rc: &Recomputed) -> Vec<Found<'_>> {
@@ -250,6 +257,7 @@ fn verdicts(rc: &Recomputed) -> Vec<Found<'_>> {
             kind_name: "verify",
             kind: Verdict::Gate,
             verdict: v.result.as_ref().map(|g| g.theta.as_str()),
+            claimed: v.claimed.map(|c| json!(c)),
         });
     }
     for q in &rc.queries {
@@ -259,6 +267,7 @@ fn verdicts(rc: &Recomputed) -> Vec<Found<'_>> {
             kind_name: "query",
             kind: Verdict::Entails,
             verdict: q.result.as_ref().map(|e| e.as_str()),
+            claimed: q.claimed.map(|c| json!(c)),
         });
     }
     for a in &rc.answers {
@@ -268,6 +277,7 @@ fn verdicts(rc: &Recomputed) -> Vec<Found<'_>> {
             kind_name: "answer",
             kind: Verdict::Entails,
             verdict: a.result.as_ref().map(|e| e.as_str()),
+            claimed: None,
         });
     }
     out.sort_by_key(|f| (f.step, f.event));
@@ -357,6 +367,7 @@ pub fn write_session(
             sigma: &sigma,
             kind: f.kind,
             verdict,
+            claimed: f.claimed,
             stem: format!("s{number}-step{}-{}", f.step, f.kind_name),
             context,
         };

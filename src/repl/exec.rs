@@ -195,6 +195,7 @@ fn certify(
         sigma: &sigma,
         kind,
         verdict,
+        claimed: None,
         stem: format!("repl-step{}-{}", r.step, cmd.name()),
         context: vec![format!("REPL: {} {}", cmd.name(), text)],
     };
