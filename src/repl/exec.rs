@@ -112,28 +112,31 @@ pub(crate) fn check(r: &mut Repl, cmd: &Command) -> Result<Reply, ReplError> {
     };
     let name = cmd.name();
     let f = parse_arg(name, formula_arg(cmd)?)?;
-    let state = r.state_mut()?;
     let cited = (!because.is_empty()).then_some(because.as_slice());
-    let gate = state.check(&f, cited).map_err(|e| engine_error(name, e))?;
+    let gate = r
+        .state_mut()?
+        .check(&f, cited)
+        .map_err(|e| engine_error(name, e))?;
     let outcome = gate.theta;
+    let certificate = certificate
+        .as_ref()
+        .map(|dir| certify(r, cmd, dir, &f, Verdict::Gate, outcome.as_str()));
     let mut conflict = Vec::new();
     let mut prior = Vec::new();
     if outcome == Outcome::Contradiction {
+        let state = r.state_mut()?;
         let c = state.consistent().map_err(|e| engine_error(name, e))?;
         if !c.consistent {
             prior = c.conflict;
         } else {
             // A minimal subset of Σ entailing ¬φ is a minimal subset that φ contradicts.
-            let not_f = Formula::Not(Box::new(f.clone()));
+            let not_f = Formula::Not(Box::new(f));
             conflict = state
                 .why(&not_f)
                 .map_err(|e| engine_error(name, e))?
                 .support;
         }
     }
-    let certificate = certificate
-        .as_ref()
-        .map(|dir| certify(r, cmd, dir, &f, Verdict::Gate, outcome.as_str()));
     Ok(Reply::Check {
         outcome: gate.outcome,
         theta: outcome,
