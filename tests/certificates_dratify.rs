@@ -125,15 +125,29 @@ fn index_is_complete(entries: &[Value], dir: &Path) {
         assert_eq!(e["agrees"], Value::Bool(true), "{e}");
         assert_eq!(e["certified"], e["verdict"]);
     }
-    let questions: std::collections::BTreeSet<&str> = entries
-        .iter()
-        .map(|e| e["question"].as_str().unwrap())
-        .collect();
-    assert_eq!(
-        questions.into_iter().collect::<Vec<_>>(),
-        ["Σ ∧ ¬ψ satisfiable?", "Σ ∧ ψ satisfiable?"]
-    );
-    assert_eq!(entries.len() % 2, 0);
+    // Per verdict (one step each): both questions, and the grounding question when the
+    // verify cites premises.
+    let mut by_step: std::collections::BTreeMap<&str, Vec<&str>> = Default::default();
+    for e in entries {
+        let cnf = e["cnf"].as_str().unwrap();
+        let verdict = ["-not-psi.cnf", "-psi.cnf", "-grounding.cnf"]
+            .iter()
+            .find_map(|t| cnf.strip_suffix(t))
+            .unwrap();
+        by_step
+            .entry(verdict)
+            .or_default()
+            .push(e["question"].as_str().unwrap());
+    }
+    for qs in by_step.values() {
+        assert!(
+            qs[..2] == ["Σ ∧ ψ satisfiable?", "Σ ∧ ¬ψ satisfiable?"]
+                && qs[2..]
+                    .iter()
+                    .all(|q| *q == "cited ∧ rules ∧ norms ∧ ¬ψ satisfiable?"),
+            "{qs:?}"
+        );
+    }
 }
 
 /// Without Python: the treasure hunt's certificates are complete, every model satisfies
@@ -148,10 +162,16 @@ fn treasure_hunt_certificates_are_complete_and_models_hold() {
     );
     let entries = index(dir.path());
     index_is_complete(&entries, dir.path());
-    // Four verifies, a query and two answers with a formula: seven verdicts.
-    assert_eq!(entries.len(), 14);
+    // Four verifies, a query and two answers with a formula: seven verdicts, two of them
+    // verifies citing premises (a third question each).
+    assert_eq!(entries.len(), 16);
+    let step10: Vec<&Value> = entries.iter().filter(|e| e["step"] == 10).collect();
+    assert_eq!(step10.len(), 3);
+    // The cited premises entail ¬treasure_in_a: grounded, so the verdict stays entailed.
+    assert_eq!(step10[2]["answer"], "unsatisfiable");
+    assert_eq!(step10[2]["certified"], "entailed");
     let step14: Vec<&Value> = entries.iter().filter(|e| e["step"] == 14).collect();
-    assert_eq!(step14.len(), 2);
+    assert_eq!(step14.len(), 3);
     assert!(step14.iter().all(|e| e["verdict"] == "contradiction"));
     let pos = step14
         .iter()
@@ -252,6 +272,49 @@ fn repl_check_and_entails_write_certificates() {
     assert_eq!(index(&d).len(), 6);
 }
 
+/// `check φ because ID...`: the third question certifies the refinement. At step 14 Σ
+/// entails treasure_in_b (the map), but the cited ¬treasure_in_a alone does not: the
+/// grounding question is satisfiable, and the certified verdict is `ungrounded`, as the REPL
+/// said; citing the map instead grounds it (unsatisfiable, with a proof).
+#[test]
+fn repl_certifies_an_ungrounded_check() {
+    use std::io::Write;
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().join("c");
+    let script = format!(
+        "at 14\ncheck treasure_in_b because t3-not-a --certificate {0}\ncheck treasure_in_b because t2-map-b --certificate {0}\n",
+        d.display()
+    );
+    let mut child = Command::new(env!("CARGO_BIN_EXE_doxascope"))
+        .args(["repl", "--json"])
+        .arg(root().join("sample-traces/treasure-hunt.jsonl"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(script.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let replies: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(replies[1]["outcome"], "ungrounded", "{}", replies[1]);
+    assert_eq!(replies[1]["certificate"]["certified"], "ungrounded");
+    assert_eq!(replies[1]["certificate"]["agrees"], true);
+    assert_eq!(replies[2]["outcome"], "entailed", "{}", replies[2]);
+    assert_eq!(replies[2]["certificate"]["certified"], "entailed");
+    let entries = index(&d);
+    assert_eq!(entries.len(), 6);
+    index_is_complete(&entries, &d);
+    assert_eq!(entries[2]["answer"], "satisfiable");
+    assert_eq!(entries[5]["answer"], "unsatisfiable");
+}
+
 /// dratify accepts every proof of the treasure hunt, and every model is accepted.
 #[test]
 #[cfg_attr(
@@ -266,11 +329,11 @@ fn dratify_accepts_the_treasure_hunt() {
         dir.path(),
     );
     let s = check_dir(dir.path());
-    assert_eq!(s["entries"], 14);
+    assert_eq!(s["entries"], 16);
     assert_eq!(count(&s, "proofs", "rejected"), 0, "{s}");
     assert_eq!(count(&s, "models", "rejected"), 0, "{s}");
-    assert_eq!(count(&s, "proofs", "accepted"), 5, "{s}");
-    assert_eq!(count(&s, "models", "accepted"), 9, "{s}");
+    assert_eq!(count(&s, "proofs", "accepted"), 6, "{s}");
+    assert_eq!(count(&s, "models", "accepted"), 10, "{s}");
 }
 
 /// The T1 workload: 600 steps whose claims PySAT decided. Every certificate is accepted,

@@ -53,6 +53,10 @@ pub enum Question {
     WithQuery,
     /// Is Σ ∧ ¬ψ satisfiable?
     WithNegation,
+    /// With cited premises (`because`): are the cited beliefs with every rule and norm,
+    /// and ¬ψ, satisfiable? Satisfiable means they do not entail ψ: the verdict is
+    /// `ungrounded` (when Σ ∧ ψ is satisfiable).
+    Grounding,
 }
 
 impl Question {
@@ -64,6 +68,7 @@ impl Question {
         match self {
             Question::WithQuery => "Σ ∧ ψ satisfiable?",
             Question::WithNegation => "Σ ∧ ¬ψ satisfiable?",
+            Question::Grounding => "cited ∧ rules ∧ norms ∧ ¬ψ satisfiable?",
         }
     }
 
@@ -72,6 +77,7 @@ impl Question {
         match self {
             Question::WithQuery => "psi",
             Question::WithNegation => "not-psi",
+            Question::Grounding => "grounding",
         }
     }
 }
@@ -250,6 +256,7 @@ struct Encoded {
 /// belief and the query in the header after the caller's `context` lines.
 fn encode(
     sigma: &[Premise<'_>],
+    domain_from: &[Premise<'_>],
     query: &Formula,
     question: Question,
     context: &[String],
@@ -259,7 +266,7 @@ fn encode(
         ground::has_quantifier(query) || sigma.iter().any(|p| ground::has_quantifier(p.formula));
     let domain: Vec<String> = if quantified {
         let mut d = BTreeSet::new();
-        for p in sigma {
+        for p in domain_from {
             ground::constants(p.formula, &mut d);
         }
         ground::constants(query, &mut d);
@@ -307,7 +314,7 @@ fn encode(
     let t = enc.encode(&q, &mut clauses).map_err(quantified_err)?;
     let asserted = match question {
         Question::WithQuery => t,
-        Question::WithNegation => !t,
+        Question::WithNegation | Question::Grounding => !t,
     };
     clauses.push(vec![asserted]);
     let _ = writeln!(
@@ -316,7 +323,7 @@ fn encode(
         asserted.to_dimacs(),
         match question {
             Question::WithQuery => "ψ",
-            Question::WithNegation => "¬ψ",
+            Question::WithNegation | Question::Grounding => "¬ψ",
         }
     );
     let mut atoms: Vec<(String, usize)> = enc
@@ -397,7 +404,21 @@ pub fn certify(
     context: &[String],
     opts: &CertOptions,
 ) -> Result<Certificate, CertError> {
-    let e = encode(sigma, query, question, context, opts)?;
+    certify_over(sigma, sigma, query, question, context, opts)
+}
+
+/// [`certify`] for a part of Σ (the cited premises with the rules and norms,
+/// [`Question::Grounding`]): the beliefs in `sigma` are the CNF's, the quantifier domain is
+/// still the constants of all of Σ (`domain_from`) and the query, as the engine grounds it.
+pub fn certify_over(
+    sigma: &[Premise<'_>],
+    domain_from: &[Premise<'_>],
+    query: &Formula,
+    question: Question,
+    context: &[String],
+    opts: &CertOptions,
+) -> Result<Certificate, CertError> {
+    let e = encode(sigma, domain_from, query, question, context, opts)?;
     let mut cnf_text = e.header;
     let _ = writeln!(cnf_text, "p cnf {} {}", e.num_vars, e.clauses.len());
     for c in &e.clauses {

@@ -26,8 +26,10 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use crate::logic::certificate::{
-    Answer, CertOptions, Certificate, Premise, Question, certify, entails_of, theta_of,
+    Answer, CertOptions, Certificate, Premise, Question, certify, certify_over, entails_of,
+    theta_of,
 };
+use crate::logic::engine::Outcome;
 use crate::logic::formula::Formula;
 use crate::logic::parse::parse;
 
@@ -71,6 +73,9 @@ pub struct Item<'a> {
     pub formula: &'a Formula,
     /// Σ just before the event.
     pub sigma: &'a [Premise<'a>],
+    /// With cited premises (`because`): those of Σ with every rule and norm, for the third
+    /// question ([`Question::Grounding`]) that decides `ungrounded`; `None` without.
+    pub premises: Option<&'a [Premise<'a>]>,
     /// The kind of verdict.
     pub kind: Verdict,
     /// The verdict doxascope recomputed.
@@ -104,7 +109,7 @@ impl Default for Options {
 /// Totals of a certificate run.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Totals {
-    /// Verdicts certified (each two questions).
+    /// Verdicts certified (each two questions, three for a verify citing premises).
     pub verdicts: usize,
     /// Certificates written (questions answered).
     pub certificates: usize,
@@ -116,8 +121,8 @@ pub struct Totals {
     pub uncertified: usize,
 }
 
-/// Certifies one verdict: writes both questions' files into `dir` and returns their index
-/// entries.
+/// Certifies one verdict: writes both questions' files (and the grounding question's, with
+/// cited premises) into `dir` and returns their index entries.
 pub fn write_item(
     dir: &Path,
     item: &Item<'_>,
@@ -125,7 +130,8 @@ pub fn write_item(
     totals: &mut Totals,
 ) -> io::Result<Vec<Value>> {
     let mut certs: Vec<(Question, Result<Certificate, String>)> = Vec::new();
-    for q in Question::BOTH {
+    let grounding = item.premises.map(|_| Question::Grounding);
+    for q in Question::BOTH.into_iter().chain(grounding) {
         let copts = CertOptions {
             instance_cap: opts.instance_cap,
             deadline: Some(Instant::now() + opts.timeout),
@@ -136,15 +142,29 @@ pub fn write_item(
             format!("step: {} ({})", item.step, item.event),
         ];
         context.extend(item.context.iter().cloned());
-        let c = certify(item.sigma, item.formula, q, &context, &copts).map_err(|e| e.to_string());
+        let c = match (q, item.premises) {
+            (Question::Grounding, Some(p)) => {
+                certify_over(p, item.sigma, item.formula, q, &context, &copts)
+            }
+            _ => certify(item.sigma, item.formula, q, &context, &copts),
+        }
+        .map_err(|e| e.to_string());
         certs.push((q, c));
     }
     let answers: Vec<Option<bool>> = certs
         .iter()
         .map(|(_, c)| c.as_ref().ok().map(Certificate::satisfiable))
         .collect();
-    let certified = match (answers[0], answers[1]) {
-        (Some(a), Some(b)) => Some(item.kind.certified(a, b)),
+    let certified = match (answers[0], answers[1], answers.get(2).copied()) {
+        // The engine refines only a consistent Δ: `ungrounded` when the cited premises with
+        // the rules and norms leave ¬ψ satisfiable.
+        (Some(false), Some(b), _) => Some(item.kind.certified(false, b)),
+        (Some(a), Some(b), None) => Some(item.kind.certified(a, b)),
+        (Some(a), Some(b), Some(Some(g))) => Some(if g {
+            Outcome::Ungrounded.as_str()
+        } else {
+            item.kind.certified(a, b)
+        }),
         _ => None,
     };
     totals.verdicts += 1;
@@ -208,9 +228,9 @@ fn sigma_at(
     model: &Model,
     tl: &Timeline,
     t: u32,
-    parsed: &mut HashMap<u32, Option<Formula>>,
-) -> (Vec<(String, Formula)>, Vec<String>) {
-    use crate::trace::event::Body;
+    parsed: &mut HashMap<u32, Option<(Formula, bool)>>,
+) -> (Vec<(String, Formula, bool)>, Vec<String>) {
+    use crate::trace::event::{Body, Role};
     let mut held = Vec::new();
     let mut left = Vec::new();
     let beliefs = tl.beliefs();
@@ -222,21 +242,23 @@ fn sigma_at(
         let f = parsed.entry(i as u32).or_insert_with(|| {
             let ev = load_at(model.log(), r.event)?;
             match &ev.body {
-                Body::Announce(a) if r.formula_ok => parse(&a.formula).ok(),
+                Body::Announce(a) if r.formula_ok => parse(&a.formula)
+                    .ok()
+                    .map(|f| (f, matches!(a.role, Role::Rule | Role::Norm))),
                 _ => None,
             }
         });
         match f {
-            Some(f) => held.push((r.id.to_string(), f.clone())),
+            Some((f, hard)) => held.push((r.id.to_string(), f.clone(), *hard)),
             None => left.push(r.id.to_string()),
         }
     }
     (held, left)
 }
 
-/// Σ at a step as premises (id, formula) and the ids left out, cached between the verdicts
-/// of one step.
-type SigmaAt = (u32, Vec<(String, Formula)>, Vec<String>);
+/// Σ at a step as premises (id, formula, whether a rule or norm) and the ids left out,
+/// cached between the verdicts of one step.
+type SigmaAt = (u32, Vec<(String, Formula, bool)>, Vec<String>);
 
 /// One recomputed verdict of a session, to certify.
 struct Found<'a> {
@@ -256,7 +278,8 @@ fn verdicts(rc: &Recomputed) -> Vec<Found<'_>> {
             event: v.event,
             kind_name: "verify",
             kind: Verdict::Gate,
-            verdict: v.result.as_ref().map(|g| g.theta.as_str()),
+            // The refined outcome: `ungrounded` is certified by a third question.
+            verdict: v.result.as_ref().map(|g| g.outcome.as_str()),
             claimed: v.claimed.map(|c| json!(c)),
         });
     }
@@ -285,11 +308,18 @@ fn verdicts(rc: &Recomputed) -> Vec<Found<'_>> {
 }
 
 /// The formula text of the event at `pos` (a verify's formulas joined by ∧ as the
-/// recomputation joins them), with where the event is (`file:line`).
-fn formula_text(model: &Model, pos: u32) -> Option<(String, String)> {
+/// recomputation joins them), with where the event is (`file:line`) and a verify's cited
+/// premises when it cites any.
+fn formula_text(model: &Model, pos: u32) -> Option<(String, String, Option<Vec<String>>)> {
     use crate::trace::event::Body;
     let ev = load_at(model.log(), pos)?;
     let origin = format!("{}:{}", &*ev.origin.file, ev.origin.line);
+    let because = match &ev.body {
+        Body::Verify(v) if !v.because.is_empty() => {
+            Some(v.because.iter().map(|b| b.to_string()).collect())
+        }
+        _ => None,
+    };
     let text = match &ev.body {
         Body::Verify(v) => {
             let texts: Vec<&str> = v.all_formulas().collect();
@@ -309,7 +339,7 @@ fn formula_text(model: &Model, pos: u32) -> Option<(String, String)> {
         Body::Answer(a) => a.formula.as_deref().map(str::to_string),
         _ => None,
     }?;
-    Some((text, origin))
+    Some((text, origin, because))
 }
 
 /// Certifies every recomputed verdict of one session into `dir`, appending index entries.
@@ -327,13 +357,13 @@ pub fn write_session(
         return Ok(());
     };
     let mut cached: Option<SigmaAt> = None;
-    let mut parsed: HashMap<u32, Option<Formula>> = HashMap::new();
+    let mut parsed: HashMap<u32, Option<(Formula, bool)>> = HashMap::new();
     for f in verdicts(rc) {
         let Ok(verdict) = f.verdict else {
             totals.uncertified += 1;
             continue;
         };
-        let Some((text, origin)) = formula_text(model, f.event) else {
+        let Some((text, origin, because)) = formula_text(model, f.event) else {
             continue;
         };
         let Ok(formula) = parse(&text) else {
@@ -349,8 +379,14 @@ pub fn write_session(
         };
         let sigma: Vec<Premise> = held
             .iter()
-            .map(|(id, formula)| Premise { id, formula })
+            .map(|(id, formula, _)| Premise { id, formula })
             .collect();
+        let premises: Option<Vec<Premise>> = because.as_ref().map(|cited| {
+            held.iter()
+                .filter(|(id, _, hard)| *hard || cited.contains(id))
+                .map(|(id, formula, _)| Premise { id, formula })
+                .collect()
+        });
         let mut context = vec![format!("event: {origin}")];
         if !left.is_empty() {
             context.push(format!(
@@ -365,6 +401,7 @@ pub fn write_session(
             text: &text,
             formula: &formula,
             sigma: &sigma,
+            premises: premises.as_deref(),
             kind: f.kind,
             verdict,
             claimed: f.claimed,
@@ -482,9 +519,9 @@ mod tests {
         }
     }
 
-    /// Differential: on generated traces (few atoms, so that verdicts of every kind occur)
-    /// the certificates, built from scratch from the replay's Σ, imply exactly the verdicts
-    /// the engine's incremental recomputation gave; every model satisfies its CNF, every
+    /// Differential: on generated traces (few atoms, so that verdicts of every kind occur,
+    /// `ungrounded` included) the certificates, built from scratch from the replay's Σ,
+    /// imply exactly the verdicts the engine's incremental recomputation gave; every model satisfies its CNF, every
     /// proof ends in the empty clause, and the index lists both questions of each verdict.
     #[test]
     fn certificates_agree_with_the_recomputation_on_generated_traces() {
@@ -512,7 +549,8 @@ mod tests {
             assert!(t.verdicts > 50, "{t:?}");
             assert_eq!(t.disagreements, 0, "{t:?}");
             assert_eq!(t.failed, 0, "{t:?}");
-            assert_eq!(t.certificates, 2 * t.verdicts);
+            // Two questions per verdict, a third for each verify citing premises.
+            assert!(t.certificates > 2 * t.verdicts, "{t:?}");
             let index: Vec<Value> =
                 serde_json::from_str(&fs::read_to_string(dir.path().join(INDEX)).unwrap()).unwrap();
             assert_eq!(index.len(), t.certificates);
@@ -540,7 +578,8 @@ mod tests {
                 }
             }
             assert!(proofs > 0 && models > 0, "{proofs} {models}");
-            assert!(verdicts.len() >= 3, "{verdicts:?}");
+            assert!(verdicts.len() >= 4, "{verdicts:?}");
+            assert!(verdicts.contains("ungrounded"), "{verdicts:?}");
         }
     }
 }

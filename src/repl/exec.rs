@@ -120,7 +120,7 @@ pub(crate) fn check(r: &mut Repl, cmd: &Command) -> Result<Reply, ReplError> {
     let outcome = gate.theta;
     let certificate = certificate
         .as_ref()
-        .map(|dir| certify(r, cmd, dir, &f, Verdict::Gate, outcome.as_str()));
+        .map(|dir| certify(r, cmd, dir, &f, Verdict::Gate, gate.outcome.as_str()));
     let mut conflict = Vec::new();
     let mut prior = Vec::new();
     if outcome == Outcome::Contradiction {
@@ -187,6 +187,21 @@ fn certify(
             formula: &h.belief.formula,
         })
         .collect();
+    // With cited premises (`check φ because ID...`), the third question: those of Σ with
+    // every rule and norm.
+    let premises: Option<Vec<Premise>> = match cmd {
+        Command::Check { because, .. } if !because.is_empty() => Some(
+            r.held
+                .iter()
+                .filter(|h| h.belief.role.is_hard() || because.contains(&h.belief.id))
+                .map(|h| Premise {
+                    id: &h.belief.id,
+                    formula: &h.belief.formula,
+                })
+                .collect(),
+        ),
+        _ => None,
+    };
     let text = formula_arg(cmd).map(|a| a.text.clone()).unwrap_or_default();
     let session = r.trace.session().to_string();
     let item = Item {
@@ -196,6 +211,7 @@ fn certify(
         text: &text,
         formula: f,
         sigma: &sigma,
+        premises: premises.as_deref(),
         kind,
         verdict,
         claimed: None,
