@@ -1,4 +1,4 @@
-//! Build script: tells the test suite whether tmux, Chromium and Inspect AI are here.
+//! Build script: tells the test suite whether tmux, Chromium, Inspect AI and dratify are here.
 //!
 //! The end-to-end tests drive the real binary in tmux, and the report's test loads it in
 //! headless Chromium (`cfg(doxascope_no_chromium)`, the same way). Without tmux they cannot
@@ -72,6 +72,18 @@ fn main() {
     println!("cargo::rerun-if-env-changed=DOXASCOPE_INSPECT_VENV");
     if !ci && !marker.exists() {
         println!("cargo::rustc-cfg=doxascope_no_inspect");
+    }
+    // dratify for tests/certificates_dratify.rs, the same way: ready once
+    // scripts/setup-dratify.sh ran; under CI the test installs it itself.
+    println!("cargo::rustc-check-cfg=cfg(doxascope_no_dratify)");
+    let drat = std::env::var("DOXASCOPE_DRAT_VENV").unwrap_or_else(|_| "target/drat-venv".into());
+    println!("cargo::rerun-if-env-changed=DOXASCOPE_DRAT_VENV");
+    if !ci
+        && !std::path::Path::new(&drat)
+            .join(".doxascope-ready-dratify-0.1.10")
+            .exists()
+    {
+        println!("cargo::rustc-cfg=doxascope_no_dratify");
     }
     if !ci && !tmux {
         println!("cargo::rustc-cfg=doxascope_no_tmux");

@@ -50,6 +50,10 @@
 //!   `model/diff.rs` (`doxascope diff`), `model/whatif.rs` (`whatif`), answered for the REPL
 //!   in `repl/across.rs`; the HTML report is `model/report.rs`; bookmarks and notes beside a
 //!   trace are `trace/notes.rs`; `docs/across.md` describes them.
+//! - Certificates of the verdicts (CNF, DRAT proof or model, built from scratch):
+//!   `logic/certificate.rs`; writing them and `index.json`: `model/certificates.rs`. A
+//!   report's re-check record and `verify-report`: `model/recheck.rs` (SHA-256 in
+//!   `trace/sha256.rs`); `docs/certificates.md` describes both.
 //! - A subcommand: `cli/mod.rs` and a file of its own under `cli/`.
 
 #![forbid(unsafe_code)]

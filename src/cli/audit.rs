@@ -45,6 +45,12 @@ pub(crate) struct Args {
     /// Seconds one solver request may take before its verdict counts as not checkable.
     #[arg(long, value_name = "SECS", default_value_t = 10.0)]
     timeout: f64,
+    /// Write a certificate of every recomputed verdict into DIR: per `verify`, `query` and
+    /// `answer`, the CNF (DIMACS) of Σ ∧ ψ and of Σ ∧ ¬ψ, each with a DRAT proof when
+    /// unsatisfiable or a model when satisfiable, listed in DIR/index.json (see
+    /// docs/certificates.md). A DRAT checker (drat-trim, dratify) checks them without doxascope.
+    #[arg(long, value_name = "DIR")]
+    certificates: Option<PathBuf>,
 }
 
 /// Runs `audit` and returns the exit code.
@@ -97,14 +103,56 @@ pub(crate) fn run(args: &Args) -> i32 {
     if report.write(&mut out).and_then(|()| out.flush()).is_err() {
         // A closed pipe (`| head`) is not the trace's fault; the verdict still stands.
     }
-    let code = if report.failed() {
+    let mut code = if report.failed() {
         EXIT_PROBLEMS
     } else {
         EXIT_OK
     };
+    if let Some(dir) = &args.certificates
+        && !write_certificates(dir, &model, &opts)
+    {
+        code = EXIT_USAGE;
+    }
     // The process ends here: freeing a long trace's model and report piece by piece took
     // over a second on the 1,000,000-event trace, for memory the exit returns anyway.
     std::mem::forget(report);
     std::mem::forget(model);
     code
+}
+
+/// Certifies every recomputed verdict into `dir` (only when asked: the audit itself never
+/// builds a certificate) and says on stderr what was written; `false` when the directory
+/// could not be written.
+fn write_certificates(dir: &std::path::Path, model: &Model, opts: &AuditOptions) -> bool {
+    use crate::model::certificates::{Options, write_all};
+    use crate::sanitize::sanitize;
+    // The plain recomputation: the verdicts, without the audit's further questions.
+    let ro = RecomputeOptions {
+        audit: None,
+        ..opts.recompute
+    };
+    let recomputed: Vec<_> = model
+        .timelines()
+        .iter()
+        .filter_map(|tl| model.recompute(tl.name(), &ro))
+        .collect();
+    let copts = Options {
+        timeout: opts.recompute.timeout,
+        instance_cap: opts.recompute.instance_cap,
+    };
+    let shown = sanitize(&dir.display().to_string());
+    match write_all(dir, model, &recomputed, &copts) {
+        Ok(t) => {
+            eprintln!(
+                "doxascope audit: {} certificate(s) of {} verdict(s) in {shown} (index.json); \
+                 {} verdict(s) not recomputed, {} certificate(s) not made, {} disagreement(s)",
+                t.certificates, t.verdicts, t.uncertified, t.failed, t.disagreements
+            );
+            true
+        }
+        Err(e) => {
+            eprintln!("doxascope audit: cannot write certificates to {shown}: {e}");
+            false
+        }
+    }
 }

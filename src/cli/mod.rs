@@ -19,6 +19,7 @@ mod notes;
 mod repl;
 mod report;
 mod validate;
+mod verify_report;
 mod view;
 mod whatif;
 
@@ -105,8 +106,18 @@ enum Command {
     ///
     /// The summary, the claimed-vs-recomputed table, per session a chart of Σ's size,
     /// verdicts, retractions and findings over the steps, every finding with its evidence and
-    /// Σ at its step, the retraction history, and the notes kept beside the trace.
+    /// Σ at its step, the retraction history, and the notes kept beside the trace; then the
+    /// SHA-256 of each input, the version and the options, with a record of every finding
+    /// and verdict that `doxascope verify-report` re-checks.
     Report(report::Args),
+    /// Say whether a report still holds: its inputs' SHA-256 and the recomputed findings
+    /// and verdicts.
+    ///
+    /// Hashes the trace files, recomputes the audit with the options the report names, and
+    /// lists every input, finding or verdict that differs. Exit 0 when the report holds, 1
+    /// when something differs, 2 when the report has no re-check record or a file cannot be
+    /// read.
+    VerifyReport(verify_report::Args),
     /// The TUI over trace files (the default: `doxascope FILE...`).
     View(view::Args),
     /// Write another tool's trace (Inspect AI, Langfuse, LangSmith, Letta, Graphiti) as v1.
@@ -152,6 +163,7 @@ fn run(args: Vec<OsString>) -> i32 {
         Some(Command::Whatif(args)) => whatif::run(&args),
         Some(Command::Notes(args)) => notes::run(&args),
         Some(Command::Report(args)) => report::run(&args),
+        Some(Command::VerifyReport(args)) => verify_report::run(&args),
         Some(Command::View(args)) => view::run(args),
         Some(Command::Import(args)) => import::run(&args),
         Some(Command::Completions(args)) => completions::run(&args, command()),

@@ -1,7 +1,8 @@
 //! `doxascope report FILE... -o report.html [--policy P] [--timeout SECS]`: one self-contained
 //! HTML file to hand on (see [`crate::model::report`]): the summary, the claimed-vs-recomputed
 //! table, per session a chart over the steps, every finding with its evidence and Σ at its
-//! step, the retraction history and the notes kept beside the trace.
+//! step, the retraction history and the notes kept beside the trace, and what it was made
+//! from (each input's SHA-256, the version, the options) for `doxascope verify-report`.
 //!
 //! Exit 0 when the report was written, 2 for unusable input or arguments (a file that cannot
 //! be read, a trace with no events, an output that cannot be written). Findings do not change

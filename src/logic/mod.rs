@@ -4,6 +4,7 @@
 //! grounded over the active domain, and the ground formulas are Tseitin-encoded into one
 //! incremental varisat solver per belief state.
 
+pub mod certificate;
 pub mod cnf;
 pub mod engine;
 pub mod formula;

@@ -27,10 +27,12 @@
 pub mod arith;
 pub mod audit;
 pub mod bdi;
+pub mod certificates;
 pub mod diff;
 pub mod export;
 pub mod history;
 pub mod inconsistency;
+pub mod recheck;
 pub mod recompute;
 pub mod report;
 pub mod timeline;

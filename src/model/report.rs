@@ -4,7 +4,9 @@
 //! It holds the run's summary, the claimed-vs-recomputed table, and per session a chart of Σ's
 //! size, the verdicts, the retractions, Σ's inconsistent stretches and the findings over the
 //! steps (inline SVG), every finding with its evidence and Σ at its step, the retraction
-//! history, and the bookmarks and notes kept beside the trace.
+//! history, and the bookmarks and notes kept beside the trace; and, to re-check it, the
+//! SHA-256 of each input, the version and the options, with every finding and verdict
+//! ([`super::recheck`], `doxascope verify-report`).
 //!
 //! **Self-contained and inert.** Nothing is loaded from elsewhere (no scripts, fonts, styles or
 //! images from the network), and the page's Content-Security-Policy forbids scripts and every
@@ -721,6 +723,10 @@ pub fn report(model: &Model, files: &[String], opts: &AuditOptions) -> String {
         }
         out.push_str("</section>");
     }
+    out.push_str(&super::recheck::section(
+        &super::recheck::record(files, opts, &rep, &rcs),
+        esc,
+    ));
     let _ = write!(
         out,
         r#"<footer><p class="muted">Written by doxascope {} (<code>doxascope report</code>). Self-contained: no scripts, nothing loaded from elsewhere.</p></footer></body></html>"#,

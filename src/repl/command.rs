@@ -65,15 +65,15 @@ pub const COMMANDS: &[CommandSpec] = &[
     },
     CommandSpec {
         name: "check",
-        args: "φ [because ID...]",
-        summary: "Θ(Σ, φ): contradiction, entailed or newinfo (ungrounded when the cited premises with the rules and norms do not entail φ); nothing is applied",
+        args: "φ [because ID...] [--certificate DIR]",
+        summary: "Θ(Σ, φ): contradiction, entailed or newinfo (ungrounded when the cited premises with the rules and norms do not entail φ); nothing is applied; --certificate DIR writes the CNFs of Σ ∧ φ and Σ ∧ ¬φ with a DRAT proof or a model each",
         completes: Completes::Formula,
         run: exec::check,
     },
     CommandSpec {
         name: "entails",
-        args: "φ",
-        summary: "entailed (Σ ⊨ φ), contradicted (Σ ⊨ ¬φ) or unknown, with the degree N(φ) when Σ is graded",
+        args: "φ [--certificate DIR]",
+        summary: "entailed (Σ ⊨ φ), contradicted (Σ ⊨ ¬φ) or unknown, with the degree N(φ) when Σ is graded; --certificate DIR writes the CNFs of Σ ∧ φ and Σ ∧ ¬φ with a DRAT proof or a model each",
         completes: Completes::Formula,
         run: exec::entails,
     },
@@ -248,12 +248,14 @@ pub enum Command {
         /// `from SOURCE`.
         source: Option<String>,
     },
-    /// `check φ [because ID...]`
+    /// `check φ [because ID...] [--certificate DIR]`
     Check {
         /// The formula.
         formula: FormulaArg,
         /// Cited premises (`because`); empty when none.
         because: Vec<String>,
+        /// `--certificate DIR`: where to write the certificates of the verdict.
+        certificate: Option<String>,
     },
     /// `believes φ @K`
     Believes {
@@ -262,8 +264,13 @@ pub enum Command {
         /// The degree K.
         k: f64,
     },
-    /// `entails φ`
-    Entails(FormulaArg),
+    /// `entails φ [--certificate DIR]`
+    Entails {
+        /// The formula.
+        formula: FormulaArg,
+        /// `--certificate DIR`: where to write the certificates of the answer.
+        certificate: Option<String>,
+    },
     /// `why φ`
     Why(FormulaArg),
     /// `whynot φ`
@@ -326,7 +333,7 @@ impl Command {
             Command::Announce { .. } => "announce",
             Command::Check { .. } => "check",
             Command::Believes { .. } => "believes",
-            Command::Entails(_) => "entails",
+            Command::Entails { .. } => "entails",
             Command::Why(_) => "why",
             Command::WhyNot(_) => "whynot",
             Command::Consistent => "consistent",
@@ -372,6 +379,55 @@ impl std::error::Error for CommandError {}
 /// Column (1-based, characters) of byte offset `at` in `line`.
 fn column_of(line: &str, at: usize) -> usize {
     line[..at].chars().count() + 1
+}
+
+/// The option that writes a verdict's certificates (`check`, `entails`).
+const CERTIFICATE: &str = "--certificate";
+
+/// Splits `φ --certificate DIR` into φ and DIR (the rest of the line, spaces included);
+/// `f` unchanged without the option.
+fn split_certificate(
+    name: &str,
+    f: FormulaArg,
+    line: &str,
+    arg_at: usize,
+) -> Result<(FormulaArg, Option<String>), CommandError> {
+    let err = |message: String, at: usize| CommandError {
+        command: name.to_string(),
+        message,
+        column: column_of(line, at),
+    };
+    let at = if f.text.starts_with(CERTIFICATE) {
+        0
+    } else {
+        match f.text.rfind(&format!(" {CERTIFICATE}")) {
+            Some(i) => i + 1,
+            None => return Ok((f, None)),
+        }
+    };
+    let after = &f.text[at + CERTIFICATE.len()..];
+    if !after.is_empty() && !after.starts_with(char::is_whitespace) {
+        // `--certificates` or the like: not the option, left to the formula's parser.
+        return Ok((f, None));
+    }
+    let dir = after.trim();
+    if dir.is_empty() {
+        return Err(err(
+            format!("expected a directory after `{CERTIFICATE}`"),
+            arg_at + f.text.len(),
+        ));
+    }
+    let phi = f.text[..at].trim_end();
+    if phi.is_empty() {
+        return Err(err(format!("expected a formula after `{name}`"), arg_at));
+    }
+    Ok((
+        FormulaArg {
+            text: phi.to_string(),
+            column: f.column,
+        },
+        Some(dir.to_string()),
+    ))
 }
 
 /// Parses one command line. Leading `:` (the TUI's command prefix) is accepted and ignored.
@@ -446,8 +502,9 @@ pub fn parse(line: &str) -> Result<Command, CommandError> {
     match name {
         "announce" => parse_announce(line, arg_at, arg),
         "check" => {
-            // `because` ends the formula: the ids after it are the cited premises.
-            let f = formula_arg()?;
+            // `--certificate DIR` ends the line, `because` the formula: the ids after it are
+            // the cited premises.
+            let (f, certificate) = split_certificate(name, formula_arg()?, line, arg_at)?;
             match f.text.rfind(" because ") {
                 Some(at) => {
                     let ids: Vec<String> = f.text[at + 9..]
@@ -468,11 +525,13 @@ pub fn parse(line: &str) -> Result<Command, CommandError> {
                             column: f.column,
                         },
                         because: ids,
+                        certificate,
                     })
                 }
                 None => Ok(Command::Check {
                     formula: f,
                     because: Vec::new(),
+                    certificate,
                 }),
             }
         }
@@ -511,7 +570,13 @@ pub fn parse(line: &str) -> Result<Command, CommandError> {
                 k,
             })
         }
-        "entails" => Ok(Command::Entails(formula_arg()?)),
+        "entails" => {
+            let (formula, certificate) = split_certificate(name, formula_arg()?, line, arg_at)?;
+            Ok(Command::Entails {
+                formula,
+                certificate,
+            })
+        }
         "why" => Ok(Command::Why(formula_arg()?)),
         "whynot" => Ok(Command::WhyNot(formula_arg()?)),
         "retract" => {
@@ -858,6 +923,52 @@ mod tests {
             assert_eq!(cmd.name(), c.name);
         }
         assert_eq!(parse(":diff 2 10").unwrap(), Command::Diff(2, 10));
+    }
+
+    /// `--certificate DIR` ends the line of `check` and `entails` (after `because`), the
+    /// directory may hold spaces, and a missing formula or directory is an error at its
+    /// column.
+    #[test]
+    fn certificate_option() {
+        let f = |text: &str, column: usize| FormulaArg {
+            text: text.into(),
+            column,
+        };
+        assert_eq!(
+            parse("check p & q --certificate out/certs").unwrap(),
+            Command::Check {
+                formula: f("p & q", 7),
+                because: Vec::new(),
+                certificate: Some("out/certs".into()),
+            }
+        );
+        assert_eq!(
+            parse("check p because a b --certificate my dir").unwrap(),
+            Command::Check {
+                formula: f("p", 7),
+                because: vec!["a".into(), "b".into()],
+                certificate: Some("my dir".into()),
+            }
+        );
+        assert_eq!(
+            parse("entails p --certificate d").unwrap(),
+            Command::Entails {
+                formula: f("p", 9),
+                certificate: Some("d".into()),
+            }
+        );
+        assert_eq!(
+            parse("entails p").unwrap(),
+            Command::Entails {
+                formula: f("p", 9),
+                certificate: None,
+            }
+        );
+        let e = parse("entails --certificate d").unwrap_err();
+        assert!(e.message.contains("expected a formula"), "{e}");
+        let e = parse("check p --certificate").unwrap_err();
+        assert!(e.message.contains("expected a directory"), "{e}");
+        assert_eq!(e.column, 22);
     }
 
     #[test]

@@ -9,7 +9,11 @@ use crate::logic::formula::Formula;
 use crate::logic::print::normalized;
 use crate::sanitize::sanitize;
 
+use crate::logic::certificate::Premise;
+use crate::model::certificates::{self, Item, Verdict};
+
 use super::layer::{self, HandEntry, HandOp};
+use super::reply::Certified;
 use super::{
     Command, FormulaArg, Repl, ReplError, Reply, atom_text, engine_error, help_text, member_of,
     parse_arg,
@@ -31,12 +35,11 @@ fn mismatch(cmd: &Command) -> ReplError {
 /// The formula argument of a command that has one.
 fn formula_arg(cmd: &Command) -> Result<&FormulaArg, ReplError> {
     match cmd {
-        Command::Entails(a)
-        | Command::Why(a)
-        | Command::WhyNot(a)
-        | Command::Dependents(a)
-        | Command::History(a) => Ok(a),
+        Command::Why(a) | Command::WhyNot(a) | Command::Dependents(a) | Command::History(a) => {
+            Ok(a)
+        }
         Command::Check { formula, .. }
+        | Command::Entails { formula, .. }
         | Command::Believes { formula, .. }
         | Command::Announce { formula, .. }
         | Command::Retract {
@@ -100,18 +103,29 @@ pub(crate) fn announce(r: &mut Repl, cmd: &Command) -> Result<Reply, ReplError> 
 }
 
 pub(crate) fn check(r: &mut Repl, cmd: &Command) -> Result<Reply, ReplError> {
-    let Command::Check { because, .. } = cmd else {
+    let Command::Check {
+        because,
+        certificate,
+        ..
+    } = cmd
+    else {
         return Err(mismatch(cmd));
     };
     let name = cmd.name();
     let f = parse_arg(name, formula_arg(cmd)?)?;
-    let state = r.state_mut()?;
     let cited = (!because.is_empty()).then_some(because.as_slice());
-    let gate = state.check(&f, cited).map_err(|e| engine_error(name, e))?;
+    let gate = r
+        .state_mut()?
+        .check(&f, cited)
+        .map_err(|e| engine_error(name, e))?;
     let outcome = gate.theta;
+    let certificate = certificate
+        .as_ref()
+        .map(|dir| certify(r, cmd, dir, &f, Verdict::Gate, gate.outcome.as_str()));
     let mut conflict = Vec::new();
     let mut prior = Vec::new();
     if outcome == Outcome::Contradiction {
+        let state = r.state_mut()?;
         let c = state.consistent().map_err(|e| engine_error(name, e))?;
         if !c.consistent {
             prior = c.conflict;
@@ -130,21 +144,87 @@ pub(crate) fn check(r: &mut Repl, cmd: &Command) -> Result<Reply, ReplError> {
         missing: gate.missing_citations,
         conflict: r.members_of(&conflict),
         prior_conflict: r.members_of(&prior),
+        certificate,
     })
 }
 
 pub(crate) fn entails(r: &mut Repl, cmd: &Command) -> Result<Reply, ReplError> {
+    let Command::Entails { certificate, .. } = cmd else {
+        return Err(mismatch(cmd));
+    };
     let name = cmd.name();
     let f = parse_arg(name, formula_arg(cmd)?)?;
     let e = r
         .state_mut()?
         .entails(&f)
         .map_err(|e| engine_error(name, e))?;
+    let certificate = certificate
+        .as_ref()
+        .map(|dir| certify(r, cmd, dir, &f, Verdict::Entails, e.result.as_str()));
     Ok(Reply::Entails {
         result: e.result,
         degree: e.degree,
         consistent: e.sigma_consistent,
+        certificate,
     })
+}
+
+/// Writes the certificates of a verdict the REPL just gave on Σ at its step (the layer
+/// included) into `dir`: both questions, built from scratch, and their index entries. A
+/// failure to write is part of the reply, not an error of the command: the verdict stands.
+fn certify(
+    r: &Repl,
+    cmd: &Command,
+    dir: &str,
+    f: &Formula,
+    kind: Verdict,
+    verdict: &str,
+) -> Certified {
+    let sigma: Vec<Premise> = r
+        .held
+        .iter()
+        .map(|h| Premise {
+            id: &h.belief.id,
+            formula: &h.belief.formula,
+        })
+        .collect();
+    // With cited premises (`check φ because ID...`), the third question: those of Σ with
+    // every rule and norm.
+    let premises: Option<Vec<Premise>> = match cmd {
+        Command::Check { because, .. } if !because.is_empty() => Some(
+            r.held
+                .iter()
+                .filter(|h| h.belief.role.is_hard() || because.contains(&h.belief.id))
+                .map(|h| Premise {
+                    id: &h.belief.id,
+                    formula: &h.belief.formula,
+                })
+                .collect(),
+        ),
+        _ => None,
+    };
+    let text = formula_arg(cmd).map(|a| a.text.clone()).unwrap_or_default();
+    let session = r.trace.session().to_string();
+    let item = Item {
+        session: &session,
+        step: r.step,
+        event: cmd.name(),
+        text: &text,
+        formula: f,
+        sigma: &sigma,
+        premises: premises.as_deref(),
+        kind,
+        verdict,
+        claimed: None,
+        stem: format!("repl-step{}-{}", r.step, cmd.name()),
+        context: vec![format!("REPL: {} {}", cmd.name(), text)],
+    };
+    let opts = certificates::Options {
+        timeout: r.walk_timeout,
+        ..certificates::Options::default()
+    };
+    let written = certificates::write_one(std::path::Path::new(dir), item, &opts);
+    Certified::from_entries(dir, written)
 }
 
 pub(crate) fn why(r: &mut Repl, cmd: &Command) -> Result<Reply, ReplError> {

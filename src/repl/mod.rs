@@ -39,8 +39,9 @@ use crate::sanitize::sanitize;
 pub use command::{COMMANDS, Command, CommandError, FormulaArg};
 pub use model_sigma::ModelSigma;
 pub use reply::{
-    Changed, DecisionLine, DiffItem, EventRef, GroundChange, HistoryCostView, HistoryLine,
-    LeftInfo, Member, NoteLine, RepairLine, ReplError, Reply, RevisionLine, VerdictLine,
+    Certified, Changed, DecisionLine, DiffItem, EventRef, GroundChange, HistoryCostView,
+    HistoryLine, LeftInfo, Member, NoteLine, RepairLine, ReplError, Reply, RevisionLine,
+    VerdictLine,
 };
 
 use layer::{HandEntry, Held};

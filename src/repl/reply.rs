@@ -298,6 +298,8 @@ pub enum Reply {
         /// When Σ itself is inconsistent: a minimal conflicting subset of Σ (Θ is then
         /// `contradiction` for every φ, which says nothing about φ).
         prior_conflict: Vec<Member>,
+        /// With `--certificate DIR`: what was written.
+        certificate: Option<Certified>,
     },
     /// `entails`
     Entails {
@@ -307,6 +309,8 @@ pub enum Reply {
         degree: Option<f64>,
         /// Whether Σ is consistent (an inconsistent Σ entails everything).
         consistent: bool,
+        /// With `--certificate DIR`: what was written.
+        certificate: Option<Certified>,
     },
     /// `believes`
     Believes {
@@ -558,21 +562,27 @@ impl Reply {
                 missing,
                 conflict,
                 prior_conflict,
-            } => json!({
-                "outcome": outcome.as_str(),
-                "theta": theta.as_str(),
-                "missing_citations": missing,
-                "conflict": conflict.iter().map(member_json).collect::<Vec<_>>(),
-                "sigma_consistent": prior_conflict.is_empty(),
-                "prior_conflict": prior_conflict.iter().map(member_json).collect::<Vec<_>>(),
-            }),
+                certificate,
+            } => with_certificate(
+                json!({
+                    "outcome": outcome.as_str(),
+                    "theta": theta.as_str(),
+                    "missing_citations": missing,
+                    "conflict": conflict.iter().map(member_json).collect::<Vec<_>>(),
+                    "sigma_consistent": prior_conflict.is_empty(),
+                    "prior_conflict": prior_conflict.iter().map(member_json).collect::<Vec<_>>(),
+                }),
+                certificate,
+            ),
             Reply::Entails {
                 result,
                 degree,
                 consistent,
-            } => {
-                json!({"result": result.as_str(), "degree": degree, "sigma_consistent": consistent})
-            }
+                certificate,
+            } => with_certificate(
+                json!({"result": result.as_str(), "degree": degree, "sigma_consistent": consistent}),
+                certificate,
+            ),
             Reply::Why { supports, complete } => json!({
                 "supports": supports.iter().map(|s| s.iter().map(member_json).collect::<Vec<_>>()).collect::<Vec<_>>(),
                 "complete": complete,
@@ -887,6 +897,7 @@ impl Reply {
                 missing,
                 conflict,
                 prior_conflict,
+                certificate,
             } => {
                 out.push_str(&outcome.as_str().to_uppercase());
                 if outcome != theta {
@@ -914,11 +925,15 @@ impl Reply {
                         let _ = write!(out, "\n  {}", line(m));
                     }
                 }
+                if let Some(c) = certificate {
+                    out.push_str(&c.text());
+                }
             }
             Reply::Entails {
                 result,
                 degree,
                 consistent,
+                certificate,
             } => {
                 out.push_str(result.as_str());
                 if let Some(d) = degree {
@@ -926,6 +941,9 @@ impl Reply {
                 }
                 if !consistent {
                     out.push_str(" (Σ is inconsistent: it entails everything)");
+                }
+                if let Some(c) = certificate {
+                    out.push_str(&c.text());
                 }
             }
             Reply::Why { supports, complete } => {
@@ -1512,4 +1530,109 @@ fn clip(s: &str, max: usize) -> String {
         Some((i, _)) => format!("{}…", &one_line[..i]),
         None => one_line,
     }
+}
+
+/// One question's answer (`satisfiable` / `unsatisfiable`) and the files that show it,
+/// relative to the certificate directory.
+pub type CertifiedFiles = (String, Vec<String>);
+
+/// What `--certificate DIR` wrote for one verdict (`check`, `entails`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Certified {
+    /// The directory as given.
+    pub dir: String,
+    /// Per question: the question, the answer (`satisfiable` / `unsatisfiable`) and the
+    /// files written, relative to the directory; or why it was not certified.
+    pub questions: Vec<(String, Result<CertifiedFiles, String>)>,
+    /// The verdict the two certificates imply, when both were made.
+    pub certified: Option<String>,
+    /// Whether it is the verdict given.
+    pub agrees: Option<bool>,
+    /// Why nothing could be written (the directory), if so.
+    pub error: Option<String>,
+}
+
+impl Certified {
+    /// From the index entries written (or the error writing them).
+    pub(crate) fn from_entries(dir: &str, written: std::io::Result<Vec<Value>>) -> Certified {
+        let mut c = Certified {
+            dir: dir.to_string(),
+            questions: Vec::new(),
+            certified: None,
+            agrees: None,
+            error: None,
+        };
+        let entries = match written {
+            Ok(e) => e,
+            Err(e) => {
+                c.error = Some(e.to_string());
+                return c;
+            }
+        };
+        let s = |v: &Value, k: &str| v.get(k).and_then(Value::as_str).map(str::to_string);
+        for e in &entries {
+            let question = s(e, "question").unwrap_or_default();
+            let r = match (s(e, "answer"), s(e, "cnf")) {
+                (Some(answer), Some(cnf)) => {
+                    let evidence = s(e, "proof").or_else(|| s(e, "model")).unwrap_or_default();
+                    Ok((answer, vec![cnf, evidence]))
+                }
+                _ => Err(s(e, "error").unwrap_or_default()),
+            };
+            c.questions.push((question, r));
+            c.certified = s(e, "certified");
+            c.agrees = e.get("agrees").and_then(Value::as_bool);
+        }
+        c
+    }
+
+    /// The reply's lines about it (each starting with a newline).
+    fn text(&self) -> String {
+        let dir = sanitize(&self.dir);
+        if let Some(e) = &self.error {
+            return format!("\n  certificate not written to {dir}: {}", sanitize(e));
+        }
+        let mut out = format!("\n  certificates in {dir} (index.json):");
+        for (q, r) in &self.questions {
+            match r {
+                Ok((answer, files)) => {
+                    let _ = write!(out, "\n    {q} {answer}: {}", sanitize(&files.join(", ")));
+                }
+                Err(e) => {
+                    let _ = write!(out, "\n    {q} not certified: {}", sanitize(e));
+                }
+            }
+        }
+        if self.agrees == Some(false) {
+            let _ = write!(
+                out,
+                "\n    the certificates say {}, not the verdict above (a doxascope bug: please report it)",
+                self.certified.as_deref().unwrap_or("?")
+            );
+        }
+        out
+    }
+
+    fn to_json(&self) -> Value {
+        json!({
+            "dir": self.dir,
+            "index": "index.json",
+            "error": self.error,
+            "certified": self.certified,
+            "agrees": self.agrees,
+            "questions": self.questions.iter().map(|(q, r)| match r {
+                Ok((answer, files)) => json!({"question": q, "answer": answer, "files": files}),
+                Err(e) => json!({"question": q, "error": e}),
+            }).collect::<Vec<_>>(),
+        })
+    }
+}
+
+/// A reply's JSON with `"certificate"` added when one was written (absent otherwise, so
+/// replies without the option are unchanged).
+fn with_certificate(mut v: Value, c: &Option<Certified>) -> Value {
+    if let (Some(c), Some(o)) = (c, v.as_object_mut()) {
+        o.insert("certificate".into(), c.to_json());
+    }
+    v
 }

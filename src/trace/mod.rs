@@ -58,6 +58,7 @@ mod load;
 pub mod notes;
 pub mod otlp_http;
 pub mod reader;
+pub mod sha256;
 pub mod store;
 /// Random hostile JSONL streams for the property tests of the loads here and in the viewer.
 #[cfg(test)]
