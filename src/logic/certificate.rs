@@ -2,8 +2,8 @@
 //!
 //! Every verdict doxascope recomputes (a gate's Θ, an `entails`) rests on two satisfiability
 //! questions about Σ and a formula ψ: is Σ ∧ ψ satisfiable, and is Σ ∧ ¬ψ? [`certify`] answers
-//! one of them **from scratch**: it grounds Σ's formulas and ψ over the active domain (the
-//! constants of Σ and ψ, [`crate::logic::ground`]), Tseitin-encodes them with a fresh encoder
+//! one of them **from scratch**: it grounds Σ's formulas (in their witnessed form) and ψ over the
+//! active domain (the constants and witnesses of Σ and ψ, [`crate::logic::ground`]), Tseitin-encodes them with a fresh encoder
 //! ([`crate::logic::cnf`]), asserts each belief and the query (or its negation) as a unit
 //! clause, and solves the CNF once on a fresh varisat solver. Nothing of the engine's
 //! incremental state (selectors, probes, cached models, remembered cores) is involved, so
@@ -267,9 +267,9 @@ fn encode(
     let domain: Vec<String> = if quantified {
         let mut d = BTreeSet::new();
         for p in domain_from {
-            ground::constants(p.formula, &mut d);
+            ground::domain_constants(p.formula, &mut d);
         }
-        ground::constants(query, &mut d);
+        ground::question_constants(query, &mut d);
         d.into_iter().collect()
     } else {
         Vec::new()
@@ -277,9 +277,11 @@ fn encode(
     let ground_one = |f: &Formula| {
         ground::ground(f, &domain, opts.instance_cap).map_err(|e| CertError::Ground(e.to_string()))
     };
+    // Beliefs are held in their witnessed form, as the engine holds them; the question is
+    // grounded as written (`ground` module docs).
     let grounded: Vec<Formula> = sigma
         .iter()
-        .map(|p| ground_one(p.formula))
+        .map(|p| ground_one(&ground::witnessed(p.formula)))
         .collect::<Result<_, _>>()?;
     let q = ground_one(query)?;
     let mut bound = 0usize;
