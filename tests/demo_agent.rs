@@ -275,28 +275,39 @@ fn an_agent_that_fails_ends_the_run_with_a_clear_message() {
     );
 }
 
-/// `demo` with its memory (virtual, 800 MB) and time bounded: a run that buffers without bound
-/// fails on an allocation instead of taking the machine, one that hangs is killed.
+/// `demo` with its memory (virtual, 800 MB) and time bounded: a run that buffers without
+/// bound fails on an allocation instead of taking the machine, one that hangs is killed. Its
+/// output goes to files, not pipes: a process the agent left behind may hold them open, and
+/// the run is over when doxascope exits.
 fn demo_bounded(args: &[&str], secs: u64) -> Output {
+    let dir = tempfile::tempdir().unwrap();
+    let (out, err) = (dir.path().join("out"), dir.path().join("err"));
     let mut child = Command::new("sh")
         .arg("-c")
         .arg("ulimit -v 800000; exec \"$0\" demo \"$@\"")
         .arg(env!("CARGO_BIN_EXE_doxascope"))
         .args(args)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
+        .stdout(std::fs::File::create(&out).unwrap())
+        .stderr(std::fs::File::create(&err).unwrap())
         .spawn()
         .unwrap();
     let until = std::time::Instant::now() + std::time::Duration::from_secs(secs);
-    while child.try_wait().unwrap().is_none() {
+    let status = loop {
+        if let Some(st) = child.try_wait().unwrap() {
+            break st;
+        }
         if std::time::Instant::now() > until {
             let _ = child.kill();
             let _ = child.wait();
             panic!("demo {args:?} did not end within {secs} s");
         }
         std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    Output {
+        status,
+        stdout: std::fs::read(&out).unwrap(),
+        stderr: std::fs::read(&err).unwrap(),
     }
-    child.wait_with_output().unwrap()
 }
 
 #[test]

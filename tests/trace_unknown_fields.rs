@@ -206,5 +206,14 @@ fn a_deeply_nested_unknown_field_shows_in_bounded_memory() {
     );
     assert!(lines.len() < 200, "{} lines", lines.len());
     assert!(peak < 256 << 20, "peak {peak} bytes");
+    // The whole screen with the pane zoomed (Tab to it, `G`): drawn, so `q` is read next.
+    let mut app = doxascope::tui::app::App::new(
+        doxascope::tui::data::Store::from_bytes("t.jsonl", format!("{line}\n").as_bytes()),
+        doxascope::tui::theme::Theme::builtin("dark").expect("theme"),
+    );
+    app.focus = doxascope::tui::app::Pane::Detail;
+    app.zoom = true;
+    let screen = doxascope::tui::ui::render_text(&mut app, 100, 30);
+    assert!(screen.contains("raw event"), "{screen}");
     assert!(started.elapsed() < std::time::Duration::from_secs(60));
 }
