@@ -172,6 +172,15 @@ pub fn not_saved(e: &std::io::Error, text: &str) -> String {
     }
 }
 
+/// What happens to a file that could not be read.
+fn kept_aside(path: &Path) -> String {
+    format!(
+        "it is kept as {}.broken (or .broken.1, .broken.2, … when taken) when a note is next \
+         written",
+        path.display()
+    )
+}
+
 /// Now, as RFC 3339 UTC with seconds.
 fn now() -> String {
     let secs = std::time::SystemTime::now()
@@ -244,11 +253,8 @@ impl NoteStore {
     fn set_broken(&mut self, path: &Path, why: &str) {
         self.location = Some(path.to_path_buf());
         self.broken = true;
-        self.problems.push(format!(
-            "{} {why}; it is kept as {}.broken when a note is next written",
-            path.display(),
-            path.display()
-        ));
+        self.problems
+            .push(format!("{} {why}; {}", path.display(), kept_aside(path)));
     }
 
     /// Reads the notes out of the file's text.
@@ -259,12 +265,11 @@ impl NoteStore {
                 self.location = Some(path.to_path_buf());
                 self.broken = true;
                 self.problems.push(format!(
-                    "{}:{}:{}: not a notes file ({e}); it is kept as {}.broken when a note is \
-                     next written",
+                    "{}:{}:{}: not a notes file ({e}); {}",
                     path.display(),
                     e.line(),
                     e.column(),
-                    path.display()
+                    kept_aside(path)
                 ));
                 return;
             }
