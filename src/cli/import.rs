@@ -42,14 +42,20 @@ pub(crate) fn run(args: &Args) -> i32 {
         Ok(Opened::V1(mut r)) => {
             let mut bytes = Vec::new();
             if let Err(e) = r.read_to_end(&mut bytes) {
-                eprintln!("doxascope import: {shown}: cannot read: {e}");
+                eprintln!(
+                    "doxascope import: {shown}: cannot read: {}",
+                    sanitize(&e.to_string())
+                );
                 return EXIT_USAGE;
             }
             (Format::V1, bytes, Vec::new())
         }
         Ok(Opened::Imported(f, imp)) => (f, imp.v1, imp.notes),
         Err(OpenError::Io(e)) => {
-            eprintln!("doxascope import: {shown}: cannot read: {e}");
+            eprintln!(
+                "doxascope import: {shown}: cannot read: {}",
+                sanitize(&e.to_string())
+            );
             return EXIT_USAGE;
         }
         Err(OpenError::Import(e)) => {
@@ -81,7 +87,10 @@ pub(crate) fn run(args: &Args) -> i32 {
                 .map_or("standard output".to_string(), |p| {
                     sanitize(&p.to_string_lossy())
                 });
-            eprintln!("doxascope import: cannot write {target}: {e}");
+            eprintln!(
+                "doxascope import: cannot write {target}: {}",
+                sanitize(&e.to_string())
+            );
             return EXIT_USAGE;
         }
     }
