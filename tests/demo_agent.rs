@@ -372,3 +372,50 @@ fn what_the_agent_started_in_the_background_ends_with_the_demo() {
         "the agent's background child {pid} outlived the demo"
     );
 }
+
+#[test]
+fn the_agents_group_ends_even_when_doxascope_is_killed() {
+    let dir = tempfile::tempdir().unwrap();
+    let pidfile = dir.path().join("child.pid");
+    let agent = script(
+        dir.path(),
+        "slow.sh",
+        &format!(
+            "sleep 300 >/dev/null 2>&1 & echo $! > '{}'\nwhile IFS= read -r l; do sleep 0.2; echo '{{\"reply\":\"YES\"}}'; done\n",
+            pidfile.display()
+        ),
+    );
+    let mut demo = Command::new(env!("CARGO_BIN_EXE_doxascope"))
+        .args(["demo", "--eval", "--dialogues", "20", "--agent", &agent])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let pid: u32 = loop {
+        if let Some(p) = std::fs::read_to_string(&pidfile)
+            .ok()
+            .and_then(|t| t.trim().parse().ok())
+        {
+            break p;
+        }
+        assert!(std::time::Instant::now() < until, "the agent never started");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    assert!(demo.try_wait().unwrap().is_none(), "the run is still going");
+    demo.kill().unwrap(); // SIGKILL: no cleanup runs in doxascope.
+    demo.wait().unwrap();
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while alive(pid) && std::time::Instant::now() < until {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let survived = alive(pid);
+    if survived {
+        let _ = Command::new("kill").arg(pid.to_string()).status();
+    }
+    assert!(
+        !survived,
+        "the agent's background child {pid} outlived a killed doxascope"
+    );
+}

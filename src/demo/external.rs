@@ -27,7 +27,8 @@
 //!
 //! The agent runs in a process group of its own. When the run ends its stdin is closed; two
 //! seconds later (or at once if the agent has exited) the whole group is ended, TERM then
-//! KILL, so nothing it started in the background outlives the demo.
+//! KILL, so nothing it started in the background outlives the demo. A watcher in the group
+//! does the same if doxascope dies without cleaning up (Ctrl-C, SIGKILL).
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::process::{Child, ChildStdin, Command, Stdio};
@@ -56,6 +57,8 @@ pub struct ExternalAgent {
     command: String,
     child: Child,
     stdin: Option<ChildStdin>,
+    /// The watcher in the agent's group (see [`watch_group`]).
+    watcher: Option<Child>,
     lines: Receiver<Result<String, String>>,
     unasked: usize,
     timeout: Duration,
@@ -108,6 +111,26 @@ fn read_line<R: BufRead>(r: &mut R) -> Result<Option<String>, String> {
             };
         }
     }
+}
+
+/// Starts a watcher in the agent's process group `pgid`: a shell that waits for its standard
+/// input, which only this process writes to, to close. That happens when the run ends, and
+/// also when doxascope dies without running any cleanup (Ctrl-C, SIGKILL, an abort): then it
+/// ends the group itself, TERM and a second later KILL, so the agent and whatever it started
+/// in the background never outlive doxascope. `None` if it cannot start (the group is still
+/// ended at a normal end of the run).
+fn watch_group(pgid: u32) -> Option<Child> {
+    use std::os::unix::process::CommandExt;
+    let pgid = i32::try_from(pgid).ok()?;
+    Command::new("sh")
+        .arg("-c")
+        .arg("trap '' INT TERM HUP; read -r _; kill -TERM 0; sleep 1; kill -KILL 0")
+        .process_group(pgid)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .ok()
 }
 
 /// The label a reply line names, if any.
@@ -185,10 +208,12 @@ impl ExternalAgent {
                 }
             })
             .map_err(|e| DemoError::Agent(format!("cannot start a reader thread: {e}")))?;
+        let watcher = watch_group(child.id());
         Ok(ExternalAgent {
             command: command.to_string(),
             child,
             stdin,
+            watcher,
             lines: rx,
             unasked: 0,
             timeout,
@@ -333,11 +358,15 @@ impl Drop for ExternalAgent {
         while Instant::now() < until && !self.leader_exited() {
             thread::sleep(Duration::from_millis(10));
         }
-        // Whether it exited or not, whatever it started in its group goes too; it is reaped
-        // only after that.
+        // Whether it exited or not, whatever it started in its group goes too (the watcher
+        // included); it is reaped only after that.
         self.end_group();
         let _ = self.child.kill();
         let _ = self.child.wait();
+        if let Some(mut w) = self.watcher.take() {
+            let _ = w.kill();
+            let _ = w.wait();
+        }
     }
 }
 
