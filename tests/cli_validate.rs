@@ -155,3 +155,38 @@ fn stdin_and_the_line_cap_option() {
         "{out}"
     );
 }
+
+/// A log whose first 64 KiB were zeroed (`copytruncate` while the writer kept its offset) is
+/// refused as binary by detection; `--format v1` reads it as v1 on `validate`, `audit` and
+/// `view`, the NUL line one problem and the events after it read.
+#[test]
+fn format_v1_reads_a_trace_whose_head_is_nuls() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut bytes = vec![0u8; 64 * 1024];
+    bytes.extend_from_slice(b"\n{\"kind\":\"announce\",\"formula\":\"p\"}\n{\"kind\":\"log\"}\n");
+    let f = write(dir.path(), "holed.jsonl", &bytes);
+    let refused = doxascope(&["validate", &f]);
+    assert!(
+        stdout(&refused).contains("binary"),
+        "detection refuses it: {}",
+        stdout(&refused)
+    );
+    let o = doxascope(&["validate", "--format", "v1", &f]);
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    assert!(out.contains("2 events, 1 error"), "{out}");
+    let o = doxascope(&["audit", "--format", "v1", "--json", &f]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(matches!(o.status.code(), Some(0 | 1)), "{err}");
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(v["summary"].is_object(), "{v}");
+    let o = doxascope(&["audit", &f]);
+    assert_eq!(o.status.code(), Some(2));
+    // `view` checks its files before taking the terminal: without --format the head is
+    // refused there; with it the file goes to the viewer (which here has no terminal).
+    let o = doxascope(&["view", "--no-follow", &f]);
+    assert!(String::from_utf8_lossy(&o.stderr).contains("binary"));
+    let o = doxascope(&["view", "--no-follow", "--format", "v1", &f]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!err.contains("binary"), "{err}");
+}

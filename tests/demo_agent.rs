@@ -274,3 +274,148 @@ fn an_agent_that_fails_ends_the_run_with_a_clear_message() {
         Some(2)
     );
 }
+
+/// `demo` with its memory (virtual, 800 MB) and time bounded: a run that buffers without
+/// bound fails on an allocation instead of taking the machine, one that hangs is killed. Its
+/// output goes to files, not pipes: a process the agent left behind may hold them open, and
+/// the run is over when doxascope exits.
+fn demo_bounded(args: &[&str], secs: u64) -> Output {
+    let dir = tempfile::tempdir().unwrap();
+    let (out, err) = (dir.path().join("out"), dir.path().join("err"));
+    let mut child = Command::new("sh")
+        .arg("-c")
+        .arg("ulimit -v 800000; exec \"$0\" demo \"$@\"")
+        .arg(env!("CARGO_BIN_EXE_doxascope"))
+        .args(args)
+        .stdout(std::fs::File::create(&out).unwrap())
+        .stderr(std::fs::File::create(&err).unwrap())
+        .spawn()
+        .unwrap();
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(secs);
+    let status = loop {
+        if let Some(st) = child.try_wait().unwrap() {
+            break st;
+        }
+        if std::time::Instant::now() > until {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("demo {args:?} did not end within {secs} s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    Output {
+        status,
+        stdout: std::fs::read(&out).unwrap(),
+        stderr: std::fs::read(&err).unwrap(),
+    }
+}
+
+#[test]
+fn a_flooding_agent_ends_the_run_in_bounded_memory() {
+    let o = demo_bounded(
+        &[
+            "--eval",
+            "--dialogues",
+            "10",
+            "--agent",
+            r#"yes '{"reply":"YES"}'"#,
+        ],
+        60,
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("without being asked"), "{err}");
+    assert!(!err.contains("memory allocation"), "{err}");
+}
+
+/// Whether process `pid` is alive (a zombie is not).
+fn alive(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => stat
+            .rsplit(')')
+            .next()
+            .and_then(|rest| rest.split_whitespace().next())
+            .is_some_and(|state| state != "Z" && state != "X"),
+        Err(_) => false,
+    }
+}
+
+#[test]
+fn what_the_agent_started_in_the_background_ends_with_the_demo() {
+    let dir = tempfile::tempdir().unwrap();
+    let pidfile = dir.path().join("child.pid");
+    let agent = script(
+        dir.path(),
+        "spawner.sh",
+        &format!(
+            "sleep 300 & echo $! > '{}'\nwhile IFS= read -r l; do echo '{{\"reply\":\"YES\"}}'; done\n",
+            pidfile.display()
+        ),
+    );
+    let o = demo_bounded(&["--eval", "--dialogues", "1", "--agent", &agent], 60);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let pid: u32 = std::fs::read_to_string(&pidfile)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(3);
+    while alive(pid) && std::time::Instant::now() < until {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let survived = alive(pid);
+    if survived {
+        let _ = Command::new("kill").arg(pid.to_string()).status();
+    }
+    assert!(
+        !survived,
+        "the agent's background child {pid} outlived the demo"
+    );
+}
+
+#[test]
+fn the_agents_group_ends_even_when_doxascope_is_killed() {
+    let dir = tempfile::tempdir().unwrap();
+    let pidfile = dir.path().join("child.pid");
+    let agent = script(
+        dir.path(),
+        "slow.sh",
+        &format!(
+            "sleep 300 >/dev/null 2>&1 & echo $! > '{}'\nwhile IFS= read -r l; do sleep 0.2; echo '{{\"reply\":\"YES\"}}'; done\n",
+            pidfile.display()
+        ),
+    );
+    let mut demo = Command::new(env!("CARGO_BIN_EXE_doxascope"))
+        .args(["demo", "--eval", "--dialogues", "20", "--agent", &agent])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let pid: u32 = loop {
+        if let Some(p) = std::fs::read_to_string(&pidfile)
+            .ok()
+            .and_then(|t| t.trim().parse().ok())
+        {
+            break p;
+        }
+        assert!(std::time::Instant::now() < until, "the agent never started");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    assert!(demo.try_wait().unwrap().is_none(), "the run is still going");
+    demo.kill().unwrap(); // SIGKILL: no cleanup runs in doxascope.
+    demo.wait().unwrap();
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while alive(pid) && std::time::Instant::now() < until {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let survived = alive(pid);
+    if survived {
+        let _ = Command::new("kill").arg(pid.to_string()).status();
+    }
+    assert!(
+        !survived,
+        "the agent's background child {pid} outlived a killed doxascope"
+    );
+}

@@ -276,3 +276,38 @@ fn whatif_answers_on_the_repl_line() {
     t.keys(&["z"]);
     quit(&t);
 }
+
+/// A sidecar that cannot be written: `b` and `:note` say so on the screen, with what was not
+/// saved, and nothing moves silently to the data directory.
+#[test]
+#[cfg_attr(
+    doxascope_no_tmux,
+    ignore = "tmux is not installed (apt-get install tmux)"
+)]
+fn a_read_only_sidecar_is_said_on_the_screen() {
+    use std::os::unix::fs::PermissionsExt;
+    if tmux::missing("e2e_across") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let trace = copy_sample(dir.path(), "treasure-hunt.jsonl");
+    let side = dir.path().join("treasure-hunt.jsonl.notes.json");
+    std::fs::write(&side, r#"{"doxascope_notes":1,"trace":"t","notes":[]}"#).unwrap();
+    std::fs::set_permissions(&side, std::fs::Permissions::from_mode(0o444)).unwrap();
+    let before = std::fs::read(&side).unwrap();
+    let t = Tmux::new("t-ro-notes");
+    t.start_sized(&view_at(&trace, Some(17)), 200, 45);
+    t.wait_for("the first frame", 20, |s| s.contains("step 17 of 23"));
+    t.keys(&["b"]);
+    t.wait_for("the bookmark refused", 20, |s| {
+        s.contains("read-only") && s.contains("bookmark was not saved")
+    });
+    t.keys(&[":"]);
+    t.type_text("note keep this");
+    t.keys(&["Enter"]);
+    t.wait_for("the note refused", 20, |s| {
+        s.contains("read-only") && s.contains("keep this")
+    });
+    assert_eq!(std::fs::read(&side).unwrap(), before);
+    quit(&t);
+}

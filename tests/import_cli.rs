@@ -170,3 +170,23 @@ fn export_and_repl_read_other_formats_and_say_so() {
         .unwrap();
     assert!(human.to_string().contains("First name: Sam"), "{human}");
 }
+
+/// A v1 file with a bad line carrying an OSC sequence (it would retitle the terminal): the
+/// bytes pass through exactly, the bad line is a note (counted, sanitized), and nothing on
+/// stderr is a raw control character.
+#[test]
+fn bad_v1_lines_are_sanitized_notes_and_counted() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let v1 = b"{\"kind\":\"log\",\"message\":\"ok\"}\n{\"kind\":\"log\",\"message\":\"bad\x1b]0;pwned\x07 \n";
+    let f = write(dir.path(), "t.jsonl", v1);
+    let o = doxascope(&["import", &f]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert_eq!(o.stdout, v1, "a pipe gets the exact bytes");
+    let err = text(&o.stderr);
+    assert!(
+        !err.chars().any(|c| c.is_control() && c != '\n'),
+        "a raw control character on stderr: {err:?}"
+    );
+    assert!(err.contains("note: line 2, column"), "{err}");
+    assert!(err.contains("1 event in 1 session, 1 note"), "{err}");
+}

@@ -128,6 +128,80 @@ fn an_endless_line_is_skipped_with_bounded_memory() {
     }
 }
 
+/// A last line cut right after a key's colon (a trace still being written, a copy taken
+/// mid-line): every loader reports it as a problem, none panics, and every headless command
+/// ends with its own exit code.
+#[test]
+fn a_line_cut_right_after_a_colon_is_a_problem_not_a_panic() {
+    let good = r#"{"kind":"announce","formula":"p","seq":1,"confidence":0.5}"#;
+    let mut cuts = Vec::new();
+    for key in [
+        "seq",
+        "confidence",
+        "ts",
+        "v",
+        "use_count",
+        "tier",
+        "formula",
+        "kind",
+    ] {
+        let at = format!(r#"{{"kind":"announce","formula":"q","{key}":"#);
+        cuts.push(at.clone());
+        cuts.push(format!("{at} "));
+        cuts.push(format!("{at}-"));
+    }
+    for cut in &cuts {
+        let text = format!("{good}\n{cut}");
+        let items = read(text.as_bytes(), 1 << 20);
+        assert!(
+            matches!(items.last(), Some(Item::Problem(_))),
+            "{cut}: {items:?}"
+        );
+        let mut briefs = Vec::new();
+        doxascope::trace::read_all_briefs(
+            "h.jsonl",
+            text.as_bytes(),
+            ReaderConfig::default(),
+            |b| briefs.push(b),
+        )
+        .unwrap();
+        assert!(
+            matches!(briefs.last(), Some(doxascope::trace::BriefItem::Problem(_))),
+            "{cut}: {briefs:?}"
+        );
+    }
+    let dir = tempfile::tempdir().unwrap();
+    for (n, cut) in [
+        r#"{"kind":"log","seq":"#,
+        r#"{"kind":"announce","formula":"p","confidence":"#,
+    ]
+    .iter()
+    .enumerate()
+    {
+        let file = dir.path().join(format!("cut{n}.jsonl"));
+        std::fs::write(&file, format!("{good}\n{cut}")).unwrap();
+        let f = file.to_str().unwrap();
+        for args in [
+            vec!["audit", f],
+            vec!["export", f, "--format", "json"],
+            vec!["validate", f],
+            vec!["history", "p", f],
+            vec!["report", f, "-o", "-"],
+        ] {
+            let out = std::process::Command::new(env!("CARGO_BIN_EXE_doxascope"))
+                .args(&args)
+                .output()
+                .unwrap();
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(
+                out.status.code() != Some(101) && !err.contains("panicked"),
+                "{args:?}: {:?} {err}",
+                out.status
+            );
+        }
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
 

@@ -223,3 +223,222 @@ fn hostile_note_texts_are_sanitized_when_shown() {
         Some(2)
     );
 }
+
+/// Runs doxascope with its memory and time bounded: a file read without bound ends the run
+/// (an allocation failure) rather than the machine, and a blocked one is killed.
+fn doxascope_bounded(args: &[&str], data: &Path, secs: u64) -> Output {
+    let mut child = Command::new("sh")
+        .arg("-c")
+        .arg("ulimit -v 500000; exec \"$0\" \"$@\"")
+        .arg(env!("CARGO_BIN_EXE_doxascope"))
+        .args(args)
+        .env("XDG_DATA_HOME", data)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(secs);
+    while child.try_wait().unwrap().is_none() {
+        if std::time::Instant::now() > until {
+            let _ = child.kill();
+            let out = child.wait_with_output().unwrap();
+            panic!(
+                "doxascope {args:?} did not finish within {secs} s: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
+}
+
+fn with_suffix(p: &Path, suffix: &str) -> PathBuf {
+    let mut s = p.as_os_str().to_owned();
+    s.push(suffix);
+    PathBuf::from(s)
+}
+
+#[test]
+fn a_symlink_planted_at_the_temporary_name_is_never_followed() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = trace_in(dir.path());
+    let t = trace.to_str().unwrap();
+    let side = sidecar_path(t).unwrap();
+    let victim = dir.path().join("victim.txt");
+    std::fs::write(&victim, "precious").unwrap();
+    // The name the temporary file once had: the sidecar's, `.tmp` and the process id.
+    let planted = with_suffix(&side, &format!(".tmp{}", std::process::id()));
+    std::os::unix::fs::symlink(&victim, &planted).unwrap();
+    let mut store = NoteStore::open(t);
+    store.add("treasure-hunt.jsonl", 2, None, "hello").unwrap();
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+    let meta = std::fs::symlink_metadata(&side).unwrap();
+    assert!(meta.file_type().is_file(), "the sidecar must stay a file");
+    assert!(
+        std::fs::symlink_metadata(&planted)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    assert_eq!(NoteStore::open(t).notes()[0].text, "hello");
+}
+
+#[test]
+fn a_fifo_or_a_device_at_the_sidecar_name_is_neither_read_nor_replaced() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let trace = trace_in(dir.path());
+    let t = trace.to_str().unwrap();
+    let side = sidecar_path(t).unwrap();
+    for planted in ["fifo", "/dev/zero", "/dev/urandom"] {
+        let _ = std::fs::remove_file(&side);
+        if planted == "fifo" {
+            let ok = Command::new("mkfifo").arg(&side).status().unwrap();
+            assert!(ok.success());
+        } else {
+            std::os::unix::fs::symlink(planted, &side).unwrap();
+        }
+        let out = doxascope_bounded(&["notes", t, "--add", planted, "--json"], data.path(), 20);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{planted}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(v["in_data_dir"], true, "{planted}: {v}");
+        assert!(
+            v["problems"][0]
+                .as_str()
+                .unwrap()
+                .contains("not a regular file"),
+            "{planted}: {v}"
+        );
+        let texts: Vec<&str> = v["notes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|n| n["text"].as_str().unwrap())
+            .collect();
+        assert!(texts.contains(&planted), "{planted}: {v}");
+        // It is still what was planted.
+        let m = std::fs::symlink_metadata(&side).unwrap();
+        assert!(!m.file_type().is_file(), "{planted} was replaced");
+    }
+}
+
+#[test]
+fn two_writers_never_lose_a_note() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = trace_in(dir.path());
+    let t = trace.to_str().unwrap().to_string();
+    let (writers, each) = (6, 15);
+    let handles: Vec<_> = (0..writers)
+        .map(|w| {
+            let t = t.clone();
+            std::thread::spawn(move || {
+                let mut store = NoteStore::open(&t);
+                for i in 0..each {
+                    store
+                        .add("treasure-hunt.jsonl", 1, None, &format!("w{w} n{i}"))
+                        .unwrap();
+                }
+            })
+        })
+        .collect();
+    for h in handles {
+        h.join().unwrap();
+    }
+    let store = NoteStore::open(&t);
+    assert!(store.problems().is_empty(), "{:?}", store.problems());
+    let mut texts: Vec<&str> = store.notes().iter().map(|n| n.text.as_str()).collect();
+    texts.sort_unstable();
+    texts.dedup();
+    assert_eq!(texts.len(), writers * each);
+    let mut ids: Vec<u64> = store.notes().iter().map(|n| n.id).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    assert_eq!(ids.len(), writers * each, "note numbers are unique");
+}
+
+#[test]
+fn a_read_only_sidecar_fails_loudly_and_keeps_what_was_typed() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let trace = trace_in(dir.path());
+    let t = trace.to_str().unwrap();
+    let side = sidecar_path(t).unwrap();
+    NoteStore::open(t)
+        .add("treasure-hunt.jsonl", 1, None, "first")
+        .unwrap();
+    std::fs::set_permissions(&side, std::fs::Permissions::from_mode(0o444)).unwrap();
+    let before = std::fs::read(&side).unwrap();
+    let out = doxascope(&["notes", t, "--add", "precious words"], data.path());
+    assert_ne!(out.status.code(), Some(0));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("read-only"), "{err}");
+    assert!(
+        err.contains("precious words"),
+        "the typed text is shown: {err}"
+    );
+    assert_eq!(std::fs::read(&side).unwrap(), before);
+    assert!(
+        !data.path().join("doxascope").exists(),
+        "no note went silently elsewhere"
+    );
+    // The screen's `:note` says so too, with the text.
+    let mut r = repl_on(&trace);
+    let e = r.run_line("note keep me").unwrap_err().to_text();
+    assert!(e.contains("read-only") && e.contains("keep me"), "{e}");
+    let listed = NoteStore::open(t);
+    assert_eq!(listed.notes().len(), 1);
+    std::fs::set_permissions(&side, std::fs::Permissions::from_mode(0o644)).unwrap();
+}
+
+#[test]
+fn a_file_that_could_not_be_read_is_never_replaced_and_every_broken_copy_is_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = trace_in(dir.path());
+    let t = trace.to_str().unwrap();
+    let side = sidecar_path(t).unwrap();
+    // Valid notes, but over the size read.
+    let pad = "x".repeat((doxascope::trace::notes::MAX_FILE + 10) as usize);
+    let big = format!(r#"{{"doxascope_notes":1,"notes":[],"pad":"{pad}"}}"#);
+    std::fs::write(&side, &big).unwrap();
+    drop(pad);
+    let mut store = NoteStore::open(t);
+    assert!(
+        store.problems().iter().any(|p| p.contains("larger than")),
+        "{:?}",
+        store.problems()
+    );
+    store.add("treasure-hunt.jsonl", 1, None, "one").unwrap();
+    // Bad UTF-8.
+    let bad = b"{\"doxascope_notes\":1,\"notes\":[],\"x\":\"\xff\"}".to_vec();
+    std::fs::write(&side, &bad).unwrap();
+    let mut store = NoteStore::open(t);
+    assert!(
+        store.problems().iter().any(|p| p.contains("UTF-8")),
+        "{:?}",
+        store.problems()
+    );
+    store.add("treasure-hunt.jsonl", 1, None, "two").unwrap();
+    // Not JSON.
+    std::fs::write(&side, "{ not json").unwrap();
+    NoteStore::open(t)
+        .add("treasure-hunt.jsonl", 1, None, "three")
+        .unwrap();
+    assert!(
+        std::fs::read(with_suffix(&side, ".broken")).unwrap() == big.as_bytes(),
+        "the oversized file is kept whole"
+    );
+    assert_eq!(std::fs::read(with_suffix(&side, ".broken.1")).unwrap(), bad);
+    assert_eq!(
+        std::fs::read_to_string(with_suffix(&side, ".broken.2")).unwrap(),
+        "{ not json"
+    );
+    let store = NoteStore::open(t);
+    assert_eq!(store.notes().len(), 1);
+    assert_eq!(store.notes()[0].text, "three");
+}

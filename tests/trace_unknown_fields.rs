@@ -167,3 +167,53 @@ fn the_detail_pane_shows_raw_events_exactly_and_boundedly() {
         "{last}"
     );
 }
+
+/// An unknown field nested 20,000 deep (`{"kind":"log","x":[[[…]]]}`) is kept, and the detail
+/// pane shows it in bounded memory and time: only the first levels are laid out one a line,
+/// the rest stays on one line. Indenting every level made 800 MB of spaces, then an abort.
+#[test]
+fn a_deeply_nested_unknown_field_shows_in_bounded_memory() {
+    let _one = serial();
+    // The layout alone: its size is linear in the input's, whatever the nesting.
+    let deep = format!("{}{}", "[".repeat(4000), "]".repeat(4000));
+    let pretty = pretty_json(&deep);
+    assert!(
+        pretty.len() < deep.len() * 2 + 2048,
+        "{} bytes laid out for {}",
+        pretty.len(),
+        deep.len()
+    );
+    let shallow = pretty_json(r#"{"a":[1,{"b":2}]}"#);
+    assert_eq!(
+        shallow,
+        "{\n  \"a\": [\n    1,\n    {\n      \"b\": 2\n    }\n  ]\n}"
+    );
+    // Through the pane.
+    let n = 20_000;
+    let line = format!(
+        r#"{{"kind":"log","message":"m","x":{}{}}}"#,
+        "[".repeat(n),
+        "]".repeat(n)
+    );
+    let before = LIVE.load(Ordering::Relaxed);
+    PEAK.store(before, Ordering::Relaxed);
+    let started = std::time::Instant::now();
+    let lines = detail_text(&line);
+    let peak = PEAK.load(Ordering::Relaxed).saturating_sub(before);
+    assert!(
+        lines.iter().any(|l| l.contains("[[[[")),
+        "the deep part is shown"
+    );
+    assert!(lines.len() < 200, "{} lines", lines.len());
+    assert!(peak < 256 << 20, "peak {peak} bytes");
+    // The whole screen with the pane zoomed (Tab to it, `G`): drawn, so `q` is read next.
+    let mut app = doxascope::tui::app::App::new(
+        doxascope::tui::data::Store::from_bytes("t.jsonl", format!("{line}\n").as_bytes()),
+        doxascope::tui::theme::Theme::builtin("dark").expect("theme"),
+    );
+    app.focus = doxascope::tui::app::Pane::Detail;
+    app.zoom = true;
+    let screen = doxascope::tui::ui::render_text(&mut app, 100, 30);
+    assert!(screen.contains("raw event"), "{screen}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(60));
+}

@@ -14,6 +14,7 @@ use crate::logic::revise::Policy;
 use crate::model::Model;
 use crate::model::audit::{AuditOptions, Form, audit_spooled};
 use crate::model::recompute::RecomputeOptions;
+use crate::trace::import::Format;
 
 use super::{EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE};
 
@@ -42,6 +43,10 @@ pub(crate) struct Args {
     /// Re-run every revision with this policy (default: the policy each `revise` names).
     #[arg(long, value_name = "P", value_parser = ["greedy", "greedy-paper", "recency", "confidence", "reject", "flag"])]
     policy: Option<String>,
+    /// Read the files as this format instead of detecting it (`v1` for a trace whose start
+    /// looks like binary data, such as the NULs `copytruncate` leaves).
+    #[arg(long, value_name = "NAME", value_parser = super::import::parse_format)]
+    format: Option<Format>,
     /// Seconds one solver request may take before its verdict counts as not checkable.
     #[arg(long, value_name = "SECS", default_value_t = 10.0)]
     timeout: f64,
@@ -67,7 +72,7 @@ pub(crate) fn run(args: &Args) -> i32 {
         eprintln!("doxascope audit: --timeout must be a positive number of seconds");
         return EXIT_USAGE;
     }
-    let model = match Model::load(&args.files) {
+    let model = match Model::load_as(&args.files, args.format) {
         Ok(m) => m,
         Err(e) => {
             eprintln!("doxascope audit: {e}");

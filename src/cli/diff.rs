@@ -146,7 +146,7 @@ fn tui(args: &Args, how: Align) -> i32 {
         files.push(args.run2.clone());
     }
     // Files of other tools are imported before the terminal is taken over, as the view does.
-    let imported = match super::view::import_files(&files) {
+    let imported = match super::view::import_files(&files, None) {
         Ok(i) => i,
         Err(e) => {
             eprintln!("doxascope diff: {e}");

@@ -6,7 +6,7 @@
 //! doxascope reads (one line saying what it looked like and where it broke), 2 when a file
 //! cannot be read or written or an argument is wrong.
 
-use std::io::{self, Read, Write};
+use std::io::{self, IsTerminal, Read, Write};
 use std::path::PathBuf;
 
 use crate::sanitize::sanitize;
@@ -42,14 +42,20 @@ pub(crate) fn run(args: &Args) -> i32 {
         Ok(Opened::V1(mut r)) => {
             let mut bytes = Vec::new();
             if let Err(e) = r.read_to_end(&mut bytes) {
-                eprintln!("doxascope import: {shown}: cannot read: {e}");
+                eprintln!(
+                    "doxascope import: {shown}: cannot read: {}",
+                    sanitize(&e.to_string())
+                );
                 return EXIT_USAGE;
             }
             (Format::V1, bytes, Vec::new())
         }
         Ok(Opened::Imported(f, imp)) => (f, imp.v1, imp.notes),
         Err(OpenError::Io(e)) => {
-            eprintln!("doxascope import: {shown}: cannot read: {e}");
+            eprintln!(
+                "doxascope import: {shown}: cannot read: {}",
+                sanitize(&e.to_string())
+            );
             return EXIT_USAGE;
         }
         Err(OpenError::Import(e)) => {
@@ -61,7 +67,14 @@ pub(crate) fn run(args: &Args) -> i32 {
         Some(p) => std::fs::write(p, &v1),
         None => {
             let mut out = io::stdout().lock();
-            out.write_all(&v1).and_then(|()| out.flush())
+            if out.is_terminal() {
+                // A person reads it: a bad line's raw escape sequence must not reach the
+                // terminal (a file or a pipe gets the exact bytes).
+                out.write_all(shown_on_terminal(&v1).as_bytes())
+                    .and_then(|()| out.flush())
+            } else {
+                out.write_all(&v1).and_then(|()| out.flush())
+            }
         }
     };
     match written {
@@ -74,18 +87,26 @@ pub(crate) fn run(args: &Args) -> i32 {
                 .map_or("standard output".to_string(), |p| {
                     sanitize(&p.to_string_lossy())
                 });
-            eprintln!("doxascope import: cannot write {target}: {e}");
+            eprintln!(
+                "doxascope import: cannot write {target}: {}",
+                sanitize(&e.to_string())
+            );
             return EXIT_USAGE;
         }
     }
-    for n in &notes {
+    let (events, sessions, bad_lines) = count(&v1);
+    let notes: Vec<(String, String)> = notes
+        .into_iter()
+        .map(|n| (n.location, n.message))
+        .chain(bad_lines)
+        .collect();
+    for (location, message) in &notes {
         eprintln!(
             "doxascope import: {shown}: note: {}: {}",
-            sanitize(&n.location),
-            sanitize(&n.message)
+            sanitize(location),
+            sanitize(message)
         );
     }
-    let (events, sessions) = count(&v1);
     eprintln!(
         "doxascope import: {shown}: read as {} ({}): {events} event{} in {sessions} session{}, {} note{}",
         format.title(),
@@ -98,19 +119,72 @@ pub(crate) fn run(args: &Args) -> i32 {
     EXIT_OK
 }
 
-/// Events and sessions of v1 text.
-fn count(v1: &[u8]) -> (u64, usize) {
+/// Events and sessions of v1 text, and its lines that are not events (as notes: where, what):
+/// a v1 source passes through unchanged, bad lines included, and they are said.
+fn count(v1: &[u8]) -> (u64, usize, Vec<(String, String)>) {
     let mut r = Reader::new("import", ReaderConfig::default());
     let mut items = Vec::new();
     r.feed(v1, &mut items);
     r.finish(&mut items);
     let mut sessions = std::collections::HashSet::new();
     let mut events = 0;
+    let mut bad = Vec::new();
     for i in &items {
-        if let Item::Event(e) = i {
-            events += 1;
-            sessions.insert(e.session.to_string());
+        match i {
+            Item::Event(e) => {
+                events += 1;
+                sessions.insert(e.session.to_string());
+            }
+            Item::Problem(p) => bad.push((
+                format!("line {}, column {}", p.origin.line, p.column),
+                match p.severity {
+                    crate::trace::Severity::Error => format!("not an event: {}", p.message),
+                    crate::trace::Severity::Warning => p.message.clone(),
+                },
+            )),
         }
     }
-    (events, sessions.len())
+    (events, sessions.len(), bad)
+}
+
+/// v1 text as shown on a terminal: each line whole (no length cap), its control characters
+/// and escape sequences as visible markers, bytes that are not UTF-8 as `\xNN`.
+fn shown_on_terminal(v1: &[u8]) -> String {
+    let opts = crate::sanitize::Options {
+        keep_newlines: false,
+        max_bytes: usize::MAX,
+    };
+    let mut out = String::with_capacity(v1.len());
+    for line in v1.split_inclusive(|&b| b == b'\n') {
+        let (body, end) = match line.strip_suffix(b"\n") {
+            Some(b) => (b, "\n"),
+            None => (line, ""),
+        };
+        for chunk in body.utf8_chunks() {
+            out.push_str(&crate::sanitize::sanitize_with(chunk.valid(), opts));
+            for b in chunk.invalid() {
+                out.push_str(&format!("\\x{b:02X}"));
+            }
+        }
+        out.push_str(end);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_terminal_sees_escape_sequences_as_markers_and_every_line() {
+        let v1 = b"{\"kind\":\"log\"}\nbad\x1b]0;pwned\x07 \xff\n";
+        let shown = shown_on_terminal(v1);
+        assert!(
+            !shown.contains('\u{1b}') && !shown.contains('\u{7}'),
+            "{shown:?}"
+        );
+        assert!(shown.starts_with("{\"kind\":\"log\"}\nbad"), "{shown:?}");
+        assert!(shown.contains("\\xFF"), "{shown:?}");
+        assert_eq!(shown.matches('\n').count(), 2);
+    }
 }

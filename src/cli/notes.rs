@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 
 use crate::model::Model;
 use crate::sanitize::sanitize;
-use crate::trace::notes::{Note, NoteStore};
+use crate::trace::notes::{Note, NoteStore, not_saved};
 
 use super::{EXIT_OK, EXIT_USAGE};
 
@@ -100,7 +100,7 @@ pub(crate) fn run(args: &Args) -> i32 {
             return fail(format!("no belief {b} in Σ at step {step}"));
         }
         if let Err(e) = store.add(tl.name(), step, args.belief.as_deref(), text) {
-            return fail(format!("cannot write the notes: {e}"));
+            return fail(not_saved(&e, text));
         }
     }
     if let Some(n) = args.remove {

@@ -11,7 +11,7 @@ use std::io::{self, BufWriter, Write};
 use std::path::PathBuf;
 
 use crate::sanitize::{sanitize, sanitize_bytes};
-use crate::trace::import::{OpenError, Opened, open_path};
+use crate::trace::import::{Format, OpenError, Opened, open_path};
 use crate::trace::{Item, Reader, ReaderConfig, Severity};
 
 use super::{EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE};
@@ -27,6 +27,10 @@ pub(crate) struct Args {
     #[arg(long, value_name = "BYTES", default_value_t = crate::trace::DEFAULT_MAX_LINE_BYTES,
           value_parser = clap::value_parser!(usize))]
     max_line_bytes: usize,
+    /// Read the files as this format instead of detecting it (`v1` for a trace whose start
+    /// looks like binary data, such as the NULs `copytruncate` leaves).
+    #[arg(long, value_name = "NAME", value_parser = super::import::parse_format)]
+    format: Option<Format>,
 }
 
 /// Why checking one stream stopped early.
@@ -68,7 +72,7 @@ pub(crate) fn run(args: &Args) -> i32 {
         } else {
             path.to_string_lossy().into_owned()
         };
-        let result = match open_path(path, None) {
+        let result = match open_path(path, args.format) {
             Ok(Opened::V1(r)) => check(&name, &shown, r, cfg, &mut out, &mut totals),
             Ok(Opened::Imported(format, imp)) => {
                 totals.imported.push(format.name());

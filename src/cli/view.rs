@@ -36,6 +36,10 @@ pub(crate) struct Args {
     /// The palette: dark or light (default: the config file's `theme`, else dark).
     #[arg(long, value_name = "NAME")]
     theme: Option<String>,
+    /// Read the files as this format instead of detecting it (`v1` for a trace whose start
+    /// looks like binary data, such as the NULs `copytruncate` leaves).
+    #[arg(long, value_name = "NAME", value_parser = super::import::parse_format)]
+    format: Option<crate::trace::import::Format>,
 }
 
 impl Args {
@@ -47,6 +51,7 @@ impl Args {
             && self.at.is_none()
             && self.listen.is_none()
             && self.theme.is_none()
+            && self.format.is_none()
     }
 
     /// A compact rendering for tests of the argument parser.
@@ -120,7 +125,7 @@ pub(crate) fn run(args: Args) -> i32 {
         eprintln!("doxascope: {msg}");
         return EXIT_USAGE;
     }
-    let imported = match import_files(&args.files) {
+    let imported = match import_files(&args.files, args.format) {
         Ok(i) => i,
         Err(msg) => {
             eprintln!("doxascope: {msg}");
@@ -158,15 +163,22 @@ fn options(args: Args, imported: Vec<crate::tui::ImportedSource>) -> crate::tui:
 /// over, so that a broken one is a plain one-line error. Only regular files that exist are
 /// looked at (a FIFO or a file still to come is v1, read as it is written); v1 files are
 /// left to the view, which follows them.
-pub(crate) fn import_files(files: &[PathBuf]) -> Result<Vec<crate::tui::ImportedSource>, String> {
-    use crate::trace::import::{OpenError, Opened, open_path};
+pub(crate) fn import_files(
+    files: &[PathBuf],
+    forced: Option<crate::trace::import::Format>,
+) -> Result<Vec<crate::tui::ImportedSource>, String> {
+    use crate::trace::import::{Format, OpenError, Opened, open_path};
     let mut out = Vec::new();
+    if forced == Some(Format::V1) {
+        // Every file is v1 and left to the view, whatever its head looks like.
+        return Ok(out);
+    }
     for p in files {
         if p.as_os_str() == "-" || !std::fs::metadata(p).is_ok_and(|m| m.is_file()) {
             continue;
         }
         let shown = crate::sanitize::sanitize(&p.display().to_string());
-        match open_path(p, None) {
+        match open_path(p, forced) {
             Ok(Opened::V1(_)) => {}
             Ok(Opened::Imported(format, imp)) => {
                 let n = imp.notes.len();
@@ -305,6 +317,7 @@ mod tests {
             at: None,
             listen: None,
             theme: None,
+            format: None,
         }
     }
 

@@ -18,13 +18,21 @@
 //!
 //! Failures are values: a command that cannot start, an agent that exits, closes its output
 //! or does not answer within the timeout ends the run with a [`DemoError::Agent`] that says
-//! which dialogue and turn. Replies longer than [`MAX_REPLY`] bytes are refused. The agent
-//! runs in a process group of its own; when the run ends its stdin is closed, and if it has
-//! not exited two seconds later the whole group is killed (a shell script's children too).
+//! which dialogue and turn. Replies longer than [`MAX_REPLY`] bytes are refused.
+//!
+//! Memory stays bounded whatever the agent writes: at most [`QUEUED_LINES`] lines wait to be
+//! asked for (the reader stops reading until they are, so a flooding agent blocks on its
+//! own output), and lines the agent wrote unasked are dropped (and said) before each
+//! question; more than [`MAX_UNASKED`] of them in a run (`yes '{"reply":"YES"}'`) end it.
+//!
+//! The agent runs in a process group of its own. When the run ends its stdin is closed; two
+//! seconds later (or at once if the agent has exited) the whole group is ended, TERM then
+//! KILL, so nothing it started in the background outlives the demo. A watcher in the group
+//! does the same if doxascope dies without cleaning up (Ctrl-C, SIGKILL).
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, sync_channel};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -37,12 +45,22 @@ use super::schedule::Label;
 /// The longest reply line read, in bytes.
 pub const MAX_REPLY: usize = 1 << 20;
 
+/// The lines read from the agent and not yet asked for, at most.
+pub const QUEUED_LINES: usize = 8;
+
+/// The lines an agent may write without being asked in one run (beyond them the run ends:
+/// the agent is flooding, and its replies no longer match the questions).
+pub const MAX_UNASKED: usize = 64;
+
 /// A running external agent.
 pub struct ExternalAgent {
     command: String,
     child: Child,
     stdin: Option<ChildStdin>,
+    /// The watcher in the agent's group (see [`watch_group`]).
+    watcher: Option<Child>,
     lines: Receiver<Result<String, String>>,
+    unasked: usize,
     timeout: Duration,
     unparsed: usize,
 }
@@ -95,6 +113,26 @@ fn read_line<R: BufRead>(r: &mut R) -> Result<Option<String>, String> {
     }
 }
 
+/// Starts a watcher in the agent's process group `pgid`: a shell that waits for its standard
+/// input, which only this process writes to, to close. That happens when the run ends, and
+/// also when doxascope dies without running any cleanup (Ctrl-C, SIGKILL, an abort): then it
+/// ends the group itself, TERM and a second later KILL, so the agent and whatever it started
+/// in the background never outlive doxascope. `None` if it cannot start (the group is still
+/// ended at a normal end of the run).
+fn watch_group(pgid: u32) -> Option<Child> {
+    use std::os::unix::process::CommandExt;
+    let pgid = i32::try_from(pgid).ok()?;
+    Command::new("sh")
+        .arg("-c")
+        .arg("trap '' INT TERM HUP; read -r _; kill -TERM 0; sleep 1; kill -KILL 0")
+        .process_group(pgid)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .ok()
+}
+
 /// The label a reply line names, if any.
 pub fn parse_reply(line: &str) -> Option<Label> {
     let v: Value = serde_json::from_str(line.trim()).ok()?;
@@ -145,8 +183,9 @@ impl ExternalAgent {
             .stdout
             .take()
             .ok_or_else(|| DemoError::Agent("the agent has no standard output".into()))?;
-        let (tx, rx) = channel();
-        // The reader thread ends when the agent closes its output (or exits).
+        let (tx, rx) = sync_channel(QUEUED_LINES);
+        // The reader thread ends when the agent closes its output (or exits), or when the
+        // run is over (the receiver is gone). While QUEUED_LINES wait, it waits too.
         thread::Builder::new()
             .name("doxascope-demo-agent".into())
             .spawn(move || {
@@ -169,11 +208,14 @@ impl ExternalAgent {
                 }
             })
             .map_err(|e| DemoError::Agent(format!("cannot start a reader thread: {e}")))?;
+        let watcher = watch_group(child.id());
         Ok(ExternalAgent {
             command: command.to_string(),
             child,
             stdin,
+            watcher,
             lines: rx,
+            unasked: 0,
             timeout,
             unparsed: 0,
         })
@@ -196,9 +238,40 @@ impl ExternalAgent {
         }
     }
 
+    /// How many lines the agent wrote without being asked (each dropped).
+    pub fn unasked(&self) -> usize {
+        self.unasked
+    }
+
+    /// Drops the lines that arrived before the question at `at` was sent (no question was
+    /// waiting for them); more than [`MAX_UNASKED`] in the run is a flood and ends it.
+    fn drop_unasked(&mut self, at: &str) -> Result<(), DemoError> {
+        let mut n = 0;
+        while self.lines.try_recv().is_ok() {
+            n += 1;
+            if self.unasked + n > MAX_UNASKED {
+                return Err(DemoError::Agent(format!(
+                    "{at}: the agent wrote more than {MAX_UNASKED} lines without being asked \
+                     (one reply line per question)"
+                )));
+            }
+        }
+        if n > 0 {
+            self.unasked += n;
+            eprintln!(
+                "doxascope demo: {at}: {n} line{} the agent wrote without being asked {} \
+                 ignored",
+                if n == 1 { "" } else { "s" },
+                if n == 1 { "was" } else { "were" }
+            );
+        }
+        Ok(())
+    }
+
     /// Asks one question and returns the label the agent replied.
     pub fn ask(&mut self, ask: &Ask<'_>) -> Result<Label, DemoError> {
         let at = format!("dialogue {}, turn {}", ask.dialogue + 1, ask.turn);
+        self.drop_unasked(&at)?;
         let line = question_line(ask) + "\n";
         let sent = match self.stdin.as_mut() {
             Some(w) => w.write_all(line.as_bytes()).and_then(|_| w.flush()),
@@ -245,25 +318,55 @@ impl ExternalAgent {
     }
 }
 
+impl ExternalAgent {
+    /// Whether the agent has exited, without reaping it: while it is a zombie its pid, which
+    /// is its group's id, cannot be given to another process, so the group can still be
+    /// signalled safely.
+    fn leader_exited(&self) -> bool {
+        use rustix::process::{WaitId, WaitIdOptions, waitid};
+        let pid = rustix::process::Pid::from_child(&self.child);
+        let opts = WaitIdOptions::EXITED | WaitIdOptions::NOHANG | WaitIdOptions::NOWAIT;
+        !matches!(waitid(WaitId::Pid(pid), opts), Ok(None))
+    }
+
+    /// Ends the agent's process group: TERM, and KILL for what is left after a moment.
+    fn end_group(&self) {
+        use rustix::process::{Signal, kill_process_group};
+        let pid = rustix::process::Pid::from_child(&self.child);
+        if pid.as_raw_nonzero().get() <= 1 {
+            return;
+        }
+        if kill_process_group(pid, Signal::TERM).is_err() {
+            return; // No process is left in the group.
+        }
+        // A moment to end cleanly; then KILL, harmless to a group left with the zombie
+        // leader alone.
+        let until = Instant::now() + Duration::from_millis(300);
+        while Instant::now() < until && !self.leader_exited() {
+            thread::sleep(Duration::from_millis(10));
+        }
+        thread::sleep(Duration::from_millis(20));
+        let _ = kill_process_group(pid, Signal::KILL);
+    }
+}
+
 impl Drop for ExternalAgent {
     fn drop(&mut self) {
         // Closing stdin tells a well-behaved agent the run is over.
         drop(self.stdin.take());
         let until = Instant::now() + Duration::from_secs(2);
-        while Instant::now() < until {
-            if let Ok(Some(_)) = self.child.try_wait() {
-                return;
-            }
+        while Instant::now() < until && !self.leader_exited() {
             thread::sleep(Duration::from_millis(10));
         }
-        // Still running: the group it leads (it and whatever it started) goes. Its pid is
-        // its group id; it is not reaped yet, so the id cannot belong to anyone else.
-        let pid = rustix::process::Pid::from_child(&self.child);
-        if pid.as_raw_nonzero().get() > 1 {
-            let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
-        }
+        // Whether it exited or not, whatever it started in its group goes too (the watcher
+        // included); it is reaped only after that.
+        self.end_group();
         let _ = self.child.kill();
         let _ = self.child.wait();
+        if let Some(mut w) = self.watcher.take() {
+            let _ = w.kill();
+            let _ = w.wait();
+        }
     }
 }
 

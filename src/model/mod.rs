@@ -145,6 +145,16 @@ impl Model {
     /// decodes every line once and holds a few dozen bytes per event. Standard input and an
     /// importer's output have no file to read again; their events are kept in memory.
     pub fn load<P: AsRef<Path>>(paths: &[P]) -> Result<Model, LoadError> {
+        Model::load_as(paths, None)
+    }
+
+    /// [`Model::load`], reading every file as `format` when it is given (`--format`) instead
+    /// of detecting it: a v1 file whose head looks like binary data (a log whose start was
+    /// zeroed by `copytruncate`) is read as v1 all the same, its bad lines reported.
+    pub fn load_as<P: AsRef<Path>>(
+        paths: &[P],
+        forced: Option<Format>,
+    ) -> Result<Model, LoadError> {
         use crate::trace::import::{HEAD_BYTES, detect, import, open, refuse_unknown};
         use std::io::Read;
         let mut m = Model::new();
@@ -156,7 +166,7 @@ impl Model {
             let bad = |e: ImportError| io::Error::new(io::ErrorKind::InvalidData, e);
             let mut imported = None;
             let res: io::Result<()> = if name == "-" {
-                match open("<stdin>", io::stdin().lock(), None) {
+                match open("<stdin>", io::stdin().lock(), forced) {
                     Ok(Opened::V1(r)) => {
                         crate::trace::read_all("<stdin>", r, cfg, |it| m.push_item(it))
                     }
@@ -178,9 +188,11 @@ impl Model {
                     File::open(p)?
                         .take(HEAD_BYTES as u64)
                         .read_to_end(&mut head)?;
-                    let format = detect(p, &head);
+                    let format = forced.unwrap_or_else(|| detect(p, &head));
                     if format == Format::V1 {
-                        refuse_unknown(&head).map_err(bad)?;
+                        if forced.is_none() {
+                            refuse_unknown(&head).map_err(bad)?;
+                        }
                         let f = File::open(p)?;
                         let reader = f.try_clone()?;
                         let source = m.log.events.add_source(&name, f, cfg);

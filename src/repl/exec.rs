@@ -649,7 +649,7 @@ pub(crate) fn note(r: &mut Repl, cmd: &Command) -> Result<Reply, ReplError> {
     let store = r.note_store.as_mut().ok_or_else(|| no_store(cmd))?;
     let n = store
         .add(&session, step, belief.as_deref(), text)
-        .map_err(|e| ReplError::new(cmd.name(), format!("cannot write the notes: {e}")))?;
+        .map_err(|e| ReplError::new(cmd.name(), crate::trace::notes::not_saved(&e, text)))?;
     Ok(Reply::Note {
         note: note_line(&n),
         location: store

@@ -10,19 +10,27 @@
 //! opened for writing.
 //!
 //! The file is one JSON document (`{"doxascope_notes": 1, "trace": ..., "notes": [...]}`),
-//! written whole to a temporary file and renamed over the old one, so a crash never leaves half
-//! a file. Every change re-reads the file first, so two viewers of one trace add to each other's
-//! notes rather than overwrite them. Nothing in the file is lost: an entry this version cannot
-//! read is written back unchanged, and a file that is not JSON at all is kept under another name
-//! (`.broken`) before a new one is written. Texts are capped at [`MAX_TEXT`] characters; like
-//! everything read from a file, they are untrusted and are sanitized (or HTML-escaped) before
-//! they are shown.
+//! written whole to a new temporary file and renamed over the old one, so a crash never leaves
+//! half a file. Every change takes a lock and re-reads the file first, so two writers of one
+//! trace's notes add to each other's notes rather than overwrite them. A sidecar that holds
+//! notes and cannot be written is an error, never a silent move to the data directory (which
+//! would hide them behind it). Nothing in the file is lost: an entry this version cannot read
+//! is written back unchanged, and a file that cannot be read (too large, not UTF-8, not JSON)
+//! is kept under a fresh `.broken` name before a new one is written. Only regular files are
+//! read, at most [`MAX_FILE`] bytes of it, and no name in the directory is trusted (a FIFO, a
+//! device or a planted symlink is never followed into). Texts are capped at [`MAX_TEXT`]
+//! characters; like everything read from a file, they are untrusted and are sanitized (or
+//! HTML-escaped) before they are shown.
+
+mod file;
 
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
+
+use file::Contents;
 
 /// The longest note text kept, in characters (longer texts are cut).
 pub const MAX_TEXT: usize = 4096;
@@ -87,6 +95,10 @@ pub struct NoteStore {
     fallback: Option<PathBuf>,
     /// Where the notes were read from or last written to.
     location: Option<PathBuf>,
+    /// The file at `location` could not be read: it is kept aside before it is replaced.
+    broken: bool,
+    /// Something that is not a regular file is at the sidecar's name.
+    sidecar_foreign: bool,
     notes: Vec<Note>,
     /// Entries this version could not read, written back as they were.
     kept: Vec<Value>,
@@ -148,6 +160,27 @@ pub fn fallback_path(trace: &str) -> Option<PathBuf> {
     Some(data_dir()?.join(format!("{name}-{:016x}.notes.json", fnv(full.as_bytes()))))
 }
 
+/// Why a note was not saved, with what was typed, so nothing typed is lost with it.
+pub fn not_saved(e: &std::io::Error, text: &str) -> String {
+    if text.trim().is_empty() {
+        format!("cannot write the notes: {e}; the bookmark was not saved")
+    } else {
+        format!(
+            "cannot write the notes: {e}; the note was not saved: {}",
+            text.trim()
+        )
+    }
+}
+
+/// What happens to a file that could not be read.
+fn kept_aside(path: &Path) -> String {
+    format!(
+        "it is kept as {}.broken (or .broken.1, .broken.2, … when taken) when a note is next \
+         written",
+        path.display()
+    )
+}
+
 /// Now, as RFC 3339 UTC with seconds.
 fn now() -> String {
     let secs = std::time::SystemTime::now()
@@ -173,6 +206,8 @@ impl NoteStore {
             sidecar: sidecar_path(trace),
             fallback: fallback_path(trace),
             location: None,
+            broken: false,
+            sidecar_foreign: false,
             notes: Vec::new(),
             kept: Vec::new(),
             problems: Vec::new(),
@@ -181,54 +216,69 @@ impl NoteStore {
         s
     }
 
-    /// Reads the file again (another viewer may have written to it).
+    /// Reads the file again (another viewer may have written to it). The sidecar is read
+    /// when there is a regular file at its name, else the data directory's file; something
+    /// else at the sidecar's name (a FIFO, a device, a directory) is never read nor replaced.
     pub fn reload(&mut self) {
         self.notes.clear();
         self.kept.clear();
         self.problems.clear();
-        let found = [self.sidecar.clone(), self.fallback.clone()]
-            .into_iter()
-            .flatten()
-            .find(|p| p.is_file());
-        let Some(path) = found else {
-            return;
-        };
-        self.location = Some(path.clone());
-        match fs::metadata(&path) {
-            Ok(m) if m.len() > MAX_FILE => {
-                self.problems.push(format!(
-                    "{} is larger than {} MiB and was not read",
-                    path.display(),
-                    MAX_FILE >> 20
-                ));
-                return;
+        self.location = None;
+        self.broken = false;
+        self.sidecar_foreign = false;
+        let candidates = [(self.sidecar.clone(), true), (self.fallback.clone(), false)];
+        for (path, is_sidecar) in candidates {
+            let Some(path) = path else { continue };
+            match file::read(&path, MAX_FILE) {
+                Contents::Missing => {}
+                Contents::Foreign(why) => {
+                    self.problems.push(format!("{} {why}", path.display()));
+                    self.sidecar_foreign |= is_sidecar;
+                }
+                Contents::Broken(why) => {
+                    self.set_broken(&path, &why);
+                    return;
+                }
+                Contents::Text(text) => {
+                    self.location = Some(path.clone());
+                    self.parse(&path, &text);
+                    return;
+                }
             }
-            _ => {}
         }
-        let text = match fs::read_to_string(&path) {
-            Ok(t) => t,
-            Err(e) => {
-                self.problems
-                    .push(format!("cannot read {}: {e}", path.display()));
-                return;
-            }
-        };
-        let doc: Value = match serde_json::from_str(&text) {
+    }
+
+    /// Marks the file at `path` as one that could not be read: it is kept aside, never
+    /// replaced, when a note is next written.
+    fn set_broken(&mut self, path: &Path, why: &str) {
+        self.location = Some(path.to_path_buf());
+        self.broken = true;
+        self.problems
+            .push(format!("{} {why}; {}", path.display(), kept_aside(path)));
+    }
+
+    /// Reads the notes out of the file's text.
+    fn parse(&mut self, path: &Path, text: &str) {
+        let doc: Value = match serde_json::from_str(text) {
             Ok(v) => v,
             Err(e) => {
+                self.location = Some(path.to_path_buf());
+                self.broken = true;
                 self.problems.push(format!(
-                    "{}:{}:{}: not a notes file ({e}); it is kept as {}.broken when a note is \
-                     next written",
+                    "{}:{}:{}: not a notes file ({e}); {}",
                     path.display(),
                     e.line(),
                     e.column(),
-                    path.display()
+                    kept_aside(path)
                 ));
                 return;
             }
         };
-        let entries = doc.get("notes").and_then(Value::as_array);
-        for (i, v) in entries.into_iter().flatten().enumerate() {
+        let Some(entries) = doc.get("notes").and_then(Value::as_array) else {
+            self.set_broken(path, "is JSON but holds no list of notes");
+            return;
+        };
+        for (i, v) in entries.iter().enumerate() {
             match Note::from_json(v) {
                 Some(n) => self.notes.push(n),
                 None => {
@@ -275,7 +325,9 @@ impl NoteStore {
         v
     }
 
-    /// Adds a note (an empty text is a bookmark) and writes the file; returns it.
+    /// Adds a note (an empty text is a bookmark) and writes the file; returns it. The file is
+    /// read again under the lock first, so notes another writer added are kept. On an error
+    /// nothing was written and the note is not listed.
     pub fn add(
         &mut self,
         session: &str,
@@ -283,6 +335,7 @@ impl NoteStore {
         belief: Option<&str>,
         text: &str,
     ) -> io::Result<Note> {
+        let _lock = self.lock()?;
         self.reload();
         let note = Note {
             id: self.notes.iter().map(|n| n.id).max().unwrap_or(0) + 1,
@@ -304,6 +357,7 @@ impl NoteStore {
 
     /// Removes note `id` and writes the file; `false` when there is none.
     pub fn remove(&mut self, id: u64) -> io::Result<bool> {
+        let _lock = self.lock()?;
         self.reload();
         let before = self.notes.len();
         self.notes.retain(|n| n.id != id);
@@ -311,6 +365,27 @@ impl NoteStore {
             return Ok(false);
         }
         self.save().map(|()| true)
+    }
+
+    /// The lock every writer of these notes takes: on the trace's directory, or on the data
+    /// directory for a trace that is not a file.
+    fn lock(&self) -> io::Result<file::Lock> {
+        let dir = match (&self.sidecar, &self.fallback) {
+            (Some(s), _) => s.parent().map(Path::to_path_buf),
+            (None, Some(f)) => {
+                let d = f.parent().map(Path::to_path_buf);
+                if let Some(d) = &d {
+                    fs::create_dir_all(d)?;
+                }
+                d
+            }
+            (None, None) => None,
+        };
+        match dir {
+            Some(d) if d.as_os_str().is_empty() => file::lock(Path::new(".")),
+            Some(d) => file::lock(&d),
+            None => Ok(file::Lock::none()),
+        }
     }
 
     fn document(&self) -> Value {
@@ -323,48 +398,47 @@ impl NoteStore {
         json!({"doxascope_notes": 1, "trace": name, "notes": notes})
     }
 
-    /// Writes the notes: next to the trace when its directory takes it, else to the data
-    /// directory. A file that was not readable JSON is kept as `.broken` first.
+    /// Where a save may go, in order. A sidecar that holds notes is the only place (falling
+    /// back elsewhere would hide its notes behind it); otherwise the sidecar when its name is
+    /// free, then the data directory.
+    fn targets(&self) -> Vec<PathBuf> {
+        if let Some(l) = &self.location
+            && self.sidecar.as_ref() == Some(l)
+        {
+            return vec![l.clone()];
+        }
+        let side = self.sidecar.clone().filter(|_| !self.sidecar_foreign);
+        [side, self.fallback.clone()]
+            .into_iter()
+            .flatten()
+            .collect()
+    }
+
+    /// Writes the notes (see [`NoteStore::targets`]). A file that could not be read is kept
+    /// under a fresh `.broken` name first; a place that held the notes and cannot be written
+    /// is an error, never a silent move elsewhere.
     fn save(&mut self) -> io::Result<()> {
         let text = serde_json::to_string_pretty(&self.document()).map_err(io::Error::other)?;
         let mut last_err = io::Error::other("no place to keep notes (no HOME or data directory)");
-        for target in [self.sidecar.clone(), self.fallback.clone()]
-            .into_iter()
-            .flatten()
-        {
-            match write_atomic(&target, &text) {
+        for target in self.targets() {
+            let held = self.location.as_ref() == Some(&target);
+            let written = if held && self.broken {
+                file::keep_aside(&target).and_then(|_| file::write_atomic(&target, &text))
+            } else {
+                file::write_atomic(&target, &text)
+            };
+            match written {
                 Ok(()) => {
                     // Notes moved to the sidecar leave the data-directory copy behind as it
                     // was; reading prefers the sidecar, so the newer file wins.
                     self.location = Some(target);
+                    self.broken = false;
                     return Ok(());
                 }
+                Err(e) if held => return Err(e),
                 Err(e) => last_err = e,
             }
         }
         Err(last_err)
     }
-}
-
-/// Writes `text` to `path` through a temporary file in the same directory and a rename; a file
-/// there that is not JSON is renamed to `.broken` first.
-fn write_atomic(path: &Path, text: &str) -> io::Result<()> {
-    let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
-    if let Some(d) = dir {
-        fs::create_dir_all(d)?;
-    }
-    if let Ok(old) = fs::read_to_string(path)
-        && serde_json::from_str::<Value>(&old).is_err()
-    {
-        let mut broken = path.as_os_str().to_owned();
-        broken.push(".broken");
-        fs::rename(path, PathBuf::from(broken))?;
-    }
-    let mut tmp = path.as_os_str().to_owned();
-    tmp.push(format!(".tmp{}", std::process::id()));
-    let tmp = PathBuf::from(tmp);
-    fs::write(&tmp, text)?;
-    fs::rename(&tmp, path).inspect_err(|_| {
-        let _ = fs::remove_file(&tmp);
-    })
 }

@@ -8,7 +8,7 @@ use doxascope::logic::parse::parse;
 use doxascope::repl::command;
 use doxascope::sanitize::sanitize;
 use doxascope::trace::import::{Format, detect, import, refuse_unknown};
-use doxascope::trace::{Item, Reader, ReaderConfig};
+use doxascope::trace::{BriefItem, Item, Reader, ReaderConfig, read_all_briefs};
 
 /// The trace reader: any bytes, in any chunking, give the same items, and every line is an
 /// event or a problem (nothing is lost or invented).
@@ -22,6 +22,20 @@ pub fn trace_bytes(data: &[u8]) {
         .collect();
     let chunked = read(data, &cuts);
     assert_eq!(whole, chunked, "chunking changed the reader's output");
+    // The briefing loader (what the headless commands and the viewer read with) scans the
+    // usual shapes on a path of its own: it never panics and sees the same lines.
+    let mut briefed = (0usize, 0usize);
+    let _ = read_all_briefs("fuzz", data, ReaderConfig::default(), |it| match it {
+        BriefItem::Event(_) => briefed.0 += 1,
+        BriefItem::Problem(_) => briefed.1 += 1,
+        BriefItem::Session(_) => {}
+    });
+    let events = whole.iter().filter(|i| i.starts_with("Event")).count();
+    assert_eq!(
+        briefed,
+        (events, whole.len() - events),
+        "briefs and events disagree"
+    );
 }
 
 fn read(data: &[u8], cuts: &[usize]) -> Vec<String> {

@@ -312,7 +312,7 @@ impl<'de> Scanner<'de> {
             }
             j
         };
-        let int_start = start + usize::from(b[start] == b'-');
+        let int_start = start + usize::from(b.get(start) == Some(&b'-'));
         let mut j = digits(int_start);
         let int_len = j - int_start;
         if int_len == 0 || (int_len > 1 && b[int_start] == b'0') {
