@@ -15,7 +15,7 @@
 //! hex, base64 or 128-bit decimals, times as nanosecond strings or integers, RFC 3339 or
 //! hrtime pairs, and the three GenAI message encodings (`messages.rs`).
 
-mod json;
+pub(crate) mod json;
 mod json_value;
 pub(crate) mod map;
 mod messages;
