@@ -366,3 +366,82 @@ fn eight_million_empty_spans_are_refused_at_their_encoded_size() {
     assert_eq!(r.map(|_| ()).map_err(|e| e.0), Err(413));
     assert!(t.elapsed() < Duration::from_secs(20), "{:?}", t.elapsed());
 }
+
+/// A client that holds a connection doing nothing useful, reconnecting whenever it is
+/// closed: `mode` 0 idles, 1 drips a request's headers, 2 drips a body.
+async fn nuisance(addr: String, mode: u8, stop: std::sync::Arc<std::sync::atomic::AtomicBool>) {
+    use std::sync::atomic::Ordering::Relaxed;
+    while !stop.load(Relaxed) {
+        let Ok(mut c) = TcpStream::connect(&addr).await else {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            continue;
+        };
+        let drip: &[u8] = match mode {
+            0 => b"",
+            1 => b"POST /v1/traces HTTP/1.1\r\nContent-Type: application/x-protobuf\r\nX-Pad: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+            _ => {
+                let head = "POST /v1/traces HTTP/1.1\r\nContent-Type: application/x-protobuf\r\nContent-Length: 100000\r\n\r\n";
+                if c.write_all(head.as_bytes()).await.is_err() {
+                    continue;
+                }
+                &[0u8; 100_000]
+            }
+        };
+        let mut tmp = [0u8; 1024];
+        let mut i = 0;
+        loop {
+            if stop.load(Relaxed) {
+                return;
+            }
+            if i < drip.len() {
+                if c.write_all(&drip[i..i + 1]).await.is_err() {
+                    break;
+                }
+                i += 1;
+            }
+            // Closed by the receiver: reconnect at once.
+            match tokio::time::timeout(Duration::from_millis(100), c.read(&mut tmp)).await {
+                Ok(Ok(0)) | Ok(Err(_)) => break,
+                _ => {}
+            }
+        }
+    }
+}
+
+#[tokio::test]
+async fn an_exporter_gets_through_while_every_slot_is_held_by_drips_and_idlers() {
+    let (live, _rx, _l, addr) = hub(LiveConfig {
+        max_connections: 6,
+        evict_slow_after: Duration::from_millis(300),
+        ..LiveConfig::default()
+    })
+    .await;
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let mut tasks = Vec::new();
+    for mode in [0, 0, 1, 1, 2, 2, 0, 1, 2] {
+        tasks.push(tokio::spawn(nuisance(addr.clone(), mode, stop.clone())));
+    }
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    let body = request(vec![span(7, 1, None, "ok")]).encode_to_vec();
+    let mut ok = 0;
+    for _ in 0..10 {
+        let mut c = connect(&addr).await;
+        let req = format!(
+            "{PROTO}\r\nHost: x\r\nContent-Length: {}\r\n\r\n",
+            body.len()
+        );
+        if c.write_all(req.as_bytes()).await.is_ok()
+            && c.write_all(&body).await.is_ok()
+            && let Some((200, _, _)) = answer(&mut c).await
+        {
+            ok += 1;
+        }
+        tokio::time::sleep(Duration::from_millis(150)).await;
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    for t in tasks {
+        let _ = t.await;
+    }
+    assert!(ok >= 9, "{ok} of 10 exports got through");
+    assert!(live.stats().evicted > 0);
+}

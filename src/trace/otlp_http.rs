@@ -114,24 +114,38 @@ impl State {
     }
 
     /// A connection slot: a free one, or one taken from the connection least likely to be a
-    /// working exporter (see [`pick_victim`]). `None`: every connection is busy.
+    /// working exporter (see [`pick_victim`]), waiting up to [`LiveConfig::evict_slow_after`]
+    /// for one to qualify (so clients that reconnect as soon as they are evicted cannot keep
+    /// every connection too young to evict). `None`: every connection is busy.
     async fn slot(&self) -> Option<tokio::sync::OwnedSemaphorePermit> {
-        if let Ok(p) = self.conns.clone().try_acquire_owned() {
-            return Some(p);
+        let after = self.cfg().evict_slow_after;
+        let after_ms = u64::try_from(after.as_millis()).unwrap_or(u64::MAX);
+        let give_up = Instant::now() + after + Duration::from_millis(100);
+        loop {
+            if let Ok(p) = self.conns.clone().try_acquire_owned() {
+                return Some(p);
+            }
+            let victim = {
+                let mut open = self.open.lock().unwrap_or_else(|e| e.into_inner());
+                // Out of the registry at once, so concurrent newcomers pick different victims.
+                pick_victim(&open, self.now_ms(), after_ms).and_then(|k| open.remove(&k))
+            };
+            if let Some(v) = victim {
+                v.kill.notify_one();
+                self.live.count_eviction();
+                return tokio::time::timeout(
+                    Duration::from_secs(2),
+                    self.conns.clone().acquire_owned(),
+                )
+                .await
+                .ok()?
+                .ok();
+            }
+            if Instant::now() >= give_up {
+                return None;
+            }
+            tokio::time::sleep(Duration::from_millis(25)).await;
         }
-        let victim = {
-            let mut open = self.open.lock().unwrap_or_else(|e| e.into_inner());
-            let after = u64::try_from(self.cfg().evict_slow_after.as_millis()).unwrap_or(u64::MAX);
-            let key = pick_victim(&open, self.now_ms(), after)?;
-            // Out of the registry at once, so concurrent newcomers pick different victims.
-            open.remove(&key)?
-        };
-        victim.kill.notify_one();
-        self.live.count_eviction();
-        tokio::time::timeout(Duration::from_secs(2), self.conns.clone().acquire_owned())
-            .await
-            .ok()?
-            .ok()
     }
 }
 
@@ -307,6 +321,7 @@ pub(crate) async fn serve(live: Live, listener: tokio::net::TcpListener) {
         live: live.clone(),
         epoch: Instant::now(),
     });
+    let newcomers = Arc::new(Semaphore::new(cfg.max_connections.max(1)));
     let sweeper = tokio::spawn(sweep(state.clone()));
     let _stop_sweeper = AbortOnDrop(sweeper);
     loop {
@@ -322,12 +337,24 @@ pub(crate) async fn serve(live: Live, listener: tokio::net::TcpListener) {
                 continue;
             }
         };
-        let Some(permit) = state.slot().await else {
+        // Newcomers wait for a slot in their own tasks, as many at once as there are slots.
+        let Ok(waiting) = newcomers.clone().try_acquire_owned() else {
             drop(stream);
             live.reject(Peer::Tcp(peer), RejectReason::TooManyConnections);
             continue;
         };
-        tokio::spawn(connection(state.clone(), stream, peer, permit));
+        let state = state.clone();
+        tokio::spawn(async move {
+            let Some(permit) = state.slot().await else {
+                drop(stream);
+                state
+                    .live
+                    .reject(Peer::Tcp(peer), RejectReason::TooManyConnections);
+                return;
+            };
+            drop(waiting);
+            connection(state, stream, peer, permit).await;
+        });
     }
 }
 
