@@ -445,3 +445,129 @@ async fn an_exporter_gets_through_while_every_slot_is_held_by_drips_and_idlers()
     assert!(ok >= 9, "{ok} of 10 exports got through");
     assert!(live.stats().evicted > 0);
 }
+
+/// Events of the hub until a session closes; every item must be an event.
+async fn until_closed(
+    rx: &mut Receiver<LiveEvent>,
+) -> (Vec<doxascope::trace::Event>, Option<std::path::PathBuf>) {
+    let mut events = Vec::new();
+    let mut spool = None;
+    loop {
+        let ev = tokio::time::timeout(Duration::from_secs(20), rx.recv())
+            .await
+            .expect("the session ends in time")
+            .expect("hub alive");
+        match ev {
+            LiveEvent::Opened { spool: s, .. } => spool = s,
+            LiveEvent::Items { items, .. } => {
+                for it in items {
+                    match it {
+                        doxascope::trace::Item::Event(e) => events.push(e),
+                        doxascope::trace::Item::Problem(p) => panic!("a line was refused: {p:?}"),
+                    }
+                }
+            }
+            LiveEvent::Closed { .. } => return (events, spool),
+            _ => {}
+        }
+    }
+}
+
+/// Every line of a spool file, read back: the count of events, and no problem.
+fn read_back(path: &std::path::Path) -> usize {
+    use doxascope::trace::{Item, Reader, ReaderConfig};
+    let bytes = std::fs::read(path).expect("spool file");
+    let mut r = Reader::new("spool", ReaderConfig::default());
+    let mut items = Vec::new();
+    r.feed(&bytes, &mut items);
+    r.finish(&mut items);
+    for it in &items {
+        assert!(matches!(it, Item::Event(_)), "{it:?}");
+    }
+    items.len()
+}
+
+#[tokio::test]
+async fn oversized_values_are_cut_before_spooling_and_every_line_reads_back() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (_live, mut rx, _l, addr) = hub(LiveConfig {
+        spool_dir: Some(dir.path().to_path_buf()),
+        otlp_trace_grace: Duration::from_millis(100),
+        ..LiveConfig::default()
+    })
+    .await;
+    let mut conn = connect(&addr).await;
+    // A 15 MiB name: answered 200, shown cut with its length said.
+    let huge = request(vec![span(8, 1, None, &"n".repeat(15 << 20))]).encode_to_vec();
+    let (status, _, _) = exchange(&mut conn, PROTO, &huge).await;
+    assert_eq!(status, 200);
+    let (events, spool) = until_closed(&mut rx).await;
+    let raw: Vec<String> = events.iter().map(|e| e.to_json_line()).collect();
+    let cut = raw
+        .iter()
+        .find(|l| l.contains("x_truncated"))
+        .unwrap_or_else(|| panic!("no event says it was cut: {raw:?}"));
+    assert!(cut.len() < 100_000, "{}", cut.len());
+    assert!(
+        cut.contains(&(15u64 << 20).to_string()),
+        "the length is said"
+    );
+    let spool = spool.expect("a spool file");
+    assert_eq!(read_back(&spool), events.len());
+    // Control characters take six bytes each once escaped: a line still past the reader's
+    // cap becomes a warning in its place, never a skipped line.
+    let (_live, mut rx, _l, addr) = hub(LiveConfig {
+        spool_dir: Some(dir.path().join("second")),
+        otlp_trace_grace: Duration::from_millis(100),
+        max_message_bytes: 200_000,
+        ..LiveConfig::default()
+    })
+    .await;
+    let mut conn = connect(&addr).await;
+    let mut sp = span(9, 1, None, &"\u{1}".repeat(60_000));
+    sp.attributes = vec![
+        kv("gen_ai.operation.name", "execute_tool"),
+        kv("gen_ai.tool.name", &"\u{2}".repeat(60_000)),
+    ];
+    let (status, _, _) = exchange(&mut conn, PROTO, &request(vec![sp]).encode_to_vec()).await;
+    assert_eq!(status, 200);
+    let (events, spool) = until_closed(&mut rx).await;
+    let raw: Vec<String> = events.iter().map(|e| e.to_json_line()).collect();
+    assert!(
+        raw.iter().any(|l| l.contains("over the line limit")),
+        "{raw:?}"
+    );
+    assert_eq!(read_back(&spool.expect("a spool file")), events.len());
+}
+
+#[tokio::test]
+async fn a_retried_request_shows_each_span_once() {
+    let (_live, mut rx, _l, addr) = hub(LiveConfig {
+        otlp_trace_grace: Duration::from_millis(100),
+        ..LiveConfig::default()
+    })
+    .await;
+    let mut conn = connect(&addr).await;
+    let mut tool = span(10, 2, Some(1), "execute_tool search");
+    tool.attributes = vec![
+        kv("gen_ai.operation.name", "execute_tool"),
+        kv("gen_ai.tool.name", "search"),
+    ];
+    let mut agent = span(10, 1, None, "invoke_agent a");
+    agent.attributes = vec![
+        kv("gen_ai.operation.name", "invoke_agent"),
+        kv("gen_ai.agent.name", "a"),
+    ];
+    let once = request(vec![tool.clone()]).encode_to_vec();
+    for _ in 0..2 {
+        let (status, _, _) = exchange(&mut conn, PROTO, &once).await;
+        assert_eq!(status, 200);
+    }
+    // The root, with the tool span again in the same request.
+    let last = request(vec![tool, agent.clone(), agent]).encode_to_vec();
+    let (status, _, _) = exchange(&mut conn, PROTO, &last).await;
+    assert_eq!(status, 200);
+    let (events, _) = until_closed(&mut rx).await;
+    let kinds: Vec<&str> = events.iter().map(|e| e.kind_name()).collect();
+    assert_eq!(kinds, ["session", "tool_call", "intention"]);
+}

@@ -67,6 +67,9 @@ struct Trace {
     /// The hub closed the session (memory bound without spool, spool full): its spans are
     /// refused until the trace goes idle.
     refused: bool,
+    /// Span ids already shown: an exporter that retries a request it got no answer to sends
+    /// its spans again, and each span is shown once.
+    seen: std::collections::HashSet<u64>,
 }
 
 /// What the sweeper needs to know about a trace without locking it.
@@ -913,10 +916,15 @@ pub fn request_to_v1(
             continue;
         };
         sort_for_mapping(&mut group);
+        let mut seen = std::collections::HashSet::new();
+        group.retain(|s| s.id.is_none_or(|id| seen.insert(id)));
         let service = group.iter().find_map(|s| s.resource.service.clone());
         let name = session_name(service.as_deref(), key, false);
         let mut map = SessionMap::new_live(name.clone(), (key != 0).then_some(key));
-        out.push((name, map_lines(&mut map, &group)));
+        out.push((
+            name,
+            map_lines(&mut map, &group, LiveConfig::default().max_message_bytes),
+        ));
     }
     Ok(out)
 }
@@ -930,8 +938,9 @@ fn sort_for_mapping(group: &mut [Span<'_>]) {
     });
 }
 
-/// Maps a trace's spans of one request to v1 lines.
-fn map_lines(map: &mut SessionMap, group: &[Span<'_>]) -> Vec<u8> {
+/// Maps a trace's spans of one request to v1 lines, each at most `max_line` bytes with its
+/// newline (see [`fit_line`]).
+fn map_lines(map: &mut SessionMap, group: &[Span<'_>], max_line: usize) -> Vec<u8> {
     let mut out: Vec<Out> = Vec::with_capacity(group.len() * 2);
     let info = SessionInfo::of(group.iter());
     map.start(&info, &mut out);
@@ -939,10 +948,50 @@ fn map_lines(map: &mut SessionMap, group: &[Span<'_>]) -> Vec<u8> {
         map.span(sp, &mut out);
     }
     let mut lines = Vec::with_capacity(out.iter().map(|o| o.body.len() + 3).sum());
-    for o in &out {
+    for o in &mut out {
+        fit_line(o, &map.name, max_line);
         otlp::line(o, &mut lines);
     }
     lines
+}
+
+/// Replaces an event whose line would be over `max_line` (the session reader's line cap,
+/// past which a line is skipped) by a `log` event saying what it was and how long. Every
+/// field of an event is already cut at 64 KiB; escaping (a control character is six bytes
+/// in JSON) can still make the line longer. What was acknowledged then stays visible as
+/// that warning, and every spooled line reads back.
+fn fit_line(o: &mut Out, session: &str, max_line: usize) {
+    if o.body.len() + 3 <= max_line {
+        return;
+    }
+    // The body starts `"kind":"NAME"`, written by the mapping (an ASCII name).
+    let kind = o
+        .body
+        .strip_prefix(b"\"kind\":\"")
+        .and_then(|rest| rest.split(|b| *b == b'"').next())
+        .map(|k| String::from_utf8_lossy(k).into_owned())
+        .unwrap_or_default();
+    let message = format!(
+        "a {kind} event of {} bytes was over the line limit of {max_line} bytes and is not shown",
+        o.body.len() + 3
+    );
+    let mut short = serde_json::json!({
+        "kind": "log",
+        "session": session,
+        "level": "warn",
+        "message": message,
+        "x_dropped_bytes": o.body.len() + 3,
+    })
+    .to_string()
+    .into_bytes();
+    // Without its braces, as the mapping writes bodies.
+    short.pop();
+    short.remove(0);
+    if short.len() + 3 > max_line {
+        short = b"\"kind\":\"log\",\"level\":\"warn\",\"message\":\"an event over the line limit\""
+            .to_vec();
+    }
+    o.body = short;
 }
 
 /// Decodes, maps and writes one request (on a blocking thread: decoding a large batch must
@@ -992,7 +1041,11 @@ fn ingest(
             why = format!("the session of trace {key:032x} was closed by the viewer's limits");
             continue;
         }
-        let lines = map_lines(&mut t.map, &group);
+        group.retain(|s| s.id.is_none_or(|id| t.seen.insert(id)));
+        if group.is_empty() {
+            continue;
+        }
+        let lines = map_lines(&mut t.map, &group, state.cfg().max_message_bytes);
         let Some(w) = t.writer.as_mut() else { continue };
         // Blocks this request (not the viewer) until the session's reader takes the lines.
         if rt.block_on(w.write_all(&lines)).is_err() {
@@ -1037,6 +1090,7 @@ fn open_trace(
                 map: SessionMap::new_live(name, (key != 0).then_some(key)),
                 writer: Some(ours),
                 refused: false,
+                seen: std::collections::HashSet::new(),
             }));
             traces.insert(
                 key,
