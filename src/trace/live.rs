@@ -97,6 +97,21 @@ pub enum ListenAddr {
     Otlp(SocketAddr),
 }
 
+impl ListenAddr {
+    /// A warning for an address other processes than the local user's can reach: an OTLP
+    /// receiver on a non-loopback address (`otlp:0.0.0.0:4318`) takes spans from anyone on
+    /// the network, without authentication. `None` for loopback and Unix sockets.
+    pub fn exposure_warning(&self) -> Option<String> {
+        match self {
+            ListenAddr::Otlp(a) if !a.ip().is_loopback() => Some(format!(
+                "warning: the OTLP receiver on {a} is reachable from the network: anyone who \
+                 can reach it can send spans (no TLS, no authentication)"
+            )),
+            _ => None,
+        }
+    }
+}
+
 /// The OTLP/HTTP default port (as the OpenTelemetry SDKs and the Collector use it).
 pub const OTLP_HTTP_PORT: u16 = 4318;
 
