@@ -321,6 +321,10 @@ async fn requests_past_the_span_and_value_caps_get_413_before_decoding() {
     );
     let (status, _, _) = exchange(&mut conn, JSON, json.as_bytes()).await;
     assert_eq!(status, 413);
+    // The same as a bare list of spans, a shape the decoder also takes.
+    let list = format!("[{}]", vec!["{}"; 5000].join(","));
+    let (status, _, _) = exchange(&mut conn, JSON, list.as_bytes()).await;
+    assert_eq!(status, 413);
     // Attributes on one span, as a list and nested in an array value.
     let mut many = span(4, 1, None, "a");
     many.attributes = (0..5000).map(|i| kv(&format!("k{i}"), "")).collect();

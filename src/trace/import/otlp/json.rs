@@ -720,10 +720,11 @@ pub(crate) fn count(
 ) -> Result<super::proto::Counts, Option<String>> {
     let mut counts = super::proto::Counts::default();
     let mut de = serde_json::Deserializer::from_slice(body);
+    // A list at the top is a list of spans (the SDK dumps' shape, which the decoder takes).
     let w = Walk {
         counts: &mut counts,
         max,
-        role: Role::Other,
+        role: Role::Spans,
     };
     match de::DeserializeSeed::deserialize(w, &mut de).and_then(|()| de.end()) {
         Ok(()) => Ok(counts),
