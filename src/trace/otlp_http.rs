@@ -1108,3 +1108,65 @@ fn open_trace(
     }
     trace
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn conn(phase: u8, since: u64) -> Arc<Conn> {
+        Arc::new(Conn {
+            phase: std::sync::atomic::AtomicU8::new(phase),
+            since: std::sync::atomic::AtomicU64::new(since),
+            kill: tokio::sync::Notify::new(),
+        })
+    }
+
+    #[test]
+    fn the_victim_is_the_longest_receiving_then_the_longest_idle_never_a_busy_one() {
+        let mut open = HashMap::new();
+        open.insert(1, conn(PROCESSING, 0));
+        open.insert(2, conn(IDLE, 100));
+        open.insert(3, conn(RECEIVING, 500));
+        open.insert(4, conn(RECEIVING, 300));
+        open.insert(5, conn(IDLE, 50));
+        // At 2000 ms with 1000 ms to qualify: the drip that began first.
+        assert_eq!(pick_victim(&open, 2000, 1000), Some(4));
+        open.remove(&4);
+        open.remove(&3);
+        // No drip left: the idlest.
+        assert_eq!(pick_victim(&open, 2000, 1000), Some(5));
+        // Nobody has been in their state long enough.
+        assert_eq!(pick_victim(&open, 1000, 1000), None);
+        // A request being processed is never taken.
+        open.retain(|k, _| *k == 1);
+        assert_eq!(pick_victim(&open, u64::MAX, 0), None);
+    }
+
+    #[test]
+    fn a_gzip_bomb_is_stopped_at_the_bound_and_at_the_budget() {
+        use std::io::Write as _;
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        gz.write_all(&vec![b' '; 4 << 20]).expect("gzip");
+        let mut bomb = gz.finish().expect("gzip");
+        let mut plain = Vec::new();
+        let r = gunzip(&bomb, 1 << 20, &mut plain, &mut |_| Ok(()));
+        assert_eq!(r.map_err(|e| e.0), Err(StatusCode::PAYLOAD_TOO_LARGE));
+        // A trailer that lies: stopped while inflating, having held no more than the bound.
+        let n = bomb.len();
+        bomb[n - 4..].copy_from_slice(&1u32.to_le_bytes());
+        let mut plain = Vec::new();
+        let mut asked = 0;
+        let r = gunzip(&bomb, 1 << 20, &mut plain, &mut |want| {
+            asked = asked.max(want);
+            Ok(())
+        });
+        assert_eq!(r.map_err(|e| e.0), Err(StatusCode::PAYLOAD_TOO_LARGE));
+        assert!(asked <= (1 << 20) + 1, "{asked}");
+        // The budget says no: its refusal is the answer.
+        let mut plain = Vec::new();
+        let r = gunzip(&bomb, 8 << 20, &mut plain, &mut |_| {
+            Err((StatusCode::SERVICE_UNAVAILABLE, "busy".into()))
+        });
+        assert_eq!(r.map_err(|e| e.0), Err(StatusCode::SERVICE_UNAVAILABLE));
+    }
+}

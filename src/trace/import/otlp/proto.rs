@@ -131,7 +131,7 @@ fn child(m: Msg, f: u64) -> Option<(Msg, Option<bool>)> {
         (Request, 1) => (ResourceSpans, None),
         (ResourceSpans, 1) => (Resource, None),
         (ResourceSpans, 2) => (ScopeSpans, None),
-        (Resource, 1) | (Scope, 3) | (Span, 9) | (Event, 3) | (Link, 5) => (KeyValue, value),
+        (Resource, 1) | (Scope, 3) | (Span, 9) | (Event, 3) | (Link, 4) => (KeyValue, value),
         (ScopeSpans, 1) => (Scope, None),
         (ScopeSpans, 2) => (Span, Some(true)),
         (Span, 11) => (Event, value),
@@ -216,4 +216,136 @@ fn walk(b: &[u8], m: Msg, depth: u32, c: &mut Counts, max: Counts) -> Result<(),
         i = end;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use opentelemetry_proto::tonic::common::v1::{ArrayValue, KeyValueList};
+    use opentelemetry_proto::tonic::resource::v1::Resource as PbResource;
+    use opentelemetry_proto::tonic::trace::v1::span::{Event, Link};
+    use opentelemetry_proto::tonic::trace::v1::{ResourceSpans, ScopeSpans, Span as PbSpan};
+
+    /// A small deterministic generator (xorshift), so failures replay.
+    struct Rng(u64);
+    impl Rng {
+        fn below(&mut self, n: u64) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0 % n
+        }
+    }
+
+    fn value(r: &mut Rng, depth: u32) -> AnyValue {
+        use any_value::Value as V;
+        let v = match (r.below(4), depth) {
+            (0, d) if d < 3 => V::ArrayValue(ArrayValue {
+                values: (0..r.below(4)).map(|_| value(r, d + 1)).collect(),
+            }),
+            (1, d) if d < 3 => V::KvlistValue(KeyValueList {
+                values: (0..r.below(4)).map(|_| kv(r, d + 1)).collect(),
+            }),
+            (2, _) => V::IntValue(7),
+            _ => V::StringValue("s".into()),
+        };
+        AnyValue { value: Some(v) }
+    }
+
+    fn kv(r: &mut Rng, depth: u32) -> KeyValue {
+        KeyValue {
+            key: "k".into(),
+            value: Some(value(r, depth)),
+            ..Default::default()
+        }
+    }
+
+    /// The oracle: the same counts over the decoded message.
+    fn values_of(v: &AnyValue) -> u64 {
+        use any_value::Value as V;
+        match &v.value {
+            Some(V::ArrayValue(a)) => a.values.iter().map(|v| 1 + values_of(v)).sum(),
+            Some(V::KvlistValue(l)) => l.values.iter().map(kv_values).sum(),
+            _ => 0,
+        }
+    }
+
+    fn kv_values(k: &KeyValue) -> u64 {
+        1 + k.value.as_ref().map_or(0, values_of)
+    }
+
+    #[test]
+    fn the_wire_walk_counts_what_the_decoded_request_holds() {
+        let mut r = Rng(0x9e37_79b9_7f4a_7c15);
+        for _ in 0..200 {
+            let attrs = |r: &mut Rng| (0..r.below(4)).map(|_| kv(r, 0)).collect::<Vec<_>>();
+            let req = ExportTraceServiceRequest {
+                resource_spans: (0..r.below(3))
+                    .map(|_| ResourceSpans {
+                        resource: Some(PbResource {
+                            attributes: attrs(&mut r),
+                            ..Default::default()
+                        }),
+                        scope_spans: (0..r.below(3))
+                            .map(|_| ScopeSpans {
+                                spans: (0..r.below(4))
+                                    .map(|_| PbSpan {
+                                        name: "n".into(),
+                                        attributes: attrs(&mut r),
+                                        events: (0..r.below(3))
+                                            .map(|_| Event {
+                                                attributes: attrs(&mut r),
+                                                ..Default::default()
+                                            })
+                                            .collect(),
+                                        links: (0..r.below(2))
+                                            .map(|_| Link {
+                                                attributes: attrs(&mut r),
+                                                ..Default::default()
+                                            })
+                                            .collect(),
+                                        ..Default::default()
+                                    })
+                                    .collect(),
+                                ..Default::default()
+                            })
+                            .collect(),
+                        ..Default::default()
+                    })
+                    .collect(),
+            };
+            let mut want = Counts::default();
+            for rs in &req.resource_spans {
+                if let Some(res) = &rs.resource {
+                    want.values += res.attributes.iter().map(kv_values).sum::<u64>();
+                }
+                for ss in &rs.scope_spans {
+                    for sp in &ss.spans {
+                        want.spans += 1;
+                        want.values += sp.attributes.iter().map(kv_values).sum::<u64>();
+                        for e in &sp.events {
+                            want.values += 1 + e.attributes.iter().map(kv_values).sum::<u64>();
+                        }
+                        for l in &sp.links {
+                            want.values += 1 + l.attributes.iter().map(kv_values).sum::<u64>();
+                        }
+                    }
+                }
+            }
+            let big = Counts {
+                spans: u64::MAX,
+                values: u64::MAX,
+            };
+            let got = count(&req.encode_to_vec(), big).expect("walks");
+            assert_eq!(got, want);
+            // With limits below the counts, the walk stops past one of them.
+            if want.spans > 0 {
+                let tight = Counts {
+                    spans: want.spans - 1,
+                    values: u64::MAX,
+                };
+                assert!(count(&req.encode_to_vec(), tight).expect("walks").spans > tight.spans);
+            }
+        }
+    }
 }
