@@ -575,3 +575,34 @@ async fn a_retried_request_shows_each_span_once() {
     let kinds: Vec<&str> = events.iter().map(|e| e.kind_name()).collect();
     assert_eq!(kinds, ["session", "tool_call", "intention"]);
 }
+
+#[tokio::test]
+async fn a_client_dripping_headers_or_a_body_is_cut_off_at_its_deadline() {
+    let (_live, _rx, _l, addr) = hub(LiveConfig {
+        otlp_header_timeout: Duration::from_millis(300),
+        otlp_body_timeout: Duration::from_millis(300),
+        ..LiveConfig::default()
+    })
+    .await;
+    let t = std::time::Instant::now();
+    let mut c = connect(&addr).await;
+    c.write_all(b"POST /v1/traces HTTP/1.1\r\nContent-Ty")
+        .await
+        .expect("write");
+    // Closed (hyper answers 408 or just closes): either way, well before 10 s.
+    let mut tmp = [0u8; 1024];
+    loop {
+        match tokio::time::timeout(Duration::from_secs(5), c.read(&mut tmp)).await {
+            Ok(Ok(0)) | Ok(Err(_)) => break,
+            Ok(Ok(_)) => {}
+            Err(_) => panic!("a dripped header still open after 5 s"),
+        }
+    }
+    assert!(t.elapsed() < Duration::from_secs(3), "{:?}", t.elapsed());
+    let mut c = connect(&addr).await;
+    c.write_all(format!("{PROTO}\r\nHost: x\r\nContent-Length: 1000\r\n\r\nab").as_bytes())
+        .await
+        .expect("write");
+    let (status, _, _) = answer(&mut c).await.expect("an answer");
+    assert_eq!(status, 408);
+}
