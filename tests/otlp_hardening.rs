@@ -548,6 +548,8 @@ async fn oversized_values_are_cut_before_spooling_and_every_line_reads_back() {
 async fn a_retried_request_shows_each_span_once() {
     let (_live, mut rx, _l, addr) = hub(LiveConfig {
         otlp_trace_grace: Duration::from_millis(100),
+        // A trace without its root in the session ends when idle.
+        idle_timeout: Duration::from_secs(1),
         ..LiveConfig::default()
     })
     .await;
@@ -574,6 +576,21 @@ async fn a_retried_request_shows_each_span_once() {
     let (events, _) = until_closed(&mut rx).await;
     let kinds: Vec<&str> = events.iter().map(|e| e.kind_name()).collect();
     assert_eq!(kinds, ["session", "tool_call", "intention"]);
+    // A retry that comes after the trace's session ended opens no second copy of it.
+    let (status, _, _) = exchange(&mut conn, PROTO, &last).await;
+    assert_eq!(status, 200);
+    assert_eq!(opened(&drain(&mut rx, 800).await), 0);
+    // A new span of the trace still opens a session, with that span only.
+    let mut late = span(10, 3, Some(1), "execute_tool late");
+    late.attributes = vec![
+        kv("gen_ai.operation.name", "execute_tool"),
+        kv("gen_ai.tool.name", "late"),
+    ];
+    let (status, _, _) = exchange(&mut conn, PROTO, &request(vec![late]).encode_to_vec()).await;
+    assert_eq!(status, 200);
+    let (events, _) = until_closed(&mut rx).await;
+    let kinds: Vec<&str> = events.iter().map(|e| e.kind_name()).collect();
+    assert_eq!(kinds, ["session", "tool_call"]);
 }
 
 #[tokio::test]

@@ -90,6 +90,45 @@ struct State {
     buffers: Arc<Semaphore>,
     bucket: Mutex<(f64, Instant)>,
     epoch: Instant,
+    /// Span ids of traces whose sessions ended lately, so a retry that arrives after its
+    /// trace's session ended does not show the trace again.
+    recent: Mutex<Recent>,
+}
+
+/// Span ids of recently ended traces, at most [`RECENT_IDS`] in all (the oldest traces are
+/// forgotten first).
+#[derive(Default)]
+struct Recent {
+    order: std::collections::VecDeque<u128>,
+    ids: HashMap<u128, std::collections::HashSet<u64>>,
+    count: usize,
+}
+
+/// Span ids kept of ended traces (about 4 MiB).
+const RECENT_IDS: usize = 262_144;
+
+impl Recent {
+    fn remember(&mut self, key: u128, seen: std::collections::HashSet<u64>) {
+        if seen.is_empty() {
+            return;
+        }
+        self.count += seen.len();
+        match self.ids.get_mut(&key) {
+            Some(old) => old.extend(seen),
+            None => {
+                self.order.push_back(key);
+                self.ids.insert(key, seen);
+            }
+        }
+        while self.count > RECENT_IDS {
+            let Some(k) = self.order.pop_front() else {
+                break;
+            };
+            if let Some(gone) = self.ids.remove(&k) {
+                self.count = self.count.saturating_sub(gone.len());
+            }
+        }
+    }
 }
 
 impl State {
@@ -323,6 +362,7 @@ pub(crate) async fn serve(live: Live, listener: tokio::net::TcpListener) {
         )),
         live: live.clone(),
         epoch: Instant::now(),
+        recent: Mutex::new(Recent::default()),
     });
     let newcomers = Arc::new(Semaphore::new(cfg.max_connections.max(1)));
     let sweeper = tokio::spawn(sweep(state.clone()));
@@ -437,7 +477,7 @@ async fn sweep(state: Arc<State>) {
         tokio::time::sleep(Duration::from_millis(250)).await;
         let grace = state.cfg().otlp_trace_grace;
         let idle = state.cfg().idle_timeout;
-        let ended: Vec<Arc<tokio::sync::Mutex<Trace>>> = {
+        let ended: Vec<(u128, Arc<tokio::sync::Mutex<Trace>>)> = {
             let mut traces = state.traces.lock().unwrap_or_else(|e| e.into_inner());
             let keys: Vec<u128> = traces
                 .iter()
@@ -448,13 +488,20 @@ async fn sweep(state: Arc<State>) {
                 .map(|(k, _)| *k)
                 .collect();
             keys.iter()
-                .filter_map(|k| traces.remove(k))
-                .map(|e| e.trace)
+                .filter_map(|k| traces.remove(k).map(|e| (*k, e.trace)))
                 .collect()
         };
-        for t in ended {
+        for (key, t) in ended {
+            let mut t = t.lock().await;
             // Dropping the writer ends the session's stream: the session ends as "ended".
-            t.lock().await.writer = None;
+            t.writer = None;
+            let seen = std::mem::take(&mut t.seen);
+            drop(t);
+            state
+                .recent
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .remember(key, seen);
         }
     }
 }
@@ -1034,6 +1081,19 @@ fn ingest(
         let n = group.len() as i64;
         sort_for_mapping(&mut group);
         let has_root = group.iter().any(|s| s.parent.is_none());
+        // Spans of this trace shown in a session that has ended already: a late retry.
+        if let Some(shown) = state
+            .recent
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .ids
+            .get(&key)
+        {
+            group.retain(|s| s.id.is_none_or(|id| !shown.contains(&id)));
+        }
+        if group.is_empty() {
+            continue;
+        }
         let trace = open_trace(state, key, &group, has_root, peer);
         let mut t = trace.blocking_lock();
         if t.refused || t.writer.is_none() {
@@ -1076,7 +1136,7 @@ fn open_trace(
         } else {
             if traces.len() >= state.cfg().otlp_max_sessions.max(1) {
                 let oldest = traces.iter().min_by_key(|(_, e)| e.last).map(|(k, _)| *k);
-                evicted = oldest.and_then(|k| traces.remove(&k)).map(|e| e.trace);
+                evicted = oldest.and_then(|k| traces.remove(&k).map(|e| (k, e.trace)));
             }
             let service = group.iter().find_map(|s| s.resource.service.clone());
             let name = if key == 0 {
@@ -1103,8 +1163,16 @@ fn open_trace(
             t
         }
     };
-    if let Some(old) = evicted {
-        old.blocking_lock().writer = None;
+    if let Some((key, old)) = evicted {
+        let mut old = old.blocking_lock();
+        old.writer = None;
+        let seen = std::mem::take(&mut old.seen);
+        drop(old);
+        state
+            .recent
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remember(key, seen);
     }
     trace
 }
