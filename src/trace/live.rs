@@ -97,6 +97,21 @@ pub enum ListenAddr {
     Otlp(SocketAddr),
 }
 
+impl ListenAddr {
+    /// A warning for an address other processes than the local user's can reach: an OTLP
+    /// receiver on a non-loopback address (`otlp:0.0.0.0:4318`) takes spans from anyone on
+    /// the network, without authentication. `None` for loopback and Unix sockets.
+    pub fn exposure_warning(&self) -> Option<String> {
+        match self {
+            ListenAddr::Otlp(a) if !a.ip().is_loopback() => Some(format!(
+                "warning: the OTLP receiver on {a} is reachable from the network: anyone who \
+                 can reach it can send spans (no TLS, no authentication)"
+            )),
+            _ => None,
+        }
+    }
+}
+
 /// The OTLP/HTTP default port (as the OpenTelemetry SDKs and the Collector use it).
 pub const OTLP_HTTP_PORT: u16 = 4318;
 
@@ -270,6 +285,24 @@ pub struct LiveConfig {
     pub otlp_max_body: usize,
     /// OTLP/HTTP: the largest body after gzip is undone; larger ones get 413.
     pub otlp_max_decoded: usize,
+    /// OTLP/HTTP: spans one request may carry; a request with more gets 413 before it is
+    /// decoded (send smaller batches).
+    pub otlp_max_spans: u64,
+    /// OTLP/HTTP: attribute values (key-values, array elements, span events and links, at
+    /// any depth) one request may carry; past it, 413 before it is decoded.
+    pub otlp_max_values: u64,
+    /// OTLP/HTTP: bytes of request bodies held at once over all connections, as received
+    /// and once gzip is undone. A request that needs more than this alone gets 413; one
+    /// that finds it taken by others waits up to [`LiveConfig::otlp_buffer_wait`], then gets
+    /// 503 with `Retry-After` (the SDKs and the Collector retry it).
+    pub otlp_buffer_total: usize,
+    /// OTLP/HTTP: how long a request waits for room in [`LiveConfig::otlp_buffer_total`].
+    pub otlp_buffer_wait: Duration,
+    /// OTLP/HTTP: a request's headers must arrive within this long (and a kept-alive
+    /// connection must send its next request within it).
+    pub otlp_header_timeout: Duration,
+    /// OTLP/HTTP: a request's body must arrive within this long after its headers.
+    pub otlp_body_timeout: Duration,
     /// OTLP/HTTP: requests accepted per second (over all clients, with bursts of twice as
     /// many); beyond, 429 with `Retry-After`, which the SDKs and the Collector retry.
     pub otlp_requests_per_sec: u32,
@@ -301,6 +334,12 @@ impl Default for LiveConfig {
             allowed_uid: None,
             otlp_max_body: 16 << 20,
             otlp_max_decoded: 64 << 20,
+            otlp_max_spans: 65_536,
+            otlp_max_values: 262_144,
+            otlp_buffer_total: 128 << 20,
+            otlp_buffer_wait: Duration::from_secs(5),
+            otlp_header_timeout: Duration::from_secs(10),
+            otlp_body_timeout: Duration::from_secs(30),
             otlp_requests_per_sec: 200,
             otlp_max_sessions: 256,
             otlp_trace_grace: Duration::from_secs(2),
@@ -776,6 +815,12 @@ impl Live {
             .shared
             .tx
             .try_send(LiveEvent::Rejected { peer, reason });
+    }
+
+    /// Counts a connection evicted to make room for a new client (the OTLP receiver's own
+    /// slot policy).
+    pub(crate) fn count_eviction(&self) {
+        self.shared.counters.evicted.fetch_add(1, Ordering::Relaxed);
     }
 
     /// Backs off after an accept error so `EMFILE` does not spin the loop.

@@ -14,17 +14,24 @@
 //! Answers, per the OTLP specification: 200 with an `ExportTraceServiceResponse` (in the
 //! request's encoding; `partial_success` counts spans of traces that could not be shown,
 //! such as a session closed by the memory bound without a spool file); 400 with a `Status`
-//! for a body that does not decode (the receiver goes on); 404 / 405 for other paths and
-//! methods; 413 past [`LiveConfig::otlp_max_body`] or [`LiveConfig::otlp_max_decoded`]; 415
-//! for other content types; 429 with `Retry-After` past
-//! [`LiveConfig::otlp_requests_per_sec`] (both SDKs and the Collector retry it).
+//! for a body that does not decode (the receiver goes on); 403 for a request naming a web
+//! origin ([`check_request`]); 404 / 405 for other paths and methods; 413 past
+//! [`LiveConfig::otlp_max_body`], [`LiveConfig::otlp_max_decoded`],
+//! [`LiveConfig::otlp_max_spans`] or [`LiveConfig::otlp_max_values`] (checked by walking the
+//! encoded request, before it is decoded); 415 for content types other than the two OTLP
+//! encodings; 429 with `Retry-After` past [`LiveConfig::otlp_requests_per_sec`] and 503 with
+//! `Retry-After` when the bodies of other requests fill [`LiveConfig::otlp_buffer_total`]
+//! (both SDKs and the Collector retry both).
 //!
 //! A trace's session ends ("ended") [`LiveConfig::otlp_trace_grace`] after its root span
 //! arrived with nothing after it, or after [`LiveConfig::idle_timeout`] without spans;
 //! spans that come later open a new session of the same name. At most
 //! [`LiveConfig::otlp_max_sessions`] traces are open; a new one ends the least recently
 //! active. Connections are capped at [`LiveConfig::max_connections`]; headers must arrive
-//! within 10 s and a body within 30 s.
+//! within [`LiveConfig::otlp_header_timeout`] and a body within
+//! [`LiveConfig::otlp_body_timeout`]. When every slot is taken, a newcomer evicts the
+//! connection that has been receiving a request for longest, else the one idle for longest,
+//! past [`LiveConfig::evict_slow_after`] (never one whose request is being processed).
 
 use std::collections::HashMap;
 use std::io::Read as _;
@@ -33,7 +40,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use http_body_util::{BodyExt, Full, Limited};
+use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::{TokioIo, TokioTimer};
@@ -60,6 +67,9 @@ struct Trace {
     /// The hub closed the session (memory bound without spool, spool full): its spans are
     /// refused until the trace goes idle.
     refused: bool,
+    /// Span ids already shown: an exporter that retries a request it got no answer to sends
+    /// its spans again, and each span is shown once.
+    seen: std::collections::HashSet<u64>,
 }
 
 /// What the sweeper needs to know about a trace without locking it.
@@ -73,12 +83,61 @@ struct State {
     live: Live,
     traces: Mutex<HashMap<u128, Entry>>,
     conns: Arc<Semaphore>,
+    /// Open connections, for eviction.
+    open: Mutex<HashMap<u64, Arc<Conn>>>,
+    next_conn: std::sync::atomic::AtomicU64,
+    /// Room for request bodies over all connections, in KiB.
+    buffers: Arc<Semaphore>,
     bucket: Mutex<(f64, Instant)>,
+    epoch: Instant,
+    /// Span ids of traces whose sessions ended lately, so a retry that arrives after its
+    /// trace's session ended does not show the trace again.
+    recent: Mutex<Recent>,
+}
+
+/// Span ids of recently ended traces, at most [`RECENT_IDS`] in all (the oldest traces are
+/// forgotten first).
+#[derive(Default)]
+struct Recent {
+    order: std::collections::VecDeque<u128>,
+    ids: HashMap<u128, std::collections::HashSet<u64>>,
+    count: usize,
+}
+
+/// Span ids kept of ended traces (about 4 MiB).
+const RECENT_IDS: usize = 262_144;
+
+impl Recent {
+    fn remember(&mut self, key: u128, seen: std::collections::HashSet<u64>) {
+        if seen.is_empty() {
+            return;
+        }
+        self.count += seen.len();
+        match self.ids.get_mut(&key) {
+            Some(old) => old.extend(seen),
+            None => {
+                self.order.push_back(key);
+                self.ids.insert(key, seen);
+            }
+        }
+        while self.count > RECENT_IDS {
+            let Some(k) = self.order.pop_front() else {
+                break;
+            };
+            if let Some(gone) = self.ids.remove(&k) {
+                self.count = self.count.saturating_sub(gone.len());
+            }
+        }
+    }
 }
 
 impl State {
     fn cfg(&self) -> &LiveConfig {
         self.live.config()
+    }
+
+    fn now_ms(&self) -> u64 {
+        u64::try_from(self.epoch.elapsed().as_millis()).unwrap_or(u64::MAX)
     }
 
     /// Takes a token of the request-rate bucket (`rate` per second, bursts of `2 rate`).
@@ -95,21 +154,217 @@ impl State {
             false
         }
     }
+
+    /// A connection slot: a free one, or one taken from the connection least likely to be a
+    /// working exporter (see [`pick_victim`]), waiting up to [`LiveConfig::evict_slow_after`]
+    /// for one to qualify (so clients that reconnect as soon as they are evicted cannot keep
+    /// every connection too young to evict). `None`: every connection is busy.
+    async fn slot(&self) -> Option<tokio::sync::OwnedSemaphorePermit> {
+        let after = self.cfg().evict_slow_after;
+        let after_ms = u64::try_from(after.as_millis()).unwrap_or(u64::MAX);
+        let give_up = Instant::now() + after + Duration::from_millis(100);
+        loop {
+            if let Ok(p) = self.conns.clone().try_acquire_owned() {
+                return Some(p);
+            }
+            let victim = {
+                let mut open = self.open.lock().unwrap_or_else(|e| e.into_inner());
+                // Out of the registry at once, so concurrent newcomers pick different victims.
+                pick_victim(&open, self.now_ms(), after_ms).and_then(|k| open.remove(&k))
+            };
+            if let Some(v) = victim {
+                v.kill.notify_one();
+                self.live.count_eviction();
+                return tokio::time::timeout(
+                    Duration::from_secs(2),
+                    self.conns.clone().acquire_owned(),
+                )
+                .await
+                .ok()?
+                .ok();
+            }
+            if Instant::now() >= give_up {
+                return None;
+            }
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        }
+    }
+}
+
+/// What a connection is doing, for the slot policy.
+const IDLE: u8 = 0;
+/// Bytes of a request arrived and the request is not yet read whole.
+const RECEIVING: u8 = 1;
+/// A whole request is being decoded and written (never evicted: its spans are in flight).
+const PROCESSING: u8 = 2;
+
+/// One open connection as the slot policy sees it.
+struct Conn {
+    phase: std::sync::atomic::AtomicU8,
+    /// When the phase began (ms since the receiver started).
+    since: std::sync::atomic::AtomicU64,
+    kill: tokio::sync::Notify,
+}
+
+impl Conn {
+    fn set(&self, phase: u8, now: u64) {
+        use std::sync::atomic::Ordering::Relaxed;
+        self.phase.store(phase, Relaxed);
+        self.since.store(now, Relaxed);
+    }
+}
+
+/// The connection to close for a newcomer when every slot is taken: the one that has been
+/// receiving a request for longest (a slow-drip client; a real exporter sends a request at
+/// once), else the one idle for longest (an idle kept-alive connection costs an exporter
+/// only a reconnect); either only past `after` ms in that state. Never one whose request is
+/// being processed.
+fn pick_victim(open: &HashMap<u64, Arc<Conn>>, now: u64, after: u64) -> Option<u64> {
+    use std::sync::atomic::Ordering::Relaxed;
+    let oldest = |phase: u8| {
+        open.iter()
+            .filter(|(_, c)| c.phase.load(Relaxed) == phase)
+            .map(|(k, c)| (*k, c.since.load(Relaxed)))
+            .filter(|(_, t)| now.saturating_sub(*t) >= after)
+            .min_by_key(|(_, t)| *t)
+            .map(|(k, _)| k)
+    };
+    oldest(RECEIVING).or_else(|| oldest(IDLE))
+}
+
+/// A connection's stream, telling the slot policy when a request's first bytes arrive.
+struct Watched {
+    io: tokio::net::TcpStream,
+    conn: Arc<Conn>,
+    state: Arc<State>,
+}
+
+impl tokio::io::AsyncRead for Watched {
+    fn poll_read(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        let before = buf.filled().len();
+        let r = std::pin::Pin::new(&mut self.io).poll_read(cx, buf);
+        if buf.filled().len() > before
+            && self.conn.phase.load(std::sync::atomic::Ordering::Relaxed) == IDLE
+        {
+            let now = self.state.now_ms();
+            self.conn.set(RECEIVING, now);
+        }
+        r
+    }
+}
+
+impl tokio::io::AsyncWrite for Watched {
+    fn poll_write(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &[u8],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        std::pin::Pin::new(&mut self.io).poll_write(cx, buf)
+    }
+    fn poll_flush(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.io).poll_flush(cx)
+    }
+    fn poll_shutdown(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.io).poll_shutdown(cx)
+    }
+    fn poll_write_vectored(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        bufs: &[std::io::IoSlice<'_>],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        std::pin::Pin::new(&mut self.io).poll_write_vectored(cx, bufs)
+    }
+    fn is_write_vectored(&self) -> bool {
+        self.io.is_write_vectored()
+    }
+}
+
+/// Room taken in the receiver's body budget ([`LiveConfig::otlp_buffer_total`]), given back
+/// when dropped.
+struct Room {
+    sem: Arc<Semaphore>,
+    held: Option<tokio::sync::OwnedSemaphorePermit>,
+    kib: usize,
+    total: usize,
+    wait: Duration,
+}
+
+impl Room {
+    fn new(state: &State) -> Room {
+        Room {
+            sem: state.buffers.clone(),
+            held: None,
+            kib: 0,
+            total: state.cfg().otlp_buffer_total,
+            wait: state.cfg().otlp_buffer_wait,
+        }
+    }
+
+    /// Room for `bytes` in all: at once, or once other requests give theirs back.
+    async fn grow_to(&mut self, bytes: usize) -> Result<(), Refusal> {
+        let kib = bytes.div_ceil(1024);
+        if kib <= self.kib {
+            return Ok(());
+        }
+        if bytes > self.total {
+            return Err((
+                StatusCode::PAYLOAD_TOO_LARGE,
+                format!(
+                    "a body of over {bytes} bytes: the receiver holds at most {} at once",
+                    self.total
+                ),
+            ));
+        }
+        let more = u32::try_from(kib - self.kib).unwrap_or(u32::MAX);
+        let busy = || {
+            (
+                StatusCode::SERVICE_UNAVAILABLE,
+                "busy: other requests hold the body budget; retry".to_string(),
+            )
+        };
+        let p = tokio::time::timeout(self.wait, self.sem.clone().acquire_many_owned(more))
+            .await
+            .map_err(|_| busy())?
+            .map_err(|_| busy())?;
+        match &mut self.held {
+            Some(h) => h.merge(p),
+            None => self.held = Some(p),
+        }
+        self.kib = kib;
+        Ok(())
+    }
 }
 
 /// Accepts connections until the hub shuts down (the [`super::live::Listener`] aborts it when
 /// dropped).
 pub(crate) async fn serve(live: Live, listener: tokio::net::TcpListener) {
     let cfg = live.config().clone();
+    let kib = (cfg.otlp_buffer_total.div_ceil(1024)).clamp(1, Semaphore::MAX_PERMITS);
     let state = Arc::new(State {
         conns: Arc::new(Semaphore::new(cfg.max_connections.max(1))),
+        open: Mutex::new(HashMap::new()),
+        next_conn: std::sync::atomic::AtomicU64::new(0),
+        buffers: Arc::new(Semaphore::new(kib)),
         traces: Mutex::new(HashMap::new()),
         bucket: Mutex::new((
             2.0 * f64::from(cfg.otlp_requests_per_sec.max(1)),
             Instant::now(),
         )),
         live: live.clone(),
+        epoch: Instant::now(),
+        recent: Mutex::new(Recent::default()),
     });
+    let newcomers = Arc::new(Semaphore::new(cfg.max_connections.max(1)));
     let sweeper = tokio::spawn(sweep(state.clone()));
     let _stop_sweeper = AbortOnDrop(sweeper);
     loop {
@@ -125,25 +380,87 @@ pub(crate) async fn serve(live: Live, listener: tokio::net::TcpListener) {
                 continue;
             }
         };
-        let Ok(permit) = state.conns.clone().try_acquire_owned() else {
+        // Newcomers wait for a slot in their own tasks, as many at once as there are slots.
+        let Ok(waiting) = newcomers.clone().try_acquire_owned() else {
             drop(stream);
             live.reject(Peer::Tcp(peer), RejectReason::TooManyConnections);
             continue;
         };
         let state = state.clone();
         tokio::spawn(async move {
-            let _permit = permit;
-            let service = hyper::service::service_fn(move |req| {
-                let state = state.clone();
-                async move { Ok::<_, std::convert::Infallible>(handle(state, req, peer).await) }
-            });
-            let _ = hyper::server::conn::http1::Builder::new()
-                .timer(TokioTimer::new())
-                .header_read_timeout(Duration::from_secs(10))
-                .serve_connection(TokioIo::new(stream), service)
-                .await;
+            let Some(permit) = state.slot().await else {
+                drop(stream);
+                state
+                    .live
+                    .reject(Peer::Tcp(peer), RejectReason::TooManyConnections);
+                return;
+            };
+            drop(waiting);
+            connection(state, stream, peer, permit).await;
         });
     }
+}
+
+/// Serves one connection until it closes, times out or is evicted.
+async fn connection(
+    state: Arc<State>,
+    stream: tokio::net::TcpStream,
+    peer: SocketAddr,
+    _permit: tokio::sync::OwnedSemaphorePermit,
+) {
+    use std::sync::atomic::Ordering::Relaxed;
+    let own = own_origins(stream.local_addr().ok());
+    let conn = Arc::new(Conn {
+        phase: std::sync::atomic::AtomicU8::new(IDLE),
+        since: std::sync::atomic::AtomicU64::new(state.now_ms()),
+        kill: tokio::sync::Notify::new(),
+    });
+    let key = state.next_conn.fetch_add(1, Relaxed);
+    state
+        .open
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .insert(key, conn.clone());
+    let io = Watched {
+        io: stream,
+        conn: conn.clone(),
+        state: state.clone(),
+    };
+    let (st, c) = (state.clone(), conn.clone());
+    let own = Arc::new(own);
+    let service = hyper::service::service_fn(move |req| {
+        let (state, conn, own) = (st.clone(), c.clone(), own.clone());
+        async move {
+            let r = handle(&state, &conn, req, peer, &own).await;
+            conn.set(IDLE, state.now_ms());
+            Ok::<_, std::convert::Infallible>(r)
+        }
+    });
+    let serving = hyper::server::conn::http1::Builder::new()
+        .timer(TokioTimer::new())
+        .header_read_timeout(state.cfg().otlp_header_timeout)
+        .serve_connection(TokioIo::new(io), service);
+    tokio::select! {
+        _ = serving => {}
+        _ = conn.kill.notified() => {}
+        _ = state.live.stopped() => {}
+    }
+    state
+        .open
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .remove(&key);
+}
+
+/// The origins a browser would send for a page of the receiver itself: `http://` and the
+/// address the connection came in on (and `localhost` for a loopback address).
+fn own_origins(local: Option<SocketAddr>) -> Vec<String> {
+    let Some(a) = local else { return Vec::new() };
+    let mut out = vec![format!("http://{a}")];
+    if a.ip().is_loopback() {
+        out.push(format!("http://localhost:{}", a.port()));
+    }
+    out
 }
 
 struct AbortOnDrop(tokio::task::JoinHandle<()>);
@@ -160,7 +477,7 @@ async fn sweep(state: Arc<State>) {
         tokio::time::sleep(Duration::from_millis(250)).await;
         let grace = state.cfg().otlp_trace_grace;
         let idle = state.cfg().idle_timeout;
-        let ended: Vec<Arc<tokio::sync::Mutex<Trace>>> = {
+        let ended: Vec<(u128, Arc<tokio::sync::Mutex<Trace>>)> = {
             let mut traces = state.traces.lock().unwrap_or_else(|e| e.into_inner());
             let keys: Vec<u128> = traces
                 .iter()
@@ -171,13 +488,20 @@ async fn sweep(state: Arc<State>) {
                 .map(|(k, _)| *k)
                 .collect();
             keys.iter()
-                .filter_map(|k| traces.remove(k))
-                .map(|e| e.trace)
+                .filter_map(|k| traces.remove(k).map(|e| (*k, e.trace)))
                 .collect()
         };
-        for t in ended {
+        for (key, t) in ended {
+            let mut t = t.lock().await;
             // Dropping the writer ends the session's stream: the session ends as "ended".
-            t.lock().await.writer = None;
+            t.writer = None;
+            let seen = std::mem::take(&mut t.seen);
+            drop(t);
+            state
+                .recent
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .remember(key, seen);
         }
     }
 }
@@ -202,15 +526,18 @@ struct RpcStatus {
 
 /// The request's body encoding.
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum Enc {
+pub(crate) enum Enc {
     Proto,
     Json,
 }
 
 fn error(enc: Enc, status: StatusCode, msg: &str) -> Response<Full<Bytes>> {
-    // gRPC codes: INVALID_ARGUMENT 3, RESOURCE_EXHAUSTED 8, UNIMPLEMENTED 12.
+    // gRPC codes: INVALID_ARGUMENT 3, PERMISSION_DENIED 7, RESOURCE_EXHAUSTED 8,
+    // UNIMPLEMENTED 12, UNAVAILABLE 14.
     let code = match status {
         StatusCode::TOO_MANY_REQUESTS | StatusCode::PAYLOAD_TOO_LARGE => 8,
+        StatusCode::FORBIDDEN => 7,
+        StatusCode::SERVICE_UNAVAILABLE => 14,
         StatusCode::NOT_FOUND | StatusCode::METHOD_NOT_ALLOWED => 12,
         _ => 3,
     };
@@ -234,29 +561,144 @@ fn error(enc: Enc, status: StatusCode, msg: &str) -> Response<Full<Bytes>> {
     }
 }
 
+/// What a request's headers say about its body: its encoding and whether it is gzipped.
+/// Any path the receiver serves checks its requests with this before decoding anything.
+///
+/// A web page can make a browser POST to a loopback port without asking first when the
+/// content type is one a form could send (none, `text/plain`, a form, multipart): only the
+/// two OTLP encodings are taken, which a browser sends cross-origin only after a preflight
+/// (`OPTIONS`, answered 405). A browser also names the page's origin in `Origin`; the
+/// OpenTelemetry SDKs and the Collector send none, so a request naming an origin other than
+/// the receiver's own (`own`) is refused.
+pub(crate) fn check_request(
+    headers: &hyper::HeaderMap,
+    own: &[String],
+) -> Result<(Enc, bool), Refusal> {
+    let header = |name: hyper::header::HeaderName| {
+        headers
+            .get(name)
+            .map(|v| String::from_utf8_lossy(v.as_bytes()).to_ascii_lowercase())
+    };
+    if let Some(origin) = headers.get(hyper::header::ORIGIN) {
+        let o = String::from_utf8_lossy(origin.as_bytes());
+        if !own.iter().any(|m| m.eq_ignore_ascii_case(o.trim())) {
+            return Err((
+                StatusCode::FORBIDDEN,
+                format!(
+                    "a request from the web origin {:?}: browsers may not send spans here",
+                    o.chars().take(200).collect::<String>()
+                ),
+            ));
+        }
+    }
+    let ctype = header(hyper::header::CONTENT_TYPE).unwrap_or_default();
+    let essence = ctype.split(';').next().unwrap_or("").trim();
+    let enc = match essence {
+        "application/x-protobuf" | "application/protobuf" => Enc::Proto,
+        "application/json" => Enc::Json,
+        _ => {
+            return Err((
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                format!(
+                    "content type {:?}: send application/x-protobuf or application/json",
+                    ctype.chars().take(200).collect::<String>()
+                ),
+            ));
+        }
+    };
+    let gzip = match header(hyper::header::CONTENT_ENCODING)
+        .as_deref()
+        .map(str::trim)
+    {
+        None | Some("identity") | Some("") => false,
+        Some("gzip") => true,
+        Some(other) => {
+            return Err((
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                format!(
+                    "content encoding {:?}: only gzip is accepted",
+                    other.chars().take(200).collect::<String>()
+                ),
+            ));
+        }
+    };
+    Ok((enc, gzip))
+}
+
+/// Reads a body of at most `max` bytes within the body deadline, taking room for it in the
+/// receiver's budget as it arrives (a declared length too large is refused before reading).
+async fn read_body(
+    state: &State,
+    body: Incoming,
+    max: usize,
+    room: &mut Room,
+) -> Result<Vec<u8>, Refusal> {
+    use hyper::body::Body as _;
+    let too_large = || {
+        (
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!("body over {max} bytes"),
+        )
+    };
+    let declared = body.size_hint().exact();
+    if declared.is_some_and(|n| n > max as u64) {
+        return Err(too_large());
+    }
+    let declared = declared.map_or(0, |n| n as usize);
+    room.grow_to(declared).await?;
+    let mut buf = Vec::with_capacity(declared);
+    let deadline = tokio::time::Instant::now() + state.cfg().otlp_body_timeout;
+    let mut body = body;
+    loop {
+        let frame = match tokio::time::timeout_at(deadline, body.frame()).await {
+            Err(_) => {
+                return Err((
+                    StatusCode::REQUEST_TIMEOUT,
+                    format!(
+                        "the body took over {} s",
+                        state.cfg().otlp_body_timeout.as_secs_f64()
+                    ),
+                ));
+            }
+            Ok(None) => return Ok(buf),
+            Ok(Some(Err(e))) => {
+                return Err((StatusCode::BAD_REQUEST, format!("reading the body: {e}")));
+            }
+            Ok(Some(Ok(f))) => f,
+        };
+        let Ok(data) = frame.into_data() else {
+            continue;
+        };
+        if buf.len() + data.len() > max {
+            return Err(too_large());
+        }
+        room.grow_to(buf.len() + data.len()).await?;
+        buf.extend_from_slice(&data);
+        room.grow_to(buf.capacity()).await?;
+    }
+}
+
 async fn handle(
-    state: Arc<State>,
+    state: &Arc<State>,
+    conn: &Conn,
     req: Request<Incoming>,
     peer: SocketAddr,
+    own: &[String],
 ) -> Response<Full<Bytes>> {
-    let header = |name: hyper::header::HeaderName| {
-        req.headers()
-            .get(name)
-            .and_then(|v| v.to_str().ok())
-            .map(|s| s.to_ascii_lowercase())
-    };
-    let ctype = header(hyper::header::CONTENT_TYPE).unwrap_or_default();
-    let cenc = header(hyper::header::CONTENT_ENCODING);
-    let enc = if ctype.starts_with("application/json") {
-        Enc::Json
-    } else {
-        Enc::Proto
-    };
+    let checked = check_request(req.headers(), own);
+    let enc = checked.as_ref().map_or(Enc::Proto, |(e, _)| *e);
     let refuse = |status: StatusCode, why: String| {
         state
             .live
             .reject(Peer::Tcp(peer), RejectReason::OtlpRequest(why.clone()));
-        error(enc, status, &why)
+        let mut r = error(enc, status, &why);
+        if status == StatusCode::SERVICE_UNAVAILABLE {
+            r.headers_mut().insert(
+                hyper::header::RETRY_AFTER,
+                hyper::header::HeaderValue::from_static("1"),
+            );
+        }
+        r
     };
     if req.uri().path() != "/v1/traces" {
         return refuse(
@@ -278,52 +720,17 @@ async fn handle(
         );
         return r;
     }
-    // The body is read before anything else is checked: a refusal that leaves it unread
-    // would cost the client its connection.
-    let max = state.cfg().otlp_max_body;
-    let body = tokio::time::timeout(
-        Duration::from_secs(30),
-        Limited::new(req.into_body(), max).collect(),
-    )
-    .await;
-    let body = match body {
-        Err(_) => {
-            return refuse(
-                StatusCode::REQUEST_TIMEOUT,
-                "the body took over 30 s".into(),
-            );
-        }
-        Ok(Err(e))
-            if e.downcast_ref::<http_body_util::LengthLimitError>()
-                .is_some() =>
-        {
-            return refuse(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                format!("body over {max} bytes"),
-            );
-        }
-        Ok(Err(e)) => return refuse(StatusCode::BAD_REQUEST, format!("reading the body: {e}")),
-        Ok(Ok(b)) => b.to_bytes(),
+    // The body is read (within its bounds) before the headers are judged: a refusal that
+    // leaves it unread would cost the client its connection.
+    let mut room = Room::new(state);
+    let body = match read_body(state, req.into_body(), state.cfg().otlp_max_body, &mut room).await {
+        Ok(b) => b,
+        Err((status, why)) => return refuse(status, why),
     };
-    if !ctype.is_empty()
-        && !ctype.starts_with("application/x-protobuf")
-        && !ctype.starts_with("application/protobuf")
-        && !ctype.starts_with("application/json")
-    {
-        return refuse(
-            StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            format!("content type {ctype:?}: send application/x-protobuf or application/json"),
-        );
-    }
-    let gzip = match cenc.as_deref() {
-        None | Some("identity") | Some("") => false,
-        Some("gzip") => true,
-        Some(other) => {
-            return refuse(
-                StatusCode::UNSUPPORTED_MEDIA_TYPE,
-                format!("content encoding {other:?}: only gzip is accepted"),
-            );
-        }
+    conn.set(PROCESSING, state.now_ms());
+    let (enc, gzip) = match checked {
+        Ok(x) => x,
+        Err((status, why)) => return refuse(status, why),
     };
     if !state.admit_request() {
         state.live.reject(
@@ -339,8 +746,10 @@ async fn handle(
     }
     let st = state.clone();
     let handle = tokio::runtime::Handle::current();
-    let done =
-        tokio::task::spawn_blocking(move || ingest(&st, &handle, body, gzip, enc, peer)).await;
+    let done = tokio::task::spawn_blocking(move || {
+        ingest(&st, &handle, &body, gzip, enc, peer, &mut room)
+    })
+    .await;
     match done {
         Ok(Ok(rejected)) => success(enc, rejected),
         Ok(Err((status, why))) => refuse(status, why),
@@ -384,31 +793,127 @@ fn success(enc: Enc, rejected: Option<(i64, String)>) -> Response<Full<Bytes>> {
     }
 }
 
-type Refusal = (StatusCode, String);
+/// An HTTP status and the reason given with it.
+pub(crate) type Refusal = (StatusCode, String);
 
-/// Undoes gzip (at most `max` bytes, into `plain`) and decodes the request's spans.
+/// What a request may hold: its size once gzip is undone, its spans and attribute values.
+#[derive(Clone, Copy)]
+struct Limits {
+    decoded: usize,
+    counts: otlp::proto::Counts,
+}
+
+impl Limits {
+    fn of(cfg: &LiveConfig) -> Limits {
+        Limits {
+            decoded: cfg.otlp_max_decoded,
+            counts: otlp::proto::Counts {
+                spans: cfg.otlp_max_spans,
+                values: cfg.otlp_max_values,
+            },
+        }
+    }
+}
+
+/// Undoes gzip into `plain`, at most `max` bytes, calling `grow` with the buffer's size
+/// before it grows (the receiver's budget; it refuses by returning the refusal). A gzip
+/// trailer that already declares more than `max` is refused before anything is inflated.
+fn gunzip(
+    body: &[u8],
+    max: usize,
+    plain: &mut Vec<u8>,
+    grow: &mut dyn FnMut(usize) -> Result<(), Refusal>,
+) -> Result<(), Refusal> {
+    let too_large = || {
+        (
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!("body over {max} bytes once decompressed"),
+        )
+    };
+    // ISIZE, the last 4 bytes: the size modulo 4 GiB (a liar is still stopped below).
+    if let Some(tail) = body.len().checked_sub(4).and_then(|i| body.get(i..)) {
+        let isize = u32::from_le_bytes([tail[0], tail[1], tail[2], tail[3]]);
+        if usize::try_from(isize).is_ok_and(|n| n > max) {
+            return Err(too_large());
+        }
+    }
+    let mut dec = flate2::read::GzDecoder::new(body);
+    loop {
+        if plain.len() == plain.capacity() {
+            let want = plain.capacity().saturating_mul(2).clamp(64 * 1024, max + 1);
+            grow(want)?;
+            plain.reserve_exact(want - plain.len());
+        }
+        let at = plain.len();
+        plain.resize(plain.capacity(), 0);
+        let n = loop {
+            match dec.read(&mut plain[at..]) {
+                Ok(n) => break n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    plain.truncate(at);
+                    return Err((StatusCode::BAD_REQUEST, format!("gzip: {e}")));
+                }
+            }
+        };
+        plain.truncate(at + n);
+        if plain.len() > max {
+            return Err(too_large());
+        }
+        if n == 0 {
+            return Ok(());
+        }
+    }
+}
+
+/// Undoes gzip (see [`gunzip`]), checks the request's spans and values against `limits`
+/// before anything is decoded (8 million empty spans cost their 16 MiB, not gigabytes), and
+/// decodes its spans.
 fn decode_body<'a>(
     body: &'a [u8],
     gzip: bool,
     enc: Enc,
-    max: usize,
+    limits: Limits,
     loc: &Arc<str>,
     plain: &'a mut Vec<u8>,
+    grow: &mut dyn FnMut(usize) -> Result<(), Refusal>,
 ) -> Result<Vec<Span<'a>>, Refusal> {
     let bytes: &[u8] = if gzip {
-        let mut dec = flate2::read::GzDecoder::new(body).take(max as u64 + 1);
-        dec.read_to_end(plain)
-            .map_err(|e| (StatusCode::BAD_REQUEST, format!("gzip: {e}")))?;
-        if plain.len() > max {
-            return Err((
-                StatusCode::PAYLOAD_TOO_LARGE,
-                format!("body over {max} bytes once decompressed"),
-            ));
-        }
+        gunzip(body, limits.decoded, plain, grow)?;
         plain
     } else {
         body
     };
+    let max = limits.counts;
+    let counts = match enc {
+        Enc::Proto => otlp::proto::count(bytes, max).map_err(|e| (StatusCode::BAD_REQUEST, e))?,
+        Enc::Json => match otlp::json::count(bytes, max) {
+            Ok(c) => c,
+            Err(Some(e)) => return Err((StatusCode::BAD_REQUEST, e)),
+            Err(None) => otlp::proto::Counts {
+                spans: max.spans + 1,
+                values: max.values + 1,
+            },
+        },
+    };
+    if counts.spans > max.spans {
+        return Err((
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!(
+                "over {} spans in one request: send smaller batches",
+                max.spans
+            ),
+        ));
+    }
+    if counts.values > max.values {
+        return Err((
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!(
+                "over {} attribute values in one request: send smaller batches",
+                max.values
+            ),
+        ));
+    }
     match enc {
         Enc::Proto => otlp::proto::decode(bytes, loc)
             .map(|(s, _bad_ids)| s)
@@ -434,7 +939,11 @@ pub fn request_to_v1(
     let loc: Arc<str> = Arc::from("request");
     let mut plain = Vec::new();
     let enc = if json { Enc::Json } else { Enc::Proto };
-    let spans = decode_body(body, gzip, enc, max_decoded, &loc, &mut plain)
+    let limits = Limits {
+        decoded: max_decoded,
+        ..Limits::of(&LiveConfig::default())
+    };
+    let spans = decode_body(body, gzip, enc, limits, &loc, &mut plain, &mut |_| Ok(()))
         .map_err(|(s, m)| (s.as_u16(), m))?;
     let mut order: Vec<u128> = Vec::new();
     let mut groups: HashMap<u128, Vec<Span<'_>>> = HashMap::new();
@@ -454,10 +963,15 @@ pub fn request_to_v1(
             continue;
         };
         sort_for_mapping(&mut group);
+        let mut seen = std::collections::HashSet::new();
+        group.retain(|s| s.id.is_none_or(|id| seen.insert(id)));
         let service = group.iter().find_map(|s| s.resource.service.clone());
         let name = session_name(service.as_deref(), key, false);
         let mut map = SessionMap::new_live(name.clone(), (key != 0).then_some(key));
-        out.push((name, map_lines(&mut map, &group)));
+        out.push((
+            name,
+            map_lines(&mut map, &group, LiveConfig::default().max_message_bytes),
+        ));
     }
     Ok(out)
 }
@@ -471,8 +985,9 @@ fn sort_for_mapping(group: &mut [Span<'_>]) {
     });
 }
 
-/// Maps a trace's spans of one request to v1 lines.
-fn map_lines(map: &mut SessionMap, group: &[Span<'_>]) -> Vec<u8> {
+/// Maps a trace's spans of one request to v1 lines, each at most `max_line` bytes with its
+/// newline (see [`fit_line`]).
+fn map_lines(map: &mut SessionMap, group: &[Span<'_>], max_line: usize) -> Vec<u8> {
     let mut out: Vec<Out> = Vec::with_capacity(group.len() * 2);
     let info = SessionInfo::of(group.iter());
     map.start(&info, &mut out);
@@ -480,10 +995,50 @@ fn map_lines(map: &mut SessionMap, group: &[Span<'_>]) -> Vec<u8> {
         map.span(sp, &mut out);
     }
     let mut lines = Vec::with_capacity(out.iter().map(|o| o.body.len() + 3).sum());
-    for o in &out {
+    for o in &mut out {
+        fit_line(o, &map.name, max_line);
         otlp::line(o, &mut lines);
     }
     lines
+}
+
+/// Replaces an event whose line would be over `max_line` (the session reader's line cap,
+/// past which a line is skipped) by a `log` event saying what it was and how long. Every
+/// field of an event is already cut at 64 KiB; escaping (a control character is six bytes
+/// in JSON) can still make the line longer. What was acknowledged then stays visible as
+/// that warning, and every spooled line reads back.
+fn fit_line(o: &mut Out, session: &str, max_line: usize) {
+    if o.body.len() + 3 <= max_line {
+        return;
+    }
+    // The body starts `"kind":"NAME"`, written by the mapping (an ASCII name).
+    let kind = o
+        .body
+        .strip_prefix(b"\"kind\":\"")
+        .and_then(|rest| rest.split(|b| *b == b'"').next())
+        .map(|k| String::from_utf8_lossy(k).into_owned())
+        .unwrap_or_default();
+    let message = format!(
+        "a {kind} event of {} bytes was over the line limit of {max_line} bytes and is not shown",
+        o.body.len() + 3
+    );
+    let mut short = serde_json::json!({
+        "kind": "log",
+        "session": session,
+        "level": "warn",
+        "message": message,
+        "x_dropped_bytes": o.body.len() + 3,
+    })
+    .to_string()
+    .into_bytes();
+    // Without its braces, as the mapping writes bodies.
+    short.pop();
+    short.remove(0);
+    if short.len() + 3 > max_line {
+        short = b"\"kind\":\"log\",\"level\":\"warn\",\"message\":\"an event over the line limit\""
+            .to_vec();
+    }
+    o.body = short;
 }
 
 /// Decodes, maps and writes one request (on a blocking thread: decoding a large batch must
@@ -491,21 +1046,19 @@ fn map_lines(map: &mut SessionMap, group: &[Span<'_>]) -> Vec<u8> {
 fn ingest(
     state: &State,
     rt: &tokio::runtime::Handle,
-    body: Bytes,
+    body: &[u8],
     gzip: bool,
     enc: Enc,
     peer: SocketAddr,
+    room: &mut Room,
 ) -> Result<Option<(i64, String)>, Refusal> {
     let loc: Arc<str> = Arc::from(format!("request from {peer}"));
     let mut plain = Vec::new();
-    let spans = decode_body(
-        &body,
-        gzip,
-        enc,
-        state.cfg().otlp_max_decoded,
-        &loc,
-        &mut plain,
-    )?;
+    // The inflated body is held beside the body as received.
+    let base = body.len();
+    let mut grow = |n: usize| rt.block_on(room.grow_to(base.saturating_add(n)));
+    let limits = Limits::of(state.cfg());
+    let spans = decode_body(body, gzip, enc, limits, &loc, &mut plain, &mut grow)?;
     // Group by trace, in the order traces first appear.
     let mut order: Vec<u128> = Vec::new();
     let mut groups: HashMap<u128, Vec<Span<'_>>> = HashMap::new();
@@ -528,6 +1081,19 @@ fn ingest(
         let n = group.len() as i64;
         sort_for_mapping(&mut group);
         let has_root = group.iter().any(|s| s.parent.is_none());
+        // Spans of this trace shown in a session that has ended already: a late retry.
+        if let Some(shown) = state
+            .recent
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .ids
+            .get(&key)
+        {
+            group.retain(|s| s.id.is_none_or(|id| !shown.contains(&id)));
+        }
+        if group.is_empty() {
+            continue;
+        }
         let trace = open_trace(state, key, &group, has_root, peer);
         let mut t = trace.blocking_lock();
         if t.refused || t.writer.is_none() {
@@ -535,7 +1101,11 @@ fn ingest(
             why = format!("the session of trace {key:032x} was closed by the viewer's limits");
             continue;
         }
-        let lines = map_lines(&mut t.map, &group);
+        group.retain(|s| s.id.is_none_or(|id| t.seen.insert(id)));
+        if group.is_empty() {
+            continue;
+        }
+        let lines = map_lines(&mut t.map, &group, state.cfg().max_message_bytes);
         let Some(w) = t.writer.as_mut() else { continue };
         // Blocks this request (not the viewer) until the session's reader takes the lines.
         if rt.block_on(w.write_all(&lines)).is_err() {
@@ -566,7 +1136,7 @@ fn open_trace(
         } else {
             if traces.len() >= state.cfg().otlp_max_sessions.max(1) {
                 let oldest = traces.iter().min_by_key(|(_, e)| e.last).map(|(k, _)| *k);
-                evicted = oldest.and_then(|k| traces.remove(&k)).map(|e| e.trace);
+                evicted = oldest.and_then(|k| traces.remove(&k).map(|e| (k, e.trace)));
             }
             let service = group.iter().find_map(|s| s.resource.service.clone());
             let name = if key == 0 {
@@ -580,6 +1150,7 @@ fn open_trace(
                 map: SessionMap::new_live(name, (key != 0).then_some(key)),
                 writer: Some(ours),
                 refused: false,
+                seen: std::collections::HashSet::new(),
             }));
             traces.insert(
                 key,
@@ -592,8 +1163,78 @@ fn open_trace(
             t
         }
     };
-    if let Some(old) = evicted {
-        old.blocking_lock().writer = None;
+    if let Some((key, old)) = evicted {
+        let mut old = old.blocking_lock();
+        old.writer = None;
+        let seen = std::mem::take(&mut old.seen);
+        drop(old);
+        state
+            .recent
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remember(key, seen);
     }
     trace
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn conn(phase: u8, since: u64) -> Arc<Conn> {
+        Arc::new(Conn {
+            phase: std::sync::atomic::AtomicU8::new(phase),
+            since: std::sync::atomic::AtomicU64::new(since),
+            kill: tokio::sync::Notify::new(),
+        })
+    }
+
+    #[test]
+    fn the_victim_is_the_longest_receiving_then_the_longest_idle_never_a_busy_one() {
+        let mut open = HashMap::new();
+        open.insert(1, conn(PROCESSING, 0));
+        open.insert(2, conn(IDLE, 100));
+        open.insert(3, conn(RECEIVING, 500));
+        open.insert(4, conn(RECEIVING, 300));
+        open.insert(5, conn(IDLE, 50));
+        // At 2000 ms with 1000 ms to qualify: the drip that began first.
+        assert_eq!(pick_victim(&open, 2000, 1000), Some(4));
+        open.remove(&4);
+        open.remove(&3);
+        // No drip left: the idlest.
+        assert_eq!(pick_victim(&open, 2000, 1000), Some(5));
+        // Nobody has been in their state long enough.
+        assert_eq!(pick_victim(&open, 1000, 1000), None);
+        // A request being processed is never taken.
+        open.retain(|k, _| *k == 1);
+        assert_eq!(pick_victim(&open, u64::MAX, 0), None);
+    }
+
+    #[test]
+    fn a_gzip_bomb_is_stopped_at_the_bound_and_at_the_budget() {
+        use std::io::Write as _;
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        gz.write_all(&vec![b' '; 4 << 20]).expect("gzip");
+        let mut bomb = gz.finish().expect("gzip");
+        let mut plain = Vec::new();
+        let r = gunzip(&bomb, 1 << 20, &mut plain, &mut |_| Ok(()));
+        assert_eq!(r.map_err(|e| e.0), Err(StatusCode::PAYLOAD_TOO_LARGE));
+        // A trailer that lies: stopped while inflating, having held no more than the bound.
+        let n = bomb.len();
+        bomb[n - 4..].copy_from_slice(&1u32.to_le_bytes());
+        let mut plain = Vec::new();
+        let mut asked = 0;
+        let r = gunzip(&bomb, 1 << 20, &mut plain, &mut |want| {
+            asked = asked.max(want);
+            Ok(())
+        });
+        assert_eq!(r.map_err(|e| e.0), Err(StatusCode::PAYLOAD_TOO_LARGE));
+        assert!(asked <= (1 << 20) + 1, "{asked}");
+        // The budget says no: its refusal is the answer.
+        let mut plain = Vec::new();
+        let r = gunzip(&bomb, 8 << 20, &mut plain, &mut |_| {
+            Err((StatusCode::SERVICE_UNAVAILABLE, "busy".into()))
+        });
+        assert_eq!(r.map_err(|e| e.0), Err(StatusCode::SERVICE_UNAVAILABLE));
+    }
 }

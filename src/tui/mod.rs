@@ -663,7 +663,7 @@ pub fn run(opts: Options) -> Result<(), TuiError> {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
-    let mut sources = sources::Sources::default();
+    let sources = sources::Sources::default();
     // The hub exists only when something can feed it; the listener is bound before the
     // terminal is taken over, so a bad address is a plain error message.
     let stdin = opts.files.iter().any(|p| p.as_os_str() == "-");
@@ -678,7 +678,6 @@ pub fn run(opts: Options) -> Result<(), TuiError> {
         let l = rt
             .block_on(hub.listen(addr))
             .map_err(|e| TuiError::Usage(format!("cannot listen on {addr}: {e}")))?;
-        sources.listening = Some(l.local_addr().to_string());
         listener = Some(l);
     }
     let mut guard = terminal::Guard::enter(config.mouse)?;
@@ -689,6 +688,9 @@ pub fn run(opts: Options) -> Result<(), TuiError> {
     app.mouse = config.mouse;
     app.status = config.warnings.join("; ");
     app.config_warnings = config.warnings;
+    if let Some(l) = &listener {
+        sources::announce_listening(&mut app, l.local_addr());
+    }
     app.demo = opts.demo.as_ref().map(demo_player);
     app.diff_request = opts.diff.clone();
     if let Some(at) = opts.at {

@@ -370,16 +370,40 @@ impl Sources {
         }
         if let Some(a) = &self.listening {
             let open = self.live.values().filter(|l| l.open).count();
+            let exposed = a
+                .parse::<crate::trace::live::ListenAddr>()
+                .ok()
+                .and_then(|addr| addr.exposure_warning())
+                .is_some();
+            // A receiver anyone on the network can write into is said where the address is.
+            let shown = if exposed {
+                format!("{} (reachable from the network!)", sanitize(a))
+            } else {
+                sanitize(a).to_string()
+            };
             if self.aged_out > 0 {
                 out.push(format!(
-                    "listening {} ({open} open, {} ended sessions only on disk)",
-                    sanitize(a),
+                    "listening {shown} ({open} open, {} ended sessions only on disk)",
                     self.aged_out
                 ));
             } else {
-                out.push(format!("listening {} ({open} open)", sanitize(a)));
+                out.push(format!("listening {shown} ({open} open)"));
             }
         }
         out.join("  ")
+    }
+}
+
+/// Records the address `--listen` is bound to for the header and, for an address reachable
+/// from the network, says so on the status line and in `:messages`.
+pub fn announce_listening(app: &mut super::app::App, addr: &crate::trace::live::ListenAddr) {
+    app.sources.listening = Some(addr.to_string());
+    if let Some(w) = addr.exposure_warning() {
+        app.status = if app.status.is_empty() {
+            w
+        } else {
+            format!("{w}; {}", app.status)
+        };
+        app.keep_message();
     }
 }

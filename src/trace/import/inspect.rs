@@ -20,10 +20,6 @@ use super::{Format, ImportError, Imported, broken, json_error};
 /// The log format versions this importer knows.
 const VERSIONS: std::ops::RangeInclusive<u64> = 1..=3;
 
-/// The largest member of an `.eval` read (a sample can be hundreds of MB; this bounds what
-/// one hostile archive can make us allocate).
-const MAX_MEMBER: u64 = 2 << 30;
-
 /// Whether a head looks like an Inspect log: a ZIP whose first entry is one Inspect writes,
 /// or a JSON document with `version` and `eval` at the top.
 pub fn detect(head: &[u8], name: &str) -> bool {
@@ -80,11 +76,21 @@ pub fn import_zip<R: Read + Seek>(r: R, _name: &str) -> Result<Imported, ImportE
             Err(zip::result::ZipError::FileNotFound) => return Ok(None),
             Err(e) => return Err(broken(Format::Inspect, name, e.to_string())),
         };
+        // The size the archive declares is refused before anything is inflated; a member
+        // that lies about it is stopped at the budget while it is inflated.
+        let max = super::budget::current().max_bytes;
+        if f.size() > max {
+            return Err(super::budget::too_many_bytes(Format::Inspect, name, max));
+        }
         let mut buf = Vec::with_capacity(f.size().min(1 << 24) as usize);
         (&mut f)
-            .take(MAX_MEMBER)
+            .take(max.saturating_add(1))
             .read_to_end(&mut buf)
             .map_err(|e| broken(Format::Inspect, name, format!("cannot decompress: {e}")))?;
+        if buf.len() as u64 > max {
+            return Err(super::budget::too_many_bytes(Format::Inspect, name, max));
+        }
+        super::budget::check_json(Format::Inspect, name, &buf)?;
         serde_json::from_slice(&buf).map(Some).map_err(|e| {
             broken(
                 Format::Inspect,

@@ -62,6 +62,12 @@ fn decoded(v: &Value) -> Value {
     let mut v = v.clone();
     for _ in 0..3 {
         match &v {
+            // Text whose tree would pass the import budget stays text.
+            Value::String(s)
+                if super::budget::check_json(Format::Langfuse, "", s.as_bytes()).is_err() =>
+            {
+                break;
+            }
             Value::String(s) => match serde_json::from_str::<Value>(s) {
                 Ok(inner) if !inner.is_number() && !inner.is_boolean() => v = inner,
                 _ => break,

@@ -38,6 +38,11 @@ pub fn import(bytes: &[u8], name: &str) -> Result<Imported, ImportError> {
     let mut doc: Value =
         serde_json::from_slice(bytes).map_err(|e| super::json_error(Format::Letta, &e, "JSON"))?;
     if let Value::String(inner) = &doc {
+        super::budget::check_json(
+            Format::Letta,
+            "the JSON string the file holds",
+            inner.as_bytes(),
+        )?;
         doc = serde_json::from_str(inner).map_err(|e| {
             broken(
                 Format::Letta,

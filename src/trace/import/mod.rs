@@ -19,6 +19,7 @@
 //! in [`detect`] and [`import`], a sample under `../shared/external-traces/` or
 //! `tests/data/`, and a line in `docs/import.md`.
 
+pub mod budget;
 pub mod graphiti;
 pub mod inspect;
 pub mod langfuse;
@@ -226,6 +227,12 @@ pub fn refuse_unknown(head: &[u8]) -> Result<(), ImportError> {
 /// Turns a whole source of format `format` into v1. `name` is the file (or stream) name, used
 /// for session names and notes. V1 itself is returned unchanged.
 pub fn import(format: Format, bytes: &[u8], name: &str) -> Result<Imported, ImportError> {
+    // An `.eval` archive is budgeted member by member; every other import is one document
+    // (or lines of them) held whole.
+    let zip = bytes.starts_with(b"PK");
+    if format != Format::V1 && !zip {
+        budget::check_json(format, "the file", bytes)?;
+    }
     match format {
         Format::V1 => Ok(Imported {
             v1: bytes.to_vec(),
@@ -318,7 +325,11 @@ pub fn open<R: Read>(
         return Ok(Opened::V1(Cursor::new(head).chain(input)));
     }
     let mut all = head;
-    input.read_to_end(&mut all)?;
+    let max = budget::current().max_bytes;
+    input.take(max.saturating_add(1)).read_to_end(&mut all)?;
+    if all.len() as u64 > max {
+        return Err(budget::too_many_bytes(format, name, max).into());
+    }
     let imported = import(format, &all, name)?;
     Ok(Opened::Imported(format, imported))
 }

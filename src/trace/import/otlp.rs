@@ -15,7 +15,7 @@
 //! hex, base64 or 128-bit decimals, times as nanosecond strings or integers, RFC 3339 or
 //! hrtime pairs, and the three GenAI message encodings (`messages.rs`).
 
-mod json;
+pub(crate) mod json;
 mod json_value;
 pub(crate) mod map;
 mod messages;
@@ -420,6 +420,13 @@ pub(crate) fn session_name(service: Option<&str>, trace: u128, full: bool) -> St
     let service = service
         .filter(|s| !s.is_empty() && !s.starts_with("unknown_service"))
         .unwrap_or("otel");
+    // A name is shown in headers and lists and written on every line: a service name of
+    // megabytes is cut (at a character boundary).
+    let mut end = service.len().min(200);
+    while !service.is_char_boundary(end) {
+        end -= 1;
+    }
+    let service = &service[..end];
     let hex = trace_hex(trace);
     if full {
         format!("{service} {hex}")

@@ -584,3 +584,151 @@ pub(crate) fn is_telemetry_key(k: &str) -> bool {
         || k.starts_with("ai.")
         || k.starts_with("tool.")
 }
+
+/// What a walk of a JSON request counts under a key.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Role {
+    /// Elements are spans (`spans`).
+    Spans,
+    /// Elements or members are values (`attributes`, `values`, `events`, `links`).
+    Values,
+    /// Nothing counted.
+    Other,
+}
+
+/// Walks any JSON value, counting by the role of the key it is under, without building it.
+struct Walk<'c> {
+    counts: &'c mut super::proto::Counts,
+    max: super::proto::Counts,
+    role: Role,
+}
+
+/// A key, read for its role only (borrowed or escaped, never kept).
+struct KeyRole;
+
+impl<'de> de::DeserializeSeed<'de> for KeyRole {
+    type Value = Role;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Role, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = Role;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a key")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Role, E> {
+                Ok(match v {
+                    "spans" => Role::Spans,
+                    "attributes" | "values" | "events" | "links" => Role::Values,
+                    _ => Role::Other,
+                })
+            }
+        }
+        d.deserialize_str(V)
+    }
+}
+
+/// The error a walk stops with once a count passes its limit.
+const OVER: &str = "over the request's limits";
+
+impl Walk<'_> {
+    /// Counts one element under `role`; true once a count is past its limit.
+    fn tick(&mut self, role: Role) -> bool {
+        match role {
+            Role::Spans => self.counts.spans += 1,
+            Role::Values => self.counts.values += 1,
+            Role::Other => {}
+        }
+        self.counts.spans > self.max.spans || self.counts.values > self.max.values
+    }
+}
+
+impl<'de> de::DeserializeSeed<'de> for Walk<'_> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Walk<'_> {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a JSON value")
+    }
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_str<E: de::Error>(self, _: &str) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut a: A) -> Result<(), A::Error> {
+        let (counts, max, role) = (self.counts, self.max, self.role);
+        loop {
+            let w = Walk {
+                counts: &mut *counts,
+                max,
+                role: Role::Other,
+            };
+            if a.next_element_seed(w)?.is_none() {
+                return Ok(());
+            }
+            let mut w = Walk {
+                counts: &mut *counts,
+                max,
+                role: Role::Other,
+            };
+            if w.tick(role) {
+                return Err(de::Error::custom(OVER));
+            }
+        }
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut a: A) -> Result<(), A::Error> {
+        let (counts, max, role) = (self.counts, self.max, self.role);
+        while let Some(key) = a.next_key_seed(KeyRole)? {
+            let mut w = Walk {
+                counts: &mut *counts,
+                max,
+                role: key,
+            };
+            // A plain attribute map: each member is a value.
+            if role == Role::Values && w.tick(Role::Values) {
+                return Err(de::Error::custom(OVER));
+            }
+            a.next_value_seed(w)?;
+        }
+        Ok(())
+    }
+}
+
+/// Counts the spans and values (attributes, array elements, span events, links) of a JSON
+/// request without building it: `Err(None)` once a count passes `max`, `Err(Some(why))`
+/// for a body that is not JSON.
+pub(crate) fn count(
+    body: &[u8],
+    max: super::proto::Counts,
+) -> Result<super::proto::Counts, Option<String>> {
+    let mut counts = super::proto::Counts::default();
+    let mut de = serde_json::Deserializer::from_slice(body);
+    // A list at the top is a list of spans (the SDK dumps' shape, which the decoder takes).
+    let w = Walk {
+        counts: &mut counts,
+        max,
+        role: Role::Spans,
+    };
+    match de::DeserializeSeed::deserialize(w, &mut de).and_then(|()| de.end()) {
+        Ok(()) => Ok(counts),
+        Err(_) if counts.spans > max.spans || counts.values > max.values => Err(None),
+        Err(e) => Err(Some(format!("JSON: {e}"))),
+    }
+}

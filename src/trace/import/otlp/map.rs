@@ -79,21 +79,23 @@ impl Obj {
         self.buf.extend_from_slice(b"\":");
     }
 
-    fn str(&mut self, k: &str, v: &str) {
-        self.key(k);
-        push_str(&mut self.buf, v);
+    /// A string, cut at [`MAX_TEXT`] like any text: a span's name or an attribute can be
+    /// as long as a request, and an event must stay one line the reader takes.
+    fn str(&mut self, k: &'static str, v: &str) {
+        self.text(k, v);
     }
 
-    /// Text that may be long: cut at [`MAX_TEXT`].
+    /// Text that may be long: cut at [`MAX_TEXT`], the event saying how long it was.
     fn text(&mut self, k: &'static str, v: &str) {
         let cut = cut(v, MAX_TEXT);
         if cut.len() < v.len() {
             self.truncated.push((k, v.len()));
         }
-        self.str(k, cut);
+        self.key(k);
+        push_str(&mut self.buf, cut);
     }
 
-    fn opt(&mut self, k: &str, v: Option<&str>) {
+    fn opt(&mut self, k: &'static str, v: Option<&str>) {
         if let Some(v) = v {
             self.str(k, v);
         }
