@@ -27,13 +27,16 @@
 pub mod arith;
 pub mod audit;
 pub mod bdi;
+pub mod clock;
 pub mod diff;
 pub mod export;
+pub mod failure;
 pub mod history;
 pub mod inconsistency;
 pub mod recompute;
 pub mod report;
 pub mod timeline;
+pub mod usage;
 pub mod whatif;
 
 use std::collections::HashMap;

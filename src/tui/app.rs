@@ -1255,6 +1255,19 @@ impl App {
                     );
                 }
             }
+            Action::TimeColumns => {
+                let tl = &mut self.panes.timeline;
+                let on = !tl
+                    .time_columns
+                    .unwrap_or_else(|| tl.durations_in(self.session));
+                tl.time_columns = Some(on);
+                self.status = if on {
+                    "time columns on: time since the session's start, duration (T hides them)"
+                } else {
+                    "time columns off (T shows them)"
+                }
+                .into();
+            }
             Action::Recompute => {
                 self.status = "auditing the session…".into();
                 return vec![Effect::Recompute];
@@ -1368,6 +1381,11 @@ impl App {
                     self.panes.repl.push(ScrollKind::Input, format!(": {line}"));
                     return self.open_command(line["open".len()..].trim());
                 }
+                if line == "time" || line.starts_with("time ") {
+                    self.panes.repl.push(ScrollKind::Input, format!(": {line}"));
+                    self.time_command(line["time".len()..].trim());
+                    return Vec::new();
+                }
                 if line == "read-all" {
                     self.panes.repl.push(ScrollKind::Input, format!(": {line}"));
                     return self.read_all_command();
@@ -1428,6 +1446,34 @@ impl App {
             }
         }
         Vec::new()
+    }
+
+    /// `:time WHEN`: the first step at or after a time (`+12.5s` after the session's start,
+    /// `14:02:11` UTC, a date-time).
+    fn time_command(&mut self, arg: &str) {
+        let target = match crate::model::clock::parse_target(arg) {
+            Ok(t) => t,
+            Err(e) => {
+                self.status = format!("time: {e}");
+                self.panes.repl.push(ScrollKind::Error, self.status.clone());
+                return;
+            }
+        };
+        let found = self
+            .sess()
+            .map(|s| crate::model::clock::step_at(&self.store.log, &s.tl, target));
+        self.status = match found {
+            Some(Some(step)) => {
+                self.view_mut().follow = false;
+                self.goto_step(u64::from(step));
+                format!("step {step}: the first event at or after {arg}")
+            }
+            Some(None) => format!("time: no event at or after {arg} (or the events have no times)"),
+            None => "time: no session".into(),
+        };
+        self.panes
+            .repl
+            .push(ScrollKind::Output, self.status.clone());
     }
 
     /// The completion pool: belief ids and atoms of Σ at the selected step.

@@ -14,7 +14,7 @@ use std::io::{Read, Seek};
 
 use serde_json::{Map, Value};
 
-use super::write::{V1Out, as_text, decode_nested, rfc3339};
+use super::write::{V1Out, as_text, decode_nested, rfc3339, seconds_to_ms};
 use super::{Format, ImportError, Imported, broken, json_error};
 
 /// The log format versions this importer knows.
@@ -405,6 +405,19 @@ fn sample(out: &mut V1Out, h: &Header, s: &Value, loc: &str) -> Result<(), Impor
         .id(Some(&intention))
         .text("type", &h.task)
         .opt_text("goal", goal.as_deref())
+        // The sample's own error says the run failed (its `log` carries the traceback).
+        .field(
+            "status",
+            if obj.get("error").is_some_and(|e| !e.is_null()) {
+                Value::from("error")
+            } else {
+                Value::Null
+            },
+        )
+        .field(
+            "duration_ms",
+            seconds_to_ms(obj.get("total_time").or_else(|| obj.get("working_time"))),
+        )
         .from(format!("{loc}.input"))
         .emit();
     if !h.solvers.is_empty() {
@@ -618,6 +631,7 @@ fn event(out: &mut V1Out, st: &mut Sample<'_>, e: &Value, loc: &str) {
                         .unwrap_or(Value::Null),
                 )
                 .opt_text("error", error.as_deref())
+                .field("duration_ms", seconds_to_ms(e.get("working_time")))
                 .field("x_phase", phase(st, e))
                 .field("x_working_start", working)
                 .from(loc.to_string())
@@ -637,6 +651,7 @@ fn event(out: &mut V1Out, st: &mut Sample<'_>, e: &Value, loc: &str) {
                 .field("args", st.resolve_value(&field(e, "arguments")))
                 .text("result", &st.content(&result).0)
                 .field("error", error.map_or(Value::Null, |x| st.resolve_value(x)))
+                .field("duration_ms", seconds_to_ms(e.get("working_time")))
                 .field("x_working_start", working)
                 .from(loc.to_string())
                 .emit();
