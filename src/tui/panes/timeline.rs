@@ -1014,12 +1014,12 @@ pub fn summary(ev: &Event) -> String {
             match text("tool") {
                 Some(tool) => {
                     let mut t = tool;
-                    if let Some(a) = text("args") {
-                        t.push_str(&format!(" {a}"));
-                    }
-                    // The failure first: a long result would push it out of sight.
+                    // The failure first: long arguments would push it out of sight.
                     if let Some(f) = failure_of(ev) {
                         t.push_str(&format!(" ✗ FAILED: {}", f.message));
+                    }
+                    if let Some(a) = text("args") {
+                        t.push_str(&format!(" {a}"));
                     }
                     if let Some(r) = text("result") {
                         t.push_str(&format!(" → {r}"));
