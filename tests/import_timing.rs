@@ -304,3 +304,24 @@ fn step_at_bisects_to_the_first_event_at_or_after_a_time() {
         );
     }
 }
+
+#[test]
+fn tokens_lists_the_totals_of_the_session_its_models_and_runs() {
+    let mut app = App::new(
+        Store::from_bytes("t.jsonl", TIMED.as_bytes()),
+        Theme::builtin("dark").unwrap(),
+    );
+    app.on_key(key(':'));
+    for c in "tokens".chars() {
+        app.on_key(key(c));
+    }
+    app.on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE));
+    let screen = render_text(&mut app, 200, 40);
+    for want in [
+        "session: 1 model call, in 1124 out 23 (total 1147)",
+        "model gpt-4o: 1 model call, in 1124 out 23 (total 1147)",
+        "run r agent (step 1): 1 model call, in 1124 out 23 (total 1147)",
+    ] {
+        assert!(screen.contains(want), "{want}\n{screen}");
+    }
+}

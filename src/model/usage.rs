@@ -284,6 +284,41 @@ pub struct Totals {
     pub by_run: Vec<RunTotals>,
 }
 
+impl Totals {
+    /// The totals as lines of text (raw: sanitize before showing): the session, each
+    /// model, each run with what the framework reported beside what was counted.
+    pub fn lines(&self) -> Vec<String> {
+        let tokens = |t: &Tokens| {
+            let b = t.brief();
+            match t.total() {
+                Some(n) if !b.is_empty() => format!("{b} (total {n})"),
+                _ if b.is_empty() => "no token counts".into(),
+                _ => b,
+            }
+        };
+        let calls = |n: u64| format!("{n} model call{}", if n == 1 { "" } else { "s" });
+        let mut out = vec![format!("session: {}, {}", calls(self.calls), tokens(&self.session))];
+        for (m, (n, t)) in &self.by_model {
+            out.push(format!("  model {m}: {}, {}", calls(*n), tokens(t)));
+        }
+        for r in &self.by_run {
+            let mut line = format!(
+                "  run {} {} (step {}): {}, {}",
+                r.id,
+                r.name,
+                r.step,
+                calls(r.calls),
+                tokens(&r.counted)
+            );
+            if let Some(rep) = &r.reported {
+                line.push_str(&format!("; the run reports {}", tokens(rep)));
+            }
+            out.push(line);
+        }
+        out
+    }
+}
+
 /// The token totals of the session `tl`.
 pub fn totals(log: &TraceLog, tl: &Timeline) -> Totals {
     let mut t = Totals::default();

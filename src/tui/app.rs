@@ -1381,6 +1381,16 @@ impl App {
                     self.panes.repl.push(ScrollKind::Input, format!(": {line}"));
                     return self.open_command(line["open".len()..].trim());
                 }
+                if line == "tokens" {
+                    // The TUI's own command: the shown session's token totals.
+                    let lines = match self.sess() {
+                        Some(s) => crate::model::usage::totals(&self.store.log, &s.tl).lines(),
+                        None => vec!["no session".into()],
+                    };
+                    self.popup = Some(("tokens".into(), lines));
+                    self.mode = Mode::Normal;
+                    return Vec::new();
+                }
                 if line == "time" || line.starts_with("time ") {
                     self.panes.repl.push(ScrollKind::Input, format!(": {line}"));
                     self.time_command(line["time".len()..].trim());

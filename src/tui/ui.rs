@@ -490,6 +490,10 @@ pub const TUI_COMMANDS: &[(&str, &str)] = &[
         "every message shown, and the config file's warnings",
     ),
     (
+        "tokens",
+        "token totals of the session, per model and per agent run (beside what the run reports)",
+    ),
+    (
         "time WHEN",
         "the first step at or after a time: +12.5s after the start, 14:02:11 (UTC), a date-time",
     ),
