@@ -334,3 +334,23 @@ fn a_failed_run_is_marked_failed_in_the_plan_pane() {
         "{screen}"
     );
 }
+
+#[test]
+fn report_lists_each_failure_with_its_error() {
+    let trace = [
+        r#"{"kind":"tool_call","tool":"bash","error":{"type":"timeout","message":"took 180 s"}}"#,
+        r#"{"kind":"log","level":"error","message":"<b>disk</b> full"}"#,
+    ]
+    .join("\n");
+    let model = Model::from_bytes("r.jsonl", trace.as_bytes());
+    let html = doxascope::model::report::report(
+        &model,
+        &["r.jsonl".to_string()],
+        &AuditOptions::default(),
+    );
+    assert!(html.contains("tool-call-failed"), "{html}");
+    assert!(html.contains("timeout: took 180 s"), "{html}");
+    assert!(html.contains("error-logged"), "{html}");
+    // Escaped, as every string from the trace.
+    assert!(html.contains("&lt;b&gt;disk&lt;/b&gt; full"), "{html}");
+}

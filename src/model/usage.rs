@@ -297,7 +297,11 @@ impl Totals {
             }
         };
         let calls = |n: u64| format!("{n} model call{}", if n == 1 { "" } else { "s" });
-        let mut out = vec![format!("session: {}, {}", calls(self.calls), tokens(&self.session))];
+        let mut out = vec![format!(
+            "session: {}, {}",
+            calls(self.calls),
+            tokens(&self.session)
+        )];
         for (m, (n, t)) in &self.by_model {
             out.push(format!("  model {m}: {}, {}", calls(*n), tokens(t)));
         }
