@@ -325,3 +325,36 @@ fn tokens_lists_the_totals_of_the_session_its_models_and_runs() {
         assert!(screen.contains(want), "{want}\n{screen}");
     }
 }
+
+#[test]
+#[cfg_attr(
+    doxascope_no_external,
+    ignore = "the external traces (../shared/external-traces) are not here"
+)]
+fn spans_draws_the_agent_run_as_a_waterfall_of_its_calls() {
+    let rel = "otel-genai/any-agent_OPENAI_trace.json";
+    let mut app = App::new(
+        Store::from_bytes(rel, &imported(Format::Otlp, rel)),
+        Theme::builtin("dark").unwrap(),
+    );
+    app.on_key(key('g'));
+    app.on_key(key(':'));
+    for c in "spans".chars() {
+        app.on_key(key(c));
+    }
+    app.on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE));
+    let screen = render_text(&mut app, 200, 50);
+    // The agent span is the root, its three model calls and two tools under it, in order,
+    // each with its start and length on the run's time axis.
+    for row in [
+        "▶     2 intention any_agent                        +0.000s  1.23s │██████████████████████████████│",
+        "      3   llm_call mistral/mistral-small-latest    +0.002s  239ms │██████                        │",
+        "      4   tool_call get_current_time               +0.241s    3ms │     █                        │",
+        "      5   llm_call mistral/mistral-small-latest    +0.244s  314ms │     ████████                 │",
+        "      6   tool_call write_file                     +0.560s    2ms │             █                │",
+        "      7   llm_call mistral/mistral-small-latest    +0.564s  662ms │             ████████████████ │",
+    ] {
+        assert!(screen.contains(row), "{row}\n{screen}");
+    }
+    assert!(screen.contains("span tree: rows 1-6 of 6"), "{screen}");
+}

@@ -35,6 +35,7 @@ pub mod history;
 pub mod inconsistency;
 pub mod recompute;
 pub mod report;
+pub mod spans;
 pub mod timeline;
 pub mod usage;
 pub mod whatif;

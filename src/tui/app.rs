@@ -1381,6 +1381,18 @@ impl App {
                     self.panes.repl.push(ScrollKind::Input, format!(": {line}"));
                     return self.open_command(line["open".len()..].trim());
                 }
+                if line == "spans" {
+                    // The TUI's own command: the span tree as a waterfall around the step.
+                    let rows = match self.sess() {
+                        Some(s) => crate::model::spans::span_tree(&self.store.log, &s.tl),
+                        None => Vec::new(),
+                    };
+                    let height = self.page.max(10);
+                    let (title, lines) = super::waterfall::lines(&rows, self.step(), height);
+                    self.popup = Some((title, lines));
+                    self.mode = Mode::Normal;
+                    return Vec::new();
+                }
                 if line == "tokens" {
                     // The TUI's own command: the shown session's token totals.
                     let lines = match self.sess() {

@@ -425,7 +425,13 @@ fn marks(f: &mut Frame, th: &Theme, m: &super::app::MarksOverlay, area: Rect) {
 }
 
 fn popup(f: &mut Frame, th: &Theme, title: &str, lines: &[String], area: Rect) {
-    let r = centered(area, 70, lines.len() as u16 + 4);
+    // The waterfall's rows are wider than a message.
+    let w = if title.starts_with("span tree") {
+        110
+    } else {
+        70
+    };
+    let r = centered(area, w, lines.len() as u16 + 4);
     f.render_widget(Clear, r);
     let text: Vec<Line> = lines
         .iter()
@@ -488,6 +494,10 @@ pub const TUI_COMMANDS: &[(&str, &str)] = &[
     (
         "messages",
         "every message shown, and the config file's warnings",
+    ),
+    (
+        "spans",
+        "the span tree as a waterfall: calls and runs under their parents, start, duration",
     ),
     (
         "tokens",

@@ -324,8 +324,9 @@ pub struct TimelinePane {
     density: RefCell<(DensityKey, Vec<u8>)>,
     /// Whether the time columns show (`T`); `None`: when the session has durations.
     pub time_columns: Option<bool>,
-    /// Per session: its first time and whether its events carry durations (looked up once).
-    timing: RefCell<std::collections::HashMap<usize, (Option<f64>, bool)>>,
+    /// Per session: its first time, whether its events carry durations, and how many events
+    /// it had when looked at.
+    timing: RefCell<std::collections::HashMap<usize, (Option<f64>, bool, u32)>>,
 }
 
 impl Default for TimelinePane {
@@ -386,15 +387,24 @@ impl TimelinePane {
     /// traces), or as `T` says.
     fn timed(&self, app: &App, s: &SessionData) -> Option<f64> {
         let mut cache = self.timing.borrow_mut();
-        let (start, durations) = *cache.entry(app.session()).or_insert_with(|| {
+        let len = s.len();
+        let entry = cache
+            .entry(app.session())
+            .or_insert((None, false, u32::MAX));
+        // Looked at again while a growing session (a live one) is short and has shown
+        // neither: its first events may be only the session's own.
+        let settled = entry.2 != u32::MAX
+            && (entry.1 && entry.0.is_some() || entry.2 as usize >= TIMED_PROBE);
+        if !settled && entry.2 != len {
             let start = crate::model::clock::start_of(&app.store.log, &s.tl);
             let durations = s
                 .events()
                 .iter()
                 .take(TIMED_PROBE)
                 .any(|&p| app.store.event(p).is_some_and(|e| duration_ms(e).is_some()));
-            (start, durations)
-        });
+            *entry = (start, durations, len);
+        }
+        let (start, durations, _) = *entry;
         let on = self.time_columns.unwrap_or(durations);
         if on { Some(start.unwrap_or(0.0)) } else { None }
     }
