@@ -326,7 +326,7 @@ pub struct TimelinePane {
     pub time_columns: Option<bool>,
     /// Per session: its first time, whether its events carry durations, and how many events
     /// it had when looked at.
-    timing: RefCell<std::collections::HashMap<usize, (Option<f64>, bool, u32)>>,
+    timing: RefCell<std::collections::HashMap<usize, Timing>>,
 }
 
 impl Default for TimelinePane {
@@ -377,6 +377,10 @@ impl Listed<'_> {
         }
     }
 }
+
+/// What the time columns know of a session: its first time, whether its events carry
+/// durations, and how many events it had when looked at.
+type Timing = (Option<f64>, bool, u32);
 
 /// Events looked at for whether a session carries durations.
 const TIMED_PROBE: usize = 512;
