@@ -358,3 +358,77 @@ fn spans_draws_the_agent_run_as_a_waterfall_of_its_calls() {
     }
     assert!(screen.contains("span tree: rows 1-6 of 6"), "{screen}");
 }
+
+/// `:transcript` at `step` of an imported file: the popup's text.
+fn transcript_at(format: Format, rel: &str, step: u64) -> String {
+    let mut app = App::new(
+        Store::from_bytes(rel, &imported(format, rel)),
+        Theme::builtin("dark").unwrap(),
+    );
+    app.goto_step(step);
+    app.on_key(key(':'));
+    for c in "transcript".chars() {
+        app.on_key(key(c));
+    }
+    app.on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE));
+    render_text(&mut app, 200, 50)
+}
+
+#[test]
+#[cfg_attr(
+    doxascope_no_external,
+    ignore = "the external traces (../shared/external-traces) are not here"
+)]
+fn transcript_shows_a_model_calls_messages_and_tool_requests() {
+    let s = transcript_at(Format::Otlp, "otel-genai/vercel-ai-v6_all-spans.json", 2);
+    for want in [
+        "transcript of the model call at step 2",
+        "── user",
+        "Write a haiku about programming.",
+        "── assistant",
+        "Lines of code align,",
+    ] {
+        assert!(s.contains(want), "{want}\n{s}");
+    }
+    // Inspect keeps the last message sent and the tools asked for.
+    let s = transcript_at(
+        Format::Inspect,
+        "inspect/2025-05-12T20-27-36-04-00_browser.json",
+        7,
+    );
+    for want in [
+        "── user",
+        "Use the web browser tool to navigate to https://www.aisi.gov.uk/",
+        "── tool request",
+        r#"web_browser_go({"url":"https://www.aisi.gov.uk/"})"#,
+    ] {
+        assert!(s.contains(want), "{want}\n{s}");
+    }
+}
+
+#[test]
+fn a_long_popup_scrolls_and_any_other_key_closes_it() {
+    let long: String = (0..80)
+        .map(|i| format!("line {i} of a long answer\n"))
+        .collect();
+    let ev = serde_json::json!({"kind": "llm_call", "model": "m", "output": long});
+    let mut app = App::new(
+        Store::from_bytes("l.jsonl", format!("{ev}\n").as_bytes()),
+        Theme::builtin("dark").unwrap(),
+    );
+    app.on_key(key(':'));
+    for c in "transcript".chars() {
+        app.on_key(key(c));
+    }
+    app.on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE));
+    let s = render_text(&mut app, 160, 30);
+    assert!(s.contains("line 0 of") && !s.contains("line 40 of"), "{s}");
+    assert!(s.contains("↑↓ PgUp PgDn scroll"), "{s}");
+    for _ in 0..40 {
+        app.on_key(KeyEvent::new(KeyCode::Down, KeyModifiers::NONE));
+    }
+    let s = render_text(&mut app, 160, 30);
+    assert!(s.contains("line 40 of") && !s.contains("line 0 of"), "{s}");
+    app.on_key(key('x'));
+    assert!(app.popup.is_none());
+}

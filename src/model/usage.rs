@@ -243,6 +243,75 @@ pub fn model_call(ev: &Event) -> Option<ModelCall> {
     })
 }
 
+/// The messages of a model call as a transcript: (who, text) in order: the messages it was
+/// sent (`input`: `[{role, text}]` as the importers write it, or `{role, content}`;
+/// Inspect's `x_last_input`), then its reasoning-free output and the tools it asked for.
+/// Empty for an event that is not an `llm_call`.
+pub fn transcript(ev: &Event) -> Vec<(String, String)> {
+    let Some(call) = model_call(ev) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    match ev.extra.value("input") {
+        Some(Value::Array(msgs)) => {
+            for m in &msgs {
+                let role = m.get("role").and_then(Value::as_str).unwrap_or("message");
+                let text = m
+                    .get("text")
+                    .or_else(|| m.get("content"))
+                    .and_then(as_text)
+                    .unwrap_or_default();
+                let mut text = text;
+                if let Some(n) = m.get("truncated").and_then(Value::as_u64) {
+                    text.push_str(&format!(" […cut: {n} bytes in all]"));
+                }
+                out.push((role.to_string(), text));
+            }
+        }
+        Some(Value::String(s)) => out.push(("input".into(), s)),
+        _ => {
+            if let Some(n) = ev.extra.value("input_messages").and_then(|v| v.as_u64())
+                && n > 1
+            {
+                out.push((
+                    "input".into(),
+                    format!("{} earlier messages (not in the trace)", n - 1),
+                ));
+            }
+            if let Some(Value::String(last)) = ev.extra.value("x_last_input") {
+                let (role, text) = last
+                    .split_once(": ")
+                    .map_or(("input", last.as_str()), |(r, t)| (r, t));
+                out.push((role.to_string(), text.to_string()));
+            }
+        }
+    }
+    if let Some(o) = call.output.filter(|o| !o.trim().is_empty()) {
+        out.push(("assistant".into(), o));
+    }
+    if let Some(Value::Array(calls)) = ev.extra.value("tool_calls") {
+        for c in &calls {
+            let name = c
+                .get("name")
+                .or_else(|| c.get("function").and_then(|f| f.get("name").or(Some(f))))
+                .and_then(Value::as_str)
+                .or_else(|| c.as_str())
+                .unwrap_or("?");
+            let args = c
+                .get("arguments")
+                .or_else(|| c.get("args"))
+                .or_else(|| c.get("function").and_then(|f| f.get("arguments")))
+                .map(|a| match a {
+                    Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                })
+                .unwrap_or_default();
+            out.push(("tool request".into(), format!("{name}({args})")));
+        }
+    }
+    out
+}
+
 /// The first `n` words of a text, on one line, with `…` when there was more.
 pub fn first_words(text: &str, n: usize) -> String {
     let mut words = text.split_whitespace();

@@ -335,6 +335,8 @@ pub struct App {
     pub working: Option<String>,
     /// The conflict-set overlay (Enter on a revision): title and lines.
     pub popup: Option<(String, Vec<String>)>,
+    /// Lines the popup is scrolled down by (↑ ↓ PgUp PgDn while it is open).
+    pub popup_scroll: u16,
     /// A one-line status message.
     pub status: String,
     /// The config file's problems (also printed on stderr before the TUI starts), kept for a
@@ -444,6 +446,7 @@ impl App {
             messages: VecDeque::new(),
             working: None,
             popup: None,
+            popup_scroll: 0,
             status: String::new(),
             loading: None,
             reading_rest: false,
@@ -864,6 +867,22 @@ impl App {
         }
         if self.marks.is_some() {
             return self.on_marks_key(key);
+        }
+        if self.popup.is_some() && !self.help {
+            // A long popup (a transcript, the span tree) scrolls; any other key closes it.
+            let by: i32 = match key.code {
+                KeyCode::Down | KeyCode::Char('j') => 1,
+                KeyCode::Up | KeyCode::Char('k') => -1,
+                KeyCode::PageDown => self.page as i32,
+                KeyCode::PageUp => -(self.page as i32),
+                _ => 0,
+            };
+            if by != 0 {
+                let max = self.popup.as_ref().map_or(0, |p| p.1.len()) as i32;
+                self.popup_scroll = (i32::from(self.popup_scroll) + by).clamp(0, max.max(0)) as u16;
+                return Vec::new();
+            }
+            self.popup_scroll = 0;
         }
         if self.help || self.popup.is_some() {
             // Overlays close on any key; q still quits.
@@ -1393,6 +1412,12 @@ impl App {
                     self.mode = Mode::Normal;
                     return Vec::new();
                 }
+                if line == "transcript" {
+                    self.popup = Some(self.transcript_popup());
+                    self.popup_scroll = 0;
+                    self.mode = Mode::Normal;
+                    return Vec::new();
+                }
                 if line == "tokens" {
                     // The TUI's own command: the shown session's token totals.
                     let lines = match self.sess() {
@@ -1468,6 +1493,41 @@ impl App {
             }
         }
         Vec::new()
+    }
+
+    /// `:transcript`: the model call at the cursor (or the last one before it) as its
+    /// messages: what it was sent, what it answered, the tools it asked for.
+    fn transcript_popup(&self) -> (String, Vec<String>) {
+        let Some(s) = self.sess() else {
+            return ("transcript".into(), vec!["no session".into()]);
+        };
+        let upto = self.step() as usize;
+        let found = s.events()[..upto.min(s.events().len())]
+            .iter()
+            .enumerate()
+            .rev()
+            .find_map(|(i, &p)| {
+                let ev = self.store.event(p)?;
+                crate::model::usage::model_call(ev).map(|_| (i + 1, ev))
+            });
+        let Some((step, ev)) = found else {
+            return (
+                "transcript".into(),
+                vec!["no model call (llm_call) at or before this step".into()],
+            );
+        };
+        let mut lines = Vec::new();
+        for (who, text) in crate::model::usage::transcript(ev) {
+            lines.push(format!("── {who}"));
+            lines.extend(text.lines().map(str::to_string));
+        }
+        if lines.is_empty() {
+            lines.push("the call carries no messages (content was not captured)".into());
+        }
+        (
+            format!("transcript of the model call at step {step}"),
+            lines,
+        )
     }
 
     /// `:time WHEN`: the first step at or after a time (`+12.5s` after the session's start,
