@@ -354,3 +354,58 @@ fn report_lists_each_failure_with_its_error() {
     // Escaped, as every string from the trace.
     assert!(html.contains("&lt;b&gt;disk&lt;/b&gt; full"), "{html}");
 }
+
+#[test]
+#[cfg_attr(
+    doxascope_no_external,
+    ignore = "the external traces (../shared/external-traces) are not here"
+)]
+fn a_failed_run_is_one_finding_in_inspect_and_langsmith_and_the_plan_pane_says_so() {
+    // Inspect: a sample that errored (its traceback logged) is a failed run.
+    let rel = "inspect/2025-05-12T20-27-36-04-00_browser.json";
+    let mut doc = json_of(rel);
+    doc["samples"][0]["error"] = json!({
+        "message": "RuntimeError: sandbox died",
+        "traceback": "Traceback (most recent call last):\n  ...\nRuntimeError: sandbox died",
+    });
+    let v1 = v1(Format::Inspect, &serde_json::to_vec(&doc).unwrap(), rel);
+    let fs = findings(rel, &v1);
+    let runs = of(&fs, Code::AgentRunFailed);
+    assert_eq!(runs.len(), 1, "{fs:#?}");
+    assert!(
+        runs[0].message.contains("sandbox died"),
+        "{}",
+        runs[0].message
+    );
+    // Its log is the same failure, folded in.
+    assert!(of(&fs, Code::ErrorLogged).is_empty(), "{fs:#?}");
+    assert!(
+        runs[0].evidence.contains_key("log_steps"),
+        "{:?}",
+        runs[0].evidence
+    );
+    let mut app = tui(rel, &v1);
+    app.on_key(key('g'));
+    app.on_key(key('e'));
+    assert!(app.status.contains("agent-run-failed"), "{}", app.status);
+    let screen = render_text(&mut app, 200, 50);
+    assert!(
+        screen.contains("✗ FAILED RuntimeError: sandbox died"),
+        "{screen}"
+    );
+
+    // LangSmith: the root run's error fails the run.
+    let rel = "langsmith-langgraph/agx_sample_langchain_export.json";
+    let mut doc = json_of(rel);
+    doc["error"] = json!("GraphRecursionError: Recursion limit of 25 reached");
+    let ls = self::v1(Format::LangSmith, &serde_json::to_vec(&doc).unwrap(), rel);
+    let fs = findings(rel, &ls);
+    let runs = of(&fs, Code::AgentRunFailed);
+    assert_eq!(runs.len(), 1, "{fs:#?}");
+    assert!(
+        runs[0].message.contains("Recursion limit"),
+        "{}",
+        runs[0].message
+    );
+    assert!(of(&fs, Code::ErrorLogged).is_empty(), "{fs:#?}");
+}

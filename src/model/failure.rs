@@ -21,7 +21,8 @@
 //! One failure is often written twice: an OpenTelemetry span with status ERROR gives its
 //! `tool_call` (status `error`) and an error `log` with the same span (`x_span`); Langfuse
 //! gives the observation (`x_level`) and a log naming it (`x_observation`); LangSmith gives
-//! the run and a log from the same place (`x_from`). [`Failure::links`] and
+//! the run and a log naming it (`x_run`); Inspect's sample error fails its run
+//! and is logged naming it (`x_intention`). [`Failure::links`] and
 //! [`Failure::refers_to`] let the audit fold such a log into the failure it repeats.
 
 use serde_json::Value;
@@ -65,7 +66,8 @@ pub struct Failure {
     /// Why, as the source says it (raw; sanitize before showing).
     pub message: String,
     /// What identifies the failed event to a log that repeats it: its `id`, `x_span` and
-    /// `x_from`. For a log, the event it names: `x_span`, `x_observation`, `x_from`.
+    /// `x_from`. For a log, the event it names: `x_span`, `x_observation`, `x_intention`
+    /// (Inspect's sample error names its run), `x_run` (LangSmith's), `x_from`.
     pub links: Vec<String>,
 }
 
@@ -123,7 +125,7 @@ pub fn failure_of(ev: &Event) -> Option<Failure> {
             if !l.level.as_deref().is_some_and(is_error_level) {
                 return None;
             }
-            let links = ["x_span", "x_observation", "x_from"]
+            let links = ["x_span", "x_observation", "x_intention", "x_run", "x_from"]
                 .iter()
                 .filter_map(|k| text(ev, k))
                 .collect();

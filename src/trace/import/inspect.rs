@@ -233,6 +233,9 @@ struct Sample<'a> {
     scored: bool,
     /// Whether an `error` event was written (the sample's own `error` is then the same).
     errored: bool,
+    /// The sample's intention id, named by its error log (`x_intention`): the log and the
+    /// failed run are one failure.
+    intention: String,
     last_ts: Option<String>,
     /// The sample's output, until it is written.
     answer: Option<String>,
@@ -354,6 +357,7 @@ fn sample(out: &mut V1Out, h: &Header, s: &Value, loc: &str) -> Result<(), Impor
         state_events: 0,
         scored: false,
         errored: false,
+        intention: String::new(),
         last_ts: None,
         answer: None,
     };
@@ -400,20 +404,26 @@ fn sample(out: &mut V1Out, h: &Header, s: &Value, loc: &str) -> Result<(), Impor
         _ => None,
     };
     let intention = format!("sample-{id}");
+    st.intention = intention.clone();
+    // The sample's own error says the run failed (its `log` carries the traceback).
+    let run_error = obj
+        .get("error")
+        .filter(|e| !e.is_null())
+        .map(|e| e.get("message").map(as_text).unwrap_or_else(|| as_text(e)));
     out.event(&sess, "intention")
         .ts(first_ts.clone())
         .id(Some(&intention))
         .text("type", &h.task)
         .opt_text("goal", goal.as_deref())
-        // The sample's own error says the run failed (its `log` carries the traceback).
         .field(
             "status",
-            if obj.get("error").is_some_and(|e| !e.is_null()) {
+            if run_error.is_some() {
                 Value::from("error")
             } else {
                 Value::Null
             },
         )
+        .opt_text("error", run_error.as_deref())
         .field(
             "duration_ms",
             seconds_to_ms(obj.get("total_time").or_else(|| obj.get("working_time"))),
@@ -499,6 +509,7 @@ fn sample(out: &mut V1Out, h: &Header, s: &Value, loc: &str) -> Result<(), Impor
             .field("level", "error")
             .text("message", &msg)
             .opt_text("x_traceback", err.get("traceback").and_then(Value::as_str))
+            .text("x_intention", &st.intention)
             .from(format!("{loc}.error"))
             .emit();
     }
@@ -716,6 +727,7 @@ fn event(out: &mut V1Out, st: &mut Sample<'_>, e: &Value, loc: &str) {
                         .unwrap_or_else(|| as_text(err)),
                 )
                 .opt_text("x_traceback", err.get("traceback").and_then(Value::as_str))
+                .text("x_intention", &st.intention)
                 .from(loc.to_string())
                 .emit();
         }

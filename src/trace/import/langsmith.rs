@@ -321,6 +321,7 @@ fn run(
                 "status",
                 error.as_ref().map_or(Value::Null, |_| Value::from("error")),
             )
+            .field("error", error.clone().unwrap_or(Value::Null))
             .field("duration_ms", took.clone())
             .from(format!("{loc}.inputs"))
             .emit();
@@ -409,6 +410,8 @@ fn run(
             .ts(ts.clone())
             .field("level", "error")
             .text("message", &format!("{name}: {}", as_text(err)))
+            // The run it repeats: its event (and a root's intention) has the run's id.
+            .opt_text("x_run", id.as_deref())
             .from(loc.to_string())
             .emit();
     }
