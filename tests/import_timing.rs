@@ -432,3 +432,22 @@ fn a_long_popup_scrolls_and_any_other_key_closes_it() {
     app.on_key(key('x'));
     assert!(app.popup.is_none());
 }
+
+#[test]
+#[cfg_attr(
+    doxascope_no_external,
+    ignore = "the external traces (../shared/external-traces) are not here"
+)]
+fn a_langsmith_model_call_shows_its_usage_metadata_and_finish_reason() {
+    let rel = "langsmith-langgraph/langsmith_js_wrap_openai_default.json";
+    let model = Model::from_bytes(rel, &imported(Format::LangSmith, rel));
+    let evs = events(&model);
+    let call = model_call(of_kind(&evs, "llm_call")[0]).unwrap();
+    let t = call.tokens.unwrap();
+    assert_eq!(
+        (t.input, t.output, t.cache_read),
+        (Some(9), Some(9), Some(0))
+    );
+    assert_eq!(t.total(), Some(18));
+    assert_eq!(call.finish.as_deref(), Some("stop"));
+}

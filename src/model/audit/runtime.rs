@@ -61,10 +61,14 @@ pub(super) fn check(cx: &mut Cx<'_>) {
         } else {
             format!(": {}", one_line(&f.message))
         };
-        let message = match f.what {
+        let mut message = match f.what {
             What::ErrorLog => format!("an error was logged{why}"),
             w => format!("the {}{named} failed{why}", w.noun()),
         };
+        // A finding's message is one sentence.
+        if !message.ends_with('.') {
+            message.push('.');
+        }
         let mut finding = cx
             .finding(code, step, pos, message)
             .with("failed", f.what.noun())

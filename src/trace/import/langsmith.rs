@@ -366,7 +366,15 @@ fn run(
                     "usage",
                     outputs
                         .get("usage")
+                        .or_else(|| outputs.get("usage_metadata"))
                         .or_else(|| outputs.pointer("/llm_output/token_usage"))
+                        .cloned()
+                        .unwrap_or(Value::Null),
+                )
+                .field(
+                    "finish_reason",
+                    outputs
+                        .pointer("/choices/0/finish_reason")
                         .cloned()
                         .unwrap_or(Value::Null),
                 )
