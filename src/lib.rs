@@ -50,6 +50,11 @@
 //!   `model/diff.rs` (`doxascope diff`), `model/whatif.rs` (`whatif`), answered for the REPL
 //!   in `repl/across.rs`; the HTML report is `model/report.rs`; bookmarks and notes beside a
 //!   trace are `trace/notes.rs`; `docs/across.md` describes them.
+//! - What counts as a failed tool call, model call, agent run or error log: `model/failure.rs`
+//!   (read by the audit's `model/audit/runtime.rs`, the timeline's `✗` and `level:error`, the
+//!   plan pane). Durations, time since the start and `:time`: `model/clock.rs`; tokens, model
+//!   call rows, transcripts and totals (`:tokens`): `model/usage.rs`; the span tree
+//!   (`:spans`): `model/spans.rs`, drawn by `tui/waterfall.rs`.
 //! - A subcommand: `cli/mod.rs` and a file of its own under `cli/`.
 
 #![forbid(unsafe_code)]

@@ -409,3 +409,46 @@ fn a_failed_run_is_one_finding_in_inspect_and_langsmith_and_the_plan_pane_says_s
     );
     assert!(of(&fs, Code::ErrorLogged).is_empty(), "{fs:#?}");
 }
+
+#[test]
+#[cfg_attr(
+    doxascope_no_external,
+    ignore = "the external traces (../shared/external-traces) are not here"
+)]
+fn opentelemetry_model_call_and_agent_spans_with_status_error_are_findings() {
+    let rel = "otel-genai/any-agent_OPENAI_trace.json";
+    let mut doc = json_of(rel);
+    for s in doc["spans"].as_array_mut().unwrap() {
+        let name = s["name"].as_str().unwrap().to_string();
+        if name.starts_with("invoke_agent") {
+            s["status"] = json!({"status_code": "error", "description": "max turns exceeded"});
+        }
+        if name.starts_with("call_llm") && s["attributes"]["gen_ai.usage.input_tokens"] == 269 {
+            s["status"] = json!({"status_code": "error", "description": "429 rate limited"});
+        }
+    }
+    let v1 = v1(Format::Otlp, &serde_json::to_vec(&doc).unwrap(), rel);
+    let fs = findings(rel, &v1);
+    let brief: Vec<(Code, String)> = fs.iter().map(|f| (f.code, f.message.clone())).collect();
+    assert_eq!(
+        brief,
+        [
+            (
+                Code::AgentRunFailed,
+                "the agent run any_agent failed: max turns exceeded.".to_string()
+            ),
+            (
+                Code::ModelCallFailed,
+                "the model call mistral/mistral-small-latest failed: 429 rate limited.".to_string()
+            ),
+        ],
+        "{fs:#?}"
+    );
+    let mut app = tui(rel, &v1);
+    app.on_key(key('g'));
+    app.on_key(key('e'));
+    let screen = render_text(&mut app, 200, 50);
+    assert!(screen.contains("✗ FAILED max turns exceeded"), "{screen}");
+    app.on_key(key('e'));
+    assert!(app.status.contains("model-call-failed"), "{}", app.status);
+}
