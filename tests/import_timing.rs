@@ -451,3 +451,21 @@ fn a_langsmith_model_call_shows_its_usage_metadata_and_finish_reason() {
     assert_eq!(t.total(), Some(18));
     assert_eq!(call.finish.as_deref(), Some("stop"));
 }
+
+#[test]
+fn a_bad_line_keeps_the_time_columns_aligned() {
+    let trace = format!("{}not json\n", TIMED);
+    let mut app = App::new(
+        Store::from_bytes("t.jsonl", trace.as_bytes()),
+        Theme::builtin("dark").unwrap(),
+    );
+    let screen = render_text(&mut app, 200, 40);
+    let col = |needle: &str| {
+        screen
+            .lines()
+            .find(|l| l.contains(needle))
+            .and_then(|l| l.find(needle).map(|i| l[..i].chars().count()))
+            .unwrap_or_else(|| panic!("{needle}\n{screen}"))
+    };
+    assert_eq!(col("parse-error"), col("answer "), "{screen}");
+}

@@ -413,13 +413,6 @@ impl TimelinePane {
         if on { Some(start.unwrap_or(0.0)) } else { None }
     }
 
-    /// `T`: shows or hides the time columns.
-    pub fn toggle_time_columns(&mut self, app_default: bool) -> bool {
-        let on = !self.time_columns.unwrap_or(app_default);
-        self.time_columns = Some(on);
-        on
-    }
-
     /// Whether the time columns show by default for `session` (its events carry durations).
     pub fn durations_in(&self, session: usize) -> bool {
         self.timing.borrow().get(&session).is_some_and(|t| t.1)
@@ -635,11 +628,15 @@ impl TimelinePane {
                     .problems
                     .get(k as usize)
                     .and_then(|&(_, q)| app.store.problem(q))?;
-                let v = vec![
+                let mut v = vec![
                     Span::styled("       ", th.dim),
                     Span::styled("! ", th.error),
-                    Span::styled(format!("{:<13.13} ", "parse-error"), th.error),
                 ];
+                // A bad line has no time: blank time columns keep the kinds aligned.
+                if self.timed(app, s).is_some() {
+                    v.push(Span::raw(" ".repeat(17)));
+                }
+                v.push(Span::styled(format!("{:<13.13} ", "parse-error"), th.error));
                 let mut text = vec![Span::styled(
                     format!("line {}:{} ", p.origin.line, p.column),
                     th.dim,
