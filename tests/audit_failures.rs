@@ -353,6 +353,21 @@ fn report_lists_each_failure_with_its_error() {
     assert!(html.contains("error-logged"), "{html}");
     // Escaped, as every string from the trace.
     assert!(html.contains("&lt;b&gt;disk&lt;/b&gt; full"), "{html}");
+    assert!(
+        !html.contains("Model calls and tokens"),
+        "no model call, no section"
+    );
+    let calls = r#"{"kind":"llm_call","model":"<m>","input_tokens":10,"output_tokens":2}"#;
+    let html = doxascope::model::report::report(
+        &Model::from_bytes("c.jsonl", calls.as_bytes()),
+        &["c.jsonl".to_string()],
+        &AuditOptions::default(),
+    );
+    assert!(html.contains("Model calls and tokens"), "{html}");
+    assert!(
+        html.contains("model &lt;m&gt;: 1 model call, in 10 out 2 (total 12)"),
+        "{html}"
+    );
 }
 
 #[test]
