@@ -109,6 +109,17 @@ fn error_text(v: &Value) -> Option<String> {
     }
 }
 
+/// What a failed result says: the `message` of a result that is a JSON object holding one
+/// (Letta's `{"status": "Failed", "message": ...}`), else the result as written.
+fn result_message(ev: &Event) -> Option<String> {
+    let r = text(ev, "result")?;
+    let msg = serde_json::from_str::<Value>(&r)
+        .ok()
+        .and_then(|v| v.get("message").and_then(Value::as_str).map(str::to_string))
+        .filter(|m| !m.trim().is_empty() && m != "None");
+    Some(msg.unwrap_or(r))
+}
+
 /// A field of the event as a string.
 fn text(ev: &Event, k: &str) -> Option<String> {
     match ev.extra.value(k)? {
@@ -157,7 +168,7 @@ pub fn failure_of(ev: &Event) -> Option<Failure> {
         .filter(|e| !e.is_empty())
         .or_else(|| text(ev, "status_message"))
         .or_else(|| text(ev, "x_status_message"))
-        .or_else(|| not_ok.then(|| text(ev, "result")).flatten())
+        .or_else(|| not_ok.then(|| result_message(ev)).flatten())
         .or_else(|| status.map(|s| format!("status {s}")))
         .or_else(|| level.map(|l| format!("level {l}")))
         .unwrap_or_default();
@@ -212,6 +223,11 @@ mod tests {
                 r#"{"kind":"tool_call","tool":"send","ok":false,"result":"{\"status\":\"Failed\"}"}"#,
                 What::ToolCall,
                 "{\"status\":\"Failed\"}",
+            ),
+            (
+                r#"{"kind":"tool_call","tool":"send","ok":false,"result":"{\"status\":\"Failed\",\"message\":\"no such block\"}"}"#,
+                What::ToolCall,
+                "no such block",
             ),
             (
                 r#"{"kind":"tool_call","tool":"t","x_level":"ERROR"}"#,
