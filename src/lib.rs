@@ -54,6 +54,11 @@
 //!   `logic/certificate.rs`; writing them and `index.json`: `model/certificates.rs`. A
 //!   report's re-check record and `verify-report`: `model/recheck.rs` (SHA-256 in
 //!   `trace/sha256.rs`); `docs/certificates.md` describes both.
+//! - What counts as a failed tool call, model call, agent run or error log: `model/failure.rs`
+//!   (read by the audit's `model/audit/runtime.rs`, the timeline's `✗` and `level:error`, the
+//!   plan pane). Durations, time since the start and `:time`: `model/clock.rs`; tokens, model
+//!   call rows, transcripts and totals (`:tokens`): `model/usage.rs`; the span tree
+//!   (`:spans`): `model/spans.rs`, drawn by `tui/waterfall.rs`.
 //! - A subcommand: `cli/mod.rs` and a file of its own under `cli/`.
 
 #![forbid(unsafe_code)]

@@ -42,14 +42,17 @@ fn spool_files(cache: &Path) -> Vec<PathBuf> {
     out
 }
 
-fn run(encoding: &str) {
+fn run(encoding: &str, fail_tool: bool) {
     let Some(py) = venv::python("otlp_python") else {
         return;
     };
     let dir = tempfile::tempdir().expect("tempdir");
     let cache = dir.path().join("cache");
     let port = venv::free_port();
-    let t = Tmux::new(&format!("otlp15-{encoding}"));
+    let t = Tmux::new(&format!(
+        "otlp15-{encoding}{}",
+        if fail_tool { "-fail" } else { "" }
+    ));
     t.start_sized(
         &format!(
             "env XDG_CACHE_HOME='{}' '{}' view --listen otlp:127.0.0.1:{port}",
@@ -68,6 +71,7 @@ fn run(encoding: &str) {
         .arg(encoding)
         .arg(TRACES.to_string())
         .args(["--tools", &TOOLS.to_string()])
+        .args(fail_tool.then_some("--fail-tool"))
         .output()
         .expect("run the agent");
     assert!(
@@ -119,7 +123,7 @@ fn run(encoding: &str) {
                 .or_default() += 1;
         }
     }
-    let want: std::collections::BTreeMap<String, usize> = [
+    let mut want: std::collections::BTreeMap<String, usize> = [
         ("session", TRACES),
         ("intention", TRACES),
         ("llm_call", TRACES * (TOOLS + 1)),
@@ -131,6 +135,10 @@ fn run(encoding: &str) {
     .into_iter()
     .map(|(k, n)| (k.to_string(), n))
     .collect();
+    if fail_tool {
+        // The exception the SDK recorded on the failed span.
+        want.insert("log".into(), 1);
+    }
     assert_eq!(counts, want);
     // What audit read: every session, every event, and no finding about them.
     let audit: serde_json::Value = serde_json::from_str(&text).expect("audit --json");
@@ -139,7 +147,35 @@ fn run(encoding: &str) {
     let events: u64 = sessions.iter().filter_map(|s| s["events"].as_u64()).sum();
     assert_eq!(events as usize, want.values().sum::<usize>(), "{text}");
     assert_eq!(audit["summary"]["errors"], 0, "{text}");
-    assert_eq!(audit["summary"]["warnings"], 0, "{text}");
+    if !fail_tool {
+        assert_eq!(audit["summary"]["warnings"], 0, "{text}");
+        assert_eq!(a.status.code(), Some(0), "{text}");
+        return;
+    }
+    // The failed tool span is one finding (its exception log folded in), and audit fails.
+    assert_eq!(a.status.code(), Some(1), "{text}");
+    assert_eq!(audit["summary"]["warnings"], 1, "{text}");
+    assert_eq!(
+        audit["summary"]["by_code"],
+        serde_json::json!({"tool-call-failed": 1}),
+        "{text}"
+    );
+    let f = &audit["findings"][0];
+    assert!(
+        f["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("lookup") && m.contains("lookup service down")),
+        "{f}"
+    );
+    // Every call and run carries how long it took.
+    for f in &files {
+        for line in std::fs::read_to_string(f).expect("spool").lines() {
+            let v: serde_json::Value = serde_json::from_str(line).expect("a v1 line");
+            if ["llm_call", "tool_call", "intention"].contains(&v["kind"].as_str().unwrap_or("")) {
+                assert!(v["duration_ms"].as_f64().is_some(), "{line}");
+            }
+        }
+    }
 }
 
 #[cfg_attr(
@@ -151,7 +187,21 @@ fn python_sdk_protobuf_spans_reach_the_tui_and_audit() {
     if tmux::missing("otlp_python") {
         return;
     }
-    run("proto");
+    run("proto", false);
+}
+
+/// A tool that raises inside its span (the SDK sets status ERROR and records the exception)
+/// is a `tool-call-failed` finding of the live session, and `audit` exits 1.
+#[cfg_attr(
+    doxascope_no_tmux,
+    ignore = "tmux is not installed (apt-get install tmux)"
+)]
+#[test]
+fn python_sdk_failed_tool_span_is_a_finding_live() {
+    if tmux::missing("otlp_python") {
+        return;
+    }
+    run("proto", true);
 }
 
 #[cfg_attr(
@@ -163,5 +213,5 @@ fn python_sdk_json_spans_reach_the_tui_and_audit() {
     if tmux::missing("otlp_python") {
         return;
     }
-    run("json");
+    run("json", false);
 }

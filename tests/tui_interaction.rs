@@ -198,9 +198,9 @@ fn e_and_shift_e_visit_errors_and_findings() {
     );
     assert_eq!(app.step(), 5);
     audit(&mut app, &mut Auditor::default());
-    // What `doxascope audit` reports: the formula, the unresolved retract target and the
-    // bad line; the error-level log line is not a finding.
-    assert_eq!(app.problem_count(), Some(3));
+    // What `doxascope audit` reports: the formula, the unresolved retract target, the
+    // error-level log line and the bad line.
+    assert_eq!(app.problem_count(), Some(4));
     press(&mut app, &mut r, "g");
     press(&mut app, &mut r, "e");
     assert_eq!(app.step(), 2);
@@ -213,6 +213,9 @@ fn e_and_shift_e_visit_errors_and_findings() {
         app.status
     );
     press(&mut app, &mut r, "e");
+    assert_eq!((app.step(), app.view().cursor), (5, 4));
+    assert!(app.status.contains("error-logged"), "{}", app.status);
+    press(&mut app, &mut r, "e");
     assert_eq!(app.step(), 5);
     assert_eq!(app.view().cursor, 5);
     assert!(app.status.contains("Line 6"), "{}", app.status);
@@ -220,10 +223,12 @@ fn e_and_shift_e_visit_errors_and_findings() {
     assert_eq!(app.view().cursor, 5);
     assert!(app.status.contains("no more"));
     press(&mut app, &mut r, "E");
+    assert_eq!((app.step(), app.view().cursor), (5, 4));
+    press(&mut app, &mut r, "E");
     assert_eq!(app.step(), 4);
     let screen = render_text(&mut app, 160, 45);
     assert!(
-        screen.contains("parse errors: 1") && screen.contains("findings: 3"),
+        screen.contains("parse errors: 1") && screen.contains("findings: 4"),
         "{screen}"
     );
 }
@@ -752,7 +757,8 @@ fn a_big_session_is_handed_to_the_auditor_in_pieces() {
     assert_eq!(runs, vec![false, false, true], "6 events in pieces of 2");
     app.on_analysis(auditor.analyse(app.session(), version));
     assert!(!app.recomputing());
-    assert_eq!(app.problem_count(), Some(3));
+    // The formula, the retract target, the error log and the bad line (as `e` visits them).
+    assert_eq!(app.problem_count(), Some(4));
 }
 
 /// An audit that answers after the view moved to another session is not shown, but it no

@@ -30,7 +30,9 @@
 //!   incorrect computations, answer formatting) and recorded `failure_mode`s against them;
 //! - `loops`: repeated queries and oscillation;
 //! - `lookalike`: names that render like other names (mixed scripts, confusables);
-//! - `input`: reader problems and unparsable formulas (`parse-error`).
+//! - `input`: reader problems and unparsable formulas (`parse-error`);
+//! - `runtime`: what the run records as failed: tool calls, model calls, agent runs, error
+//!   logs ([`crate::model::failure`]).
 //!
 //! To add a code: a variant in [`Code`] with its row in the `codes!` table, then the check in the
 //! module that reads the data it needs, a unit test that triggers it and a near miss that
@@ -48,6 +50,7 @@ mod lookalike;
 mod loops;
 mod probe;
 mod render;
+mod runtime;
 
 use crate::trace::event::body_of;
 use std::collections::BTreeMap;
@@ -249,6 +252,19 @@ codes! {
     /// A line that could not be read, or a formula that does not parse.
     ParseError = "parse-error", Error,
         "line or formula could not be parsed", "lines or formulas could not be parsed";
+    /// A tool call the trace records as failed (an `error`, status error, Letta's failed
+    /// status, Langfuse's level ERROR).
+    ToolCallFailed = "tool-call-failed", Warning,
+        "tool call failed", "tool calls failed";
+    /// A model call the trace records as failed.
+    ModelCallFailed = "model-call-failed", Warning,
+        "model call failed", "model calls failed";
+    /// An agent run (an `intention`) the trace records as failed.
+    AgentRunFailed = "agent-run-failed", Error,
+        "agent run failed", "agent runs failed";
+    /// A `log` at level error that no failed call or run above already reports.
+    ErrorLogged = "error-logged", Warning,
+        "error was logged", "errors were logged";
     /// A verdict doxascope cannot check independently (tier 2 and 3, solver timeouts).
     NotCheckable = "not-checkable", Info,
         "verdict is not independently checkable", "verdicts are not independently checkable";
@@ -673,6 +689,7 @@ fn audit_session(
     failures::check(&mut cx);
     loops::check(&mut cx);
     lookalike::check(&mut cx);
+    runtime::check(&mut cx);
     let mut findings = cx.findings;
     findings.sort_by_key(|a| (a.step, a.code, a.seq));
     Some(SessionAudit {

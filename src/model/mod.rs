@@ -28,14 +28,18 @@ pub mod arith;
 pub mod audit;
 pub mod bdi;
 pub mod certificates;
+pub mod clock;
 pub mod diff;
 pub mod export;
+pub mod failure;
 pub mod history;
 pub mod inconsistency;
 pub mod recheck;
 pub mod recompute;
 pub mod report;
+pub mod spans;
 pub mod timeline;
+pub mod usage;
 pub mod whatif;
 
 use std::collections::HashMap;

@@ -465,6 +465,20 @@ fn finding_html(out: &mut String, model: &Model, tl: &Timeline, f: &Finding, wit
     out.push_str("</div>");
 }
 
+/// The session's model calls and their tokens, per model and per agent run (left out when
+/// the session has none).
+fn model_calls(out: &mut String, model: &Model, tl: &Timeline) {
+    let t = super::usage::totals(model.log(), tl);
+    if t.calls == 0 {
+        return;
+    }
+    out.push_str("<h3>Model calls and tokens</h3><ul>");
+    for line in t.lines() {
+        let _ = write!(out, "<li>{}</li>", esc(line.trim_start()));
+    }
+    out.push_str("</ul>");
+}
+
 fn retractions(out: &mut String, model: &Model, tl: &Timeline) {
     if tl.retracts().is_empty() && tl.revisions().is_empty() {
         out.push_str(r#"<p class="muted">No retractions.</p>"#);
@@ -694,6 +708,7 @@ pub fn report(model: &Model, files: &[String], opts: &AuditOptions) -> String {
         for (i, f) in findings.iter().enumerate() {
             finding_html(&mut out, model, tl, f, i < MAX_SIGMA_FINDINGS);
         }
+        model_calls(&mut out, model, tl);
         out.push_str("<h3>Retraction history</h3>");
         retractions(&mut out, model, tl);
         out.push_str("<h3>Bookmarks and notes</h3>");

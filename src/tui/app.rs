@@ -335,6 +335,8 @@ pub struct App {
     pub working: Option<String>,
     /// The conflict-set overlay (Enter on a revision): title and lines.
     pub popup: Option<(String, Vec<String>)>,
+    /// Lines the popup is scrolled down by (↑ ↓ PgUp PgDn while it is open).
+    pub popup_scroll: u16,
     /// A one-line status message.
     pub status: String,
     /// The config file's problems (also printed on stderr before the TUI starts), kept for a
@@ -444,6 +446,7 @@ impl App {
             messages: VecDeque::new(),
             working: None,
             popup: None,
+            popup_scroll: 0,
             status: String::new(),
             loading: None,
             reading_rest: false,
@@ -865,6 +868,22 @@ impl App {
         if self.marks.is_some() {
             return self.on_marks_key(key);
         }
+        if self.popup.is_some() && !self.help {
+            // A long popup (a transcript, the span tree) scrolls; any other key closes it.
+            let by: i32 = match key.code {
+                KeyCode::Down | KeyCode::Char('j') => 1,
+                KeyCode::Up | KeyCode::Char('k') => -1,
+                KeyCode::PageDown => self.page as i32,
+                KeyCode::PageUp => -(self.page as i32),
+                _ => 0,
+            };
+            if by != 0 {
+                let max = self.popup.as_ref().map_or(0, |p| p.1.len()) as i32;
+                self.popup_scroll = (i32::from(self.popup_scroll) + by).clamp(0, max.max(0)) as u16;
+                return Vec::new();
+            }
+            self.popup_scroll = 0;
+        }
         if self.help || self.popup.is_some() {
             // Overlays close on any key; q still quits.
             self.help = false;
@@ -1255,6 +1274,19 @@ impl App {
                     );
                 }
             }
+            Action::TimeColumns => {
+                let tl = &mut self.panes.timeline;
+                let on = !tl
+                    .time_columns
+                    .unwrap_or_else(|| tl.durations_in(self.session));
+                tl.time_columns = Some(on);
+                self.status = if on {
+                    "time columns on: time since the session's start, duration (T hides them)"
+                } else {
+                    "time columns off (T shows them)"
+                }
+                .into();
+            }
             Action::Recompute => {
                 self.status = "auditing the session…".into();
                 return vec![Effect::Recompute];
@@ -1368,6 +1400,39 @@ impl App {
                     self.panes.repl.push(ScrollKind::Input, format!(": {line}"));
                     return self.open_command(line["open".len()..].trim());
                 }
+                if line == "spans" {
+                    // The TUI's own command: the span tree as a waterfall around the step.
+                    let rows = match self.sess() {
+                        Some(s) => crate::model::spans::span_tree(&self.store.log, &s.tl),
+                        None => Vec::new(),
+                    };
+                    let height = self.page.max(10);
+                    let (title, lines) = super::waterfall::lines(&rows, self.step(), height);
+                    self.popup = Some((title, lines));
+                    self.mode = Mode::Normal;
+                    return Vec::new();
+                }
+                if line == "transcript" {
+                    self.popup = Some(self.transcript_popup());
+                    self.popup_scroll = 0;
+                    self.mode = Mode::Normal;
+                    return Vec::new();
+                }
+                if line == "tokens" {
+                    // The TUI's own command: the shown session's token totals.
+                    let lines = match self.sess() {
+                        Some(s) => crate::model::usage::totals(&self.store.log, &s.tl).lines(),
+                        None => vec!["no session".into()],
+                    };
+                    self.popup = Some(("tokens".into(), lines));
+                    self.mode = Mode::Normal;
+                    return Vec::new();
+                }
+                if line == "time" || line.starts_with("time ") {
+                    self.panes.repl.push(ScrollKind::Input, format!(": {line}"));
+                    self.time_command(line["time".len()..].trim());
+                    return Vec::new();
+                }
                 if line == "read-all" {
                     self.panes.repl.push(ScrollKind::Input, format!(": {line}"));
                     return self.read_all_command();
@@ -1428,6 +1493,69 @@ impl App {
             }
         }
         Vec::new()
+    }
+
+    /// `:transcript`: the model call at the cursor (or the last one before it) as its
+    /// messages: what it was sent, what it answered, the tools it asked for.
+    fn transcript_popup(&self) -> (String, Vec<String>) {
+        let Some(s) = self.sess() else {
+            return ("transcript".into(), vec!["no session".into()]);
+        };
+        let upto = self.step() as usize;
+        let found = s.events()[..upto.min(s.events().len())]
+            .iter()
+            .enumerate()
+            .rev()
+            .find_map(|(i, &p)| {
+                let ev = self.store.event(p)?;
+                crate::model::usage::model_call(ev).map(|_| (i + 1, ev))
+            });
+        let Some((step, ev)) = found else {
+            return (
+                "transcript".into(),
+                vec!["no model call (llm_call) at or before this step".into()],
+            );
+        };
+        let mut lines = Vec::new();
+        for (who, text) in crate::model::usage::transcript(ev) {
+            lines.push(format!("── {who}"));
+            lines.extend(text.lines().map(str::to_string));
+        }
+        if lines.is_empty() {
+            lines.push("the call carries no messages (content was not captured)".into());
+        }
+        (
+            format!("transcript of the model call at step {step}"),
+            lines,
+        )
+    }
+
+    /// `:time WHEN`: the first step at or after a time (`+12.5s` after the session's start,
+    /// `14:02:11` UTC, a date-time).
+    fn time_command(&mut self, arg: &str) {
+        let target = match crate::model::clock::parse_target(arg) {
+            Ok(t) => t,
+            Err(e) => {
+                self.status = format!("time: {e}");
+                self.panes.repl.push(ScrollKind::Error, self.status.clone());
+                return;
+            }
+        };
+        let found = self
+            .sess()
+            .map(|s| crate::model::clock::step_at(&self.store.log, &s.tl, target));
+        self.status = match found {
+            Some(Some(step)) => {
+                self.view_mut().follow = false;
+                self.goto_step(u64::from(step));
+                format!("step {step}: the first event at or after {arg}")
+            }
+            Some(None) => format!("time: no event at or after {arg} (or the events have no times)"),
+            None => "time: no session".into(),
+        };
+        self.panes
+            .repl
+            .push(ScrollKind::Output, self.status.clone());
     }
 
     /// The completion pool: belief ids and atoms of Σ at the selected step.

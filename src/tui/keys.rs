@@ -64,6 +64,8 @@ pub enum Action {
     NextSession,
     /// Toggle mouse capture.
     Mouse,
+    /// Show or hide the timeline's time columns (time since the start, duration).
+    TimeColumns,
     /// Close an overlay, clear highlights.
     Escape,
     /// Audit the shown session now (findings and recomputed verification claims).
@@ -292,6 +294,12 @@ pub const BINDINGS: &[Binding] = &[
         label: "s",
         action: Action::NextSession,
         help: "next session",
+    },
+    Binding {
+        keys: &[(KeyCode::Char('T'), S), (KeyCode::Char('T'), N)],
+        label: "T",
+        action: Action::TimeColumns,
+        help: "timeline: time since the start and duration columns on/off (:time +12.5s jumps)",
     },
     Binding {
         keys: &[(KeyCode::Char('m'), N)],

@@ -72,6 +72,7 @@ pub mod terminal;
 pub mod text;
 pub mod theme;
 pub mod ui;
+pub mod waterfall;
 
 use std::cell::Cell;
 use std::fmt;

@@ -89,7 +89,7 @@ fn draw_screen(f: &mut Frame, app: &mut App) {
         pane(f, app, Pane::Repl, repl);
     }
     if let Some((title, lines)) = app.popup.clone() {
-        popup(f, &app.theme, &title, &lines, area);
+        popup(f, &app.theme, &title, &lines, area, app.popup_scroll);
     }
     if let Some(m) = &app.marks {
         marks(f, &app.theme, m, area);
@@ -424,8 +424,19 @@ fn marks(f: &mut Frame, th: &Theme, m: &super::app::MarksOverlay, area: Rect) {
     f.render_widget(Paragraph::new(lines).block(b), r);
 }
 
-fn popup(f: &mut Frame, th: &Theme, title: &str, lines: &[String], area: Rect) {
-    let r = centered(area, 70, lines.len() as u16 + 4);
+fn popup(f: &mut Frame, th: &Theme, title: &str, lines: &[String], area: Rect, scroll: u16) {
+    // The waterfall's rows and a transcript's messages are wider than a message.
+    let w = if title.starts_with("span tree") || title.starts_with("transcript") {
+        110
+    } else {
+        70
+    };
+    let r = centered(
+        area,
+        w,
+        lines.len().min(usize::from(u16::MAX - 4)) as u16 + 4,
+    );
+    let more = lines.len() + 4 > usize::from(r.height);
     f.render_widget(Clear, r);
     let text: Vec<Line> = lines
         .iter()
@@ -434,10 +445,20 @@ fn popup(f: &mut Frame, th: &Theme, title: &str, lines: &[String], area: Rect) {
     let b = Block::bordered()
         .border_style(th.border_focus)
         .title(Span::styled(
-            format!(" {title} (any key closes) "),
+            if more || scroll > 0 {
+                format!(" {title} (↑↓ PgUp PgDn scroll, any other key closes) ")
+            } else {
+                format!(" {title} (any key closes) ")
+            },
             th.title,
         ));
-    f.render_widget(Paragraph::new(text).block(b).wrap(Wrap { trim: false }), r);
+    f.render_widget(
+        Paragraph::new(text)
+            .block(b)
+            .wrap(Wrap { trim: false })
+            .scroll((scroll, 0)),
+        r,
+    );
 }
 
 /// The help overlay's text, generated from the key table and the REPL command table (the
@@ -488,6 +509,22 @@ pub const TUI_COMMANDS: &[(&str, &str)] = &[
     (
         "messages",
         "every message shown, and the config file's warnings",
+    ),
+    (
+        "spans",
+        "the span tree as a waterfall: calls and runs under their parents, start, duration",
+    ),
+    (
+        "transcript",
+        "the model call at the cursor as its messages: system, user, assistant, tool requests",
+    ),
+    (
+        "tokens",
+        "token totals of the session, per model and per agent run (beside what the run reports)",
+    ),
+    (
+        "time WHEN",
+        "the first step at or after a time: +12.5s after the start, 14:02:11 (UTC), a date-time",
     ),
     (
         "read-all",

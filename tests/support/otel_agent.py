@@ -3,6 +3,7 @@ conventions), exporting to doxascope's OTLP/HTTP receiver. Used by tests/otlp_py
 benches/otlp.rs.
 
 usage: otel_agent.py ENDPOINT {proto|json} TRACES [--tools N] [--stamps FILE] [--queue N]
+                     [--fail-tool]
 
 Each trace is one agent run: an `invoke_agent` root, then per step a `chat` span (input and
 output messages as GenAI >= 1.37 JSON attributes) and an `execute_tool` span; the last chat
@@ -21,6 +22,9 @@ exporter lags the agent; --queue N sizes it, so that a rate measurement counts t
 losses and not the SDK's own.
 With --stamps, writes `TRACE_HEX EXPORT_NS` lines: when each trace's root span was handed to
 the exporter's HTTP POST.
+With --fail-tool, the first tool call of the first trace raises inside its span: the SDK
+records the exception as a span event and sets the span's status to ERROR, as instrumented
+frameworks do when a tool fails; the agent goes on.
 """
 
 import gzip
@@ -40,6 +44,7 @@ def main():
     tools = 2
     stamps = None
     queue = None
+    fail_tool = False
     args = sys.argv[4:]
     while args:
         if args[0] == "--tools":
@@ -48,6 +53,9 @@ def main():
         elif args[0] == "--stamps":
             stamps = open(args[1], "w")
             args = args[2:]
+        elif args[0] == "--fail-tool":
+            fail_tool = True
+            args = args[1:]
         elif args[0] == "--queue":
             queue = int(args[1])
             args = args[2:]
@@ -91,12 +99,18 @@ def main():
                         ]}]),
                     )
                     sent += 1
-                with tracer.start_as_current_span("execute_tool lookup") as tool:
-                    tool.set_attribute("gen_ai.operation.name", "execute_tool")
-                    tool.set_attribute("gen_ai.tool.name", "lookup")
-                    tool.set_attribute("gen_ai.tool.call.id", f"c{step}")
-                    tool.set_attribute("gen_ai.tool.call.result", json.dumps({"sky": "clear"}))
-                    sent += 1
+                try:
+                    with tracer.start_as_current_span("execute_tool lookup") as tool:
+                        tool.set_attribute("gen_ai.operation.name", "execute_tool")
+                        tool.set_attribute("gen_ai.tool.name", "lookup")
+                        tool.set_attribute("gen_ai.tool.call.id", f"c{step}")
+                        sent += 1
+                        if fail_tool and t == 0 and step == 0:
+                            raise ConnectionError("lookup service down")
+                        tool.set_attribute(
+                            "gen_ai.tool.call.result", json.dumps({"sky": "clear"}))
+                except ConnectionError:
+                    pass
             with tracer.start_as_current_span("chat model-x") as chat:
                 chat.set_attribute("gen_ai.operation.name", "chat")
                 chat.set_attribute("gen_ai.request.model", "model-x")

@@ -14,7 +14,7 @@ use std::io::{Read, Seek};
 
 use serde_json::{Map, Value};
 
-use super::write::{V1Out, as_text, decode_nested, rfc3339};
+use super::write::{V1Out, as_text, decode_nested, rfc3339, seconds_to_ms};
 use super::{Format, ImportError, Imported, broken, json_error};
 
 /// The log format versions this importer knows.
@@ -239,6 +239,9 @@ struct Sample<'a> {
     scored: bool,
     /// Whether an `error` event was written (the sample's own `error` is then the same).
     errored: bool,
+    /// The sample's intention id, named by its error log (`x_intention`): the log and the
+    /// failed run are one failure.
+    intention: String,
     last_ts: Option<String>,
     /// The sample's output, until it is written.
     answer: Option<String>,
@@ -360,6 +363,7 @@ fn sample(out: &mut V1Out, h: &Header, s: &Value, loc: &str) -> Result<(), Impor
         state_events: 0,
         scored: false,
         errored: false,
+        intention: String::new(),
         last_ts: None,
         answer: None,
     };
@@ -406,11 +410,30 @@ fn sample(out: &mut V1Out, h: &Header, s: &Value, loc: &str) -> Result<(), Impor
         _ => None,
     };
     let intention = format!("sample-{id}");
+    st.intention = intention.clone();
+    // The sample's own error says the run failed (its `log` carries the traceback).
+    let run_error = obj
+        .get("error")
+        .filter(|e| !e.is_null())
+        .map(|e| e.get("message").map(as_text).unwrap_or_else(|| as_text(e)));
     out.event(&sess, "intention")
         .ts(first_ts.clone())
         .id(Some(&intention))
         .text("type", &h.task)
         .opt_text("goal", goal.as_deref())
+        .field(
+            "status",
+            if run_error.is_some() {
+                Value::from("error")
+            } else {
+                Value::Null
+            },
+        )
+        .opt_text("error", run_error.as_deref())
+        .field(
+            "duration_ms",
+            seconds_to_ms(obj.get("total_time").or_else(|| obj.get("working_time"))),
+        )
         .from(format!("{loc}.input"))
         .emit();
     if !h.solvers.is_empty() {
@@ -492,6 +515,7 @@ fn sample(out: &mut V1Out, h: &Header, s: &Value, loc: &str) -> Result<(), Impor
             .field("level", "error")
             .text("message", &msg)
             .opt_text("x_traceback", err.get("traceback").and_then(Value::as_str))
+            .text("x_intention", &st.intention)
             .from(format!("{loc}.error"))
             .emit();
     }
@@ -624,6 +648,7 @@ fn event(out: &mut V1Out, st: &mut Sample<'_>, e: &Value, loc: &str) {
                         .unwrap_or(Value::Null),
                 )
                 .opt_text("error", error.as_deref())
+                .field("duration_ms", seconds_to_ms(e.get("working_time")))
                 .field("x_phase", phase(st, e))
                 .field("x_working_start", working)
                 .from(loc.to_string())
@@ -643,6 +668,7 @@ fn event(out: &mut V1Out, st: &mut Sample<'_>, e: &Value, loc: &str) {
                 .field("args", st.resolve_value(&field(e, "arguments")))
                 .text("result", &st.content(&result).0)
                 .field("error", error.map_or(Value::Null, |x| st.resolve_value(x)))
+                .field("duration_ms", seconds_to_ms(e.get("working_time")))
                 .field("x_working_start", working)
                 .from(loc.to_string())
                 .emit();
@@ -707,6 +733,7 @@ fn event(out: &mut V1Out, st: &mut Sample<'_>, e: &Value, loc: &str) {
                         .unwrap_or_else(|| as_text(err)),
                 )
                 .opt_text("x_traceback", err.get("traceback").and_then(Value::as_str))
+                .text("x_intention", &st.intention)
                 .from(loc.to_string())
                 .emit();
         }

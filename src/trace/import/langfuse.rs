@@ -14,7 +14,7 @@ use std::collections::HashSet;
 
 use serde_json::{Map, Value};
 
-use super::write::{V1Out, as_text, rfc3339};
+use super::write::{V1Out, as_text, duration_ms, rfc3339};
 use super::{Format, ImportError, Imported, broken, json_error};
 
 /// Whether a head looks like a Langfuse download or ChatML companion.
@@ -309,18 +309,28 @@ fn observation(out: &mut V1Out, session: &str, o: &Value, loc: &str) -> Option<S
                 .field("x_output", output.clone().unwrap_or(Value::Null))
         }
     };
-    ev.field("x_parent", parent)
-        .field("x_end", end)
-        .field(
-            "x_level",
-            if level == "DEFAULT" || level.is_empty() {
-                Value::Null
-            } else {
-                Value::String(level.clone())
-            },
-        )
-        .from(loc.to_string())
-        .emit();
+    let status_message = o
+        .get("statusMessage")
+        .filter(|_| level == "ERROR" || level == "WARNING")
+        .cloned()
+        .unwrap_or(Value::Null);
+    ev.field(
+        "duration_ms",
+        duration_ms(o.get("startTime"), o.get("endTime")),
+    )
+    .field("x_status_message", status_message)
+    .field("x_parent", parent)
+    .field("x_end", end)
+    .field(
+        "x_level",
+        if level == "DEFAULT" || level.is_empty() {
+            Value::Null
+        } else {
+            Value::String(level.clone())
+        },
+    )
+    .from(loc.to_string())
+    .emit();
     if level == "WARNING" || level == "ERROR" {
         let msg = o
             .get("statusMessage")

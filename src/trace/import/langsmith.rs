@@ -12,7 +12,7 @@ use std::collections::HashMap;
 
 use serde_json::{Map, Value};
 
-use super::write::{V1Out, as_text, decode_nested, from_unix_millis, rfc3339};
+use super::write::{V1Out, as_text, decode_nested, duration_ms, from_unix_millis, rfc3339};
 use super::{Format, ImportError, Imported, broken, json_error};
 
 /// Whether a head looks like LangSmith runs.
@@ -286,6 +286,9 @@ fn run(
     let id = run_id(r);
     let ts = time(r.get("start_time"));
     let end = time(r.get("end_time"));
+    let took = duration_ms(r.get("start_time"), r.get("end_time"));
+    // A run's `error` is kept on the event that stands for it (and logged below).
+    let error = r.get("error").filter(|e| !e.is_null()).cloned();
     let inputs = r.get("inputs").cloned().unwrap_or(Value::Null);
     let outputs = r.get("outputs").cloned().unwrap_or(Value::Null);
     let model = ptr(r, "/extra/invocation_params/model")
@@ -314,6 +317,12 @@ fn run(
             .id(id.as_deref())
             .text("type", &name)
             .text("goal", &goal)
+            .field(
+                "status",
+                error.as_ref().map_or(Value::Null, |_| Value::from("error")),
+            )
+            .field("error", error.clone().unwrap_or(Value::Null))
+            .field("duration_ms", took.clone())
             .from(format!("{loc}.inputs"))
             .emit();
     }
@@ -357,11 +366,21 @@ fn run(
                     "usage",
                     outputs
                         .get("usage")
+                        .or_else(|| outputs.get("usage_metadata"))
                         .or_else(|| outputs.pointer("/llm_output/token_usage"))
                         .cloned()
                         .unwrap_or(Value::Null),
                 )
+                .field(
+                    "finish_reason",
+                    outputs
+                        .pointer("/choices/0/finish_reason")
+                        .cloned()
+                        .unwrap_or(Value::Null),
+                )
                 .field("x_streamed_tokens", tokens)
+                .field("error", error.clone().unwrap_or(Value::Null))
+                .field("duration_ms", took.clone())
                 .field("x_parent", parent)
                 .field("x_end", end)
                 .from(loc.to_string())
@@ -374,6 +393,8 @@ fn run(
                 .text("tool", &name)
                 .field("args", decode_nested(&inputs))
                 .opt_text("result", text_of(&outputs).as_deref())
+                .field("error", error.clone().unwrap_or(Value::Null))
+                .field("duration_ms", took.clone())
                 .field("x_parent", parent)
                 .field("x_end", end)
                 .from(loc.to_string())
@@ -397,6 +418,8 @@ fn run(
             .ts(ts.clone())
             .field("level", "error")
             .text("message", &format!("{name}: {}", as_text(err)))
+            // The run it repeats: its event (and a root's intention) has the run's id.
+            .opt_text("x_run", id.as_deref())
             .from(loc.to_string())
             .emit();
     }

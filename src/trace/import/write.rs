@@ -281,6 +281,46 @@ pub fn from_unix_seconds(secs: f64) -> Option<String> {
     from_unix_millis((secs * 1000.0).round() as i64)
 }
 
+/// `duration_ms` of an event from its start and end times (RFC 3339 texts, or epoch
+/// milliseconds as LangSmith's JS SDK writes them): milliseconds rounded to the
+/// microsecond; `null` when either is missing or the end is before the start.
+pub fn duration_ms(start: Option<&Value>, end: Option<&Value>) -> Value {
+    let secs = |v: Option<&Value>| match v? {
+        Value::String(s) => crate::trace::time::parse_rfc3339(s.trim())
+            .or_else(|| rfc3339(s).and_then(|(t, _)| crate::trace::time::parse_rfc3339(&t))),
+        Value::Number(n) => n.as_f64().map(|ms| ms / 1000.0),
+        _ => None,
+    };
+    match (secs(start), secs(end)) {
+        (Some(a), Some(b)) if b >= a => ms_value((b - a) * 1000.0),
+        _ => Value::Null,
+    }
+}
+
+/// `duration_ms` from a number of seconds (Inspect's `working_time`, maybe written as a
+/// string); `null` for anything else.
+pub fn seconds_to_ms(v: Option<&Value>) -> Value {
+    let secs = match v {
+        Some(Value::Number(n)) => n.as_f64(),
+        Some(Value::String(s)) => s.trim().parse::<f64>().ok(),
+        _ => None,
+    };
+    match secs {
+        Some(s) if s.is_finite() && s >= 0.0 => ms_value(s * 1000.0),
+        _ => Value::Null,
+    }
+}
+
+/// Milliseconds as a JSON number: whole when they are, else to the microsecond.
+fn ms_value(ms: f64) -> Value {
+    let us = (ms * 1000.0).round();
+    if us % 1000.0 == 0.0 {
+        Value::from((us / 1000.0) as i64)
+    } else {
+        serde_json::Number::from_f64(us / 1000.0).map_or(Value::Null, Value::Number)
+    }
+}
+
 /// A string that holds JSON (double-encoded, as many exporters write arguments, inputs and
 /// metadata), decoded once; the string itself when it is not JSON.
 pub fn decode_nested(v: &Value) -> Value {

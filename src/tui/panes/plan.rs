@@ -278,6 +278,12 @@ fn plan_lines(app: &App, s: &SessionData, t: u32, width: u16, th: &Theme) -> Vec
             th.marker,
         ));
         lines.push(Line::from(l));
+        // A failed run says so in words and a glyph, not only in colour.
+        if let Some(f) = crate::model::failure::failure_of(ev) {
+            let mut l = vec![Span::styled("✗ FAILED ", th.error)];
+            l.extend(spans(&f.message, th.error, th.marker));
+            lines.push(Line::from(l));
+        }
         if let Some(g) = &i.goal {
             let mut l = vec![Span::styled("goal ", th.dim)];
             l.extend(spans(&json_text(g), th.text, th.marker));

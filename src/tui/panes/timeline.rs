@@ -12,6 +12,9 @@ use ratatui::widgets::Paragraph;
 
 use super::{Cx, block, fallback, visible};
 use crate::model::audit::Severity as FindingSeverity;
+use crate::model::clock::{duration_ms, format_duration, format_offset};
+use crate::model::failure::failure_of;
+use crate::model::usage::{first_words, model_call};
 use crate::sanitize::sanitize;
 use crate::trace::{Body, Event};
 use crate::tui::app::{App, Effect, Pane};
@@ -250,8 +253,11 @@ impl TimelineFilter {
                 let Some(ev) = s.events().get(i as usize).and_then(|&p| store.event(p)) else {
                     return false;
                 };
+                let by_level = !self.levels.is_empty() || !self.not_levels.is_empty();
                 let level = match &ev.body {
                     Body::Log(l) => l.level.as_deref(),
+                    // A failed call or run is an error row (the model says which failed).
+                    _ if by_level && failure_of(ev).is_some() => Some("error"),
                     _ => None,
                 };
                 self.keeps(ev.kind_name(), level, || {
@@ -316,6 +322,11 @@ pub struct TimelinePane {
     pub hscroll: usize,
     /// Density strip cache: its key and the bins.
     density: RefCell<(DensityKey, Vec<u8>)>,
+    /// Whether the time columns show (`T`); `None`: when the session has durations.
+    pub time_columns: Option<bool>,
+    /// Per session: its first time, whether its events carry durations, and how many events
+    /// it had when looked at.
+    timing: RefCell<std::collections::HashMap<usize, Timing>>,
 }
 
 impl Default for TimelinePane {
@@ -327,6 +338,8 @@ impl Default for TimelinePane {
             hits: RefCell::new(None),
             hscroll: 0,
             density: RefCell::new(((usize::MAX, 0, 0, 0), Vec::new())),
+            time_columns: None,
+            timing: RefCell::new(std::collections::HashMap::new()),
         }
     }
 }
@@ -365,7 +378,46 @@ impl Listed<'_> {
     }
 }
 
+/// What the time columns know of a session: its first time, whether its events carry
+/// durations, and how many events it had when looked at.
+type Timing = (Option<f64>, bool, u32);
+
+/// Events looked at for whether a session carries durations.
+const TIMED_PROBE: usize = 512;
+
 impl TimelinePane {
+    /// The session's first time when the time columns show (time since the start and
+    /// duration): by default when the session's events carry `duration_ms` (imported agent
+    /// traces), or as `T` says.
+    fn timed(&self, app: &App, s: &SessionData) -> Option<f64> {
+        let mut cache = self.timing.borrow_mut();
+        let len = s.len();
+        let entry = cache
+            .entry(app.session())
+            .or_insert((None, false, u32::MAX));
+        // Looked at again while a growing session (a live one) is short and has shown
+        // neither: its first events may be only the session's own.
+        let settled = entry.2 != u32::MAX
+            && (entry.1 && entry.0.is_some() || entry.2 as usize >= TIMED_PROBE);
+        if !settled && entry.2 != len {
+            let start = crate::model::clock::start_of(&app.store.log, &s.tl);
+            let durations = s
+                .events()
+                .iter()
+                .take(TIMED_PROBE)
+                .any(|&p| app.store.event(p).is_some_and(|e| duration_ms(e).is_some()));
+            *entry = (start, durations, len);
+        }
+        let (start, durations, _) = *entry;
+        let on = self.time_columns.unwrap_or(durations);
+        if on { Some(start.unwrap_or(0.0)) } else { None }
+    }
+
+    /// Whether the time columns show by default for `session` (its events carry durations).
+    pub fn durations_in(&self, session: usize) -> bool {
+        self.timing.borrow().get(&session).is_some_and(|t| t.1)
+    }
+
     /// The filter.
     pub fn filter(&self) -> &TimelineFilter {
         &self.filter
@@ -545,20 +597,30 @@ impl TimelinePane {
                     .events()
                     .get(i as usize)
                     .and_then(|&p| app.store.event(p))?;
+                let failed = failure_of(ev).is_some();
                 let mark = match row_mark(app, s, item) {
+                    // A failure is marked by a glyph of its own, before the audit says so.
+                    _ if failed => Span::styled("✗ ", th.error),
                     Some(RowMark::Problem) => Span::styled("! ", th.error),
                     Some(RowMark::Info) => Span::styled("· ", th.warn),
                     Some(RowMark::Contradiction) => Span::styled("× ", th.warn),
                     None => Span::raw("  "),
                 };
-                let v = vec![
-                    Span::styled(format!("{:>6} ", i + 1), th.dim),
-                    mark,
-                    Span::styled(
-                        format!("{:<13.13} ", sanitize(ev.kind_name())),
-                        kind_style(th, ev),
-                    ),
-                ];
+                let mut v = vec![Span::styled(format!("{:>6} ", i + 1), th.dim), mark];
+                if let Some(start) = self.timed(app, s) {
+                    let at = ev
+                        .ts
+                        .as_ref()
+                        .map(|t| format_offset(t.unix_seconds - start))
+                        .unwrap_or_default();
+                    let took = duration_ms(ev).map(format_duration).unwrap_or_default();
+                    v.push(Span::styled(format!("{at:>9} "), th.dim));
+                    v.push(Span::styled(format!("{took:>6} "), th.text));
+                }
+                v.push(Span::styled(
+                    format!("{:<13.13} ", sanitize(ev.kind_name())),
+                    if failed { th.error } else { kind_style(th, ev) },
+                ));
                 (v, spans(&summary(ev), th.text, th.marker))
             }
             RowItem::Problem(k) => {
@@ -566,11 +628,15 @@ impl TimelinePane {
                     .problems
                     .get(k as usize)
                     .and_then(|&(_, q)| app.store.problem(q))?;
-                let v = vec![
+                let mut v = vec![
                     Span::styled("       ", th.dim),
                     Span::styled("! ", th.error),
-                    Span::styled(format!("{:<13.13} ", "parse-error"), th.error),
                 ];
+                // A bad line has no time: blank time columns keep the kinds aligned.
+                if self.timed(app, s).is_some() {
+                    v.push(Span::raw(" ".repeat(17)));
+                }
+                v.push(Span::styled(format!("{:<13.13} ", "parse-error"), th.error));
                 let mut text = vec![Span::styled(
                     format!("line {}:{} ", p.origin.line, p.column),
                     th.dim,
@@ -953,9 +1019,16 @@ pub fn summary(ev: &Event) -> String {
                 Some(serde_json::Value::Null) | None => None,
                 Some(v) => Some(v.to_string()),
             };
+            if let Some(call) = model_call(ev) {
+                return model_call_summary(&call, failure_of(ev).map(|f| f.message));
+            }
             match text("tool") {
                 Some(tool) => {
                     let mut t = tool;
+                    // The failure first: long arguments would push it out of sight.
+                    if let Some(f) = failure_of(ev) {
+                        t.push_str(&format!(" ✗ FAILED: {}", f.message));
+                    }
                     if let Some(a) = text("args") {
                         t.push_str(&format!(" {a}"));
                     }
@@ -972,6 +1045,34 @@ pub fn summary(ev: &Event) -> String {
         }
         _ => String::new(),
     }
+}
+
+/// An `llm_call` row: model, tokens, finish reason, the tools it asked for and the first
+/// words of its output (`gpt-4o · in 1124 out 23 cache 0 · stop · "The capital is…"`).
+fn model_call_summary(c: &crate::model::usage::ModelCall, failed: Option<String>) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    parts.push(c.model.clone().unwrap_or_else(|| "(model?)".into()));
+    if let Some(f) = failed {
+        parts.push(format!("✗ FAILED: {f}"));
+    }
+    if let Some(t) = c
+        .tokens
+        .as_ref()
+        .map(|t| t.brief())
+        .filter(|b| !b.is_empty())
+    {
+        parts.push(t);
+    }
+    if let Some(f) = &c.finish {
+        parts.push(f.clone());
+    }
+    if !c.tool_requests.is_empty() {
+        parts.push(format!("calls {}", c.tool_requests.join(", ")));
+    }
+    if let Some(o) = c.output.as_deref().filter(|o| !o.trim().is_empty()) {
+        parts.push(format!("\"{}\"", first_words(o, 12)));
+    }
+    parts.join(" · ")
 }
 
 /// Rows the audit or the reader flagged, in order, each with a short label: every

@@ -155,6 +155,51 @@ impl Obj {
         }
     }
 
+    /// `duration_ms`: the span's length in milliseconds (fractions kept to the microsecond).
+    fn duration(&mut self, sp: &Span<'_>) {
+        if let (Some(s), Some(e)) = (sp.start, sp.end)
+            && e >= s
+        {
+            let us = (e - s) / 1_000;
+            self.key("duration_ms");
+            push_i64(&mut self.buf, i64::try_from(us / 1_000).unwrap_or(i64::MAX));
+            let frac = (us % 1_000) as u32;
+            if frac != 0 {
+                let digits = format!(".{frac:03}");
+                self.buf
+                    .extend_from_slice(digits.trim_end_matches('0').as_bytes());
+            }
+        }
+    }
+
+    /// `status: "error"` and the `error` the span gives (its status message, else
+    /// `error.type`) when its status is ERROR.
+    fn failure(&mut self, sp: &Span<'_>) {
+        if !sp.error {
+            return;
+        }
+        self.str("status", "error");
+        let why = sp
+            .status_message
+            .as_deref()
+            .filter(|m| !m.is_empty())
+            .or_else(|| sp.str_attr("error.type"))
+            .or_else(|| exception_text(sp))
+            .unwrap_or("status ERROR");
+        self.text("error", why);
+    }
+
+    /// Token counts under the names v1's `llm_call` and `intention` use, from whichever
+    /// convention the span follows (GenAI `gen_ai.usage.*`, OpenInference
+    /// `llm.token_count.*`, the Vercel AI SDK's `ai.usage.*`).
+    fn tokens(&mut self, sp: &Span<'_>) {
+        for (k, keys) in TOKEN_KEYS {
+            if let Some(n) = keys.iter().find_map(|k| sp.attr(k).and_then(Val::as_i64)) {
+                self.int(k, n);
+            }
+        }
+    }
+
     fn span_ids(&mut self, sp: &Span<'_>) {
         if let Some(id) = sp.id {
             self.hex("x_span", id.into(), 16);
@@ -178,6 +223,64 @@ impl Obj {
         Out { ts, ord, body }
     }
 }
+
+/// v1's token fields and the attributes they are read from, first found wins.
+const TOKEN_KEYS: &[(&str, &[&str])] = &[
+    (
+        "input_tokens",
+        &[
+            "gen_ai.usage.input_tokens",
+            "gen_ai.usage.prompt_tokens",
+            "llm.token_count.prompt",
+            "ai.usage.inputTokens",
+            "ai.usage.promptTokens",
+        ],
+    ),
+    (
+        "output_tokens",
+        &[
+            "gen_ai.usage.output_tokens",
+            "gen_ai.usage.completion_tokens",
+            "llm.token_count.completion",
+            "ai.usage.outputTokens",
+            "ai.usage.completionTokens",
+        ],
+    ),
+    (
+        "cache_read_tokens",
+        &[
+            "gen_ai.usage.cache_read.input_tokens",
+            "gen_ai.usage.cache_read_input_tokens",
+            "llm.token_count.prompt_details.cache_read",
+            "ai.usage.cachedInputTokens",
+        ],
+    ),
+    (
+        "cache_write_tokens",
+        &[
+            "gen_ai.usage.cache_creation.input_tokens",
+            "gen_ai.usage.cache_creation_input_tokens",
+            "llm.token_count.prompt_details.cache_write",
+        ],
+    ),
+    (
+        "reasoning_tokens",
+        &[
+            "gen_ai.usage.reasoning.output_tokens",
+            "gen_ai.usage.reasoning_tokens",
+            "llm.token_count.completion_details.reasoning",
+            "ai.usage.reasoningTokens",
+        ],
+    ),
+    (
+        "total_tokens",
+        &[
+            "gen_ai.usage.total_tokens",
+            "llm.token_count.total",
+            "ai.usage.totalTokens",
+        ],
+    ),
+];
 
 /// The longest prefix of `s` of at most `max` bytes ending at a character boundary.
 fn cut(s: &str, max: usize) -> &str {
@@ -516,6 +619,10 @@ impl SessionMap {
         if let Some(d) = sp.str_attr("gen_ai.agent.description") {
             o.text("x_description", d);
         }
+        o.duration(sp);
+        o.failure(sp);
+        // The run's totals, when the framework sends them on the agent span.
+        o.tokens(sp);
         o.span_ids(sp);
         self.emit(o, sp.start, out);
         let own = last_text(&ex.output);
@@ -542,30 +649,12 @@ impl SessionMap {
                 .or_else(|| sp.str_attr("ai.model.provider")),
         );
         o.opt("operation", sp.str_attr("gen_ai.operation.name"));
-        for (k, keys) in [
-            (
-                "input_tokens",
-                &[
-                    "gen_ai.usage.input_tokens",
-                    "gen_ai.usage.prompt_tokens",
-                    "llm.token_count.prompt",
-                    "ai.usage.promptTokens",
-                ][..],
-            ),
-            (
-                "output_tokens",
-                &[
-                    "gen_ai.usage.output_tokens",
-                    "gen_ai.usage.completion_tokens",
-                    "llm.token_count.completion",
-                    "ai.usage.completionTokens",
-                ][..],
-            ),
-        ] {
-            if let Some(n) = keys.iter().find_map(|k| sp.attr(k).and_then(Val::as_i64)) {
-                o.int(k, n);
-            }
+        if let Some(m) = sp.str_attr("gen_ai.response.model") {
+            o.str("response_model", m);
         }
+        o.tokens(sp);
+        o.duration(sp);
+        o.failure(sp);
         if let Some(f) = sp.attr("gen_ai.response.finish_reasons") {
             o.json_with("finish_reasons", |buf| f.write_json(buf));
         }
@@ -608,6 +697,10 @@ impl SessionMap {
                 }
                 buf.push(b']');
             });
+        }
+        // The text the call produced, for its row (its `thought`s hold each part).
+        if let Some(t) = last_text(&ex.output) {
+            o.text("output", &t);
         }
         o.span_ids(sp);
         self.emit(o, sp.start, out);
@@ -700,6 +793,17 @@ impl SessionMap {
             o.json_with("result", |buf| write_value_json(r, buf));
         }
         o.str("status", if sp.error { "error" } else { "ok" });
+        if sp.error {
+            let why = sp
+                .status_message
+                .as_deref()
+                .filter(|m| !m.is_empty())
+                .or_else(|| sp.str_attr("error.type"))
+                .or_else(|| exception_text(sp))
+                .unwrap_or("status ERROR");
+            o.text("error", why);
+        }
+        o.duration(sp);
         if let Some(d) = sp.str_attr("gen_ai.tool.description") {
             o.text("x_description", d);
         }
@@ -910,6 +1014,14 @@ impl SessionMap {
         o.str("x_source", "final_output");
         self.emit(o, ts, out);
     }
+}
+
+/// The message of the span's first `exception` event.
+fn exception_text<'s>(sp: &'s Span<'_>) -> Option<&'s str> {
+    sp.events
+        .iter()
+        .filter(|e| e.name == "exception")
+        .find_map(|e| super::span::attr(&e.attrs, "exception.message").and_then(Val::as_str))
 }
 
 /// The last non-empty text of the assistant's messages.
