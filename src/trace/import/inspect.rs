@@ -14,6 +14,7 @@ use std::io::{Read, Seek};
 
 use serde_json::{Map, Value};
 
+use super::observe;
 use super::write::{V1Out, as_text, decode_nested, rfc3339};
 use super::{Format, ImportError, Imported, broken, json_error};
 
@@ -222,6 +223,11 @@ struct Sample<'a> {
     spans: HashMap<String, (String, String)>,
     /// The store as patched so far (its top-level keys are the ground beliefs).
     store: Value,
+    /// The task state's other keys (`completed`, `metadata`) as patched so far, from the
+    /// `sample_init` event's state.
+    task: Value,
+    /// The task-state keys written as beliefs (only these are retracted when they change).
+    task_written: std::collections::HashSet<String>,
     /// The last tool call by function name: (seq, call id).
     tools: HashMap<String, (u64, String)>,
     /// Plan step ids by solver name, in plan order, and the occurrence reached per name.
@@ -347,6 +353,8 @@ fn sample(out: &mut V1Out, h: &Header, s: &Value, loc: &str) -> Result<(), Impor
             .and_then(Value::as_array),
         spans: HashMap::new(),
         store: Value::Object(Map::new()),
+        task: Value::Object(Map::new()),
+        task_written: Default::default(),
         tools: HashMap::new(),
         steps: Vec::new(),
         step_seen: HashMap::new(),
@@ -630,22 +638,41 @@ fn event(out: &mut V1Out, st: &mut Sample<'_>, e: &Value, loc: &str) {
             let error = e.get("error").filter(|x| !x.is_null());
             let seq = out.count(&sess) + 1;
             st.tools.insert(func.clone(), (seq, call.clone()));
+            let text = st.content(&result).0;
             out.event(&sess, "tool_call")
                 .ts(ts.clone())
                 .id((!call.is_empty()).then_some(call.as_str()))
                 .text("tool", &func)
                 .field("args", st.resolve_value(&field(e, "arguments")))
-                .text("result", &st.content(&result).0)
+                .text("result", &text)
                 .field("error", error.map_or(Value::Null, |x| st.resolve_value(x)))
                 .field("x_working_start", working)
                 .from(loc.to_string())
                 .emit();
+            let call = if call.is_empty() {
+                seq.to_string()
+            } else {
+                call
+            };
+            observe::tool_result(
+                out,
+                observe::ToolResult {
+                    session: &sess,
+                    tool: &func,
+                    call: &call,
+                    result: &Value::String(text),
+                    failed: error.is_some(),
+                    ts,
+                    from: loc,
+                },
+            );
         }
         "store" => store(out, st, e, ts, loc),
         "state" => {
             // Changes to the messages, the output, the tools and the store repeat what the
             // model, tool and store events say; any other change of the task state is kept.
             let changes = field(e, "changes");
+            state_as_beliefs(out, st, e, &changes, ts.clone(), loc);
             let other: Vec<Value> = changes
                 .as_array()
                 .into_iter()
@@ -772,7 +799,17 @@ fn event(out: &mut V1Out, st: &mut Sample<'_>, e: &Value, loc: &str) {
         }
         // Tree structure (and the sample's own start) is carried by the session and the
         // spans: nothing to show on its own.
-        "sample_init" => {}
+        "sample_init" => {
+            if let Some(Value::Object(state)) = e.get("state") {
+                st.task = Value::Object(
+                    state
+                        .iter()
+                        .filter(|(k, _)| !DUPLICATED.contains(&k.as_str()))
+                        .map(|(k, v)| (k.clone(), v.clone()))
+                        .collect(),
+                );
+            }
+        }
         other => {
             // subtask, compaction, checkpoint, branch, ...: no v1 home; kept whole.
             let name = if other.is_empty() { "unknown" } else { other };
@@ -921,13 +958,32 @@ fn message(out: &mut V1Out, st: &mut Sample<'_>, m: &Value, loc: &str) {
                 .emit();
         }
         "tool" => {
+            let func = m.get("function").map(as_text).unwrap_or_default();
+            let call = m
+                .get("tool_call_id")
+                .and_then(Value::as_str)
+                .map(str::to_string)
+                .unwrap_or_else(|| (out.count(&sess) + 1).to_string());
+            let error = m.get("error").filter(|e| !e.is_null());
             out.event(&sess, "tool_call")
                 .id(m.get("tool_call_id").and_then(Value::as_str))
-                .text("tool", &m.get("function").map(as_text).unwrap_or_default())
+                .text("tool", &func)
                 .text("result", &text)
-                .field("error", m.get("error").cloned().unwrap_or(Value::Null))
+                .field("error", error.cloned().unwrap_or(Value::Null))
                 .from(loc.to_string())
                 .emit();
+            observe::tool_result(
+                out,
+                observe::ToolResult {
+                    session: &sess,
+                    tool: &func,
+                    call: &call,
+                    result: &Value::String(text),
+                    failed: error.is_some(),
+                    ts: None,
+                    from: loc,
+                },
+            );
         }
         _ => {}
     }
@@ -1001,6 +1057,89 @@ fn store(out: &mut V1Out, st: &mut Sample<'_>, e: &Value, ts: Option<String>, lo
                 .text("x_change", &reason)
                 .from(here)
                 .emit();
+        }
+    }
+}
+
+/// Task-state keys whose changes repeat what other events say (the model, tool and store
+/// events), or that hold the conversation rather than state.
+const DUPLICATED: &[&str] = &["messages", "output", "tools", "tool_choice", "store"];
+
+/// A `state` event's JSON Patch applied: changes under `/store` go through the store's own
+/// mapping (a no-op when a `store` event already made them: older logs have only these), and
+/// each other top-level key of the task state that changed (`completed`, `metadata`) is a
+/// ground belief `state/KEY` (source `state:inspect`), revised like a store key.
+fn state_as_beliefs(
+    out: &mut V1Out,
+    st: &mut Sample<'_>,
+    e: &Value,
+    changes: &Value,
+    ts: Option<String>,
+    loc: &str,
+) {
+    let ops = changes.as_array().map(Vec::as_slice).unwrap_or_default();
+    let store_ops: Vec<Value> = ops
+        .iter()
+        .filter_map(|op| {
+            let path = op.get("path").and_then(Value::as_str)?;
+            let rest = path.strip_prefix("/store")?;
+            if !rest.starts_with('/') {
+                return None;
+            }
+            let mut op = op.clone();
+            op["path"] = Value::String(rest.to_string());
+            if let Some(from) = op.get("from").and_then(Value::as_str) {
+                let from = from.strip_prefix("/store").unwrap_or(from).to_string();
+                op["from"] = Value::String(from);
+            }
+            Some(op)
+        })
+        .collect();
+    if !store_ops.is_empty() {
+        let mut ev = serde_json::json!({ "changes": store_ops });
+        if let Some(span) = e.get("span_id") {
+            ev["span_id"] = span.clone();
+        }
+        store(out, st, &ev, ts.clone(), loc);
+    }
+    let sess = st.session.clone();
+    for (k, op) in ops.iter().enumerate() {
+        let path = op.get("path").and_then(Value::as_str).unwrap_or("");
+        let Some(key) = top_key(path).filter(|k| !DUPLICATED.contains(&k.as_str())) else {
+            continue;
+        };
+        let here = format!("{loc}.changes[{k}]");
+        let before = st.task.get(&key).cloned();
+        if let Err(why) = apply(&mut st.task, op) {
+            out.note(&here, format!("task state change not applied: {why}"));
+            continue;
+        }
+        let after = st.task.get(&key).cloned();
+        if before == after {
+            continue;
+        }
+        let name = format!("state/{key}");
+        let kind = op.get("op").and_then(Value::as_str).unwrap_or("");
+        let reason = format!("task state {kind} {path}");
+        if st.task_written.remove(&name) {
+            out.event(&sess, "retract")
+                .ts(ts.clone())
+                .text("target", &name)
+                .text("reason", &reason)
+                .field("by", "agent")
+                .from(here.clone())
+                .emit();
+        }
+        if let Some(v) = after {
+            out.event(&sess, "belief")
+                .ts(ts.clone())
+                .text("name", &name)
+                .field("value", st.resolve_value(&v))
+                .field("source", "state:inspect")
+                .text("x_change", &reason)
+                .from(here)
+                .emit();
+            st.task_written.insert(name);
         }
     }
 }

@@ -14,6 +14,7 @@ use std::collections::HashSet;
 
 use serde_json::{Map, Value};
 
+use super::observe;
 use super::write::{V1Out, as_text, rfc3339};
 use super::{Format, ImportError, Imported, broken, json_error};
 
@@ -203,6 +204,9 @@ fn download(out: &mut V1Out, doc: &Map<String, Value>, trace: &Map<String, Value
     for (o, loc) in &obs {
         last_ts = observation(out, &session, o, loc).or(last_ts);
     }
+    if is_langgraph(trace, &obs) {
+        langgraph_state(out, &session, trace, last_ts.clone());
+    }
     if let Some(answer) = trace.get("output").and_then(text_of) {
         out.event(&session, "answer")
             .ts(last_ts.clone())
@@ -235,6 +239,50 @@ fn download(out: &mut V1Out, doc: &Map<String, Value>, trace: &Map<String, Value
     {
         out.note("trace.corrections", "corrections have no v1 home; left out");
     }
+}
+
+/// Whether a trace is a LangGraph run: LangGraph's callback names the root `LangGraph` and
+/// puts `langgraph_*` keys in the metadata of its nodes.
+fn is_langgraph(trace: &Map<String, Value>, obs: &[(&Value, String)]) -> bool {
+    trace.get("name").and_then(Value::as_str) == Some("LangGraph")
+        || trace
+            .get("metadata")
+            .is_some_and(|m| as_text(m).contains("\"langgraph_node\""))
+        || obs.iter().any(|(o, _)| {
+            o.get("metadata")
+                .is_some_and(|m| as_text(m).contains("langgraph_node"))
+        })
+}
+
+/// A LangGraph run's output is the graph's state when it finished: each channel a ground
+/// belief (source `state:langgraph`), and the tool responses among its messages
+/// observations.
+fn langgraph_state(out: &mut V1Out, session: &str, trace: &Map<String, Value>, ts: Option<String>) {
+    let Some(Value::Object(state)) = trace.get("output").map(decoded) else {
+        return;
+    };
+    if let Some(msgs) = state.get("messages").and_then(Value::as_array) {
+        let msgs: Vec<Value> = msgs.iter().map(decoded).collect();
+        observe::tool_messages(
+            out,
+            session,
+            &msgs,
+            &mut HashSet::new(),
+            ts.clone(),
+            "trace.output.messages",
+        );
+    }
+    observe::Channels::default().write(
+        out,
+        observe::StateWrite {
+            session,
+            framework: "langgraph",
+            writer: "the graph's output (the trace's output)",
+            values: &state,
+            ts,
+            from: "trace.output",
+        },
+    );
 }
 
 /// One observation; returns its timestamp.
@@ -315,6 +363,23 @@ fn observation(out: &mut V1Out, session: &str, o: &Value, loc: &str) -> Option<S
         )
         .from(loc.to_string())
         .emit();
+    if ty == "TOOL"
+        && let Some(result) = &output
+    {
+        let call = id.clone().unwrap_or_else(|| out.count(session).to_string());
+        observe::tool_result(
+            out,
+            observe::ToolResult {
+                session,
+                tool: &name,
+                call: &call,
+                result,
+                failed: level == "ERROR",
+                ts: ts.clone(),
+                from: loc,
+            },
+        );
+    }
     if level == "WARNING" || level == "ERROR" {
         let msg = o
             .get("statusMessage")
@@ -401,6 +466,7 @@ fn companion(out: &mut V1Out, doc: &Map<String, Value>, name: &str) -> Result<()
         "the file",
         "a ChatML companion holds no times or tree: observations are in the file's order",
     );
+    let mut seen = HashSet::new();
     for (id, v) in doc {
         let data = |k: &str| {
             v.get(k)
@@ -410,6 +476,16 @@ fn companion(out: &mut V1Out, doc: &Map<String, Value>, name: &str) -> Result<()
         };
         let input = data("input");
         let output = data("output");
+        if let Some(msgs) = input.as_array() {
+            observe::tool_messages(
+                out,
+                &session,
+                msgs,
+                &mut seen,
+                None,
+                &format!("{id}.input.data"),
+            );
+        }
         let calls: Vec<Value> = output
             .as_array()
             .into_iter()

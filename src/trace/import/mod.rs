@@ -24,6 +24,7 @@ pub mod inspect;
 pub mod langfuse;
 pub mod langsmith;
 pub mod letta;
+pub mod observe;
 pub mod otlp;
 pub mod sniff;
 pub mod write;
