@@ -133,6 +133,13 @@ impl Channels {
         n
     }
 
+    /// The channels written so far (sorted).
+    pub fn held_keys(&self) -> Vec<String> {
+        let mut keys: Vec<String> = self.held.keys().cloned().collect();
+        keys.sort();
+        keys
+    }
+
     /// Retracts a channel that a checkpoint no longer holds.
     pub fn remove(&mut self, out: &mut V1Out, w: &StateWrite<'_>, key: &str) {
         if let Some(old) = self.held.remove(key) {
