@@ -260,6 +260,57 @@ fn a_langgraph_sqlite_checkpointer_gives_a_step_per_checkpoint_and_a_key_per_cha
     );
 }
 
+/// The same graph traced by LangChain's tracer (the runs the LangSmith tracer sends): the
+/// channels come from the node runs' outputs and the graph's final output.
+#[test]
+#[cfg_attr(
+    doxascope_no_langgraph,
+    ignore = "LangGraph is not installed (scripts/setup-langgraph.sh installs it into target/langgraph-venv)"
+)]
+fn langgraph_runs_traced_by_langchain_give_the_channels_at_each_node() {
+    let py = setup_langgraph();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let runs = dir.path().join("runs.json");
+    let o = Command::new(&py)
+        .arg(root().join("tests/data/langgraph/checkpoint_graph.py"))
+        .arg(dir.path().join("checkpoints.sqlite"))
+        .arg(&runs)
+        .output()
+        .expect("python runs");
+    assert!(
+        o.status.success(),
+        "the graph failed: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let (format, v1) = open(&runs);
+    assert_eq!(format, Format::LangSmith);
+    let (held, m) = held(&v1);
+    assert_eq!(value_of(&held, "plan"), Some(&json!("answer")));
+    assert_eq!(value_of(&held, "count"), Some(&json!(3)));
+    // The messages channel only from the graph's output (a node's list is an update that
+    // add_messages appends), with the tool's answer among them an observation.
+    assert_eq!(
+        value_of(&held, "messages").and_then(Value::as_array).map(Vec::len),
+        Some(4)
+    );
+    assert_eq!(
+        value_of(&held, "tool:lookup#call_1"),
+        Some(&json!("Lisbon: sunny"))
+    );
+    let tl = &m.timelines()[0];
+    assert_eq!(tl.bdi_log().history(m.log(), "count", tl.len()).len(), 3);
+    assert_eq!(tl.bdi_log().history(m.log(), "messages", tl.len()).len(), 1);
+    let evs = events(&v1);
+    let reasons: Vec<String> = evs
+        .iter()
+        .filter_map(|e| match &e.body {
+            Body::Retract(r) if r.target == "plan" => r.reason.as_deref().map(str::to_string),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(reasons, ["state channel plan written by node decide (step 3)"]);
+}
+
 #[test]
 fn a_mem0_history_is_memory_with_its_revisions() {
     let (format, v1) = open(&root().join("tests/data/mem0/history.json"));

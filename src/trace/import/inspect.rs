@@ -1282,6 +1282,50 @@ mod tests {
         );
     }
 
+    /// Task-state keys other than the conversation become ground beliefs `state/KEY`,
+    /// patched from the `sample_init` state and revised when they change; a store change only
+    /// a `state` event shows (older logs) is a store key like any other.
+    #[test]
+    fn task_state_and_store_changes_in_state_events_are_ground_beliefs() {
+        let log = serde_json::json!({"version": 2, "eval": {"task": "t"}, "samples": [{
+        "id": 1, "epoch": 1, "input": "q",
+        "events": [
+            {"event": "sample_init", "sample": {}, "state": {"messages": [], "completed": false, "metadata": {}, "store": {}}},
+            {"event": "state", "changes": [
+                {"op": "add", "path": "/metadata/x", "value": 2},
+                {"op": "add", "path": "/store/k", "value": "v"},
+                {"op": "add", "path": "/messages/0", "value": {}}]},
+            {"event": "state", "changes": [
+                {"op": "replace", "path": "/metadata/x", "value": 3},
+                {"op": "replace", "path": "/completed", "value": true}]}
+        ]}]});
+        let imp = import(log.to_string().as_bytes(), "t.json").unwrap();
+        let lines: Vec<Value> = imp
+            .v1
+            .split(|b| *b == b'\n')
+            .filter(|l| !l.is_empty())
+            .map(|l| serde_json::from_slice(l).unwrap())
+            .filter(|v: &Value| v["kind"] == "belief" || v["kind"] == "retract")
+            .collect();
+        let brief: Vec<String> = lines
+            .iter()
+            .map(|v| match v["kind"].as_str() {
+                Some("belief") => format!("{} = {} ({})", v["name"], v["value"], v["source"]),
+                _ => format!("retract {}", v["target"]),
+            })
+            .collect();
+        assert_eq!(
+            brief,
+            [
+                r#""k" = "v" ("store")"#,
+                r#""state/metadata" = {"x":2} ("state:inspect")"#,
+                r#"retract "state/metadata""#,
+                r#""state/metadata" = {"x":3} ("state:inspect")"#,
+                r#""state/completed" = true ("state:inspect")"#,
+            ]
+        );
+    }
+
     #[test]
     fn json_patch_ops() {
         let mut d = serde_json::json!({"a": {"b": [1, 2]}, "c~/d": 1});
