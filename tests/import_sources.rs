@@ -290,7 +290,9 @@ fn langgraph_runs_traced_by_langchain_give_the_channels_at_each_node() {
     // The messages channel only from the graph's output (a node's list is an update that
     // add_messages appends), with the tool's answer among them an observation.
     assert_eq!(
-        value_of(&held, "messages").and_then(Value::as_array).map(Vec::len),
+        value_of(&held, "messages")
+            .and_then(Value::as_array)
+            .map(Vec::len),
         Some(4)
     );
     assert_eq!(
@@ -308,7 +310,10 @@ fn langgraph_runs_traced_by_langchain_give_the_channels_at_each_node() {
             _ => None,
         })
         .collect();
-    assert_eq!(reasons, ["state channel plan written by node decide (step 3)"]);
+    assert_eq!(
+        reasons,
+        ["state channel plan written by node decide (step 3)"]
+    );
 }
 
 #[test]
