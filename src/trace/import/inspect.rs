@@ -226,6 +226,8 @@ struct Sample<'a> {
     /// The task state's other keys (`completed`, `metadata`) as patched so far, from the
     /// `sample_init` event's state.
     task: Value,
+    /// The last tool call's result, written once the store changes it made are.
+    observation: Option<Observation>,
     /// The task-state keys written as beliefs (only these are retracted when they change).
     task_written: std::collections::HashSet<String>,
     /// The last tool call by function name: (seq, call id).
@@ -355,6 +357,7 @@ fn sample(out: &mut V1Out, h: &Header, s: &Value, loc: &str) -> Result<(), Impor
         store: Value::Object(Map::new()),
         task: Value::Object(Map::new()),
         task_written: Default::default(),
+        observation: None,
         tools: HashMap::new(),
         steps: Vec::new(),
         step_seen: HashMap::new(),
@@ -449,6 +452,7 @@ fn sample(out: &mut V1Out, h: &Header, s: &Value, loc: &str) -> Result<(), Impor
             for (i, e) in evs.iter().enumerate() {
                 event(out, &mut st, e, &format!("{loc}.events[{i}]"));
             }
+            observe_tool(out, &mut st);
         }
         _ => {
             out.note(
@@ -515,6 +519,9 @@ fn event(out: &mut V1Out, st: &mut Sample<'_>, e: &Value, loc: &str) {
     let ts = ts_of(e).or_else(|| st.last_ts.clone());
     st.last_ts = ts.clone();
     let kind = e.get("event").and_then(Value::as_str).unwrap_or("");
+    if kind != "store" {
+        observe_tool(out, st);
+    }
     let working = e.get("working_start").cloned().unwrap_or(Value::Null);
     match kind {
         "span_begin" => {
@@ -654,18 +661,16 @@ fn event(out: &mut V1Out, st: &mut Sample<'_>, e: &Value, loc: &str) {
             } else {
                 call
             };
-            observe::tool_result(
-                out,
-                observe::ToolResult {
-                    session: &sess,
-                    tool: &func,
-                    call: &call,
-                    result: &Value::String(text),
-                    failed: error.is_some(),
-                    ts,
-                    from: loc,
-                },
-            );
+            // Written after the store changes the call made (they follow it in the log), so
+            // that a store revision comes right after the call that caused it.
+            st.observation = Some(Observation {
+                tool: func,
+                call,
+                result: text,
+                failed: error.is_some(),
+                ts,
+                loc: loc.to_string(),
+            });
         }
         "store" => store(out, st, e, ts, loc),
         "state" => {
@@ -932,6 +937,34 @@ fn score(out: &mut V1Out, st: &Sample<'_>, name: &str, sc: &Value, intermediate:
             )
             .from(loc.to_string())
             .emit();
+    }
+}
+
+/// A tool call's result waiting to be written as an observation.
+struct Observation {
+    tool: String,
+    call: String,
+    result: String,
+    failed: bool,
+    ts: Option<String>,
+    loc: String,
+}
+
+/// Writes the last tool call's result as an observation (`observe.rs`), once.
+fn observe_tool(out: &mut V1Out, st: &mut Sample<'_>) {
+    if let Some(o) = st.observation.take() {
+        observe::tool_result(
+            out,
+            observe::ToolResult {
+                session: &st.session,
+                tool: &o.tool,
+                call: &o.call,
+                result: &Value::String(o.result),
+                failed: o.failed,
+                ts: o.ts,
+                from: &o.loc,
+            },
+        );
     }
 }
 
