@@ -436,6 +436,7 @@ fn langfuse_exports_open_with_their_events() {
             "langfuse/google-adk-2025-08-28.trace.json",
             &[
                 ("answer", 1),
+                ("belief", 1),
                 ("chain", 1),
                 ("intention", 2),
                 ("llm_call", 2),
@@ -732,14 +733,18 @@ fn traces_that_hold_memory_state_or_tool_results_end_with_held_ground_beliefs() 
         ("inspect/log_read_sample.eval", &[]),
         ("inspect/log_read_sample.json", &[]),
         ("inspect/log_tool_call_error.json", &[]),
-        // Langfuse: tool observations with output; LangGraph's state channels from the
-        // trace's output; CrewAI and ADK exports carry no tool output or state.
+        // Langfuse: tool observations with output (ADK's only in its model call's input);
+        // LangGraph's state channels from the trace's output; the CrewAI export carries no
+        // tool output or state.
         (
             "langfuse/claude-agent-2025-12-22.trace.json",
             &["tool:mcp__weather__get_weather#"],
         ),
         ("langfuse/crewai-2025-07-11.trace.json", &[]),
-        ("langfuse/google-adk-2025-08-28.trace.json", &[]),
+        (
+            "langfuse/google-adk-2025-08-28.trace.json",
+            &["tool:say_hello#"],
+        ),
         (
             "langfuse/langgraph-js-2025-10-30.trace.json",
             &["messages", "tool:get_weather#call_"],
@@ -883,7 +888,7 @@ fn traces_that_hold_memory_state_or_tool_results_end_with_held_ground_beliefs() 
         "{non_empty} of {} end with held ground beliefs",
         table.len()
     );
-    assert_eq!(non_empty, 22);
+    assert_eq!(non_empty, 23);
     // Letta's edits: the block holds the value of the last edit, not an earlier one.
     let m = model("letta/memgpt_agent_with_convo.v1-2025-03.af");
     let tl = &m.timelines()[0];

@@ -201,11 +201,13 @@ fn download(out: &mut V1Out, doc: &Map<String, Value>, trace: &Map<String, Value
             .emit();
     }
     let mut last_ts = ts.clone();
+    // Tool calls observed in the session (a model call's input repeats earlier results).
+    let mut observed = HashSet::new();
     for (o, loc) in &obs {
-        last_ts = observation(out, &session, o, loc).or(last_ts);
+        last_ts = observation(out, &session, o, loc, &mut observed).or(last_ts);
     }
     if is_langgraph(trace, &obs) {
-        langgraph_state(out, &session, trace, last_ts.clone());
+        langgraph_state(out, &session, trace, last_ts.clone(), &mut observed);
     }
     if let Some(answer) = trace.get("output").and_then(text_of) {
         out.event(&session, "answer")
@@ -257,7 +259,13 @@ fn is_langgraph(trace: &Map<String, Value>, obs: &[(&Value, String)]) -> bool {
 /// A LangGraph run's output is the graph's state when it finished: each channel a ground
 /// belief (source `state:langgraph`), and the tool responses among its messages
 /// observations.
-fn langgraph_state(out: &mut V1Out, session: &str, trace: &Map<String, Value>, ts: Option<String>) {
+fn langgraph_state(
+    out: &mut V1Out,
+    session: &str,
+    trace: &Map<String, Value>,
+    ts: Option<String>,
+    observed: &mut HashSet<String>,
+) {
     let Some(Value::Object(state)) = trace.get("output").map(decoded) else {
         return;
     };
@@ -267,7 +275,7 @@ fn langgraph_state(out: &mut V1Out, session: &str, trace: &Map<String, Value>, t
             out,
             session,
             &msgs,
-            &mut HashSet::new(),
+            observed,
             ts.clone(),
             "trace.output.messages",
         );
@@ -286,7 +294,13 @@ fn langgraph_state(out: &mut V1Out, session: &str, trace: &Map<String, Value>, t
 }
 
 /// One observation; returns its timestamp.
-fn observation(out: &mut V1Out, session: &str, o: &Value, loc: &str) -> Option<String> {
+fn observation(
+    out: &mut V1Out,
+    session: &str,
+    o: &Value,
+    loc: &str,
+    seen: &mut HashSet<String>,
+) -> Option<String> {
     let ty = o.get("type").map(as_text).unwrap_or_default();
     let id = o.get("id").map(as_text);
     let name = o.get("name").map(as_text).unwrap_or_default();
@@ -363,6 +377,20 @@ fn observation(out: &mut V1Out, session: &str, o: &Value, loc: &str) -> Option<S
         )
         .from(loc.to_string())
         .emit();
+    if ty == "GENERATION"
+        && let Some(input) = &input
+    {
+        let call = id.clone().unwrap_or_else(|| out.count(session).to_string());
+        observe::input_tool_results(
+            out,
+            session,
+            input,
+            seen,
+            &call,
+            ts.clone(),
+            &format!("{loc}.input"),
+        );
+    }
     if ty == "TOOL"
         && let Some(result) = &output
     {

@@ -256,3 +256,69 @@ pub fn tool_messages(
     }
     n
 }
+
+/// Tool responses in a model call's input, whatever the input's shape: a list of messages,
+/// or an object holding them under `messages` (OpenAI, LangChain) or `contents` (Gemini,
+/// whose `function_response` parts name their tool and may have no call id: such a response
+/// is named by `call`, the model call's own id, and its position). Each call once per
+/// session (`seen`). Returns how many observations were written.
+pub fn input_tool_results(
+    out: &mut V1Out,
+    session: &str,
+    input: &Value,
+    seen: &mut HashSet<String>,
+    call: &str,
+    ts: Option<String>,
+    from: &str,
+) -> usize {
+    let (list, at) = match input {
+        Value::Array(a) => (a, from.to_string()),
+        Value::Object(o) => match (o.get("messages"), o.get("contents")) {
+            (Some(Value::Array(a)), _) => (a, format!("{from}.messages")),
+            (_, Some(Value::Array(a))) => (a, format!("{from}.contents")),
+            _ => return 0,
+        },
+        _ => return 0,
+    };
+    let mut n = tool_messages(out, session, list, seen, ts.clone(), &at);
+    for (i, m) in list.iter().enumerate() {
+        let parts = m.get("parts").and_then(Value::as_array);
+        for (j, p) in parts.into_iter().flatten().enumerate() {
+            let Some(r) = p
+                .get("function_response")
+                .or_else(|| p.get("functionResponse"))
+            else {
+                continue;
+            };
+            let Some(tool) = r.get("name").and_then(Value::as_str) else {
+                continue;
+            };
+            let response = r.get("response").cloned().unwrap_or(Value::Null);
+            // Without an id, the same response repeated in a later call's input is the
+            // same observation.
+            let id = r.get("id").and_then(Value::as_str).map(str::to_string);
+            let key = id.clone().unwrap_or_else(|| format!("{tool} {response}"));
+            if seen.contains(&key) {
+                continue;
+            }
+            let name = id.unwrap_or_else(|| format!("{call}/{i}.{j}"));
+            let written = tool_result(
+                out,
+                ToolResult {
+                    session,
+                    tool,
+                    call: &name,
+                    result: &response,
+                    failed: false,
+                    ts: ts.clone(),
+                    from: &format!("{at}[{i}].parts[{j}]"),
+                },
+            );
+            if written {
+                seen.insert(key);
+                n += 1;
+            }
+        }
+    }
+    n
+}
