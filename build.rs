@@ -85,6 +85,17 @@ fn main() {
     {
         println!("cargo::rustc-cfg=doxascope_no_dratify");
     }
+    // LangGraph for tests/import_sources.rs: ready once scripts/setup-langgraph.sh ran (it
+    // touches this file afterwards). Under CI the test installs it itself, and fails when it
+    // cannot.
+    println!("cargo::rustc-check-cfg=cfg(doxascope_no_langgraph)");
+    println!("cargo::rerun-if-env-changed=DOXASCOPE_LANGGRAPH_VENV");
+    let lg_venv = std::env::var("DOXASCOPE_LANGGRAPH_VENV")
+        .unwrap_or_else(|_| "target/langgraph-venv".to_string());
+    let lg_marker = std::path::Path::new(&lg_venv).join(".doxascope-ready-langgraph-1.2.24");
+    if !ci && !lg_marker.exists() {
+        println!("cargo::rustc-cfg=doxascope_no_langgraph");
+    }
     if !ci && !tmux {
         println!("cargo::rustc-cfg=doxascope_no_tmux");
         println!("cargo::warning=tmux is not installed: the end-to-end tests will be ignored");

@@ -7,7 +7,8 @@
 # and its print/parse round trip), repl_line (the REPL's command parser), otlp_json (the
 # OpenTelemetry importer), otlp_request (the OTLP/HTTP receiver's request path), and the other
 # importers: import_inspect, import_langfuse, import_langsmith, import_letta, import_graphiti,
-# import_detect (format detection, then the detected importer). What each checks is
+# import_mem0, import_langgraph (with the msgpack decoder), import_detect (format detection,
+# then the detected importer). What each checks is
 # in tests/support/fuzz_targets.rs; `cargo test --test fuzz_smoke` runs the same checks for a
 # few seconds per target without coverage guidance (that is what CI runs).
 #
@@ -20,7 +21,8 @@ secs=${1:-300}
 shift || true
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=(trace_bytes formula_text repl_line otlp_json otlp_request
-  import_inspect import_langfuse import_langsmith import_letta import_graphiti import_detect)
+  import_inspect import_langfuse import_langsmith import_letta import_graphiti import_mem0
+  import_langgraph import_detect)
 
 command -v cargo-fuzz >/dev/null 2>&1 || cargo install cargo-fuzz --locked
 export RUSTC_BOOTSTRAP=1

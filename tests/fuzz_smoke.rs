@@ -359,6 +359,47 @@ fn graphiti_importer_survives_any_bytes() {
     );
 }
 
+const MEM0_SEEDS: &[&str] = &[
+    r#"[{"id":"h1","memory_id":"m1","old_memory":null,"new_memory":"x","event":"ADD","created_at":"2025-03-01T09:00:00Z"},{"id":"h2","memory_id":"m1","old_memory":"x","new_memory":"y","event":"UPDATE","updated_at":"2025-03-02T09:00:00Z"},{"id":"h3","memory_id":"m1","old_memory":"y","new_memory":null,"event":"DELETE","is_deleted":1}]"#,
+];
+
+/// msgpack blobs as LangGraph writes them (a map, an extension object) and an SQLite
+/// header with the checkpoint schema.
+fn langgraph_corpus() -> Vec<Vec<u8>> {
+    vec![
+        vec![0x81, 0xa1, b'a', 0x93, 0x01, 0xc0, 0xc3],
+        vec![
+            0xc7, 0x09, 0x05, 0x93, 0xa1, b'm', 0xa1, b'C', 0x81, 0xa1, b'k', 0x01,
+        ],
+        [
+            &b"SQLite format 3\0"[..],
+            &[0u8; 84][..],
+            b"CREATE TABLE checkpoints (thread_id TEXT, checkpoint_ns TEXT)",
+        ]
+        .concat(),
+    ]
+}
+
+#[test]
+fn mem0_importer_survives_any_bytes() {
+    run_on(
+        "import_mem0",
+        0x5eed_0017,
+        targets::import_mem0,
+        MEM0_SEEDS.iter().map(|s| s.as_bytes().to_vec()).collect(),
+    );
+}
+
+#[test]
+fn langgraph_importer_survives_any_bytes() {
+    run_on(
+        "import_langgraph",
+        0x5eed_0018,
+        targets::import_langgraph,
+        langgraph_corpus(),
+    );
+}
+
 #[test]
 fn format_detection_survives_any_bytes() {
     let mut corpus = corpus();

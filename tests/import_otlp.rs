@@ -95,6 +95,7 @@ fn every_held_out_otel_file_opens_with_its_counts() {
         (
             "otel-genai/agx_sample_otel_json_traces.json",
             &[
+                ("belief", 1),
                 ("llm_call", 2),
                 ("session", 1),
                 ("thought", 2),
@@ -108,6 +109,7 @@ fn every_held_out_otel_file_opens_with_its_counts() {
             "otel-genai/any-agent_GOOGLE_trace.json",
             &[
                 ("answer", 1),
+                ("belief", 3),
                 ("intention", 1),
                 ("llm_call", 3),
                 ("session", 1),
@@ -118,6 +120,7 @@ fn every_held_out_otel_file_opens_with_its_counts() {
             "otel-genai/any-agent_LANGCHAIN_trace.json",
             &[
                 ("answer", 1),
+                ("belief", 2),
                 ("intention", 1),
                 ("llm_call", 4),
                 ("session", 1),
@@ -129,6 +132,7 @@ fn every_held_out_otel_file_opens_with_its_counts() {
             "otel-genai/any-agent_OPENAI_trace.json",
             &[
                 ("answer", 1),
+                ("belief", 2),
                 ("intention", 1),
                 ("llm_call", 3),
                 ("session", 1),
@@ -139,6 +143,7 @@ fn every_held_out_otel_file_opens_with_its_counts() {
             "otel-genai/any-agent_SMOLAGENTS_trace.json",
             &[
                 ("answer", 1),
+                ("belief", 3),
                 ("intention", 1),
                 ("llm_call", 3),
                 ("session", 1),
@@ -148,15 +153,25 @@ fn every_held_out_otel_file_opens_with_its_counts() {
         // Attribute maps: one span each, no ids, in the file's own session.
         (
             "otel-genai/openinference-fixture_otel_genai_client_span_tool_calls.attrs.json",
-            &[("llm_call", 1), ("session", 1), ("thought", 1)],
+            &[
+                ("belief", 1),
+                ("llm_call", 1),
+                ("session", 1),
+                ("thought", 1),
+            ],
         ),
         (
             "otel-genai/openinference-fixture_otel_genai_deprecated_client_span_tool_calls.attrs.json",
-            &[("llm_call", 1), ("session", 1), ("thought", 1)],
+            &[
+                ("belief", 1),
+                ("llm_call", 1),
+                ("session", 1),
+                ("thought", 1),
+            ],
         ),
         (
             "otel-genai/openinference-fixture_otel_genai_tool_execution_span.attrs.json",
-            &[("session", 1), ("tool_call", 1)],
+            &[("belief", 1), ("session", 1), ("tool_call", 1)],
         ),
         // Vercel: 10 spans, each in its own trace; generateText/streamText/generateObject are
         // agent runs (intention + answer, generateObject's answer is its object), the
@@ -174,11 +189,21 @@ fn every_held_out_otel_file_opens_with_its_counts() {
         ),
         (
             "openinference-phoenix/openinference_client_span_input_output_only.attrs.json",
-            &[("llm_call", 1), ("session", 1), ("thought", 1)],
+            &[
+                ("belief", 1),
+                ("llm_call", 1),
+                ("session", 1),
+                ("thought", 1),
+            ],
         ),
         (
             "openinference-phoenix/openinference_client_span_tool_calls.attrs.json",
-            &[("llm_call", 1), ("session", 1), ("thought", 1)],
+            &[
+                ("belief", 1),
+                ("llm_call", 1),
+                ("session", 1),
+                ("thought", 1),
+            ],
         ),
     ];
     for sub in ["otel-genai", "openinference-phoenix"] {
@@ -263,6 +288,7 @@ fn collector_file_exporter_output_maps_span_by_span() {
             "thought",
             "tool_call",
             "belief",
+            "belief",
             "retract",
             "belief",
             "tool_call",
@@ -294,32 +320,41 @@ fn collector_file_exporter_output_maps_span_by_span() {
     assert_eq!(ev(3, "text"), "I will check the weather first.");
     assert_eq!(ev(4, "args")["city"], "Lisbon");
     assert_eq!(ev(4, "result")["sky"], "sunny");
-    // The memory record changed: its old value retracted, the new one believed.
-    assert_eq!(ev(5, "value"), "vegetarian");
-    assert_eq!(ev(6, "target"), "prefs/ana.diet");
-    assert_eq!(ev(6, "x_old_value"), "vegetarian");
-    assert_eq!(ev(7, "value"), "vegan");
-    // The failed tool: status and the exception, once.
-    assert_eq!(ev(8, "status"), "error");
-    assert_eq!(ev(9, "level"), "error");
+    // The tool's result is an observation, kept apart from memory by its name and source.
+    assert_eq!(ev(5, "source"), "tool:get_weather");
     assert!(
-        ev(9, "message")
+        ev(5, "name")
+            .as_str()
+            .is_some_and(|n| n.starts_with("tool:get_weather#"))
+    );
+    assert_eq!(ev(5, "value")["sky"], "sunny");
+    assert_eq!(ev(5, "x_observation"), "tool result");
+    // The memory record changed: its old value retracted, the new one believed.
+    assert_eq!(ev(6, "value"), "vegetarian");
+    assert_eq!(ev(7, "target"), "prefs/ana.diet");
+    assert_eq!(ev(7, "x_old_value"), "vegetarian");
+    assert_eq!(ev(8, "value"), "vegan");
+    // The failed tool: status and the exception, once.
+    assert_eq!(ev(9, "status"), "error");
+    assert_eq!(ev(10, "level"), "error");
+    assert!(
+        ev(10, "message")
             .as_str()
             .is_some_and(|m| m.contains("TimeoutError"))
     );
     // The orphan model call without content: said once.
-    assert_eq!(ev(10, "x_parent"), "ffffffffffffff01");
-    assert_eq!(ev(11, "level"), "warn");
+    assert_eq!(ev(11, "x_parent"), "ffffffffffffff01");
+    assert_eq!(ev(12, "level"), "warn");
     // Indexed prompt + output messages with reasoning.
-    assert_eq!(ev(13, "x_part"), "reasoning");
-    assert_eq!(ev(15, "name"), "relevance");
-    assert_eq!(ev(15, "value"), 0.875);
-    assert_eq!(ev(15, "label"), "relevant");
+    assert_eq!(ev(14, "x_part"), "reasoning");
+    assert_eq!(ev(16, "name"), "relevance");
+    assert_eq!(ev(16, "value"), 0.875);
+    assert_eq!(ev(16, "label"), "relevant");
     // It scores the model call it was recorded on: that event's id.
-    assert_eq!(ev(15, "target"), "1000000000000007");
-    assert_eq!(ev(12, "id"), "1000000000000007");
+    assert_eq!(ev(16, "target"), "1000000000000007");
+    assert_eq!(ev(13, "id"), "1000000000000007");
     // The agent's answer is the last text its models produced.
-    assert_eq!(ev(16, "text"), ev(14, "text"));
+    assert_eq!(ev(17, "text"), ev(15, "text"));
     assert!(
         notes
             .iter()

@@ -73,9 +73,10 @@ fn an_inspect_log_shows_its_score_on_the_timeline() {
         bin(),
         file.display()
     ));
-    // The two store replaces of the page the browser shows are memory edits.
+    // The two store replaces of the page the browser shows are memory edits (40 steps: the
+    // four tool results are observations of their own).
     let s = t.wait_for("the loaded frame", 20, |s| {
-        s.contains("step 36 of 36")
+        s.contains("step 40 of 40")
             && s.contains("score         includes = C on answer by scorer:includes")
             && s.contains("retractions 2")
     });

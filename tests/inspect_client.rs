@@ -129,7 +129,11 @@ fn inspect_logs_of_a_real_run_open_in_both_formats() {
             "{format}: three scripted model outputs"
         );
         assert_eq!(kinds("tool_call"), 2, "{format}");
-        assert_eq!(kinds("belief"), 2, "{format}: Chad, then Sarah");
+        assert_eq!(
+            kinds("belief"),
+            4,
+            "{format}: Chad, then Sarah, and the two tool results as observations"
+        );
         assert_eq!(kinds("retract"), 1, "{format}");
         assert_eq!(kinds("score"), 1, "{format}");
         assert_eq!(kinds("answer"), 1, "{format}");
@@ -149,6 +153,18 @@ fn inspect_logs_of_a_real_run_open_in_both_formats() {
         assert_eq!(
             held.ground_belief("name").and_then(|g| g.value),
             Some(&Value::from("Sarah"))
+        );
+        // Each call's result is an observation of its own, apart from the store's key.
+        let observed: Vec<_> = held
+            .ground
+            .iter()
+            .filter(|g| g.name.starts_with("tool:remember#"))
+            .map(|g| g.value)
+            .collect();
+        assert_eq!(
+            observed,
+            [Some(&Value::from("remembered name")); 2],
+            "{format}"
         );
         // The score grades the answer.
         let (step, pos) = tl.scores()[0];

@@ -129,6 +129,8 @@ fn run(encoding: &str, fail_tool: bool) {
         ("llm_call", TRACES * (TOOLS + 1)),
         ("thought", TRACES * (TOOLS + 1)),
         ("tool_call", TRACES * TOOLS),
+        // Each tool's result, as an observation (`docs/import.md`).
+        ("belief", TRACES * TOOLS),
         ("score", TRACES),
         ("answer", TRACES),
     ]

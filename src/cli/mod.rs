@@ -120,7 +120,8 @@ enum Command {
     VerifyReport(verify_report::Args),
     /// The TUI over trace files (the default: `doxascope FILE...`).
     View(view::Args),
-    /// Write another tool's trace (Inspect AI, Langfuse, LangSmith, Letta, Graphiti) as v1.
+    /// Write another tool's trace (Inspect AI, Langfuse, LangSmith, Letta, Graphiti, LangGraph
+    /// checkpoints, mem0, OpenTelemetry) as v1.
     ///
     /// The format is detected from the content; notes on what could not be mapped exactly
     /// go to stderr. Exit 0 on success, 1 when the source is broken or of an unknown

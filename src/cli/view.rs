@@ -15,7 +15,8 @@ use super::{EXIT_OK, EXIT_USAGE};
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
     /// Trace files: v1 JSON Lines (followed as they grow), or another tool's trace (Inspect
-    /// AI, Langfuse, LangSmith, Letta, Graphiti; detected from the content, imported and read
+    /// AI, Langfuse, LangSmith, Letta, Graphiti, LangGraph checkpoints, mem0, OpenTelemetry;
+    /// detected from the content, imported and read
     /// once); `-` reads standard input.
     #[arg(value_name = "FILE")]
     files: Vec<PathBuf>,

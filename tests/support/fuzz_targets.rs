@@ -178,6 +178,18 @@ pub fn import_graphiti(data: &[u8]) {
     import_as(Format::Graphiti, data);
 }
 
+/// mem0 memory histories.
+pub fn import_mem0(data: &[u8]) {
+    import_as(Format::Mem0, data);
+}
+
+/// LangGraph checkpoint databases: any bytes (a broken SQLite file is one error), and the
+/// msgpack decoder the checkpoints go through: any blob is a value or an error.
+pub fn import_langgraph(data: &[u8]) {
+    let _ = doxascope::trace::import::msgpack::decode(data);
+    import_as(Format::LangGraph, data);
+}
+
 /// Detection: any head gives a format; a source taken as v1 is refused or passed without a
 /// panic, and a detected format's importer holds to `import_as`.
 pub fn import_detect(data: &[u8]) {

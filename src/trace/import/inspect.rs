@@ -14,6 +14,7 @@ use std::io::{Read, Seek};
 
 use serde_json::{Map, Value};
 
+use super::observe;
 use super::write::{V1Out, as_text, decode_nested, rfc3339, seconds_to_ms};
 use super::{Format, ImportError, Imported, broken, json_error};
 
@@ -228,6 +229,13 @@ struct Sample<'a> {
     spans: HashMap<String, (String, String)>,
     /// The store as patched so far (its top-level keys are the ground beliefs).
     store: Value,
+    /// The task state's other keys (`completed`, `metadata`) as patched so far, from the
+    /// `sample_init` event's state.
+    task: Value,
+    /// The last tool call's result, written once the store changes it made are.
+    observation: Option<Observation>,
+    /// The task-state keys written as beliefs (only these are retracted when they change).
+    task_written: std::collections::HashSet<String>,
     /// The last tool call by function name: (seq, call id).
     tools: HashMap<String, (u64, String)>,
     /// Plan step ids by solver name, in plan order, and the occurrence reached per name.
@@ -356,6 +364,9 @@ fn sample(out: &mut V1Out, h: &Header, s: &Value, loc: &str) -> Result<(), Impor
             .and_then(Value::as_array),
         spans: HashMap::new(),
         store: Value::Object(Map::new()),
+        task: Value::Object(Map::new()),
+        task_written: Default::default(),
+        observation: None,
         tools: HashMap::new(),
         steps: Vec::new(),
         step_seen: HashMap::new(),
@@ -470,6 +481,7 @@ fn sample(out: &mut V1Out, h: &Header, s: &Value, loc: &str) -> Result<(), Impor
             for (i, e) in evs.iter().enumerate() {
                 event(out, &mut st, e, &format!("{loc}.events[{i}]"));
             }
+            observe_tool(out, &mut st);
         }
         _ => {
             out.note(
@@ -537,6 +549,9 @@ fn event(out: &mut V1Out, st: &mut Sample<'_>, e: &Value, loc: &str) {
     let ts = ts_of(e).or_else(|| st.last_ts.clone());
     st.last_ts = ts.clone();
     let kind = e.get("event").and_then(Value::as_str).unwrap_or("");
+    if kind != "store" {
+        observe_tool(out, st);
+    }
     let working = e.get("working_start").cloned().unwrap_or(Value::Null);
     match kind {
         "span_begin" => {
@@ -661,23 +676,40 @@ fn event(out: &mut V1Out, st: &mut Sample<'_>, e: &Value, loc: &str) {
             let error = e.get("error").filter(|x| !x.is_null());
             let seq = out.count(&sess) + 1;
             st.tools.insert(func.clone(), (seq, call.clone()));
+            let text = st.content(&result).0;
             out.event(&sess, "tool_call")
                 .ts(ts.clone())
                 .id((!call.is_empty()).then_some(call.as_str()))
                 .text("tool", &func)
                 .field("args", st.resolve_value(&field(e, "arguments")))
-                .text("result", &st.content(&result).0)
+                .text("result", &text)
                 .field("error", error.map_or(Value::Null, |x| st.resolve_value(x)))
                 .field("duration_ms", seconds_to_ms(e.get("working_time")))
                 .field("x_working_start", working)
                 .from(loc.to_string())
                 .emit();
+            let call = if call.is_empty() {
+                seq.to_string()
+            } else {
+                call
+            };
+            // Written after the store changes the call made (they follow it in the log), so
+            // that a store revision comes right after the call that caused it.
+            st.observation = Some(Observation {
+                tool: func,
+                call,
+                result: text,
+                failed: error.is_some(),
+                ts,
+                loc: loc.to_string(),
+            });
         }
         "store" => store(out, st, e, ts, loc),
         "state" => {
             // Changes to the messages, the output, the tools and the store repeat what the
             // model, tool and store events say; any other change of the task state is kept.
             let changes = field(e, "changes");
+            state_as_beliefs(out, st, e, &changes, ts.clone(), loc);
             let other: Vec<Value> = changes
                 .as_array()
                 .into_iter()
@@ -805,7 +837,17 @@ fn event(out: &mut V1Out, st: &mut Sample<'_>, e: &Value, loc: &str) {
         }
         // Tree structure (and the sample's own start) is carried by the session and the
         // spans: nothing to show on its own.
-        "sample_init" => {}
+        "sample_init" => {
+            if let Some(Value::Object(state)) = e.get("state") {
+                st.task = Value::Object(
+                    state
+                        .iter()
+                        .filter(|(k, _)| !DUPLICATED.contains(&k.as_str()))
+                        .map(|(k, v)| (k.clone(), v.clone()))
+                        .collect(),
+                );
+            }
+        }
         other => {
             // subtask, compaction, checkpoint, branch, ...: no v1 home; kept whole.
             let name = if other.is_empty() { "unknown" } else { other };
@@ -931,6 +973,34 @@ fn score(out: &mut V1Out, st: &Sample<'_>, name: &str, sc: &Value, intermediate:
     }
 }
 
+/// A tool call's result waiting to be written as an observation.
+struct Observation {
+    tool: String,
+    call: String,
+    result: String,
+    failed: bool,
+    ts: Option<String>,
+    loc: String,
+}
+
+/// Writes the last tool call's result as an observation (`observe.rs`), once.
+fn observe_tool(out: &mut V1Out, st: &mut Sample<'_>) {
+    if let Some(o) = st.observation.take() {
+        observe::tool_result(
+            out,
+            observe::ToolResult {
+                session: &st.session,
+                tool: &o.tool,
+                call: &o.call,
+                result: &Value::String(o.result),
+                failed: o.failed,
+                ts: o.ts,
+                from: &o.loc,
+            },
+        );
+    }
+}
+
 /// A message of an older log without events.
 fn message(out: &mut V1Out, st: &mut Sample<'_>, m: &Value, loc: &str) {
     let sess = st.session.clone();
@@ -954,13 +1024,32 @@ fn message(out: &mut V1Out, st: &mut Sample<'_>, m: &Value, loc: &str) {
                 .emit();
         }
         "tool" => {
+            let func = m.get("function").map(as_text).unwrap_or_default();
+            let call = m
+                .get("tool_call_id")
+                .and_then(Value::as_str)
+                .map(str::to_string)
+                .unwrap_or_else(|| (out.count(&sess) + 1).to_string());
+            let error = m.get("error").filter(|e| !e.is_null());
             out.event(&sess, "tool_call")
                 .id(m.get("tool_call_id").and_then(Value::as_str))
-                .text("tool", &m.get("function").map(as_text).unwrap_or_default())
+                .text("tool", &func)
                 .text("result", &text)
-                .field("error", m.get("error").cloned().unwrap_or(Value::Null))
+                .field("error", error.cloned().unwrap_or(Value::Null))
                 .from(loc.to_string())
                 .emit();
+            observe::tool_result(
+                out,
+                observe::ToolResult {
+                    session: &sess,
+                    tool: &func,
+                    call: &call,
+                    result: &Value::String(text),
+                    failed: error.is_some(),
+                    ts: None,
+                    from: loc,
+                },
+            );
         }
         _ => {}
     }
@@ -1034,6 +1123,89 @@ fn store(out: &mut V1Out, st: &mut Sample<'_>, e: &Value, ts: Option<String>, lo
                 .text("x_change", &reason)
                 .from(here)
                 .emit();
+        }
+    }
+}
+
+/// Task-state keys whose changes repeat what other events say (the model, tool and store
+/// events), or that hold the conversation rather than state.
+const DUPLICATED: &[&str] = &["messages", "output", "tools", "tool_choice", "store"];
+
+/// A `state` event's JSON Patch applied: changes under `/store` go through the store's own
+/// mapping (a no-op when a `store` event already made them: older logs have only these), and
+/// each other top-level key of the task state that changed (`completed`, `metadata`) is a
+/// ground belief `state/KEY` (source `state:inspect`), revised like a store key.
+fn state_as_beliefs(
+    out: &mut V1Out,
+    st: &mut Sample<'_>,
+    e: &Value,
+    changes: &Value,
+    ts: Option<String>,
+    loc: &str,
+) {
+    let ops = changes.as_array().map(Vec::as_slice).unwrap_or_default();
+    let store_ops: Vec<Value> = ops
+        .iter()
+        .filter_map(|op| {
+            let path = op.get("path").and_then(Value::as_str)?;
+            let rest = path.strip_prefix("/store")?;
+            if !rest.starts_with('/') {
+                return None;
+            }
+            let mut op = op.clone();
+            op["path"] = Value::String(rest.to_string());
+            if let Some(from) = op.get("from").and_then(Value::as_str) {
+                let from = from.strip_prefix("/store").unwrap_or(from).to_string();
+                op["from"] = Value::String(from);
+            }
+            Some(op)
+        })
+        .collect();
+    if !store_ops.is_empty() {
+        let mut ev = serde_json::json!({ "changes": store_ops });
+        if let Some(span) = e.get("span_id") {
+            ev["span_id"] = span.clone();
+        }
+        store(out, st, &ev, ts.clone(), loc);
+    }
+    let sess = st.session.clone();
+    for (k, op) in ops.iter().enumerate() {
+        let path = op.get("path").and_then(Value::as_str).unwrap_or("");
+        let Some(key) = top_key(path).filter(|k| !DUPLICATED.contains(&k.as_str())) else {
+            continue;
+        };
+        let here = format!("{loc}.changes[{k}]");
+        let before = st.task.get(&key).cloned();
+        if let Err(why) = apply(&mut st.task, op) {
+            out.note(&here, format!("task state change not applied: {why}"));
+            continue;
+        }
+        let after = st.task.get(&key).cloned();
+        if before == after {
+            continue;
+        }
+        let name = format!("state/{key}");
+        let kind = op.get("op").and_then(Value::as_str).unwrap_or("");
+        let reason = format!("task state {kind} {path}");
+        if st.task_written.remove(&name) {
+            out.event(&sess, "retract")
+                .ts(ts.clone())
+                .text("target", &name)
+                .text("reason", &reason)
+                .field("by", "agent")
+                .from(here.clone())
+                .emit();
+        }
+        if let Some(v) = after {
+            out.event(&sess, "belief")
+                .ts(ts.clone())
+                .text("name", &name)
+                .field("value", st.resolve_value(&v))
+                .field("source", "state:inspect")
+                .text("x_change", &reason)
+                .from(here)
+                .emit();
+            st.task_written.insert(name);
         }
     }
 }
@@ -1173,6 +1345,50 @@ mod tests {
             imp.notes
                 .iter()
                 .any(|n| n.message.starts_with("1 state events left out"))
+        );
+    }
+
+    /// Task-state keys other than the conversation become ground beliefs `state/KEY`,
+    /// patched from the `sample_init` state and revised when they change; a store change only
+    /// a `state` event shows (older logs) is a store key like any other.
+    #[test]
+    fn task_state_and_store_changes_in_state_events_are_ground_beliefs() {
+        let log = serde_json::json!({"version": 2, "eval": {"task": "t"}, "samples": [{
+        "id": 1, "epoch": 1, "input": "q",
+        "events": [
+            {"event": "sample_init", "sample": {}, "state": {"messages": [], "completed": false, "metadata": {}, "store": {}}},
+            {"event": "state", "changes": [
+                {"op": "add", "path": "/metadata/x", "value": 2},
+                {"op": "add", "path": "/store/k", "value": "v"},
+                {"op": "add", "path": "/messages/0", "value": {}}]},
+            {"event": "state", "changes": [
+                {"op": "replace", "path": "/metadata/x", "value": 3},
+                {"op": "replace", "path": "/completed", "value": true}]}
+        ]}]});
+        let imp = import(log.to_string().as_bytes(), "t.json").unwrap();
+        let lines: Vec<Value> = imp
+            .v1
+            .split(|b| *b == b'\n')
+            .filter(|l| !l.is_empty())
+            .map(|l| serde_json::from_slice(l).unwrap())
+            .filter(|v: &Value| v["kind"] == "belief" || v["kind"] == "retract")
+            .collect();
+        let brief: Vec<String> = lines
+            .iter()
+            .map(|v| match v["kind"].as_str() {
+                Some("belief") => format!("{} = {} ({})", v["name"], v["value"], v["source"]),
+                _ => format!("retract {}", v["target"]),
+            })
+            .collect();
+        assert_eq!(
+            brief,
+            [
+                r#""k" = "v" ("store")"#,
+                r#""state/metadata" = {"x":2} ("state:inspect")"#,
+                r#"retract "state/metadata""#,
+                r#""state/metadata" = {"x":3} ("state:inspect")"#,
+                r#""state/completed" = true ("state:inspect")"#,
+            ]
         );
     }
 

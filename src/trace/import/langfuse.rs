@@ -14,6 +14,7 @@ use std::collections::HashSet;
 
 use serde_json::{Map, Value};
 
+use super::observe;
 use super::write::{V1Out, as_text, duration_ms, rfc3339};
 use super::{Format, ImportError, Imported, broken, json_error};
 
@@ -206,8 +207,13 @@ fn download(out: &mut V1Out, doc: &Map<String, Value>, trace: &Map<String, Value
             .emit();
     }
     let mut last_ts = ts.clone();
+    // Tool calls observed in the session (a model call's input repeats earlier results).
+    let mut observed = HashSet::new();
     for (o, loc) in &obs {
-        last_ts = observation(out, &session, o, loc).or(last_ts);
+        last_ts = observation(out, &session, o, loc, &mut observed).or(last_ts);
+    }
+    if is_langgraph(trace, &obs) {
+        langgraph_state(out, &session, trace, last_ts.clone(), &mut observed);
     }
     if let Some(answer) = trace.get("output").and_then(text_of) {
         out.event(&session, "answer")
@@ -243,8 +249,64 @@ fn download(out: &mut V1Out, doc: &Map<String, Value>, trace: &Map<String, Value
     }
 }
 
+/// Whether a trace is a LangGraph run: LangGraph's callback names the root `LangGraph` and
+/// puts `langgraph_*` keys in the metadata of its nodes.
+fn is_langgraph(trace: &Map<String, Value>, obs: &[(&Value, String)]) -> bool {
+    trace.get("name").and_then(Value::as_str) == Some("LangGraph")
+        || trace
+            .get("metadata")
+            .is_some_and(|m| as_text(m).contains("\"langgraph_node\""))
+        || obs.iter().any(|(o, _)| {
+            o.get("metadata")
+                .is_some_and(|m| as_text(m).contains("langgraph_node"))
+        })
+}
+
+/// A LangGraph run's output is the graph's state when it finished: each channel a ground
+/// belief (source `state:langgraph`), and the tool responses among its messages
+/// observations.
+fn langgraph_state(
+    out: &mut V1Out,
+    session: &str,
+    trace: &Map<String, Value>,
+    ts: Option<String>,
+    observed: &mut HashSet<String>,
+) {
+    let Some(Value::Object(state)) = trace.get("output").map(decoded) else {
+        return;
+    };
+    if let Some(msgs) = state.get("messages").and_then(Value::as_array) {
+        let msgs: Vec<Value> = msgs.iter().map(decoded).collect();
+        observe::tool_messages(
+            out,
+            session,
+            &msgs,
+            observed,
+            ts.clone(),
+            "trace.output.messages",
+        );
+    }
+    observe::Channels::default().write(
+        out,
+        observe::StateWrite {
+            session,
+            framework: "langgraph",
+            writer: "the graph's output (the trace's output)",
+            values: &state,
+            ts,
+            from: "trace.output",
+        },
+    );
+}
+
 /// One observation; returns its timestamp.
-fn observation(out: &mut V1Out, session: &str, o: &Value, loc: &str) -> Option<String> {
+fn observation(
+    out: &mut V1Out,
+    session: &str,
+    o: &Value,
+    loc: &str,
+    seen: &mut HashSet<String>,
+) -> Option<String> {
     let ty = o.get("type").map(as_text).unwrap_or_default();
     let id = o.get("id").map(as_text);
     let name = o.get("name").map(as_text).unwrap_or_default();
@@ -331,6 +393,37 @@ fn observation(out: &mut V1Out, session: &str, o: &Value, loc: &str) -> Option<S
     )
     .from(loc.to_string())
     .emit();
+    if ty == "GENERATION"
+        && let Some(input) = &input
+    {
+        let call = id.clone().unwrap_or_else(|| out.count(session).to_string());
+        observe::input_tool_results(
+            out,
+            session,
+            input,
+            seen,
+            &call,
+            ts.clone(),
+            &format!("{loc}.input"),
+        );
+    }
+    if ty == "TOOL"
+        && let Some(result) = &output
+    {
+        let call = id.clone().unwrap_or_else(|| out.count(session).to_string());
+        observe::tool_result(
+            out,
+            observe::ToolResult {
+                session,
+                tool: &name,
+                call: &call,
+                result,
+                failed: level == "ERROR",
+                ts: ts.clone(),
+                from: loc,
+            },
+        );
+    }
     if level == "WARNING" || level == "ERROR" {
         let msg = o
             .get("statusMessage")
@@ -417,6 +510,7 @@ fn companion(out: &mut V1Out, doc: &Map<String, Value>, name: &str) -> Result<()
         "the file",
         "a ChatML companion holds no times or tree: observations are in the file's order",
     );
+    let mut seen = HashSet::new();
     for (id, v) in doc {
         let data = |k: &str| {
             v.get(k)
@@ -426,6 +520,16 @@ fn companion(out: &mut V1Out, doc: &Map<String, Value>, name: &str) -> Result<()
         };
         let input = data("input");
         let output = data("output");
+        if let Some(msgs) = input.as_array() {
+            observe::tool_messages(
+                out,
+                &session,
+                msgs,
+                &mut seen,
+                None,
+                &format!("{id}.input.data"),
+            );
+        }
         let calls: Vec<Value> = output
             .as_array()
             .into_iter()

@@ -12,6 +12,7 @@ use std::collections::HashMap;
 
 use serde_json::{Map, Value};
 
+use super::observe::{self, Channels, StateWrite};
 use super::write::{V1Out, as_text, decode_nested, duration_ms, from_unix_millis, rfc3339};
 use super::{Format, ImportError, Imported, broken, json_error};
 
@@ -108,6 +109,7 @@ pub fn import(bytes: &[u8], _name: &str) -> Result<Imported, ImportError> {
         .collect();
     let mut sessions: HashMap<String, String> = HashMap::new();
     let mut answers = Vec::new();
+    let mut graph = Graph::default();
     // The trace of a run: its `trace_id`, else its root's (run trees carry no trace ids).
     let trace_of = |mut i: usize| -> String {
         for _ in 0..=merged.len() {
@@ -140,9 +142,11 @@ pub fn import(bytes: &[u8], _name: &str) -> Result<Imported, ImportError> {
             })
             .clone();
         if let Some(a) = run(&mut out, &session, r, loc, is_root, fresh, &trace) {
-            answers.push((session, a));
+            answers.push((session.clone(), a));
         }
+        graph.run(&mut out, &session, r, loc, is_root);
     }
+    graph.finish(&mut out);
     for (session, (text, ts, loc)) in answers {
         out.event(&session, "answer")
             .ts(ts)
@@ -387,18 +391,38 @@ fn run(
                 .emit();
         }
         "tool" => {
+            let result = text_of(&outputs);
             out.event(session, "tool_call")
                 .ts(ts.clone())
                 .id(id.as_deref())
                 .text("tool", &name)
                 .field("args", decode_nested(&inputs))
-                .opt_text("result", text_of(&outputs).as_deref())
+                .opt_text("result", result.as_deref())
                 .field("error", error.clone().unwrap_or(Value::Null))
                 .field("duration_ms", took.clone())
                 .field("x_parent", parent)
                 .field("x_end", end)
                 .from(loc.to_string())
                 .emit();
+            if let Some(result) = result {
+                let call = ptr(r, "/extra/metadata/tool_call_id")
+                    .or_else(|| inputs.get("tool_call_id"))
+                    .map(as_text)
+                    .or_else(|| id.clone())
+                    .unwrap_or_else(|| out.count(session).to_string());
+                observe::tool_result(
+                    out,
+                    observe::ToolResult {
+                        session,
+                        tool: &name,
+                        call: &call,
+                        result: &Value::String(result),
+                        failed: r.get("error").is_some_and(|e| !e.is_null()),
+                        ts: ts.clone(),
+                        from: loc,
+                    },
+                );
+            }
         }
         other => {
             out.event(session, &super::write::source_kind("langsmith", other))
@@ -428,5 +452,95 @@ fn run(
         text_of(&outputs).map(|a| (a, time(r.get("end_time")).or(ts), format!("{loc}.outputs")))
     } else {
         None
+    }
+}
+
+/// A graph's final state: (session, the state, when, where).
+type Final = (String, Map<String, Value>, Option<String>, String);
+
+/// LangGraph state in a LangSmith trace: a node's run (`extra.metadata.langgraph_node`)
+/// outputs the channels it updates, and the graph's root run outputs the state it ended
+/// with. A node's update of a channel replaces the value unless the channel has a reducer,
+/// which the trace does not say: `messages` (and any list) is usually appended to
+/// (`add_messages`), so list updates are not taken as values; the root's output, the whole
+/// state, gives every channel's final value.
+#[derive(Default)]
+struct Graph {
+    channels: HashMap<String, Channels>,
+    /// Root runs of graphs: their outputs are written after everything inside them.
+    finals: Vec<Final>,
+    /// Tool calls observed per session.
+    seen: HashMap<String, std::collections::HashSet<String>>,
+}
+
+impl Graph {
+    fn run(
+        &mut self,
+        out: &mut V1Out,
+        session: &str,
+        r: &Map<String, Value>,
+        loc: &str,
+        is_root: bool,
+    ) {
+        let Some(Value::Object(outputs)) = r.get("outputs").map(decode_nested) else {
+            return;
+        };
+        let node = ptr(r, "/extra/metadata/langgraph_node").and_then(Value::as_str);
+        let ts = time(r.get("end_time")).or_else(|| time(r.get("start_time")));
+        if is_root && r.get("name").and_then(Value::as_str) == Some("LangGraph") {
+            self.finals
+                .push((session.to_string(), outputs, ts, format!("{loc}.outputs")));
+            return;
+        }
+        let Some(node) = node else { return };
+        // The node's own run (not a run inside it, which carries the same metadata).
+        if r.get("name").and_then(Value::as_str) != Some(node) {
+            return;
+        }
+        let values: Map<String, Value> =
+            outputs.into_iter().filter(|(_, v)| !v.is_array()).collect();
+        let step = ptr(r, "/extra/metadata/langgraph_step").map(as_text);
+        let writer = match step {
+            Some(s) => format!("node {node} (step {s})"),
+            None => format!("node {node}"),
+        };
+        self.channels.entry(session.to_string()).or_default().write(
+            out,
+            StateWrite {
+                session,
+                framework: "langgraph",
+                writer: &writer,
+                values: &values,
+                ts,
+                from: &format!("{loc}.outputs"),
+            },
+        );
+    }
+
+    fn finish(&mut self, out: &mut V1Out) {
+        for (session, state, ts, loc) in std::mem::take(&mut self.finals) {
+            if let Some(msgs) = state.get("messages").and_then(Value::as_array) {
+                let seen = self.seen.entry(session.clone()).or_default();
+                observe::tool_messages(
+                    out,
+                    &session,
+                    msgs,
+                    seen,
+                    ts.clone(),
+                    &format!("{loc}.messages"),
+                );
+            }
+            self.channels.entry(session.clone()).or_default().write(
+                out,
+                StateWrite {
+                    session: &session,
+                    framework: "langgraph",
+                    writer: "the graph's output (its root run)",
+                    values: &state,
+                    ts,
+                    from: &loc,
+                },
+            );
+        }
     }
 }

@@ -15,7 +15,19 @@ use std::collections::{BTreeMap, HashMap};
 
 use serde_json::{Map, Value};
 
+use super::observe;
 use super::write::{V1Out, as_text, decode_nested, rfc3339};
+
+/// Tools that edit memory: their results are status lines, and their effect is the edit
+/// itself (a revision of the block), not an observation.
+const MEMORY_EDITS: &[&str] = &[
+    "core_memory_replace",
+    "core_memory_append",
+    "memory_replace",
+    "memory_insert",
+    "memory_rethink",
+    "archival_memory_insert",
+];
 use super::{Format, ImportError, Imported, broken};
 
 /// Whether a head looks like a Letta agent file.
@@ -639,6 +651,27 @@ impl Agent<'_> {
                 )
                 .from(loc.to_string())
                 .emit();
+        }
+        if !MEMORY_EDITS.contains(&name.as_str())
+            && let Some((text, ok)) = &result
+        {
+            let call = if id.is_empty() {
+                seq.to_string()
+            } else {
+                id.clone()
+            };
+            observe::tool_result(
+                self.out,
+                observe::ToolResult {
+                    session: &self.session,
+                    tool: &name,
+                    call: &call,
+                    result: &Value::String(text.clone()),
+                    failed: !ok,
+                    ts: ts.clone(),
+                    from: call_loc,
+                },
+            );
         }
         if ok != Some(true) {
             return;

@@ -23,8 +23,12 @@ pub mod budget;
 pub mod graphiti;
 pub mod inspect;
 pub mod langfuse;
+pub mod langgraph;
 pub mod langsmith;
 pub mod letta;
+pub mod mem0;
+pub mod msgpack;
+pub mod observe;
 pub mod otlp;
 pub mod sniff;
 pub mod write;
@@ -51,6 +55,11 @@ pub enum Format {
     LangSmith,
     /// Graphiti episodes and temporal graphs (facts and their invalidation).
     Graphiti,
+    /// LangGraph checkpoint databases (`langgraph-checkpoint-sqlite`): the state at every
+    /// step.
+    LangGraph,
+    /// mem0 memory histories (`Memory.history()` as JSON).
+    Mem0,
     /// OpenTelemetry spans: OTLP JSON (files and the Collector's file exporter) and the
     /// SDKs' JSON span dumps ([`otlp`]).
     Otlp,
@@ -66,6 +75,8 @@ impl Format {
         Format::LangSmith,
         Format::Letta,
         Format::Graphiti,
+        Format::LangGraph,
+        Format::Mem0,
     ];
 
     /// The short name used on the command line (`--format NAME`) and in the header.
@@ -77,6 +88,8 @@ impl Format {
             Format::Langfuse => "langfuse",
             Format::LangSmith => "langsmith",
             Format::Graphiti => "graphiti",
+            Format::LangGraph => "langgraph",
+            Format::Mem0 => "mem0",
             Format::Otlp => "otlp",
         }
     }
@@ -90,6 +103,8 @@ impl Format {
             Format::Langfuse => "a Langfuse trace export",
             Format::LangSmith => "LangSmith runs",
             Format::Graphiti => "Graphiti memory",
+            Format::LangGraph => "a LangGraph checkpoint database",
+            Format::Mem0 => "a mem0 memory history",
             Format::Otlp => "OpenTelemetry spans",
         }
     }
@@ -182,6 +197,10 @@ pub fn detect(path: &Path, head: &[u8]) -> Format {
         Format::Letta
     } else if graphiti::detect(head) {
         Format::Graphiti
+    } else if langgraph::detect(head) {
+        Format::LangGraph
+    } else if mem0::detect(head) {
+        Format::Mem0
     } else {
         Format::V1
     }
@@ -243,6 +262,8 @@ pub fn import(format: Format, bytes: &[u8], name: &str) -> Result<Imported, Impo
         Format::Langfuse => langfuse::import(bytes, name),
         Format::LangSmith => langsmith::import(bytes, name),
         Format::Graphiti => graphiti::import(bytes, name),
+        Format::LangGraph => langgraph::import(bytes, name),
+        Format::Mem0 => mem0::import(bytes, name),
         Format::Otlp => otlp::import(bytes, name),
     }
 }

@@ -8,10 +8,10 @@
 //! |---|---|
 //! | `invoke_agent` / `invoke_workflow`, OpenInference `AGENT`, Vercel `ai.generateText` | `intention` (id = span id, type = agent name, goal = first user message), then `answer` (its output, else the last text its models produced) |
 //! | `chat` / `text_completion` / `generate_content` / `call_llm`, OpenInference `LLM`, Vercel `*.doGenerate` | `llm_call` (model, tokens, input, tool requests), a `thought` per text and reasoning part of the output |
-//! | `execute_tool`, OpenInference `TOOL`, Vercel `ai.toolCall` | `tool_call` (tool, call id, arguments, result, status) |
+//! | `execute_tool`, OpenInference `TOOL`, Vercel `ai.toolCall` | `tool_call` (tool, call id, arguments, result, status), and its result as an observation `tool:NAME#CALL` (`memory.rs`) |
 //! | `plan` | `plan` (`origin: generated`, no steps: the plan text is kept, never parsed into steps) |
-//! | `create_memory` / `update_memory` / `upsert_memory` / `delete_memory` | `belief` per record; a changed or deleted record first gets a `retract` of its old value |
-//! | `search_memory`, `retrieval`, OpenInference `RETRIEVER` | `memory_query` |
+//! | `create_memory` / `update_memory` / `upsert_memory` / `delete_memory` / `delete_memory_store` | `belief` per record; a changed or deleted record first gets a `retract` of its old value; a delete naming no record empties the store (`memory.rs`) |
+//! | `search_memory`, `retrieval`, OpenInference `RETRIEVER` | `memory_query` (query, hits, records), and each record returned with content an observation `retrieval:STORE/RECORD` |
 //! | span event `gen_ai.evaluation.result` | `score` (`target` = the span's event) |
 //! | span status ERROR, span event `exception` | `log` (`level: error`) |
 //! | anything else | `span` (name, operation, timing) so the structure stays visible |
@@ -25,6 +25,8 @@ use std::collections::HashMap;
 use super::json_value::{Json, push_i64, push_str, push_u64, write_object};
 use super::messages::{Msg, Part, exchange};
 use super::span::{Span, Val, push_hex, push_rfc3339};
+
+mod memory;
 
 /// Longest text kept in one field; longer text is cut (at a character boundary) and the
 /// event says how long it was (`x_truncated`). Keeps every line far below the live
@@ -316,7 +318,7 @@ pub(crate) fn classify(sp: &Span<'_>) -> Class {
         "execute_tool" => Some(Class::Tool),
         "plan" => Some(Class::Plan),
         "create_memory" | "update_memory" | "upsert_memory" => Some(Class::MemoryWrite),
-        "delete_memory" => Some(Class::MemoryDelete),
+        "delete_memory" | "delete_memory_store" => Some(Class::MemoryDelete),
         "search_memory" | "retrieval" => Some(Class::MemorySearch),
         _ => None,
     };
@@ -423,8 +425,8 @@ pub(crate) struct SessionMap {
     /// The `session` event was written.
     started: bool,
     pending: HashMap<u64, Pending>,
-    /// Memory records written so far: record key → its value as text.
-    memory: HashMap<String, String>,
+    /// Memory records held so far (see `memory.rs`).
+    memory: memory::Records,
     /// A model call without captured content was seen (said once).
     said_no_content: bool,
     ord: u64,
@@ -482,7 +484,7 @@ impl SessionMap {
             trace,
             started: false,
             pending: HashMap::new(),
-            memory: HashMap::new(),
+            memory: memory::Records::default(),
             said_no_content: false,
             ord: 0,
             other_events: 0,
@@ -704,6 +706,7 @@ impl SessionMap {
         }
         o.span_ids(sp);
         self.emit(o, sp.start, out);
+        self.observe_messages(sp, &ex.input, out);
         if ex.input.is_empty() && ex.output.is_empty() && !self.said_no_content {
             self.said_no_content = true;
             let mut o = Obj::new("log", &self.name);
@@ -765,13 +768,12 @@ impl SessionMap {
                     .to_string()
             });
         o.str("tool", &name);
-        o.opt(
-            "call_id",
-            sp.str_attr("gen_ai.tool.call.id")
-                .or_else(|| sp.str_attr("tool.id"))
-                .or_else(|| sp.str_attr("tool_call.id"))
-                .or_else(|| sp.str_attr("ai.toolCall.id")),
-        );
+        let call_id = sp
+            .str_attr("gen_ai.tool.call.id")
+            .or_else(|| sp.str_attr("tool.id"))
+            .or_else(|| sp.str_attr("tool_call.id"))
+            .or_else(|| sp.str_attr("ai.toolCall.id"));
+        o.opt("call_id", call_id);
         let pick = |keys: &[&str]| keys.iter().find_map(|k| sp.attr(k));
         if let Some(a) = pick(&[
             "gen_ai.tool.call.arguments",
@@ -783,13 +785,14 @@ impl SessionMap {
         ]) {
             o.json_with("args", |buf| write_value_json(a, buf));
         }
-        if let Some(r) = pick(&[
+        let result = pick(&[
             "gen_ai.tool.call.result",
             "gen_ai.output",
             "ai.toolCall.result",
             "output.value",
             "output",
-        ]) {
+        ]);
+        if let Some(r) = result {
             o.json_with("result", |buf| write_value_json(r, buf));
         }
         o.str("status", if sp.error { "error" } else { "ok" });
@@ -809,6 +812,7 @@ impl SessionMap {
         }
         o.span_ids(sp);
         self.emit(o, sp.start, out);
+        self.observe_tool(sp, &name, call_id, result, out);
     }
 
     fn plan(&mut self, sp: &Span<'_>, mine: &Pending, out: &mut Vec<Out>) {
@@ -820,103 +824,6 @@ impl SessionMap {
             last_text(&ex.output).or_else(|| mine.last_text.as_ref().map(|t| Cow::Borrowed(&*t.1)));
         if let Some(t) = text {
             o.text("x_plan_text", &t);
-        }
-        o.span_ids(sp);
-        self.emit(o, sp.start, out);
-    }
-
-    /// Memory writes and deletes: a record seen before with another value (or deleted) is
-    /// retracted first, then written as a belief.
-    fn memory(&mut self, sp: &Span<'_>, class: Class, out: &mut Vec<Out>) {
-        let store = sp.str_attr("gen_ai.memory.store.id");
-        let source = format!("memory:{}", store.unwrap_or("default"));
-        let mut records: Vec<(String, Option<String>)> = Vec::new();
-        if let Some(Json::Arr(rs)) = sp
-            .attr("gen_ai.memory.records")
-            .and_then(|v| v.decoded_json().or_else(|| Some(v.to_json())))
-        {
-            for r in rs {
-                let id = r.get("id").and_then(Json::as_str).map(str::to_string);
-                let content = r.get("content").map(|c| match c {
-                    Json::Str(s) => s.to_string(),
-                    other => other.to_json_string(),
-                });
-                let key = id.or_else(|| sp.str_attr("gen_ai.memory.record.id").map(str::to_string));
-                if let Some(k) = key {
-                    records.push((k, content));
-                }
-            }
-        }
-        if records.is_empty()
-            && let Some(id) = sp.str_attr("gen_ai.memory.record.id")
-        {
-            records.push((id.to_string(), None));
-        }
-        let ts = sp.end.or(sp.start);
-        let op = sp
-            .str_attr("gen_ai.operation.name")
-            .unwrap_or(&sp.name)
-            .to_string();
-        for (id, content) in records {
-            let key = match store {
-                Some(s) => format!("{s}/{id}"),
-                None => id,
-            };
-            let old = self.memory.get(&key).cloned();
-            let changed = match class {
-                Class::MemoryDelete => true,
-                _ => old.is_some() && content.is_some() && old != content,
-            };
-            if changed && old.is_some() {
-                let mut o = Obj::new("retract", &self.name);
-                o.str("target", &key);
-                o.str("by", "agent");
-                o.str("reason", &format!("{op} ({})", sp.name));
-                if let Some(v) = &old {
-                    o.text("x_old_value", v);
-                }
-                o.span_ids(sp);
-                self.emit(o, ts, out);
-            }
-            if class == Class::MemoryDelete {
-                self.memory.remove(&key);
-                continue;
-            }
-            let mut o = Obj::new("belief", &self.name);
-            o.str("name", &key);
-            if let Some(c) = &content {
-                o.key("value");
-                let cut_c = cut(c, MAX_TEXT);
-                if cut_c.len() < c.len() {
-                    o.truncated.push(("value", c.len()));
-                }
-                push_str(&mut o.buf, cut_c);
-            }
-            o.str("source", &source);
-            o.str("x_operation", &op);
-            o.span_ids(sp);
-            self.emit(o, ts, out);
-            if let Some(c) = content {
-                self.memory.insert(key, c);
-            } else {
-                self.memory.entry(key).or_default();
-            }
-        }
-    }
-
-    fn search(&mut self, sp: &Span<'_>, out: &mut Vec<Out>) {
-        let mut o = Obj::new("memory_query", &self.name);
-        o.id(sp);
-        if let Some(q) = sp
-            .str_attr("gen_ai.memory.query.text")
-            .or_else(|| sp.str_attr("gen_ai.retrieval.query.text"))
-            .or_else(|| sp.str_attr("input.value"))
-        {
-            o.text("query", q);
-        }
-        o.opt("store", sp.str_attr("gen_ai.memory.store.id"));
-        if let Some(n) = sp.attr("gen_ai.memory.record.count").and_then(Val::as_i64) {
-            o.int("hits", n);
         }
         o.span_ids(sp);
         self.emit(o, sp.start, out);
