@@ -655,10 +655,21 @@ fn walk(
     out
 }
 
+/// The atoms of `f` as far as connection goes: the values of one key exclude each other, so
+/// every value atom stands for its key (one atom per key, with an empty value).
 fn atoms_of(f: &Formula) -> BTreeSet<Atom> {
     let mut s = BTreeSet::new();
     ground::atoms(f, &mut s);
-    s
+    s.into_iter()
+        .map(|a| match a {
+            Atom::Value(v) => Atom::Value(Box::new(crate::logic::formula::ValueAtom {
+                key: v.key,
+                value: crate::logic::formula::Scalar::Json(String::new()),
+                unit: None,
+            })),
+            a => a,
+        })
+        .collect()
 }
 
 /// Every minimal repair of the conflict of announcing `spec` into `members` (Σ just before

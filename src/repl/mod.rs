@@ -407,6 +407,9 @@ fn atom_names(f: &Formula, out: &mut BTreeSet<String>) {
                 }
             }
             Formula::Atom(Atom::Quoted(_)) => {}
+            Formula::Atom(Atom::Value(v)) => {
+                out.insert(v.key.clone());
+            }
             Formula::Not(g) | Formula::Forall(_, g) | Formula::Exists(_, g) => stack.push(g),
             Formula::And(gs) | Formula::Or(gs) => stack.extend(gs.iter()),
             Formula::Implies(a, b) | Formula::Iff(a, b) => {
