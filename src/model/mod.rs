@@ -31,6 +31,7 @@ pub mod diff;
 pub mod export;
 pub mod history;
 pub mod inconsistency;
+pub mod keylife;
 pub mod recompute;
 pub mod report;
 pub mod timeline;

@@ -40,7 +40,8 @@ pub use command::{COMMANDS, Command, CommandError, FormulaArg};
 pub use model_sigma::ModelSigma;
 pub use reply::{
     Changed, DecisionLine, DiffItem, EventRef, GroundChange, HistoryCostView, HistoryLine,
-    LeftInfo, Member, NoteLine, RepairLine, ReplError, Reply, RevisionLine, VerdictLine,
+    KeyLifeView, KeyWriteLine, LeftInfo, Member, NoteLine, RepairLine, ReplError, Reply,
+    RevisionLine, VerdictLine,
 };
 
 use layer::{HandEntry, Held};

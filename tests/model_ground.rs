@@ -1,0 +1,120 @@
+//! Ground beliefs (`belief` events, steps' `new_beliefs`) as members of Σ: value atoms with
+//! their writes, overwrites as revisions, retractions of a key.
+
+use doxascope::model::{Model, RecomputeOptions, RetractedBy};
+
+const TRACE: &str = r#"{"kind":"session","v":1,"seq":1,"session":"g"}
+{"kind":"belief","seq":2,"session":"g","name":"user-prefs/seat","value":"aisle","source":"memory:create"}
+{"kind":"announce","seq":3,"session":"g","id":"r1","formula":"balance_ok -> status = \"paid\"","role":"rule"}
+{"kind":"belief","seq":4,"session":"g","name":"status","value":"due","source":"tool:billing"}
+{"kind":"belief","seq":5,"session":"g","name":"user-prefs/seat","value":"window","source":"memory:update"}
+{"kind":"retract","seq":6,"session":"g","target":"status","reason":"memory deleted"}
+{"kind":"belief","seq":7,"session":"g","name":"count","value":3.0}
+{"kind":"belief","seq":8,"session":"g","name":"blob","value":{"b":[1,2],"a":null}}
+{"kind":"belief","seq":9,"session":"g","name":"empty"}
+"#;
+
+fn sigma(m: &Model, t: u32) -> Vec<(String, String)> {
+    m.sigma_at("g", t)
+        .unwrap()
+        .iter()
+        .map(|b| (b.id().to_string(), b.formula_text().to_string()))
+        .collect()
+}
+
+fn pairs(v: &[(&str, &str)]) -> Vec<(String, String)> {
+    v.iter()
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+        .collect()
+}
+
+#[test]
+fn writes_overwrites_and_retractions_of_keys() {
+    let m = Model::from_bytes("g.jsonl", TRACE.as_bytes());
+    let tl = m.timeline("g").unwrap();
+    assert!(tl.errors().is_empty(), "{:?}", tl.errors());
+    assert_eq!(
+        sigma(&m, 4),
+        pairs(&[
+            ("user-prefs/seat", r#"user-prefs/seat = "aisle""#),
+            ("r1", r#"balance_ok -> status = "paid""#),
+            ("status", r#"status = "due""#),
+        ])
+    );
+    // The overwrite ends the old value at the writing event's step, as a revision.
+    assert_eq!(
+        sigma(&m, 6),
+        pairs(&[
+            ("r1", r#"balance_ok -> status = "paid""#),
+            ("user-prefs/seat", r#"user-prefs/seat = "window""#),
+        ])
+    );
+    let seat: Vec<_> = tl.records_of("user-prefs/seat").collect();
+    assert_eq!(seat.len(), 2);
+    let old = seat[0].1.retraction.unwrap();
+    assert_eq!((old.step, old.by), (5, RetractedBy::Superseded));
+    assert_eq!(tl.overwrites().len(), 1);
+    let ow = tl.overwrites()[0];
+    assert_eq!((ow.step, ow.old, ow.new), (5, seat[0].0, seat[1].0));
+    assert!(tl.is_ground(seat[0].0) && !tl.is_ground(tl.records_of("r1").next().unwrap().0));
+    // The retract of a key ends its record and the BDI log's held value both.
+    let status = tl.records_of("status").next().unwrap().1;
+    assert_eq!(status.retraction.map(|r| r.step), Some(6));
+    let rt = tl.retracts().last().unwrap();
+    assert!(rt.record.is_some() && rt.ground.is_some());
+    assert!(!tl.bdi_log().known_by("status", 6));
+    assert!(tl.bdi_log().known_by("status", 5));
+    // Numbers and JSON canonical; a belief without a value holds null.
+    let end = sigma(&m, 9);
+    assert!(
+        end.contains(&("count".into(), "count = 3".into())),
+        "{end:?}"
+    );
+    assert!(
+        end.contains(&("blob".into(), r#"blob = {"a":null,"b":[1,2]}"#.into())),
+        "{end:?}"
+    );
+    assert!(
+        end.contains(&("empty".into(), "empty = null".into())),
+        "{end:?}"
+    );
+    // The recomputation walks the session without errors.
+    let r = m.recompute("g", &RecomputeOptions::default()).unwrap();
+    assert!(r.errors.is_empty());
+}
+
+#[test]
+fn a_followed_file_replays_ground_beliefs_like_a_loaded_one() {
+    // Loaded whole from a file (briefs from the scanner) and read as bytes: the same Σ.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("g.jsonl");
+    std::fs::write(&path, TRACE).unwrap();
+    let loaded = Model::load(&[&path]).unwrap();
+    let bytes = Model::from_bytes("g.jsonl", TRACE.as_bytes());
+    for t in 0..=9 {
+        assert_eq!(sigma(&loaded, t), sigma(&bytes, t), "step {t}");
+    }
+}
+
+#[test]
+fn whatif_holds_the_traces_ground_values_in_the_alternative() {
+    use doxascope::logic::revise::Policy;
+    use doxascope::model::whatif::whatif;
+    let m = Model::from_bytes("g.jsonl", TRACE.as_bytes());
+    let tl = m.timeline("g").unwrap();
+    let opts = RecomputeOptions::default();
+    for from in [0, 3] {
+        let w = whatif(tl, m.log(), Policy::Recency, from, &opts);
+        assert!(w.errors.is_empty(), "{:?}", w.errors);
+        let mut ids: Vec<&str> = w.alt_at(6).iter().map(|a| a.id.as_str()).collect();
+        ids.sort();
+        assert_eq!(ids, ["r1", "user-prefs/seat"], "from {from}");
+        let seat: Vec<u32> = w
+            .alt
+            .iter()
+            .filter(|a| a.id == "user-prefs/seat")
+            .map(|a| a.entered)
+            .collect();
+        assert_eq!(seat, [2, 5], "from {from}");
+    }
+}
