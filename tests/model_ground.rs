@@ -118,3 +118,71 @@ fn whatif_holds_the_traces_ground_values_in_the_alternative() {
         assert_eq!(seat, [2, 5], "from {from}");
     }
 }
+
+#[test]
+fn the_recomputation_reasons_with_ground_values() {
+    let trace = r#"{"kind":"session","v":1,"seq":1,"session":"g"}
+{"kind":"belief","seq":2,"session":"g","name":"status","value":"due","source":"tool:billing"}
+{"kind":"verify","seq":3,"session":"g","formula":"status = \"paid\"","outcome":"contradiction"}
+{"kind":"verify","seq":4,"session":"g","formula":"status = \"due\"","outcome":"entailed"}
+{"kind":"announce","seq":5,"session":"g","id":"r1","formula":"balance_ok -> status = \"paid\"","role":"rule"}
+{"kind":"announce","seq":6,"session":"g","id":"b","formula":"balance_ok"}
+{"kind":"belief","seq":7,"session":"g","name":"status","value":"paid"}
+{"kind":"verify","seq":8,"session":"g","formula":"status = \"due\"","outcome":"contradiction"}
+"#;
+    let m = Model::from_bytes("g.jsonl", trace.as_bytes());
+    let r = m.recompute("g", &RecomputeOptions::default()).unwrap();
+    assert!(r.errors.is_empty(), "{:?}", r.errors);
+    assert_eq!(r.verifies.len(), 3);
+    assert!(
+        r.verifies.iter().all(|v| v.agrees() == Some(true)),
+        "{:?}",
+        r.verifies
+    );
+    // balance_ok with the rule forces status = "paid" while "due" is held: inconsistent.
+    let b = r.announces.iter().find(|a| a.id == "b").unwrap();
+    let res = b.result.as_ref().unwrap();
+    assert!(!res.consistent_after);
+    let mut c = res.conflict.to_vec();
+    c.sort();
+    assert_eq!(c, ["b", "r1", "status"]);
+}
+
+#[test]
+fn exports_carry_the_one_value_per_key_constraint() {
+    use doxascope::model::export::{Format, Header, export};
+    // Σ at step 4 holds `status = "due"` and the rule naming `status = "paid"`: two values
+    // of one key, which SMT-LIB must exclude explicitly (DIMACS gets the encoder's clauses).
+    let m = Model::from_bytes("g.jsonl", TRACE.as_bytes());
+    let sigma = m.sigma_at("g", 4).unwrap();
+    let header = Header {
+        session: "g",
+        step: 4,
+    };
+    let smt = export(&sigma, Format::Smtlib, header);
+    assert!(smt.contains("; one value at a time: status"), "{smt}");
+    assert!(
+        smt.contains(r#"(assert (not (and |status = "due"| |status = "paid"|)))"#),
+        "{smt}"
+    );
+    let dimacs = export(
+        &sigma,
+        Format::Dimacs,
+        Header {
+            session: "g",
+            step: 4,
+        },
+    );
+    let clauses: Vec<Vec<i64>> = dimacs
+        .lines()
+        .filter(|l| !l.starts_with('c') && !l.starts_with('p'))
+        .map(|l| l.split_whitespace().map(|x| x.parse().unwrap()).collect())
+        .collect();
+    // The ladder's exclusion: a binary clause of two negative literals.
+    assert!(
+        clauses
+            .iter()
+            .any(|c| c.len() == 3 && c[0] < 0 && c[1] < 0 && c[2] == 0),
+        "{dimacs}"
+    );
+}

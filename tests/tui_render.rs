@@ -449,3 +449,26 @@ fn the_header_says_which_pass_of_a_load_runs() {
     );
     assert!(!header.contains("loading"), "{header}");
 }
+
+#[test]
+fn an_overwritten_value_is_a_row_of_the_retractions_pane() {
+    let trace = concat!(
+        r#"{"kind":"belief","seq":1,"name":"seat","value":"aisle","source":"memory:create"}"#,
+        "\n",
+        r#"{"kind":"belief","seq":2,"name":"seat","value":"window","source":"memory:update"}"#,
+        "\n",
+        r#"{"kind":"retract","seq":3,"target":"seat","by":"agent"}"#,
+        "\n",
+    );
+    highlight::load_now();
+    let store = Store::from_bytes("kv.jsonl", trace.as_bytes());
+    let mut app = audited(App::new(store, Theme::builtin("dark").expect("dark theme")));
+    let s = zoomed(&mut app, Pane::Retract, 120, 12);
+    assert!(s.contains("retractions 2"), "{s}");
+    assert!(
+        s.contains(r#"2 overwrite seat = "aisle" → seat = "window""#),
+        "{s}"
+    );
+    assert!(s.contains("retract seat by agent"), "{s}");
+    assert!(is_clean(&s));
+}
