@@ -200,9 +200,14 @@ fn value_atoms_of_ground_beliefs_are_queried() {
         .map(|m| m["id"].as_str().unwrap())
         .collect();
     assert_eq!(support, ["denominator"]);
-    // Not entailed: the countermodel keeps the held value, so the other one is false.
+    // Not entailed: the countermodel shows the value the key holds, which rules it out.
     assert_eq!(
         lines[5]["countermodel"]["final_answer = \"18\" \"thousand hours\""], false,
+        "{}",
+        lines[5]
+    );
+    assert_eq!(
+        lines[5]["countermodel"]["final_answer = \"17\" \"thousand hours\""], true,
         "{}",
         lines[5]
     );

@@ -417,14 +417,25 @@ impl State {
                 "countermodel satisfies the query".into(),
             ));
         }
-        // Project on the atoms of φ and of the beliefs sharing an atom with φ.
+        // Project on the atoms of φ and of the beliefs sharing an atom with φ, or a key of
+        // one of its value atoms (the value the key holds is what rules φ's value out).
         let mut atoms = Vec::new();
         cnf::atoms_of(&g, &mut atoms);
         let query_atoms: HashSet<Atom> = atoms.iter().cloned().collect();
+        let query_keys: HashSet<String> = atoms
+            .iter()
+            .filter_map(|a| match a {
+                Atom::Value(v) => Some(v.key.clone()),
+                _ => None,
+            })
+            .collect();
+        let shared = |a: &Atom| {
+            query_atoms.contains(a) || matches!(a, Atom::Value(v) if query_keys.contains(&v.key))
+        };
         for b in self.beliefs.iter().filter(|b| b.active) {
             let mut ba = Vec::new();
             cnf::atoms_of(b.formula(), &mut ba);
-            if ba.iter().any(|a| query_atoms.contains(a)) {
+            if ba.iter().any(shared) {
                 for a in ba {
                     if !atoms.contains(&a) {
                         atoms.push(a);
