@@ -94,6 +94,10 @@ fn values_are_canonical() {
     assert_ne!(p("n = 3"), p(r#"n = "3""#));
     assert_eq!(p("n = 20.90"), val("n", num("20.9"), None));
     assert_eq!(p("n = 1e300"), val("n", num("1e300"), None));
+    assert_eq!(p("n = 1e16"), val("n", num("10000000000000000"), None));
+    assert_eq!(p("n = -2.50e0"), val("n", num("-2.5"), None));
+    assert_eq!(p("n = 0.00000015"), val("n", num("1.5e-7"), None));
+    assert_eq!(p("n = 123456789012"), val("n", num("123456789012"), None));
     // JSON: no spaces, keys sorted, numbers canonical inside.
     assert_eq!(
         p(r#"m = { "b": [1.0, true], "a": null }"#),

@@ -186,3 +186,25 @@ fn exports_carry_the_one_value_per_key_constraint() {
         "{dimacs}"
     );
 }
+
+#[test]
+fn a_retract_may_name_a_ground_belief_by_its_value_atom() {
+    let trace = concat!(
+        r#"{"kind":"belief","seq":1,"name":"seat","value":"aisle"}"#,
+        "\n",
+        r#"{"kind":"retract","seq":2,"target":"seat = \"window\""}"#,
+        "\n",
+        r#"{"kind":"retract","seq":3,"target":"seat  =  \"aisle\""}"#,
+        "\n",
+    );
+    let m = Model::from_bytes("r.jsonl", trace.as_bytes());
+    let s = m.sessions()[0].to_string();
+    let tl = m.timeline(&s).unwrap();
+    // Another value names nothing held: an error; the value held is taken back.
+    let rt = tl.retracts();
+    assert_eq!((rt[0].record, rt[0].ground), (None, None));
+    assert!(rt[1].record.is_some() && rt[1].ground.is_some());
+    assert_eq!(tl.errors().len(), 1);
+    assert!(m.sigma_at(&s, 3).unwrap().is_empty());
+    assert!(!tl.bdi_log().known_by("seat", 3));
+}

@@ -96,18 +96,20 @@ fn number_text(n: &serde_json::Number) -> String {
 
 /// The canonical text of a number written as `text` (JSON number syntax), or `None` when
 /// it is not one or is not finite as a double. Numbers are compared as IEEE doubles: `3`,
-/// `3.0`, `3e0` and `0.3e1` are all `3`; `-0` is `0`; integers up to 10^15 print without
-/// fraction or exponent, other values in Rust's shortest round-trip form (`0.1`, `1e300`).
+/// `3.0`, `3e0` and `0.3e1` are all `3`; `-0` is `0`; integral values below 10^17 print as
+/// plain digits, other values in Rust's shortest round-trip form (`0.1`, `1e300`).
 pub fn canonical_number(text: &str) -> Option<String> {
     let x: f64 = text.parse().ok()?;
     x.is_finite().then(|| canonical_float(x))
 }
 
 fn canonical_float(x: f64) -> String {
-    if x == x.trunc() && x.abs() < 1e15 {
-        // `as` saturates; the bound keeps it exact. `-0.0` becomes 0.
-        format!("{}", x as i64)
+    if x == x.trunc() && x.abs() < 1e17 {
+        // Display writes integral doubles as plain digits; adding 0.0 turns -0 into 0.
+        format!("{}", x + 0.0)
     } else {
+        // The shortest text that reads back as the same double, with an exponent when
+        // plain digits would be long (`1e300`, `1.5e-7`).
         format!("{x:?}")
     }
 }

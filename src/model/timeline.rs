@@ -585,6 +585,9 @@ pub(crate) struct Builder {
     /// event ends at most one), for views that index retractions as they happen
     /// ([`Builder::take_ended`]).
     ended: Option<u32>,
+    /// Active ground-belief records by their value atom (printed in ASCII, which is its
+    /// normalized form), for a retract that names one by its formula.
+    ground_formula: HashMap<Text, u32>,
 }
 
 /// Buckets of the old table moved to the new one per insert while a [`Growing`] table grows,
@@ -946,6 +949,9 @@ impl Builder {
             };
             let formula = norm.as_deref().map(|n| (n, formula_hash(n)));
             b.add_active(log, &tl.beliefs, i as u32, str_hash(&r.id), formula);
+            if let Some(a) = tl.ground.get(&(i as u32)) {
+                b.ground_formula.insert(a.formula.clone(), i as u32);
+            }
         }
         for (k, rv) in tl.revisions.iter().enumerate() {
             for u in &rv.unapplied {
@@ -1146,8 +1152,10 @@ impl Pass<'_> {
             retraction: None,
             formula_ok,
         });
+        self.b.ground_formula.insert(a.formula.clone(), idx);
         self.tl.ground.insert(idx, Box::new(a));
-        // Not indexed by formula: a ground belief is retracted by its name.
+        // Not in the formula groups (whose members are read back from `announce` events):
+        // `ground_formula` finds it by its value atom.
         self.b
             .add_active(self.log, &self.tl.beliefs, idx, hash, None);
     }
@@ -1223,6 +1231,11 @@ impl Pass<'_> {
 
     /// Ends an active record.
     fn end(&mut self, i: u32, step: u32, pos: u32, by: RetractedBy) {
+        if let Some(a) = self.tl.ground.get(&i)
+            && self.b.ground_formula.get(&a.formula) == Some(&i)
+        {
+            self.b.ground_formula.remove(&a.formula);
+        }
         let rec = &self.tl.beliefs[i as usize];
         let fhash = self
             .b
@@ -1254,6 +1267,10 @@ impl Pass<'_> {
         }
         let (n, fh) = target.normalized.as_ref()?;
         if let Some(i) = active(n) {
+            return Some(i);
+        }
+        // A ground belief named by its value atom.
+        if let Some(&i) = self.b.ground_formula.get(n.text.as_str()) {
             return Some(i);
         }
         // An explicit id with this formula: the oldest such active record.
