@@ -60,6 +60,10 @@
 //!   call rows, transcripts and totals (`:tokens`): `model/usage.rs`; the span tree
 //!   (`:spans`): `model/spans.rs`, drawn by `tui/waterfall.rs`.
 //! - A subcommand: `cli/mod.rs` and a file of its own under `cli/`.
+//! - Value atoms (`key = value`): the AST in `logic/formula.rs` (canonical values), syntax in
+//!   `logic/parse.rs` and `logic/print.rs`, the one-value-per-key constraint where atoms get
+//!   their variables (`logic/cnf.rs`); ground beliefs as records of Σ in
+//!   `model/timeline.rs`; a key's life (`history KEY`) in `model/keylife.rs`.
 
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]

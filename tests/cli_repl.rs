@@ -159,3 +159,112 @@ fn diff_shows_memory_edits() {
         serde_json::json!([{"name": "human", "before": null, "after": "First name: Sarah"}])
     );
 }
+
+/// Seed 004's ground beliefs are members of Σ as value atoms: listed, queried, explained,
+/// and a key's life shown by `history KEY`.
+#[test]
+fn value_atoms_of_ground_beliefs_are_queried() {
+    let input = concat!(
+        "sigma\n",
+        "entails numerator = \"356400\" km\n",
+        "entails numerator = \"356401\" km\n",
+        "entails numerator = 356400 km\n",
+        "why denominator = \"20.9\" \"km/h\"\n",
+        "whynot final_answer = \"18\" \"thousand hours\"\n",
+        "entails ~(rounded_result = \"17000\" hours & final_answer = \"17\" \"thousand hours\")\n",
+        "history numerator\n",
+    );
+    let (code, out, _) = repl(&["sample-traces/kipchoge-bdi.jsonl", "--json"], input);
+    assert_eq!(code, 0);
+    let lines: Vec<Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("each line is JSON"))
+        .collect();
+    let ids: Vec<&str> = lines[0]["beliefs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids.len(), 9, "{ids:?}");
+    assert!(ids.contains(&"numerator") && ids.contains(&"final_answer"));
+    assert_eq!(lines[1]["result"], "entailed");
+    // Another value of the key: contradicted (one value per key).
+    assert_eq!(lines[2]["result"], "contradicted");
+    // The number 356400 is not the string "356400".
+    assert_eq!(lines[3]["result"], "contradicted");
+    let support: Vec<&str> = lines[4]["supports"][0]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(support, ["denominator"]);
+    // Not entailed: the countermodel shows the value the key holds, which rules it out.
+    assert_eq!(
+        lines[5]["countermodel"]["final_answer = \"18\" \"thousand hours\""], false,
+        "{}",
+        lines[5]
+    );
+    assert_eq!(
+        lines[5]["countermodel"]["final_answer = \"17\" \"thousand hours\""], true,
+        "{}",
+        lines[5]
+    );
+    assert_eq!(lines[6]["result"], "contradicted");
+    // history KEY: both writes of numerator, the second re-writing the same value.
+    let key = &lines[7]["key"];
+    assert_eq!(key["key"], "numerator");
+    let values = key["values"].as_array().unwrap();
+    assert_eq!(values.len(), 2, "{key}");
+    assert_eq!(values[0]["step"], 16);
+    assert_eq!(values[0]["ended"]["by"], "reannounced");
+    assert!(
+        values[1]["writer"]
+            .as_str()
+            .unwrap()
+            .starts_with("step S2 of plan-2: Minimum perigee"),
+        "{key}"
+    );
+}
+
+/// An overwrite is a revision: the text of `history KEY` shows the old value overwritten at
+/// the writing step, and who wrote each.
+#[test]
+fn history_of_a_key_shows_its_values_and_writers() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("kv.jsonl");
+    std::fs::write(
+        &path,
+        concat!(
+            r#"{"kind":"belief","name":"seat","value":"aisle","source":"memory:create"}"#,
+            "\n",
+            r#"{"kind":"step","plan":"p","step":"S1","status":"dispatched","inputs":{"seat":"aisle"}}"#,
+            "\n",
+            r#"{"kind":"belief","name":"seat","value":"window","source":"memory:update"}"#,
+            "\n",
+        ),
+    )
+    .unwrap();
+    let p = path.to_string_lossy().into_owned();
+    let (code, out, _) = repl(&[&p], "history seat\n");
+    assert_eq!(code, 0);
+    assert!(
+        out.contains(
+            "values of seat:\n    step     1  seat = \"aisle\" (memory:create)  ← belief; \
+             overwritten at step 3\n    step     3  seat = \"window\" (memory:update)  ← belief\n  \
+             read by: step 2 (S1 of p)"
+        ),
+        "{out}"
+    );
+    let (_, out, _) = repl(
+        &[&p, "--json"],
+        "entails seat = \"aisle\"\nat 2\nentails seat = \"aisle\"\n",
+    );
+    let lines: Vec<Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines[0]["result"], "contradicted");
+    assert_eq!(lines[2]["result"], "entailed");
+}

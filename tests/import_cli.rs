@@ -159,9 +159,21 @@ fn export_and_repl_read_other_formats_and_say_so() {
         text(&o.stderr)
     );
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
-    // Σ is empty (no formulas were invented); the memory blocks are ground beliefs with
-    // their write history.
-    assert_eq!(v["beliefs"].as_array().map(Vec::len), Some(0), "{v}");
+    // No formulas were invented: Σ is the memory blocks as value atoms (docs/trace-format.md,
+    // "Value atoms"), each with its latest value; the ground beliefs keep the write history.
+    let sigma: Vec<(&str, &str)> = v["beliefs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| (b["id"].as_str().unwrap(), b["formula"].as_str().unwrap()))
+        .collect();
+    assert_eq!(sigma.len(), 2, "{v}");
+    let (_, human) = sigma.iter().find(|(id, _)| *id == "human").unwrap();
+    assert!(
+        human.starts_with("human = \"") && human.contains("First name: Sam"),
+        "{human}"
+    );
+    assert!(!human.contains("First name: Sarah"), "{human}");
     let human = v["bdi"]["ground_beliefs"]
         .as_array()
         .unwrap()

@@ -2,7 +2,7 @@
 //! depth limits, and property tests (round trip through both printers; agreement with an
 //! independent recursive-descent transcription of the grammar).
 
-use doxascope::logic::formula::{Atom, Formula, MAX_DEPTH, Term};
+use doxascope::logic::formula::{Atom, Formula, MAX_DEPTH, Scalar, Term, ValueAtom};
 use doxascope::logic::parse::{MAX_INPUT_BYTES, ParseError, is_name, parse};
 use doxascope::logic::print::{normalized, to_ascii};
 use proptest::prelude::*;
@@ -39,6 +39,111 @@ fn iff(a: Formula, b: Formula) -> Formula {
 
 fn pred(name: &str, args: Vec<Term>) -> Formula {
     Formula::Atom(Atom::Pred(name.into(), args))
+}
+
+fn val(key: &str, value: Scalar, unit: Option<&str>) -> Formula {
+    Formula::Atom(Atom::Value(Box::new(ValueAtom {
+        key: key.into(),
+        value,
+        unit: unit.map(str::to_string),
+    })))
+}
+
+fn s(text: &str) -> Scalar {
+    Scalar::Str(text.into())
+}
+
+fn num(text: &str) -> Scalar {
+    Scalar::Num(text.into())
+}
+
+#[test]
+fn value_atoms_parse_with_memory_keys() {
+    assert_eq!(
+        p(r#"seat_pref = "aisle""#),
+        val("seat_pref", s("aisle"), None)
+    );
+    assert_eq!(
+        p(r#"user-prefs/m2 = "window""#),
+        val("user-prefs/m2", s("window"), None)
+    );
+    assert_eq!(p("a.b-c/d=3"), val("a.b-c/d", num("3"), None));
+    assert_eq!(p(r#""my key" = 1"#), val("my key", num("1"), None));
+    assert_eq!(p(r#""not" = 1"#), val("not", num("1"), None));
+    // Keys are recognised only before '=': elsewhere '-' and '.' keep their meaning.
+    assert_eq!(p("a->b"), imp(prop("a"), prop("b")));
+    assert_eq!(
+        p(r#"balance_ok -> status = "paid""#),
+        imp(prop("balance_ok"), val("status", s("paid"), None))
+    );
+    assert_eq!(
+        p("~k = 1 & k = 2"),
+        Formula::And(vec![
+            not(val("k", num("1"), None)),
+            val("k", num("2"), None)
+        ])
+    );
+}
+
+#[test]
+fn values_are_canonical() {
+    // Numbers by value, strings apart from numbers.
+    assert_eq!(p("n = 3"), p("n = 3.0"));
+    assert_eq!(p("n = 3"), p("n = 0.3e1"));
+    assert_eq!(p("n = 0"), p("n = -0"));
+    assert_ne!(p("n = 3"), p(r#"n = "3""#));
+    assert_eq!(p("n = 20.90"), val("n", num("20.9"), None));
+    assert_eq!(p("n = 1e300"), val("n", num("1e300"), None));
+    assert_eq!(p("n = 1e16"), val("n", num("10000000000000000"), None));
+    assert_eq!(p("n = -2.50e0"), val("n", num("-2.5"), None));
+    assert_eq!(p("n = 0.00000015"), val("n", num("1.5e-7"), None));
+    assert_eq!(p("n = 123456789012"), val("n", num("123456789012"), None));
+    // JSON: no spaces, keys sorted, numbers canonical inside.
+    assert_eq!(
+        p(r#"m = { "b": [1.0, true], "a": null }"#),
+        val("m", Scalar::Json(r#"{"a":null,"b":[1,true]}"#.into()), None)
+    );
+    assert_eq!(p("f = true"), val("f", Scalar::Json("true".into()), None));
+    assert_eq!(p("f = null"), val("f", Scalar::Json("null".into()), None));
+    // The unit is part of the value.
+    assert_eq!(p("d = 5 km"), val("d", num("5"), Some("km")));
+    assert_eq!(p(r#"d = 5 "km/h""#), val("d", num("5"), Some("km/h")));
+    assert_ne!(p("d = 5 km"), p("d = 5"));
+    // A keyword after the value is a connective, not a unit.
+    assert_eq!(
+        p("d = 5 and q"),
+        Formula::And(vec![val("d", num("5"), None), prop("q")])
+    );
+}
+
+#[test]
+fn value_atoms_print_and_round_trip() {
+    for text in [
+        r#"seat_pref = "aisle""#,
+        r#"user-prefs/m2 = "window""#,
+        r#""my key" = {"a":[1,"x"]}"#,
+        r#"d = 20.9 "km/h""#,
+        r#"d = 5 km"#,
+        r#"balance_ok -> status = "paid""#,
+        r#"k = "line\u{a}break""#,
+    ] {
+        let f = p(text);
+        assert_eq!(to_ascii(&f), text);
+        assert_eq!(p(&f.to_string()), f);
+    }
+}
+
+#[test]
+fn bad_values_are_located_errors() {
+    let e = perr("k = aisle");
+    assert_eq!(e.column, 5);
+    assert!(e.message.contains("quoted"), "{}", e.message);
+    assert_eq!(perr("k = ").column, 5);
+    assert_eq!(perr("k => v").column, 3);
+    assert_eq!(perr("k = 01").column, 5);
+    assert_eq!(perr(r#"k = {"a":}"#).column, 5);
+    assert_eq!(perr("P(x) = 1").column, 6);
+    assert_eq!(perr("k = 1 = 2").column, 7);
 }
 
 fn var(s: &str) -> Term {
@@ -507,8 +612,39 @@ fn term_strategy() -> impl Strategy<Value = Term> {
     ]
 }
 
+fn key_strategy() -> impl Strategy<Value = String> {
+    prop_oneof![
+        "[a-z_][a-z0-9_./-]{0,6}",
+        text_strategy(),
+        Just("and".to_string()),
+    ]
+}
+
+fn scalar_strategy() -> impl Strategy<Value = Scalar> {
+    prop_oneof![
+        text_strategy().prop_map(Scalar::Str),
+        (-1000i64..1000).prop_map(|n| Scalar::Num(n.to_string())),
+        Just(Scalar::Num("20.9".into())),
+        Just(Scalar::Num("1e300".into())),
+        prop::sample::select(vec!["true", "false", "null", "[]", r#"{"a":[1,"\u202e"]}"#])
+            .prop_map(|j| Scalar::Json(j.to_string())),
+    ]
+}
+
+fn value_strategy() -> impl Strategy<Value = Formula> {
+    (
+        key_strategy(),
+        scalar_strategy(),
+        prop::option::of(prop_oneof![name_strategy(), text_strategy()]),
+    )
+        .prop_map(|(key, value, unit)| {
+            Formula::Atom(Atom::Value(Box::new(ValueAtom { key, value, unit })))
+        })
+}
+
 fn leaf_strategy() -> impl Strategy<Value = Formula> {
     prop_oneof![
+        value_strategy(),
         Just(Formula::True),
         Just(Formula::False),
         name_strategy().prop_map(|n| Formula::Atom(Atom::Prop(n))),
@@ -613,7 +749,8 @@ proptest! {
             prop::sample::select(vec![
                 "p", "Q", "(", ")", ",", ".", " ", "¬", "!", "∧", "&", "|", "∨", "->", "→", "<-",
                 "↔", "∀", "∃", "x", "forall", "exists", "not", "\"", "\\", "\\u{41}", "\0",
-                "\u{202e}", "é", "-", "<", "⊤", "⊥",
+                "\u{202e}", "é", "-", "<", "⊤", "⊥", "=", "a-b/c.d", "3", "-0.5e2", "{", "}",
+                "[", "]", "\"k\":", "null", "km",
             ]),
             0..24,
         ).prop_map(|v| v.concat()),
@@ -665,6 +802,11 @@ const TOKENS: &[&str] = &[
     "forall x, y.",
     "⊤",
     "false",
+    "=",
+    "k/x",
+    "1",
+    "2.0",
+    "\"v\"",
 ];
 
 struct Rd<'a> {
@@ -741,17 +883,28 @@ impl<'a> Rd<'a> {
             }
             "⊤" => Some(Formula::True),
             "false" => Some(Formula::False),
+            // A key followed by '=' is a value atom; a key with '/' is one only there.
+            "p" | "q" | "1" | "2.0" | "k/x" | "\"v\"" if self.eat(&["="]) => {
+                self.value_atom(t.trim_matches('"'))
+            }
             // A name directly followed by '(' is a predicate atom, spaces or not.
-            "p" | "q" if self.eat(&["("]) => {
+            "p" | "q" | "1" | "\"v\"" if self.eat(&["("]) => {
+                let t = t.trim_matches('"');
                 if self.eat(&[")"]) {
                     return Some(pred(t, vec![]));
                 }
-                let arg = self.peek().filter(|a| ["p", "q"].contains(a))?;
+                let arg = self
+                    .peek()
+                    .filter(|a| ["p", "q", "1", "\"v\""].contains(a))?;
                 self.pos += 1;
-                let arg = self.term(arg);
+                let arg = match arg {
+                    "\"v\"" => cst("v"),
+                    a => self.term(a),
+                };
                 self.eat(&[")"]).then(|| pred(t, vec![arg]))
             }
-            "p" | "q" => Some(prop(t)),
+            "p" | "q" | "1" => Some(prop(t)),
+            "\"v\"" => Some(Formula::Atom(Atom::Quoted("v".into()))),
             "P(x)" => Some(pred("P", vec![self.term("x")])),
             "P(a, y)" => Some(pred("P", vec![self.term("a"), self.term("y")])),
             "∀x." | "∃y." | "forall x, y." => {
@@ -773,6 +926,31 @@ impl<'a> Rd<'a> {
             }
             _ => None,
         }
+    }
+}
+
+impl Rd<'_> {
+    /// The value after '=' and the unit after it: a name or quoted text that is no keyword.
+    fn value_atom(&mut self, key: &str) -> Option<Formula> {
+        let value = match self.peek()? {
+            "1" => num("1"),
+            "2.0" => num("2"),
+            "\"v\"" => s("v"),
+            "false" => Scalar::Json("false".into()),
+            _ => return None,
+        };
+        self.pos += 1;
+        let unit = match self.peek() {
+            Some(u @ ("p" | "q" | "1")) => Some(u),
+            Some("\"v\"") => Some("v"),
+            // A name with more after it: the unit is its first part and the rest is an error.
+            Some("P(x)" | "P(a, y)" | "k/x" | "2.0") => return None,
+            _ => None,
+        };
+        if unit.is_some() {
+            self.pos += 1;
+        }
+        Some(val(key, value, unit))
     }
 }
 
@@ -847,7 +1025,15 @@ impl Gen<'_> {
                 self.choose(&["∀x.", "∃y.", "forall x, y."]);
                 self.formula(d - 1);
             }
-            _ => self.choose(&["p", "q", "P(x)", "P(a, y)", "⊤", "false"]),
+            5 => {
+                self.choose(&["p", "k/x", "\"v\"", "2.0"]);
+                self.out.push("=");
+                self.choose(&["1", "2.0", "\"v\"", "false"]);
+                if self.pick(2) == 1 {
+                    self.choose(&["q", "\"v\""]);
+                }
+            }
+            _ => self.choose(&["p", "q", "P(x)", "P(a, y)", "⊤", "false", "1", "\"v\""]),
         }
     }
 }

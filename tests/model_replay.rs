@@ -288,8 +288,8 @@ fn scores_are_logged_with_their_targets_and_change_nothing_else() {
 
 /// Memory edits (docs/import.md): a `retract` naming a held ground belief takes its value
 /// back; the BDI state no longer holds it until it is written again; the retraction log
-/// keeps what was taken back. A Σ belief of the same id wins; a name never written is an
-/// error, as before.
+/// keeps what was taken back, and the value atom's record of Σ ends with it. An announced
+/// Σ belief of the same id wins; a name never written is an error, as before.
 #[test]
 fn retracting_a_ground_belief_takes_its_value_back() {
     use doxascope::model::bdi::state_at;
@@ -319,7 +319,9 @@ fn retracting_a_ground_belief_takes_its_value_back() {
     assert!(bdi.known_by("human", 2) && !bdi.known_by("human", 3));
     let rt = tl.retracts();
     assert_eq!(rt.len(), 5);
-    assert_eq!((rt[0].record, rt[0].ground), (None, Some(0)));
+    // The ground belief is a record of Σ too (its value atom, id = its name): both end.
+    assert_eq!((rt[0].record, rt[0].ground), (Some(0), Some(0)));
+    assert_eq!(tl.beliefs()[0].id, "human");
     assert_eq!(
         bdi.retracted(m.log(), 0).unwrap().value,
         Some(&serde_json::json!("First name: Chad"))

@@ -281,3 +281,77 @@ fn kipchoge_plan_dag_statuses() {
     assert_eq!(b.reviews.len(), 2);
     assert!(b.library[0].decision.is_some());
 }
+
+#[test]
+fn kipchoge_ground_beliefs_are_sigma_rows() {
+    let m = load("kipchoge-bdi.jsonl");
+    let s = "kipchoge-bdi.jsonl";
+    let end = m.timeline(s).unwrap().len();
+    let sigma = m.sigma_at(s, end).unwrap();
+    let mut rows: Vec<(String, String, Option<String>)> = sigma
+        .iter()
+        .map(|b| {
+            (
+                b.id().to_string(),
+                b.formula().expect("a value atom parses").to_string(),
+                b.source().map(str::to_string),
+            )
+        })
+        .collect();
+    rows.sort();
+    let want = [
+        (
+            "denominator",
+            r#"denominator = "20.9" "km/h""#,
+            "web_search",
+        ),
+        (
+            "final_answer",
+            r#"final_answer = "17" "thousand hours""#,
+            "synthesis",
+        ),
+        (
+            "marathon_record_time",
+            r#"marathon_record_time = "2:01:09" "h:mm:ss""#,
+            "web_search",
+        ),
+        ("numerator", r#"numerator = "356400" km"#, "web_search"),
+        (
+            "rate_entity",
+            r#"rate_entity = "eliud_kipchoge_speed" "km/h""#,
+            "user",
+        ),
+        ("raw_result", r#"raw_result = "17052.63" hours"#, "bash"),
+        (
+            "rounded_result",
+            r#"rounded_result = "17000" hours"#,
+            "bash",
+        ),
+        ("rounding_unit", r#"rounding_unit = "1000" hours"#, "user"),
+        (
+            "target_entity",
+            r#"target_entity = "earth_moon_distance" km"#,
+            "user",
+        ),
+    ];
+    let want: Vec<(String, String, Option<String>)> = want
+        .iter()
+        .map(|(i, f, src)| (i.to_string(), f.to_string(), Some(src.to_string())))
+        .collect();
+    assert_eq!(rows, want);
+    // Each row is at the step of the event that wrote it; numerator, written again with the
+    // same value at step 24, is that write's (the first one re-announced).
+    let num = sigma.iter().find(|b| b.id() == "numerator").unwrap();
+    assert_eq!(num.step(), 24);
+    let tl = m.timeline(s).unwrap();
+    let first = tl.records_of("numerator").next().unwrap().1;
+    assert_eq!(first.announced, 16);
+    assert_eq!(
+        first.retraction.map(|r| r.by),
+        Some(RetractedBy::Reannounced)
+    );
+    assert!(tl.overwrites().is_empty());
+    // Before the first write Σ is empty; after seq 6 it holds target_entity.
+    assert!(ids(&m, s, 5).is_empty());
+    assert_eq!(ids(&m, s, 6), vec!["target_entity"]);
+}

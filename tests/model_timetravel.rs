@@ -77,7 +77,8 @@ fn bdi_proj(b: &BdiState<'_>) -> String {
     )
 }
 
-/// A from-scratch Σ: apply announces and id-targeted retracts in order.
+/// A from-scratch Σ: apply announces, ground-belief writes (a member named by the belief,
+/// a rewrite moving it to the end as a new record) and id-targeted retracts in order.
 fn naive_sigma(log: &TraceLog, session: &str, t: usize) -> Vec<String> {
     let mut active: Vec<String> = Vec::new();
     let events = log.events.iter().filter(|e| &*e.session == session).take(t);
@@ -93,6 +94,16 @@ fn naive_sigma(log: &TraceLog, session: &str, t: usize) -> Vec<String> {
                 }
             }
             Body::Retract(r) => active.retain(|x| *x != r.target),
+            Body::Belief(b) => {
+                active.retain(|x| *x != b.name);
+                active.push(b.name.to_string());
+            }
+            Body::Step(st) if st.status == Some(doxascope::trace::event::StepStatus::Done) => {
+                for b in &st.new_beliefs {
+                    active.retain(|x| *x != b.name);
+                    active.push(b.name.to_string());
+                }
+            }
             _ => {}
         }
     }

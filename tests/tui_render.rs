@@ -240,6 +240,29 @@ fn detail_pane_shows_provenance_and_raw_json() {
 }
 
 #[test]
+fn sigma_pane_shows_ground_beliefs_as_key_rows() {
+    // Seed 004's Kipchoge run holds no announced formula: its Σ is its nine ground beliefs,
+    // each a value atom with its source, never an empty pane.
+    let mut app = sample("kipchoge-bdi.jsonl");
+    let s = zoomed(&mut app, Pane::Sigma, 140, 20);
+    snapshot("sigma_kipchoge_140x20", &s);
+    // Nine held; numerator's first write, re-written with the same value, is shown ended.
+    assert!(s.contains("Σ beliefs 10"), "{s}");
+    assert_eq!(s.matches(" active ").count(), 9, "{s}");
+    assert!(s.contains("retracted@24"), "{s}");
+    for row in [
+        "numerator = \"356400\" km",
+        "denominator = \"20.9\" \"km/h\"",
+        "final_answer = \"17\" \"thousand hours\"",
+        "web_search",
+        "synthesis",
+    ] {
+        assert!(s.contains(row), "{row} missing:\n{s}");
+    }
+    assert!(is_clean(&s));
+}
+
+#[test]
 fn full_screen_of_every_sample() {
     for name in [
         "alice-bob-norms.jsonl",
@@ -425,4 +448,27 @@ fn the_header_says_which_pass_of_a_load_runs() {
         "{header}"
     );
     assert!(!header.contains("loading"), "{header}");
+}
+
+#[test]
+fn an_overwritten_value_is_a_row_of_the_retractions_pane() {
+    let trace = concat!(
+        r#"{"kind":"belief","seq":1,"name":"seat","value":"aisle","source":"memory:create"}"#,
+        "\n",
+        r#"{"kind":"belief","seq":2,"name":"seat","value":"window","source":"memory:update"}"#,
+        "\n",
+        r#"{"kind":"retract","seq":3,"target":"seat","by":"agent"}"#,
+        "\n",
+    );
+    highlight::load_now();
+    let store = Store::from_bytes("kv.jsonl", trace.as_bytes());
+    let mut app = audited(App::new(store, Theme::builtin("dark").expect("dark theme")));
+    let s = zoomed(&mut app, Pane::Retract, 120, 12);
+    assert!(s.contains("retractions 2"), "{s}");
+    assert!(
+        s.contains(r#"2 overwrite seat = "aisle" → seat = "window""#),
+        "{s}"
+    );
+    assert!(s.contains("retract seat by agent"), "{s}");
+    assert!(is_clean(&s));
 }

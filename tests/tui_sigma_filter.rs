@@ -42,9 +42,14 @@ fn oracle(app: &App, f: &SigmaFilter, t: u32) -> Vec<u32> {
             Some("retracted") => !b.active_at(t),
             _ => true,
         })
-        .filter(|(_, b)| {
-            let Some(Body::Announce(a)) = app.store.event(b.event).map(|e| &e.body) else {
-                return false;
+        .filter(|(i, b)| {
+            // A ground belief's record stands for its value atom's announcement.
+            let a = match s.tl.ground_announce(*i as u32) {
+                Some(a) => a,
+                None => match app.store.event(b.event).map(|e| &e.body) {
+                    Some(Body::Announce(a)) => a,
+                    _ => return false,
+                },
             };
             f.role.as_ref().is_none_or(|r| role_name(&a.role) == *r)
                 && f.source.as_ref().is_none_or(|src| {

@@ -26,6 +26,16 @@
 //! it can stand wherever the clause stood, as a definition or as a guarded belief.
 //!
 //! Quantifiers are not encoded here: formulas are grounded first (`logic::ground`).
+//!
+//! **Value atoms** (`key = value`, [`crate::logic::formula::ValueAtom`]) carry a meaning of
+//! their own: a key holds at most one value. The encoder adds it where value atoms get their
+//! variables, so every solver fed by an encoder (the engine's, the rules', the fresh ones of
+//! explanations and corrections, the DIMACS export) holds it: the distinct value atoms of one
+//! key that were ever encoded are at most one true, as a sequential ("ladder") at-most-one
+//! that grows with each new value by one variable and three clauses (`v → sₙ`,
+//! `sₙ₋₁ → sₙ`, `sₙ₋₁ → ¬v`, where `sₙ` reads "one of the first n values holds"). Linear in
+//! the values of a key, and incremental: nothing is re-encoded when a value is added. These
+//! clauses are permanent like definitions: they are true in every model of the semantics.
 
 use hashbrown::HashMap;
 use varisat::{Lit, Var};
@@ -101,9 +111,14 @@ pub fn size_bound(f: &Formula) -> SizeBound {
     let mut stack = vec![f];
     while let Some(g) = stack.pop() {
         // One variable per node, and for a gate with k inputs k + 1 clauses (And/Or) or
-        // 4 clauses (Iff); atoms add one variable and no clause.
+        // 4 clauses (Iff); atoms add one variable and no clause, value atoms one more
+        // variable and three clauses (their key's at-most-one ladder).
         bound.vars += 1;
         match g {
+            Formula::Atom(Atom::Value(_)) => {
+                bound.vars += 1;
+                bound.clauses += 3;
+            }
             Formula::True | Formula::False | Formula::Atom(_) => {}
             Formula::Not(a) => stack.push(a),
             Formula::And(cs) | Formula::Or(cs) => {
@@ -137,6 +152,9 @@ pub struct Tseitin {
     atom_of: HashMap<Var, Atom>,
     gates: HashMap<Gate, Lit>,
     true_lit: Option<Lit>,
+    /// Per key of a value atom: the ladder literal "one of its values encoded so far
+    /// holds", and the variables of those values.
+    keys: HashMap<String, (Lit, Vec<Var>)>,
 }
 
 enum Frame<'a> {
@@ -170,6 +188,20 @@ impl Tseitin {
     /// The atom a variable stands for, if it is an atom variable.
     pub fn var_atom(&self, var: Var) -> Option<&Atom> {
         self.atom_of.get(&var)
+    }
+
+    /// The variables of the value atoms of `atom`'s key other than `atom`'s own (empty for an
+    /// atom that is no value atom): the ones that must be false when it is true.
+    pub fn rivals(&self, atom: &Atom) -> impl Iterator<Item = Var> + '_ {
+        let own = self.atoms.get(atom).copied();
+        let vars = match atom {
+            Atom::Value(v) => self.keys.get(&v.key).map(|k| k.1.as_slice()),
+            _ => None,
+        };
+        vars.unwrap_or(&[])
+            .iter()
+            .copied()
+            .filter(move |&x| Some(x) != own)
     }
 
     /// Every encoded atom with its variable.
@@ -219,14 +251,35 @@ impl Tseitin {
         if value { t } else { !t }
     }
 
-    fn atom(&mut self, atom: &Atom) -> Lit {
+    fn atom(&mut self, atom: &Atom, sink: &mut impl ClauseSink) -> Lit {
         if let Some(v) = self.atoms.get(atom) {
             return v.positive();
         }
         let v = self.fresh_var();
         self.atoms.insert(atom.clone(), v);
         self.atom_of.insert(v, atom.clone());
+        if let Atom::Value(va) = atom {
+            self.one_value(&va.key, v, sink);
+        }
         v.positive()
+    }
+
+    /// Extends the at-most-one ladder of `key` by its new value variable `v` (module docs).
+    fn one_value(&mut self, key: &str, v: Var, sink: &mut impl ClauseSink) {
+        let Some((prev, _)) = self.keys.get(key) else {
+            // The first value: "one of the first 1 holds" is the value itself.
+            self.keys.insert(key.to_string(), (v.positive(), vec![v]));
+            return;
+        };
+        let prev = *prev;
+        let s = self.fresh_var().positive();
+        sink.add_clause(&[!v.positive(), s]);
+        sink.add_clause(&[!prev, s]);
+        sink.add_clause(&[!prev, !v.positive()]);
+        if let Some(k) = self.keys.get_mut(key) {
+            k.0 = s;
+            k.1.push(v);
+        }
     }
 
     fn and_gate(&mut self, mut lits: Vec<Lit>, sink: &mut impl ClauseSink) -> Lit {
@@ -326,7 +379,7 @@ impl Tseitin {
                 Frame::Visit(g) => match g {
                     Formula::True => out.push(self.constant(true, sink)),
                     Formula::False => out.push(self.constant(false, sink)),
-                    Formula::Atom(a) => out.push(self.atom(a)),
+                    Formula::Atom(a) => out.push(self.atom(a, sink)),
                     Formula::Not(a) => {
                         stack.push(Frame::Build(g, 1));
                         stack.push(Frame::Visit(a));

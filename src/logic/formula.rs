@@ -30,6 +30,149 @@ pub enum Atom {
     Pred(String, Vec<Term>),
     /// A quoted proposition such as `"dns failure example.com"` (the text without quotes).
     Quoted(String),
+    /// A value atom `key = value` such as `seat_pref = "aisle"`: the key holds this value
+    /// now. A key holds at most one value at a time (the engine adds that functional
+    /// constraint; see [`ValueAtom`]).
+    Value(Box<ValueAtom>),
+}
+
+/// The key and value of a value atom `key = value` (`docs/trace-format.md`, "Value atoms").
+///
+/// Two value atoms are the same atom exactly when key, value and unit are equal after
+/// canonicalisation ([`Scalar`]): `n = 3` and `n = 3.0` are one atom, `n = "3"` another,
+/// `n = 3 "km"` a third. Distinct value atoms of one key exclude each other.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ValueAtom {
+    /// The key (a memory key, a state channel, a ground belief's name).
+    pub key: String,
+    /// The value, canonical.
+    pub value: Scalar,
+    /// The unit, part of the value's identity (`None`: no unit).
+    pub unit: Option<String>,
+}
+
+/// A value in canonical form, so that equal values are equal atoms.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Scalar {
+    /// A string (never equal to a number, even when it holds one: `"3"` is not `3`).
+    Str(String),
+    /// A number in canonical text ([`canonical_number`]): `3`, `-0.5`, `1e300`.
+    Num(String),
+    /// `true`, `false`, `null`, an array or an object as canonical JSON text
+    /// ([`canonical_json`]): no spaces, object keys sorted, numbers canonical.
+    Json(String),
+}
+
+impl ValueAtom {
+    /// The value atom `key = value` for a JSON value (a trace's `belief` event), with `unit`.
+    pub fn from_json(key: &str, value: &serde_json::Value, unit: Option<&str>) -> ValueAtom {
+        ValueAtom {
+            key: key.to_string(),
+            value: Scalar::from_json(value),
+            unit: unit.map(str::to_string),
+        }
+    }
+}
+
+impl Scalar {
+    /// The canonical form of a JSON value.
+    pub fn from_json(v: &serde_json::Value) -> Scalar {
+        match v {
+            serde_json::Value::String(s) => Scalar::Str(s.clone()),
+            serde_json::Value::Number(n) => Scalar::Num(number_text(n)),
+            other => Scalar::Json(canonical_json(other)),
+        }
+    }
+}
+
+/// A JSON number's canonical text: see [`canonical_number`]. A number serde_json cannot
+/// represent as a double (none it parses) keeps its text.
+fn number_text(n: &serde_json::Number) -> String {
+    match n.as_f64() {
+        Some(x) if x.is_finite() => canonical_float(x),
+        _ => n.to_string(),
+    }
+}
+
+/// The canonical text of a number written as `text` (JSON number syntax), or `None` when
+/// it is not one or is not finite as a double. Numbers are compared as IEEE doubles: `3`,
+/// `3.0`, `3e0` and `0.3e1` are all `3`; `-0` is `0`; integral values below 10^17 print as
+/// plain digits, other values in Rust's shortest round-trip form (`0.1`, `1e300`).
+pub fn canonical_number(text: &str) -> Option<String> {
+    let x: f64 = text.parse().ok()?;
+    x.is_finite().then(|| canonical_float(x))
+}
+
+fn canonical_float(x: f64) -> String {
+    if x == x.trunc() && x.abs() < 1e17 {
+        // Display writes integral doubles as plain digits; adding 0.0 turns -0 into 0.
+        format!("{}", x + 0.0)
+    } else {
+        // The shortest text that reads back as the same double, with an exponent when
+        // plain digits would be long (`1e300`, `1.5e-7`).
+        format!("{x:?}")
+    }
+}
+
+/// Canonical JSON text: no whitespace, object keys sorted, numbers canonical
+/// ([`canonical_number`]), strings with `"`, `\`, controls and the characters the display
+/// sanitizer would mark escaped as `\uXXXX`, so the text is visible as written.
+pub fn canonical_json(v: &serde_json::Value) -> String {
+    let mut out = String::new();
+    write_json(v, &mut out);
+    out
+}
+
+fn write_json(v: &serde_json::Value, out: &mut String) {
+    use serde_json::Value;
+    match v {
+        Value::Null => out.push_str("null"),
+        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Value::Number(n) => out.push_str(&number_text(n)),
+        Value::String(s) => write_json_string(s, out),
+        Value::Array(xs) => {
+            out.push('[');
+            for (i, x) in xs.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_json(x, out);
+            }
+            out.push(']');
+        }
+        Value::Object(m) => {
+            let mut keys: Vec<&String> = m.keys().collect();
+            keys.sort();
+            out.push('{');
+            for (i, k) in keys.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_json_string(k, out);
+                out.push(':');
+                write_json(&m[k], out);
+            }
+            out.push('}');
+        }
+    }
+}
+
+fn write_json_string(s: &str, out: &mut String) {
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if crate::logic::parse::needs_escape(c) => {
+                let mut buf = [0u16; 2];
+                for u in c.encode_utf16(&mut buf) {
+                    out.push_str(&format!("\\u{u:04x}"));
+                }
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
 }
 
 /// A formula of the doxascope language (contract §3).

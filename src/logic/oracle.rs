@@ -3,6 +3,8 @@
 //!
 //! It shares only [`crate::logic::cnf::eval`] with the engine, so a bug in the Tseitin
 //! encoding, the selectors, the model cache or the solver plumbing shows up as a disagreement.
+//! The functional constraint of value atoms (one value per key) is implemented here by
+//! skipping assignments, apart from the engine's at-most-one clauses.
 
 use std::collections::HashMap;
 
@@ -23,13 +25,27 @@ pub fn atoms(fs: &[&Formula]) -> Vec<Atom> {
 
 /// Calls `visit` with every assignment of `atoms` (as a lookup function) until it returns
 /// `true`; returns whether it did.
+///
+/// Only assignments of the semantics are visited: a key holds at most one value, so an
+/// assignment making two distinct value atoms of one key true is skipped (checked here by
+/// counting, independently of the engine's at-most-one clauses).
 pub fn any_assignment(
     atoms: &[Atom],
     mut visit: impl FnMut(&dyn Fn(&Atom) -> bool) -> bool,
 ) -> bool {
     assert!(atoms.len() <= MAX_ATOMS, "oracle: too many atoms");
     let pos: HashMap<&Atom, usize> = atoms.iter().enumerate().map(|(i, a)| (a, i)).collect();
+    // For each key, the mask of its value atoms' positions.
+    let mut keys: HashMap<&str, u64> = HashMap::new();
+    for (i, a) in atoms.iter().enumerate() {
+        if let Atom::Value(v) = a {
+            *keys.entry(v.key.as_str()).or_insert(0) |= 1 << i;
+        }
+    }
     for mask in 0u64..(1u64 << atoms.len()) {
+        if keys.values().any(|&k| (mask & k).count_ones() > 1) {
+            continue;
+        }
         let value = |a: &Atom| pos.get(a).is_some_and(|&i| mask >> i & 1 == 1);
         if visit(&value) {
             return true;

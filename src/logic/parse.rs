@@ -12,13 +12,28 @@
 //!           | ("∀" | "forall" | "∃" | "exists") NAME ("," NAME)* "." formula
 //!           | "(" formula ")" | "⊤" | "true" | "⊥" | "false" | atom
 //! atom     := NAME | QUOTED | (NAME | QUOTED) "(" ( arg ("," arg)* )? ")"
+//!           | (KEY | QUOTED) "=" value unit?                  a value atom
 //! arg      := NAME | QUOTED
+//! value    := QUOTED | NUMBER | "true" | "false" | "null" | JSON object | JSON array
+//! unit     := QUOTED | NAME
 //! NAME     := [A-Za-z0-9_]+ except the keywords
+//! KEY      := [A-Za-z0-9_] [A-Za-z0-9_./-]* except the keywords (only before "=")
+//! NUMBER   := a JSON number: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
 //! QUOTED   := '"' ( any character except '"' '\' and invisible ones | '\"' | '\\' | '\u{HEX}' )* '"'
 //! ```
 //!
 //! Decisions worth knowing:
 //!
+//! - **Value atoms** (`seat_pref = "aisle"`, `user-prefs/m2 = "window"`, `count = 3`,
+//!   `distance = 42.195 km`) say that a key holds a value; a key holds one value at a time,
+//!   which the engine enforces ([`super::formula::ValueAtom`], `docs/trace-format.md`). A key
+//!   may contain `/`, `-` and `.` (memory keys do), which is why it is recognised only where
+//!   `=` follows it; any other key is quoted (`"my key" = 1`). Values are literals, never
+//!   bare words: a string is quoted text, a number or a JSON object or array is JSON, and
+//!   `true`, `false`, `null` are JSON's. Numbers and JSON are canonicalised as they are read
+//!   (`3.0` is `3`). A unit may follow the value, quoted or as a name (`5 km`, `5 "km/h"`). A
+//!   quantifier's dot directly followed by a key (`∀x.k = 1`) reads as the key `x.k`: put a
+//!   space after the dot.
 //! - **Keywords** (`not and or implies iff true false forall exists`) are lowercase and
 //!   reserved: they are never atom, predicate or variable names. `And`, `TRUE` and `Not` are
 //!   ordinary names. A proposition that must be called `and` is written `"and"` (a quoted
@@ -65,7 +80,9 @@
 use std::collections::{HashMap, HashSet};
 use std::fmt;
 
-use super::formula::{Atom, Formula, MAX_DEPTH, Term};
+use super::formula::{
+    Atom, Formula, MAX_DEPTH, Scalar, Term, ValueAtom, canonical_json, canonical_number,
+};
 
 /// The longest input accepted, in bytes (16 MiB): ample for a million-atom chain.
 pub const MAX_INPUT_BYTES: usize = 16 * 1024 * 1024;
@@ -123,6 +140,57 @@ pub fn is_name(s: &str) -> bool {
         && !KEYWORDS.contains(&s)
 }
 
+/// Whether `s` can be written unquoted as the key of a value atom (and so re-parses as that
+/// key): a name, or name characters with `/`, `-` and `.` after the first.
+pub fn is_key(s: &str) -> bool {
+    is_name(s)
+        || (!s.is_empty()
+            && s.len() <= MAX_NAME_CHARS
+            && !KEYWORDS.contains(&s)
+            && s.bytes().all(is_key_byte)
+            && s.bytes()
+                .next()
+                .is_some_and(|b| b.is_ascii_alphanumeric() || b == b'_'))
+}
+
+fn is_key_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || matches!(b, b'_' | b'/' | b'-' | b'.')
+}
+
+/// Whether `s` is a number in JSON's syntax.
+fn is_json_number(s: &str) -> bool {
+    let b = s.as_bytes();
+    let mut i = usize::from(b.first() == Some(&b'-'));
+    let digits = |i: &mut usize| {
+        let from = *i;
+        while b.get(*i).is_some_and(u8::is_ascii_digit) {
+            *i += 1;
+        }
+        *i - from
+    };
+    let int_start = i;
+    let n = digits(&mut i);
+    if n == 0 || (n > 1 && b[int_start] == b'0') {
+        return false;
+    }
+    if b.get(i) == Some(&b'.') {
+        i += 1;
+        if digits(&mut i) == 0 {
+            return false;
+        }
+    }
+    if matches!(b.get(i), Some(b'e' | b'E')) {
+        i += 1;
+        if matches!(b.get(i), Some(b'+' | b'-')) {
+            i += 1;
+        }
+        if digits(&mut i) == 0 {
+            return false;
+        }
+    }
+    i == b.len()
+}
+
 /// Whether `c` must be written as a `\u{…}` escape inside quoted text: exactly the characters
 /// the display sanitizer would replace by a visible marker.
 pub fn needs_escape(c: char) -> bool {
@@ -152,6 +220,8 @@ pub fn parse(input: &str) -> Result<Formula, ParseError> {
 enum Kind<'a> {
     Name(&'a str),
     Quoted(String),
+    /// `=` (only after the key of a value atom).
+    Eq,
     Not,
     And,
     Or,
@@ -263,7 +333,14 @@ impl<'a> Lexer<'a> {
             }
             '<' => return err(column, "unexpected character '<' (did you mean '<->'?)"),
             '"' => Kind::Quoted(self.quoted(column)?),
+            '=' if self.peek_char() == Some('>') => {
+                return err(column, "unexpected character '=' (did you mean '->'?)");
+            }
+            '=' => Kind::Eq,
             c if c.is_ascii_alphanumeric() || c == '_' => {
+                if let Some(key) = self.key_before_eq(start, column) {
+                    return Ok(key);
+                }
                 let mut len = 1;
                 while matches!(self.peek_char(), Some(c) if c.is_ascii_alphanumeric() || c == '_') {
                     self.bump();
@@ -317,6 +394,158 @@ impl<'a> Lexer<'a> {
             column,
             text: &self.src[start..self.pos],
         })
+    }
+
+    /// A key with `/`, `-` or `.` in it, starting at byte `start` (its first character
+    /// read already), when `=` follows it: the key token, the lexer moved past it. Without a
+    /// `=` after it the lexer is left as it was (the text is a name and connectives).
+    fn key_before_eq(&mut self, start: usize, column: usize) -> Option<Token<'a>> {
+        let rest = &self.src[start..];
+        let len = rest
+            .bytes()
+            .position(|b| !is_key_byte(b))
+            .unwrap_or(rest.len());
+        let key = &rest[..len];
+        if !key.bytes().any(|b| matches!(b, b'/' | b'-' | b'.')) || len > MAX_NAME_CHARS {
+            return None;
+        }
+        let after = rest[len..].trim_start_matches([' ', '\t', '\n', '\r']);
+        if !after.starts_with('=') {
+            return None;
+        }
+        // Key bytes are ASCII: one column each.
+        self.pos = start + len;
+        self.column = column + len;
+        Some(Token {
+            kind: Kind::Name(key),
+            column,
+            text: key,
+        })
+    }
+
+    /// Reads the value of a value atom after its `=` (at `eq`), and the unit after it if
+    /// there is one.
+    fn value(&mut self, eq: usize) -> Result<(Scalar, Option<String>), ParseError> {
+        while matches!(self.peek_char(), Some(' ' | '\t' | '\n' | '\r')) {
+            self.bump();
+        }
+        let column = self.column;
+        let value = match self.peek_char() {
+            Some('"') => {
+                self.bump();
+                Scalar::Str(self.quoted(column)?)
+            }
+            Some(c) if c == '-' || c.is_ascii_digit() => {
+                let text = self.take_while(|b| {
+                    b.is_ascii_digit() || matches!(b, b'-' | b'+' | b'.' | b'e' | b'E')
+                });
+                if !is_json_number(text) {
+                    return err(column, format!("'{text}' is not a number (JSON syntax)"));
+                }
+                match canonical_number(text) {
+                    Some(n) => Scalar::Num(n),
+                    None => return err(column, format!("number {text} is out of range")),
+                }
+            }
+            Some('{' | '[') => Scalar::Json(self.json(column)?),
+            Some(c) if c.is_ascii_alphabetic() => {
+                let word = self.take_while(|b| b.is_ascii_alphanumeric() || b == b'_');
+                match word {
+                    "true" | "false" | "null" => Scalar::Json(word.to_string()),
+                    _ => {
+                        return err(
+                            column,
+                            format!(
+                                "expected a value after the '=' at column {eq} (quoted text, a \
+                                 number, true, false, null, a JSON object or array), found \
+                                 '{word}' (a text value is quoted: \"{word}\")"
+                            ),
+                        );
+                    }
+                }
+            }
+            other => {
+                let found = match other {
+                    None => "end of input".to_string(),
+                    Some(c) => describe_char(c),
+                };
+                return err(
+                    column,
+                    format!(
+                        "expected a value after the '=' at column {eq} (quoted text, a number, \
+                         true, false, null, a JSON object or array), found {found}"
+                    ),
+                );
+            }
+        };
+        Ok((value, self.unit()?))
+    }
+
+    /// The unit after a value: quoted text, or a name that is not a keyword.
+    fn unit(&mut self) -> Result<Option<String>, ParseError> {
+        let save = (self.pos, self.column);
+        while matches!(self.peek_char(), Some(' ' | '\t' | '\n' | '\r')) {
+            self.bump();
+        }
+        let column = self.column;
+        match self.peek_char() {
+            Some('"') => {
+                self.bump();
+                Ok(Some(self.quoted(column)?))
+            }
+            Some(c) if c.is_ascii_alphanumeric() || c == '_' => {
+                let word = self.take_while(|b| b.is_ascii_alphanumeric() || b == b'_');
+                if KEYWORDS.contains(&word) {
+                    (self.pos, self.column) = save;
+                    Ok(None)
+                } else {
+                    Ok(Some(word.to_string()))
+                }
+            }
+            _ => {
+                (self.pos, self.column) = save;
+                Ok(None)
+            }
+        }
+    }
+
+    /// Consumes the longest run of ASCII bytes satisfying `ok`.
+    fn take_while(&mut self, ok: impl Fn(u8) -> bool) -> &'a str {
+        let src: &'a str = self.src;
+        let rest = &src[self.pos..];
+        let len = rest.bytes().position(|b| !ok(b)).unwrap_or(rest.len());
+        self.pos += len;
+        self.column += len;
+        &rest[..len]
+    }
+
+    /// One JSON object or array starting here, as canonical JSON text.
+    fn json(&mut self, column: usize) -> Result<String, ParseError> {
+        let src: &'a str = self.src;
+        let rest = &src[self.pos..];
+        let mut it = serde_json::Deserializer::from_str(rest).into_iter::<serde_json::Value>();
+        let value = match it.next() {
+            Some(Ok(v)) => v,
+            Some(Err(e)) => return err(column, format!("JSON value does not parse: {e}")),
+            None => return err(column, "expected a JSON value"),
+        };
+        let used = &rest[..it.byte_offset()];
+        if let Some(c) = used
+            .chars()
+            .find(|&c| needs_escape(c) && !c.is_ascii_whitespace())
+        {
+            return err(
+                column,
+                format!(
+                    "control or invisible character {} in a JSON value must be written as a \
+                     \\u escape",
+                    describe_char(c)
+                ),
+            );
+        }
+        self.pos += used.len();
+        self.column += used.chars().count();
+        Ok(canonical_json(&value))
     }
 
     /// Reads quoted text after its opening quote (at `open`).
@@ -544,14 +773,22 @@ impl<'a> Parser<'a> {
                     Kind::True => self.push_operand(Formula::True, 0, &mut expect_operand),
                     Kind::False => self.push_operand(Formula::False, 0, &mut expect_operand),
                     Kind::Name(name) => {
-                        let atom = self.atom(name.to_string())?;
+                        let atom = if self.peek()?.kind == Kind::Eq {
+                            self.value_atom(name.to_string())?
+                        } else if is_name(name) {
+                            self.atom(name.to_string())?
+                        } else {
+                            // A key token whose '=' was not taken (cannot happen: the lexer
+                            // makes one only before '='), refused rather than misread.
+                            return err(column, format!("expected '=' after the key '{name}'"));
+                        };
                         self.push_operand(Formula::Atom(atom), 0, &mut expect_operand);
                     }
                     Kind::Quoted(text) => {
-                        let atom = if self.peek()?.kind == Kind::LParen {
-                            self.predicate(text)?
-                        } else {
-                            Atom::Quoted(text)
+                        let atom = match self.peek()?.kind {
+                            Kind::LParen => self.predicate(text)?,
+                            Kind::Eq => self.value_atom(text)?,
+                            _ => Atom::Quoted(text),
                         };
                         self.push_operand(Formula::Atom(atom), 0, &mut expect_operand);
                     }
@@ -758,6 +995,13 @@ impl<'a> Parser<'a> {
                 }
             }
         }
+    }
+
+    /// A value atom: its `=` is the peeked token.
+    fn value_atom(&mut self, key: String) -> Result<Atom, ParseError> {
+        let eq = self.next()?.column;
+        let (value, unit) = self.lexer.value(eq)?;
+        Ok(Atom::Value(Box::new(ValueAtom { key, value, unit })))
     }
 
     /// A proposition, or a predicate atom when `(` follows the name.

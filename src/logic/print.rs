@@ -26,8 +26,8 @@
 use std::collections::HashMap;
 use std::fmt;
 
-use super::formula::{Atom, Formula, Term};
-use super::parse::{is_name, needs_escape};
+use super::formula::{Atom, Formula, Scalar, Term, ValueAtom};
+use super::parse::{is_key, is_name, needs_escape};
 
 /// The concrete tokens of one printer.
 struct Syntax {
@@ -265,6 +265,7 @@ fn print_atom(a: &Atom, bound: &HashMap<&str, usize>, out: &mut String) {
     match a {
         Atom::Prop(p) => print_name(p, out),
         Atom::Quoted(q) => print_quoted(q, out),
+        Atom::Value(v) => print_value_atom(v, out),
         Atom::Pred(p, args) => {
             print_name(p, out);
             out.push('(');
@@ -281,6 +282,25 @@ fn print_atom(a: &Atom, bound: &HashMap<&str, usize>, out: &mut String) {
             }
             out.push(')');
         }
+    }
+}
+
+/// `key = value unit`: the key bare when it re-parses as that key, the value as its
+/// canonical literal, the unit bare when it is a name.
+fn print_value_atom(v: &ValueAtom, out: &mut String) {
+    if is_key(&v.key) {
+        out.push_str(&v.key);
+    } else {
+        print_quoted(&v.key, out);
+    }
+    out.push_str(" = ");
+    match &v.value {
+        Scalar::Str(s) => print_quoted(s, out),
+        Scalar::Num(t) | Scalar::Json(t) => out.push_str(t),
+    }
+    if let Some(u) = &v.unit {
+        out.push(' ');
+        print_name(u, out);
     }
 }
 

@@ -243,8 +243,8 @@ impl BdiLog {
         match (kind, g) {
             (Kind::SchemaBelief, _) => self.schema.push((step, pos)),
             (Kind::Desire, _) => self.desires.push((step, pos)),
-            (_, Gist::Belief(name)) => {
-                let name = self.name(name);
+            (_, Gist::Belief(w)) => {
+                let name = self.name(&w.name);
                 self.upsert(Upsert {
                     step,
                     event: pos,
@@ -274,7 +274,7 @@ impl BdiLog {
                     plan,
                 });
                 for (k, b) in s.wrote.iter().enumerate() {
-                    let name = self.name(b);
+                    let name = self.name(&b.name);
                     self.upsert(Upsert {
                         step,
                         event: pos,

@@ -116,6 +116,10 @@ pub fn symbols(f: &Formula, out: &mut BTreeSet<String>) {
             Atom::Quoted(q) => {
                 out.insert(format!("\"{q}\""));
             }
+            // A key is the symbol: beliefs about one key share it whatever its value.
+            Atom::Value(v) => {
+                out.insert(v.key);
+            }
             Atom::Pred(name, args) => {
                 out.insert(name);
                 for t in args {
@@ -319,6 +323,7 @@ fn symbol(a: &Atom) -> String {
     let text = match a {
         Atom::Prop(p) => p.clone(),
         Atom::Quoted(q) => format!("\"{q}\""),
+        Atom::Value(_) => a.to_string(),
         Atom::Pred(p, args) => {
             let args: Vec<&str> = args
                 .iter()
@@ -399,6 +404,7 @@ pub fn smtlib(beliefs: &[BeliefView<'_>], header: Header<'_>) -> String {
     for a in &atoms {
         let _ = writeln!(out, "(declare-const {} Bool)", symbol(a));
     }
+    one_value_per_key(&atoms, &mut out);
     for (b, r) in beliefs.iter().zip(g) {
         match r {
             Ok(f) => {
@@ -421,6 +427,25 @@ pub fn smtlib(beliefs: &[BeliefView<'_>], header: Header<'_>) -> String {
     }
     out.push_str("(check-sat)\n");
     out
+}
+
+/// The functional constraint of value atoms (a key holds one value at a time), which the
+/// engine adds itself: pairwise exclusions of the values of each key.
+fn one_value_per_key(atoms: &BTreeSet<Atom>, out: &mut String) {
+    let mut by_key: std::collections::BTreeMap<&str, Vec<&Atom>> = Default::default();
+    for a in atoms {
+        if let Atom::Value(v) = a {
+            by_key.entry(v.key.as_str()).or_default().push(a);
+        }
+    }
+    for (key, vals) in by_key.into_iter().filter(|(_, v)| v.len() > 1) {
+        let _ = writeln!(out, "; one value at a time: {}", one_line(key));
+        for (i, a) in vals.iter().enumerate() {
+            for b in &vals[i + 1..] {
+                let _ = writeln!(out, "(assert (not (and {} {})))", symbol(a), symbol(b));
+            }
+        }
+    }
 }
 
 fn role_name(r: Role) -> &'static str {

@@ -34,6 +34,7 @@ pub mod export;
 pub mod failure;
 pub mod history;
 pub mod inconsistency;
+pub mod keylife;
 pub mod recheck;
 pub mod recompute;
 pub mod report;

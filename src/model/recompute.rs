@@ -1461,6 +1461,30 @@ fn walk(tl: &Timeline, log: &TraceLog, opts: &RecomputeOptions) -> Recomputed {
                     });
                 }
             }
+            Body::Belief(_) | Body::Step(_) => {
+                // Ground beliefs written here join Σ as their value atoms, no gate asked (the
+                // trace holds them); an overwrite replaces the old value (the same id).
+                let lo = beliefs.partition_point(|r| r.announced < step);
+                let hi = beliefs.partition_point(|r| r.announced <= step);
+                for r in lo as u32..hi as u32 {
+                    let Some(a) = tl.ground_announce(r) else {
+                        continue;
+                    };
+                    let Ok(f) = parse(&a.formula) else {
+                        continue;
+                    };
+                    let id = beliefs[r as usize].id.as_str();
+                    let spec = BeliefSpec::new(id.to_string(), f.clone()).step(step as u64);
+                    if let Err(error) = m.add(spec, &f) {
+                        out.errors.push(RecomputeError {
+                            step,
+                            event: pos,
+                            error,
+                        });
+                    }
+                    active_ids.insert(id, r);
+                }
+            }
             _ => {}
         }
         // Derived beliefs whose premises went, once the run of retractions is over.

@@ -23,6 +23,20 @@
 //! that belief's confidence and step in place) and as [`RetractedBy::Superseded`] otherwise.
 //! An id announced again after it was retracted is a new record.
 //!
+//! # Ground beliefs are members of Σ
+//!
+//! A ground belief written by a `belief` event or a done `step`'s `new_beliefs` (seed 004's
+//! key-value beliefs, and what importers make of memory records, state channels and
+//! observations) is a record of Σ too: its id is the belief's name, its formula the value
+//! atom `name = value unit` ([`crate::logic::formula::ValueAtom`]), its source the belief's.
+//! Its [`BeliefRecord::event`] is the writing event; the announcement it stands for is made
+//! here and kept in the timeline ([`Timeline::ground_announce`]), so every reader of
+//! [`BeliefView`] (the Σ pane, the REPL, `history`, `whatif`, `diff`, exports) sees it like
+//! any belief. A write of a name that is held ends the old record: [`RetractedBy::Reannounced`]
+//! for the same value, [`RetractedBy::Superseded`] for a new one, which is an overwrite (a
+//! revision whose cause is the writing event, listed in [`Timeline::overwrites`]). A
+//! `retract` naming the name ends the record and the BDI log's held value both.
+//!
 //! # What is kept
 //!
 //! Records hold positions into the [`TraceLog`]'s event vector rather than copies of the
@@ -40,7 +54,8 @@ use crate::logic::formula::Formula;
 use crate::logic::parse::{ParseError, parse};
 use crate::logic::print::normalized;
 use crate::trace::brief::{
-    AnnounceGist, Brief, FormulaGist, Gist, Keyed, ReviseGist, Target, VerifyGist, formula_hash,
+    AnnounceGist, Brief, FormulaGist, Gist, GroundWrite, Keyed, ReviseGist, Target, VerifyGist,
+    formula_hash,
 };
 use crate::trace::event::{Announce, Body, RetractBy, Role, Text};
 use crate::trace::{Event, Origin, TraceLog};
@@ -152,9 +167,9 @@ pub struct RetractEntry {
     /// The record it ended, as an index into [`Timeline::beliefs`]; `None` when the target
     /// named no active belief.
     pub record: Option<u32>,
-    /// The ground belief it ended instead, when the target named no active belief of Σ but
-    /// a held ground belief (a memory edit): an index into the BDI log's
-    /// [`retractions`](super::bdi::BdiLog::retractions). When both are `None` the target
+    /// The ground belief it ended (a memory edit): an index into the BDI log's
+    /// [`retractions`](super::bdi::BdiLog::retractions). A held ground belief is a record of
+    /// Σ as well, so both are set when the target names it. When both are `None` the target
     /// named nothing held, and an error is recorded.
     pub ground: Option<u32>,
     /// The `revise` it carries out, as an index into [`Timeline::revisions`]: the latest
@@ -195,6 +210,23 @@ pub struct Timeline {
     pub(crate) reader_problems: u64,
     pub(crate) seq_dense: bool,
     pub(crate) bdi: BdiLog,
+    /// The announcement each ground-belief record stands for, by record index.
+    pub(crate) ground: HashMap<u32, Box<Announce>>,
+    pub(crate) overwrites: Vec<Overwrite>,
+}
+
+/// A ground belief's value replaced by a new one: the old record ended by the write of the
+/// new value (a revision whose cause is the writing event).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Overwrite {
+    /// The step of the write.
+    pub step: u32,
+    /// The writing event (a `belief`, or a `step` with `new_beliefs`).
+    pub event: u32,
+    /// The record of the old value.
+    pub old: u32,
+    /// The record of the new value.
+    pub new: u32,
 }
 
 /// A belief record together with its `announce` event: everything Σ shows about a belief.
@@ -475,6 +507,14 @@ impl Timeline {
         record: &'a BeliefRecord,
     ) -> Option<BeliefView<'a>> {
         let event = log.events.get(record.event as usize)?;
+        if let Some(a) = self.ground.get(&index) {
+            return Some(BeliefView {
+                index,
+                record,
+                event,
+                announce: a,
+            });
+        }
         match &event.body {
             Body::Announce(a) => Some(BeliefView {
                 index,
@@ -484,6 +524,22 @@ impl Timeline {
             }),
             _ => None,
         }
+    }
+
+    /// The announcement a ground-belief record stands for (module docs), `None` for a
+    /// record of an `announce` event.
+    pub fn ground_announce(&self, record: u32) -> Option<&Announce> {
+        self.ground.get(&record).map(|a| &**a)
+    }
+
+    /// Whether record `record` is a ground belief's (a `belief` or a step's `new_beliefs`).
+    pub fn is_ground(&self, record: u32) -> bool {
+        self.ground.contains_key(&record)
+    }
+
+    /// Every overwrite of a ground belief's value, in step order.
+    pub fn overwrites(&self) -> &[Overwrite] {
+        &self.overwrites
     }
 
     /// The records with this id (all announcements of it, in order).
@@ -529,6 +585,9 @@ pub(crate) struct Builder {
     /// event ends at most one), for views that index retractions as they happen
     /// ([`Builder::take_ended`]).
     ended: Option<u32>,
+    /// Active ground-belief records by their value atom (printed in ASCII, which is its
+    /// normalized form), for a retract that names one by its formula.
+    ground_formula: HashMap<Text, u32>,
 }
 
 /// Buckets of the old table moved to the new one per insert while a [`Growing`] table grows,
@@ -890,6 +949,9 @@ impl Builder {
             };
             let formula = norm.as_deref().map(|n| (n, formula_hash(n)));
             b.add_active(log, &tl.beliefs, i as u32, str_hash(&r.id), formula);
+            if let Some(a) = tl.ground.get(&(i as u32)) {
+                b.ground_formula.insert(a.formula.clone(), i as u32);
+            }
         }
         for (k, rv) in tl.revisions.iter().enumerate() {
             for u in &rv.unapplied {
@@ -984,6 +1046,8 @@ impl Timeline {
             reader_problems: 0,
             seq_dense: true,
             bdi: BdiLog::default(),
+            ground: HashMap::new(),
+            overwrites: Vec::new(),
         }
     }
 }
@@ -1032,8 +1096,68 @@ impl Pass<'_> {
             }
             Gist::Plain(crate::trace::event::Kind::Score) => self.tl.scores.push((step, pos)),
             Gist::Unknown(_) => self.tl.unknown_kinds += 1,
-            g => self.tl.bdi.push(step, pos, g),
+            g => {
+                self.tl.bdi.push(step, pos, g);
+                let writes: &[GroundWrite] = match g {
+                    Gist::Belief(w) => std::slice::from_ref(&**w),
+                    Gist::Step(s) => &s.wrote,
+                    _ => &[],
+                };
+                for w in writes {
+                    self.ground_write(step, pos, w);
+                }
+            }
         }
+    }
+
+    /// Makes a ground belief's write a record of Σ (module docs).
+    fn ground_write(&mut self, step: u32, pos: u32, w: &GroundWrite) {
+        let name = w.name.clone();
+        let a = Announce {
+            formula: w.formula.clone(),
+            source: w.source.clone(),
+            role: Role::Fact,
+            confidence: 1.0,
+            because: Vec::new(),
+            text: None,
+        };
+        let hash = str_hash(&name);
+        let idx = self.tl.beliefs.len() as u32;
+        if let Some(old) = find_keyed(&self.b.active, &self.tl.beliefs, &name, hash) {
+            let same = self
+                .tl
+                .ground
+                .get(&old)
+                .is_some_and(|o| o.formula == a.formula);
+            let by = if same {
+                RetractedBy::Reannounced
+            } else {
+                RetractedBy::Superseded
+            };
+            self.end(old, step, pos, by);
+            if !same {
+                self.tl.overwrites.push(Overwrite {
+                    step,
+                    event: pos,
+                    old,
+                    new: idx,
+                });
+            }
+        }
+        let formula_ok = parse(&a.formula).is_ok();
+        self.tl.beliefs.push(BeliefRecord {
+            id: name,
+            event: pos,
+            announced: step,
+            retraction: None,
+            formula_ok,
+        });
+        self.b.ground_formula.insert(a.formula.clone(), idx);
+        self.tl.ground.insert(idx, Box::new(a));
+        // Not in the formula groups (whose members are read back from `announce` events):
+        // `ground_formula` finds it by its value atom.
+        self.b
+            .add_active(self.log, &self.tl.beliefs, idx, hash, None);
     }
 
     fn announce(&mut self, step: u32, pos: u32, a: &AnnounceGist) {
@@ -1107,6 +1231,11 @@ impl Pass<'_> {
 
     /// Ends an active record.
     fn end(&mut self, i: u32, step: u32, pos: u32, by: RetractedBy) {
+        if let Some(a) = self.tl.ground.get(&i)
+            && self.b.ground_formula.get(&a.formula) == Some(&i)
+        {
+            self.b.ground_formula.remove(&a.formula);
+        }
         let rec = &self.tl.beliefs[i as usize];
         let fhash = self
             .b
@@ -1140,6 +1269,10 @@ impl Pass<'_> {
         if let Some(i) = active(n) {
             return Some(i);
         }
+        // A ground belief named by its value atom.
+        if let Some(&i) = self.b.ground_formula.get(n.text.as_str()) {
+            return Some(i);
+        }
         // An explicit id with this formula: the oldest such active record.
         self.b
             .by_formula
@@ -1148,9 +1281,13 @@ impl Pass<'_> {
 
     fn retract(&mut self, step: u32, pos: u32, target: &Target, by: Option<RetractBy>) {
         let record = self.resolve(target);
-        // A target that is no belief of Σ may name a held ground belief: a memory edit
-        // takes the old value back before writing the new one.
+        // A target may name a held ground belief (a record of Σ too, by its name): a memory
+        // edit takes the old value back before writing the new one.
         let ground = match record {
+            Some(i) if self.tl.ground.contains_key(&i) => {
+                let name = self.tl.beliefs[i as usize].id.clone();
+                self.tl.bdi.retract_ground(step, pos, &name)
+            }
             Some(_) => None,
             None => self.tl.bdi.retract_ground(step, pos, &target.text.text),
         };

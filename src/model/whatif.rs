@@ -543,6 +543,38 @@ fn walk(
                     }
                 }
             }
+            Body::Belief(_) | Body::Step(_) => {
+                // Ground beliefs written here (value atoms): the trace's values, held in both
+                // Σs alike (no policy decides on them); an overwrite replaces the old value
+                // in both.
+                for &e in ended_at.get(&step).map(Vec::as_slice).unwrap_or(&[]) {
+                    let r = &tl.beliefs()[e as usize];
+                    let _ = real.retract(&r.id);
+                    if let Some(ai) = alt_active.remove(r.id.as_str()) {
+                        let _ = alt.retract(&r.id);
+                        out.alt[ai].left = Some((step, AltLeft::Superseded));
+                    }
+                }
+                let lo = tl.beliefs().partition_point(|r| r.announced < step);
+                let hi = tl.beliefs().partition_point(|r| r.announced <= step);
+                for rec in lo as u32..hi as u32 {
+                    if let Some(spec) = spec_of(tl, log, rec) {
+                        for e in [&mut real, &mut alt] {
+                            if let Err(err) = hold(e, spec.clone()) {
+                                out.errors.push((step, err.into()));
+                            }
+                        }
+                    }
+                    let id = tl.beliefs()[rec as usize].id.to_string();
+                    alt_active.insert(id.clone(), out.alt.len());
+                    out.alt.push(AltRecord {
+                        id,
+                        record: rec,
+                        entered: step,
+                        left: None,
+                    });
+                }
+            }
             body => {
                 let asked: Option<(&'static str, String, Option<String>)> = match body {
                     Body::Verify(v) => {
@@ -655,10 +687,21 @@ fn walk(
     out
 }
 
+/// The atoms of `f` as far as connection goes: the values of one key exclude each other, so
+/// every value atom stands for its key (one atom per key, with an empty value).
 fn atoms_of(f: &Formula) -> BTreeSet<Atom> {
     let mut s = BTreeSet::new();
     ground::atoms(f, &mut s);
-    s
+    s.into_iter()
+        .map(|a| match a {
+            Atom::Value(v) => Atom::Value(Box::new(crate::logic::formula::ValueAtom {
+                key: v.key,
+                value: crate::logic::formula::Scalar::Json(String::new()),
+                unit: None,
+            })),
+            a => a,
+        })
+        .collect()
 }
 
 /// Every minimal repair of the conflict of announcing `spec` into `members` (Σ just before

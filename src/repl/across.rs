@@ -18,7 +18,7 @@ use super::layer::Held;
 use super::model_sigma::engine_role;
 use super::reply::{
     Changed, DecisionLine, DiffItem, EventRef, GroundChange, HistoryCostView, HistoryLine,
-    LeftInfo, RevisionLine, VerdictLine,
+    KeyLifeView, KeyWriteLine, LeftInfo, RevisionLine, VerdictLine,
 };
 use super::{FormulaArg, Member, Repl, ReplError, Reply, member_of, parse_arg, state_of};
 
@@ -183,6 +183,28 @@ pub(crate) fn history(r: &mut Repl, command: &str, arg: &FormulaArg) -> Result<R
         })
         .collect();
     let ic = ix.cost();
+    let key = id
+        .as_deref()
+        .and_then(|k| crate::model::keylife::key_life(tl, log, k, step).map(|l| (k, l)))
+        .map(|(k, life)| KeyLifeView {
+            key: k.to_string(),
+            writes: life
+                .writes
+                .into_iter()
+                .map(|w| KeyWriteLine {
+                    step: u64::from(w.step),
+                    formula: w.formula,
+                    source: w.source,
+                    writer: w.writer,
+                    ended: w.ended.map(|x| (u64::from(x.step), x.by.as_str())),
+                })
+                .collect(),
+            reads: life
+                .reads
+                .into_iter()
+                .map(|r| (u64::from(r.step), r.by))
+                .collect(),
+        });
     Ok(Reply::History {
         formula: h.formula.clone(),
         id,
@@ -201,6 +223,7 @@ pub(crate) fn history(r: &mut Repl, command: &str, arg: &FormulaArg) -> Result<R
             pruned: h.pruned,
         },
         hand: r.layer.len(),
+        key,
     })
 }
 
@@ -214,8 +237,16 @@ fn entailed_by(state: Option<&mut BeliefState>, f: &Formula) -> Option<bool> {
 /// `diff A B`: Σ at A against Σ at B, both as the REPL holds them (the trace's, with the
 /// hand-issued layer's effects).
 pub(crate) fn diff(r: &mut Repl, command: &str, a: u64, b: u64) -> Result<Reply, ReplError> {
-    let at_a = r.sigma_held(a);
-    let at_b = r.sigma_held(b);
+    // Ground beliefs (memory) by name: listed on their own with their values below, so
+    // their records of Σ are left out of Σ's part.
+    let ga: BTreeMap<String, String> = r.trace.ground_at(a).into_iter().collect();
+    let gb: BTreeMap<String, String> = r.trace.ground_at(b).into_iter().collect();
+    let ground_id =
+        |h: &Held| !h.hand && (ga.contains_key(&h.belief.id) || gb.contains_key(&h.belief.id));
+    let mut at_a = r.sigma_held(a);
+    let mut at_b = r.sigma_held(b);
+    at_a.retain(|h| !ground_id(h));
+    at_b.retain(|h| !ground_id(h));
     let by_id = |hs: &[Held]| -> HashMap<String, usize> {
         hs.iter()
             .enumerate()
@@ -327,8 +358,6 @@ pub(crate) fn diff(r: &mut Repl, command: &str, a: u64, b: u64) -> Result<Reply,
         None => Vec::new(),
     };
     // Ground beliefs (memory) by name: what was written, rewritten or retracted between.
-    let ga: BTreeMap<String, String> = r.trace.ground_at(a).into_iter().collect();
-    let gb: BTreeMap<String, String> = r.trace.ground_at(b).into_iter().collect();
     let names: BTreeSet<&String> = ga.keys().chain(gb.keys()).collect();
     let ground = names
         .into_iter()

@@ -40,8 +40,8 @@ pub use command::{COMMANDS, Command, CommandError, FormulaArg};
 pub use model_sigma::ModelSigma;
 pub use reply::{
     Certified, Changed, DecisionLine, DiffItem, EventRef, GroundChange, HistoryCostView,
-    HistoryLine, LeftInfo, Member, NoteLine, RepairLine, ReplError, Reply, RevisionLine,
-    VerdictLine,
+    HistoryLine, KeyLifeView, KeyWriteLine, LeftInfo, Member, NoteLine, RepairLine, ReplError,
+    Reply, RevisionLine, VerdictLine,
 };
 
 use layer::{HandEntry, Held};
@@ -408,6 +408,9 @@ fn atom_names(f: &Formula, out: &mut BTreeSet<String>) {
                 }
             }
             Formula::Atom(Atom::Quoted(_)) => {}
+            Formula::Atom(Atom::Value(v)) => {
+                out.insert(v.key.clone());
+            }
             Formula::Not(g) | Formula::Forall(_, g) | Formula::Exists(_, g) => stack.push(g),
             Formula::And(gs) | Formula::Or(gs) => stack.extend(gs.iter()),
             Formula::Implies(a, b) | Formula::Iff(a, b) => {

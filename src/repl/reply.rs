@@ -94,6 +94,33 @@ pub struct HistoryLine {
     pub support: Option<Result<Vec<Member>, String>>,
 }
 
+/// A key's life, for `history KEY` on a ground belief (`model::keylife`).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct KeyLifeView {
+    /// The key.
+    pub key: String,
+    /// Every value it held, in order of writing.
+    pub writes: Vec<KeyWriteLine>,
+    /// The plan steps that read it: (step, `S3 of plan-2`).
+    pub reads: Vec<(u64, String)>,
+}
+
+/// One value of a key.
+#[derive(Debug, Clone, PartialEq)]
+pub struct KeyWriteLine {
+    /// The step it was written at.
+    pub step: u64,
+    /// The value atom.
+    pub formula: String,
+    /// The belief's source.
+    pub source: Option<String>,
+    /// Who wrote it (`belief`, `step S1 of plan-2: summary`).
+    pub writer: String,
+    /// When and how the value ended (`superseded`: overwritten, `reannounced`: written again
+    /// with the same value, or who retracted it).
+    pub ended: Option<(u64, &'static str)>,
+}
+
 /// What answering `history` cost (the index is built once per session and reused).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct HistoryCostView {
@@ -478,6 +505,8 @@ pub enum Reply {
         cost: HistoryCostView,
         /// Whether the hand-issued layer holds commands (history is about the trace alone).
         hand: usize,
+        /// When the argument named a ground belief: the key's life.
+        key: Option<KeyLifeView>,
     },
     /// `prompt`
     Prompt {
@@ -695,9 +724,11 @@ impl Reply {
                 rows,
                 cost,
                 hand,
+                key,
             } => json!({
                 "formula": formula, "id": id, "session": session, "initial": initial,
                 "rows": rows.iter().map(history_line_json).collect::<Vec<_>>(),
+                "key": key.as_ref().map(key_life_json),
                 "hand_commands_ignored": hand,
                 "cost": {
                     "change_points": cost.points, "index_solves": cost.index_solves,
@@ -1170,6 +1201,7 @@ impl Reply {
                 rows,
                 cost,
                 hand,
+                key,
             } => {
                 let named = id
                     .as_deref()
@@ -1231,6 +1263,9 @@ impl Reply {
                         }
                         None => {}
                     }
+                }
+                if let Some(k) = key {
+                    key_life_text(k, &mut out);
                 }
                 if *hand > 0 {
                     let _ = write!(
@@ -1500,6 +1535,52 @@ pub(crate) fn role_name(role: Role) -> &'static str {
         Role::Rule => "rule",
         Role::Norm => "norm",
         Role::Assumption => "assumption",
+    }
+}
+
+fn key_life_json(k: &KeyLifeView) -> Value {
+    json!({
+        "key": k.key,
+        "values": k.writes.iter().map(|w| json!({
+            "step": w.step, "formula": w.formula, "source": w.source, "writer": w.writer,
+            "ended": w.ended.map(|(step, by)| json!({"step": step, "by": by})),
+        })).collect::<Vec<_>>(),
+        "read_by": k.reads.iter().map(|(step, by)| json!({"step": step, "step_id": by}))
+            .collect::<Vec<_>>(),
+    })
+}
+
+/// The key's life under a `history` reply: one line per value with its writer, how it
+/// ended, and the steps that read the key.
+fn key_life_text(k: &KeyLifeView, out: &mut String) {
+    let _ = write!(out, "\n  values of {}:", sanitize(&k.key));
+    for w in &k.writes {
+        let src = w
+            .source
+            .as_deref()
+            .map(|s| format!(" ({})", sanitize(s)))
+            .unwrap_or_default();
+        let ended = match w.ended {
+            Some((step, "superseded")) => format!("; overwritten at step {step}"),
+            Some((step, "reannounced")) => format!("; written again at step {step}"),
+            Some((step, by)) => format!("; retracted at step {step} by {by}"),
+            None => String::new(),
+        };
+        let _ = write!(
+            out,
+            "\n    step {:>5}  {}{src}  ← {}{ended}",
+            w.step,
+            sanitize(&w.formula),
+            sanitize(&w.writer)
+        );
+    }
+    if !k.reads.is_empty() {
+        let reads: Vec<String> = k
+            .reads
+            .iter()
+            .map(|(step, by)| format!("step {step} ({})", sanitize(by)))
+            .collect();
+        let _ = write!(out, "\n  read by: {}", reads.join(", "));
     }
 }
 

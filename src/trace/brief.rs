@@ -213,9 +213,52 @@ pub struct VerifyGist {
 pub struct StepGist {
     /// The plan id it refers to.
     pub plan: Option<Text>,
-    /// The names of the ground beliefs it wrote (its `new_beliefs` when its status is
-    /// `done`, else none).
-    pub wrote: Vec<Text>,
+    /// The ground beliefs it wrote (its `new_beliefs` when its status is `done`, else
+    /// none).
+    pub wrote: Vec<GroundWrite>,
+}
+
+/// A ground belief written (by a `belief`, or in a done step's `new_beliefs`): its name and
+/// the value atom it makes a member of Σ (`docs/trace-format.md`, "Value atoms").
+#[derive(Debug, Clone, PartialEq)]
+pub struct GroundWrite {
+    /// The name (the upsert key, and the id of its record of Σ).
+    pub name: Text,
+    /// The value atom `name = value unit`, printed (ASCII).
+    pub formula: Text,
+    /// Its source.
+    pub source: Option<Text>,
+}
+
+impl GroundWrite {
+    /// The write of `b`.
+    pub fn of(b: &super::event::Belief) -> GroundWrite {
+        GroundWrite::new(
+            &b.name,
+            b.value.as_deref(),
+            b.unit.as_deref(),
+            b.source.as_deref(),
+        )
+    }
+
+    /// The write of `name` with this value, unit and source; a belief without a value holds
+    /// `null`.
+    pub fn new(
+        name: &str,
+        value: Option<&serde_json::Value>,
+        unit: Option<&str>,
+        source: Option<&str>,
+    ) -> GroundWrite {
+        use crate::logic::formula::{Atom, Formula, ValueAtom};
+        let null = serde_json::Value::Null;
+        let atom = ValueAtom::from_json(name, value.unwrap_or(&null), unit);
+        let formula = crate::logic::print::to_ascii(&Formula::Atom(Atom::Value(Box::new(atom))));
+        GroundWrite {
+            name: Text::from(name),
+            formula: Text::from(formula),
+            source: source.map(Text::from),
+        }
+    }
 }
 
 /// An event's kind with the fields the replay reads of it.
@@ -237,8 +280,8 @@ pub enum Gist {
     Query(Option<Box<ParseError>>),
     /// `answer`: its formula's parse error, if it has a formula that does not parse.
     Answer(Option<Box<ParseError>>),
-    /// `belief`: the ground belief's name.
-    Belief(Text),
+    /// `belief`: the ground belief it writes.
+    Belief(Box<GroundWrite>),
     /// `plan`: its envelope id.
     Plan(Option<Text>),
     /// `step`.
@@ -259,12 +302,12 @@ impl Gist {
             Body::Verify(v) => Gist::verify(v.all_formulas(), v.outcome),
             Body::Query(q) => Gist::query(&q.formula),
             Body::Answer(a) => Gist::answer(a.formula.as_deref()),
-            Body::Belief(b) => Gist::Belief(b.name.clone()),
+            Body::Belief(b) => Gist::Belief(Box::new(GroundWrite::of(b))),
             Body::Plan(_) => Gist::Plan(id.map(Text::from)),
             Body::Step(s) => Gist::Step(StepGist {
                 plan: s.plan.clone(),
                 wrote: if s.status == Some(super::event::StepStatus::Done) {
-                    s.new_beliefs.iter().map(|b| b.name.clone()).collect()
+                    s.new_beliefs.iter().map(GroundWrite::of).collect()
                 } else {
                     Vec::new()
                 },

@@ -222,10 +222,24 @@ impl SessionData {
         &list[..list.partition_point(|&(s, _)| s <= t)]
     }
 
-    /// How many `revise` and `retract` events happened at or before step `t`.
+    /// How many `revise` and `retract` events, and events that overwrote a ground belief's
+    /// value, happened at or before step `t`.
     pub fn revisions_upto(&self, t: u32) -> usize {
         self.tl.revisions().partition_point(|r| r.step <= t)
             + self.tl.retracts().partition_point(|r| r.step <= t)
+            + self.overwrite_events(t).count()
+    }
+
+    /// The events that overwrote a ground belief's value at or before step `t`, newest
+    /// first, each once (one `step` may overwrite several).
+    fn overwrite_events(&self, t: u32) -> impl Iterator<Item = (u32, u32)> + '_ {
+        let ow = self.tl.overwrites();
+        let ow = &ow[..ow.partition_point(|o| o.step <= t)];
+        ow.iter()
+            .enumerate()
+            .rev()
+            .filter(move |&(i, o)| i == 0 || ow[i - 1].event != o.event)
+            .map(|(_, o)| (o.step, o.event))
     }
 
     /// The `k`-th newest `revise` or `retract` at or before step `t` as (step, position).
@@ -233,40 +247,25 @@ impl SessionData {
         self.revisions_newest(t, k, 1).first().copied()
     }
 
-    /// `take` of the `revise` and `retract` events at or before step `t`, newest first,
-    /// skipping the `skip` newest: the model keeps the two logs apart, the pane lists them
-    /// merged. Costs `skip + take` steps.
+    /// `take` of the `revise` and `retract` events and the overwrites at or before step `t`,
+    /// newest first, skipping the `skip` newest: the model keeps the logs apart, the pane
+    /// lists them merged. Costs `skip + take` steps of each log.
     pub fn revisions_newest(&self, t: u32, skip: usize, take: usize) -> Vec<(u32, u32)> {
+        let n = skip.saturating_add(take);
         let rv = &self.tl.revisions()[..self.tl.revisions().partition_point(|r| r.step <= t)];
         let rt = &self.tl.retracts()[..self.tl.retracts().partition_point(|r| r.step <= t)];
-        let (mut a, mut b) = (rv.len(), rt.len());
-        let mut out = Vec::with_capacity(take.min(a + b));
-        let mut k = 0;
-        while out.len() < take {
-            let x = a.checked_sub(1).map(|i| (rv[i].step, rv[i].event));
-            let y = b.checked_sub(1).map(|i| (rt[i].step, rt[i].event));
-            // One event per step, so the two never tie.
-            let item = match (x, y) {
-                (Some(x), Some(y)) if x.0 >= y.0 => {
-                    a -= 1;
-                    x
-                }
-                (_, Some(y)) => {
-                    b -= 1;
-                    y
-                }
-                (Some(x), None) => {
-                    a -= 1;
-                    x
-                }
-                (None, None) => break,
-            };
-            if k >= skip {
-                out.push(item);
-            }
-            k += 1;
-        }
-        out
+        // The newest n of all are among the newest n of each.
+        let mut all: Vec<(u32, u32)> = rv
+            .iter()
+            .rev()
+            .take(n)
+            .map(|r| (r.step, r.event))
+            .chain(rt.iter().rev().take(n).map(|r| (r.step, r.event)))
+            .chain(self.overwrite_events(t).take(n))
+            .collect();
+        // One event per step, so no two entries tie.
+        all.sort_unstable_by(|x, y| y.cmp(x));
+        all.into_iter().skip(skip).take(take).collect()
     }
 
     /// The index in the session of the event at log position `pos`.

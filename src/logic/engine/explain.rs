@@ -15,6 +15,23 @@ use crate::logic::cnf::{self, Tseitin};
 use crate::logic::formula::{Atom, Formula};
 use crate::logic::solver::{Sat, SolveError, Stop};
 
+/// What connects beliefs in a [`State::cone`]: an atom, or the key of a value atom (the
+/// values of one key exclude each other, so beliefs mentioning two of them interact).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum Link<'a> {
+    Atom(&'a Atom),
+    Key(&'a str),
+}
+
+impl<'a> Link<'a> {
+    fn of(a: &'a Atom) -> Link<'a> {
+        match a {
+            Atom::Value(v) => Link::Key(&v.key),
+            a => Link::Atom(a),
+        }
+    }
+}
+
 impl State {
     /// A minimal set of active rules/norms that together with `f` (ground, made true) is
     /// unsatisfiable: the preferred one among the rules and norms atom-connected to `f`.
@@ -38,27 +55,32 @@ impl State {
     /// unsatisfiable set containing the seeds is atom-connected, so when `among` is
     /// consistent on its own every explanation of the seeds lies in this cone, and the
     /// cone depends on Σ and the seeds alone.
+    ///
+    /// Value atoms of one key are connected through their key (they exclude each other).
     pub(super) fn cone(&self, seeds: &[&Formula], among: &[usize]) -> Vec<usize> {
-        let mut by_atom: HashMap<&Atom, Vec<usize>> = HashMap::new();
-        let mut atoms_of: Vec<Vec<&Atom>> = Vec::with_capacity(among.len());
+        let mut by_atom: HashMap<Link<'_>, Vec<usize>> = HashMap::new();
+        let mut atoms_of: Vec<Vec<Link<'_>>> = Vec::with_capacity(among.len());
         for (k, &i) in among.iter().enumerate() {
-            let atoms = atom_refs(self.beliefs[i].formula());
+            let atoms: Vec<Link<'_>> = atom_refs(self.beliefs[i].formula())
+                .into_iter()
+                .map(Link::of)
+                .collect();
             for &a in &atoms {
                 by_atom.entry(a).or_default().push(k);
             }
             atoms_of.push(atoms);
         }
-        let mut seen_atoms: HashSet<&Atom> = HashSet::new();
-        let mut todo: Vec<&Atom> = Vec::new();
+        let mut seen_atoms: HashSet<Link<'_>> = HashSet::new();
+        let mut todo: Vec<Link<'_>> = Vec::new();
         for f in seeds {
-            todo.extend(atom_refs(f));
+            todo.extend(atom_refs(f).into_iter().map(Link::of));
         }
         let mut inside = vec![false; among.len()];
         while let Some(a) = todo.pop() {
             if !seen_atoms.insert(a) {
                 continue;
             }
-            for &k in by_atom.get(a).map(Vec::as_slice).unwrap_or(&[]) {
+            for &k in by_atom.get(&a).map(Vec::as_slice).unwrap_or(&[]) {
                 if !inside[k] {
                     inside[k] = true;
                     todo.extend(atoms_of[k].iter().copied());
@@ -395,14 +417,25 @@ impl State {
                 "countermodel satisfies the query".into(),
             ));
         }
-        // Project on the atoms of φ and of the beliefs sharing an atom with φ.
+        // Project on the atoms of φ and of the beliefs sharing an atom with φ, or a key of
+        // one of its value atoms (the value the key holds is what rules φ's value out).
         let mut atoms = Vec::new();
         cnf::atoms_of(&g, &mut atoms);
         let query_atoms: HashSet<Atom> = atoms.iter().cloned().collect();
+        let query_keys: HashSet<String> = atoms
+            .iter()
+            .filter_map(|a| match a {
+                Atom::Value(v) => Some(v.key.clone()),
+                _ => None,
+            })
+            .collect();
+        let shared = |a: &Atom| {
+            query_atoms.contains(a) || matches!(a, Atom::Value(v) if query_keys.contains(&v.key))
+        };
         for b in self.beliefs.iter().filter(|b| b.active) {
             let mut ba = Vec::new();
             cnf::atoms_of(b.formula(), &mut ba);
-            if ba.iter().any(|a| query_atoms.contains(a)) {
+            if ba.iter().any(shared) {
                 for a in ba {
                     if !atoms.contains(&a) {
                         atoms.push(a);

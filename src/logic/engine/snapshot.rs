@@ -298,6 +298,9 @@ impl State {
         budget: &mut usize,
     ) -> Option<bool> {
         let Some(&b) = broken.first() else {
+            if !self.one_value_each(m, flips) {
+                return Some(false);
+            }
             let mut look = |a: &Atom| self.look(m, flips, a);
             return Some(cnf::eval(f, &mut look) == Some(want));
         };
@@ -333,6 +336,20 @@ impl State {
             flips.pop();
         }
         Some(false)
+    }
+
+    /// Whether `m` changed by `flips` still gives every key at most one value: a value atom
+    /// the flips set true has no rival value true. (The at-most-one clauses are no belief, so
+    /// [`State::breaks`] does not see them.)
+    fn one_value_each(&self, m: &[bool], flips: &[(usize, bool)]) -> bool {
+        flips.iter().filter(|f| f.1).all(|&(v, _)| {
+            match self.enc.var_atom(varisat::Var::from_index(v)) {
+                Some(a @ Atom::Value(_)) => {
+                    self.enc.rivals(a).all(|r| !value_in(m, flips, r.index()))
+                }
+                _ => true,
+            }
+        })
     }
 
     /// The value of atom `a` in model `m` changed by `flips`.

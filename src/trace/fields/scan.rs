@@ -168,6 +168,10 @@ struct Found<'de> {
     outcome: Option<Cow<'de, str>>,
     name: Option<Cow<'de, str>>,
     plan: Option<Cow<'de, str>>,
+    unit: Option<Cow<'de, str>>,
+    source: Option<Cow<'de, str>>,
+    /// A belief's `value` as written (any JSON but an object, checked by [`any`]).
+    value: Option<&'de str>,
 }
 
 /// Scans `line` (valid UTF-8, without its LF); `None` means "decode it in full".
@@ -357,6 +361,8 @@ fn field<'de>(p: &mut Scanner<'de>, f: F, c: Class, found: &mut Found<'de>) -> O
                 F::outcome => &mut found.outcome,
                 F::name => &mut found.name,
                 F::plan => &mut found.plan,
+                F::unit => &mut found.unit,
+                F::source => &mut found.source,
                 _ => return Some(()),
             };
             *slot = Some(s);
@@ -392,7 +398,13 @@ fn field<'de>(p: &mut Scanner<'de>, f: F, c: Class, found: &mut Found<'de>) -> O
             }
             _ => return None,
         },
-        Class::Any => any(p)?,
+        Class::Any => {
+            let start = p.i;
+            any(p)?;
+            if matches!(f, F::value) {
+                found.value = Some(p.s.get(start..p.i)?);
+            }
+        }
         Class::Structure => return None,
     }
     Some(())
@@ -443,7 +455,18 @@ fn gist(
         }
         Kind::Query => Gist::query(found.formula.as_deref()?),
         Kind::Answer => Gist::answer(found.formula.as_deref()),
-        Kind::Belief => Gist::Belief(found.name.as_deref()?.into()),
+        Kind::Belief => {
+            let value: Option<serde_json::Value> = match found.value {
+                Some(raw) => Some(serde_json::from_str(raw).ok()?),
+                None => None,
+            };
+            Gist::Belief(Box::new(crate::trace::brief::GroundWrite::new(
+                found.name.as_deref()?,
+                value.as_ref(),
+                found.unit.as_deref(),
+                found.source.as_deref(),
+            )))
+        }
         Kind::Plan => Gist::Plan(id.map(Into::into)),
         Kind::Step => Gist::Step(crate::trace::brief::StepGist {
             plan: found.plan.as_deref().map(Into::into),

@@ -61,6 +61,55 @@ impl DetailPane {
     }
 }
 
+/// For an event that wrote ground beliefs (a `belief`, a done step's `new_beliefs`): each
+/// key's life up to the shown step, the values with who wrote them and how they ended, and
+/// the steps that read the key (`model::keylife`): the memory next to where it changed.
+fn key_lines(app: &App, ev: &Event, out: &mut Vec<Line<'static>>) {
+    let th = app.theme.clone();
+    let names: Vec<&str> = match &ev.body {
+        Body::Belief(b) => vec![&b.name],
+        Body::Step(st) => st.new_beliefs.iter().map(|b| b.name.as_str()).collect(),
+        _ => return,
+    };
+    let Some(s) = app.sess() else {
+        return;
+    };
+    for name in names {
+        let Some(life) = crate::model::keylife::key_life(&s.tl, &app.store.log, name, app.step())
+        else {
+            continue;
+        };
+        let mut l = vec![Span::styled(format!("{:<11}", "values of"), th.dim)];
+        l.extend(spans(name, th.accent, th.marker));
+        out.push(Line::from(l));
+        for w in &life.writes {
+            let mut l = vec![Span::styled(format!("  {:>5}  ", w.step), th.dim)];
+            l.extend(spans(&w.formula, th.text, th.marker));
+            l.push(Span::styled("  ← ", th.dim));
+            l.extend(spans(&w.writer, th.dim, th.marker));
+            if let Some(x) = w.ended {
+                let how = match x.by.as_str() {
+                    "superseded" => "overwritten".to_string(),
+                    "reannounced" => "written again".to_string(),
+                    by => format!("retracted by {by}"),
+                };
+                l.push(Span::styled(format!("  {how} at {}", x.step), th.retracted));
+            }
+            out.push(Line::from(l));
+        }
+        if !life.reads.is_empty() {
+            let reads: Vec<String> = life
+                .reads
+                .iter()
+                .map(|r| format!("{} ({})", r.step, r.by))
+                .collect();
+            let mut l = vec![Span::styled(format!("{:<11}", "read by"), th.dim)];
+            l.extend(spans(&reads.join(", "), th.text, th.marker));
+            out.push(Line::from(l));
+        }
+    }
+}
+
 fn origin_text(ev: &Event) -> String {
     format!("{}:{}", sanitize(&ev.origin.file), ev.origin.line)
 }
@@ -138,6 +187,7 @@ pub fn detail_lines(app: &App, pos: u32) -> Vec<Line<'static>> {
             out.push(Line::from(l));
         }
     }
+    key_lines(app, &ev, &mut out);
     // What the audit found about this event, in its own words.
     let found: Vec<(String, FindingSeverity, String)> = app
         .sess()

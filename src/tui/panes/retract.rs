@@ -170,6 +170,15 @@ impl RetractPane {
                     }
                 }
             }
+            Some(Body::Belief(_) | Body::Step(_)) => {
+                let mut lines = vec![format!(
+                    "overwritten at step {step} by the write of a new value (a revision whose \
+                     cause is that event):"
+                )];
+                lines.extend(overwrite_lines(&s.tl, pos));
+                *cx.popup = Some(("overwrite".to_string(), lines));
+                return Vec::new();
+            }
             _ => None,
         };
         let Some(rv) = revision else {
@@ -312,6 +321,17 @@ impl RetractPane {
                         v.push(Span::styled(" (names no active belief)", th.error));
                     }
                 }
+                Body::Belief(_) | Body::Step(_) => {
+                    v.push(Span::styled("overwrite ", th.warn));
+                    let what = s
+                        .map(|s| overwrite_lines(&s.tl, pos).join(", "))
+                        .unwrap_or_default();
+                    v.extend(spans(&what, th.retracted, th.marker));
+                    if let Body::Step(st) = &ev.body {
+                        v.push(Span::styled(" by step ", th.dim));
+                        v.extend(spans(st.step.as_deref().unwrap_or("?"), th.text, th.marker));
+                    }
+                }
                 _ => {}
             }
             let mut line = Line::from(v);
@@ -406,6 +426,21 @@ pub fn resolution_text(e: &Inconsistency, t: u32) -> String {
 
 /// How a memory value changed, in one line: for multi-line text the lines taken out (`-`)
 /// and put in (`+`); otherwise `old → new`; `old` alone when nothing was written after.
+/// What the event at `pos` overwrote: `old formula → new formula` for each ground belief
+/// whose value it replaced.
+fn overwrite_lines(tl: &crate::model::Timeline, pos: u32) -> Vec<String> {
+    let formula = |r: u32| {
+        tl.ground_announce(r)
+            .map(|a| a.formula.to_string())
+            .unwrap_or_default()
+    };
+    tl.overwrites()
+        .iter()
+        .filter(|o| o.event == pos)
+        .map(|o| format!("{} → {}", formula(o.old), formula(o.new)))
+        .collect()
+}
+
 pub(crate) fn edit_summary(old: &str, new: Option<&str>) -> String {
     let Some(new) = new else {
         return old.to_string();

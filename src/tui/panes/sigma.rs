@@ -298,8 +298,8 @@ impl SigmaIndex {
                 .take(end)
                 .skip(self.scanned as usize)
             {
-                let ok = match store.event(b.event).map(|e| &e.body) {
-                    Some(Body::Announce(a)) => {
+                let ok = match announce_of(s, store, i as u32) {
+                    Some(a) => {
                         role_ok(a.role)
                             && f.source.as_ref().is_none_or(|src| {
                                 a.source.as_deref().is_some_and(|s| contains_ci(s, src))
@@ -308,7 +308,7 @@ impl SigmaIndex {
                                 .as_ref()
                                 .is_none_or(|t| contains_ci(&b.id, t) || contains_ci(&a.formula, t))
                     }
-                    _ => false,
+                    None => false,
                 };
                 if i / 64 >= self.bits.len() {
                     self.bits.push(0);
@@ -511,14 +511,20 @@ impl SigmaPane {
     /// hand-issued layer: it has no event in the trace).
     pub fn selected_event(&self, store: &Store, session: usize, view: &SessionView) -> Option<u32> {
         let s = store.sessions.get(session)?;
+        let i = self.selected_record(store, session, view)?;
+        Some(s.tl.beliefs()[i as usize].event)
+    }
+
+    /// The record of the selected row, if a trace belief is selected.
+    fn selected_record(&self, store: &Store, session: usize, view: &SessionView) -> Option<u32> {
+        let s = store.sessions.get(session)?;
         let t = s.step_of_row(view.cursor);
         let rows = self.rows(store, session, t);
         let sel = self.sel;
         if sel >= rows.len() && view.hand_shown(t).is_some_and(|h| !h.added.is_empty()) {
             return None;
         }
-        let i = rows.get(sel.min(rows.len().saturating_sub(1)))?;
-        Some(s.tl.beliefs()[i as usize].event)
+        rows.get(sel.min(rows.len().saturating_sub(1)))
     }
 
     /// The id of the selected belief, if a trace belief is selected.
@@ -582,17 +588,22 @@ impl SigmaPane {
 
     /// `w` on a belief: ask `why` for its formula.
     fn why_selected(&mut self, cx: &mut Cx) -> Vec<Effect> {
-        let Some(pos) = self.selected_event(cx.store, cx.session, cx.view) else {
+        let Some(rec) = self.selected_record(cx.store, cx.session, cx.view) else {
             return Vec::new();
         };
-        let Some(ev) = cx.store.event(pos) else {
+        let Some(s) = cx.store.sessions.get(cx.session) else {
             return Vec::new();
         };
-        let Body::Announce(a) = &ev.body else {
+        let Some(a) = announce_of(s, cx.store, rec) else {
             return Vec::new();
         };
         let line = format!("why {}", a.formula);
-        cx.view.why_target = ev.id.as_deref().map(str::to_string);
+        let record = &s.tl.beliefs()[rec as usize];
+        // An announcement's envelope id, or a ground belief's name.
+        cx.view.why_target = match cx.store.event(record.event) {
+            Some(ev) if !s.tl.is_ground(rec) => ev.id.as_deref().map(str::to_string),
+            _ => Some(record.id.to_string()),
+        };
         *cx.working = Some(line.clone());
         vec![Effect::Run {
             line,
@@ -656,10 +667,7 @@ impl SigmaPane {
                 break;
             };
             let rec = s.tl.beliefs()[i as usize].clone();
-            let Some(ev) = app.store.event(rec.event) else {
-                continue;
-            };
-            let Body::Announce(a) = &ev.body else {
+            let Some(a) = announce_of(s, &app.store, i) else {
                 continue;
             };
             let (role, source, conf, formula) = (
@@ -852,4 +860,21 @@ fn bar(c: f64, w: usize) -> String {
     };
     let full = (c * w as f64).round() as usize;
     format!("{}{}", "█".repeat(full), "░".repeat(w - full.min(w)))
+}
+
+/// The announcement record `i` stands for: its `announce` event's, or the value atom of a
+/// ground belief (`model::timeline`, "Ground beliefs are members of Σ").
+fn announce_of<'a>(
+    s: &'a SessionData,
+    store: &'a Store,
+    i: u32,
+) -> Option<&'a crate::trace::event::Announce> {
+    if let Some(a) = s.tl.ground_announce(i) {
+        return Some(a);
+    }
+    let r = s.tl.beliefs().get(i as usize)?;
+    match &store.event(r.event)?.body {
+        Body::Announce(a) => Some(a),
+        _ => None,
+    }
 }
