@@ -318,9 +318,9 @@ impl Witnessing<'_> {
     fn walk(&mut self, f: &Formula, pol: Option<bool>, kept: bool) -> Formula {
         let flip = pol.map(|p| !p);
         match f {
-            Formula::True | Formula::False | Formula::Atom(Atom::Prop(_) | Atom::Quoted(_)) => {
-                f.clone()
-            }
+            Formula::True
+            | Formula::False
+            | Formula::Atom(Atom::Prop(_) | Atom::Quoted(_) | Atom::Value(_)) => f.clone(),
             Formula::Atom(Atom::Pred(p, args)) => Formula::Atom(Atom::Pred(
                 p.clone(),
                 args.iter()

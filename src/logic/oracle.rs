@@ -128,6 +128,8 @@ pub mod fo {
         Prop(String),
         Quoted(String),
         Pred(String, Vec<Ind>),
+        /// A value atom: ground already (no variables), one value per key.
+        Value(crate::logic::formula::ValueAtom),
     }
 
     /// How a variable is bound while a formula is walked.
@@ -298,6 +300,7 @@ pub mod fo {
         match a {
             Atom::Prop(p) => GAtom::Prop(p.clone()),
             Atom::Quoted(p) => GAtom::Quoted(p.clone()),
+            Atom::Value(v) => GAtom::Value((**v).clone()),
             Atom::Pred(p, args) => GAtom::Pred(
                 p.clone(),
                 args.iter()
@@ -524,7 +527,17 @@ pub mod fo {
             );
             let pos: HashMap<&GAtom, usize> =
                 self.atoms.iter().enumerate().map(|(i, a)| (a, i)).collect();
+            // A key holds at most one value: the masks of each key's value atoms.
+            let mut keys: HashMap<&str, u64> = HashMap::new();
+            for (i, a) in self.atoms.iter().enumerate() {
+                if let GAtom::Value(v) = a {
+                    *keys.entry(v.key.as_str()).or_insert(0) |= 1 << i;
+                }
+            }
             (0u64..(1u64 << self.atoms.len())).any(|mask| {
+                if keys.values().any(|&k| (mask & k).count_ones() > 1) {
+                    return false;
+                }
                 let value = |a: &GAtom| pos.get(a).is_some_and(|&i| mask >> i & 1 == 1);
                 let mut env = Env::new();
                 self.sigma
