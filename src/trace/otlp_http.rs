@@ -44,6 +44,9 @@ use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::{TokioIo, TokioTimer};
+use opentelemetry_proto::tonic::collector::logs::v1::{
+    ExportLogsPartialSuccess, ExportLogsServiceResponse,
+};
 use opentelemetry_proto::tonic::collector::trace::v1::{
     ExportTracePartialSuccess, ExportTraceServiceResponse,
 };
@@ -51,6 +54,7 @@ use prost::Message as _;
 use tokio::io::AsyncWriteExt;
 use tokio::sync::Semaphore;
 
+use super::import::otlp::logs::LogRec;
 use super::import::otlp::map::{Out, SessionInfo, SessionMap};
 use super::import::otlp::{self, session_name, span::Span};
 use super::live::{Live, LiveConfig, Peer, RejectReason};
@@ -700,19 +704,24 @@ async fn handle(
         }
         r
     };
-    if req.uri().path() != "/v1/traces" {
-        return refuse(
-            StatusCode::NOT_FOUND,
-            format!(
-                "no such path {:?}: spans go to /v1/traces",
-                req.uri().path()
-            ),
-        );
-    }
+    let signal = match req.uri().path() {
+        "/v1/traces" => Signal::Traces,
+        "/v1/logs" => Signal::Logs,
+        other => {
+            return refuse(
+                StatusCode::NOT_FOUND,
+                format!("no such path {other:?}: spans go to /v1/traces, log records to /v1/logs"),
+            );
+        }
+    };
     if req.method() != Method::POST {
         let mut r = refuse(
             StatusCode::METHOD_NOT_ALLOWED,
-            format!("{} /v1/traces: only POST is accepted", req.method()),
+            format!(
+                "{} {}: only POST is accepted",
+                req.method(),
+                req.uri().path()
+            ),
         );
         r.headers_mut().insert(
             hyper::header::ALLOW,
@@ -746,11 +755,13 @@ async fn handle(
     }
     let st = state.clone();
     let handle = tokio::runtime::Handle::current();
-    let done = tokio::task::spawn_blocking(move || {
-        ingest(&st, &handle, &body, gzip, enc, peer, &mut room)
+    let done = tokio::task::spawn_blocking(move || match signal {
+        Signal::Traces => ingest(&st, &handle, &body, gzip, enc, peer, &mut room),
+        Signal::Logs => ingest_logs(&st, &handle, &body, gzip, enc, peer, &mut room),
     })
     .await;
     match done {
+        Ok(Ok(rejected)) if signal == Signal::Logs => success_logs(enc, rejected),
         Ok(Ok(rejected)) => success(enc, rejected),
         Ok(Err((status, why))) => refuse(status, why),
         Err(e) => refuse(
@@ -781,6 +792,48 @@ fn success(enc: Enc, rejected: Option<(i64, String)>) -> Response<Full<Bytes>> {
             let v = match rejected {
                 Some((n, m)) => serde_json::json!({
                     "partialSuccess": {"rejectedSpans": n.to_string(), "errorMessage": m}
+                }),
+                None => serde_json::json!({}),
+            };
+            reply(
+                StatusCode::OK,
+                "application/json",
+                v.to_string().into_bytes(),
+            )
+        }
+    }
+}
+
+/// What a request carries, by its path.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Signal {
+    /// `/v1/traces`: spans.
+    Traces,
+    /// `/v1/logs`: log records.
+    Logs,
+}
+
+/// The 200 answer to `/v1/logs`: an `ExportLogsServiceResponse`, with `partial_success` when
+/// log records were refused.
+fn success_logs(enc: Enc, rejected: Option<(i64, String)>) -> Response<Full<Bytes>> {
+    match enc {
+        Enc::Proto => {
+            let resp = ExportLogsServiceResponse {
+                partial_success: rejected.map(|(n, m)| ExportLogsPartialSuccess {
+                    rejected_log_records: n,
+                    error_message: m,
+                }),
+            };
+            reply(
+                StatusCode::OK,
+                "application/x-protobuf",
+                resp.encode_to_vec(),
+            )
+        }
+        Enc::Json => {
+            let v = match rejected {
+                Some((n, m)) => serde_json::json!({
+                    "partialSuccess": {"rejectedLogRecords": n.to_string(), "errorMessage": m}
                 }),
                 None => serde_json::json!({}),
             };
@@ -1094,7 +1147,8 @@ fn ingest(
         if group.is_empty() {
             continue;
         }
-        let trace = open_trace(state, key, &group, has_root, peer);
+        let service = group.iter().find_map(|s| s.resource.service.clone());
+        let trace = open_trace(state, key, service, has_root, peer);
         let mut t = trace.blocking_lock();
         if t.refused || t.writer.is_none() {
             rejected += n;
@@ -1118,11 +1172,141 @@ fn ingest(
     Ok((rejected > 0).then_some((rejected, why)))
 }
 
+/// Undoes gzip, checks the request's log records and values against `limits` before
+/// anything is decoded (as [`decode_body`] does for spans), and decodes its log records.
+fn decode_logs(
+    body: &[u8],
+    gzip: bool,
+    enc: Enc,
+    limits: Limits,
+    plain: &mut Vec<u8>,
+    grow: &mut dyn FnMut(usize) -> Result<(), Refusal>,
+) -> Result<Vec<LogRec>, Refusal> {
+    let bytes: &[u8] = if gzip {
+        gunzip(body, limits.decoded, plain, grow)?;
+        plain
+    } else {
+        body
+    };
+    let max = limits.counts;
+    let over = |what: &str, n: u64| {
+        (
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!("over {n} {what} in one request: send smaller batches"),
+        )
+    };
+    match enc {
+        Enc::Proto => {
+            let c =
+                otlp::proto::count_logs(bytes, max).map_err(|e| (StatusCode::BAD_REQUEST, e))?;
+            if c.spans > max.spans {
+                return Err(over("log records", max.spans));
+            }
+            if c.values > max.values {
+                return Err(over("attribute values", max.values));
+            }
+            otlp::logs::decode_proto(bytes).map_err(|e| (StatusCode::BAD_REQUEST, e))
+        }
+        Enc::Json => {
+            // Every record and value of OTLP JSON is an object: their number is at most the
+            // braces', counted before anything is built.
+            let objects = memchr::memchr_iter(b'{', bytes).count() as u64;
+            if objects > max.spans.saturating_add(max.values) {
+                return Err(over("objects", max.spans.saturating_add(max.values)));
+            }
+            let v: serde_json::Value = serde_json::from_slice(bytes)
+                .map_err(|e| (StatusCode::BAD_REQUEST, format!("JSON: {e}")))?;
+            otlp::logs::from_json(&v).ok_or_else(|| {
+                (
+                    StatusCode::BAD_REQUEST,
+                    "JSON: not an ExportLogsServiceRequest (no resourceLogs)".to_string(),
+                )
+            })
+        }
+    }
+}
+
+/// Decodes, maps and writes one `/v1/logs` request: each record joins the session of its
+/// trace (opening one when the trace has none yet, as spans do); records without a trace id
+/// go to the session `otel (no trace id)`. Returns the refused records, if any.
+fn ingest_logs(
+    state: &State,
+    rt: &tokio::runtime::Handle,
+    body: &[u8],
+    gzip: bool,
+    enc: Enc,
+    peer: SocketAddr,
+    room: &mut Room,
+) -> Result<Option<(i64, String)>, Refusal> {
+    let mut plain = Vec::new();
+    let base = body.len();
+    let mut grow = |n: usize| rt.block_on(room.grow_to(base.saturating_add(n)));
+    let recs = decode_logs(
+        body,
+        gzip,
+        enc,
+        Limits::of(state.cfg()),
+        &mut plain,
+        &mut grow,
+    )?;
+    let mut order: Vec<u128> = Vec::new();
+    let mut groups: HashMap<u128, Vec<LogRec>> = HashMap::new();
+    for r in recs {
+        let key = r.trace.unwrap_or(0);
+        groups
+            .entry(key)
+            .or_insert_with(|| {
+                order.push(key);
+                Vec::new()
+            })
+            .push(r);
+    }
+    let mut rejected = 0i64;
+    let mut why = String::new();
+    for key in order {
+        let Some(mut group) = groups.remove(&key) else {
+            continue;
+        };
+        group.sort_by_key(|r| r.time);
+        let service = group.iter().find_map(|r| r.resource.service.clone());
+        let trace = open_trace(state, key, service.clone(), false, peer);
+        let mut t = trace.blocking_lock();
+        if t.refused || t.writer.is_none() {
+            rejected += group.len() as i64;
+            why = format!("the session of trace {key:032x} was closed by the viewer's limits");
+            continue;
+        }
+        let mut out = Vec::with_capacity(group.len() + 1);
+        let info = SessionInfo {
+            service,
+            ..SessionInfo::default()
+        };
+        t.map.start(&info, &mut out);
+        for r in &group {
+            t.map.log_record(r, &mut out);
+        }
+        let max_line = state.cfg().max_message_bytes;
+        let mut lines = Vec::new();
+        for o in &mut out {
+            fit_line(o, &t.map.name, max_line);
+            otlp::line(o, &mut lines);
+        }
+        let Some(w) = t.writer.as_mut() else { continue };
+        if rt.block_on(w.write_all(&lines)).is_err() {
+            t.writer = None;
+            t.refused = true;
+            rejected += group.len() as i64;
+            why = format!("the session of trace {key:032x} was closed by the viewer's limits");
+        }
+    }
+    Ok((rejected > 0).then_some((rejected, why)))
+}
+
 /// The trace's state, opening a session for it if it has none.
 fn open_trace(
     state: &State,
     key: u128,
-    group: &[Span<'_>],
+    service: Option<String>,
     has_root: bool,
     peer: SocketAddr,
 ) -> Arc<tokio::sync::Mutex<Trace>> {
@@ -1138,7 +1322,6 @@ fn open_trace(
                 let oldest = traces.iter().min_by_key(|(_, e)| e.last).map(|(k, _)| *k);
                 evicted = oldest.and_then(|k| traces.remove(&k).map(|e| (k, e.trace)));
             }
-            let service = group.iter().find_map(|s| s.resource.service.clone());
             let name = if key == 0 {
                 "otel (no trace id)".to_string()
             } else {
