@@ -1216,12 +1216,17 @@ fn decode_logs(
             }
             let v: serde_json::Value = serde_json::from_slice(bytes)
                 .map_err(|e| (StatusCode::BAD_REQUEST, format!("JSON: {e}")))?;
-            otlp::logs::from_json(&v).ok_or_else(|| {
+            let recs = otlp::logs::from_json(&v).ok_or_else(|| {
                 (
                     StatusCode::BAD_REQUEST,
                     "JSON: not an ExportLogsServiceRequest (no resourceLogs)".to_string(),
                 )
-            })
+            })?;
+            // The braces bounded the memory; the record bound is the same as protobuf's.
+            if recs.len() as u64 > max.spans {
+                return Err(over("log records", max.spans));
+            }
+            Ok(recs)
         }
     }
 }
