@@ -2,7 +2,13 @@
 //! protobuf (`application/x-protobuf`) or JSON (`application/json`) `ExportTraceServiceRequest`,
 //! gzip-compressed or not, as the OpenTelemetry SDKs' and the Collector's `otlphttp`
 //! exporters send it (HTTP/1.1, hyper on tokio; protobuf decoded by prost with
-//! `opentelemetry-proto`'s messages).
+//! `opentelemetry-proto`'s messages), and `POST /v1/logs` with an `ExportLogsServiceRequest`
+//! the same ways: each log record joins the session of the trace it was emitted in (opening
+//! it when no span of the trace came yet), mapped by
+//! the file importer's `SessionMap::log_record`; records without a trace id go to the
+//! session `otel (no trace id)`. Both paths take the same checks ([`check_request`], the body,
+//! rate and budget bounds; log records count as spans against [`LiveConfig::otlp_max_spans`])
+//! and their refusals reach the viewer alike.
 //!
 //! Every trace becomes a live session of the [`Live`] hub: the spans are mapped to v1 by the
 //! file importer's mapping ([`crate::trace::import::otlp`]) and the lines are written into

@@ -1,7 +1,9 @@
 //! OpenTelemetry traces (GenAI semantic conventions, OpenInference, Vercel AI SDK) to v1.
 //!
-//! Files: OTLP JSON (one `ExportTraceServiceRequest` document, or one per line as the
-//! Collector's file exporter writes them), the Python SDK's `to_json` spans (one after
+//! Files: OTLP JSON (one `ExportTraceServiceRequest` or `ExportLogsServiceRequest` document,
+//! or one per line as the Collector's file exporter writes them; log records join the
+//! session of their trace, or without a trace id the one whose spans name the same
+//! `gen_ai.conversation.id`, see `logs.rs`), the Python SDK's `to_json` spans (one after
 //! another as `ConsoleSpanExporter` prints them, or in a list, or under `"spans"`), the JS
 //! SDK's span dumps, and bare attribute maps. The live receiver
 //! ([`crate::trace::otlp_http`]) feeds protobuf and JSON request bodies through the same
