@@ -4,11 +4,11 @@
 //! exporters send it (HTTP/1.1, hyper on tokio; protobuf decoded by prost with
 //! `opentelemetry-proto`'s messages), and `POST /v1/logs` with an `ExportLogsServiceRequest`
 //! the same ways: each log record joins the session of the trace it was emitted in (opening
-//! it when no span of the trace came yet), mapped by
-//! the file importer's `SessionMap::log_record`; records without a trace id go to the
-//! session `otel (no trace id)`. Both paths take the same checks ([`check_request`], the body,
-//! rate and budget bounds; log records count as spans against [`LiveConfig::otlp_max_spans`])
-//! and their refusals reach the viewer alike.
+//! it when no span of the trace came yet), mapped by the file importer's
+//! `SessionMap::log_record`; a record without a trace id joins the trace whose spans named
+//! its `gen_ai.conversation.id`, else the session `otel (no trace id)`. Both paths take the
+//! same checks ([`check_request`], the body, rate and budget bounds; log records count as
+//! spans against [`LiveConfig::otlp_max_spans`]) and their refusals reach the viewer alike.
 //!
 //! Every trace becomes a live session of the [`Live`] hub: the spans are mapped to v1 by the
 //! file importer's mapping ([`crate::trace::import::otlp`]) and the lines are written into
@@ -103,6 +103,17 @@ struct State {
     /// Span ids of traces whose sessions ended lately, so a retry that arrives after its
     /// trace's session ended does not show the trace again.
     recent: Mutex<Recent>,
+    /// The trace each conversation (`gen_ai.conversation.id`, `session.id`) was last seen in
+    /// by its spans, for log records that carry a conversation but no trace id.
+    conversations: Mutex<HashMap<String, u128>>,
+}
+
+/// Conversations remembered for [`State::conversations`]; past it the map starts over.
+const MAX_CONVERSATIONS: usize = 4096;
+
+/// The conversation a span or log record names.
+fn conversation<'v>(attr: impl Fn(&str) -> Option<&'v str>) -> Option<&'v str> {
+    attr("gen_ai.conversation.id").or_else(|| attr("session.id"))
 }
 
 /// Span ids of recently ended traces, at most [`RECENT_IDS`] in all (the oldest traces are
@@ -373,6 +384,7 @@ pub(crate) async fn serve(live: Live, listener: tokio::net::TcpListener) {
         live: live.clone(),
         epoch: Instant::now(),
         recent: Mutex::new(Recent::default()),
+        conversations: Mutex::new(HashMap::new()),
     });
     let newcomers = Arc::new(Semaphore::new(cfg.max_connections.max(1)));
     let sweeper = tokio::spawn(sweep(state.clone()));
@@ -1153,6 +1165,18 @@ fn ingest(
         if group.is_empty() {
             continue;
         }
+        if key != 0
+            && let Some(c) = group.iter().find_map(|s| conversation(|k| s.str_attr(k)))
+        {
+            let mut convs = state
+                .conversations
+                .lock()
+                .unwrap_or_else(|e| e.into_inner());
+            if convs.len() >= MAX_CONVERSATIONS && !convs.contains_key(c) {
+                convs.clear();
+            }
+            convs.insert(c.to_string(), key);
+        }
         let service = group.iter().find_map(|s| s.resource.service.clone());
         let trace = open_trace(state, key, service, has_root, peer);
         let mut t = trace.blocking_lock();
@@ -1238,8 +1262,9 @@ fn decode_logs(
 }
 
 /// Decodes, maps and writes one `/v1/logs` request: each record joins the session of its
-/// trace (opening one when the trace has none yet, as spans do); records without a trace id
-/// go to the session `otel (no trace id)`. Returns the refused records, if any.
+/// trace (opening one when the trace has none yet, as spans do); a record without a trace
+/// id joins the trace whose spans named its `gen_ai.conversation.id` (or `session.id`),
+/// else the session `otel (no trace id)`. Returns the refused records, if any.
 fn ingest_logs(
     state: &State,
     rt: &tokio::runtime::Handle,
@@ -1263,7 +1288,19 @@ fn ingest_logs(
     let mut order: Vec<u128> = Vec::new();
     let mut groups: HashMap<u128, Vec<LogRec>> = HashMap::new();
     for r in recs {
-        let key = r.trace.unwrap_or(0);
+        // Without a trace id: the trace whose spans named the record's conversation.
+        let key = r.trace.unwrap_or_else(|| {
+            conversation(|k| r.str_attr(k))
+                .and_then(|c| {
+                    state
+                        .conversations
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .get(c)
+                        .copied()
+                })
+                .unwrap_or(0)
+        });
         groups
             .entry(key)
             .or_insert_with(|| {
