@@ -186,6 +186,12 @@ fn python_log_exporter_file_imports_into_the_trace_session() {
     // A file of log records alone is OpenTelemetry too.
     let logs_only = bytes.split(|b| *b == b'\n').nth(1).expect("the logs line");
     assert_eq!(import::detect(&path, logs_only), Format::Otlp);
+    let alone = import::import(Format::Otlp, logs_only, "logs.jsonl").expect("import logs");
+    let alone = String::from_utf8_lossy(&alone.v1).into_owned();
+    assert!(
+        alone.contains("user: What colour is the sky?") && alone.contains(&trace),
+        "{alone}"
+    );
     let imported = import::import(Format::Otlp, &bytes, "collector.jsonl").expect("import");
     assert!(imported.notes.is_empty(), "{:?}", imported.notes);
     let mut r = Reader::new("t", ReaderConfig::default());

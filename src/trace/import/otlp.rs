@@ -399,6 +399,13 @@ fn read_values<'a>(bytes: &'a [u8], text: Option<&'a str>, first_line: usize) ->
     r
 }
 
+/// A request of which only the log records are wanted.
+#[derive(serde::Deserialize)]
+struct LogsOnly {
+    #[serde(default, rename = "resourceLogs", alias = "resource_logs")]
+    resource_logs: Option<serde_json::Value>,
+}
+
 /// The log records of a file's `resourceLogs` requests (one per line as the Collector's file
 /// exporter writes them, or one document). A broken value is skipped to the next line that
 /// starts with `{`, as spans are (the span reading has said so already).
@@ -406,20 +413,19 @@ fn read_logs(bytes: &[u8]) -> Vec<logs::LogRec> {
     let mut out = Vec::new();
     let mut pos = 0usize;
     while pos < bytes.len() {
+        // Only `resourceLogs` is built; the spans of the same requests are skipped unbuilt.
         let mut stream =
-            serde_json::Deserializer::from_slice(&bytes[pos..]).into_iter::<serde_json::Value>();
+            serde_json::Deserializer::from_slice(&bytes[pos..]).into_iter::<LogsOnly>();
         let broken_at = loop {
             match stream.next() {
                 None => return out,
-                Some(Ok(v)) => {
-                    let items = match v {
-                        serde_json::Value::Array(a) => a,
-                        one => vec![one],
-                    };
-                    for item in &items {
-                        out.extend(logs::from_json(item).into_iter().flatten());
-                    }
+                Some(Ok(LogsOnly {
+                    resource_logs: Some(rl),
+                })) => {
+                    let doc = serde_json::json!({ "resourceLogs": rl });
+                    out.extend(logs::from_json(&doc).into_iter().flatten());
                 }
+                Some(Ok(_)) => {}
                 Some(Err(_)) => break pos + stream.byte_offset(),
             }
         };
