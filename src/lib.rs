@@ -55,6 +55,9 @@
 //!   report's re-check record and `verify-report`: `model/recheck.rs` (SHA-256 in
 //!   `trace/sha256.rs`); `docs/certificates.md` describes both.
 //! - A subcommand: `cli/mod.rs` and a file of its own under `cli/`.
+//! - What an OpenTelemetry span or log record becomes: `trace/import/otlp/map.rs` (log
+//!   records are read by `otlp/logs.rs`); the OTLP/HTTP receiver's paths:
+//!   `trace/otlp_http.rs`.
 
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]

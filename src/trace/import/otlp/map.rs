@@ -15,6 +15,9 @@
 //! | span event `gen_ai.evaluation.result` | `score` (`target` = the span's event) |
 //! | span status ERROR, span event `exception` | `log` (`level: error`) |
 //! | anything else | `span` (name, operation, timing) so the structure stays visible |
+//! | log record `gen_ai.client.inference.operation.details` | `llm_call` and `thought`s, as a model-call span with its attributes |
+//! | log record `gen_ai.*.message`, `gen_ai.choice` | `log` (`ROLE: TEXT`, `x_role`, `x_event`) |
+//! | any other log record | `log` at its severity (`x_event`, `x_attributes`) |
 //!
 //! Every event carries `x_span` (the span id) and `x_parent` (its parent's) so the tree can
 //! be rebuilt; text is never turned into formulas.
