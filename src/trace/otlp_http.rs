@@ -7,7 +7,7 @@
 //! it when no span of the trace came yet), mapped by the file importer's
 //! `SessionMap::log_record`; a record without a trace id joins the trace whose spans named
 //! its `gen_ai.conversation.id`, else the session `otel (no trace id)`. Both paths take the
-//! same checks ([`check_request`], the body, rate and budget bounds; log records count as
+//! same checks (`check_request`, the body, rate and budget bounds; log records count as
 //! spans against [`LiveConfig::otlp_max_spans`]) and their refusals reach the viewer alike.
 //!
 //! Every trace becomes a live session of the [`Live`] hub: the spans are mapped to v1 by the
