@@ -64,6 +64,9 @@
 //!   `logic/parse.rs` and `logic/print.rs`, the one-value-per-key constraint where atoms get
 //!   their variables (`logic/cnf.rs`); ground beliefs as records of Σ in
 //!   `model/timeline.rs`; a key's life (`history KEY`) in `model/keylife.rs`.
+//! - What an OpenTelemetry span or log record becomes: `trace/import/otlp/map.rs` (log
+//!   records are read by `otlp/logs.rs`); the OTLP/HTTP receiver's paths:
+//!   `trace/otlp_http.rs`.
 
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]

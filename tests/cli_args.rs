@@ -289,3 +289,49 @@ fn manual_pages_are_generated() {
     let o = run(&["man", "nope"]);
     assert_eq!(o.status.code(), Some(2));
 }
+
+/// `--help`, `view --help`, `import --help` and the man pages say what doxascope reads: every
+/// importer by name (`Format::ALL`, so a new importer cannot go unmentioned), OpenTelemetry
+/// and OTLP, and where it shows a live session it names the `otlp:` receiver.
+#[test]
+fn help_and_man_pages_name_opentelemetry_and_every_importer() {
+    use doxascope::trace::import::Format;
+    let pages: [(&[&str], bool); 6] = [
+        (&["--help"], true),
+        (&["view", "--help"], true),
+        (&["import", "--help"], false),
+        (&["man"], true),
+        (&["man", "view"], true),
+        (&["man", "import"], false),
+    ];
+    for (args, live) in pages {
+        let o = run(args);
+        assert_eq!(o.status.code(), Some(0), "{args:?}: {}", stderr(&o));
+        // roff escapes hyphens and wraps lines: compare words, lowercased.
+        let text = String::from_utf8_lossy(&o.stdout)
+            .replace("\\-", "-")
+            .replace('\n', " ")
+            .to_lowercase();
+        assert!(
+            text.contains("opentelemetry"),
+            "{args:?} does not name OpenTelemetry"
+        );
+        assert!(
+            text.contains("otlp json"),
+            "{args:?} does not name OTLP JSON files"
+        );
+        for f in Format::ALL {
+            assert!(
+                text.contains(f.name()),
+                "{args:?} does not name the {} importer",
+                f.title()
+            );
+        }
+        if live {
+            assert!(
+                text.contains("otlp:127.0.0.1:4318") && text.contains("/v1/logs"),
+                "{args:?} does not name the OTLP receiver"
+            );
+        }
+    }
+}

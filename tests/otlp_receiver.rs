@@ -288,7 +288,7 @@ async fn bad_requests_get_4xx_and_the_receiver_goes_on() {
     )
     .await;
     assert_eq!(status, 415);
-    let (status, _, _) = exchange(&mut conn, "POST /v1/logs HTTP/1.1", b"").await;
+    let (status, _, _) = exchange(&mut conn, "POST /v1/metrics HTTP/1.1", b"").await;
     assert_eq!(status, 404);
     let (status, headers, _) = exchange(&mut conn, "GET /v1/traces HTTP/1.1", b"").await;
     assert_eq!(status, 405);
@@ -409,4 +409,169 @@ fn otlp_addresses_default_to_loopback_and_take_what_is_written() {
     // The JSONL socket stays loopback-only.
     assert!("tcp:0.0.0.0:1".parse::<ListenAddr>().is_err());
     let _ = Kind::ALL;
+}
+
+/// Spans and log records per session name, as the hub delivered them.
+fn by_session(evs: &[LiveEvent]) -> std::collections::BTreeMap<String, Vec<serde_json::Value>> {
+    let mut names = std::collections::HashMap::new();
+    let mut out = std::collections::BTreeMap::<String, Vec<serde_json::Value>>::new();
+    for e in evs {
+        match e {
+            LiveEvent::Opened { session, name, .. } | LiveEvent::Named { session, name } => {
+                names.insert(*session, name.clone());
+            }
+            LiveEvent::Items { session, items, .. } => {
+                for it in items {
+                    let Item::Event(ev) = it else {
+                        panic!("bad line from the receiver: {it:?}")
+                    };
+                    let v = serde_json::from_str(&ev.to_json_line()).expect("json");
+                    out.entry(names.get(session).cloned().unwrap_or_default())
+                        .or_default()
+                        .push(v);
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+#[tokio::test]
+async fn log_records_over_v1_logs_join_the_session_of_their_trace() {
+    use opentelemetry_proto::tonic::collector::logs::v1::{
+        ExportLogsServiceRequest, ExportLogsServiceResponse,
+    };
+    use opentelemetry_proto::tonic::logs::v1::{LogRecord, ResourceLogs, ScopeLogs};
+    let (_live, mut rx, _l, addr) = hub(LiveConfig::default()).await;
+    let mut conn = tokio::net::TcpStream::connect(&addr)
+        .await
+        .expect("connect");
+    let proto = "POST /v1/traces HTTP/1.1\r\nContent-Type: application/x-protobuf";
+    let (status, _, _) =
+        exchange(&mut conn, proto, &request(vec![tool(5, 2)]).encode_to_vec()).await;
+    assert_eq!(status, 200);
+    // A user message logged inside span 2 of trace 5, by protobuf.
+    let user = LogRecord {
+        time_unix_nano: 1_767_225_600_000_000_000,
+        trace_id: [[0u8; 15].as_slice(), &[5]].concat(),
+        span_id: [[0u8; 7].as_slice(), &[2]].concat(),
+        event_name: "gen_ai.user.message".into(),
+        body: Some(AnyValue {
+            value: Some(any_value::Value::KvlistValue(
+                opentelemetry_proto::tonic::common::v1::KeyValueList {
+                    values: vec![kv("content", "is it raining?")],
+                },
+            )),
+        }),
+        ..Default::default()
+    };
+    let logs = ExportLogsServiceRequest {
+        resource_logs: vec![ResourceLogs {
+            resource: Some(Resource {
+                attributes: vec![kv("service.name", "svc")],
+                ..Default::default()
+            }),
+            scope_logs: vec![ScopeLogs {
+                log_records: vec![user],
+                ..Default::default()
+            }],
+            ..Default::default()
+        }],
+    };
+    let (status, headers, resp) = exchange(
+        &mut conn,
+        "POST /v1/logs HTTP/1.1\r\nContent-Type: application/x-protobuf",
+        &logs.encode_to_vec(),
+    )
+    .await;
+    assert_eq!(status, 200, "{headers}");
+    let r = ExportLogsServiceResponse::decode(&resp[..]).expect("a logs response");
+    assert_eq!(r.partial_success, None);
+    // An error-level record of the same trace, as gzip'd JSON with a hex trace id.
+    let json = serde_json::json!({"resourceLogs": [{"scopeLogs": [{"logRecords": [{
+        "traceId": "00000000000000000000000000000005",
+        "severityNumber": 17,
+        "eventName": "agent.tool_result",
+        "body": {"stringValue": "exit status 2"},
+    }]}]}]});
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    gz.write_all(json.to_string().as_bytes()).expect("gzip");
+    let (status, _, resp) = exchange(
+        &mut conn,
+        "POST /v1/logs HTTP/1.1\r\nContent-Type: application/json\r\nContent-Encoding: gzip",
+        &gz.finish().expect("gzip"),
+    )
+    .await;
+    assert_eq!(status, 200);
+    assert_eq!(resp, b"{}");
+    // A body that is no logs request: refused, and the refusal reaches the viewer.
+    let (status, _, _) = exchange(
+        &mut conn,
+        "POST /v1/logs HTTP/1.1\r\nContent-Type: application/json",
+        b"{\"resourceSpans\": []}",
+    )
+    .await;
+    assert_eq!(status, 400);
+    let evs = gather(&mut rx, |g| {
+        kinds(g).len() >= 4 && g.iter().any(|e| matches!(e, LiveEvent::Rejected { .. }))
+    })
+    .await;
+    let sessions = by_session(&evs);
+    assert_eq!(sessions.len(), 1, "one session for trace 5: {sessions:#?}");
+    let evs = sessions.values().next().expect("a session");
+    let logs: Vec<_> = evs.iter().filter(|e| e["kind"] == "log").collect();
+    assert_eq!(logs.len(), 2, "{evs:#?}");
+    assert_eq!(logs[0]["message"], "user: is it raining?");
+    assert_eq!(logs[0]["x_event"], "gen_ai.user.message");
+    assert_eq!(logs[0]["x_span"], "0000000000000002");
+    assert_eq!(logs[1]["level"], "error");
+    assert_eq!(logs[1]["message"], "agent.tool_result: exit status 2");
+}
+
+#[tokio::test]
+async fn a_logs_request_past_the_record_bound_is_refused_with_413() {
+    let (_live, mut rx, _l, addr) = hub(LiveConfig {
+        otlp_max_spans: 3,
+        ..LiveConfig::default()
+    })
+    .await;
+    let mut conn = tokio::net::TcpStream::connect(&addr)
+        .await
+        .expect("connect");
+    let rec = serde_json::json!({"body": {"stringValue": "x"}});
+    let json = serde_json::json!({"resourceLogs": [{"scopeLogs": [{"logRecords": [rec, rec, rec, rec]}]}]});
+    let (status, _, _) = exchange(
+        &mut conn,
+        "POST /v1/logs HTTP/1.1\r\nContent-Type: application/json",
+        json.to_string().as_bytes(),
+    )
+    .await;
+    assert_eq!(status, 413);
+    use opentelemetry_proto::tonic::collector::logs::v1::ExportLogsServiceRequest;
+    use opentelemetry_proto::tonic::logs::v1::{LogRecord, ResourceLogs, ScopeLogs};
+    let req = ExportLogsServiceRequest {
+        resource_logs: vec![ResourceLogs {
+            scope_logs: vec![ScopeLogs {
+                log_records: vec![LogRecord::default(); 4],
+                ..Default::default()
+            }],
+            ..Default::default()
+        }],
+    };
+    let (status, _, _) = exchange(
+        &mut conn,
+        "POST /v1/logs HTTP/1.1\r\nContent-Type: application/x-protobuf",
+        &req.encode_to_vec(),
+    )
+    .await;
+    assert_eq!(status, 413);
+    let evs = gather(&mut rx, |g| {
+        g.iter()
+            .filter(|e| matches!(e, LiveEvent::Rejected { .. }))
+            .count()
+            >= 2
+    })
+    .await;
+    assert!(kinds(&evs).is_empty());
 }

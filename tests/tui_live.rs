@@ -388,3 +388,90 @@ fn the_rest_of_a_large_followed_file_is_read_on_request() {
     );
     handle.stop();
 }
+
+/// One HTTP/1.1 POST on a fresh connection; the status code.
+async fn post(addr: &str, path: &str, content_type: &str, body: &[u8]) -> u16 {
+    use tokio::io::AsyncReadExt;
+    let mut c = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let head = format!(
+        "POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    );
+    c.write_all(head.as_bytes()).await.unwrap();
+    c.write_all(body).await.unwrap();
+    let mut answer = Vec::new();
+    tokio::time::timeout(Duration::from_secs(10), c.read_to_end(&mut answer))
+        .await
+        .expect("an answer in time")
+        .unwrap();
+    String::from_utf8_lossy(&answer[9..12]).parse().unwrap()
+}
+
+#[test]
+fn otlp_log_records_become_a_live_session_and_a_refused_logs_request_is_shown() {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let mut app = app();
+    rt.block_on(async {
+        let (live, mut rx) = Live::new(LiveConfig::default());
+        let addr: ListenAddr = "otlp:127.0.0.1:0".parse().unwrap();
+        let listener = live.listen(&addr).await.unwrap();
+        app.sources.listening = Some(listener.local_addr().to_string());
+        let ListenAddr::Otlp(a) = listener.local_addr().clone() else {
+            panic!("not otlp")
+        };
+        let a = a.to_string();
+        let status = post(&a, "/v1/logs", "text/plain", b"{}").await;
+        assert_eq!(status, 415);
+        let logs = serde_json::json!({"resourceLogs": [{
+        "resource": {"attributes": [{"key": "service.name", "value": {"stringValue": "svc"}}]},
+        "scopeLogs": [{"logRecords": [{
+            "traceId": "0000000000000000000000000000abcd",
+            "spanId": "0000000000000001",
+            "eventName": "gen_ai.user.message",
+            "body": {"kvlistValue": {"values": [
+                {"key": "content", "value": {"stringValue": "hello there"}}]}},
+        }]}]}]});
+        let status = post(
+            &a,
+            "/v1/logs",
+            "application/json",
+            logs.to_string().as_bytes(),
+        )
+        .await;
+        assert_eq!(status, 200);
+        let mut refused = false;
+        while !refused || app.store.sessions.iter().all(|s| s.len() < 2) {
+            let ev = tokio::time::timeout(Duration::from_secs(10), rx.recv())
+                .await
+                .expect("live event in time")
+                .expect("hub alive");
+            refused |= matches!(ev, LiveEvent::Rejected { .. });
+            if let Some(m) = app.sources.on_live(&mut app.store, ev) {
+                app.status = m;
+                // As each frame does.
+                app.keep_message();
+            }
+            app.on_data();
+        }
+        drop(listener);
+    });
+    let s = &app.store.sessions[0];
+    assert!(matches!(s.origin, SessionSource::Live(_)));
+    assert_eq!(&*s.name, "svc 000000000000abcd");
+    let screen = render_text(&mut app, 200, 40);
+    assert!(screen.contains("user: hello there"), "{screen}");
+    // The refusal stays in the messages the status line keeps.
+    key(&mut app, ':');
+    for c in "messages".chars() {
+        key(&mut app, c);
+    }
+    app.on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE));
+    let screen = render_text(&mut app, 200, 40);
+    assert!(
+        screen.contains("OTLP request refused: content type"),
+        "{screen}"
+    );
+}

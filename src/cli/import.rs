@@ -18,9 +18,10 @@ use super::{EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE};
 /// Arguments of `import`.
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
-    /// The source: an Inspect AI log (.eval or .json), a Langfuse trace download, LangSmith
+    /// The source: OpenTelemetry OTLP JSON (spans and log records; the Collector's file
+    /// exporter), an Inspect AI log (.eval or .json), a Langfuse trace download, LangSmith
     /// runs, a Letta agent file (.af), Graphiti episodes or edges, a LangGraph SQLite
-    /// checkpoint database, a mem0 history, OpenTelemetry spans, or v1; `-` reads stdin.
+    /// checkpoint database, a mem0 history, or v1; `-` reads stdin.
     #[arg(value_name = "FILE")]
     file: PathBuf,
     /// Write the v1 lines here instead of standard output.

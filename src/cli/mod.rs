@@ -45,7 +45,14 @@ pub const EXIT_USAGE: i32 = 2;
     about,
     args_conflicts_with_subcommands = true,
     subcommand_value_name = "COMMAND",
-    after_help = "Run `doxascope FILE...` (or `doxascope view FILE...`) for the TUI; \
+    after_help = "Reads: doxascope's trace format v1 (JSON Lines); OpenTelemetry (OTLP JSON files \
+of spans and log records, one request or one per line as the Collector's file exporter writes \
+them, and the SDKs' span dumps; GenAI, OpenInference and Vercel AI SDK conventions); Inspect AI \
+eval logs; Langfuse trace downloads; LangSmith runs; Letta agent files; Graphiti episodes and \
+edges. Live: `--listen otlp:127.0.0.1:4318` is an OTLP/HTTP receiver (POST /v1/traces and \
+/v1/logs, protobuf or JSON, gzip), `--listen unix:PATH` and `--listen tcp:127.0.0.1:PORT` take \
+v1 lines.\n\n\
+Run `doxascope FILE...` (or `doxascope view FILE...`) for the TUI; \
 `doxascope COMMAND --help` for a command's options."
 )]
 struct Cli {
@@ -120,11 +127,13 @@ enum Command {
     VerifyReport(verify_report::Args),
     /// The TUI over trace files (the default: `doxascope FILE...`).
     View(view::Args),
-    /// Write another tool's trace (Inspect AI, Langfuse, LangSmith, Letta, Graphiti, LangGraph
-    /// checkpoints, mem0, OpenTelemetry) as v1.
+    /// Write another tool's trace (OpenTelemetry/OTLP, Inspect AI, Langfuse, LangSmith,
+    /// Letta, Graphiti, LangGraph checkpoints, mem0) as v1.
     ///
     /// The format is detected from the content; notes on what could not be mapped exactly
-    /// go to stderr. Exit 0 on success, 1 when the source is broken or of an unknown
+    /// go to stderr. OpenTelemetry: OTLP JSON of spans and log records (one
+    /// `ExportTraceServiceRequest` / `ExportLogsServiceRequest` document, or one per line as
+    /// the Collector's file exporter writes them) and the SDKs' span dumps. Exit 0 on success, 1 when the source is broken or of an unknown
     /// format, 2 when a file cannot be read or written.
     Import(import::Args),
     /// Print a shell completion script: bash, zsh, fish, elvish or powershell.

@@ -14,9 +14,9 @@ use super::{EXIT_OK, EXIT_USAGE};
 /// Arguments of `view` (and of the bare `doxascope`).
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
-    /// Trace files: v1 JSON Lines (followed as they grow), or another tool's trace (Inspect
-    /// AI, Langfuse, LangSmith, Letta, Graphiti, LangGraph checkpoints, mem0, OpenTelemetry;
-    /// detected from the content, imported and read
+    /// Trace files: v1 JSON Lines (followed as they grow), or another tool's trace
+    /// (OpenTelemetry OTLP JSON of spans and logs, Inspect AI, Langfuse, LangSmith, Letta,
+    /// Graphiti, LangGraph checkpoints, mem0; detected from the content, imported and read
     /// once); `-` reads standard input.
     #[arg(value_name = "FILE")]
     files: Vec<PathBuf>,
@@ -31,7 +31,8 @@ pub(crate) struct Args {
     #[arg(long, value_name = "STEP")]
     at: Option<u64>,
     /// Accept live sessions: `unix:PATH` (absolute, in a private directory) or
-    /// `tcp:127.0.0.1:PORT`.
+    /// `tcp:127.0.0.1:PORT` for v1 lines; `otlp:127.0.0.1:4318` (or `otlp:PORT`) for an
+    /// OpenTelemetry OTLP/HTTP receiver (POST /v1/traces and /v1/logs, protobuf or JSON, gzip).
     #[arg(long, value_name = "ADDR", value_parser = parse_listen)]
     listen: Option<ListenAddr>,
     /// The palette: dark or light (default: the config file's `theme`, else dark).

@@ -2,7 +2,13 @@
 //! protobuf (`application/x-protobuf`) or JSON (`application/json`) `ExportTraceServiceRequest`,
 //! gzip-compressed or not, as the OpenTelemetry SDKs' and the Collector's `otlphttp`
 //! exporters send it (HTTP/1.1, hyper on tokio; protobuf decoded by prost with
-//! `opentelemetry-proto`'s messages).
+//! `opentelemetry-proto`'s messages), and `POST /v1/logs` with an `ExportLogsServiceRequest`
+//! the same ways: each log record joins the session of the trace it was emitted in (opening
+//! it when no span of the trace came yet), mapped by the file importer's
+//! `SessionMap::log_record`; a record without a trace id joins the trace whose spans named
+//! its `gen_ai.conversation.id`, else the session `otel (no trace id)`. Both paths take the
+//! same checks (`check_request`, the body, rate and budget bounds; log records count as
+//! spans against [`LiveConfig::otlp_max_spans`]) and their refusals reach the viewer alike.
 //!
 //! Every trace becomes a live session of the [`Live`] hub: the spans are mapped to v1 by the
 //! file importer's mapping ([`crate::trace::import::otlp`]) and the lines are written into
@@ -44,6 +50,9 @@ use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::{TokioIo, TokioTimer};
+use opentelemetry_proto::tonic::collector::logs::v1::{
+    ExportLogsPartialSuccess, ExportLogsServiceResponse,
+};
 use opentelemetry_proto::tonic::collector::trace::v1::{
     ExportTracePartialSuccess, ExportTraceServiceResponse,
 };
@@ -51,6 +60,7 @@ use prost::Message as _;
 use tokio::io::AsyncWriteExt;
 use tokio::sync::Semaphore;
 
+use super::import::otlp::logs::LogRec;
 use super::import::otlp::map::{Out, SessionInfo, SessionMap};
 use super::import::otlp::{self, session_name, span::Span};
 use super::live::{Live, LiveConfig, Peer, RejectReason};
@@ -93,6 +103,17 @@ struct State {
     /// Span ids of traces whose sessions ended lately, so a retry that arrives after its
     /// trace's session ended does not show the trace again.
     recent: Mutex<Recent>,
+    /// The trace each conversation (`gen_ai.conversation.id`, `session.id`) was last seen in
+    /// by its spans, for log records that carry a conversation but no trace id.
+    conversations: Mutex<HashMap<String, u128>>,
+}
+
+/// Conversations remembered for [`State::conversations`]; past it the map starts over.
+const MAX_CONVERSATIONS: usize = 4096;
+
+/// The conversation a span or log record names.
+fn conversation<'v>(attr: impl Fn(&str) -> Option<&'v str>) -> Option<&'v str> {
+    attr("gen_ai.conversation.id").or_else(|| attr("session.id"))
 }
 
 /// Span ids of recently ended traces, at most [`RECENT_IDS`] in all (the oldest traces are
@@ -363,6 +384,7 @@ pub(crate) async fn serve(live: Live, listener: tokio::net::TcpListener) {
         live: live.clone(),
         epoch: Instant::now(),
         recent: Mutex::new(Recent::default()),
+        conversations: Mutex::new(HashMap::new()),
     });
     let newcomers = Arc::new(Semaphore::new(cfg.max_connections.max(1)));
     let sweeper = tokio::spawn(sweep(state.clone()));
@@ -700,19 +722,24 @@ async fn handle(
         }
         r
     };
-    if req.uri().path() != "/v1/traces" {
-        return refuse(
-            StatusCode::NOT_FOUND,
-            format!(
-                "no such path {:?}: spans go to /v1/traces",
-                req.uri().path()
-            ),
-        );
-    }
+    let signal = match req.uri().path() {
+        "/v1/traces" => Signal::Traces,
+        "/v1/logs" => Signal::Logs,
+        other => {
+            return refuse(
+                StatusCode::NOT_FOUND,
+                format!("no such path {other:?}: spans go to /v1/traces, log records to /v1/logs"),
+            );
+        }
+    };
     if req.method() != Method::POST {
         let mut r = refuse(
             StatusCode::METHOD_NOT_ALLOWED,
-            format!("{} /v1/traces: only POST is accepted", req.method()),
+            format!(
+                "{} {}: only POST is accepted",
+                req.method(),
+                req.uri().path()
+            ),
         );
         r.headers_mut().insert(
             hyper::header::ALLOW,
@@ -746,11 +773,13 @@ async fn handle(
     }
     let st = state.clone();
     let handle = tokio::runtime::Handle::current();
-    let done = tokio::task::spawn_blocking(move || {
-        ingest(&st, &handle, &body, gzip, enc, peer, &mut room)
+    let done = tokio::task::spawn_blocking(move || match signal {
+        Signal::Traces => ingest(&st, &handle, &body, gzip, enc, peer, &mut room),
+        Signal::Logs => ingest_logs(&st, &handle, &body, gzip, enc, peer, &mut room),
     })
     .await;
     match done {
+        Ok(Ok(rejected)) if signal == Signal::Logs => success_logs(enc, rejected),
         Ok(Ok(rejected)) => success(enc, rejected),
         Ok(Err((status, why))) => refuse(status, why),
         Err(e) => refuse(
@@ -781,6 +810,48 @@ fn success(enc: Enc, rejected: Option<(i64, String)>) -> Response<Full<Bytes>> {
             let v = match rejected {
                 Some((n, m)) => serde_json::json!({
                     "partialSuccess": {"rejectedSpans": n.to_string(), "errorMessage": m}
+                }),
+                None => serde_json::json!({}),
+            };
+            reply(
+                StatusCode::OK,
+                "application/json",
+                v.to_string().into_bytes(),
+            )
+        }
+    }
+}
+
+/// What a request carries, by its path.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Signal {
+    /// `/v1/traces`: spans.
+    Traces,
+    /// `/v1/logs`: log records.
+    Logs,
+}
+
+/// The 200 answer to `/v1/logs`: an `ExportLogsServiceResponse`, with `partial_success` when
+/// log records were refused.
+fn success_logs(enc: Enc, rejected: Option<(i64, String)>) -> Response<Full<Bytes>> {
+    match enc {
+        Enc::Proto => {
+            let resp = ExportLogsServiceResponse {
+                partial_success: rejected.map(|(n, m)| ExportLogsPartialSuccess {
+                    rejected_log_records: n,
+                    error_message: m,
+                }),
+            };
+            reply(
+                StatusCode::OK,
+                "application/x-protobuf",
+                resp.encode_to_vec(),
+            )
+        }
+        Enc::Json => {
+            let v = match rejected {
+                Some((n, m)) => serde_json::json!({
+                    "partialSuccess": {"rejectedLogRecords": n.to_string(), "errorMessage": m}
                 }),
                 None => serde_json::json!({}),
             };
@@ -1094,7 +1165,20 @@ fn ingest(
         if group.is_empty() {
             continue;
         }
-        let trace = open_trace(state, key, &group, has_root, peer);
+        if key != 0
+            && let Some(c) = group.iter().find_map(|s| conversation(|k| s.str_attr(k)))
+        {
+            let mut convs = state
+                .conversations
+                .lock()
+                .unwrap_or_else(|e| e.into_inner());
+            if convs.len() >= MAX_CONVERSATIONS && !convs.contains_key(c) {
+                convs.clear();
+            }
+            convs.insert(c.to_string(), key);
+        }
+        let service = group.iter().find_map(|s| s.resource.service.clone());
+        let trace = open_trace(state, key, service, has_root, peer);
         let mut t = trace.blocking_lock();
         if t.refused || t.writer.is_none() {
             rejected += n;
@@ -1118,11 +1202,159 @@ fn ingest(
     Ok((rejected > 0).then_some((rejected, why)))
 }
 
+/// Undoes gzip, checks the request's log records and values against `limits` before
+/// anything is decoded (as [`decode_body`] does for spans), and decodes its log records.
+fn decode_logs(
+    body: &[u8],
+    gzip: bool,
+    enc: Enc,
+    limits: Limits,
+    plain: &mut Vec<u8>,
+    grow: &mut dyn FnMut(usize) -> Result<(), Refusal>,
+) -> Result<Vec<LogRec>, Refusal> {
+    let bytes: &[u8] = if gzip {
+        gunzip(body, limits.decoded, plain, grow)?;
+        plain
+    } else {
+        body
+    };
+    let max = limits.counts;
+    let over = |what: &str, n: u64| {
+        (
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!("over {n} {what} in one request: send smaller batches"),
+        )
+    };
+    match enc {
+        Enc::Proto => {
+            let c =
+                otlp::proto::count_logs(bytes, max).map_err(|e| (StatusCode::BAD_REQUEST, e))?;
+            if c.spans > max.spans {
+                return Err(over("log records", max.spans));
+            }
+            if c.values > max.values {
+                return Err(over("attribute values", max.values));
+            }
+            otlp::logs::decode_proto(bytes).map_err(|e| (StatusCode::BAD_REQUEST, e))
+        }
+        Enc::Json => {
+            // Every record and value of OTLP JSON is an object: their number is at most the
+            // braces', counted before anything is built.
+            let objects = memchr::memchr_iter(b'{', bytes).count() as u64;
+            if objects > max.spans.saturating_add(max.values) {
+                return Err(over("objects", max.spans.saturating_add(max.values)));
+            }
+            let v: serde_json::Value = serde_json::from_slice(bytes)
+                .map_err(|e| (StatusCode::BAD_REQUEST, format!("JSON: {e}")))?;
+            let recs = otlp::logs::from_json(&v).ok_or_else(|| {
+                (
+                    StatusCode::BAD_REQUEST,
+                    "JSON: not an ExportLogsServiceRequest (no resourceLogs)".to_string(),
+                )
+            })?;
+            // The braces bounded the memory; the record bound is the same as protobuf's.
+            if recs.len() as u64 > max.spans {
+                return Err(over("log records", max.spans));
+            }
+            Ok(recs)
+        }
+    }
+}
+
+/// Decodes, maps and writes one `/v1/logs` request: each record joins the session of its
+/// trace (opening one when the trace has none yet, as spans do); a record without a trace
+/// id joins the trace whose spans named its `gen_ai.conversation.id` (or `session.id`),
+/// else the session `otel (no trace id)`. Returns the refused records, if any.
+fn ingest_logs(
+    state: &State,
+    rt: &tokio::runtime::Handle,
+    body: &[u8],
+    gzip: bool,
+    enc: Enc,
+    peer: SocketAddr,
+    room: &mut Room,
+) -> Result<Option<(i64, String)>, Refusal> {
+    let mut plain = Vec::new();
+    let base = body.len();
+    let mut grow = |n: usize| rt.block_on(room.grow_to(base.saturating_add(n)));
+    let recs = decode_logs(
+        body,
+        gzip,
+        enc,
+        Limits::of(state.cfg()),
+        &mut plain,
+        &mut grow,
+    )?;
+    let mut order: Vec<u128> = Vec::new();
+    let mut groups: HashMap<u128, Vec<LogRec>> = HashMap::new();
+    for r in recs {
+        // Without a trace id: the trace whose spans named the record's conversation.
+        let key = r.trace.unwrap_or_else(|| {
+            conversation(|k| r.str_attr(k))
+                .and_then(|c| {
+                    state
+                        .conversations
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .get(c)
+                        .copied()
+                })
+                .unwrap_or(0)
+        });
+        groups
+            .entry(key)
+            .or_insert_with(|| {
+                order.push(key);
+                Vec::new()
+            })
+            .push(r);
+    }
+    let mut rejected = 0i64;
+    let mut why = String::new();
+    for key in order {
+        let Some(mut group) = groups.remove(&key) else {
+            continue;
+        };
+        group.sort_by_key(|r| r.time);
+        let service = group.iter().find_map(|r| r.resource.service.clone());
+        let trace = open_trace(state, key, service.clone(), false, peer);
+        let mut t = trace.blocking_lock();
+        if t.refused || t.writer.is_none() {
+            rejected += group.len() as i64;
+            why = format!("the session of trace {key:032x} was closed by the viewer's limits");
+            continue;
+        }
+        let mut out = Vec::with_capacity(group.len() + 1);
+        let info = SessionInfo {
+            service,
+            ..SessionInfo::default()
+        };
+        t.map.start(&info, &mut out);
+        for r in &group {
+            t.map.log_record(r, &mut out);
+        }
+        let max_line = state.cfg().max_message_bytes;
+        let mut lines = Vec::new();
+        for o in &mut out {
+            fit_line(o, &t.map.name, max_line);
+            otlp::line(o, &mut lines);
+        }
+        let Some(w) = t.writer.as_mut() else { continue };
+        if rt.block_on(w.write_all(&lines)).is_err() {
+            t.writer = None;
+            t.refused = true;
+            rejected += group.len() as i64;
+            why = format!("the session of trace {key:032x} was closed by the viewer's limits");
+        }
+    }
+    Ok((rejected > 0).then_some((rejected, why)))
+}
+
 /// The trace's state, opening a session for it if it has none.
 fn open_trace(
     state: &State,
     key: u128,
-    group: &[Span<'_>],
+    service: Option<String>,
     has_root: bool,
     peer: SocketAddr,
 ) -> Arc<tokio::sync::Mutex<Trace>> {
@@ -1138,7 +1370,6 @@ fn open_trace(
                 let oldest = traces.iter().min_by_key(|(_, e)| e.last).map(|(k, _)| *k);
                 evicted = oldest.and_then(|k| traces.remove(&k).map(|e| (k, e.trace)));
             }
-            let service = group.iter().find_map(|s| s.resource.service.clone());
             let name = if key == 0 {
                 "otel (no trace id)".to_string()
             } else {

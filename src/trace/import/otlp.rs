@@ -1,7 +1,9 @@
 //! OpenTelemetry traces (GenAI semantic conventions, OpenInference, Vercel AI SDK) to v1.
 //!
-//! Files: OTLP JSON (one `ExportTraceServiceRequest` document, or one per line as the
-//! Collector's file exporter writes them), the Python SDK's `to_json` spans (one after
+//! Files: OTLP JSON (one `ExportTraceServiceRequest` or `ExportLogsServiceRequest` document,
+//! or one per line as the Collector's file exporter writes them; log records join the
+//! session of their trace, or without a trace id the one whose spans name the same
+//! `gen_ai.conversation.id`, see `logs.rs`), the Python SDK's `to_json` spans (one after
 //! another as `ConsoleSpanExporter` prints them, or in a list, or under `"spans"`), the JS
 //! SDK's span dumps, and bare attribute maps. The live receiver
 //! ([`crate::trace::otlp_http`]) feeds protobuf and JSON request bodies through the same
@@ -17,6 +19,7 @@
 
 pub(crate) mod json;
 mod json_value;
+pub(crate) mod logs;
 pub(crate) mod map;
 mod messages;
 pub(crate) mod proto;
@@ -50,7 +53,12 @@ pub fn detect(head: &[u8]) -> bool {
                 .is_some_and(|&b| b == b':')
         })
     };
-    if has_key("resourceSpans") || has_key("resource_spans") || has_key("spanContext") {
+    if has_key("resourceSpans")
+        || has_key("resource_spans")
+        || has_key("resourceLogs")
+        || has_key("resource_logs")
+        || has_key("spanContext")
+    {
         return true;
     }
     let ids =
@@ -130,14 +138,13 @@ fn import_with(bytes: &[u8], name: &str, par: Par) -> Result<Imported, ImportErr
             });
         }
     }
-    if had_logs {
-        notes.push(ImportNote {
-            location: "resourceLogs".into(),
-            message: "OTLP log records are not imported (only spans are)".into(),
-        });
-    }
+    let logs = if had_logs {
+        read_logs(bytes)
+    } else {
+        Vec::new()
+    };
     let mut v1 = Vec::with_capacity(bytes.len() / 2);
-    map_file(spans, name, final_output, &mut v1, &mut notes, par);
+    map_file(spans, logs, name, final_output, &mut v1, &mut notes, par);
     Ok(Imported { v1, notes })
 }
 
@@ -392,6 +399,47 @@ fn read_values<'a>(bytes: &'a [u8], text: Option<&'a str>, first_line: usize) ->
     r
 }
 
+/// A request of which only the log records are wanted.
+#[derive(serde::Deserialize)]
+struct LogsOnly {
+    #[serde(default, rename = "resourceLogs", alias = "resource_logs")]
+    resource_logs: Option<serde_json::Value>,
+}
+
+/// The log records of a file's `resourceLogs` requests (one per line as the Collector's file
+/// exporter writes them, or one document). A broken value is skipped to the next line that
+/// starts with `{`, as spans are (the span reading has said so already).
+fn read_logs(bytes: &[u8]) -> Vec<logs::LogRec> {
+    let mut out = Vec::new();
+    let mut pos = 0usize;
+    while pos < bytes.len() {
+        // Only `resourceLogs` is built; the spans of the same requests are skipped unbuilt.
+        let mut stream =
+            serde_json::Deserializer::from_slice(&bytes[pos..]).into_iter::<LogsOnly>();
+        let broken_at = loop {
+            match stream.next() {
+                None => return out,
+                Some(Ok(LogsOnly {
+                    resource_logs: Some(rl),
+                })) => {
+                    let doc = serde_json::json!({ "resourceLogs": rl });
+                    out.extend(logs::from_json(&doc).into_iter().flatten());
+                }
+                Some(Ok(_)) => {}
+                Some(Err(_)) => break pos + stream.byte_offset(),
+            }
+        };
+        let next = memchr::memchr_iter(b'\n', &bytes[broken_at..])
+            .map(|nl| broken_at + nl + 1)
+            .find(|&at| matches!(bytes.get(at), Some(b'{' | b'[')));
+        match next {
+            Some(at) => pos = at,
+            None => break,
+        }
+    }
+    out
+}
+
 /// The values of a file, read from validated UTF-8 or, when the file is not, from bytes.
 enum Values<'a> {
     Str(serde_json::StreamDeserializer<'a, serde_json::de::StrRead<'a>, json::Top<'a>>),
@@ -448,6 +496,7 @@ struct Mapped {
 /// then each session's events sorted by time (the session event first) with `seq` 1, 2, ...
 fn map_file(
     spans: Vec<Span<'_>>,
+    logs: Vec<logs::LogRec>,
     name: &str,
     final_output: Option<&str>,
     v1: &mut Vec<u8>,
@@ -469,25 +518,34 @@ fn map_file(
         });
         g.push(sp);
     }
+    let by_trace = group_logs(logs, &groups, &mut order);
     let mut short: HashMap<String, usize> = HashMap::new();
     for t in order.iter().flatten() {
-        let service = groups[&Some(*t)]
-            .iter()
-            .find_map(|s| s.resource.service.clone());
+        let service = groups
+            .get(&Some(*t))
+            .and_then(|g| g.iter().find_map(|s| s.resource.service.clone()))
+            .or_else(|| by_trace.get(&Some(*t)).and_then(|l| log_service(l)));
         *short
             .entry(session_name(service.as_deref(), *t, false))
             .or_default() += 1;
     }
-    let sessions: Vec<(Option<u128>, Vec<Span<'_>>)> = order
+    let mut by_trace = by_trace;
+    let sessions: Vec<Session<'_>> = order
         .iter()
-        .filter_map(|k| groups.remove(k).map(|g| (*k, g)))
+        .map(|k| {
+            (
+                *k,
+                groups.remove(k).unwrap_or_default(),
+                by_trace.remove(k).unwrap_or_default(),
+            )
+        })
         .collect();
     let short = &short;
     let mut mapped = in_parallel_on(
         threads,
         sessions,
-        |s| s.1.len(),
-        |(key, group)| map_trace(key, group, name, short),
+        |s| s.1.len() + s.2.len(),
+        |(key, group, logs)| map_trace(key, group, &logs, name, short),
     );
     notes.extend(mapped.iter_mut().filter_map(|m| m.orphans.take()));
     if let Some(fo) = final_output {
@@ -539,15 +597,64 @@ fn map_file(
     total
 }
 
-/// Maps one trace's spans (see [`map_file`]).
+/// One session of a file: its trace id, spans and log records.
+type Session<'a> = (Option<u128>, Vec<Span<'a>>, Vec<logs::LogRec>);
+
+/// Log records by the session they join: their trace's; without a trace id, the trace whose
+/// spans name the same `gen_ai.conversation.id` (or `session.id`), else the file's session
+/// of untraced spans. Traces only logs speak of are added to `order`.
+fn group_logs(
+    logs: Vec<logs::LogRec>,
+    groups: &HashMap<Option<u128>, Vec<Span<'_>>>,
+    order: &mut Vec<Option<u128>>,
+) -> HashMap<Option<u128>, Vec<logs::LogRec>> {
+    let mut by_conv: HashMap<&str, u128> = HashMap::new();
+    if logs.iter().any(|r| r.trace.is_none()) {
+        for (k, g) in groups {
+            let Some(t) = k else { continue };
+            for sp in g {
+                if let Some(c) = sp
+                    .str_attr("gen_ai.conversation.id")
+                    .or_else(|| sp.str_attr("session.id"))
+                {
+                    by_conv.entry(c).or_insert(*t);
+                }
+            }
+        }
+    }
+    let mut out: HashMap<Option<u128>, Vec<logs::LogRec>> = HashMap::new();
+    for r in logs {
+        let key = r.trace.or_else(|| {
+            r.str_attr("gen_ai.conversation.id")
+                .or_else(|| r.str_attr("session.id"))
+                .and_then(|c| by_conv.get(c).copied())
+        });
+        if !groups.contains_key(&key) && !out.contains_key(&key) {
+            order.push(key);
+        }
+        out.entry(key).or_default().push(r);
+    }
+    out
+}
+
+/// The service that sent a session's log records.
+fn log_service(logs: &[logs::LogRec]) -> Option<String> {
+    logs.iter().find_map(|r| r.resource.service.clone())
+}
+
+/// Maps one trace's spans and log records (see [`map_file`]).
 fn map_trace(
     key: Option<u128>,
     mut group: Vec<Span<'_>>,
+    logs: &[logs::LogRec],
     name: &str,
     short: &HashMap<String, usize>,
 ) -> Mapped {
     group.sort_by_key(|s| s.start.unwrap_or(i128::MAX));
-    let info = SessionInfo::of(group.iter());
+    let mut info = SessionInfo::of(group.iter());
+    if info.service.is_none() {
+        info.service = log_service(logs);
+    }
     let sname = match key {
         Some(t) => {
             let n = session_name(info.service.as_deref(), t, false);
@@ -583,8 +690,14 @@ fn map_trace(
     let mut sm = SessionMap::new(sname, key);
     let mut out = Vec::with_capacity(group.len() * 2);
     sm.start(&info, &mut out);
+    if logs.iter().any(logs::LogRec::carries_content) {
+        sm.content_in_logs();
+    }
     for sp in &group {
         sm.span(sp, &mut out);
+    }
+    for r in logs {
+        sm.log_record(r, &mut out);
     }
     let last_end = group.iter().filter_map(|s| s.end.or(s.start)).max();
     Mapped {

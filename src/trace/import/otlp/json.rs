@@ -412,7 +412,7 @@ pub(crate) struct Decoded<'a> {
     pub problems: Vec<String>,
     /// The any-agent wrapper's `final_output`, as JSON text.
     pub final_output: Option<&'a str>,
-    /// Log records were present (not imported).
+    /// Log records were present (read by `logs.rs`).
     pub had_logs: bool,
     /// An object with none of the fields of a span or request.
     pub unrecognised: bool,

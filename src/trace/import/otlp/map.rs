@@ -15,6 +15,9 @@
 //! | span event `gen_ai.evaluation.result` | `score` (`target` = the span's event) |
 //! | span status ERROR, span event `exception` | `log` (`level: error`) |
 //! | anything else | `span` (name, operation, timing) so the structure stays visible |
+//! | log record `gen_ai.client.inference.operation.details` | `llm_call` and `thought`s, as a model-call span with its attributes |
+//! | log record `gen_ai.*.message`, `gen_ai.choice` | `log` (`ROLE: TEXT`, `x_role`, `x_event`) |
+//! | any other log record | `log` at its severity (`x_event`, `x_attributes`) |
 //!
 //! Every event carries `x_span` (the span id) and `x_parent` (its parent's) so the tree can
 //! be rebuilt; text is never turned into formulas.
@@ -23,7 +26,8 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 
 use super::json_value::{Json, push_i64, push_str, push_u64, write_object};
-use super::messages::{Msg, Part, exchange};
+use super::logs::LogRec;
+use super::messages::{Msg, Part, exchange, log_message};
 use super::span::{Span, Val, push_hex, push_rfc3339};
 
 mod memory;
@@ -914,6 +918,85 @@ impl SessionMap {
         }
     }
 
+    /// Maps one OTLP log record: the `gen_ai.client.inference.operation.details` event as the
+    /// model call it describes (its attributes are the inference span's), a GenAI message
+    /// record (`gen_ai.user.message`, `gen_ai.choice`, ...) as a `log` naming its role, and
+    /// any other record (a coding agent's events) as a `log` at its severity. Each keeps the
+    /// span it was emitted in as `x_span`.
+    pub(crate) fn log_record(&mut self, rec: &LogRec, out: &mut Vec<Out>) {
+        if rec.carries_content() {
+            // The content came, as log records: no warning that it is missing.
+            self.said_no_content = true;
+        }
+        if rec.event == "gen_ai.client.inference.operation.details" {
+            let op = rec.str_attr("gen_ai.operation.name").unwrap_or("chat");
+            let sp = Span {
+                trace: rec.trace,
+                id: None,
+                parent: rec.span,
+                name: Cow::Owned(op.to_string()),
+                start: rec.time,
+                end: rec.time,
+                error: rec.str_attr("error.type").is_some(),
+                status_message: None,
+                attrs: rec.attrs.clone(),
+                events: Vec::new(),
+                resource: rec.resource.clone(),
+                location: std::sync::Arc::from("log record"),
+            };
+            // Read as a model call whatever its operation is named.
+            let mut mine = Pending::default();
+            self.llm(&sp, &mut mine, out);
+            return;
+        }
+        let mut o = Obj::new("log", &self.name);
+        o.str("level", severity_level(rec.severity, &rec.severity_text));
+        let text = match log_message(&rec.event, &rec.body) {
+            Some(m) => {
+                let mut t = format!("{}: {}", m.role, m.text());
+                for p in &m.parts {
+                    if let Part::ToolCall { name, .. } = p {
+                        t.push_str(&format!(" [calls {name}]"));
+                    }
+                }
+                o.str("x_role", &m.role);
+                t
+            }
+            None => {
+                let body = rec.body.to_text();
+                match (rec.event.as_str(), body.trim()) {
+                    ("", b) => b.to_string(),
+                    (e, b) if b.is_empty() || b == e => e.to_string(),
+                    (e, b) => format!("{e}: {b}"),
+                }
+            }
+        };
+        o.text("message", &text);
+        if !rec.event.is_empty() {
+            o.str("x_event", &rec.event);
+        }
+        if !rec.attrs.is_empty() {
+            let mut attrs = Vec::new();
+            write_object(&rec.attrs, &mut attrs, |v, buf| v.write_json(buf));
+            // Within the line bound: past it, kept as (cut) text.
+            if attrs.len() <= MAX_TEXT {
+                o.json_with("x_attributes", |buf| buf.extend_from_slice(&attrs));
+            } else {
+                o.text("x_attributes_text", &String::from_utf8_lossy(&attrs));
+            }
+        }
+        if let Some(id) = rec.span {
+            o.hex("x_span", id.into(), 16);
+        }
+        self.emit(o, rec.time, out);
+    }
+
+    /// Message content arrives as log records for this session (a file's, known before its
+    /// spans are mapped): a model call without content is then no cause for a warning.
+    pub(crate) fn content_in_logs(&mut self) {
+        self.said_no_content = true;
+    }
+
     /// An answer the source gives outside its spans (any-agent's `final_output`).
     pub(crate) fn answer_text(&mut self, text: &str, ts: Option<i128>, out: &mut Vec<Out>) {
         let mut o = Obj::new("answer", &self.name);
@@ -1003,5 +1086,22 @@ fn write_value_json(v: &Val<'_>, buf: &mut Vec<u8>) {
         j.write(buf);
     } else {
         v.write_json(buf);
+    }
+}
+
+/// The v1 `level` of an OTLP severity (1-4 TRACE, 5-8 DEBUG, 9-12 INFO, 13-16 WARN, 17-24
+/// ERROR and FATAL); the severity text when the number is unset; `info` when neither is.
+fn severity_level(number: i32, text: &str) -> &'static str {
+    match number {
+        1..=8 => "debug",
+        9..=12 => "info",
+        13..=16 => "warn",
+        17.. => "error",
+        _ => match text.to_ascii_lowercase().as_str() {
+            t if t.starts_with("err") || t.starts_with("fatal") || t.starts_with("crit") => "error",
+            t if t.starts_with("warn") => "warn",
+            t if t.starts_with("debug") || t.starts_with("trace") => "debug",
+            _ => "info",
+        },
     }
 }

@@ -568,6 +568,23 @@ fn openinference<'s>(span: &'s Span<'_>, prefix: &str) -> Option<Vec<Msg<'s>>> {
     )
 }
 
+/// The message a GenAI log record carries (`gen_ai.user.message` and the like, with the body
+/// `{content, tool_calls, id}`; `gen_ai.choice` with `{index, finish_reason, message}`).
+/// `None` for other event names.
+pub(crate) fn log_message<'s>(event: &str, body: &'s Val<'_>) -> Option<Msg<'s>> {
+    let role = match event {
+        "gen_ai.system.message" => "system",
+        "gen_ai.user.message" => "user",
+        "gen_ai.assistant.message" | "gen_ai.choice" => "assistant",
+        "gen_ai.tool.message" => "tool",
+        _ => return None,
+    };
+    match json_of(body) {
+        Some(j) => message(&j, role),
+        None => Some(text_msg(role, Cow::Borrowed(""))),
+    }
+}
+
 /// GenAI ≤ 1.36 per-message span events: `gen_ai.system.message`, `gen_ai.user.message`,
 /// `gen_ai.assistant.message`, `gen_ai.tool.message` (input), `gen_ai.choice` (output), with
 /// the body in `content`/`message` attributes or a JSON `gen_ai.event.content`.

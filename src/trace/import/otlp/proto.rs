@@ -70,13 +70,13 @@ pub(crate) fn decode(body: &[u8], loc: &Arc<str>) -> Result<(Vec<Span<'static>>,
     Ok((out, bad))
 }
 
-fn attrs(kvs: Vec<KeyValue>) -> Attrs<'static> {
+pub(crate) fn attrs(kvs: Vec<KeyValue>) -> Attrs<'static> {
     kvs.into_iter()
         .map(|kv| (Cow::Owned(kv.key), any(kv.value)))
         .collect()
 }
 
-fn any(v: Option<AnyValue>) -> Val<'static> {
+pub(crate) fn any(v: Option<AnyValue>) -> Val<'static> {
     use any_value::Value as V;
     match v.and_then(|v| v.value) {
         None => Val::Null,
@@ -120,6 +120,10 @@ enum Msg {
     AnyValue,
     ArrayValue,
     KvList,
+    LogsRequest,
+    ResourceLogs,
+    ScopeLogs,
+    LogRecord,
 }
 
 /// The field of `m` numbered `f`, if it is a message this walk looks into, and whether each
@@ -141,6 +145,14 @@ fn child(m: Msg, f: u64) -> Option<(Msg, Option<bool>)> {
         (AnyValue, 6) => (KvList, None),
         (ArrayValue, 1) => (AnyValue, value),
         (KvList, 1) => (KeyValue, value),
+        // `ExportLogsServiceRequest`: a log record counts as a span, its body as a value.
+        (LogsRequest, 1) => (ResourceLogs, None),
+        (ResourceLogs, 1) => (Resource, None),
+        (ResourceLogs, 2) => (ScopeLogs, None),
+        (ScopeLogs, 1) => (Scope, None),
+        (ScopeLogs, 2) => (LogRecord, Some(true)),
+        (LogRecord, 5) => (AnyValue, value),
+        (LogRecord, 6) => (KeyValue, value),
         _ => return None,
     })
 }
@@ -153,6 +165,14 @@ fn child(m: Msg, f: u64) -> Option<(Msg, Option<bool>)> {
 pub(crate) fn count(body: &[u8], max: Counts) -> Result<Counts, String> {
     let mut c = Counts::default();
     walk(body, Msg::Request, 0, &mut c, max)?;
+    Ok(c)
+}
+
+/// [`count`] for an encoded `ExportLogsServiceRequest`: its log records (as `spans`) and
+/// values.
+pub(crate) fn count_logs(body: &[u8], max: Counts) -> Result<Counts, String> {
+    let mut c = Counts::default();
+    walk(body, Msg::LogsRequest, 0, &mut c, max)?;
     Ok(c)
 }
 
