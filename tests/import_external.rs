@@ -861,13 +861,27 @@ fn traces_that_hold_memory_state_or_tool_results_end_with_held_ground_beliefs() 
     for (rel, want) in table {
         let m = model(rel);
         let mut held: Vec<(String, String)> = Vec::new();
+        let mut sigma: Vec<String> = Vec::new();
         for tl in m.timelines() {
             assert!(tl.errors().is_empty(), "{rel}: {:?}", tl.errors());
             for g in state_at(tl.bdi_log(), m.log(), tl.len()).ground {
                 held.push((g.name.to_string(), g.source.unwrap_or("").to_string()));
             }
+            // What the issue measures: Σ itself at the last step, whose rows the ground
+            // beliefs are (value atoms `name = value`).
+            sigma.extend(
+                tl.sigma_at(m.log(), tl.len())
+                    .iter()
+                    .map(|b| b.id().to_string()),
+            );
         }
         assert_eq!(held.is_empty(), want.is_empty(), "{rel}: {held:?}");
+        for (n, _) in &held {
+            assert!(
+                sigma.contains(n),
+                "{rel}: {n} is held but not a row of Σ: {sigma:?}"
+            );
+        }
         non_empty += usize::from(!held.is_empty());
         for w in *want {
             assert!(
@@ -885,7 +899,7 @@ fn traces_that_hold_memory_state_or_tool_results_end_with_held_ground_beliefs() 
     }
     assert!(
         non_empty >= 16,
-        "{non_empty} of {} end with held ground beliefs",
+        "{non_empty} of {} end with held ground beliefs (rows of Σ)",
         table.len()
     );
     assert_eq!(non_empty, 23);

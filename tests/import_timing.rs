@@ -345,14 +345,15 @@ fn spans_draws_the_agent_run_as_a_waterfall_of_its_calls() {
     app.on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE));
     let screen = render_text(&mut app, 200, 50);
     // The agent span is the root, its three model calls and two tools under it, in order,
-    // each with its start and length on the run's time axis.
+    // each with its start and length on the run's time axis (steps 5 and 8 are the tools'
+    // results as observations, which are not spans).
     for row in [
         "▶     2 intention any_agent                        +0.000s  1.23s │██████████████████████████████│",
         "      3   llm_call mistral/mistral-small-latest    +0.002s  239ms │██████                        │",
         "      4   tool_call get_current_time               +0.241s    3ms │     █                        │",
-        "      5   llm_call mistral/mistral-small-latest    +0.244s  314ms │     ████████                 │",
-        "      6   tool_call write_file                     +0.560s    2ms │             █                │",
-        "      7   llm_call mistral/mistral-small-latest    +0.564s  662ms │             ████████████████ │",
+        "      6   llm_call mistral/mistral-small-latest    +0.244s  314ms │     ████████                 │",
+        "      7   tool_call write_file                     +0.560s    2ms │             █                │",
+        "      9   llm_call mistral/mistral-small-latest    +0.564s  662ms │             ████████████████ │",
     ] {
         assert!(screen.contains(row), "{row}\n{screen}");
     }

@@ -625,8 +625,8 @@ mod tests {
         assert!(model.trim_end().ends_with(" 0"));
     }
 
-    /// Quantified beliefs are grounded over the constants of Σ and the query, as the engine
-    /// grounds them.
+    /// Quantified beliefs are grounded over the constants and witnesses of Σ and the query,
+    /// as the engine grounds them.
     #[test]
     fn quantifiers_are_grounded_over_the_active_domain() {
         let sigma = premises(&[
@@ -638,7 +638,10 @@ mod tests {
         let q = parse("exists x. Q(x)").unwrap();
         let c = ask(&sigma, &q, Question::WithNegation);
         assert!(!c.satisfiable());
-        assert!(c.cnf.contains("c domain: a\n"), "{}", c.cnf);
+        // The domain holds `a` and the witness the question brings (the `ground` docs).
+        let domain = c.cnf.lines().find(|l| l.starts_with("c domain: ")).unwrap();
+        assert!(domain.starts_with("c domain: a, "), "{}", c.cnf);
+        assert_eq!(domain.matches(ground::WITNESS_MARK).count(), 1, "{}", c.cnf);
         // A constant only the query names widens the domain: Q(b) is not entailed.
         let q = parse("Q(b)").unwrap();
         assert!(ask(&sigma, &q, Question::WithNegation).satisfiable());
