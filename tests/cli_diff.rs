@@ -262,3 +262,120 @@ fn repl_diff_between_steps_is_complete() {
     assert_eq!(d["added"], serde_json::json!([]));
     assert_eq!(d["changed"], serde_json::json!([]));
 }
+
+#[path = "support/external.rs"]
+mod external;
+
+/// Two real runs of one task by two frameworks (any-agent's OpenAI and LangChain traces,
+/// imported): what they did differs (the clock the first tool read, what the second tool
+/// returned, the answer), so `diff` exits 1 and names the first differing tool call with both
+/// sides; each run against itself has no difference.
+#[test]
+#[cfg_attr(
+    doxascope_no_external,
+    ignore = "the external traces are not beside the checkout (../shared/external-traces)"
+)]
+fn two_real_runs_differ_in_their_tool_calls_and_answers() {
+    let dir = external::dir()
+        .expect("the external traces")
+        .join("otel-genai");
+    let a = dir.join("any-agent_OPENAI_trace.json");
+    let b = dir.join("any-agent_LANGCHAIN_trace.json");
+    let (a, b) = (a.to_str().unwrap(), b.to_str().unwrap());
+    let out = doxascope(&["diff", a, b, "--json"]);
+    assert_eq!(out.status.code(), Some(1));
+    let v: Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(v["identical"], false);
+    assert_eq!(v["items"]["tool_call"], serde_json::json!({"a": 2, "b": 2}));
+    let items = v["items_differ"].as_array().expect("items_differ");
+    let first = &items[0];
+    assert_eq!(first["kind"], "tool_call");
+    assert_eq!(first["fields"], serde_json::json!(["result"]));
+    assert_eq!(first["a"]["fields"]["tool"], "get_current_time");
+    assert_eq!(first["b"]["fields"]["tool"], "get_current_time");
+    assert_eq!(first["a"]["number"], 1);
+    assert_eq!(
+        first["a"]["fields"]["result"]["datetime"],
+        "2025-09-16T08:43:13-04:00"
+    );
+    assert_eq!(
+        first["b"]["fields"]["result"]["datetime"],
+        "2025-09-16T09:16:41-04:00"
+    );
+    // The second tool returned `{}` in one run and "null" in the other.
+    let second = &items[1];
+    assert_eq!(second["a"]["fields"]["tool"], "write_file");
+    assert_eq!(second["fields"], serde_json::json!(["result"]));
+    // The answers differ too.
+    assert!(
+        items
+            .iter()
+            .any(|i| i["kind"] == "answer" && i["fields"] == serde_json::json!(["text"])),
+        "{items:#?}"
+    );
+    let text = doxascope(&["diff", a, b]);
+    assert_eq!(text.status.code(), Some(1));
+    let text = String::from_utf8(text.stdout).unwrap();
+    assert!(
+        text.contains("tool calls that differ: 2")
+            && text.contains("the first: #1 get_current_time at step 4"),
+        "{text}"
+    );
+    for p in [a, b] {
+        let same = doxascope(&["diff", p, p, "--json"]);
+        assert_eq!(same.status.code(), Some(0), "{p}");
+        let v: Value = serde_json::from_slice(&same.stdout).expect("json");
+        assert_eq!(v["identical"], true);
+        assert_eq!(v["items_differ"], serde_json::json!([]));
+    }
+}
+
+/// Two v1 runs that differ only in what one tool call returned: no belief differs, yet the
+/// runs differ, in that call's result and nothing else.
+#[test]
+fn v1_runs_differing_only_in_a_tool_result_differ() {
+    let run = |result: &str| {
+        vec![
+            r#"{"kind":"announce","id":"f","formula":"up"}"#.to_string(),
+            format!(
+                r#"{{"kind":"tool_call","tool":"ping","args":{{"host":"example.com"}},"result":{result},"duration_ms":3}}"#
+            ),
+            r#"{"kind":"tool_call","tool":"dig","args":{"name":"example.com"},"result":"ok"}"#
+                .to_string(),
+            r#"{"kind":"answer","text":"the host is up"}"#.to_string(),
+        ]
+    };
+    let dir = tempfile::tempdir().expect("tmp");
+    let a = run(r#""64 bytes from 93.184.216.34""#);
+    let b = run(r#""Request timeout""#);
+    let pa = write(
+        dir.path(),
+        "a.jsonl",
+        &a.iter().map(String::as_str).collect::<Vec<_>>(),
+    );
+    let pb = write(
+        dir.path(),
+        "b.jsonl",
+        &b.iter().map(String::as_str).collect::<Vec<_>>(),
+    );
+    let (pa, pb) = (pa.to_str().unwrap(), pb.to_str().unwrap());
+    let out = doxascope(&["diff", pa, pb, "--json"]);
+    assert_eq!(out.status.code(), Some(1));
+    let v: Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(v["only_in_a"], serde_json::json!([]));
+    assert!(v["divergence"].is_null());
+    let items = v["items_differ"].as_array().expect("items_differ");
+    assert_eq!(items.len(), 1, "{items:#?}");
+    assert_eq!(items[0]["kind"], "tool_call");
+    assert_eq!(items[0]["fields"], serde_json::json!(["result"]));
+    assert_eq!(items[0]["a"]["fields"]["tool"], "ping");
+    assert_eq!(items[0]["b"]["fields"]["result"], "Request timeout");
+    let text = doxascope(&["diff", pa, pb]);
+    let text = String::from_utf8(text.stdout).unwrap();
+    assert!(
+        text.contains(r#"result: "#) && text.contains(r#""Request timeout""#),
+        "{text}"
+    );
+    // Against itself: nothing.
+    assert_eq!(doxascope(&["diff", pa, pa]).status.code(), Some(0));
+}

@@ -1,7 +1,9 @@
 //! `doxascope diff RUN1 RUN2 [--align step|plan|formula] [--session1 NAME] [--session2 NAME]
 //! [--json] [--timeout SECS]`: what differs between two runs of the same task (see
 //! [`crate::model::diff`]): beliefs only in one, beliefs with another status at the end,
-//! verdicts that differ, and the first step where the runs' Σ diverge.
+//! verdicts that differ, the first step where the runs' Σ diverge, and the tool calls, model
+//! calls, thoughts, answers, scores and errors that differ (the first of each kind shown
+//! with both sides).
 //!
 //! Exit codes follow diff(1): 0 when nothing differs, 1 when something does, 2 for unusable
 //! input or arguments. `--json` prints one JSON object, for CI.
@@ -12,6 +14,7 @@ use std::path::PathBuf;
 use serde_json::{Value, json};
 
 use crate::model::Model;
+use crate::model::diff::events::{Item, ItemDiff, Occurrence, field};
 use crate::model::diff::{Align, EndStatus, OnlyIn, Run, RunDiff, VerdictSide, diff};
 use crate::model::recompute::RecomputeOptions;
 use crate::sanitize::sanitize;
@@ -238,7 +241,89 @@ fn to_json(d: &RunDiff, a: Run<'_>, b: Run<'_>, names: &[String; 2]) -> Value {
             "kind": v.kind, "formula": v.formula, "occurrence": v.occurrence + 1,
             "a": side_json(&v.a), "b": side_json(&v.b),
         })).collect::<Vec<_>>(),
+        "items": d.counts.iter().map(|(item, x, y)| {
+            (item.as_str().to_string(), json!({"a": x, "b": y}))
+        }).collect::<serde_json::Map<_, _>>(),
+        "items_differ": d.items.iter().map(item_json).collect::<Vec<_>>(),
     })
+}
+
+fn occurrence_json(o: &Option<Occurrence>) -> Value {
+    match o {
+        None => Value::Null,
+        Some(o) => json!({
+            "number": o.index + 1,
+            "step": o.step,
+            "fields": o.fields.iter().map(|(k, v)| (k.to_string(), v.clone()))
+                .collect::<serde_json::Map<_, _>>(),
+        }),
+    }
+}
+
+fn item_json(i: &ItemDiff) -> Value {
+    json!({
+        "kind": i.item.as_str(),
+        "fields": i.fields,
+        "a": occurrence_json(&i.a),
+        "b": occurrence_json(&i.b),
+    })
+}
+
+/// A field's value on one line: a string as is, anything else as compact JSON; cut to
+/// `MAX_VALUE` characters and sanitized.
+fn value_text(v: Option<&Value>) -> String {
+    const MAX_VALUE: usize = 160;
+    let s = match v {
+        None => return "absent".to_string(),
+        Some(Value::String(s)) => format!("{s:?}"),
+        Some(v) => v.to_string(),
+    };
+    let mut cut: String = s.chars().take(MAX_VALUE).collect();
+    if cut.len() < s.len() {
+        cut.push('…');
+    }
+    sanitize(&cut)
+}
+
+/// `#2 get_current_time at step 4`, or `absent`.
+fn occurrence_text(o: &Option<Occurrence>) -> String {
+    match o {
+        None => "absent".to_string(),
+        Some(o) if o.key.is_empty() => format!("#{} at step {}", o.index + 1, o.step),
+        Some(o) => format!("#{} {} at step {}", o.index + 1, sanitize(&o.key), o.step),
+    }
+}
+
+/// Per kind: how many differ, and the first with both sides, field by field.
+fn items_text(out: &mut String, d: &RunDiff, na: &str, nb: &str) {
+    use std::fmt::Write as _;
+    for item in Item::ALL {
+        let mut of_kind = d.items.iter().filter(|i| i.item == item);
+        let Some(first) = of_kind.next() else {
+            continue;
+        };
+        let (x, y) = d
+            .counts
+            .iter()
+            .find(|c| c.0 == item)
+            .map_or((0, 0), |c| (c.1, c.2));
+        let _ = writeln!(
+            out,
+            "{}s that differ: {} ({na} has {x}, {nb} has {y}); the first: {} of {na} · {} of {nb}",
+            item.noun(),
+            1 + of_kind.count(),
+            occurrence_text(&first.a),
+            occurrence_text(&first.b)
+        );
+        for f in &first.fields {
+            let _ = writeln!(
+                out,
+                "  {f}: {na}: {} · {nb}: {}",
+                value_text(first.a.as_ref().and_then(|o| field(o, f))),
+                value_text(first.b.as_ref().and_then(|o| field(o, f)))
+            );
+        }
+    }
 }
 
 fn end_text(e: &EndStatus) -> String {
@@ -288,6 +373,7 @@ fn to_text(d: &RunDiff, a: Run<'_>, b: Run<'_>, names: &[String; 2]) -> String {
         out.push_str("no differences\n");
         return out;
     }
+    items_text(&mut out, d, &na, &nb);
     match &d.divergence {
         Some(v) => {
             let _ = writeln!(

@@ -25,7 +25,12 @@
 //! - **the first divergence**: the first aligned pair of steps at which the two Σs differ
 //!   (as sets of formulas), with the Σ changes that led to it in each run.
 //!
+//! Besides Σ, what the runs did is compared ([`events`]): tool calls (tool, args, result,
+//! status), model calls, thoughts, answers, scores and errors, each kind aligned on its own.
+//!
 //! A run diffed with itself is empty under every alignment (a test checks it).
+
+pub mod events;
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -226,6 +231,10 @@ pub struct RunDiff {
     pub verdicts: Vec<VerdictDiff>,
     /// The first divergence of Σ under the alignment.
     pub divergence: Option<Divergence>,
+    /// Tool calls, model calls, thoughts, answers, scores and errors that differ.
+    pub items: Vec<events::ItemDiff>,
+    /// How many of each kind each run has.
+    pub counts: events::Counts,
 }
 
 impl RunDiff {
@@ -236,6 +245,7 @@ impl RunDiff {
             && self.status.is_empty()
             && self.verdicts.is_empty()
             && self.divergence.is_none()
+            && self.items.is_empty()
     }
 }
 
@@ -616,6 +626,7 @@ pub fn diff(a: Run<'_>, b: Run<'_>, align: Align, opts: &RecomputeOptions) -> Ru
         let s = v.a.as_ref().or(v.b.as_ref()).map_or(0, |s| s.step);
         (s, v.kind, v.occurrence)
     });
+    let (items, counts) = events::diff_items(a, b);
     RunDiff {
         align,
         pairs,
@@ -624,6 +635,8 @@ pub fn diff(a: Run<'_>, b: Run<'_>, align: Align, opts: &RecomputeOptions) -> Ru
         status,
         verdicts: vdiffs,
         divergence,
+        items,
+        counts,
     }
 }
 
