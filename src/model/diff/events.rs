@@ -83,7 +83,7 @@ pub struct Occurrence {
     /// What it is aligned by (tool name, model, score name; empty when none).
     pub key: String,
     /// The compared fields, as written (raw; sanitize before showing).
-    pub fields: Vec<(&'static str, Value)>,
+    pub fields: Fields,
 }
 
 /// An item that differs between the runs, or that only one run has.
@@ -98,6 +98,9 @@ pub struct ItemDiff {
     /// The fields that differ (every field of the side present when one side is missing).
     pub fields: Vec<&'static str>,
 }
+
+/// The compared fields of an occurrence, by name.
+pub type Fields = Vec<(&'static str, Value)>;
 
 /// How many items of each kind each run has.
 pub type Counts = Vec<(Item, usize, usize)>;
@@ -120,7 +123,7 @@ fn status_of(ev: &Event) -> &'static str {
 }
 
 /// The items one event holds.
-fn items_of(ev: &Event) -> Vec<(Item, String, Vec<(&'static str, Value)>)> {
+fn items_of(ev: &Event) -> Vec<(Item, String, Fields)> {
     let mut out = Vec::new();
     match (&ev.body, ev.kind_name()) {
         (Body::Unknown(_), "tool_call") => {
