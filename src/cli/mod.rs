@@ -96,8 +96,9 @@ enum Command {
     /// What differs between two runs of the same task (exit 1 when something does).
     ///
     /// Aligns the runs by step, plan step or formula, then lists beliefs only in one run,
-    /// beliefs with another status at the end, verdicts that differ, and the first step where
-    /// the runs' Σ diverge. `--json` for CI.
+    /// beliefs with another status at the end, verdicts that differ, the first step where
+    /// the runs' Σ diverge, and the tool calls (tool, args, result, status), model calls,
+    /// thoughts, answers, scores and errors that differ. `--json` for CI.
     Diff(diff::Args),
     /// Re-run a session's revisions under another policy from a step.
     ///
