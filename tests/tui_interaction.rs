@@ -58,6 +58,8 @@ fn parse_keys(s: &str) -> Vec<KeyEvent> {
                 "enter" => KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE),
                 "up" => KeyEvent::new(KeyCode::Up, KeyModifiers::NONE),
                 "down" => KeyEvent::new(KeyCode::Down, KeyModifiers::NONE),
+                "pgdn" => KeyEvent::new(KeyCode::PageDown, KeyModifiers::NONE),
+                "pgup" => KeyEvent::new(KeyCode::PageUp, KeyModifiers::NONE),
                 "bs" => KeyEvent::new(KeyCode::Backspace, KeyModifiers::NONE),
                 "c-z" => KeyEvent::new(KeyCode::Char('z'), KeyModifiers::CONTROL),
                 other => panic!("unknown key <{other}>"),
@@ -505,11 +507,66 @@ fn help_overlay_lists_every_binding() {
     press(&mut app, &mut r, "?");
     let screen = render_text(&mut app, 120, 50);
     assert!(
-        screen.contains("help (any key closes)") && screen.contains("next error or finding"),
+        screen.contains(" help (") && screen.contains("next error or finding"),
         "{screen}"
     );
     press(&mut app, &mut r, "?");
     assert!(!app.help);
+}
+
+/// At 80x24 the help overlay does not hold every key and command: it scrolls (↓, PgDn) and
+/// says what is above and below, and every help line is reachable.
+#[test]
+fn help_overlay_scrolls_to_every_line_on_a_small_terminal() {
+    let th = Theme::builtin("light").unwrap();
+    let want: Vec<String> = help_lines(&th)
+        .iter()
+        .map(|l| l.spans.iter().map(|s| s.content.to_string()).collect())
+        .collect();
+    let mut app = sample("treasure-hunt.jsonl");
+    let mut r = None;
+    press(&mut app, &mut r, "?");
+    let first = render_text(&mut app, 80, 24);
+    assert!(
+        first.contains("more lines") && first.contains("↓"),
+        "{first}"
+    );
+    let mut seen = first.clone();
+    let mut last = first;
+    for _ in 0..20 {
+        press(&mut app, &mut r, "<pgdn>");
+        assert!(app.help, "paging does not close the help");
+        last = render_text(&mut app, 80, 24);
+        seen.push_str(&last);
+    }
+    // Long lines are folded: each line's start and its last word are shown.
+    for l in &want {
+        let start: String = l.chars().take(40).collect();
+        let end = l.split_whitespace().last().unwrap_or("");
+        assert!(
+            seen.contains(start.trim_end()) && seen.contains(end),
+            "{l:?} never shown"
+        );
+    }
+    // At the end: the last line is shown, and what is above is said.
+    assert!(
+        last.contains(want.last().unwrap().split_whitespace().last().unwrap())
+            && last.contains("↑"),
+        "{last}"
+    );
+    let bottom = last.lines().find(|l| l.starts_with('└')).unwrap_or("");
+    assert!(
+        bottom.contains("↑") && !bottom.contains("↓"),
+        "nothing below the last line:\n{last}"
+    );
+    press(&mut app, &mut r, "<up>");
+    assert!(app.help);
+    press(&mut app, &mut r, "<esc>");
+    assert!(!app.help, "any other key closes");
+    // Opened again, it starts at the top.
+    press(&mut app, &mut r, "?");
+    let again = render_text(&mut app, 80, 24);
+    assert!(again.contains(want[1].trim_end()), "{again}");
 }
 
 #[test]

@@ -322,6 +322,10 @@ pub struct App {
     pub zoom: bool,
     /// Show the help overlay.
     pub help: bool,
+    /// The first line of the help overlay shown (its scroll; drawing clamps it).
+    pub help_scroll: usize,
+    /// How many help lines the overlay showed at the last frame (the page of PgUp/PgDn).
+    pub help_page: usize,
     /// The line editor mode.
     pub mode: Mode,
     /// The editor of the active mode (search, filter).
@@ -435,6 +439,8 @@ impl App {
             detail_from: Pane::Sigma,
             zoom: false,
             help: false,
+            help_scroll: 0,
+            help_page: 1,
             mode: Mode::Normal,
             edit: LineEdit::default(),
             repl_input: LineEdit::default(),
@@ -865,6 +871,9 @@ impl App {
         if self.marks.is_some() {
             return self.on_marks_key(key);
         }
+        if self.help && self.popup.is_none() && self.scroll_help(&key) {
+            return Vec::new();
+        }
         if self.help || self.popup.is_some() {
             // Overlays close on any key; q still quits.
             self.help = false;
@@ -880,6 +889,23 @@ impl App {
         self.track_detail();
         fx.extend(self.hand_refresh());
         fx
+    }
+
+    /// Scrolls the help overlay for ↑↓ (j k), PgUp PgDn, Home End (g G); false for any
+    /// other key, which closes it. Drawing clamps the scroll to the last page.
+    fn scroll_help(&mut self, key: &KeyEvent) -> bool {
+        let page = self.help_page.max(1);
+        let s = self.help_scroll;
+        self.help_scroll = match key.code {
+            KeyCode::Up | KeyCode::Char('k') => s.saturating_sub(1),
+            KeyCode::Down | KeyCode::Char('j') => s + 1,
+            KeyCode::PageUp => s.saturating_sub(page),
+            KeyCode::PageDown | KeyCode::Char(' ') => s + page,
+            KeyCode::Home | KeyCode::Char('g') => 0,
+            KeyCode::End | KeyCode::Char('G') => usize::MAX / 2,
+            _ => return false,
+        };
+        true
     }
 
     /// A key while the bookmarks overlay is open: ↑↓ (j k) choose, Enter jumps to the step,
@@ -1152,7 +1178,10 @@ impl App {
             Action::PrevPane => {
                 self.focus = Pane::ALL[(self.focus.index() + Pane::ALL.len() - 1) % Pane::ALL.len()]
             }
-            Action::Help => self.help = !self.help,
+            Action::Help => {
+                self.help = !self.help;
+                self.help_scroll = 0;
+            }
             Action::Search => {
                 self.mode = Mode::Search;
                 self.edit = LineEdit::default();

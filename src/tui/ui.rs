@@ -95,7 +95,9 @@ fn draw_screen(f: &mut Frame, app: &mut App) {
         marks(f, &app.theme, m, area);
     }
     if app.help {
-        help(f, &app.theme, area, app.demo.is_some());
+        let (scroll, page) = help(f, &app.theme, area, app.demo.is_some(), app.help_scroll);
+        app.help_scroll = scroll;
+        app.help_page = page;
     }
 }
 
@@ -651,14 +653,77 @@ pub const TUI_COMMANDS: &[(&str, &str)] = &[
     ),
 ];
 
-fn help(f: &mut Frame, th: &Theme, area: Rect, demo: bool) {
-    let lines = help_lines_for(th, demo);
-    let r = centered(area, 80, lines.len() as u16 + 2);
+/// Draws the help overlay from line `scroll` (clamped to the last page); returns the scroll
+/// it used and how many lines it showed. What is above or below the window is said in the
+/// frame, so a short terminal does not hide keys or commands without a word.
+fn help(f: &mut Frame, th: &Theme, area: Rect, demo: bool, scroll: usize) -> (usize, usize) {
+    let inner = usize::from(area.width.min(80).saturating_sub(2)).max(1);
+    let lines: Vec<Line> = help_lines_for(th, demo)
+        .into_iter()
+        .flat_map(|l| wrap_help(l, inner))
+        .collect();
+    let r = centered(area, 80, (lines.len() as u16).saturating_add(2));
+    let rows = usize::from(r.height.saturating_sub(2)).max(1);
+    let scroll = scroll.min(lines.len().saturating_sub(rows));
+    let below = lines.len().saturating_sub(scroll + rows);
     f.render_widget(Clear, r);
-    let b = Block::bordered()
+    let scrolls = scroll > 0 || below > 0;
+    let title = if scrolls {
+        " help (↑↓ PgUp PgDn scroll, any other key closes) "
+    } else {
+        " help (any key closes) "
+    };
+    let mut b = Block::bordered()
         .border_style(th.border_focus)
-        .title(Span::styled(" help (any key closes) ", th.title));
-    f.render_widget(Paragraph::new(lines).block(b), r);
+        .title(Span::styled(title, th.title));
+    if scrolls {
+        let more = match (scroll, below) {
+            (0, n) => format!(" ↓ {n} more lines "),
+            (k, 0) => format!(" ↑ {k} more lines "),
+            (k, n) => format!(" ↑ {k} more  ↓ {n} more "),
+        };
+        b = b.title_bottom(Span::styled(more, th.warn));
+    }
+    let shown: Vec<Line> = lines.into_iter().skip(scroll).take(rows).collect();
+    f.render_widget(Paragraph::new(shown).block(b), r);
+    (scroll, rows)
+}
+
+/// A help line folded to `width` cells at spaces, the continuation indented under the text
+/// (a binding's explanation under itself), so no explanation is cut at the frame.
+fn wrap_help(line: Line<'static>, width: usize) -> Vec<Line<'static>> {
+    if line.width() <= width || line.spans.is_empty() {
+        return vec![line];
+    }
+    let mut spans = line.spans;
+    let (head, text) = if spans.len() > 1 {
+        let text = spans.pop().unwrap_or_default();
+        (spans, text)
+    } else {
+        (Vec::new(), spans.remove(0))
+    };
+    let head_w: usize = head.iter().map(Span::width).sum();
+    let indent = if head.is_empty() { 4 } else { head_w };
+    let mut out: Vec<Line<'static>> = Vec::new();
+    let mut cur: Vec<Span<'static>> = head;
+    let mut cur_w = head_w;
+    let mut word_buf = String::new();
+    for word in text.content.split(' ') {
+        let w = Span::raw(word).width();
+        let sep = usize::from(!word_buf.is_empty());
+        if cur_w + word_buf.chars().count() + sep + w > width && !word_buf.is_empty() {
+            cur.push(Span::styled(std::mem::take(&mut word_buf), text.style));
+            out.push(Line::from(std::mem::take(&mut cur)));
+            cur.push(Span::raw(" ".repeat(indent.min(width / 2))));
+            cur_w = indent.min(width / 2);
+        } else if sep == 1 {
+            word_buf.push(' ');
+        }
+        word_buf.push_str(word);
+    }
+    cur.push(Span::styled(word_buf, text.style));
+    out.push(Line::from(cur));
+    out
 }
 
 /// Draws the app into an off-screen buffer of `w` × `h` cells and returns the text, one line
