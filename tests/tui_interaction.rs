@@ -569,6 +569,38 @@ fn help_overlay_scrolls_to_every_line_on_a_small_terminal() {
     assert!(again.contains(want[1].trim_end()), "{again}");
 }
 
+/// A long answer in the REPL pane is shown from its command (where `history` says the belief
+/// entered), the pane's frame says how many lines are below, and PgDn reaches the end.
+#[test]
+fn a_long_repl_answer_starts_at_its_command_and_says_there_is_more() {
+    let mut app = sample("treasure-hunt.jsonl");
+    let mut r = None;
+    render_text(&mut app, 160, 45);
+    press(&mut app, &mut r, ":history t2-map-b<enter>");
+    let s = render_text(&mut app, 160, 45);
+    let repl: Vec<&str> = s.lines().rev().skip(2).take(7).collect();
+    let pane = repl.join("\n");
+    assert!(
+        pane.contains(": history t2-map-b") && pane.contains("step     8"),
+        "the answer from its start:\n{s}"
+    );
+    assert!(pane.contains("↓") && pane.contains("more (PgDn)"), "{s}");
+    for _ in 0..5 {
+        press(&mut app, &mut r, "<pgdn>");
+    }
+    let s = render_text(&mut app, 160, 45);
+    let pane: String = s
+        .lines()
+        .rev()
+        .skip(2)
+        .take(7)
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert!(pane.contains("cost:"), "the end of the answer:\n{s}");
+    assert!(pane.contains("↑") && pane.contains("more (PgUp)"), "{s}");
+    assert!(!pane.contains("↓"), "{s}");
+}
+
 #[test]
 fn quit_suspend_zoom_and_mouse() {
     let mut app = sample("treasure-hunt.jsonl");

@@ -1418,7 +1418,7 @@ impl App {
                     return Vec::new();
                 }
                 self.panes.repl.push(ScrollKind::Input, format!(": {line}"));
-                self.panes.repl.scroll_up = 0;
+                self.panes.repl.to_bottom();
                 self.working = Some(line.clone());
                 return vec![Effect::Run {
                     line,
@@ -1525,6 +1525,7 @@ impl App {
         match reply.purpose {
             Purpose::Prompt => {
                 let repl = &mut self.panes.repl;
+                let first = repl.scrollback.len();
                 match &reply.result {
                     Ok(r) => {
                         for l in r.to_text().lines() {
@@ -1543,6 +1544,7 @@ impl App {
                 for n in reply.notes {
                     self.panes.repl.push(ScrollKind::Output, n);
                 }
+                self.panes.repl.show_answer(first);
             }
             Purpose::Why => match reply.result {
                 Ok(Reply::Why { supports, .. }) => {
