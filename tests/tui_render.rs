@@ -534,3 +534,56 @@ fn the_header_says_follow_only_for_a_source_that_grows() {
     let head = header_at(&mut app, 160, 30);
     assert!(head.contains("PAUSED"), "{head}");
 }
+
+/// The verification pane's rows at `w` columns, in the full layout (not zoomed).
+fn verify_rows(app: &mut App, w: u16) -> Vec<String> {
+    app.zoom = false;
+    app.focus = Pane::Timeline;
+    let s = render_text(app, w, 40);
+    let start = s.find("verification").expect("the verification pane");
+    let top = s[..start].lines().count() - 1;
+    let left = s
+        .lines()
+        .nth(top)
+        .unwrap()
+        .chars()
+        .take_while(|c| *c != '┌' && *c != '┏');
+    let x = left.count();
+    s.lines()
+        .skip(top + 1)
+        .take_while(|l| !l.chars().nth(x).is_some_and(|c| c == '└' || c == '┗'))
+        .map(|l| l.chars().skip(x).take(w as usize / 2).collect())
+        .collect()
+}
+
+/// Columns are sized by what they hold: at 120 and 105 columns the formulas show whole
+/// beside the claims (no empty `tier` column holds room), and at any width two different
+/// formulas are never cut to the same text.
+#[test]
+fn verification_columns_are_sized_by_content_and_keep_formulas_apart() {
+    let mut app = sample("treasure-hunt.jsonl");
+    for w in [120u16, 105] {
+        let rows = verify_rows(&mut app, w).join("\n");
+        assert!(
+            rows.contains("treasure_in_a ") && rows.contains("treasure_in_b "),
+            "{w}:\n{rows}"
+        );
+        assert!(
+            !rows.contains("tier"),
+            "an empty tier column is dropped:\n{rows}"
+        );
+    }
+    // Narrow: whatever the width, the rows of B and of A read differently.
+    for w in 30u16..70 {
+        let s = zoomed(&mut app, Pane::Verify, w, 12);
+        let cell = |step: &str| -> String {
+            let l = s
+                .lines()
+                .find(|l| l.trim_start_matches(['┃', '│']).starts_with(step))
+                .unwrap_or_else(|| panic!("step {step}:\n{s}"));
+            l.split_whitespace().nth(1).unwrap_or("").to_string()
+        };
+        assert_ne!(cell("14 "), cell("7 "), "{w}:\n{s}");
+        assert_ne!(cell("14 "), cell("10 "), "{w}:\n{s}");
+    }
+}
