@@ -601,6 +601,81 @@ fn a_long_repl_answer_starts_at_its_command_and_says_there_is_more() {
     assert!(!pane.contains("↓"), "{s}");
 }
 
+/// Σ at 120 columns shows role and confidence beside the formula, and ids whole when there
+/// is room.
+#[test]
+fn sigma_shows_role_and_confidence_at_120_columns_and_whole_ids() {
+    let mut app = sample("treasure-hunt.jsonl");
+    let s = render_text(&mut app, 120, 40);
+    let row = s
+        .lines()
+        .find(|l| l.contains("t2-map-b"))
+        .unwrap_or_else(|| panic!("{s}"));
+    assert!(row.contains("fact") && row.contains("0.95"), "{row}\n{s}");
+    let mut app = sample("alice-bob-norms.jsonl");
+    let s = render_text(&mut app, 160, 45);
+    assert!(
+        s.contains("r0-mother-parent ") && s.contains("n1-no-address "),
+        "ids whole:\n{s}"
+    );
+}
+
+/// Esc clears a Σ filter; `S` cycles sessions the other way round from `s`.
+#[test]
+fn esc_clears_the_sigma_filter_and_big_s_goes_back_a_session() {
+    let mut app = sample("treasure-hunt.jsonl");
+    let mut r = None;
+    assert_eq!(app.focus, Pane::Sigma);
+    press(&mut app, &mut r, "Frole:assumption<enter>");
+    assert!(!app.panes.sigma.filter.is_empty());
+    assert_eq!(app.sigma_rows().len(), 1);
+    press(&mut app, &mut r, "<esc>");
+    assert!(app.panes.sigma.filter.is_empty(), "Esc clears the filter");
+    assert_eq!(app.sigma_rows().len(), 4);
+    let t = ["a", "b", "c"]
+        .map(|n| format!("{{\"kind\":\"announce\",\"session\":\"{n}\",\"formula\":\"p\"}}\n"))
+        .concat();
+    let mut app = app_for("three.jsonl", t.as_bytes());
+    let name = |app: &App| app.sess().map(|s| s.name.to_string()).unwrap_or_default();
+    let first = name(&app);
+    press(&mut app, &mut r, "s");
+    let second = name(&app);
+    assert_ne!(first, second);
+    press(&mut app, &mut r, "S");
+    assert_eq!(name(&app), first, "S undoes s");
+    press(&mut app, &mut r, "S");
+    press(&mut app, &mut r, "s");
+    assert_eq!(name(&app), first, "s undoes S, round the end too");
+}
+
+/// `b` bookmarks the focused pane's item: the selected verification claim's step, not the
+/// timeline's; Σ's selected belief.
+#[test]
+fn b_bookmarks_the_focused_panes_item() {
+    let mut app = sample("treasure-hunt.jsonl");
+    let bookmark = |app: &mut App| -> (String, u64) {
+        app.on_key(KeyEvent::new(KeyCode::Char('b'), KeyModifiers::NONE))
+            .into_iter()
+            .find_map(|e| match e {
+                Effect::Run { line, step, .. } => Some((line, step)),
+                _ => None,
+            })
+            .expect("b asks for a note")
+    };
+    app.focus = Pane::Verify;
+    // Newest first: steps 14, 10, 7, 4.
+    app.panes.verify.sel = 2;
+    assert_eq!(bookmark(&mut app), ("note".to_string(), 7));
+    app.focus = Pane::Sigma;
+    app.panes.sigma.sel = 0;
+    assert_eq!(
+        bookmark(&mut app),
+        ("note --belief t1-domain".to_string(), 23)
+    );
+    app.focus = Pane::Timeline;
+    assert_eq!(bookmark(&mut app), ("note".to_string(), 23));
+}
+
 #[test]
 fn quit_suspend_zoom_and_mouse() {
     let mut app = sample("treasure-hunt.jsonl");

@@ -642,6 +642,39 @@ impl App {
         self.panes.sigma.filter_progress(&self.store, self.session)
     }
 
+    /// What `b` bookmarks: the focused pane's item. Σ: the selected belief, at the step Σ is
+    /// shown at; the verification and retractions panes: the step of their selected claim
+    /// or retraction; any other pane: the timeline's step.
+    fn bookmark_target(&self) -> (u64, Option<String>) {
+        let here = u64::from(self.step());
+        let step_of = |pos: Option<u32>| -> u64 {
+            pos.and_then(|p| self.sess()?.event_index(p))
+                .map_or(here, |i| u64::from(i) + 1)
+        };
+        let Some(s) = self.sess() else {
+            return (here, None);
+        };
+        let t = self.step();
+        match self.focus {
+            Pane::Sigma => (
+                here,
+                self.panes
+                    .sigma
+                    .selected_id(&self.store, self.session, self.view()),
+            ),
+            Pane::Verify => (step_of(self.panes.verify.selected_event(s, t)), None),
+            Pane::Retract => (
+                step_of(
+                    self.panes
+                        .retract
+                        .selected_event(s, t, self.view().analysis.as_ref()),
+                ),
+                None,
+            ),
+            _ => (here, None),
+        }
+    }
+
     /// The log position of the item selected in the last focused list pane (what the detail
     /// pane shows).
     pub fn selected_event(&self) -> Option<u32> {
@@ -1231,20 +1264,22 @@ impl App {
             | Action::Down
             | Action::PageUp
             | Action::PageDown => return self.pane_action(self.focus, a),
-            Action::NextSession => {
+            Action::NextSession | Action::PrevSession => {
                 let k = self.store.sessions.len().max(1);
                 let listed = self.store.listed();
                 if listed < 2 {
                     self.status = "only one session: nothing to switch to".into();
                     return Vec::new();
                 }
-                let mut next = (self.session + 1) % k;
+                // `S` goes the other way round: k - 1 steps forward is one back.
+                let by = if a == Action::PrevSession { k - 1 } else { 1 };
+                let mut next = (self.session + by) % k;
                 // Aged-out live sessions are not in the list.
                 for _ in 0..k {
                     if !self.store.sessions.get(next).is_some_and(|s| s.retired) {
                         break;
                     }
-                    next = (next + 1) % k;
+                    next = (next + by) % k;
                 }
                 self.show_session(next);
                 let nth = self.store.sessions[..next]
@@ -1271,6 +1306,12 @@ impl App {
             }
             Action::Escape => {
                 self.status.clear();
+                // A Σ filter is what Esc undoes first (the hint bar said `F filter`).
+                if !self.panes.sigma.filter.is_empty() {
+                    self.panes.sigma.set_filter(SigmaFilter::default());
+                    self.status = "Σ filter cleared".into();
+                    return Vec::new();
+                }
                 let v = self.view_mut();
                 v.support.clear();
                 if let Some(h) = &v.hand
@@ -1298,14 +1339,7 @@ impl App {
                 return self.pane_action(Pane::Sigma, a);
             }
             Action::Bookmark => {
-                let step = u64::from(self.step());
-                let belief = if self.focus == Pane::Sigma {
-                    self.panes
-                        .sigma
-                        .selected_id(&self.store, self.session, self.view())
-                } else {
-                    None
-                };
+                let (step, belief) = self.bookmark_target();
                 let line = match belief.filter(|b| !b.contains(char::is_whitespace)) {
                     Some(b) => format!("note --belief {b}"),
                     None => "note".to_string(),

@@ -62,6 +62,8 @@ pub enum Action {
     ScrollRight,
     /// Next session.
     NextSession,
+    /// Previous session.
+    PrevSession,
     /// Toggle mouse capture.
     Mouse,
     /// Close an overlay, clear highlights.
@@ -279,7 +281,7 @@ pub const BINDINGS: &[Binding] = &[
         keys: &[(KeyCode::Char('b'), N)],
         label: "b",
         action: Action::Bookmark,
-        help: "bookmark the step (the belief, with Σ focused); :note TEXT adds a note",
+        help: "bookmark the focused pane's item: Σ's belief, a claim's or a retraction's step, else the step; :note TEXT adds a note",
     },
     Binding {
         keys: &[(KeyCode::Char('\''), N)],
@@ -294,6 +296,12 @@ pub const BINDINGS: &[Binding] = &[
         help: "next session",
     },
     Binding {
+        keys: &[(KeyCode::Char('S'), S), (KeyCode::Char('S'), N)],
+        label: "S",
+        action: Action::PrevSession,
+        help: "previous session",
+    },
+    Binding {
         keys: &[(KeyCode::Char('m'), N)],
         label: "m",
         action: Action::Mouse,
@@ -303,7 +311,7 @@ pub const BINDINGS: &[Binding] = &[
         keys: &[(KeyCode::Esc, N)],
         label: "Esc",
         action: Action::Escape,
-        help: "close overlay, clear highlights",
+        help: "close overlay, clear the Σ filter, clear highlights",
     },
     Binding {
         keys: &[(KeyCode::Char(' '), N)],
