@@ -855,7 +855,7 @@ struct NarrowCols {
 }
 
 impl NarrowCols {
-    const FORMULA: u16 = 16;
+    const FORMULA: u16 = 20;
 
     fn measure(app: &App, rows: &SigmaRows, start: usize, end: usize, width: u16) -> Self {
         let w = |s: &str| Span::raw(sanitize(s)).width() as u16;
