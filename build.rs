@@ -1,4 +1,5 @@
-//! Build script: tells the test suite whether tmux, Chromium, Inspect AI and dratify are here.
+//! Build script: tells the test suite whether tmux, Chromium, Inspect AI, dratify, LangGraph
+//! and the OpenTelemetry Python SDK are here.
 //!
 //! The end-to-end tests drive the real binary in tmux, and the report's test loads it in
 //! headless Chromium (`cfg(doxascope_no_chromium)`, the same way). Without tmux they cannot
@@ -41,6 +42,7 @@ fn main() {
         );
     }
     println!("cargo::rustc-check-cfg=cfg(doxascope_no_inspect)");
+    println!("cargo::rustc-check-cfg=cfg(doxascope_no_otel)");
     println!("cargo::rerun-if-changed=build.rs");
     println!("cargo::rerun-if-env-changed=CI");
     println!("cargo::rerun-if-env-changed=PATH");
@@ -95,6 +97,13 @@ fn main() {
     let lg_marker = std::path::Path::new(&lg_venv).join(".doxascope-ready-langgraph-1.2.24");
     if !ci && !lg_marker.exists() {
         println!("cargo::rustc-cfg=doxascope_no_langgraph");
+    }
+    // The OpenTelemetry Python SDK for tests/otlp_python.rs: ready once
+    // scripts/setup-otel.sh ran (it touches this file afterwards). Without it (PyPI
+    // unreachable, say) the tests are listed as ignored with that reason, not passed.
+    let otel = std::path::Path::new("target/otel-venv/.doxascope-ready-otel");
+    if !ci && !otel.exists() {
+        println!("cargo::rustc-cfg=doxascope_no_otel");
     }
     if !ci && !tmux {
         println!("cargo::rustc-cfg=doxascope_no_tmux");

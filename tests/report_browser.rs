@@ -442,3 +442,59 @@ fn past_the_first_findings_sigma_is_named_not_listed() {
         1
     );
 }
+
+/// A session without findings still shows what was checked: every verify claim with its
+/// recomputed verdict, and Σ at the end (open).
+#[test]
+fn a_clean_session_lists_its_claims_and_its_final_sigma() {
+    use doxascope::model::Model;
+    use doxascope::model::audit::{AuditOptions, audit};
+    use doxascope::model::report::report;
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("sample-traces/treasure-hunt.jsonl");
+    let m = Model::load(&[&path]).unwrap();
+    assert!(audit(&m, &AuditOptions::default()).findings.is_empty());
+    let html = report(
+        &m,
+        &["treasure-hunt.jsonl".into()],
+        &AuditOptions::default(),
+    );
+    assert!(html.contains("<h3>Verification claims (4)</h3>"), "{html}");
+    let claims = &html[html.find("<h3>Verification claims").unwrap()..];
+    let claims = &claims[..claims.find("</table>").unwrap()];
+    assert_eq!(claims.matches("<tr><td").count(), 4, "{claims}");
+    assert!(
+        claims.contains(
+            r#"<td class="f">treasure_in_b</td><td>newinfo</td><td>newinfo</td><td>=</td>"#
+        ),
+        "{claims}"
+    );
+    let end = &html[html.find("<h3>Σ at the end</h3>").expect("the final Σ")..];
+    assert!(
+        end.starts_with("<h3>Σ at the end</h3><details open><summary>Σ at step 23 (2 beliefs)"),
+        "{end}"
+    );
+    assert!(
+        end.contains("t1-domain") && end.contains("t5-user-a"),
+        "{end}"
+    );
+}
+
+/// The evidence under a finding reads as sets of ids, not as raw JSON.
+#[test]
+fn supports_read_as_sets_not_json() {
+    use doxascope::model::Model;
+    use doxascope::model::audit::AuditOptions;
+    use doxascope::model::report::report;
+    let t = r#"{"kind":"announce","session":"s","id":"a","formula":"p"}
+{"kind":"announce","session":"s","id":"b","formula":"p -> q"}
+{"kind":"verify","session":"s","formula":"q","outcome":"newinfo"}
+"#;
+    let m = Model::from_bytes("s.jsonl", t.as_bytes());
+    let html = report(&m, &["s.jsonl".into()], &AuditOptions::default());
+    let at = html
+        .find("<th>supports</th>")
+        .expect("the supports of the entailed claim");
+    let cell = &html[at..at + html[at..].find("</tr>").unwrap()];
+    assert!(cell.contains("{a, b}"), "{cell}");
+    assert!(!cell.contains("[[") && !cell.contains("&quot;"), "{cell}");
+}

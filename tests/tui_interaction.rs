@@ -58,6 +58,8 @@ fn parse_keys(s: &str) -> Vec<KeyEvent> {
                 "enter" => KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE),
                 "up" => KeyEvent::new(KeyCode::Up, KeyModifiers::NONE),
                 "down" => KeyEvent::new(KeyCode::Down, KeyModifiers::NONE),
+                "pgdn" => KeyEvent::new(KeyCode::PageDown, KeyModifiers::NONE),
+                "pgup" => KeyEvent::new(KeyCode::PageUp, KeyModifiers::NONE),
                 "bs" => KeyEvent::new(KeyCode::Backspace, KeyModifiers::NONE),
                 "c-z" => KeyEvent::new(KeyCode::Char('z'), KeyModifiers::CONTROL),
                 other => panic!("unknown key <{other}>"),
@@ -128,7 +130,8 @@ fn time_travel_keys_move_the_step_and_pause_follow() {
     assert_eq!(app.step(), 23, "follow jumps to the newest step");
     let screen = render_text(&mut app, 160, 45);
     assert!(
-        screen.contains("step 23 of 23") && screen.contains("FOLLOW"),
+        // A file read once is at its end, not followed (nothing more will come).
+        screen.contains("step 23 of 23") && screen.contains("READ ONCE"),
         "{screen}"
     );
     // Σ changes with the step: at step 5 only the domain assumption is in.
@@ -509,11 +512,173 @@ fn help_overlay_lists_every_binding() {
     press(&mut app, &mut r, "?");
     let screen = render_text(&mut app, 120, 50);
     assert!(
-        screen.contains("help (any key closes)") && screen.contains("next error or finding"),
+        screen.contains(" help (") && screen.contains("next error or finding"),
         "{screen}"
     );
     press(&mut app, &mut r, "?");
     assert!(!app.help);
+}
+
+/// At 80x24 the help overlay does not hold every key and command: it scrolls (↓, PgDn) and
+/// says what is above and below, and every help line is reachable.
+#[test]
+fn help_overlay_scrolls_to_every_line_on_a_small_terminal() {
+    let th = Theme::builtin("light").unwrap();
+    let want: Vec<String> = help_lines(&th)
+        .iter()
+        .map(|l| l.spans.iter().map(|s| s.content.to_string()).collect())
+        .collect();
+    let mut app = sample("treasure-hunt.jsonl");
+    let mut r = None;
+    press(&mut app, &mut r, "?");
+    let first = render_text(&mut app, 80, 24);
+    assert!(
+        first.contains("more lines") && first.contains("↓"),
+        "{first}"
+    );
+    let mut seen = first.clone();
+    let mut last = first;
+    for _ in 0..20 {
+        press(&mut app, &mut r, "<pgdn>");
+        assert!(app.help, "paging does not close the help");
+        last = render_text(&mut app, 80, 24);
+        seen.push_str(&last);
+    }
+    // Long lines are folded: each line's start and its last word are shown.
+    for l in &want {
+        let start: String = l.chars().take(40).collect();
+        let end = l.split_whitespace().last().unwrap_or("");
+        assert!(
+            seen.contains(start.trim_end()) && seen.contains(end),
+            "{l:?} never shown"
+        );
+    }
+    // At the end: the last line is shown, and what is above is said.
+    assert!(
+        last.contains(want.last().unwrap().split_whitespace().last().unwrap())
+            && last.contains("↑"),
+        "{last}"
+    );
+    let bottom = last.lines().find(|l| l.starts_with('└')).unwrap_or("");
+    assert!(
+        bottom.contains("↑") && !bottom.contains("↓"),
+        "nothing below the last line:\n{last}"
+    );
+    press(&mut app, &mut r, "<up>");
+    assert!(app.help);
+    press(&mut app, &mut r, "<esc>");
+    assert!(!app.help, "any other key closes");
+    // Opened again, it starts at the top.
+    press(&mut app, &mut r, "?");
+    let again = render_text(&mut app, 80, 24);
+    assert!(again.contains(want[1].trim_end()), "{again}");
+}
+
+/// A long answer in the REPL pane is shown from its command (where `history` says the belief
+/// entered), the pane's frame says how many lines are below, and PgDn reaches the end.
+#[test]
+fn a_long_repl_answer_starts_at_its_command_and_says_there_is_more() {
+    let mut app = sample("treasure-hunt.jsonl");
+    let mut r = None;
+    render_text(&mut app, 160, 45);
+    press(&mut app, &mut r, ":history t2-map-b<enter>");
+    let s = render_text(&mut app, 160, 45);
+    let repl: Vec<&str> = s.lines().rev().skip(2).take(7).collect();
+    let pane = repl.join("\n");
+    assert!(
+        pane.contains(": history t2-map-b") && pane.contains("step     8"),
+        "the answer from its start:\n{s}"
+    );
+    assert!(pane.contains("↓") && pane.contains("more (PgDn)"), "{s}");
+    for _ in 0..5 {
+        press(&mut app, &mut r, "<pgdn>");
+    }
+    let s = render_text(&mut app, 160, 45);
+    let pane: String = s
+        .lines()
+        .rev()
+        .skip(2)
+        .take(7)
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert!(pane.contains("cost:"), "the end of the answer:\n{s}");
+    assert!(pane.contains("↑") && pane.contains("more (PgUp)"), "{s}");
+    assert!(!pane.contains("↓"), "{s}");
+}
+
+/// Σ at 120 columns shows role and confidence beside the formula, and ids whole when there
+/// is room.
+#[test]
+fn sigma_shows_role_and_confidence_at_120_columns_and_whole_ids() {
+    let mut app = sample("treasure-hunt.jsonl");
+    let s = render_text(&mut app, 120, 40);
+    let row = s
+        .lines()
+        .find(|l| l.contains("t2-map-b"))
+        .unwrap_or_else(|| panic!("{s}"));
+    assert!(row.contains("fact") && row.contains("0.95"), "{row}\n{s}");
+    let mut app = sample("alice-bob-norms.jsonl");
+    let s = render_text(&mut app, 160, 45);
+    assert!(
+        s.contains("r0-mother-parent ") && s.contains("n1-no-address "),
+        "ids whole:\n{s}"
+    );
+}
+
+/// Esc clears a Σ filter; `S` cycles sessions the other way round from `s`.
+#[test]
+fn esc_clears_the_sigma_filter_and_big_s_goes_back_a_session() {
+    let mut app = sample("treasure-hunt.jsonl");
+    let mut r = None;
+    assert_eq!(app.focus, Pane::Sigma);
+    press(&mut app, &mut r, "Frole:assumption<enter>");
+    assert!(!app.panes.sigma.filter.is_empty());
+    assert_eq!(app.sigma_rows().len(), 1);
+    press(&mut app, &mut r, "<esc>");
+    assert!(app.panes.sigma.filter.is_empty(), "Esc clears the filter");
+    assert_eq!(app.sigma_rows().len(), 4);
+    let t = ["a", "b", "c"]
+        .map(|n| format!("{{\"kind\":\"announce\",\"session\":\"{n}\",\"formula\":\"p\"}}\n"))
+        .concat();
+    let mut app = app_for("three.jsonl", t.as_bytes());
+    let name = |app: &App| app.sess().map(|s| s.name.to_string()).unwrap_or_default();
+    let first = name(&app);
+    press(&mut app, &mut r, "s");
+    let second = name(&app);
+    assert_ne!(first, second);
+    press(&mut app, &mut r, "S");
+    assert_eq!(name(&app), first, "S undoes s");
+    press(&mut app, &mut r, "S");
+    press(&mut app, &mut r, "s");
+    assert_eq!(name(&app), first, "s undoes S, round the end too");
+}
+
+/// `b` bookmarks the focused pane's item: the selected verification claim's step, not the
+/// timeline's; Σ's selected belief.
+#[test]
+fn b_bookmarks_the_focused_panes_item() {
+    let mut app = sample("treasure-hunt.jsonl");
+    let bookmark = |app: &mut App| -> (String, u64) {
+        app.on_key(KeyEvent::new(KeyCode::Char('b'), KeyModifiers::NONE))
+            .into_iter()
+            .find_map(|e| match e {
+                Effect::Run { line, step, .. } => Some((line, step)),
+                _ => None,
+            })
+            .expect("b asks for a note")
+    };
+    app.focus = Pane::Verify;
+    // Newest first: steps 14, 10, 7, 4.
+    app.panes.verify.sel = 2;
+    assert_eq!(bookmark(&mut app), ("note".to_string(), 7));
+    app.focus = Pane::Sigma;
+    app.panes.sigma.sel = 0;
+    assert_eq!(
+        bookmark(&mut app),
+        ("note --belief t1-domain".to_string(), 23)
+    );
+    app.focus = Pane::Timeline;
+    assert_eq!(bookmark(&mut app), ("note".to_string(), 23));
 }
 
 #[test]

@@ -472,3 +472,164 @@ fn an_overwritten_value_is_a_row_of_the_retractions_pane() {
     assert!(s.contains("retract seat by agent"), "{s}");
     assert!(is_clean(&s));
 }
+
+/// Reader warnings (a duplicate `seq`, time going backwards, a BOM mid-file) are about lines
+/// that were kept as events: they are shown and counted as warnings, not as parse errors.
+#[test]
+fn reader_warnings_are_warnings_not_parse_errors() {
+    let t = concat!(
+        "{\"kind\":\"announce\",\"seq\":1,\"ts\":\"2026-03-01T09:00:05Z\",\"formula\":\"p\",\"id\":\"a\"}\n",
+        "{\"kind\":\"announce\",\"seq\":1,\"ts\":\"2026-03-01T09:00:06Z\",\"formula\":\"q\",\"id\":\"b\"}\n",
+        "{\"kind\":\"announce\",\"seq\":2,\"ts\":\"2026-03-01T09:00:01Z\",\"formula\":\"r\",\"id\":\"c\"}\n",
+        "\u{feff}{\"kind\":\"announce\",\"seq\":3,\"formula\":\"s\",\"id\":\"d\"}\n",
+        "not json\n",
+    );
+    highlight::load_now();
+    let mut app = audited(App::new(
+        Store::from_bytes("warn.jsonl", t.as_bytes()),
+        Theme::builtin("dark").expect("dark theme"),
+    ));
+    let s = zoomed(&mut app, Pane::Timeline, 120, 16);
+    let warned: Vec<&str> = s.lines().filter(|l| l.contains(" warning ")).collect();
+    assert_eq!(warned.len(), 3, "one row per warning:\n{s}");
+    for l in &warned {
+        assert!(l.contains("· warning"), "{l}\n{s}");
+    }
+    let errors: Vec<&str> = s.lines().filter(|l| l.contains("parse-error")).collect();
+    assert_eq!(errors.len(), 1, "the line that is not JSON:\n{s}");
+    assert!(errors[0].contains("! "), "{s}");
+    // Every announce was kept.
+    assert_eq!(s.matches("announce").count(), 4, "{s}");
+    let h = render_text(&mut app, 200, 40);
+    let head = h.lines().next().unwrap_or("");
+    assert!(
+        head.contains("parse errors: 1") && head.contains("warnings: 3"),
+        "{head}"
+    );
+    // The detail of a warning row names it as such.
+    app.view_mut().follow = false;
+    app.goto(1);
+    let d = zoomed(&mut app, Pane::Detail, 120, 20);
+    assert!(d.contains("kind       warning"), "{d}");
+    assert!(d.contains("warning: the line was kept"), "{d}");
+}
+
+/// The header's first line at `w` columns.
+fn header_at(app: &mut App, w: u16, h: u16) -> String {
+    render_text(app, w, h)
+        .lines()
+        .next()
+        .unwrap_or("")
+        .to_string()
+}
+
+/// At 80x24 the header keeps what an auditor reads first: the step, the findings and the
+/// demo's play state; less important parts are shortened or dropped instead.
+#[test]
+fn an_80_column_header_keeps_the_step_the_findings_and_the_demo_state() {
+    let mut app = sample("greedysat-stress.jsonl");
+    let wide = header_at(&mut app, 200, 30);
+    assert!(
+        wide.contains("doxascope") && wide.contains("session greedysat-stress.jsonl"),
+        "{wide}"
+    );
+    for w in [80u16, 60, 40] {
+        let head = header_at(&mut app, w, 24);
+        assert!(head.contains("findings: "), "{w}: {head}");
+        assert!(head.contains("step ") || head.contains('/'), "{w}: {head}");
+    }
+    let head = header_at(&mut app, 80, 24);
+    assert!(head.contains("step ") && head.contains(" of "), "{head}");
+    let mut demo = App::new(Store::new(), Theme::builtin("dark").expect("dark theme"));
+    demo.demo = Some(doxascope::tui::demo_player(&doxascope::tui::DemoOptions {
+        config: doxascope::demo::DemoConfig::default(),
+        dialogues: 2,
+        speed: 1.0,
+        scripted: None,
+    }));
+    // A few events in, playing.
+    let mut now = std::time::Instant::now();
+    for _ in 0..6 {
+        if let Some(due) = demo.demo_next_due(now) {
+            now = due;
+        }
+        demo.demo_tick(now);
+    }
+    let head = header_at(&mut demo, 80, 24);
+    assert!(
+        head.contains("demo ▶ x1.0") && head.contains("findings: ") && head.contains("step "),
+        "{head}"
+    );
+}
+
+/// A file read once (`--no-follow`, or imported) is never followed: the header does not say
+/// FOLLOW for it, but does for a followed file.
+#[test]
+fn the_header_says_follow_only_for_a_source_that_grows() {
+    let mut app = sample("treasure-hunt.jsonl");
+    let head = header_at(&mut app, 160, 30);
+    assert!(
+        !head.contains("FOLLOW") && head.contains("READ ONCE"),
+        "{head}"
+    );
+    app.sources.add_file(PathBuf::from("treasure-hunt.jsonl"));
+    let head = header_at(&mut app, 160, 30);
+    assert!(head.contains("● FOLLOW"), "{head}");
+    app.view_mut().follow = false;
+    app.goto_step(3);
+    let head = header_at(&mut app, 160, 30);
+    assert!(head.contains("PAUSED"), "{head}");
+}
+
+/// The verification pane's rows at `w` columns, in the full layout (not zoomed).
+fn verify_rows(app: &mut App, w: u16) -> Vec<String> {
+    app.zoom = false;
+    app.focus = Pane::Timeline;
+    let s = render_text(app, w, 40);
+    let start = s.find("verification").expect("the verification pane");
+    let top = s[..start].lines().count() - 1;
+    let left = s
+        .lines()
+        .nth(top)
+        .unwrap()
+        .chars()
+        .take_while(|c| *c != '┌' && *c != '┏');
+    let x = left.count();
+    s.lines()
+        .skip(top + 1)
+        .take_while(|l| !l.chars().nth(x).is_some_and(|c| c == '└' || c == '┗'))
+        .map(|l| l.chars().skip(x).take(w as usize / 2).collect())
+        .collect()
+}
+
+/// Columns are sized by what they hold: at 120 and 105 columns the formulas show whole
+/// beside the claims (no empty `tier` column holds room), and at any width two different
+/// formulas are never cut to the same text.
+#[test]
+fn verification_columns_are_sized_by_content_and_keep_formulas_apart() {
+    let mut app = sample("treasure-hunt.jsonl");
+    for w in [120u16, 105] {
+        let rows = verify_rows(&mut app, w).join("\n");
+        assert!(
+            rows.contains("treasure_in_a ") && rows.contains("treasure_in_b "),
+            "{w}:\n{rows}"
+        );
+        assert!(
+            !rows.contains("tier"),
+            "an empty tier column is dropped:\n{rows}"
+        );
+    }
+    // Narrow: whatever the width, the rows of B and of A read differently.
+    for w in 30u16..70 {
+        let s = zoomed(&mut app, Pane::Verify, w, 12);
+        let cell = |step: &str| -> String {
+            let l = s
+                .lines()
+                .find(|l| l.trim_start_matches(['┃', '│']).starts_with(step))
+                .unwrap_or_else(|| panic!("step {step}:\n{s}"));
+            l.split_whitespace().nth(1).unwrap_or("").to_string()
+        };
+        assert_ne!(cell("14 "), cell("7 "), "{w}:\n{s}");
+        assert_ne!(cell("14 "), cell("10 "), "{w}:\n{s}");
+    }
+}

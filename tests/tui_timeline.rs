@@ -98,14 +98,15 @@ fn naive(app: &App, f: &Naive) -> Vec<u32> {
                 }
                 RowItem::Problem(k) => {
                     let p = app.store.problem(s.problems[k as usize].1).unwrap();
-                    let level = match p.severity {
-                        doxascope::trace::Severity::Error => "error",
-                        doxascope::trace::Severity::Warning => "warn",
+                    // A line kept despite a problem is a `warning`, not a parse error.
+                    let (kind, level) = match p.severity {
+                        doxascope::trace::Severity::Error => ("parse-error", "error"),
+                        doxascope::trace::Severity::Warning => ("warning", "warn"),
                     };
                     (
-                        "parse-error".to_string(),
+                        kind.to_string(),
                         Some(level.to_string()),
-                        format!("parse-error {}", p.message).to_lowercase(),
+                        format!("{kind} {}", p.message).to_lowercase(),
                     )
                 }
             };
@@ -153,7 +154,7 @@ impl Naive {
     }
 }
 
-const KINDS: [&str; 8] = [
+const KINDS: [&str; 9] = [
     "announce",
     "retract",
     "verify",
@@ -161,6 +162,7 @@ const KINDS: [&str; 8] = [
     "thought",
     "revise",
     "parse-error",
+    "warning",
     "query",
 ];
 const LEVELS: [&str; 3] = ["info", "warn", "error"];

@@ -365,12 +365,25 @@ fn legend(out: &mut String) {
 }
 
 fn sigma_table(out: &mut String, model: &Model, tl: &Timeline, step: u32, named: &[String]) {
+    sigma_details(out, model, tl, step, named, false);
+}
+
+/// Σ at `step` as a table in a `<details>`, open when `open` (the final Σ of a session).
+fn sigma_details(
+    out: &mut String,
+    model: &Model,
+    tl: &Timeline,
+    step: u32,
+    named: &[String],
+    open: bool,
+) {
     let mut sigma = tl.sigma_at(model.log(), step);
     // The beliefs the finding names first: they are what the reader looks for.
     sigma.sort_by_key(|v| !named.iter().any(|n| n == v.id()));
     let _ = write!(
         out,
-        "<details><summary>Σ at step {step} ({} belief{})</summary><table><tr><th>id</th><th>formula</th><th>role</th><th>source</th><th>step</th></tr>",
+        "<details{}><summary>Σ at step {step} ({} belief{})</summary><table><tr><th>id</th><th>formula</th><th>role</th><th>source</th><th>step</th></tr>",
+        if open { " open" } else { "" },
         sigma.len(),
         if sigma.len() == 1 { "" } else { "s" }
     );
@@ -439,15 +452,11 @@ fn finding_html(out: &mut String, model: &Model, tl: &Timeline, f: &Finding, wit
             );
         }
         for (k, v) in &f.evidence {
-            let text = match v {
-                serde_json::Value::String(s) => s.clone(),
-                other => other.to_string(),
-            };
             let _ = write!(
                 out,
                 r#"<tr><th>{}</th><td class="f">{}</td></tr>"#,
                 esc(k),
-                esc(&text)
+                evidence_html(v)
             );
         }
         out.push_str("</table>");
@@ -477,6 +486,92 @@ fn model_calls(out: &mut String, model: &Model, tl: &Timeline) {
         let _ = write!(out, "<li>{}</li>", esc(line.trim_start()));
     }
     out.push_str("</ul>");
+}
+
+/// An evidence value as a reader reads it (escaped): a list of sets (the minimal supports or
+/// conflicts) one `{a, b}` a line, a list comma-separated, an object as `key: value` pairs,
+/// a string as itself; never raw JSON.
+fn evidence_html(v: &serde_json::Value) -> String {
+    use serde_json::Value;
+    fn plain(v: &Value) -> String {
+        match v {
+            Value::String(s) => s.clone(),
+            Value::Array(xs) => xs.iter().map(plain).collect::<Vec<_>>().join(", "),
+            Value::Object(m) => m
+                .iter()
+                .map(|(k, v)| format!("{k}: {}", plain(v)))
+                .collect::<Vec<_>>()
+                .join(", "),
+            other => other.to_string(),
+        }
+    }
+    match v {
+        Value::Array(xs) if !xs.is_empty() && xs.iter().all(Value::is_array) => xs
+            .iter()
+            .map(|set| esc(&format!("{{{}}}", plain(set))))
+            .collect::<Vec<_>>()
+            .join("<br>"),
+        other => esc(&plain(other)),
+    }
+}
+
+/// How many claims a session's claim table lists; the rest are counted.
+pub const MAX_CLAIM_ROWS: usize = 500;
+
+/// Every `verify` claim of the session with its recomputed verdict, whether or not the
+/// audit found anything: a clean report still shows what was checked.
+fn claims_html(out: &mut String, model: &Model, rc: Option<&Recomputed>) {
+    use crate::trace::event::Outcome as Claimed;
+    let Some(rc) = rc.filter(|r| !r.verifies.is_empty()) else {
+        out.push_str(r#"<p class="muted">No verify claims.</p>"#);
+        return;
+    };
+    out.push_str(
+        "<table><tr><th>step</th><th>formula</th><th>claimed</th><th>recomputed</th><th></th></tr>",
+    );
+    for v in rc.verifies.iter().take(MAX_CLAIM_ROWS) {
+        let formula = match model
+            .log()
+            .events
+            .load(v.event as usize)
+            .as_deref()
+            .map(|e| &e.body)
+        {
+            Some(Body::Verify(b)) => b.all_formulas().collect::<Vec<_>>().join(", "),
+            _ => String::new(),
+        };
+        let claimed = match v.claimed {
+            Some(Claimed::Contradiction) => "contradiction",
+            Some(Claimed::Entailed) => "entailed",
+            Some(Claimed::Newinfo) => "newinfo",
+            Some(Claimed::Ungrounded) => "ungrounded",
+            None => "–",
+        };
+        let recomputed = match &v.result {
+            Ok(g) => g.outcome.as_str().to_string(),
+            Err(e) => format!("not checkable ({e})"),
+        };
+        let (mark, style) = match v.agrees() {
+            Some(true) => ("=", ""),
+            Some(false) => ("≠", " style=\"background:#fde2e2\""),
+            None => ("?", ""),
+        };
+        let _ = write!(
+            out,
+            r#"<tr{style}><td class="n">{}</td><td class="f">{}</td><td>{claimed}</td><td>{}</td><td>{mark}</td></tr>"#,
+            v.step,
+            esc(&formula),
+            esc(&recomputed)
+        );
+    }
+    out.push_str("</table>");
+    if rc.verifies.len() > MAX_CLAIM_ROWS {
+        let _ = write!(
+            out,
+            r#"<p class="muted">… and {} more (<code>doxascope audit --json</code> lists every one)</p>"#,
+            rc.verifies.len() - MAX_CLAIM_ROWS
+        );
+    }
 }
 
 fn retractions(out: &mut String, model: &Model, tl: &Timeline) {
@@ -709,6 +804,14 @@ pub fn report(model: &Model, files: &[String], opts: &AuditOptions) -> String {
             finding_html(&mut out, model, tl, f, i < MAX_SIGMA_FINDINGS);
         }
         model_calls(&mut out, model, tl);
+        let _ = write!(
+            out,
+            "<h3>Verification claims ({})</h3>",
+            rc.map_or(0, |r| r.verifies.len())
+        );
+        claims_html(&mut out, model, rc);
+        out.push_str("<h3>Σ at the end</h3>");
+        sigma_details(&mut out, model, tl, tl.len(), &[], true);
         out.push_str("<h3>Retraction history</h3>");
         retractions(&mut out, model, tl);
         out.push_str("<h3>Bookmarks and notes</h3>");

@@ -322,6 +322,10 @@ pub struct App {
     pub zoom: bool,
     /// Show the help overlay.
     pub help: bool,
+    /// The first line of the help overlay shown (its scroll; drawing clamps it).
+    pub help_scroll: usize,
+    /// How many help lines the overlay showed at the last frame (the page of PgUp/PgDn).
+    pub help_page: usize,
     /// The line editor mode.
     pub mode: Mode,
     /// The editor of the active mode (search, filter).
@@ -437,6 +441,8 @@ impl App {
             detail_from: Pane::Sigma,
             zoom: false,
             help: false,
+            help_scroll: 0,
+            help_page: 1,
             mode: Mode::Normal,
             edit: LineEdit::default(),
             repl_input: LineEdit::default(),
@@ -637,6 +643,39 @@ impl App {
     /// While a Σ filter is still scanning the session: records checked and the total.
     pub fn sigma_filter_progress(&self) -> Option<(u32, u32)> {
         self.panes.sigma.filter_progress(&self.store, self.session)
+    }
+
+    /// What `b` bookmarks: the focused pane's item. Σ: the selected belief, at the step Σ is
+    /// shown at; the verification and retractions panes: the step of their selected claim
+    /// or retraction; any other pane: the timeline's step.
+    fn bookmark_target(&self) -> (u64, Option<String>) {
+        let here = u64::from(self.step());
+        let step_of = |pos: Option<u32>| -> u64 {
+            pos.and_then(|p| self.sess()?.event_index(p))
+                .map_or(here, |i| u64::from(i) + 1)
+        };
+        let Some(s) = self.sess() else {
+            return (here, None);
+        };
+        let t = self.step();
+        match self.focus {
+            Pane::Sigma => (
+                here,
+                self.panes
+                    .sigma
+                    .selected_id(&self.store, self.session, self.view()),
+            ),
+            Pane::Verify => (step_of(self.panes.verify.selected_event(s, t)), None),
+            Pane::Retract => (
+                step_of(
+                    self.panes
+                        .retract
+                        .selected_event(s, t, self.view().analysis.as_ref()),
+                ),
+                None,
+            ),
+            _ => (here, None),
+        }
     }
 
     /// The log position of the item selected in the last focused list pane (what the detail
@@ -868,6 +907,9 @@ impl App {
         if self.marks.is_some() {
             return self.on_marks_key(key);
         }
+        if self.help && self.popup.is_none() && self.scroll_help(&key) {
+            return Vec::new();
+        }
         if self.popup.is_some() && !self.help {
             // A long popup (a transcript, the span tree) scrolls; any other key closes it.
             let by: i32 = match key.code {
@@ -899,6 +941,23 @@ impl App {
         self.track_detail();
         fx.extend(self.hand_refresh());
         fx
+    }
+
+    /// Scrolls the help overlay for ↑↓ (j k), PgUp PgDn, Home End (g G); false for any
+    /// other key, which closes it. Drawing clamps the scroll to the last page.
+    fn scroll_help(&mut self, key: &KeyEvent) -> bool {
+        let page = self.help_page.max(1);
+        let s = self.help_scroll;
+        self.help_scroll = match key.code {
+            KeyCode::Up | KeyCode::Char('k') => s.saturating_sub(1),
+            KeyCode::Down | KeyCode::Char('j') => s + 1,
+            KeyCode::PageUp => s.saturating_sub(page),
+            KeyCode::PageDown | KeyCode::Char(' ') => s + page,
+            KeyCode::Home | KeyCode::Char('g') => 0,
+            KeyCode::End | KeyCode::Char('G') => usize::MAX / 2,
+            _ => return false,
+        };
+        true
     }
 
     /// A key while the bookmarks overlay is open: ↑↓ (j k) choose, Enter jumps to the step,
@@ -1171,7 +1230,10 @@ impl App {
             Action::PrevPane => {
                 self.focus = Pane::ALL[(self.focus.index() + Pane::ALL.len() - 1) % Pane::ALL.len()]
             }
-            Action::Help => self.help = !self.help,
+            Action::Help => {
+                self.help = !self.help;
+                self.help_scroll = 0;
+            }
             Action::Search => {
                 self.mode = Mode::Search;
                 self.edit = LineEdit::default();
@@ -1221,20 +1283,22 @@ impl App {
             | Action::Down
             | Action::PageUp
             | Action::PageDown => return self.pane_action(self.focus, a),
-            Action::NextSession => {
+            Action::NextSession | Action::PrevSession => {
                 let k = self.store.sessions.len().max(1);
                 let listed = self.store.listed();
                 if listed < 2 {
                     self.status = "only one session: nothing to switch to".into();
                     return Vec::new();
                 }
-                let mut next = (self.session + 1) % k;
+                // `S` goes the other way round: k - 1 steps forward is one back.
+                let by = if a == Action::PrevSession { k - 1 } else { 1 };
+                let mut next = (self.session + by) % k;
                 // Aged-out live sessions are not in the list.
                 for _ in 0..k {
                     if !self.store.sessions.get(next).is_some_and(|s| s.retired) {
                         break;
                     }
-                    next = (next + 1) % k;
+                    next = (next + by) % k;
                 }
                 self.show_session(next);
                 let nth = self.store.sessions[..next]
@@ -1261,6 +1325,12 @@ impl App {
             }
             Action::Escape => {
                 self.status.clear();
+                // A Σ filter is what Esc undoes first (the hint bar said `F filter`).
+                if !self.panes.sigma.filter.is_empty() {
+                    self.panes.sigma.set_filter(SigmaFilter::default());
+                    self.status = "Σ filter cleared".into();
+                    return Vec::new();
+                }
                 let v = self.view_mut();
                 v.support.clear();
                 if let Some(h) = &v.hand
@@ -1301,14 +1371,7 @@ impl App {
                 return self.pane_action(Pane::Sigma, a);
             }
             Action::Bookmark => {
-                let step = u64::from(self.step());
-                let belief = if self.focus == Pane::Sigma {
-                    self.panes
-                        .sigma
-                        .selected_id(&self.store, self.session, self.view())
-                } else {
-                    None
-                };
+                let (step, belief) = self.bookmark_target();
                 let line = match belief.filter(|b| !b.contains(char::is_whitespace)) {
                     Some(b) => format!("note --belief {b}"),
                     None => "note".to_string(),
@@ -1454,7 +1517,7 @@ impl App {
                     return Vec::new();
                 }
                 self.panes.repl.push(ScrollKind::Input, format!(": {line}"));
-                self.panes.repl.scroll_up = 0;
+                self.panes.repl.to_bottom();
                 self.working = Some(line.clone());
                 return vec![Effect::Run {
                     line,
@@ -1624,6 +1687,7 @@ impl App {
         match reply.purpose {
             Purpose::Prompt => {
                 let repl = &mut self.panes.repl;
+                let first = repl.scrollback.len();
                 match &reply.result {
                     Ok(r) => {
                         for l in r.to_text().lines() {
@@ -1642,6 +1706,7 @@ impl App {
                 for n in reply.notes {
                     self.panes.repl.push(ScrollKind::Output, n);
                 }
+                self.panes.repl.show_answer(first);
             }
             Purpose::Why => match reply.result {
                 Ok(Reply::Why { supports, .. }) => {

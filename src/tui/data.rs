@@ -61,7 +61,8 @@ pub struct SessionData {
     /// Reader problems of this session in read order, as (events of the session read before
     /// it, index into [`TraceLog::problems`]).
     pub problems: Vec<(u32, u32)>,
-    /// Of those, how many are errors (lines that are not events).
+    /// Of those, how many are errors (lines that are not events); the rest are warnings
+    /// (lines kept as events, see [`SessionData::warnings`]).
     pub errors: u32,
     /// Gate contradictions and revisions per event, for the density strip.
     pub marks: Vec<u8>,
@@ -272,6 +273,12 @@ impl SessionData {
     pub fn event_index(&self, pos: u32) -> Option<u32> {
         // Positions grow in read order.
         self.events().binary_search(&pos).ok().map(|i| i as u32)
+    }
+
+    /// Reader warnings of this session: lines kept as events despite a problem (a duplicate
+    /// `seq`, time going backwards, a misplaced BOM), counted apart from the errors.
+    pub fn warnings(&self) -> u32 {
+        (self.problems.len() as u32).saturating_sub(self.errors)
     }
 
     fn add_problem(&mut self, before: u32, k: u32, log: &TraceLog) {

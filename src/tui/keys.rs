@@ -62,6 +62,8 @@ pub enum Action {
     ScrollRight,
     /// Next session.
     NextSession,
+    /// Previous session.
+    PrevSession,
     /// Toggle mouse capture.
     Mouse,
     /// Show or hide the timeline's time columns (time since the start, duration).
@@ -281,7 +283,7 @@ pub const BINDINGS: &[Binding] = &[
         keys: &[(KeyCode::Char('b'), N)],
         label: "b",
         action: Action::Bookmark,
-        help: "bookmark the step (the belief, with Σ focused); :note TEXT adds a note",
+        help: "bookmark the focused pane's item: Σ's belief, a claim's or a retraction's step, else the step; :note TEXT adds a note",
     },
     Binding {
         keys: &[(KeyCode::Char('\''), N)],
@@ -302,6 +304,12 @@ pub const BINDINGS: &[Binding] = &[
         help: "timeline: time since the start and duration columns on/off (:time +12.5s jumps)",
     },
     Binding {
+        keys: &[(KeyCode::Char('S'), S), (KeyCode::Char('S'), N)],
+        label: "S",
+        action: Action::PrevSession,
+        help: "previous session",
+    },
+    Binding {
         keys: &[(KeyCode::Char('m'), N)],
         label: "m",
         action: Action::Mouse,
@@ -311,7 +319,7 @@ pub const BINDINGS: &[Binding] = &[
         keys: &[(KeyCode::Esc, N)],
         label: "Esc",
         action: Action::Escape,
-        help: "close overlay, clear highlights",
+        help: "close overlay, clear the Σ filter, clear highlights",
     },
     Binding {
         keys: &[(KeyCode::Char(' '), N)],

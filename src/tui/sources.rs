@@ -284,6 +284,16 @@ impl Sources {
         self.ended = keep;
     }
 
+    /// Whether session `session` of `store` can still grow: a live session, a segment of a
+    /// followed file, or a trace while files are followed. A file read once (`--no-follow`)
+    /// or imported from another format never grows, so the view does not claim to follow it.
+    pub fn grows(&self, store: &Store, session: usize) -> bool {
+        match store.sessions.get(session).map(|s| &s.origin) {
+            Some(SessionSource::Live(_) | SessionSource::Segment { .. }) => true,
+            _ => !self.files.is_empty() || self.listening.is_some() || !self.live.is_empty(),
+        }
+    }
+
     /// The header text for the shown session: its connection state and drops for a live
     /// session, the follow state of a file, and the listener.
     pub fn header(&self, store: &Store, session: usize) -> String {

@@ -8,6 +8,8 @@
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 
+use unicode_width::UnicodeWidthChar;
+
 use crate::sanitize::{Options, Segment, segments};
 
 /// Sanitized single-line spans of `s`, printable runs in `style`, markers in `marker`.
@@ -104,6 +106,101 @@ pub fn skip_columns(spans: Vec<Span<'static>>, cols: usize) -> Vec<Span<'static>
     out
 }
 
+/// The widest start of `s` that takes at most `w` cells.
+fn head(s: &str, w: usize) -> &str {
+    let mut used = 0;
+    for (i, c) in s.char_indices() {
+        used += UnicodeWidthChar::width(c).unwrap_or(0);
+        if used > w {
+            return &s[..i];
+        }
+    }
+    s
+}
+
+/// The widest end of `s` that takes at most `w` cells.
+fn tail(s: &str, w: usize) -> &str {
+    let mut used = 0;
+    for (i, c) in s.char_indices().rev() {
+        used += UnicodeWidthChar::width(c).unwrap_or(0);
+        if used > w {
+            return &s[i + c.len_utf8()..];
+        }
+    }
+    s
+}
+
+/// Cuts each of `texts` (already sanitized) to `w` cells with `…` where one is cut, so that
+/// two different texts never read the same: the cut keeps the start (`treasure_in…`)
+/// unless that makes different texts equal, then moves the `…` left until the ends that
+/// tell them apart show (`treasu…_in_a`, `treasu…_in_b`), or shows a window of the middle
+/// (`…_1…`, `…_2…`). Only when no such cut keeps them apart (more different texts than
+/// `w` cells can spell) may two read the same.
+pub fn distinct_cuts(texts: &[String], w: usize) -> Vec<String> {
+    let width = |s: &str| unicode_width::UnicodeWidthStr::width(s);
+    if texts.iter().all(|t| width(t) <= w) {
+        return texts.to_vec();
+    }
+    if w <= 1 {
+        return texts
+            .iter()
+            .map(|t| {
+                if width(t) <= w {
+                    t.clone()
+                } else {
+                    "…".repeat(w)
+                }
+            })
+            .collect();
+    }
+    let cut_at = |t: &String, k: usize| -> String {
+        if width(t) <= w {
+            t.clone()
+        } else {
+            format!("{}…{}", head(t, k), tail(t, w - 1 - k))
+        }
+    };
+    let distinct = |cuts: &[String]| {
+        let mut seen: std::collections::HashMap<&str, &str> = std::collections::HashMap::new();
+        cuts.iter()
+            .zip(texts)
+            .all(|(c, t)| *seen.entry(c.as_str()).or_insert(t.as_str()) == t.as_str())
+    };
+    let mut first = None;
+    for k in (0..w).rev() {
+        let cuts: Vec<String> = texts.iter().map(|t| cut_at(t, k)).collect();
+        if distinct(&cuts) {
+            return cuts;
+        }
+        first.get_or_insert(cuts);
+    }
+    // They differ only in the middle: a window of the middle, `…` on both sides.
+    if w >= 3 {
+        let longest = texts.iter().map(|t| t.chars().count()).max().unwrap_or(0);
+        for skip in 1..longest {
+            let cuts: Vec<String> = texts
+                .iter()
+                .map(|t| {
+                    if width(t) <= w {
+                        return t.clone();
+                    }
+                    let rest: String = t.chars().skip(skip).collect();
+                    let mid = head(&rest, w - 2);
+                    if width(&rest) < w {
+                        format!("…{rest}")
+                    } else {
+                        format!("…{mid}…")
+                    }
+                })
+                .collect();
+            if distinct(&cuts) {
+                return cuts;
+            }
+        }
+    }
+    first.unwrap_or_default()
+}
+
 /// Whether drawn text is free of control and bidi characters; line feeds separate rows and
 /// are allowed (used by tests).
 pub fn is_clean(s: &str) -> bool {
@@ -139,6 +236,38 @@ mod tests {
         assert_eq!(text(skip_columns(v.clone(), 3)), " 本cd");
         assert_eq!(text(skip_columns(v.clone(), 6)), "cd");
         assert_eq!(text(skip_columns(v, 99)), "");
+    }
+
+    /// Against the definition, over every width: each cut fits, a text that fits is kept,
+    /// and two different texts never read the same when any cut keeps them apart.
+    #[test]
+    fn distinct_cuts_fit_and_keep_different_texts_apart() {
+        let w_of = |s: &str| unicode_width::UnicodeWidthStr::width(s);
+        for texts in [
+            vec!["treasure_in_a", "treasure_in_b", "¬treasure_in_a", "p"],
+            vec!["room_1_has_key", "room_2_has_key", "room_1_has_key"],
+            vec!["日本語の式_a", "日本語の式_b"],
+        ] {
+            let texts: Vec<String> = texts.into_iter().map(String::from).collect();
+            for w in 2..20 {
+                let cuts = distinct_cuts(&texts, w);
+                for (c, t) in cuts.iter().zip(&texts) {
+                    assert!(w_of(c) <= w, "{c:?} wider than {w}");
+                    if w_of(t) <= w {
+                        assert_eq!(c, t);
+                    }
+                }
+                for i in 0..texts.len() {
+                    for j in 0..texts.len() {
+                        if texts[i] != texts[j] && w >= 4 {
+                            assert_ne!(cuts[i], cuts[j], "{texts:?} at {w}");
+                        }
+                    }
+                }
+            }
+        }
+        let cut = distinct_cuts(&["treasure_in_a".into(), "treasure_in_b".into()], 6);
+        assert!(cut[0].ends_with('a') && cut[1].ends_with('b'), "{cut:?}");
     }
 
     #[test]

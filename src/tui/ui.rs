@@ -95,7 +95,9 @@ fn draw_screen(f: &mut Frame, app: &mut App) {
         marks(f, &app.theme, m, area);
     }
     if app.help {
-        help(f, &app.theme, area, app.demo.is_some());
+        let (scroll, page) = help(f, &app.theme, area, app.demo.is_some(), app.help_scroll);
+        app.help_scroll = scroll;
+        app.help_page = page;
     }
 }
 
@@ -168,64 +170,197 @@ fn speed_label(x: f64) -> String {
     }
 }
 
+/// The rank of the header's title, the first part shortened.
+const TITLE_RANK: u8 = 3;
+/// The rank of a count that is zero (no parse errors): dropped first.
+const ZERO_RANK: u8 = 1;
+
+/// One part of the header: its spans, a shorter form for a narrow terminal, and how much it
+/// matters (parts of lower rank are shortened, then dropped, first).
+struct HeaderPart {
+    rank: u8,
+    full: Vec<Span<'static>>,
+    short: Option<Vec<Span<'static>>>,
+}
+
+impl HeaderPart {
+    fn new(rank: u8, full: Vec<Span<'static>>) -> Self {
+        HeaderPart {
+            rank,
+            full,
+            short: None,
+        }
+    }
+
+    fn or_short(mut self, short: Vec<Span<'static>>) -> Self {
+        self.short = Some(short);
+        self
+    }
+}
+
+fn spans_width(v: &[Span]) -> usize {
+    v.iter().map(Span::width).sum()
+}
+
+/// Fits the parts in `width` cells, two spaces apart: the least important are shortened
+/// first, then dropped, so what an auditor reads first (the step, the findings, the demo's
+/// play state) stays when the terminal is narrow.
+fn fit_header(mut parts: Vec<HeaderPart>, width: usize) -> Line<'static> {
+    let fits = |parts: &[HeaderPart]| spans_width(&join_header(parts)) <= width;
+    let mut order: Vec<usize> = (0..parts.len()).collect();
+    order.sort_by_key(|&i| parts[i].rank);
+    for &i in &order {
+        if fits(&parts) {
+            break;
+        }
+        match parts[i].short.take() {
+            // What only says "nothing to see" goes before anything is shortened.
+            _ if parts[i].rank <= ZERO_RANK => parts[i].full.clear(),
+            Some(short) => parts[i].full = short,
+            None => {}
+        }
+    }
+    for &i in &order {
+        if fits(&parts) {
+            break;
+        }
+        parts[i].full.clear();
+    }
+    Line::from(join_header(&parts))
+}
+
+/// The parts that are left, two spaces apart.
+fn join_header(parts: &[HeaderPart]) -> Vec<Span<'static>> {
+    let mut v = Vec::new();
+    let mut after_title = false;
+    for p in parts.iter().filter(|p| !p.full.is_empty()) {
+        if !v.is_empty() {
+            // The title's reversed block carries its own space.
+            v.push(Span::raw(if after_title { " " } else { "  " }));
+        }
+        after_title = p.rank == TITLE_RANK;
+        v.extend(p.full.iter().cloned());
+    }
+    v
+}
+
+/// The first `n` characters of `s`, with `…` when cut.
+fn cut(s: &str, n: usize) -> String {
+    if s.chars().count() <= n {
+        s.to_string()
+    } else {
+        let mut t: String = s.chars().take(n.saturating_sub(1)).collect();
+        t.push('…');
+        t
+    }
+}
+
 fn header(f: &mut Frame, app: &App, area: Rect) {
     let t = &app.theme;
-    let mut v = vec![Span::styled(
-        " doxascope ",
-        t.accent.add_modifier(Modifier::REVERSED),
-    )];
+    let mut parts = vec![
+        HeaderPart::new(
+            TITLE_RANK,
+            vec![Span::styled(
+                " doxascope ",
+                t.accent.add_modifier(Modifier::REVERSED),
+            )],
+        )
+        .or_short(vec![Span::styled(
+            " dx ",
+            t.accent.add_modifier(Modifier::REVERSED),
+        )]),
+    ];
     // Aged-out live sessions are not counted: they are not in the list any more.
     let nsess = app.store.listed();
     match app.sess() {
         Some(s) => {
-            v.push(Span::styled(" session ", t.dim));
-            v.extend(spans(&s.name, t.text, t.marker));
-            if nsess > 1 {
+            let count = if nsess > 1 {
                 let k = app.store.sessions[..app.session().min(app.store.sessions.len())]
                     .iter()
                     .filter(|s| !s.retired)
                     .count();
-                v.push(Span::styled(format!(" ({}/{nsess})", k + 1), t.dim));
-            }
-            v.push(Span::styled(
-                format!("  step {} of {}", app.step(), s.len()),
-                t.text,
-            ));
+                format!(" ({}/{nsess})", k + 1)
+            } else {
+                String::new()
+            };
+            let mut full = vec![Span::styled("session ", t.dim)];
+            full.extend(spans(&s.name, t.text, t.marker));
+            full.push(Span::styled(count.clone(), t.dim));
+            let mut short = spans(&cut(&s.name, 16), t.text, t.marker);
+            short.push(Span::styled(count, t.dim));
+            parts.push(HeaderPart::new(5, full).or_short(short));
+            parts.push(
+                HeaderPart::new(
+                    10,
+                    vec![Span::styled(
+                        format!("step {} of {}", app.step(), s.len()),
+                        t.text,
+                    )],
+                )
+                .or_short(vec![Span::styled(
+                    format!("{}/{}", app.step(), s.len()),
+                    t.text,
+                )]),
+            );
         }
-        None => v.push(Span::styled(" no events yet", t.dim)),
+        None => parts.push(HeaderPart::new(
+            10,
+            vec![Span::styled("no events yet", t.dim)],
+        )),
     }
-    v.push(Span::raw("  "));
-    v.push(if app.view().follow {
-        Span::styled("● FOLLOW", t.ok.add_modifier(Modifier::BOLD))
-    } else {
-        Span::styled("‖ PAUSED", t.warn)
-    });
+    parts.push(follow_part(app));
     // Both for the shown session: its reader problems (timeline rows of their own) and
     // what `doxascope audit` reports for it, once the audit has run.
     let pe = app.sess().map_or(0, |s| s.errors);
-    v.push(Span::styled(
-        format!("  parse errors: {pe}"),
-        if pe > 0 { t.error } else { t.dim },
-    ));
+    parts.push(
+        HeaderPart::new(
+            if pe > 0 { 8 } else { ZERO_RANK },
+            vec![Span::styled(
+                format!("parse errors: {pe}"),
+                if pe > 0 { t.error } else { t.dim },
+            )],
+        )
+        .or_short(vec![Span::styled(
+            format!("errors: {pe}"),
+            if pe > 0 { t.error } else { t.dim },
+        )]),
+    );
+    // Warnings are lines kept as events: counted apart, and only when there are some.
+    let pw = app.sess().map_or(0, |s| s.warnings());
+    if pw > 0 {
+        parts.push(
+            HeaderPart::new(6, vec![Span::styled(format!("warnings: {pw}"), t.warn)])
+                .or_short(vec![Span::styled(format!("warn: {pw}"), t.warn)]),
+        );
+    }
     let (fc, st) = match app.problem_count() {
         Some(n) => (n.to_string(), if n > 0 { t.warn } else { t.dim }),
         None if app.recomputing() => ("…".to_string(), t.dim),
         None => ("– (R)".to_string(), t.dim),
     };
-    v.push(Span::styled(format!("  findings: {fc}"), st));
+    parts.push(HeaderPart::new(
+        9,
+        vec![Span::styled(format!("findings: {fc}"), st)],
+    ));
     if let Some(p) = &app.demo {
-        v.push(Span::styled(
-            if p.is_paused() {
-                "  demo ⏸".to_string()
-            } else {
-                format!("  demo ▶ x{}", speed_label(p.speed()))
-            },
-            t.accent.add_modifier(Modifier::BOLD),
-        ));
+        let st = t.accent.add_modifier(Modifier::BOLD);
+        let (full, short) = if p.is_paused() {
+            ("demo ⏸".to_string(), "⏸".to_string())
+        } else {
+            let x = speed_label(p.speed());
+            (format!("demo ▶ x{x}"), format!("▶x{x}"))
+        };
+        parts.push(
+            HeaderPart::new(9, vec![Span::styled(full, st)])
+                .or_short(vec![Span::styled(short, st)]),
+        );
     }
     let src = app.sources.header(&app.store, app.session());
     if !src.is_empty() {
-        v.push(Span::styled(format!("  {src}"), t.accent));
+        parts.push(
+            HeaderPart::new(4, vec![Span::styled(src.clone(), t.accent)])
+                .or_short(vec![Span::styled(cut(&src, 24), t.accent)]),
+        );
     }
     if let Some((read, total)) = app.loading {
         let pct = read
@@ -241,16 +376,39 @@ fn header(f: &mut Frame, app: &App, area: Rect) {
         } else {
             "loading"
         };
-        v.push(Span::styled(
-            format!(
-                "  {what} {}{} {pct}%",
-                "▰".repeat(filled),
-                "▱".repeat(10 - filled)
-            ),
-            t.accent,
-        ));
+        parts.push(
+            HeaderPart::new(
+                7,
+                vec![Span::styled(
+                    format!(
+                        "{what} {}{} {pct}%",
+                        "▰".repeat(filled),
+                        "▱".repeat(10 - filled)
+                    ),
+                    t.accent,
+                )],
+            )
+            .or_short(vec![Span::styled(format!("{what} {pct}%"), t.accent)]),
+        );
     }
-    f.render_widget(Paragraph::new(Line::from(v)), area);
+    f.render_widget(
+        Paragraph::new(fit_header(parts, usize::from(area.width))),
+        area,
+    );
+}
+
+/// Whether the view follows new events: `● FOLLOW` or `‖ PAUSED` for a source that can
+/// grow, `○ READ ONCE` at the end of one that cannot (a file read with `--no-follow`, an
+/// imported trace), where following would promise events that never come.
+fn follow_part(app: &App) -> HeaderPart {
+    let t = &app.theme;
+    let grows = app.demo.is_some() || app.sources.grows(&app.store, app.session());
+    let (full, short, st) = match (app.view().follow, grows) {
+        (true, true) => ("● FOLLOW", "●", t.ok.add_modifier(Modifier::BOLD)),
+        (true, false) => ("○ READ ONCE", "○", t.dim),
+        (false, _) => ("‖ PAUSED", "‖", t.warn),
+    };
+    HeaderPart::new(8, vec![Span::styled(full, st)]).or_short(vec![Span::styled(short, st)])
 }
 
 fn footer(f: &mut Frame, app: &App, area: Rect) {
@@ -532,14 +690,77 @@ pub const TUI_COMMANDS: &[(&str, &str)] = &[
     ),
 ];
 
-fn help(f: &mut Frame, th: &Theme, area: Rect, demo: bool) {
-    let lines = help_lines_for(th, demo);
-    let r = centered(area, 80, lines.len() as u16 + 2);
+/// Draws the help overlay from line `scroll` (clamped to the last page); returns the scroll
+/// it used and how many lines it showed. What is above or below the window is said in the
+/// frame, so a short terminal does not hide keys or commands without a word.
+fn help(f: &mut Frame, th: &Theme, area: Rect, demo: bool, scroll: usize) -> (usize, usize) {
+    let inner = usize::from(area.width.min(80).saturating_sub(2)).max(1);
+    let lines: Vec<Line> = help_lines_for(th, demo)
+        .into_iter()
+        .flat_map(|l| wrap_help(l, inner))
+        .collect();
+    let r = centered(area, 80, (lines.len() as u16).saturating_add(2));
+    let rows = usize::from(r.height.saturating_sub(2)).max(1);
+    let scroll = scroll.min(lines.len().saturating_sub(rows));
+    let below = lines.len().saturating_sub(scroll + rows);
     f.render_widget(Clear, r);
-    let b = Block::bordered()
+    let scrolls = scroll > 0 || below > 0;
+    let title = if scrolls {
+        " help (↑↓ PgUp PgDn scroll, any other key closes) "
+    } else {
+        " help (any key closes) "
+    };
+    let mut b = Block::bordered()
         .border_style(th.border_focus)
-        .title(Span::styled(" help (any key closes) ", th.title));
-    f.render_widget(Paragraph::new(lines).block(b), r);
+        .title(Span::styled(title, th.title));
+    if scrolls {
+        let more = match (scroll, below) {
+            (0, n) => format!(" ↓ {n} more lines "),
+            (k, 0) => format!(" ↑ {k} more lines "),
+            (k, n) => format!(" ↑ {k} more  ↓ {n} more "),
+        };
+        b = b.title_bottom(Span::styled(more, th.warn));
+    }
+    let shown: Vec<Line> = lines.into_iter().skip(scroll).take(rows).collect();
+    f.render_widget(Paragraph::new(shown).block(b), r);
+    (scroll, rows)
+}
+
+/// A help line folded to `width` cells at spaces, the continuation indented under the text
+/// (a binding's explanation under itself), so no explanation is cut at the frame.
+fn wrap_help(line: Line<'static>, width: usize) -> Vec<Line<'static>> {
+    if line.width() <= width || line.spans.is_empty() {
+        return vec![line];
+    }
+    let mut spans = line.spans;
+    let (head, text) = if spans.len() > 1 {
+        let text = spans.pop().unwrap_or_default();
+        (spans, text)
+    } else {
+        (Vec::new(), spans.remove(0))
+    };
+    let head_w: usize = head.iter().map(Span::width).sum();
+    let indent = if head.is_empty() { 4 } else { head_w };
+    let mut out: Vec<Line<'static>> = Vec::new();
+    let mut cur: Vec<Span<'static>> = head;
+    let mut cur_w = head_w;
+    let mut word_buf = String::new();
+    for word in text.content.split(' ') {
+        let w = Span::raw(word).width();
+        let sep = usize::from(!word_buf.is_empty());
+        if cur_w + word_buf.chars().count() + sep + w > width && !word_buf.is_empty() {
+            cur.push(Span::styled(std::mem::take(&mut word_buf), text.style));
+            out.push(Line::from(std::mem::take(&mut cur)));
+            cur.push(Span::raw(" ".repeat(indent.min(width / 2))));
+            cur_w = indent.min(width / 2);
+        } else if sep == 1 {
+            word_buf.push(' ');
+        }
+        word_buf.push_str(word);
+    }
+    cur.push(Span::styled(word_buf, text.style));
+    out.push(Line::from(cur));
+    out
 }
 
 /// Draws the app into an off-screen buffer of `w` × `h` cells and returns the text, one line

@@ -39,6 +39,8 @@ pub fn python(suite: &str) -> Option<PathBuf> {
             .status();
     }
     if ready() {
+        // What scripts/setup-otel.sh leaves: build.rs stops listing the tests as ignored.
+        let _ = std::fs::write(venv.join(".doxascope-ready-otel"), "");
         return Some(py);
     }
     let ci = std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0");

@@ -279,7 +279,11 @@ pub fn problem_lines(app: &App, k: u32) -> Vec<Line<'static>> {
         crate::trace::Severity::Error => "error: the line is not an event",
         crate::trace::Severity::Warning => "warning: the line was kept",
     };
-    kv("kind", "parse-error", th.error);
+    let st = match p.severity {
+        crate::trace::Severity::Error => th.error,
+        crate::trace::Severity::Warning => th.warn,
+    };
+    kv("kind", super::timeline::problem_kind(p), st);
     kv("severity", sev, th.text);
     kv(
         "at",

@@ -15,6 +15,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Cell as TableCell, Row, Table};
 
 use super::{Cx, block, fallback, moved, visible};
+use crate::sanitize::sanitize;
 use crate::trace::Body;
 use crate::trace::event::Role;
 use crate::tui::app::{App, Effect, Pane, Purpose, SessionView};
@@ -657,6 +658,7 @@ impl SigmaPane {
         let (start, end) = visible(sel, total, h);
         let th = app.theme.clone();
         let wide = inner.width >= 90;
+        let cols = NarrowCols::measure(app, &rows, start, end, inner.width);
         let mut out = Vec::new();
         for (k, i) in rows
             .range(start.min(rows.len()), end.min(rows.len()))
@@ -758,7 +760,14 @@ impl SigmaPane {
                     TableCell::from(Span::styled(format!("{}", rec.announced), th.dim)),
                 ])
             } else {
-                Row::new(vec![id_cell, TableCell::from(formula_line), status_cell])
+                cols.row([
+                    id_cell,
+                    TableCell::from(formula_line),
+                    TableCell::from(Span::styled(role, th.dim)),
+                    TableCell::from(Line::from(spans(&source, th.dim, th.marker))),
+                    TableCell::from(Span::styled(format!("{conf:.2}"), th.dim)),
+                    status_cell,
+                ])
             };
             if start + k == sel && app.focus == Pane::Sigma {
                 row = row.style(th.selection);
@@ -789,7 +798,14 @@ impl SigmaPane {
                         TableCell::from(Span::styled(format!("{}", m.step), th.dim)),
                     ])
                 } else {
-                    Row::new(vec![id_cell, formula_cell, status_cell])
+                    cols.row([
+                        id_cell,
+                        formula_cell,
+                        TableCell::from(Span::styled(role_label(m.role), th.dim)),
+                        TableCell::from(Line::from(spans(&m.source, th.dim, th.marker))),
+                        TableCell::from(Span::styled(format!("{:.2}", m.confidence), th.dim)),
+                        status_cell,
+                    ])
                 };
                 if rows.len() + k == sel && app.focus == Pane::Sigma {
                     row = row.style(th.selection);
@@ -803,7 +819,7 @@ impl SigmaPane {
             Table::new(
                 out,
                 [
-                    Constraint::Length(12),
+                    Constraint::Length(cols.id.max(12)),
                     Constraint::Fill(1),
                     Constraint::Length(10),
                     Constraint::Length(12),
@@ -825,19 +841,71 @@ impl SigmaPane {
                 .style(th.dim.add_modifier(Modifier::BOLD)),
             )
         } else {
-            Table::new(
-                out,
-                [
-                    Constraint::Length(10),
-                    Constraint::Fill(1),
-                    Constraint::Length(13),
-                ],
-            )
-            .header(
-                Row::new(["id", "formula", "status"]).style(th.dim.add_modifier(Modifier::BOLD)),
+            cols.table(out).header(
+                cols.row(NARROW_HEADERS.map(TableCell::from))
+                    .style(th.dim.add_modifier(Modifier::BOLD)),
             )
         };
         f.render_widget(table, inner);
+    }
+}
+
+/// The narrow table's columns (below 90 cells): id, formula, role, source, confidence,
+/// status.
+const NARROW_HEADERS: [&str; 6] = ["id", "formula", "role", "source", "conf", "status"];
+
+/// The narrow table's column widths (0: not shown), sized by the visible rows: ids whole
+/// when there is room (up to a third of the pane), then confidence, role and source each
+/// shown while the formula keeps at least [`NarrowCols::FORMULA`] cells.
+struct NarrowCols {
+    id: u16,
+    widths: [u16; 6],
+}
+
+impl NarrowCols {
+    const FORMULA: u16 = 20;
+
+    fn measure(app: &App, rows: &SigmaRows, start: usize, end: usize, width: u16) -> Self {
+        let w = |s: &str| Span::raw(sanitize(s)).width() as u16;
+        let (mut id, mut role, mut source) = (2u16, 4u16, 6u16);
+        if let Some(s) = app.sess() {
+            for i in rows.range(start.min(rows.len()), end.min(rows.len())) {
+                let rec = &s.tl.beliefs()[i as usize];
+                id = id.max(w(&rec.id));
+                if let Some(Body::Announce(a)) = app.store.event(rec.event).map(|e| &e.body) {
+                    role = role.max(w(&enum_name(&a.role)));
+                    source = source.max(w(a.source.as_deref().unwrap_or("")));
+                }
+            }
+        }
+        let id = id.min((width / 3).max(10));
+        // id, status and the gap between them and the formula.
+        let mut used = id + 13 + 2;
+        let mut widths = [id, 0, 0, 0, 0, 13];
+        for (col, cw) in [(4, 4), (2, role.min(10)), (3, source.min(14))] {
+            if width.saturating_sub(used + cw + 1) >= Self::FORMULA {
+                widths[col] = cw;
+                used += cw + 1;
+            }
+        }
+        widths[1] = width.saturating_sub(used);
+        NarrowCols { id, widths }
+    }
+
+    /// A row of the shown columns' cells.
+    fn row<'a>(&self, cells: [TableCell<'a>; 6]) -> Row<'a> {
+        Row::new(
+            cells
+                .into_iter()
+                .zip(self.widths)
+                .filter(|(_, w)| *w > 0)
+                .map(|(c, _)| c),
+        )
+    }
+
+    fn table<'a>(&self, rows: Vec<Row<'a>>) -> Table<'a> {
+        let shown = self.widths.into_iter().filter(|w| *w > 0);
+        Table::new(rows, shown.map(Constraint::Length))
     }
 }
 

@@ -136,8 +136,8 @@ type DensityKey = (usize, u32, u16, u64);
 /// one line: `kind:K[,K..]` and `level:L[,L..]` keep only those rows, free text keeps the rows
 /// containing it (its words as one phrase, case-insensitive, in the kind or the summary); a
 /// term starting with `-` hides what it matches instead (`-kind:log`, `-level:debug`,
-/// `-heartbeat`). A reader problem is of kind `parse-error`, and of level `error` or `warn`
-/// by its severity.
+/// `-heartbeat`). A reader problem is of kind `parse-error` (level `error`: the line is not
+/// an event) or `warning` (level `warn`: the line was kept), see [`problem_kind`].
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct TimelineFilter {
     /// The filter as typed.
@@ -276,8 +276,8 @@ impl TimelineFilter {
                     crate::trace::Severity::Error => "error",
                     crate::trace::Severity::Warning => "warn",
                 };
-                self.keeps("parse-error", Some(level), || {
-                    format!("parse-error {}", p.message).to_lowercase()
+                self.keeps(problem_kind(p), Some(level), || {
+                    format!("{} {}", problem_kind(p), p.message).to_lowercase()
                 })
             }
             None => false,
@@ -628,20 +628,23 @@ impl TimelinePane {
                     .problems
                     .get(k as usize)
                     .and_then(|&(_, q)| app.store.problem(q))?;
-                let mut v = vec![
-                    Span::styled("       ", th.dim),
-                    Span::styled("! ", th.error),
-                ];
+                // A warning's line was kept (its event is the next row): marked like an
+                // info finding, not like a line that was lost.
+                let (mark, st) = match p.severity {
+                    crate::trace::Severity::Error => ("! ", th.error),
+                    crate::trace::Severity::Warning => ("· ", th.warn),
+                };
+                let mut v = vec![Span::styled("       ", th.dim), Span::styled(mark, st)];
                 // A bad line has no time: blank time columns keep the kinds aligned.
                 if self.timed(app, s).is_some() {
                     v.push(Span::raw(" ".repeat(17)));
                 }
-                v.push(Span::styled(format!("{:<13.13} ", "parse-error"), th.error));
+                v.push(Span::styled(format!("{:<13.13} ", problem_kind(p)), st));
                 let mut text = vec![Span::styled(
                     format!("line {}:{} ", p.origin.line, p.column),
                     th.dim,
                 )];
-                text.extend(spans(&p.message, th.error, th.marker));
+                text.extend(spans(&p.message, st, th.marker));
                 // What the line held, escaped: a bad line is recognised by its content.
                 if let Some(e) = p.excerpt.as_ref().filter(|e| !e.bytes.is_empty()) {
                     text.push(Span::styled("  ⟫ ", th.dim));
@@ -870,7 +873,7 @@ impl TimelinePane {
                 .get(k as usize)
                 .and_then(|&(_, q)| cx.store.problem(q))
                 .is_some_and(|p| {
-                    "parse-error".contains(&pat) || p.message.to_lowercase().contains(&pat)
+                    problem_kind(p).contains(&pat) || p.message.to_lowercase().contains(&pat)
                 }),
             None => false,
         };
@@ -1097,7 +1100,7 @@ pub fn flagged_rows(
         if let Some(p) = store.problem(s.problems[k as usize].1) {
             out.push((
                 s.row_of_problem(k),
-                format!("parse-error: line {}: {}", p.origin.line, p.message),
+                format!("{}: line {}: {}", problem_kind(p), p.origin.line, p.message),
             ));
         }
     }
@@ -1105,6 +1108,16 @@ pub fn flagged_rows(
     out.sort_by_key(|(r, _)| *r);
     out.dedup_by_key(|(r, _)| *r);
     out
+}
+
+/// The kind a reader problem is shown and filtered as: `parse-error` for a line that is not
+/// an event (an error), `warning` for a line kept as an event despite a problem (a duplicate
+/// `seq`, time going backwards, a misplaced BOM).
+pub fn problem_kind(p: &crate::trace::reader::Problem) -> &'static str {
+    match p.severity {
+        crate::trace::Severity::Error => "parse-error",
+        crate::trace::Severity::Warning => "warning",
+    }
 }
 
 /// `e` / `E`: the next or previous row with an error or finding.

@@ -3,16 +3,17 @@
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Rect};
-use ratatui::style::Modifier;
-use ratatui::text::{Line, Span};
+use ratatui::style::{Modifier, Style};
+use ratatui::text::Span;
 use ratatui::widgets::{Cell, Row, Table};
 
 use super::{Cx, block, fallback, json_text, moved, visible};
+use crate::sanitize::sanitize;
 use crate::trace::{Body, Event};
 use crate::tui::app::{App, Effect, Pane};
 use crate::tui::data::{SessionData, enum_name};
 use crate::tui::keys::Action;
-use crate::tui::text::spans;
+use crate::tui::text::distinct_cuts;
 use crate::tui::theme::Theme;
 
 /// The verification pane's state: its selection (0 is the newest claim).
@@ -86,8 +87,8 @@ impl VerifyPane {
             }
             None => Vec::new(),
         };
-        let mut out = Vec::new();
-        for (k, &(step, pos)) in (start..end).zip(&rows) {
+        let mut cols = Columns::default();
+        for &(step, pos) in &rows {
             let Some(Event {
                 body: Body::Verify(v),
                 ..
@@ -107,49 +108,127 @@ impl VerifyPane {
                 _ => th.text,
             };
             let formulas = v.all_formulas().collect::<Vec<_>>().join(", ");
-            let mut row = Row::new(vec![
-                Cell::from(Span::styled(step.to_string(), th.dim)),
-                Cell::from(Line::from(spans(&formulas, th.text, th.marker))),
-                Cell::from(Span::styled(claimed, cst)),
-                recomputed_cell(app, &th, pos),
-                Cell::from(Line::from(spans(
-                    &v.tier.as_deref().map(json_text).unwrap_or_default(),
-                    th.dim,
-                    th.marker,
-                ))),
-                Cell::from(Line::from(spans(
-                    v.method.as_deref().unwrap_or(""),
-                    th.dim,
-                    th.marker,
-                ))),
-            ]);
+            cols.step.push(step.to_string());
+            cols.formula.push(sanitize(&formulas));
+            cols.claimed.push((claimed, cst));
+            cols.recomputed.push(recomputed(app, &th, pos));
+            cols.tier.push(sanitize(
+                &v.tier.as_deref().map(json_text).unwrap_or_default(),
+            ));
+            cols.method
+                .push(sanitize(v.method.as_deref().unwrap_or("")));
+        }
+        let widths = cols.widths(inner.width);
+        let formulas = distinct_cuts(&cols.formula, usize::from(widths[1]));
+        let mut out = Vec::new();
+        for (i, k) in (start..end).take(cols.step.len()).enumerate() {
+            let (claimed, cst) = cols.claimed[i].clone();
+            let (rec, rst) = cols.recomputed[i].clone();
+            let cells = [
+                Span::styled(cols.step[i].clone(), th.dim),
+                Span::styled(formulas[i].clone(), th.text),
+                Span::styled(claimed, cst),
+                Span::styled(rec, rst),
+                Span::styled(cols.tier[i].clone(), th.dim),
+                Span::styled(cols.method[i].clone(), th.dim),
+            ];
+            // A dropped column takes no cell (nor the space between columns).
+            let mut row = Row::new(
+                cells
+                    .into_iter()
+                    .zip(widths)
+                    .filter(|(_, w)| *w > 0)
+                    .map(|(c, _)| Cell::from(c)),
+            );
             if k == sel && app.focus == Pane::Verify {
                 row = row.style(th.selection);
             }
             out.push(row);
         }
-        let table = Table::new(
-            out,
-            [
-                Constraint::Length(5),
-                Constraint::Fill(1),
-                Constraint::Length(13),
-                Constraint::Length(16),
-                Constraint::Length(5),
-                Constraint::Length(14),
-            ],
-        )
-        .header(
-            Row::new(["step", "formula", "claimed", "recomputed", "tier", "method"])
-                .style(th.dim.add_modifier(Modifier::BOLD)),
-        );
+        let shown = widths.into_iter().filter(|w| *w > 0);
+        let titles = HEADERS.into_iter().zip(widths).filter(|(_, w)| *w > 0);
+        let table = Table::new(out, shown.map(Constraint::Length))
+            .header(Row::new(titles.map(|(t, _)| t)).style(th.dim.add_modifier(Modifier::BOLD)));
         f.render_widget(table, inner);
+    }
+}
+
+/// The pane's column titles.
+const HEADERS: [&str; 6] = ["step", "formula", "claimed", "recomputed", "tier", "method"];
+
+/// The visible rows' cells by column (sanitized), to size the columns by what they hold.
+#[derive(Default)]
+struct Columns {
+    step: Vec<String>,
+    formula: Vec<String>,
+    claimed: Vec<(String, Style)>,
+    recomputed: Vec<(String, Style)>,
+    tier: Vec<String>,
+    method: Vec<String>,
+}
+
+impl Columns {
+    /// The columns' widths in `width` cells: each as wide as its title and widest cell, an
+    /// empty `tier` or `method` column dropped, and the formula given the rest; when that
+    /// leaves the formula less than it needs (up to 20 cells), `method` then `tier` go first,
+    /// then the verdicts are narrowed.
+    fn widths(&self, width: u16) -> [u16; 6] {
+        let w = |title: &str, cells: &mut dyn Iterator<Item = &str>| -> u16 {
+            let cells: Vec<&str> = cells.collect();
+            if cells.iter().all(|c| c.is_empty()) && matches!(title, "tier" | "method") {
+                return 0;
+            }
+            cells
+                .iter()
+                .map(|c| Span::raw(*c).width())
+                .chain([title.len()])
+                .max()
+                .unwrap_or(0) as u16
+        };
+        let mut ws = [
+            w(HEADERS[0], &mut self.step.iter().map(String::as_str)),
+            w(HEADERS[1], &mut self.formula.iter().map(String::as_str)),
+            w(HEADERS[2], &mut self.claimed.iter().map(|c| c.0.as_str())),
+            w(
+                HEADERS[3],
+                &mut self.recomputed.iter().map(|c| c.0.as_str()),
+            ),
+            w(HEADERS[4], &mut self.tier.iter().map(String::as_str)),
+            w(HEADERS[5], &mut self.method.iter().map(String::as_str)),
+        ];
+        let need = ws[1].min(20);
+        let room = |ws: &[u16; 6]| -> u16 {
+            let others: u16 = ws
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| *i != 1)
+                .map(|(_, w)| *w)
+                .sum();
+            // One cell between shown columns.
+            let gaps = ws.iter().filter(|w| **w > 0).count().saturating_sub(1) as u16;
+            width.saturating_sub(others + gaps)
+        };
+        for drop in [5, 4] {
+            if room(&ws) >= need {
+                break;
+            }
+            ws[drop] = 0;
+        }
+        // Still narrow: the verdicts give up cells (they stay recognisable cut) before the
+        // formula goes below a few cells.
+        let least = ws[1].min(8);
+        for col in [3, 2] {
+            let short = least.saturating_sub(room(&ws));
+            ws[col] = ws[col].saturating_sub(short).max(6);
+        }
+        ws[1] = room(&ws);
+        ws
     }
 }
 
 /// The "recomputed" cell: the solver's verdict, marked `≠` in the error style when the
 /// claim disagrees; `…` while the recomputation runs.
-fn recomputed_cell(app: &App, th: &Theme, pos: u32) -> Cell<'static> {
+fn recomputed(app: &App, th: &Theme, pos: u32) -> (String, Style) {
     match app
         .view()
         .analysis
@@ -157,14 +236,14 @@ fn recomputed_cell(app: &App, th: &Theme, pos: u32) -> Cell<'static> {
         .and_then(|v| v.by_pos.get(&pos))
     {
         Some(v) => match v.agrees {
-            Some(false) => Cell::from(Span::styled(format!("≠ {}", v.outcome), th.error)),
-            Some(true) => Cell::from(Span::styled(format!("= {}", v.outcome), th.ok)),
+            Some(false) => (format!("≠ {}", v.outcome), th.error),
+            Some(true) => (format!("= {}", v.outcome), th.ok),
             None if v.outcome == crate::tui::audit_job::NOT_CHECKABLE => {
-                Cell::from(Span::styled(format!("? {}", v.outcome), th.warn))
+                (format!("? {}", v.outcome), th.warn)
             }
-            None => Cell::from(Line::from(spans(&v.outcome, th.dim, th.marker))),
+            None => (sanitize(&v.outcome), th.dim),
         },
-        None if app.recomputing() => Cell::from(Span::styled("…", th.dim)),
-        None => Cell::from(Span::styled("– (R)", th.dim)),
+        None if app.recomputing() => ("…".into(), th.dim),
+        None => ("– (R)".into(), th.dim),
     }
 }
