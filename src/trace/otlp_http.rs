@@ -779,8 +779,7 @@ async fn handle(
     })
     .await;
     match done {
-        Ok(Ok(rejected)) if signal == Signal::Logs => success_logs(enc, rejected),
-        Ok(Ok(rejected)) => success(enc, rejected),
+        Ok(Ok(rejected)) => success(signal, enc, rejected),
         Ok(Err((status, why))) => refuse(status, why),
         Err(e) => refuse(
             StatusCode::INTERNAL_SERVER_ERROR,
@@ -789,27 +788,39 @@ async fn handle(
     }
 }
 
-/// The 200 answer: an `ExportTraceServiceResponse`, with `partial_success` when spans were
-/// refused.
-fn success(enc: Enc, rejected: Option<(i64, String)>) -> Response<Full<Bytes>> {
+/// The 200 answer: the response message of the request's signal
+/// (`ExportTraceServiceResponse` or `ExportLogsServiceResponse`), with `partial_success`
+/// when spans or log records were refused. The two messages differ only in the name of the
+/// refused count.
+fn success(signal: Signal, enc: Enc, rejected: Option<(i64, String)>) -> Response<Full<Bytes>> {
     match enc {
         Enc::Proto => {
-            let resp = ExportTraceServiceResponse {
-                partial_success: rejected.map(|(n, m)| ExportTracePartialSuccess {
-                    rejected_spans: n,
-                    error_message: m,
-                }),
+            let body = match signal {
+                Signal::Traces => ExportTraceServiceResponse {
+                    partial_success: rejected.map(|(n, m)| ExportTracePartialSuccess {
+                        rejected_spans: n,
+                        error_message: m,
+                    }),
+                }
+                .encode_to_vec(),
+                Signal::Logs => ExportLogsServiceResponse {
+                    partial_success: rejected.map(|(n, m)| ExportLogsPartialSuccess {
+                        rejected_log_records: n,
+                        error_message: m,
+                    }),
+                }
+                .encode_to_vec(),
             };
-            reply(
-                StatusCode::OK,
-                "application/x-protobuf",
-                resp.encode_to_vec(),
-            )
+            reply(StatusCode::OK, "application/x-protobuf", body)
         }
         Enc::Json => {
+            let count = match signal {
+                Signal::Traces => "rejectedSpans",
+                Signal::Logs => "rejectedLogRecords",
+            };
             let v = match rejected {
                 Some((n, m)) => serde_json::json!({
-                    "partialSuccess": {"rejectedSpans": n.to_string(), "errorMessage": m}
+                    "partialSuccess": {count: n.to_string(), "errorMessage": m}
                 }),
                 None => serde_json::json!({}),
             };
@@ -829,39 +840,6 @@ enum Signal {
     Traces,
     /// `/v1/logs`: log records.
     Logs,
-}
-
-/// The 200 answer to `/v1/logs`: an `ExportLogsServiceResponse`, with `partial_success` when
-/// log records were refused.
-fn success_logs(enc: Enc, rejected: Option<(i64, String)>) -> Response<Full<Bytes>> {
-    match enc {
-        Enc::Proto => {
-            let resp = ExportLogsServiceResponse {
-                partial_success: rejected.map(|(n, m)| ExportLogsPartialSuccess {
-                    rejected_log_records: n,
-                    error_message: m,
-                }),
-            };
-            reply(
-                StatusCode::OK,
-                "application/x-protobuf",
-                resp.encode_to_vec(),
-            )
-        }
-        Enc::Json => {
-            let v = match rejected {
-                Some((n, m)) => serde_json::json!({
-                    "partialSuccess": {"rejectedLogRecords": n.to_string(), "errorMessage": m}
-                }),
-                None => serde_json::json!({}),
-            };
-            reply(
-                StatusCode::OK,
-                "application/json",
-                v.to_string().into_bytes(),
-            )
-        }
-    }
 }
 
 /// An HTTP status and the reason given with it.
