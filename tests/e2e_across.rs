@@ -258,8 +258,9 @@ fn whatif_answers_on_the_repl_line() {
     t.keys(&[":"]);
     t.type_text("whatif reject");
     t.keys(&["Enter"]);
+    // A long answer is shown from its command, the pane saying how much more there is.
     t.wait_for("whatif's answer", 30, |s| {
-        s.contains("verify ¬F: entailed → contradiction")
+        s.contains("what if reject had decided from step 0") && s.contains(" more (PgDn)")
     });
     t.keys(&["Escape"]);
     std::thread::sleep(Duration::from_millis(300));
@@ -268,6 +269,7 @@ fn whatif_answers_on_the_repl_line() {
     // Waiting for every line at once: a capture can catch a frame half drawn.
     t.wait_for("the zoomed REPL", 10, |s| {
         s.contains("step 23: b6 C")
+            && s.contains("verify ¬F: entailed → contradiction")
             && s.contains("4 of 16 later verdicts or answers would have changed")
             && s.contains("turn E: YES → NO")
             && s.contains("give up b3  [the run's]")
