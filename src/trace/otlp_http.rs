@@ -833,6 +833,26 @@ fn success(signal: Signal, enc: Enc, rejected: Option<(i64, String)>) -> Respons
     }
 }
 
+/// `items` grouped by trace (`key`), the groups in the order their traces first appear, each
+/// keeping its items' order: a request may interleave traces, and sessions open in the
+/// order the exporter sent them.
+fn by_trace<T>(
+    items: impl IntoIterator<Item = T>,
+    key: impl Fn(&T) -> u128,
+) -> Vec<(u128, Vec<T>)> {
+    let mut groups: Vec<(u128, Vec<T>)> = Vec::new();
+    let mut at: HashMap<u128, usize> = HashMap::new();
+    for item in items {
+        let k = key(&item);
+        let i = *at.entry(k).or_insert_with(|| {
+            groups.push((k, Vec::new()));
+            groups.len() - 1
+        });
+        groups[i].1.push(item);
+    }
+    groups
+}
+
 /// What a request carries, by its path.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Signal {
@@ -994,23 +1014,8 @@ pub fn request_to_v1(
     };
     let spans = decode_body(body, gzip, enc, limits, &loc, &mut plain, &mut |_| Ok(()))
         .map_err(|(s, m)| (s.as_u16(), m))?;
-    let mut order: Vec<u128> = Vec::new();
-    let mut groups: HashMap<u128, Vec<Span<'_>>> = HashMap::new();
-    for sp in spans {
-        let key = sp.trace.unwrap_or(0);
-        groups
-            .entry(key)
-            .or_insert_with(|| {
-                order.push(key);
-                Vec::new()
-            })
-            .push(sp);
-    }
     let mut out = Vec::new();
-    for key in order {
-        let Some(mut group) = groups.remove(&key) else {
-            continue;
-        };
+    for (key, mut group) in by_trace(spans, |sp| sp.trace.unwrap_or(0)) {
         sort_for_mapping(&mut group);
         let mut seen = std::collections::HashSet::new();
         group.retain(|s| s.id.is_none_or(|id| seen.insert(id)));
@@ -1108,25 +1113,9 @@ fn ingest(
     let mut grow = |n: usize| rt.block_on(room.grow_to(base.saturating_add(n)));
     let limits = Limits::of(state.cfg());
     let spans = decode_body(body, gzip, enc, limits, &loc, &mut plain, &mut grow)?;
-    // Group by trace, in the order traces first appear.
-    let mut order: Vec<u128> = Vec::new();
-    let mut groups: HashMap<u128, Vec<Span<'_>>> = HashMap::new();
-    for sp in spans {
-        let key = sp.trace.unwrap_or(0);
-        groups
-            .entry(key)
-            .or_insert_with(|| {
-                order.push(key);
-                Vec::new()
-            })
-            .push(sp);
-    }
     let mut rejected = 0i64;
     let mut why = String::new();
-    for key in order {
-        let Some(mut group) = groups.remove(&key) else {
-            continue;
-        };
+    for (key, mut group) in by_trace(spans, |sp| sp.trace.unwrap_or(0)) {
         let n = group.len() as i64;
         sort_for_mapping(&mut group);
         let has_root = group.iter().any(|s| s.parent.is_none());
@@ -1263,11 +1252,9 @@ fn ingest_logs(
         &mut plain,
         &mut grow,
     )?;
-    let mut order: Vec<u128> = Vec::new();
-    let mut groups: HashMap<u128, Vec<LogRec>> = HashMap::new();
-    for r in recs {
+    let groups = by_trace(recs, |r| {
         // Without a trace id: the trace whose spans named the record's conversation.
-        let key = r.trace.unwrap_or_else(|| {
+        r.trace.unwrap_or_else(|| {
             conversation(|k| r.str_attr(k))
                 .and_then(|c| {
                     state
@@ -1278,21 +1265,11 @@ fn ingest_logs(
                         .copied()
                 })
                 .unwrap_or(0)
-        });
-        groups
-            .entry(key)
-            .or_insert_with(|| {
-                order.push(key);
-                Vec::new()
-            })
-            .push(r);
-    }
+        })
+    });
     let mut rejected = 0i64;
     let mut why = String::new();
-    for key in order {
-        let Some(mut group) = groups.remove(&key) else {
-            continue;
-        };
+    for (key, mut group) in groups {
         group.sort_by_key(|r| r.time);
         let service = group.iter().find_map(|r| r.resource.service.clone());
         let trace = open_trace(state, key, service.clone(), false, peer);
