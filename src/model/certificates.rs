@@ -220,7 +220,8 @@ pub fn write_item(
 }
 
 /// Σ at step `t` of a session as premises: every active belief whose formula parses (one
-/// that does not is not in the recomputation's Σ either), with the ids of those left out.
+/// that does not is not in the recomputation's Σ either), ground beliefs as their value
+/// atoms, with the ids of those left out.
 /// Each record's formula is decoded and parsed once (`parsed`, by record index), not once
 /// per verdict, and without pinning its event: a walk over a long trace would otherwise
 /// keep every announcement decoded.
@@ -240,6 +241,10 @@ fn sigma_at(
             continue;
         }
         let f = parsed.entry(i as u32).or_insert_with(|| {
+            // A ground belief's record stands for its value atom (the replay's announcement).
+            if let Some(a) = tl.ground_announce(i as u32) {
+                return parse(&a.formula).ok().map(|f| (f, false));
+            }
             let ev = load_at(model.log(), r.event)?;
             match &ev.body {
                 Body::Announce(a) if r.formula_ok => parse(&a.formula)
@@ -517,6 +522,35 @@ mod tests {
             let index = fs::read_to_string(dir.path().join(INDEX)).unwrap();
             assert!(index.contains("unsatisfiable") && index.contains("\"satisfiable\""));
         }
+    }
+
+    /// Ground beliefs are members of Σ as their value atoms, in the certificates as in the
+    /// recomputation: a verdict that rests on a memory record (and on its overwrite) is
+    /// certified as the recomputation decides it.
+    #[test]
+    fn ground_beliefs_are_in_the_certified_sigma() {
+        let lines = [
+            r#"{"kind":"belief","name":"status","value":"due","source":"memory:x"}"#,
+            r#"{"kind":"verify","formula":"status = \"paid\"","outcome":"contradiction"}"#,
+            r#"{"kind":"announce","id":"r","formula":"ok -> status = \"paid\"","role":"rule"}"#,
+            r#"{"kind":"verify","formula":"~ok","outcome":"entailed"}"#,
+            r#"{"kind":"belief","name":"status","value":"paid","source":"memory:x"}"#,
+            r#"{"kind":"verify","formula":"status = \"paid\"","outcome":"entailed"}"#,
+        ];
+        let model = Model::from_bytes("kv.jsonl", (lines.join("\n") + "\n").as_bytes());
+        let rcs: Vec<Recomputed> = model
+            .timelines()
+            .iter()
+            .filter_map(|tl| model.recompute(tl.name(), &RecomputeOptions::default()))
+            .collect();
+        let dir = tempfile::tempdir().unwrap();
+        let t = write_all(dir.path(), &model, &rcs, &Options::default()).unwrap();
+        assert_eq!(t.verdicts, 3, "{t:?}");
+        assert_eq!(
+            (t.disagreements, t.failed, t.uncertified),
+            (0, 0, 0),
+            "{t:?}"
+        );
     }
 
     /// Differential: on generated traces (few atoms, so that verdicts of every kind occur,
