@@ -1560,14 +1560,20 @@ fn walk(tl: &Timeline, log: &TraceLog, opts: &RecomputeOptions) -> Recomputed {
                         let to = from
                             + records_by_id[from..]
                                 .partition_point(|ix| id_of(ix) == r.id.as_str());
-                        let formula = records_by_id[from..to]
-                            .iter()
-                            .rfind(|&&ix| tl.beliefs()[ix as usize].announced <= rc.step)
-                            .and_then(|&ix| load_at(log, tl.beliefs()[ix as usize].event))
-                            .and_then(|e| match &e.body {
-                                Body::Announce(a) => parse(&a.formula).ok(),
-                                _ => None,
-                            });
+                        let formula =
+                            records_by_id[from..to]
+                                .iter()
+                                .rfind(|&&ix| tl.beliefs()[ix as usize].announced <= rc.step)
+                                .and_then(|&ix| match tl.ground_announce(ix) {
+                                    // A ground belief's record stands for its value atom.
+                                    Some(a) => parse(&a.formula).ok(),
+                                    None => load_at(log, tl.beliefs()[ix as usize].event).and_then(
+                                        |e| match &e.body {
+                                            Body::Announce(a) => parse(&a.formula).ok(),
+                                            _ => None,
+                                        },
+                                    ),
+                                });
                         if let Some(f) = formula {
                             r.restorable = Some(m.theta(&f).map(|o| o != Outcome::Contradiction));
                         }

@@ -30,7 +30,7 @@ use super::panes::{Cx, Panes};
 pub use super::repl_job::Purpose;
 use super::theme::Theme;
 use crate::repl::command::complete;
-use crate::trace::{Body, Event};
+use crate::trace::Event;
 
 /// The panes, in Tab order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -1630,7 +1630,7 @@ impl App {
         for i in s.sigma_at(self.step(), false) {
             let b = &s.tl.beliefs()[i as usize];
             out.insert(b.id.to_string());
-            if let Some(Body::Announce(a)) = self.store.event(b.event).map(|e| &e.body)
+            if let Some(a) = super::panes::sigma::announce_of(s, &self.store, i)
                 && let Ok(f) = crate::logic::parse::parse(&a.formula)
             {
                 let mut atoms = Vec::new();

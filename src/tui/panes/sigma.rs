@@ -872,7 +872,7 @@ impl NarrowCols {
             for i in rows.range(start.min(rows.len()), end.min(rows.len())) {
                 let rec = &s.tl.beliefs()[i as usize];
                 id = id.max(w(&rec.id));
-                if let Some(Body::Announce(a)) = app.store.event(rec.event).map(|e| &e.body) {
+                if let Some(a) = announce_of(s, &app.store, i) {
                     role = role.max(w(&enum_name(&a.role)));
                     source = source.max(w(a.source.as_deref().unwrap_or("")));
                 }
@@ -932,7 +932,7 @@ fn bar(c: f64, w: usize) -> String {
 
 /// The announcement record `i` stands for: its `announce` event's, or the value atom of a
 /// ground belief (`model::timeline`, "Ground beliefs are members of Σ").
-fn announce_of<'a>(
+pub(crate) fn announce_of<'a>(
     s: &'a SessionData,
     store: &'a Store,
     i: u32,
