@@ -60,6 +60,10 @@
 //!   call rows, transcripts and totals (`:tokens`): `model/usage.rs`; the span tree
 //!   (`:spans`): `model/spans.rs`, drawn by `tui/waterfall.rs`.
 //! - A subcommand: `cli/mod.rs` and a file of its own under `cli/`.
+//! - The audit's CI forms (SARIF, JUnit) and baselines: `model/audit/ci.rs` (`docs/ci.md`);
+//!   the tier-2 condition language (postconditions, satisfaction conditions re-run):
+//!   `model/condition.rs`, read by `model/audit/tiers.rs` and the plan and verification panes;
+//!   a judge's score against the solver: `model/audit/judge.rs`.
 //! - Value atoms (`key = value`): the AST in `logic/formula.rs` (canonical values), syntax in
 //!   `logic/parse.rs` and `logic/print.rs`, the one-value-per-key constraint where atoms get
 //!   their variables (`logic/cnf.rs`); ground beliefs as records of Σ in

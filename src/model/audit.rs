@@ -43,14 +43,17 @@
 //! file:line of the event it is about.
 
 mod bdi;
+pub mod ci;
 mod epistemic;
 pub mod failures;
 mod input;
+mod judge;
 mod lookalike;
 mod loops;
 mod probe;
 mod render;
 mod runtime;
+mod tiers;
 
 use crate::trace::event::body_of;
 use std::collections::BTreeMap;
@@ -265,6 +268,18 @@ codes! {
     /// A `log` at level error that no failed call or run above already reports.
     ErrorLogged = "error-logged", Warning,
         "error was logged", "errors were logged";
+    /// A `score` that passes an answer Σ contradicts (`audit::judge`).
+    ScorePassesContradicted = "score-passes-contradicted", Error,
+        "score passes an answer Σ contradicts", "scores pass answers Σ contradicts";
+    /// A `score` that fails an answer Σ entails (`audit::judge`).
+    ScoreFailsEntailed = "score-fails-entailed", Warning,
+        "score fails an answer Σ entails", "scores fail answers Σ entails";
+    /// A plan with steps that can never become ready, flagged when it is written: they
+    /// depend, directly or through other steps, on a cycle or a step the plan lacks
+    /// (`audit::tiers`).
+    PlanNeverReady = "plan-never-ready", Error,
+        "plan has steps that can never become ready",
+        "plans have steps that can never become ready";
     /// A verdict doxascope cannot check independently (tier 2 and 3, solver timeouts).
     NotCheckable = "not-checkable", Info,
         "verdict is not independently checkable", "verdicts are not independently checkable";
@@ -690,6 +705,8 @@ fn audit_session(
     loops::check(&mut cx);
     lookalike::check(&mut cx);
     runtime::check(&mut cx);
+    judge::check(&mut cx);
+    tiers::check(&mut cx);
     let mut findings = cx.findings;
     findings.sort_by_key(|a| (a.step, a.code, a.seq));
     Some(SessionAudit {

@@ -29,6 +29,7 @@ pub mod audit;
 pub mod bdi;
 pub mod certificates;
 pub mod clock;
+pub mod condition;
 pub mod diff;
 pub mod export;
 pub mod failure;

@@ -361,7 +361,16 @@ pub(super) fn check<'a>(cx: &mut Cx<'a>) {
                 });
                 let step_id = sv.def.id.to_string();
                 match p.tier {
-                    Some(2 | 3) => {
+                    Some(2 | 3)
+                        if !super::tiers::rechecks(
+                            cx,
+                            p.tier,
+                            p.program
+                                .as_deref()
+                                .or_else(|| value_text(sv.def.post.as_ref())),
+                            pr.step,
+                        ) =>
+                    {
                         let tier = p.tier.unwrap_or(0);
                         let verdict = match p.ok {
                             Some(true) => "passed",

@@ -1,0 +1,244 @@
+//! Judge against solver: a `score` (an eval scorer, an LLM judge, a human) that passes an
+//! answer Σ contradicts, or fails one Σ entails (issue 29, item 4).
+//!
+//! **What a score says.** A score is read as a pass or a fail from its fields alone
+//! ([`verdict`]): a boolean `value` is the verdict; a numeric `value` of exactly 1 passes and
+//! exactly 0 fails (a 0.8 grades, it does not rule); a text `value`, else the `label`, passes
+//! when it is one of `C`, `correct`, `pass`, `passed`, `true`, `yes`, `ok`, `success`,
+//! `right`, `good` and fails when it is one of `I`, `incorrect`, `fail`, `failed`, `false`,
+//! `no`, `wrong`, `bad`, `failure` (without regard to case or surrounding spaces; Inspect's
+//! `C`/`I` are its CORRECT and INCORRECT, its `P` partial and `N` no answer rule neither way).
+//! A score whose name says a high value is bad (`hallucination`, `toxicity`, `error`,
+//! `harm`, `bias`: [`NEGATIVE_METRICS`]) is not read: its 1 is a fail, and guessing wrong
+//! would report a judge that is right.
+//!
+//! **What is judged.** The event a score's `target` names ([`Timeline::score_target`]):
+//! an `answer` with a formula, whose recomputed verdict on Σ at that step is the one
+//! `answer-contradicts-sigma` and `answer-not-entailed` read. A score without a target scores
+//! the session as a whole and is not judged, nor is an answer Σ neither entails nor
+//! contradicts (there the judge knows something Σ does not).
+//!
+//! A pass of a contradicted answer is `score-passes-contradicted` (error) with the minimal
+//! conflicts (subsets of Σ entailing the answer's negation); a fail of an entailed answer is
+//! `score-fails-entailed` (warning) with the minimal supports. Either the judge or the
+//! agent's beliefs are wrong; the finding names the score, its scorer (`source`) and the
+//! beliefs to look at.
+//!
+//! [`Timeline::score_target`]: crate::model::timeline::Timeline::score_target
+
+use serde_json::json;
+
+use super::probe::Probe;
+use super::{Code, Cx};
+use crate::logic::engine::Entails;
+use crate::logic::formula::Formula;
+use crate::logic::parse::parse;
+use crate::trace::event::{Body, Score, ScoreValue, body_of};
+
+/// Score names (as substrings, without case) whose high values are bad: not read.
+pub const NEGATIVE_METRICS: [&str; 6] = ["hallucinat", "toxic", "error", "harm", "bias", "unsafe"];
+
+const PASS: [&str; 10] = [
+    "c", "correct", "pass", "passed", "true", "yes", "ok", "success", "right", "good",
+];
+const FAIL: [&str; 9] = [
+    "i",
+    "incorrect",
+    "fail",
+    "failed",
+    "false",
+    "no",
+    "wrong",
+    "bad",
+    "failure",
+];
+
+fn word_verdict(s: &str) -> Option<bool> {
+    let w = s.trim().to_lowercase();
+    if PASS.contains(&w.as_str()) {
+        Some(true)
+    } else if FAIL.contains(&w.as_str()) {
+        Some(false)
+    } else {
+        None
+    }
+}
+
+/// Whether a score passes (`Some(true)`) or fails (`Some(false)`) what it scores, read from
+/// its fields as the module docs say; `None` when it does not rule.
+pub fn verdict(s: &Score) -> Option<bool> {
+    let name = s.name.to_lowercase();
+    if NEGATIVE_METRICS.iter().any(|m| name.contains(m)) {
+        return None;
+    }
+    let from_value = match &s.value {
+        Some(ScoreValue::Bool(b)) => Some(*b),
+        Some(ScoreValue::Number(n)) => match n.as_f64() {
+            Some(1.0) => Some(true),
+            Some(0.0) => Some(false),
+            _ => None,
+        },
+        Some(ScoreValue::Text(t)) => word_verdict(t),
+        None => None,
+    };
+    from_value.or_else(|| s.label.as_deref().and_then(word_verdict))
+}
+
+/// A score to judge: its step and event, what it says, and the answer it targets.
+struct Judged {
+    step: u32,
+    event: u32,
+    name: String,
+    value: String,
+    scorer: Option<String>,
+    pass: bool,
+    answer_step: u32,
+    answer_event: u32,
+    formula: String,
+    recomputed: Entails,
+}
+
+pub(super) fn check(cx: &mut Cx<'_>) {
+    let mut todo: Vec<Judged> = Vec::new();
+    for &(step, pos) in cx.tl.scores() {
+        let loaded = cx.log.events.load(pos as usize);
+        let Some(Body::Score(s)) = body_of(&loaded) else {
+            continue;
+        };
+        let Some(pass) = verdict(s) else { continue };
+        let Some(target_pos) = cx
+            .tl
+            .score_target(cx.log, step)
+            .and_then(|t| cx.tl.event_pos_at(t))
+        else {
+            continue;
+        };
+        let Some(a) = cx.rc.answers.iter().find(|a| a.event == target_pos) else {
+            continue;
+        };
+        let Ok(recomputed) = a.result else { continue };
+        let agrees = match recomputed {
+            Entails::Entailed => pass,
+            Entails::Contradicted => !pass,
+            Entails::Unknown => true,
+        };
+        if agrees {
+            continue;
+        }
+        let target = cx.log.events.load(target_pos as usize);
+        let Some(Body::Answer(b)) = body_of(&target) else {
+            continue;
+        };
+        let Some(formula) = b.formula.as_ref().map(|t| t.to_string()) else {
+            continue;
+        };
+        todo.push(Judged {
+            step,
+            event: pos,
+            name: s.name.to_string(),
+            value: s.value.as_ref().map_or_else(
+                || s.label.as_deref().unwrap_or("").to_string(),
+                |v| v.to_string(),
+            ),
+            scorer: s.source.as_deref().map(str::to_string),
+            pass,
+            answer_step: a.step,
+            answer_event: a.event,
+            formula,
+            recomputed,
+        });
+    }
+    // The probe only moves forward: the answers in step order.
+    todo.sort_by_key(|j| (j.answer_step, j.step));
+    let mut probe: Option<Probe<'_>> = None;
+    for j in todo {
+        let f = finding(cx, &mut probe, &j);
+        cx.push(f);
+    }
+}
+
+/// The minimal subsets of Σ at the answer's step entailing `phi`.
+fn sets<'a>(
+    probe: &mut Option<Probe<'a>>,
+    cx: &Cx<'a>,
+    t: u32,
+    phi: &Formula,
+) -> Result<Vec<Vec<String>>, String> {
+    if probe.as_ref().is_none_or(|p| p.step() > t) {
+        *probe = Some(Probe::new(cx.tl, cx.log, &cx.opts.recompute)?);
+    }
+    let p = probe.as_mut().ok_or("no probe")?;
+    p.seek(t)?;
+    p.supports(phi, 3).map(|(s, _)| s)
+}
+
+fn finding<'a>(cx: &Cx<'a>, probe: &mut Option<Probe<'a>>, j: &Judged) -> super::Finding {
+    let scorer = j.scorer.as_deref().map_or_else(
+        || "an unnamed scorer".to_string(),
+        |s| format!("scorer {s}"),
+    );
+    let (code, key, said, phi) = if j.pass {
+        (
+            Code::ScorePassesContradicted,
+            "conflicts",
+            "passes",
+            parse(&j.formula).ok().map(|f| Formula::Not(Box::new(f))),
+        )
+    } else {
+        (
+            Code::ScoreFailsEntailed,
+            "supports",
+            "fails",
+            parse(&j.formula).ok(),
+        )
+    };
+    let sigma = if j.pass { "contradicts" } else { "entails" };
+    let mut f = cx
+        .finding(
+            code,
+            j.step,
+            j.event,
+            format!(
+                "The score {} = {} by {scorer} {said} the answer {} (step {}), which Σ at that \
+                 step {sigma}: the judge or the agent's beliefs are wrong.",
+                j.name, j.value, j.formula, j.answer_step
+            ),
+        )
+        .formulas([j.formula.clone()])
+        .with("score", j.name.clone())
+        .with("value", j.value.clone())
+        .with("scorer", j.scorer.clone())
+        .with("verdict", if j.pass { "pass" } else { "fail" })
+        .with("answer_step", j.answer_step)
+        .with(
+            "recomputed",
+            match j.recomputed {
+                Entails::Entailed => "entailed",
+                Entails::Contradicted => "contradicted",
+                Entails::Unknown => "unknown",
+            },
+        );
+    // The answer's own recomputation kept its conflicts when it could; else ask the probe.
+    let given = cx
+        .rc
+        .answers
+        .iter()
+        .find(|a| a.event == j.answer_event)
+        .and_then(|a| a.evidence.clone())
+        .filter(|_| j.pass);
+    let evidence = match (given, phi) {
+        (Some(r), _) => r.map_err(|e| e.to_string()),
+        (None, Some(phi)) => sets(probe, cx, j.answer_step, &phi),
+        (None, None) => Err("the answer's formula does not parse".to_string()),
+    };
+    match evidence {
+        Ok(sets) => {
+            let mut ids: Vec<&String> = sets.iter().flatten().collect();
+            ids.sort();
+            ids.dedup();
+            f = f.ids(ids.into_iter().cloned()).with(key, json!(sets));
+        }
+        Err(e) => f = f.with("evidence_error", e),
+    }
+    f
+}
