@@ -1380,3 +1380,40 @@ fn the_cursor_stays_on_its_event_while_the_second_pass_places_problems() {
     assert!(s.problems.len() >= 10, "{} problems", s.problems.len());
     assert_eq!(app.store.sessions.len(), 3);
 }
+
+/// Postcondition and satisfaction records are claims of the verification pane too: each
+/// beside its condition re-run, and a disagreement counted with the gate's (issue 29).
+#[test]
+fn postcondition_and_satisfaction_records_are_verification_claims() {
+    let trace = concat!(
+        r#"{"kind":"intention","id":"I1","satisfaction":"distance > 42"}"#,
+        "\n",
+        r#"{"kind":"plan","id":"P1","steps":[{"id":"S1","post":"distance > 42"}]}"#,
+        "\n",
+        r#"{"kind":"step","plan":"P1","step":"S1","status":"dispatched"}"#,
+        "\n",
+        r#"{"kind":"step","plan":"P1","step":"S1","status":"done","new_beliefs":[{"name":"distance","value":41.2}]}"#,
+        "\n",
+        r#"{"kind":"postcondition","plan":"P1","step":"S1","tier":2,"ok":true,"program":"distance > 42"}"#,
+        "\n",
+        r#"{"kind":"satisfaction","intention":"I1","ok":false}"#,
+        "\n",
+    );
+    let mut app = app_for("tier2.jsonl", trace.as_bytes());
+    audit(&mut app, &mut Auditor::default());
+    let v = app.view().analysis.clone().unwrap();
+    assert_eq!(v.by_pos.len(), 2, "{:?}", v.by_pos);
+    assert_eq!(v.mismatches(), 1, "{:?}", v.by_pos);
+    app.focus = Pane::Verify;
+    let s = render_text(&mut app, 160, 50);
+    assert!(s.contains("verification 2"), "{s}");
+    assert!(s.contains("≠ not met"), "{s}");
+    assert!(s.contains("= not met"), "{s}");
+    assert!(s.contains("satisfaction of I1"), "{s}");
+    // The plan pane puts the re-run beside the satisfaction record, with the value read.
+    assert!(
+        s.contains("satisfaction: NOT met  = recomputed false (distance = 41.2)"),
+        "{s}"
+    );
+    assert!(s.contains("S1 tier 2: false (distance = 41.2)"), "{s}");
+}

@@ -34,7 +34,8 @@ use crate::trace::event::FileName;
 /// (a timeout, a cap): the audit's `not-checkable`.
 pub const NOT_CHECKABLE: &str = "not checkable";
 
-/// A recomputed gate verdict for one `verify` event.
+/// A recomputed verdict for one `verify` event (the gate's class), or for one
+/// `postcondition` or `satisfaction` record (`met`, `not met`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Verdict {
     /// The recomputed outcome (`contradiction`, `entailed`, `newinfo`, `ungrounded`),
@@ -182,6 +183,27 @@ impl Auditor {
                     Verdict {
                         outcome,
                         agrees: v.agrees(),
+                    },
+                );
+            }
+        }
+        // Postcondition and satisfaction records beside their conditions re-run: listed with
+        // the gate claims and counted among the disagreements.
+        if let Some(tl) = h.model.timelines().first() {
+            for c in crate::model::condition::recorded_checks(tl.bdi_log(), h.model.log()) {
+                let Some(&pos) = h.positions.get(c.event as usize) else {
+                    continue;
+                };
+                let outcome = match &c.rerun {
+                    Some((_, Ok(r))) if r.holds => "met".to_string(),
+                    Some((_, Ok(_))) => "not met".to_string(),
+                    _ => NOT_CHECKABLE.to_string(),
+                };
+                out.by_pos.insert(
+                    pos,
+                    Verdict {
+                        outcome,
+                        agrees: c.agrees(),
                     },
                 );
             }

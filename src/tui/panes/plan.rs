@@ -1,7 +1,9 @@
 //! The plan pane: seed 004's whole BDI state at the selected step, in three tabs (`←` `→`):
 //!
-//! - **plan**: the intention, its goal and satisfaction, and the latest plan as a DAG whose
-//!   nodes show what was verified (see [`crate::model::bdi`]);
+//! - **plan**: the intention, its goal, open parameters and satisfaction (the record beside
+//!   the condition re-run, [`crate::model::condition`]), and the latest plan as a DAG whose
+//!   nodes show what was verified (see [`crate::model::bdi`]), then each step's
+//!   description, postcondition and tier with the postcondition re-run at the step shown;
 //! - **beliefs**: schema beliefs, desires, and every ground belief with its value, unit,
 //!   source and the history of its writes (upserts by name);
 //! - **library**: the plan library with use / success / failure counts, versions and the
@@ -18,6 +20,7 @@ use ratatui::widgets::Paragraph;
 
 use super::{Cx, Scroll, block, fallback, json_text};
 use crate::model::bdi::{PostCheck, StepView};
+use crate::model::condition::{Rerun, rerun_any};
 use crate::sanitize::sanitize;
 use crate::trace::{Body, Event};
 use crate::tui::app::{App, Effect, Pane};
@@ -289,6 +292,11 @@ fn plan_lines(app: &App, s: &SessionData, t: u32, width: u16, th: &Theme) -> Vec
             l.extend(spans(&json_text(g), th.text, th.marker));
             lines.push(Line::from(l));
         }
+        if let Some(p) = &i.open_parameters {
+            let mut l = vec![Span::styled("open parameters ", th.dim)];
+            l.extend(spans(&list_text(p), th.text, th.marker));
+            lines.push(Line::from(l));
+        }
         if let Some(g) = &i.satisfaction {
             let mut l = vec![Span::styled("satisfied when ", th.dim)];
             l.extend(spans(&json_text(g), th.text, th.marker));
@@ -297,19 +305,29 @@ fn plan_lines(app: &App, s: &SessionData, t: u32, width: u16, th: &Theme) -> Vec
         let sat = SessionData::upto(&bl.satisfactions, t)
             .iter()
             .rev()
-            .find_map(|&(_, p)| match app.store.event(p).map(|e| &e.body) {
-                Some(Body::Satisfaction(x)) => x.ok,
+            .find_map(|&(step, p)| match app.store.event(p).map(|e| &e.body) {
+                Some(Body::Satisfaction(x)) => x.ok.map(|ok| (step, ok)),
                 _ => None,
             });
-        if let Some(ok) = sat {
-            lines.push(Line::from(Span::styled(
+        if let Some((step, ok)) = sat {
+            let mut l = vec![Span::styled(
                 if ok {
                     "satisfaction: met"
                 } else {
                     "satisfaction: NOT met"
                 },
                 if ok { th.ok } else { th.error },
-            )));
+            )];
+            // The claim beside doxascope's own re-run of the condition at that step.
+            let rerun = i
+                .satisfaction
+                .as_deref()
+                .and_then(serde_json::Value::as_str)
+                .and_then(|c| rerun_any(c, bl, &app.store.log, step));
+            if let Some((_, r)) = rerun {
+                l.extend(rerun_spans(&th, ok, &r));
+            }
+            lines.push(Line::from(l));
         }
     }
     match plan_at(&app.store, s, t) {
@@ -357,9 +375,100 @@ fn plan_lines(app: &App, s: &SessionData, t: u32, width: u16, th: &Theme) -> Vec
                     }
                 }
             }
+            lines.extend(step_lines(app, s, t, &th));
         }
     }
     lines
+}
+
+/// A list of parameters (or any JSON) as text: the items joined by commas.
+fn list_text(v: &serde_json::Value) -> String {
+    match v {
+        serde_json::Value::Array(xs) => xs.iter().map(json_text).collect::<Vec<_>>().join(", "),
+        v => json_text(v),
+    }
+}
+
+/// A condition re-run by the model, beside the claim about it (met or not):
+/// `= recomputed true (x = 3)` when they agree, `≠ ...` when not, `? not checkable` when it
+/// cannot be re-run.
+fn rerun_spans(th: &Theme, claim: bool, r: &Result<Rerun, String>) -> Vec<Span<'static>> {
+    match r {
+        Ok(r) => {
+            let (mark, st) = if claim == r.holds {
+                ("=", th.ok)
+            } else {
+                ("≠", th.error)
+            };
+            let values = r.values_text();
+            let values = if values.is_empty() {
+                String::new()
+            } else {
+                format!(" ({values})")
+            };
+            let mut v = vec![Span::styled(format!("  {mark} recomputed {}", r.holds), st)];
+            v.extend(spans(&values, th.dim, th.marker));
+            v
+        }
+        Err(e) => {
+            let mut v = vec![Span::styled("  ? not checkable: ", th.warn)];
+            v.extend(spans(e, th.dim, th.marker));
+            v
+        }
+    }
+}
+
+/// One line per step of the plan at `t`: its description, postcondition and tier, and the
+/// postcondition re-run on the ground beliefs at `t` when doxascope can (tiers 1 and 2).
+fn step_lines(app: &App, s: &SessionData, t: u32, th: &Theme) -> Vec<Line<'static>> {
+    let bl = s.tl.bdi_log();
+    let Some(rec) = bl
+        .plans
+        .partition_point(|p| p.step <= t)
+        .checked_sub(1)
+        .map(|k| &bl.plans[k])
+    else {
+        return Vec::new();
+    };
+    let Some(Body::Plan(plan)) = app.store.event(rec.event).map(|e| &e.body) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for def in &plan.steps {
+        let mut l = vec![Span::styled(format!("{} ", sanitize(&def.id)), th.accent)];
+        // Tier and re-run first, so a narrow pane still shows them.
+        let post = def.post.as_deref();
+        match post
+            .and_then(serde_json::Value::as_str)
+            .and_then(|p| rerun_any(p, bl, &app.store.log, t))
+        {
+            Some((tier, Ok(r))) => {
+                let st = if r.holds { th.ok } else { th.warn };
+                l.push(Span::styled(format!("tier {tier}: {} ", r.holds), st));
+                if tier == 2 {
+                    l.extend(spans(&format!("({}) ", r.values_text()), th.dim, th.marker));
+                }
+            }
+            Some((tier, Err(e))) => {
+                l.push(Span::styled(
+                    format!("tier {tier}: not checkable "),
+                    th.warn,
+                ));
+                l.extend(spans(&format!("({e}) "), th.dim, th.marker));
+            }
+            None if post.is_some() => l.push(Span::styled("tier 2/3, not re-run ", th.dim)),
+            None => {}
+        }
+        if let Some(d) = def.description.as_deref() {
+            l.extend(spans(d, th.text, th.marker));
+        }
+        if let Some(p) = post {
+            l.push(Span::styled(" · post ", th.dim));
+            l.extend(spans(&json_text(p), th.text, th.marker));
+        }
+        out.push(Line::from(l));
+    }
+    out
 }
 
 /// The plan of the latest `plan` event at step `t`, with step statuses at `t`, from the

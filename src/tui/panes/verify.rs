@@ -1,5 +1,6 @@
-//! The verification pane: every `verify` claim up to the selected step, newest first, with
-//! the audit's recomputed verdict beside the agent's.
+//! The verification pane: every `verify` claim, `postcondition` record and `satisfaction`
+//! record up to the selected step, newest first, with the audit's recomputed verdict beside
+//! the agent's (for the records: their condition re-run, [`crate::model::condition`]).
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Rect};
@@ -24,9 +25,16 @@ pub struct VerifyPane {
 }
 
 impl VerifyPane {
-    /// Claims up to step `t`.
-    fn rows_at(s: &SessionData, t: u32) -> &[(u32, u32)] {
-        SessionData::upto(s.tl.verifies(), t)
+    /// Claims up to step `t`: `verify` events, and the `postcondition` and `satisfaction`
+    /// records, in step order.
+    fn rows_at(s: &SessionData, t: u32) -> Vec<(u32, u32)> {
+        let bl = s.tl.bdi_log();
+        let mut rows = SessionData::upto(s.tl.verifies(), t).to_vec();
+        let posts = &bl.postconditions[..bl.postconditions.partition_point(|r| r.step <= t)];
+        rows.extend(posts.iter().map(|r| (r.step, r.event)));
+        rows.extend_from_slice(SessionData::upto(&bl.satisfactions, t));
+        rows.sort_unstable();
+        rows
     }
 
     /// The log position of the selected claim at step `t`.
@@ -89,34 +97,15 @@ impl VerifyPane {
         };
         let mut cols = Columns::default();
         for &(step, pos) in &rows {
-            let Some(Event {
-                body: Body::Verify(v),
-                ..
-            }) = app.store.event(pos)
-            else {
+            let Some(row) = app.store.event(pos).and_then(|e| claim_row(e, &th)) else {
                 continue;
             };
-            let claimed = v
-                .outcome
-                .as_ref()
-                .map(enum_name)
-                .unwrap_or_else(|| "–".into());
-            let cst = match claimed.as_str() {
-                "contradiction" => th.error,
-                "entailed" => th.ok,
-                "ungrounded" => th.warn,
-                _ => th.text,
-            };
-            let formulas = v.all_formulas().collect::<Vec<_>>().join(", ");
             cols.step.push(step.to_string());
-            cols.formula.push(sanitize(&formulas));
-            cols.claimed.push((claimed, cst));
+            cols.formula.push(row.formula);
+            cols.claimed.push(row.claimed);
             cols.recomputed.push(recomputed(app, &th, pos));
-            cols.tier.push(sanitize(
-                &v.tier.as_deref().map(json_text).unwrap_or_default(),
-            ));
-            cols.method
-                .push(sanitize(v.method.as_deref().unwrap_or("")));
+            cols.tier.push(row.tier);
+            cols.method.push(row.method);
         }
         let widths = cols.widths(inner.width);
         let formulas = distinct_cuts(&cols.formula, usize::from(widths[1]));
@@ -151,6 +140,71 @@ impl VerifyPane {
             .header(Row::new(titles.map(|(t, _)| t)).style(th.dim.add_modifier(Modifier::BOLD)));
         f.render_widget(table, inner);
     }
+}
+
+/// What a claim's row shows of its event (sanitized).
+struct ClaimRow {
+    formula: String,
+    claimed: (String, Style),
+    tier: String,
+    method: String,
+}
+
+/// A `verify` claim, or a `postcondition` or `satisfaction` record, as a row.
+fn claim_row(e: &Event, th: &Theme) -> Option<ClaimRow> {
+    let met = |ok: Option<bool>| match ok {
+        Some(true) => ("met".to_string(), th.ok),
+        Some(false) => ("not met".to_string(), th.error),
+        None => ("–".to_string(), th.text),
+    };
+    Some(match &e.body {
+        Body::Verify(v) => {
+            let claimed = v
+                .outcome
+                .as_ref()
+                .map(enum_name)
+                .unwrap_or_else(|| "–".into());
+            let cst = match claimed.as_str() {
+                "contradiction" => th.error,
+                "entailed" => th.ok,
+                "ungrounded" => th.warn,
+                _ => th.text,
+            };
+            ClaimRow {
+                formula: sanitize(&v.all_formulas().collect::<Vec<_>>().join(", ")),
+                claimed: (claimed, cst),
+                tier: sanitize(&v.tier.as_deref().map(json_text).unwrap_or_default()),
+                method: sanitize(v.method.as_deref().unwrap_or("")),
+            }
+        }
+        Body::Postcondition(p) => {
+            let at = format!(
+                "{}/{}",
+                p.plan.as_deref().unwrap_or("?"),
+                p.step.as_deref().unwrap_or("?")
+            );
+            ClaimRow {
+                formula: sanitize(
+                    &p.program
+                        .as_deref()
+                        .map_or_else(|| format!("post of {at}"), str::to_string),
+                ),
+                claimed: met(p.ok),
+                tier: p.tier.map(|t| t.to_string()).unwrap_or_default(),
+                method: sanitize(&format!("postcondition {at}")),
+            }
+        }
+        Body::Satisfaction(x) => ClaimRow {
+            formula: sanitize(&format!(
+                "satisfaction of {}",
+                x.intention.as_deref().unwrap_or("the intention")
+            )),
+            claimed: met(x.ok),
+            tier: String::new(),
+            method: "satisfaction".to_string(),
+        },
+        _ => return None,
+    })
 }
 
 /// The pane's column titles.
