@@ -292,3 +292,30 @@ fn recorded_checks_carry_the_rerun_the_panes_show() {
         "distance = 41.2, status = done"
     );
 }
+
+/// A score of a plan step is judged against the step's postcondition re-run at that point.
+#[test]
+fn a_judge_of_a_step_is_held_to_its_postcondition() {
+    let lines = [
+        r#"{"kind":"plan","id":"P1","steps":[{"id":"S1","post":"distance > 42"},{"id":"S2","post":"ground_belief(b) is known"}]}"#,
+        r#"{"kind":"step","plan":"P1","step":"S1","status":"dispatched"}"#,
+        r#"{"kind":"step","id":"e1","plan":"P1","step":"S1","status":"done","new_beliefs":[{"name":"distance","value":41.2}]}"#,
+        r#"{"kind":"step","plan":"P1","step":"S2","status":"dispatched"}"#,
+        r#"{"kind":"step","id":"e2","plan":"P1","step":"S2","status":"done","new_beliefs":[{"name":"b","value":1}]}"#,
+        r#"{"kind":"score","name":"step_ok","value":true,"target":"e1","source":"judge"}"#,
+        r#"{"kind":"score","name":"step_ok","value":false,"target":"e2","source":"judge"}"#,
+        // Near misses: agreeing with the re-run.
+        r#"{"kind":"score","name":"step_ok","value":false,"target":"e1"}"#,
+        r#"{"kind":"score","name":"step_ok","value":true,"target":"e2"}"#,
+    ];
+    let r = run(&lines);
+    let pass = of(&r, Code::ScorePassesContradicted);
+    assert_eq!(pass.len(), 1, "{:#?}", r.findings);
+    assert_eq!(pass[0].evidence["step"], "S1");
+    assert_eq!(pass[0].evidence["values"]["distance"], 41.2);
+    assert_eq!(pass[0].step, Some(6));
+    let fail = of(&r, Code::ScoreFailsEntailed);
+    assert_eq!(fail.len(), 1, "{:#?}", r.findings);
+    assert_eq!(fail[0].evidence["step"], "S2");
+    assert_eq!(fail[0].evidence["tier"], 1);
+}

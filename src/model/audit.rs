@@ -268,12 +268,16 @@ codes! {
     /// A `log` at level error that no failed call or run above already reports.
     ErrorLogged = "error-logged", Warning,
         "error was logged", "errors were logged";
-    /// A `score` that passes an answer Σ contradicts (`audit::judge`).
+    /// A `score` that passes an answer Σ contradicts, or a plan step whose postcondition
+    /// re-runs false (`audit::judge`).
     ScorePassesContradicted = "score-passes-contradicted", Error,
-        "score passes an answer Σ contradicts", "scores pass answers Σ contradicts";
-    /// A `score` that fails an answer Σ entails (`audit::judge`).
+        "score passes an answer or step the recomputation refutes",
+        "scores pass answers or steps the recomputation refutes";
+    /// A `score` that fails an answer Σ entails, or a plan step whose postcondition re-runs
+    /// true (`audit::judge`).
     ScoreFailsEntailed = "score-fails-entailed", Warning,
-        "score fails an answer Σ entails", "scores fail answers Σ entails";
+        "score fails an answer or step the recomputation confirms",
+        "scores fail answers or steps the recomputation confirms";
     /// A plan with steps that can never become ready, flagged when it is written: they
     /// depend, directly or through other steps, on a cycle or a step the plan lacks
     /// (`audit::tiers`).

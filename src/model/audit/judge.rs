@@ -14,7 +14,10 @@
 //!
 //! **What is judged.** The event a score's `target` names ([`Timeline::score_target`]):
 //! an `answer` with a formula, whose recomputed verdict on Σ at that step is the one
-//! `answer-contradicts-sigma` and `answer-not-entailed` read. A score without a target scores
+//! `answer-contradicts-sigma` and `answer-not-entailed` read; or a plan step's `step` event,
+//! whose postcondition (tier 1, or a tier-2 comparison) is re-run on the ground beliefs at
+//! that event (a pass of a step whose postcondition is false, a fail of one whose
+//! postcondition holds, with the values read). A score without a target scores
 //! the session as a whole and is not judged, nor is an answer Σ neither entails nor
 //! contradicts (there the judge knows something Σ does not).
 //!
@@ -33,6 +36,7 @@ use super::{Code, Cx};
 use crate::logic::engine::Entails;
 use crate::logic::formula::Formula;
 use crate::logic::parse::parse;
+use crate::model::condition::rerun_any;
 use crate::trace::event::{Body, Score, ScoreValue, body_of};
 
 /// Score names (as substrings, without case) whose high values are bad: not read.
@@ -100,6 +104,7 @@ struct Judged {
 
 pub(super) fn check(cx: &mut Cx<'_>) {
     let mut todo: Vec<Judged> = Vec::new();
+    let mut steps: Vec<super::Finding> = Vec::new();
     for &(step, pos) in cx.tl.scores() {
         let loaded = cx.log.events.load(pos as usize);
         let Some(Body::Score(s)) = body_of(&loaded) else {
@@ -114,6 +119,9 @@ pub(super) fn check(cx: &mut Cx<'_>) {
             continue;
         };
         let Some(a) = cx.rc.answers.iter().find(|a| a.event == target_pos) else {
+            if let Some(f) = judge_step(cx, step, pos, s, pass, target_pos) {
+                steps.push(f);
+            }
             continue;
         };
         let Ok(recomputed) = a.result else { continue };
@@ -155,6 +163,84 @@ pub(super) fn check(cx: &mut Cx<'_>) {
         let f = finding(cx, &mut probe, &j);
         cx.push(f);
     }
+    for f in steps {
+        cx.push(f);
+    }
+}
+
+/// A score of a plan step (its `step` event): against the step's postcondition re-run on the
+/// ground beliefs when it was reported (tiers 1 and 2, [`crate::model::condition`]).
+fn judge_step(
+    cx: &Cx<'_>,
+    step: u32,
+    pos: u32,
+    s: &Score,
+    pass: bool,
+    target: u32,
+) -> Option<super::Finding> {
+    let bl = cx.tl.bdi_log();
+    let sr = bl.steps.iter().find(|r| r.event == target)?;
+    let loaded = cx.log.events.load(target as usize);
+    let Some(Body::Step(st)) = body_of(&loaded) else {
+        return None;
+    };
+    let id = st.step.as_deref()?;
+    let rec = bl.plans.get(sr.plan? as usize)?;
+    let plan = cx.log.events.load(rec.event as usize);
+    let Some(Body::Plan(plan)) = body_of(&plan) else {
+        return None;
+    };
+    let post = plan
+        .steps
+        .iter()
+        .find(|d| d.id == id)?
+        .post
+        .as_deref()?
+        .as_str()?;
+    let (tier, r) = rerun_any(post, bl, cx.log, sr.step)?;
+    let r = r.ok()?;
+    if r.holds == pass {
+        return None;
+    }
+    let scorer = s.source.as_deref().map_or_else(
+        || "an unnamed scorer".to_string(),
+        |x| format!("scorer {x}"),
+    );
+    let value = s.value.as_ref().map_or_else(
+        || s.label.as_deref().unwrap_or("").to_string(),
+        |v| v.to_string(),
+    );
+    let (code, said) = if pass {
+        (Code::ScorePassesContradicted, "passes")
+    } else {
+        (Code::ScoreFailsEntailed, "fails")
+    };
+    Some(
+        cx.finding(
+            code,
+            step,
+            pos,
+            format!(
+                "The score {} = {value} by {scorer} {said} step {}/{id} (step {}), whose \
+                 postcondition {post} is {} on the ground beliefs at that point ({}).",
+                s.name,
+                rec.id,
+                sr.step,
+                r.holds,
+                r.values_text()
+            ),
+        )
+        .with("score", s.name.as_str())
+        .with("value", value)
+        .with("scorer", s.source.as_deref())
+        .with("verdict", if pass { "pass" } else { "fail" })
+        .with("plan", rec.id.as_str())
+        .with("step", id)
+        .with("postcondition", post)
+        .with("tier", tier)
+        .with("recomputed", r.holds)
+        .with("values", json!(r.values)),
+    )
 }
 
 /// The minimal subsets of Σ at the answer's step entailing `phi`.
