@@ -12,7 +12,9 @@
 //! `harm`, `bias`: [`NEGATIVE_METRICS`]) is not read: its 1 is a fail, and guessing wrong
 //! would report a judge that is right.
 //!
-//! **What is judged.** The event a score's `target` names ([`Timeline::score_target`]):
+//! **What is judged.** The event a score's `target` names (the latest answer or plan step's
+//! event with that `id` before the score, else the first after, as
+//! [`Timeline::score_target`] resolves it):
 //! an `answer` with a formula, whose recomputed verdict on Σ at that step is the one
 //! `answer-contradicts-sigma` and `answer-not-entailed` read; or a plan step's `step` event,
 //! whose postcondition (tier 1, or a tier-2 comparison) is re-run on the ground beliefs at
@@ -28,6 +30,8 @@
 //! beliefs to look at.
 //!
 //! [`Timeline::score_target`]: crate::model::timeline::Timeline::score_target
+
+use std::collections::HashMap;
 
 use serde_json::json;
 
@@ -105,17 +109,19 @@ struct Judged {
 pub(super) fn check(cx: &mut Cx<'_>) {
     let mut todo: Vec<Judged> = Vec::new();
     let mut steps: Vec<super::Finding> = Vec::new();
+    // Built at the first score that rules on a target.
+    let mut ids: Option<HashMap<String, Vec<u32>>> = None;
     for &(step, pos) in cx.tl.scores() {
         let loaded = cx.log.events.load(pos as usize);
         let Some(Body::Score(s)) = body_of(&loaded) else {
             continue;
         };
         let Some(pass) = verdict(s) else { continue };
-        let Some(target_pos) = cx
-            .tl
-            .score_target(cx.log, step)
-            .and_then(|t| cx.tl.event_pos_at(t))
-        else {
+        let Some(target) = s.target.as_deref() else {
+            continue;
+        };
+        let ids = ids.get_or_insert_with(|| targets(cx));
+        let Some(target_pos) = resolve(ids, target, pos) else {
             continue;
         };
         let Some(a) = cx.rc.answers.iter().find(|a| a.event == target_pos) else {
@@ -166,6 +172,34 @@ pub(super) fn check(cx: &mut Cx<'_>) {
     for f in steps {
         cx.push(f);
     }
+}
+
+/// The events a score can judge, by `id`: the answers with a formula and the plan steps'
+/// `step` events, each id's positions in log order. Read without pinning: a long trace has
+/// many of both.
+fn targets(cx: &Cx<'_>) -> HashMap<String, Vec<u32>> {
+    let mut out: HashMap<String, Vec<u32>> = HashMap::new();
+    let answers = cx.rc.answers.iter().map(|a| a.event);
+    let steps = cx.tl.bdi_log().steps.iter().map(|s| s.event);
+    for pos in answers.chain(steps) {
+        if let Some(id) = cx.log.events.load(pos as usize).and_then(|e| e.id.clone()) {
+            out.entry(id.to_string()).or_default().push(pos);
+        }
+    }
+    for v in out.values_mut() {
+        v.sort_unstable();
+    }
+    out
+}
+
+/// The event a score at `pos` names by `target`: the latest with that id before it, else the
+/// first after it (as [`Timeline::score_target`] resolves a target among all events).
+///
+/// [`Timeline::score_target`]: crate::model::timeline::Timeline::score_target
+fn resolve(ids: &HashMap<String, Vec<u32>>, target: &str, pos: u32) -> Option<u32> {
+    let v = ids.get(target)?;
+    let k = v.partition_point(|&p| p < pos);
+    k.checked_sub(1).map(|i| v[i]).or_else(|| v.get(k).copied())
 }
 
 /// A score of a plan step (its `step` event): against the step's postcondition re-run on the
