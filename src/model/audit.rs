@@ -32,7 +32,13 @@
 //! - `lookalike`: names that render like other names (mixed scripts, confusables);
 //! - `input`: reader problems and unparsable formulas (`parse-error`);
 //! - `runtime`: what the run records as failed: tool calls, model calls, agent runs, error
-//!   logs ([`crate::model::failure`]).
+//!   logs ([`crate::model::failure`]);
+//! - `judge`: a `score` against the solver (`score-passes-contradicted`,
+//!   `score-fails-entailed`);
+//! - `tiers`: seed 004 completed: tier-2 conditions re-run ([`crate::model::condition`]),
+//!   `plan-never-ready`, `plan_stats` against the run.
+//!
+//! [`ci`] writes a report as SARIF or JUnit and matches findings against a baseline.
 //!
 //! To add a code: a variant in [`Code`] with its row in the `codes!` table, then the check in the
 //! module that reads the data it needs, a unit test that triggers it and a near miss that
