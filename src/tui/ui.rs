@@ -94,6 +94,9 @@ fn draw_screen(f: &mut Frame, app: &mut App) {
     if let Some(m) = &app.marks {
         marks(f, &app.theme, m, area);
     }
+    if let Some(p) = &app.picker {
+        p.draw(f, app, area);
+    }
     if app.help {
         let (scroll, page) = help(f, &app.theme, area, app.demo.is_some(), app.help_scroll);
         app.help_scroll = scroll;
@@ -289,6 +292,19 @@ fn header(f: &mut Frame, app: &App, area: Rect) {
             let mut short = spans(&cut(&s.name, 16), t.text, t.marker);
             short.push(Span::styled(count, t.dim));
             parts.push(HeaderPart::new(5, full).or_short(short));
+            if let Some((conv, part)) = app.conversation() {
+                let mut full = vec![Span::styled("conversation ", t.dim)];
+                full.extend(spans(&cut(&conv, 24), t.accent, t.marker));
+                full.push(Span::styled(
+                    format!(", part {} of {} (c next)", part.index, part.of),
+                    t.dim,
+                ));
+                let short = vec![Span::styled(
+                    format!("part {}/{}", part.index, part.of),
+                    t.accent,
+                )];
+                parts.push(HeaderPart::new(6, full).or_short(short));
+            }
             parts.push(
                 HeaderPart::new(
                     10,
@@ -521,7 +537,7 @@ fn hint_line(app: &App, width: u16) -> Line<'static> {
     Line::from(v)
 }
 
-fn centered(area: Rect, w: u16, h: u16) -> Rect {
+pub(crate) fn centered(area: Rect, w: u16, h: u16) -> Rect {
     let w = w.min(area.width);
     let h = h.min(area.height);
     Rect {
