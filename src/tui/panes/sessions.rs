@@ -246,7 +246,7 @@ impl SessionsPicker {
     pub fn draw(&self, f: &mut Frame, app: &App, area: Rect) {
         let th = &app.theme;
         let rows = self.rows(app);
-        let w = area.width.min(118);
+        let w = area.width.min(130);
         let h = (rows.len() as u16 + 5).clamp(7, area.height.max(7));
         let r = super::super::ui::centered(area, w, h);
         f.render_widget(Clear, r);
@@ -254,7 +254,8 @@ impl SessionsPicker {
         self.page.set(room);
         let at = rows.iter().position(|x| x.session == self.sel).unwrap_or(0);
         let start = at.saturating_sub(room - 1);
-        let name_w = usize::from(w).saturating_sub(2 + 68).clamp(12, 48);
+        // The figures take 70 columns; the conversation column keeps about 28.
+        let name_w = usize::from(w).saturating_sub(2 + 70 + 28).clamp(12, 40);
         let mut lines = vec![Line::from(Span::styled(
             format!(
                 "  {:<name_w$} {:>7} {:>6} {:>6} {:>8} {:>9} {:>8} {:>9}  conversation",
