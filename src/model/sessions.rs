@@ -62,13 +62,36 @@ impl Tally {
 
     /// Reads the events the session gained since the last call (a session only grows).
     pub fn update(&mut self, log: &TraceLog, tl: &Timeline) {
+        self.update_within(log, tl, usize::MAX);
+    }
+
+    /// [`Tally::update`], reading at most `max` events (a view counts a big file over
+    /// several frames); returns how many it read.
+    pub fn update_within(&mut self, log: &TraceLog, tl: &Timeline, max: usize) -> usize {
         let from = self.events as usize;
-        for &pos in tl.event_positions().iter().skip(from) {
+        let mut read = 0;
+        for &pos in tl.event_positions().iter().skip(from).take(max) {
             match load_at(log, pos) {
                 Some(ev) => self.add(&ev),
                 // An event the store cannot read again still counts as one.
                 None => self.events += 1,
             }
+            read += 1;
+        }
+        read
+    }
+
+    /// The figures as the session list shows them.
+    pub fn figures(&self) -> Figures {
+        Figures {
+            events: self.events,
+            steps: self.steps,
+            errors: self.errors(),
+            scores: self.scores,
+            failing_scores: self.failing_scores,
+            duration: self.duration(),
+            last: self.last,
+            conversation: self.conversation.clone(),
         }
     }
 
@@ -117,6 +140,27 @@ impl Tally {
     pub fn duration(&self) -> Option<f64> {
         Some((self.end? - self.first?).max(0.0))
     }
+}
+
+/// A session's figures at one moment ([`Tally::figures`]).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Figures {
+    /// Events counted.
+    pub events: u32,
+    /// The agent's steps: plan `step`s, model calls and tool calls.
+    pub steps: u32,
+    /// Failures ([`Tally::errors`]).
+    pub errors: u32,
+    /// Scores.
+    pub scores: u32,
+    /// Scores that say the work failed.
+    pub failing_scores: u32,
+    /// From the first event's time to the end of the last, in seconds.
+    pub duration: Option<f64>,
+    /// The latest event time (Unix seconds).
+    pub last: Option<f64>,
+    /// The conversation the session is part of.
+    pub conversation: Option<String>,
 }
 
 /// Whether a score says the work failed: `false`, or Inspect's `I` (incorrect). A number or
@@ -208,6 +252,25 @@ mod tests {
             r#"{"kind":"tool_call","tool":"t","status":"ok"}"#,
         ]);
         assert_eq!((t.events, t.steps, t.errors()), (4, 2, 2));
+    }
+
+    #[test]
+    fn counting_in_pieces_gives_the_figures_of_counting_at_once() {
+        let lines = [
+            r#"{"kind":"session","meta":{"conversation_id":"c"}}"#,
+            r#"{"kind":"tool_call","tool":"t","status":"error","ts":"2026-01-01T00:00:00Z"}"#,
+            r#"{"kind":"score","name":"s","value":"I"}"#,
+            r#"{"kind":"log","level":"error","message":"m","ts":"2026-01-01T00:00:03Z"}"#,
+        ];
+        let m = Model::from_bytes("t.jsonl", (lines.join("\n") + "\n").as_bytes());
+        let (log, tl) = (m.log(), &m.timelines()[0]);
+        let mut t = Tally::default();
+        assert_eq!(t.update_within(log, tl, 3), 3);
+        assert_eq!(t.figures().events, 3);
+        assert_eq!(t.update_within(log, tl, 3), 1);
+        assert_eq!(t.update_within(log, tl, 3), 0);
+        assert_eq!(t.figures(), Tally::of(log, tl).figures());
+        assert_eq!(t.figures().errors, 2);
     }
 
     #[test]

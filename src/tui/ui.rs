@@ -29,6 +29,10 @@ const MIN_H: u16 = 6;
 pub fn draw(f: &mut Frame, app: &mut App) {
     app.keep_message();
     draw_screen(f, app);
+    // The session list counts a big file over several frames.
+    if app.picker.as_ref().is_some_and(|p| p.counting().is_some()) {
+        app.dirty = true;
+    }
     // Calls for Σ rows between frames (keys) get their own small budget again.
     app.set_scan_window(None);
 }

@@ -19,7 +19,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Clear, Paragraph};
 
 use crate::model::clock::format_duration;
-use crate::model::sessions::{Part, Tally, parts};
+use crate::model::sessions::{Figures, Part, Tally, parts};
 use crate::sanitize::sanitize;
 use crate::tui::app::App;
 use crate::tui::data::Store;
@@ -76,8 +76,8 @@ pub struct Row {
     pub session: usize,
     /// Its name (raw; sanitized when drawn).
     pub name: String,
-    /// Its figures.
-    pub tally: Tally,
+    /// Its figures (counted so far).
+    pub tally: Figures,
     /// The audit's findings, once it has run.
     pub findings: Option<usize>,
     /// Its place in its conversation, when it is linked to other sessions.
@@ -113,7 +113,13 @@ pub struct SessionsPicker {
     page: std::cell::Cell<usize>,
     /// Per session, its figures so far.
     tallies: RefCell<Vec<Tally>>,
+    /// Events counted and events in all, while the list is still counting.
+    counting: std::cell::Cell<Option<(u64, u64)>>,
 }
+
+/// Events a frame of the list reads to count (a big file is counted over several frames,
+/// the rows filling in, so keys are never held).
+const COUNT_PER_FRAME: usize = 50_000;
 
 impl SessionsPicker {
     /// The list, the shown session selected.
@@ -126,20 +132,33 @@ impl SessionsPicker {
             reverse: false,
             page: std::cell::Cell::new(10),
             tallies: RefCell::new(Vec::new()),
+            counting: std::cell::Cell::new(None),
         }
     }
 
-    /// Brings every session's figures up to date and returns them.
-    fn tallies(&self, store: &Store) -> Vec<Tally> {
+    /// Brings every session's figures up to date, within [`COUNT_PER_FRAME`] events, and
+    /// returns them.
+    fn tallies(&self, store: &Store) -> Vec<Figures> {
         let mut t = self.tallies.borrow_mut();
         t.resize_with(store.sessions.len(), Tally::default);
+        let mut budget = COUNT_PER_FRAME;
+        let (mut done, mut total) = (0u64, 0u64);
         for (tally, s) in t.iter_mut().zip(&store.sessions) {
             if tally.events > s.len() {
                 *tally = Tally::default();
             }
-            tally.update(&store.log, &s.tl);
+            budget -= tally.update_within(&store.log, &s.tl, budget);
+            done += u64::from(tally.events);
+            total += u64::from(s.len());
         }
-        t.clone()
+        self.counting.set((done < total).then_some((done, total)));
+        t.iter().map(Tally::figures).collect()
+    }
+
+    /// While the figures are still being counted: events counted and in all (the next
+    /// frame counts on).
+    pub fn counting(&self) -> Option<(u64, u64)> {
+        self.counting.get()
     }
 
     /// The rows in the order shown: sorted, filtered, each conversation's parts together.
@@ -322,10 +341,10 @@ fn compare(by: SortBy, a: &Row, b: &Row) -> Ordering {
         SortBy::Name => a.name.cmp(&b.name),
         SortBy::Events => ta.events.cmp(&tb.events),
         SortBy::Steps => ta.steps.cmp(&tb.steps),
-        SortBy::Errors => ta.errors().cmp(&tb.errors()),
+        SortBy::Errors => ta.errors.cmp(&tb.errors),
         SortBy::Findings => a.findings.cmp(&b.findings),
         SortBy::Scores => (ta.failing_scores, ta.scores).cmp(&(tb.failing_scores, tb.scores)),
-        SortBy::Duration => opt(ta.duration(), tb.duration()),
+        SortBy::Duration => opt(ta.duration, tb.duration),
         SortBy::Last => opt(ta.last, tb.last),
     };
     o.then(a.session.cmp(&b.session))
@@ -379,7 +398,7 @@ fn row_line(
         None => " ",
     };
     let name: String = sanitize(&r.name).chars().take(name_w).collect();
-    let errors = t.errors();
+    let errors = t.errors;
     let scores = match (t.scores, t.failing_scores) {
         (0, _) => "–".to_string(),
         (n, 0) => n.to_string(),
@@ -387,7 +406,7 @@ fn row_line(
     };
     let findings = r.findings.map_or("…".to_string(), |n| n.to_string());
     let duration = t
-        .duration()
+        .duration
         .map_or("–".into(), |d| format_duration(d * 1000.0));
     let last = t.last.map_or("–".into(), clock);
     let conv = match (r.part, &t.conversation) {
