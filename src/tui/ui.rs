@@ -510,6 +510,9 @@ fn hint_line(app: &App, width: u16) -> Line<'static> {
             Pane::Timeline => keys.extend([("e/E", "errors"), ("F", "filter")]),
             _ => {}
         }
+        if app.store.listed() > 1 {
+            keys.push(("o", "sessions"));
+        }
         keys.extend([(":", "REPL"), ("z", "zoom"), ("q", "quit")]);
     }
     let mut v: Vec<Span<'static>> = Vec::new();
