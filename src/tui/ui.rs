@@ -711,6 +711,10 @@ pub const TUI_COMMANDS: &[(&str, &str)] = &[
         "read-all",
         "read large files followed from their tail whole, in the background",
     ),
+    (
+        "sessions",
+        "the session list (o): figures per session, Shift-letters sort, / filters, Enter opens",
+    ),
 ];
 
 /// Draws the help overlay from line `scroll` (clamped to the last page); returns the scroll
