@@ -275,6 +275,8 @@ impl SessionsPicker {
         let start = at.saturating_sub(room - 1);
         // The figures take 70 columns; the conversation column keeps about 28.
         let name_w = usize::from(w).saturating_sub(2 + 70 + 28).clamp(12, 40);
+        // What a row leaves after the marks, the name and the figures.
+        let conv_w = usize::from(w).saturating_sub(2 + 64 + name_w);
         let mut lines = vec![Line::from(Span::styled(
             format!(
                 "  {:<name_w$} {:>7} {:>6} {:>6} {:>8} {:>9} {:>8} {:>9}  conversation",
@@ -286,7 +288,7 @@ impl SessionsPicker {
             lines.push(row_line(
                 th,
                 row,
-                name_w,
+                (name_w, conv_w),
                 k == at,
                 row.session == app.session(),
             ));
@@ -386,7 +388,7 @@ fn clock(secs: f64) -> String {
 fn row_line(
     th: &crate::tui::theme::Theme,
     r: &Row,
-    name_w: usize,
+    (name_w, conv_w): (usize, usize),
     selected: bool,
     shown: bool,
 ) -> Line<'static> {
@@ -409,8 +411,21 @@ fn row_line(
         .duration
         .map_or("–".into(), |d| format_duration(d * 1000.0));
     let last = t.last.map_or("–".into(), clock);
+    // A narrow list keeps the part and as much of the conversation as fits.
     let conv = match (r.part, &t.conversation) {
-        (Some(p), Some(c)) => format!("{} · part {} of {}", sanitize(c), p.index, p.of),
+        (Some(p), Some(c)) => {
+            let full = format!("{} · part {} of {}", sanitize(c), p.index, p.of);
+            if full.chars().count() <= conv_w {
+                full
+            } else {
+                let short = format!("{}/{} {}", p.index, p.of, sanitize(c));
+                let mut cut: String = short.chars().take(conv_w.saturating_sub(1)).collect();
+                if cut.chars().count() < short.chars().count() {
+                    cut.push('…');
+                }
+                cut
+            }
+        }
         _ => String::new(),
     };
     let bad = |n: bool| if n { th.error } else { th.text };
