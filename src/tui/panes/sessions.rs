@@ -37,7 +37,7 @@ pub enum SortBy {
     Steps,
     /// Errors (failures).
     Errors,
-    /// Audit findings (sessions not audited yet last).
+    /// Audit findings (sessions not audited yet before those with none).
     Findings,
     /// Failing scores, then scores.
     Scores,
