@@ -147,3 +147,43 @@ fn view_session_with_an_unknown_name_is_an_error_listing_the_names() {
         "{err}"
     );
 }
+
+/// A coding agent's trace sent only as log records: its session takes the conversation
+/// the records name, so it links to the other parts all the same.
+#[test]
+fn a_trace_of_log_records_only_takes_their_conversation() {
+    let rec = |trace: &str, t: u64| {
+        json!({
+            "timeUnixNano": format!("{}000000000", 1_767_225_600u64 + t),
+            "traceId": trace,
+            "eventName": "agent.turn",
+            "severityNumber": 9,
+            "body": {"stringValue": "did a turn"},
+            "attributes": [{"key": "gen_ai.conversation.id", "value": {"stringValue": "chat-9"}}],
+        })
+    };
+    let doc = json!({"resourceLogs": [{
+        "resource": {"attributes": [{"key": "service.name", "value": {"stringValue": "coder"}}]},
+        "scopeLogs": [{"scope": {"name": "t"}, "logRecords": [
+            rec("000000000000000000000000000000d1", 0),
+            rec("000000000000000000000000000000d2", 5),
+        ]}]
+    }]});
+    let v1 = import::import(
+        Format::Otlp,
+        &serde_json::to_vec(&doc).unwrap(),
+        "logs.json",
+    )
+    .expect("the file imports")
+    .v1;
+    let m = Model::from_bytes("logs.json", &v1);
+    let convs: Vec<Option<String>> = m
+        .timelines()
+        .iter()
+        .map(|t| conversation_of(m.log(), t))
+        .collect();
+    assert_eq!(
+        convs,
+        [Some("chat-9".to_string()), Some("chat-9".to_string())]
+    );
+}
