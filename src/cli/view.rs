@@ -30,8 +30,9 @@ pub(crate) struct Args {
     /// Open at this step (and pause following).
     #[arg(long, value_name = "STEP")]
     at: Option<u64>,
-    /// Open on this session (as `repl --session`); a name the files do not hold is an error
-    /// listing the names (when following, the view waits for it and says so).
+    /// Open on this session (as `repl --session`). When the files are read once
+    /// (`--no-follow`, other formats) a name they do not hold is an error listing the names;
+    /// a followed file or a live source may still bring it, so the view waits and says so.
     #[arg(long, value_name = "NAME")]
     session: Option<String>,
     /// Accept live sessions: `unix:PATH` (absolute, in a private directory) or
