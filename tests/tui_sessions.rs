@@ -274,3 +274,28 @@ fn diff_tui_shows_the_events_that_differ_on_its_second_tab() {
     let screen = render_text(&mut app, 120, 30);
     assert!(screen.contains("A: a step 0 of 4 · |Σ| 0"), "{screen}");
 }
+
+#[test]
+fn a_session_asked_for_by_name_is_shown_once_it_arrives_and_a_missing_one_is_said() {
+    let mut app = app_for(&TRACE[..2]);
+    app.want_session = Some("late".into());
+    app.wanted_missing();
+    assert_eq!(shown(&app), "s1");
+    assert!(
+        app.status
+            .contains("no session named \"late\" (yet); sessions: s1"),
+        "{}",
+        app.status
+    );
+    let mut r = Reader::new("t.jsonl", ReaderConfig::default());
+    let mut items: Vec<Item> = Vec::new();
+    r.feed(
+        b"{\"kind\":\"thought\",\"session\":\"late\",\"text\":\"here\"}\n",
+        &mut items,
+    );
+    r.finish(&mut items);
+    app.store.extend(items);
+    app.on_data();
+    assert_eq!(shown(&app), "late");
+    assert_eq!(app.want_session, None);
+}
