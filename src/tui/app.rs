@@ -1983,6 +1983,10 @@ impl App {
     /// Handles a mouse event: a click focuses the pane and selects the row under it, the
     /// wheel scrolls the pane under the pointer.
     pub fn on_mouse(&mut self, m: MouseEvent) {
+        // The session list covers the panes: a click or the wheel there is not theirs.
+        if self.picker.is_some() {
+            return;
+        }
         let at = Position::new(m.column, m.row);
         let Some(&(pane, rect)) = self.areas.iter().find(|(_, r)| r.contains(at)) else {
             return;
