@@ -44,7 +44,9 @@
 //! - A key: `tui/keys.rs` (one table feeds dispatch and help), its action in `App::apply`
 //!   (`tui/app.rs`) when it is about the whole screen, else in the pane's `on_action`.
 //! - What the TUI keeps per session (cursor, follow, audit, support): `SessionView` in
-//!   `tui/app.rs`; the layouts, header and hint bar: `tui/ui.rs`.
+//!   `tui/app.rs`; the layouts, header and hint bar: `tui/ui.rs`. The session list (`o`,
+//!   `:sessions`): `tui/panes/sessions.rs`, its figures per session and which sessions are
+//!   parts of one conversation: `model/sessions.rs`.
 //! - Minimal corrections (the repairs `whatif` lists): `logic/engine/corrections.rs`.
 //! - A question across a whole run or two runs: `model/history.rs` (`history φ`),
 //!   `model/diff.rs` (`doxascope diff`), `model/whatif.rs` (`whatif`), answered for the REPL

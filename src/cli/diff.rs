@@ -14,7 +14,7 @@ use std::path::PathBuf;
 use serde_json::{Value, json};
 
 use crate::model::Model;
-use crate::model::diff::events::{Item, ItemDiff, Occurrence, field};
+use crate::model::diff::events::{Item, ItemDiff, Occurrence, field, occurrence_text, value_text};
 use crate::model::diff::{Align, EndStatus, OnlyIn, Run, RunDiff, VerdictSide, diff};
 use crate::model::recompute::RecomputeOptions;
 use crate::sanitize::sanitize;
@@ -267,31 +267,6 @@ fn item_json(i: &ItemDiff) -> Value {
         "a": occurrence_json(&i.a),
         "b": occurrence_json(&i.b),
     })
-}
-
-/// A field's value on one line: a string as is, anything else as compact JSON; cut to
-/// `MAX_VALUE` characters and sanitized.
-fn value_text(v: Option<&Value>) -> String {
-    const MAX_VALUE: usize = 160;
-    let s = match v {
-        None => return "absent".to_string(),
-        Some(Value::String(s)) => format!("{s:?}"),
-        Some(v) => v.to_string(),
-    };
-    let mut cut: String = s.chars().take(MAX_VALUE).collect();
-    if cut.len() < s.len() {
-        cut.push('…');
-    }
-    sanitize(&cut)
-}
-
-/// `#2 get_current_time at step 4`, or `absent`.
-fn occurrence_text(o: &Option<Occurrence>) -> String {
-    match o {
-        None => "absent".to_string(),
-        Some(o) if o.key.is_empty() => format!("#{} at step {}", o.index + 1, o.step),
-        Some(o) => format!("#{} {} at step {}", o.index + 1, sanitize(&o.key), o.step),
-    }
 }
 
 /// Per kind: how many differ, and the first with both sides, field by field.

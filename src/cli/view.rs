@@ -30,6 +30,11 @@ pub(crate) struct Args {
     /// Open at this step (and pause following).
     #[arg(long, value_name = "STEP")]
     at: Option<u64>,
+    /// Open on this session (as `repl --session`). When the files are read once
+    /// (`--no-follow`, other formats) a name they do not hold is an error listing the names;
+    /// a followed file or a live source may still bring it, so the view waits and says so.
+    #[arg(long, value_name = "NAME")]
+    session: Option<String>,
     /// Accept live sessions: `unix:PATH` (absolute, in a private directory) or
     /// `tcp:127.0.0.1:PORT` for v1 lines; `otlp:127.0.0.1:4318` (or `otlp:PORT`) for an
     /// OpenTelemetry OTLP/HTTP receiver (POST /v1/traces and /v1/logs, protobuf or JSON, gzip).
@@ -51,6 +56,7 @@ impl Args {
             && !self.no_follow
             && !self.no_follow_symlinks
             && self.at.is_none()
+            && self.session.is_none()
             && self.listen.is_none()
             && self.theme.is_none()
             && self.format.is_none()
@@ -134,6 +140,12 @@ pub(crate) fn run(args: Args) -> i32 {
             return EXIT_USAGE;
         }
     };
+    if let Some(name) = &args.session
+        && let Err(msg) = check_session(&args, &imported, name)
+    {
+        eprintln!("doxascope: {msg}");
+        return EXIT_USAGE;
+    }
     super::config_warnings_to_stderr();
     match crate::tui::run(options(args, imported)) {
         Ok(()) => EXIT_OK,
@@ -152,6 +164,7 @@ fn options(args: Args, imported: Vec<crate::tui::ImportedSource>) -> crate::tui:
         files: args.files,
         follow: !args.no_follow,
         at: args.at,
+        session: args.session,
         theme: args.theme,
         listen: args.listen,
         no_follow_symlinks: args.no_follow_symlinks,
@@ -159,6 +172,49 @@ fn options(args: Args, imported: Vec<crate::tui::ImportedSource>) -> crate::tui:
         diff: None,
         imported,
     }
+}
+
+/// `--session NAME` when everything is read once (`--no-follow`, or only files of other
+/// formats, which are never followed) and nothing comes live: the name must be among the
+/// sessions of the files. A followed file or a live source may still bring it, so then the
+/// view waits for it (and says which sessions there are).
+fn check_session(
+    args: &Args,
+    imported: &[crate::tui::ImportedSource],
+    name: &str,
+) -> Result<(), String> {
+    let once = !args.files.is_empty()
+        && args.listen.is_none()
+        && !args.files.iter().any(|p| p.as_os_str() == "-")
+        && (args.no_follow
+            || args
+                .files
+                .iter()
+                .all(|p| imported.iter().any(|i| i.path == *p)));
+    if !once {
+        return Ok(());
+    }
+    let mut names: Vec<String> = Vec::new();
+    for p in &args.files {
+        let m = match imported.iter().find(|i| i.path == *p) {
+            Some(i) => crate::model::Model::from_bytes(&p.display().to_string(), &i.v1),
+            None => crate::model::Model::load_as(std::slice::from_ref(p), args.format)
+                .map_err(|e| e.to_string())?,
+        };
+        if m.timeline(name).is_some() {
+            return Ok(());
+        }
+        names.extend(m.sessions().iter().map(|s| crate::sanitize::sanitize(s)));
+    }
+    Err(format!(
+        "no session named {:?}; sessions: {}",
+        crate::sanitize::sanitize(name),
+        if names.is_empty() {
+            "none (the files hold no events)".to_string()
+        } else {
+            names.join(", ")
+        }
+    ))
 }
 
 /// The files of other formats among `files`, imported now, before the terminal is taken
@@ -317,6 +373,7 @@ mod tests {
             no_follow: false,
             no_follow_symlinks: false,
             at: None,
+            session: None,
             listen: None,
             theme: None,
             format: None,

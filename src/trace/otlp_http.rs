@@ -1282,6 +1282,7 @@ fn ingest_logs(
         let mut out = Vec::with_capacity(group.len() + 1);
         let info = SessionInfo {
             service,
+            conversation: otlp::logs::conversation(&group),
             ..SessionInfo::default()
         };
         t.map.start(&info, &mut out);

@@ -395,6 +395,12 @@ pub struct App {
     pub diff: Option<super::panes::diff::DiffView>,
     /// A diff to show once the runs are read.
     pub diff_request: Option<DiffRequest>,
+    /// The session list, while open (`o`, `:sessions`).
+    pub picker: Option<super::panes::sessions::SessionsPicker>,
+    /// The session shown before the shown one (`-` goes back to it).
+    last_session: Option<usize>,
+    /// The session asked for by name (`view --session NAME`), until it is read.
+    pub want_session: Option<String>,
 }
 
 /// Sessions up to this many events are audited automatically once loaded and as they grow;
@@ -475,6 +481,9 @@ impl App {
             marks: None,
             diff: None,
             diff_request: None,
+            picker: None,
+            last_session: None,
+            want_session: None,
         };
         app.on_data();
         app
@@ -493,6 +502,7 @@ impl App {
             let left = self.view_mut();
             left.hand = None;
             left.hand_pending = false;
+            self.last_session = Some(self.session);
         }
         self.session = i;
         if self.views.len() <= i {
@@ -620,6 +630,7 @@ impl App {
         }
         self.known_sessions = n;
         self.show_opened();
+        self.show_wanted();
         if self.view().follow {
             let n = self.sess().map_or(0, |s| s.rows());
             self.view_mut().cursor = n.saturating_sub(1);
@@ -907,6 +918,9 @@ impl App {
         if self.marks.is_some() {
             return self.on_marks_key(key);
         }
+        if self.picker.is_some() && !self.help {
+            return self.on_picker_key(key);
+        }
         if self.help && self.popup.is_none() && self.scroll_help(&key) {
             return Vec::new();
         }
@@ -987,6 +1001,132 @@ impl App {
         Vec::new()
     }
 
+    /// Shows session `i` and says which it is; audits it when it is small enough.
+    fn switch_to(&mut self, i: usize) -> Vec<Effect> {
+        self.show_session(i);
+        let listed = self.store.listed();
+        let nth = self.store.sessions[..i.min(self.store.sessions.len())]
+            .iter()
+            .filter(|s| !s.retired)
+            .count()
+            + 1;
+        let name = self.sess().map(|s| s.name.clone()).unwrap_or_default();
+        self.status = format!("session {nth} of {listed}: {name}");
+        if let Some(p) = self.conversation_part() {
+            self.status.push_str(&format!(
+                " (part {} of {} of its conversation)",
+                p.index, p.of
+            ));
+        }
+        self.on_data();
+        self.auto_recompute()
+    }
+
+    /// Each session's conversation (`None` for aged-out live sessions), in store order.
+    fn conversation_ids(&self) -> Vec<Option<String>> {
+        self.store
+            .sessions
+            .iter()
+            .map(|s| {
+                if s.retired {
+                    return None;
+                }
+                crate::model::sessions::conversation_of(&self.store.log, &s.tl)
+            })
+            .collect()
+    }
+
+    /// The shown session's conversation and its place in it, when it is linked to other
+    /// sessions (the header's "conversation X, part i of n").
+    pub fn conversation(&self) -> Option<(String, crate::model::sessions::Part)> {
+        // Most sessions name no conversation: the others are read only when this one does.
+        let s = self.sess()?;
+        crate::model::sessions::conversation_of(&self.store.log, &s.tl)?;
+        let ids = self.conversation_ids();
+        let refs: Vec<Option<&str>> = ids.iter().map(Option::as_deref).collect();
+        let part = crate::model::sessions::parts(&refs)
+            .get(self.session)
+            .copied()
+            .flatten()?;
+        Some((ids[self.session].clone()?, part))
+    }
+
+    fn conversation_part(&self) -> Option<crate::model::sessions::Part> {
+        self.conversation().map(|c| c.1)
+    }
+
+    /// `c`: the next part of the shown session's conversation.
+    fn next_part(&mut self) -> Vec<Effect> {
+        let ids = self.conversation_ids();
+        let refs: Vec<Option<&str>> = ids.iter().map(Option::as_deref).collect();
+        match crate::model::sessions::next_part(&refs, self.session) {
+            Some(i) => self.switch_to(i),
+            None => {
+                self.status = "this session is not linked to another (no other session \
+                               shares its conversation id)"
+                    .into();
+                Vec::new()
+            }
+        }
+    }
+
+    /// A key while the session list is open.
+    fn on_picker_key(&mut self, key: KeyEvent) -> Vec<Effect> {
+        use super::panes::sessions::Outcome;
+        let Some(mut p) = self.picker.take() else {
+            return Vec::new();
+        };
+        let rows = p.rows(self);
+        match p.on_key(&key, &rows) {
+            Outcome::Stay => self.picker = Some(p),
+            Outcome::Close => {}
+            Outcome::Open(i) => {
+                let mut fx = self.switch_to(i);
+                fx.extend(self.hand_refresh());
+                return fx;
+            }
+        }
+        Vec::new()
+    }
+
+    /// Moves to the session `view --session NAME` asked for, once it is read.
+    fn show_wanted(&mut self) {
+        let Some(name) = self.want_session.as_deref() else {
+            return;
+        };
+        if let Some(i) = self.store.sessions.iter().position(|s| *s.name == *name) {
+            self.want_session = None;
+            self.show_session(i);
+            self.status = format!("session {}", self.store.sessions[i].name);
+        }
+    }
+
+    /// Everything of the files is read: a session asked for by name that is not among them
+    /// is said, with the names there are (a followed file or a live source may still bring
+    /// it: the view moves to it then).
+    pub fn wanted_missing(&mut self) {
+        self.show_wanted();
+        let Some(name) = self.want_session.as_deref() else {
+            return;
+        };
+        let names: Vec<String> = self
+            .store
+            .sessions
+            .iter()
+            .filter(|s| !s.retired)
+            .map(|s| crate::sanitize::sanitize(&s.name))
+            .collect();
+        self.status = format!(
+            "no session named {:?} (yet); sessions: {}",
+            crate::sanitize::sanitize(name),
+            if names.is_empty() {
+                "none".to_string()
+            } else {
+                names.join(", ")
+            }
+        );
+    }
+
     /// Builds the side-by-side diff asked for on the command line once both runs are read
     /// (and again when they grew); called by the event loop between frames.
     pub fn maybe_build_diff(&mut self) {
@@ -1026,8 +1166,12 @@ impl App {
             return;
         };
         let at = self.diff.as_ref().map_or(0, |d| d.at);
+        let kept = self.diff.as_ref().map(|d| (d.tab, d.events_scroll));
         if let Some(mut d) = super::panes::diff::DiffView::build(&self.store, a, b, req.how) {
             d.at = at.min(d.alignment.pairs.len().saturating_sub(1));
+            if let Some((tab, scroll)) = kept {
+                (d.tab, d.events_scroll) = (tab, scroll);
+            }
             self.status = match &d.alignment.divergence {
                 Some(v) => format!(
                     "diff: {} aligned pairs; Σ first diverges at step {} / step {} (e)",
@@ -1040,6 +1184,10 @@ impl App {
                     d.alignment.pairs.len()
                 ),
             };
+            self.status.push_str(&format!(
+                "; {} other item(s) differ (Tab shows them)",
+                d.items.len()
+            ));
             self.diff = Some(d);
             self.dirty = true;
         }
@@ -1300,19 +1448,24 @@ impl App {
                     }
                     next = (next + by) % k;
                 }
-                self.show_session(next);
-                let nth = self.store.sessions[..next]
-                    .iter()
-                    .filter(|s| !s.retired)
-                    .count()
-                    + 1;
-                self.status = format!(
-                    "session {nth} of {listed}: {}",
-                    self.store.sessions[next].name
-                );
-                self.on_data();
-                return self.auto_recompute();
+                return self.switch_to(next);
             }
+            Action::Sessions => {
+                self.picker = Some(super::panes::sessions::SessionsPicker::new(self.session));
+            }
+            Action::LastSession => {
+                return match self
+                    .last_session
+                    .filter(|&i| self.store.sessions.get(i).is_some_and(|s| !s.retired))
+                {
+                    Some(i) => self.switch_to(i),
+                    None => {
+                        self.status = "no session shown before this one".into();
+                        Vec::new()
+                    }
+                };
+            }
+            Action::NextPart => return self.next_part(),
             Action::Mouse => {
                 self.mouse = !self.mouse;
                 self.status = if self.mouse {
@@ -1472,6 +1625,11 @@ impl App {
                     let height = self.page.max(10);
                     let (title, lines) = super::waterfall::lines(&rows, self.step(), height);
                     self.popup = Some((title, lines));
+                    self.mode = Mode::Normal;
+                    return Vec::new();
+                }
+                if line == "sessions" {
+                    self.picker = Some(super::panes::sessions::SessionsPicker::new(self.session));
                     self.mode = Mode::Normal;
                     return Vec::new();
                 }
@@ -1825,6 +1983,10 @@ impl App {
     /// Handles a mouse event: a click focuses the pane and selects the row under it, the
     /// wheel scrolls the pane under the pointer.
     pub fn on_mouse(&mut self, m: MouseEvent) {
+        // The session list covers the panes: a click or the wheel there is not theirs.
+        if self.picker.is_some() {
+            return;
+        }
         let at = Position::new(m.column, m.row);
         let Some(&(pane, rect)) = self.areas.iter().find(|(_, r)| r.contains(at)) else {
             return;

@@ -64,6 +64,12 @@ pub enum Action {
     NextSession,
     /// Previous session.
     PrevSession,
+    /// The session list (`:sessions`): every session with its figures, to open one.
+    Sessions,
+    /// The session shown before this one (`cd -`).
+    LastSession,
+    /// The next part of the shown session's conversation.
+    NextPart,
     /// Toggle mouse capture.
     Mouse,
     /// Show or hide the timeline's time columns (time since the start, duration).
@@ -310,6 +316,24 @@ pub const BINDINGS: &[Binding] = &[
         help: "previous session",
     },
     Binding {
+        keys: &[(KeyCode::Char('o'), N)],
+        label: "o",
+        action: Action::Sessions,
+        help: "the session list (:sessions): figures per session, sort, / filters, Enter opens",
+    },
+    Binding {
+        keys: &[(KeyCode::Backspace, N), (KeyCode::Char('-'), N)],
+        label: "- Bksp",
+        action: Action::LastSession,
+        help: "the session shown before this one (like cd -; Backspace in the demo)",
+    },
+    Binding {
+        keys: &[(KeyCode::Char('c'), N)],
+        label: "c",
+        action: Action::NextPart,
+        help: "the next part of the shown session's conversation (linked sessions)",
+    },
+    Binding {
         keys: &[(KeyCode::Char('m'), N)],
         label: "m",
         action: Action::Mouse,
@@ -364,15 +388,25 @@ pub fn lookup(key: &KeyEvent) -> Option<Action> {
     lookup_in(key, false)
 }
 
-/// The action bound to a key in normal mode; the demo's keys count only when `demo` is set.
+/// The action bound to a key in normal mode; the demo's keys count only when `demo` is set,
+/// and then before another meaning of the same key (`-`: slower in the demo, the last
+/// session outside it).
 pub fn lookup_in(key: &KeyEvent, demo: bool) -> Option<Action> {
     // Ctrl-Z and Ctrl-C are matched on CONTROL alone; other keys ignore SHIFT noise that some
     // terminals add to symbols.
     let mods = key.modifiers & (KeyModifiers::CONTROL | KeyModifiers::SHIFT | KeyModifiers::ALT);
-    BINDINGS
+    let bound = |b: &&Binding| b.keys.iter().any(|&(c, m)| c == key.code && m == mods);
+    let demo_first = BINDINGS
         .iter()
-        .filter(|b| demo || !b.action.demo_only())
-        .find(|b| b.keys.iter().any(|&(c, m)| c == key.code && m == mods))
+        .filter(|b| demo && b.action.demo_only())
+        .find(bound);
+    demo_first
+        .or_else(|| {
+            BINDINGS
+                .iter()
+                .filter(|b| !b.action.demo_only())
+                .find(bound)
+        })
         .map(|b| b.action)
 }
 
@@ -385,11 +419,28 @@ mod tests {
         let mut seen = std::collections::HashSet::new();
         for b in BINDINGS {
             for &(c, m) in b.keys {
-                assert!(seen.insert((c, m)), "{:?} bound twice", (c, m));
-                assert_eq!(lookup_in(&KeyEvent::new(c, m), true), Some(b.action));
+                // A key may have one meaning in the demo and another outside it.
+                assert!(
+                    seen.insert((c, m, b.action.demo_only())),
+                    "{:?} bound twice",
+                    (c, m)
+                );
+                let in_demo = lookup_in(&KeyEvent::new(c, m), true);
+                let demo_twin = BINDINGS.iter().any(|o| {
+                    o.action.demo_only() && o.keys.contains(&(c, m)) && o.action != b.action
+                });
+                if demo_twin {
+                    assert_ne!(in_demo, Some(b.action), "the demo's meaning of {c:?} wins");
+                } else {
+                    assert_eq!(in_demo, Some(b.action));
+                }
                 let outside = lookup(&KeyEvent::new(c, m));
                 if b.action.demo_only() {
-                    assert_eq!(outside, None, "{:?} is bound outside the demo", (c, m));
+                    assert!(
+                        outside.is_none_or(|a| !a.demo_only()),
+                        "{:?} is bound outside the demo",
+                        (c, m)
+                    );
                 } else {
                     assert_eq!(outside, Some(b.action));
                 }

@@ -102,6 +102,8 @@ pub struct Options {
     pub follow: bool,
     /// Open at this step instead of following the newest.
     pub at: Option<u64>,
+    /// Open on the session of this name (`--session`), once it is read.
+    pub session: Option<String>,
     /// Palette name (`--theme`), over the config file.
     pub theme: Option<String>,
     /// Accept live sessions here (`--listen`).
@@ -694,6 +696,7 @@ pub fn run(opts: Options) -> Result<(), TuiError> {
     }
     app.demo = opts.demo.as_ref().map(demo_player);
     app.diff_request = opts.diff.clone();
+    app.want_session = opts.session.clone();
     if let Some(at) = opts.at {
         let v = app.view_mut();
         v.follow = false;
@@ -931,6 +934,7 @@ async fn event_loop(
                             app.reading_rest = false;
                             loading = false;
                             app.loading = None;
+                            app.wanted_missing();
                             effects.extend(app.auto_recompute());
                             seen_version = app.store.version;
                             // With followers or live sessions the data is still coming;

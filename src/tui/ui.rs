@@ -29,6 +29,10 @@ const MIN_H: u16 = 6;
 pub fn draw(f: &mut Frame, app: &mut App) {
     app.keep_message();
     draw_screen(f, app);
+    // The session list counts a big file over several frames.
+    if app.picker.as_ref().is_some_and(|p| p.counting().is_some()) {
+        app.dirty = true;
+    }
     // Calls for Σ rows between frames (keys) get their own small budget again.
     app.set_scan_window(None);
 }
@@ -93,6 +97,9 @@ fn draw_screen(f: &mut Frame, app: &mut App) {
     }
     if let Some(m) = &app.marks {
         marks(f, &app.theme, m, area);
+    }
+    if let Some(p) = &app.picker {
+        p.draw(f, app, area);
     }
     if app.help {
         let (scroll, page) = help(f, &app.theme, area, app.demo.is_some(), app.help_scroll);
@@ -289,6 +296,19 @@ fn header(f: &mut Frame, app: &App, area: Rect) {
             let mut short = spans(&cut(&s.name, 16), t.text, t.marker);
             short.push(Span::styled(count, t.dim));
             parts.push(HeaderPart::new(5, full).or_short(short));
+            if let Some((conv, part)) = app.conversation() {
+                let mut full = vec![Span::styled("conversation ", t.dim)];
+                full.extend(spans(&cut(&conv, 24), t.accent, t.marker));
+                full.push(Span::styled(
+                    format!(", part {} of {} (c next)", part.index, part.of),
+                    t.dim,
+                ));
+                let short = vec![Span::styled(
+                    format!("part {}/{}", part.index, part.of),
+                    t.accent,
+                )];
+                parts.push(HeaderPart::new(6, full).or_short(short));
+            }
             parts.push(
                 HeaderPart::new(
                     10,
@@ -490,6 +510,9 @@ fn hint_line(app: &App, width: u16) -> Line<'static> {
             Pane::Timeline => keys.extend([("e/E", "errors"), ("F", "filter")]),
             _ => {}
         }
+        if app.store.listed() > 1 {
+            keys.push(("o", "sessions"));
+        }
         keys.extend([(":", "REPL"), ("z", "zoom"), ("q", "quit")]);
     }
     let mut v: Vec<Span<'static>> = Vec::new();
@@ -521,7 +544,7 @@ fn hint_line(app: &App, width: u16) -> Line<'static> {
     Line::from(v)
 }
 
-fn centered(area: Rect, w: u16, h: u16) -> Rect {
+pub(crate) fn centered(area: Rect, w: u16, h: u16) -> Rect {
     let w = w.min(area.width);
     let h = h.min(area.height);
     Rect {
@@ -687,6 +710,10 @@ pub const TUI_COMMANDS: &[(&str, &str)] = &[
     (
         "read-all",
         "read large files followed from their tail whole, in the background",
+    ),
+    (
+        "sessions",
+        "the session list (o): figures per session, Shift-letters sort, / filters, Enter opens",
     ),
 ];
 

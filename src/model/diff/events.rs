@@ -14,6 +14,7 @@ use serde_json::{Value, json};
 
 use super::{Run, lcs};
 use crate::model::failure::{What, failure_of};
+use crate::sanitize::sanitize;
 use crate::trace::Event;
 use crate::trace::event::Body;
 
@@ -304,6 +305,31 @@ pub fn diff_items(a: Run<'_>, b: Run<'_>) -> (Vec<ItemDiff>, Counts) {
         out.extend(diff_kind(item, xs, ys));
     }
     (out, counts)
+}
+
+/// A field's value on one line: a string as is, anything else as compact JSON; cut to
+/// `MAX_VALUE` characters and sanitized.
+pub fn value_text(v: Option<&Value>) -> String {
+    const MAX_VALUE: usize = 160;
+    let s = match v {
+        None => return "absent".to_string(),
+        Some(Value::String(s)) => format!("{s:?}"),
+        Some(v) => v.to_string(),
+    };
+    let mut cut: String = s.chars().take(MAX_VALUE).collect();
+    if cut.len() < s.len() {
+        cut.push('…');
+    }
+    sanitize(&cut)
+}
+
+/// `#2 get_current_time at step 4`, or `absent`.
+pub fn occurrence_text(o: &Option<Occurrence>) -> String {
+    match o {
+        None => "absent".to_string(),
+        Some(o) if o.key.is_empty() => format!("#{} at step {}", o.index + 1, o.step),
+        Some(o) => format!("#{} {} at step {}", o.index + 1, sanitize(&o.key), o.step),
+    }
 }
 
 #[cfg(test)]

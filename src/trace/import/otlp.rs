@@ -655,6 +655,9 @@ fn map_trace(
     if info.service.is_none() {
         info.service = log_service(logs);
     }
+    if info.conversation.is_none() {
+        info.conversation = logs::conversation(logs);
+    }
     let sname = match key {
         Some(t) => {
             let n = session_name(info.service.as_deref(), t, false);

@@ -7,6 +7,11 @@
 //! Nothing here runs the solver: the alignment and the comparison read the two timelines
 //! (what differs in verdicts and final statuses is `doxascope diff`'s headless answer). The
 //! alignment is computed once both runs are read, and again only when they grow.
+//!
+//! Tab shows the other tab: everything else the runs did, as `doxascope diff` compares it
+//! ([`crate::model::diff::events`]): per kind (tool calls, model calls, thoughts, answers,
+//! scores, errors) how many each run has and every aligned item that differs, field by
+//! field, scrolled with ↑↓ PgUp PgDn.
 
 use std::cell::RefCell;
 
@@ -15,6 +20,9 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph};
 
+use crate::model::diff::events::{
+    Counts, Item, ItemDiff, diff_items, field, occurrence_text, value_text,
+};
 use crate::model::diff::{Align, Alignment, Run, align, sigma_keys};
 use crate::sanitize::sanitize;
 use crate::tui::app::App;
@@ -31,12 +39,42 @@ struct Row {
     only: bool,
 }
 
+/// What a line of the events tab is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EventLine {
+    /// A kind with items that differ.
+    Kind,
+    /// A kind the runs agree on.
+    Same,
+    /// An item that differs: where it is in each run.
+    Item,
+    /// A field of it that differs.
+    Field,
+}
+
 /// Both sides' rows at one pair (its index).
 type PairRows = (usize, Vec<Row>, Vec<Row>);
+
+/// Which comparison the diff shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DiffTab {
+    /// Σ side by side at a pair of aligned steps.
+    Sigma,
+    /// The tool calls, model calls, answers, scores and errors that differ.
+    Events,
+}
 
 /// What the side-by-side mode shows and where it is.
 #[derive(Debug)]
 pub struct DiffView {
+    /// The tab shown.
+    pub tab: DiffTab,
+    /// The items that differ, kind by kind ([`diff_items`]).
+    pub items: Vec<ItemDiff>,
+    /// How many items of each kind each run has.
+    pub counts: Counts,
+    /// The first line of the events tab shown.
+    pub events_scroll: usize,
     /// The first run's session (index into the store's sessions).
     pub a: usize,
     /// The second run's.
@@ -59,7 +97,7 @@ impl DiffView {
     /// Aligns sessions `a` and `b` of the store.
     pub fn build(store: &Store, a: usize, b: usize, how: Align) -> Option<DiffView> {
         let (sa, sb) = (store.sessions.get(a)?, store.sessions.get(b)?);
-        let alignment = align(
+        let (ra, rb) = (
             Run {
                 log: &store.log,
                 tl: &sa.tl,
@@ -68,9 +106,14 @@ impl DiffView {
                 log: &store.log,
                 tl: &sb.tl,
             },
-            how,
         );
+        let alignment = align(ra, rb, how);
+        let (items, counts) = diff_items(ra, rb);
         Some(DiffView {
+            tab: DiffTab::Sigma,
+            items,
+            counts,
+            events_scroll: 0,
             a,
             b,
             how,
@@ -93,8 +136,90 @@ impl DiffView {
         self.alignment.pairs.iter().position(|&p| p == (d.a, d.b))
     }
 
+    /// The events tab's lines: per kind, the counts and every item that differs with its
+    /// differing fields (raw text is sanitized here).
+    pub fn event_lines(&self) -> Vec<(EventLine, String)> {
+        let mut out = Vec::new();
+        for item in Item::ALL {
+            let (x, y) = self
+                .counts
+                .iter()
+                .find(|c| c.0 == item)
+                .map_or((0, 0), |c| (c.1, c.2));
+            let of_kind: Vec<&ItemDiff> = self.items.iter().filter(|i| i.item == item).collect();
+            let verdict = match of_kind.len() {
+                0 => "the same".to_string(),
+                n => format!("{n} differ"),
+            };
+            out.push((
+                if of_kind.is_empty() {
+                    EventLine::Same
+                } else {
+                    EventLine::Kind
+                },
+                format!("{}s: A has {x}, B has {y}; {verdict}", item.noun()),
+            ));
+            for d in of_kind {
+                out.push((
+                    EventLine::Item,
+                    format!(
+                        "  A {} · B {}",
+                        occurrence_text(&d.a),
+                        occurrence_text(&d.b)
+                    ),
+                ));
+                for f in &d.fields {
+                    out.push((
+                        EventLine::Field,
+                        format!(
+                            "    {f}: A: {} · B: {}",
+                            value_text(d.a.as_ref().and_then(|o| field(o, f))),
+                            value_text(d.b.as_ref().and_then(|o| field(o, f)))
+                        ),
+                    ));
+                }
+            }
+        }
+        out
+    }
+
+    /// A key in the events tab.
+    fn on_events_action(&mut self, a: Action, page: usize) -> String {
+        let last = self.event_lines().len().saturating_sub(1);
+        let s = &mut self.events_scroll;
+        match a {
+            Action::Up => *s = s.saturating_sub(1),
+            Action::Down => *s = (*s + 1).min(last),
+            Action::PageUp => *s = s.saturating_sub(page),
+            Action::PageDown => *s = (*s + page).min(last),
+            Action::First => *s = 0,
+            Action::Last => *s = last,
+            _ => {
+                return "diff events: ↑↓ PgUp PgDn g G scroll, Tab back to Σ, Esc back to the panes"
+                    .into();
+            }
+        }
+        format!("diff events: line {} of {}", *s + 1, last + 1)
+    }
+
     /// A key in diff mode; returns the message for the status line.
     pub fn on_action(&mut self, a: Action, page: usize) -> String {
+        if matches!(a, Action::NextPane | Action::PrevPane) {
+            self.tab = match self.tab {
+                DiffTab::Sigma => DiffTab::Events,
+                DiffTab::Events => DiffTab::Sigma,
+            };
+            return match self.tab {
+                DiffTab::Events => format!(
+                    "diff events: {} item(s) differ (Tab back to Σ)",
+                    self.items.len()
+                ),
+                DiffTab::Sigma => "diff Σ (Tab: the events)".into(),
+            };
+        }
+        if self.tab == DiffTab::Events {
+            return self.on_events_action(a, page);
+        }
         let last = self.alignment.pairs.len().saturating_sub(1);
         let before = self.at;
         match a {
@@ -112,7 +237,7 @@ impl DiffView {
             Action::PageDown => self.scroll += page,
             _ => {
                 return "diff mode: ] [ move both runs, g G first and last pair, e the first \
-                        divergence, ↑↓ scroll, Esc back to the panes"
+                        divergence, ↑↓ scroll, Tab the events, Esc back to the panes"
                     .into();
             }
         }
@@ -180,8 +305,63 @@ impl DiffView {
         (ra, rb)
     }
 
-    /// Draws both sides and the line that says where they are.
+    /// Draws the events tab: the comparison of everything but Σ, scrolled.
+    fn draw_events(&self, f: &mut Frame, app: &App, area: Rect) {
+        let th = &app.theme;
+        let name = |i: usize| {
+            app.store
+                .sessions
+                .get(i)
+                .map(|s| sanitize(&s.name))
+                .unwrap_or_default()
+        };
+        let lines = self.event_lines();
+        let title = Line::from(vec![
+            Span::styled(" events: ", th.title),
+            Span::styled(
+                format!(
+                    "A {} · B {} · {} item(s) differ ",
+                    name(self.a),
+                    name(self.b),
+                    self.items.len()
+                ),
+                th.dim,
+            ),
+        ]);
+        let block = Block::default()
+            .borders(Borders::ALL)
+            .border_style(th.border)
+            .title(title)
+            .title_bottom(Span::styled(
+                " ↑↓ PgUp PgDn g G scroll · Tab Σ side by side · Esc back to the panes ",
+                th.dim,
+            ));
+        let inner = block.inner(area);
+        f.render_widget(block, area);
+        let shown: Vec<Line> = lines
+            .iter()
+            .skip(self.events_scroll.min(lines.len().saturating_sub(1)))
+            .take(usize::from(inner.height))
+            .map(|(kind, text)| {
+                let st = match kind {
+                    EventLine::Kind => th.warn,
+                    EventLine::Same => th.ok,
+                    EventLine::Item => th.title,
+                    EventLine::Field => th.text,
+                };
+                // Already sanitized; `spans` keeps it on one line.
+                Line::from(spans(text, st, th.marker))
+            })
+            .collect();
+        f.render_widget(Paragraph::new(shown), inner);
+    }
+
+    /// Draws the tab shown: Σ side by side and the line that says where they are, or the
+    /// events.
     pub fn draw(&self, f: &mut Frame, app: &App, area: Rect) {
+        if self.tab == DiffTab::Events {
+            return self.draw_events(f, app, area);
+        }
         let th = &app.theme;
         let [sides, info] =
             Layout::vertical([Constraint::Min(3), Constraint::Length(3)]).areas(area);
@@ -261,7 +441,7 @@ impl DiffView {
                 Span::styled(format!("· {div}"), th.dim),
             ]),
             Line::from(Span::styled(
-                " ] [ move both runs · g G first and last pair · e first divergence · ↑↓ scroll · Esc back to the panes",
+                " ] [ move both runs · g G first and last pair · e first divergence · ↑↓ scroll · Tab the events · Esc back to the panes",
                 th.dim,
             )),
         ];

@@ -26,6 +26,7 @@ pub mod diff;
 pub mod plan;
 pub mod repl;
 pub mod retract;
+pub mod sessions;
 pub mod sigma;
 pub mod timeline;
 pub mod verify;

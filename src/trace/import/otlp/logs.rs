@@ -36,6 +36,16 @@ pub(crate) struct LogRec {
     pub resource: Arc<Resource>,
 }
 
+/// The conversation the records name (`gen_ai.conversation.id`, else `session.id`): what
+/// links their session to the other sessions of the conversation when no span names it.
+pub(crate) fn conversation(recs: &[LogRec]) -> Option<String> {
+    recs.iter().find_map(|r| {
+        r.str_attr("gen_ai.conversation.id")
+            .or_else(|| r.str_attr("session.id"))
+            .map(str::to_string)
+    })
+}
+
 impl LogRec {
     /// A string attribute.
     pub(crate) fn str_attr(&self, key: &str) -> Option<&str> {
