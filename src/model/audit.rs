@@ -51,6 +51,7 @@ mod loops;
 mod probe;
 mod render;
 mod runtime;
+mod scored;
 
 use crate::trace::event::body_of;
 use std::collections::BTreeMap;
@@ -265,6 +266,10 @@ codes! {
     /// A `log` at level error that no failed call or run above already reports.
     ErrorLogged = "error-logged", Warning,
         "error was logged", "errors were logged";
+    /// A score that says the scored work failed (`passed: false`, Inspect's `I`/`N`, a
+    /// `false` value, a `fail`/`incorrect` label: `model/scores.rs`), on what it scores.
+    ScoreFailed = "score-failed", Error,
+        "score says the work failed", "scores say the work failed";
     /// A verdict doxascope cannot check independently (tier 2 and 3, solver timeouts).
     NotCheckable = "not-checkable", Info,
         "verdict is not independently checkable", "verdicts are not independently checkable";
@@ -690,6 +695,7 @@ fn audit_session(
     loops::check(&mut cx);
     lookalike::check(&mut cx);
     runtime::check(&mut cx);
+    scored::check(&mut cx);
     let mut findings = cx.findings;
     findings.sort_by_key(|a| (a.step, a.code, a.seq));
     Some(SessionAudit {
@@ -708,6 +714,18 @@ fn audit_session(
             events: tl.len(),
         },
     })
+}
+
+/// The code and message of the finding a failure becomes ([`crate::model::failure`]), the
+/// same the audit gives it: what the TUI shows for a failure before its audit has run.
+pub fn failure_finding(f: &crate::model::failure::Failure) -> (Code, String) {
+    runtime::describe(f)
+}
+
+/// The step and message of the `score-failed` finding a failed score becomes, the same the
+/// audit gives it: what the TUI shows for it before its audit has run.
+pub fn score_finding(tl: &Timeline, s: &crate::model::scores::Scored) -> (u32, String) {
+    (scored::place(tl, s).0, scored::message(s))
 }
 
 /// Audits every session of a model (running [`Model::recompute`] for each).

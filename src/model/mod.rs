@@ -38,6 +38,7 @@ pub mod keylife;
 pub mod recheck;
 pub mod recompute;
 pub mod report;
+pub mod scores;
 pub mod spans;
 pub mod timeline;
 pub mod usage;

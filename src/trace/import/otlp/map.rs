@@ -213,6 +213,17 @@ impl Obj {
         if let Some(p) = sp.parent {
             self.hex("x_parent", p.into(), 16);
         }
+        self.source_place(sp);
+    }
+
+    /// `x_from`: the span's line in the source file and its id (`line 3, span 00f0…`), so the
+    /// detail pane names the file's line, not the converted stream's. Only for a file (a live
+    /// request has no place to go back to), and only with a span id: a failure's links use
+    /// `x_from`, and spans of one line without ids would look like one.
+    fn source_place(&mut self, sp: &Span<'_>) {
+        if let (true, Some(id)) = (sp.location.starts_with("line "), sp.id) {
+            self.str("x_from", &format!("{}, span {id:016x}", sp.location));
+        }
     }
 
     fn finish(mut self, ts: Option<i128>, ord: u64) -> Out {
