@@ -98,6 +98,15 @@ fn sdk_evaluations_in_a_file_score_the_spans_they_evaluate() {
     let imported = import::import(Format::Otlp, &bytes, "eval.jsonl").expect("import");
     let model = Model::from_bytes("eval.jsonl", &imported.v1);
     assert_scored(&model);
+    // The audit's finding names the file's line the tool span was read from (the spans are
+    // the file's first line), not a line of the converted stream.
+    let rep = audit(&model, &AuditOptions::default());
+    let failed = rep
+        .findings
+        .iter()
+        .find(|f| f.code.to_string() == "score-failed")
+        .unwrap();
+    assert_eq!(failed.location.as_ref().map(|l| l.line), Some(1));
     // The log record's score names the tool span as its target.
     let v1 = String::from_utf8_lossy(&imported.v1);
     assert!(v1.contains(&format!("\"target\":\"{tool_span}\"")), "{v1}");

@@ -197,6 +197,11 @@ fn inspects_incorrect_is_a_finding_on_its_answer_and_correct_is_not() {
                 .load(tl.event_pos_at(step).unwrap() as usize)
                 .unwrap();
             assert_eq!(ev.kind_name(), "answer", "{rel}: on the answer it scores");
+            // The answer was read from a member of the archive, not from a line: the finding
+            // names that place, and no line of the converted stream.
+            assert_eq!(failed[0].location, None, "{rel}");
+            let from = failed[0].evidence["from"].as_str().unwrap_or("");
+            assert!(from.starts_with("samples/"), "{rel}: {from}");
             assert!(
                 failed[0].message.contains("★ match I FAIL"),
                 "{}",

@@ -569,14 +569,27 @@ impl<'a> Cx<'a> {
             step: Some(step),
             seq: ev.map(|e| e.seq),
             message: crate::sanitize::sanitize(message.as_ref()),
-            location: ev.map(|e| Location {
-                file: e.origin.file.to_string(),
-                line: e.origin.line,
-                column: None,
+            location: ev.and_then(|e| {
+                // An imported event's line is the file's line the importer read it from; one
+                // read from a place that is not a line (a JSON path, an archive member) has
+                // no line to give, and says its place in the evidence instead.
+                let line = match crate::trace::provenance::source_place(e) {
+                    Some(place) => place.line?,
+                    None => e.origin.line,
+                };
+                Some(Location {
+                    file: e.origin.file.to_string(),
+                    line,
+                    column: None,
+                })
             }),
             ids: Vec::new(),
             formulas: Vec::new(),
-            evidence: Map::new(),
+            evidence: ev
+                .and_then(crate::trace::provenance::source_place)
+                .filter(|p| p.line.is_none())
+                .map(|p| Map::from_iter([("from".to_string(), Value::String(p.text))]))
+                .unwrap_or_default(),
         }
     }
 

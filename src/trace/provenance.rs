@@ -6,6 +6,27 @@
 
 use crate::trace::Event;
 
+/// The place in its source an importer recorded for an event (`x_from`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SourcePlace {
+    /// The source's line, when the source has lines (`line 3, span …`).
+    pub line: Option<u64>,
+    /// The place as the importer wrote it (raw: sanitize before showing).
+    pub text: String,
+}
+
+/// The place in the source `ev` was imported from; `None` for an event of a v1 file (or one
+/// the importer gave no place).
+pub fn source_place(ev: &Event) -> Option<SourcePlace> {
+    match ev.extra.value("x_from") {
+        Some(serde_json::Value::String(s)) if !s.trim().is_empty() => Some(SourcePlace {
+            line: source_line(&s).map(|(n, _)| n),
+            text: s,
+        }),
+        _ => None,
+    }
+}
+
 /// Where `ev` came from. `imported`: whether its file was converted by an importer (then its
 /// `origin.line` is a line of the converted stream, not of the file).
 pub fn place(ev: &Event, imported: bool) -> String {
