@@ -1154,26 +1154,10 @@ pub fn flagged_rows(
             out.push((row, format!("{}: {}", f.code, f.message)));
         }
     }
-    // Failures the run records are findings too, and cheap: they are reachable before the
-    // audit has run, and the audit's own finding (listed first) labels the row once it has.
-    for f in crate::model::failure::failures(&store.log, &s.tl) {
-        if f.step <= s.len() {
-            let (code, message) = crate::model::audit::failure_finding(&f.failure);
-            out.push((s.row_of_event(f.step - 1), format!("{code}: {message}")));
-        }
-    }
-    // So are failed scores (`model::scores`), read from the scores alone.
-    if !s.tl.scores().is_empty() {
-        for sc in crate::model::scores::of_session(&store.log, &s.tl) {
-            if sc.passed != Some(false) {
-                continue;
-            }
-            let (step, message) = crate::model::audit::score_finding(&s.tl, &sc);
-            if (1..=s.len()).contains(&step) {
-                let code = crate::model::audit::Code::ScoreFailed;
-                out.push((s.row_of_event(step - 1), format!("{code}: {message}")));
-            }
-        }
+    // Failures and failed scores the audit has not seen yet (it has not run, or the session
+    // grew since): the audit's own finding, listed first, labels a row once it has.
+    if analysis.is_none_or(|a| a.events < s.len()) {
+        failure_rows(store, s, &mut out);
     }
     for k in 0..s.problems.len() as u32 {
         if let Some(p) = store.problem(s.problems[k as usize].1) {
@@ -1187,6 +1171,30 @@ pub fn flagged_rows(
     out.sort_by_key(|(r, _)| *r);
     out.dedup_by_key(|(r, _)| *r);
     out
+}
+
+/// Rows of failed calls, runs, error logs and failed scores, labelled as the audit labels
+/// them (`model::failure`, `model::scores`): cheap, so reachable before the audit has run.
+fn failure_rows(store: &Store, s: &SessionData, out: &mut Vec<(u32, String)>) {
+    for f in crate::model::failure::failures(&store.log, &s.tl) {
+        if f.step <= s.len() {
+            let (code, message) = crate::model::audit::failure_finding(&f.failure);
+            out.push((s.row_of_event(f.step - 1), format!("{code}: {message}")));
+        }
+    }
+    if s.tl.scores().is_empty() {
+        return;
+    }
+    for sc in crate::model::scores::of_session(&store.log, &s.tl) {
+        if sc.passed != Some(false) {
+            continue;
+        }
+        let (step, message) = crate::model::audit::score_finding(&s.tl, &sc);
+        if (1..=s.len()).contains(&step) {
+            let code = crate::model::audit::Code::ScoreFailed;
+            out.push((s.row_of_event(step - 1), format!("{code}: {message}")));
+        }
+    }
 }
 
 /// The kind a reader problem is shown and filtered as: `parse-error` for a line that is not
@@ -1238,17 +1246,14 @@ fn kind_style(th: &Theme, ev: &Event) -> Style {
     }
 }
 
-/// A score's colour: pass or fail only when its value says so (a boolean, or Inspect's
-/// `C`/`I` for correct/incorrect); neutral otherwise, since doxascope does not know the
-/// scale of a number or a label (1 may be the best of 1 or the worst of 5).
+/// A score's colour: pass or fail only when the score says so (`model::scores::passed`);
+/// neutral otherwise, since doxascope does not know the scale of a number or a label (1 may
+/// be the best of 1 or the worst of 5).
 fn score_style(th: &Theme, sc: &crate::trace::event::Score) -> Style {
-    use crate::trace::event::ScoreValue;
-    match &sc.value {
-        Some(ScoreValue::Bool(true)) => th.ok,
-        Some(ScoreValue::Bool(false)) => th.error,
-        Some(ScoreValue::Text(t)) if t == "C" => th.ok,
-        Some(ScoreValue::Text(t)) if t == "I" => th.error,
-        _ => th.accent,
+    match crate::model::scores::passed(sc) {
+        Some(true) => th.ok,
+        Some(false) => th.error,
+        None => th.accent,
     }
 }
 
