@@ -244,6 +244,36 @@ fn langfuse_judge_scores_are_shown_on_their_observation_and_never_guessed_failed
     );
 }
 
+/// LangSmith feedback as the API returns runs (`feedback_stats`): a score per key aimed at the
+/// run; a mean is shown, unanimous categorical feedback `fail` is a failure.
+#[test]
+fn langsmith_feedback_stats_are_scores_of_their_run() {
+    let runs = r#"[{"id":"r1","run_type":"chain","name":"agent","trace_id":"r1","dotted_order":"20250101T000000000000Zr1",
+      "inputs":{"input":"Capital of France?"},"outputs":{"output":"Lyon"},
+      "start_time":"2025-01-01T00:00:00Z","end_time":"2025-01-01T00:00:01Z",
+      "feedback_stats":{"correctness":{"n":2,"avg":0.5},"review":{"n":1,"avg":null,"values":{"fail":1}}}}]"#;
+    let v1 = import(Format::LangSmith, runs.as_bytes(), "runs.json")
+        .unwrap()
+        .v1;
+    let model = Model::from_bytes("runs.json", &v1);
+    let tl = &model.timelines()[0];
+    let all = doxascope::model::scores::of_session(model.log(), tl);
+    assert_eq!(all.len(), 2, "{}", String::from_utf8_lossy(&v1));
+    let mean = all.iter().find(|s| s.score.name == "correctness").unwrap();
+    assert_eq!(mean.passed, None);
+    assert!(mean.target.is_some(), "aimed at the run");
+    let review = all.iter().find(|s| s.score.name == "review").unwrap();
+    assert_eq!(review.passed, Some(false));
+    let rep = audit(&model, &AuditOptions::default());
+    let failed: Vec<_> = rep
+        .findings
+        .iter()
+        .filter(|f| f.code.to_string() == "score-failed")
+        .collect();
+    assert_eq!(failed.len(), 1, "{:?}", rep.findings);
+    assert_eq!(failed[0].step, review.target);
+}
+
 /// Item 7: an event imported from line 3 of an OTLP JSON-lines file says `FILE:3`, not the
 /// line of the converted stream.
 #[test]
