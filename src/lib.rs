@@ -61,6 +61,9 @@
 //!   plan pane). Durations, time since the start and `:time`: `model/clock.rs`; tokens, model
 //!   call rows, transcripts and totals (`:tokens`): `model/usage.rs`; the span tree
 //!   (`:spans`): `model/spans.rs`, drawn by `tui/waterfall.rs`.
+//! - What a score scores and whether it failed (the rows' `★`, the detail pane, `:scores`,
+//!   `report`, the audit's `score-failed`): `model/scores.rs`. Where an imported event was in
+//!   its source file (the detail pane's `from`, the audit's location): `trace/provenance.rs`.
 //! - A subcommand: `cli/mod.rs` and a file of its own under `cli/`.
 //! - The audit's CI forms (SARIF, JUnit) and baselines: `model/audit/ci.rs` (`docs/ci.md`);
 //!   the tier-2 condition language (postconditions, satisfaction conditions re-run):

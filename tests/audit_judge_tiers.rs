@@ -73,7 +73,7 @@ fn a_judge_passing_an_answer_sigma_contradicts_is_named_with_the_conflict() {
 fn a_judge_failing_an_answer_sigma_entails_is_named_with_the_support() {
     let r = run(&with(&[
         r#"{"kind":"answer","id":"a2","formula":"q"}"#,
-        r#"{"kind":"score","name":"accuracy","value":0,"target":"a2","source":"match"}"#,
+        r#"{"kind":"score","name":"accuracy","value":0,"passed":false,"target":"a2","source":"match"}"#,
         r#"{"kind":"score","name":"verdict","value":false,"target":"a2"}"#,
         r#"{"kind":"score","name":"grade","value":0.4,"label":"incorrect","target":"a2"}"#,
     ]));
@@ -96,7 +96,7 @@ fn judges_that_agree_or_do_not_rule_are_not_findings() {
         // Agreeing with the solver.
         r#"{"kind":"score","name":"correct","value":"C","target":"yes"}"#,
         r#"{"kind":"score","name":"correct","value":"I","target":"no"}"#,
-        r#"{"kind":"score","name":"correct","value":1,"target":"yes"}"#,
+        r#"{"kind":"score","name":"correct","value":1,"passed":true,"target":"yes"}"#,
         // Not a pass or a fail: a grade, a partial, no label.
         r#"{"kind":"score","name":"helpfulness","value":0.8,"target":"no"}"#,
         r#"{"kind":"score","name":"correct","value":"P","target":"no"}"#,

@@ -190,9 +190,13 @@ fn e_and_shift_e_visit_errors_and_findings() {
     let mut app = app_for("flagged.jsonl", FLAGGED.as_bytes());
     let mut r = None;
     assert_eq!(app.store.parse_errors(), 1);
-    // Before the audit answers, e still finds the bad line (a row of its own).
+    // Before the audit answers, e still finds the error log (a failure needs no audit) and
+    // the bad line (a row of its own).
     assert_eq!(app.problem_count(), None);
     press(&mut app, &mut r, "g");
+    press(&mut app, &mut r, "e");
+    assert_eq!((app.step(), app.view().cursor), (5, 4));
+    assert!(app.status.contains("error-logged"), "{}", app.status);
     press(&mut app, &mut r, "e");
     assert_eq!(
         app.view().cursor,
@@ -234,6 +238,48 @@ fn e_and_shift_e_visit_errors_and_findings() {
         screen.contains("parse errors: 1") && screen.contains("findings: 4"),
         "{screen}"
     );
+}
+
+/// A run whose tool call failed, with the span's error log repeating it, and a model call
+/// that failed later.
+const FAILED_RUN: &str = r#"{"kind":"intention","id":"run","intention_type":"agent"}
+{"kind":"tool_call","id":"s1","tool":"fetch","status":"error","error":"timeout"}
+{"kind":"log","level":"error","message":"timeout","x_span":"s1"}
+{"kind":"announce","formula":"p","id":"a"}
+{"kind":"llm_call","id":"m1","model":"gpt","status":"error","error":"rate limited"}
+"#;
+
+/// `e` reaches failed calls before the background audit has answered (it is held back
+/// here), stops once per failure (the error log repeating the tool call's is folded into
+/// it), and after the audit lands visits the same rows, not each twice.
+#[test]
+fn e_reaches_failures_before_the_audit_and_once_after_it() {
+    let mut app = app_for("failed.jsonl", FAILED_RUN.as_bytes());
+    let mut r = None;
+    assert!(app.view().analysis.is_none(), "the audit is held back");
+    let mut visit = |app: &mut App| {
+        press(app, &mut r, "g");
+        let mut seen = Vec::new();
+        for _ in 0..5 {
+            press(app, &mut r, "e");
+            if app.status.contains("no more") {
+                break;
+            }
+            seen.push((app.step(), app.status.clone()));
+        }
+        seen
+    };
+    let before = visit(&mut app);
+    let steps: Vec<u32> = before.iter().map(|(s, _)| *s).collect();
+    assert_eq!(steps, vec![2, 5], "{before:?}");
+    assert!(before[0].1.contains("tool-call-failed"), "{before:?}");
+    assert!(before[0].1.contains("timeout"), "{before:?}");
+    assert!(before[1].1.contains("model-call-failed"), "{before:?}");
+    audit(&mut app, &mut Auditor::default());
+    assert!(app.view().analysis.is_some());
+    let after = visit(&mut app);
+    let steps_after: Vec<u32> = after.iter().map(|(s, _)| *s).collect();
+    assert_eq!(steps_after, steps, "{after:?}");
 }
 
 #[test]

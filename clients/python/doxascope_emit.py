@@ -398,11 +398,16 @@ class Emitter:
         return self.emit("log", level=level, message=message, **extra)
 
     def score(self, name, value=None, label=None, explanation=None, target=None, source=None,
-              **extra):
+              passed=None, **extra):
         """``score``: a score or evaluation (``value`` a number, a string or a bool), of the
-        event whose id is ``target`` (none: the session), given by ``source``."""
+        event whose id is ``target`` (none: the session), given by ``source``; ``passed``
+        says whether the work passed when the scorer knows (``False``: the audit's
+        ``score-failed``)."""
+        if passed is not None and not isinstance(passed, bool):
+            raise ValueError("passed must be a bool")
         if value is not None and (isinstance(value, (dict, list)) or
                                   not isinstance(value, (int, float, str, bool))):
             raise ValueError("value must be a number, a string or a bool")
         return self.emit("score", name=name, value=value, label=label,
-                         explanation=explanation, target=target, source=source, **extra)
+                         explanation=explanation, target=target, source=source,
+                         passed=passed, **extra)

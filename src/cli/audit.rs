@@ -34,7 +34,7 @@ bad-retrieval, file-read-avoided, incorrect-computation, answer-formatting, wron
 failure-mode-mismatch, failure-mode-recorded, query-answer-mismatch, answer-contradicts-sigma, \
 answer-not-entailed, unsupported-derivation, unexpected-belief-name, repeated-query, \
 oscillation, mixed-script-atom, confusable-atoms, unresolved-reference, tool-call-failed, \
-model-call-failed, agent-run-failed, error-logged, score-passes-contradicted, \
+model-call-failed, agent-run-failed, error-logged, score-failed, score-passes-contradicted, \
 score-fails-entailed, plan-never-ready, parse-error, not-checkable."
 )]
 pub(crate) struct Args {

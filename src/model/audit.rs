@@ -59,6 +59,7 @@ mod loops;
 mod probe;
 mod render;
 mod runtime;
+mod scored;
 mod tiers;
 
 use crate::trace::event::body_of;
@@ -290,6 +291,10 @@ codes! {
     PlanNeverReady = "plan-never-ready", Error,
         "plan has steps that can never become ready",
         "plans have steps that can never become ready";
+    /// A score that says the scored work failed (`passed: false`, Inspect's `I`/`N`, a
+    /// `false` value, a `fail`/`incorrect` label: `model/scores.rs`), on what it scores.
+    ScoreFailed = "score-failed", Error,
+        "score says the work failed", "scores say the work failed";
     /// A verdict doxascope cannot check independently (tier 2 and 3, solver timeouts).
     NotCheckable = "not-checkable", Info,
         "verdict is not independently checkable", "verdicts are not independently checkable";
@@ -589,14 +594,27 @@ impl<'a> Cx<'a> {
             step: Some(step),
             seq: ev.map(|e| e.seq),
             message: crate::sanitize::sanitize(message.as_ref()),
-            location: ev.map(|e| Location {
-                file: e.origin.file.to_string(),
-                line: e.origin.line,
-                column: None,
+            location: ev.and_then(|e| {
+                // An imported event's line is the file's line the importer read it from; one
+                // read from a place that is not a line (a JSON path, an archive member) has
+                // no line to give, and says its place in the evidence instead.
+                let line = match crate::trace::provenance::source_place(e) {
+                    Some(place) => place.line?,
+                    None => e.origin.line,
+                };
+                Some(Location {
+                    file: e.origin.file.to_string(),
+                    line,
+                    column: None,
+                })
             }),
             ids: Vec::new(),
             formulas: Vec::new(),
-            evidence: Map::new(),
+            evidence: ev
+                .and_then(crate::trace::provenance::source_place)
+                .filter(|p| p.line.is_none())
+                .map(|p| Map::from_iter([("from".to_string(), Value::String(p.text))]))
+                .unwrap_or_default(),
         }
     }
 
@@ -717,6 +735,7 @@ fn audit_session(
     runtime::check(&mut cx);
     judge::check(&mut cx);
     tiers::check(&mut cx);
+    scored::check(&mut cx);
     let mut findings = cx.findings;
     findings.sort_by_key(|a| (a.step, a.code, a.seq));
     Some(SessionAudit {
@@ -735,6 +754,18 @@ fn audit_session(
             events: tl.len(),
         },
     })
+}
+
+/// The code and message of the finding a failure becomes ([`crate::model::failure`]), the
+/// same the audit gives it: what the TUI shows for a failure before its audit has run.
+pub fn failure_finding(f: &crate::model::failure::Failure) -> (Code, String) {
+    runtime::describe(f)
+}
+
+/// The step and message of the `score-failed` finding a failed score becomes, the same the
+/// audit gives it: what the TUI shows for it before its audit has run.
+pub fn score_finding(tl: &Timeline, s: &crate::model::scores::Scored) -> (u32, String) {
+    (scored::place(tl, s).0, scored::message(s))
 }
 
 /// Audits every session of a model (running [`Model::recompute`] for each).

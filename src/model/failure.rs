@@ -189,6 +189,66 @@ pub fn failure_of(ev: &Event) -> Option<Failure> {
     })
 }
 
+/// A failure of a session, with the error logs that repeat it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Found {
+    /// The step of the failed event (1-based).
+    pub step: u32,
+    /// Its log position.
+    pub pos: u32,
+    /// What failed.
+    pub failure: Failure,
+    /// The steps of error logs that repeat it ([`Failure::refers_to`]), folded into it.
+    pub log_steps: Vec<u32>,
+}
+
+/// Every failure of the session `tl` replays from `log`, in step order of the calls and
+/// runs, then the error logs that repeat none of them. An error log that repeats a call's
+/// or a run's failure is folded into it, so each failure is listed once: the audit's
+/// findings and the TUI's `e` before the audit has run both read this one list.
+///
+/// Cheap: only the kinds that can record a failure are decoded.
+pub fn failures(log: &crate::trace::TraceLog, tl: &crate::model::Timeline) -> Vec<Found> {
+    use crate::trace::Kind;
+    let mut found: Vec<Found> = Vec::new();
+    let mut logs: Vec<(u32, u32, Failure)> = Vec::new();
+    for (i, &pos) in tl.event_positions().iter().enumerate() {
+        match log.events.kind(pos as usize) {
+            Some(None | Some(Kind::Log | Kind::Intention)) => {}
+            _ => continue,
+        }
+        let Some(ev) = log.events.load(pos as usize) else {
+            continue;
+        };
+        let Some(failure) = failure_of(&ev) else {
+            continue;
+        };
+        let step = i as u32 + 1;
+        if failure.what == What::ErrorLog {
+            logs.push((step, pos, failure));
+        } else {
+            found.push(Found {
+                step,
+                pos,
+                failure,
+                log_steps: Vec::new(),
+            });
+        }
+    }
+    for (step, pos, failure) in logs {
+        match found.iter().position(|f| failure.refers_to(&f.failure)) {
+            Some(k) => found[k].log_steps.push(step),
+            None => found.push(Found {
+                step,
+                pos,
+                failure,
+                log_steps: Vec::new(),
+            }),
+        }
+    }
+    found
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

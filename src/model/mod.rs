@@ -39,6 +39,7 @@ pub mod keylife;
 pub mod recheck;
 pub mod recompute;
 pub mod report;
+pub mod scores;
 pub mod sessions;
 pub mod spans;
 pub mod timeline;

@@ -488,6 +488,27 @@ fn model_calls(out: &mut String, model: &Model, tl: &Timeline) {
     out.push_str("</ul>");
 }
 
+/// The session's scores (`model::scores`), failed ones first, each with what it scores.
+fn scores_html(out: &mut String, model: &Model, tl: &Timeline) {
+    if tl.scores().is_empty() {
+        return;
+    }
+    let mut all = super::scores::of_session(model.log(), tl);
+    all.sort_by_key(|s| (s.passed != Some(false), s.step));
+    let failed = all.iter().filter(|s| s.passed == Some(false)).count();
+    let _ = write!(out, "<h3>Scores ({}, {failed} failed)</h3><ul>", all.len());
+    for s in &all {
+        let class = if s.passed == Some(false) {
+            r#" class="failed""#
+        } else {
+            ""
+        };
+        let line = super::scores::line(model.log(), tl, s);
+        let _ = write!(out, "<li{class}>{}</li>", esc(line.trim_start()));
+    }
+    out.push_str("</ul>");
+}
+
 /// An evidence value as a reader reads it (escaped): a list of sets (the minimal supports or
 /// conflicts) one `{a, b}` a line, a list comma-separated, an object as `key: value` pairs,
 /// a string as itself; never raw JSON.
@@ -804,6 +825,7 @@ pub fn report(model: &Model, files: &[String], opts: &AuditOptions) -> String {
             finding_html(&mut out, model, tl, f, i < MAX_SIGMA_FINDINGS);
         }
         model_calls(&mut out, model, tl);
+        scores_html(&mut out, model, tl);
         let _ = write!(
             out,
             "<h3>Verification claims ({})</h3>",

@@ -16,7 +16,7 @@ use serde_json::Value;
 
 use super::failure::{What, failure_of};
 use super::timeline::{Timeline, load_at};
-use crate::trace::event::{Body, Score, ScoreValue};
+use crate::trace::event::{Body, Score};
 use crate::trace::{Event, TraceLog};
 
 /// The `meta` keys that name a session's conversation, in the order they are looked for.
@@ -163,14 +163,10 @@ pub struct Figures {
     pub conversation: Option<String>,
 }
 
-/// Whether a score says the work failed: `false`, or Inspect's `I` (incorrect). A number or
-/// another label is not read as pass or fail: its scale is the scorer's.
+/// Whether a score says the work failed, by the one rule of [`crate::model::scores::passed`]
+/// (a bare number is not read as pass or fail: its scale is the scorer's).
 pub fn score_fails(s: &Score) -> bool {
-    match &s.value {
-        Some(ScoreValue::Bool(b)) => !b,
-        Some(ScoreValue::Text(t)) => t.as_str() == "I",
-        _ => false,
-    }
+    crate::model::scores::passed(s) == Some(false)
 }
 
 /// The conversation a `session` event names in its `meta` ([`CONVERSATION_KEYS`]); `None`

@@ -35,7 +35,10 @@ pub(crate) fn event_ref(model: &Model, step: u32, pos: u32) -> Option<EventRef> 
         kind: ev.kind_name().to_string(),
         id,
         file: ev.origin.file.to_string(),
-        line: ev.origin.line,
+        // An imported event's line in its source file, when the source has lines.
+        line: crate::trace::provenance::source_place(ev)
+            .and_then(|p| p.line)
+            .unwrap_or(ev.origin.line),
     })
 }
 

@@ -1280,6 +1280,11 @@ pub struct Score {
     /// Who scored: `human`, `llm`, `code`, or the scorer's name.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub source: Option<Text>,
+    /// Whether the scored work passed, when the scorer says so (an importer that knows the
+    /// source's scale writes it: Inspect's `C`/`I`); absent when the source does not say
+    /// what passing is. `false` is the audit's `score-failed`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub passed: Option<bool>,
 }
 
 /// The body of an event the store may not have been able to read again: what

@@ -326,6 +326,7 @@ known_fields! {
     "hedged" => hedged,
     "label" => label,
     "explanation" => explanation,
+    "passed" => passed,
 }
 
 const N_FIELDS: usize = FIELD_NAMES.len();
@@ -935,6 +936,7 @@ pub(crate) fn build_body(
             explanation: b.string(F::explanation)?,
             target: b.string(F::target)?,
             source: b.string(F::source)?,
+            passed: b.boolean(F::passed)?,
         })),
     };
     Ok((body, b.into_extra()))

@@ -57,6 +57,7 @@ pub mod live;
 mod load;
 pub mod notes;
 pub mod otlp_http;
+pub mod provenance;
 pub mod reader;
 pub mod sha256;
 pub mod store;

@@ -1649,6 +1649,17 @@ impl App {
                     self.mode = Mode::Normal;
                     return Vec::new();
                 }
+                if line == "scores" {
+                    // The TUI's own command: every score of the shown session.
+                    let lines = match self.sess() {
+                        Some(s) => crate::model::scores::lines(&self.store.log, &s.tl),
+                        None => vec!["no session".into()],
+                    };
+                    self.popup = Some(("scores".into(), lines));
+                    self.popup_scroll = 0;
+                    self.mode = Mode::Normal;
+                    return Vec::new();
+                }
                 if line == "time" || line.starts_with("time ") {
                     self.panes.repl.push(ScrollKind::Input, format!(": {line}"));
                     self.time_command(line["time".len()..].trim());

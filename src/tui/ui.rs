@@ -607,7 +607,10 @@ fn marks(f: &mut Frame, th: &Theme, m: &super::app::MarksOverlay, area: Rect) {
 
 fn popup(f: &mut Frame, th: &Theme, title: &str, lines: &[String], area: Rect, scroll: u16) {
     // The waterfall's rows and a transcript's messages are wider than a message.
-    let w = if title.starts_with("span tree") || title.starts_with("transcript") {
+    let w = if title.starts_with("span tree")
+        || title.starts_with("transcript")
+        || title.starts_with("scores")
+    {
         110
     } else {
         70
@@ -702,6 +705,10 @@ pub const TUI_COMMANDS: &[(&str, &str)] = &[
     (
         "tokens",
         "token totals of the session, per model and per agent run (beside what the run reports)",
+    ),
+    (
+        "scores",
+        "every score of the session, failed ones first, with what each scores",
     ),
     (
         "time WHEN",

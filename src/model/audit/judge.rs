@@ -1,16 +1,11 @@
 //! Judge against solver: a `score` (an eval scorer, an LLM judge, a human) that passes an
 //! answer Σ contradicts, or fails one Σ entails (issue 29, item 4).
 //!
-//! **What a score says.** A score is read as a pass or a fail from its fields alone
-//! ([`verdict`]): a boolean `value` is the verdict; a numeric `value` of exactly 1 passes and
-//! exactly 0 fails (a 0.8 grades, it does not rule); a text `value`, else the `label`, passes
-//! when it is one of `C`, `correct`, `pass`, `passed`, `true`, `yes`, `ok`, `success`,
-//! `right`, `good` and fails when it is one of `I`, `incorrect`, `fail`, `failed`, `false`,
-//! `no`, `wrong`, `bad`, `failure` (without regard to case or surrounding spaces; Inspect's
-//! `C`/`I` are its CORRECT and INCORRECT, its `P` partial and `N` no answer rule neither way).
-//! A score whose name says a high value is bad (`hallucination`, `toxicity`, `error`,
-//! `harm`, `bias`: [`NEGATIVE_METRICS`]) is not read: its 1 is a fail, and guessing wrong
-//! would report a judge that is right.
+//! **What a score says.** A score is read as a pass or a fail by the one rule of
+//! [`crate::model::scores`] ([`verdict`]): its `passed`, else a boolean `value`, Inspect's
+//! letters, or a word such as `correct` / `incorrect` in its value or label. A bare number
+//! does not rule (its scale is the scorer's), and a score whose name says a high value is
+//! bad (`hallucination`, `toxicity`, ...) is read only through its `passed`.
 //!
 //! **What is judged.** The event a score's `target` names (the latest answer or plan step's
 //! event with that `id` before the score, else the first after, as
@@ -41,55 +36,13 @@ use crate::logic::engine::Entails;
 use crate::logic::formula::Formula;
 use crate::logic::parse::parse;
 use crate::model::condition::rerun_any;
-use crate::trace::event::{Body, Score, ScoreValue, body_of};
+use crate::trace::event::{Body, Score, body_of};
 
-/// Score names (as substrings, without case) whose high values are bad: not read.
-pub const NEGATIVE_METRICS: [&str; 6] = ["hallucinat", "toxic", "error", "harm", "bias", "unsafe"];
-
-const PASS: [&str; 10] = [
-    "c", "correct", "pass", "passed", "true", "yes", "ok", "success", "right", "good",
-];
-const FAIL: [&str; 9] = [
-    "i",
-    "incorrect",
-    "fail",
-    "failed",
-    "false",
-    "no",
-    "wrong",
-    "bad",
-    "failure",
-];
-
-fn word_verdict(s: &str) -> Option<bool> {
-    let w = s.trim().to_lowercase();
-    if PASS.contains(&w.as_str()) {
-        Some(true)
-    } else if FAIL.contains(&w.as_str()) {
-        Some(false)
-    } else {
-        None
-    }
-}
-
-/// Whether a score passes (`Some(true)`) or fails (`Some(false)`) what it scores, read from
-/// its fields as the module docs say; `None` when it does not rule.
+/// Whether a score passes (`Some(true)`) or fails (`Some(false)`) what it scores: the one
+/// rule of [`crate::model::scores::passed`], so a judge is held to what the timeline, the
+/// session list and `score-failed` read of the same score.
 pub fn verdict(s: &Score) -> Option<bool> {
-    let name = s.name.to_lowercase();
-    if NEGATIVE_METRICS.iter().any(|m| name.contains(m)) {
-        return None;
-    }
-    let from_value = match &s.value {
-        Some(ScoreValue::Bool(b)) => Some(*b),
-        Some(ScoreValue::Number(n)) => match n.as_f64() {
-            Some(1.0) => Some(true),
-            Some(0.0) => Some(false),
-            _ => None,
-        },
-        Some(ScoreValue::Text(t)) => word_verdict(t),
-        None => None,
-    };
-    from_value.or_else(|| s.label.as_deref().and_then(word_verdict))
+    crate::model::scores::passed(s)
 }
 
 /// A score to judge: its step and event, what it says, and the answer it targets.

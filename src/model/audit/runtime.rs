@@ -8,8 +8,7 @@
 //! evidence (`log_steps`) rather than reported twice, so `e` stops once per failure.
 
 use super::{Code, Cx};
-use crate::model::failure::{Failure, What, failure_of};
-use crate::trace::Kind;
+use crate::model::failure::{Failure, Found, What, failures};
 
 fn code_of(w: What) -> Code {
     match w {
@@ -20,55 +19,38 @@ fn code_of(w: What) -> Code {
     }
 }
 
+/// The code and one-sentence message of the finding a failure is.
+pub(super) fn describe(f: &Failure) -> (Code, String) {
+    let named = if f.name.is_empty() {
+        String::new()
+    } else {
+        format!(" {}", f.name)
+    };
+    let why = if f.message.is_empty() {
+        String::new()
+    } else {
+        format!(": {}", one_line(&f.message))
+    };
+    let mut message = match f.what {
+        What::ErrorLog => format!("an error was logged{why}"),
+        w => format!("the {}{named} failed{why}", w.noun()),
+    };
+    // A finding's message is one sentence.
+    if !message.ends_with('.') {
+        message.push('.');
+    }
+    (code_of(f.what), message)
+}
+
 pub(super) fn check(cx: &mut Cx<'_>) {
-    // (step, event position, failure); logs are matched against the calls and runs.
-    let mut found: Vec<(u32, u32, Failure)> = Vec::new();
-    let mut logs: Vec<(u32, u32, Failure)> = Vec::new();
-    for (i, &pos) in cx.tl.event_positions().iter().enumerate() {
-        // Only the kinds that can record a failure are decoded.
-        match cx.log.events.kind(pos as usize) {
-            Some(None | Some(Kind::Log | Kind::Intention)) => {}
-            _ => continue,
-        }
-        let Some(ev) = cx.log.events.load(pos as usize) else {
-            continue;
-        };
-        let Some(f) = failure_of(&ev) else { continue };
-        let step = i as u32 + 1;
-        if f.what == What::ErrorLog {
-            logs.push((step, pos, f));
-        } else {
-            found.push((step, pos, f));
-        }
-    }
-    let mut folded: Vec<Vec<u32>> = vec![Vec::new(); found.len()];
-    for (step, pos, log) in logs {
-        match found.iter().position(|(_, _, f)| log.refers_to(f)) {
-            Some(k) => folded[k].push(step),
-            None => found.push((step, pos, log)),
-        }
-    }
-    folded.resize(found.len(), Vec::new());
-    for ((step, pos, f), log_steps) in found.into_iter().zip(folded) {
-        let code = code_of(f.what);
-        let named = if f.name.is_empty() {
-            String::new()
-        } else {
-            format!(" {}", f.name)
-        };
-        let why = if f.message.is_empty() {
-            String::new()
-        } else {
-            format!(": {}", one_line(&f.message))
-        };
-        let mut message = match f.what {
-            What::ErrorLog => format!("an error was logged{why}"),
-            w => format!("the {}{named} failed{why}", w.noun()),
-        };
-        // A finding's message is one sentence.
-        if !message.ends_with('.') {
-            message.push('.');
-        }
+    for Found {
+        step,
+        pos,
+        failure: f,
+        log_steps,
+    } in failures(cx.log, cx.tl)
+    {
+        let (code, message) = describe(&f);
         let mut finding = cx
             .finding(code, step, pos, message)
             .with("failed", f.what.noun())

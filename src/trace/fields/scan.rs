@@ -670,7 +670,15 @@ mod tests {
                 "failure_mode",
             ],
             "\"answer\"" => &["text", "formula", "hedged"],
-            "\"score\"" => &["name", "value", "label", "explanation", "target", "source"],
+            "\"score\"" => &[
+                "name",
+                "value",
+                "label",
+                "explanation",
+                "target",
+                "source",
+                "passed",
+            ],
             "\"session\"" => &["agent", "model", "meta"],
             _ => &["text", "message", "level", "asserts", "formula"],
         }

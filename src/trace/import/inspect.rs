@@ -952,10 +952,12 @@ fn score(out: &mut V1Out, st: &Sample<'_>, name: &str, sc: &Value, intermediate:
             Value::Null => Value::Null,
             other => Value::String(other.to_string()),
         };
+        let passed = inspect_passed(&v).map_or(Value::Null, Value::Bool);
         out.event(&st.session, "score")
             .ts(st.last_ts.clone())
             .text("name", &n)
             .field("value", v)
+            .field("passed", passed)
             .opt_text("explanation", explanation.as_deref())
             .field("target", "answer")
             .text("source", &format!("scorer:{name}"))
@@ -970,6 +972,27 @@ fn score(out: &mut V1Out, st: &Sample<'_>, name: &str, sc: &Value, intermediate:
             )
             .from(loc.to_string())
             .emit();
+    }
+}
+
+/// Whether an Inspect score value says the sample passed, as Inspect's own `accuracy`
+/// metric reads it (`value_to_float`): `C` (correct) and 1 pass; `I` (incorrect), `N` (no
+/// answer) and 0 fail; `true`/`false` as they are. Anything else (`P` for partial, 0.5, a
+/// free label) says nothing about passing.
+fn inspect_passed(v: &Value) -> Option<bool> {
+    match v {
+        Value::Bool(b) => Some(*b),
+        Value::String(s) => match s.as_str() {
+            "C" => Some(true),
+            "I" | "N" => Some(false),
+            _ => None,
+        },
+        Value::Number(n) => match n.as_f64() {
+            Some(1.0) => Some(true),
+            Some(0.0) => Some(false),
+            _ => None,
+        },
+        _ => None,
     }
 }
 

@@ -145,6 +145,7 @@ pub fn import(bytes: &[u8], _name: &str) -> Result<Imported, ImportError> {
             answers.push((session.clone(), a));
         }
         graph.run(&mut out, &session, r, loc, is_root);
+        feedback(&mut out, &session, r, loc);
     }
     graph.finish(&mut out);
     for (session, (text, ts, loc)) in answers {
@@ -185,6 +186,59 @@ fn flatten(r: &Map<String, Value>, loc: &str, into: &mut Vec<(Map<String, Value>
         if let Value::Object(c) = c {
             flatten(c, &format!("{loc}.child_runs[{i}]"), into);
         }
+    }
+}
+
+/// A run's feedback as the API returns runs (`feedback_stats`: per key the count `n` and the
+/// mean `avg` of the scores given, or the `values` of categorical feedback): one `score` per
+/// key, aimed at the run. A mean has no pass mark, so it is shown and never a failure.
+fn feedback(out: &mut V1Out, session: &str, r: &Map<String, Value>, loc: &str) {
+    let Some(Value::Object(stats)) = r.get("feedback_stats") else {
+        return;
+    };
+    let id = run_id(r);
+    for (key, st) in stats {
+        let n = st.get("n").and_then(Value::as_u64);
+        let value = match st.get("avg") {
+            Some(v @ Value::Number(_)) => v.clone(),
+            _ => Value::Null,
+        };
+        // Categorical feedback: its one value when all agree (so `fail` reads as failed),
+        // else its values with their counts, most given first.
+        let label = st.get("values").and_then(Value::as_object).and_then(|m| {
+            if m.len() == 1 {
+                return m.keys().next().cloned();
+            }
+            let mut vs: Vec<(&String, u64)> = m
+                .iter()
+                .map(|(k, c)| (k, c.as_u64().unwrap_or(0)))
+                .collect();
+            vs.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+            (!vs.is_empty()).then(|| {
+                vs.iter()
+                    .map(|(k, c)| format!("{k} ×{c}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            })
+        });
+        out.event(session, "score")
+            .text("name", key)
+            .field("value", value)
+            .opt_text("label", label.as_deref())
+            .opt_text(
+                "explanation",
+                n.map(|n| {
+                    format!(
+                        "mean of {n} feedback score{}",
+                        if n == 1 { "" } else { "s" }
+                    )
+                })
+                .as_deref(),
+            )
+            .opt_text("target", id.as_deref())
+            .field("source", "langsmith feedback")
+            .from(format!("{loc}.feedback_stats.{key}"))
+            .emit();
     }
 }
 

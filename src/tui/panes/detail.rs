@@ -110,6 +110,52 @@ fn key_lines(app: &App, ev: &Event, out: &mut Vec<Line<'static>>) {
     }
 }
 
+/// Whether `ev`'s file was converted by an importer (its lines are not the file's).
+fn imported(app: &App, ev: &Event) -> bool {
+    let name = std::path::Path::new(&*ev.origin.file)
+        .file_name()
+        .map(|n| n.to_string_lossy());
+    app.sources
+        .imported
+        .iter()
+        .any(|i| Some(i.name.as_str()) == name.as_deref())
+}
+
+/// The scores of the event at `pos` (those that name it as their target), one line each:
+/// the badge, the step of the score, who scored and why.
+fn score_lines(app: &App, pos: u32, out: &mut Vec<Line<'static>>) {
+    let th = &app.theme;
+    let Some((s, i)) = app.sess().and_then(|s| Some((s, s.event_index(pos)?))) else {
+        return;
+    };
+    if s.tl.scores().is_empty() {
+        return;
+    }
+    for sc in crate::model::scores::on_event(&app.store.log, &s.tl, i + 1) {
+        let st = match sc.passed {
+            Some(false) => th.error,
+            Some(true) => th.ok,
+            None => th.accent,
+        };
+        let mut l = vec![Span::styled(format!("{:<11}", "score"), th.dim)];
+        l.extend(spans(
+            &crate::model::scores::badge(&sc.score),
+            st,
+            th.marker,
+        ));
+        let mut more = format!("  (step {}", sc.step);
+        if let Some(src) = &sc.score.source {
+            more.push_str(&format!(", by {src}"));
+        }
+        more.push(')');
+        if let Some(x) = &sc.score.explanation {
+            more.push_str(&format!(": {x}"));
+        }
+        l.extend(spans(&more, th.text, th.marker));
+        out.push(Line::from(l));
+    }
+}
+
 fn origin_text(ev: &Event) -> String {
     format!("{}:{}", sanitize(&ev.origin.file), ev.origin.line)
 }
@@ -127,10 +173,7 @@ pub fn detail_lines(app: &App, pos: u32) -> Vec<Line<'static>> {
     kv("seq", &ev.seq.to_string(), th.text);
     kv(
         "from",
-        &format!(
-            "{}:{} (byte {})",
-            ev.origin.file, ev.origin.line, ev.origin.offset
-        ),
+        &crate::trace::provenance::place(&ev, imported(app, &ev)),
         th.text,
     );
     if let Some(id) = &ev.id {
@@ -188,6 +231,7 @@ pub fn detail_lines(app: &App, pos: u32) -> Vec<Line<'static>> {
         }
     }
     key_lines(app, &ev, &mut out);
+    score_lines(app, pos, &mut out);
     // What the audit found about this event, in its own words.
     let found: Vec<(String, FindingSeverity, String)> = app
         .sess()

@@ -327,7 +327,13 @@ pub struct TimelinePane {
     /// Per session: its first time, whether its events carry durations, and how many events
     /// it had when looked at.
     timing: RefCell<std::collections::HashMap<usize, Timing>>,
+    /// Per session: how many scores it had when looked at, and the (step, log position) of
+    /// its scores by the id they target, so a row finds its scores without reading them all.
+    score_targets: RefCell<std::collections::HashMap<usize, ScoreTargets>>,
 }
+
+/// A session's scores by the id they target, and how many scores that was built from.
+type ScoreTargets = (usize, std::collections::HashMap<String, Vec<(u32, u32)>>);
 
 impl Default for TimelinePane {
     fn default() -> Self {
@@ -340,6 +346,7 @@ impl Default for TimelinePane {
             density: RefCell::new(((usize::MAX, 0, 0, 0), Vec::new())),
             time_columns: None,
             timing: RefCell::new(std::collections::HashMap::new()),
+            score_targets: RefCell::new(std::collections::HashMap::new()),
         }
     }
 }
@@ -621,7 +628,21 @@ impl TimelinePane {
                     format!("{:<13.13} ", sanitize(ev.kind_name())),
                     if failed { th.error } else { kind_style(th, ev) },
                 ));
-                (v, spans(&summary(ev), th.text, th.marker))
+                let mut text = spans(&summary(ev), th.text, th.marker);
+                for sc in self.row_scores(app, s, i + 1, ev) {
+                    let st = match sc.passed {
+                        Some(false) => th.error,
+                        Some(true) => th.ok,
+                        None => th.accent,
+                    };
+                    text.push(Span::raw("  "));
+                    text.extend(spans(
+                        &crate::model::scores::badge(&sc.score),
+                        st,
+                        th.marker,
+                    ));
+                }
+                (v, text)
             }
             RowItem::Problem(k) => {
                 let p = s
@@ -655,6 +676,43 @@ impl TimelinePane {
         };
         v.extend(skip_columns(text, self.hscroll));
         Some(v)
+    }
+
+    /// The scores whose target is the event at `step` (shown on its row beside what they
+    /// score). The scores are read once per change of their number, not per row.
+    fn row_scores(
+        &self,
+        app: &App,
+        s: &SessionData,
+        step: u32,
+        ev: &Event,
+    ) -> Vec<crate::model::scores::Scored> {
+        let (Some(id), false) = (ev.id.as_deref(), s.tl.scores().is_empty()) else {
+            return Vec::new();
+        };
+        let log = &app.store.log;
+        let mut cache = self.score_targets.borrow_mut();
+        let entry = cache.entry(app.session()).or_default();
+        if entry.0 != s.tl.scores().len() {
+            entry.1.clear();
+            for &(st, pos) in s.tl.scores() {
+                if let Some(Body::Score(sc)) =
+                    crate::trace::event::body_of(&log.events.load(pos as usize))
+                    && let Some(t) = &sc.target
+                {
+                    entry.1.entry(t.to_string()).or_default().push((st, pos));
+                }
+            }
+            entry.0 = s.tl.scores().len();
+        }
+        entry
+            .1
+            .get(id)
+            .into_iter()
+            .flatten()
+            .filter_map(|&(st, pos)| crate::model::scores::score_at(log, &s.tl, st, pos))
+            .filter(|sc| sc.target == Some(step))
+            .collect()
     }
 
     /// Draws the pane.
@@ -1096,6 +1154,11 @@ pub fn flagged_rows(
             out.push((row, format!("{}: {}", f.code, f.message)));
         }
     }
+    // Failures and failed scores the audit has not seen yet (it has not run, or the session
+    // grew since): the audit's own finding, listed first, labels a row once it has.
+    if analysis.is_none_or(|a| a.events < s.len()) {
+        failure_rows(store, s, &mut out);
+    }
     for k in 0..s.problems.len() as u32 {
         if let Some(p) = store.problem(s.problems[k as usize].1) {
             out.push((
@@ -1108,6 +1171,30 @@ pub fn flagged_rows(
     out.sort_by_key(|(r, _)| *r);
     out.dedup_by_key(|(r, _)| *r);
     out
+}
+
+/// Rows of failed calls, runs, error logs and failed scores, labelled as the audit labels
+/// them (`model::failure`, `model::scores`): cheap, so reachable before the audit has run.
+fn failure_rows(store: &Store, s: &SessionData, out: &mut Vec<(u32, String)>) {
+    for f in crate::model::failure::failures(&store.log, &s.tl) {
+        if f.step <= s.len() {
+            let (code, message) = crate::model::audit::failure_finding(&f.failure);
+            out.push((s.row_of_event(f.step - 1), format!("{code}: {message}")));
+        }
+    }
+    if s.tl.scores().is_empty() {
+        return;
+    }
+    for sc in crate::model::scores::of_session(&store.log, &s.tl) {
+        if sc.passed != Some(false) {
+            continue;
+        }
+        let (step, message) = crate::model::audit::score_finding(&s.tl, &sc);
+        if (1..=s.len()).contains(&step) {
+            let code = crate::model::audit::Code::ScoreFailed;
+            out.push((s.row_of_event(step - 1), format!("{code}: {message}")));
+        }
+    }
 }
 
 /// The kind a reader problem is shown and filtered as: `parse-error` for a line that is not
@@ -1159,17 +1246,14 @@ fn kind_style(th: &Theme, ev: &Event) -> Style {
     }
 }
 
-/// A score's colour: pass or fail only when its value says so (a boolean, or Inspect's
-/// `C`/`I` for correct/incorrect); neutral otherwise, since doxascope does not know the
-/// scale of a number or a label (1 may be the best of 1 or the worst of 5).
+/// A score's colour: pass or fail only when the score says so (`model::scores::passed`);
+/// neutral otherwise, since doxascope does not know the scale of a number or a label (1 may
+/// be the best of 1 or the worst of 5).
 fn score_style(th: &Theme, sc: &crate::trace::event::Score) -> Style {
-    use crate::trace::event::ScoreValue;
-    match &sc.value {
-        Some(ScoreValue::Bool(true)) => th.ok,
-        Some(ScoreValue::Bool(false)) => th.error,
-        Some(ScoreValue::Text(t)) if t == "C" => th.ok,
-        Some(ScoreValue::Text(t)) if t == "I" => th.error,
-        _ => th.accent,
+    match crate::model::scores::passed(sc) {
+        Some(true) => th.ok,
+        Some(false) => th.error,
+        None => th.accent,
     }
 }
 

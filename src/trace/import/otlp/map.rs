@@ -30,6 +30,7 @@ use super::logs::LogRec;
 use super::messages::{Msg, Part, exchange, log_message};
 use super::span::{Span, Val, push_hex, push_rfc3339};
 
+mod evaluation;
 mod memory;
 
 /// Longest text kept in one field; longer text is cut (at a character boundary) and the
@@ -212,6 +213,17 @@ impl Obj {
         }
         if let Some(p) = sp.parent {
             self.hex("x_parent", p.into(), 16);
+        }
+        self.source_place(sp);
+    }
+
+    /// `x_from`: the span's line in the source file and its id (`line 3, span 00f0…`), so the
+    /// detail pane names the file's line, not the converted stream's. Only for a file (a live
+    /// request has no place to go back to), and only with a span id: a failure's links use
+    /// `x_from`, and spans of one line without ids would look like one.
+    fn source_place(&mut self, sp: &Span<'_>) {
+        if let (true, Some(id)) = (sp.location.starts_with("line "), sp.id) {
+            self.str("x_from", &format!("{}, span {id:016x}", sp.location));
         }
     }
 
@@ -858,40 +870,8 @@ impl SessionMap {
             let ts = e.time.or(sp.end);
             match &*e.name {
                 "gen_ai.evaluation.result" => {
-                    let a = |k: &str| super::span::attr(&e.attrs, k);
-                    let mut o = Obj::new("score", &self.name);
-                    o.str(
-                        "name",
-                        a("gen_ai.evaluation.name")
-                            .and_then(Val::as_str)
-                            .unwrap_or("evaluation"),
-                    );
-                    match a("gen_ai.evaluation.score.value").map(Val::to_json) {
-                        Some(v @ (Json::Num(_) | Json::Str(_) | Json::Bool(_))) => {
-                            o.json("value", &v)
-                        }
-                        // A score is one number, string or bool; anything else is kept as text.
-                        Some(Json::Null) | None => {}
-                        Some(other) => o.str("value", &other.to_json_string()),
-                    }
-                    o.opt(
-                        "label",
-                        a("gen_ai.evaluation.score.label").and_then(Val::as_str),
-                    );
-                    if let Some(x) = a("gen_ai.evaluation.explanation").and_then(Val::as_str) {
-                        o.text("explanation", x);
-                    }
                     // The span's own event (its `id` is the span id) is what was scored.
-                    if let Some(id) = sp.id {
-                        o.hex("target", id.into(), 16);
-                    }
-                    o.opt(
-                        "x_response_id",
-                        a("gen_ai.response.id").and_then(Val::as_str),
-                    );
-                    if let Some(err) = a("error.type").and_then(Val::as_str) {
-                        o.str("error", err);
-                    }
+                    let mut o = evaluation::score(&self.name, &e.attrs, sp.id);
                     o.span_ids(sp);
                     self.emit(o, ts, out);
                 }
@@ -947,6 +927,15 @@ impl SessionMap {
             // Read as a model call whatever its operation is named.
             let mut mine = Pending::default();
             self.llm(&sp, &mut mine, out);
+            return;
+        }
+        if rec.event == "gen_ai.evaluation.result" {
+            // The span the record was emitted in is the one evaluated.
+            let mut o = evaluation::score(&self.name, &rec.attrs, rec.span);
+            if let Some(id) = rec.span {
+                o.hex("x_span", id.into(), 16);
+            }
+            self.emit(o, rec.time, out);
             return;
         }
         let mut o = Obj::new("log", &self.name);
