@@ -105,6 +105,13 @@ fn main() {
     if !ci && !otel.exists() {
         println!("cargo::rustc-cfg=doxascope_no_otel");
     }
+    // LangGraph, smolagents, Strands and LlamaIndex for tests/frameworks_b.rs: ready once
+    // scripts/setup-frameworks-b.sh ran (it touches this file afterwards). Without them the
+    // tests are listed as ignored with that reason; under CI they run and fail.
+    println!("cargo::rustc-check-cfg=cfg(doxascope_no_fw_b)");
+    if !ci && !std::path::Path::new("target/fw-b-venv/.doxascope-ready-frameworks-b").exists() {
+        println!("cargo::rustc-cfg=doxascope_no_fw_b");
+    }
     if !ci && !tmux {
         println!("cargo::rustc-cfg=doxascope_no_tmux");
         println!("cargo::warning=tmux is not installed: the end-to-end tests will be ignored");

@@ -27,9 +27,10 @@ use std::collections::HashMap;
 
 use super::json_value::{Json, push_i64, push_str, push_u64, write_object};
 use super::logs::LogRec;
-use super::messages::{Msg, Part, exchange, log_message};
+use super::messages::{Msg, Part, exchange, log_message, value_messages};
 use super::span::{Span, Val, push_hex, push_rfc3339};
 
+mod frameworks;
 mod memory;
 
 /// Longest text kept in one field; longer text is cut (at a character boundary) and the
@@ -396,8 +397,11 @@ pub(crate) fn agent_name(sp: &Span<'_>) -> String {
 struct Pending {
     /// The last text a model produced below, with its end time.
     last_text: Option<(i128, String)>,
-    /// The first user message below, with its start time.
+    /// The question of the first model call below (the last user message of its input: the
+    /// ones before it are the replayed history), with its start time.
     first_user: Option<(i128, String)>,
+    /// A model was called below.
+    models: bool,
 }
 
 impl Pending {
@@ -412,6 +416,7 @@ impl Pending {
         {
             self.first_user = Some((t, s));
         }
+        self.models |= other.models;
     }
 }
 
@@ -440,6 +445,10 @@ pub(crate) struct SessionMap {
     pub root_answered: bool,
     /// Live: lines are written as spans arrive, so `ts` is kept from going backwards.
     monotone: bool,
+    /// The arguments of the tool calls models requested, by call id: a tool span that
+    /// does not hold them (LangGraph's has the first argument's value only) takes them
+    /// from the request. Bounded by [`MAX_PENDING`].
+    requested: Vec<frameworks::Request>,
     last_ts: Option<i128>,
 }
 
@@ -495,6 +504,7 @@ impl SessionMap {
             root_answered: false,
             monotone: false,
             last_ts: None,
+            requested: Vec::new(),
         }
     }
 
@@ -569,9 +579,15 @@ impl SessionMap {
             .id
             .and_then(|id| self.pending.remove(&id))
             .unwrap_or_default();
-        let class = classify(sp);
+        let promoted = classify(sp) == Class::Other && frameworks::is_run_root(sp, mine.models);
+        let class = match classify(sp) {
+            Class::Agent if frameworks::is_graph_node(sp) => Class::Other,
+            Class::Llm if frameworks::is_request_assembly(sp) => Class::Other,
+            _ if promoted => Class::Agent,
+            c => c,
+        };
         match class {
-            Class::Agent => self.agent(sp, &mut mine, out),
+            Class::Agent => self.agent(sp, &mut mine, promoted, out),
             Class::Llm => self.llm(sp, &mut mine, out),
             Class::Tool => self.tool(sp, out),
             Class::Plan => self.plan(sp, &mine, out),
@@ -604,14 +620,16 @@ impl SessionMap {
         }
     }
 
-    fn agent(&mut self, sp: &Span<'_>, mine: &mut Pending, out: &mut Vec<Out>) {
+    /// An agent run. `promoted`: a framework's root span read as the run (its own output
+    /// is the framework's object, its models' last final text the answer).
+    fn agent(&mut self, sp: &Span<'_>, mine: &mut Pending, promoted: bool, out: &mut Vec<Out>) {
         let ex = exchange(sp);
-        let goal = ex
-            .input
-            .iter()
-            .find(|m| m.role == "user")
-            .map(Msg::text)
-            .filter(|t| !t.is_empty())
+        // The run's own question: the last user message of its input (the ones before it
+        // are the conversation replayed), else the question its first model call was asked.
+        // OpenInference's `input.value` first: its `llm.input_messages` on a chain hold
+        // the first message only.
+        let goal = question(&value_messages(sp, "input.value", "user"))
+            .or_else(|| question(&ex.input))
             .or_else(|| mine.first_user.take().map(|(_, t)| Cow::Owned(t)));
         let mut o = Obj::new("intention", &self.name);
         o.id(sp);
@@ -631,12 +649,17 @@ impl SessionMap {
         o.tokens(sp);
         o.span_ids(sp);
         self.emit(o, sp.start, out);
-        let own = last_text(&ex.output);
-        let answer = own.or_else(|| mine.last_text.take().map(|(_, t)| Cow::Owned(t)));
-        if let Some(text) = answer {
+        let own = final_text(&ex.output);
+        let below = mine.last_text.take().map(|(_, t)| Cow::Owned(t));
+        let answer = if promoted {
+            below.or(own)
+        } else {
+            own.or(below)
+        };
+        if let Some(text) = answer.as_deref().map(str::trim_end) {
             self.root_answered |= sp.parent.is_none();
             let mut o = Obj::new("answer", &self.name);
-            o.text("text", &text);
+            o.text("text", text);
             o.span_ids(sp);
             self.emit(o, sp.end, out);
         }
@@ -724,15 +747,15 @@ impl SessionMap {
             o.span_ids(sp);
             self.emit(o, sp.start, out);
         }
-        if let Some(u) = ex.input.iter().find(|m| m.role == "user") {
-            let t = u.text();
-            if !t.is_empty() {
-                mine.merge(Pending {
-                    first_user: Some((sp.start.unwrap_or(i128::MAX), t.into_owned())),
-                    last_text: None,
-                });
-            }
+        if let Some(t) = question(&ex.input) {
+            mine.merge(Pending {
+                first_user: Some((sp.start.unwrap_or(i128::MAX), t.into_owned())),
+                last_text: None,
+                models: true,
+            });
         }
+        mine.models = true;
+        self.remember_requests(&ex.output);
         for m in ex.output.iter().filter(|m| m.role != "user") {
             for p in &m.parts {
                 let (text, reasoning) = match p {
@@ -749,11 +772,35 @@ impl SessionMap {
                 self.emit(o, sp.end, out);
             }
         }
-        if let Some(t) = last_text(&ex.output) {
+        // Text that comes with a tool request is the model thinking aloud, not an answer.
+        if let Some(t) = final_text(&ex.output) {
             mine.merge(Pending {
                 last_text: Some((sp.end.unwrap_or(i128::MIN), t.into_owned())),
                 first_user: None,
+                models: true,
             });
+        }
+    }
+
+    /// Keeps the tool calls a model requested (with their arguments) until a tool span
+    /// takes them.
+    fn remember_requests(&mut self, output: &[Msg<'_>]) {
+        for p in output.iter().flat_map(|m| &m.parts) {
+            if let Part::ToolCall {
+                id,
+                name,
+                args: Some(a),
+            } = p
+            {
+                if self.requested.len() >= MAX_PENDING {
+                    self.requested.clear();
+                }
+                self.requested.push(frameworks::Request {
+                    id: id.as_deref().map(str::to_string),
+                    name: name.to_string(),
+                    args: a.clone().into_owned(),
+                });
+            }
         }
     }
 
@@ -772,32 +819,27 @@ impl SessionMap {
                     .to_string()
             });
         o.str("tool", &name);
+        let result = frameworks::tool_result(sp);
         let call_id = sp
             .str_attr("gen_ai.tool.call.id")
             .or_else(|| sp.str_attr("tool.id"))
             .or_else(|| sp.str_attr("tool_call.id"))
-            .or_else(|| sp.str_attr("ai.toolCall.id"));
+            .or_else(|| sp.str_attr("ai.toolCall.id"))
+            .or_else(|| result.as_ref().and_then(|r| r.1.as_deref()));
         o.opt("call_id", call_id);
-        let pick = |keys: &[&str]| keys.iter().find_map(|k| sp.attr(k));
-        if let Some(a) = pick(&[
-            "gen_ai.tool.call.arguments",
-            "gen_ai.tool.args",
-            "ai.toolCall.args",
-            "tool.parameters",
-            "input.value",
-            "input",
-        ]) {
-            o.json_with("args", |buf| write_value_json(a, buf));
+        let args = frameworks::tool_args(sp);
+        let requested = frameworks::take_request(&mut self.requested, &name, call_id, &args);
+        // Arguments that are not an object (LangGraph's span has the first one's value) are
+        // the model's request, when it is known.
+        let args = match (requested, args) {
+            (Some(r), a) if !matches!(a, Some(Json::Obj(_))) => Some(r.args),
+            (_, a) => a,
+        };
+        if let Some(a) = &args {
+            o.json("args", a);
         }
-        let result = pick(&[
-            "gen_ai.tool.call.result",
-            "gen_ai.output",
-            "ai.toolCall.result",
-            "output.value",
-            "output",
-        ]);
-        if let Some(r) = result {
-            o.json_with("result", |buf| write_value_json(r, buf));
+        if let Some((r, _)) = &result {
+            o.json("result", r);
         }
         o.str("status", if sp.error { "error" } else { "ok" });
         if sp.error {
@@ -808,7 +850,7 @@ impl SessionMap {
                 .or_else(|| sp.str_attr("error.type"))
                 .or_else(|| exception_text(sp))
                 .unwrap_or("status ERROR");
-            o.text("error", why);
+            o.text("error", frameworks::without_traceback(why));
         }
         o.duration(sp);
         if let Some(d) = sp.str_attr("gen_ai.tool.description") {
@@ -816,7 +858,8 @@ impl SessionMap {
         }
         o.span_ids(sp);
         self.emit(o, sp.start, out);
-        self.observe_tool(sp, &name, call_id, result, out);
+        let call_id = call_id.map(str::to_string);
+        self.observe_tool(sp, &name, call_id.as_deref(), result.map(|r| r.0), out);
     }
 
     fn plan(&mut self, sp: &Span<'_>, mine: &Pending, out: &mut Vec<Out>) {
@@ -854,6 +897,8 @@ impl SessionMap {
     }
 
     fn span_events(&mut self, sp: &Span<'_>, out: &mut Vec<Out>) {
+        // smolagents records one exception twice on a step's span: said once.
+        let mut said: Vec<String> = Vec::new();
         for e in &sp.events {
             let ts = e.time.or(sp.end);
             match &*e.name {
@@ -904,12 +949,18 @@ impl SessionMap {
                         (Some(x), None) | (None, Some(x)) => x.to_string(),
                         (None, None) => "exception".to_string(),
                     };
-                    o.text("message", &format!("{}: {msg}", sp.name));
+                    let msg = format!("{}: {msg}", sp.name);
+                    if said.contains(&msg) {
+                        continue;
+                    }
+                    o.text("message", &msg);
+                    said.push(msg);
                     o.span_ids(sp);
                     self.emit(o, ts, out);
                 }
                 n if n.starts_with("gen_ai.") && n.ends_with(".message")
-                    || n == "gen_ai.choice" =>
+                    || n == "gen_ai.choice"
+                    || n == "gen_ai.client.inference.operation.details" =>
                 {
                     // Read as the span's messages (messages.rs).
                 }
@@ -1014,6 +1065,33 @@ fn exception_text<'s>(sp: &'s Span<'_>) -> Option<&'s str> {
         .find_map(|e| super::span::attr(&e.attrs, "exception.message").and_then(Val::as_str))
 }
 
+/// The question a model or agent is asked: the last user message of its input with text.
+fn question<'s>(input: &[Msg<'s>]) -> Option<Cow<'s, str>> {
+    input
+        .iter()
+        .rev()
+        .filter(|m| m.role == "user")
+        .map(Msg::text)
+        .find(|t| !t.trim().is_empty())
+}
+
+/// The last text of the assistant's messages that requested no tool: a final text, not
+/// text said on the way to a tool call.
+fn final_text<'s>(msgs: &[Msg<'s>]) -> Option<Cow<'s, str>> {
+    let last = msgs
+        .iter()
+        .rev()
+        .find(|m| m.role != "user" && m.role != "system" && m.role != "tool")?;
+    if last
+        .parts
+        .iter()
+        .any(|p| matches!(p, Part::ToolCall { .. }))
+    {
+        return None;
+    }
+    Some(last.text()).filter(|t| !t.trim().is_empty())
+}
+
 /// The last non-empty text of the assistant's messages.
 fn last_text<'s>(msgs: &[Msg<'s>]) -> Option<Cow<'s, str>> {
     msgs.iter()
@@ -1076,17 +1154,6 @@ fn write_brief(msgs: &[Msg<'_>], buf: &mut Vec<u8>) {
         buf.push(b'}');
     }
     buf.push(b']');
-}
-
-/// An attribute as JSON, decoding a string that holds JSON.
-fn write_value_json(v: &Val<'_>, buf: &mut Vec<u8>) {
-    if let Val::Str(s) = v
-        && let Some(j) = Json::parse_cow(s)
-    {
-        j.write(buf);
-    } else {
-        v.write_json(buf);
-    }
 }
 
 /// The v1 `level` of an OTLP severity (1-4 TRACE, 5-8 DEBUG, 9-12 INFO, 13-16 WARN, 17-24
