@@ -241,7 +241,21 @@ fn assert_two_turns(fw: &str, evs: &[Value]) {
         "{fw}: answers\n{}",
         dump()
     );
+    // One row per model call (LlamaIndex's request assembly is none), and its output is
+    // what the model said, never the framework's objects.
+    assert_eq!(
+        of_kind(evs, "llm_call").len(),
+        4,
+        "{fw}: the four model calls\n{}",
+        dump()
+    );
     let thoughts = texts(evs, "thought", "text");
+    for t in &thoughts {
+        assert!(
+            [THOUGHT, A1, A2].contains(&t.as_str()),
+            "{fw}: a thought that is no model text: {t:?}"
+        );
+    }
     assert_eq!(
         thoughts.iter().filter(|t| t.contains(THOUGHT)).count(),
         1,

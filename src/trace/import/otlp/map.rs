@@ -466,7 +466,10 @@ impl SessionInfo {
     pub(crate) fn of<'s, 'a: 's>(spans: impl Iterator<Item = &'s Span<'a>> + Clone) -> Self {
         let mut info = SessionInfo::default();
         for sp in spans {
-            if info.agent.is_none() && classify(sp) == Class::Agent {
+            if info.agent.is_none()
+                && classify(sp) == Class::Agent
+                && !frameworks::is_graph_node(sp)
+            {
                 info.agent = Some(agent_name(sp));
             }
             if info.agent.is_none() {

@@ -164,6 +164,57 @@ mod tests {
         );
     }
 
+    fn span(
+        attrs: &[(&'static str, &'static str)],
+    ) -> crate::trace::import::otlp::span::Span<'static> {
+        use crate::trace::import::otlp::span::{Resource, Span, Val};
+        Span {
+            trace: None,
+            id: None,
+            parent: None,
+            name: Cow::Borrowed("x"),
+            start: None,
+            end: None,
+            error: false,
+            status_message: None,
+            attrs: attrs
+                .iter()
+                .map(|(k, v)| (Cow::Borrowed(*k), Val::Str(Cow::Borrowed(*v))))
+                .collect(),
+            events: Vec::new(),
+            resource: std::sync::Arc::new(Resource::default()),
+            location: std::sync::Arc::from("test"),
+        }
+    }
+
+    /// OpenInference's `message.content` and `message.contents.N.message_content.text` are
+    /// two encodings of one text: the output is said once.
+    #[test]
+    fn openinference_content_and_contents_are_one_text() {
+        let sp = span(&[
+            ("llm.output_messages.0.message.role", "assistant"),
+            ("llm.output_messages.0.message.content", "Rainy."),
+            (
+                "llm.output_messages.0.message.contents.0.message_content.type",
+                "text",
+            ),
+            (
+                "llm.output_messages.0.message.contents.0.message_content.text",
+                "Rainy.",
+            ),
+            ("llm.input_messages.0.message.role", "user"),
+            ("llm.input_messages.0.message.content", "Weather?"),
+        ]);
+        let ex = super::super::exchange(&sp);
+        assert_eq!(ex.output.len(), 1);
+        assert_eq!(
+            ex.output[0].parts,
+            vec![Part::Text(Cow::Borrowed("Rainy."))]
+        );
+        // `content` alone is still the text.
+        assert_eq!(ex.input[0].text(), "Weather?");
+    }
+
     /// LangGraph's state messages: serialized, constructor and tuple forms, with roles.
     #[test]
     fn langchain_messages_have_their_roles_and_text() {
