@@ -6,7 +6,7 @@
 //!
 //! | span | v1 |
 //! |---|---|
-//! | `invoke_agent` / `invoke_workflow`, OpenInference `AGENT`, Vercel `ai.generateText` | `intention` (id = span id, type = agent name, goal = first user message), then `answer` (its output, else the last text its models produced) |
+//! | `invoke_agent` / `invoke_workflow`, OpenInference `AGENT` (a root `CHAIN` with models below), Vercel `ai.generateText` | `intention` (id = span id, type = agent name, goal = its own question, the last user message), then `answer` (its output, else the last text its models produced without requesting a tool) |
 //! | `chat` / `text_completion` / `generate_content` / `call_llm`, OpenInference `LLM`, Vercel `*.doGenerate` | `llm_call` (model, tokens, input, tool requests), a `thought` per text and reasoning part of the output |
 //! | `execute_tool`, OpenInference `TOOL`, Vercel `ai.toolCall` | `tool_call` (tool, call id, arguments, result, status), and its result as an observation `tool:NAME#CALL` (`memory.rs`) |
 //! | `plan` | `plan` (`origin: generated`, no steps: the plan text is kept, never parsed into steps) |
