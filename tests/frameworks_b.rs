@@ -20,7 +20,7 @@
 //! (PyPI unreachable); failing under CI.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
@@ -57,7 +57,7 @@ fn script() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/support/frameworks_b.py")
 }
 
-fn run_script(py: &PathBuf, args: &[&str]) -> String {
+fn run_script(py: &Path, args: &[&str]) -> String {
     let out = Command::new(py)
         .arg(script())
         .args(args)
@@ -81,7 +81,7 @@ fn lines(v1: &str) -> Vec<Value> {
 
 /// The framework's spans as OTLP JSON, imported by `doxascope import`; and what `audit`
 /// says of them.
-fn imported(py: &PathBuf, fw: &str, extra: &[&str]) -> (Vec<Value>, Value) {
+fn imported(py: &Path, fw: &str, extra: &[&str]) -> (Vec<Value>, Value) {
     let dir = tempfile::tempdir().expect("tempdir");
     let spans = dir.path().join(format!("{fw}.otlp.json"));
     let v1 = dir.path().join(format!("{fw}.jsonl"));
@@ -115,7 +115,7 @@ fn imported(py: &PathBuf, fw: &str, extra: &[&str]) -> (Vec<Value>, Value) {
 
 /// The framework's spans sent live by the SDK's OTLP/HTTP exporter to the receiver: every
 /// session's events, once no more arrive.
-fn live(py: &PathBuf, fw: &str, extra: &[&str]) -> Vec<Value> {
+fn live(py: &Path, fw: &str, extra: &[&str]) -> Vec<Value> {
     let rt = tokio::runtime::Runtime::new().expect("runtime");
     rt.block_on(async {
         let (live, mut rx) = Live::new(LiveConfig::default());
@@ -124,7 +124,7 @@ fn live(py: &PathBuf, fw: &str, extra: &[&str]) -> Vec<Value> {
         let ListenAddr::Otlp(a) = l.local_addr().clone() else {
             panic!("not otlp")
         };
-        let py = py.clone();
+        let py = py.to_path_buf();
         let mut args: Vec<String> = vec![fw.into(), "live".into(), format!("http://{a}")];
         args.extend(extra.iter().map(|s| s.to_string()));
         let run = tokio::task::spawn_blocking(move || {
@@ -147,7 +147,7 @@ fn live(py: &PathBuf, fw: &str, extra: &[&str]) -> Vec<Value> {
                             panic!("bad line: {it:?}")
                         };
                         let v: Value = serde_json::from_str(&e.to_json_line()).expect("json");
-                        by.entry(session.into()).or_default().push(v);
+                        by.entry(session).or_default().push(v);
                     }
                 }
                 Ok(Some(LiveEvent::Rejected { reason, .. })) => panic!("refused: {reason:?}"),
@@ -249,6 +249,23 @@ fn assert_two_turns(fw: &str, evs: &[Value]) {
         "{fw}: the four model calls\n{}",
         dump()
     );
+    // The model's requests name the arguments too (LlamaIndex's instrumentation records
+    // only the tool's name and call id).
+    if !fw.starts_with("llamaindex") {
+        let asked: Vec<&Value> = of_kind(evs, "llm_call")
+            .into_iter()
+            .flat_map(|c| c["tool_calls"].as_array().into_iter().flatten())
+            .filter(|c| c["name"] == "get_weather")
+            .collect();
+        let mut args: Vec<String> = asked.iter().map(|c| c["args"].to_string()).collect();
+        args.sort();
+        assert_eq!(
+            args,
+            [r#"{"city":"Paris"}"#, r#"{"city":"Rome"}"#],
+            "{fw}: the tool requests\n{}",
+            dump()
+        );
+    }
     let thoughts = texts(evs, "thought", "text");
     for t in &thoughts {
         assert!(

@@ -141,6 +141,11 @@ pub(crate) fn exchange<'s>(span: &'s Span<'_>) -> Exchange<'s> {
         .find_map(|k| span.attr(k).map(|v| messages_of(v, "assistant")))
     })
     .unwrap_or_default();
+    frameworks::fill_call_args(&mut ex.output, || {
+        span.attr("output.value")
+            .map(|v| messages_of(v, "assistant"))
+            .unwrap_or_default()
+    });
     if let Some(calls) = span.attr("ai.response.toolCalls").and_then(json_of) {
         let parts = tool_calls(&calls);
         if !parts.is_empty() {

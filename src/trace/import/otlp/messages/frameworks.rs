@@ -83,6 +83,44 @@ fn str_cow<'s>(v: &Json<'s>) -> Option<Cow<'s, str>> {
     }
 }
 
+/// Tool requests read without their arguments (OpenInference's smolagents instrumentation
+/// writes `llm.output_messages.N.message.tool_calls` with the id and name only) take them
+/// from the same requests in `fallback` (the span's `output.value`), matched by call id.
+pub(super) fn fill_call_args<'s>(output: &mut [Msg<'s>], fallback: impl FnOnce() -> Vec<Msg<'s>>) {
+    let missing = |p: &Part<'_>| {
+        matches!(
+            p,
+            Part::ToolCall {
+                id: Some(_),
+                args: None,
+                ..
+            }
+        )
+    };
+    if !output.iter().flat_map(|m| &m.parts).any(missing) {
+        return;
+    }
+    let known = fallback();
+    for p in output.iter_mut().flat_map(|m| m.parts.iter_mut()) {
+        let Part::ToolCall {
+            id: Some(id),
+            args: args @ None,
+            ..
+        } = p
+        else {
+            continue;
+        };
+        *args = known.iter().flat_map(|m| &m.parts).find_map(|k| match k {
+            Part::ToolCall {
+                id: Some(kid),
+                args: Some(a),
+                ..
+            } if kid == id => Some(a.clone()),
+            _ => None,
+        });
+    }
+}
+
 /// The role a LangChain message type stands for.
 fn langchain_role(ty: &str) -> Option<&'static str> {
     Some(match ty {
