@@ -402,6 +402,8 @@ struct Pending {
     first_user: Option<(i128, String)>,
     /// A model was called below.
     models: bool,
+    /// A tool or model call below failed.
+    failed_below: bool,
 }
 
 impl Pending {
@@ -417,6 +419,7 @@ impl Pending {
             self.first_user = Some((t, s));
         }
         self.models |= other.models;
+        self.failed_below |= other.failed_below;
     }
 }
 
@@ -598,11 +601,14 @@ impl SessionMap {
             Class::MemorySearch => self.search(sp, out),
             Class::Other => self.other(sp, out),
         }
-        self.span_events(sp, out);
+        // A plain span (smolagents' step) failing with the failure of a call below it
+        // repeats that failure: said at `warn`, so one raising tool is one finding.
+        let echo = class == Class::Other && mine.failed_below;
+        self.span_events(sp, echo, out);
         // An `exception` event already said why (as a log of its own).
         if sp.error && !sp.events.iter().any(|e| e.name == "exception") {
             let mut o = Obj::new("log", &self.name);
-            o.str("level", "error");
+            o.str("level", if echo { "warn" } else { "error" });
             let why = sp
                 .status_message
                 .as_deref()
@@ -612,6 +618,7 @@ impl SessionMap {
             o.span_ids(sp);
             self.emit(o, sp.end.or(sp.start), out);
         }
+        mine.failed_below |= sp.error && matches!(class, Class::Tool | Class::Llm);
         // An agent's answer and goal are its own; above it they are not carried further.
         if class != Class::Agent
             && let Some(p) = sp.parent
@@ -755,6 +762,7 @@ impl SessionMap {
                 first_user: Some((sp.start.unwrap_or(i128::MAX), t.into_owned())),
                 last_text: None,
                 models: true,
+                failed_below: false,
             });
         }
         mine.models = true;
@@ -781,6 +789,7 @@ impl SessionMap {
                 last_text: Some((sp.end.unwrap_or(i128::MIN), t.into_owned())),
                 first_user: None,
                 models: true,
+                failed_below: false,
             });
         }
     }
@@ -899,7 +908,7 @@ impl SessionMap {
         self.emit(o, sp.start, out);
     }
 
-    fn span_events(&mut self, sp: &Span<'_>, out: &mut Vec<Out>) {
+    fn span_events(&mut self, sp: &Span<'_>, echo: bool, out: &mut Vec<Out>) {
         // smolagents records one exception twice on a step's span: said once.
         let mut said: Vec<String> = Vec::new();
         for e in &sp.events {
@@ -946,7 +955,7 @@ impl SessionMap {
                 "exception" => {
                     let a = |k: &str| super::span::attr(&e.attrs, k).and_then(Val::as_str);
                     let mut o = Obj::new("log", &self.name);
-                    o.str("level", "error");
+                    o.str("level", if echo { "warn" } else { "error" });
                     let msg = match (a("exception.type"), a("exception.message")) {
                         (Some(t), Some(m)) => format!("{t}: {m}"),
                         (Some(x), None) | (None, Some(x)) => x.to_string(),
