@@ -28,6 +28,9 @@ use doxascope::trace::Item;
 use doxascope::trace::live::{ListenAddr, Live, LiveConfig, LiveEvent};
 use serde_json::Value;
 
+#[path = "support/tmux.rs"]
+mod tmux;
+
 const Q1: &str = "What is the weather in Paris?";
 const Q2: &str = "And in Rome?";
 const THOUGHT: &str = "Let me check the weather.";
@@ -161,6 +164,53 @@ fn live(py: &Path, fw: &str, extra: &[&str]) -> Vec<Value> {
         drop(l);
         by.into_values().flatten().collect()
     })
+}
+
+/// The framework's spans sent by the SDK's OTLP/HTTP exporter to the TUI started with
+/// `view --listen otlp:127.0.0.1:PORT` in tmux: once every trace has ended on screen, the
+/// events of the live sessions, read back from the spool files the TUI wrote.
+fn tui(py: &Path, fw: &str) -> Vec<Value> {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cache = dir.path().join("cache");
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port");
+    let t = tmux::Tmux::new(&format!("fwb-{fw}"));
+    t.start_sized(
+        &format!(
+            "env XDG_CACHE_HOME='{}' '{}' view --listen otlp:127.0.0.1:{port}",
+            cache.display(),
+            tmux::bin()
+        ),
+        200,
+        50,
+    );
+    t.wait_for("the receiver to listen", 20, |s| {
+        s.contains(&format!("listening otlp:127.0.0.1:{port}"))
+    });
+    run_script(py, &[fw, "live", &format!("http://127.0.0.1:{port}")]);
+    t.wait_for("both traces to end", 30, |s| {
+        s.contains(&format!("listening otlp:127.0.0.1:{port} (0 open"))
+            && s.contains(&format!("{fw}-weather"))
+    });
+    t.keys(&["q"]);
+    let start = std::time::Instant::now();
+    while t.run(&["list-sessions"]).status.success() && start.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let mut evs = Vec::new();
+    for run in std::fs::read_dir(cache.join("doxascope/live"))
+        .expect("the spool")
+        .flatten()
+    {
+        for f in std::fs::read_dir(run.path()).expect("a run").flatten() {
+            evs.extend(lines(
+                &std::fs::read_to_string(f.path()).expect("a spool file"),
+            ));
+        }
+    }
+    evs
 }
 
 fn of_kind<'a>(evs: &'a [Value], kind: &str) -> Vec<&'a Value> {
@@ -355,4 +405,25 @@ fn strands_latest_conventions_turns_tools_thoughts_and_answers() {
 #[test]
 fn llamaindex_function_agent_turns_tools_thoughts_and_answers() {
     both("llamaindex", &[]);
+}
+
+/// LangGraph's trace through the TUI's own receiver (`view --listen otlp:`), as a user runs
+/// it: the live sessions it shows hold the same turns, tools, thoughts and answers.
+#[cfg_attr(
+    doxascope_no_tmux,
+    ignore = "tmux is not installed (apt-get install tmux)"
+)]
+#[cfg_attr(
+    all(doxascope_no_fw_b, not(doxascope_no_tmux)),
+    ignore = "LangGraph, smolagents, Strands and LlamaIndex are not installed: run scripts/setup-frameworks-b.sh (needs PyPI; CI installs them)"
+)]
+#[test]
+fn langgraph_through_the_tui_listener() {
+    if tmux::missing("frameworks_b") {
+        return;
+    }
+    let Some(py) = venv_python() else {
+        return;
+    };
+    assert_two_turns("langgraph (tui)", &tui(&py, "langgraph"));
 }
