@@ -163,7 +163,97 @@ pub(super) fn without_traceback(s: &str) -> &str {
 
 #[cfg(test)]
 mod tests {
+    use std::borrow::Cow;
+
+    use super::super::super::span::Resource;
     use super::*;
+
+    fn span(attrs: &[(&'static str, &'static str)]) -> Span<'static> {
+        Span {
+            trace: None,
+            id: None,
+            parent: None,
+            name: Cow::Borrowed("tool"),
+            start: None,
+            end: None,
+            error: false,
+            status_message: None,
+            attrs: attrs
+                .iter()
+                .map(|(k, v)| (Cow::Borrowed(*k), Val::Str(Cow::Borrowed(*v))))
+                .collect(),
+            events: Vec::new(),
+            resource: std::sync::Arc::new(Resource::default()),
+            location: std::sync::Arc::from("test"),
+        }
+    }
+
+    /// smolagents' and LlamaIndex's tool spans: the call's kwargs, not the tool's schema.
+    #[test]
+    fn tool_arguments_are_the_call_not_the_schema() {
+        let smol = span(&[
+            ("tool.parameters", r#"{"city":{"type":"string"}}"#),
+            (
+                "input.value",
+                r#"{"args":[],"sanitize_inputs_outputs":true,"kwargs":{"city":"Paris"}}"#,
+            ),
+        ]);
+        let args = tool_args(&smol).expect("args");
+        assert_eq!(args.to_json_string(), r#"{"city":"Paris"}"#);
+        // Positional arguments are kept with the rest: nothing is dropped.
+        let positional = span(&[("input.value", r#"{"args":["Paris"],"kwargs":{}}"#)]);
+        assert!(
+            tool_args(&positional)
+                .expect("args")
+                .to_json_string()
+                .contains("Paris")
+        );
+        // The schema only when nothing says what the tool was called with.
+        let bare = span(&[("tool.parameters", r#"{"city":{"type":"string"}}"#)]);
+        assert!(tool_args(&bare).is_some());
+    }
+
+    /// LangChain's ToolMessage, LlamaIndex's ToolOutput and Strands' text blocks are their
+    /// content; LangChain's names the call it answers.
+    #[test]
+    fn tool_results_are_their_content() {
+        let lc = span(&[(
+            "output.value",
+            r#"{"type":"tool","data":{"content":"Rainy","tool_call_id":"c1","status":"success"}}"#,
+        )]);
+        let (r, id) = tool_result(&lc).expect("result");
+        assert_eq!((r.as_str(), id.as_deref()), (Some("Rainy"), Some("c1")));
+        let li = span(&[(
+            "output.value",
+            r#"{"blocks":[{"text":"Rainy"}],"tool_name":"get_weather","raw_output":"Rainy","is_error":false}"#,
+        )]);
+        assert_eq!(tool_result(&li).expect("result").0.as_str(), Some("Rainy"));
+        let strands = span(&[("gen_ai.tool.call.result", r#"[{"text":"Rainy"}]"#)]);
+        assert_eq!(
+            tool_result(&strands).expect("result").0.as_str(),
+            Some("Rainy")
+        );
+    }
+
+    /// A request is taken by call id; without one, by the tool and the value shown.
+    #[test]
+    fn requests_are_matched_by_id_then_by_value() {
+        let req = |id: &str, city: &str| {
+            let text = format!(r#"{{"city":"{city}"}}"#);
+            Request {
+                id: Some(id.to_string()),
+                name: "get_weather".into(),
+                args: Json::parse(&text).expect("json").into_owned(),
+            }
+        };
+        let mut reqs = vec![req("c1", "Paris"), req("c2", "Rome")];
+        let shown = Some(Json::Str(Cow::Borrowed("Rome")));
+        let r = take_request(&mut reqs, "get_weather", None, &shown).expect("Rome's");
+        assert_eq!(r.id.as_deref(), Some("c2"));
+        let r = take_request(&mut reqs, "get_weather", Some("c1"), &None).expect("c1");
+        assert_eq!(r.id.as_deref(), Some("c1"));
+        assert!(take_request(&mut reqs, "get_weather", None, &None).is_none());
+    }
 
     #[test]
     fn tracebacks_are_cut_from_errors() {
