@@ -518,6 +518,7 @@ fn map_file(
         });
         g.push(sp);
     }
+    adopt_creations(&mut order, &mut groups);
     let by_trace = group_logs(logs, &groups, &mut order);
     let mut short: HashMap<String, usize> = HashMap::new();
     for t in order.iter().flatten() {
@@ -595,6 +596,41 @@ fn map_file(
         });
     }
     total
+}
+
+/// Moves each trace that only creates agents (`create_agent` spans) into the first trace
+/// whose runs invoke one of those agents: the creation is part of that session, not one of
+/// its own. A creation no run uses stays a session.
+fn adopt_creations(
+    order: &mut Vec<Option<u128>>,
+    groups: &mut HashMap<Option<u128>, Vec<Span<'_>>>,
+) {
+    use map::create_agent::{creations_only, invoked};
+    let mut user: HashMap<String, Option<u128>> = HashMap::new();
+    for k in order.iter() {
+        if let Some(g) = groups.get(k)
+            && creations_only(g.iter()).is_none()
+        {
+            for agent in invoked(g.iter()) {
+                user.entry(agent).or_insert(*k);
+            }
+        }
+    }
+    if user.is_empty() {
+        return;
+    }
+    for k in order.clone() {
+        let to = groups
+            .get(&k)
+            .and_then(|g| creations_only(g.iter()))
+            .and_then(|agents| agents.iter().find_map(|a| user.get(a).copied()));
+        if let Some(to) = to
+            && let Some(moved) = groups.remove(&k)
+        {
+            groups.entry(to).or_default().extend(moved);
+            order.retain(|o| *o != k);
+        }
+    }
 }
 
 /// One session of a file: its trace id, spans and log records.
@@ -693,12 +729,18 @@ fn map_trace(
     if logs.iter().any(logs::LogRec::carries_content) {
         sm.content_in_logs();
     }
+    // A model call's details record first: held, it is read with its span (`details.rs`).
+    let (details, other): (Vec<_>, Vec<_>) = logs.iter().partition(|r| r.event == map::DETAILS);
+    for r in details {
+        sm.log_record(r, &mut out);
+    }
     for sp in &group {
         sm.span(sp, &mut out);
     }
-    for r in logs {
+    for r in other {
         sm.log_record(r, &mut out);
     }
+    sm.flush_details(&mut out);
     let last_end = group.iter().filter_map(|s| s.end.or(s.start)).max();
     Mapped {
         sm,

@@ -6,9 +6,10 @@
 //!
 //! | span | v1 |
 //! |---|---|
-//! | `invoke_agent` / `invoke_workflow`, OpenInference `AGENT`, Vercel `ai.generateText` | `intention` (id = span id, type = agent name, goal = first user message), then `answer` (its output, else the last text its models produced) |
+//! | `invoke_agent` / `invoke_workflow`, OpenInference `AGENT`, Vercel `ai.generateText` | `intention` (id = span id, type = agent name, goal = the turn's question: the last user message of its input, else of its first model call's), then `answer` (its output, pydantic-ai's `final_result`, else the last text its models produced) |
 //! | `chat` / `text_completion` / `generate_content` / `call_llm`, OpenInference `LLM`, Vercel `*.doGenerate` | `llm_call` (model, tokens, input, tool requests), a `thought` per text and reasoning part of the output |
 //! | `execute_tool`, OpenInference `TOOL`, Vercel `ai.toolCall` | `tool_call` (tool, call id, arguments, result, status), and its result as an observation `tool:NAME#CALL` (`memory.rs`) |
+//! | `create_agent` | `span` (`operation: create_agent`, the agent's name and id), in the session of the run that invokes that agent (`create_agent.rs`) |
 //! | `plan` | `plan` (`origin: generated`, no steps: the plan text is kept, never parsed into steps) |
 //! | `create_memory` / `update_memory` / `upsert_memory` / `delete_memory` / `delete_memory_store` | `belief` per record; a changed or deleted record first gets a `retract` of its old value; a delete naming no record empties the store (`memory.rs`) |
 //! | `search_memory`, `retrieval`, OpenInference `RETRIEVER` | `memory_query` (query, hits, records), and each record returned with content an observation `retrieval:STORE/RECORD` |
@@ -27,9 +28,11 @@ use std::collections::HashMap;
 
 use super::json_value::{Json, push_i64, push_str, push_u64, write_object};
 use super::logs::LogRec;
-use super::messages::{Msg, Part, exchange, log_message};
+use super::messages::{Msg, Part, decode_string, exchange, log_message};
 use super::span::{Span, Val, push_hex, push_rfc3339};
 
+pub(crate) mod create_agent;
+mod details;
 mod memory;
 
 /// Longest text kept in one field; longer text is cut (at a character boundary) and the
@@ -237,6 +240,8 @@ const TOKEN_KEYS: &[(&str, &[&str])] = &[
         &[
             "gen_ai.usage.input_tokens",
             "gen_ai.usage.prompt_tokens",
+            // pydantic-ai's run totals on its agent span.
+            "gen_ai.aggregated_usage.input_tokens",
             "llm.token_count.prompt",
             "ai.usage.inputTokens",
             "ai.usage.promptTokens",
@@ -247,6 +252,7 @@ const TOKEN_KEYS: &[(&str, &[&str])] = &[
         &[
             "gen_ai.usage.output_tokens",
             "gen_ai.usage.completion_tokens",
+            "gen_ai.aggregated_usage.output_tokens",
             "llm.token_count.completion",
             "ai.usage.outputTokens",
             "ai.usage.completionTokens",
@@ -304,6 +310,8 @@ fn cut(s: &str, max: usize) -> &str {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Class {
     Agent,
+    /// A client creating an agent (`create_agent`, see `create_agent.rs`).
+    CreateAgent,
     Llm,
     Tool,
     Plan,
@@ -316,6 +324,7 @@ pub(crate) enum Class {
 pub(crate) fn classify(sp: &Span<'_>) -> Class {
     let by_op = |op: &str| match op {
         "invoke_agent" | "invoke_workflow" => Some(Class::Agent),
+        "create_agent" => Some(Class::CreateAgent),
         "chat" | "text_completion" | "generate_content" | "call_llm" | "completion" => {
             Some(Class::Llm)
         }
@@ -396,7 +405,7 @@ pub(crate) fn agent_name(sp: &Span<'_>) -> String {
 struct Pending {
     /// The last text a model produced below, with its end time.
     last_text: Option<(i128, String)>,
-    /// The first user message below, with its start time.
+    /// The question of the first model call below (see [`question`]), with its start time.
     first_user: Option<(i128, String)>,
 }
 
@@ -433,6 +442,12 @@ pub(crate) struct SessionMap {
     memory: memory::Records,
     /// A model call without captured content was seen (said once).
     said_no_content: bool,
+    /// Model-call details records waiting for their span (`details.rs`).
+    held: HashMap<u64, LogRec>,
+    /// Details records displaced by a later one for the same span, shown apart.
+    early: Vec<LogRec>,
+    /// Model-call spans mapped so far (`details.rs`).
+    calls_seen: std::collections::HashSet<u64>,
     ord: u64,
     /// Span events of other names, counted.
     pub other_events: u64,
@@ -490,6 +505,9 @@ impl SessionMap {
             pending: HashMap::new(),
             memory: memory::Records::default(),
             said_no_content: false,
+            held: HashMap::new(),
+            early: Vec::new(),
+            calls_seen: std::collections::HashSet::new(),
             ord: 0,
             other_events: 0,
             root_answered: false,
@@ -572,7 +590,11 @@ impl SessionMap {
         let class = classify(sp);
         match class {
             Class::Agent => self.agent(sp, &mut mine, out),
-            Class::Llm => self.llm(sp, &mut mine, out),
+            Class::CreateAgent => self.create_agent(sp, out),
+            Class::Llm => match self.with_details(sp) {
+                Some(merged) => self.llm(&merged, &mut mine, out),
+                None => self.llm(sp, &mut mine, out),
+            },
             Class::Tool => self.tool(sp, out),
             Class::Plan => self.plan(sp, &mine, out),
             Class::MemoryWrite | Class::MemoryDelete => self.memory(sp, class, out),
@@ -593,10 +615,7 @@ impl SessionMap {
             o.span_ids(sp);
             self.emit(o, sp.end.or(sp.start), out);
         }
-        // An agent's answer and goal are its own; above it they are not carried further.
-        if class != Class::Agent
-            && let Some(p) = sp.parent
-        {
+        if let Some(p) = sp.parent {
             if self.pending.len() >= MAX_PENDING && !self.pending.contains_key(&p) {
                 self.pending.clear();
             }
@@ -606,13 +625,8 @@ impl SessionMap {
 
     fn agent(&mut self, sp: &Span<'_>, mine: &mut Pending, out: &mut Vec<Out>) {
         let ex = exchange(sp);
-        let goal = ex
-            .input
-            .iter()
-            .find(|m| m.role == "user")
-            .map(Msg::text)
-            .filter(|t| !t.is_empty())
-            .or_else(|| mine.first_user.take().map(|(_, t)| Cow::Owned(t)));
+        let goal =
+            question(&ex.input).or_else(|| mine.first_user.take().map(|(_, t)| Cow::Owned(t)));
         let mut o = Obj::new("intention", &self.name);
         o.id(sp);
         o.str("type", &agent_name(sp));
@@ -631,7 +645,9 @@ impl SessionMap {
         o.tokens(sp);
         o.span_ids(sp);
         self.emit(o, sp.start, out);
-        let own = last_text(&ex.output);
+        // pydantic-ai's `final_result` is the run's output, also when it is structured (given
+        // by an output tool, with no text from the model).
+        let own = last_text(&ex.output).or_else(|| final_result(sp).map(Cow::Owned));
         let answer = own.or_else(|| mine.last_text.take().map(|(_, t)| Cow::Owned(t)));
         if let Some(text) = answer {
             self.root_answered |= sp.parent.is_none();
@@ -640,6 +656,13 @@ impl SessionMap {
             o.span_ids(sp);
             self.emit(o, sp.end, out);
         }
+        // What the run was asked is what an enclosing run without a question of its own was
+        // asked (the OpenAI Agents SDK's workflow span around its agent's). Its answer is
+        // its own: given once, not again by the enclosing run.
+        *mine = Pending {
+            first_user: goal.map(|g| (sp.start.unwrap_or(i128::MAX), g.into_owned())),
+            last_text: None,
+        };
     }
 
     fn llm(&mut self, sp: &Span<'_>, mine: &mut Pending, out: &mut Vec<Out>) {
@@ -724,14 +747,11 @@ impl SessionMap {
             o.span_ids(sp);
             self.emit(o, sp.start, out);
         }
-        if let Some(u) = ex.input.iter().find(|m| m.role == "user") {
-            let t = u.text();
-            if !t.is_empty() {
-                mine.merge(Pending {
-                    first_user: Some((sp.start.unwrap_or(i128::MAX), t.into_owned())),
-                    last_text: None,
-                });
-            }
+        if let Some(t) = question(&ex.input) {
+            mine.merge(Pending {
+                first_user: Some((sp.start.unwrap_or(i128::MAX), t.into_owned())),
+                last_text: None,
+            });
         }
         for m in ex.output.iter().filter(|m| m.role != "user") {
             for p in &m.parts {
@@ -783,7 +803,9 @@ impl SessionMap {
             "gen_ai.tool.call.arguments",
             "gen_ai.tool.args",
             "ai.toolCall.args",
-            "tool.parameters",
+            // pydantic-ai's data format 2.
+            "tool_arguments",
+            // OpenInference: the call's arguments (`tool.parameters` is the tool's schema).
             "input.value",
             "input",
         ]) {
@@ -793,6 +815,7 @@ impl SessionMap {
             "gen_ai.tool.call.result",
             "gen_ai.output",
             "ai.toolCall.result",
+            "tool_response",
             "output.value",
             "output",
         ]);
@@ -928,7 +951,10 @@ impl SessionMap {
             // The content came, as log records: no warning that it is missing.
             self.said_no_content = true;
         }
-        if rec.event == "gen_ai.client.inference.operation.details" {
+        if rec.event == DETAILS {
+            if self.hold_details(rec) {
+                return;
+            }
             let op = rec.str_attr("gen_ai.operation.name").unwrap_or("chat");
             let sp = Span {
                 trace: rec.trace,
@@ -1006,12 +1032,38 @@ impl SessionMap {
     }
 }
 
+/// The log record that describes a model call (content, tokens) when its instrumentation
+/// sends content as log records.
+pub(crate) const DETAILS: &str = "gen_ai.client.inference.operation.details";
+
 /// The message of the span's first `exception` event.
 fn exception_text<'s>(sp: &'s Span<'_>) -> Option<&'s str> {
     sp.events
         .iter()
         .filter(|e| e.name == "exception")
         .find_map(|e| super::span::attr(&e.attrs, "exception.message").and_then(Val::as_str))
+}
+
+/// The question a model call or an agent run was given: the last user message with text in
+/// its input. A later turn replays the conversation so far before its own question, so the
+/// first user message would be the first turn's.
+fn question<'s>(input: &[Msg<'s>]) -> Option<Cow<'s, str>> {
+    input
+        .iter()
+        .rev()
+        .filter(|m| m.role == "user")
+        .map(Msg::text)
+        .find(|t| !t.trim().is_empty())
+}
+
+/// pydantic-ai's `final_result` on its agent span: text as it is, structured output as JSON.
+fn final_result(sp: &Span<'_>) -> Option<String> {
+    match decode_string(&sp.attr("final_result")?.to_json()) {
+        Json::Str(s) if s.trim().is_empty() => None,
+        Json::Str(s) => Some(s.into_owned()),
+        Json::Null => None,
+        other => Some(other.to_json_string()),
+    }
 }
 
 /// The last non-empty text of the assistant's messages.
