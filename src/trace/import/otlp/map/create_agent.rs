@@ -31,6 +31,8 @@ pub(crate) fn creations_only<'s, 'a: 's>(
         }
         keys.extend(agent_key(sp));
     }
+    keys.sort();
+    keys.dedup();
     (!keys.is_empty()).then_some(keys)
 }
 
