@@ -112,6 +112,13 @@ fn main() {
     if !ci && !std::path::Path::new("target/fw-b-venv/.doxascope-ready-frameworks-b").exists() {
         println!("cargo::rustc-cfg=doxascope_no_fw_b");
     }
+    // pydantic-ai, the OpenAI Agents SDK and openai-v2 for tests/frameworks_a.rs: ready once
+    // scripts/setup-frameworks-a.sh ran (it touches this file afterwards). Under CI the test
+    // installs them itself, and fails when it cannot.
+    println!("cargo::rustc-check-cfg=cfg(doxascope_no_fw_a)");
+    if !ci && !std::path::Path::new("target/fw-a-venv/.doxascope-ready-fw-a-1").exists() {
+        println!("cargo::rustc-cfg=doxascope_no_fw_a");
+    }
     if !ci && !tmux {
         println!("cargo::rustc-cfg=doxascope_no_tmux");
         println!("cargo::warning=tmux is not installed: the end-to-end tests will be ignored");

@@ -6,9 +6,10 @@
 //!
 //! | span | v1 |
 //! |---|---|
-//! | `invoke_agent` / `invoke_workflow`, OpenInference `AGENT` (a root `CHAIN` with models below), Vercel `ai.generateText` | `intention` (id = span id, type = agent name, goal = its own question, the last user message), then `answer` (its output, else the last text its models produced without requesting a tool) |
+//! | `invoke_agent` / `invoke_workflow`, OpenInference `AGENT` (a root `CHAIN` with models below), Vercel `ai.generateText` | `intention` (id = span id, type = agent name, goal = the turn's question: the last user message of its input, else of its first model call's), then `answer` (its output, pydantic-ai's `final_result`, else the last text its models produced without requesting a tool) |
 //! | `chat` / `text_completion` / `generate_content` / `call_llm`, OpenInference `LLM`, Vercel `*.doGenerate` | `llm_call` (model, tokens, input, tool requests), a `thought` per text and reasoning part of the output |
 //! | `execute_tool`, OpenInference `TOOL`, Vercel `ai.toolCall` | `tool_call` (tool, call id, arguments, result, status), and its result as an observation `tool:NAME#CALL` (`memory.rs`) |
+//! | `create_agent` | `span` (`operation: create_agent`, the agent's name and id), in the session of the run that invokes that agent (`create_agent.rs`) |
 //! | `plan` | `plan` (`origin: generated`, no steps: the plan text is kept, never parsed into steps) |
 //! | `create_memory` / `update_memory` / `upsert_memory` / `delete_memory` / `delete_memory_store` | `belief` per record; a changed or deleted record first gets a `retract` of its old value; a delete naming no record empties the store (`memory.rs`) |
 //! | `search_memory`, `retrieval`, OpenInference `RETRIEVER` | `memory_query` (query, hits, records), and each record returned with content an observation `retrieval:STORE/RECORD` |
@@ -30,9 +31,11 @@ use std::collections::HashMap;
 
 use super::json_value::{Json, push_i64, push_str, push_u64, write_object};
 use super::logs::LogRec;
-use super::messages::{Msg, Part, exchange, log_message, value_messages};
+use super::messages::{Msg, Part, decode_string, exchange, log_message, value_messages};
 use super::span::{Span, Val, push_hex, push_rfc3339};
 
+pub(crate) mod create_agent;
+mod details;
 mod frameworks;
 mod memory;
 
@@ -241,6 +244,8 @@ const TOKEN_KEYS: &[(&str, &[&str])] = &[
         &[
             "gen_ai.usage.input_tokens",
             "gen_ai.usage.prompt_tokens",
+            // pydantic-ai's run totals on its agent span.
+            "gen_ai.aggregated_usage.input_tokens",
             "llm.token_count.prompt",
             "ai.usage.inputTokens",
             "ai.usage.promptTokens",
@@ -251,6 +256,7 @@ const TOKEN_KEYS: &[(&str, &[&str])] = &[
         &[
             "gen_ai.usage.output_tokens",
             "gen_ai.usage.completion_tokens",
+            "gen_ai.aggregated_usage.output_tokens",
             "llm.token_count.completion",
             "ai.usage.outputTokens",
             "ai.usage.completionTokens",
@@ -308,6 +314,8 @@ fn cut(s: &str, max: usize) -> &str {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Class {
     Agent,
+    /// A client creating an agent (`create_agent`, see `create_agent.rs`).
+    CreateAgent,
     Llm,
     Tool,
     Plan,
@@ -320,6 +328,7 @@ pub(crate) enum Class {
 pub(crate) fn classify(sp: &Span<'_>) -> Class {
     let by_op = |op: &str| match op {
         "invoke_agent" | "invoke_workflow" => Some(Class::Agent),
+        "create_agent" => Some(Class::CreateAgent),
         "chat" | "text_completion" | "generate_content" | "call_llm" | "completion" => {
             Some(Class::Llm)
         }
@@ -400,8 +409,7 @@ pub(crate) fn agent_name(sp: &Span<'_>) -> String {
 struct Pending {
     /// The last text a model produced below, with its end time.
     last_text: Option<(i128, String)>,
-    /// The question of the first model call below (the last user message of its input: the
-    /// ones before it are the replayed history), with its start time.
+    /// The question of the first model call below (see [`question`]), with its start time.
     first_user: Option<(i128, String)>,
     /// A model was called below.
     models: bool,
@@ -444,6 +452,12 @@ pub(crate) struct SessionMap {
     memory: memory::Records,
     /// A model call without captured content was seen (said once).
     said_no_content: bool,
+    /// Model-call details records waiting for their span (`details.rs`).
+    held: HashMap<u64, LogRec>,
+    /// Details records displaced by a later one for the same span, shown apart.
+    early: Vec<LogRec>,
+    /// Model-call spans mapped so far (`details.rs`).
+    calls_seen: std::collections::HashSet<u64>,
     ord: u64,
     /// Span events of other names, counted.
     pub other_events: u64,
@@ -508,6 +522,9 @@ impl SessionMap {
             pending: HashMap::new(),
             memory: memory::Records::default(),
             said_no_content: false,
+            held: HashMap::new(),
+            early: Vec::new(),
+            calls_seen: std::collections::HashSet::new(),
             ord: 0,
             other_events: 0,
             root_answered: false,
@@ -597,7 +614,11 @@ impl SessionMap {
         };
         match class {
             Class::Agent => self.agent(sp, &mut mine, promoted, out),
-            Class::Llm => self.llm(sp, &mut mine, out),
+            Class::CreateAgent => self.create_agent(sp, out),
+            Class::Llm => match self.with_details(sp) {
+                Some(merged) => self.llm(&merged, &mut mine, out),
+                None => self.llm(sp, &mut mine, out),
+            },
             Class::Tool => self.tool(sp, out),
             Class::Plan => self.plan(sp, &mine, out),
             Class::MemoryWrite | Class::MemoryDelete => self.memory(sp, class, out),
@@ -622,10 +643,7 @@ impl SessionMap {
             self.emit(o, sp.end.or(sp.start), out);
         }
         mine.failed_below |= sp.error && matches!(class, Class::Tool | Class::Llm);
-        // An agent's answer and goal are its own; above it they are not carried further.
-        if class != Class::Agent
-            && let Some(p) = sp.parent
-        {
+        if let Some(p) = sp.parent {
             if self.pending.len() >= MAX_PENDING && !self.pending.contains_key(&p) {
                 self.pending.clear();
             }
@@ -637,8 +655,6 @@ impl SessionMap {
     /// is the framework's object, its models' last final text the answer).
     fn agent(&mut self, sp: &Span<'_>, mine: &mut Pending, promoted: bool, out: &mut Vec<Out>) {
         let ex = exchange(sp);
-        // The run's own question: the last user message of its input (the ones before it
-        // are the conversation replayed), else the question its first model call was asked.
         // OpenInference's `input.value` first: its `llm.input_messages` on a chain hold
         // the first message only.
         let goal = question(&value_messages(sp, "input.value", "user"))
@@ -662,7 +678,9 @@ impl SessionMap {
         o.tokens(sp);
         o.span_ids(sp);
         self.emit(o, sp.start, out);
-        let own = final_text(&ex.output);
+        // pydantic-ai's `final_result` is the run's output, also when it is structured (given
+        // by an output tool, with no text from the model).
+        let own = final_text(&ex.output).or_else(|| final_result(sp).map(Cow::Owned));
         let below = mine.last_text.take().map(|(_, t)| Cow::Owned(t));
         let answer = if promoted {
             below.or(own)
@@ -676,6 +694,16 @@ impl SessionMap {
             o.span_ids(sp);
             self.emit(o, sp.end, out);
         }
+        // What the run was asked is what an enclosing run without a question of its own was
+        // asked (the OpenAI Agents SDK's workflow span around its agent's). Its answer is
+        // its own: given once, not again by the enclosing run.
+        // The run is the one its models belong to, and its failures are its own.
+        *mine = Pending {
+            first_user: goal.map(|g| (sp.start.unwrap_or(i128::MAX), g.into_owned())),
+            last_text: None,
+            models: false,
+            failed_below: false,
+        };
     }
 
     fn llm(&mut self, sp: &Span<'_>, mine: &mut Pending, out: &mut Vec<Out>) {
@@ -994,7 +1022,10 @@ impl SessionMap {
             // The content came, as log records: no warning that it is missing.
             self.said_no_content = true;
         }
-        if rec.event == "gen_ai.client.inference.operation.details" {
+        if rec.event == DETAILS {
+            if self.hold_details(rec) {
+                return;
+            }
             let op = rec.str_attr("gen_ai.operation.name").unwrap_or("chat");
             let sp = Span {
                 trace: rec.trace,
@@ -1072,6 +1103,10 @@ impl SessionMap {
     }
 }
 
+/// The log record that describes a model call (content, tokens) when its instrumentation
+/// sends content as log records.
+pub(crate) const DETAILS: &str = "gen_ai.client.inference.operation.details";
+
 /// The message of the span's first `exception` event.
 fn exception_text<'s>(sp: &'s Span<'_>) -> Option<&'s str> {
     sp.events
@@ -1080,7 +1115,9 @@ fn exception_text<'s>(sp: &'s Span<'_>) -> Option<&'s str> {
         .find_map(|e| super::span::attr(&e.attrs, "exception.message").and_then(Val::as_str))
 }
 
-/// The question a model or agent is asked: the last user message of its input with text.
+/// The question a model call or an agent run was given: the last user message with text in
+/// its input. A later turn replays the conversation so far before its own question, so the
+/// first user message would be the first turn's.
 fn question<'s>(input: &[Msg<'s>]) -> Option<Cow<'s, str>> {
     input
         .iter()
@@ -1105,6 +1142,16 @@ fn final_text<'s>(msgs: &[Msg<'s>]) -> Option<Cow<'s, str>> {
         return None;
     }
     Some(last.text()).filter(|t| !t.trim().is_empty())
+}
+
+/// pydantic-ai's `final_result` on its agent span: text as it is, structured output as JSON.
+fn final_result(sp: &Span<'_>) -> Option<String> {
+    match decode_string(&sp.attr("final_result")?.to_json()) {
+        Json::Str(s) if s.trim().is_empty() => None,
+        Json::Str(s) => Some(s.into_owned()),
+        Json::Null => None,
+        other => Some(other.to_json_string()),
+    }
 }
 
 /// The last non-empty text of the assistant's messages.

@@ -82,6 +82,11 @@ pub(crate) struct Exchange<'s> {
     pub output: Vec<Msg<'s>>,
 }
 
+/// Whether any of the messages has a part.
+fn said_something(msgs: &[Msg<'_>]) -> bool {
+    msgs.iter().any(|m| !m.parts.is_empty())
+}
+
 fn text_msg<'s>(role: &'s str, text: Cow<'s, str>) -> Msg<'s> {
     Msg {
         role: Cow::Borrowed(role),
@@ -128,7 +133,9 @@ pub(crate) fn exchange<'s>(span: &'s Span<'_>) -> Exchange<'s> {
     .find_map(|k| genai_attr(span, k).map(|v| messages_of(v, "assistant")))
     .filter(|m| !m.is_empty())
     .or_else(|| indexed(span, "gen_ai.completion."))
-    .or_else(|| openinference(span, "llm.output_messages."))
+    // The OpenAI Agents SDK's OpenInference spans name the output message's role only, its
+    // text being in `output.value` (Responses API items): a message of no part says nothing.
+    .or_else(|| openinference(span, "llm.output_messages.").filter(|ms| said_something(ms)))
     .or_else(|| events(span, false))
     .or_else(|| {
         [
@@ -280,6 +287,10 @@ fn message<'s>(m: &Json<'s>, default_role: &'static str) -> Option<Msg<'s>> {
         _ => Cow::Borrowed(default_role),
     };
     let mut parts = Vec::new();
+    // A Responses API item that is a tool request or a tool's output, not a message.
+    if let Some("function_call" | "function_call_output") = m.get("type").and_then(Json::as_str) {
+        parts.extend(part(m));
+    }
     if let Some(Json::Arr(ps)) = m.get("parts") {
         parts.extend(ps.iter().filter_map(part));
     }
@@ -335,7 +346,12 @@ fn part<'s>(p: &Json<'s>) -> Option<Part<'s>> {
     }
     let ty = p.get("type").and_then(Json::as_str).unwrap_or("text");
     let text = || p.get("content").or_else(|| p.get("text")).map(text_or_json);
-    let id = || match p.get("id").or_else(|| p.get("toolCallId")) {
+    // A Responses API item's `id` is the item's; its `call_id` is the call's.
+    let id = || match p
+        .get("call_id")
+        .or_else(|| p.get("id"))
+        .or_else(|| p.get("toolCallId"))
+    {
         Some(Json::Str(s)) => Some(s.clone()),
         _ => None,
     };

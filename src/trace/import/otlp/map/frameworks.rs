@@ -93,6 +93,8 @@ pub(super) fn tool_args<'s>(sp: &'s Span<'_>) -> Option<Json<'s>> {
         "gen_ai.tool.call.arguments",
         "gen_ai.tool.args",
         "ai.toolCall.args",
+        // pydantic-ai's data format 2.
+        "tool_arguments",
     ]
     .iter()
     .find_map(|k| sp.attr(k))
@@ -122,6 +124,7 @@ pub(super) fn tool_result<'s>(sp: &'s Span<'_>) -> Option<(Json<'s>, Option<Stri
         "gen_ai.tool.call.result",
         "gen_ai.output",
         "ai.toolCall.result",
+        "tool_response",
         "output.value",
         "output",
     ]
