@@ -105,6 +105,20 @@ fn main() {
     if !ci && !otel.exists() {
         println!("cargo::rustc-cfg=doxascope_no_otel");
     }
+    // LangGraph, smolagents, Strands and LlamaIndex for tests/frameworks_b.rs: ready once
+    // scripts/setup-frameworks-b.sh ran (it touches this file afterwards). Without them the
+    // tests are listed as ignored with that reason; under CI they run and fail.
+    println!("cargo::rustc-check-cfg=cfg(doxascope_no_fw_b)");
+    if !ci && !std::path::Path::new("target/fw-b-venv/.doxascope-ready-frameworks-b").exists() {
+        println!("cargo::rustc-cfg=doxascope_no_fw_b");
+    }
+    // pydantic-ai, the OpenAI Agents SDK and openai-v2 for tests/frameworks_a.rs: ready once
+    // scripts/setup-frameworks-a.sh ran (it touches this file afterwards). Under CI the test
+    // installs them itself, and fails when it cannot.
+    println!("cargo::rustc-check-cfg=cfg(doxascope_no_fw_a)");
+    if !ci && !std::path::Path::new("target/fw-a-venv/.doxascope-ready-fw-a-1").exists() {
+        println!("cargo::rustc-cfg=doxascope_no_fw_a");
+    }
     if !ci && !tmux {
         println!("cargo::rustc-cfg=doxascope_no_tmux");
         println!("cargo::warning=tmux is not installed: the end-to-end tests will be ignored");

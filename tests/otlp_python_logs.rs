@@ -58,13 +58,18 @@ fn assert_model_call(evs: &[serde_json::Value]) {
         .find(|e| e["kind"] == "llm_call" && e["id"].is_string())
         .expect("the chat span's llm_call");
     assert_eq!(msg("gen_ai.user.message")["x_span"], call["id"]);
-    // The details event is the model call it describes, under the chat span.
-    let details = evs
-        .iter()
-        .find(|e| e["kind"] == "llm_call" && e["input_tokens"] == 21)
-        .unwrap_or_else(|| panic!("no llm_call from the details event: {evs:#?}"));
-    assert_eq!(details["input"][0]["text"], "What colour is the sky?");
-    assert_eq!(details["x_parent"], call["id"]);
+    // The details event describes the chat span's call: read with it, one model call with
+    // the record's content and tokens, not a second call.
+    assert_eq!(
+        evs.iter().filter(|e| e["kind"] == "llm_call").count(),
+        1,
+        "{evs:#?}"
+    );
+    assert_eq!(call["input_tokens"], 21, "{call}");
+    assert_eq!(
+        call["input"][0]["text"], "What colour is the sky?",
+        "{call}"
+    );
     assert!(
         evs.iter()
             .any(|e| e["kind"] == "thought" && e["text"] == "Blue."),
@@ -78,6 +83,12 @@ fn assert_model_call(evs: &[serde_json::Value]) {
         "{evs:#?}"
     );
     assert!(evs.iter().any(|e| e["kind"] == "intention"), "{evs:#?}");
+    // The run's answer: the call's output, known now that the record is read with its span.
+    assert!(
+        evs.iter()
+            .any(|e| e["kind"] == "answer" && e["text"] == "Blue."),
+        "{evs:#?}"
+    );
 }
 
 #[test]
@@ -116,7 +127,8 @@ fn python_log_exporter_records_join_their_trace_live() {
         // Every answer was given once the lines were in the sessions' streams: wait for them.
         let mut names = BTreeMap::new();
         let mut by: BTreeMap<String, Vec<serde_json::Value>> = BTreeMap::new();
-        // session, 3 message logs, 2 llm_call, thought, intention, the coding agent's log.
+        // session, 3 message logs, the llm_call (with the details record's content), its
+        // thought, intention, answer, the coding agent's log.
         let want = |by: &BTreeMap<String, Vec<serde_json::Value>>| {
             by.values().map(Vec::len).sum::<usize>() >= 9
         };

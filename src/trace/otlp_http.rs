@@ -106,7 +106,13 @@ struct State {
     /// The trace each conversation (`gen_ai.conversation.id`, `session.id`) was last seen in
     /// by its spans, for log records that carry a conversation but no trace id.
     conversations: Mutex<HashMap<String, u128>>,
+    /// Traces that only created agents (`create_agent`), by the agent they created, held
+    /// until a trace whose run invokes that agent takes them into its session.
+    creations: Mutex<HashMap<String, Vec<Span<'static>>>>,
 }
+
+/// Agents' creations held for [`State::creations`]; past it the oldest are forgotten.
+const MAX_CREATIONS: usize = 1024;
 
 /// Conversations remembered for [`State::conversations`]; past it the map starts over.
 const MAX_CONVERSATIONS: usize = 4096;
@@ -385,6 +391,7 @@ pub(crate) async fn serve(live: Live, listener: tokio::net::TcpListener) {
         epoch: Instant::now(),
         recent: Mutex::new(Recent::default()),
         conversations: Mutex::new(HashMap::new()),
+        creations: Mutex::new(HashMap::new()),
     });
     let newcomers = Arc::new(Semaphore::new(cfg.max_connections.max(1)));
     let sweeper = tokio::spawn(sweep(state.clone()));
@@ -515,6 +522,19 @@ async fn sweep(state: Arc<State>) {
         };
         for (key, t) in ended {
             let mut t = t.lock().await;
+            // Model-call details whose span never came are shown as the calls they describe.
+            let mut out = Vec::new();
+            t.map.flush_details(&mut out);
+            if !out.is_empty() {
+                let mut lines = Vec::new();
+                for o in &mut out {
+                    fit_line(o, &t.map.name, state.cfg().max_message_bytes);
+                    otlp::line(o, &mut lines);
+                }
+                if let Some(w) = t.writer.as_mut() {
+                    let _ = w.write_all(&lines).await;
+                }
+            }
             // Dropping the writer ends the session's stream: the session ends as "ended".
             t.writer = None;
             let seen = std::mem::take(&mut t.seen);
@@ -1116,6 +1136,10 @@ fn ingest(
     let mut rejected = 0i64;
     let mut why = String::new();
     for (key, mut group) in by_trace(spans, |sp| sp.trace.unwrap_or(0)) {
+        if hold_creations(state, &group) {
+            continue;
+        }
+        take_creations(state, &mut group);
         let n = group.len() as i64;
         sort_for_mapping(&mut group);
         let has_root = group.iter().any(|s| s.parent.is_none());
@@ -1167,6 +1191,44 @@ fn ingest(
         }
     }
     Ok((rejected > 0).then_some((rejected, why)))
+}
+
+/// Holds a trace that only creates agents (`create_agent` spans) for the session of the run
+/// that will invoke the agent (`map/create_agent.rs`); `false` for any other trace.
+fn hold_creations(state: &State, group: &[Span<'_>]) -> bool {
+    let Some(agents) = otlp::map::create_agent::creations_only(group.iter()) else {
+        return false;
+    };
+    let mut held = state.creations.lock().unwrap_or_else(|e| e.into_inner());
+    for agent in agents {
+        if held.len() >= MAX_CREATIONS && !held.contains_key(&agent) {
+            held.clear();
+        }
+        let spans: Vec<Span<'static>> = group
+            .iter()
+            .filter(|sp| otlp::map::create_agent::agent_key(sp).as_ref() == Some(&agent))
+            .map(Span::to_static)
+            .collect();
+        held.entry(agent).or_default().extend(spans);
+    }
+    true
+}
+
+/// Adds to a trace's spans the held creations of the agents its runs invoke.
+fn take_creations<'a>(state: &State, group: &mut Vec<Span<'a>>) {
+    let agents = otlp::map::create_agent::invoked(group.iter());
+    if agents.is_empty() {
+        return;
+    }
+    let mut held = state.creations.lock().unwrap_or_else(|e| e.into_inner());
+    if held.is_empty() {
+        return;
+    }
+    for agent in agents {
+        if let Some(spans) = held.remove(&agent) {
+            group.extend(spans);
+        }
+    }
 }
 
 /// Undoes gzip, checks the request's log records and values against `limits` before

@@ -518,6 +518,7 @@ fn map_file(
         });
         g.push(sp);
     }
+    adopt_creations(&mut order, &mut groups);
     let by_trace = group_logs(logs, &groups, &mut order);
     let mut short: HashMap<String, usize> = HashMap::new();
     for t in order.iter().flatten() {
@@ -595,6 +596,41 @@ fn map_file(
         });
     }
     total
+}
+
+/// Moves each trace that only creates agents (`create_agent` spans) into the first trace
+/// whose runs invoke one of those agents: the creation is part of that session, not one of
+/// its own. A creation no run uses stays a session.
+fn adopt_creations(
+    order: &mut Vec<Option<u128>>,
+    groups: &mut HashMap<Option<u128>, Vec<Span<'_>>>,
+) {
+    use map::create_agent::{creations_only, invoked};
+    let mut user: HashMap<String, Option<u128>> = HashMap::new();
+    for k in order.iter() {
+        if let Some(g) = groups.get(k)
+            && creations_only(g.iter()).is_none()
+        {
+            for agent in invoked(g.iter()) {
+                user.entry(agent).or_insert(*k);
+            }
+        }
+    }
+    if user.is_empty() {
+        return;
+    }
+    for k in order.clone() {
+        let to = groups
+            .get(&k)
+            .and_then(|g| creations_only(g.iter()))
+            .and_then(|agents| agents.iter().find_map(|a| user.get(a).copied()));
+        if let Some(to) = to
+            && let Some(moved) = groups.remove(&k)
+        {
+            groups.entry(to).or_default().extend(moved);
+            order.retain(|o| *o != k);
+        }
+    }
 }
 
 /// One session of a file: its trace id, spans and log records.
@@ -696,12 +732,18 @@ fn map_trace(
     if logs.iter().any(logs::LogRec::carries_content) {
         sm.content_in_logs();
     }
+    // A model call's details record first: held, it is read with its span (`details.rs`).
+    let (details, other): (Vec<_>, Vec<_>) = logs.iter().partition(|r| r.event == map::DETAILS);
+    for r in details {
+        sm.log_record(r, &mut out);
+    }
     for sp in &group {
         sm.span(sp, &mut out);
     }
-    for r in logs {
+    for r in other {
         sm.log_record(r, &mut out);
     }
+    sm.flush_details(&mut out);
     let last_end = group.iter().filter_map(|s| s.end.or(s.start)).max();
     Mapped {
         sm,
@@ -854,5 +896,275 @@ mod tests {
         ));
         assert!(!detect(b""));
         assert!(!detect(b"resourceSpans"));
+    }
+
+    /// An OTLP JSON span (ids in hex, times in ns) with string and integer attributes.
+    fn otlp_span(
+        trace: &str,
+        id: &str,
+        parent: &str,
+        name: &str,
+        t: (u64, u64),
+        attrs: &[(&str, serde_json::Value)],
+    ) -> serde_json::Value {
+        serde_json::json!({
+            "traceId": trace, "spanId": id, "parentSpanId": parent, "name": name,
+            "startTimeUnixNano": t.0.to_string(), "endTimeUnixNano": t.1.to_string(),
+            "attributes": otlp_attrs(attrs),
+        })
+    }
+
+    fn otlp_attrs(attrs: &[(&str, serde_json::Value)]) -> serde_json::Value {
+        attrs
+            .iter()
+            .map(|(k, v)| match v {
+                serde_json::Value::Number(n) => {
+                    serde_json::json!({"key": k, "value": {"intValue": n.to_string()}})
+                }
+                other => serde_json::json!({"key": k, "value": {"stringValue": other
+                    .as_str()
+                    .map(str::to_string)
+                    .unwrap_or_else(|| other.to_string())}}),
+            })
+            .collect()
+    }
+
+    /// The v1 events a file of these spans (one request) and log records imports as.
+    fn import_spans(
+        spans: Vec<serde_json::Value>,
+        logs: Vec<serde_json::Value>,
+    ) -> Vec<serde_json::Value> {
+        let mut text = serde_json::json!({"resourceSpans": [{"resource": {"attributes": []},
+            "scopeSpans": [{"spans": spans}]}]})
+        .to_string();
+        if !logs.is_empty() {
+            text.push('\n');
+            text.push_str(
+                &serde_json::json!({"resourceLogs": [{"resource": {"attributes": []},
+                    "scopeLogs": [{"logRecords": logs}]}]})
+                .to_string(),
+            );
+        }
+        let imported = import(text.as_bytes(), "t.jsonl").expect("imports");
+        String::from_utf8_lossy(&imported.v1)
+            .lines()
+            .map(|l| serde_json::from_str(l).expect("v1"))
+            .collect()
+    }
+
+    const T1: &str = "0102030405060708090a0b0c0d0e0f10";
+    const T2: &str = "1112131415161718191a1b1c1d1e1f20";
+
+    fn user_then(history: &[(&str, &str)]) -> serde_json::Value {
+        let msgs: Vec<serde_json::Value> = history
+            .iter()
+            .map(|(role, text)| {
+                serde_json::json!({"role": role, "parts": [{"type": "text", "content": text}]})
+            })
+            .collect();
+        serde_json::Value::String(serde_json::Value::Array(msgs).to_string())
+    }
+
+    #[test]
+    fn a_later_turn_is_asked_its_own_question_not_the_replayed_first() {
+        let input = user_then(&[
+            ("user", "first?"),
+            ("assistant", "one."),
+            ("user", "second?"),
+        ]);
+        let evs = import_spans(
+            vec![
+                otlp_span(
+                    T1,
+                    "00000000000000a1",
+                    "",
+                    "invoke_agent a",
+                    (1, 10),
+                    &[("gen_ai.operation.name", "invoke_agent".into())],
+                ),
+                otlp_span(
+                    T1,
+                    "00000000000000a2",
+                    "00000000000000a1",
+                    "chat m",
+                    (2, 3),
+                    &[
+                        ("gen_ai.operation.name", "chat".into()),
+                        ("gen_ai.input.messages", input),
+                    ],
+                ),
+            ],
+            vec![],
+        );
+        let goals: Vec<&serde_json::Value> = evs
+            .iter()
+            .filter(|e| e["kind"] == "intention")
+            .map(|e| &e["goal"])
+            .collect();
+        assert_eq!(goals, ["second?"], "{evs:#?}");
+    }
+
+    #[test]
+    fn pydantic_ai_format_2_and_openinference_tool_arguments_and_run_totals() {
+        let evs = import_spans(
+            vec![
+                otlp_span(
+                    T1,
+                    "00000000000000b1",
+                    "",
+                    "agent run",
+                    (1, 10),
+                    &[
+                        ("gen_ai.operation.name", "invoke_agent".into()),
+                        ("gen_ai.aggregated_usage.input_tokens", 7.into()),
+                        ("final_result", r#"{"city":"Oslo"}"#.into()),
+                    ],
+                ),
+                otlp_span(
+                    T1,
+                    "00000000000000b2",
+                    "00000000000000b1",
+                    "running tool",
+                    (2, 3),
+                    &[
+                        ("gen_ai.operation.name", "execute_tool".into()),
+                        ("gen_ai.tool.name", "look".into()),
+                        ("tool_arguments", r#"{"q":1}"#.into()),
+                        ("tool_response", "found".into()),
+                    ],
+                ),
+                otlp_span(
+                    T1,
+                    "00000000000000b3",
+                    "00000000000000b1",
+                    "look2",
+                    (4, 5),
+                    &[
+                        ("openinference.span.kind", "TOOL".into()),
+                        ("tool.name", "look2".into()),
+                        ("tool.parameters", r#"{"type":"object"}"#.into()),
+                        ("input.value", r#"{"q":2}"#.into()),
+                    ],
+                ),
+            ],
+            vec![],
+        );
+        let kind = |k: &'static str| evs.iter().filter(move |e| e["kind"] == k);
+        let args: Vec<&serde_json::Value> = kind("tool_call").map(|e| &e["args"]).collect();
+        assert_eq!(
+            args,
+            [&serde_json::json!({"q": 1}), &serde_json::json!({"q": 2})]
+        );
+        assert_eq!(kind("tool_call").next().expect("call")["result"], "found");
+        let run = kind("intention").next().expect("the run");
+        assert_eq!(run["input_tokens"], 7, "{run}");
+        let answer = kind("answer").next().expect("the answer");
+        assert_eq!(answer["text"], r#"{"city":"Oslo"}"#);
+    }
+
+    #[test]
+    fn an_agents_creation_joins_the_session_of_the_run_that_invokes_it() {
+        let agent = |op: &str| -> Vec<(&'static str, serde_json::Value)> {
+            vec![
+                ("gen_ai.operation.name", op.to_string().into()),
+                ("gen_ai.agent.id", "asst-1".into()),
+                ("gen_ai.request.model", "m".into()),
+            ]
+        };
+        let evs = import_spans(
+            vec![
+                otlp_span(
+                    T1,
+                    "00000000000000c1",
+                    "",
+                    "create_agent a",
+                    (1, 2),
+                    &agent("create_agent"),
+                ),
+                otlp_span(
+                    T2,
+                    "00000000000000c2",
+                    "",
+                    "invoke_agent a",
+                    (3, 4),
+                    &agent("invoke_agent"),
+                ),
+            ],
+            vec![],
+        );
+        let sessions: std::collections::BTreeSet<&str> =
+            evs.iter().filter_map(|e| e["session"].as_str()).collect();
+        assert_eq!(sessions.len(), 1, "{evs:#?}");
+        let created: Vec<&serde_json::Value> = evs
+            .iter()
+            .filter(|e| e["operation"] == "create_agent")
+            .collect();
+        assert_eq!(created.len(), 1, "{evs:#?}");
+        assert_eq!(created[0]["kind"], "span");
+        assert_eq!(created[0]["x_trace"], T1);
+        assert!(!evs.iter().any(|e| e["kind"] == "llm_call"), "{evs:#?}");
+        // Alone, it stays a session: nothing is lost.
+        let alone = import_spans(
+            vec![otlp_span(
+                T1,
+                "00000000000000c1",
+                "",
+                "create_agent a",
+                (1, 2),
+                &agent("create_agent"),
+            )],
+            vec![],
+        );
+        assert!(
+            alone.iter().any(|e| e["operation"] == "create_agent"),
+            "{alone:#?}"
+        );
+    }
+
+    #[test]
+    fn a_model_calls_details_record_is_read_with_its_span_once() {
+        let out = user_then(&[("assistant", "Blue.")]);
+        let question = user_then(&[("user", "Sky?")]);
+        let record = serde_json::json!({
+            "timeUnixNano": "3", "traceId": T1, "spanId": "00000000000000d2",
+            "eventName": "gen_ai.client.inference.operation.details",
+            "attributes": otlp_attrs(&[
+                ("gen_ai.operation.name", "chat".into()),
+                ("gen_ai.usage.input_tokens", 12.into()),
+                ("gen_ai.input.messages", question),
+                ("gen_ai.output.messages", out),
+            ]),
+        });
+        let evs = import_spans(
+            vec![
+                otlp_span(
+                    T1,
+                    "00000000000000d1",
+                    "",
+                    "invoke_agent a",
+                    (1, 10),
+                    &[("gen_ai.operation.name", "invoke_agent".into())],
+                ),
+                otlp_span(
+                    T1,
+                    "00000000000000d2",
+                    "00000000000000d1",
+                    "chat m",
+                    (2, 4),
+                    &[
+                        ("gen_ai.operation.name", "chat".into()),
+                        ("gen_ai.usage.input_tokens", 12.into()),
+                    ],
+                ),
+            ],
+            vec![record],
+        );
+        let calls: Vec<&serde_json::Value> =
+            evs.iter().filter(|e| e["kind"] == "llm_call").collect();
+        assert_eq!(calls.len(), 1, "{evs:#?}");
+        assert_eq!(calls[0]["id"], "00000000000000d2");
+        assert_eq!(calls[0]["output"], "Blue.");
+        let run = evs.iter().find(|e| e["kind"] == "intention").expect("run");
+        assert_eq!(run["goal"], "Sky?");
     }
 }

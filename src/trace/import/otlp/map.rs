@@ -6,18 +6,22 @@
 //!
 //! | span | v1 |
 //! |---|---|
-//! | `invoke_agent` / `invoke_workflow`, OpenInference `AGENT`, Vercel `ai.generateText` | `intention` (id = span id, type = agent name, goal = first user message), then `answer` (its output, else the last text its models produced) |
+//! | `invoke_agent` / `invoke_workflow`, OpenInference `AGENT` (a root `CHAIN` with models below), Vercel `ai.generateText` | `intention` (id = span id, type = agent name, goal = the turn's question: the last user message of its input, else of its first model call's), then `answer` (its output, pydantic-ai's `final_result`, else the last text its models produced without requesting a tool) |
 //! | `chat` / `text_completion` / `generate_content` / `call_llm`, OpenInference `LLM`, Vercel `*.doGenerate` | `llm_call` (model, tokens, input, tool requests), a `thought` per text and reasoning part of the output |
 //! | `execute_tool`, OpenInference `TOOL`, Vercel `ai.toolCall` | `tool_call` (tool, call id, arguments, result, status), and its result as an observation `tool:NAME#CALL` (`memory.rs`) |
+//! | `create_agent` | `span` (`operation: create_agent`, the agent's name and id), in the session of the run that invokes that agent (`create_agent.rs`) |
 //! | `plan` | `plan` (`origin: generated`, no steps: the plan text is kept, never parsed into steps) |
 //! | `create_memory` / `update_memory` / `upsert_memory` / `delete_memory` / `delete_memory_store` | `belief` per record; a changed or deleted record first gets a `retract` of its old value; a delete naming no record empties the store (`memory.rs`) |
 //! | `search_memory`, `retrieval`, OpenInference `RETRIEVER` | `memory_query` (query, hits, records), and each record returned with content an observation `retrieval:STORE/RECORD` |
 //! | span event `gen_ai.evaluation.result` | `score` (`target` = the span's event) |
-//! | span status ERROR, span event `exception` | `log` (`level: error`) |
+//! | span status ERROR, span event `exception` | `log` (`level: error`; `warn` on a plain span failing with a call's failure below it) |
 //! | anything else | `span` (name, operation, timing) so the structure stays visible |
 //! | log record `gen_ai.client.inference.operation.details` | `llm_call` and `thought`s, as a model-call span with its attributes |
 //! | log record `gen_ai.*.message`, `gen_ai.choice` | `log` (`ROLE: TEXT`, `x_role`, `x_event`) |
 //! | any other log record | `log` at its severity (`x_event`, `x_attributes`) |
+//!
+//! Frameworks' own readings of these (LangGraph, smolagents, Strands, LlamaIndex) are in
+//! `frameworks.rs`.
 //!
 //! Every event carries `x_span` (the span id) and `x_parent` (its parent's) so the tree can
 //! be rebuilt; text is never turned into formulas.
@@ -27,10 +31,13 @@ use std::collections::HashMap;
 
 use super::json_value::{Json, push_i64, push_str, push_u64, write_object};
 use super::logs::LogRec;
-use super::messages::{Msg, Part, exchange, log_message};
+use super::messages::{Msg, Part, decode_string, exchange, log_message, value_messages};
 use super::span::{Span, Val, push_hex, push_rfc3339};
 
+pub(crate) mod create_agent;
+mod details;
 mod evaluation;
+mod frameworks;
 mod memory;
 
 /// Longest text kept in one field; longer text is cut (at a character boundary) and the
@@ -249,6 +256,8 @@ const TOKEN_KEYS: &[(&str, &[&str])] = &[
         &[
             "gen_ai.usage.input_tokens",
             "gen_ai.usage.prompt_tokens",
+            // pydantic-ai's run totals on its agent span.
+            "gen_ai.aggregated_usage.input_tokens",
             "llm.token_count.prompt",
             "ai.usage.inputTokens",
             "ai.usage.promptTokens",
@@ -259,6 +268,7 @@ const TOKEN_KEYS: &[(&str, &[&str])] = &[
         &[
             "gen_ai.usage.output_tokens",
             "gen_ai.usage.completion_tokens",
+            "gen_ai.aggregated_usage.output_tokens",
             "llm.token_count.completion",
             "ai.usage.outputTokens",
             "ai.usage.completionTokens",
@@ -316,6 +326,8 @@ fn cut(s: &str, max: usize) -> &str {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Class {
     Agent,
+    /// A client creating an agent (`create_agent`, see `create_agent.rs`).
+    CreateAgent,
     Llm,
     Tool,
     Plan,
@@ -328,6 +340,7 @@ pub(crate) enum Class {
 pub(crate) fn classify(sp: &Span<'_>) -> Class {
     let by_op = |op: &str| match op {
         "invoke_agent" | "invoke_workflow" => Some(Class::Agent),
+        "create_agent" => Some(Class::CreateAgent),
         "chat" | "text_completion" | "generate_content" | "call_llm" | "completion" => {
             Some(Class::Llm)
         }
@@ -408,8 +421,12 @@ pub(crate) fn agent_name(sp: &Span<'_>) -> String {
 struct Pending {
     /// The last text a model produced below, with its end time.
     last_text: Option<(i128, String)>,
-    /// The first user message below, with its start time.
+    /// The question of the first model call below (see [`question`]), with its start time.
     first_user: Option<(i128, String)>,
+    /// A model was called below.
+    models: bool,
+    /// A tool or model call below failed.
+    failed_below: bool,
 }
 
 impl Pending {
@@ -424,6 +441,8 @@ impl Pending {
         {
             self.first_user = Some((t, s));
         }
+        self.models |= other.models;
+        self.failed_below |= other.failed_below;
     }
 }
 
@@ -445,6 +464,12 @@ pub(crate) struct SessionMap {
     memory: memory::Records,
     /// A model call without captured content was seen (said once).
     said_no_content: bool,
+    /// Model-call details records waiting for their span (`details.rs`).
+    held: HashMap<u64, LogRec>,
+    /// Details records displaced by a later one for the same span, shown apart.
+    early: Vec<LogRec>,
+    /// Model-call spans mapped so far (`details.rs`).
+    calls_seen: std::collections::HashSet<u64>,
     ord: u64,
     /// Span events of other names, counted.
     pub other_events: u64,
@@ -452,6 +477,10 @@ pub(crate) struct SessionMap {
     pub root_answered: bool,
     /// Live: lines are written as spans arrive, so `ts` is kept from going backwards.
     monotone: bool,
+    /// The arguments of the tool calls models requested, by call id: a tool span that
+    /// does not hold them (LangGraph's has the first argument's value only) takes them
+    /// from the request. Bounded by [`MAX_PENDING`].
+    requested: Vec<frameworks::Request>,
     last_ts: Option<i128>,
 }
 
@@ -469,7 +498,10 @@ impl SessionInfo {
     pub(crate) fn of<'s, 'a: 's>(spans: impl Iterator<Item = &'s Span<'a>> + Clone) -> Self {
         let mut info = SessionInfo::default();
         for sp in spans {
-            if info.agent.is_none() && classify(sp) == Class::Agent {
+            if info.agent.is_none()
+                && classify(sp) == Class::Agent
+                && !frameworks::is_graph_node(sp)
+            {
                 info.agent = Some(agent_name(sp));
             }
             if info.agent.is_none() {
@@ -502,11 +534,15 @@ impl SessionMap {
             pending: HashMap::new(),
             memory: memory::Records::default(),
             said_no_content: false,
+            held: HashMap::new(),
+            early: Vec::new(),
+            calls_seen: std::collections::HashSet::new(),
             ord: 0,
             other_events: 0,
             root_answered: false,
             monotone: false,
             last_ts: None,
+            requested: Vec::new(),
         }
     }
 
@@ -581,21 +617,34 @@ impl SessionMap {
             .id
             .and_then(|id| self.pending.remove(&id))
             .unwrap_or_default();
-        let class = classify(sp);
+        let promoted = classify(sp) == Class::Other && frameworks::is_run_root(sp, mine.models);
+        let class = match classify(sp) {
+            Class::Agent if frameworks::is_graph_node(sp) => Class::Other,
+            Class::Llm if frameworks::is_request_assembly(sp) => Class::Other,
+            _ if promoted => Class::Agent,
+            c => c,
+        };
         match class {
-            Class::Agent => self.agent(sp, &mut mine, out),
-            Class::Llm => self.llm(sp, &mut mine, out),
+            Class::Agent => self.agent(sp, &mut mine, promoted, out),
+            Class::CreateAgent => self.create_agent(sp, out),
+            Class::Llm => match self.with_details(sp) {
+                Some(merged) => self.llm(&merged, &mut mine, out),
+                None => self.llm(sp, &mut mine, out),
+            },
             Class::Tool => self.tool(sp, out),
             Class::Plan => self.plan(sp, &mine, out),
             Class::MemoryWrite | Class::MemoryDelete => self.memory(sp, class, out),
             Class::MemorySearch => self.search(sp, out),
             Class::Other => self.other(sp, out),
         }
-        self.span_events(sp, out);
+        // A plain span (smolagents' step) failing with the failure of a call below it
+        // repeats that failure: said at `warn`, so one raising tool is one finding.
+        let echo = class == Class::Other && mine.failed_below;
+        self.span_events(sp, echo, out);
         // An `exception` event already said why (as a log of its own).
         if sp.error && !sp.events.iter().any(|e| e.name == "exception") {
             let mut o = Obj::new("log", &self.name);
-            o.str("level", "error");
+            o.str("level", if echo { "warn" } else { "error" });
             let why = sp
                 .status_message
                 .as_deref()
@@ -605,10 +654,8 @@ impl SessionMap {
             o.span_ids(sp);
             self.emit(o, sp.end.or(sp.start), out);
         }
-        // An agent's answer and goal are its own; above it they are not carried further.
-        if class != Class::Agent
-            && let Some(p) = sp.parent
-        {
+        mine.failed_below |= sp.error && matches!(class, Class::Tool | Class::Llm);
+        if let Some(p) = sp.parent {
             if self.pending.len() >= MAX_PENDING && !self.pending.contains_key(&p) {
                 self.pending.clear();
             }
@@ -616,14 +663,14 @@ impl SessionMap {
         }
     }
 
-    fn agent(&mut self, sp: &Span<'_>, mine: &mut Pending, out: &mut Vec<Out>) {
+    /// An agent run. `promoted`: a framework's root span read as the run (its own output
+    /// is the framework's object, its models' last final text the answer).
+    fn agent(&mut self, sp: &Span<'_>, mine: &mut Pending, promoted: bool, out: &mut Vec<Out>) {
         let ex = exchange(sp);
-        let goal = ex
-            .input
-            .iter()
-            .find(|m| m.role == "user")
-            .map(Msg::text)
-            .filter(|t| !t.is_empty())
+        // OpenInference's `input.value` first: its `llm.input_messages` on a chain hold
+        // the first message only.
+        let goal = question(&value_messages(sp, "input.value", "user"))
+            .or_else(|| question(&ex.input))
             .or_else(|| mine.first_user.take().map(|(_, t)| Cow::Owned(t)));
         let mut o = Obj::new("intention", &self.name);
         o.id(sp);
@@ -643,15 +690,32 @@ impl SessionMap {
         o.tokens(sp);
         o.span_ids(sp);
         self.emit(o, sp.start, out);
-        let own = last_text(&ex.output);
-        let answer = own.or_else(|| mine.last_text.take().map(|(_, t)| Cow::Owned(t)));
-        if let Some(text) = answer {
+        // pydantic-ai's `final_result` is the run's output, also when it is structured (given
+        // by an output tool, with no text from the model).
+        let own = final_text(&ex.output).or_else(|| final_result(sp).map(Cow::Owned));
+        let below = mine.last_text.take().map(|(_, t)| Cow::Owned(t));
+        let answer = if promoted {
+            below.or(own)
+        } else {
+            own.or(below)
+        };
+        if let Some(text) = answer.as_deref().map(str::trim_end) {
             self.root_answered |= sp.parent.is_none();
             let mut o = Obj::new("answer", &self.name);
-            o.text("text", &text);
+            o.text("text", text);
             o.span_ids(sp);
             self.emit(o, sp.end, out);
         }
+        // What the run was asked is what an enclosing run without a question of its own was
+        // asked (the OpenAI Agents SDK's workflow span around its agent's). Its answer is
+        // its own: given once, not again by the enclosing run.
+        // The run is the one its models belong to, and its failures are its own.
+        *mine = Pending {
+            first_user: goal.map(|g| (sp.start.unwrap_or(i128::MAX), g.into_owned())),
+            last_text: None,
+            models: false,
+            failed_below: false,
+        };
     }
 
     fn llm(&mut self, sp: &Span<'_>, mine: &mut Pending, out: &mut Vec<Out>) {
@@ -736,15 +800,16 @@ impl SessionMap {
             o.span_ids(sp);
             self.emit(o, sp.start, out);
         }
-        if let Some(u) = ex.input.iter().find(|m| m.role == "user") {
-            let t = u.text();
-            if !t.is_empty() {
-                mine.merge(Pending {
-                    first_user: Some((sp.start.unwrap_or(i128::MAX), t.into_owned())),
-                    last_text: None,
-                });
-            }
+        if let Some(t) = question(&ex.input) {
+            mine.merge(Pending {
+                first_user: Some((sp.start.unwrap_or(i128::MAX), t.into_owned())),
+                last_text: None,
+                models: true,
+                failed_below: false,
+            });
         }
+        mine.models = true;
+        self.remember_requests(&ex.output);
         for m in ex.output.iter().filter(|m| m.role != "user") {
             for p in &m.parts {
                 let (text, reasoning) = match p {
@@ -761,11 +826,36 @@ impl SessionMap {
                 self.emit(o, sp.end, out);
             }
         }
-        if let Some(t) = last_text(&ex.output) {
+        // Text that comes with a tool request is the model thinking aloud, not an answer.
+        if let Some(t) = final_text(&ex.output) {
             mine.merge(Pending {
                 last_text: Some((sp.end.unwrap_or(i128::MIN), t.into_owned())),
                 first_user: None,
+                models: true,
+                failed_below: false,
             });
+        }
+    }
+
+    /// Keeps the tool calls a model requested (with their arguments) until a tool span
+    /// takes them.
+    fn remember_requests(&mut self, output: &[Msg<'_>]) {
+        for p in output.iter().flat_map(|m| &m.parts) {
+            if let Part::ToolCall {
+                id,
+                name,
+                args: Some(a),
+            } = p
+            {
+                if self.requested.len() >= MAX_PENDING {
+                    self.requested.clear();
+                }
+                self.requested.push(frameworks::Request {
+                    id: id.as_deref().map(str::to_string),
+                    name: name.to_string(),
+                    args: a.clone().into_owned(),
+                });
+            }
         }
     }
 
@@ -784,32 +874,27 @@ impl SessionMap {
                     .to_string()
             });
         o.str("tool", &name);
+        let result = frameworks::tool_result(sp);
         let call_id = sp
             .str_attr("gen_ai.tool.call.id")
             .or_else(|| sp.str_attr("tool.id"))
             .or_else(|| sp.str_attr("tool_call.id"))
-            .or_else(|| sp.str_attr("ai.toolCall.id"));
+            .or_else(|| sp.str_attr("ai.toolCall.id"))
+            .or_else(|| result.as_ref().and_then(|r| r.1.as_deref()));
         o.opt("call_id", call_id);
-        let pick = |keys: &[&str]| keys.iter().find_map(|k| sp.attr(k));
-        if let Some(a) = pick(&[
-            "gen_ai.tool.call.arguments",
-            "gen_ai.tool.args",
-            "ai.toolCall.args",
-            "tool.parameters",
-            "input.value",
-            "input",
-        ]) {
-            o.json_with("args", |buf| write_value_json(a, buf));
+        let args = frameworks::tool_args(sp);
+        let requested = frameworks::take_request(&mut self.requested, &name, call_id, &args);
+        // Arguments that are not an object (LangGraph's span has the first one's value) are
+        // the model's request, when it is known.
+        let args = match (requested, args) {
+            (Some(r), a) if !matches!(a, Some(Json::Obj(_))) => Some(r.args),
+            (_, a) => a,
+        };
+        if let Some(a) = &args {
+            o.json("args", a);
         }
-        let result = pick(&[
-            "gen_ai.tool.call.result",
-            "gen_ai.output",
-            "ai.toolCall.result",
-            "output.value",
-            "output",
-        ]);
-        if let Some(r) = result {
-            o.json_with("result", |buf| write_value_json(r, buf));
+        if let Some((r, _)) = &result {
+            o.json("result", r);
         }
         o.str("status", if sp.error { "error" } else { "ok" });
         if sp.error {
@@ -820,7 +905,7 @@ impl SessionMap {
                 .or_else(|| sp.str_attr("error.type"))
                 .or_else(|| exception_text(sp))
                 .unwrap_or("status ERROR");
-            o.text("error", why);
+            o.text("error", frameworks::without_traceback(why));
         }
         o.duration(sp);
         if let Some(d) = sp.str_attr("gen_ai.tool.description") {
@@ -828,7 +913,8 @@ impl SessionMap {
         }
         o.span_ids(sp);
         self.emit(o, sp.start, out);
-        self.observe_tool(sp, &name, call_id, result, out);
+        let call_id = call_id.map(str::to_string);
+        self.observe_tool(sp, &name, call_id.as_deref(), result.map(|r| r.0), out);
     }
 
     fn plan(&mut self, sp: &Span<'_>, mine: &Pending, out: &mut Vec<Out>) {
@@ -865,7 +951,9 @@ impl SessionMap {
         self.emit(o, sp.start, out);
     }
 
-    fn span_events(&mut self, sp: &Span<'_>, out: &mut Vec<Out>) {
+    fn span_events(&mut self, sp: &Span<'_>, echo: bool, out: &mut Vec<Out>) {
+        // smolagents records one exception twice on a step's span: said once.
+        let mut said: Vec<String> = Vec::new();
         for e in &sp.events {
             let ts = e.time.or(sp.end);
             match &*e.name {
@@ -878,18 +966,24 @@ impl SessionMap {
                 "exception" => {
                     let a = |k: &str| super::span::attr(&e.attrs, k).and_then(Val::as_str);
                     let mut o = Obj::new("log", &self.name);
-                    o.str("level", "error");
+                    o.str("level", if echo { "warn" } else { "error" });
                     let msg = match (a("exception.type"), a("exception.message")) {
                         (Some(t), Some(m)) => format!("{t}: {m}"),
                         (Some(x), None) | (None, Some(x)) => x.to_string(),
                         (None, None) => "exception".to_string(),
                     };
-                    o.text("message", &format!("{}: {msg}", sp.name));
+                    let msg = format!("{}: {msg}", sp.name);
+                    if said.contains(&msg) {
+                        continue;
+                    }
+                    o.text("message", &msg);
+                    said.push(msg);
                     o.span_ids(sp);
                     self.emit(o, ts, out);
                 }
                 n if n.starts_with("gen_ai.") && n.ends_with(".message")
-                    || n == "gen_ai.choice" =>
+                    || n == "gen_ai.choice"
+                    || n == "gen_ai.client.inference.operation.details" =>
                 {
                     // Read as the span's messages (messages.rs).
                 }
@@ -908,7 +1002,10 @@ impl SessionMap {
             // The content came, as log records: no warning that it is missing.
             self.said_no_content = true;
         }
-        if rec.event == "gen_ai.client.inference.operation.details" {
+        if rec.event == DETAILS {
+            if self.hold_details(rec) {
+                return;
+            }
             let op = rec.str_attr("gen_ai.operation.name").unwrap_or("chat");
             let sp = Span {
                 trace: rec.trace,
@@ -995,12 +1092,55 @@ impl SessionMap {
     }
 }
 
+/// The log record that describes a model call (content, tokens) when its instrumentation
+/// sends content as log records.
+pub(crate) const DETAILS: &str = "gen_ai.client.inference.operation.details";
+
 /// The message of the span's first `exception` event.
 fn exception_text<'s>(sp: &'s Span<'_>) -> Option<&'s str> {
     sp.events
         .iter()
         .filter(|e| e.name == "exception")
         .find_map(|e| super::span::attr(&e.attrs, "exception.message").and_then(Val::as_str))
+}
+
+/// The question a model call or an agent run was given: the last user message with text in
+/// its input. A later turn replays the conversation so far before its own question, so the
+/// first user message would be the first turn's.
+fn question<'s>(input: &[Msg<'s>]) -> Option<Cow<'s, str>> {
+    input
+        .iter()
+        .rev()
+        .filter(|m| m.role == "user")
+        .map(Msg::text)
+        .find(|t| !t.trim().is_empty())
+}
+
+/// The last text of the assistant's messages that requested no tool: a final text, not
+/// text said on the way to a tool call.
+fn final_text<'s>(msgs: &[Msg<'s>]) -> Option<Cow<'s, str>> {
+    let last = msgs
+        .iter()
+        .rev()
+        .find(|m| m.role != "user" && m.role != "system" && m.role != "tool")?;
+    if last
+        .parts
+        .iter()
+        .any(|p| matches!(p, Part::ToolCall { .. }))
+    {
+        return None;
+    }
+    Some(last.text()).filter(|t| !t.trim().is_empty())
+}
+
+/// pydantic-ai's `final_result` on its agent span: text as it is, structured output as JSON.
+fn final_result(sp: &Span<'_>) -> Option<String> {
+    match decode_string(&sp.attr("final_result")?.to_json()) {
+        Json::Str(s) if s.trim().is_empty() => None,
+        Json::Str(s) => Some(s.into_owned()),
+        Json::Null => None,
+        other => Some(other.to_json_string()),
+    }
 }
 
 /// The last non-empty text of the assistant's messages.
@@ -1065,17 +1205,6 @@ fn write_brief(msgs: &[Msg<'_>], buf: &mut Vec<u8>) {
         buf.push(b'}');
     }
     buf.push(b']');
-}
-
-/// An attribute as JSON, decoding a string that holds JSON.
-fn write_value_json(v: &Val<'_>, buf: &mut Vec<u8>) {
-    if let Val::Str(s) = v
-        && let Some(j) = Json::parse_cow(s)
-    {
-        j.write(buf);
-    } else {
-        v.write_json(buf);
-    }
 }
 
 /// The v1 `level` of an OTLP severity (1-4 TRACE, 5-8 DEBUG, 9-12 INFO, 13-16 WARN, 17-24

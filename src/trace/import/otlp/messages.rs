@@ -16,6 +16,9 @@ use std::borrow::Cow;
 use super::json_value::Json;
 use super::span::{Span, Val};
 
+mod frameworks;
+pub(crate) use frameworks::blocks_text;
+
 /// One part of a message. Strings borrow from the span (or from the JSON text it held).
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Part<'s> {
@@ -79,6 +82,11 @@ pub(crate) struct Exchange<'s> {
     pub output: Vec<Msg<'s>>,
 }
 
+/// Whether any of the messages has a part.
+fn said_something(msgs: &[Msg<'_>]) -> bool {
+    msgs.iter().any(|m| !m.parts.is_empty())
+}
+
 fn text_msg<'s>(role: &'s str, text: Cow<'s, str>) -> Msg<'s> {
     Msg {
         role: Cow::Borrowed(role),
@@ -90,7 +98,7 @@ fn text_msg<'s>(role: &'s str, text: Cow<'s, str>) -> Msg<'s> {
 /// each direction wins (instrumentations that write two write the same messages twice).
 pub(crate) fn exchange<'s>(span: &'s Span<'_>) -> Exchange<'s> {
     let mut ex = Exchange::default();
-    if let Some(v) = span.attr("gen_ai.system_instructions").and_then(json_of) {
+    if let Some(v) = genai_attr(span, "gen_ai.system_instructions").and_then(json_of) {
         let text = parts_text(&v);
         if !text.is_empty() {
             ex.input.push(text_msg("system", text));
@@ -103,7 +111,7 @@ pub(crate) fn exchange<'s>(span: &'s Span<'_>) -> Exchange<'s> {
         "ai.prompt",
     ]
     .iter()
-    .find_map(|k| span.attr(k).map(|v| messages_of(v, "user")))
+    .find_map(|k| genai_attr(span, k).map(|v| messages_of(v, "user")))
     .filter(|m| !m.is_empty())
     .or_else(|| indexed(span, "gen_ai.prompt."))
     .or_else(|| openinference(span, "llm.input_messages."))
@@ -122,10 +130,12 @@ pub(crate) fn exchange<'s>(span: &'s Span<'_>) -> Exchange<'s> {
         "ai.response.object",
     ]
     .iter()
-    .find_map(|k| span.attr(k).map(|v| messages_of(v, "assistant")))
+    .find_map(|k| genai_attr(span, k).map(|v| messages_of(v, "assistant")))
     .filter(|m| !m.is_empty())
     .or_else(|| indexed(span, "gen_ai.completion."))
-    .or_else(|| openinference(span, "llm.output_messages."))
+    // The OpenAI Agents SDK's OpenInference spans name the output message's role only, its
+    // text being in `output.value` (Responses API items): a message of no part says nothing.
+    .or_else(|| openinference(span, "llm.output_messages.").filter(|ms| said_something(ms)))
     .or_else(|| events(span, false))
     .or_else(|| {
         [
@@ -138,6 +148,11 @@ pub(crate) fn exchange<'s>(span: &'s Span<'_>) -> Exchange<'s> {
         .find_map(|k| span.attr(k).map(|v| messages_of(v, "assistant")))
     })
     .unwrap_or_default();
+    frameworks::fill_call_args(&mut ex.output, || {
+        span.attr("output.value")
+            .map(|v| messages_of(v, "assistant"))
+            .unwrap_or_default()
+    });
     if let Some(calls) = span.attr("ai.response.toolCalls").and_then(json_of) {
         let parts = tool_calls(&calls);
         if !parts.is_empty() {
@@ -166,6 +181,18 @@ pub(crate) fn exchange<'s>(span: &'s Span<'_>) -> Exchange<'s> {
     ex
 }
 
+/// A span's attribute, else the same attribute of its
+/// `gen_ai.client.inference.operation.details` span events (Strands with the latest GenAI
+/// conventions writes the messages there, input and output in two events).
+fn genai_attr<'s, 'a>(span: &'s Span<'a>, key: &str) -> Option<&'s Val<'a>> {
+    span.attr(key).or_else(|| {
+        span.events
+            .iter()
+            .filter(|e| e.name == "gen_ai.client.inference.operation.details")
+            .find_map(|e| super::span::attr(&e.attrs, key))
+    })
+}
+
 /// A whole text as JSON, owning what it borrowed from `t` when `t` owns it.
 fn parse_text<'s>(t: &Cow<'s, str>) -> Option<Json<'s>> {
     match t {
@@ -184,6 +211,17 @@ fn json_of<'s>(v: &'s Val<'_>) -> Option<Json<'s>> {
     }
 }
 
+/// The messages of the span's attribute `key` alone (plain text is one message of `role`).
+pub(crate) fn value_messages<'s>(
+    span: &'s Span<'_>,
+    key: &str,
+    role: &'static str,
+) -> Vec<Msg<'s>> {
+    span.attr(key)
+        .map(|v| messages_of(v, role))
+        .unwrap_or_default()
+}
+
 /// Messages from an attribute value; plain text becomes one message of `role`.
 fn messages_of<'s>(v: &'s Val<'_>, role: &'static str) -> Vec<Msg<'s>> {
     match json_of(v) {
@@ -195,6 +233,10 @@ fn messages_of<'s>(v: &'s Val<'_>, role: &'static str) -> Vec<Msg<'s>> {
 /// Messages from JSON of any of the shapes above.
 pub(crate) fn messages_json<'s>(j: &Json<'s>, role: &'static str) -> Vec<Msg<'s>> {
     match j {
+        Json::Arr(items) if frameworks::is_block_list(items) => vec![Msg {
+            role: Cow::Borrowed(role),
+            parts: items.iter().filter_map(part).collect(),
+        }],
         Json::Arr(items) => items.iter().filter_map(|m| message(m, role)).collect(),
         Json::Obj(_) => {
             if let Some(ms) = j.get("messages").filter(|m| m.is_array()) {
@@ -205,7 +247,8 @@ pub(crate) fn messages_json<'s>(j: &Json<'s>, role: &'static str) -> Vec<Msg<'s>
                 out.extend(messages_json(ms, role));
                 return out;
             }
-            if let Some(Json::Str(p)) = j.get("prompt") {
+            // smolagents' agent span input is `{"task": ...}`.
+            if let Some(Json::Str(p)) = j.get("prompt").or_else(|| j.get("task")) {
                 return vec![text_msg("user", p.clone())];
             }
             message(j, role).into_iter().collect()
@@ -230,20 +273,32 @@ fn message<'s>(m: &Json<'s>, default_role: &'static str) -> Option<Msg<'s>> {
     match m {
         Json::Obj(_) => {}
         Json::Str(s) => return Some(text_msg(default_role, s.clone())),
+        Json::Arr(items) => return frameworks::tuple(items),
         _ => return None,
     }
     if let Some(inner) = m.get("message").filter(|v| v.is_object()) {
         return message(inner, default_role);
+    }
+    if let Some((inner, role)) = frameworks::langchain(m) {
+        return message(inner, role);
     }
     let role = match m.get("role") {
         Some(Json::Str(r)) => r.clone(),
         _ => Cow::Borrowed(default_role),
     };
     let mut parts = Vec::new();
+    // A Responses API item that is a tool request or a tool's output, not a message.
+    if let Some("function_call" | "function_call_output") = m.get("type").and_then(Json::as_str) {
+        parts.extend(part(m));
+    }
     if let Some(Json::Arr(ps)) = m.get("parts") {
         parts.extend(ps.iter().filter_map(part));
     }
-    match m.get("content") {
+    // Strands' `gen_ai.choice` event has its content (blocks or text) as `message`.
+    let content = m
+        .get("content")
+        .or_else(|| m.get("message").filter(|v| !v.is_object()));
+    match content {
         Some(Json::Str(s)) => parts.push(Part::Text(s.clone())),
         Some(Json::Arr(ps)) => parts.extend(ps.iter().filter_map(part)),
         Some(Json::Null) | None => {}
@@ -286,9 +341,17 @@ fn part<'s>(p: &Json<'s>) -> Option<Part<'s>> {
         Json::Obj(_) => {}
         _ => return None,
     }
+    if let Some(b) = frameworks::strands_block(p) {
+        return Some(b);
+    }
     let ty = p.get("type").and_then(Json::as_str).unwrap_or("text");
     let text = || p.get("content").or_else(|| p.get("text")).map(text_or_json);
-    let id = || match p.get("id").or_else(|| p.get("toolCallId")) {
+    // A Responses API item's `id` is the item's; its `call_id` is the call's.
+    let id = || match p
+        .get("call_id")
+        .or_else(|| p.get("id"))
+        .or_else(|| p.get("toolCallId"))
+    {
         Some(Json::Str(s)) => Some(s.clone()),
         _ => None,
     };
@@ -525,7 +588,8 @@ fn openinference<'s>(span: &'s Span<'_>, prefix: &str) -> Option<Vec<Msg<'s>>> {
         let m = &mut msgs[i];
         match field {
             "role" => m.1.role = v.to_text(),
-            "content" => m.2.push((0, v.to_text())),
+            // Sorts before every `contents.N` text, and is dropped when there are any.
+            "content" => m.2.push((u32::MAX, v.to_text())),
             "tool_call_id" => m.4 = Some(v.to_text()),
             f => {
                 if let Some(c) = f.strip_prefix("contents.")
@@ -550,6 +614,11 @@ fn openinference<'s>(span: &'s Span<'_>, prefix: &str) -> Option<Vec<Msg<'s>>> {
     Some(
         msgs.into_iter()
             .map(|(_, mut m, mut texts, calls, call_id)| {
+                // `message.content` and `message.contents.N.message_content.text` are two
+                // encodings of one text (instrumentations write both): the parts win.
+                if texts.iter().any(|t| t.0 != u32::MAX) {
+                    texts.retain(|t| t.0 != u32::MAX);
+                }
                 texts.sort_by_key(|t| t.0);
                 match call_id {
                     Some(id) => {

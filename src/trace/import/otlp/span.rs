@@ -130,6 +130,29 @@ impl Val<'_> {
 /// A list of attributes in source order.
 pub(crate) type Attrs<'a> = Vec<(Cow<'a, str>, Val<'a>)>;
 
+fn attrs_static(attrs: &Attrs<'_>) -> Attrs<'static> {
+    attrs
+        .iter()
+        .map(|(k, v)| (Cow::Owned(k.to_string()), v.to_static()))
+        .collect()
+}
+
+impl Val<'_> {
+    /// The value owning its strings.
+    pub(crate) fn to_static(&self) -> Val<'static> {
+        match self {
+            Val::Null => Val::Null,
+            Val::Bool(b) => Val::Bool(*b),
+            Val::Int(i) => Val::Int(*i),
+            Val::Double(f) => Val::Double(*f),
+            Val::Str(s) => Val::Str(Cow::Owned(s.to_string())),
+            Val::Bytes(b) => Val::Bytes(b.clone()),
+            Val::Array(xs) => Val::Array(xs.iter().map(Val::to_static).collect()),
+            Val::Map(kv) => Val::Map(attrs_static(kv)),
+        }
+    }
+}
+
 /// The first attribute named `key`.
 pub(crate) fn attr<'x, 'a>(attrs: &'x Attrs<'a>, key: &str) -> Option<&'x Val<'a>> {
     attrs.iter().find(|(k, _)| k == key).map(|(_, v)| v)
@@ -201,6 +224,36 @@ impl<'a> Span<'a> {
     /// The first attribute named `key`.
     pub(crate) fn attr(&self, key: &str) -> Option<&Val<'a>> {
         attr(&self.attrs, key)
+    }
+
+    /// The span owning its strings, to be kept after the request it came in (the live
+    /// receiver holds an agent's `create_agent` span until a session uses the agent).
+    pub(crate) fn to_static(&self) -> Span<'static> {
+        Span {
+            trace: self.trace,
+            id: self.id,
+            parent: self.parent,
+            name: Cow::Owned(self.name.to_string()),
+            start: self.start,
+            end: self.end,
+            error: self.error,
+            status_message: self
+                .status_message
+                .as_ref()
+                .map(|m| Cow::Owned(m.to_string())),
+            attrs: attrs_static(&self.attrs),
+            events: self
+                .events
+                .iter()
+                .map(|e| SpanEvent {
+                    name: Cow::Owned(e.name.to_string()),
+                    time: e.time,
+                    attrs: attrs_static(&e.attrs),
+                })
+                .collect(),
+            resource: self.resource.clone(),
+            location: self.location.clone(),
+        }
     }
 
     /// A string attribute.

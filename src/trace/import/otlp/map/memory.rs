@@ -23,7 +23,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use super::super::json_value::Json;
 use super::super::messages::{Msg, Part};
 use super::super::span::{Span, Val, push_hex};
-use super::{Class, Obj, Out, SessionMap, write_value_json};
+use super::{Class, Obj, Out, SessionMap};
 
 /// The memory records and observations of one session so far.
 #[derive(Debug, Default)]
@@ -296,13 +296,13 @@ impl SessionMap {
         sp: &Span<'_>,
         tool: &str,
         call: Option<&str>,
-        result: Option<&Val<'_>>,
+        result: Option<Json<'_>>,
         out: &mut Vec<Out>,
     ) {
         if sp.error {
             return;
         }
-        let Some(r) = result.filter(|r| !empty(&r.to_json())) else {
+        let Some(r) = result.filter(|r| !empty(r)) else {
             return;
         };
         let call = match (call, sp.id) {
@@ -319,7 +319,7 @@ impl SessionMap {
         }
         let mut o = Obj::new("belief", &self.name);
         o.str("name", &format!("tool:{tool}#{call}"));
-        o.json_with("value", |buf| write_value_json(r, buf));
+        o.json("value", &r);
         o.str("source", &format!("tool:{tool}"));
         o.str("x_observation", "tool result");
         o.str("x_call", &call);
