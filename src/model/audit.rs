@@ -34,9 +34,12 @@
 //! - `runtime`: what the run records as failed: tool calls, model calls, agent runs, error
 //!   logs ([`crate::model::failure`]).
 //!
-//! To add a code: a variant in [`Code`] with its row in the `codes!` table, then the check in the
-//! module that reads the data it needs, a unit test that triggers it and a near miss that
-//! must not, and a line in the README's audit table (`docs/architecture.md`).
+//! To add a code: its row in the `codes!` table (the registry: doc paragraph, name, severity,
+//! summary fragments, and `{ needs, example, check }`), the check as a function of its own in
+//! the module that reads the data it needs (named by the row's `check`), a test that triggers
+//! it and a near miss that must not, the example trace, and a line in the README's audit
+//! list. docs/trace-format.md's finding table is [`finding_table`]'s output
+//! (tests/audit_registry.rs fails, printing it, when they differ).
 //!
 //! Steps follow [`super::timeline`]: step t is the state after the session's first t events
 //! (for the bundled samples, step = `seq`). Each finding also carries the `seq` and the
@@ -49,6 +52,7 @@ mod input;
 mod lookalike;
 mod loops;
 mod probe;
+mod registry;
 mod render;
 mod runtime;
 
@@ -66,6 +70,7 @@ use super::Model;
 use super::recompute::{AuditQuestions, RecomputeOptions, Recomputed};
 use super::timeline::Timeline;
 
+pub use registry::{finding_table, help_text, list_checks, list_checks_json};
 pub use render::{Form, render_text};
 
 /// How serious a finding is. Ordered: `Info < Warning < Error`.
@@ -96,11 +101,22 @@ impl fmt::Display for Severity {
     }
 }
 
+/// The registry of checks (issue 29, "lints as data"): one row per finding code, read by
+/// the docs' finding table, `audit --list-checks` and the audit itself.
+///
+/// A row is `/// doc paragraph` then `Variant = "name", Severity, "one", "many"`, optionally
+/// followed by `{ needs: "...", example: "path", check: module::function, }` (each field
+/// optional, in that order) and a `;`. `check` is the unit that finds this code, run after the
+/// grouped passes ([`Code::check`]); a row without one is found by its module's grouped pass
+/// (epistemic, bdi, failures, loops, lookalike, input, runtime), split out as it is touched.
 macro_rules! codes {
-    ($( $(#[$doc:meta])* $v:ident = $name:literal, $sev:ident, $one:literal, $many:literal; )*) => {
+    (@opt) => { None };
+    (@opt $x:expr) => { Some($x) };
+    ($( $(#[doc = $doc:literal])* $v:ident = $name:literal, $sev:ident, $one:literal, $many:literal
+        $({ $(needs: $needs:literal,)? $(example: $ex:literal,)? $(check: $check:path,)? })? ; )*) => {
         /// A finding code. The names are fixed (contract §5).
         #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-        pub enum Code { $( $(#[$doc])* $v ),* }
+        pub enum Code { $( $(#[doc = $doc])* $v ),* }
 
         impl Code {
             /// Every code, in documentation order.
@@ -126,6 +142,31 @@ macro_rules! codes {
             fn fragments(self) -> (&'static str, &'static str) {
                 match self { $(Code::$v => ($one, $many)),* }
             }
+
+            /// The doc paragraph: when the finding is reported (the row's doc comment, as
+            /// one line).
+            pub fn doc(self) -> String {
+                let raw = match self { $(Code::$v => concat!($($doc, " "),*)),* };
+                raw.split_whitespace().collect::<Vec<_>>().join(" ")
+            }
+
+            /// What the trace must record for the check to be made, when that is more than
+            /// the event the finding is about.
+            pub fn needs(self) -> Option<&'static str> {
+                match self { $(Code::$v => codes!(@opt $($($needs)?)?)),* }
+            }
+
+            /// A trace in the repository that draws this finding (a path from the
+            /// repository's root).
+            pub fn example(self) -> Option<&'static str> {
+                match self { $(Code::$v => codes!(@opt $($($ex)?)?)),* }
+            }
+
+            /// The unit check that finds this code, when it is one of its own (else a
+            /// module's grouped pass finds it).
+            pub(crate) fn check(self) -> Option<fn(&mut Cx<'_>)> {
+                match self { $(Code::$v => codes!(@opt $($($check as fn(&mut Cx<'_>))?)?)),* }
+            }
         }
     };
 }
@@ -134,7 +175,7 @@ codes! {
     /// A `verify` whose claimed outcome differs from Θ recomputed on Σ just before it.
     ClaimedOutcomeMismatch = "claimed-outcome-mismatch", Error,
         "gate verdict differs from the recomputed one",
-        "gate verdicts differ from the recomputed ones";
+        "gate verdicts differ from the recomputed ones" { example: "sample-traces/alice-bob-norms.jsonl", };
     /// A `because` that cites ids not in Σ, or premises that do not entail what they justify.
     UngroundedCitation = "ungrounded-citation", Warning,
         "citation does not ground its claim", "citations do not ground their claims";
@@ -171,7 +212,7 @@ codes! {
     /// A step self-reported `post_met` but its tier-1 postcondition is false.
     PostconditionFalsePositive = "postcondition-false-positive", Warning,
         "postcondition was self-reported as met but is not",
-        "postconditions were self-reported as met but are not";
+        "postconditions were self-reported as met but are not" { example: "sample-traces/kipchoge-bdi.jsonl", };
     /// A `postcondition` record whose `ok` disagrees with the recomputed tier-1 check.
     PostconditionRecordMismatch = "postcondition-record-mismatch", Error,
         "postcondition record disagrees with the recomputed check",
@@ -184,43 +225,43 @@ codes! {
         "plan depends on a step it does not have", "plans depend on steps they do not have";
     /// A plan with no step in flight or ready while it is incomplete.
     DagDeadlock = "dag-deadlock", Warning,
-        "plan deadlocked", "plans deadlocked";
+        "plan deadlocked", "plans deadlocked" { example: "sample-traces/kipchoge-bdi.jsonl", };
     /// A ground belief written under a name nothing expects, while a similar name is expected.
     UnexpectedBeliefName = "unexpected-belief-name", Info,
         "belief was written under a name nothing expects",
-        "beliefs were written under names nothing expects";
+        "beliefs were written under names nothing expects" { example: "sample-traces/kipchoge-bdi.jsonl", };
     /// A plan step dispatched while a step it depends on was not done (seed 004 issue 13).
     StepBeforeDependencies = "step-before-dependencies", Warning,
         "step was dispatched before its dependencies were done",
-        "steps were dispatched before their dependencies were done";
+        "steps were dispatched before their dependencies were done" { example: "sample-traces/bdi-bookkeeping.jsonl", };
     /// `plan_stats` counters that cannot all hold: more outcomes than uses.
     PlanStatsInconsistent = "plan-stats-inconsistent", Warning,
-        "plan_stats record contradicts itself", "plan_stats records contradict themselves";
+        "plan_stats record contradicts itself", "plan_stats records contradict themselves" { example: "sample-traces/bdi-bookkeeping.jsonl", };
     /// Seed 004's bad retrieval: a fetch step that failed, or a wrong answer whose every
     /// upstream computation recomputes correctly (the wrong value came from a fetch).
     BadRetrieval = "bad-retrieval", Warning,
-        "retrieval went wrong", "retrievals went wrong";
+        "retrieval went wrong", "retrievals went wrong" { example: "sample-traces/bdi-bad-retrieval.jsonl", };
     /// Seed 004's avoided file read: the task names a file no step read with `read_file`.
     FileReadAvoided = "file-read-avoided", Warning,
-        "task's file was never read", "tasks' files were never read";
+        "task's file was never read", "tasks' files were never read" { example: "sample-traces/bdi-file-read.jsonl", };
     /// Seed 004's incorrect computation: a step's written result differs from its `compute`
     /// expression evaluated on its inputs.
     IncorrectComputation = "incorrect-computation", Error,
-        "computation wrote a wrong result", "computations wrote wrong results";
+        "computation wrote a wrong result", "computations wrote wrong results" { example: "sample-traces/bdi-computation.jsonl", };
     /// Seed 004's answer formatting: the answer misses the expected one only in its format.
     AnswerFormatting = "answer-formatting", Warning,
         "answer misses the expected one only in its format",
-        "answers miss the expected ones only in their format";
+        "answers miss the expected ones only in their format" { example: "sample-traces/bdi-answer-format.jsonl", };
     /// An answer that does not match the expected one, for a cause doxascope cannot tell.
     WrongAnswer = "wrong-answer", Error,
         "answer does not match the expected one", "answers do not match the expected ones";
     /// A `failure_mode` (or score) the trace records that doxascope's detection contradicts.
     FailureModeMismatch = "failure-mode-mismatch", Warning,
         "recorded failure mode disagrees with what doxascope detected",
-        "recorded failure modes disagree with what doxascope detected";
+        "recorded failure modes disagree with what doxascope detected" { example: "sample-traces/bdi-file-read.jsonl", };
     /// A `failure_mode` the trace records, with what doxascope detected in the same place.
     FailureModeRecorded = "failure-mode-recorded", Info,
-        "failure mode was recorded by the trace", "failure modes were recorded by the trace";
+        "failure mode was recorded by the trace", "failure modes were recorded by the trace" { example: "sample-traces/bdi-answer-format.jsonl", };
     /// A `query` whose claimed answer differs from `entails` recomputed on Σ at that step.
     QueryAnswerMismatch = "query-answer-mismatch", Error,
         "query answer differs from the recomputed one",
@@ -251,7 +292,7 @@ codes! {
         "reference names no active belief", "references name no active belief";
     /// A line that could not be read, or a formula that does not parse.
     ParseError = "parse-error", Error,
-        "line or formula could not be parsed", "lines or formulas could not be parsed";
+        "line or formula could not be parsed", "lines or formulas could not be parsed" { example: "sample-traces/broken.jsonl", };
     /// A tool call the trace records as failed (an `error`, status error, Letta's failed
     /// status, Langfuse's level ERROR).
     ToolCallFailed = "tool-call-failed", Warning,
@@ -690,6 +731,7 @@ fn audit_session(
     loops::check(&mut cx);
     lookalike::check(&mut cx);
     runtime::check(&mut cx);
+    registry::run_units(&mut cx);
     let mut findings = cx.findings;
     findings.sort_by_key(|a| (a.step, a.code, a.seq));
     Some(SessionAudit {
