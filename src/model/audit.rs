@@ -49,12 +49,15 @@ mod bdi;
 mod epistemic;
 pub mod failures;
 mod input;
+mod invariants;
 mod lookalike;
 mod loops;
 mod probe;
+mod rationality;
 mod registry;
 mod render;
 mod runtime;
+mod thought;
 
 use crate::trace::event::body_of;
 use std::collections::BTreeMap;
@@ -107,7 +110,8 @@ impl fmt::Display for Severity {
 /// A row is `/// doc paragraph` then `Variant = "name", Severity, "one", "many"`, optionally
 /// followed by `{ needs: "...", example: "path", check: module::function, }` (each field
 /// optional, in that order) and a `;`. `check` is the unit that finds this code, run after the
-/// grouped passes ([`Code::check`]); a row without one is found by its module's grouped pass
+/// grouped passes ([`Code::check`]; a grouped pass may find the code too, for the cases it
+/// has always covered); a row without one is found by its module's grouped pass
 /// (epistemic, bdi, failures, loops, lookalike, input, runtime), split out as it is touched.
 macro_rules! codes {
     (@opt) => { None };
@@ -187,9 +191,12 @@ codes! {
     /// Σ is inconsistent at the end of a session (and no other finding says so already).
     InconsistentSigma = "inconsistent-sigma", Error,
         "session ends with Σ inconsistent", "sessions end with Σ inconsistent";
-    /// A revision retracted a belief that could have stayed.
+    /// A revision retracted a belief that could have stayed, or a `retract` by `revision`
+    /// that carries out no `revise` happened while Σ was consistent (no conflict forced it).
     RevisionNotMinimal = "revision-not-minimal", Warning,
-        "revision retracted more than needed", "revisions retracted more than needed";
+        "revision retracted more than needed", "revisions retracted more than needed" {
+        check: rationality::unforced_retractions,
+    };
     /// Σ is still inconsistent after a revision.
     RevisionIncomplete = "revision-incomplete", Error,
         "revision left Σ inconsistent", "revisions left Σ inconsistent";
@@ -204,6 +211,31 @@ codes! {
     /// A norm was retracted.
     NormRetracted = "norm-retracted", Error,
         "norm was retracted", "norms were retracted";
+    /// A fact whose `source` says it was inferred (`inference`, `inferred`, `derived`,
+    /// `inference:...`) announced with no `because` and not as an assumption (seed 001: a
+    /// derived fact keeps its derivation).
+    InferenceWithoutBecause = "inference-without-because", Warning,
+        "inference cites no premises", "inferences cite no premises" {
+        needs: "an `announce`'s `source`",
+        example: "tests/data/audit/inference-without-because.jsonl",
+        check: invariants::inference_without_because,
+    };
+    /// After an announcement Σ is inconsistent and a minimal conflict holds exactly one
+    /// norm: the facts in it violate that norm (named by its id).
+    NormViolated = "norm-violated", Error,
+        "norm was violated", "norms were violated" {
+        needs: "a `norm`-role belief",
+        example: "tests/data/audit/norm-violated.jsonl",
+        check: invariants::norm_violated,
+    };
+    /// A minimal conflict of Σ holds two or more norms: they cannot all be kept, with the
+    /// facts or on their own.
+    NormsConflict = "norms-conflict", Error,
+        "set of norms conflicts", "sets of norms conflict" {
+        needs: "two `norm`-role beliefs",
+        example: "tests/data/audit/norms-conflict.jsonl",
+        check: invariants::norms_conflict,
+    };
     /// A re-announcement of an id changed the belief's role (a rule announced again as a
     /// fact is retractable from then on).
     RoleChanged = "role-changed", Info,
@@ -273,6 +305,24 @@ codes! {
     AnswerNotEntailed = "answer-not-entailed", Warning,
         "answer given as known is not entailed by Σ",
         "answers given as known are not entailed by Σ";
+    /// A `thought` asserts a formula that Σ at that step contradicts (the evidence is a
+    /// minimal conflict: a minimal subset of Σ entailing its negation).
+    ThoughtContradictsSigma = "thought-contradicts-sigma", Error,
+        "thought contradicts Σ", "thoughts contradict Σ" {
+        needs: "a `thought` with `asserts`",
+        example: "tests/data/audit/thought-contradicts-sigma.jsonl",
+        check: thought::contradicts_sigma,
+    };
+    /// A `thought` asserts a formula that Σ does not entail there, and a later `because`
+    /// cites it as a premise (by the thought's `id`, or by the formula when no belief has
+    /// that id).
+    UnsupportedThoughtPremise = "unsupported-thought-premise", Warning,
+        "unsupported thought was used as a premise",
+        "unsupported thoughts were used as premises" {
+        needs: "a `thought` with `asserts` (and an `id`), a later `because` citing it",
+        example: "tests/data/audit/unsupported-thought-premise.jsonl",
+        check: thought::unsupported_premise,
+    };
     /// A name in a formula that mixes scripts in one word (`аdmin` with a Cyrillic `а`).
     MixedScriptAtom = "mixed-script-atom", Warning,
         "name mixes scripts and can pass for another",
@@ -287,6 +337,48 @@ codes! {
     Oscillation = "oscillation", Warning,
         "oscillation between two belief states",
         "oscillations between two belief states";
+    /// A belief returns to a value or formula it had left: `A → B → A` for one key or id,
+    /// or φ, then ¬φ, then φ again.
+    FlipFlop = "flip-flop", Warning,
+        "belief flip-flopped", "beliefs flip-flopped" {
+        needs: "a key or formula written three times",
+        example: "tests/data/audit/flip-flop.jsonl",
+        check: rationality::flip_flop,
+    };
+    /// A step's `inputs`, or a tool call's `args`, carry a ground belief's value that was
+    /// overwritten or retracted before the step ran (its dispatch, when recorded).
+    StaleInput = "stale-input", Warning,
+        "step ran on a stale input", "steps ran on stale inputs" {
+        needs: "a `step`'s `inputs` or `tool_calls[].args` naming ground beliefs",
+        example: "tests/data/audit/stale-input.jsonl",
+        check: rationality::stale_input,
+    };
+    /// A `because` cites an id that was held before and is no longer in Σ.
+    StaleCitation = "stale-citation", Warning,
+        "citation names what is no longer held", "citations name what is no longer held" {
+        needs: "`because` on an `announce` or `verify`",
+        example: "tests/data/audit/stale-citation.jsonl",
+        check: rationality::stale_citation,
+    };
+    /// The same tool called with the same arguments again with Σ unchanged in between (a
+    /// retry after a failed call is not counted).
+    RepeatedToolCall = "repeated-tool-call", Warning,
+        "tool call was repeated with nothing learned",
+        "tool calls were repeated with nothing learned" {
+        needs: "a `step`'s `tool_calls` with `args`",
+        example: "tests/data/audit/repeated-tool-call.jsonl",
+        check: rationality::repeated_tool_call,
+    };
+    /// An observation (source `tool:...` or `observation...`) that Σ contradicted was given up
+    /// while the beliefs it contradicted are kept, or an observed ground value was set back
+    /// to its old value by a source that is not an observation.
+    FailedUpdate = "failed-update", Warning,
+        "observation lost to a belief it contradicted",
+        "observations lost to beliefs they contradicted" {
+        needs: "an observation `source` (`tool:NAME#CALL`, `observation`)",
+        example: "tests/data/audit/failed-update.jsonl",
+        check: rationality::failed_update,
+    };
     /// A retract target or revise trigger naming no active belief.
     UnresolvedReference = "unresolved-reference", Warning,
         "reference names no active belief", "references name no active belief";
