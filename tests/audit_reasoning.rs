@@ -104,6 +104,18 @@ fn unsupported_thought_is_a_finding_only_once_used_as_a_premise() {
         &run(&[DNS[0], thought, by_text]),
         Code::UnsupportedThoughtPremise,
     );
+    // Used as a step's input: a value the thought guessed, not one Σ holds.
+    let guess = r#"{"kind":"thought","asserts":["rate = 1.1"]}"#;
+    let step = r#"{"kind":"step","plan":"p","step":"S1","status":"done","inputs":{"rate":1.1}}"#;
+    let held = r#"{"kind":"belief","name":"rate","value":1.1}"#;
+    only(
+        &run(&[DNS[0], guess, step]),
+        Code::UnsupportedThoughtPremise,
+    );
+    none(
+        &run(&[DNS[0], held, guess, step]),
+        Code::UnsupportedThoughtPremise,
+    );
     // Near misses: never used; or used but entailed by Σ.
     none(&run(&[DNS[0], thought]), Code::UnsupportedThoughtPremise);
     let entailed = r#"{"kind":"thought","id":"th","asserts":["resolver_up"]}"#;

@@ -313,13 +313,14 @@ codes! {
         example: "tests/data/audit/thought-contradicts-sigma.jsonl",
         check: thought::contradicts_sigma,
     };
-    /// A `thought` asserts a formula that Σ does not entail there, and a later `because`
-    /// cites it as a premise (by the thought's `id`, or by the formula when no belief has
-    /// that id).
+    /// A `thought` asserts a formula that Σ does not entail there, and a later event uses it
+    /// as a premise: a `because` citing the thought's `id` (or the formula, when no held
+    /// belief has that id), or a step's `inputs` or tool-call `args` holding the value atom
+    /// it asserts.
     UnsupportedThoughtPremise = "unsupported-thought-premise", Warning,
         "unsupported thought was used as a premise",
         "unsupported thoughts were used as premises" {
-        needs: "a `thought` with `asserts` (and an `id`), a later `because` citing it",
+        needs: "a `thought` with `asserts` (and an `id`); a later `because`, `inputs` or `args`",
         example: "tests/data/audit/unsupported-thought-premise.jsonl",
         check: thought::unsupported_premise,
     };

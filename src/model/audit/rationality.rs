@@ -226,7 +226,7 @@ pub(super) fn flip_flop(cx: &mut Cx<'_>) {
 }
 
 /// The value atom a name holding `v` is written as.
-fn value_formula(name: &str, v: &Value) -> String {
+pub(super) fn value_formula(name: &str, v: &Value) -> String {
     GroundWrite::new(name, Some(v), None, None)
         .formula
         .to_string()

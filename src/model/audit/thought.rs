@@ -23,6 +23,7 @@ use super::{Code, Cx, Finding};
 use crate::logic::engine::Outcome;
 use crate::logic::formula::Formula;
 use crate::logic::parse::parse;
+use crate::logic::print::normalized;
 use crate::trace::event::{Body, Kind, body_of};
 
 /// The session's events of these kinds with their steps (event i takes effect at step
@@ -179,21 +180,70 @@ fn list(ids: &[String]) -> String {
     format!("{{{}}}", ids.join(", "))
 }
 
-/// The `because` lists of the session's events after step `after`: (step, event, cited ids).
-fn citations_after(cx: &Cx<'_>, after: u32) -> Vec<(u32, u32, Vec<String>)> {
+/// What a later event reasons from: the ids its `because` cites, and the formulas it uses as
+/// premises (normalized): a cited text that is no belief's id, read as a formula; a step's
+/// `inputs` and its tool calls' `args`, read as value atoms.
+struct Premises {
+    step: u32,
+    event: u32,
+    ids: Vec<String>,
+    formulas: Vec<String>,
+}
+
+/// The normalized text of a formula, if it parses.
+fn norm(text: &str) -> Option<String> {
+    parse(text).ok().map(|f| normalized(&f))
+}
+
+/// The premises of the session's events after step `after`.
+fn premises_after(cx: &Cx<'_>, after: u32) -> Vec<Premises> {
+    let beliefs = cx.tl.beliefs();
+    let mut by_id: HashMap<&str, Vec<u32>> = HashMap::new();
+    for (i, r) in beliefs.iter().enumerate() {
+        by_id.entry(r.id.as_str()).or_default().push(i as u32);
+    }
+    let held = |id: &str, t: u32| {
+        by_id
+            .get(id)
+            .is_some_and(|rs| rs.iter().any(|&i| beliefs[i as usize].active_at(t)))
+    };
     let mut out = Vec::new();
-    for (step, pos) in steps(cx, &[Kind::Announce, Kind::Verify]) {
+    for (step, pos) in steps(cx, &[Kind::Announce, Kind::Verify, Kind::Step]) {
         if step <= after {
             continue;
         }
         let ev = cx.log.events.load(pos as usize);
-        let because = match body_of(&ev) {
-            Some(Body::Announce(a)) => &a.because,
-            Some(Body::Verify(v)) => &v.because,
-            _ => continue,
+        let mut p = Premises {
+            step,
+            event: pos,
+            ids: Vec::new(),
+            formulas: Vec::new(),
         };
-        if !because.is_empty() {
-            out.push((step, pos, because.iter().map(|b| b.to_string()).collect()));
+        match body_of(&ev) {
+            Some(Body::Announce(a)) => p.ids = a.because.iter().map(|b| b.to_string()).collect(),
+            Some(Body::Verify(v)) => p.ids = v.because.iter().map(|b| b.to_string()).collect(),
+            Some(Body::Step(s)) => {
+                let inputs = s.inputs.iter().flat_map(|m| m.iter());
+                let args = s.tool_calls.iter().flat_map(|c| match c.args.as_deref() {
+                    Some(serde_json::Value::Object(m)) => m.iter().collect::<Vec<_>>(),
+                    _ => Vec::new(),
+                });
+                p.formulas = inputs
+                    .chain(args)
+                    .filter_map(|(k, v)| norm(&super::rationality::value_formula(k, v)))
+                    .collect();
+            }
+            _ => continue,
+        }
+        let unheld: Vec<String> = p
+            .ids
+            .iter()
+            .filter(|c| !held(c, step.saturating_sub(1)))
+            .filter_map(|c| norm(c))
+            .collect();
+        p.formulas.extend(unheld);
+        if !p.ids.is_empty() || !p.formulas.is_empty() {
+            out.push(p);
         }
     }
     out
@@ -209,19 +259,23 @@ pub(super) fn unsupported_premise(cx: &mut Cx<'_>) {
     let Some(first) = newinfo.first().map(|a| a.step) else {
         return;
     };
-    let cites = citations_after(cx, first);
+    let uses = premises_after(cx, first);
     // One finding per thought formula, at its first use as a premise.
     let mut reported: HashMap<(u32, String), ()> = HashMap::new();
     let mut found = Vec::new();
     for a in &newinfo {
-        let use_ = cites.iter().find(|(step, _, ids)| {
-            *step > a.step
-                && ids.iter().any(|c| {
-                    a.id.as_deref() == Some(c.as_str())
-                        || (c.trim() == a.text.trim() && cx.tl.active_record(c, *step).is_none())
-                })
+        let text = norm(&a.text);
+        let use_ = uses.iter().find(|p| {
+            p.step > a.step
+                && (p.ids.iter().any(|c| a.id.as_deref() == Some(c.as_str()))
+                    || text.as_ref().is_some_and(|t| p.formulas.contains(t)))
         });
-        let Some((at, event, _)) = use_ else { continue };
+        let Some(Premises {
+            step: at, event, ..
+        }) = use_
+        else {
+            continue;
+        };
         if reported.insert((a.event, a.text.clone()), ()).is_some() {
             continue;
         }
