@@ -174,6 +174,10 @@ fn inference_without_because_unless_cited_or_assumed() {
         &run(&[r#"{"kind":"announce","id":"d","formula":"net_up","source":"inference:llm"}"#]),
         Code::InferenceWithoutBecause,
     );
+    only(
+        &run(&[r#"{"kind":"announce","id":"d","formula":"net_up","source":"deduced"}"#]),
+        Code::InferenceWithoutBecause,
+    );
     for near in [
         r#"{"kind":"announce","id":"d","formula":"net_up","source":"inference","because":["f"]}"#,
         r#"{"kind":"announce","id":"d","formula":"net_up","source":"inference","role":"assumption"}"#,

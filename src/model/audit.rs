@@ -212,8 +212,8 @@ codes! {
     NormRetracted = "norm-retracted", Error,
         "norm was retracted", "norms were retracted";
     /// A fact whose `source` says it was inferred (`inference`, `inferred`, `derived`,
-    /// `inference:...`) announced with no `because` and not as an assumption (seed 001: a
-    /// derived fact keeps its derivation).
+    /// `deduced`, `reasoning`, or one of them followed by `:...`) announced with no `because`
+    /// and not as an assumption (seed 001: a derived fact keeps its derivation).
     InferenceWithoutBecause = "inference-without-because", Warning,
         "inference cites no premises", "inferences cite no premises" {
         needs: "an `announce`'s `source`",

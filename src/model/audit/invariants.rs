@@ -1,7 +1,8 @@
 //! Seed 001's invariants on what the agent admits into Σ (issue 29, item 2).
 //!
 //! - **inference-without-because**: a fact whose `source` says it was inferred (`inference`,
-//!   `inferred`, `derived`, or `inference:...`) announced with no `because`: seed 001 keeps
+//!   `inferred`, `derived`, `deduced`, `reasoning`, or one of them followed by `:...`)
+//!   announced with no `because`: seed 001 keeps
 //!   the record of how a fact was derived, and an inference without premises is an assertion
 //!   nobody can check. An `assumption` needs no premises. (A `because` whose premises later
 //!   leave Σ is `unsupported-derivation`'s case.)
@@ -21,9 +22,17 @@ use crate::trace::event::{Body, Role, body_of};
 /// Whether a `source` says the belief was inferred by the agent.
 pub(super) fn is_inference(source: &str) -> bool {
     let s = source.trim().to_ascii_lowercase();
-    ["inference", "inferred", "derived", "derivation"]
-        .iter()
-        .any(|k| s == *k || s.starts_with(&format!("{k}:")))
+    [
+        "inference",
+        "inferred",
+        "derived",
+        "derivation",
+        "deduction",
+        "deduced",
+        "reasoning",
+    ]
+    .iter()
+    .any(|k| s == *k || s.starts_with(&format!("{k}:")))
 }
 
 /// `inference-without-because`.
