@@ -28,8 +28,12 @@
 //!   step), then its meaning in `model/timeline.rs` or `model/bdi.rs`.
 //! - What Σ is at a step (announce, retract, re-announcement): `model/timeline.rs`, the one
 //!   replay the panes, `audit`, `export` and the REPL read.
-//! - A new audit finding: its row in the code table of `model/audit.rs`, a check in
-//!   `model/audit/*`, a test trace that triggers it and a near miss, a line in the README.
+//! - A new audit finding: its row in the registry (the `codes!` table of `model/audit.rs`:
+//!   doc paragraph, severity, summary, `needs`, `example`, `check`), the check as a function
+//!   of its own in `model/audit/*` (thoughts: `thought.rs`; seed 001's invariants:
+//!   `invariants.rs`; revisions and tool use: `rationality.rs`), a test trace that triggers it
+//!   and a near miss, a line in the README; docs/trace-format.md's finding table is generated
+//!   from the registry (tests/audit_registry.rs).
 //! - A new REPL command: a row in `repl/command.rs` (it carries its function), the function
 //!   in `repl/exec.rs`, its reply in `repl/reply.rs`.
 //! - A new engine question: a `State` method in `logic/engine/explain.rs` (minimal sets,

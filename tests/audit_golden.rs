@@ -214,8 +214,16 @@ fn alice_bob_one_wrong_gate_verdict() {
     assert_eq!(code, 1);
     assert_eq!(
         findings(&v),
-        vec![("claimed-outcome-mismatch".into(), "error".into(), 17)]
+        vec![
+            ("claimed-outcome-mismatch".into(), "error".into(), 17),
+            ("thought-contradicts-sigma".into(), "error".into(), 22)
+        ]
     );
+    // The thought that reasons toward revealing the address goes against the norm.
+    let t = &v["findings"][1];
+    assert_eq!(strings(&t["formulas"]), ["RevealAddress(alice)"]);
+    assert_eq!(strings(&t["evidence"]["conflict"]), ["n1-no-address"]);
+    assert_eq!(strings(&t["evidence"]["norms"]), ["n1-no-address"]);
     let f = &v["findings"][0];
     assert_eq!(f["evidence"]["claimed"], "ungrounded");
     assert_eq!(f["evidence"]["recomputed"], "entailed");

@@ -23,24 +23,15 @@ use super::{EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE};
 
 /// Arguments of `audit`.
 #[derive(Debug, clap::Args)]
-#[command(
-    after_help = "Exit status: 0 when no finding is a warning or an error (with --baseline: \
-none that the baseline lacks), 1 when one is, 2 for unusable input or arguments.\n\n\
-Finding codes: claimed-outcome-mismatch, ungrounded-citation, unhandled-contradiction, \
-inconsistent-sigma, revision-not-minimal, revision-incomplete, revision-policy-mismatch, \
-norm-retracted, role-changed, postcondition-false-positive, postcondition-record-mismatch, dag-cycle, \
-dag-dangling-dependency, dag-deadlock, step-before-dependencies, plan-stats-inconsistent, \
-bad-retrieval, file-read-avoided, incorrect-computation, answer-formatting, wrong-answer, \
-failure-mode-mismatch, failure-mode-recorded, query-answer-mismatch, answer-contradicts-sigma, \
-answer-not-entailed, unsupported-derivation, unexpected-belief-name, repeated-query, \
-oscillation, mixed-script-atom, confusable-atoms, unresolved-reference, tool-call-failed, \
-model-call-failed, agent-run-failed, error-logged, score-failed, score-passes-contradicted, \
-score-fails-entailed, plan-never-ready, parse-error, not-checkable."
-)]
+#[command(after_help = crate::model::audit::help_text())]
 pub(crate) struct Args {
     /// Trace files (JSON Lines); `-` reads standard input.
-    #[arg(required = true, value_name = "FILE")]
+    #[arg(required_unless_present = "list_checks", value_name = "FILE")]
     files: Vec<PathBuf>,
+    /// Print every check the audit makes (code, severity, summary, what it reports, what it
+    /// needs, an example trace) and exit; with `--json`, as a JSON array.
+    #[arg(long)]
+    list_checks: bool,
     /// Print {findings, summary, claimed_vs_recomputed} as one JSON document.
     #[arg(long)]
     json: bool,
@@ -120,6 +111,9 @@ fn formats(args: &Args) -> Result<(Output, Option<Format>), String> {
 
 /// Runs `audit` and returns the exit code.
 pub(crate) fn run(args: &Args) -> i32 {
+    if args.list_checks {
+        return list_checks(args.json);
+    }
     let (output, input) = match formats(args) {
         Ok(x) => x,
         Err(e) => {
@@ -254,6 +248,19 @@ fn pretty(v: &serde_json::Value) -> String {
     let mut s = serde_json::to_string_pretty(v).unwrap_or_default();
     s.push('\n');
     s
+}
+
+/// `--list-checks`: the registry, as text or JSON, on stdout.
+fn list_checks(json: bool) -> i32 {
+    use crate::model::audit::{list_checks, list_checks_json};
+    let text = if json {
+        format!("{:#}\n", list_checks_json())
+    } else {
+        list_checks()
+    };
+    // A closed pipe (`| head`) is not an error of the listing.
+    let _ = io::stdout().lock().write_all(text.as_bytes());
+    EXIT_OK
 }
 
 /// Certifies every recomputed verdict into `dir` (only when asked: the audit itself never

@@ -40,9 +40,12 @@
 //!
 //! [`ci`] writes a report as SARIF or JUnit and matches findings against a baseline.
 //!
-//! To add a code: a variant in [`Code`] with its row in the `codes!` table, then the check in the
-//! module that reads the data it needs, a unit test that triggers it and a near miss that
-//! must not, and a line in the README's audit table (`docs/architecture.md`).
+//! To add a code: its row in the `codes!` table (the registry: doc paragraph, name, severity,
+//! summary fragments, and `{ needs, example, check }`), the check as a function of its own in
+//! the module that reads the data it needs (named by the row's `check`), a test that triggers
+//! it and a near miss that must not, the example trace, and a line in the README's audit
+//! list. docs/trace-format.md's finding table is [`finding_table`]'s output
+//! (tests/audit_registry.rs fails, printing it, when they differ).
 //!
 //! Steps follow [`super::timeline`]: step t is the state after the session's first t events
 //! (for the bundled samples, step = `seq`). Each finding also carries the `seq` and the
@@ -53,13 +56,17 @@ pub mod ci;
 mod epistemic;
 pub mod failures;
 mod input;
+mod invariants;
 mod judge;
 mod lookalike;
 mod loops;
 mod probe;
+mod rationality;
+mod registry;
 mod render;
 mod runtime;
 mod scored;
+mod thought;
 mod tiers;
 
 use crate::trace::event::body_of;
@@ -76,6 +83,7 @@ use super::Model;
 use super::recompute::{AuditQuestions, RecomputeOptions, Recomputed};
 use super::timeline::Timeline;
 
+pub use registry::{finding_table, help_text, list_checks, list_checks_json};
 pub use render::{Form, render_text};
 
 /// How serious a finding is. Ordered: `Info < Warning < Error`.
@@ -106,11 +114,23 @@ impl fmt::Display for Severity {
     }
 }
 
+/// The registry of checks (issue 29, "lints as data"): one row per finding code, read by
+/// the docs' finding table, `audit --list-checks` and the audit itself.
+///
+/// A row is `/// doc paragraph` then `Variant = "name", Severity, "one", "many"`, optionally
+/// followed by `{ needs: "...", example: "path", check: module::function, }` (each field
+/// optional, in that order) and a `;`. `check` is the unit that finds this code, run after the
+/// grouped passes ([`Code::check`]; a grouped pass may find the code too, for the cases it
+/// has always covered); a row without one is found by its module's grouped pass
+/// (epistemic, bdi, failures, loops, lookalike, input, runtime), split out as it is touched.
 macro_rules! codes {
-    ($( $(#[$doc:meta])* $v:ident = $name:literal, $sev:ident, $one:literal, $many:literal; )*) => {
+    (@opt) => { None };
+    (@opt $x:expr) => { Some($x) };
+    ($( $(#[doc = $doc:literal])* $v:ident = $name:literal, $sev:ident, $one:literal, $many:literal
+        $({ $(needs: $needs:literal,)? $(example: $ex:literal,)? $(check: $check:path,)? })? ; )*) => {
         /// A finding code. The names are fixed (contract §5).
         #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-        pub enum Code { $( $(#[$doc])* $v ),* }
+        pub enum Code { $( $(#[doc = $doc])* $v ),* }
 
         impl Code {
             /// Every code, in documentation order.
@@ -136,6 +156,31 @@ macro_rules! codes {
             fn fragments(self) -> (&'static str, &'static str) {
                 match self { $(Code::$v => ($one, $many)),* }
             }
+
+            /// The doc paragraph: when the finding is reported (the row's doc comment, as
+            /// one line).
+            pub fn doc(self) -> String {
+                let raw = match self { $(Code::$v => concat!($($doc, " "),*)),* };
+                raw.split_whitespace().collect::<Vec<_>>().join(" ")
+            }
+
+            /// What the trace must record for the check to be made, when that is more than
+            /// the event the finding is about.
+            pub fn needs(self) -> Option<&'static str> {
+                match self { $(Code::$v => codes!(@opt $($($needs)?)?)),* }
+            }
+
+            /// A trace in the repository that draws this finding (a path from the
+            /// repository's root).
+            pub fn example(self) -> Option<&'static str> {
+                match self { $(Code::$v => codes!(@opt $($($ex)?)?)),* }
+            }
+
+            /// The unit check that finds this code, when it is one of its own (else a
+            /// module's grouped pass finds it).
+            pub(crate) fn check(self) -> Option<fn(&mut Cx<'_>)> {
+                match self { $(Code::$v => codes!(@opt $($($check as fn(&mut Cx<'_>))?)?)),* }
+            }
         }
     };
 }
@@ -144,7 +189,7 @@ codes! {
     /// A `verify` whose claimed outcome differs from Θ recomputed on Σ just before it.
     ClaimedOutcomeMismatch = "claimed-outcome-mismatch", Error,
         "gate verdict differs from the recomputed one",
-        "gate verdicts differ from the recomputed ones";
+        "gate verdicts differ from the recomputed ones" { example: "sample-traces/alice-bob-norms.jsonl", };
     /// A `because` that cites ids not in Σ, or premises that do not entail what they justify.
     UngroundedCitation = "ungrounded-citation", Warning,
         "citation does not ground its claim", "citations do not ground their claims";
@@ -156,9 +201,12 @@ codes! {
     /// Σ is inconsistent at the end of a session (and no other finding says so already).
     InconsistentSigma = "inconsistent-sigma", Error,
         "session ends with Σ inconsistent", "sessions end with Σ inconsistent";
-    /// A revision retracted a belief that could have stayed.
+    /// A revision retracted a belief that could have stayed, or a `retract` by `revision`
+    /// that carries out no `revise` happened while Σ was consistent (no conflict forced it).
     RevisionNotMinimal = "revision-not-minimal", Warning,
-        "revision retracted more than needed", "revisions retracted more than needed";
+        "revision retracted more than needed", "revisions retracted more than needed" {
+        check: rationality::unforced_retractions,
+    };
     /// Σ is still inconsistent after a revision.
     RevisionIncomplete = "revision-incomplete", Error,
         "revision left Σ inconsistent", "revisions left Σ inconsistent";
@@ -173,6 +221,31 @@ codes! {
     /// A norm was retracted.
     NormRetracted = "norm-retracted", Error,
         "norm was retracted", "norms were retracted";
+    /// A fact whose `source` says it was inferred (`inference`, `inferred`, `derived`,
+    /// `deduced`, `reasoning`, or one of them followed by `:...`) announced with no `because`
+    /// and not as an assumption (seed 001: a derived fact keeps its derivation).
+    InferenceWithoutBecause = "inference-without-because", Warning,
+        "inference cites no premises", "inferences cite no premises" {
+        needs: "an `announce`'s `source`",
+        example: "tests/data/audit/inference-without-because.jsonl",
+        check: invariants::inference_without_because,
+    };
+    /// After an announcement Σ is inconsistent and a minimal conflict holds exactly one
+    /// norm: the facts in it violate that norm (named by its id).
+    NormViolated = "norm-violated", Error,
+        "norm was violated", "norms were violated" {
+        needs: "a `norm`-role belief",
+        example: "tests/data/audit/norm-violated.jsonl",
+        check: invariants::norm_violated,
+    };
+    /// A minimal conflict of Σ holds two or more norms: they cannot all be kept, with the
+    /// facts or on their own.
+    NormsConflict = "norms-conflict", Error,
+        "set of norms conflicts", "sets of norms conflict" {
+        needs: "two `norm`-role beliefs",
+        example: "tests/data/audit/norms-conflict.jsonl",
+        check: invariants::norms_conflict,
+    };
     /// A re-announcement of an id changed the belief's role (a rule announced again as a
     /// fact is retractable from then on).
     RoleChanged = "role-changed", Info,
@@ -181,7 +254,7 @@ codes! {
     /// A step self-reported `post_met` but its tier-1 postcondition is false.
     PostconditionFalsePositive = "postcondition-false-positive", Warning,
         "postcondition was self-reported as met but is not",
-        "postconditions were self-reported as met but are not";
+        "postconditions were self-reported as met but are not" { example: "sample-traces/kipchoge-bdi.jsonl", };
     /// A `postcondition` record whose `ok` disagrees with the recomputed tier-1 check.
     PostconditionRecordMismatch = "postcondition-record-mismatch", Error,
         "postcondition record disagrees with the recomputed check",
@@ -194,43 +267,43 @@ codes! {
         "plan depends on a step it does not have", "plans depend on steps they do not have";
     /// A plan with no step in flight or ready while it is incomplete.
     DagDeadlock = "dag-deadlock", Warning,
-        "plan deadlocked", "plans deadlocked";
+        "plan deadlocked", "plans deadlocked" { example: "sample-traces/kipchoge-bdi.jsonl", };
     /// A ground belief written under a name nothing expects, while a similar name is expected.
     UnexpectedBeliefName = "unexpected-belief-name", Info,
         "belief was written under a name nothing expects",
-        "beliefs were written under names nothing expects";
+        "beliefs were written under names nothing expects" { example: "sample-traces/kipchoge-bdi.jsonl", };
     /// A plan step dispatched while a step it depends on was not done (seed 004 issue 13).
     StepBeforeDependencies = "step-before-dependencies", Warning,
         "step was dispatched before its dependencies were done",
-        "steps were dispatched before their dependencies were done";
+        "steps were dispatched before their dependencies were done" { example: "sample-traces/bdi-bookkeeping.jsonl", };
     /// `plan_stats` counters that cannot all hold: more outcomes than uses.
     PlanStatsInconsistent = "plan-stats-inconsistent", Warning,
-        "plan_stats record contradicts itself", "plan_stats records contradict themselves";
+        "plan_stats record contradicts itself", "plan_stats records contradict themselves" { example: "sample-traces/bdi-bookkeeping.jsonl", };
     /// Seed 004's bad retrieval: a fetch step that failed, or a wrong answer whose every
     /// upstream computation recomputes correctly (the wrong value came from a fetch).
     BadRetrieval = "bad-retrieval", Warning,
-        "retrieval went wrong", "retrievals went wrong";
+        "retrieval went wrong", "retrievals went wrong" { example: "sample-traces/bdi-bad-retrieval.jsonl", };
     /// Seed 004's avoided file read: the task names a file no step read with `read_file`.
     FileReadAvoided = "file-read-avoided", Warning,
-        "task's file was never read", "tasks' files were never read";
+        "task's file was never read", "tasks' files were never read" { example: "sample-traces/bdi-file-read.jsonl", };
     /// Seed 004's incorrect computation: a step's written result differs from its `compute`
     /// expression evaluated on its inputs.
     IncorrectComputation = "incorrect-computation", Error,
-        "computation wrote a wrong result", "computations wrote wrong results";
+        "computation wrote a wrong result", "computations wrote wrong results" { example: "sample-traces/bdi-computation.jsonl", };
     /// Seed 004's answer formatting: the answer misses the expected one only in its format.
     AnswerFormatting = "answer-formatting", Warning,
         "answer misses the expected one only in its format",
-        "answers miss the expected ones only in their format";
+        "answers miss the expected ones only in their format" { example: "sample-traces/bdi-answer-format.jsonl", };
     /// An answer that does not match the expected one, for a cause doxascope cannot tell.
     WrongAnswer = "wrong-answer", Error,
         "answer does not match the expected one", "answers do not match the expected ones";
     /// A `failure_mode` (or score) the trace records that doxascope's detection contradicts.
     FailureModeMismatch = "failure-mode-mismatch", Warning,
         "recorded failure mode disagrees with what doxascope detected",
-        "recorded failure modes disagree with what doxascope detected";
+        "recorded failure modes disagree with what doxascope detected" { example: "sample-traces/bdi-file-read.jsonl", };
     /// A `failure_mode` the trace records, with what doxascope detected in the same place.
     FailureModeRecorded = "failure-mode-recorded", Info,
-        "failure mode was recorded by the trace", "failure modes were recorded by the trace";
+        "failure mode was recorded by the trace", "failure modes were recorded by the trace" { example: "sample-traces/bdi-answer-format.jsonl", };
     /// A `query` whose claimed answer differs from `entails` recomputed on Σ at that step.
     QueryAnswerMismatch = "query-answer-mismatch", Error,
         "query answer differs from the recomputed one",
@@ -242,6 +315,25 @@ codes! {
     AnswerNotEntailed = "answer-not-entailed", Warning,
         "answer given as known is not entailed by Σ",
         "answers given as known are not entailed by Σ";
+    /// A `thought` asserts a formula that Σ at that step contradicts (the evidence is a
+    /// minimal conflict: a minimal subset of Σ entailing its negation).
+    ThoughtContradictsSigma = "thought-contradicts-sigma", Error,
+        "thought contradicts Σ", "thoughts contradict Σ" {
+        needs: "a `thought` with `asserts`",
+        example: "tests/data/audit/thought-contradicts-sigma.jsonl",
+        check: thought::contradicts_sigma,
+    };
+    /// A `thought` asserts a formula that Σ does not entail there, and a later event uses it
+    /// as a premise: a `because` citing the thought's `id` (or the formula, when no held
+    /// belief has that id), or a step's `inputs` or tool-call `args` holding the value atom
+    /// it asserts.
+    UnsupportedThoughtPremise = "unsupported-thought-premise", Warning,
+        "unsupported thought was used as a premise",
+        "unsupported thoughts were used as premises" {
+        needs: "a `thought` with `asserts` (and an `id`); a later `because`, `inputs` or `args`",
+        example: "tests/data/audit/unsupported-thought-premise.jsonl",
+        check: thought::unsupported_premise,
+    };
     /// A name in a formula that mixes scripts in one word (`аdmin` with a Cyrillic `а`).
     MixedScriptAtom = "mixed-script-atom", Warning,
         "name mixes scripts and can pass for another",
@@ -256,12 +348,54 @@ codes! {
     Oscillation = "oscillation", Warning,
         "oscillation between two belief states",
         "oscillations between two belief states";
+    /// A belief returns to a value or formula it had left: `A → B → A` for one key or id,
+    /// or φ, then ¬φ, then φ again.
+    FlipFlop = "flip-flop", Warning,
+        "belief flip-flopped", "beliefs flip-flopped" {
+        needs: "a key or formula written three times",
+        example: "tests/data/audit/flip-flop.jsonl",
+        check: rationality::flip_flop,
+    };
+    /// A step's `inputs`, or a tool call's `args`, carry a ground belief's value that was
+    /// overwritten or retracted before the step ran (its dispatch, when recorded).
+    StaleInput = "stale-input", Warning,
+        "step ran on a stale input", "steps ran on stale inputs" {
+        needs: "a `step`'s `inputs` or `tool_calls[].args` naming ground beliefs",
+        example: "tests/data/audit/stale-input.jsonl",
+        check: rationality::stale_input,
+    };
+    /// A `because` cites an id that was held before and is no longer in Σ.
+    StaleCitation = "stale-citation", Warning,
+        "citation names what is no longer held", "citations name what is no longer held" {
+        needs: "`because` on an `announce` or `verify`",
+        example: "tests/data/audit/stale-citation.jsonl",
+        check: rationality::stale_citation,
+    };
+    /// The same tool called with the same arguments again with Σ unchanged in between (a
+    /// retry after a failed call is not counted).
+    RepeatedToolCall = "repeated-tool-call", Warning,
+        "tool call was repeated with nothing learned",
+        "tool calls were repeated with nothing learned" {
+        needs: "a `step`'s `tool_calls` with `args`",
+        example: "tests/data/audit/repeated-tool-call.jsonl",
+        check: rationality::repeated_tool_call,
+    };
+    /// An observation (source `tool:...` or `observation...`) that Σ contradicted was given up
+    /// while the beliefs it contradicted are kept, or an observed ground value was set back
+    /// to its old value by a source that is not an observation.
+    FailedUpdate = "failed-update", Warning,
+        "observation lost to a belief it contradicted",
+        "observations lost to beliefs they contradicted" {
+        needs: "an observation `source` (`tool:NAME#CALL`, `observation`)",
+        example: "tests/data/audit/failed-update.jsonl",
+        check: rationality::failed_update,
+    };
     /// A retract target or revise trigger naming no active belief.
     UnresolvedReference = "unresolved-reference", Warning,
         "reference names no active belief", "references name no active belief";
     /// A line that could not be read, or a formula that does not parse.
     ParseError = "parse-error", Error,
-        "line or formula could not be parsed", "lines or formulas could not be parsed";
+        "line or formula could not be parsed", "lines or formulas could not be parsed" { example: "sample-traces/broken.jsonl", };
     /// A tool call the trace records as failed (an `error`, status error, Letta's failed
     /// status, Langfuse's level ERROR).
     ToolCallFailed = "tool-call-failed", Warning,
@@ -279,22 +413,37 @@ codes! {
     /// re-runs false (`audit::judge`).
     ScorePassesContradicted = "score-passes-contradicted", Error,
         "score passes an answer or step the recomputation refutes",
-        "scores pass answers or steps the recomputation refutes";
+        "scores pass answers or steps the recomputation refutes" {
+        needs: "a `score` whose `target` names an `answer` with a `formula`, or a plan step's `step` event",
+        example: "tests/data/audit/score-passes-contradicted.jsonl",
+        check: judge::check,
+    };
     /// A `score` that fails an answer Σ entails, or a plan step whose postcondition re-runs
     /// true (`audit::judge`).
     ScoreFailsEntailed = "score-fails-entailed", Warning,
         "score fails an answer or step the recomputation confirms",
-        "scores fail answers or steps the recomputation confirms";
+        "scores fail answers or steps the recomputation confirms" {
+        needs: "a `score` whose `target` names an `answer` with a `formula`, or a plan step's `step` event (found by the unit of `score-passes-contradicted`)",
+        example: "tests/data/audit/score-fails-entailed.jsonl",
+    };
     /// A plan with steps that can never become ready, flagged when it is written: they
     /// depend, directly or through other steps, on a cycle or a step the plan lacks
     /// (`audit::tiers`).
     PlanNeverReady = "plan-never-ready", Error,
         "plan has steps that can never become ready",
-        "plans have steps that can never become ready";
+        "plans have steps that can never become ready" {
+        needs: "a `plan` with `deps`",
+        example: "tests/data/audit/plan-never-ready.jsonl",
+        check: tiers::check,
+    };
     /// A score that says the scored work failed (`passed: false`, Inspect's `I`/`N`, a
     /// `false` value, a `fail`/`incorrect` label: `model/scores.rs`), on what it scores.
     ScoreFailed = "score-failed", Error,
-        "score says the work failed", "scores say the work failed";
+        "score says the work failed", "scores say the work failed" {
+        needs: "a `score` with `passed`, a boolean value, Inspect's letters or a pass/fail word",
+        example: "tests/data/audit/score-failed.jsonl",
+        check: scored::check,
+    };
     /// A verdict doxascope cannot check independently (tier 2 and 3, solver timeouts).
     NotCheckable = "not-checkable", Info,
         "verdict is not independently checkable", "verdicts are not independently checkable";
@@ -733,9 +882,7 @@ fn audit_session(
     loops::check(&mut cx);
     lookalike::check(&mut cx);
     runtime::check(&mut cx);
-    judge::check(&mut cx);
-    tiers::check(&mut cx);
-    scored::check(&mut cx);
+    registry::run_units(&mut cx);
     let mut findings = cx.findings;
     findings.sort_by_key(|a| (a.step, a.code, a.seq));
     Some(SessionAudit {

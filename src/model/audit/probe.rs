@@ -25,7 +25,7 @@ use crate::logic::revise::{Policy, Revision};
 use crate::model::recompute::RecomputeOptions;
 use crate::model::timeline::Timeline;
 use crate::trace::TraceLog;
-use crate::trace::event::Role;
+use crate::trace::event::{Body, Role, body_of};
 
 /// A change of Σ at a step: a record leaves or enters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -149,23 +149,34 @@ impl<'a> Probe<'a> {
                 Ok(())
             }
             Change::In(i) => {
-                let Some(view) = self.tl.belief(self.log, i) else {
+                let r = &self.tl.beliefs()[i as usize];
+                // Decoded for this step only, never pinned: a probe walks every belief of a
+                // long session.
+                let loaded;
+                let announce = match self.tl.ground_announce(i) {
+                    Some(a) => a,
+                    None => {
+                        loaded = self.log.events.load(r.event as usize);
+                        match body_of(&loaded) {
+                            Some(Body::Announce(a)) => &**a,
+                            _ => return Ok(()),
+                        }
+                    }
+                };
+                let Ok(raw) = crate::logic::parse::parse(&announce.formula) else {
                     return Ok(());
                 };
-                let Ok(raw) = view.formula() else {
-                    return Ok(());
-                };
-                let c = view.confidence();
+                let c = announce.confidence;
                 // The engine needs a confidence in (0, 1]; 0 means "no confidence at all".
                 let conf = if c.is_finite() && c > 0.0 {
                     c.min(1.0)
                 } else {
                     f64::MIN_POSITIVE
                 };
-                let spec = BeliefSpec::new(view.id(), Formula::True)
-                    .role(engine_role(view.role()))
+                let spec = BeliefSpec::new(r.id.as_str(), Formula::True)
+                    .role(engine_role(announce.role))
                     .confidence(conf)
-                    .step(u64::from(view.step()));
+                    .step(u64::from(r.announced));
                 self.add(spec, raw)
             }
         }

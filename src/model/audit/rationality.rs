@@ -1,0 +1,609 @@
+//! Rationality of the agent's own revisions, on formulas and on ground (key-value) beliefs
+//! (issue 29, item 3; the failed-update notion is BeliefTrack's).
+//!
+//! - **revision-not-minimal**, extended: a `retract` by `revision` that carries out no
+//!   `revise` while Σ was consistent: no conflict forced it.
+//! - **flip-flop**: a belief that returns to a value (or formula) it had left: `A → B → A`
+//!   for one key or id, or φ, then ¬φ, then φ again.
+//! - **stale-input**: a step's `inputs`, or a tool call's `args`, carry a ground belief's value
+//!   that was overwritten or retracted before the step ran (its dispatch, when one is recorded).
+//! - **stale-citation**: a `because` citing an id that was held before but no longer is.
+//! - **repeated-tool-call**: the same tool called with the same arguments again with Σ
+//!   unchanged in between (nothing learned); a retry of a failed call is not one.
+//! - **failed-update**: an observation (source `tool:...`, `observation...`) that Σ
+//!   contradicted, given up while the beliefs it contradicted are kept; or a ground belief an
+//!   observation updated, set back to its old value by a source that is not an observation.
+
+use std::collections::{BTreeMap, HashMap};
+
+use serde_json::{Value, json};
+
+use super::probe::Probe;
+use super::thought::{probe_at, steps};
+use super::{Code, Cx, Finding};
+use crate::logic::formula::{Formula, canonical_json};
+use crate::logic::parse::parse;
+use crate::logic::print::normalized;
+use crate::model::timeline::RetractedBy;
+use crate::trace::brief::GroundWrite;
+use crate::trace::event::{Body, Kind, StepStatus, body_of};
+
+/// What a record's announcement says: its formula text (an `announce`'s formula, or a ground
+/// belief's value atom) and its source. Decoded for the question only (never pinned: most
+/// records of a long trace are asked about).
+fn said(cx: &Cx<'_>, idx: u32) -> Option<(String, Option<String>)> {
+    let text = |a: &crate::trace::event::Announce| {
+        (
+            a.formula.to_string(),
+            a.source.as_deref().map(str::to_string),
+        )
+    };
+    if let Some(a) = cx.tl.ground_announce(idx) {
+        return Some(text(a));
+    }
+    let r = cx.tl.beliefs().get(idx as usize)?;
+    let ev = cx.log.events.load(r.event as usize);
+    match body_of(&ev) {
+        Some(Body::Announce(a)) => Some(text(a)),
+        _ => None,
+    }
+}
+
+/// The formula text of a record.
+fn formula_of(cx: &Cx<'_>, idx: u32) -> Option<String> {
+    said(cx, idx).map(|(f, _)| f)
+}
+
+/// The source of a record.
+fn source_of(cx: &Cx<'_>, idx: u32) -> Option<String> {
+    said(cx, idx).and_then(|(_, s)| s)
+}
+
+/// Whether a source is an observation of the world: a tool result or an observation.
+pub(super) fn is_observation(source: &str) -> bool {
+    let s = source.trim().to_ascii_lowercase();
+    s.starts_with("tool:") || s == "tool" || s.starts_with("observation")
+}
+
+/// The records of each id, in announcement order.
+fn by_id(cx: &Cx<'_>) -> BTreeMap<String, Vec<u32>> {
+    let mut m: BTreeMap<String, Vec<u32>> = BTreeMap::new();
+    for (i, r) in cx.tl.beliefs().iter().enumerate() {
+        m.entry(r.id.to_string()).or_default().push(i as u32);
+    }
+    m
+}
+
+/// `revision-not-minimal` for retractions said to be by revision that no conflict forced.
+pub(super) fn unforced_retractions(cx: &mut Cx<'_>) {
+    let mut probe: Option<Probe<'_>> = None;
+    let mut found = Vec::new();
+    for e in cx.tl.retracts().to_vec() {
+        let Some(idx) = e.record else { continue };
+        let r = &cx.tl.beliefs()[idx as usize];
+        let forced_by_revise = e.revision.is_some();
+        let by_revision = r
+            .retraction
+            .is_some_and(|x| x.by == RetractedBy::Revision && x.event == e.event);
+        if forced_by_revise || !by_revision || e.step == 0 {
+            continue;
+        }
+        let Ok(p) = probe_at(&mut probe, cx, e.step - 1) else {
+            break;
+        };
+        if !p.is_consistent().unwrap_or(false) {
+            continue;
+        }
+        let id = r.id.to_string();
+        let formula = formula_of(cx, idx).unwrap_or_default();
+        found.push(
+            cx.finding(
+                Code::RevisionNotMinimal,
+                e.step,
+                e.event,
+                format!(
+                    "{id} ({formula}) was retracted by revision while Σ was consistent: no \
+                     conflict forced it."
+                ),
+            )
+            .ids([id])
+            .formulas([formula])
+            .with("unforced", true),
+        );
+    }
+    for f in found {
+        cx.push(f);
+    }
+}
+
+/// φ as (the normalized formula under one negation, its polarity).
+fn polarity(f: &Formula) -> (String, bool) {
+    match f {
+        Formula::Not(x) => (normalized(x), false),
+        _ => (normalized(f), true),
+    }
+}
+
+/// The first record of `seq` (texts in order) that returns to a text the sequence had left,
+/// with the text it left for.
+fn returns(seq: &[(u32, String)]) -> Option<(u32, &str, &str)> {
+    let mut runs: Vec<&(u32, String)> = Vec::new();
+    for x in seq {
+        if runs.last().is_some_and(|l| l.1 == x.1) {
+            continue;
+        }
+        if runs.len() >= 2 && runs[..runs.len() - 1].iter().any(|r| r.1 == x.1) {
+            let left = runs[runs.len() - 1];
+            return Some((x.0, x.1.as_str(), left.1.as_str()));
+        }
+        runs.push(x);
+    }
+    None
+}
+
+/// Whether record `back` returns a ground belief to its value from before an observation
+/// (`failed-update`'s ground case, reported there rather than as a flip-flop).
+fn is_undone_observation(cx: &Cx<'_>, records: &[u32], back: u32) -> bool {
+    let Some(k) = records.iter().position(|&r| r == back) else {
+        return false;
+    };
+    k >= 2
+        && source_of(cx, records[k - 1]).is_some_and(|s| is_observation(&s))
+        && !source_of(cx, back).is_some_and(|s| is_observation(&s))
+        && formula_of(cx, records[k - 2]) == formula_of(cx, back)
+}
+
+/// `flip-flop`.
+pub(super) fn flip_flop(cx: &mut Cx<'_>) {
+    let mut found: Vec<Finding> = Vec::new();
+    let mut reported = std::collections::HashSet::new();
+    for (id, records) in by_id(cx) {
+        let seq: Vec<(u32, String)> = records
+            .iter()
+            .filter_map(|&i| formula_of(cx, i).map(|f| (i, f)))
+            .collect();
+        let Some((back, text, left)) = returns(&seq) else {
+            continue;
+        };
+        if is_undone_observation(cx, &records, back) {
+            continue;
+        }
+        let r = &cx.tl.beliefs()[back as usize];
+        reported.insert(back);
+        found.push(
+            cx.finding(
+                Code::FlipFlop,
+                r.announced,
+                r.event,
+                format!("{id} went back to {text} after it had changed to {left}."),
+            )
+            .ids([id.clone()])
+            .formulas([text.to_string(), left.to_string()]),
+        );
+    }
+    // Formulas under their own ids: φ, then ¬φ, then φ.
+    let mut by_base: HashMap<String, Vec<(u32, String)>> = HashMap::new();
+    for (i, r) in cx.tl.beliefs().iter().enumerate() {
+        let i = i as u32;
+        if cx.tl.is_ground(i) || !r.formula_ok {
+            continue;
+        }
+        let Some(Ok(f)) = formula_of(cx, i).map(|t| parse(&t)) else {
+            continue;
+        };
+        let (base, pos) = polarity(&f);
+        let shown = if pos {
+            base.clone()
+        } else {
+            format!("~({base})")
+        };
+        by_base.entry(base).or_default().push((i, shown));
+    }
+    let mut bases: Vec<_> = by_base.into_iter().collect();
+    bases.sort();
+    for (_, seq) in bases {
+        let Some((back, text, left)) = returns(&seq) else {
+            continue;
+        };
+        if !reported.insert(back) {
+            continue;
+        }
+        let r = &cx.tl.beliefs()[back as usize];
+        found.push(
+            cx.finding(
+                Code::FlipFlop,
+                r.announced,
+                r.event,
+                format!("Σ holds {text} again after it had changed to {left}."),
+            )
+            .ids([r.id.to_string()])
+            .formulas([text.to_string(), left.to_string()]),
+        );
+    }
+    for f in found {
+        cx.push(f);
+    }
+}
+
+/// The value atom a name holding `v` is written as.
+pub(super) fn value_formula(name: &str, v: &Value) -> String {
+    GroundWrite::new(name, Some(v), None, None)
+        .formula
+        .to_string()
+}
+
+/// Whether a record's formula holds the value atom `want` (with or without a unit).
+fn holds(formula: &str, want: &str) -> bool {
+    formula == want
+        || formula
+            .strip_prefix(want)
+            .is_some_and(|r| r.starts_with(' '))
+}
+
+/// What a stale value was: the record that held it and how it left Σ.
+struct Stale {
+    held_then: u32,
+    now: Option<String>,
+}
+
+/// Whether `name = v` was held once before step `t` and is not at `t`.
+fn stale(
+    cx: &Cx<'_>,
+    ground: &BTreeMap<String, Vec<u32>>,
+    name: &str,
+    v: &Value,
+    t: u32,
+) -> Option<Stale> {
+    let records = ground.get(name)?;
+    let want = value_formula(name, v);
+    let beliefs = cx.tl.beliefs();
+    let mut held_then = None;
+    let mut now = None;
+    for &i in records {
+        let r = &beliefs[i as usize];
+        if r.announced > t {
+            break;
+        }
+        let f = formula_of(cx, i)?;
+        if r.active_at(t) {
+            if holds(&f, &want) {
+                return None;
+            }
+            now = Some(f);
+        } else if holds(&f, &want) {
+            held_then = Some(i);
+        }
+    }
+    held_then.map(|held_then| Stale { held_then, now })
+}
+
+/// `stale-input`.
+pub(super) fn stale_input(cx: &mut Cx<'_>) {
+    let mut ground: BTreeMap<String, Vec<u32>> = BTreeMap::new();
+    for (i, r) in cx.tl.beliefs().iter().enumerate() {
+        if cx.tl.is_ground(i as u32) {
+            ground.entry(r.id.to_string()).or_default().push(i as u32);
+        }
+    }
+    if ground.is_empty() {
+        return;
+    }
+    let mut dispatched: HashMap<(String, String), u32> = HashMap::new();
+    let mut found = Vec::new();
+    for (step, pos) in steps(cx, &[Kind::Step]) {
+        let ev = cx.log.events.load(pos as usize);
+        let Some(Body::Step(s)) = body_of(&ev) else {
+            continue;
+        };
+        let key = (
+            s.plan.as_deref().unwrap_or("").to_string(),
+            s.step.as_deref().unwrap_or("").to_string(),
+        );
+        // A step runs from its dispatch: what it read was read then.
+        let ran = match s.status {
+            Some(StepStatus::Dispatched) | None => *dispatched.entry(key.clone()).or_insert(step),
+            _ => dispatched.get(&key).copied().unwrap_or(step),
+        };
+        let before = ran.saturating_sub(1);
+        let mut uses: Vec<(String, String, Value)> = Vec::new();
+        if let Some(inputs) = &s.inputs {
+            for (k, v) in inputs.iter() {
+                uses.push(("input".to_string(), k.clone(), v.clone()));
+            }
+        }
+        for c in &s.tool_calls {
+            if let Some(Value::Object(args)) = c.args.as_deref() {
+                for (k, v) in args {
+                    uses.push((format!("argument of {}", c.tool), k.clone(), v.clone()));
+                }
+            }
+        }
+        for (what, name, v) in uses {
+            let Some(st) = stale(cx, &ground, &name, &v, before) else {
+                continue;
+            };
+            let gone = cx.tl.beliefs()[st.held_then as usize].retraction;
+            let value = canonical_json(&v);
+            let now = st.now.clone().unwrap_or_else(|| "nothing".to_string());
+            found.push(
+                cx.finding(
+                    Code::StaleInput,
+                    step,
+                    pos,
+                    format!(
+                        "Step {} ran on {name} = {value} ({what}), but that value was {} at \
+                         step {} before it ran; {name} held {now} then.",
+                        key.1,
+                        if st.now.is_some() {
+                            "overwritten"
+                        } else {
+                            "retracted"
+                        },
+                        gone.map_or(0, |g| g.step)
+                    ),
+                )
+                .ids([name.clone()])
+                .with("name", name.as_str())
+                .with("used", value.as_str())
+                .with("held", st.now.as_deref())
+                .with("left_at", gone.map(|g| g.step))
+                .with("ran_at", ran)
+                .with("plan", key.0.as_str())
+                .with("step", key.1.as_str()),
+            );
+        }
+    }
+    for f in found {
+        cx.push(f);
+    }
+}
+
+/// `stale-citation`.
+pub(super) fn stale_citation(cx: &mut Cx<'_>) {
+    let ids = by_id(cx);
+    let mut found = Vec::new();
+    for (step, pos) in steps(cx, &[Kind::Announce, Kind::Verify]) {
+        let ev = cx.log.events.load(pos as usize);
+        let (own, because) = match body_of(&ev) {
+            Some(Body::Announce(a)) => (ev.as_deref().and_then(|e| e.id.as_deref()), &a.because),
+            Some(Body::Verify(v)) => (None, &v.because),
+            _ => continue,
+        };
+        let before = step - 1;
+        for c in because.iter() {
+            let c: &str = c;
+            if own == Some(c) {
+                continue;
+            }
+            let Some(records) = ids.get(c) else { continue };
+            let beliefs = cx.tl.beliefs();
+            if records
+                .iter()
+                .any(|&i| beliefs[i as usize].active_at(before))
+            {
+                continue;
+            }
+            let Some(gone) = records
+                .iter()
+                .filter(|&&i| beliefs[i as usize].announced <= before)
+                .filter_map(|&i| beliefs[i as usize].retraction)
+                .next_back()
+            else {
+                continue;
+            };
+            found.push(
+                cx.finding(
+                    Code::StaleCitation,
+                    step,
+                    pos,
+                    format!(
+                        "This event cites {c}, which left Σ at step {} ({}) and is no longer held.",
+                        gone.step,
+                        gone.by.as_str()
+                    ),
+                )
+                .ids([c.to_string()])
+                .with("cited", c)
+                .with("left_at", gone.step)
+                .with("by", gone.by.as_str()),
+            );
+        }
+    }
+    for f in found {
+        cx.push(f);
+    }
+}
+
+/// One tool call: where it is, and whether it failed.
+struct Call {
+    step: u32,
+    event: u32,
+    failed: bool,
+}
+
+/// The steps at which Σ changed (a record entered or left), sorted. Writing a belief again
+/// with the value it holds ends its record and starts another at the same step: no change.
+fn changes(cx: &Cx<'_>) -> Vec<u32> {
+    let beliefs = cx.tl.beliefs();
+    let mut v = Vec::new();
+    let mut rewritten: std::collections::HashSet<(&str, u32)> = Default::default();
+    for r in beliefs {
+        match r.retraction {
+            Some(x) if x.by == RetractedBy::Reannounced => {
+                rewritten.insert((r.id.as_str(), x.step));
+            }
+            Some(x) => v.push(x.step),
+            None => {}
+        }
+    }
+    v.extend(
+        beliefs
+            .iter()
+            .filter(|r| !rewritten.contains(&(r.id.as_str(), r.announced)))
+            .map(|r| r.announced),
+    );
+    v.sort_unstable();
+    v.dedup();
+    v
+}
+
+/// Whether Σ changed strictly between steps `a` and `b`.
+fn changed_between(changes: &[u32], a: u32, b: u32) -> bool {
+    let i = changes.partition_point(|&s| s <= a);
+    changes.get(i).is_some_and(|&s| s < b)
+}
+
+/// `repeated-tool-call`.
+pub(super) fn repeated_tool_call(cx: &mut Cx<'_>) {
+    let mut calls: BTreeMap<(String, String), Vec<Call>> = BTreeMap::new();
+    for (step, pos) in steps(cx, &[Kind::Step]) {
+        let ev = cx.log.events.load(pos as usize);
+        let Some(Body::Step(s)) = body_of(&ev) else {
+            continue;
+        };
+        for c in &s.tool_calls {
+            let args = c.args.as_deref().map_or("null".to_string(), canonical_json);
+            calls
+                .entry((c.tool.to_string(), args))
+                .or_default()
+                .push(Call {
+                    step,
+                    event: pos,
+                    failed: c.error.is_some(),
+                });
+        }
+    }
+    let changes = changes(cx);
+    let mut found = Vec::new();
+    for ((tool, args), list) in &calls {
+        // Chains of calls, each with nothing learned since the one before.
+        let mut chain: Vec<&Call> = Vec::new();
+        let flush = |chain: &mut Vec<&Call>, found: &mut Vec<Finding>| {
+            if chain.len() >= 2 {
+                let at = chain[1];
+                let steps: Vec<u32> = chain.iter().map(|c| c.step).collect();
+                found.push(
+                    cx.finding(
+                        Code::RepeatedToolCall,
+                        at.step,
+                        at.event,
+                        format!(
+                            "{tool} was called {} times with the same arguments {args} and \
+                             nothing learned in between (steps {steps:?}).",
+                            chain.len()
+                        ),
+                    )
+                    .with("tool", tool.as_str())
+                    .with("args", args.as_str())
+                    .with("steps", json!(steps)),
+                );
+            }
+            chain.clear();
+        };
+        for c in list {
+            let linked = chain
+                .last()
+                .is_some_and(|p| !p.failed && !changed_between(&changes, p.step, c.step));
+            if !linked {
+                flush(&mut chain, &mut found);
+            }
+            chain.push(c);
+        }
+        flush(&mut chain, &mut found);
+    }
+    for f in found {
+        cx.push(f);
+    }
+}
+
+/// `failed-update`.
+pub(super) fn failed_update(cx: &mut Cx<'_>) {
+    let mut found = Vec::new();
+    // Formulas: an observation that made Σ inconsistent, dropped while what it contradicted
+    // stays (the recomputation's minimal conflict after the observation says what that was).
+    let beliefs = cx.tl.beliefs().to_vec();
+    for a in &cx.rc.announces {
+        let (Ok(res), Some(i)) = (&a.result, a.record) else {
+            continue;
+        };
+        if !res.consistent_before || res.consistent_after || res.conflict.is_empty() {
+            continue;
+        }
+        let r = &beliefs[i as usize];
+        if !source_of(cx, i).is_some_and(|s| is_observation(&s)) {
+            continue;
+        }
+        let Some(x) = r.retraction else { continue };
+        if matches!(x.by, RetractedBy::Reannounced | RetractedBy::User) {
+            continue;
+        }
+        let conflict: Vec<String> = res
+            .conflict
+            .iter()
+            .filter(|c| **c != *r.id)
+            .cloned()
+            .collect();
+        let kept = !conflict.is_empty()
+            && conflict
+                .iter()
+                .all(|c| cx.tl.active_record(c, x.step).is_some());
+        if !kept {
+            continue;
+        }
+        let text = formula_of(cx, i).unwrap_or_default();
+        found.push(
+            cx.finding(
+                Code::FailedUpdate,
+                x.step,
+                x.event,
+                format!(
+                    "The observation {} ({text}) contradicted {} and was given up, while \
+                     the beliefs it contradicted are kept.",
+                    r.id,
+                    conflict.join(", ")
+                ),
+            )
+            .ids(std::iter::once(r.id.to_string()).chain(conflict.iter().cloned()))
+            .formulas([text])
+            .with("observation", r.id.as_str())
+            .with("kept", &conflict),
+        );
+    }
+    // Ground beliefs: an observed value set back to the value from before it.
+    let mut ground: BTreeMap<String, Vec<u32>> = BTreeMap::new();
+    for (i, r) in beliefs.iter().enumerate() {
+        if cx.tl.is_ground(i as u32) {
+            ground.entry(r.id.to_string()).or_default().push(i as u32);
+        }
+    }
+    for (name, records) in &ground {
+        for &back in records.iter().skip(2) {
+            if !is_undone_observation(cx, records, back) {
+                continue;
+            }
+            let r = &beliefs[back as usize];
+            let k = records.iter().position(|&x| x == back).unwrap_or(0);
+            let observed = formula_of(cx, records[k - 1]).unwrap_or_default();
+            let old = formula_of(cx, back).unwrap_or_default();
+            found.push(
+                cx.finding(
+                    Code::FailedUpdate,
+                    r.announced,
+                    r.event,
+                    format!(
+                        "{name} was observed as {observed} ({}), then set back to {old} by a \
+                         source that is not an observation.",
+                        source_of(cx, records[k - 1]).unwrap_or_default()
+                    ),
+                )
+                .ids([name.clone()])
+                .formulas([observed.clone(), old])
+                .with("observation", observed),
+            );
+            break;
+        }
+    }
+    for f in found {
+        cx.push(f);
+    }
+}
