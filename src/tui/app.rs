@@ -498,6 +498,16 @@ impl App {
         if self.views.len() <= i {
             self.views.resize_with(i + 1, SessionView::default);
         }
+        // An ended live session whose events were given back is read again from its spool
+        // file; its events have new places, so its view and workers start over.
+        if self.sources.reload(&mut self.store, i, &mut self.status) {
+            self.views[i] = SessionView::default();
+            self.sent_audit.forget(i);
+            self.sent_repl.forget(i);
+            if self.audit_sent.is_some_and(|(s, _)| s == i) {
+                self.audit_sent = None;
+            }
+        }
         self.dirty = true;
     }
 

@@ -85,6 +85,9 @@ pub struct SessionData {
     pub origin: SessionSource,
     /// Aged out of the session list ([`Store::retire`]): its events are in a file only.
     pub retired: bool,
+    /// An ended live session still listed whose events were given back ([`Store::unload`]):
+    /// they are in its spool file, read again when it is shown.
+    pub unloaded: bool,
 }
 
 /// Where a session's events come from, which decides what identifies the session.
@@ -133,6 +136,7 @@ impl SessionData {
             by_id_len: 0,
             origin,
             retired: false,
+            unloaded: false,
         }
     }
 
@@ -766,12 +770,35 @@ impl Store {
     /// Its index stays valid (an empty session), so nothing that refers to sessions by
     /// index shifts. The events themselves stay in [`Store::log`].
     pub fn retire(&mut self, idx: usize, name: &str) {
+        self.release_events(idx);
         if let Some(s) = self.sessions.get_mut(idx) {
             let mut gone =
                 SessionData::new(crate::sanitize::sanitize(name).into(), s.origin.clone());
             gone.retired = true;
             *s = gone;
             self.version += 1;
+        }
+    }
+
+    /// Gives back the memory of session `idx`'s events (an ended live session whose spool
+    /// file holds them): it stays listed, empty, under its name, until its events are read
+    /// again from the file ([`Store::extend_from`] with its origin refills it).
+    pub fn unload(&mut self, idx: usize) {
+        self.release_events(idx);
+        if let Some(s) = self.sessions.get_mut(idx) {
+            let mut gone = SessionData::new(s.name.clone(), s.origin.clone());
+            gone.unloaded = true;
+            *s = gone;
+            self.version += 1;
+        }
+    }
+
+    /// Releases the events of session `idx` that the store keeps in memory.
+    fn release_events(&mut self, idx: usize) {
+        if let Some(s) = self.sessions.get(idx) {
+            for &pos in s.events() {
+                self.log.events.release(pos as usize);
+            }
         }
     }
 
