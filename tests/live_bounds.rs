@@ -205,8 +205,10 @@ fn the_spool_directory_keeps_at_most_the_bound_and_says_what_it_deleted() {
         assert_eq!(app.store.live_session(open), Some(app.session()));
         for id in &ids[..ids.len() - bound] {
             assert!(!app.sources.live.contains_key(id));
-            let idx = app.store.live_session(*id).unwrap();
-            assert!(app.store.sessions[idx].retired);
+            // Its slot is retired, or given to a newer session already.
+            if let Some(idx) = app.store.live_session(*id) {
+                assert!(app.store.sessions[idx].retired);
+            }
         }
         assert_eq!(app.store.listed(), 1 + bound);
         drop(open_w);
@@ -268,4 +270,66 @@ fn ended_spooled_sessions_give_back_their_share_of_the_hub_bound() {
         }
         assert!(closed_by_limit);
     });
+}
+
+/// What the viewer keeps per session is bounded in count too: after hundreds of ended
+/// sessions it has as many session slots as it lists (the slots of sessions taken out of
+/// the list are given to new ones), the log's index names only those, and the header
+/// counts the rest as on disk only.
+#[test]
+fn per_session_bookkeeping_is_bounded_in_count() {
+    use doxascope::tui::sources::MAX_ENDED_LIVE;
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = app();
+    let n = 300;
+    rt().block_on(async {
+        let (live, mut rx) = Live::new(LiveConfig {
+            spool_dir: Some(dir.path().join("spool")),
+            ..LiveConfig::default()
+        });
+        app.sources.listening = Some("otlp:127.0.0.1:4318".into());
+        for s in 0..n {
+            let mut text = lines(s, 3);
+            // Each claims a name of its own, as each OTLP trace does.
+            text.extend_from_slice(
+                format!("{{\"kind\":\"log\",\"message\":\"x\",\"session\":\"trace-{s}\"}}\n")
+                    .as_bytes(),
+            );
+            let id = live.attach("s", std::io::Cursor::new(text));
+            pump(&mut app, &mut rx, Some(id)).await;
+            assert!(
+                app.store.sessions.len() <= MAX_ENDED_LIVE + 2,
+                "{} slots after {s} sessions",
+                app.store.sessions.len()
+            );
+        }
+    });
+    assert_eq!(app.store.listed(), MAX_ENDED_LIVE);
+    assert_eq!(app.sources.aged_out, (n - MAX_ENDED_LIVE) as u64);
+    assert!(app.sources.live.len() <= MAX_ENDED_LIVE);
+    assert!(app.sources.ended.len() <= MAX_ENDED_LIVE);
+    // The shown session (the first) and nothing else is held in memory.
+    assert_eq!(app.store.log.events.resident(), 4);
+    let named = app.store.log.index.sessions().count();
+    assert!(named <= MAX_ENDED_LIVE + 2, "{named} sessions in the index");
+    let header = app.sources.header(&app.store, app.session());
+    assert!(
+        header.contains(&format!(
+            "{} ended sessions only on disk",
+            n - MAX_ENDED_LIVE
+        )),
+        "{header}"
+    );
+    // The listed ones are the newest, and each shows its own events when opened.
+    let newest = (0..app.store.sessions.len())
+        .filter(|&i| !app.store.sessions[i].retired && i != app.session())
+        .collect::<Vec<_>>();
+    for i in newest {
+        app.show_session(i);
+        let m = messages(&app, i);
+        assert_eq!(m.len(), 4, "session {i}");
+        let s: usize = m[0][1..m[0].find('-').unwrap()].parse().unwrap();
+        assert!(s >= n - MAX_ENDED_LIVE, "session {s} should have aged out");
+        assert_eq!(m[..3], [0, 1, 2].map(|e| format!("s{s}-e{e}")));
+    }
 }

@@ -298,6 +298,15 @@ impl EventStore {
         true
     }
 
+    /// The event at `pos` when it is kept in memory (not released), else `None`; never
+    /// decodes or pins.
+    pub fn get_resident(&self, pos: usize) -> Option<&Event> {
+        if self.source_of(pos) != Some(RESIDENT) {
+            return None;
+        }
+        self.resident_at(pos)
+    }
+
     /// Resident events held (pushed and not released).
     pub fn resident(&self) -> usize {
         self.resident.len() - self.free.len()
