@@ -65,7 +65,8 @@ pub struct LiveSource {
     pub open: bool,
     /// The spool file holding its whole raw stream (sanitized for display).
     pub spool: Option<String>,
-    /// The same file's path, to read it again once its events were given back.
+    /// The same file's path, to read it again once its events were given back; `None`
+    /// also when the file could not be written whole (the viewer then keeps the events).
     pub spool_path: Option<PathBuf>,
     /// Once past the memory bound: how many of its events the viewer holds (the rest is in
     /// the spool file only).
@@ -252,7 +253,11 @@ impl Sources {
                 let msg = format!("live session {} {why}", s.name);
                 s.closed = Some(why);
                 // Its events are in the spool file: memory keeps none of them unless it is
-                // on screen (it is read again when shown).
+                // on screen (it is read again when shown). A file that could not be written
+                // whole is not their only copy.
+                if matches!(reason, crate::trace::live::CloseReason::SpoolError(_)) {
+                    s.spool_path = None;
+                }
                 if s.spool_path.is_some()
                     && let Some(idx) = store.live_session(session)
                     && idx != self.shown
@@ -380,7 +385,12 @@ impl Sources {
             let Some(id) = self.ended.pop_front() else {
                 break;
             };
-            let spool = self.live.get(&id).and_then(|l| l.spool.clone());
+            // Only a session whose spool file holds its whole stream leaves memory.
+            let spool = self
+                .live
+                .get(&id)
+                .filter(|l| l.spool_path.is_some())
+                .and_then(|l| l.spool.clone());
             match (spool, store.live_session(id)) {
                 (Some(file), Some(idx)) if idx != self.shown => {
                     let name = self
