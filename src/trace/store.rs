@@ -9,7 +9,9 @@
 //! as the kernel's readahead does), and each thread keeps the last few windows it read: walks
 //! read lines in file order or close to it, so one read serves many lines. Events with no
 //! file behind them (a followed file, which may be truncated under us; standard input without
-//! a spool; tests) are kept decoded in memory ("resident").
+//! a spool; tests) are kept decoded in memory ("resident"). [`EventStore::release`] gives a
+//! resident event's memory back (a live session's, once it ended: its spool file holds it);
+//! its slot goes to the next resident event, and its position finds no event any more.
 //!
 //! # Two ways to look at an event
 //!
