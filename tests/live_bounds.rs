@@ -333,3 +333,35 @@ fn per_session_bookkeeping_is_bounded_in_count() {
         assert_eq!(m[..3], [0, 1, 2].map(|e| format!("s{s}-e{e}")));
     }
 }
+
+/// A spool file removed by someone else before its session is shown: the view says so and
+/// goes on (the session stays empty), it never panics.
+#[test]
+fn a_spool_file_gone_before_its_session_is_shown_is_said_not_fatal() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = app();
+    rt().block_on(async {
+        let (live, mut rx) = Live::new(LiveConfig {
+            spool_dir: Some(dir.path().join("spool")),
+            ..LiveConfig::default()
+        });
+        for s in 0..2 {
+            let id = live.attach("s", std::io::Cursor::new(lines(s, 4)));
+            pump(&mut app, &mut rx, Some(id)).await;
+        }
+    });
+    assert!(app.store.sessions[1].unloaded);
+    let SessionSource::Live(id) = app.store.sessions[1].origin else {
+        panic!("a live session")
+    };
+    let path = app.sources.live[&id].spool_path.clone().unwrap();
+    std::fs::remove_file(&path).unwrap();
+    app.show_session(1);
+    assert!(
+        app.status.contains("cannot read the spool file"),
+        "{}",
+        app.status
+    );
+    assert!(app.store.sessions[1].is_empty());
+    let _ = doxascope::tui::ui::render_text(&mut app, 120, 30);
+}
