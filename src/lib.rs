@@ -80,6 +80,10 @@
 //! - What an OpenTelemetry span or log record becomes: `trace/import/otlp/map.rs` (log
 //!   records are read by `otlp/logs.rs`); the OTLP/HTTP receiver's paths:
 //!   `trace/otlp_http.rs`.
+//! - What the viewer keeps of live sessions: `tui/sources.rs` (an ended session's events
+//!   released, read again from its spool file when shown, taken out of the list), the
+//!   slots in `tui/data.rs` (`Store::unload`, `retire`), the spool directory's bounds in
+//!   `trace/live.rs` (`SpoolLedger`).
 
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]

@@ -40,6 +40,10 @@ pub(crate) struct Args {
     /// OpenTelemetry OTLP/HTTP receiver (POST /v1/traces and /v1/logs, protobuf or JSON, gzip).
     #[arg(long, value_name = "ADDR", value_parser = parse_listen)]
     listen: Option<ListenAddr>,
+    /// With --listen or `-`: spool files of ended live sessions kept on disk (default
+    /// 10000, and at most 4 GiB of them); past it the oldest are deleted, and the view says so.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    spool_files: Option<u64>,
     /// The palette: dark or light (default: the config file's `theme`, else dark).
     #[arg(long, value_name = "NAME")]
     theme: Option<String>,
@@ -58,6 +62,7 @@ impl Args {
             && self.at.is_none()
             && self.session.is_none()
             && self.listen.is_none()
+            && self.spool_files.is_none()
             && self.theme.is_none()
             && self.format.is_none()
     }
@@ -167,6 +172,9 @@ fn options(args: Args, imported: Vec<crate::tui::ImportedSource>) -> crate::tui:
         session: args.session,
         theme: args.theme,
         listen: args.listen,
+        spool_files: args
+            .spool_files
+            .map(|n| usize::try_from(n).unwrap_or(usize::MAX)),
         no_follow_symlinks: args.no_follow_symlinks,
         demo: None,
         diff: None,
@@ -375,6 +383,7 @@ mod tests {
             at: None,
             session: None,
             listen: None,
+            spool_files: None,
             theme: None,
             format: None,
         }

@@ -27,7 +27,12 @@ pub struct Index {
     sessions: Vec<(FileName, u64)>,
     kind_counts: [u64; Kind::ALL.len()],
     unknown_kinds: BTreeMap<String, u64>,
+    /// Entries of `sessions` forgotten and not yet compacted away.
+    forgotten: usize,
 }
+
+/// The count of a forgotten session's entry until it is compacted away.
+const FORGOTTEN: u64 = u64::MAX;
 
 impl Index {
     /// Counts an event added to the log.
@@ -68,9 +73,35 @@ impl Index {
         }
     }
 
+    /// Forgets session `name` (a live session whose events were given back, see
+    /// [`super::EventStore::release`]): it is no longer listed or counted, so a viewer that
+    /// takes sessions for ever keeps an index of those it holds. The kind counts stay.
+    pub fn forget(&mut self, name: &str) {
+        let Some(i) = self.session_pos.remove(name) else {
+            return;
+        };
+        self.sessions[i].1 = FORGOTTEN;
+        self.forgotten += 1;
+        // The cache holds slots, which compaction moves.
+        self.recent.clear();
+        if self.forgotten * 2 > self.sessions.len() {
+            self.sessions.retain(|(_, n)| *n != FORGOTTEN);
+            self.session_pos = self
+                .sessions
+                .iter()
+                .enumerate()
+                .map(|(i, (s, _))| (s.clone(), i))
+                .collect();
+            self.forgotten = 0;
+        }
+    }
+
     /// The sessions in order of first appearance, each with its number of events.
     pub fn sessions(&self) -> impl Iterator<Item = (&str, u64)> {
-        self.sessions.iter().map(|(s, n)| (&**s, *n))
+        self.sessions
+            .iter()
+            .filter(|(_, n)| *n != FORGOTTEN)
+            .map(|(s, n)| (&**s, *n))
     }
 
     /// The number of events of one session.

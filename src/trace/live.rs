@@ -40,7 +40,13 @@
 //!   says so ([`LiveEvent::Spilling`]), and the count of lines kept only on disk comes with
 //!   [`LiveEvent::Closed`]. Without a spool directory a session past the bound is closed
 //!   ([`CloseReason::MemoryLimit`]). A spool file is capped too
-//!   ([`LiveConfig::max_spool_bytes`], then [`CloseReason::SpoolFull`]).
+//!   ([`LiveConfig::max_spool_bytes`], then [`CloseReason::SpoolFull`]). A session with a
+//!   spool file gives its share of the `_total` limits back when it ends (the consumer is
+//!   expected to drop its events and re-read the file when it needs them);
+//! - **disk**: the spool files of ended sessions are kept up to [`LiveConfig::max_spool_files`]
+//!   files and [`LiveConfig::max_spool_dir_bytes`] bytes; past either, the oldest are deleted
+//!   and the consumer is told which ([`LiveEvent::SpoolRemoved`]). An open session's file is
+//!   never deleted.
 //!
 //! All methods that start tasks must be called inside a tokio runtime.
 //!
@@ -266,9 +272,12 @@ pub struct LiveConfig {
     pub max_held_events: u64,
     /// Bytes (of lines) one session hands to the consumer at most.
     pub max_held_bytes: u64,
-    /// Events all sessions of the hub hand to the consumer at most, over its life.
+    /// Events all sessions of the hub hand to the consumer at most: those of open sessions
+    /// and of ended ones without a spool file (a session with one gives its share back when
+    /// it ends; the viewer then holds its events only on disk).
     pub max_held_events_total: u64,
-    /// Bytes all sessions of the hub hand to the consumer at most, over its life.
+    /// Bytes all sessions of the hub hand to the consumer at most, counted as
+    /// [`LiveConfig::max_held_events_total`].
     pub max_held_bytes_total: u64,
     /// Where every session's raw stream is written (`NAME.jsonl` per session, the directory
     /// created `0700`, files `0600`); `None`: nothing is written, and a session past the
@@ -276,6 +285,12 @@ pub struct LiveConfig {
     pub spool_dir: Option<PathBuf>,
     /// Largest spool file; a session that would write more is closed.
     pub max_spool_bytes: u64,
+    /// Spool files of ended sessions kept in [`LiveConfig::spool_dir`]; past it the oldest
+    /// are deleted ([`LiveEvent::SpoolRemoved`]). Files of open sessions are never deleted.
+    pub max_spool_files: usize,
+    /// Bytes of spool files of ended sessions kept; past it the oldest are deleted (the
+    /// newest ended one is always kept, whatever its size).
+    pub max_spool_dir_bytes: u64,
     /// Bytes read per socket read (one batch holds what one read produced).
     pub read_chunk: usize,
     /// The uid allowed to connect to a Unix socket; `None` means our own.
@@ -314,6 +329,9 @@ pub struct LiveConfig {
     pub otlp_trace_grace: Duration,
 }
 
+/// The default of [`LiveConfig::max_spool_files`] (`view --spool-files` changes it).
+pub const DEFAULT_SPOOL_FILES: usize = 10_000;
+
 impl Default for LiveConfig {
     fn default() -> Self {
         LiveConfig {
@@ -330,6 +348,8 @@ impl Default for LiveConfig {
             max_held_bytes_total: 256 << 20,
             spool_dir: None,
             max_spool_bytes: 1 << 30,
+            max_spool_files: DEFAULT_SPOOL_FILES,
+            max_spool_dir_bytes: 4 << 30,
             read_chunk: 64 * 1024,
             allowed_uid: None,
             otlp_max_body: 16 << 20,
@@ -517,6 +537,18 @@ pub enum LiveEvent {
         /// Lines kept only in the spool file (past the memory bound).
         spooled_only: u64,
     },
+    /// Spool files of ended sessions were deleted to keep the spool directory within
+    /// [`LiveConfig::max_spool_files`] and [`LiveConfig::max_spool_dir_bytes`], oldest
+    /// first: their events are gone from disk (and from the viewer, which held them only
+    /// there).
+    SpoolRemoved {
+        /// The files deleted now, oldest first.
+        files: Vec<PathBuf>,
+        /// Their bytes.
+        bytes: u64,
+        /// Files deleted over the hub's life.
+        total: u64,
+    },
     /// A connection was refused.
     Rejected {
         /// Who.
@@ -541,6 +573,8 @@ pub struct LiveStats {
     pub evicted: u64,
     /// Errors from `accept`.
     pub accept_errors: u64,
+    /// Spool files of ended sessions deleted to keep the spool directory within bounds.
+    pub spool_removed: u64,
 }
 
 #[derive(Debug, Default)]
@@ -552,6 +586,40 @@ struct Counters {
     accept_errors: AtomicU64,
     held_events: AtomicU64,
     held_bytes: AtomicU64,
+    spool_removed: AtomicU64,
+}
+
+/// The spool files of ended sessions, oldest first, for the spool directory's bounds.
+#[derive(Debug, Default)]
+struct SpoolLedger {
+    files: std::collections::VecDeque<(PathBuf, u64)>,
+    bytes: u64,
+}
+
+impl SpoolLedger {
+    /// Records an ended session's file and returns the oldest files past the bounds (the
+    /// caller deletes them), never the newest one.
+    fn ended(
+        &mut self,
+        path: PathBuf,
+        size: u64,
+        max_files: usize,
+        max_bytes: u64,
+    ) -> Vec<(PathBuf, u64)> {
+        self.files.push_back((path, size));
+        self.bytes = self.bytes.saturating_add(size);
+        let mut gone = Vec::new();
+        while self.files.len() > 1
+            && (self.files.len() > max_files.max(1) || self.bytes > max_bytes)
+        {
+            let Some((p, n)) = self.files.pop_front() else {
+                break;
+            };
+            self.bytes = self.bytes.saturating_sub(n);
+            gone.push((p, n));
+        }
+        gone
+    }
 }
 
 /// What the slot policy knows about one open connection (times in ms since the hub began).
@@ -577,6 +645,8 @@ struct Shared {
     conns: Mutex<HashMap<u64, Arc<ConnState>>>,
     next_conn: AtomicU64,
     epoch: Instant,
+    /// Spool files of ended sessions.
+    spools: Mutex<SpoolLedger>,
 }
 
 impl Shared {
@@ -641,6 +711,7 @@ impl Live {
             conns: Mutex::new(HashMap::new()),
             next_conn: AtomicU64::new(0),
             epoch: Instant::now(),
+            spools: Mutex::new(SpoolLedger::default()),
         });
         (
             Live {
@@ -660,6 +731,7 @@ impl Live {
             spooled_only: c.spooled_only.load(Ordering::Relaxed),
             evicted: c.evicted.load(Ordering::Relaxed),
             accept_errors: c.accept_errors.load(Ordering::Relaxed),
+            spool_removed: c.spool_removed.load(Ordering::Relaxed),
         }
     }
 
@@ -1297,6 +1369,12 @@ impl Session {
             .counters
             .spooled_only
             .fetch_add(self.spooled_only, Ordering::Relaxed);
+        self.give_back_held();
+        // Older files deleted are told first: once the consumer sees the session end, the
+        // spool directory is within its bounds again.
+        if let Some(removed) = self.bound_spool_dir() {
+            let _ = self.send(removed).await;
+        }
         let _ = self
             .send(LiveEvent::Closed {
                 session: self.id,
@@ -1304,6 +1382,68 @@ impl Session {
                 spooled_only: self.spooled_only,
             })
             .await;
+    }
+
+    /// A session with a spool file gives its share of the hub's held totals back when it
+    /// ends: its events are on disk, and the viewer drops them from memory (re-reading the
+    /// file when the session is shown). Without a spool file the viewer keeps them, so they
+    /// stay counted for the hub's life.
+    fn give_back_held(&mut self) {
+        if self.spool.is_none() {
+            return;
+        }
+        let c = &self.shared.counters;
+        let _ = c
+            .held_events
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |v| {
+                Some(v.saturating_sub(self.held_events))
+            });
+        let _ = c
+            .held_bytes
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |v| {
+                Some(v.saturating_sub(self.held_bytes))
+            });
+    }
+
+    /// Records the ended session's spool file and deletes the oldest ended ones past the
+    /// spool directory's bounds; what was deleted, to tell the consumer.
+    fn bound_spool_dir(&mut self) -> Option<LiveEvent> {
+        let sp = self.spool.take()?;
+        let cfg = &self.shared.cfg;
+        let gone = self
+            .shared
+            .spools
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .ended(
+                sp.path.clone(),
+                sp.written,
+                cfg.max_spool_files,
+                cfg.max_spool_dir_bytes,
+            );
+        drop(sp);
+        if gone.is_empty() {
+            return None;
+        }
+        let mut files = Vec::with_capacity(gone.len());
+        let mut bytes = 0;
+        for (p, n) in gone {
+            // Already gone (deleted by the user) counts as deleted.
+            let _ = std::fs::remove_file(&p);
+            bytes += n;
+            files.push(p);
+        }
+        let total = self
+            .shared
+            .counters
+            .spool_removed
+            .fetch_add(files.len() as u64, Ordering::Relaxed)
+            + files.len() as u64;
+        Some(LiveEvent::SpoolRemoved {
+            files,
+            bytes,
+            total,
+        })
     }
 
     /// Handles the bytes of one read: spool, then the consumer while under the bound.

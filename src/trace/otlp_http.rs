@@ -122,8 +122,8 @@ fn conversation<'v>(attr: impl Fn(&str) -> Option<&'v str>) -> Option<&'v str> {
     attr("gen_ai.conversation.id").or_else(|| attr("session.id"))
 }
 
-/// Span ids of recently ended traces, at most [`RECENT_IDS`] in all (the oldest traces are
-/// forgotten first).
+/// Span ids of recently ended traces, at most [`RECENT_IDS`] in all and of at most
+/// [`RECENT_TRACES`] traces (the oldest traces are forgotten first).
 #[derive(Default)]
 struct Recent {
     order: std::collections::VecDeque<u128>,
@@ -133,6 +133,9 @@ struct Recent {
 
 /// Span ids kept of ended traces (about 4 MiB).
 const RECENT_IDS: usize = 262_144;
+/// Ended traces whose span ids are kept: each costs a set of its own, so one-span traces
+/// would otherwise keep 262,144 sets (tens of MiB) before [`RECENT_IDS`] is reached.
+const RECENT_TRACES: usize = 8192;
 
 impl Recent {
     fn remember(&mut self, key: u128, seen: std::collections::HashSet<u64>) {
@@ -147,7 +150,7 @@ impl Recent {
                 self.ids.insert(key, seen);
             }
         }
-        while self.count > RECENT_IDS {
+        while self.count > RECENT_IDS || self.order.len() > RECENT_TRACES {
             let Some(k) = self.order.pop_front() else {
                 break;
             };

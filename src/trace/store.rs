@@ -9,7 +9,9 @@
 //! as the kernel's readahead does), and each thread keeps the last few windows it read: walks
 //! read lines in file order or close to it, so one read serves many lines. Events with no
 //! file behind them (a followed file, which may be truncated under us; standard input without
-//! a spool; tests) are kept decoded in memory ("resident").
+//! a spool; tests) are kept decoded in memory ("resident"). [`EventStore::release`] gives a
+//! resident event's memory back (a live session's, once it ended: its spool file holds it);
+//! its slot goes to the next resident event, and its position finds no event any more.
 //!
 //! # Two ways to look at an event
 //!
@@ -57,6 +59,8 @@ use super::reader::{ReaderConfig, decode_one};
 
 /// The kind column's value for a kind this reader does not know.
 const UNKNOWN_KIND: u8 = u8::MAX;
+/// The kind column's value for a resident event given back ([`EventStore::release`]).
+const RELEASED: u8 = u8::MAX - 1;
 /// The source index of resident events.
 const RESIDENT: u32 = u32::MAX;
 /// Events per page of pin slots (see the module docs on memory).
@@ -181,7 +185,11 @@ pub struct EventStore {
     /// [`RESIDENT`]).
     runs: Vec<(u32, u32)>,
     sources: Vec<Source>,
-    resident: Vec<Event>,
+    /// Resident events by their index (`at`); `None` once released.
+    resident: Vec<Option<Event>>,
+    /// Indexes of `resident` released and free for the next resident event, so memory
+    /// stays at what is held, not at what was ever held.
+    free: Vec<u32>,
     pins: Pins,
 }
 
@@ -257,11 +265,53 @@ impl EventStore {
     /// Appends an event kept decoded in memory.
     pub fn push_resident(&mut self, ev: Event) {
         self.run_to(RESIDENT);
-        self.at.push(self.resident.len() as u64);
         self.line.push(ev.origin.line);
         self.kind.push(kind_tag(&ev));
-        self.resident.push(ev);
+        match self.free.pop() {
+            Some(i) => {
+                self.at.push(u64::from(i));
+                self.resident[i as usize] = Some(ev);
+            }
+            None => {
+                self.at.push(self.resident.len() as u64);
+                self.resident.push(Some(ev));
+            }
+        }
         self.pins.grow_to(self.len());
+    }
+
+    /// Gives back the memory of the resident event at `pos` (a live session that ended,
+    /// whose events are in its spool file): the position stays, and looking at it finds no
+    /// event from now on. Events kept as places in a file cost their columns only and are
+    /// left as they are. Returns whether an event was released.
+    pub fn release(&mut self, pos: usize) -> bool {
+        if self.source_of(pos) != Some(RESIDENT) || self.kind.get(pos) == Some(&RELEASED) {
+            return false;
+        }
+        let Some(i) = self.at.get(pos).and_then(|i| u32::try_from(i).ok()) else {
+            return false;
+        };
+        let Some(slot) = self.resident.get_mut(i as usize) else {
+            return false;
+        };
+        *slot = None;
+        self.free.push(i);
+        self.kind[pos] = RELEASED;
+        true
+    }
+
+    /// The event at `pos` when it is kept in memory (not released), else `None`; never
+    /// decodes or pins.
+    pub fn get_resident(&self, pos: usize) -> Option<&Event> {
+        if self.source_of(pos) != Some(RESIDENT) {
+            return None;
+        }
+        self.resident_at(pos)
+    }
+
+    /// Resident events held (pushed and not released).
+    pub fn resident(&self) -> usize {
+        self.resident.len() - self.free.len()
     }
 
     /// Appends an event read from `source`, keeping only where it is: `ev` (what the reader
@@ -323,6 +373,9 @@ impl EventStore {
     /// The kind of the event at `pos` without decoding it: `Some(None)` for an unknown kind.
     pub fn kind(&self, pos: usize) -> Option<Option<Kind>> {
         let k = *self.kind.get(pos)?;
+        if k == RELEASED {
+            return None;
+        }
         Some(Kind::ALL.get(usize::from(k)).copied())
     }
 
@@ -343,7 +396,7 @@ impl EventStore {
     pub fn get(&self, pos: usize) -> Option<&Event> {
         let src = self.source_of(pos)?;
         if src == RESIDENT {
-            return self.resident.get(self.at.get(pos)? as usize);
+            return self.resident_at(pos);
         }
         let slot = self.pins.slot(pos)?;
         Some(slot.get_or_init(|| {
@@ -352,15 +405,21 @@ impl EventStore {
         }))
     }
 
+    /// The resident event at `pos`, unless it was released (its slot may hold another
+    /// event since).
+    fn resident_at(&self, pos: usize) -> Option<&Event> {
+        if self.kind.get(pos) == Some(&RELEASED) {
+            return None;
+        }
+        self.resident.get(self.at.get(pos)? as usize)?.as_ref()
+    }
+
     /// The event at `pos` without pinning it: borrowed when it is resident or pinned
     /// already, else decoded afresh (see the module docs).
     pub fn load(&self, pos: usize) -> Option<Cow<'_, Event>> {
         let src = self.source_of(pos)?;
         if src == RESIDENT {
-            return self
-                .resident
-                .get(self.at.get(pos)? as usize)
-                .map(Cow::Borrowed);
+            return self.resident_at(pos).map(Cow::Borrowed);
         }
         if let Some(ev) = self.pins.peek(pos) {
             return Some(Cow::Borrowed(ev));
@@ -375,7 +434,8 @@ impl EventStore {
             + self.line.heap_bytes()
             + self.kind.capacity()
             + self.runs.capacity() * 8
-            + self.resident.capacity() * std::mem::size_of::<Event>()
+            + self.resident.capacity() * std::mem::size_of::<Option<Event>>()
+            + self.free.capacity() * 4
             + self.pins.pages.capacity() * std::mem::size_of::<OnceLock<PinPage>>()
             + self.pins.made_pages() * std::mem::size_of::<[OnceLock<Box<Event>>; PAGE]>()
     }
@@ -651,6 +711,7 @@ impl Clone for EventStore {
                 })
                 .collect(),
             resident: self.resident.clone(),
+            free: self.free.clone(),
             pins,
         }
     }
@@ -731,5 +792,65 @@ mod tests {
         (0..1000).for_each(|v| small.push(v * 1000));
         assert!(small.hi.is_empty());
         assert_eq!(small.get(999), Some(999_000));
+    }
+
+    fn events(name: &str, n: usize) -> Vec<crate::trace::Event> {
+        let text: String = (0..n)
+            .map(|i| format!("{{\"kind\":\"log\",\"message\":\"{name}{i}\"}}\n"))
+            .collect();
+        let mut r = crate::trace::Reader::new(name, crate::trace::ReaderConfig::default());
+        let mut items = Vec::new();
+        r.feed(text.as_bytes(), &mut items);
+        items
+            .into_iter()
+            .filter_map(|it| match it {
+                crate::trace::Item::Event(e) => Some(e),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// Sessions that come and go, each released when it ends: the resident events are those
+    /// of the sessions still held, however many came before, released positions find no
+    /// event (not the one that took their slot) and the others keep theirs.
+    #[test]
+    fn released_events_give_their_memory_back_and_are_never_mistaken_for_others() {
+        let mut st = super::EventStore::new();
+        let mut kept = Vec::new();
+        for round in 0..200 {
+            let start = st.len();
+            for ev in events(&format!("s{round}-"), 5) {
+                st.push_resident(ev);
+            }
+            if round % 50 == 0 {
+                kept.push((start, round));
+                continue;
+            }
+            for pos in start..st.len() {
+                assert!(st.release(pos));
+                assert!(!st.release(pos), "released twice");
+            }
+        }
+        assert_eq!(st.resident(), 5 * kept.len());
+        assert!(
+            st.resident.len() <= 5 * (kept.len() + 1),
+            "{}",
+            st.resident.len()
+        );
+        for pos in 0..st.len() {
+            let ours = kept.iter().find(|(s, _)| (*s..s + 5).contains(&pos));
+            match ours {
+                Some((s, round)) => {
+                    let ev = st.get(pos).expect("a kept event");
+                    let want = format!("\"s{round}-{}\"", pos - s);
+                    assert!(ev.to_json_line().contains(&want), "{pos}: {want}");
+                    assert!(st.kind(pos).is_some());
+                }
+                None => {
+                    assert!(st.get(pos).is_none() && st.load(pos).is_none(), "{pos}");
+                    assert_eq!(st.kind(pos), None);
+                }
+            }
+        }
     }
 }

@@ -508,7 +508,28 @@ impl App {
         if self.views.len() <= i {
             self.views.resize_with(i + 1, SessionView::default);
         }
+        // An ended live session whose events were given back is read again from its spool
+        // file; its events have new places, so its view and workers start over.
+        if self.sources.reload(&mut self.store, i, &mut self.status) {
+            self.forget_session(i);
+        }
         self.dirty = true;
+    }
+
+    /// Starts session `i`'s view and workers afresh (its events are new to them).
+    fn forget_session(&mut self, i: usize) {
+        if let Some(v) = self.views.get_mut(i) {
+            *v = SessionView::default();
+        }
+        self.sent_audit.forget(i);
+        self.sent_repl.forget(i);
+        if self.audit_sent.is_some_and(|(s, _)| s == i) {
+            self.audit_sent = None;
+        }
+        // The index now names another session: "previous session" must not lead there.
+        if self.last_session == Some(i) {
+            self.last_session = None;
+        }
     }
 
     /// The shown session's view.
@@ -617,6 +638,11 @@ impl App {
         let n = self.store.sessions.len();
         if self.views.len() < n {
             self.views.resize_with(n, SessionView::default);
+        }
+        // A retired live session's slot now holds a new session: nothing of the old one's
+        // view or workers carries over.
+        for i in self.store.take_reused() {
+            self.forget_session(i);
         }
         // A followed file truncated or replaced is re-read into a new timeline; a following
         // view moves on to it, as it would have seen the new lines in a plain `tail -F`.

@@ -85,6 +85,9 @@ pub struct SessionData {
     pub origin: SessionSource,
     /// Aged out of the session list ([`Store::retire`]): its events are in a file only.
     pub retired: bool,
+    /// An ended live session still listed whose events were given back ([`Store::unload`]):
+    /// they are in its spool file, read again when it is shown.
+    pub unloaded: bool,
 }
 
 /// Where a session's events come from, which decides what identifies the session.
@@ -133,6 +136,7 @@ impl SessionData {
             by_id_len: 0,
             origin,
             retired: false,
+            unloaded: false,
         }
     }
 
@@ -395,6 +399,13 @@ pub struct Store {
     errors: usize,
     /// The brief load under way: its file and its sessions.
     brief_load: Option<BriefLoad>,
+    /// Slots of live sessions taken out of the list ([`Store::retire`]), given to the next
+    /// live sessions, so a viewer that takes sessions for ever keeps as many slots as it
+    /// lists.
+    spare: Vec<usize>,
+    /// Slots given to a new session since the owner last took them ([`Store::take_reused`]):
+    /// what the owner keeps per slot belongs to the session that had it before.
+    reused: Vec<usize>,
 }
 
 /// The file of a brief load and its sessions (their slots and names), in the order the load
@@ -482,15 +493,7 @@ impl Store {
             }
             SessionSource::Live(id) => match self.by_origin.get(&(origin.clone(), None)) {
                 Some(&i) => i,
-                None => {
-                    self.by_origin
-                        .insert((origin.clone(), None), self.sessions.len());
-                    self.sessions.push(SessionData::new(
-                        format!("live-{id}").into(),
-                        origin.clone(),
-                    ));
-                    self.sessions.len() - 1
-                }
+                None => self.new_live(*id, format!("live-{id}").into()),
             },
         }
     }
@@ -746,12 +749,37 @@ impl Store {
         match self.by_origin.get(&key) {
             Some(&i) => self.sessions[i].name = name,
             None => {
-                self.by_origin.insert(key, self.sessions.len());
-                self.sessions
-                    .push(SessionData::new(name, SessionSource::Live(id)));
+                self.new_live(id, name);
             }
         }
         self.version += 1;
+    }
+
+    /// A slot for the new live session `id`: a spare one (of a session taken out of the
+    /// list), else a new one at the end.
+    fn new_live(&mut self, id: u64, name: Arc<str>) -> usize {
+        let origin = SessionSource::Live(id);
+        let i = match self.spare.pop() {
+            Some(i) => {
+                let old = (self.sessions[i].origin.clone(), None);
+                self.by_origin.remove(&old);
+                self.last_of_file.retain(|(o, _), _| *o != old.0);
+                self.sessions[i] = SessionData::new(name, origin.clone());
+                self.reused.push(i);
+                i
+            }
+            None => {
+                self.sessions.push(SessionData::new(name, origin.clone()));
+                self.sessions.len() - 1
+            }
+        };
+        self.by_origin.insert((origin, None), i);
+        i
+    }
+
+    /// The slots given to new sessions since the last call (see [`Store::retire`]).
+    pub fn take_reused(&mut self) -> Vec<usize> {
+        std::mem::take(&mut self.reused)
     }
 
     /// The session of live session `id`, if it has one.
@@ -761,17 +789,57 @@ impl Store {
             .copied()
     }
 
-    /// Takes session `idx` out of the session list: its timeline and indexes are freed and
-    /// it is skipped when moving between sessions; `name` says where its events are now.
-    /// Its index stays valid (an empty session), so nothing that refers to sessions by
-    /// index shifts. The events themselves stay in [`Store::log`].
+    /// Takes session `idx` out of the session list: its timeline and indexes are freed, its
+    /// events kept in memory are released (those of a live session are in its spool file)
+    /// and it is skipped when moving between sessions; `name` says where its events are
+    /// now. Its index stays valid (an empty session), so nothing that refers to sessions by
+    /// index shifts, until a new live session takes the slot of a retired live one (the
+    /// owner learns which from [`Store::take_reused`]).
     pub fn retire(&mut self, idx: usize, name: &str) {
+        self.release_events(idx);
         if let Some(s) = self.sessions.get_mut(idx) {
             let mut gone =
                 SessionData::new(crate::sanitize::sanitize(name).into(), s.origin.clone());
             gone.retired = true;
+            if matches!(s.origin, SessionSource::Live(_)) && !s.retired {
+                self.spare.push(idx);
+            }
             *s = gone;
             self.version += 1;
+        }
+    }
+
+    /// Gives back the memory of session `idx`'s events (an ended live session whose spool
+    /// file holds them): it stays listed, empty, under its name, until its events are read
+    /// again from the file ([`Store::extend_from`] with its origin refills it).
+    pub fn unload(&mut self, idx: usize) {
+        self.release_events(idx);
+        if let Some(s) = self.sessions.get_mut(idx) {
+            let mut gone = SessionData::new(s.name.clone(), s.origin.clone());
+            gone.unloaded = true;
+            *s = gone;
+            self.version += 1;
+        }
+    }
+
+    /// Releases the events of session `idx` that the store keeps in memory, and forgets
+    /// their session names in the log's index.
+    fn release_events(&mut self, idx: usize) {
+        let Some(s) = self.sessions.get(idx) else {
+            return;
+        };
+        let mut names: Vec<FileName> = Vec::new();
+        for &pos in s.events() {
+            let pos = pos as usize;
+            if let Some(ev) = self.log.events.get_resident(pos)
+                && !names.iter().any(|n| FileName::ptr_eq(n, &ev.session))
+            {
+                names.push(ev.session.clone());
+            }
+            self.log.events.release(pos);
+        }
+        for n in names {
+            self.log.index.forget(&n);
         }
     }
 

@@ -108,6 +108,8 @@ pub struct Options {
     pub theme: Option<String>,
     /// Accept live sessions here (`--listen`).
     pub listen: Option<crate::trace::live::ListenAddr>,
+    /// Spool files of ended live sessions kept (`--spool-files`); `None`: the default.
+    pub spool_files: Option<usize>,
     /// Refuse a followed path that is a symbolic link (`--no-follow-symlinks`).
     pub no_follow_symlinks: bool,
     /// Play the built-in demo instead of reading traces (`doxascope demo`).
@@ -673,6 +675,9 @@ pub fn run(opts: Options) -> Result<(), TuiError> {
     let live = (stdin || opts.listen.is_some()).then(|| {
         crate::trace::live::Live::new(crate::trace::live::LiveConfig {
             spool_dir: crate::trace::live::default_spool_dir(),
+            max_spool_files: opts
+                .spool_files
+                .unwrap_or(crate::trace::live::DEFAULT_SPOOL_FILES),
             ..crate::trace::live::LiveConfig::default()
         })
     });

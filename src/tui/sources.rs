@@ -65,6 +65,9 @@ pub struct LiveSource {
     pub open: bool,
     /// The spool file holding its whole raw stream (sanitized for display).
     pub spool: Option<String>,
+    /// The same file's path, to read it again once its events were given back; `None`
+    /// also when the file could not be written whole (the viewer then keeps the events).
+    pub spool_path: Option<PathBuf>,
     /// Once past the memory bound: how many of its events the viewer holds (the rest is in
     /// the spool file only).
     pub held: Option<u64>,
@@ -91,6 +94,9 @@ pub struct Sources {
     pub ended: std::collections::VecDeque<SessionId>,
     /// Ended live sessions taken out of the list (their events are in their spool files).
     pub aged_out: u64,
+    /// Spool files of ended sessions the hub deleted to keep the spool directory within
+    /// its bounds (their events are gone).
+    pub spool_removed: u64,
     /// The store index of the session on screen, which is never taken out of the list
     /// (the event loop keeps it current).
     pub shown: usize,
@@ -209,7 +215,8 @@ impl Sources {
                     LiveSource {
                         name,
                         open: true,
-                        spool: spool.map(|p| sanitize(&p.to_string_lossy())),
+                        spool: spool.as_ref().map(|p| sanitize(&p.to_string_lossy())),
+                        spool_path: spool,
                         ..LiveSource::default()
                     },
                 );
@@ -245,9 +252,36 @@ impl Sources {
                 let why = sanitize(&reason.to_string());
                 let msg = format!("live session {} {why}", s.name);
                 s.closed = Some(why);
+                // Its events are in the spool file: memory keeps none of them unless it is
+                // on screen (it is read again when shown). A file that could not be written
+                // whole is not their only copy.
+                if matches!(reason, crate::trace::live::CloseReason::SpoolError(_)) {
+                    s.spool_path = None;
+                }
+                if s.spool_path.is_some()
+                    && let Some(idx) = store.live_session(session)
+                    && idx != self.shown
+                {
+                    store.unload(idx);
+                }
                 self.ended.push_back(session);
                 self.age_out(store);
                 Some(msg)
+            }
+            LiveEvent::SpoolRemoved {
+                files,
+                bytes,
+                total,
+            } => {
+                self.spool_removed = total;
+                self.spool_deleted(store, &files);
+                Some(format!(
+                    "spool: deleted the {} oldest file{} of ended sessions ({}) to stay within \
+                     the spool bounds (--spool-files); {total} deleted so far",
+                    files.len(),
+                    if files.len() == 1 { "" } else { "s" },
+                    crate::trace::follow::human_bytes(bytes)
+                ))
             }
             LiveEvent::Rejected { reason, .. } => {
                 self.rejected += 1;
@@ -255,6 +289,91 @@ impl Sources {
             }
             LiveEvent::ServerError(e) => Some(format!("live listener: {}", sanitize(&e))),
         }
+    }
+
+    /// Takes the sessions whose spool files were deleted out of the list: their events are
+    /// gone (unless one is on screen, which keeps what it holds).
+    fn spool_deleted(&mut self, store: &mut Store, files: &[PathBuf]) {
+        let gone: Vec<SessionId> = self
+            .live
+            .iter()
+            .filter(|(_, l)| !l.open && l.spool_path.as_ref().is_some_and(|p| files.contains(p)))
+            .map(|(id, _)| *id)
+            .collect();
+        for id in gone {
+            match store.live_session(id) {
+                Some(idx) if idx == self.shown => {}
+                idx => {
+                    if let Some(idx) = idx {
+                        let name = self.live.get(&id).map_or("", |l| l.name.as_str());
+                        store.retire(idx, &format!("{name} (ended; spool file deleted)"));
+                    }
+                    self.live.remove(&id);
+                    self.ended.retain(|e| *e != id);
+                    self.aged_out += 1;
+                }
+            }
+        }
+    }
+
+    /// Reads the events of session `idx` of `store` again from its spool file when they were
+    /// given back ([`Store::unload`]), as a file is read: kept as places in the file.
+    /// Returns whether it did (the caller's views and workers of that session start over);
+    /// a file that cannot be read leaves the session empty and says why on `status`.
+    pub fn reload(&mut self, store: &mut Store, idx: usize, status: &mut String) -> bool {
+        let Some(s) = store.sessions.get(idx) else {
+            return false;
+        };
+        let (true, SessionSource::Live(id)) = (s.unloaded, &s.origin) else {
+            return false;
+        };
+        let id = *id;
+        let Some(path) = self.live.get(&id).and_then(|l| l.spool_path.clone()) else {
+            return false;
+        };
+        let file = match std::fs::File::open(&path).and_then(|f| Ok((f.try_clone()?, f))) {
+            Ok(f) => f,
+            Err(e) => {
+                *status = sanitize(&format!(
+                    "cannot read the spool file {}: {e}",
+                    path.to_string_lossy()
+                ));
+                return false;
+            }
+        };
+        let cfg = crate::trace::ReaderConfig {
+            max_line_bytes: crate::trace::live::LiveConfig::default().max_message_bytes,
+        };
+        // A name of its own, so its events are kept as places in this file.
+        let name = format!("{}#{id}", path.to_string_lossy());
+        store.log.events.add_source(&name, file.0, cfg);
+        if let Some(sd) = store.sessions.get_mut(idx) {
+            sd.unloaded = false;
+        }
+        let mut reader = crate::trace::Reader::new(&name, cfg);
+        let mut read = std::io::BufReader::with_capacity(64 * 1024, file.1);
+        let mut buf = vec![0u8; 64 * 1024];
+        loop {
+            let n = match std::io::Read::read(&mut read, &mut buf) {
+                Ok(0) => break,
+                Ok(n) => n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => {
+                    *status = sanitize(&format!(
+                        "the spool file {} was read in part: {e}",
+                        path.to_string_lossy()
+                    ));
+                    break;
+                }
+            };
+            let mut items = Vec::new();
+            reader.feed(&buf[..n], &mut items);
+            store.extend_from(&SessionSource::Live(id), items);
+        }
+        let mut items = Vec::new();
+        reader.finish(&mut items);
+        store.extend_from(&SessionSource::Live(id), items);
+        true
     }
 
     /// Takes the oldest ended live sessions out of the list beyond [`MAX_ENDED_LIVE`]. Only
@@ -266,7 +385,12 @@ impl Sources {
             let Some(id) = self.ended.pop_front() else {
                 break;
             };
-            let spool = self.live.get(&id).and_then(|l| l.spool.clone());
+            // Only a session whose spool file holds its whole stream leaves memory.
+            let spool = self
+                .live
+                .get(&id)
+                .filter(|l| l.spool_path.is_some())
+                .and_then(|l| l.spool.clone());
             match (spool, store.live_session(id)) {
                 (Some(file), Some(idx)) if idx != self.shown => {
                     let name = self
@@ -391,9 +515,13 @@ impl Sources {
             } else {
                 sanitize(a).to_string()
             };
-            if self.aged_out > 0 {
+            let removed = match self.spool_removed {
+                0 => String::new(),
+                n => format!(", {n} spool files deleted"),
+            };
+            if self.aged_out > 0 || self.spool_removed > 0 {
                 out.push(format!(
-                    "listening {shown} ({open} open, {} ended sessions only on disk)",
+                    "listening {shown} ({open} open, {} ended sessions only on disk{removed})",
                     self.aged_out
                 ));
             } else {

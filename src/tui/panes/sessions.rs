@@ -144,6 +144,11 @@ impl SessionsPicker {
         let mut budget = COUNT_PER_FRAME;
         let (mut done, mut total) = (0u64, 0u64);
         for (tally, s) in t.iter_mut().zip(&store.sessions) {
+            // An ended session whose events went back to its spool keeps the figures counted
+            // while they were here; a session index taken by a new session starts again.
+            if s.unloaded {
+                continue;
+            }
             if tally.events > s.len() {
                 *tally = Tally::default();
             }
