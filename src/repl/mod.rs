@@ -23,6 +23,7 @@
 mod across;
 pub mod command;
 mod exec;
+pub mod gate;
 mod layer;
 pub mod model_sigma;
 pub mod reply;

@@ -671,6 +671,8 @@ pub fn run(opts: Options) -> Result<(), TuiError> {
     let live = (stdin || opts.listen.is_some()).then(|| {
         crate::trace::live::Live::new(crate::trace::live::LiveConfig {
             spool_dir: crate::trace::live::default_spool_dir(),
+            // A `gate` line on a socket gets its answer on the same connection.
+            gatekeeper: Some(crate::repl::gate::ReplGate::factory()),
             ..crate::trace::live::LiveConfig::default()
         })
     });

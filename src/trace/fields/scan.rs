@@ -111,6 +111,8 @@ fn class(kind: Kind, f: F) -> Option<Class> {
         (Kind::Revise, F::retracted) => Strs,
         (Kind::Query, F::formula) => Str,
         (Kind::Query, F::answer) => Enum(E::QueryAnswer),
+        (Kind::Gate, F::formula) => Str,
+        (Kind::Gate, F::because) => Strs,
         (Kind::Answer, F::text | F::formula) => Str,
         (Kind::Answer, F::hedged) => Bool,
         (Kind::Thought, F::text) => Str,
