@@ -169,11 +169,10 @@ pub(crate) fn render(
     };
     // Prompt lines carry the agent's own text to a terminal: sanitize them. The other
     // formats are for tools and sanitize their free-text comments themselves; JSON escapes.
-    let text = match format {
+    match format {
         Format::Prompt | Format::AgentPrompt => {
             text.lines().map(|l| sanitize(l) + "\n").collect::<String>()
         }
         _ => text,
-    };
-    text
+    }
 }
