@@ -989,6 +989,9 @@ mod tests {
                 "believes" => "believes p @0.5".to_string(),
                 "whatif" => "whatif recency from 2".to_string(),
                 "unnote" => "unnote 3".to_string(),
+                "unwatch" => "unwatch 1".to_string(),
+                "continue" => "continue back".to_string(),
+                "break" => "break dag-cycle".to_string(),
                 n if c.args.is_empty() => n.to_string(),
                 n => format!("{n} p"),
             };

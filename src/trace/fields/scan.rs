@@ -456,6 +456,11 @@ fn gist(
             )
         }
         Kind::Query => Gist::query(found.formula.as_deref()?),
+        // The decoder requires a gate's formula; the gist is the kind alone.
+        Kind::Gate => {
+            found.formula.as_deref()?;
+            Gist::Plain(Kind::Gate)
+        }
         Kind::Answer => Gist::answer(found.formula.as_deref()),
         Kind::Belief => {
             let value: Option<serde_json::Value> = match found.value {
