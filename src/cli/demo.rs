@@ -297,6 +297,9 @@ fn live(cfg: DemoConfig, n: usize, speed: f64, scripted: Option<Vec<Dialogue>>) 
             }
         }
         if player.is_finished(now) {
+            // Say so: the last turn's lines alone do not tell a watcher nothing more comes.
+            let _ = writeln!(out, "demo finished: every dialogue has been played")
+                .and_then(|()| out.flush());
             return if text.errors > 0 {
                 EXIT_PROBLEMS
             } else {
