@@ -119,6 +119,14 @@ fn main() {
     if !ci && !std::path::Path::new("target/fw-a-venv/.doxascope-ready-fw-a-1").exists() {
         println!("cargo::rustc-cfg=doxascope_no_fw_a");
     }
+    // The MCP Python SDK for tests/mcp_python.rs: ready once scripts/setup-mcp.sh ran (it
+    // touches this file afterwards). Without it the test is listed as ignored with that
+    // reason; under CI it runs (installing the SDK itself) and fails when it cannot.
+    println!("cargo::rustc-check-cfg=cfg(doxascope_no_mcp)");
+    let mcp = std::path::Path::new("target/mcp-venv/.doxascope-ready-mcp");
+    if !ci && !mcp.exists() {
+        println!("cargo::rustc-cfg=doxascope_no_mcp");
+    }
     if !ci && !tmux {
         println!("cargo::rustc-cfg=doxascope_no_tmux");
         println!("cargo::warning=tmux is not installed: the end-to-end tests will be ignored");

@@ -77,6 +77,12 @@
 //!   `logic/parse.rs` and `logic/print.rs`, the one-value-per-key constraint where atoms get
 //!   their variables (`logic/cnf.rs`); ground beliefs as records of Σ in
 //!   `model/timeline.rs`; a key's life (`history KEY`) in `model/keylife.rs`.
+//! - The MCP server (`doxascope mcp`) and its tools: `cli/mcp.rs` (each tool is a REPL
+//!   command, the audit, or `export`'s and `diff`'s rendering; `docs/mcp.md`).
+//! - The live gate (a `gate` line answered on its connection): the seam in `trace/gate.rs`,
+//!   the socket side in `trace/live.rs`, the answer (the REPL's `check` on the session's
+//!   replay, repairs from `model/whatif.rs`) in `repl/gate.rs`; `docs/live.md`.
+//! - Watchpoints and breakpoints (`watch`, `break`, `continue`): `repl/watch.rs`.
 //! - What an OpenTelemetry span or log record becomes: `trace/import/otlp/map.rs` (log
 //!   records are read by `otlp/logs.rs`); the OTLP/HTTP receiver's paths:
 //!   `trace/otlp_http.rs`.

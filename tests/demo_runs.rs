@@ -222,6 +222,7 @@ fn greedy_revisions_match_algorithm_one_on_the_model_checker() {
             let w = &d.world;
             let run = solver(&d, Policy::Greedy).expect("engine");
             let mut active: Vec<(String, Lit)> = Vec::new();
+            let (mut fallbacks, mut refusals) = (0, 0);
             for (t, step) in d.turns.iter().zip(&run.steps) {
                 let (Some(lit), Some(s)) = (t.literal, step) else {
                     assert!(t.literal.is_none() && step.is_none());
@@ -241,7 +242,9 @@ fn greedy_revisions_match_algorithm_one_on_the_model_checker() {
                 if !w.consistent_with(&[lit]) {
                     // Contradicts the world's rules alone: no retraction can help.
                     assert!(!s.applied && s.retracted.is_empty(), "{ctx}: {s:?}");
+                    assert!(!s.fallback, "{ctx}: a refusal is not a fallback");
                     checked.2 += 1;
+                    refusals += 1;
                     continue;
                 }
                 // Oldest first, the first single retraction that restores satisfiability.
@@ -259,6 +262,7 @@ fn greedy_revisions_match_algorithm_one_on_the_model_checker() {
                     None => {
                         assert!(s.fallback, "{ctx}: expected the recency fallback");
                         checked.1 += 1;
+                        fallbacks += 1;
                         // Newest first, keep what stays consistent with the new literal.
                         let mut kept: Vec<(String, Lit)> = Vec::new();
                         for b in active.iter().rev() {
@@ -283,6 +287,12 @@ fn greedy_revisions_match_algorithm_one_on_the_model_checker() {
             }
             let ids: Vec<Lit> = active.iter().map(|(_, l)| *l).collect();
             assert_eq!(run.summary.beliefs, ids);
+            // The counts `--eval` prints: fallbacks apart from refusals.
+            assert_eq!(
+                (run.summary.fallbacks, run.summary.refused),
+                (fallbacks, refusals),
+                "seed {seed} dialogue {i}"
+            );
         }
     }
     assert!(

@@ -234,6 +234,12 @@ fn live_play_prints_the_dialogue() {
     assert!(text.contains("== dialogue 1"), "{text}");
     assert!(text.contains("turn  4"), "{text}");
     assert!(text.contains("dialogue 1 done"), "{text}");
+    assert!(
+        text.ends_with("demo finished: every dialogue has been played\n"),
+        "the demo says when it has finished: {text}"
+    );
+    // Live play's own default error rate (`--error-rate` not given).
+    assert!(text.contains("error rate 0.3"), "{text}");
 }
 
 /// A refused commitment is shown in its turn, under the gate's verdict, and is never shown

@@ -124,7 +124,12 @@ fn full_lines() -> Vec<Value> {
         ),
         with("score", 23, json!({"name": "correct", "value": "C"})),
         with("score", 24, json!({"name": "passed", "value": false})),
-        with("some_future_kind", 25, json!({"anything": [1, 2]})),
+        with(
+            "gate",
+            25,
+            json!({"id": "q1", "formula": "p -> q", "because": ["b1"]}),
+        ),
+        with("some_future_kind", 26, json!({"anything": [1, 2]})),
     ]
 }
 

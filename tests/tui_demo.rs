@@ -73,9 +73,15 @@ fn the_demo_plays_at_its_pace_into_the_session() {
     let total: Duration = all.iter().map(base_delay).sum();
     assert_eq!(end - t0, total);
     assert!(total >= Duration::from_secs(4), "4 turns are not a blur");
-    // Follow mode shows the newest step, and the header says the demo is playing.
+    // Follow mode shows the newest step, and the header says the demo has finished (while
+    // it played, it said it was playing).
     assert_eq!(app.step() as usize, all.len());
     let screen = render_text(&mut app, 140, 30);
+    assert!(screen.contains("demo ■ finished"), "{screen}");
+    assert!(!screen.contains("demo ▶"), "{screen}");
+    let mut playing = demo_app(1);
+    playing.demo_tick(t0);
+    let screen = render_text(&mut playing, 140, 30);
     assert!(screen.contains("demo ▶ x1.0"), "{screen}");
 }
 

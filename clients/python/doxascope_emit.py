@@ -51,7 +51,7 @@ FORMAT_VERSION = 1
 KINDS = (
     "session", "announce", "retract", "verify", "revise", "query", "answer", "thought",
     "world", "turn", "belief", "schema_belief", "desire", "intention", "plan", "step",
-    "postcondition", "satisfaction", "review", "plan_stats", "log", "score",
+    "postcondition", "satisfaction", "review", "plan_stats", "log", "score", "gate",
 )
 
 _ROLES = ("fact", "rule", "norm", "assumption")
@@ -103,6 +103,9 @@ class Emitter:
         self._owns_file = False
         #: Events that could not be written (only with ``errors="count"``).
         self.dropped = 0
+        self._gate_lock = threading.Lock()
+        self._gates = 0
+        self._rbuf = b""
         #: The session name written on every event, or ``None``.
         self.session_name = session
         if hasattr(target, "write"):
@@ -268,6 +271,58 @@ class Emitter:
         ``unknown``."""
         _check("answer", answer, _ANSWERS)
         return self.emit("query", formula=formula, answer=answer, **extra)
+
+    def gate(self, formula, id=None, because=None, timeout=10.0, **extra):
+        """``gate``: ask the viewer Θ(Σ, φ) *before* committing to ``formula``, and wait for
+        its answer (only on a ``unix:`` or ``tcp:`` target, to a doxascope listening there).
+
+        Returns the reply as a dict: ``outcome`` (``contradiction``, ``entailed``,
+        ``newinfo`` or ``ungrounded``), ``conflict`` (ids of a minimal subset of Σ that
+        contradicts φ), ``repairs`` (each a minimal list of ids whose retraction would make
+        room for φ), ``reply_to`` (the gate's ``id``; one is made up when not given), or
+        ``error`` when the formula cannot be checked. ``because`` cites premises. Raises
+        :class:`EmitError` when the target is not a socket or no answer comes within
+        ``timeout`` seconds. Several threads may gate at once: gates are asked one at a time.
+        """
+        if self._sock is None:
+            raise EmitError("gate needs a unix: or tcp: target (the viewer answers on it)")
+        with self._gate_lock:
+            if id is None:
+                self._gates += 1
+                id = "gate-%d" % self._gates
+            self.emit("gate", id=id, formula=formula, because=because, **extra)
+            reply = self._read_reply(timeout)
+        if reply.get("reply_to") != id:
+            raise EmitError("the viewer answered %r, not gate %r" % (reply.get("reply_to"), id))
+        return reply
+
+    def _read_reply(self, timeout):
+        sock = self._sock
+        if sock is None:
+            raise EmitError("the emitter is closed")
+        sock.settimeout(timeout)
+        try:
+            while b"\n" not in self._rbuf:
+                chunk = sock.recv(65536)
+                if not chunk:
+                    raise EmitError("the viewer closed the connection before answering")
+                self._rbuf += chunk
+        except socket.timeout as e:
+            raise EmitError("no answer to the gate within %s s" % timeout) from e
+        except OSError as e:
+            if isinstance(e, EmitError):
+                raise
+            raise EmitError("cannot read the gate's answer: %s" % e) from e
+        finally:
+            try:
+                sock.settimeout(None)
+            except OSError:
+                pass
+        line, _, self._rbuf = self._rbuf.partition(b"\n")
+        try:
+            return json.loads(line.decode("utf-8"))
+        except ValueError as e:
+            raise EmitError("the viewer's answer is not JSON: %r" % line[:200]) from e
 
     def answer(self, text=None, formula=None, hedged=None, **extra):
         """``answer``: an ANSWER the agent gave, in words and as a formula; ``hedged=True``

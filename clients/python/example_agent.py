@@ -104,6 +104,10 @@ def run(args):
         treasure_hunt(em)
         bdi_loop(em)
         t.join()
+        # A gate asks a viewer listening on a socket before committing; in a file it only
+        # records that the question was asked (Emitter.gate() waits for an answer, so a file
+        # target writes the line itself).
+        em.emit("gate", id="g1", formula="treasure_in_a")
         em.score("found_treasure", value=True, explanation="the treasure was where the agent said",
                  source="example")
         em.log("example finished", level="info")

@@ -44,9 +44,10 @@ pub(crate) struct Args {
     turns: u64,
     /// The simulated agent's error rate X in [0, 1]; a question's slip probability is X times
     /// a weight that is higher for negated questions and for facts that follow from rules.
-    #[arg(long, value_name = "X", default_value_t = 0.1, value_parser = parse_rate,
-          conflicts_with = "agent")]
-    error_rate: f64,
+    /// Default 0.1; 0.3 for live play (the TUI or text), so that the first dialogue revises
+    /// within its first minute.
+    #[arg(long, value_name = "X", value_parser = parse_rate, conflicts_with = "agent")]
+    error_rate: Option<f64>,
     /// Ask an external agent instead of the simulated one: CMD runs through `sh -c`, reads one
     /// JSON question per line on its stdin and writes one JSON reply per line on its stdout
     /// (`{"reply":"YES"}`; docs/demo.md).
@@ -143,13 +144,23 @@ fn parse_speed(s: &str) -> Result<f64, String> {
     }
 }
 
+/// The simulated agent's error rate when a demo plays live and `--error-rate` is not given:
+/// at 0.1 the default dialogues never revise, and a live demo of belief revision should show
+/// one early (the default shows its first at turn 7 of the first dialogue).
+const LIVE_ERROR_RATE: f64 = 0.3;
+
 /// Runs `demo` and returns the exit code.
 pub(crate) fn run(args: &Args) -> i32 {
+    let plays_live = !args.eval && !args.headless;
     let cfg = DemoConfig {
         schedule: args.schedule.unwrap_or(Schedule::Stress),
         seed: args.seed,
         turns: args.turns as usize,
-        error_rate: args.error_rate,
+        error_rate: args.error_rate.unwrap_or(if plays_live {
+            LIVE_ERROR_RATE
+        } else {
+            DemoConfig::default().error_rate
+        }),
         policy: args.policy,
     };
     let mut agent = match &args.agent {
@@ -297,6 +308,9 @@ fn live(cfg: DemoConfig, n: usize, speed: f64, scripted: Option<Vec<Dialogue>>) 
             }
         }
         if player.is_finished(now) {
+            // Say so: the last turn's lines alone do not tell a watcher nothing more comes.
+            let _ = writeln!(out, "demo finished: every dialogue has been played")
+                .and_then(|()| out.flush());
             return if text.errors > 0 {
                 EXIT_PROBLEMS
             } else {
@@ -441,4 +455,31 @@ impl TextView {
 /// Sanitizes each line separately, keeping the line breaks this view puts in itself.
 fn sanitize_lines(s: &str) -> String {
     s.split('\n').map(sanitize).collect::<Vec<_>>().join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::demo::DemoEvents;
+    use crate::demo::player::base_delay;
+
+    /// The default live demo, played at speed 1, shows a revision within its first minute.
+    #[test]
+    fn the_default_live_demo_revises_within_a_minute() {
+        let cfg = DemoConfig {
+            error_rate: LIVE_ERROR_RATE,
+            ..DemoConfig::default()
+        };
+        let mut elapsed = Duration::ZERO;
+        let mut revised = None;
+        for ev in DemoEvents::new(cfg, 1) {
+            elapsed += base_delay(&ev);
+            if ev.kind_name() == "revise" {
+                revised = Some(elapsed);
+                break;
+            }
+        }
+        let at = revised.expect("the default live dialogue revises");
+        assert!(at < Duration::from_secs(60), "first revision after {at:?}");
+    }
 }

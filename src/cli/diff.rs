@@ -220,7 +220,7 @@ fn side_json(s: &Option<VerdictSide>) -> Value {
 }
 
 /// The JSON object `--json` prints.
-fn to_json(d: &RunDiff, a: Run<'_>, b: Run<'_>, names: &[String; 2]) -> Value {
+pub(super) fn to_json(d: &RunDiff, a: Run<'_>, b: Run<'_>, names: &[String; 2]) -> Value {
     let run = |r: Run<'_>, n: &str| json!({"file": n, "session": r.tl.name(), "steps": r.tl.len()});
     json!({
         "align": d.align.as_str(),
@@ -329,7 +329,7 @@ fn side_text(s: &Option<VerdictSide>) -> String {
 }
 
 /// The human-readable report.
-fn to_text(d: &RunDiff, a: Run<'_>, b: Run<'_>, names: &[String; 2]) -> String {
+pub(super) fn to_text(d: &RunDiff, a: Run<'_>, b: Run<'_>, names: &[String; 2]) -> String {
     use std::fmt::Write as _;
     let (na, nb) = (sanitize(&names[0]), sanitize(&names[1]));
     let mut out = String::new();

@@ -110,6 +110,29 @@ pub(crate) fn run(args: &Args) -> i32 {
         FormatArg::AgentPrompt => Format::AgentPrompt,
         FormatArg::Json => Format::Json,
     };
+    let text = render(&model, tl, step, format, query.as_ref());
+    let mut out = io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
+        Ok(()) => EXIT_OK,
+        // A closed pipe (`| head`) is not an error worth a message.
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => EXIT_OK,
+        Err(e) => {
+            eprintln!("doxascope export: cannot write: {e}");
+            EXIT_USAGE
+        }
+    }
+}
+
+/// Σ of session `tl` at `step` in `format`, as `export` prints it (prompt lines sanitized);
+/// `query` narrows an agent prompt to the beliefs that bear on it. The MCP server's `export`
+/// answers with the same text.
+pub(crate) fn render(
+    model: &Model,
+    tl: &crate::model::Timeline,
+    step: u32,
+    format: Format,
+    query: Option<&crate::logic::formula::Formula>,
+) -> String {
     // Seed 000's export_prompt lists its KnowledgeBase, where an update overwrites in place.
     let sigma = match format {
         Format::Prompt => tl.sigma_in_kb_order(model.log(), step),
@@ -141,25 +164,15 @@ pub(crate) fn run(args: &Args) -> i32 {
                 });
             crate::model::export::json_full(&sigma, header, bdi, inconsistencies)
         }
-        Format::AgentPrompt => crate::model::export::agent_prompt_of(&sigma, query.as_ref()),
+        Format::AgentPrompt => crate::model::export::agent_prompt_of(&sigma, query),
         _ => export(&sigma, format, header),
     };
     // Prompt lines carry the agent's own text to a terminal: sanitize them. The other
     // formats are for tools and sanitize their free-text comments themselves; JSON escapes.
-    let text = match format {
+    match format {
         Format::Prompt | Format::AgentPrompt => {
             text.lines().map(|l| sanitize(l) + "\n").collect::<String>()
         }
         _ => text,
-    };
-    let mut out = io::stdout().lock();
-    match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
-        Ok(()) => EXIT_OK,
-        // A closed pipe (`| head`) is not an error worth a message.
-        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => EXIT_OK,
-        Err(e) => {
-            eprintln!("doxascope export: cannot write: {e}");
-            EXIT_USAGE
-        }
     }
 }

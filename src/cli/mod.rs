@@ -15,6 +15,7 @@ mod export;
 mod history;
 mod import;
 mod man;
+mod mcp;
 mod notes;
 mod repl;
 mod report;
@@ -143,6 +144,12 @@ enum Command {
     /// zsh: `doxascope completions zsh > ~/.zfunc/_doxascope` (with `~/.zfunc` in `fpath`);
     /// fish: `doxascope completions fish > ~/.config/fish/completions/doxascope.fish`.
     Completions(completions::Args),
+    /// Serve doxascope's questions to a coding agent: an MCP server over stdio.
+    ///
+    /// Tools: sigma, why, whynot, entails, history, audit, findings, diff, whatif, export;
+    /// each takes `trace` (a path, any format doxascope reads), optional `session` and
+    /// `step`. Results are text with the JSON alongside. See docs/mcp.md for the wiring.
+    Mcp(mcp::Args),
     /// Print the manual page (roff): `doxascope man > doxascope.1`; `doxascope man COMMAND`
     /// for one command's page.
     Man(man::Args),
@@ -179,6 +186,7 @@ fn run(args: Vec<OsString>) -> i32 {
         Some(Command::Import(args)) => import::run(&args),
         Some(Command::Completions(args)) => completions::run(&args, command()),
         Some(Command::Man(args)) => man::run(&args, command()),
+        Some(Command::Mcp(args)) => mcp::run(&args),
         None if cli.view.is_empty() => {
             // Bare `doxascope`: the overview, as a usage error (nothing was asked).
             let _ = command().write_help(&mut std::io::stderr());

@@ -239,7 +239,8 @@ pub fn table_for(
         let fallbacks: usize = evals.iter().map(|e| e.solver.fallbacks).sum();
         let _ = writeln!(
             s,
-            "Greedy revisions that needed the recency fallback: {fallbacks}."
+            "Greedy revisions that needed the recency fallback: {fallbacks} (commitments the \
+             rules alone contradict are not among them: they are counted under Refused)."
         );
     }
     let _ = writeln!(s);

@@ -44,6 +44,8 @@ pub struct Player<I: Iterator<Item = Event>> {
     due: Option<Instant>,
     paused: bool,
     speed: f64,
+    /// The source has given its last event.
+    exhausted: bool,
 }
 
 impl<I: Iterator<Item = Event>> Player<I> {
@@ -55,6 +57,7 @@ impl<I: Iterator<Item = Event>> Player<I> {
             due: None,
             paused: false,
             speed: 1.0,
+            exhausted: false,
         }
     }
 
@@ -63,8 +66,9 @@ impl<I: Iterator<Item = Event>> Player<I> {
     }
 
     fn load(&mut self, now: Instant) {
-        if self.pending.is_none() {
+        if self.pending.is_none() && !self.exhausted {
             self.pending = self.src.next();
+            self.exhausted = self.pending.is_none();
             self.due = self.pending.as_ref().map(|e| now + self.scaled(e));
         }
     }
@@ -190,6 +194,12 @@ impl<I: Iterator<Item = Event>> Player<I> {
         self.set_speed(self.speed / 2.0, now);
     }
 
+    /// Whether every event has been released, as far as the player has looked (a view that
+    /// cannot poll says "finished" with it; [`Player::is_finished`] looks ahead).
+    pub fn has_finished(&self) -> bool {
+        self.exhausted && self.pending.is_none()
+    }
+
     /// Whether every event has been released.
     pub fn is_finished(&mut self, now: Instant) -> bool {
         self.load(now);
@@ -229,8 +239,10 @@ mod tests {
         let mut t = t0 + Duration::from_millis(300);
         let total: Duration = all.iter().skip(2).map(base_delay).sum();
         t += total;
+        assert!(!p.has_finished(), "events are still to come");
         got.extend(p.poll(t));
         assert_eq!(got, all);
+        assert!(p.has_finished(), "the header says the demo has finished");
         assert!(p.is_finished(t));
         assert!(p.poll(t + Duration::from_secs(60)).is_empty());
     }

@@ -224,7 +224,8 @@ pub struct RunSummary {
     pub retractions: usize,
     /// New commitments not admitted (they contradict 𝓡 alone, or the policy rejected them).
     pub refused: usize,
-    /// Greedy revisions where no single retraction sufficed and the recency fallback ran.
+    /// Greedy revisions where no single retraction sufficed and the recency fallback ran and
+    /// kept the new commitment (refusals are counted in `refused` only).
     pub fallbacks: usize,
     /// Whether some atom received conflicting truth assignments across the dialogue: the
     /// commitments this system admitted hold both P and ¬P at some point (seed 003's
@@ -267,7 +268,8 @@ pub struct SolverStep {
     pub applied: bool,
     /// Prior commitments removed, oldest first.
     pub retracted: Vec<String>,
-    /// Greedy found no single retraction and fell back to recency.
+    /// Greedy found no single retraction and fell back to recency, which kept ℓ (a
+    /// commitment the rules alone contradict is refused, not a fallback).
     pub fallback: bool,
     /// When ℓ contradicted Σ: a minimal conflicting set of ids, ℓ's included.
     pub conflict: Vec<String>,
@@ -337,13 +339,16 @@ pub fn solver(d: &Dialogue, policy: Policy) -> Result<SolverRun, DemoError> {
             .cloned()
             .collect();
         summary.retractions += prior.len();
-        summary.fallbacks += usize::from(rev.fallback);
+        // A commitment the rules alone contradict goes through the fallback too (no single
+        // retraction helps) and is refused there: a refusal, not a fallback revision.
+        let fallback = rev.fallback && rev.applied;
+        summary.fallbacks += usize::from(fallback);
         steps.push(Some(SolverStep {
             id,
             theta: rev.outcome,
             applied: rev.applied,
             retracted: prior,
-            fallback: rev.fallback,
+            fallback,
             conflict: rev.conflict,
         }));
     }

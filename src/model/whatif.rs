@@ -817,3 +817,22 @@ fn repairs(
         sigma_was_inconsistent: !consistent_before,
     })
 }
+
+/// Every minimal way to make room for `phi` in `members` (Σ, consistent): each a minimal set
+/// of ids of Σ whose retraction makes Σ ∪ {φ} consistent (the repairs that refuse φ left
+/// out), and whether they are provably all. The live gate's `repairs`; the same enumeration
+/// as a revision's repairs here.
+pub fn room_for(
+    members: Vec<BeliefSpec>,
+    phi: &BeliefSpec,
+    opts: &RecomputeOptions,
+) -> Result<(Vec<Vec<String>>, bool), Unknown> {
+    let r = repairs(members, phi, &[], None, opts)?;
+    let sets = r
+        .repairs
+        .into_iter()
+        .filter(|rep| rep.keeps_new)
+        .map(|rep| rep.retract)
+        .collect();
+    Ok((sets, r.complete))
+}

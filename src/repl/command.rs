@@ -204,6 +204,34 @@ pub const COMMANDS: &[CommandSpec] = &[
         run: exec::prompt,
     },
     CommandSpec {
+        name: "watch",
+        args: "φ|KEY",
+        summary: "a watchpoint: `continue` stops where φ changes status (or the ground belief KEY changes value), naming the event",
+        completes: Completes::Formula,
+        run: super::watch::watch,
+    },
+    CommandSpec {
+        name: "break",
+        args: "CODE",
+        summary: "a breakpoint: `continue` stops at the steps of the session's audit findings of this code",
+        completes: Completes::Nothing,
+        run: super::watch::brk,
+    },
+    CommandSpec {
+        name: "unwatch",
+        args: "[N]",
+        summary: "remove watchpoint or breakpoint N (its number in the list), or all of them",
+        completes: Completes::Nothing,
+        run: super::watch::unwatch,
+    },
+    CommandSpec {
+        name: "continue",
+        args: "[back]",
+        summary: "time travel to the next (or previous) step where a watchpoint or breakpoint triggers, naming the event",
+        completes: Completes::Nothing,
+        run: super::watch::cont,
+    },
+    CommandSpec {
         name: "help",
         args: "[CMD]",
         summary: "list the commands, or explain one",
@@ -324,6 +352,17 @@ pub enum Command {
     Help(Option<String>),
     /// `save FILE`
     Save(String),
+    /// `watch φ|KEY`
+    Watch(FormulaArg),
+    /// `break CODE`
+    Break(String),
+    /// `unwatch [N]`
+    Unwatch(Option<u64>),
+    /// `continue [back]`
+    Continue {
+        /// Travel backwards.
+        back: bool,
+    },
 }
 
 impl Command {
@@ -353,6 +392,10 @@ impl Command {
             Command::Prompt(_) => "prompt",
             Command::Help(_) => "help",
             Command::Save(_) => "save",
+            Command::Watch(_) => "watch",
+            Command::Break(_) => "break",
+            Command::Unwatch(_) => "unwatch",
+            Command::Continue { .. } => "continue",
         }
     }
 }
@@ -714,6 +757,36 @@ pub fn parse(line: &str) -> Result<Command, CommandError> {
                 Ok(Command::Save(arg.to_string()))
             }
         }
+        "watch" => Ok(Command::Watch(formula_arg()?)),
+        "break" => {
+            if arg.is_empty() || arg.contains(char::is_whitespace) {
+                return Err(err(name, "expected one finding code".into(), arg_at));
+            }
+            Ok(Command::Break(arg.to_string()))
+        }
+        "unwatch" => {
+            if arg.is_empty() {
+                return Ok(Command::Unwatch(None));
+            }
+            arg.parse::<u64>()
+                .map(|n| Command::Unwatch(Some(n)))
+                .map_err(|_| {
+                    err(
+                        name,
+                        format!("expected a watchpoint number, found `{arg}`"),
+                        arg_at,
+                    )
+                })
+        }
+        "continue" => match arg {
+            "" => Ok(Command::Continue { back: false }),
+            "back" => Ok(Command::Continue { back: true }),
+            _ => Err(err(
+                name,
+                format!("expected nothing or `back`, found `{arg}`"),
+                arg_at,
+            )),
+        },
         _ => unreachable!("every table entry is matched above"),
     }
 }
@@ -916,6 +989,9 @@ mod tests {
                 "believes" => "believes p @0.5".to_string(),
                 "whatif" => "whatif recency from 2".to_string(),
                 "unnote" => "unnote 3".to_string(),
+                "unwatch" => "unwatch 1".to_string(),
+                "continue" => "continue back".to_string(),
+                "break" => "break dag-cycle".to_string(),
                 n if c.args.is_empty() => n.to_string(),
                 n => format!("{n} p"),
             };

@@ -23,9 +23,11 @@
 mod across;
 pub mod command;
 mod exec;
+pub mod gate;
 mod layer;
 pub mod model_sigma;
 pub mod reply;
+mod watch;
 
 use std::collections::{BTreeSet, HashMap};
 use std::fmt::Write as _;
@@ -41,7 +43,7 @@ pub use model_sigma::ModelSigma;
 pub use reply::{
     Certified, Changed, DecisionLine, DiffItem, EventRef, GroundChange, HistoryCostView,
     HistoryLine, KeyLifeView, KeyWriteLine, LeftInfo, Member, NoteLine, RepairLine, ReplError,
-    Reply, RevisionLine, VerdictLine,
+    Reply, RevisionLine, Stop, VerdictLine,
 };
 
 use layer::{HandEntry, Held};
@@ -145,6 +147,8 @@ pub struct Repl {
     /// Where the session's bookmarks and notes are kept (`note`, `notes`), when the session
     /// comes from a trace file.
     note_store: Option<crate::trace::notes::NoteStore>,
+    /// The watchpoints and breakpoints (`watch`, `break`), in the order they were set.
+    points: Vec<watch::Point>,
 }
 
 impl Repl {
@@ -164,6 +168,7 @@ impl Repl {
             walk_timeout: crate::model::recompute::RecomputeOptions::default().timeout,
             whatif_budget: WHATIF_BUDGET,
             note_store: None,
+            points: Vec::new(),
         }
     }
 

@@ -105,6 +105,21 @@ pub struct KeyLifeView {
     pub reads: Vec<(u64, String)>,
 }
 
+/// Where `continue` stopped.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Stop {
+    /// The step it started from.
+    pub from: u64,
+    /// Whether it travelled backwards.
+    pub back: bool,
+    /// The step it stopped at; `None` when nothing triggers in that direction (it stays).
+    pub step: Option<u64>,
+    /// The trace's last step.
+    pub last: u64,
+    /// What triggered there, each naming the point and the event.
+    pub hits: Vec<String>,
+}
+
 /// One value of a key.
 #[derive(Debug, Clone, PartialEq)]
 pub struct KeyWriteLine {
@@ -508,6 +523,13 @@ pub enum Reply {
         /// When the argument named a ground belief: the key's life.
         key: Option<KeyLifeView>,
     },
+    /// `watch`, `break`, `unwatch`, `continue`
+    Watch {
+        /// The watchpoints and breakpoints set, numbered from 1 in this order.
+        points: Vec<String>,
+        /// For `continue`: where time travel stopped and why.
+        stop: Option<Stop>,
+    },
     /// `prompt`
     Prompt {
         /// Seed 001's prompt for Σ (and the question, when given).
@@ -804,6 +826,13 @@ impl Reply {
                 location,
                 in_data_dir,
             } => json!({"note": note.to_json(), "location": location, "in_data_dir": in_data_dir}),
+            Reply::Watch { points, stop } => json!({
+                "points": points,
+                "stopped": stop.as_ref().map(|st| json!({
+                    "from": st.from, "back": st.back, "step": st.step, "last": st.last,
+                    "hits": st.hits,
+                })),
+            }),
             Reply::Notes {
                 notes,
                 location,
@@ -1472,6 +1501,35 @@ impl Reply {
                     }
                 );
             }
+            Reply::Watch { points, stop } => match stop {
+                Some(st) => match st.step {
+                    Some(step) => {
+                        let _ = write!(out, "stopped at step {step} (from {}):", st.from);
+                        for h in &st.hits {
+                            let _ = write!(out, "\n  {}", sanitize(h));
+                        }
+                    }
+                    None => {
+                        let _ = write!(
+                            out,
+                            "no watchpoint triggers {} step {} (last step {}); still at step {}",
+                            if st.back { "before" } else { "after" },
+                            st.from,
+                            st.last,
+                            st.from
+                        );
+                    }
+                },
+                None if points.is_empty() => out.push_str("no watchpoints"),
+                None => {
+                    for (i, p) in points.iter().enumerate() {
+                        if i > 0 {
+                            out.push('\n');
+                        }
+                        let _ = write!(out, "{}. {}", i + 1, sanitize(p));
+                    }
+                }
+            },
             Reply::Notes {
                 notes,
                 location,

@@ -365,6 +365,7 @@ kinds! {
     PlanStats => "plan_stats",
     Log => "log",
     Score => "score",
+    Gate => "gate",
 }
 
 impl Kind {
@@ -668,6 +669,8 @@ pub enum Body {
     Log(Box<Log>),
     /// `score`
     Score(Box<Score>),
+    /// `gate`
+    Gate(Box<Gate>),
     /// A kind this reader does not know; all its fields are in [`Event::extra`].
     Unknown(Box<UnknownKind>),
 }
@@ -698,6 +701,7 @@ impl Body {
             Body::PlanStats(_) => Kind::PlanStats,
             Body::Log(_) => Kind::Log,
             Body::Score(_) => Kind::Score,
+            Body::Gate(_) => Kind::Gate,
             Body::Unknown(_) => return None,
         })
     }
@@ -869,6 +873,19 @@ pub struct Query {
     /// The answer the agent received.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub answer: Option<QueryAnswer>,
+}
+
+/// `gate`: a live agent asks Θ(Σ, φ) before it commits to φ. On a live connection the
+/// viewer replies on the same connection (see `docs/live.md`); in a file it records that the
+/// question was asked. The event's `id` names the question, and the reply's `reply_to`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Gate {
+    /// The formula asked about, required.
+    pub formula: Text,
+    /// Ids of the premises the agent cites for φ (then `ungrounded` when they, with the rules
+    /// and norms, do not entail it).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub because: Vec<Text>,
 }
 
 /// `answer`: an ANSWER the agent gave.

@@ -829,6 +829,10 @@ pub(crate) fn build_body(
             formula: b.required_string(F::formula, kind)?,
             answer: b.typed(F::answer)?,
         })),
+        Kind::Gate => Body::Gate(Box::new(Gate {
+            formula: b.required_string(F::formula, kind)?,
+            because: b.strings(F::because)?,
+        })),
         Kind::Answer => Body::Answer(Box::new(Answer {
             text: b.string(F::text)?,
             formula: b.string(F::formula)?,

@@ -84,7 +84,8 @@ const WEIGHTS: &[(&str, u64)] = &[
     ("plan_stats", 20),
     ("world", 3),
     ("score", 8),
-    ("tool_call", 12),
+    ("gate", 4),
+    ("tool_call", 8),
 ];
 
 struct SessionGen {
@@ -276,6 +277,10 @@ fn body(line: &mut String, kind: &str, rng: &mut Rng, atoms: u64, beliefs: &mut 
         "answer" => push_fmt(
             line,
             format_args!(",\"text\":\"The answer is yes.\",\"formula\":\"{f}\""),
+        ),
+        "gate" => push_fmt(
+            line,
+            format_args!(",\"id\":\"g{}\",\"formula\":\"{f}\"", rng.below(1000)),
         ),
         "retract" => {
             let by = rng.pick(&["agent", "revision", "user"]);

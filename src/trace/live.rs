@@ -81,7 +81,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use tokio::io::{AsyncRead, AsyncReadExt};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc, watch};
 use tokio::task::JoinHandle;
 
@@ -295,6 +295,9 @@ pub struct LiveConfig {
     pub read_chunk: usize,
     /// The uid allowed to connect to a Unix socket; `None` means our own.
     pub allowed_uid: Option<u32>,
+    /// Answers `gate` events of socket sessions on the same connection (see
+    /// [`super::gate`]); `None`: a gate is shown but not answered.
+    pub gatekeeper: Option<super::gate::GateFactory>,
     /// OTLP/HTTP: the largest request body accepted (as sent, compressed or not); larger ones
     /// get 413.
     pub otlp_max_body: usize,
@@ -352,6 +355,7 @@ impl Default for LiveConfig {
             max_spool_dir_bytes: 4 << 30,
             read_chunk: 64 * 1024,
             allowed_uid: None,
+            gatekeeper: None,
             otlp_max_body: 16 << 20,
             otlp_max_decoded: 64 << 20,
             otlp_max_spans: 65_536,
@@ -918,7 +922,8 @@ impl Live {
             match accepted {
                 Ok((stream, addr)) => {
                     let peer = Peer::Tcp(addr);
-                    self.admit(stream, peer);
+                    let (r, w) = stream.into_split();
+                    self.admit(r, Some(Box::new(w)), peer);
                 }
                 Err(e) => self.accept_error(e).await,
             }
@@ -955,7 +960,8 @@ impl Live {
                             continue;
                         }
                     }
-                    self.admit(stream, peer);
+                    let (r, w) = stream.into_split();
+                    self.admit(r, Some(Box::new(w)), peer);
                 }
                 Err(e) => self.accept_error(e).await,
             }
@@ -964,18 +970,18 @@ impl Live {
 
     /// Gives an accepted connection a slot (evicting if need be, without holding up the
     /// accept loop) and serves it, or refuses it.
-    fn admit<R>(&self, stream: R, peer: Peer)
+    fn admit<R>(&self, stream: R, writer: Option<ReplyWriter>, peer: Peer)
     where
         R: AsyncRead + Unpin + Send + 'static,
     {
         if let Ok(permit) = self.shared.connections.clone().try_acquire_owned() {
-            self.serve(stream, peer, permit);
+            self.serve(stream, writer, peer, permit);
             return;
         }
         let live = self.clone();
         tokio::spawn(async move {
             match live.slot().await {
-                Some(permit) => live.serve(stream, peer, permit),
+                Some(permit) => live.serve(stream, writer, peer, permit),
                 None => {
                     drop(stream);
                     live.reject(peer, RejectReason::TooManyConnections);
@@ -985,8 +991,13 @@ impl Live {
     }
 
     /// Serves one accepted connection: checks how it starts, then runs it as a session.
-    fn serve<R>(&self, stream: R, peer: Peer, permit: OwnedSemaphorePermit)
-    where
+    fn serve<R>(
+        &self,
+        stream: R,
+        writer: Option<ReplyWriter>,
+        peer: Peer,
+        permit: OwnedSemaphorePermit,
+    ) where
         R: AsyncRead + Unpin + Send + 'static,
     {
         let live = self.clone();
@@ -1021,6 +1032,12 @@ impl Live {
             };
             let id = live.shared.next_id.fetch_add(1, Ordering::Relaxed);
             let mut s = Session::new(live.shared.clone(), id, format!("conn-{id}"), Some(conn));
+            if let (Some(w), Some(f)) = (writer, &live.shared.cfg.gatekeeper) {
+                s.gate = Some(Gate {
+                    keeper: Some((f.0)()),
+                    writer: Some(w),
+                });
+            }
             s.run(io::Cursor::new(head).chain(stream), peer).await;
         });
     }
@@ -1242,7 +1259,22 @@ struct Session {
     spooled_only: u64,
     /// When the unfinished line began.
     line_started: Option<Instant>,
+    /// Socket sessions with a gatekeeper: who answers `gate` events, and where.
+    gate: Option<Gate>,
 }
+
+/// Where a connection's replies go.
+type ReplyWriter = Box<dyn tokio::io::AsyncWrite + Unpin + Send + Sync>;
+
+/// A session's gate: its keeper (away while it answers) and the connection's write half
+/// (dropped once a reply cannot be written).
+struct Gate {
+    keeper: Option<Box<dyn super::gate::Gatekeeper>>,
+    writer: Option<ReplyWriter>,
+}
+
+/// How long a reply may wait for a client that does not read before it is given up.
+const REPLY_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// How a read turn ended the session, if it did.
 type Turn = Result<(), Option<CloseReason>>;
@@ -1263,6 +1295,7 @@ impl Session {
             spilling: false,
             spooled_only: 0,
             line_started: None,
+            gate: None,
         }
     }
 
@@ -1536,6 +1569,7 @@ impl Session {
         }
         let mut items = Vec::new();
         reader.feed(bytes, &mut items);
+        let items = self.gated(items).await;
         let n = bytes.len() as u64;
         self.held_bytes += n;
         self.shared
@@ -1573,6 +1607,69 @@ impl Session {
         } else {
             Err(None)
         }
+    }
+
+    /// Shows the items to the gatekeeper and answers their gates on the connection; returns
+    /// the items with each gate's record after it.
+    async fn gated(&mut self, items: Vec<Item>) -> Vec<Item> {
+        let Some(gate) = &mut self.gate else {
+            return items;
+        };
+        let mut out = Vec::with_capacity(items.len() + 1);
+        for item in items {
+            let Some(mut keeper) = gate.keeper.take() else {
+                out.push(item);
+                continue;
+            };
+            let Item::Event(ev) = &item else {
+                keeper.observe(&item);
+                gate.keeper = Some(keeper);
+                out.push(item);
+                continue;
+            };
+            if !matches!(ev.body, super::event::Body::Gate(_)) {
+                keeper.observe(&item);
+                gate.keeper = Some(keeper);
+                out.push(item);
+                continue;
+            }
+            // The solver blocks: answer on a blocking thread. A keeper that panics is gone,
+            // and the session's later gates go unanswered (the session itself goes on).
+            let ev = ev.clone();
+            let Ok((mut keeper, answer)) = tokio::task::spawn_blocking(move || {
+                let a = keeper.answer(&ev);
+                (keeper, a)
+            })
+            .await
+            else {
+                out.push(item);
+                continue;
+            };
+            if let Some(w) = &mut gate.writer {
+                let line = format!("{}\n", answer.reply);
+                let sent = tokio::time::timeout(REPLY_TIMEOUT, async {
+                    w.write_all(line.as_bytes()).await?;
+                    w.flush().await
+                })
+                .await;
+                if !matches!(sent, Ok(Ok(()))) {
+                    gate.writer = None;
+                }
+            }
+            keeper.observe(&item);
+            out.push(item);
+            if let Some(record) = answer.record {
+                let mut r = Reader::new(&self.name, ReaderConfig::default());
+                let mut recorded = Vec::new();
+                r.feed(format!("{record}\n").as_bytes(), &mut recorded);
+                for it in recorded {
+                    keeper.observe(&it);
+                    out.push(it);
+                }
+            }
+            gate.keeper = Some(keeper);
+        }
+        out
     }
 
     /// Sends a batch once the session has a free queue slot (backpressure: the stream is

@@ -50,6 +50,7 @@ pub mod brief;
 pub mod event;
 mod fields;
 pub mod follow;
+pub mod gate;
 pub mod generate;
 pub mod import;
 pub mod index;

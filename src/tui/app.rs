@@ -1892,6 +1892,18 @@ impl App {
                             self.view_mut().follow = false;
                             self.goto_step(*step);
                         }
+                        // `:continue` travels to where a watchpoint triggered.
+                        if let Reply::Watch {
+                            stop:
+                                Some(crate::repl::Stop {
+                                    step: Some(step), ..
+                                }),
+                            ..
+                        } = r
+                        {
+                            self.view_mut().follow = false;
+                            self.goto_step(*step);
+                        }
                         if let Some(h) = history_marks(r) {
                             self.view_mut().history = Some(h);
                         }

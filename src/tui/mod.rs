@@ -678,6 +678,8 @@ pub fn run(opts: Options) -> Result<(), TuiError> {
             max_spool_files: opts
                 .spool_files
                 .unwrap_or(crate::trace::live::DEFAULT_SPOOL_FILES),
+            // A `gate` line on a socket gets its answer on the same connection.
+            gatekeeper: Some(crate::repl::gate::ReplGate::factory()),
             ..crate::trace::live::LiveConfig::default()
         })
     });

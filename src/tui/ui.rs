@@ -364,7 +364,9 @@ fn header(f: &mut Frame, app: &App, area: Rect) {
     ));
     if let Some(p) = &app.demo {
         let st = t.accent.add_modifier(Modifier::BOLD);
-        let (full, short) = if p.is_paused() {
+        let (full, short) = if p.has_finished() {
+            ("demo ■ finished".to_string(), "■".to_string())
+        } else if p.is_paused() {
             ("demo ⏸".to_string(), "⏸".to_string())
         } else {
             let x = speed_label(p.speed());

@@ -111,6 +111,8 @@ fn class(kind: Kind, f: F) -> Option<Class> {
         (Kind::Revise, F::retracted) => Strs,
         (Kind::Query, F::formula) => Str,
         (Kind::Query, F::answer) => Enum(E::QueryAnswer),
+        (Kind::Gate, F::formula) => Str,
+        (Kind::Gate, F::because) => Strs,
         (Kind::Answer, F::text | F::formula) => Str,
         (Kind::Answer, F::hedged) => Bool,
         (Kind::Thought, F::text) => Str,
@@ -454,6 +456,11 @@ fn gist(
             )
         }
         Kind::Query => Gist::query(found.formula.as_deref()?),
+        // The decoder requires a gate's formula; the gist is the kind alone.
+        Kind::Gate => {
+            found.formula.as_deref()?;
+            Gist::Plain(Kind::Gate)
+        }
         Kind::Answer => Gist::answer(found.formula.as_deref()),
         Kind::Belief => {
             let value: Option<serde_json::Value> = match found.value {
