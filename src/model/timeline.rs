@@ -391,12 +391,19 @@ impl Timeline {
     /// id (it may name something the trace does not hold, such as a span the exporter
     /// dropped).
     pub fn score_target(&self, log: &TraceLog, step: u32) -> Option<u32> {
+        // Read without pinning (`load`, not `event_at`): the audit asks this of every score
+        // of a long spooled trace, and a pinned event stays in memory for the run.
         let pos = self.event_pos_at(step)?;
-        let Body::Score(sc) = &event_at(log, pos).body else {
+        let score = log.events.load(pos as usize)?;
+        let Body::Score(sc) = &score.body else {
             return None;
         };
         let target = sc.target.as_deref()?;
-        let has = |i: &usize| event_at(log, self.events[*i]).id.as_deref() == Some(target);
+        let has = |i: &usize| {
+            log.events
+                .load(self.events[*i] as usize)
+                .is_some_and(|e| e.id.as_deref() == Some(target))
+        };
         let at = step as usize - 1;
         (0..at)
             .rev()
