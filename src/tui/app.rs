@@ -20,6 +20,9 @@ use ratatui::crossterm::event::{
 };
 use ratatui::layout::{Position, Rect};
 
+mod watch;
+pub use watch::WatchState;
+
 use super::data::{RowItem, SessionData, SessionSource, Store};
 use super::highlight;
 use super::keys::{self, Action};
@@ -230,6 +233,8 @@ pub struct SessionView {
     pub hand_pending: bool,
     /// The history marked on the strip under the timeline (`H`, `:history φ`).
     pub history: Option<HistoryMarks>,
+    /// Watchpoints while following: how many, what was checked, why following paused.
+    pub watch: WatchState,
 }
 
 /// A history as the strip under the timeline marks it.
@@ -280,6 +285,7 @@ impl Default for SessionView {
             hand_hidden: false,
             hand_pending: false,
             history: None,
+            watch: WatchState::default(),
         }
     }
 }
@@ -661,6 +667,7 @@ impl App {
             let n = self.sess().map_or(0, |s| s.rows());
             self.view_mut().cursor = n.saturating_sub(1);
         }
+        self.watch_check();
         self.dirty = true;
     }
 
@@ -1443,6 +1450,7 @@ impl App {
                 if follow {
                     self.goto(i64::from(n));
                     self.view_mut().follow = true;
+                    self.watch_resume();
                 }
                 self.status = if follow { "following" } else { "paused" }.into();
             }
@@ -1904,6 +1912,7 @@ impl App {
                             self.view_mut().follow = false;
                             self.goto_step(*step);
                         }
+                        self.watch_prompt_reply(r);
                         if let Some(h) = history_marks(r) {
                             self.view_mut().history = Some(h);
                         }
@@ -2004,6 +2013,7 @@ impl App {
                     Err(e) => e.to_text(),
                 };
             }
+            Purpose::Watch { session } => self.on_watch_reply(session, reply.result),
             Purpose::Marks => match reply.result {
                 Ok(Reply::Notes {
                     notes, location, ..
