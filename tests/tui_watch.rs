@@ -26,11 +26,14 @@ struct Followed {
 
 impl Followed {
     fn open(name: &str, first: usize) -> (Followed, App) {
-        highlight::load_now();
         let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
             .join("sample-traces")
             .join(name);
-        let text = std::fs::read_to_string(path).unwrap();
+        Followed::text(name, &std::fs::read_to_string(path).unwrap(), first)
+    }
+
+    fn text(name: &str, text: &str, first: usize) -> (Followed, App) {
+        highlight::load_now();
         let mut f = Followed {
             reader: Reader::new(name, ReaderConfig::default()),
             lines: text.lines().map(|l| format!("{l}\n")).collect(),
@@ -242,4 +245,33 @@ fn a_breakpoint_pauses_following_at_its_finding() {
         "{}",
         app.status
     );
+}
+
+#[test]
+fn a_failed_tool_call_pauses_following_at_once() {
+    let trace = [
+        r#"{"kind":"announce","formula":"p"}"#,
+        r#"{"kind":"tool_call","id":"t1","tool":"search","status":"ok"}"#,
+        r#"{"kind":"announce","formula":"q"}"#,
+        r#"{"kind":"tool_call","id":"t2","tool":"fetch","status":"error","error":"404"}"#,
+        r#"{"kind":"announce","formula":"r"}"#,
+    ]
+    .join("\n");
+    let (mut f, mut app) = Followed::text("agent.jsonl", &trace, 1);
+    let mut r = ReplState::default();
+    press(&mut app, &mut r, ":break tool-call-failed\n\x1b");
+    // A successful call is a near miss.
+    f.grow(&mut app, &mut r, 2);
+    assert!(app.view().follow, "{}", app.status);
+    f.grow(&mut app, &mut r, 2);
+    assert!(!app.view().follow);
+    assert_eq!(app.step(), 4);
+    assert!(
+        app.status
+            .starts_with("break #1: tool-call-failed at step 4: ")
+            && app.status.contains("404"),
+        "{}",
+        app.status
+    );
+    assert!(render_text(&mut app, 200, 40).contains("⏸ watch"));
 }
