@@ -508,6 +508,11 @@ impl App {
             let left = self.view_mut();
             left.hand = None;
             left.hand_pending = false;
+            // The REPL job starts afresh for the next session: the points set here go with
+            // it, and a check not sent yet would ask the new session's REPL.
+            left.watch = WatchState::default();
+            self.repl_waiting
+                .retain(|(_, _, p)| !matches!(p, Purpose::Watch { .. }));
             self.last_session = Some(self.session);
         }
         self.session = i;
@@ -1876,7 +1881,12 @@ impl App {
     pub fn on_reply(&mut self, reply: super::repl_job::Answer) {
         use crate::repl::Reply;
         // A command still waiting for the hand-over is what the pane works on next.
-        self.working = self.repl_waiting.front().map(|(l, _, _)| l.clone());
+        // A watch check is not something typed: the pane does not say it works on it.
+        self.working = self
+            .repl_waiting
+            .iter()
+            .find(|(_, _, p)| !matches!(p, Purpose::Watch { .. }))
+            .map(|(l, _, _)| l.clone());
         self.dirty = true;
         let v = self.view_mut();
         if reply.purpose == Purpose::Prompt {
