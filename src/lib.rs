@@ -82,7 +82,8 @@
 //! - The live gate (a `gate` line answered on its connection): the seam in `trace/gate.rs`,
 //!   the socket side in `trace/live.rs`, the answer (the REPL's `check` on the session's
 //!   replay, repairs from `model/whatif.rs`) in `repl/gate.rs`; `docs/live.md`.
-//! - Watchpoints and breakpoints (`watch`, `break`, `continue`): `repl/watch.rs`.
+//! - Watchpoints and breakpoints (`watch`, `break`, `continue`): `repl/watch.rs`; pausing
+//!   following in the TUI where one triggers: `tui/app/watch.rs`.
 //! - What an OpenTelemetry span or log record becomes: `trace/import/otlp/map.rs` (log
 //!   records are read by `otlp/logs.rs`); the OTLP/HTTP receiver's paths:
 //!   `trace/otlp_http.rs`.

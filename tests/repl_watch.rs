@@ -129,7 +129,7 @@ fn a_breakpoint_stops_at_its_findings_and_unknown_codes_are_refused() {
         v["stopped"]["hits"][0]
             .as_str()
             .unwrap()
-            .starts_with("break dag-deadlock: ")
+            .starts_with("break #1: dag-deadlock at step 19: ")
     );
     assert_eq!(json(&mut r, "continue")["stopped"]["step"], Value::Null);
     assert_eq!(json(&mut r, "unwatch")["points"], serde_json::json!([]));

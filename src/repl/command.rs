@@ -205,8 +205,8 @@ pub const COMMANDS: &[CommandSpec] = &[
     },
     CommandSpec {
         name: "watch",
-        args: "φ|KEY",
-        summary: "a watchpoint: `continue` stops where φ changes status (or the ground belief KEY changes value), naming the event",
+        args: "[φ|KEY]",
+        summary: "a watchpoint: `continue` stops where φ changes status (or the ground belief KEY changes value), naming the event; without an argument, list the points set and where each last stopped",
         completes: Completes::Formula,
         run: super::watch::watch,
     },
@@ -352,8 +352,8 @@ pub enum Command {
     Help(Option<String>),
     /// `save FILE`
     Save(String),
-    /// `watch φ|KEY`
-    Watch(FormulaArg),
+    /// `watch [φ|KEY]` (without an argument: list the points set)
+    Watch(Option<FormulaArg>),
     /// `break CODE`
     Break(String),
     /// `unwatch [N]`
@@ -757,7 +757,13 @@ pub fn parse(line: &str) -> Result<Command, CommandError> {
                 Ok(Command::Save(arg.to_string()))
             }
         }
-        "watch" => Ok(Command::Watch(formula_arg()?)),
+        "watch" => {
+            if arg.is_empty() {
+                Ok(Command::Watch(None))
+            } else {
+                Ok(Command::Watch(Some(formula_arg()?)))
+            }
+        }
         "break" => {
             if arg.is_empty() || arg.contains(char::is_whitespace) {
                 return Err(err(name, "expected one finding code".into(), arg_at));

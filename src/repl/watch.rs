@@ -11,35 +11,58 @@ use crate::model::audit::{AuditOptions, Code, audit};
 use super::reply::{HistoryLine, Stop};
 use super::{Command, FormulaArg, Repl, ReplError, Reply};
 
-/// One watchpoint or breakpoint.
+/// What a point watches.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) enum Point {
+pub(crate) enum PointKind {
     /// A formula, a belief id or a key (`history` tells which).
     Watch(FormulaArg),
     /// A finding code.
     Break(Code),
 }
 
+/// One watchpoint or breakpoint, with the step `continue` last stopped at for it (listed by
+/// `watch` so a user sees which point paused following).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Point {
+    kind: PointKind,
+    last: Option<u64>,
+}
+
 impl Point {
+    fn new(kind: PointKind) -> Self {
+        Point { kind, last: None }
+    }
+
     fn describe(&self) -> String {
-        match self {
-            Point::Watch(f) => format!("watch {}", f.text),
-            Point::Break(c) => format!("break {}", c.as_str()),
+        match &self.kind {
+            PointKind::Watch(f) => format!("watch {}", f.text),
+            PointKind::Break(c) => format!("break {}", c.as_str()),
+        }
+    }
+
+    /// `watch #N` / `break #N`, how a hit names its point.
+    fn label(&self, n: usize) -> String {
+        match &self.kind {
+            PointKind::Watch(_) => format!("watch #{n}"),
+            PointKind::Break(_) => format!("break #{n}"),
         }
     }
 }
 
-/// `watch φ|KEY`
+/// `watch φ|KEY`; without an argument, the list of points.
 pub(crate) fn watch(r: &mut Repl, cmd: &Command) -> Result<Reply, ReplError> {
     let Command::Watch(f) = cmd else {
         return Err(ReplError::new(cmd.name(), "internal error: wrong command"));
+    };
+    let Some(f) = f else {
+        return Ok(points(r));
     };
     // Asked once now, so that a formula that does not parse is refused when it is set.
     r.run(&Command::History(f.clone())).map_err(|e| ReplError {
         command: "watch".into(),
         ..e
     })?;
-    r.points.push(Point::Watch(f.clone()));
+    r.points.push(Point::new(PointKind::Watch(f.clone())));
     Ok(points(r))
 }
 
@@ -54,7 +77,7 @@ pub(crate) fn brk(r: &mut Repl, cmd: &Command) -> Result<Reply, ReplError> {
             format!("no finding code `{code}` (`doxascope audit --help` lists them)"),
         ));
     };
-    r.points.push(Point::Break(code));
+    r.points.push(Point::new(PointKind::Break(code)));
     Ok(points(r))
 }
 
@@ -91,9 +114,9 @@ pub(crate) fn cont(r: &mut Repl, cmd: &Command) -> Result<Reply, ReplError> {
         ));
     }
     let from = r.step;
-    let mut hits: Vec<(u64, String)> = Vec::new();
-    for p in r.points.clone() {
-        hits.extend(triggers(r, &p)?);
+    let mut hits: Vec<(u64, usize, String)> = Vec::new();
+    for (i, p) in r.points.clone().iter().enumerate() {
+        hits.extend(triggers(r, p, i + 1)?.into_iter().map(|(s, t)| (s, i, t)));
     }
     let nearest = if *back {
         hits.iter().map(|h| h.0).filter(|&s| s < from).max()
@@ -102,9 +125,17 @@ pub(crate) fn cont(r: &mut Repl, cmd: &Command) -> Result<Reply, ReplError> {
     };
     // `history` moved nothing; travel only once the stop is known.
     r.run(&Command::At(nearest.unwrap_or(from)))?;
-    let hits = nearest
-        .map(|s| hits.into_iter().filter(|h| h.0 == s).map(|h| h.1).collect())
-        .unwrap_or_default();
+    let hits: Vec<String> = match nearest {
+        Some(s) => hits
+            .into_iter()
+            .filter(|h| h.0 == s)
+            .map(|(s, i, text)| {
+                r.points[i].last = Some(s);
+                text
+            })
+            .collect(),
+        None => Vec::new(),
+    };
     let mut reply = points(r);
     if let Reply::Watch { stop, .. } = &mut reply {
         *stop = Some(Stop {
@@ -118,10 +149,11 @@ pub(crate) fn cont(r: &mut Repl, cmd: &Command) -> Result<Reply, ReplError> {
     Ok(reply)
 }
 
-/// Every step where `p` triggers, with what happened there.
-fn triggers(r: &mut Repl, p: &Point) -> Result<Vec<(u64, String)>, ReplError> {
-    match p {
-        Point::Watch(f) => {
+/// Every step where `p` (point number `n`) triggers, with what happened there.
+fn triggers(r: &mut Repl, p: &Point, n: usize) -> Result<Vec<(u64, String)>, ReplError> {
+    let label = p.label(n);
+    match &p.kind {
+        PointKind::Watch(f) => {
             // A key's life is told when the key is held at the current step: ask at the end
             // of the trace, where every key written is known, then come back.
             let here = r.step;
@@ -137,17 +169,20 @@ fn triggers(r: &mut Repl, p: &Point) -> Result<Vec<(u64, String)>, ReplError> {
                 for w in &key.writes {
                     out.push((
                         w.step,
-                        format!("{}: {} written by {}", p.describe(), w.formula, w.writer),
+                        format!(
+                            "{label}: {} written as {} at step {} by {}",
+                            f.text, w.formula, w.step, w.writer
+                        ),
                     ));
                 }
                 return Ok(out);
             }
             Ok(rows
                 .iter()
-                .map(|row| (row.step, row_text(p, row)))
+                .map(|row| (row.step, row_text(&label, &f.text, row)))
                 .collect())
         }
-        Point::Break(code) => {
+        PointKind::Break(code) => {
             let Some((model, session)) = r.trace.model() else {
                 return Ok(Vec::new());
             };
@@ -158,7 +193,10 @@ fn triggers(r: &mut Repl, p: &Point) -> Result<Vec<(u64, String)>, ReplError> {
                 .filter(|f| f.code == *code && f.session == session)
                 .filter_map(|f| {
                     let step = u64::from(f.step?);
-                    Some((step, format!("{}: {}", p.describe(), f.message)))
+                    Some((
+                        step,
+                        format!("{label}: {} at step {step}: {}", code.as_str(), f.message),
+                    ))
                 })
                 .collect())
         }
@@ -166,8 +204,18 @@ fn triggers(r: &mut Repl, p: &Point) -> Result<Vec<(u64, String)>, ReplError> {
 }
 
 /// One change of a watched formula, naming the event that caused it.
-fn row_text(p: &Point, row: &HistoryLine) -> String {
-    let mut s = format!("{}: {} (was {})", p.describe(), row.status, row.previous);
+fn row_text(label: &str, formula: &str, row: &HistoryLine) -> String {
+    let mut s = if row.status == row.previous {
+        format!(
+            "{label}: {formula} stayed {} at step {}",
+            row.status, row.step
+        )
+    } else {
+        format!(
+            "{label}: {formula} became {} (was {}) at step {}",
+            row.status, row.previous, row.step
+        )
+    };
     for c in &row.changes {
         if *c != "status" {
             s.push_str(&format!("; {c}"));
@@ -186,7 +234,14 @@ fn row_text(p: &Point, row: &HistoryLine) -> String {
 /// The reply listing the points set.
 fn points(r: &Repl) -> Reply {
     Reply::Watch {
-        points: r.points.iter().map(Point::describe).collect(),
+        points: r
+            .points
+            .iter()
+            .map(|p| match p.last {
+                Some(s) => format!("{} (last stopped at step {s})", p.describe()),
+                None => p.describe(),
+            })
+            .collect(),
         stop: None,
     }
 }

@@ -20,6 +20,9 @@ use ratatui::crossterm::event::{
 };
 use ratatui::layout::{Position, Rect};
 
+mod watch;
+pub use watch::WatchState;
+
 use super::data::{RowItem, SessionData, SessionSource, Store};
 use super::highlight;
 use super::keys::{self, Action};
@@ -230,6 +233,8 @@ pub struct SessionView {
     pub hand_pending: bool,
     /// The history marked on the strip under the timeline (`H`, `:history φ`).
     pub history: Option<HistoryMarks>,
+    /// Watchpoints while following: how many, what was checked, why following paused.
+    pub watch: WatchState,
 }
 
 /// A history as the strip under the timeline marks it.
@@ -280,6 +285,7 @@ impl Default for SessionView {
             hand_hidden: false,
             hand_pending: false,
             history: None,
+            watch: WatchState::default(),
         }
     }
 }
@@ -502,6 +508,11 @@ impl App {
             let left = self.view_mut();
             left.hand = None;
             left.hand_pending = false;
+            // The REPL job starts afresh for the next session: the points set here go with
+            // it, and a check not sent yet would ask the new session's REPL.
+            left.watch = WatchState::default();
+            self.repl_waiting
+                .retain(|(_, _, p)| !matches!(p, Purpose::Watch { .. }));
             self.last_session = Some(self.session);
         }
         self.session = i;
@@ -661,6 +672,7 @@ impl App {
             let n = self.sess().map_or(0, |s| s.rows());
             self.view_mut().cursor = n.saturating_sub(1);
         }
+        self.watch_check();
         self.dirty = true;
     }
 
@@ -1443,6 +1455,7 @@ impl App {
                 if follow {
                     self.goto(i64::from(n));
                     self.view_mut().follow = true;
+                    self.watch_resume();
                 }
                 self.status = if follow { "following" } else { "paused" }.into();
             }
@@ -1868,7 +1881,12 @@ impl App {
     pub fn on_reply(&mut self, reply: super::repl_job::Answer) {
         use crate::repl::Reply;
         // A command still waiting for the hand-over is what the pane works on next.
-        self.working = self.repl_waiting.front().map(|(l, _, _)| l.clone());
+        // A watch check is not something typed: the pane does not say it works on it.
+        self.working = self
+            .repl_waiting
+            .iter()
+            .find(|(_, _, p)| !matches!(p, Purpose::Watch { .. }))
+            .map(|(l, _, _)| l.clone());
         self.dirty = true;
         let v = self.view_mut();
         if reply.purpose == Purpose::Prompt {
@@ -1904,6 +1922,7 @@ impl App {
                             self.view_mut().follow = false;
                             self.goto_step(*step);
                         }
+                        self.watch_prompt_reply(r);
                         if let Some(h) = history_marks(r) {
                             self.view_mut().history = Some(h);
                         }
@@ -2004,6 +2023,7 @@ impl App {
                     Err(e) => e.to_text(),
                 };
             }
+            Purpose::Watch { session } => self.on_watch_reply(session, reply.result),
             Purpose::Marks => match reply.result {
                 Ok(Reply::Notes {
                     notes, location, ..

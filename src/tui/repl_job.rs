@@ -45,6 +45,12 @@ pub enum Purpose {
     Bookmark,
     /// `'`: the session's bookmarks and notes, for the overlay that jumps to one.
     Marks,
+    /// New events arrived in a followed view with watchpoints: `continue` from the last step
+    /// checked; a stop pauses following there.
+    Watch {
+        /// The session the check is about (the view may have moved on meanwhile).
+        session: usize,
+    },
 }
 
 /// One command for the worker.

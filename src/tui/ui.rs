@@ -420,14 +420,19 @@ fn header(f: &mut Frame, app: &App, area: Rect) {
 }
 
 /// Whether the view follows new events: `● FOLLOW` or `‖ PAUSED` for a source that can
-/// grow, `○ READ ONCE` at the end of one that cannot (a file read with `--no-follow`, an
+/// grow (`⏸ watch` when a watchpoint paused it), `○ READ ONCE` at the end of one that cannot (a file read with `--no-follow`, an
 /// imported trace), where following would promise events that never come.
 fn follow_part(app: &App) -> HeaderPart {
     let t = &app.theme;
     let grows = app.demo.is_some() || app.sources.grows(&app.store, app.session());
-    let (full, short, st) = match (app.view().follow, grows) {
+    let v = app.view();
+    let (full, short, st) = match (v.follow, grows) {
         (true, true) => ("● FOLLOW", "●", t.ok.add_modifier(Modifier::BOLD)),
         (true, false) => ("○ READ ONCE", "○", t.dim),
+        // Paused by a watchpoint: the status line names it and the event.
+        (false, _) if v.watch.paused.is_some() => {
+            ("⏸ watch", "⏸", t.warn.add_modifier(Modifier::BOLD))
+        }
         (false, _) => ("‖ PAUSED", "‖", t.warn),
     };
     HeaderPart::new(8, vec![Span::styled(full, st)]).or_short(vec![Span::styled(short, st)])
