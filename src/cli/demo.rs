@@ -45,8 +45,8 @@ pub(crate) struct Args {
     turns: u64,
     /// The simulated agent's error rate X in [0, 1]; a question's slip probability is X times
     /// a weight that is higher for negated questions and for facts that follow from rules.
-    /// Default 0.1; 0.3 for live play (the TUI or text) and `--race`, so that the first dialogue revises
-    /// within its first minute.
+    /// Default 0.1; 0.3 for live play (the TUI or text) and `--race`, so that the first
+    /// dialogue revises within its first minute.
     #[arg(long, value_name = "X", value_parser = parse_rate, conflicts_with = "agent")]
     error_rate: Option<f64>,
     /// Ask an external agent instead of the simulated one: CMD runs through `sh -c`, reads one
