@@ -86,8 +86,17 @@ impl RaceView {
         f.render_widget(outer, area);
         let cols = Layout::horizontal([Constraint::Percentage(50), Constraint::Percentage(50)])
             .split(inner);
+        // Before the first turn Σ holds the world's rules and facts only.
+        let start = Side {
+            sigma_size: self
+                .race
+                .dialogues
+                .get(d)
+                .map_or(0, |x| x.dialogue.world.rules.len()),
+            ..Side::default()
+        };
         for (i, col) in cols.iter().enumerate() {
-            let side = self.row().map(|r| &r.sides[i]);
+            let side = self.row().map_or(&start, |r| &r.sides[i]);
             let lines = side_lines(th, self.race.policies[i].as_str(), side);
             let block = Block::default().borders(if i == 0 {
                 Borders::RIGHT
@@ -103,9 +112,7 @@ impl RaceView {
 }
 
 /// One column: the policy, its counts, what this turn did, then its Σ commitments.
-fn side_lines<'a>(th: &Theme, policy: &str, s: Option<&Side>) -> Vec<Line<'a>> {
-    let empty = Side::default();
-    let s = s.unwrap_or(&empty);
+fn side_lines<'a>(th: &Theme, policy: &str, s: &Side) -> Vec<Line<'a>> {
     let mut lines = vec![
         Line::from(vec![
             Span::styled(format!("Σ {policy}"), th.title),
