@@ -52,6 +52,9 @@
 //!   `:sessions`): `tui/panes/sessions.rs`, its figures per session and which sessions are
 //!   parts of one conversation: `model/sessions.rs`.
 //! - Minimal corrections (the repairs `whatif` lists): `logic/engine/corrections.rs`.
+//! - The demo (`doxascope demo`): dialogues and the solver run in `demo/run.rs`, its events in
+//!   `demo/emit.rs`, pacing in `demo/player.rs`; two policies raced (`--race`):
+//!   `demo/race.rs`, shown by `tui/panes/race.rs` and as text by `cli/race.rs`.
 //! - A question across a whole run or two runs: `model/history.rs` (`history φ`),
 //!   `model/diff.rs` (`doxascope diff`), `model/whatif.rs` (`whatif`), answered for the REPL
 //!   in `repl/across.rs`; the HTML report is `model/report.rs`; bookmarks and notes beside a

@@ -241,3 +241,66 @@ fn scripted_dialogues_of_an_external_agent_play_in_the_tui() {
             .all(|s| s["model"] == "external" && s["meta"]["agent_command"] == "my-agent")
     );
 }
+
+/// `demo --race greedy,reject`: the race pane shows both policies' Σ columns, in lockstep
+/// with the turns the demo has played, on a 100x30 terminal.
+#[test]
+fn a_race_shows_both_policies_side_by_side_in_lockstep() {
+    use doxascope::demo::race::Race;
+    use doxascope::logic::revise::Policy;
+    use doxascope::tui::panes::race::RaceView;
+    let o = DemoOptions {
+        config: DemoConfig {
+            error_rate: 0.3,
+            seed: 1,
+            turns: 10,
+            ..DemoConfig::default()
+        },
+        ..opts(1)
+    };
+    let race = Race::new(o.config, 1, [Policy::Greedy, Policy::Reject]).expect("race");
+    highlight::load_now();
+    let mut app = App::new(Store::new(), Theme::builtin("light").unwrap());
+    app.demo = Some(demo_player(&o));
+    app.race = Some(RaceView::new(race.clone()));
+    let t0 = Instant::now();
+    app.demo_tick(t0);
+    let screen = render_text(&mut app, 100, 30);
+    assert!(screen.contains("waiting for turn 1"), "{screen}");
+    // Step to turn 3: the pane says turn 3 and shows each side's Σ at that turn.
+    key(&mut app, ' ');
+    for _ in 0..4 {
+        key(&mut app, '.');
+    }
+    assert_eq!(app.race.as_ref().map(RaceView::position), Some((0, 3)));
+    let screen = render_text(&mut app, 100, 30);
+    assert!(screen.contains("turn 3/10"), "{screen}");
+    for p in ["Σ greedy", "Σ reject"] {
+        assert!(screen.contains(p), "{p} in\n{screen}");
+    }
+    key(&mut app, ' ');
+    play_until_done(&mut app, t0);
+    let screen = render_text(&mut app, 100, 30);
+    assert!(screen.contains("turn 10/10"), "{screen}");
+    // Side by side: both columns on the same rows, greedy left of reject.
+    let row = screen
+        .lines()
+        .find(|l| l.contains("Σ greedy"))
+        .expect("the greedy column");
+    let (g, r) = (row.find("Σ greedy"), row.find("Σ reject"));
+    assert!(g < r && r.is_some(), "{row}");
+    let last = race.dialogues[0].rows.last().expect("turns");
+    let counts = |i: usize| {
+        let s = &last.sides[i];
+        format!(
+            "revisions {}  dropped {}  refusals {}",
+            s.revisions, s.dropped_total, s.refusals
+        )
+    };
+    let counts_row = screen
+        .lines()
+        .find(|l| l.contains(&counts(0)))
+        .unwrap_or_else(|| panic!("{} in\n{screen}", counts(0)));
+    assert!(counts_row.contains(&counts(1)), "{counts_row}");
+    assert_ne!(counts(0), counts(1), "this dialogue tells them apart");
+}

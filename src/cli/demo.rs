@@ -20,6 +20,7 @@ use serde_json::Value;
 use crate::demo::eval::{evaluate, evaluate_dialogues, table_for};
 use crate::demo::external::ExternalAgent;
 use crate::demo::player::{MAX_SPEED, MIN_SPEED, Player};
+use crate::demo::race::Race;
 use crate::demo::run::Dialogue;
 use crate::demo::{DemoConfig, DemoError, DemoEvents, Schedule, write_trace, write_trace_of};
 use crate::logic::revise::Policy;
@@ -44,8 +45,8 @@ pub(crate) struct Args {
     turns: u64,
     /// The simulated agent's error rate X in [0, 1]; a question's slip probability is X times
     /// a weight that is higher for negated questions and for facts that follow from rules.
-    /// Default 0.1; 0.3 for live play (the TUI or text), so that the first dialogue revises
-    /// within its first minute.
+    /// Default 0.1; 0.3 for live play (the TUI or text) and `--race`, so that the first
+    /// dialogue revises within its first minute.
     #[arg(long, value_name = "X", value_parser = parse_rate, conflicts_with = "agent")]
     error_rate: Option<f64>,
     /// Ask an external agent instead of the simulated one: CMD runs through `sh -c`, reads one
@@ -61,6 +62,12 @@ pub(crate) struct Args {
     /// Algorithm 1 exactly as written), recency, confidence, reject, flag.
     #[arg(long, value_name = "P", default_value = "greedy", value_parser = parse_policy)]
     policy: Policy,
+    /// Race two policies side by side on the same dialogues (`greedy,recency`): the same
+    /// seed, questions and replies through two agents, turn by turn in lockstep, then a
+    /// comparison (with `--headless`: that text, written at once to `--out`).
+    #[arg(long, value_name = "P1,P2", value_parser = parse_race,
+          conflicts_with_all = ["eval", "policy"])]
+    race: Option<[Policy; 2]>,
     /// Write the trace instead of playing (requires `--out`).
     #[arg(long, requires = "out", conflicts_with = "eval")]
     headless: bool,
@@ -89,6 +96,15 @@ fn parse_policy(s: &str) -> Result<Policy, String> {
             "expected one of greedy, greedy-paper, recency, confidence, reject, flag; got {s:?}"
         )
     })
+}
+
+fn parse_race(s: &str) -> Result<[Policy; 2], String> {
+    match s.split(',').map(str::trim).collect::<Vec<_>>()[..] {
+        [a, b] => Ok([parse_policy(a)?, parse_policy(b)?]),
+        _ => Err(format!(
+            "expected two policies, like greedy,recency; got {s:?}"
+        )),
+    }
 }
 
 fn parse_timeout(s: &str) -> Result<f64, String> {
@@ -151,7 +167,9 @@ const LIVE_ERROR_RATE: f64 = 0.3;
 
 /// Runs `demo` and returns the exit code.
 pub(crate) fn run(args: &Args) -> i32 {
-    let plays_live = !args.eval && !args.headless;
+    // A race is played even with `--headless` (it writes the same text at once), so both
+    // print the same dialogue.
+    let plays_live = !args.eval && (!args.headless || args.race.is_some());
     let cfg = DemoConfig {
         schedule: args.schedule.unwrap_or(Schedule::Stress),
         seed: args.seed,
@@ -207,6 +225,16 @@ pub(crate) fn run(args: &Args) -> i32 {
     };
     // Every reply is in: the agent can go.
     drop(agent);
+    if let Some(policies) = args.race {
+        let race = match scripted {
+            Some(ds) => Race::from_dialogues(cfg, ds, policies),
+            None => Race::new(cfg, n, policies),
+        };
+        return match race {
+            Ok(r) => race_mode(args, r),
+            Err(e) => fail(&e),
+        };
+    }
     if args.headless {
         return headless(&cfg, n, args.out.as_deref(), scripted.as_deref());
     }
@@ -214,6 +242,68 @@ pub(crate) fn run(args: &Args) -> i32 {
         return tui(cfg, n, args.speed, scripted);
     }
     live(cfg, n, args.speed, scripted)
+}
+
+/// Plays a race: in the TUI (the first policy's run in the panes, both sides in the race
+/// pane), as paced text, or with `--headless` as text written at once to `--out`.
+fn race_mode(args: &Args, race: Race) -> i32 {
+    let write = |w: &mut dyn Write, per_turn: Duration| match super::race::play(&race, w, per_turn)
+    {
+        Err(e) if e.kind() != io::ErrorKind::BrokenPipe => {
+            eprintln!("doxascope demo: {e}");
+            EXIT_PROBLEMS
+        }
+        _ => EXIT_OK,
+    };
+    if args.headless {
+        let Some(path) = args.out.as_deref() else {
+            eprintln!("doxascope demo: --headless needs --out FILE");
+            return EXIT_USAGE;
+        };
+        if path.as_os_str() == "-" {
+            return write(&mut io::stdout().lock(), Duration::ZERO);
+        }
+        return match File::create(path) {
+            Ok(f) => write(&mut BufWriter::new(f), Duration::ZERO),
+            Err(e) => {
+                eprintln!(
+                    "doxascope demo: cannot create {}: {e}",
+                    sanitize(&path.to_string_lossy())
+                );
+                EXIT_USAGE
+            }
+        };
+    }
+    if io::stdout().is_terminal() {
+        let config = DemoConfig {
+            policy: race.policies[0],
+            ..race.config
+        };
+        let scripted = Some(race.dialogues.iter().map(|d| d.dialogue.clone()).collect());
+        let opts = crate::tui::Options {
+            demo: Some(crate::tui::DemoOptions {
+                config,
+                dialogues: race.dialogues.len(),
+                speed: args.speed,
+                scripted,
+            }),
+            race: Some(race),
+            ..crate::tui::Options::default()
+        };
+        super::config_warnings_to_stderr();
+        return match crate::tui::run(opts) {
+            Ok(()) => EXIT_OK,
+            Err(e) => {
+                let _ = writeln!(io::stderr(), "doxascope demo: {e}");
+                EXIT_PROBLEMS
+            }
+        };
+    }
+    // About the pace of a turn of the single demo at speed 1.
+    write(
+        &mut io::stdout().lock(),
+        Duration::from_secs_f64(2.0 / args.speed),
+    )
 }
 
 /// Plays the demo in the TUI (pause, step and speed keys).

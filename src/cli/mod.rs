@@ -17,6 +17,7 @@ mod import;
 mod man;
 mod mcp;
 mod notes;
+mod race;
 mod repl;
 mod report;
 mod validate;

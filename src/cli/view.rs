@@ -177,6 +177,7 @@ fn options(args: Args, imported: Vec<crate::tui::ImportedSource>) -> crate::tui:
             .map(|n| usize::try_from(n).unwrap_or(usize::MAX)),
         no_follow_symlinks: args.no_follow_symlinks,
         demo: None,
+        race: None,
         diff: None,
         imported,
     }

@@ -9,7 +9,7 @@
 //! The demo is a *producer* of trace events. It sits beside `model` and uses only `logic`
 //! and `trace`: [`emit`] turns the solver run into contract §2 events, [`DemoEvents`] is the
 //! lazy event stream a viewer plays, and [`player::Player`] paces it (pause, step, speed).
-//! [`eval`] prints the Table 1 comparison.
+//! [`eval`] prints the Table 1 comparison; [`race`] runs two policies on the same dialogues.
 //!
 //! Everything is deterministic in the configuration: same seed, same worlds, questions,
 //! replies, revisions and bytes.
@@ -29,6 +29,7 @@ pub mod emit;
 pub mod eval;
 pub mod external;
 pub mod player;
+pub mod race;
 mod rng;
 pub mod run;
 pub mod schedule;

@@ -392,6 +392,9 @@ pub struct App {
     pub repl_loading: Option<(u32, u32)>,
     /// The paced demo stream when `doxascope demo` plays in the TUI (see [`App::demo_tick`]).
     pub demo: Option<DemoPlayer>,
+    /// Two policies raced on the demo's dialogues (`demo --race`): the race pane follows the
+    /// demo's turns.
+    pub race: Option<super::panes::race::RaceView>,
     /// A file opened with `:open` whose first event has not arrived yet: its name as the
     /// reader records it, and how far the log has been looked through for it.
     opening: Option<(String, usize)>,
@@ -483,6 +486,7 @@ impl App {
             repl_waiting: VecDeque::new(),
             repl_loading: None,
             demo: None,
+            race: None,
             opening: None,
             marks: None,
             diff: None,
@@ -926,6 +930,9 @@ impl App {
     fn demo_add(&mut self, evs: Vec<crate::trace::Event>) -> bool {
         if evs.is_empty() {
             return false;
+        }
+        if let Some(r) = self.race.as_mut() {
+            evs.iter().for_each(|e| r.observe(e));
         }
         let before = self.store.sessions.len();
         self.store

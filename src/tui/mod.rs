@@ -114,6 +114,9 @@ pub struct Options {
     pub no_follow_symlinks: bool,
     /// Play the built-in demo instead of reading traces (`doxascope demo`).
     pub demo: Option<DemoOptions>,
+    /// Two policies raced on the demo's dialogues (`demo --race`): shown in the race pane
+    /// beside the demo, which plays the first policy's run.
+    pub race: Option<crate::demo::race::Race>,
     /// Show two runs side by side (`doxascope diff RUN1 RUN2 --tui`).
     pub diff: Option<app::DiffRequest>,
     /// Files of other formats, already turned into v1 ([`crate::trace::import`]): read
@@ -702,6 +705,7 @@ pub fn run(opts: Options) -> Result<(), TuiError> {
         sources::announce_listening(&mut app, l.local_addr());
     }
     app.demo = opts.demo.as_ref().map(demo_player);
+    app.race = opts.race.clone().map(panes::race::RaceView::new);
     app.diff_request = opts.diff.clone();
     app.want_session = opts.session.clone();
     if let Some(at) = opts.at {

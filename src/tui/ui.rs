@@ -63,6 +63,25 @@ fn draw_screen(f: &mut Frame, app: &mut App) {
         d.draw(f, app, body);
     } else if app.zoom || tiny {
         pane(f, app, app.focus, body);
+    } else if let Some(r) = app.race.as_ref().filter(|_| !tiny) {
+        // The race pane takes the upper half; the first policy's run plays below it.
+        let [upper, lower] =
+            Layout::vertical([Constraint::Percentage(50), Constraint::Min(3)]).areas(body);
+        r.draw(f, &app.theme, upper);
+        if compact {
+            pane(f, app, app.focus, lower);
+        } else {
+            // The timeline, and beside it the focused pane (the retractions while the
+            // timeline has the focus).
+            let [l, rt] =
+                Layout::horizontal([Constraint::Percentage(55), Constraint::Min(10)]).areas(lower);
+            pane(f, app, Pane::Timeline, l);
+            let other = match app.focus {
+                Pane::Timeline => Pane::Retract,
+                p => p,
+            };
+            pane(f, app, other, rt);
+        }
     } else if compact {
         compact_layout(f, app, body);
     } else {

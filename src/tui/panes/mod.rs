@@ -24,6 +24,7 @@
 pub mod detail;
 pub mod diff;
 pub mod plan;
+pub mod race;
 pub mod repl;
 pub mod retract;
 pub mod sessions;
