@@ -363,8 +363,10 @@ fn bad_lines_are_timeline_rows_with_their_location_in_the_detail_pane() {
     });
     assert!(s.contains("parse-error   line 3:92"), "{s}");
     t.keys(&["e"]);
-    let s = t.wait_for("the second bad line's detail", 10, |s| {
-        s.contains("broken.jsonl:5:101: EOF while parsing")
+    // `e` reaches a bad line before the background audit has run; its finding is named once
+    // the audit lands (later on a loaded machine), so wait for both.
+    let s = t.wait_for("the second bad line's detail and its finding", 10, |s| {
+        s.contains("broken.jsonl:5:101: EOF while parsing") && s.contains("step 3: parse-error")
     });
     // The timeline shows the bad lines as rows of their own, between the events read around
     // them, and the detail pane the reader's location and the audit's finding for it.
