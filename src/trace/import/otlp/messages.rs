@@ -696,32 +696,15 @@ fn events<'s>(span: &'s Span<'_>, input: bool) -> Option<Vec<Msg<'s>>> {
 #[cfg(test)]
 mod tests {
     use std::borrow::Cow;
-    use std::sync::Arc;
 
-    use super::super::span::{Resource, SpanEvent};
+    use super::super::span::SpanEvent;
     use super::*;
 
     fn span(
         attrs: &[(&'static str, Val<'static>)],
         events: Vec<SpanEvent<'static>>,
     ) -> Span<'static> {
-        Span {
-            trace: None,
-            id: None,
-            parent: None,
-            name: Cow::Borrowed("x"),
-            start: None,
-            end: None,
-            error: false,
-            status_message: None,
-            attrs: attrs
-                .iter()
-                .map(|(k, v)| (Cow::Borrowed(*k), v.clone()))
-                .collect(),
-            events,
-            resource: Arc::new(Resource::default()),
-            location: Arc::from("test"),
-        }
+        Span::for_test("x", attrs.to_vec(), events)
     }
 
     fn s(v: &'static str) -> Val<'static> {

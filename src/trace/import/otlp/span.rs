@@ -220,6 +220,34 @@ pub(crate) struct Span<'a> {
     pub location: Arc<str>,
 }
 
+#[cfg(test)]
+impl Span<'static> {
+    /// A span with only a name, attributes and events, as the mappings' unit tests build one.
+    pub(crate) fn for_test(
+        name: &'static str,
+        attrs: Vec<(&'static str, Val<'static>)>,
+        events: Vec<SpanEvent<'static>>,
+    ) -> Self {
+        Span {
+            trace: None,
+            id: None,
+            parent: None,
+            name: Cow::Borrowed(name),
+            start: None,
+            end: None,
+            error: false,
+            status_message: None,
+            attrs: attrs
+                .into_iter()
+                .map(|(k, v)| (Cow::Borrowed(k), v))
+                .collect(),
+            events,
+            resource: std::sync::Arc::new(Resource::default()),
+            location: std::sync::Arc::from("test"),
+        }
+    }
+}
+
 impl<'a> Span<'a> {
     /// The first attribute named `key`.
     pub(crate) fn attr(&self, key: &str) -> Option<&Val<'a>> {

@@ -168,27 +168,11 @@ pub(super) fn without_traceback(s: &str) -> &str {
 mod tests {
     use std::borrow::Cow;
 
-    use super::super::super::span::Resource;
     use super::*;
 
     fn span(attrs: &[(&'static str, &'static str)]) -> Span<'static> {
-        Span {
-            trace: None,
-            id: None,
-            parent: None,
-            name: Cow::Borrowed("tool"),
-            start: None,
-            end: None,
-            error: false,
-            status_message: None,
-            attrs: attrs
-                .iter()
-                .map(|(k, v)| (Cow::Borrowed(*k), Val::Str(Cow::Borrowed(*v))))
-                .collect(),
-            events: Vec::new(),
-            resource: std::sync::Arc::new(Resource::default()),
-            location: std::sync::Arc::from("test"),
-        }
+        let attrs = attrs.iter().map(|(k, v)| (*k, Val::Str(Cow::Borrowed(*v))));
+        Span::for_test("tool", attrs.collect(), Vec::new())
     }
 
     /// smolagents' and LlamaIndex's tool spans: the call's kwargs, not the tool's schema.

@@ -205,24 +205,9 @@ mod tests {
     fn span(
         attrs: &[(&'static str, &'static str)],
     ) -> crate::trace::import::otlp::span::Span<'static> {
-        use crate::trace::import::otlp::span::{Resource, Span, Val};
-        Span {
-            trace: None,
-            id: None,
-            parent: None,
-            name: Cow::Borrowed("x"),
-            start: None,
-            end: None,
-            error: false,
-            status_message: None,
-            attrs: attrs
-                .iter()
-                .map(|(k, v)| (Cow::Borrowed(*k), Val::Str(Cow::Borrowed(*v))))
-                .collect(),
-            events: Vec::new(),
-            resource: std::sync::Arc::new(Resource::default()),
-            location: std::sync::Arc::from("test"),
-        }
+        use crate::trace::import::otlp::span::{Span, Val};
+        let attrs = attrs.iter().map(|(k, v)| (*k, Val::Str(Cow::Borrowed(*v))));
+        Span::for_test("x", attrs.collect(), Vec::new())
     }
 
     /// OpenInference's `message.content` and `message.contents.N.message_content.text` are
