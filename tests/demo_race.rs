@@ -192,7 +192,7 @@ fn headless_race_prints_both_sides_and_the_counts_of_each_policy_alone() {
             .sum();
         let refusals: usize = solo.iter().map(|a| a.refusals).sum();
         summary.push(format!(
-            "{p}: {revisions} revisions, {dropped} dropped beliefs, {refusals} refusals"
+            "{p}: revisions {revisions}, dropped beliefs {dropped}, refusals {refusals},"
         ));
     }
     let last = text.lines().last().expect("a final line");

@@ -84,7 +84,7 @@ pub(crate) fn comparison(race: &Race) -> String {
         .map(|i| {
             let t = race.totals(i);
             format!(
-                "{}: {} revisions, {} dropped beliefs, {} refusals, {} fallbacks, {}/{} consistent",
+                "{}: revisions {}, dropped beliefs {}, refusals {}, fallbacks {}, consistent {}/{}",
                 race.policies[i].as_str(),
                 t.revisions,
                 t.dropped,
