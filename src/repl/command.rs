@@ -757,42 +757,9 @@ pub fn parse(line: &str) -> Result<Command, CommandError> {
                 Ok(Command::Save(arg.to_string()))
             }
         }
-        "watch" => {
-            if arg.is_empty() {
-                Ok(Command::Watch(None))
-            } else {
-                Ok(Command::Watch(Some(formula_arg()?)))
-            }
+        "watch" | "break" | "unwatch" | "continue" => {
+            super::watch::parse_args(name, arg, formula_arg, |m| err(name, m, arg_at))
         }
-        "break" => {
-            if arg.is_empty() || arg.contains(char::is_whitespace) {
-                return Err(err(name, "expected one finding code".into(), arg_at));
-            }
-            Ok(Command::Break(arg.to_string()))
-        }
-        "unwatch" => {
-            if arg.is_empty() {
-                return Ok(Command::Unwatch(None));
-            }
-            arg.parse::<u64>()
-                .map(|n| Command::Unwatch(Some(n)))
-                .map_err(|_| {
-                    err(
-                        name,
-                        format!("expected a watchpoint number, found `{arg}`"),
-                        arg_at,
-                    )
-                })
-        }
-        "continue" => match arg {
-            "" => Ok(Command::Continue { back: false }),
-            "back" => Ok(Command::Continue { back: true }),
-            _ => Err(err(
-                name,
-                format!("expected nothing or `back`, found `{arg}`"),
-                arg_at,
-            )),
-        },
         _ => unreachable!("every table entry is matched above"),
     }
 }

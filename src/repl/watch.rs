@@ -8,6 +8,7 @@
 
 use crate::model::audit::{AuditOptions, Code, audit};
 
+use super::command::CommandError;
 use super::reply::{HistoryLine, Stop};
 use super::{Command, FormulaArg, Repl, ReplError, Reply};
 
@@ -243,5 +244,34 @@ fn points(r: &Repl) -> Reply {
             })
             .collect(),
         stop: None,
+    }
+}
+
+/// The arguments of `watch`, `break`, `unwatch` and `continue` (the rows of
+/// [`super::command::COMMANDS`] whose functions are in this module): `formula` reads the
+/// argument as a formula, `fail` makes an error at the argument's column.
+pub(super) fn parse_args(
+    name: &str,
+    arg: &str,
+    formula: impl FnOnce() -> Result<FormulaArg, CommandError>,
+    fail: impl Fn(String) -> CommandError,
+) -> Result<Command, CommandError> {
+    match name {
+        "watch" if arg.is_empty() => Ok(Command::Watch(None)),
+        "watch" => Ok(Command::Watch(Some(formula()?))),
+        "break" if arg.is_empty() || arg.contains(char::is_whitespace) => {
+            Err(fail("expected one finding code".into()))
+        }
+        "break" => Ok(Command::Break(arg.to_string())),
+        "unwatch" if arg.is_empty() => Ok(Command::Unwatch(None)),
+        "unwatch" => arg
+            .parse::<u64>()
+            .map(|n| Command::Unwatch(Some(n)))
+            .map_err(|_| fail(format!("expected a watchpoint number, found `{arg}`"))),
+        _ => match arg {
+            "" => Ok(Command::Continue { back: false }),
+            "back" => Ok(Command::Continue { back: true }),
+            _ => Err(fail(format!("expected nothing or `back`, found `{arg}`"))),
+        },
     }
 }

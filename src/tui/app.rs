@@ -1905,42 +1905,7 @@ impl App {
             v.hand_pending = false;
         }
         match reply.purpose {
-            Purpose::Prompt => {
-                let repl = &mut self.panes.repl;
-                let first = repl.scrollback.len();
-                match &reply.result {
-                    Ok(r) => {
-                        for l in r.to_text().lines() {
-                            repl.push(ScrollKind::Output, l.to_string());
-                        }
-                        if let Reply::At { step, .. } = r {
-                            self.view_mut().follow = false;
-                            self.goto_step(*step);
-                        }
-                        // `:continue` travels to where a watchpoint triggered.
-                        if let Reply::Watch {
-                            stop:
-                                Some(crate::repl::Stop {
-                                    step: Some(step), ..
-                                }),
-                            ..
-                        } = r
-                        {
-                            self.view_mut().follow = false;
-                            self.goto_step(*step);
-                        }
-                        self.watch_prompt_reply(r);
-                        if let Some(h) = history_marks(r) {
-                            self.view_mut().history = Some(h);
-                        }
-                    }
-                    Err(e) => repl.push(ScrollKind::Error, e.to_text()),
-                }
-                for n in reply.notes {
-                    self.panes.repl.push(ScrollKind::Output, n);
-                }
-                self.panes.repl.show_answer(first);
-            }
+            Purpose::Prompt => self.on_prompt_reply(reply.result, reply.notes),
             Purpose::Why => match reply.result {
                 Ok(Reply::Why { supports, .. }) => {
                     // A belief trivially supports itself; show how else Σ derives it.
@@ -1966,33 +1931,7 @@ impl App {
                 Err(e) => self.status = e.to_text(),
             },
             Purpose::Conflict => {
-                let member = |m: &crate::repl::Member| format!("{}  {}", m.id, m.formula);
-                let lines = match reply.result {
-                    Ok(Reply::Check { prior_conflict, .. }) if !prior_conflict.is_empty() => {
-                        let mut v = vec![
-                            "Σ was already inconsistent just before the trigger; its own minimal conflict:".to_string(),
-                        ];
-                        v.extend(prior_conflict.iter().map(member));
-                        v
-                    }
-                    Ok(Reply::Check {
-                        outcome, conflict, ..
-                    }) if !conflict.is_empty() => {
-                        let mut v = vec![format!(
-                            "{}: the trigger contradicts this minimal subset of Σ:",
-                            outcome.as_str()
-                        )];
-                        v.extend(conflict.iter().map(member));
-                        v
-                    }
-                    Ok(Reply::Check { outcome, .. }) => vec![format!(
-                        "no conflict: the trigger was {} just before the revision",
-                        outcome.as_str()
-                    )],
-                    Ok(other) => vec![other.to_text()],
-                    Err(e) => vec![e.to_text()],
-                };
-                self.popup = Some(("conflict set".into(), lines));
+                self.popup = Some(("conflict set".into(), conflict_lines(reply.result)));
             }
             Purpose::Hand => {
                 if let Err(e) = reply.result {
@@ -2054,6 +1993,37 @@ impl App {
                 Err(e) => self.status = e.to_text(),
             },
         }
+    }
+
+    /// A command typed at the prompt: its answer in the REPL pane (from its command on), and
+    /// a `go`/`:continue` moves the view to its step.
+    fn on_prompt_reply(
+        &mut self,
+        result: Result<crate::repl::Reply, crate::repl::ReplError>,
+        notes: Vec<String>,
+    ) {
+        use crate::repl::Reply;
+        let first = self.panes.repl.scrollback.len();
+        match &result {
+            Ok(r) => {
+                for l in r.to_text().lines() {
+                    self.panes.repl.push(ScrollKind::Output, l.to_string());
+                }
+                if let Reply::At { step, .. } = r {
+                    self.view_mut().follow = false;
+                    self.goto_step(*step);
+                }
+                self.watch_prompt_reply(r);
+                if let Some(h) = history_marks(r) {
+                    self.view_mut().history = Some(h);
+                }
+            }
+            Err(e) => self.panes.repl.push(ScrollKind::Error, e.to_text()),
+        }
+        for n in notes {
+            self.panes.repl.push(ScrollKind::Output, n);
+        }
+        self.panes.repl.show_answer(first);
     }
 
     /// Handles a mouse event: a click focuses the pane and selects the row under it, the
@@ -2121,4 +2091,36 @@ fn common_prefix(v: &[String]) -> String {
         );
     }
     first[..end].to_string()
+}
+
+/// The conflict popup's lines for a `check` of a revision's trigger just before it.
+fn conflict_lines(result: Result<crate::repl::Reply, crate::repl::ReplError>) -> Vec<String> {
+    use crate::repl::Reply;
+    let member = |m: &crate::repl::Member| format!("{}  {}", m.id, m.formula);
+    match result {
+        Ok(Reply::Check { prior_conflict, .. }) if !prior_conflict.is_empty() => {
+            let mut v = vec![
+                "Σ was already inconsistent just before the trigger; its own minimal conflict:"
+                    .to_string(),
+            ];
+            v.extend(prior_conflict.iter().map(member));
+            v
+        }
+        Ok(Reply::Check {
+            outcome, conflict, ..
+        }) if !conflict.is_empty() => {
+            let mut v = vec![format!(
+                "{}: the trigger contradicts this minimal subset of Σ:",
+                outcome.as_str()
+            )];
+            v.extend(conflict.iter().map(member));
+            v
+        }
+        Ok(Reply::Check { outcome, .. }) => vec![format!(
+            "no conflict: the trigger was {} just before the revision",
+            outcome.as_str()
+        )],
+        Ok(other) => vec![other.to_text()],
+        Err(e) => vec![e.to_text()],
+    }
 }

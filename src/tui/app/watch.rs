@@ -57,6 +57,14 @@ impl App {
         let Reply::Watch { points, stop } = r else {
             return;
         };
+        // `:continue` travels to where a point triggered.
+        if let Some(Stop {
+            step: Some(step), ..
+        }) = stop
+        {
+            self.view_mut().follow = false;
+            self.goto_step(*step);
+        }
         let v = self.view_mut();
         if v.watch.points == 0 {
             // What was shown before the first point was set is not re-checked.
