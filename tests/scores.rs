@@ -305,6 +305,14 @@ fn an_imported_events_from_names_its_line_in_the_source() {
         model.timelines().len()
     );
     let mut a = app(name, &v1);
+    // As `doxascope view SOURCE` does: the file is the source, converted on opening.
+    a.sources
+        .imported
+        .push(doxascope::tui::sources::ImportedFile {
+            name: name.to_string(),
+            format: Format::Otlp,
+            notes: 0,
+        });
     a.view_mut().follow = false;
     a.goto_step(u64::from(step));
     // The detail pane shows the timeline's event.

@@ -2,7 +2,9 @@
 //! `file:line`; for a file an importer converted, the place in the SOURCE file the importer
 //! recorded (`x_from`): `source.jsonl:3` when the source has lines (OTLP JSON lines), else
 //! the member or JSON path (`run.eval, samples/1_epoch_1.json: events[4]`). A line of the
-//! converted v1 stream is never shown under the source's name: the user cannot open it.
+//! converted v1 stream is never shown under the source's name: the user cannot open it. When
+//! the converted stream itself is opened (a file `doxascope import` wrote), its own line is
+//! shown, with the source's place named as the source's.
 
 use crate::trace::Event;
 
@@ -36,6 +38,12 @@ pub fn place(ev: &Event, imported: bool) -> String {
         _ => None,
     };
     match from {
+        // A v1 file `doxascope import` wrote: the user can open this file at its line, and
+        // the place named by `x_from` is in the source it was converted from, not here.
+        Some(loc) if !imported => format!(
+            "{file}:{} (byte {}), imported from {loc} of its source",
+            ev.origin.line, ev.origin.offset
+        ),
         Some(loc) => match source_line(&loc) {
             Some((n, "")) => format!("{file}:{n}"),
             Some((n, rest)) => format!("{file}:{n} ({rest})"),
@@ -100,5 +108,11 @@ mod tests {
         let bare = ev("b.json", r#"{"kind":"log"}"#);
         assert!(!place(&bare, true).contains(":1"), "{}", place(&bare, true));
         assert_eq!(place(&bare, false), "b.json:1 (byte 0)");
+        // The converted stream read as a v1 file: its own line, and the source's place as
+        // the source's, never under this file's name.
+        assert_eq!(
+            place(&member, false),
+            "a.eval:1 (byte 0), imported from samples[0].events[4] of its source"
+        );
     }
 }
