@@ -281,6 +281,22 @@ fn cut(s: &str, n: usize) -> String {
     }
 }
 
+/// The header's "conversation X, part i of n" when the shown session is linked to others.
+fn conversation_part(app: &App, t: &Theme) -> Option<HeaderPart> {
+    let (conv, part) = app.conversation()?;
+    let mut full = vec![Span::styled("conversation ", t.dim)];
+    full.extend(spans(&cut(&conv, 24), t.accent, t.marker));
+    full.push(Span::styled(
+        format!(", part {} of {} (c next)", part.index, part.of),
+        t.dim,
+    ));
+    let short = vec![Span::styled(
+        format!("part {}/{}", part.index, part.of),
+        t.accent,
+    )];
+    Some(HeaderPart::new(6, full).or_short(short))
+}
+
 fn header(f: &mut Frame, app: &App, area: Rect) {
     let t = &app.theme;
     let mut parts = vec![
@@ -315,19 +331,7 @@ fn header(f: &mut Frame, app: &App, area: Rect) {
             let mut short = spans(&cut(&s.name, 16), t.text, t.marker);
             short.push(Span::styled(count, t.dim));
             parts.push(HeaderPart::new(5, full).or_short(short));
-            if let Some((conv, part)) = app.conversation() {
-                let mut full = vec![Span::styled("conversation ", t.dim)];
-                full.extend(spans(&cut(&conv, 24), t.accent, t.marker));
-                full.push(Span::styled(
-                    format!(", part {} of {} (c next)", part.index, part.of),
-                    t.dim,
-                ));
-                let short = vec![Span::styled(
-                    format!("part {}/{}", part.index, part.of),
-                    t.accent,
-                )];
-                parts.push(HeaderPart::new(6, full).or_short(short));
-            }
+            parts.extend(conversation_part(app, t));
             parts.push(
                 HeaderPart::new(
                     10,
