@@ -99,6 +99,7 @@ impl Tally {
     pub fn add(&mut self, ev: &Event) {
         self.events += 1;
         match (&ev.body, ev.kind_name()) {
+            (Body::Unknown(_), "llm_call") if crate::model::usage::is_amendment(ev) => {}
             (Body::Step(_), _) | (Body::Unknown(_), "llm_call" | "tool_call") => self.steps += 1,
             (Body::Score(s), _) => {
                 self.scores += 1;

@@ -208,6 +208,13 @@ fn as_text(v: &Value) -> Option<String> {
     }
 }
 
+/// Whether an `llm_call` amends a call shown before it (`x_amends`: the content that came
+/// after the call, `docs/import.md`) rather than being a call of its own: counted once, as
+/// that call.
+pub fn is_amendment(ev: &Event) -> bool {
+    ev.kind_name() == "llm_call" && ev.extra.value("x_amends").is_some()
+}
+
 /// What an `llm_call` event says; `None` for any other event.
 pub fn model_call(ev: &Event) -> Option<ModelCall> {
     if !matches!(ev.body, Body::Unknown(_)) || ev.kind_name() != "llm_call" {
@@ -426,7 +433,7 @@ pub fn totals(log: &TraceLog, tl: &Timeline) -> Totals {
                 current = Some(k);
                 run_of_span.insert(span.unwrap_or(id), k);
             }
-            Body::Unknown(_) if ev.kind_name() == "llm_call" => {
+            Body::Unknown(_) if ev.kind_name() == "llm_call" && !is_amendment(&ev) => {
                 let tokens = Tokens::of(&ev).unwrap_or_default();
                 t.calls += 1;
                 t.session.add(&tokens);

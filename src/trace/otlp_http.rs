@@ -109,7 +109,11 @@ struct State {
     /// Traces that only created agents (`create_agent`), by the agent they created, held
     /// until a trace whose run invokes that agent takes them into its session.
     creations: Mutex<HashMap<String, Vec<Span<'static>>>>,
+    /// Model responses' traces, and untraced scores waiting for theirs (`responses.rs`).
+    responses: Mutex<responses::Responses>,
 }
+
+mod responses;
 
 /// Agents' creations held for [`State::creations`]; past it the oldest are forgotten.
 const MAX_CREATIONS: usize = 1024;
@@ -395,6 +399,7 @@ pub(crate) async fn serve(live: Live, listener: tokio::net::TcpListener) {
         recent: Mutex::new(Recent::default()),
         conversations: Mutex::new(HashMap::new()),
         creations: Mutex::new(HashMap::new()),
+        responses: Mutex::new(responses::Responses::default()),
     });
     let newcomers = Arc::new(Semaphore::new(cfg.max_connections.max(1)));
     let sweeper = tokio::spawn(sweep(state.clone()));
@@ -523,6 +528,18 @@ async fn sweep(state: Arc<State>) {
                 .filter_map(|k| traces.remove(k).map(|e| (*k, e.trace)))
                 .collect()
         };
+        let expired = state.expired_unrouted();
+        if !expired.is_empty() {
+            // Scores whose model call never came: shown in the session of untraced records.
+            let st = state.clone();
+            let rt = tokio::runtime::Handle::current();
+            let _ = tokio::task::spawn_blocking(move || {
+                for (peer, rec) in expired {
+                    write_logs(&st, &rt, 0, vec![rec], peer);
+                }
+            })
+            .await;
+        }
         for (key, t) in ended {
             let mut t = t.lock().await;
             // Model-call details whose span never came are shown as the calls they describe.
@@ -1171,6 +1188,7 @@ fn ingest(
             }
             convs.insert(c.to_string(), key);
         }
+        state.remember_responses(key, &group);
         let service = group.iter().find_map(|s| s.resource.service.clone());
         let trace = open_trace(state, key, service, has_root, peer);
         let mut t = trace.blocking_lock();
@@ -1192,6 +1210,10 @@ fn ingest(
             rejected += n;
             why = format!("the session of trace {key:032x} was closed by the viewer's limits");
         }
+    }
+    // Scores that named a response of these spans before they came.
+    for (key, held_peer, recs) in state.release_routed() {
+        write_logs(state, rt, key, recs, held_peer);
     }
     Ok((rejected > 0).then_some((rejected, why)))
 }
@@ -1309,7 +1331,7 @@ fn ingest_logs(
     let mut plain = Vec::new();
     let base = body.len();
     let mut grow = |n: usize| rt.block_on(room.grow_to(base.saturating_add(n)));
-    let recs = decode_logs(
+    let mut recs = decode_logs(
         body,
         gzip,
         enc,
@@ -1317,58 +1339,80 @@ fn ingest_logs(
         &mut plain,
         &mut grow,
     )?;
+    state.hold_unrouted(&mut recs, peer);
     let groups = by_trace(recs, |r| {
-        // Without a trace id: the trace whose spans named the record's conversation.
-        r.trace.unwrap_or_else(|| {
-            conversation(|k| r.str_attr(k))
-                .and_then(|c| {
-                    state
-                        .conversations
-                        .lock()
-                        .unwrap_or_else(|e| e.into_inner())
-                        .get(c)
-                        .copied()
-                })
-                .unwrap_or(0)
-        })
+        // Without a trace id: the trace of the model response a score names, else the
+        // trace whose spans named the record's conversation.
+        r.trace
+            .or_else(|| state.trace_of_response(r))
+            .unwrap_or_else(|| {
+                conversation(|k| r.str_attr(k))
+                    .and_then(|c| {
+                        state
+                            .conversations
+                            .lock()
+                            .unwrap_or_else(|e| e.into_inner())
+                            .get(c)
+                            .copied()
+                    })
+                    .unwrap_or(0)
+            })
     });
     let mut rejected = 0i64;
     let mut why = String::new();
-    for (key, mut group) in groups {
-        group.sort_by_key(|r| r.time);
-        let service = group.iter().find_map(|r| r.resource.service.clone());
-        let trace = open_trace(state, key, service.clone(), false, peer);
-        let mut t = trace.blocking_lock();
-        if t.refused || t.writer.is_none() {
-            rejected += group.len() as i64;
-            why = format!("the session of trace {key:032x} was closed by the viewer's limits");
-            continue;
-        }
-        let mut out = Vec::with_capacity(group.len() + 1);
-        let info = SessionInfo {
-            service,
-            conversation: otlp::logs::conversation(&group),
-            ..SessionInfo::default()
-        };
-        t.map.start(&info, &mut out);
-        for r in &group {
-            t.map.log_record(r, &mut out);
-        }
-        let max_line = state.cfg().max_message_bytes;
-        let mut lines = Vec::new();
-        for o in &mut out {
-            fit_line(o, &t.map.name, max_line);
-            otlp::line(o, &mut lines);
-        }
-        let Some(w) = t.writer.as_mut() else { continue };
-        if rt.block_on(w.write_all(&lines)).is_err() {
-            t.writer = None;
-            t.refused = true;
-            rejected += group.len() as i64;
-            why = format!("the session of trace {key:032x} was closed by the viewer's limits");
+    for (key, group) in groups {
+        if let Some((n, w)) = write_logs(state, rt, key, group, peer) {
+            rejected += n;
+            why = w;
         }
     }
     Ok((rejected > 0).then_some((rejected, why)))
+}
+
+/// Maps and writes trace `key`'s log records (opening its session when it has none).
+/// Returns the refused records, if any.
+fn write_logs(
+    state: &State,
+    rt: &tokio::runtime::Handle,
+    key: u128,
+    mut group: Vec<LogRec>,
+    peer: SocketAddr,
+) -> Option<(i64, String)> {
+    let n = group.len() as i64;
+    let refused = Some((
+        n,
+        format!("the session of trace {key:032x} was closed by the viewer's limits"),
+    ));
+    group.sort_by_key(|r| r.time);
+    let service = group.iter().find_map(|r| r.resource.service.clone());
+    let trace = open_trace(state, key, service.clone(), false, peer);
+    let mut t = trace.blocking_lock();
+    if t.refused || t.writer.is_none() {
+        return refused;
+    }
+    let mut out = Vec::with_capacity(group.len() + 1);
+    let info = SessionInfo {
+        service,
+        conversation: otlp::logs::conversation(&group),
+        ..SessionInfo::default()
+    };
+    t.map.start(&info, &mut out);
+    for r in &group {
+        t.map.log_record(r, &mut out);
+    }
+    let max_line = state.cfg().max_message_bytes;
+    let mut lines = Vec::new();
+    for o in &mut out {
+        fit_line(o, &t.map.name, max_line);
+        otlp::line(o, &mut lines);
+    }
+    let w = t.writer.as_mut()?;
+    if rt.block_on(w.write_all(&lines)).is_err() {
+        t.writer = None;
+        t.refused = true;
+        return refused;
+    }
+    None
 }
 
 /// The trace's state, opening a session for it if it has none.

@@ -150,7 +150,8 @@ fn items_of(ev: &Event) -> Vec<(Item, String, Fields)> {
                 out.push((Item::ToolCall, c.tool.to_string(), f));
             }
         }
-        (Body::Unknown(_), "llm_call") => {
+        // An amendment's call is compared as the call (`usage::is_amendment`).
+        (Body::Unknown(_), "llm_call") if !crate::model::usage::is_amendment(ev) => {
             let model = ev.extra.value("model").map_or(String::new(), |v| match v {
                 Value::String(s) => s,
                 v => v.to_string(),

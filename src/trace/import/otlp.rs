@@ -636,7 +636,8 @@ fn adopt_creations(
 /// One session of a file: its trace id, spans and log records.
 type Session<'a> = (Option<u128>, Vec<Span<'a>>, Vec<logs::LogRec>);
 
-/// Log records by the session they join: their trace's; without a trace id, the trace whose
+/// Log records by the session they join: their trace's; without a trace id, the trace of the
+/// model call whose `gen_ai.response.id` a score names, else the trace whose
 /// spans name the same `gen_ai.conversation.id` (or `session.id`), else the file's session
 /// of untraced spans. Traces only logs speak of are added to `order`.
 fn group_logs(
@@ -645,10 +646,15 @@ fn group_logs(
     order: &mut Vec<Option<u128>>,
 ) -> HashMap<Option<u128>, Vec<logs::LogRec>> {
     let mut by_conv: HashMap<&str, u128> = HashMap::new();
+    // A score that names only a model response joins the trace of the call that gave it.
+    let mut by_response: HashMap<&str, u128> = HashMap::new();
     if logs.iter().any(|r| r.trace.is_none()) {
         for (k, g) in groups {
             let Some(t) = k else { continue };
             for sp in g {
+                if let Some(r) = sp.str_attr("gen_ai.response.id") {
+                    by_response.entry(r).or_insert(*t);
+                }
                 if let Some(c) = sp
                     .str_attr("gen_ai.conversation.id")
                     .or_else(|| sp.str_attr("session.id"))
@@ -661,6 +667,12 @@ fn group_logs(
     let mut out: HashMap<Option<u128>, Vec<logs::LogRec>> = HashMap::new();
     for r in logs {
         let key = r.trace.or_else(|| {
+            (r.event == "gen_ai.evaluation.result")
+                .then(|| r.str_attr("gen_ai.response.id"))
+                .flatten()
+                .and_then(|id| by_response.get(id).copied())
+        });
+        let key = key.or_else(|| {
             r.str_attr("gen_ai.conversation.id")
                 .or_else(|| r.str_attr("session.id"))
                 .and_then(|c| by_conv.get(c).copied())

@@ -468,8 +468,12 @@ pub(crate) struct SessionMap {
     held: HashMap<u64, LogRec>,
     /// Details records displaced by a later one for the same span, shown apart.
     early: Vec<LogRec>,
-    /// Model-call spans mapped so far (`details.rs`).
-    calls_seen: std::collections::HashSet<u64>,
+    /// Model-call spans mapped so far, with their parents (`details.rs`).
+    calls_seen: HashMap<u64, Option<u64>>,
+    /// The model calls' span ids by their response id (`evaluation.rs`).
+    responses: HashMap<String, u64>,
+    /// Scores waiting for the model call of their response id (`evaluation.rs`).
+    waiting: Vec<evaluation::Waiting>,
     ord: u64,
     /// Span events of other names, counted.
     pub other_events: u64,
@@ -536,7 +540,9 @@ impl SessionMap {
             said_no_content: false,
             held: HashMap::new(),
             early: Vec::new(),
-            calls_seen: std::collections::HashSet::new(),
+            calls_seen: HashMap::new(),
+            responses: HashMap::new(),
+            waiting: Vec::new(),
             ord: 0,
             other_events: 0,
             root_answered: false,
@@ -628,8 +634,8 @@ impl SessionMap {
             Class::Agent => self.agent(sp, &mut mine, promoted, out),
             Class::CreateAgent => self.create_agent(sp, out),
             Class::Llm => match self.with_details(sp) {
-                Some(merged) => self.llm(&merged, &mut mine, out),
-                None => self.llm(sp, &mut mine, out),
+                Some(merged) => self.llm(&merged, &mut mine, None, out),
+                None => self.llm(sp, &mut mine, None, out),
             },
             Class::Tool => self.tool(sp, out),
             Class::Plan => self.plan(sp, &mine, out),
@@ -718,10 +724,16 @@ impl SessionMap {
         };
     }
 
-    fn llm(&mut self, sp: &Span<'_>, mine: &mut Pending, out: &mut Vec<Out>) {
+    /// A model call; with `amends`, the details of the call of that span shown before them
+    /// (`details.rs`): its content and what it lacked, not its tokens, time or failure,
+    /// which the call already counts.
+    fn llm(&mut self, sp: &Span<'_>, mine: &mut Pending, amends: Option<u64>, out: &mut Vec<Out>) {
         let ex = exchange(sp);
         let mut o = Obj::new("llm_call", &self.name);
-        o.id(sp);
+        match amends {
+            Some(call) => o.hex("x_amends", call.into(), 16),
+            None => o.id(sp),
+        }
         o.opt("model", model_of(sp));
         o.opt(
             "provider",
@@ -734,9 +746,11 @@ impl SessionMap {
         if let Some(m) = sp.str_attr("gen_ai.response.model") {
             o.str("response_model", m);
         }
-        o.tokens(sp);
-        o.duration(sp);
-        o.failure(sp);
+        if amends.is_none() {
+            o.tokens(sp);
+            o.duration(sp);
+            o.failure(sp);
+        }
         if let Some(f) = sp.attr("gen_ai.response.finish_reasons") {
             o.json_with("finish_reasons", |buf| f.write_json(buf));
         }
@@ -786,6 +800,9 @@ impl SessionMap {
         }
         o.span_ids(sp);
         self.emit(o, sp.start, out);
+        if let Some(id) = sp.id {
+            self.call_mapped(id, sp.str_attr("gen_ai.response.id"), out);
+        }
         self.observe_messages(sp, &ex.input, out);
         if ex.input.is_empty() && ex.output.is_empty() && !self.said_no_content {
             self.said_no_content = true;
@@ -958,10 +975,9 @@ impl SessionMap {
             let ts = e.time.or(sp.end);
             match &*e.name {
                 "gen_ai.evaluation.result" => {
-                    // The span's own event (its `id` is the span id) is what was scored.
-                    let mut o = evaluation::score(&self.name, &e.attrs, sp.id);
-                    o.span_ids(sp);
-                    self.emit(o, ts, out);
+                    // The span's own event (its `id` is the span id) is what was scored,
+                    // unless the event names a model call's response.
+                    self.evaluation(&e.attrs, evaluation::Place::of(sp), ts, out);
                 }
                 "exception" => {
                     let a = |k: &str| super::span::attr(&e.attrs, k).and_then(Val::as_str);
@@ -1003,36 +1019,25 @@ impl SessionMap {
             self.said_no_content = true;
         }
         if rec.event == DETAILS {
-            if self.hold_details(rec) {
-                return;
+            if let Some((call, parent)) = rec
+                .span
+                .and_then(|s| self.calls_seen.get(&s).map(|p| (s, *p)))
+            {
+                self.amend(rec, call, parent, out);
+            } else if !self.hold_details(rec) {
+                self.details_call(rec, out);
             }
-            let op = rec.str_attr("gen_ai.operation.name").unwrap_or("chat");
-            let sp = Span {
-                trace: rec.trace,
-                id: None,
-                parent: rec.span,
-                name: Cow::Owned(op.to_string()),
-                start: rec.time,
-                end: rec.time,
-                error: rec.str_attr("error.type").is_some(),
-                status_message: None,
-                attrs: rec.attrs.clone(),
-                events: Vec::new(),
-                resource: rec.resource.clone(),
-                location: std::sync::Arc::from("log record"),
-            };
-            // Read as a model call whatever its operation is named.
-            let mut mine = Pending::default();
-            self.llm(&sp, &mut mine, out);
             return;
         }
         if rec.event == "gen_ai.evaluation.result" {
-            // The span the record was emitted in is the one evaluated.
-            let mut o = evaluation::score(&self.name, &rec.attrs, rec.span);
-            if let Some(id) = rec.span {
-                o.hex("x_span", id.into(), 16);
-            }
-            self.emit(o, rec.time, out);
+            // The span the record was emitted in is the one evaluated, unless the record
+            // names a model call's response.
+            let place = evaluation::Place {
+                span: rec.span,
+                parent: None,
+                from: None,
+            };
+            self.evaluation(&rec.attrs, place, rec.time, out);
             return;
         }
         let mut o = Obj::new("log", &self.name);
