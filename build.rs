@@ -119,6 +119,13 @@ fn main() {
     if !ci && !std::path::Path::new("target/fw-a-venv/.doxascope-ready-fw-a-1").exists() {
         println!("cargo::rustc-cfg=doxascope_no_fw_a");
     }
+    // arize-phoenix-client for tests/phoenix_annotations.rs: ready once
+    // scripts/setup-phoenix.sh ran (it touches this file afterwards). Under CI the test
+    // installs it itself, and fails when it cannot.
+    println!("cargo::rustc-check-cfg=cfg(doxascope_no_phoenix)");
+    if !ci && !std::path::Path::new("target/phoenix-venv/.doxascope-ready-phoenix-3.5.0").exists() {
+        println!("cargo::rustc-cfg=doxascope_no_phoenix");
+    }
     // The MCP Python SDK for tests/mcp_python.rs: ready once scripts/setup-mcp.sh ran (it
     // touches this file afterwards). Without it the test is listed as ignored with that
     // reason; under CI it runs (installing the SDK itself) and fails when it cannot.

@@ -111,8 +111,11 @@ struct State {
     creations: Mutex<HashMap<String, Vec<Span<'static>>>>,
     /// Model responses' traces, and untraced scores waiting for theirs (`responses.rs`).
     responses: Mutex<responses::Responses>,
+    /// The trace of each span id seen, for Phoenix's span annotations (`phoenix.rs`).
+    span_traces: Mutex<phoenix::Spans>,
 }
 
+mod phoenix;
 mod responses;
 
 /// Agents' creations held for [`State::creations`]; past it the oldest are forgotten.
@@ -400,6 +403,7 @@ pub(crate) async fn serve(live: Live, listener: tokio::net::TcpListener) {
         conversations: Mutex::new(HashMap::new()),
         creations: Mutex::new(HashMap::new()),
         responses: Mutex::new(responses::Responses::default()),
+        span_traces: Mutex::new(phoenix::Spans::default()),
     });
     let newcomers = Arc::new(Semaphore::new(cfg.max_connections.max(1)));
     let sweeper = tokio::spawn(sweep(state.clone()));
@@ -765,10 +769,14 @@ async fn handle(
     let signal = match req.uri().path() {
         "/v1/traces" => Signal::Traces,
         "/v1/logs" => Signal::Logs,
+        "/v1/span_annotations" => Signal::Annotations,
         other => {
             return refuse(
                 StatusCode::NOT_FOUND,
-                format!("no such path {other:?}: spans go to /v1/traces, log records to /v1/logs"),
+                format!(
+                    "no such path {other:?}: spans go to /v1/traces, log records to /v1/logs, \
+                     Phoenix span annotations to /v1/span_annotations"
+                ),
             );
         }
     };
@@ -813,9 +821,41 @@ async fn handle(
     }
     let st = state.clone();
     let handle = tokio::runtime::Handle::current();
+    if signal == Signal::Annotations {
+        if enc != Enc::Json {
+            return refuse(
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                "span annotations are sent as application/json".into(),
+            );
+        }
+        let done = tokio::task::spawn_blocking(move || {
+            phoenix::ingest(&st, &handle, &body, gzip, peer, &mut room)
+        })
+        .await;
+        return match done {
+            Ok(Ok(ids)) => {
+                let data: Vec<serde_json::Value> = ids
+                    .into_iter()
+                    .map(|id| serde_json::json!({"id": id}))
+                    .collect();
+                let v = serde_json::json!({ "data": data });
+                reply(
+                    StatusCode::OK,
+                    "application/json",
+                    v.to_string().into_bytes(),
+                )
+            }
+            Ok(Err((status, why))) => refuse(status, why),
+            Err(e) => refuse(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                format!("receiver task: {e}"),
+            ),
+        };
+    }
     let done = tokio::task::spawn_blocking(move || match signal {
         Signal::Traces => ingest(&st, &handle, &body, gzip, enc, peer, &mut room),
         Signal::Logs => ingest_logs(&st, &handle, &body, gzip, enc, peer, &mut room),
+        Signal::Annotations => unreachable!("answered above"),
     })
     .await;
     match done {
@@ -843,7 +883,8 @@ fn success(signal: Signal, enc: Enc, rejected: Option<(i64, String)>) -> Respons
                     }),
                 }
                 .encode_to_vec(),
-                Signal::Logs => ExportLogsServiceResponse {
+                // Annotations are answered by `handle` itself.
+                Signal::Logs | Signal::Annotations => ExportLogsServiceResponse {
                     partial_success: rejected.map(|(n, m)| ExportLogsPartialSuccess {
                         rejected_log_records: n,
                         error_message: m,
@@ -856,7 +897,7 @@ fn success(signal: Signal, enc: Enc, rejected: Option<(i64, String)>) -> Respons
         Enc::Json => {
             let count = match signal {
                 Signal::Traces => "rejectedSpans",
-                Signal::Logs => "rejectedLogRecords",
+                Signal::Logs | Signal::Annotations => "rejectedLogRecords",
             };
             let v = match rejected {
                 Some((n, m)) => serde_json::json!({
@@ -900,6 +941,8 @@ enum Signal {
     Traces,
     /// `/v1/logs`: log records.
     Logs,
+    /// `/v1/span_annotations`: Phoenix's span annotations (`phoenix.rs`).
+    Annotations,
 }
 
 /// An HTTP status and the reason given with it.
@@ -1189,6 +1232,7 @@ fn ingest(
             convs.insert(c.to_string(), key);
         }
         state.remember_responses(key, &group);
+        state.remember_spans(key, &group);
         let service = group.iter().find_map(|s| s.resource.service.clone());
         let trace = open_trace(state, key, service, has_root, peer);
         let mut t = trace.blocking_lock();

@@ -37,6 +37,7 @@ use super::span::{Span, Val, push_hex, push_rfc3339};
 pub(crate) mod create_agent;
 mod details;
 mod evaluation;
+pub(crate) use evaluation::Annotation;
 mod frameworks;
 mod memory;
 

@@ -213,6 +213,54 @@ impl SessionMap {
     }
 }
 
+/// One OpenInference (Phoenix) span annotation, as Phoenix's REST API takes it
+/// (`POST /v1/span_annotations`, `{"data": [{"span_id", "name", "annotator_kind", "result":
+/// {"label", "score", "explanation"}, "metadata", "identifier"}]}`).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Annotation {
+    /// The annotated span.
+    pub span: u64,
+    /// What is scored.
+    pub name: String,
+    /// `HUMAN`, `LLM` or `CODE`.
+    pub annotator_kind: String,
+    /// `result.label`.
+    pub label: Option<String>,
+    /// `result.score`.
+    pub score: Option<f64>,
+    /// `result.explanation`.
+    pub explanation: Option<String>,
+    /// `identifier`: tells apart annotations of one name on one span.
+    pub identifier: Option<String>,
+    /// `metadata`, as JSON text.
+    pub metadata: Option<String>,
+}
+
+impl SessionMap {
+    /// A span annotation as a `score` on the annotated span's event: `label` and `score`
+    /// are the score's label and value, read by the one rule of `model::scores`, and the
+    /// annotator kind (lowercase) its `source`.
+    pub(crate) fn annotation(&mut self, a: &Annotation, out: &mut Vec<Out>) {
+        let mut o = Obj::new("score", &self.name);
+        o.text("name", &a.name);
+        if let Some(n) = a.score.and_then(serde_json::Number::from_f64) {
+            o.json("value", &Json::Num(n));
+        }
+        o.opt("label", a.label.as_deref());
+        if let Some(x) = &a.explanation {
+            o.text("explanation", x);
+        }
+        o.hex("target", a.span.into(), 16);
+        o.str("source", &a.annotator_kind.to_ascii_lowercase());
+        o.opt("x_identifier", a.identifier.as_deref());
+        if let Some(m) = &a.metadata {
+            o.text("x_metadata", m);
+        }
+        o.str("x_source", "phoenix span annotation");
+        self.emit(o, None, out);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use crate::trace::import::{Format, import};
