@@ -52,7 +52,7 @@ of spans and log records, one request or one per line as the Collector's file ex
 them, and the SDKs' span dumps; GenAI, OpenInference and Vercel AI SDK conventions); Inspect AI \
 eval logs; Langfuse trace downloads; LangSmith runs; Letta agent files; Graphiti episodes and \
 edges; LangGraph SQLite checkpoint databases; mem0 memory histories. Live: `--listen otlp:127.0.0.1:4318` is an OTLP/HTTP receiver (POST /v1/traces and \
-/v1/logs, protobuf or JSON, gzip), `--listen unix:PATH` and `--listen tcp:127.0.0.1:PORT` take \
+/v1/logs, protobuf or JSON, gzip; Phoenix span annotations on POST /v1/span_annotations), `--listen unix:PATH` and `--listen tcp:127.0.0.1:PORT` take \
 v1 lines.\n\n\
 Run `doxascope FILE...` (or `doxascope view FILE...`) for the TUI; \
 `doxascope COMMAND --help` for a command's options."

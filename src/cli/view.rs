@@ -37,7 +37,8 @@ pub(crate) struct Args {
     session: Option<String>,
     /// Accept live sessions: `unix:PATH` (absolute, in a private directory) or
     /// `tcp:127.0.0.1:PORT` for v1 lines; `otlp:127.0.0.1:4318` (or `otlp:PORT`) for an
-    /// OpenTelemetry OTLP/HTTP receiver (POST /v1/traces and /v1/logs, protobuf or JSON, gzip).
+    /// OpenTelemetry OTLP/HTTP receiver (POST /v1/traces and /v1/logs, protobuf or JSON, gzip;
+    /// POST /v1/span_annotations takes Phoenix span annotations as scores).
     #[arg(long, value_name = "ADDR", value_parser = parse_listen)]
     listen: Option<ListenAddr>,
     /// With --listen or `-`: spool files of ended live sessions kept on disk (default

@@ -9,6 +9,8 @@
 //! its `gen_ai.conversation.id`, else the session `otel (no trace id)`. Both paths take the
 //! same checks (`check_request`, the body, rate and budget bounds; log records count as
 //! spans against [`LiveConfig::otlp_max_spans`]) and their refusals reach the viewer alike.
+//! `POST /v1/span_annotations` takes Phoenix's span annotations (JSON, `phoenix.rs`), and
+//! scores that name only a model response are routed to its trace (`responses.rs`).
 //!
 //! Every trace becomes a live session of the [`Live`] hub: the spans are mapped to v1 by the
 //! file importer's mapping ([`crate::trace::import::otlp`]) and the lines are written into

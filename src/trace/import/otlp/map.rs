@@ -13,10 +13,10 @@
 //! | `plan` | `plan` (`origin: generated`, no steps: the plan text is kept, never parsed into steps) |
 //! | `create_memory` / `update_memory` / `upsert_memory` / `delete_memory` / `delete_memory_store` | `belief` per record; a changed or deleted record first gets a `retract` of its old value; a delete naming no record empties the store (`memory.rs`) |
 //! | `search_memory`, `retrieval`, OpenInference `RETRIEVER` | `memory_query` (query, hits, records), and each record returned with content an observation `retrieval:STORE/RECORD` |
-//! | span event `gen_ai.evaluation.result` | `score` (`target` = the span's event) |
+//! | span event `gen_ai.evaluation.result` | `score` (`target` = the span's event, or the `llm_call` of the `gen_ai.response.id` it names) |
 //! | span status ERROR, span event `exception` | `log` (`level: error`; `warn` on a plain span failing with a call's failure below it) |
 //! | anything else | `span` (name, operation, timing) so the structure stays visible |
-//! | log record `gen_ai.client.inference.operation.details` | `llm_call` and `thought`s, as a model-call span with its attributes |
+//! | log record `gen_ai.client.inference.operation.details` | read with its model-call span; after that span was mapped, an `llm_call` with `x_amends` (`details.rs`); without it, an `llm_call` and `thought`s, as a model-call span with its attributes |
 //! | log record `gen_ai.*.message`, `gen_ai.choice` | `log` (`ROLE: TEXT`, `x_role`, `x_event`) |
 //! | any other log record | `log` at its severity (`x_event`, `x_attributes`) |
 //!
