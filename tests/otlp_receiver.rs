@@ -575,3 +575,118 @@ async fn a_logs_request_past_the_record_bound_is_refused_with_413() {
     .await;
     assert!(kinds(&evs).is_empty());
 }
+
+/// A trace ended by the open-trace bound shows what its mapping still held, as a trace that
+/// ends by itself does: a model call's details record whose span never came, and a score
+/// whose model call never came (said).
+#[tokio::test]
+async fn an_evicted_trace_shows_the_details_and_scores_it_held() {
+    let (_live, mut rx, _l, addr) = hub(LiveConfig {
+        otlp_max_sessions: 1,
+        ..LiveConfig::default()
+    })
+    .await;
+    let mut conn = tokio::net::TcpStream::connect(&addr)
+        .await
+        .expect("connect");
+    let json = serde_json::json!({"resourceLogs": [{"scopeLogs": [{"logRecords": [
+        {"traceId": "00000000000000000000000000000007", "spanId": "0000000000000009",
+         "timeUnixNano": "1767225600000000000",
+         "eventName": "gen_ai.client.inference.operation.details",
+         "attributes": [{"key": "gen_ai.request.model", "value": {"stringValue": "m"}},
+                        {"key": "gen_ai.usage.input_tokens", "value": {"intValue": "5"}}]},
+        {"traceId": "00000000000000000000000000000007", "spanId": "0000000000000001",
+         "timeUnixNano": "1767225600000000001",
+         "eventName": "gen_ai.evaluation.result",
+         "attributes": [{"key": "gen_ai.evaluation.name", "value": {"stringValue": "judge"}},
+                        {"key": "gen_ai.response.id", "value": {"stringValue": "r-x"}}]}
+    ]}]}]});
+    let (status, _, _) = exchange(
+        &mut conn,
+        "POST /v1/logs HTTP/1.1\r\nContent-Type: application/json",
+        json.to_string().as_bytes(),
+    )
+    .await;
+    assert_eq!(status, 200);
+    // Another trace: the first one is ended to make room.
+    let proto = "POST /v1/traces HTTP/1.1\r\nContent-Type: application/x-protobuf";
+    let (status, _, _) =
+        exchange(&mut conn, proto, &request(vec![tool(8, 2)]).encode_to_vec()).await;
+    assert_eq!(status, 200);
+    let evs = gather(&mut rx, |g| {
+        let k = kinds(g);
+        k.iter().any(|k| k == "llm_call") && k.iter().any(|k| k == "score")
+    })
+    .await;
+    let sessions = by_session(&evs);
+    let first = sessions
+        .iter()
+        .find(|(n, _)| n.ends_with("0000000000000007"))
+        .map(|(_, e)| e)
+        .unwrap_or_else(|| panic!("{sessions:#?}"));
+    let call = first
+        .iter()
+        .find(|e| e["kind"] == "llm_call")
+        .expect("call");
+    assert_eq!(call["input_tokens"], 5);
+    let score = first.iter().find(|e| e["kind"] == "score").expect("score");
+    assert_eq!(score["name"], "judge");
+    assert!(
+        first
+            .iter()
+            .any(|e| e["kind"] == "log" && e["message"].as_str().unwrap_or("").contains("r-x")),
+        "{first:#?}"
+    );
+}
+
+/// Phoenix's span-annotation route: an annotation of a span the receiver was sent is a score
+/// on that span's event in its trace's session; a request that is not JSON, or whose item is
+/// wrong, is refused with the reason, and the refusal reaches the viewer.
+#[tokio::test]
+async fn span_annotations_score_their_spans_and_bad_ones_are_refused() {
+    let (_live, mut rx, _l, addr) = hub(LiveConfig::default()).await;
+    let mut conn = tokio::net::TcpStream::connect(&addr)
+        .await
+        .expect("connect");
+    let proto = "POST /v1/traces HTTP/1.1\r\nContent-Type: application/x-protobuf";
+    let (status, _, _) =
+        exchange(&mut conn, proto, &request(vec![tool(5, 2)]).encode_to_vec()).await;
+    assert_eq!(status, 200);
+    let route = "POST /v1/span_annotations?sync=true HTTP/1.1\r\nContent-Type: application/json";
+    let good = serde_json::json!({"data": [{"span_id": "0000000000000002", "name": "tool_ok",
+        "annotator_kind": "HUMAN", "result": {"label": "wrong", "explanation": "bad args"}}]});
+    let (status, _, body) = exchange(&mut conn, route, good.to_string().as_bytes()).await;
+    assert_eq!(status, 200);
+    let v: serde_json::Value = serde_json::from_slice(&body).expect("json");
+    assert_eq!(v["data"].as_array().map(Vec::len), Some(1), "{v}");
+    let (status, _, _) = exchange(
+        &mut conn,
+        "POST /v1/span_annotations HTTP/1.1\r\nContent-Type: application/x-protobuf",
+        b"\x0a\x00",
+    )
+    .await;
+    assert_eq!(status, 415);
+    let bad = serde_json::json!({"data": [{"span_id": "2", "name": "n",
+        "annotator_kind": "HUMAN", "result": {"label": "ok"}}]});
+    let (status, _, body) = exchange(&mut conn, route, bad.to_string().as_bytes()).await;
+    assert_eq!(status, 422, "{}", String::from_utf8_lossy(&body));
+    assert!(String::from_utf8_lossy(&body).contains("span_id"));
+    let evs = gather(&mut rx, |g| {
+        kinds(g).iter().any(|k| k == "score")
+            && g.iter()
+                .filter(|e| matches!(e, LiveEvent::Rejected { .. }))
+                .count()
+                >= 2
+    })
+    .await;
+    let sessions = by_session(&evs);
+    assert_eq!(sessions.len(), 1, "{sessions:#?}");
+    let evs = sessions.values().next().expect("a session");
+    let score = evs.iter().find(|e| e["kind"] == "score").expect("score");
+    assert_eq!(score["target"], "0000000000000002");
+    assert_eq!(score["source"], "human");
+    assert!(
+        evs.iter()
+            .any(|e| e["kind"] == "tool_call" && e["id"] == score["target"])
+    );
+}

@@ -548,18 +548,9 @@ async fn sweep(state: Arc<State>) {
         }
         for (key, t) in ended {
             let mut t = t.lock().await;
-            // Model-call details whose span never came are shown as the calls they describe.
-            let mut out = Vec::new();
-            t.map.flush_details(&mut out);
-            if !out.is_empty() {
-                let mut lines = Vec::new();
-                for o in &mut out {
-                    fit_line(o, &t.map.name, state.cfg().max_message_bytes);
-                    otlp::line(o, &mut lines);
-                }
-                if let Some(w) = t.writer.as_mut() {
-                    let _ = w.write_all(&lines).await;
-                }
+            let lines = final_lines(&state, &mut t);
+            if let (false, Some(w)) = (lines.is_empty(), t.writer.as_mut()) {
+                let _ = w.write_all(&lines).await;
             }
             // Dropping the writer ends the session's stream: the session ends as "ended".
             t.writer = None;
@@ -572,6 +563,20 @@ async fn sweep(state: Arc<State>) {
                 .remember(key, seen);
         }
     }
+}
+
+/// What a trace's mapping still holds when its session ends, as lines: model-call details
+/// whose span never came (shown as the calls they describe) and scores whose model call never
+/// came (shown unmatched, and said).
+fn final_lines(state: &State, t: &mut Trace) -> Vec<u8> {
+    let mut out = Vec::new();
+    t.map.flush_details(&mut out);
+    let mut lines = Vec::new();
+    for o in &mut out {
+        fit_line(o, &t.map.name, state.cfg().max_message_bytes);
+        otlp::line(o, &mut lines);
+    }
+    lines
 }
 
 fn reply(status: StatusCode, content_type: &str, body: Vec<u8>) -> Response<Full<Bytes>> {
@@ -1507,6 +1512,16 @@ fn open_trace(
     };
     if let Some((key, old)) = evicted {
         let mut old = old.blocking_lock();
+        // What it still held is shown before it ends, as when it ends by itself (the
+        // callers run on the runtime's blocking threads).
+        let lines = final_lines(state, &mut old);
+        if let (false, Ok(rt), Some(w)) = (
+            lines.is_empty(),
+            tokio::runtime::Handle::try_current(),
+            old.writer.as_mut(),
+        ) {
+            let _ = rt.block_on(w.write_all(&lines));
+        }
         old.writer = None;
         let seen = std::mem::take(&mut old.seen);
         drop(old);
