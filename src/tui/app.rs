@@ -1196,6 +1196,13 @@ impl App {
         {
             return;
         }
+        // A diff reads both runs whole: sessions a two-pass load only indexed are replayed
+        // first (on this thread: the diff waits for them anyway).
+        for i in 0..self.store.sessions.len() {
+            if self.store.deferred(i) {
+                self.store.replay_now(i);
+            }
+        }
         let store = &self.store;
         let from_file = |i: usize, file: &str| {
             store.sessions[i]

@@ -682,6 +682,9 @@ impl Store {
                         continue;
                     }
                     let events = self.log.events.len();
+                    // A second pass's briefs are lean (its formulas are not parsed): an
+                    // event it does not defer is replayed from its line, once in the log.
+                    let mut from_line = None;
                     if events < u32::MAX as usize {
                         let slot = *slot;
                         // In a second pass, a session met first now is indexed, not
@@ -693,11 +696,18 @@ impl Store {
                         self.take_waiting(slot, &load.file, &mut waiting, load.skip);
                         match &mut self.sessions[slot].deferred {
                             Some(d) if defer => d.positions.push(events as u32),
+                            _ if load.skip.is_some() => from_line = Some(slot),
                             _ => self.sessions[slot].push(&self.log, events as u32, &ev.brief),
                         }
                         self.note_file(origin, slot, &load.file, &mut last_file);
                     }
                     self.log.push_briefed(load.source, &load.file, name, &ev);
+                    if let Some(slot) = from_line {
+                        let brief = self.log.events.load(events).map(|e| Brief::of(&e));
+                        // A file gone meanwhile: the lean brief is all there is.
+                        let brief = brief.as_ref().unwrap_or(&ev.brief);
+                        self.sessions[slot].push(&self.log, events as u32, brief);
+                    }
                 }
                 BriefItem::Problem(p) => self.log.problems.push(*p),
             }

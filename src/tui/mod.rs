@@ -47,7 +47,11 @@
 //! A large file whose lines mostly belong to other sessions than its first is read in two
 //! passes: its first session alone (the one the view opens on, complete with every step and
 //! Σ), then the whole file for the rest, passing over that session's events; the header
-//! says `reading the rest` meanwhile ([`data::Store::first_pass_done`]).
+//! says `reading the rest` meanwhile ([`data::Store::first_pass_done`]). The second pass
+//! indexes the other sessions (their events' places, their reader problems at their
+//! places) without replaying them: a session is replayed when it is first shown, by a
+//! load of that session alone like the first pass (the header says `replaying`; see
+//! [`data::Store::begin_replay`]), so the whole file is in at the cost of reading it.
 //! Otherwise each file has a [`crate::trace::follow::Follower`] thread (`tail -F`:
 //! rotation, truncation, replacement, waiting for the file), and stdin (`-`) and `--listen`
 //! feed a [`crate::trace::live::Live`] hub whose sessions are timelines of their own;
@@ -282,7 +286,9 @@ fn load_with(
     tx: mpsc::Sender<Load>,
     two_pass_min: u64,
 ) {
-    use crate::trace::{ReaderConfig, read_all, read_all_briefs, read_session_briefs};
+    use crate::trace::{
+        ReaderConfig, read_all, read_all_briefs, read_all_briefs_lean, read_session_briefs,
+    };
     let total: u64 = files
         .iter()
         .filter_map(|p| std::fs::metadata(p).ok())
@@ -352,6 +358,7 @@ fn load_with(
                 if tx.blocking_send(Load::Source(name.clone(), again)).is_err() {
                     return;
                 }
+                let two_pass_done = two_pass.is_some();
                 let rest = match two_pass {
                     // The session the view opens on, alone, then the same bytes again for
                     // the rest (see `Store::first_pass_done`).
@@ -383,8 +390,14 @@ fn load_with(
                     None => src,
                 };
                 let mut batches = Batches::new(&tx, &read, &gone, total, Load::Briefs);
-                // A read error ends this file; what was decoded before it is kept.
-                let _ = read_all_briefs(&name, rest, cfg, |it| batches.push(it));
+                // A read error ends this file; what was decoded before it is kept. A second
+                // pass indexes (the store replays none of its briefs), so its briefs are
+                // lean.
+                let _ = if two_pass_done {
+                    read_all_briefs_lean(&name, rest, cfg, |it| batches.push(it))
+                } else {
+                    read_all_briefs(&name, rest, cfg, |it| batches.push(it))
+                };
                 batches.flush();
             }
             None => {
@@ -1467,6 +1480,9 @@ mod tests {
             read_session_briefs(&name, open(), rc, &lead, |it| first.push(it)).expect("read");
             store.extend_briefs(first);
             store.first_pass_done();
+            // The second pass, as the viewer reads it: lean briefs.
+            all.clear();
+            crate::trace::read_all_briefs_lean(&name, open(), rc, |it| all.push(it)).expect("read");
         }
         store.extend_briefs(all);
         replay_all(&mut store);
