@@ -116,9 +116,10 @@ tui_open() { # FILE -> "first_frame_s navigable_s peak_kib cpu_s all_loaded_s al
     # with no progress bar.
     local next next_cpu next_hwm step
     tmux -L "$SOCK" send-keys s
-    sleep 0.1
     while :; do
         screen=$(tmux -L "$SOCK" capture-pane -p 2>/dev/null | head -n 2 || true)
+        # Until the header names the second session, it still shows the first.
+        grep -q " (2/" <<<"$screen" || { sleep 0.02; continue; }
         step=$(grep -o 'step [0-9]* of [0-9]*' <<<"$screen" | head -n 1 || true)
         if ! grep -q "replaying\|loading" <<<"$screen" && [ -n "$step" ] &&
             [ "$(awk '{print $4}' <<<"$step")" != 0 ] &&

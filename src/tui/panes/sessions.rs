@@ -186,10 +186,9 @@ impl SessionsPicker {
                 name: match &store.sessions[i].deferred {
                     // Indexed only: what is known without a replay, said as such.
                     Some(d) => format!(
-                        "{} (not replayed yet: {} events, {} errors)",
+                        "{} (not replayed yet: {} events)",
                         store.sessions[i].name,
-                        d.events(),
-                        d.errors()
+                        d.events()
                     ),
                     None => store.sessions[i].name.to_string(),
                 },
