@@ -889,6 +889,9 @@ async fn event_loop(
     let mut int_sig = signal(SignalKind::interrupt())?;
     let mut tstp_sig = signal(SignalKind::from_raw(signal_hook::consts::SIGTSTP))?;
     let mut loading = true;
+    // A file opened (`:open`) while a session is replayed: the replay's end does not end
+    // that load.
+    let mut opened_in_replay = false;
     app.loading = Some((0, 0));
     let frame = Duration::from_millis(10);
     let mut next_frame = Instant::now();
@@ -1020,8 +1023,10 @@ async fn event_loop(
                                 }
                                 None => {}
                             }
-                            loading = false;
-                            app.loading = None;
+                            if !std::mem::take(&mut opened_in_replay) {
+                                loading = false;
+                                app.loading = None;
+                            }
                             app.replaying = false;
                             effects.extend(app.auto_recompute());
                             seen_version = app.store.version;
@@ -1188,6 +1193,7 @@ async fn event_loop(
                             std::thread::Builder::new()
                                 .name("doxascope-load".into())
                                 .spawn(move || load(vec![path], Vec::new(), tx))?;
+                            opened_in_replay |= app.replaying;
                             loading = true;
                             app.loading = Some((0, 0));
                             app.opened(name);
