@@ -18,7 +18,10 @@
 # "step N of N" (the view follows the newest step, so the last step is the one drawn).
 # A large file whose lines mostly belong to other sessions than its first is read in two
 # passes (the session the view opens on, complete, then the rest: the header says "reading
-# the rest"); the time until the whole file is in is reported as well ("all loaded").
+# the rest"); the time until the whole file is in is reported as well ("all loaded"). The
+# second pass indexes the other sessions without replaying them; the script then shows the
+# next session (key `s`) and times its replay until its last step is navigable ("next
+# session shown"), with the peak RSS after it.
 # CPU time (user + system, from /proc/PID/stat) is reported beside wall time: on a shared
 # machine the wall time depends on what else runs, the CPU time much less.
 # Peak RSS is the process's VmHWM, read from /proc when the last step is drawn (the
@@ -109,10 +112,35 @@ tui_open() { # FILE -> "first_frame_s navigable_s peak_kib cpu_s all_loaded_s al
     all=$(now)
     all_hwm=$(awk '/VmHWM/ { print $2 }' "/proc/$pid/status")
     all_cpu=$(awk -v t="$tck" '{ printf "%.2f", ($14 + $15) / t }' "/proc/$pid/stat")
+    # The next session: replayed when shown, navigable once the header says "step N of N"
+    # with no progress bar.
+    local next next_cpu next_hwm step
+    tmux -L "$SOCK" send-keys s
+    while :; do
+        screen=$(tmux -L "$SOCK" capture-pane -p 2>/dev/null | head -n 2 || true)
+        # Until the header names the second session, it still shows the first.
+        grep -q " (2/" <<<"$screen" || { sleep 0.02; continue; }
+        step=$(grep -o 'step [0-9]* of [0-9]*' <<<"$screen" | head -n 1 || true)
+        if ! grep -q "replaying\|loading" <<<"$screen" && [ -n "$step" ] &&
+            [ "$(awk '{print $4}' <<<"$step")" != 0 ] &&
+            [ "$(awk '{print $2}' <<<"$step")" = "$(awk '{print $4}' <<<"$step")" ]; then
+            break
+        fi
+        if ! kill -0 "$pid" 2>/dev/null; then
+            echo "the viewer exited early" >&2
+            return 1
+        fi
+        sleep 0.02
+    done
+    next=$(now)
+    next_hwm=$(awk '/VmHWM/ { print $2 }' "/proc/$pid/status")
+    next_cpu=$(awk -v t="$tck" '{ printf "%.2f", ($14 + $15) / t }' "/proc/$pid/stat")
     cleanup
     echo "$(awk -v a="$first" -v b="$start" 'BEGIN{printf "%.3f", a-b}') \
 $(awk -v a="$done" -v b="$start" 'BEGIN{printf "%.3f", a-b}') $hwm $cpu \
-$(awk -v a="$all" -v b="$start" 'BEGIN{printf "%.3f", a-b}') $all_cpu $all_hwm"
+$(awk -v a="$all" -v b="$start" 'BEGIN{printf "%.3f", a-b}') $all_cpu $all_hwm \
+$(awk -v a="$next" -v b="$all" 'BEGIN{printf "%.3f", a-b}') \
+$(awk -v a="$next_cpu" -v b="$all_cpu" 'BEGIN{printf "%.2f", a-b}') $next_hwm $step"
 }
 
 lnav_open() { # FILE -> "wall_s peak_kib cpu_s"
@@ -128,11 +156,13 @@ echo "trace: $f, $TUI_EVENTS events, $(mib $((size / 1024))) MiB"
 warm "$f"
 read -r lw lk lc < <(lnav_open "$f")
 warm "$f"
-read -r first nav hwm tc all ac ahwm < <(tui_open "$f")
+read -r first nav hwm tc all ac ahwm nw nc nhwm _ nsteps _ nof < <(tui_open "$f")
 echo "lnav -n -c ':goto 100%':   ${lw} s (CPU ${lc} s), peak RSS $(mib "$lk") MiB ($(ratio $((lk * 1024)) "$size")x file)"
 echo "doxascope TUI open:        first frame ${first} s, last step navigable ${nav} s (CPU ${tc} s), peak RSS $(mib "$hwm") MiB ($(ratio $((hwm * 1024)) "$size")x file)"
 echo "doxascope / lnav:          wall $(ratio "$nav" "$lw"), CPU $(ratio "$tc" "$lc")"
 echo "doxascope all loaded:      ${all} s (CPU ${ac} s), peak RSS $(mib "$ahwm") MiB ($(ratio $((ahwm * 1024)) "$size")x file)"
+echo "doxascope all / lnav:      wall $(ratio "$all" "$lw"), CPU $(ratio "$ac" "$lc")"
+echo "next session shown:        replayed in ${nw} s (CPU ${nc} s), step ${nsteps} of ${nof}, peak RSS $(mib "$nhwm") MiB ($(ratio $((nhwm * 1024)) "$size")x file)"
 
 # Time travel (and the loader's CPU time, in-process): benches/open.rs on the same file.
 warm "$f"

@@ -38,6 +38,40 @@ pub fn name_hash(s: &str) -> u64 {
     SEED.hash_one(s)
 }
 
+std::thread_local! {
+    /// Set while [`lean`] runs on this thread.
+    static LEAN: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Runs `f` with lean briefs on this thread when `on`: formulas are not parsed, so every
+/// formula of a brief made meanwhile reads as parsing to ⊤, and no parse error is
+/// reported. Nothing may replay such a brief: a load that only indexes events (the
+/// viewer's second pass, which keeps places and kinds) makes them, at a fraction of the
+/// cost. Whether a line is an event or a problem, its kind, session, `seq` and time do not
+/// depend on its formulas, so they are as in a full brief.
+pub(crate) fn lean<R>(on: bool, f: impl FnOnce() -> R) -> R {
+    if !on {
+        return f();
+    }
+    let was = LEAN.with(|l| l.replace(true));
+    let r = f();
+    LEAN.with(|l| l.set(was));
+    r
+}
+
+/// Whether briefs made now are lean ([`lean`]).
+fn is_lean() -> bool {
+    LEAN.with(std::cell::Cell::get)
+}
+
+/// Parses `text`, or in a lean brief does not ([`lean`]).
+fn parse_unless_lean(text: &str) -> Result<crate::logic::formula::Formula, ParseError> {
+    if is_lean() {
+        return Ok(crate::logic::formula::Formula::True);
+    }
+    parse(text)
+}
+
 /// A 32-bit hash of a normalized formula, which the replay groups active beliefs by (half
 /// the width of [`name_hash`] halves its index entries; collisions are confirmed).
 pub fn formula_hash(normalized: &str) -> u32 {
@@ -113,7 +147,7 @@ pub enum FormulaGist {
 impl FormulaGist {
     /// Parses `text`.
     pub fn of(text: &str) -> FormulaGist {
-        match parse(text) {
+        match parse_unless_lean(text) {
             Ok(f) => {
                 let n = normalized(&f);
                 let h = formula_hash(&n);
@@ -152,11 +186,11 @@ impl Target {
     /// Parses `text` both ways the replay asks (trimmed, and as written).
     pub fn of(text: &str) -> Target {
         let trimmed = text.trim();
-        let parsed = parse(trimmed);
+        let parsed = parse_unless_lean(trimmed);
         let error = if trimmed.len() == text.len() {
             parsed.as_ref().err().cloned()
         } else {
-            parse(text).err()
+            parse_unless_lean(text).err()
         };
         Target {
             text: Keyed::new(text),
@@ -347,7 +381,7 @@ impl Gist {
         let mut errors = Vec::new();
         for f in formulas {
             any = true;
-            if let Err(e) = parse(f) {
+            if let Err(e) = parse_unless_lean(f) {
                 errors.push(e);
             }
         }
@@ -360,12 +394,16 @@ impl Gist {
 
     /// A `query` of `formula`.
     pub fn query(formula: &str) -> Gist {
-        Gist::Query(parse(formula).err().map(Box::new))
+        Gist::Query(parse_unless_lean(formula).err().map(Box::new))
     }
 
     /// An `answer`, with or without a formula.
     pub fn answer(formula: Option<&str>) -> Gist {
-        Gist::Answer(formula.and_then(|f| parse(f).err()).map(Box::new))
+        Gist::Answer(
+            formula
+                .and_then(|f| parse_unless_lean(f).err())
+                .map(Box::new),
+        )
     }
 
     /// The event's kind (`None` for a kind this reader does not know).

@@ -46,6 +46,8 @@ pub(crate) struct LoadOptions {
     /// Start no threads and decode the runs on the main thread (what happens when no thread
     /// can be started; tests use it to exercise that path).
     pub no_threads: bool,
+    /// Make lean briefs ([`super::brief::lean`]).
+    pub lean: bool,
 }
 
 impl Default for LoadOptions {
@@ -58,6 +60,7 @@ impl Default for LoadOptions {
             workers: if cores > 1 { cores.min(8) } else { 0 },
             min_job: 16 << 10,
             no_threads: false,
+            lean: false,
         }
     }
 }
@@ -105,6 +108,7 @@ fn decode_job<P: Payload>(
     file: &FileName,
     cfg: ReaderConfig,
     only: &Option<Arc<[u8]>>,
+    lean: bool,
     job: Job<P>,
 ) {
     let Job {
@@ -115,8 +119,9 @@ fn decode_job<P: Payload>(
         mut items,
         reply,
     } = job;
-    let mut framer =
-        Framer::at(file.clone(), cfg, base + range.start as u64, line).only_session(only.clone());
+    let mut framer = Framer::at(file.clone(), cfg, base + range.start as u64, line)
+        .only_session(only.clone())
+        .lean(lean);
     framer.feed(&bytes[range], &mut |d: Decoded<P>, _| {
         let start = match &d {
             // The text lies inside `bytes`: a run holds complete lines only.
@@ -158,6 +163,23 @@ pub fn read_all_briefs(
     mut emit: impl FnMut(BriefItem),
 ) -> io::Result<()> {
     load::<PreBrief>(name, r, cfg, LoadOptions::default(), None, &mut emit)
+}
+
+/// [`read_all_briefs`] with lean briefs ([`super::brief::lean`]): the same items, but no
+/// event's brief may be replayed (its formulas are not parsed). For a load that only
+/// indexes events (their places, kinds, sessions) and places problems, at a fraction of the
+/// decoding cost: the viewer's second pass over a file.
+pub fn read_all_briefs_lean(
+    name: &str,
+    r: impl Read,
+    cfg: ReaderConfig,
+    mut emit: impl FnMut(BriefItem),
+) -> io::Result<()> {
+    let opts = LoadOptions {
+        lean: true,
+        ..LoadOptions::default()
+    };
+    load::<PreBrief>(name, r, cfg, opts, None, &mut emit)
 }
 
 /// [`read_all_briefs`] keeping one session's events only: the items are the `Session` and
@@ -266,7 +288,7 @@ pub(crate) fn load<P: Payload>(
                                         Err(_) => return,
                                     };
                                     match job {
-                                        Ok(job) => decode_job(&file, cfg, &only, job),
+                                        Ok(job) => decode_job(&file, cfg, &only, opts.lean, job),
                                         Err(_) => return,
                                     }
                                 }
@@ -277,7 +299,9 @@ pub(crate) fn load<P: Payload>(
             })
         };
         let mut main = Main {
-            framer: Framer::new(file.clone(), cfg).only_session(only.clone()),
+            framer: Framer::new(file.clone(), cfg)
+                .only_session(only.clone())
+                .lean(opts.lean),
             sessions: Sessions::new(file.clone()),
             queue: VecDeque::new(),
             spare_bytes: Vec::new(),
@@ -287,7 +311,7 @@ pub(crate) fn load<P: Payload>(
         let res = main.run(emit, r, opts, &mut |job| {
             if spawn_workers() == 0 {
                 // The reply channel holds the one batch until it is merged.
-                decode_job(&file, cfg, &only, job);
+                decode_job(&file, cfg, &only, opts.lean, job);
                 return true;
             }
             // Workers stop only when this sender is dropped, after the load.
@@ -617,7 +641,7 @@ mod tests {
         ) {
             let cfg = ReaderConfig { max_line_bytes: CAP };
             let all = streamed_briefs(&bytes, cfg);
-            let opts = LoadOptions { chunk, workers, min_job, no_threads: false };
+            let opts = LoadOptions { chunk, workers, min_job, no_threads: false, lean: false };
             for s in sessions_of(&all) {
                 let mut got = Vec::new();
                 let res = read_session_briefs_with("dir/t.jsonl", &bytes[..], cfg, &s, opts, |i| got.push(i));
@@ -637,8 +661,40 @@ mod tests {
             trickle in 1usize..300,
         ) {
             let cfg = ReaderConfig { max_line_bytes: CAP };
-            let opts = LoadOptions { chunk, workers, min_job, no_threads: false };
+            let opts = LoadOptions { chunk, workers, min_job, no_threads: false, lean: false };
             prop_assert_eq!(loaded_briefs(&bytes, cfg, opts, trickle), streamed_briefs(&bytes, cfg));
+        }
+
+        /// A lean load gives the full load's items but for the formulas in its briefs: the
+        /// same problems at the same places, the same events with the same places, sessions,
+        /// `seq` and kinds (what an index of the file keeps), however the stream is cut.
+        #[test]
+        fn lean_load_equals_the_brief_load_but_formulas(
+            bytes in stream(),
+            chunk in 1usize..200,
+            workers in 0usize..4,
+            min_job in 0usize..40,
+            trickle in 1usize..300,
+        ) {
+            let cfg = ReaderConfig { max_line_bytes: CAP };
+            let opts = LoadOptions { chunk, workers, min_job, no_threads: false, lean: false };
+            let index = |items: Vec<BriefItem>| -> Vec<String> {
+                items
+                    .into_iter()
+                    .map(|i| match i {
+                        BriefItem::Event(e) => format!(
+                            "event {} {} {} {} {:?}",
+                            e.line, e.offset, e.session, e.brief.seq, e.brief.kind()
+                        ),
+                        other => format!("{other:?}"),
+                    })
+                    .collect()
+            };
+            let lean = LoadOptions { lean: true, ..opts };
+            prop_assert_eq!(
+                index(loaded_briefs(&bytes, cfg, lean, trickle)),
+                index(loaded_briefs(&bytes, cfg, opts, trickle))
+            );
         }
 
         /// The parallel load gives exactly the streaming reader's events and problems, for
@@ -654,7 +710,7 @@ mod tests {
         ) {
             let cfg = ReaderConfig { max_line_bytes: CAP };
             let expected = streamed(&bytes, cfg);
-            let opts = LoadOptions { chunk, workers, min_job, no_threads };
+            let opts = LoadOptions { chunk, workers, min_job, no_threads, lean: false };
             prop_assert_eq!(loaded(&bytes, cfg, opts, trickle), expected);
         }
     }
@@ -675,6 +731,7 @@ mod tests {
             workers: 2,
             min_job: 1024,
             no_threads: false,
+            lean: false,
         };
         assert_eq!(loaded(&bytes, cfg, opts, usize::MAX), expected);
         assert_eq!(expected.0.len(), 20_000);

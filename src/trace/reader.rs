@@ -326,10 +326,8 @@ impl Payload for PreEvent {
     }
 }
 
-impl Payload for PreBrief {
-    type Item = BriefItem;
-
-    fn decode(framer: &Framer, text: &str, bom_len: u64) -> Decoded<Self> {
+impl PreBrief {
+    fn decode_brief(framer: &Framer, text: &str, bom_len: u64) -> Decoded<Self> {
         let (line, line_start) = (framer.line, framer.line_start);
         if let Some(s) = scan(text) {
             return Decoded::Event(PreBrief {
@@ -357,6 +355,14 @@ impl Payload for PreBrief {
                 session: pre.session,
             }),
         }
+    }
+}
+
+impl Payload for PreBrief {
+    type Item = BriefItem;
+
+    fn decode(framer: &Framer, text: &str, bom_len: u64) -> Decoded<Self> {
+        super::brief::lean(framer.lean, || Self::decode_brief(framer, text, bom_len))
     }
 
     fn head(&self) -> Head<'_> {
@@ -434,6 +440,8 @@ pub(crate) struct Framer {
     /// When set, lines that surely belong to another session than this one (as written in
     /// the JSON text) are passed over undecoded ([`other_session`]).
     only: Option<std::sync::Arc<[u8]>>,
+    /// Briefs made without parsing formulas ([`super::brief::lean`]).
+    lean: bool,
 }
 
 impl Framer {
@@ -453,7 +461,15 @@ impl Framer {
             line,
             skipping: None,
             only: None,
+            lean: false,
         }
+    }
+
+    /// Makes briefs without parsing their formulas when `lean` ([`super::brief::lean`]):
+    /// which lines are events and which problems does not change.
+    pub(crate) fn lean(mut self, lean: bool) -> Self {
+        self.lean = lean;
+        self
     }
 
     /// Passes over the lines that surely belong to another session than `session` (see

@@ -225,6 +225,16 @@ impl EventStore {
         SourceId(self.sources.len() as u32 - 1)
     }
 
+    /// A descriptor of the registered file `id` (its own, read from the start), with the
+    /// name and settings its events were read with: what a later read of some of its
+    /// events needs (the viewer replays a session it only indexed at first).
+    pub fn source_file(&self, id: SourceId) -> Option<(FileName, File, ReaderConfig)> {
+        let src = self.sources.get(id.0 as usize)?;
+        let mut file = src.file.try_clone().ok()?;
+        std::io::Seek::seek(&mut file, std::io::SeekFrom::Start(0)).ok()?;
+        Some((src.name.clone(), file, src.cfg))
+    }
+
     /// Every registered file, for [`EventStore::adopt`] by another store.
     pub fn shared_sources(&self) -> Vec<SharedSource> {
         self.sources

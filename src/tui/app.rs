@@ -360,6 +360,9 @@ pub struct App {
     /// The file being loaded is in its second pass: the session the view opened on is
     /// complete, the other sessions (and every line that is not an event) are being read.
     pub reading_rest: bool,
+    /// A session indexed only is being replayed ([`crate::tui::data::Store::begin_replay`]):
+    /// the header says `replaying` beside the progress.
+    pub replaying: bool,
     /// Followed files and live sessions, with their states.
     pub sources: super::sources::Sources,
     /// Mouse capture is on.
@@ -471,6 +474,7 @@ impl App {
             status: String::new(),
             loading: None,
             reading_rest: false,
+            replaying: false,
             sources: super::sources::Sources::default(),
             mouse: false,
             compact: false,
@@ -1057,6 +1061,12 @@ impl App {
             + 1;
         let name = self.sess().map(|s| s.name.clone()).unwrap_or_default();
         self.status = format!("session {nth} of {listed}: {name}");
+        if let Some(d) = self.store.sessions.get(i).and_then(|s| s.deferred.as_ref()) {
+            self.status.push_str(&format!(
+                " ({} events, not replayed yet: replayed when the file is read)",
+                d.events()
+            ));
+        }
         if let Some(p) = self.conversation_part() {
             self.status.push_str(&format!(
                 " (part {} of {} of its conversation)",
@@ -1185,6 +1195,13 @@ impl App {
                 .is_some_and(|d| d.version == self.store.version)
         {
             return;
+        }
+        // A diff reads both runs whole: sessions a two-pass load only indexed are replayed
+        // first (on this thread: the diff waits for them anyway).
+        for i in 0..self.store.sessions.len() {
+            if self.store.deferred(i) {
+                self.store.replay_now(i);
+            }
         }
         let store = &self.store;
         let from_file = |i: usize, file: &str| {

@@ -88,6 +88,50 @@ pub struct SessionData {
     /// An ended live session still listed whose events were given back ([`Store::unload`]):
     /// they are in its spool file, read again when it is shown.
     pub unloaded: bool,
+    /// A session of a file read in two passes that the second pass indexed without
+    /// replaying it: its events are in the log, its timeline is empty until it is replayed
+    /// ([`Store::begin_replay`]), which happens when it is shown.
+    pub deferred: Option<Box<Deferred>>,
+}
+
+/// What is known of a session indexed but not replayed yet ([`SessionData::deferred`]):
+/// its events' places and its reader problems, each at its place, so that the replay gives
+/// the session exactly what a one-pass load gives it.
+#[derive(Debug, Clone)]
+pub struct Deferred {
+    /// The log positions of its events, in read order.
+    positions: Vec<u32>,
+    /// Its reader problems as (events of the session read before it, index into
+    /// [`TraceLog::problems`]), added to the session when its replay ends.
+    problems: Vec<(u32, u32)>,
+    /// Of those, how many are errors.
+    errors: u32,
+    /// Events replayed so far by a replay under way.
+    replayed: usize,
+    /// The file its events were read from.
+    source: crate::trace::SourceId,
+}
+
+impl Deferred {
+    /// Its events (the session's steps once replayed).
+    pub fn events(&self) -> u32 {
+        self.positions.len() as u32
+    }
+
+    /// Of those, how many a replay under way has replayed.
+    pub fn replayed(&self) -> u32 {
+        self.replayed as u32
+    }
+
+    /// Its reader problems that are errors (lines that are not events).
+    pub fn errors(&self) -> u32 {
+        self.errors
+    }
+
+    /// All its reader problems.
+    pub fn problems(&self) -> u32 {
+        self.problems.len() as u32
+    }
 }
 
 /// Where a session's events come from, which decides what identifies the session.
@@ -137,6 +181,7 @@ impl SessionData {
             origin,
             retired: false,
             unloaded: false,
+            deferred: None,
         }
     }
 
@@ -286,7 +331,13 @@ impl SessionData {
     }
 
     fn add_problem(&mut self, before: u32, k: u32, log: &TraceLog) {
-        if log.problems[k as usize].severity == Severity::Error {
+        let error = log.problems[k as usize].severity == Severity::Error;
+        if let Some(d) = &mut self.deferred {
+            d.problems.push((before, k));
+            d.errors += u32::from(error);
+            return;
+        }
+        if error {
             self.errors += 1;
         }
         self.problems.push((before, k));
@@ -403,6 +454,8 @@ pub struct Store {
     /// live sessions, so a viewer that takes sessions for ever keeps as many slots as it
     /// lists.
     spare: Vec<usize>,
+    /// The session a replay is under way for ([`Store::begin_replay`]).
+    replaying: Option<usize>,
     /// Slots given to a new session since the owner last took them ([`Store::take_reused`]):
     /// what the owner keeps per slot belongs to the session that had it before.
     reused: Vec<usize>,
@@ -440,7 +493,10 @@ struct Skip {
 fn len_for(sessions: &[SessionData], skip: Option<Skip>, slot: usize) -> u32 {
     match skip {
         Some(k) if k.slot == slot => k.seen,
-        _ => sessions[slot].len(),
+        _ => match &sessions[slot].deferred {
+            Some(d) => d.events(),
+            None => sessions[slot].len(),
+        },
     }
 }
 
@@ -530,6 +586,7 @@ impl Store {
                         slot
                     }
                 };
+                self.settle(slot);
                 self.take_waiting(slot, &ev.origin.file, &mut waiting, None);
                 self.sessions[slot].push(&self.log, events as u32, &Brief::of(ev));
                 self.note_file(origin, slot, &ev.origin.file, &mut last_file);
@@ -625,12 +682,32 @@ impl Store {
                         continue;
                     }
                     let events = self.log.events.len();
+                    // A second pass's briefs are lean (its formulas are not parsed): an
+                    // event it does not defer is replayed from its line, once in the log.
+                    let mut from_line = None;
                     if events < u32::MAX as usize {
-                        self.take_waiting(*slot, &load.file, &mut waiting, load.skip);
-                        self.sessions[*slot].push(&self.log, events as u32, &ev.brief);
-                        self.note_file(origin, *slot, &load.file, &mut last_file);
+                        let slot = *slot;
+                        // In a second pass, a session met first now is indexed, not
+                        // replayed: it is replayed when it is shown.
+                        let defer = load.skip.is_some() && self.defer(slot, load.source);
+                        if !defer {
+                            self.settle(slot);
+                        }
+                        self.take_waiting(slot, &load.file, &mut waiting, load.skip);
+                        match &mut self.sessions[slot].deferred {
+                            Some(d) if defer => d.positions.push(events as u32),
+                            _ if load.skip.is_some() => from_line = Some(slot),
+                            _ => self.sessions[slot].push(&self.log, events as u32, &ev.brief),
+                        }
+                        self.note_file(origin, slot, &load.file, &mut last_file);
                     }
                     self.log.push_briefed(load.source, &load.file, name, &ev);
+                    if let Some(slot) = from_line {
+                        let brief = self.log.events.load(events).map(|e| Brief::of(&e));
+                        // A file gone meanwhile: the lean brief is all there is.
+                        let brief = brief.as_ref().unwrap_or(&ev.brief);
+                        self.sessions[slot].push(&self.log, events as u32, brief);
+                    }
                 }
                 BriefItem::Problem(p) => self.log.problems.push(*p),
             }
@@ -642,6 +719,140 @@ impl Store {
         self.flush_file(origin, &mut last_file);
         self.place_waiting(origin, waiting, load.skip);
         self.brief_load = Some(load);
+    }
+
+    /// Whether the second pass of a file read from `source` indexes session `slot` without
+    /// replaying it, marking it so: a session that has nothing yet, or is so marked for this
+    /// file. A session that already has events or problems (of an earlier file, of this
+    /// file before its first event) is replayed as it is read.
+    fn defer(&mut self, slot: usize, source: crate::trace::SourceId) -> bool {
+        let s = &mut self.sessions[slot];
+        match &s.deferred {
+            Some(d) => d.source == source,
+            None if s.is_empty()
+                && s.problems.is_empty()
+                && s.origin == SessionSource::Trace
+                && !s.retired
+                && !s.unloaded =>
+            {
+                s.deferred = Some(Box::new(Deferred {
+                    positions: Vec::new(),
+                    problems: Vec::new(),
+                    errors: 0,
+                    replayed: 0,
+                    source,
+                }));
+                self.version += 1;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Replays session `slot` now if it was only indexed, before events read from elsewhere
+    /// (another file, a follower) are added to it: they come after its indexed ones.
+    fn settle(&mut self, slot: usize) {
+        if self.sessions[slot].deferred.is_some() && self.replaying != Some(slot) {
+            self.replay_now(slot);
+        }
+    }
+
+    /// Starts the replay of session `slot` when it was indexed without a replay: the file
+    /// to read it from (named as its events were read, a descriptor of its own) and the
+    /// settings, for a load of that session alone ([`crate::trace::read_session_briefs`])
+    /// whose items go to [`Store::replay_briefs`], then [`Store::end_replay`]. `None` when
+    /// there is nothing to replay or a replay is under way.
+    pub fn begin_replay(
+        &mut self,
+        slot: usize,
+    ) -> Option<(FileName, std::fs::File, crate::trace::ReaderConfig)> {
+        if self.replaying.is_some() {
+            return None;
+        }
+        let d = self.sessions.get(slot)?.deferred.as_ref()?;
+        let found = self.log.events.source_file(d.source)?;
+        self.replaying = Some(slot);
+        Some(found)
+    }
+
+    /// Whether session `slot` was indexed and not replayed yet (a replay under way counts).
+    pub fn deferred(&self, slot: usize) -> bool {
+        self.sessions
+            .get(slot)
+            .is_some_and(|s| s.deferred.is_some())
+    }
+
+    /// The session a replay is under way for.
+    pub fn replaying(&self) -> Option<usize> {
+        self.replaying
+    }
+
+    /// Adds a batch of the replay begun with [`Store::begin_replay`]: the session's events in
+    /// read order, each replayed at the log position the index gave it. An event that is not
+    /// the one indexed there (the file changed since) ends the replay as failed.
+    pub fn replay_briefs(&mut self, items: impl IntoIterator<Item = BriefItem>) {
+        let Some(slot) = self.replaying else {
+            return;
+        };
+        let Some(mut d) = self.sessions[slot].deferred.take() else {
+            return;
+        };
+        for item in items {
+            let BriefItem::Event(ev) = item else {
+                continue;
+            };
+            let Some(&pos) = d.positions.get(d.replayed) else {
+                // More than was indexed: the file changed.
+                d.replayed = usize::MAX;
+                break;
+            };
+            if d.replayed == usize::MAX
+                || self.log.events.origin(pos as usize).map(|o| o.line) != Some(ev.line)
+            {
+                d.replayed = usize::MAX;
+                break;
+            }
+            self.sessions[slot].push(&self.log, pos, &ev.brief);
+            d.replayed += 1;
+        }
+        self.sessions[slot].deferred = Some(d);
+        self.version += 1;
+    }
+
+    /// Ends the replay under way: when every indexed event was replayed, the session's
+    /// problems join it and it is a session like any other (`Ok(slot)`); otherwise
+    /// (the file changed or could not be read) it goes back to not replayed (`Err(slot)`).
+    pub fn end_replay(&mut self) -> Option<Result<usize, usize>> {
+        let slot = self.replaying.take()?;
+        self.version += 1;
+        let s = &mut self.sessions[slot];
+        let d = s.deferred.take()?;
+        if d.replayed == d.positions.len() {
+            for (before, k) in d.problems {
+                s.add_problem(before, k, &self.log);
+            }
+            return Some(Ok(slot));
+        }
+        let mut fresh = SessionData::new(s.name.clone(), s.origin.clone());
+        fresh.deferred = Some(Box::new(Deferred { replayed: 0, ..*d }));
+        *s = fresh;
+        Some(Err(slot))
+    }
+
+    /// Replays session `slot` now, on this thread and every core, if it was indexed only
+    /// (tests, and what the viewer does in the background): whether it is replayed after.
+    pub fn replay_now(&mut self, slot: usize) -> bool {
+        let Some((name, file, cfg)) = self.begin_replay(slot) else {
+            return self
+                .sessions
+                .get(slot)
+                .is_some_and(|s| s.deferred.is_none());
+        };
+        let session = self.sessions[slot].name.to_string();
+        let mut items = Vec::new();
+        let _ = crate::trace::read_session_briefs(&name, file, cfg, &session, |it| items.push(it));
+        self.replay_briefs(items);
+        matches!(self.end_replay(), Some(Ok(_)))
     }
 
     /// Problems of `file` waiting for an event land just before it (in session `slot`).

@@ -47,7 +47,11 @@
 //! A large file whose lines mostly belong to other sessions than its first is read in two
 //! passes: its first session alone (the one the view opens on, complete with every step and
 //! Σ), then the whole file for the rest, passing over that session's events; the header
-//! says `reading the rest` meanwhile ([`data::Store::first_pass_done`]).
+//! says `reading the rest` meanwhile ([`data::Store::first_pass_done`]). The second pass
+//! indexes the other sessions (their events' places, their reader problems at their
+//! places) without replaying them: a session is replayed when it is first shown, by a
+//! load of that session alone like the first pass (the header says `replaying`; see
+//! [`data::Store::begin_replay`]), so the whole file is in at the cost of reading it.
 //! Otherwise each file has a [`crate::trace::follow::Follower`] thread (`tail -F`:
 //! rotation, truncation, replacement, waiting for the file), and stdin (`-`) and `--listen`
 //! feed a [`crate::trace::live::Live`] hub whose sessions are timelines of their own;
@@ -220,6 +224,10 @@ pub enum Load {
     FirstPassDone,
     /// The initial read is complete.
     Done,
+    /// Events of the session being replayed ([`data::Store::begin_replay`]), as briefs.
+    Replay(Vec<crate::trace::BriefItem>),
+    /// The replay of a session is over ([`data::Store::end_replay`]).
+    Replayed,
     /// Something worth telling the user (a truncated file).
     Note(String),
     /// The file the next items are read from (its name as the items carry it, and a
@@ -235,6 +243,12 @@ const FIRST_BATCH: usize = 256;
 
 /// The time between frames that only show more of a file being loaded.
 const LOADING_FRAME: Duration = Duration::from_millis(150);
+
+/// The same in a second pass, where the shown session is complete and only the progress and
+/// its reader problems may change: a frame redraws the panes at the last step (their events
+/// read again from the file, Σ filtered again since the data changed), which at
+/// [`LOADING_FRAME`] took a tenth of the pass's CPU on a 10-million-event file.
+const REST_FRAME: Duration = Duration::from_millis(1000);
 
 /// Files at least this large are read in two passes when most of their lines belong to
 /// other sessions than the first: the session the view opens on first, then the rest
@@ -278,7 +292,9 @@ fn load_with(
     tx: mpsc::Sender<Load>,
     two_pass_min: u64,
 ) {
-    use crate::trace::{ReaderConfig, read_all, read_all_briefs, read_session_briefs};
+    use crate::trace::{
+        ReaderConfig, read_all, read_all_briefs, read_all_briefs_lean, read_session_briefs,
+    };
     let total: u64 = files
         .iter()
         .filter_map(|p| std::fs::metadata(p).ok())
@@ -348,6 +364,7 @@ fn load_with(
                 if tx.blocking_send(Load::Source(name.clone(), again)).is_err() {
                     return;
                 }
+                let two_pass_done = two_pass.is_some();
                 let rest = match two_pass {
                     // The session the view opens on, alone, then the same bytes again for
                     // the rest (see `Store::first_pass_done`).
@@ -379,8 +396,14 @@ fn load_with(
                     None => src,
                 };
                 let mut batches = Batches::new(&tx, &read, &gone, total, Load::Briefs);
-                // A read error ends this file; what was decoded before it is kept.
-                let _ = read_all_briefs(&name, rest, cfg, |it| batches.push(it));
+                // A read error ends this file; what was decoded before it is kept. A second
+                // pass indexes (the store replays none of its briefs), so its briefs are
+                // lean.
+                let _ = if two_pass_done {
+                    read_all_briefs_lean(&name, rest, cfg, |it| batches.push(it))
+                } else {
+                    read_all_briefs(&name, rest, cfg, |it| batches.push(it))
+                };
                 batches.flush();
             }
             None => {
@@ -394,6 +417,31 @@ fn load_with(
         }
     }
     let _ = tx.blocking_send(Load::Done);
+}
+
+/// Replays a session the second pass of its file only indexed: reads the file again for
+/// that session alone, on every core ([`crate::trace::read_session_briefs`], as a first
+/// pass does), sending its events to the store ([`data::Store::replay_briefs`]) and the
+/// progress to the header, then [`Load::Replayed`].
+fn replay(
+    name: crate::trace::event::FileName,
+    file: File,
+    cfg: crate::trace::ReaderConfig,
+    session: String,
+    tx: mpsc::Sender<Load>,
+) {
+    let total = file.metadata().map_or(0, |m| m.len());
+    let read = Cell::new(0u64);
+    let gone = Cell::new(false);
+    let src = Counted {
+        inner: file,
+        read: &read,
+        gone: &gone,
+    };
+    let mut batches = Batches::new(&tx, &read, &gone, total, Load::Replay);
+    let _ = crate::trace::read_session_briefs(&name, src, cfg, &session, |it| batches.push(it));
+    batches.flush();
+    let _ = tx.blocking_send(Load::Replayed);
 }
 
 /// Whether to read the file `name` (open as `file`) in two passes, and if so its first
@@ -841,6 +889,9 @@ async fn event_loop(
     let mut int_sig = signal(SignalKind::interrupt())?;
     let mut tstp_sig = signal(SignalKind::from_raw(signal_hook::consts::SIGTSTP))?;
     let mut loading = true;
+    // A file opened (`:open`) while a session is replayed: the replay's end does not end
+    // that load.
+    let mut opened_in_replay = false;
     app.loading = Some((0, 0));
     let frame = Duration::from_millis(10);
     let mut next_frame = Instant::now();
@@ -944,6 +995,8 @@ async fn event_loop(
                         Load::Done => {
                             app.reading_rest = false;
                             loading = false;
+                            // The end is drawn at once, not at the loading frames' pace.
+                            next_frame = Instant::now();
                             app.loading = None;
                             app.wanted_missing();
                             effects.extend(app.auto_recompute());
@@ -953,6 +1006,30 @@ async fn event_loop(
                             if !streaming && let Some(step) = at.take() {
                                 app.goto_step(step);
                             }
+                        }
+                        Load::Replay(items) => app.store.replay_briefs(items),
+                        Load::Replayed => {
+                            let ended = app.store.end_replay();
+                            let name = |i: usize| {
+                                app.store.sessions.get(i).map(|s| s.name.clone()).unwrap_or_default()
+                            };
+                            match ended {
+                                Some(Ok(i)) => app.status = format!("{} replayed", crate::sanitize::sanitize(&name(i))),
+                                Some(Err(i)) => {
+                                    app.status = format!(
+                                        "cannot replay {}: its file changed since it was read",
+                                        crate::sanitize::sanitize(&name(i))
+                                    )
+                                }
+                                None => {}
+                            }
+                            if !std::mem::take(&mut opened_in_replay) {
+                                loading = false;
+                                app.loading = None;
+                            }
+                            app.replaying = false;
+                            effects.extend(app.auto_recompute());
+                            seen_version = app.store.version;
                         }
                         Load::Note(n) => app.status = n,
                         Load::Source(name, file) => {
@@ -968,7 +1045,12 @@ async fn event_loop(
                 // While a file loads in bulk, new data alone redraws a few times a second
                 // (the progress and the growing view), not a hundred: the load has the CPU.
                 if loading && shown_data {
-                    next_frame = next_frame.max(drawn + LOADING_FRAME);
+                    let pace = if app.reading_rest {
+                        REST_FRAME
+                    } else {
+                        LOADING_FRAME
+                    };
+                    next_frame = next_frame.max(drawn + pace);
                 }
             }
             item = fol_rx.recv(), if fol_open => {
@@ -1010,6 +1092,21 @@ async fn event_loop(
                 app.demo_tick(std::time::Instant::now());
             }
             _ = tokio::time::sleep_until(wake), if app.dirty => {}
+        }
+        // A session the second pass of its file only indexed is replayed once it is shown
+        // and nothing else loads.
+        if !loading
+            && app.store.deferred(app.session())
+            && let Some((name, file, cfg)) = app.store.begin_replay(app.session())
+        {
+            let tx = open_load_tx.clone();
+            let session = app.store.sessions[app.session()].name.to_string();
+            std::thread::Builder::new()
+                .name("doxascope-replay".into())
+                .spawn(move || replay(name, file, cfg, session, tx))?;
+            loading = true;
+            app.loading = Some((0, 0));
+            app.replaying = true;
         }
         // The side-by-side diff, once both runs are read (and when they grew).
         app.maybe_build_diff();
@@ -1096,6 +1193,7 @@ async fn event_loop(
                             std::thread::Builder::new()
                                 .name("doxascope-load".into())
                                 .spawn(move || load(vec![path], Vec::new(), tx))?;
+                            opened_in_replay |= app.replaying;
                             loading = true;
                             app.loading = Some((0, 0));
                             app.opened(name);
@@ -1214,11 +1312,23 @@ mod tests {
                     store.first_pass_done();
                     two = true;
                 }
-                Load::Progress(..) | Load::Note(_) | Load::Done => {}
+                Load::Replay(items) => store.replay_briefs(items),
+                Load::Progress(..) | Load::Note(_) | Load::Done | Load::Replayed => {}
             }
         }
         t.join().expect("loader");
         (store, two)
+    }
+
+    /// Replays every session the store only indexed, as showing each would: how many.
+    fn replay_all(store: &mut Store) -> usize {
+        let deferred: Vec<usize> = (0..store.sessions.len())
+            .filter(|&i| store.deferred(i))
+            .collect();
+        for &i in &deferred {
+            assert!(store.replay_now(i), "session {i} replays");
+        }
+        deferred.len()
     }
 
     /// What a user can see of a store, with log positions (which differ between a load in
@@ -1255,6 +1365,7 @@ mod tests {
                     (before, p.origin.line, format!("{:?}", p.code))
                 })
                 .collect();
+            assert!(s.deferred.is_none(), "{} is replayed", s.name);
             let sigma: Vec<_> = (0..=s.len())
                 .step_by(7)
                 .chain([s.len()])
@@ -1316,19 +1427,32 @@ mod tests {
         let mut f = tempfile::NamedTempFile::new().expect("temp file");
         f.write_all(&bytes).expect("write");
         let (one, one_two) = loaded(&[f.path()], u64::MAX);
-        let (two, two_two) = loaded(&[f.path()], 0);
+        let (mut two, two_two) = loaded(&[f.path()], 0);
         assert!(
             !one_two && two_two,
             "the small file is read in two passes only when asked"
         );
+        // The second pass indexes the other sessions without replaying them: each knows its
+        // events and problems, and shows no step until it is replayed.
+        for (s, o) in two.sessions.iter().zip(&one.sessions).skip(1) {
+            let d = s.deferred.as_ref().expect("indexed only");
+            assert_eq!((s.len(), d.events()), (0, o.len()), "{}", s.name);
+            assert_eq!(
+                (d.problems(), d.errors()),
+                (o.problems.len() as u32, o.errors),
+                "{}",
+                s.name
+            );
+        }
+        assert_eq!(replay_all(&mut two), one.sessions.len() - 1);
         assert_eq!(seen(&two), seen(&one));
         // Two files whose sessions share names: the second's first pass adds to a session
-        // the first file filled already.
+        // the first file filled already, and its second pass to sessions the first file
+        // only indexed (replayed first, then extended).
         let twice = [f.path(), f.path()];
-        assert_eq!(
-            seen(&loaded(&twice, 0).0),
-            seen(&loaded(&twice, u64::MAX).0)
-        );
+        let mut twice_two = loaded(&twice, 0).0;
+        replay_all(&mut twice_two);
+        assert_eq!(seen(&twice_two), seen(&loaded(&twice, u64::MAX).0));
         assert!(
             one.log.problems.len() > 40 && one.sessions.len() >= 5,
             "{} problems, {} sessions",
@@ -1375,9 +1499,39 @@ mod tests {
             read_session_briefs(&name, open(), rc, &lead, |it| first.push(it)).expect("read");
             store.extend_briefs(first);
             store.first_pass_done();
+            // The second pass, as the viewer reads it: lean briefs.
+            all.clear();
+            crate::trace::read_all_briefs_lean(&name, open(), rc, |it| all.push(it)).expect("read");
         }
         store.extend_briefs(all);
+        replay_all(&mut store);
         store
+    }
+
+    /// A session indexed only whose file changed before it is shown is not replayed from
+    /// the new bytes: the replay fails, says so, and leaves it indexed only.
+    #[test]
+    fn a_replay_of_a_changed_file_fails_and_shows_nothing_wrong() {
+        use std::io::Write;
+        let mut bytes = Vec::new();
+        let cfg = crate::trace::generate::GenConfig {
+            events: 600,
+            seed: 3,
+            sessions: 3,
+            atoms: 6,
+        };
+        crate::trace::generate::write_mixed(&mut bytes, &cfg).expect("in memory");
+        let mut f = tempfile::NamedTempFile::new().expect("temp file");
+        f.write_all(&bytes).expect("write");
+        let (mut store, two) = loaded(&[f.path()], 0);
+        assert!(two && store.deferred(1));
+        // The same length, every line of session 1 moved by one line.
+        let mut changed = b"\n".to_vec();
+        changed.extend_from_slice(&bytes[..bytes.len() - 1]);
+        std::fs::write(f.path(), &changed).expect("rewrite");
+        assert!(!store.replay_now(1));
+        assert!(store.deferred(1) && store.sessions[1].is_empty());
+        assert_eq!(store.replaying(), None);
     }
 
     proptest! {

@@ -418,6 +418,8 @@ fn header(f: &mut Frame, app: &App, area: Rect) {
         // other sessions and the lines that are not events (parse errors).
         let what = if app.reading_rest {
             "reading the rest"
+        } else if app.replaying {
+            "replaying"
         } else {
             "loading"
         };

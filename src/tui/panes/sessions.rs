@@ -183,7 +183,15 @@ impl SessionsPicker {
             .zip(places)
             .map(|(&i, part)| Row {
                 session: i,
-                name: store.sessions[i].name.to_string(),
+                name: match &store.sessions[i].deferred {
+                    // Indexed only: what is known without a replay, said as such.
+                    Some(d) => format!(
+                        "{} (not replayed yet: {} events)",
+                        store.sessions[i].name,
+                        d.events()
+                    ),
+                    None => store.sessions[i].name.to_string(),
+                },
                 tally: tallies[i].clone(),
                 findings: app
                     .view_of(i)
