@@ -219,6 +219,7 @@ impl State {
     pub fn consistent(&mut self) -> Result<Consistency, EngineError> {
         self.sync_active()?;
         if self.sat_with(&[], true)? {
+            self.sat_prefix = self.beliefs.len();
             return Ok(Consistency {
                 consistent: true,
                 conflict: Vec::new(),
@@ -267,7 +268,10 @@ impl State {
                 "the solvers disagree on consistency".into(),
             ));
         }
-        let (mut lo, mut hi) = (0usize, sels.len());
+        // The prefix of the beliefs below `sat_prefix` is known consistent (no solve needed),
+        // and is shorter than Σ, which is not.
+        let known = active.partition_point(|&i| i < self.sat_prefix);
+        let (mut lo, mut hi) = (known.min(sels.len().saturating_sub(1)), sels.len());
         let mut bisect = false;
         while hi - lo > 1 {
             let guess = hint.map(|t| t + 1).filter(|&k| k > lo && k < hi);
@@ -284,6 +288,8 @@ impl State {
                 hi = mid;
             }
         }
+        // Every belief below the last of the shortest inconsistent prefix is consistent.
+        self.sat_prefix = active[hi - 1];
         let seed = self.beliefs[active[hi - 1]].formula().clone();
         let mut members = self.cone(&[&seed], &active[..hi]);
         // A belief without atoms (⊥) is in no cone, its own included.

@@ -692,6 +692,65 @@ mod tests {
         assert!(rebuilds > 0, "the rules solver was never rebuilt");
     }
 
+    /// Σ's conflict found from the prefix known consistent (`sat_prefix`, kept across adds
+    /// and retractions) is the one a state with no history finds over the same Σ, and it is
+    /// a minimal unsatisfiable set (oracle); the walk does start searches past the start.
+    #[test]
+    fn conflicts_from_a_known_consistent_prefix_match_a_fresh_search() {
+        let mut x = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut next = |n: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % n
+        };
+        let mut st = state(false);
+        let mut resumed = 0;
+        for i in 0..300 {
+            if next(3) == 0 && !st.held().is_empty() {
+                let held = st.held();
+                let id = held[next(held.len() as u64) as usize].id.clone();
+                assert!(st.retract(&id));
+            } else {
+                let ls: Vec<Formula> = (0..2).map(|_| lit(next(12) as u8, next(2) == 0)).collect();
+                let f = if next(2) == 0 {
+                    ls[0].clone()
+                } else {
+                    Formula::Or(ls)
+                };
+                st.add_or_demote(BeliefSpec::new(format!("b{i}"), f))
+                    .unwrap();
+            }
+            let held = st.held();
+            let sigma: Vec<&Formula> = held.iter().map(|b| &*b.formula).collect();
+            if oracle::satisfiable(&sigma) {
+                assert!(st.consistent().unwrap().consistent);
+                continue;
+            }
+            resumed += usize::from(st.sat_prefix > 0);
+            let got = st.consistent().unwrap().conflict;
+            let mut fresh = state(false);
+            for b in &held {
+                fresh.add_or_demote(b.clone()).unwrap();
+            }
+            assert_eq!(got, fresh.consistent().unwrap().conflict, "step {i}");
+            let members: Vec<&Formula> = got
+                .iter()
+                .map(|id| &*held.iter().find(|b| &b.id == id).unwrap().formula)
+                .collect();
+            assert!(!oracle::satisfiable(&members), "step {i}: satisfiable");
+            for k in 0..members.len() {
+                let mut less = members.clone();
+                less.remove(k);
+                assert!(oracle::satisfiable(&less), "step {i}: not minimal");
+            }
+        }
+        assert!(
+            resumed > 20,
+            "only {resumed} searches started past the start"
+        );
+    }
+
     /// A cited id that is not in Σ is named whatever Θ is: on a contradiction too (it used to
     /// be named only when Σ ∧ Δ was consistent, so the audit's report of such a citation
     /// depended on whether the recomputation already knew Σ inconsistent).

@@ -375,6 +375,13 @@ pub struct State {
     /// question about Σ ∧ something is answered without a solve (see [`State::sat_with`]).
     /// Adding keeps it; retracting a member (or re-grounding) drops it.
     pub(super) core: Option<Vec<usize>>,
+    /// A belief index below which the active beliefs, as grounded now, are known consistent
+    /// together: where [`State::sigma_conflict`]'s search for the shortest inconsistent
+    /// prefix of Σ starts. Adding appends beyond it and retracting only weakens a prefix, so
+    /// both keep it; re-grounding lowers it to 0 and a reactivation to the belief's index.
+    /// Without it every conflict searched all of Σ again, by bisection, with solves over a
+    /// Σ that grows with the trace (issue 31).
+    pub(super) sat_prefix: usize,
     pub(super) dirty_calls: usize,
     /// Number of quantified beliefs ever added (0: no selector to assume on the snapshot).
     pub(super) quantified: usize,
@@ -431,6 +438,7 @@ impl State {
             quantified_active: 0,
             snap,
             core: None,
+            sat_prefix: 0,
             dirty_calls: 0,
             quantified: 0,
             clauses: 0,
@@ -648,6 +656,8 @@ impl State {
             self.push(Entry::Both(vec![!old]));
             self.beliefs[i].sel = sel;
             self.beliefs[i].ground = Some(Box::new(g));
+            // A formula changed in place: no prefix is known consistent any more.
+            self.sat_prefix = 0;
             // The member's formula changed: the set may no longer be unsatisfiable.
             if self
                 .core
@@ -1203,6 +1213,8 @@ impl State {
                 self.rules.add(i, &f)?;
             }
         }
+        // Beliefs below `i` are still known consistent; `i` itself is back among them.
+        self.sat_prefix = self.sat_prefix.min(i);
         let spec_formula = self.beliefs[i].spec.formula.clone();
         let consts = self.count_in(&spec_formula);
         let b = &mut self.beliefs[i];

@@ -197,16 +197,15 @@ impl<'a> Probe<'a> {
 
     /// Adds a spec, demoting a rule or norm that contradicts the hard part to an assumption
     /// (as the recomputation does: Σ is then inconsistent, which is what the trace says).
+    ///
+    /// `add_or_demote`, not `add` and a second `add` on refusal: the refusal's minimal
+    /// conflict, which `add` searches over the whole hard part and this caller drops, was
+    /// most of the reasoning audit's time and grew with the hard part (issue 31).
     fn engine_add(&mut self, mut spec: BeliefSpec) -> Result<BeliefSpec, String> {
-        match self.engine.add(spec.clone()) {
-            Ok(_) => Ok(spec),
-            Err(EngineError::HardConflict(_)) => {
-                spec.role = ERole::Assumption;
-                self.engine.add(spec.clone()).map_err(err)?;
-                Ok(spec)
-            }
-            Err(e) => Err(err(e)),
+        if self.engine.add_or_demote(spec.clone()).map_err(err)?.1 {
+            spec.role = ERole::Assumption;
         }
+        Ok(spec)
     }
 
     /// Grounds the quantified beliefs over `domain`.
@@ -360,13 +359,9 @@ impl<'a> Probe<'a> {
         for s in specs {
             // Quantified beliefs are held in their current grounding.
             let s = self.quantified.get(&s.id).map_or(s, |q| &q.spec);
-            match copy.add(s.clone()) {
-                Ok(_) => {}
-                Err(EngineError::HardConflict(_)) => {
-                    copy.add(s.clone().role(ERole::Assumption)).map_err(err)?;
-                }
-                Err(e) => return Err(err(e)),
-            }
+            // Demoted as the trace's Σ holds it, without naming the conflict (see
+            // `engine_add`).
+            copy.add_or_demote(s.clone()).map_err(err)?;
         }
         let g = self.ground(&ground::witnessed(&spec.formula), &domain)?;
         let spec = BeliefSpec {
