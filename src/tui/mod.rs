@@ -132,8 +132,8 @@ pub struct ImportedSource {
     pub path: PathBuf,
     /// The format it was read as.
     pub format: crate::trace::import::Format,
-    /// The importer's output.
-    pub v1: Vec<u8>,
+    /// The importer's output, spooled (read like a v1 file, never held in memory).
+    pub v1: std::sync::Arc<crate::trace::import::Spooled>,
     /// How many notes the importer left (`doxascope import` lists them).
     pub notes: usize,
 }
@@ -283,7 +283,7 @@ fn load_with(
         .iter()
         .filter_map(|p| std::fs::metadata(p).ok())
         .map(|m| m.len())
-        .chain(imported.iter().map(|i| i.v1.len() as u64))
+        .chain(imported.iter().map(|i| i.v1.len))
         .sum();
     let read = Cell::new(0u64);
     let gone = Cell::new(false);
@@ -300,7 +300,16 @@ fn load_with(
         // is what was read even if the path is renamed meanwhile); an importer's output is
         // kept in memory.
         let (file, again): (Box<dyn Read>, Option<File>) = match v1 {
-            Some(v1) => (Box::new(io::Cursor::new(v1)), None),
+            Some(v1) => match spooled(&v1) {
+                Ok(both) => both,
+                Err(_) => {
+                    let _ = tx.blocking_send(Load::Note(format!(
+                        "cannot read the converted lines of {}",
+                        crate::sanitize::sanitize(&name)
+                    )));
+                    continue;
+                }
+            },
             None if is_v1(&p) => match File::open(&p) {
                 Ok(f) => {
                     let again = f.try_clone().ok();
@@ -321,7 +330,10 @@ fn load_with(
                         crate::sanitize::sanitize(&name),
                         imp.notes.len()
                     )));
-                    (Box::new(io::Cursor::new(imp.v1)), None)
+                    match spooled(&imp) {
+                        Ok(both) => both,
+                        Err(_) => continue,
+                    }
                 }
                 Ok(crate::trace::import::Opened::V1(r)) => (Box::new(r), None),
                 Err(e) => {
@@ -394,6 +406,16 @@ fn load_with(
         }
     }
     let _ = tx.blocking_send(Load::Done);
+}
+
+/// An importer's spool as a v1 file: a reader from its start, and a descriptor the store
+/// reads events again from by place (an import's events are not kept in memory).
+fn spooled(imp: &crate::trace::import::Spooled) -> io::Result<(Box<dyn Read>, Option<File>)> {
+    let r = imp.reader()?;
+    Ok((
+        Box::new(io::BufReader::with_capacity(1 << 20, r)),
+        Some(imp.v1.try_clone()?),
+    ))
 }
 
 /// Whether to read the file `name` (open as `file`) in two passes, and if so its first
