@@ -341,7 +341,7 @@ mod tests {
         for (i, input) in hostile().iter().enumerate() {
             let want = import_with(input, "f", par(1));
             let mut gave_up = 0;
-            for chunk in sizes(&input) {
+            for chunk in sizes(input) {
                 match (streamed(input, chunk, 2), &want) {
                     (None, _) => gave_up += 1,
                     (Some((v1, notes)), Ok(w)) => {
