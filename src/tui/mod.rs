@@ -294,6 +294,7 @@ fn load_with(
         .chain(files.into_iter().map(|p| (p, None)));
     for (p, v1) in sources {
         let name = p.to_string_lossy().into_owned();
+        let mut spooled_source = v1.is_some();
         // A file not imported before the view started (one opened with `:open`) is
         // detected here, and imported when it is not v1. A v1 file's events stay in it (the
         // store reads them again from a descriptor of the same open file, so what it shows
@@ -330,6 +331,7 @@ fn load_with(
                         crate::sanitize::sanitize(&name),
                         imp.notes.len()
                     )));
+                    spooled_source = true;
                     match spooled(&imp) {
                         Ok(both) => both,
                         Err(_) => continue,
@@ -356,7 +358,13 @@ fn load_with(
         // whole and kept in memory.
         match again {
             Some(again) => {
-                let two_pass = first_pass(&name, &again, cfg, two_pass_min);
+                // An import is written session by session: its first session is its first
+                // lines, and a second pass over the spool would only cost time.
+                let two_pass = if spooled_source {
+                    None
+                } else {
+                    first_pass(&name, &again, cfg, two_pass_min)
+                };
                 if tx.blocking_send(Load::Source(name.clone(), again)).is_err() {
                     return;
                 }
