@@ -20,8 +20,18 @@ use super::{
 };
 use crate::trace::import::{Format, ImportNote, OpenError, budget};
 
-/// Bytes read before a chunk is mapped: large enough that both cores share its parsing.
-pub(crate) const CHUNK: usize = 8 << 20;
+/// Bytes read before a chunk is mapped: a few of the Collector's request lines, small
+/// beside the files worth streaming (a chunk's spans and lines take about six times its
+/// text), and split in parts for the cores (see [`stream_par`]).
+pub(crate) const CHUNK: usize = 2 << 20;
+
+/// The machine's threads, each reading a part of a chunk of 256 KiB or more.
+fn stream_par() -> Par {
+    Par {
+        min_chunk: 256 << 10,
+        ..Par::of_machine()
+    }
+}
 
 /// What the chunks so far have given.
 #[derive(Default)]
@@ -46,7 +56,7 @@ pub(crate) fn import_stream<R: Read, W: Write>(
     name: &str,
     out: &mut W,
 ) -> Result<Option<Vec<ImportNote>>, OpenError> {
-    stream_with(src, name, out, CHUNK, Par::of_machine())
+    stream_with(src, name, out, CHUNK, stream_par())
 }
 
 /// [`import_stream`] with chunks of `chunk` bytes.
