@@ -6,12 +6,13 @@
 //! doxascope reads (one line saying what it looked like and where it broke), 2 when a file
 //! cannot be read or written or an argument is wrong.
 
-use std::io::{self, IsTerminal, Read, Write};
+use std::fs::File;
+use std::io::{self, BufRead, IsTerminal, Read, Seek, SeekFrom, Write};
 use std::path::PathBuf;
 
 use crate::sanitize::sanitize;
 use crate::trace::import::{Format, OpenError, Opened, open_path};
-use crate::trace::{Item, Reader, ReaderConfig};
+use crate::trace::{Item, ReaderConfig};
 
 use super::{EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE};
 
@@ -37,10 +38,30 @@ pub(crate) fn parse_format(s: &str) -> Result<Format, String> {
     Format::from_name(s).ok_or_else(|| format!("expected one of {}, found {s}", Format::names()))
 }
 
+/// Where the v1 lines are: in memory (a v1 source read as it came) or spooled by an
+/// importer (read again from the spool, never held whole).
+enum V1Text {
+    Bytes(Vec<u8>),
+    Spool(File),
+}
+
+impl V1Text {
+    /// A reader from the start.
+    fn reader(&mut self) -> io::Result<Box<dyn Read + '_>> {
+        Ok(match self {
+            V1Text::Bytes(b) => Box::new(&b[..]),
+            V1Text::Spool(f) => {
+                f.seek(SeekFrom::Start(0))?;
+                Box::new(io::BufReader::with_capacity(1 << 20, &*f))
+            }
+        })
+    }
+}
+
 /// Runs `import` and returns the exit code.
 pub(crate) fn run(args: &Args) -> i32 {
     let shown = sanitize(&args.file.to_string_lossy());
-    let (format, v1, notes) = match open_path(&args.file, args.format) {
+    let (format, mut v1, notes) = match open_path(&args.file, args.format) {
         Ok(Opened::V1(mut r)) => {
             let mut bytes = Vec::new();
             if let Err(e) = r.read_to_end(&mut bytes) {
@@ -50,9 +71,9 @@ pub(crate) fn run(args: &Args) -> i32 {
                 );
                 return EXIT_USAGE;
             }
-            (Format::V1, bytes, Vec::new())
+            (Format::V1, V1Text::Bytes(bytes), Vec::new())
         }
-        Ok(Opened::Imported(f, imp)) => (f, imp.v1, imp.notes),
+        Ok(Opened::Imported(f, sp)) => (f, V1Text::Spool(sp.v1), sp.notes),
         Err(OpenError::Io(e)) => {
             eprintln!(
                 "doxascope import: {shown}: cannot read: {}",
@@ -65,21 +86,7 @@ pub(crate) fn run(args: &Args) -> i32 {
             return EXIT_PROBLEMS;
         }
     };
-    let written = match &args.output {
-        Some(p) => std::fs::write(p, &v1),
-        None => {
-            let mut out = io::stdout().lock();
-            if out.is_terminal() {
-                // A person reads it: a bad line's raw escape sequence must not reach the
-                // terminal (a file or a pipe gets the exact bytes).
-                out.write_all(shown_on_terminal(&v1).as_bytes())
-                    .and_then(|()| out.flush())
-            } else {
-                out.write_all(&v1).and_then(|()| out.flush())
-            }
-        }
-    };
-    match written {
+    match write_out(args, &mut v1) {
         Ok(()) => {}
         Err(e) if e.kind() == io::ErrorKind::BrokenPipe => return EXIT_OK,
         Err(e) => {
@@ -96,7 +103,16 @@ pub(crate) fn run(args: &Args) -> i32 {
             return EXIT_USAGE;
         }
     }
-    let (events, sessions, bad_lines) = count(&v1);
+    let (events, sessions, bad_lines) = match v1.reader().map(count) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!(
+                "doxascope import: {shown}: cannot read the converted lines again: {}",
+                sanitize(&e.to_string())
+            );
+            return EXIT_USAGE;
+        }
+    };
     let notes: Vec<(String, String)> = notes
         .into_iter()
         .map(|n| (n.location, n.message))
@@ -121,31 +137,55 @@ pub(crate) fn run(args: &Args) -> i32 {
     EXIT_OK
 }
 
+/// Writes the v1 lines to `-o OUT` or standard output (a terminal sees them sanitized).
+fn write_out(args: &Args, v1: &mut V1Text) -> io::Result<()> {
+    let mut src = v1.reader()?;
+    match &args.output {
+        Some(p) => {
+            let mut f = io::BufWriter::new(File::create(p)?);
+            io::copy(&mut src, &mut f)?;
+            f.flush()
+        }
+        None => {
+            let mut out = io::stdout().lock();
+            if out.is_terminal() {
+                // A person reads it: a bad line's raw escape sequence must not reach the
+                // terminal (a file or a pipe gets the exact bytes).
+                let mut src = io::BufReader::new(src);
+                let mut line = Vec::new();
+                while src.read_until(b'\n', &mut line)? > 0 {
+                    out.write_all(shown_on_terminal(&line).as_bytes())?;
+                    line.clear();
+                }
+            } else {
+                io::copy(&mut src, &mut out)?;
+            }
+            out.flush()
+        }
+    }
+}
+
 /// Events and sessions of v1 text, and its lines that are not events (as notes: where, what):
 /// a v1 source passes through unchanged, bad lines included, and they are said.
-fn count(v1: &[u8]) -> (u64, usize, Vec<(String, String)>) {
-    let mut r = Reader::new("import", ReaderConfig::default());
-    let mut items = Vec::new();
-    r.feed(v1, &mut items);
-    r.finish(&mut items);
+fn count(v1: impl Read) -> (u64, usize, Vec<(String, String)>) {
     let mut sessions = std::collections::HashSet::new();
     let mut events = 0;
     let mut bad = Vec::new();
-    for i in &items {
-        match i {
-            Item::Event(e) => {
-                events += 1;
+    let _ = crate::trace::read_all("import", v1, ReaderConfig::default(), |i| match i {
+        Item::Event(e) => {
+            events += 1;
+            if !sessions.contains(&*e.session) {
                 sessions.insert(e.session.to_string());
             }
-            Item::Problem(p) => bad.push((
-                format!("line {}, column {}", p.origin.line, p.column),
-                match p.severity {
-                    crate::trace::Severity::Error => format!("not an event: {}", p.message),
-                    crate::trace::Severity::Warning => p.message.clone(),
-                },
-            )),
         }
-    }
+        Item::Problem(p) => bad.push((
+            format!("line {}, column {}", p.origin.line, p.column),
+            match p.severity {
+                crate::trace::Severity::Error => format!("not an event: {}", p.message),
+                crate::trace::Severity::Warning => p.message.clone(),
+            },
+        )),
+    });
     (events, sessions.len(), bad)
 }
 

@@ -83,7 +83,9 @@ pub(crate) fn run(args: &Args) -> i32 {
                         // clean); its problems name the file as converted.
                         let as_v1 = format!("{name} (as v1)");
                         let shown_v1 = format!("{shown} (as v1)");
-                        check(&as_v1, &shown_v1, &imp.v1[..], cfg, &mut out, &mut totals)
+                        let r = imp.reader().map_err(Failure::Read)?;
+                        let r = std::io::BufReader::with_capacity(1 << 20, r);
+                        check(&as_v1, &shown_v1, r, cfg, &mut out, &mut totals)
                     })
             }
             Err(OpenError::Io(e)) => Err(Failure::Read(e)),

@@ -207,7 +207,8 @@ fn check_session(
     let mut names: Vec<String> = Vec::new();
     for p in &args.files {
         let m = match imported.iter().find(|i| i.path == *p) {
-            Some(i) => crate::model::Model::from_bytes(&p.display().to_string(), &i.v1),
+            Some(i) => crate::model::Model::from_spooled(&p.display().to_string(), &i.v1)
+                .map_err(|e| format!("cannot read the converted lines again: {e}"))?,
             None => crate::model::Model::load_as(std::slice::from_ref(p), args.format)
                 .map_err(|e| e.to_string())?,
         };
@@ -262,8 +263,8 @@ pub(crate) fn import_files(
                 out.push(crate::tui::ImportedSource {
                     path: p.clone(),
                     format,
-                    v1: imp.v1,
                     notes: n,
+                    v1: std::sync::Arc::new(imp),
                 });
             }
             Err(OpenError::Io(e)) => return Err(format!("cannot read {shown}: {e}")),

@@ -163,7 +163,7 @@ impl Model {
         paths: &[P],
         forced: Option<Format>,
     ) -> Result<Model, LoadError> {
-        use crate::trace::import::{HEAD_BYTES, detect, import, open, refuse_unknown};
+        use crate::trace::import::{HEAD_BYTES, detect, open, open_path, refuse_unknown};
         use std::io::Read;
         let mut m = Model::new();
         let cfg = ReaderConfig::default();
@@ -179,9 +179,7 @@ impl Model {
                         crate::trace::read_all("<stdin>", r, cfg, |it| m.push_item(it))
                     }
                     Ok(Opened::Imported(format, imp)) => {
-                        let r = crate::trace::read_all("<stdin>", &imp.v1[..], cfg, |it| {
-                            m.push_item(it)
-                        });
+                        let r = m.read_spooled("<stdin>", &imp, cfg);
                         imported = Some((format, imp.notes));
                         r
                     }
@@ -209,10 +207,15 @@ impl Model {
                             m.push_brief(&mut load, it)
                         });
                     }
-                    let bytes = std::fs::read(p)?;
-                    let imp = import(format, &bytes, &name).map_err(bad)?;
-                    drop(bytes);
-                    let r = crate::trace::read_all(&name, &imp.v1[..], cfg, |it| m.push_item(it));
+                    let imp = match open_path(p, Some(format)) {
+                        Ok(Opened::Imported(_, imp)) => imp,
+                        Ok(Opened::V1(_)) => {
+                            return Err(io::Error::other("the importer handed back v1"));
+                        }
+                        Err(OpenError::Io(e)) => return Err(e),
+                        Err(OpenError::Import(e)) => return Err(bad(e)),
+                    };
+                    let r = m.read_spooled(&name, &imp, cfg);
                     imported = Some((format, imp.notes));
                     r
                 })()
@@ -249,6 +252,18 @@ impl Model {
         let mut log = TraceLog::new();
         log.read_bytes(name, bytes, ReaderConfig::default());
         Model::from_log(log)
+    }
+
+    /// Replays an importer's spooled v1 output named `name`, its events kept as places in
+    /// the spool.
+    pub fn from_spooled(name: &str, imp: &crate::trace::import::Spooled) -> io::Result<Model> {
+        let mut m = Model::new();
+        let (problems, sessions) = (m.log.problems.len(), m.timelines.len());
+        let r = m.read_spooled(name, imp, ReaderConfig::default());
+        m.after_batch(problems, sessions);
+        r?;
+        m.builders = Vec::new();
+        Ok(m)
     }
 
     /// An empty model, to be grown with [`Model::extend`].
@@ -324,6 +339,20 @@ impl Model {
     /// Adds one item of reader output to the log, replaying an event onto its session's
     /// timeline first (the replay reads the event in hand, so the log may keep only where
     /// it is). Problems are counted by [`Model::after_batch`].
+    /// Reads an importer's spooled v1 as a v1 file: its events stay in the spool, read
+    /// again by place, and only their briefs are kept.
+    fn read_spooled(
+        &mut self,
+        name: &str,
+        imp: &crate::trace::import::Spooled,
+        cfg: ReaderConfig,
+    ) -> io::Result<()> {
+        let reader = io::BufReader::with_capacity(1 << 20, imp.reader()?);
+        let source = self.log.events.add_source(name, imp.v1.try_clone()?, cfg);
+        let mut load = (source, FileName::new(name), Vec::new());
+        crate::trace::read_all_briefs(name, reader, cfg, |it| self.push_brief(&mut load, it))
+    }
+
     fn push_item(&mut self, item: Item) {
         let Item::Event(ev) = item else {
             self.log.push(item);

@@ -136,8 +136,8 @@ pub struct ImportedSource {
     pub path: PathBuf,
     /// The format it was read as.
     pub format: crate::trace::import::Format,
-    /// The importer's output.
-    pub v1: Vec<u8>,
+    /// The importer's output, spooled (read like a v1 file, never held in memory).
+    pub v1: std::sync::Arc<crate::trace::import::Spooled>,
     /// How many notes the importer left (`doxascope import` lists them).
     pub notes: usize,
 }
@@ -299,7 +299,7 @@ fn load_with(
         .iter()
         .filter_map(|p| std::fs::metadata(p).ok())
         .map(|m| m.len())
-        .chain(imported.iter().map(|i| i.v1.len() as u64))
+        .chain(imported.iter().map(|i| i.v1.len))
         .sum();
     let read = Cell::new(0u64);
     let gone = Cell::new(false);
@@ -310,13 +310,23 @@ fn load_with(
         .chain(files.into_iter().map(|p| (p, None)));
     for (p, v1) in sources {
         let name = p.to_string_lossy().into_owned();
+        let mut spooled_source = v1.is_some();
         // A file not imported before the view started (one opened with `:open`) is
         // detected here, and imported when it is not v1. A v1 file's events stay in it (the
         // store reads them again from a descriptor of the same open file, so what it shows
         // is what was read even if the path is renamed meanwhile); an importer's output is
-        // kept in memory.
+        // read the same way from its spool (a temporary file).
         let (file, again): (Box<dyn Read>, Option<File>) = match v1 {
-            Some(v1) => (Box::new(io::Cursor::new(v1)), None),
+            Some(v1) => match spooled(&v1) {
+                Ok(both) => both,
+                Err(_) => {
+                    let _ = tx.blocking_send(Load::Note(format!(
+                        "cannot read the converted lines of {}",
+                        crate::sanitize::sanitize(&name)
+                    )));
+                    continue;
+                }
+            },
             None if is_v1(&p) => match File::open(&p) {
                 Ok(f) => {
                     let again = f.try_clone().ok();
@@ -337,7 +347,11 @@ fn load_with(
                         crate::sanitize::sanitize(&name),
                         imp.notes.len()
                     )));
-                    (Box::new(io::Cursor::new(imp.v1)), None)
+                    spooled_source = true;
+                    match spooled(&imp) {
+                        Ok(both) => both,
+                        Err(_) => continue,
+                    }
                 }
                 Ok(crate::trace::import::Opened::V1(r)) => (Box::new(r), None),
                 Err(e) => {
@@ -360,7 +374,13 @@ fn load_with(
         // whole and kept in memory.
         match again {
             Some(again) => {
-                let two_pass = first_pass(&name, &again, cfg, two_pass_min);
+                // An import is written session by session: its first session is its first
+                // lines, and a second pass over the spool would only cost time.
+                let two_pass = if spooled_source {
+                    None
+                } else {
+                    first_pass(&name, &again, cfg, two_pass_min)
+                };
                 if tx.blocking_send(Load::Source(name.clone(), again)).is_err() {
                     return;
                 }
@@ -442,6 +462,16 @@ fn replay(
     let _ = crate::trace::read_session_briefs(&name, src, cfg, &session, |it| batches.push(it));
     batches.flush();
     let _ = tx.blocking_send(Load::Replayed);
+}
+
+/// An importer's spool as a v1 file: a reader from its start, and a descriptor the store
+/// reads events again from by place (an import's events are not kept in memory).
+fn spooled(imp: &crate::trace::import::Spooled) -> io::Result<(Box<dyn Read>, Option<File>)> {
+    let r = imp.reader()?;
+    Ok((
+        Box::new(io::BufReader::with_capacity(1 << 20, r)),
+        Some(imp.v1.try_clone()?),
+    ))
 }
 
 /// Whether to read the file `name` (open as `file`) in two passes, and if so its first

@@ -35,7 +35,7 @@ pub mod write;
 
 use std::fmt;
 use std::fs::File;
-use std::io::{self, Cursor, Read};
+use std::io::{self, Cursor, Read, Seek, SeekFrom, Write};
 use std::path::Path;
 
 use sniff::sniff;
@@ -300,14 +300,85 @@ impl From<ImportError> for OpenError {
     }
 }
 
+/// An importer's v1 output, in an unnamed temporary file: it is not held in memory, and a
+/// reader reads it again by place as it does a v1 file's events.
+#[derive(Debug)]
+pub struct Spooled {
+    /// The v1 lines (the file is deleted already; this descriptor keeps it).
+    pub v1: File,
+    /// How many bytes of v1 it holds.
+    pub len: u64,
+    /// What the importer could not map exactly, with where it was in the source.
+    pub notes: Vec<ImportNote>,
+}
+
+impl Spooled {
+    /// The v1 lines of `imp`, spooled.
+    pub fn of(imp: Imported) -> io::Result<Spooled> {
+        let mut v1 = spool_file()?;
+        v1.write_all(&imp.v1)?;
+        Ok(Spooled {
+            v1,
+            len: imp.v1.len() as u64,
+            notes: imp.notes,
+        })
+    }
+
+    /// A reader of the v1 lines from their start. It shares its place with every other
+    /// descriptor of the spool: read one at a time (by place, `read_at`, is always safe).
+    pub fn reader(&self) -> io::Result<File> {
+        let mut f = self.v1.try_clone()?;
+        f.seek(SeekFrom::Start(0))?;
+        Ok(f)
+    }
+
+    /// The whole v1 text, in memory (for small outputs and tests).
+    pub fn to_vec(&self) -> io::Result<Vec<u8>> {
+        let mut out = Vec::with_capacity(self.len as usize);
+        self.reader()?.read_to_end(&mut out)?;
+        Ok(out)
+    }
+}
+
+/// A new temporary file, already deleted: only its descriptor reaches it, and the space goes
+/// when the last one is closed.
+pub fn spool_file() -> io::Result<File> {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let dir = std::env::temp_dir();
+    loop {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos());
+        let path = dir.join(format!(
+            ".doxascope-import-{}-{}-{nanos}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        ));
+        match std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .open(&path)
+        {
+            Ok(f) => {
+                std::fs::remove_file(&path)?;
+                return Ok(f);
+            }
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(e),
+        }
+    }
+}
+
 /// A source as [`open`] found it.
 #[derive(Debug)]
 pub enum Opened<R> {
     /// v1: read it as it comes (the head [`open`] looked at, then the rest), with the
     /// streaming reader, which reports bad lines one by one.
     V1(io::Chain<Cursor<Vec<u8>>, R>),
-    /// Another format, turned into v1 by its importer.
-    Imported(Format, Imported),
+    /// Another format, turned into v1 by its importer (spooled, not in memory).
+    Imported(Format, Spooled),
 }
 
 impl<R> Opened<R> {
@@ -320,18 +391,14 @@ impl<R> Opened<R> {
     }
 }
 
-/// Opens a source: looks at its head, detects its format (or takes `forced`), and either
-/// hands back a v1 stream (nothing read twice, nothing held) or reads the whole source and
-/// imports it. `name` is the file name as given, used by detection and for sessions.
-pub fn open<R: Read>(
+/// The head of a source ([`HEAD_BYTES`]) and its format (`forced`, or detected).
+fn look<R: Read>(
     name: &str,
-    mut input: R,
+    input: &mut R,
     forced: Option<Format>,
-) -> Result<Opened<R>, OpenError> {
+) -> Result<(Vec<u8>, Format), OpenError> {
     let mut head = Vec::with_capacity(8192);
-    (&mut input)
-        .take(HEAD_BYTES as u64)
-        .read_to_end(&mut head)?;
+    input.take(HEAD_BYTES as u64).read_to_end(&mut head)?;
     let format = match forced {
         Some(f) => f,
         None => {
@@ -342,9 +409,40 @@ pub fn open<R: Read>(
             f
         }
     };
+    Ok((head, format))
+}
+
+/// Opens a source: looks at its head, detects its format (or takes `forced`), and either
+/// hands back a v1 stream (nothing read twice, nothing held) or imports it into a spool.
+/// OTLP is imported as it is read (a copy of the source goes to a temporary file first, in
+/// case it must be read whole); other formats are read whole. `name` is the file name as
+/// given, used by detection and for sessions.
+pub fn open<R: Read>(
+    name: &str,
+    mut input: R,
+    forced: Option<Format>,
+) -> Result<Opened<R>, OpenError> {
+    let (head, format) = look(name, &mut input, forced)?;
     if format == Format::V1 {
         return Ok(Opened::V1(Cursor::new(head).chain(input)));
     }
+    if format == Format::Otlp {
+        let mut src = spool_file()?;
+        src.write_all(&head)?;
+        io::copy(&mut input, &mut src)?;
+        src.seek(SeekFrom::Start(0))?;
+        return Ok(Opened::Imported(format, otlp_file(src, name)?));
+    }
+    Ok(Opened::Imported(format, whole(name, format, head, input)?))
+}
+
+/// Reads the rest of a source after its `head` and imports it whole (within the budget).
+fn whole<R: Read>(
+    name: &str,
+    format: Format,
+    head: Vec<u8>,
+    input: R,
+) -> Result<Spooled, OpenError> {
     let mut all = head;
     let max = budget::current().max_bytes;
     input.take(max.saturating_add(1)).read_to_end(&mut all)?;
@@ -352,10 +450,28 @@ pub fn open<R: Read>(
         return Err(budget::too_many_bytes(format, name, max).into());
     }
     let imported = import(format, &all, name)?;
-    Ok(Opened::Imported(format, imported))
+    drop(all);
+    Ok(Spooled::of(imported)?)
 }
 
-/// [`open`] on a file (`-` is standard input, read whole when it is not v1).
+/// Imports an OTLP file streamed ([`otlp::import_stream`]), or whole when it must be.
+fn otlp_file(mut src: File, name: &str) -> Result<Spooled, OpenError> {
+    let v1 = spool_file()?;
+    let mut w = io::BufWriter::with_capacity(1 << 20, v1);
+    let streamed = otlp::import_stream(&mut src, name, &mut w)?;
+    let mut v1 = w.into_inner().map_err(io::IntoInnerError::into_error)?;
+    let Some(notes) = streamed else {
+        // The part written is dropped with its spool.
+        src.seek(SeekFrom::Start(0))?;
+        return whole(name, Format::Otlp, Vec::new(), &mut src);
+    };
+    let len = v1.seek(SeekFrom::End(0))?;
+    v1.seek(SeekFrom::Start(0))?;
+    Ok(Spooled { v1, len, notes })
+}
+
+/// [`open`] on a file (`-` is standard input). A regular OTLP file is streamed from where it
+/// is, without a copy.
 pub fn open_path(
     path: &Path,
     forced: Option<Format>,
@@ -368,8 +484,21 @@ pub fn open_path(
             forced,
         );
     }
-    let f = File::open(path)?;
-    open(&name, Box::new(f) as Box<dyn Read + Send>, forced)
+    let mut f = File::open(path)?;
+    if !f.metadata()?.is_file() {
+        return open(&name, Box::new(f) as Box<dyn Read + Send>, forced);
+    }
+    let (head, format) = look(&name, &mut f, forced)?;
+    match format {
+        Format::V1 => Ok(Opened::V1(
+            Cursor::new(head).chain(Box::new(f) as Box<dyn Read + Send>),
+        )),
+        Format::Otlp => {
+            f.seek(SeekFrom::Start(0))?;
+            Ok(Opened::Imported(format, otlp_file(f, &name)?))
+        }
+        _ => Ok(Opened::Imported(format, whole(&name, format, head, f)?)),
+    }
 }
 
 /// A JSON parse error of an importer, located in the source (`what`: what was being read).

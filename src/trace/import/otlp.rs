@@ -24,6 +24,9 @@ pub(crate) mod map;
 mod messages;
 pub(crate) mod proto;
 pub(crate) mod span;
+mod stream;
+
+pub(crate) use stream::import_stream;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -116,7 +119,7 @@ fn import_with(bytes: &[u8], name: &str, par: Par) -> Result<Imported, ImportErr
     // Valid UTF-8 (the usual case) is checked once here rather than string by string.
     let text = std::str::from_utf8(bytes).ok();
     let read = text
-        .and_then(|t| read_parallel(t, par))
+        .and_then(|t| read_parallel(t, 1, par))
         .unwrap_or_else(|| read_values(bytes, text, 1));
     let Read {
         spans,
@@ -164,7 +167,7 @@ struct Read<'a> {
 /// too small to split, or when a part does not read cleanly on its own (a value running
 /// across a split, a broken value): reading it in one piece then gives the exact result,
 /// errors and their recovery included.
-fn read_parallel(text: &str, par: Par) -> Option<Read<'_>> {
+fn read_parallel(text: &str, first_line: usize, par: Par) -> Option<Read<'_>> {
     let bytes = text.as_bytes();
     let parts = par.threads.min(bytes.len() / par.min_chunk.max(1)).max(1);
     if parts < 2 {
@@ -192,7 +195,7 @@ fn read_parallel(text: &str, par: Par) -> Option<Read<'_>> {
     }
     // The line each part starts on.
     let mut firsts = Vec::with_capacity(bounds.len() - 1);
-    let mut line = 1usize;
+    let mut line = first_line;
     for w in bounds.windows(2) {
         firsts.push(line);
         line += memchr::memchr_iter(b'\n', &bytes[w[0]..w[1]]).count();
@@ -503,12 +506,27 @@ fn map_file(
     notes: &mut Vec<ImportNote>,
     par: Par,
 ) -> usize {
-    let threads = if spans.len() >= par.min_spans {
-        par.threads
-    } else {
-        1
-    };
-    // Sessions in the order their first span appears.
+    let (mut order, mut groups) = group_spans(spans);
+    adopt_creations(&mut order, &mut groups);
+    let by_trace = group_logs(logs, &groups, &mut order);
+    let short = short_names(&order, &groups, &by_trace);
+    let mapped = map_sessions(order, groups, by_trace, name, &short, final_output, par);
+    v1.reserve(mapped.lines.iter().map(Vec::len).sum());
+    for lines in &mapped.lines {
+        v1.extend_from_slice(lines);
+    }
+    notes.extend(mapped.orphans);
+    if let Some(n) = other_events_note(mapped.other_events) {
+        notes.push(n);
+    }
+    mapped.events
+}
+
+/// Spans by trace, and the traces in the order their first span appears.
+type Groups<'a> = (Vec<Option<u128>>, HashMap<Option<u128>, Vec<Span<'a>>>);
+
+/// Groups spans by trace (see [`Groups`]).
+fn group_spans(spans: Vec<Span<'_>>) -> Groups<'_> {
     let mut order: Vec<Option<u128>> = Vec::new();
     let mut groups: HashMap<Option<u128>, Vec<Span<'_>>> = HashMap::new();
     for sp in spans {
@@ -518,8 +536,15 @@ fn map_file(
         });
         g.push(sp);
     }
-    adopt_creations(&mut order, &mut groups);
-    let by_trace = group_logs(logs, &groups, &mut order);
+    (order, groups)
+}
+
+/// How many traces share each short session name (see [`session_name`]).
+fn short_names(
+    order: &[Option<u128>],
+    groups: &HashMap<Option<u128>, Vec<Span<'_>>>,
+    by_trace: &HashMap<Option<u128>, Vec<logs::LogRec>>,
+) -> HashMap<String, usize> {
     let mut short: HashMap<String, usize> = HashMap::new();
     for t in order.iter().flatten() {
         let service = groups
@@ -530,7 +555,48 @@ fn map_file(
             .entry(session_name(service.as_deref(), *t, false))
             .or_default() += 1;
     }
-    let mut by_trace = by_trace;
+    short
+}
+
+/// The note for span events left out, when there were some.
+fn other_events_note(other_events: u64) -> Option<ImportNote> {
+    (other_events > 0).then(|| ImportNote {
+        location: "spans".into(),
+        message: format!(
+            "{other_events} span event(s) of names this importer does not map were left out"
+        ),
+    })
+}
+
+/// Sessions mapped to v1 lines (see [`map_sessions`]).
+struct Written {
+    /// Each session's lines, in session order.
+    lines: Vec<Vec<u8>>,
+    /// Events written.
+    events: usize,
+    /// The notes on spans whose parent is missing, in session order.
+    orphans: Vec<ImportNote>,
+    /// Span events of names not mapped.
+    other_events: u64,
+}
+
+/// Maps the sessions `order` names, in that order; `short` counts the short session names
+/// of the whole file.
+fn map_sessions(
+    order: Vec<Option<u128>>,
+    mut groups: HashMap<Option<u128>, Vec<Span<'_>>>,
+    mut by_trace: HashMap<Option<u128>, Vec<logs::LogRec>>,
+    name: &str,
+    short: &HashMap<String, usize>,
+    final_output: Option<&str>,
+    par: Par,
+) -> Written {
+    let spans: usize = groups.values().map(Vec::len).sum();
+    let threads = if spans >= par.min_spans {
+        par.threads
+    } else {
+        1
+    };
     let sessions: Vec<Session<'_>> = order
         .iter()
         .map(|k| {
@@ -541,14 +607,13 @@ fn map_file(
             )
         })
         .collect();
-    let short = &short;
     let mut mapped = in_parallel_on(
         threads,
         sessions,
         |s| s.1.len() + s.2.len(),
         |(key, group, logs)| map_trace(key, group, &logs, name, short),
     );
-    notes.extend(mapped.iter_mut().filter_map(|m| m.orphans.take()));
+    let orphans = mapped.iter_mut().filter_map(|m| m.orphans.take()).collect();
     if let Some(fo) = final_output {
         let idx = mapped.iter().position(|m| m.root_agent).unwrap_or(0);
         if let Some(m) = mapped.get_mut(idx)
@@ -581,21 +646,13 @@ fn map_file(
             (lines, out.len())
         },
     );
-    v1.reserve(written.iter().map(|w| w.0.len()).sum());
-    let mut total = 0;
-    for (lines, n) in written {
-        v1.extend_from_slice(&lines);
-        total += n;
+    let events = written.iter().map(|w| w.1).sum();
+    Written {
+        lines: written.into_iter().map(|w| w.0).collect(),
+        events,
+        orphans,
+        other_events,
     }
-    if other_events > 0 {
-        notes.push(ImportNote {
-            location: "spans".into(),
-            message: format!(
-                "{other_events} span event(s) of names this importer does not map were left out"
-            ),
-        });
-    }
-    total
 }
 
 /// Moves each trace that only creates agents (`create_agent` spans) into the first trace
@@ -885,9 +942,9 @@ mod tests {
             min_chunk: 1,
             min_spans: 1,
         };
-        assert!(read_parallel(text, par).is_some());
+        assert!(read_parallel(text, 1, par).is_some());
         let broken = std::str::from_utf8(&inputs[1]).expect("UTF-8");
-        assert!(read_parallel(broken, par).is_none());
+        assert!(read_parallel(broken, 1, par).is_none());
         let w = import_with(&inputs[0], "t", one).expect("imports");
         // Per trace: session, intention, answer, llm_call, thought, tool_call.
         assert_eq!(w.v1.iter().filter(|&&b| b == b'\n').count(), 40 * 6);
