@@ -1035,3 +1035,23 @@ fn names_in_one_script_each_are_not_flagged() {
     none(&r, Code::MixedScriptAtom);
     none(&r, Code::ConfusableAtoms);
 }
+
+/// A ground value overwritten while Σ is inconsistent, outside its conflict, leaves that
+/// conflict standing: the end of the session names it (it once said "nothing", the conflict
+/// having been forgotten at the overwrite and never searched again).
+#[test]
+fn an_overwrite_outside_the_conflict_keeps_it_named() {
+    let r = run(&[
+        r#"{"kind":"announce","id":"a","formula":"p"}"#,
+        r#"{"kind":"announce","id":"b","formula":"!p"}"#,
+        r#"{"kind":"belief","name":"pace","value":"20"}"#,
+        r#"{"kind":"belief","name":"pace","value":"21"}"#,
+        r#"{"kind":"announce","id":"c","formula":"q"}"#,
+    ]);
+    let end: Vec<&Finding> = of(&r, Code::InconsistentSigma)
+        .into_iter()
+        .filter(|f| f.message.contains("at the end of the session"))
+        .collect();
+    assert_eq!(end.len(), 1, "{:#?}", r.findings);
+    assert_eq!(end[0].ids, ["a", "b"], "{:#?}", end[0]);
+}

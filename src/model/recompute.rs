@@ -680,11 +680,27 @@ impl Mirror {
         let raw: &Formula = &held;
         self.sigma += 1;
         let id = spec.id.clone();
-        let replaces = self.engine.belief(&id).is_some() || self.missing.remove(&id).is_some();
+        let held = self.engine.belief(&id).is_some();
+        let was_missing = !held && self.missing.remove(&id).is_some();
         self.sat_unknown = None;
         self.remove(&id);
-        if replaces {
-            self.forget();
+        if held || was_missing {
+            // An overwrite is a retraction, then an addition at the end of the commitment
+            // order: as for a retraction, an inconsistent Σ's preferred conflict that does
+            // not name the old belief stays preferred (a conflict naming the new one ends
+            // later). Ground values are overwritten all the time, and searching the conflict
+            // again after each was most of a long audit (issue 31). Quantified beliefs are
+            // re-grounded over a domain the new belief may change, so they forget.
+            let kept = held
+                && self.quantified.is_empty()
+                && self.known_sat == Some(false)
+                && self
+                    .known_conflict
+                    .as_ref()
+                    .is_some_and(|c| c.iter().all(|x| *x != id));
+            if !kept {
+                self.forget();
+            }
         } else if self.known_sat == Some(true) {
             self.known_sat = None;
         }
