@@ -105,6 +105,10 @@ pub struct BdiLog {
     current_plan: hashbrown::HashMap<String, u32>,
     /// `step` events.
     pub steps: Vec<StepRef>,
+    /// Per key, the `step` events whose `inputs` name it: (step, event), in order. Kept
+    /// during the replay so that a key's readers are found without reading the steps again
+    /// (the detail pane asks on every frame).
+    reads: hashbrown::HashMap<crate::trace::event::Text, Vec<(u32, u32)>>,
     /// `postcondition` events.
     pub postconditions: Vec<StepRef>,
     /// `satisfaction` events: (step, event).
@@ -182,6 +186,8 @@ impl BdiLog {
         self.intentions.shrink_to_fit();
         self.plans.shrink_to_fit();
         self.steps.shrink_to_fit();
+        self.reads.shrink_to_fit();
+        self.reads.values_mut().for_each(Vec::shrink_to_fit);
         self.postconditions.shrink_to_fit();
         self.satisfactions.shrink_to_fit();
         self.reviews.shrink_to_fit();
@@ -273,6 +279,14 @@ impl BdiLog {
                     event: pos,
                     plan,
                 });
+                for k in &s.reads {
+                    match self.reads.get_mut(k.as_str()) {
+                        Some(v) => v.push((step, pos)),
+                        None => {
+                            self.reads.insert(k.clone(), vec![(step, pos)]);
+                        }
+                    }
+                }
                 for (k, b) in s.wrote.iter().enumerate() {
                     let name = self.name(&b.name);
                     self.upsert(Upsert {
@@ -296,6 +310,12 @@ impl BdiLog {
             (Kind::PlanStats, _) => self.plan_stats.push((step, pos)),
             _ => {}
         }
+    }
+
+    /// The `step` events that read ground belief `key` (their `inputs` name it): (step,
+    /// event), in order.
+    pub fn reads_of(&self, key: &str) -> &[(u32, u32)] {
+        self.reads.get(key).map_or(&[], Vec::as_slice)
     }
 
     /// Whether the session has no BDI event at all.

@@ -212,6 +212,9 @@ pub struct Timeline {
     pub(crate) bdi: BdiLog,
     /// The announcement each ground-belief record stands for, by record index.
     pub(crate) ground: HashMap<u32, Box<Announce>>,
+    /// Per key, its ground-belief records in order of writing: a key's values without a walk
+    /// of Σ (the detail pane asks on every frame).
+    pub(crate) ground_by_key: hashbrown::HashMap<Text, Vec<u32>>,
     pub(crate) overwrites: Vec<Overwrite>,
 }
 
@@ -547,6 +550,11 @@ impl Timeline {
     /// Every overwrite of a ground belief's value, in step order.
     pub fn overwrites(&self) -> &[Overwrite] {
         &self.overwrites
+    }
+
+    /// The ground-belief records of key `key` (its values), in order of writing.
+    pub fn ground_records_of(&self, key: &str) -> &[u32] {
+        self.ground_by_key.get(key).map_or(&[], Vec::as_slice)
     }
 
     /// The records with this id (all announcements of it, in order).
@@ -927,6 +935,8 @@ impl Timeline {
         self.scores.shrink_to_fit();
         self.errors.shrink_to_fit();
         self.bdi.shrink_to_fit();
+        self.ground_by_key.shrink_to_fit();
+        self.ground_by_key.values_mut().for_each(Vec::shrink_to_fit);
     }
 }
 
@@ -1054,6 +1064,7 @@ impl Timeline {
             seq_dense: true,
             bdi: BdiLog::default(),
             ground: HashMap::new(),
+            ground_by_key: hashbrown::HashMap::new(),
             overwrites: Vec::new(),
         }
     }
@@ -1161,6 +1172,12 @@ impl Pass<'_> {
         });
         self.b.ground_formula.insert(a.formula.clone(), idx);
         self.tl.ground.insert(idx, Box::new(a));
+        match self.tl.ground_by_key.get_mut(w.name.as_str()) {
+            Some(v) => v.push(idx),
+            None => {
+                self.tl.ground_by_key.insert(w.name.clone(), vec![idx]);
+            }
+        }
         // Not in the formula groups (whose members are read back from `announce` events):
         // `ground_formula` finds it by its value atom.
         self.b

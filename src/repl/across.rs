@@ -188,7 +188,7 @@ pub(crate) fn history(r: &mut Repl, command: &str, arg: &FormulaArg) -> Result<R
     let ic = ix.cost();
     let key = id
         .as_deref()
-        .and_then(|k| crate::model::keylife::key_life(tl, log, k, step).map(|l| (k, l)))
+        .and_then(|k| crate::model::keylife::key_life(tl, log, k, step, None).map(|l| (k, l)))
         .map(|(k, life)| KeyLifeView {
             key: k.to_string(),
             writes: life

@@ -250,6 +250,8 @@ pub struct StepGist {
     /// The ground beliefs it wrote (its `new_beliefs` when its status is `done`, else
     /// none).
     pub wrote: Vec<GroundWrite>,
+    /// The keys of its `inputs`: the ground beliefs it read, in order.
+    pub reads: Vec<Text>,
 }
 
 /// A ground belief written (by a `belief`, or in a done step's `new_beliefs`): its name and
@@ -345,6 +347,11 @@ impl Gist {
                 } else {
                     Vec::new()
                 },
+                reads: s
+                    .inputs
+                    .iter()
+                    .flat_map(|m| m.keys().map(|k| Text::from(k.as_str())))
+                    .collect(),
             }),
             Body::Postcondition(p) => Gist::Postcondition(p.plan.clone()),
             Body::Unknown(u) => Gist::Unknown(Text::from(u.kind.as_str())),

@@ -477,8 +477,10 @@ fn gist(
         Kind::Plan => Gist::Plan(id.map(Into::into)),
         Kind::Step => Gist::Step(crate::trace::brief::StepGist {
             plan: found.plan.as_deref().map(Into::into),
-            // A step's `new_beliefs` is a structure, left to the decoder: none here.
+            // A step's `new_beliefs` and `inputs` are structures, left to the decoder: a
+            // step the scanner takes has neither.
             wrote: Vec::new(),
+            reads: Vec::new(),
         }),
         Kind::Postcondition => Gist::Postcondition(found.plan.as_deref().map(Into::into)),
         // A score's value is a number, a boolean or a string, checked by the decoder.

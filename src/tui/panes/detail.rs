@@ -61,9 +61,15 @@ impl DetailPane {
     }
 }
 
+/// How many of a key's last values and reads the detail pane describes.
+const KEY_TAIL: usize = 6;
+
 /// For an event that wrote ground beliefs (a `belief`, a done step's `new_beliefs`): each
 /// key's life up to the shown step, the values with who wrote them and how they ended, and
 /// the steps that read the key (`model::keylife`): the memory next to where it changed.
+/// The last [`KEY_TAIL`] values and reads are shown, the earlier ones counted (`history
+/// KEY` in the REPL lists them all): the pane is drawn on every frame, and a key written a
+/// million times must not make time travel slow.
 fn key_lines(app: &App, ev: &Event, out: &mut Vec<Line<'static>>) {
     let th = app.theme.clone();
     let names: Vec<&str> = match &ev.body {
@@ -75,13 +81,29 @@ fn key_lines(app: &App, ev: &Event, out: &mut Vec<Line<'static>>) {
         return;
     };
     for name in names {
-        let Some(life) = crate::model::keylife::key_life(&s.tl, &app.store.log, name, app.step())
-        else {
+        let Some(life) = crate::model::keylife::key_life(
+            &s.tl,
+            &app.store.log,
+            name,
+            app.step(),
+            Some(KEY_TAIL),
+        ) else {
             continue;
         };
         let mut l = vec![Span::styled(format!("{:<11}", "values of"), th.dim)];
         l.extend(spans(name, th.accent, th.marker));
         out.push(Line::from(l));
+        if life.earlier_writes > 0 {
+            out.push(Line::from(Span::styled(
+                format!(
+                    "  … {} earlier value{} (history {} lists them)",
+                    life.earlier_writes,
+                    if life.earlier_writes == 1 { "" } else { "s" },
+                    sanitize(name)
+                ),
+                th.dim,
+            )));
+        }
         for w in &life.writes {
             let mut l = vec![Span::styled(format!("  {:>5}  ", w.step), th.dim)];
             l.extend(spans(&w.formula, th.text, th.marker));
@@ -98,11 +120,14 @@ fn key_lines(app: &App, ev: &Event, out: &mut Vec<Line<'static>>) {
             out.push(Line::from(l));
         }
         if !life.reads.is_empty() {
-            let reads: Vec<String> = life
+            let mut reads: Vec<String> = life
                 .reads
                 .iter()
                 .map(|r| format!("{} ({})", r.step, r.by))
                 .collect();
+            if life.earlier_reads > 0 {
+                reads.insert(0, format!("{} earlier", life.earlier_reads));
+            }
             let mut l = vec![Span::styled(format!("{:<11}", "read by"), th.dim)];
             l.extend(spans(&reads.join(", "), th.text, th.marker));
             out.push(Line::from(l));
@@ -364,4 +389,48 @@ pub fn problem_lines(app: &App, k: u32) -> Vec<Line<'static>> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tui::data::Store;
+
+    /// A key written 20 times and read by 10 steps: the pane describes the last
+    /// [`KEY_TAIL`] of each and counts the rest, so a frame's work does not grow with them.
+    #[test]
+    fn a_keys_long_life_shows_its_tail_and_counts_the_rest() {
+        let mut t = String::new();
+        for k in 0..20 {
+            t += &format!("{{\"kind\":\"belief\",\"name\":\"x\",\"value\":{k}}}\n");
+            if k % 2 == 1 {
+                t += &format!(
+                    "{{\"kind\":\"step\",\"plan\":\"p\",\"step\":\"S{k}\",\"status\":\"dispatched\",\"inputs\":{{\"x\":{k}}}}}\n"
+                );
+            }
+        }
+        let theme = crate::tui::theme::Theme::builtin("dark").unwrap();
+        let mut app = App::new(Store::from_bytes("t.jsonl", t.as_bytes()), theme);
+        let last = u64::from(app.sess().unwrap().len());
+        app.goto_step(last - 1);
+        let (_, ev) = app.cursor_event().unwrap();
+        let mut out = Vec::new();
+        key_lines(&app, ev, &mut out);
+        let text: Vec<String> = out
+            .iter()
+            .map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect())
+            .collect();
+        let values: Vec<&String> = text.iter().filter(|l| l.contains("x = ")).collect();
+        assert_eq!(values.len(), KEY_TAIL, "{text:#?}");
+        assert!(values.last().unwrap().contains("x = 19"), "{text:#?}");
+        assert!(
+            text.iter()
+                .any(|l| l.contains("14 earlier values (history x lists them)")),
+            "{text:#?}"
+        );
+        let reads = text.iter().find(|l| l.starts_with("read by")).unwrap();
+        // The shown step is the last write; the step after it (S19) has not read yet.
+        assert!(reads.contains("3 earlier, 12 (S7 of p)"), "{reads}");
+        assert!(reads.ends_with("27 (S17 of p)"), "{reads}");
+    }
 }

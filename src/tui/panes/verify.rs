@@ -24,17 +24,56 @@ pub struct VerifyPane {
     pub sel: usize,
 }
 
+/// The claims up to a step: three logs, each in step order, merged only as far as a frame
+/// reads them (the newest first), so a frame costs the rows it shows, not the session.
+struct Claims<'a> {
+    verifies: &'a [(u32, u32)],
+    posts: &'a [crate::model::bdi::StepRef],
+    satisfactions: &'a [(u32, u32)],
+}
+
+impl Claims<'_> {
+    fn len(&self) -> usize {
+        self.verifies.len() + self.posts.len() + self.satisfactions.len()
+    }
+
+    /// The claims as (step, event), newest first: the order a sort of all three gives,
+    /// reversed.
+    fn newest_first(&self) -> impl Iterator<Item = (u32, u32)> + '_ {
+        let (mut a, mut b, mut c) = (
+            self.verifies.len(),
+            self.posts.len(),
+            self.satisfactions.len(),
+        );
+        std::iter::from_fn(move || {
+            let va = a.checked_sub(1).map(|i| self.verifies[i]);
+            let vb = b
+                .checked_sub(1)
+                .map(|i| (self.posts[i].step, self.posts[i].event));
+            let vc = c.checked_sub(1).map(|i| self.satisfactions[i]);
+            let top = va.max(vb).max(vc)?;
+            if va == Some(top) {
+                a -= 1;
+            } else if vb == Some(top) {
+                b -= 1;
+            } else {
+                c -= 1;
+            }
+            Some(top)
+        })
+    }
+}
+
 impl VerifyPane {
     /// Claims up to step `t`: `verify` events, and the `postcondition` and `satisfaction`
     /// records, in step order.
-    fn rows_at(s: &SessionData, t: u32) -> Vec<(u32, u32)> {
+    fn rows_at(s: &SessionData, t: u32) -> Claims<'_> {
         let bl = s.tl.bdi_log();
-        let mut rows = SessionData::upto(s.tl.verifies(), t).to_vec();
-        let posts = &bl.postconditions[..bl.postconditions.partition_point(|r| r.step <= t)];
-        rows.extend(posts.iter().map(|r| (r.step, r.event)));
-        rows.extend_from_slice(SessionData::upto(&bl.satisfactions, t));
-        rows.sort_unstable();
-        rows
+        Claims {
+            verifies: SessionData::upto(s.tl.verifies(), t),
+            posts: &bl.postconditions[..bl.postconditions.partition_point(|r| r.step <= t)],
+            satisfactions: SessionData::upto(&bl.satisfactions, t),
+        }
     }
 
     /// The log position of the selected claim at step `t`.
@@ -44,7 +83,7 @@ impl VerifyPane {
         if n == 0 {
             return None;
         }
-        rows.get(n - 1 - self.sel.min(n - 1)).map(|&(_, p)| p)
+        rows.newest_first().nth(self.sel.min(n - 1)).map(|(_, p)| p)
     }
 
     /// Selection keys.
@@ -87,14 +126,12 @@ impl VerifyPane {
         let h = usize::from(inner.height.saturating_sub(1));
         let sel = self.sel.min(total.saturating_sub(1));
         let (start, end) = visible(sel, total, h);
-        // Newest first; only the visible rows are copied out.
-        let rows: Vec<(u32, u32)> = match app.sess() {
-            Some(s) => {
-                let all = Self::rows_at(s, app.step());
-                (start..end).map(|k| all[total - 1 - k]).collect()
-            }
-            None => Vec::new(),
-        };
+        // Newest first; only the rows up to the last visible one are walked.
+        let rows: Vec<(u32, u32)> = Self::rows_at(s, app.step())
+            .newest_first()
+            .skip(start)
+            .take(end - start)
+            .collect();
         let mut cols = Columns::default();
         for &(step, pos) in &rows {
             let Some(row) = app.store.event(pos).and_then(|e| claim_row(e, &th)) else {
@@ -299,5 +336,40 @@ fn recomputed(app: &App, th: &Theme, pos: u32) -> (String, Style) {
         },
         None if app.recomputing() => ("…".into(), th.dim),
         None => ("– (R)".into(), th.dim),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::bdi::StepRef;
+    use proptest::prelude::*;
+
+    fn sorted(v: Vec<(u32, u32)>) -> Vec<(u32, u32)> {
+        let mut v = v;
+        v.sort_unstable();
+        v
+    }
+
+    proptest! {
+        /// The lazy merge gives the rows a sort of all three logs gives, newest first.
+        #[test]
+        fn newest_first_is_the_sorted_claims_reversed(
+            a in proptest::collection::vec((0u32..20, 0u32..200), 0..12),
+            b in proptest::collection::vec((0u32..20, 0u32..200), 0..12),
+            c in proptest::collection::vec((0u32..20, 0u32..200), 0..12),
+        ) {
+            let (a, b, c) = (sorted(a), sorted(b), sorted(c));
+            let posts: Vec<StepRef> = b
+                .iter()
+                .map(|&(step, event)| StepRef { step, event, plan: None })
+                .collect();
+            let claims = Claims { verifies: &a, posts: &posts, satisfactions: &c };
+            let mut want: Vec<(u32, u32)> = a.iter().chain(&b).chain(&c).copied().collect();
+            want.sort_unstable();
+            want.reverse();
+            prop_assert_eq!(claims.len(), want.len());
+            prop_assert_eq!(claims.newest_first().collect::<Vec<_>>(), want);
+        }
     }
 }
