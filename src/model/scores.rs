@@ -135,8 +135,9 @@ pub fn of_session(log: &TraceLog, tl: &Timeline) -> Vec<Scored> {
         .collect()
 }
 
-/// The scores of the event at `step`: those whose target is it. Reads the scores only (and
-/// resolves a target only when it names the event's `id`), so a view can ask per row.
+/// The scores of the event at `step`: those whose target is it. Reads only the scores that
+/// name the event's `id` (the replay indexes scores by the target they write), so a view
+/// can ask per row and per frame.
 pub fn on_event(log: &TraceLog, tl: &Timeline, step: u32) -> Vec<Scored> {
     let Some(id) = tl
         .event_pos_at(step)
@@ -145,14 +146,8 @@ pub fn on_event(log: &TraceLog, tl: &Timeline, step: u32) -> Vec<Scored> {
     else {
         return Vec::new();
     };
-    tl.scores()
-        .iter()
-        .filter(|&&(_, pos)| {
-            log.events.load(pos as usize).is_some_and(
-                |e| matches!(&e.body, Body::Score(sc) if sc.target.as_deref() == Some(&*id)),
-            )
-        })
-        .filter_map(|&(s, pos)| score_at(log, tl, s, pos))
+    tl.scores_naming(&id)
+        .filter_map(|(s, pos)| score_at(log, tl, s, pos))
         .filter(|s| s.target == Some(step))
         .collect()
 }
@@ -268,5 +263,47 @@ mod tests {
             "★ accuracy 0.8 (good)"
         );
         assert_eq!(badge(&sc(text("C"), None, None)), "★ accuracy C PASS");
+    }
+
+    /// `on_event` as it was before the index: every score of the session read, kept when
+    /// its target is written as the event's id and resolves to the event.
+    fn walked(log: &TraceLog, tl: &Timeline, step: u32) -> Vec<Scored> {
+        let Some(id) = tl
+            .event_pos_at(step)
+            .and_then(|p| log.events.load(p as usize))
+            .and_then(|e| e.id.as_deref().map(str::to_string))
+        else {
+            return Vec::new();
+        };
+        of_session(log, tl)
+            .into_iter()
+            .filter(|s| s.score.target.as_deref() == Some(&*id) && s.target == Some(step))
+            .collect()
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(96))]
+        /// The scores of each event, read through the index, are those the walk of every
+        /// score finds (ids written twice, targets before, after and nowhere).
+        #[test]
+        fn an_events_scores_are_those_the_walk_finds(
+            lines in proptest::collection::vec((0usize..4, 0usize..4, proptest::prelude::any::<bool>()), 1..30),
+        ) {
+            const IDS: [&str; 4] = ["a", "b", "c", " a"];
+            let text: String = lines
+                .iter()
+                .map(|&(kind, id, ok)| match kind {
+                    0 | 1 => format!("{{\"kind\":\"answer\",\"id\":\"{}\",\"text\":\"t\"}}\n", IDS[id]),
+                    2 => format!("{{\"kind\":\"score\",\"name\":\"n\",\"value\":{ok},\"target\":\"{}\"}}\n", IDS[id]),
+                    _ => format!("{{\"kind\":\"score\",\"name\":\"n\",\"value\":{ok}}}\n"),
+                })
+                .collect();
+            let m = crate::model::Model::from_bytes("s.jsonl", text.as_bytes());
+            let name = m.sessions()[0].to_string();
+            let tl = m.timeline(&name).unwrap();
+            for step in 0..=tl.len() + 1 {
+                proptest::prop_assert_eq!(on_event(m.log(), tl, step), walked(m.log(), tl, step));
+            }
+        }
     }
 }

@@ -215,6 +215,9 @@ pub struct Timeline {
     /// Per key, its ground-belief records in order of writing: a key's values without a walk
     /// of Σ (the detail pane asks on every frame).
     pub(crate) ground_by_key: hashbrown::HashMap<Text, Vec<u32>>,
+    /// Per `target` written, the scores naming it (indices into `scores`): an event's
+    /// scores without reading every score (the detail pane asks on every frame).
+    pub(crate) scores_by_target: hashbrown::HashMap<Text, Vec<u32>>,
     pub(crate) overwrites: Vec<Overwrite>,
 }
 
@@ -386,6 +389,15 @@ impl Timeline {
     /// `(step, event position)` of every `score`, in order.
     pub fn scores(&self) -> &[(u32, u32)] {
         &self.scores
+    }
+
+    /// The scores whose `target` is written `target`, as (step, event), in order.
+    pub fn scores_naming(&self, target: &str) -> impl Iterator<Item = (u32, u32)> + '_ {
+        self.scores_by_target
+            .get(target)
+            .into_iter()
+            .flatten()
+            .filter_map(|&k| self.scores.get(k as usize).copied())
     }
 
     /// The step of the event a `score` at `step` names as its `target`: the latest event
@@ -937,6 +949,7 @@ impl Timeline {
         self.bdi.shrink_to_fit();
         self.ground_by_key.shrink_to_fit();
         self.ground_by_key.values_mut().for_each(Vec::shrink_to_fit);
+        self.scores_by_target.shrink_to_fit();
     }
 }
 
@@ -1065,6 +1078,7 @@ impl Timeline {
             bdi: BdiLog::default(),
             ground: HashMap::new(),
             ground_by_key: hashbrown::HashMap::new(),
+            scores_by_target: hashbrown::HashMap::new(),
             overwrites: Vec::new(),
         }
     }
@@ -1112,7 +1126,18 @@ impl Pass<'_> {
                     self.error(step, pos, "formula", Ok((**e).clone()));
                 }
             }
-            Gist::Plain(crate::trace::event::Kind::Score) => self.tl.scores.push((step, pos)),
+            Gist::Score(target) => {
+                if let Some(t) = target {
+                    let k = self.tl.scores.len() as u32;
+                    match self.tl.scores_by_target.get_mut(t.as_str()) {
+                        Some(v) => v.push(k),
+                        None => {
+                            self.tl.scores_by_target.insert(t.clone(), vec![k]);
+                        }
+                    }
+                }
+                self.tl.scores.push((step, pos));
+            }
             Gist::Unknown(_) => self.tl.unknown_kinds += 1,
             g => {
                 self.tl.bdi.push(step, pos, g);

@@ -324,6 +324,8 @@ pub enum Gist {
     Step(StepGist),
     /// `postcondition`: the plan id it refers to.
     Postcondition(Option<Text>),
+    /// `score`: the event id it names as its `target`.
+    Score(Option<Text>),
 }
 
 impl Gist {
@@ -354,6 +356,7 @@ impl Gist {
                     .collect(),
             }),
             Body::Postcondition(p) => Gist::Postcondition(p.plan.clone()),
+            Body::Score(sc) => Gist::Score(sc.target.clone()),
             Body::Unknown(u) => Gist::Unknown(Text::from(u.kind.as_str())),
             other => match other.kind() {
                 Some(k) => Gist::Plain(k),
@@ -428,6 +431,7 @@ impl Gist {
             Gist::Plan(_) => Kind::Plan,
             Gist::Step(_) => Kind::Step,
             Gist::Postcondition(_) => Kind::Postcondition,
+            Gist::Score(_) => Kind::Score,
         })
     }
 
