@@ -175,7 +175,7 @@ impl RetractPane {
                     "overwritten at step {step} by the write of a new value (a revision whose \
                      cause is that event):"
                 )];
-                lines.extend(overwrite_lines(&s.tl, pos));
+                lines.extend(overwrite_lines(&s.tl, step, pos));
                 *cx.popup = Some(("overwrite".to_string(), lines));
                 return Vec::new();
             }
@@ -324,7 +324,7 @@ impl RetractPane {
                 Body::Belief(_) | Body::Step(_) => {
                     v.push(Span::styled("overwrite ", th.warn));
                     let what = s
-                        .map(|s| overwrite_lines(&s.tl, pos).join(", "))
+                        .map(|s| overwrite_lines(&s.tl, step, pos).join(", "))
                         .unwrap_or_default();
                     v.extend(spans(&what, th.retracted, th.marker));
                     if let Body::Step(st) = &ev.body {
@@ -426,16 +426,19 @@ pub fn resolution_text(e: &Inconsistency, t: u32) -> String {
 
 /// How a memory value changed, in one line: for multi-line text the lines taken out (`-`)
 /// and put in (`+`); otherwise `old → new`; `old` alone when nothing was written after.
-/// What the event at `pos` overwrote: `old formula → new formula` for each ground belief
-/// whose value it replaced.
-fn overwrite_lines(tl: &crate::model::Timeline, pos: u32) -> Vec<String> {
+/// What the event at `pos` (step `step`) overwrote: `old formula → new formula` for each
+/// ground belief whose value it replaced. The overwrites are in step order, so the event's
+/// are found by a search, not a walk (a row is drawn on every frame).
+fn overwrite_lines(tl: &crate::model::Timeline, step: u32, pos: u32) -> Vec<String> {
     let formula = |r: u32| {
         tl.ground_announce(r)
             .map(|a| a.formula.to_string())
             .unwrap_or_default()
     };
-    tl.overwrites()
+    let all = tl.overwrites();
+    all[all.partition_point(|o| o.step < step)..]
         .iter()
+        .take_while(|o| o.step == step)
         .filter(|o| o.event == pos)
         .map(|o| format!("{} → {}", formula(o.old), formula(o.new)))
         .collect()
