@@ -103,7 +103,7 @@ fn main() {
     for focus in [Pane::Sigma, Pane::Timeline] {
         app.focus = focus;
         let (mut total, mut worst) = (Duration::ZERO, Duration::ZERO);
-        let frames = 200u32;
+        let (frames, mut first) = (200u32, None);
         for _ in 0..frames {
             rng ^= rng << 13;
             rng ^= rng >> 7;
@@ -116,12 +116,16 @@ fn main() {
             let d = t.elapsed();
             total += d;
             worst = worst.max(d);
+            first.get_or_insert(d);
         }
+        // The first frame of a focus draws panes not drawn before; it is said apart so that a
+        // slow worst frame can be told from a slow steady state.
         println!(
             "time travel to a random step of {n} (focus {focus:?}): mean {:.2} ms, worst {:.2} ms \
-             over {frames} frames (target 50 ms)",
+             (first {:.2} ms) over {frames} frames (target 50 ms)",
             ms(total / frames),
-            ms(worst)
+            ms(worst),
+            ms(first.unwrap_or_default())
         );
     }
     println!(
