@@ -65,6 +65,31 @@ impl Default for LoadOptions {
     }
 }
 
+/// Which lines of the stream a load decodes, and how.
+#[derive(Debug, Clone)]
+pub(crate) enum Focus {
+    /// Every line, as the load's options say.
+    All,
+    /// Only the lines that may belong to this session: the others are passed over
+    /// ([`other_session`]).
+    Only(Arc<[u8]>),
+    /// Every line, but those that surely belong to another session than this one with lean
+    /// briefs ([`super::brief::lean`]): a load that replays this session and indexes the
+    /// rest.
+    Lead(Arc<[u8]>),
+}
+
+impl Focus {
+    /// `framer` set to decode as this focus says.
+    fn framer(&self, framer: Framer) -> Framer {
+        match self {
+            Focus::All => framer,
+            Focus::Only(s) => framer.only_session(Some(s.clone())),
+            Focus::Lead(s) => framer.lean_others(Some(s.clone())),
+        }
+    }
+}
+
 /// Decoded lines of one piece of the stream, in order, with the bytes their JSON texts are in
 /// (the session checks quote columns from them).
 struct Batch<P> {
@@ -107,7 +132,7 @@ enum Pending<P> {
 fn decode_job<P: Payload>(
     file: &FileName,
     cfg: ReaderConfig,
-    only: &Option<Arc<[u8]>>,
+    focus: &Focus,
     lean: bool,
     job: Job<P>,
 ) {
@@ -119,9 +144,8 @@ fn decode_job<P: Payload>(
         mut items,
         reply,
     } = job;
-    let mut framer = Framer::at(file.clone(), cfg, base + range.start as u64, line)
-        .only_session(only.clone())
-        .lean(lean);
+    let mut framer =
+        focus.framer(Framer::at(file.clone(), cfg, base + range.start as u64, line).lean(lean));
     framer.feed(&bytes[range], &mut |d: Decoded<P>, _| {
         let start = match &d {
             // The text lies inside `bytes`: a run holds complete lines only.
@@ -149,7 +173,7 @@ pub fn read_all(
     cfg: ReaderConfig,
     mut emit: impl FnMut(Item),
 ) -> io::Result<()> {
-    load::<PreEvent>(name, r, cfg, LoadOptions::default(), None, &mut emit)
+    load::<PreEvent>(name, r, cfg, LoadOptions::default(), Focus::All, &mut emit)
 }
 
 /// [`read_all`] giving a [`Brief`](super::Brief) of each event instead of the event: what
@@ -162,7 +186,7 @@ pub fn read_all_briefs(
     cfg: ReaderConfig,
     mut emit: impl FnMut(BriefItem),
 ) -> io::Result<()> {
-    load::<PreBrief>(name, r, cfg, LoadOptions::default(), None, &mut emit)
+    load::<PreBrief>(name, r, cfg, LoadOptions::default(), Focus::All, &mut emit)
 }
 
 /// [`read_all_briefs`] with lean briefs ([`super::brief::lean`]): the same items, but no
@@ -179,7 +203,36 @@ pub fn read_all_briefs_lean(
         lean: true,
         ..LoadOptions::default()
     };
-    load::<PreBrief>(name, r, cfg, opts, None, &mut emit)
+    load::<PreBrief>(name, r, cfg, opts, Focus::All, &mut emit)
+}
+
+/// [`read_all_briefs`] for a viewer that replays the session `lead` and only indexes the
+/// others: the same items, but the events of lines a glance at their bytes places in
+/// another session ([`other_session`]) have lean briefs ([`super::brief::lean`]), which
+/// must not be replayed. `lead`'s events always have full ones (the glance never places
+/// an event of `lead` elsewhere), and so may the other sessions' events of an unusual
+/// shape. One read of the stream gives the shown session complete and everything else
+/// indexed, every problem at its place.
+pub fn read_all_briefs_led(
+    name: &str,
+    r: impl Read,
+    cfg: ReaderConfig,
+    lead: &str,
+    mut emit: impl FnMut(BriefItem),
+) -> io::Result<()> {
+    read_all_briefs_led_with(name, r, cfg, lead, LoadOptions::default(), &mut emit)
+}
+
+fn read_all_briefs_led_with(
+    name: &str,
+    r: impl Read,
+    cfg: ReaderConfig,
+    lead: &str,
+    opts: LoadOptions,
+    emit: &mut impl FnMut(BriefItem),
+) -> io::Result<()> {
+    let focus = Focus::Lead(Arc::from(lead.as_bytes()));
+    load::<PreBrief>(name, r, cfg, opts, focus, emit)
 }
 
 /// [`read_all_briefs`] keeping one session's events only: the items are the `Session` and
@@ -242,20 +295,27 @@ fn read_session_briefs_with(
     let mut ours: Option<u32> = None;
     let mut met = 0u32;
     let only: Arc<[u8]> = Arc::from(session.as_bytes());
-    load::<PreBrief>(name, r, cfg, opts, Some(only), &mut |item| match item {
-        BriefItem::Session(s) => {
-            if ours.is_none() && *s == *session {
-                ours = Some(met);
-                emit(BriefItem::Session(s));
+    load::<PreBrief>(
+        name,
+        r,
+        cfg,
+        opts,
+        Focus::Only(only),
+        &mut |item| match item {
+            BriefItem::Session(s) => {
+                if ours.is_none() && *s == *session {
+                    ours = Some(met);
+                    emit(BriefItem::Session(s));
+                }
+                met += 1;
             }
-            met += 1;
-        }
-        BriefItem::Event(mut ev) if Some(ev.session) == ours => {
-            ev.session = 0;
-            emit(BriefItem::Event(ev));
-        }
-        BriefItem::Event(_) | BriefItem::Problem(_) => {}
-    })
+            BriefItem::Event(mut ev) if Some(ev.session) == ours => {
+                ev.session = 0;
+                emit(BriefItem::Event(ev));
+            }
+            BriefItem::Event(_) | BriefItem::Problem(_) => {}
+        },
+    )
 }
 
 /// Reads the whole stream `r` named `name`, handing its items to `emit` in stream order.
@@ -264,7 +324,7 @@ pub(crate) fn load<P: Payload>(
     r: impl Read,
     cfg: ReaderConfig,
     opts: LoadOptions,
-    only: Option<Arc<[u8]>>,
+    focus: Focus,
     emit: &mut impl FnMut(P::Item),
 ) -> io::Result<()> {
     let file = FileName::new(name);
@@ -278,7 +338,7 @@ pub(crate) fn load<P: Payload>(
             *workers.get_or_insert_with(|| {
                 (0..if opts.no_threads { 0 } else { opts.workers })
                     .filter(|_| {
-                        let (file, job_rx, only) = (file.clone(), &job_rx, only.clone());
+                        let (file, job_rx, focus) = (file.clone(), &job_rx, focus.clone());
                         std::thread::Builder::new()
                             .name("trace-decode".into())
                             .spawn_scoped(scope, move || {
@@ -288,7 +348,7 @@ pub(crate) fn load<P: Payload>(
                                         Err(_) => return,
                                     };
                                     match job {
-                                        Ok(job) => decode_job(&file, cfg, &only, opts.lean, job),
+                                        Ok(job) => decode_job(&file, cfg, &focus, opts.lean, job),
                                         Err(_) => return,
                                     }
                                 }
@@ -299,9 +359,7 @@ pub(crate) fn load<P: Payload>(
             })
         };
         let mut main = Main {
-            framer: Framer::new(file.clone(), cfg)
-                .only_session(only.clone())
-                .lean(opts.lean),
+            framer: focus.framer(Framer::new(file.clone(), cfg).lean(opts.lean)),
             sessions: Sessions::new(file.clone()),
             queue: VecDeque::new(),
             spare_bytes: Vec::new(),
@@ -311,7 +369,7 @@ pub(crate) fn load<P: Payload>(
         let res = main.run(emit, r, opts, &mut |job| {
             if spawn_workers() == 0 {
                 // The reply channel holds the one batch until it is merged.
-                decode_job(&file, cfg, &only, opts.lean, job);
+                decode_job(&file, cfg, &focus, opts.lean, job);
                 return true;
             }
             // Workers stop only when this sender is dropped, after the load.
@@ -528,7 +586,7 @@ mod tests {
             Trickle(bytes, trickle),
             cfg,
             opts,
-            None,
+            Focus::All,
             &mut |i| log.push(i),
         );
         assert!(res.is_ok(), "{res:?}");
@@ -580,7 +638,7 @@ mod tests {
             Trickle(bytes, trickle),
             cfg,
             opts,
-            None,
+            Focus::All,
             &mut |i| out.push(i),
         );
         assert!(res.is_ok(), "{res:?}");
@@ -792,7 +850,7 @@ mod tests {
             Failing,
             ReaderConfig::default(),
             LoadOptions::default(),
-            None,
+            Focus::All,
             &mut |i| log.push(i),
         );
         assert_eq!(err.map_err(|e| e.to_string()), Err("disk on fire".into()));

@@ -233,6 +233,9 @@ pub enum Load {
     /// The file the next items are read from (its name as the items carry it, and a
     /// descriptor of the same open file): the store keeps those events as places in it.
     Source(String, File),
+    /// The load of the file announced last is led by this session ([`data::Store::lead`]):
+    /// it is replayed as it is read, the other sessions are indexed.
+    Lead(String),
 }
 
 /// Items per batch sent to the UI: large enough that the channel is not the cost.
@@ -292,9 +295,7 @@ fn load_with(
     tx: mpsc::Sender<Load>,
     two_pass_min: u64,
 ) {
-    use crate::trace::{
-        ReaderConfig, read_all, read_all_briefs, read_all_briefs_lean, read_session_briefs,
-    };
+    use crate::trace::{ReaderConfig, read_all, read_all_briefs, read_all_briefs_led};
     let total: u64 = files
         .iter()
         .filter_map(|p| std::fs::metadata(p).ok())
@@ -375,54 +376,27 @@ fn load_with(
         match again {
             Some(again) => {
                 // An import is written session by session: its first session is its first
-                // lines, and a second pass over the spool would only cost time.
-                let two_pass = if spooled_source {
+                // lines, and indexing the others on the way would save little.
+                let lead = if spooled_source {
                     None
                 } else {
-                    first_pass(&name, &again, cfg, two_pass_min)
+                    lead_of(&name, &again, cfg, two_pass_min)
                 };
                 if tx.blocking_send(Load::Source(name.clone(), again)).is_err() {
                     return;
                 }
-                let two_pass_done = two_pass.is_some();
-                let rest = match two_pass {
-                    // The session the view opens on, alone, then the same bytes again for
-                    // the rest (see `Store::first_pass_done`).
-                    Some((session, mut second)) => {
-                        let start = read.get();
-                        let mut batches = Batches::new(&tx, &read, &gone, total, Load::Briefs);
-                        let _ =
-                            read_session_briefs(&name, src, cfg, &session, |it| batches.push(it));
-                        batches.flush();
-                        let len = read.get() - start;
-                        if gone.get() || tx.blocking_send(Load::FirstPassDone).is_err() {
-                            return;
-                        }
-                        read.set(start);
-                        if io::Seek::seek(&mut second, io::SeekFrom::Start(0)).is_err() {
-                            let _ = tx.blocking_send(Load::Note(format!(
-                                "{}: cannot read the file again; only its first session is shown",
-                                crate::sanitize::sanitize(&name)
-                            )));
-                            continue;
-                        }
-                        let src: Box<dyn Read> = Box::new(second.take(len));
-                        Counted {
-                            inner: src,
-                            read: &read,
-                            gone: &gone,
-                        }
-                    }
-                    None => src,
-                };
+                if let Some(lead) = &lead
+                    && tx.blocking_send(Load::Lead(lead.clone())).is_err()
+                {
+                    return;
+                }
                 let mut batches = Batches::new(&tx, &read, &gone, total, Load::Briefs);
-                // A read error ends this file; what was decoded before it is kept. A second
-                // pass indexes (the store replays none of its briefs), so its briefs are
-                // lean.
-                let _ = if two_pass_done {
-                    read_all_briefs_lean(&name, rest, cfg, |it| batches.push(it))
-                } else {
-                    read_all_briefs(&name, rest, cfg, |it| batches.push(it))
+                // A read error ends this file; what was decoded before it is kept. A led
+                // load indexes the other sessions (the store replays none of their
+                // briefs), so their briefs are lean.
+                let _ = match &lead {
+                    Some(lead) => read_all_briefs_led(&name, src, cfg, lead, |it| batches.push(it)),
+                    None => read_all_briefs(&name, src, cfg, |it| batches.push(it)),
                 };
                 batches.flush();
             }
@@ -474,14 +448,9 @@ fn spooled(imp: &crate::trace::import::Spooled) -> io::Result<(Box<dyn Read>, Op
     ))
 }
 
-/// Whether to read the file `name` (open as `file`) in two passes, and if so its first
-/// pass's session and a descriptor for the second (its own, read from the start).
-fn first_pass(
-    name: &str,
-    file: &File,
-    cfg: crate::trace::ReaderConfig,
-    min: u64,
-) -> Option<(String, File)> {
+/// Whether to load the file `name` (open as `file`) led by the session the view opens
+/// on ([`crate::trace::read_all_briefs_led`]), and if so that session.
+fn lead_of(name: &str, file: &File, cfg: crate::trace::ReaderConfig, min: u64) -> Option<String> {
     use std::os::unix::fs::FileExt;
     let len = file.metadata().ok()?.len();
     if len < min {
@@ -498,8 +467,7 @@ fn first_pass(
         }
     }
     prefix.truncate(filled);
-    let session = crate::trace::lead_session(name, &prefix, cfg)?;
-    Some((session, file.try_clone().ok()?))
+    crate::trace::lead_session(name, &prefix, cfg)
 }
 
 /// The loader's batching of items for the UI, with the progress after each batch.
@@ -1066,6 +1034,7 @@ async fn event_loop(
                             app.store
                                 .add_source(&name, file, crate::trace::ReaderConfig::default());
                         }
+                        Load::Lead(session) => app.store.lead(&session),
                     }
                     if Instant::now() < budget {
                         next = load_rx.try_recv().ok();
@@ -1338,8 +1307,9 @@ mod tests {
                 }
                 Load::Briefs(items) => store.extend_briefs(items),
                 Load::Items(items) => store.extend(items),
-                Load::FirstPassDone => {
-                    store.first_pass_done();
+                Load::FirstPassDone => store.first_pass_done(),
+                Load::Lead(session) => {
+                    store.lead(&session);
                     two = true;
                 }
                 Load::Replay(items) => store.replay_briefs(items),
@@ -1510,9 +1480,20 @@ mod tests {
         assert_eq!(cut(&a[0]), cut(&b[0]), "the first session's events and Σ");
     }
 
-    /// A store filled from `path` in one pass, or in two with the first session first.
-    fn store_of(path: &std::path::Path, two: bool) -> Store {
-        use crate::trace::{BriefItem, read_all_briefs, read_session_briefs};
+    /// How a test fills a store from a file.
+    #[derive(Clone, Copy, PartialEq)]
+    enum Pass {
+        /// One load replaying everything.
+        One,
+        /// The first session alone, then the rest indexed.
+        Two,
+        /// One load led by the first session, the rest indexed.
+        Led,
+    }
+
+    /// A store filled from `path` as `pass` says, every session replayed after.
+    fn store_of(path: &std::path::Path, pass: Pass) -> Store {
+        use crate::trace::{BriefItem, read_all_briefs, read_all_briefs_led, read_session_briefs};
         let rc = crate::trace::ReaderConfig { max_line_bytes: 80 };
         let name = path.to_string_lossy().into_owned();
         let open = || File::open(path).expect("open");
@@ -1524,14 +1505,23 @@ mod tests {
         });
         let mut store = Store::new();
         store.add_source(&name, open(), rc);
-        if two && let Some(lead) = lead {
-            let mut first = Vec::new();
-            read_session_briefs(&name, open(), rc, &lead, |it| first.push(it)).expect("read");
-            store.extend_briefs(first);
-            store.first_pass_done();
-            // The second pass, as the viewer reads it: lean briefs.
-            all.clear();
-            crate::trace::read_all_briefs_lean(&name, open(), rc, |it| all.push(it)).expect("read");
+        match (pass, lead) {
+            (Pass::Two, Some(lead)) => {
+                let mut first = Vec::new();
+                read_session_briefs(&name, open(), rc, &lead, |it| first.push(it)).expect("read");
+                store.extend_briefs(first);
+                store.first_pass_done();
+                // The second pass, as the viewer read it: lean briefs.
+                all.clear();
+                crate::trace::read_all_briefs_lean(&name, open(), rc, |it| all.push(it))
+                    .expect("read");
+            }
+            (Pass::Led, Some(lead)) => {
+                store.lead(&lead);
+                all.clear();
+                read_all_briefs_led(&name, open(), rc, &lead, |it| all.push(it)).expect("read");
+            }
+            _ => {}
         }
         store.extend_briefs(all);
         replay_all(&mut store);
@@ -1574,7 +1564,9 @@ mod tests {
             use std::io::Write;
             let mut f = tempfile::NamedTempFile::new().expect("temp file");
             f.write_all(&bytes).expect("write");
-            prop_assert_eq!(seen(&store_of(f.path(), true)), seen(&store_of(f.path(), false)));
+            let one = seen(&store_of(f.path(), Pass::One));
+            prop_assert_eq!(seen(&store_of(f.path(), Pass::Two)), one.clone());
+            prop_assert_eq!(seen(&store_of(f.path(), Pass::Led)), one);
         }
     }
 }
