@@ -60,7 +60,7 @@ pub(crate) fn lean<R>(on: bool, f: impl FnOnce() -> R) -> R {
 }
 
 /// Whether briefs made now are lean ([`lean`]).
-fn is_lean() -> bool {
+pub(crate) fn is_lean() -> bool {
     LEAN.with(std::cell::Cell::get)
 }
 

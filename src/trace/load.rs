@@ -755,6 +755,46 @@ mod tests {
             );
         }
 
+        /// A load led by a session gives the full load's items, each event of that session
+        /// with its full brief and every other event with its place, session, `seq` and
+        /// kind: the same problems at the same places, however the stream is cut.
+        #[test]
+        fn led_load_equals_the_brief_load_but_others_formulas(
+            bytes in stream(),
+            chunk in 1usize..200,
+            workers in 0usize..4,
+            min_job in 0usize..40,
+        ) {
+            let cfg = ReaderConfig { max_line_bytes: CAP };
+            let opts = LoadOptions { chunk, workers, min_job, no_threads: false, lean: false };
+            let all = loaded_briefs(&bytes, cfg, opts, usize::MAX);
+            for lead in sessions_of(&all) {
+                let ix = all
+                    .iter()
+                    .filter_map(|i| match i {
+                        BriefItem::Session(s) => Some(s.to_string()),
+                        _ => None,
+                    })
+                    .position(|s| s == lead);
+                let index = |items: &[BriefItem]| -> Vec<String> {
+                    items
+                        .iter()
+                        .map(|i| match i {
+                            BriefItem::Event(e) if Some(e.session as usize) != ix => format!(
+                                "event {} {} {} {} {:?}",
+                                e.line, e.offset, e.session, e.brief.seq, e.brief.kind()
+                            ),
+                            other => format!("{other:?}"),
+                        })
+                        .collect()
+                };
+                let mut got = Vec::new();
+                let res = read_all_briefs_led_with("dir/t.jsonl", &bytes[..], cfg, &lead, opts, &mut |i| got.push(i));
+                prop_assert!(res.is_ok());
+                prop_assert_eq!(index(&got), index(&all), "led by {}", lead);
+            }
+        }
+
         /// The parallel load gives exactly the streaming reader's events and problems, for
         /// any chunk size, thread count and read sizes.
         #[test]
