@@ -44,14 +44,14 @@
 //! or a flood of trace lines costs one frame per 10 ms, never one per event, and cannot
 //! starve the keyboard. With `--no-follow`, files
 //! are read once by a loader thread that decodes on every core (the header shows the progress).
-//! A large file whose lines mostly belong to other sessions than its first is read in two
-//! passes: its first session alone (the one the view opens on, complete with every step and
-//! Σ), then the whole file for the rest, passing over that session's events; the header
-//! says `reading the rest` meanwhile ([`data::Store::first_pass_done`]). The second pass
-//! indexes the other sessions (their events' places, their reader problems at their
-//! places) without replaying them: a session is replayed when it is first shown, by a
-//! load of that session alone like the first pass (the header says `replaying`; see
-//! [`data::Store::begin_replay`]), so the whole file is in at the cost of reading it.
+//! A large file whose lines mostly belong to other sessions than its first is read once,
+//! led by its first session (the one the view opens on, [`data::Store::lead`]): that
+//! session is replayed as it is read, and the other sessions are indexed (their events'
+//! places, their reader problems at their places) without a replay; their lines get lean
+//! briefs, validated exactly but built into nothing ([`crate::trace::read_all_briefs_led`]).
+//! A session is replayed when it is first shown, by a load of that session alone (the
+//! header says `replaying`; see [`data::Store::begin_replay`]), so the whole file is in at
+//! the cost of reading it once.
 //! Otherwise each file has a [`crate::trace::follow::Follower`] thread (`tail -F`:
 //! rotation, truncation, replacement, waiting for the file), and stdin (`-`) and `--listen`
 //! feed a [`crate::trace::live::Live`] hub whose sessions are timelines of their own;
@@ -248,9 +248,10 @@ const FIRST_BATCH: usize = 256;
 const LOADING_FRAME: Duration = Duration::from_millis(150);
 
 /// The same in a second pass, where the shown session is complete and only the progress and
-/// its reader problems may change: a frame redraws the panes at the last step (their events
-/// read again from the file, Σ filtered again since the data changed), which at
-/// [`LOADING_FRAME`] took a tenth of the pass's CPU on a 10-million-event file.
+/// its reader problems may change, and in a load led by the shown session (a large file):
+/// a frame redraws the panes at the last step (their events read again from the file, Σ
+/// filtered again since the data changed), which at [`LOADING_FRAME`] took a tenth of the
+/// pass's CPU on a 10-million-event file.
 const REST_FRAME: Duration = Duration::from_millis(1000);
 
 /// Files at least this large are read in two passes when most of their lines belong to
@@ -890,6 +891,10 @@ async fn event_loop(
     // A file opened (`:open`) while a session is replayed: the replay's end does not end
     // that load.
     let mut opened_in_replay = false;
+    // A large file loaded led by its first session ([`Load::Lead`]) is drawn at the slower
+    // pace: a frame reads the panes' events at the last step again from the file and
+    // filters Σ again, CPU the load needs.
+    let mut led = false;
     app.loading = Some((0, 0));
     let frame = Duration::from_millis(10);
     let mut next_frame = Instant::now();
@@ -992,6 +997,7 @@ async fn event_loop(
                         }
                         Load::Done => {
                             app.reading_rest = false;
+                            led = false;
                             loading = false;
                             // The end is drawn at once, not at the loading frames' pace.
                             next_frame = Instant::now();
@@ -1034,7 +1040,10 @@ async fn event_loop(
                             app.store
                                 .add_source(&name, file, crate::trace::ReaderConfig::default());
                         }
-                        Load::Lead(session) => app.store.lead(&session),
+                        Load::Lead(session) => {
+                            app.store.lead(&session);
+                            led = true;
+                        }
                     }
                     if Instant::now() < budget {
                         next = load_rx.try_recv().ok();
@@ -1044,7 +1053,7 @@ async fn event_loop(
                 // While a file loads in bulk, new data alone redraws a few times a second
                 // (the progress and the growing view), not a hundred: the load has the CPU.
                 if loading && shown_data {
-                    let pace = if app.reading_rest {
+                    let pace = if app.reading_rest || led {
                         REST_FRAME
                     } else {
                         LOADING_FRAME
