@@ -252,6 +252,146 @@ pub fn read_session_briefs(
     read_session_briefs_with(name, r, cfg, session, LoadOptions::default(), emit)
 }
 
+/// Places per round of [`read_places_briefs`]: each round is cut in one part per core,
+/// decoded on its own thread, and handed on in order.
+const PLACES_ROUND: usize = 1 << 16;
+
+/// Bytes read at a time by [`read_places_briefs`] (more when a line is longer).
+const PLACES_WINDOW: usize = 1 << 20;
+
+/// Reads the events of session `session` at `places` (each line's stream offset and line
+/// number, in file order) of the file `file` named `name`, as a load of that session's
+/// briefs gives them ([`read_session_briefs`], without its `Session` item): only those
+/// lines are read and decoded, on every core, not the whole file. `progress` is told how
+/// many places are done after each round.
+///
+/// Returns `Ok(false)`, having emitted the events before it, at the first place that is
+/// not the start of a line holding an event of `session` (the file changed since the
+/// places were taken).
+pub fn read_places_briefs(
+    name: &str,
+    file: &std::fs::File,
+    cfg: ReaderConfig,
+    session: &str,
+    places: &[(u64, u64)],
+    progress: impl FnMut(u64),
+    emit: impl FnMut(BriefItem),
+) -> io::Result<bool> {
+    let sizes = (PLACES_ROUND, PLACES_WINDOW);
+    read_places_briefs_with(name, file, cfg, session, places, sizes, progress, emit)
+}
+
+/// [`read_places_briefs`] with `(places per round, bytes per read)` (tests make them tiny).
+#[allow(clippy::too_many_arguments)]
+fn read_places_briefs_with(
+    name: &str,
+    file: &std::fs::File,
+    cfg: ReaderConfig,
+    session: &str,
+    places: &[(u64, u64)],
+    (round_len, window): (usize, usize),
+    mut progress: impl FnMut(u64),
+    mut emit: impl FnMut(BriefItem),
+) -> io::Result<bool> {
+    let file_name = FileName::new(name);
+    let parts = LoadOptions::default().workers.max(1);
+    let mut done = 0u64;
+    for round in places.chunks(round_len.max(1)) {
+        let per = round.len().div_ceil(parts);
+        let decoded: Vec<io::Result<(Vec<BriefItem>, bool)>> = std::thread::scope(|scope| {
+            let handles: Vec<_> = round
+                .chunks(per)
+                .map(|part| {
+                    let file_name = &file_name;
+                    scope.spawn(move || brief_places(file_name, file, cfg, session, part, window))
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| {
+                    h.join()
+                        .unwrap_or_else(|_| Err(io::Error::other("a decoder thread failed")))
+                })
+                .collect()
+        });
+        for part in decoded {
+            let (items, whole) = part?;
+            done += items.len() as u64;
+            items.into_iter().for_each(&mut emit);
+            if !whole {
+                return Ok(false);
+            }
+        }
+        progress(done);
+    }
+    Ok(true)
+}
+
+/// The events of `session` at `places` of `file`, and whether every place held one (the
+/// events stop at the first that does not).
+fn brief_places(
+    name: &FileName,
+    file: &std::fs::File,
+    cfg: ReaderConfig,
+    session: &str,
+    places: &[(u64, u64)],
+    window: usize,
+) -> io::Result<(Vec<BriefItem>, bool)> {
+    use std::os::unix::fs::FileExt;
+    let default_session = {
+        let base = name.rsplit(['/', '\\']).next().unwrap_or(name);
+        if base.is_empty() { &**name } else { base }
+    };
+    let mut out = Vec::with_capacity(places.len());
+    // `buf` holds the file's bytes from `at` (one byte before a line, to check that the
+    // place is a line's start).
+    let (mut buf, mut at) = (Vec::new(), 0u64);
+    for &(offset, line) in places {
+        let want = offset.saturating_sub(1);
+        let found = |buf: &[u8], at: u64| -> Option<(usize, usize)> {
+            let start = usize::try_from(offset.checked_sub(at)?).ok()?;
+            let rest = buf.get(start..)?;
+            let end = memchr::memchr(b'\n', rest)?;
+            Some((start, start + end))
+        };
+        let mut span = found(&buf, at).filter(|_| want >= at);
+        if span.is_none() {
+            let size = window.max(cfg.max_line_bytes + 3);
+            buf.resize(size, 0);
+            let mut filled = 0;
+            while filled < size {
+                match file.read_at(&mut buf[filled..], want + filled as u64) {
+                    Ok(0) => break,
+                    Ok(n) => filled += n,
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                    Err(e) => return Err(e),
+                }
+            }
+            let eof = filled < size;
+            buf.truncate(filled);
+            at = want;
+            span = found(&buf, at).or_else(|| {
+                // The last line of the file may have no LF.
+                let start = usize::try_from(offset - at).ok()?;
+                (eof && start < buf.len()).then_some((start, buf.len()))
+            });
+        }
+        let Some((start, end)) = span else {
+            return Ok((out, false));
+        };
+        let starts_line = offset == 0 || (start > 0 && buf[start - 1] == b'\n');
+        let ours = starts_line
+            .then(|| super::reader::brief_one(name, cfg, offset, line, &buf[start..end]))
+            .flatten()
+            .filter(|(s, _)| s.as_deref().unwrap_or(default_session) == session);
+        match ours {
+            Some((_, item)) => out.push(item),
+            None => return Ok((out, false)),
+        }
+    }
+    Ok((out, true))
+}
+
 /// The session a viewer opening a stream starting with `prefix` shows first (that of its
 /// first event), if loading it alone first is worth it: when a glance passes over at least
 /// half of the prefix's complete lines as surely of other sessions, which is about the share
@@ -792,6 +932,58 @@ mod tests {
                 let res = read_all_briefs_led_with("dir/t.jsonl", &bytes[..], cfg, &lead, opts, &mut |i| got.push(i));
                 prop_assert!(res.is_ok());
                 prop_assert_eq!(index(&got), index(&all), "led by {}", lead);
+            }
+        }
+
+        /// A read of one session's events at their places gives the events a load of that
+        /// session alone gives, and a place moved off its line, or to another session's
+        /// line, stops it there.
+        #[test]
+        fn a_read_of_places_equals_the_session_load(
+            bytes in stream(),
+            moved in 0usize..50,
+            round in 1usize..20,
+            window in 0usize..300,
+        ) {
+            use std::io::Write;
+            let cfg = ReaderConfig { max_line_bytes: CAP };
+            let mut f = tempfile::NamedTempFile::new().expect("temp file");
+            f.write_all(&bytes).expect("write");
+            let file = std::fs::File::open(f.path()).expect("open");
+            let all = streamed_briefs(&bytes, cfg);
+            for s in sessions_of(&all) {
+                let events: Vec<BriefItem> = one_session(&all, &s)
+                    .into_iter()
+                    .filter(|i| matches!(i, BriefItem::Event(_)))
+                    .collect();
+                let places: Vec<(u64, u64)> = events
+                    .iter()
+                    .filter_map(|i| match i {
+                        BriefItem::Event(e) => Some((e.offset, e.line)),
+                        _ => None,
+                    })
+                    .collect();
+                let mut got = Vec::new();
+                let whole = read_places_briefs_with("dir/t.jsonl", &file, cfg, &s, &places, (round, window), |_| {}, |i| got.push(i));
+                prop_assert_eq!(whole.ok(), Some(true));
+                prop_assert_eq!(&got, &events, "session {}", s);
+                // One place moved: to the next byte, or to another line's start.
+                if !places.is_empty() {
+                    let k = moved % places.len();
+                    let mut wrong = places.clone();
+                    let other = all.iter().find_map(|i| match i {
+                        BriefItem::Event(e) if e.offset != places[k].0 && !places.contains(&(e.offset, e.line)) => Some(e.offset),
+                        _ => None,
+                    });
+                    wrong[k].0 = match (moved % 2, other) {
+                        (0, Some(o)) => o,
+                        _ => wrong[k].0 + 1,
+                    };
+                    let mut got = Vec::new();
+                    let whole = read_places_briefs_with("dir/t.jsonl", &file, cfg, &s, &wrong, (round, window), |_| {}, |i| got.push(i));
+                    prop_assert_eq!(whole.ok(), Some(false));
+                    prop_assert_eq!(&got[..], &events[..k]);
+                }
             }
         }
 

@@ -948,6 +948,28 @@ pub(crate) fn decode_one(
     })
 }
 
+/// Briefs one line again, as a load of briefs briefed it when it read `file` (see
+/// [`decode_one`] for the arguments): its session as written (`None`: the file's default
+/// session) and the event, numbered session 0; `None` if the line is not an event.
+pub(crate) fn brief_one(
+    file: &FileName,
+    cfg: ReaderConfig,
+    offset: u64,
+    line: u64,
+    bytes: &[u8],
+) -> Option<(Option<Text>, BriefItem)> {
+    let mut framer = Framer::at(file.clone(), cfg, offset, line);
+    let mut out = None;
+    framer.process(bytes, &mut |d: Decoded<PreBrief>, _| {
+        if let Decoded::Event(pre) = d {
+            out = Some(pre);
+        }
+    });
+    let mut pre = out?;
+    let session = pre.session.take();
+    Some((session, pre.finish(file, file, 0)))
+}
+
 /// The streaming reader of one stream (file, socket connection, stdin).
 #[derive(Debug)]
 pub struct Reader {

@@ -801,6 +801,20 @@ impl Store {
         Some(found)
     }
 
+    /// The places (stream offset and line number) of the events of session `slot`, indexed
+    /// and not replayed yet, in read order: what a replay reads
+    /// ([`crate::trace::read_places_briefs`]). Empty when it is not indexed only.
+    pub fn replay_places(&self, slot: usize) -> Vec<(u64, u64)> {
+        let Some(d) = self.sessions.get(slot).and_then(|s| s.deferred.as_ref()) else {
+            return Vec::new();
+        };
+        d.positions
+            .iter()
+            .filter_map(|&p| self.log.events.origin(p as usize))
+            .map(|o| (o.offset, o.line))
+            .collect()
+    }
+
     /// Whether session `slot` was indexed and not replayed yet (a replay under way counts).
     pub fn deferred(&self, slot: usize) -> bool {
         self.sessions
@@ -875,8 +889,17 @@ impl Store {
                 .is_some_and(|s| s.deferred.is_none());
         };
         let session = self.sessions[slot].name.to_string();
+        let places = self.replay_places(slot);
         let mut items = Vec::new();
-        let _ = crate::trace::read_session_briefs(&name, file, cfg, &session, |it| items.push(it));
+        let _ = crate::trace::read_places_briefs(
+            &name,
+            &file,
+            cfg,
+            &session,
+            &places,
+            |_| {},
+            |it| items.push(it),
+        );
         self.replay_briefs(items);
         matches!(self.end_replay(), Some(Ok(_)))
     }

@@ -414,27 +414,35 @@ fn load_with(
     let _ = tx.blocking_send(Load::Done);
 }
 
-/// Replays a session the second pass of its file only indexed: reads the file again for
-/// that session alone, on every core ([`crate::trace::read_session_briefs`], as a first
-/// pass does), sending its events to the store ([`data::Store::replay_briefs`]) and the
-/// progress to the header, then [`Load::Replayed`].
+/// Replays a session its file's load only indexed: reads and decodes the lines at its
+/// events' places (`places`, [`data::Store::replay_places`]) on every core
+/// ([`crate::trace::read_places_briefs`]), sending its events to the store
+/// ([`data::Store::replay_briefs`]) and the progress to the header, then
+/// [`Load::Replayed`].
 fn replay(
     name: crate::trace::event::FileName,
     file: File,
     cfg: crate::trace::ReaderConfig,
     session: String,
+    places: Vec<(u64, u64)>,
     tx: mpsc::Sender<Load>,
 ) {
-    let total = file.metadata().map_or(0, |m| m.len());
     let read = Cell::new(0u64);
     let gone = Cell::new(false);
-    let src = Counted {
-        inner: file,
-        read: &read,
-        gone: &gone,
-    };
-    let mut batches = Batches::new(&tx, &read, &gone, total, Load::Replay);
-    let _ = crate::trace::read_session_briefs(&name, src, cfg, &session, |it| batches.push(it));
+    let mut batches = Batches::new(&tx, &read, &gone, places.len() as u64, Load::Replay);
+    let _ = crate::trace::read_places_briefs(
+        &name,
+        &file,
+        cfg,
+        &session,
+        &places,
+        |done| read.set(done),
+        |it| {
+            if !gone.get() {
+                batches.push(it)
+            }
+        },
+    );
     batches.flush();
     let _ = tx.blocking_send(Load::Replayed);
 }
@@ -1101,17 +1109,18 @@ async fn event_loop(
             }
             _ = tokio::time::sleep_until(wake), if app.dirty => {}
         }
-        // A session the second pass of its file only indexed is replayed once it is shown
-        // and nothing else loads.
+        // A session its file's load only indexed is replayed once it is shown and nothing
+        // else loads.
         if !loading
             && app.store.deferred(app.session())
             && let Some((name, file, cfg)) = app.store.begin_replay(app.session())
         {
             let tx = open_load_tx.clone();
             let session = app.store.sessions[app.session()].name.to_string();
+            let places = app.store.replay_places(app.session());
             std::thread::Builder::new()
                 .name("doxascope-replay".into())
-                .spawn(move || replay(name, file, cfg, session, tx))?;
+                .spawn(move || replay(name, file, cfg, session, places, tx))?;
             loading = true;
             app.loading = Some((0, 0));
             app.replaying = true;
