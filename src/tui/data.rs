@@ -785,8 +785,9 @@ impl Store {
 
     /// Starts the replay of session `slot` when it was indexed without a replay: the file
     /// to read it from (named as its events were read, a descriptor of its own) and the
-    /// settings, for a load of that session alone ([`crate::trace::read_session_briefs`])
-    /// whose items go to [`Store::replay_briefs`], then [`Store::end_replay`]. `None` when
+    /// settings, for a read of that session's lines ([`crate::trace::read_places_briefs`]
+    /// at [`Store::replay_places`]) whose items go to [`Store::replay_briefs`], then
+    /// [`Store::end_replay`]. `None` when
     /// there is nothing to replay or a replay is under way.
     pub fn begin_replay(
         &mut self,
