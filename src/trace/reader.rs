@@ -888,7 +888,10 @@ pub(crate) fn other_session(line: &[u8], session: &[u8]) -> bool {
         return false;
     };
     let head = &line[..at];
-    if at == 0 || head[at - 1] == b'\\' || memchr::memchr_iter(b'{', head).count() != 1 {
+    // One `{` in `head` (the one opening the line): found once, and not again after it.
+    let one_brace =
+        memchr::memchr(b'{', head).is_some_and(|i| memchr::memchr(b'{', &head[i + 1..]).is_none());
+    if at == 0 || head[at - 1] == b'\\' || !one_brace {
         return false;
     }
     let start = at + KEY.needle().len();
