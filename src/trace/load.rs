@@ -192,7 +192,7 @@ pub fn read_all_briefs(
 /// [`read_all_briefs`] with lean briefs ([`super::brief::lean`]): the same items, but no
 /// event's brief may be replayed (its formulas are not parsed). For a load that only
 /// indexes events (their places, kinds, sessions) and places problems, at a fraction of the
-/// decoding cost: the viewer's second pass over a file.
+/// decoding cost ([`read_all_briefs_led`] is the same for all but one session).
 pub fn read_all_briefs_lean(
     name: &str,
     r: impl Read,
