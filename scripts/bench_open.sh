@@ -16,12 +16,13 @@
 # every 20 ms. The first frame is the first capture that shows the header (" session ");
 # the last step is navigable once the header no longer shows the loading bar and reads
 # "step N of N" (the view follows the newest step, so the last step is the one drawn).
-# A large file whose lines mostly belong to other sessions than its first is read in two
-# passes (the session the view opens on, complete, then the rest: the header says "reading
-# the rest"); the time until the whole file is in is reported as well ("all loaded"). The
-# second pass indexes the other sessions without replaying them; the script then shows the
-# next session (key `s`) and times its replay until its last step is navigable ("next
-# session shown"), with the peak RSS after it.
+# A large file whose lines mostly belong to other sessions than its first is read once, led
+# by the session the view opens on: that session is replayed as it is read, the others are
+# indexed without a replay. The time until the whole file is in is reported as well ("all
+# loaded": once the header no longer says "reading the rest", which an older two-pass load
+# showed while it read the file a second time; with one pass it is the last step's time).
+# The script then shows the next session (key `s`) and times its replay until its last
+# step is navigable ("next session shown"), with the peak RSS after it.
 # CPU time (user + system, from /proc/PID/stat) is reported beside wall time: on a shared
 # machine the wall time depends on what else runs, the CPU time much less.
 # Peak RSS is the process's VmHWM, read from /proc when the last step is drawn (the
@@ -33,7 +34,8 @@
 # to its last line), wall time and peak RSS from /usr/bin/time.
 #
 # Time travel is measured in-process by `cargo bench --bench open -- FILE` (benches/open.rs:
-# the viewer's loader code on the same file, then 200x60 frames drawn at random steps).
+# the viewer's loader code on the same file, then 200x60 frames drawn at random steps);
+# TIME_TRAVEL=0 leaves it out (its build is a second fat-LTO link).
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -56,8 +58,11 @@ need lnav lnav
 need tmux tmux
 [ -x /usr/bin/time ] || need /usr/bin/time time
 
-cargo build --release --locked --quiet --bin doxascope --example gentrace
-BIN=$PWD/target/release/doxascope
+# BIN=path measures that binary instead of building the release one (a copy kept aside).
+if [ -z "${BIN:-}" ]; then
+    cargo build --release --locked --quiet --bin doxascope --example gentrace
+    BIN=$PWD/target/release/doxascope
+fi
 
 trace() { # N -> path of the generated trace with N events
     local n=$1 f="$BENCH_DIR/gen-$1-seed7.jsonl"
@@ -152,7 +157,7 @@ lnav_open() { # FILE -> "wall_s peak_kib cpu_s"
 
 f=$(trace "$TUI_EVENTS")
 size=$(stat -L -c %s "$f")
-echo "trace: $f, $TUI_EVENTS events, $(mib $((size / 1024))) MiB"
+echo "trace: $f, $TUI_EVENTS events, $(mib $((size / 1024))) MiB, load average $(cut -d' ' -f1-3 /proc/loadavg)"
 warm "$f"
 read -r lw lk lc < <(lnav_open "$f")
 warm "$f"
@@ -163,10 +168,13 @@ echo "doxascope / lnav:          wall $(ratio "$nav" "$lw"), CPU $(ratio "$tc" "
 echo "doxascope all loaded:      ${all} s (CPU ${ac} s), peak RSS $(mib "$ahwm") MiB ($(ratio $((ahwm * 1024)) "$size")x file)"
 echo "doxascope all / lnav:      wall $(ratio "$all" "$lw"), CPU $(ratio "$ac" "$lc")"
 echo "next session shown:        replayed in ${nw} s (CPU ${nc} s), step ${nsteps} of ${nof}, peak RSS $(mib "$nhwm") MiB ($(ratio $((nhwm * 1024)) "$size")x file)"
+echo "load average after:        $(cut -d' ' -f1-3 /proc/loadavg)"
 
 # Time travel (and the loader's CPU time, in-process): benches/open.rs on the same file.
-warm "$f"
-cargo bench --locked --quiet --bench open -- "$f" 2>/dev/null | sed 's/^/bench open: /'
+if [ "${TIME_TRAVEL:-1}" = 1 ]; then
+    warm "$f"
+    cargo bench --locked --quiet --bench open -- "$f" 2>/dev/null | sed 's/^/bench open: /'
+fi
 
 for n in $LOAD_EVENTS; do
     g=$(trace "$n")

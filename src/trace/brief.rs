@@ -45,9 +45,10 @@ std::thread_local! {
 
 /// Runs `f` with lean briefs on this thread when `on`: formulas are not parsed, so every
 /// formula of a brief made meanwhile reads as parsing to ⊤, and no parse error is
-/// reported. Nothing may replay such a brief: a load that only indexes events (the
-/// viewer's second pass, which keeps places and kinds) makes them, at a fraction of the
-/// cost. Whether a line is an event or a problem, its kind, session, `seq` and time do not
+/// reported; a line the brief scanner takes gets the kind alone as its gist
+/// ([`Gist::Plain`], or [`Gist::Unknown`]). Nothing may replay such a brief: a load that
+/// only indexes events (the viewer's open of a large file, for the sessions it does not
+/// show, which keeps places and kinds) makes them, at a fraction of the cost. Whether a line is an event or a problem, its kind, session, `seq` and time do not
 /// depend on its formulas, so they are as in a full brief.
 pub(crate) fn lean<R>(on: bool, f: impl FnOnce() -> R) -> R {
     if !on {
@@ -60,7 +61,7 @@ pub(crate) fn lean<R>(on: bool, f: impl FnOnce() -> R) -> R {
 }
 
 /// Whether briefs made now are lean ([`lean`]).
-fn is_lean() -> bool {
+pub(crate) fn is_lean() -> bool {
     LEAN.with(std::cell::Cell::get)
 }
 

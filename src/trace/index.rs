@@ -9,7 +9,7 @@ use std::io::{self, Read};
 
 use super::brief::Briefed;
 use super::event::{Event, FileName, Kind};
-use super::load::LoadOptions;
+use super::load::{Focus, LoadOptions};
 use super::reader::{Item, PreEvent, Problem, ReaderConfig, Severity};
 use super::store::{EventStore, SourceId};
 
@@ -205,9 +205,14 @@ impl TraceLog {
     /// (worker threads decode runs of complete lines; this thread reads, checks sessions and
     /// indexes, in stream order). Memory beyond the log stays at a few 256 KiB chunks.
     pub fn read_from(&mut self, name: &str, r: impl Read, cfg: ReaderConfig) -> io::Result<()> {
-        super::load::load::<PreEvent>(name, r, cfg, LoadOptions::default(), None, &mut |item| {
-            self.push(item)
-        })
+        super::load::load::<PreEvent>(
+            name,
+            r,
+            cfg,
+            LoadOptions::default(),
+            Focus::All,
+            &mut |item| self.push(item),
+        )
     }
 
     /// Reads a whole file into the log, decoding on all cores like
@@ -223,7 +228,7 @@ impl TraceLog {
             reader,
             cfg,
             LoadOptions::default(),
-            None,
+            Focus::All,
             &mut |item| self.push(item),
         )
     }

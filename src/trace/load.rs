@@ -65,6 +65,31 @@ impl Default for LoadOptions {
     }
 }
 
+/// Which lines of the stream a load decodes, and how.
+#[derive(Debug, Clone)]
+pub(crate) enum Focus {
+    /// Every line, as the load's options say.
+    All,
+    /// Only the lines that may belong to this session: the others are passed over
+    /// ([`other_session`]).
+    Only(Arc<[u8]>),
+    /// Every line, but those that surely belong to another session than this one with lean
+    /// briefs ([`super::brief::lean`]): a load that replays this session and indexes the
+    /// rest.
+    Lead(Arc<[u8]>),
+}
+
+impl Focus {
+    /// `framer` set to decode as this focus says.
+    fn framer(&self, framer: Framer) -> Framer {
+        match self {
+            Focus::All => framer,
+            Focus::Only(s) => framer.only_session(Some(s.clone())),
+            Focus::Lead(s) => framer.lean_others(Some(s.clone())),
+        }
+    }
+}
+
 /// Decoded lines of one piece of the stream, in order, with the bytes their JSON texts are in
 /// (the session checks quote columns from them).
 struct Batch<P> {
@@ -107,7 +132,7 @@ enum Pending<P> {
 fn decode_job<P: Payload>(
     file: &FileName,
     cfg: ReaderConfig,
-    only: &Option<Arc<[u8]>>,
+    focus: &Focus,
     lean: bool,
     job: Job<P>,
 ) {
@@ -119,9 +144,8 @@ fn decode_job<P: Payload>(
         mut items,
         reply,
     } = job;
-    let mut framer = Framer::at(file.clone(), cfg, base + range.start as u64, line)
-        .only_session(only.clone())
-        .lean(lean);
+    let mut framer =
+        focus.framer(Framer::at(file.clone(), cfg, base + range.start as u64, line).lean(lean));
     framer.feed(&bytes[range], &mut |d: Decoded<P>, _| {
         let start = match &d {
             // The text lies inside `bytes`: a run holds complete lines only.
@@ -149,7 +173,7 @@ pub fn read_all(
     cfg: ReaderConfig,
     mut emit: impl FnMut(Item),
 ) -> io::Result<()> {
-    load::<PreEvent>(name, r, cfg, LoadOptions::default(), None, &mut emit)
+    load::<PreEvent>(name, r, cfg, LoadOptions::default(), Focus::All, &mut emit)
 }
 
 /// [`read_all`] giving a [`Brief`](super::Brief) of each event instead of the event: what
@@ -162,13 +186,13 @@ pub fn read_all_briefs(
     cfg: ReaderConfig,
     mut emit: impl FnMut(BriefItem),
 ) -> io::Result<()> {
-    load::<PreBrief>(name, r, cfg, LoadOptions::default(), None, &mut emit)
+    load::<PreBrief>(name, r, cfg, LoadOptions::default(), Focus::All, &mut emit)
 }
 
 /// [`read_all_briefs`] with lean briefs ([`super::brief::lean`]): the same items, but no
 /// event's brief may be replayed (its formulas are not parsed). For a load that only
 /// indexes events (their places, kinds, sessions) and places problems, at a fraction of the
-/// decoding cost: the viewer's second pass over a file.
+/// decoding cost ([`read_all_briefs_led`] is the same for all but one session).
 pub fn read_all_briefs_lean(
     name: &str,
     r: impl Read,
@@ -179,7 +203,36 @@ pub fn read_all_briefs_lean(
         lean: true,
         ..LoadOptions::default()
     };
-    load::<PreBrief>(name, r, cfg, opts, None, &mut emit)
+    load::<PreBrief>(name, r, cfg, opts, Focus::All, &mut emit)
+}
+
+/// [`read_all_briefs`] for a viewer that replays the session `lead` and only indexes the
+/// others: the same items, but the events of lines a glance at their bytes places in
+/// another session ([`other_session`]) have lean briefs ([`super::brief::lean`]), which
+/// must not be replayed. `lead`'s events always have full ones (the glance never places
+/// an event of `lead` elsewhere), and so may the other sessions' events of an unusual
+/// shape. One read of the stream gives the shown session complete and everything else
+/// indexed, every problem at its place.
+pub fn read_all_briefs_led(
+    name: &str,
+    r: impl Read,
+    cfg: ReaderConfig,
+    lead: &str,
+    mut emit: impl FnMut(BriefItem),
+) -> io::Result<()> {
+    read_all_briefs_led_with(name, r, cfg, lead, LoadOptions::default(), &mut emit)
+}
+
+fn read_all_briefs_led_with(
+    name: &str,
+    r: impl Read,
+    cfg: ReaderConfig,
+    lead: &str,
+    opts: LoadOptions,
+    emit: &mut impl FnMut(BriefItem),
+) -> io::Result<()> {
+    let focus = Focus::Lead(Arc::from(lead.as_bytes()));
+    load::<PreBrief>(name, r, cfg, opts, focus, emit)
 }
 
 /// [`read_all_briefs`] keeping one session's events only: the items are the `Session` and
@@ -197,6 +250,146 @@ pub fn read_session_briefs(
     emit: impl FnMut(BriefItem),
 ) -> io::Result<()> {
     read_session_briefs_with(name, r, cfg, session, LoadOptions::default(), emit)
+}
+
+/// Places per round of [`read_places_briefs`]: each round is cut in one part per core,
+/// decoded on its own thread, and handed on in order.
+const PLACES_ROUND: usize = 1 << 16;
+
+/// Bytes read at a time by [`read_places_briefs`] (more when a line is longer).
+const PLACES_WINDOW: usize = 1 << 20;
+
+/// Reads the events of session `session` at `places` (each line's stream offset and line
+/// number, in file order) of the file `file` named `name`, as a load of that session's
+/// briefs gives them ([`read_session_briefs`], without its `Session` item): only those
+/// lines are read and decoded, on every core, not the whole file. `progress` is told how
+/// many places are done after each round.
+///
+/// Returns `Ok(false)`, having emitted the events before it, at the first place that is
+/// not the start of a line holding an event of `session` (the file changed since the
+/// places were taken).
+pub fn read_places_briefs(
+    name: &str,
+    file: &std::fs::File,
+    cfg: ReaderConfig,
+    session: &str,
+    places: &[(u64, u64)],
+    progress: impl FnMut(u64),
+    emit: impl FnMut(BriefItem),
+) -> io::Result<bool> {
+    let sizes = (PLACES_ROUND, PLACES_WINDOW);
+    read_places_briefs_with(name, file, cfg, session, places, sizes, progress, emit)
+}
+
+/// [`read_places_briefs`] with `(places per round, bytes per read)` (tests make them tiny).
+#[allow(clippy::too_many_arguments)]
+fn read_places_briefs_with(
+    name: &str,
+    file: &std::fs::File,
+    cfg: ReaderConfig,
+    session: &str,
+    places: &[(u64, u64)],
+    (round_len, window): (usize, usize),
+    mut progress: impl FnMut(u64),
+    mut emit: impl FnMut(BriefItem),
+) -> io::Result<bool> {
+    let file_name = FileName::new(name);
+    let parts = LoadOptions::default().workers.max(1);
+    let mut done = 0u64;
+    for round in places.chunks(round_len.max(1)) {
+        let per = round.len().div_ceil(parts);
+        let decoded: Vec<io::Result<(Vec<BriefItem>, bool)>> = std::thread::scope(|scope| {
+            let handles: Vec<_> = round
+                .chunks(per)
+                .map(|part| {
+                    let file_name = &file_name;
+                    scope.spawn(move || brief_places(file_name, file, cfg, session, part, window))
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| {
+                    h.join()
+                        .unwrap_or_else(|_| Err(io::Error::other("a decoder thread failed")))
+                })
+                .collect()
+        });
+        for part in decoded {
+            let (items, whole) = part?;
+            done += items.len() as u64;
+            items.into_iter().for_each(&mut emit);
+            if !whole {
+                return Ok(false);
+            }
+        }
+        progress(done);
+    }
+    Ok(true)
+}
+
+/// The events of `session` at `places` of `file`, and whether every place held one (the
+/// events stop at the first that does not).
+fn brief_places(
+    name: &FileName,
+    file: &std::fs::File,
+    cfg: ReaderConfig,
+    session: &str,
+    places: &[(u64, u64)],
+    window: usize,
+) -> io::Result<(Vec<BriefItem>, bool)> {
+    use std::os::unix::fs::FileExt;
+    let default_session = {
+        let base = name.rsplit(['/', '\\']).next().unwrap_or(name);
+        if base.is_empty() { &**name } else { base }
+    };
+    let mut out = Vec::with_capacity(places.len());
+    // `buf` holds the file's bytes from `at` (one byte before a line, to check that the
+    // place is a line's start).
+    let (mut buf, mut at) = (Vec::new(), 0u64);
+    for &(offset, line) in places {
+        let want = offset.saturating_sub(1);
+        let found = |buf: &[u8], at: u64| -> Option<(usize, usize)> {
+            let start = usize::try_from(offset.checked_sub(at)?).ok()?;
+            let rest = buf.get(start..)?;
+            let end = memchr::memchr(b'\n', rest)?;
+            Some((start, start + end))
+        };
+        let mut span = found(&buf, at).filter(|_| want >= at);
+        if span.is_none() {
+            let size = window.max(cfg.max_line_bytes + 3);
+            buf.resize(size, 0);
+            let mut filled = 0;
+            while filled < size {
+                match file.read_at(&mut buf[filled..], want + filled as u64) {
+                    Ok(0) => break,
+                    Ok(n) => filled += n,
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                    Err(e) => return Err(e),
+                }
+            }
+            let eof = filled < size;
+            buf.truncate(filled);
+            at = want;
+            span = found(&buf, at).or_else(|| {
+                // The last line of the file may have no LF.
+                let start = usize::try_from(offset - at).ok()?;
+                (eof && start < buf.len()).then_some((start, buf.len()))
+            });
+        }
+        let Some((start, end)) = span else {
+            return Ok((out, false));
+        };
+        let starts_line = offset == 0 || (start > 0 && buf[start - 1] == b'\n');
+        let ours = starts_line
+            .then(|| super::reader::brief_one(name, cfg, offset, line, &buf[start..end]))
+            .flatten()
+            .filter(|(s, _)| s.as_deref().unwrap_or(default_session) == session);
+        match ours {
+            Some((_, item)) => out.push(item),
+            None => return Ok((out, false)),
+        }
+    }
+    Ok((out, true))
 }
 
 /// The session a viewer opening a stream starting with `prefix` shows first (that of its
@@ -242,20 +435,27 @@ fn read_session_briefs_with(
     let mut ours: Option<u32> = None;
     let mut met = 0u32;
     let only: Arc<[u8]> = Arc::from(session.as_bytes());
-    load::<PreBrief>(name, r, cfg, opts, Some(only), &mut |item| match item {
-        BriefItem::Session(s) => {
-            if ours.is_none() && *s == *session {
-                ours = Some(met);
-                emit(BriefItem::Session(s));
+    load::<PreBrief>(
+        name,
+        r,
+        cfg,
+        opts,
+        Focus::Only(only),
+        &mut |item| match item {
+            BriefItem::Session(s) => {
+                if ours.is_none() && *s == *session {
+                    ours = Some(met);
+                    emit(BriefItem::Session(s));
+                }
+                met += 1;
             }
-            met += 1;
-        }
-        BriefItem::Event(mut ev) if Some(ev.session) == ours => {
-            ev.session = 0;
-            emit(BriefItem::Event(ev));
-        }
-        BriefItem::Event(_) | BriefItem::Problem(_) => {}
-    })
+            BriefItem::Event(mut ev) if Some(ev.session) == ours => {
+                ev.session = 0;
+                emit(BriefItem::Event(ev));
+            }
+            BriefItem::Event(_) | BriefItem::Problem(_) => {}
+        },
+    )
 }
 
 /// Reads the whole stream `r` named `name`, handing its items to `emit` in stream order.
@@ -264,7 +464,7 @@ pub(crate) fn load<P: Payload>(
     r: impl Read,
     cfg: ReaderConfig,
     opts: LoadOptions,
-    only: Option<Arc<[u8]>>,
+    focus: Focus,
     emit: &mut impl FnMut(P::Item),
 ) -> io::Result<()> {
     let file = FileName::new(name);
@@ -278,7 +478,7 @@ pub(crate) fn load<P: Payload>(
             *workers.get_or_insert_with(|| {
                 (0..if opts.no_threads { 0 } else { opts.workers })
                     .filter(|_| {
-                        let (file, job_rx, only) = (file.clone(), &job_rx, only.clone());
+                        let (file, job_rx, focus) = (file.clone(), &job_rx, focus.clone());
                         std::thread::Builder::new()
                             .name("trace-decode".into())
                             .spawn_scoped(scope, move || {
@@ -288,7 +488,7 @@ pub(crate) fn load<P: Payload>(
                                         Err(_) => return,
                                     };
                                     match job {
-                                        Ok(job) => decode_job(&file, cfg, &only, opts.lean, job),
+                                        Ok(job) => decode_job(&file, cfg, &focus, opts.lean, job),
                                         Err(_) => return,
                                     }
                                 }
@@ -299,9 +499,7 @@ pub(crate) fn load<P: Payload>(
             })
         };
         let mut main = Main {
-            framer: Framer::new(file.clone(), cfg)
-                .only_session(only.clone())
-                .lean(opts.lean),
+            framer: focus.framer(Framer::new(file.clone(), cfg).lean(opts.lean)),
             sessions: Sessions::new(file.clone()),
             queue: VecDeque::new(),
             spare_bytes: Vec::new(),
@@ -311,7 +509,7 @@ pub(crate) fn load<P: Payload>(
         let res = main.run(emit, r, opts, &mut |job| {
             if spawn_workers() == 0 {
                 // The reply channel holds the one batch until it is merged.
-                decode_job(&file, cfg, &only, opts.lean, job);
+                decode_job(&file, cfg, &focus, opts.lean, job);
                 return true;
             }
             // Workers stop only when this sender is dropped, after the load.
@@ -347,8 +545,7 @@ impl<P: Payload> Main<P> {
                 .spare_bytes
                 .pop()
                 .unwrap_or_else(|| Vec::with_capacity(chunk_size));
-            chunk.clear();
-            let read = (&mut r).take(chunk_size as u64).read_to_end(&mut chunk);
+            let read = fill(&mut r, &mut chunk, chunk_size);
             let n = chunk.len();
             let cut = match (
                 memchr::memchr(b'\n', &chunk),
@@ -468,6 +665,28 @@ impl<P: Payload> Main<P> {
     }
 }
 
+/// Reads `r` into `buf` until it holds `size` bytes or the stream ends, as
+/// `take(size).read_to_end` does into an empty buffer, but reading over the bytes `buf`
+/// already holds: a chunk buffer used again is not zeroed again (about 8% of the reading
+/// thread's samples on a 10-million-event file).
+fn fill(r: &mut impl Read, buf: &mut Vec<u8>, size: usize) -> io::Result<()> {
+    buf.resize(size, 0);
+    let mut filled = 0;
+    let res = loop {
+        if filled == size {
+            break Ok(());
+        }
+        match r.read(&mut buf[filled..]) {
+            Ok(0) => break Ok(()),
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => break Err(e),
+        }
+    };
+    buf.truncate(filled);
+    res
+}
+
 impl<P: Payload> Batch<P> {
     /// Adds a line decoded on the main thread, copying its text (such lines are few: the
     /// ones around the cuts, or all of a small stream).
@@ -528,7 +747,7 @@ mod tests {
             Trickle(bytes, trickle),
             cfg,
             opts,
-            None,
+            Focus::All,
             &mut |i| log.push(i),
         );
         assert!(res.is_ok(), "{res:?}");
@@ -580,7 +799,7 @@ mod tests {
             Trickle(bytes, trickle),
             cfg,
             opts,
-            None,
+            Focus::All,
             &mut |i| out.push(i),
         );
         assert!(res.is_ok(), "{res:?}");
@@ -697,6 +916,98 @@ mod tests {
             );
         }
 
+        /// A load led by a session gives the full load's items, each event of that session
+        /// with its full brief and every other event with its place, session, `seq` and
+        /// kind: the same problems at the same places, however the stream is cut.
+        #[test]
+        fn led_load_equals_the_brief_load_but_others_formulas(
+            bytes in stream(),
+            chunk in 1usize..200,
+            workers in 0usize..4,
+            min_job in 0usize..40,
+        ) {
+            let cfg = ReaderConfig { max_line_bytes: CAP };
+            let opts = LoadOptions { chunk, workers, min_job, no_threads: false, lean: false };
+            let all = loaded_briefs(&bytes, cfg, opts, usize::MAX);
+            for lead in sessions_of(&all) {
+                let ix = all
+                    .iter()
+                    .filter_map(|i| match i {
+                        BriefItem::Session(s) => Some(s.to_string()),
+                        _ => None,
+                    })
+                    .position(|s| s == lead);
+                let index = |items: &[BriefItem]| -> Vec<String> {
+                    items
+                        .iter()
+                        .map(|i| match i {
+                            BriefItem::Event(e) if Some(e.session as usize) != ix => format!(
+                                "event {} {} {} {} {:?}",
+                                e.line, e.offset, e.session, e.brief.seq, e.brief.kind()
+                            ),
+                            other => format!("{other:?}"),
+                        })
+                        .collect()
+                };
+                let mut got = Vec::new();
+                let res = read_all_briefs_led_with("dir/t.jsonl", &bytes[..], cfg, &lead, opts, &mut |i| got.push(i));
+                prop_assert!(res.is_ok());
+                prop_assert_eq!(index(&got), index(&all), "led by {}", lead);
+            }
+        }
+
+        /// A read of one session's events at their places gives the events a load of that
+        /// session alone gives, and a place moved off its line, or to another session's
+        /// line, stops it there.
+        #[test]
+        fn a_read_of_places_equals_the_session_load(
+            bytes in stream(),
+            moved in 0usize..50,
+            round in 1usize..20,
+            window in 0usize..300,
+        ) {
+            use std::io::Write;
+            let cfg = ReaderConfig { max_line_bytes: CAP };
+            let mut f = tempfile::NamedTempFile::new().expect("temp file");
+            f.write_all(&bytes).expect("write");
+            let file = std::fs::File::open(f.path()).expect("open");
+            let all = streamed_briefs(&bytes, cfg);
+            for s in sessions_of(&all) {
+                let events: Vec<BriefItem> = one_session(&all, &s)
+                    .into_iter()
+                    .filter(|i| matches!(i, BriefItem::Event(_)))
+                    .collect();
+                let places: Vec<(u64, u64)> = events
+                    .iter()
+                    .filter_map(|i| match i {
+                        BriefItem::Event(e) => Some((e.offset, e.line)),
+                        _ => None,
+                    })
+                    .collect();
+                let mut got = Vec::new();
+                let whole = read_places_briefs_with("dir/t.jsonl", &file, cfg, &s, &places, (round, window), |_| {}, |i| got.push(i));
+                prop_assert_eq!(whole.ok(), Some(true));
+                prop_assert_eq!(&got, &events, "session {}", s);
+                // One place moved: to the next byte, or to another line's start.
+                if !places.is_empty() {
+                    let k = moved % places.len();
+                    let mut wrong = places.clone();
+                    let other = all.iter().find_map(|i| match i {
+                        BriefItem::Event(e) if e.offset != places[k].0 && !places.contains(&(e.offset, e.line)) => Some(e.offset),
+                        _ => None,
+                    });
+                    wrong[k].0 = match (moved % 2, other) {
+                        (0, Some(o)) => o,
+                        _ => wrong[k].0 + 1,
+                    };
+                    let mut got = Vec::new();
+                    let whole = read_places_briefs_with("dir/t.jsonl", &file, cfg, &s, &wrong, (round, window), |_| {}, |i| got.push(i));
+                    prop_assert_eq!(whole.ok(), Some(false));
+                    prop_assert_eq!(&got[..], &events[..k]);
+                }
+            }
+        }
+
         /// The parallel load gives exactly the streaming reader's events and problems, for
         /// any chunk size, thread count and read sizes.
         #[test]
@@ -792,7 +1103,7 @@ mod tests {
             Failing,
             ReaderConfig::default(),
             LoadOptions::default(),
-            None,
+            Focus::All,
             &mut |i| log.push(i),
         );
         assert_eq!(err.map_err(|e| e.to_string()), Err("disk on fire".into()));

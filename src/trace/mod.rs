@@ -72,7 +72,8 @@ pub use brief::{Brief, BriefItem, Gist};
 pub use event::{Body, Event, FORMAT_VERSION, FileName, Kind, Origin, Timestamp};
 pub use index::{Index, TraceLog};
 pub use load::{
-    lead_session, read_all, read_all_briefs, read_all_briefs_lean, read_session_briefs,
+    lead_session, read_all, read_all_briefs, read_all_briefs_lean, read_all_briefs_led,
+    read_places_briefs, read_session_briefs,
 };
 pub use reader::{
     DEFAULT_MAX_LINE_BYTES, EXCERPT_BYTES, Excerpt, Item, Problem, ProblemCode, Reader,

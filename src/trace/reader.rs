@@ -362,7 +362,9 @@ impl Payload for PreBrief {
     type Item = BriefItem;
 
     fn decode(framer: &Framer, text: &str, bom_len: u64) -> Decoded<Self> {
-        super::brief::lean(framer.lean, || Self::decode_brief(framer, text, bom_len))
+        super::brief::lean(framer.line_lean, || {
+            Self::decode_brief(framer, text, bom_len)
+        })
     }
 
     fn head(&self) -> Head<'_> {
@@ -442,6 +444,12 @@ pub(crate) struct Framer {
     only: Option<std::sync::Arc<[u8]>>,
     /// Briefs made without parsing formulas ([`super::brief::lean`]).
     lean: bool,
+    /// When set, lines that surely belong to another session than this one get lean
+    /// briefs, and the others full ones: a load that replays this session and only
+    /// indexes the rest.
+    lean_others: Option<std::sync::Arc<[u8]>>,
+    /// Whether the line being decoded gets a lean brief.
+    line_lean: bool,
 }
 
 impl Framer {
@@ -462,6 +470,8 @@ impl Framer {
             skipping: None,
             only: None,
             lean: false,
+            lean_others: None,
+            line_lean: false,
         }
     }
 
@@ -469,6 +479,13 @@ impl Framer {
     /// which lines are events and which problems does not change.
     pub(crate) fn lean(mut self, lean: bool) -> Self {
         self.lean = lean;
+        self
+    }
+
+    /// Makes lean briefs of the lines that surely belong to another session than `session`
+    /// ([`other_session`]), full ones of the rest.
+    pub(crate) fn lean_others(mut self, session: Option<std::sync::Arc<[u8]>>) -> Self {
+        self.lean_others = session;
         self
     }
 
@@ -625,6 +642,11 @@ impl Framer {
         {
             return;
         }
+        self.line_lean = self.lean
+            || self
+                .lean_others
+                .as_ref()
+                .is_some_and(|s| other_session(line, s));
         let mut line = line.strip_suffix(b"\r").unwrap_or(line);
         const BOM: &[u8] = b"\xEF\xBB\xBF";
         let mut bom_len = 0u64;
@@ -866,7 +888,10 @@ pub(crate) fn other_session(line: &[u8], session: &[u8]) -> bool {
         return false;
     };
     let head = &line[..at];
-    if at == 0 || head[at - 1] == b'\\' || memchr::memchr_iter(b'{', head).count() != 1 {
+    // One `{` in `head` (the one opening the line): found once, and not again after it.
+    let one_brace =
+        memchr::memchr(b'{', head).is_some_and(|i| memchr::memchr(b'{', &head[i + 1..]).is_none());
+    if at == 0 || head[at - 1] == b'\\' || !one_brace {
         return false;
     }
     let start = at + KEY.needle().len();
@@ -924,6 +949,28 @@ pub(crate) fn decode_one(
         body: pre.body,
         extra: pre.extra,
     })
+}
+
+/// Briefs one line again, as a load of briefs briefed it when it read `file` (see
+/// [`decode_one`] for the arguments): its session as written (`None`: the file's default
+/// session) and the event, numbered session 0; `None` if the line is not an event.
+pub(crate) fn brief_one(
+    file: &FileName,
+    cfg: ReaderConfig,
+    offset: u64,
+    line: u64,
+    bytes: &[u8],
+) -> Option<(Option<Text>, BriefItem)> {
+    let mut framer = Framer::at(file.clone(), cfg, offset, line);
+    let mut out = None;
+    framer.process(bytes, &mut |d: Decoded<PreBrief>, _| {
+        if let Decoded::Event(pre) = d {
+            out = Some(pre);
+        }
+    });
+    let mut pre = out?;
+    let session = pre.session.take();
+    Some((session, pre.finish(file, file, 0)))
 }
 
 /// The streaming reader of one stream (file, socket connection, stdin).

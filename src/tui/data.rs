@@ -473,6 +473,9 @@ struct BriefLoad {
     first_len: u32,
     /// In the second pass of a file loaded in two: the session whose events are in already.
     skip: Option<Skip>,
+    /// In a load led by a session ([`Store::lead`]): its name, and its slot once named.
+    /// Every other session met first in the load is indexed, not replayed.
+    lead: Option<(FileName, Option<usize>)>,
     /// The session the last event read from a file of this name went to before this load
     /// (a file read again), which a first pass must not change: the second pass places the
     /// problems read before the file's first event by it.
@@ -618,6 +621,7 @@ impl Store {
             sessions: Vec::new(),
             first_len: 0,
             skip: None,
+            lead: None,
             last_before,
         });
     }
@@ -644,6 +648,18 @@ impl Store {
         }
     }
 
+    /// Makes the brief load of the file registered last ([`Store::add_source`]) one led by
+    /// the session `session` ([`crate::trace::read_all_briefs_led`]): that session is
+    /// replayed as it is read, and every other session the load meets first is indexed
+    /// only (its events' places and its problems at their places, see [`Deferred`]) and
+    /// replayed when it is shown. So the whole file is read once, and what the views read
+    /// of it is what a load replaying everything gives.
+    pub fn lead(&mut self, session: &str) {
+        if let Some(load) = &mut self.brief_load {
+            load.lead = Some((FileName::new(session), None));
+        }
+    }
+
     /// Adds a batch of the brief load ([`crate::trace::read_all_briefs`]) of the file
     /// registered last with [`Store::add_source`]: like [`Store::extend`], with each event
     /// replayed from its brief and kept as its place in the file.
@@ -662,6 +678,11 @@ impl Store {
                     let slot = self.slot(origin, &name);
                     if load.sessions.is_empty() {
                         load.first_len = self.sessions[slot].len();
+                    }
+                    if let Some((lead, at @ None)) = &mut load.lead
+                        && **lead == *name
+                    {
+                        *at = Some(slot);
                     }
                     load.sessions.push((slot, name));
                 }
@@ -682,21 +703,26 @@ impl Store {
                         continue;
                     }
                     let events = self.log.events.len();
-                    // A second pass's briefs are lean (its formulas are not parsed): an
-                    // event it does not defer is replayed from its line, once in the log.
+                    // A second pass's briefs are lean (its formulas are not parsed), and so
+                    // may be a led load's but for its lead's: an event it does not defer is
+                    // replayed from its line, once in the log.
                     let mut from_line = None;
                     if events < u32::MAX as usize {
                         let slot = *slot;
-                        // In a second pass, a session met first now is indexed, not
-                        // replayed: it is replayed when it is shown.
-                        let defer = load.skip.is_some() && self.defer(slot, load.source);
+                        // In a second pass or a led load, a session met first now (not the
+                        // lead) is indexed, not replayed: it is replayed when it is shown.
+                        let indexing = match &load.lead {
+                            Some((_, lead)) => *lead != Some(slot),
+                            None => load.skip.is_some(),
+                        };
+                        let defer = indexing && self.defer(slot, load.source);
                         if !defer {
                             self.settle(slot);
                         }
                         self.take_waiting(slot, &load.file, &mut waiting, load.skip);
                         match &mut self.sessions[slot].deferred {
                             Some(d) if defer => d.positions.push(events as u32),
-                            _ if load.skip.is_some() => from_line = Some(slot),
+                            _ if indexing => from_line = Some(slot),
                             _ => self.sessions[slot].push(&self.log, events as u32, &ev.brief),
                         }
                         self.note_file(origin, slot, &load.file, &mut last_file);
@@ -759,8 +785,9 @@ impl Store {
 
     /// Starts the replay of session `slot` when it was indexed without a replay: the file
     /// to read it from (named as its events were read, a descriptor of its own) and the
-    /// settings, for a load of that session alone ([`crate::trace::read_session_briefs`])
-    /// whose items go to [`Store::replay_briefs`], then [`Store::end_replay`]. `None` when
+    /// settings, for a read of that session's lines ([`crate::trace::read_places_briefs`]
+    /// at [`Store::replay_places`]) whose items go to [`Store::replay_briefs`], then
+    /// [`Store::end_replay`]. `None` when
     /// there is nothing to replay or a replay is under way.
     pub fn begin_replay(
         &mut self,
@@ -773,6 +800,20 @@ impl Store {
         let found = self.log.events.source_file(d.source)?;
         self.replaying = Some(slot);
         Some(found)
+    }
+
+    /// The places (stream offset and line number) of the events of session `slot`, indexed
+    /// and not replayed yet, in read order: what a replay reads
+    /// ([`crate::trace::read_places_briefs`]). Empty when it is not indexed only.
+    pub fn replay_places(&self, slot: usize) -> Vec<(u64, u64)> {
+        let Some(d) = self.sessions.get(slot).and_then(|s| s.deferred.as_ref()) else {
+            return Vec::new();
+        };
+        d.positions
+            .iter()
+            .filter_map(|&p| self.log.events.origin(p as usize))
+            .map(|o| (o.offset, o.line))
+            .collect()
     }
 
     /// Whether session `slot` was indexed and not replayed yet (a replay under way counts).
@@ -849,8 +890,17 @@ impl Store {
                 .is_some_and(|s| s.deferred.is_none());
         };
         let session = self.sessions[slot].name.to_string();
+        let places = self.replay_places(slot);
         let mut items = Vec::new();
-        let _ = crate::trace::read_session_briefs(&name, file, cfg, &session, |it| items.push(it));
+        let _ = crate::trace::read_places_briefs(
+            &name,
+            &file,
+            cfg,
+            &session,
+            &places,
+            |_| {},
+            |it| items.push(it),
+        );
         self.replay_briefs(items);
         matches!(self.end_replay(), Some(Ok(_)))
     }

@@ -44,14 +44,14 @@
 //! or a flood of trace lines costs one frame per 10 ms, never one per event, and cannot
 //! starve the keyboard. With `--no-follow`, files
 //! are read once by a loader thread that decodes on every core (the header shows the progress).
-//! A large file whose lines mostly belong to other sessions than its first is read in two
-//! passes: its first session alone (the one the view opens on, complete with every step and
-//! Σ), then the whole file for the rest, passing over that session's events; the header
-//! says `reading the rest` meanwhile ([`data::Store::first_pass_done`]). The second pass
-//! indexes the other sessions (their events' places, their reader problems at their
-//! places) without replaying them: a session is replayed when it is first shown, by a
-//! load of that session alone like the first pass (the header says `replaying`; see
-//! [`data::Store::begin_replay`]), so the whole file is in at the cost of reading it.
+//! A large file whose lines mostly belong to other sessions than its first is read once,
+//! led by its first session (the one the view opens on, [`data::Store::lead`]): that
+//! session is replayed as it is read, and the other sessions are indexed (their events'
+//! places, their reader problems at their places) without a replay; their lines get lean
+//! briefs, validated exactly but built into nothing ([`crate::trace::read_all_briefs_led`]).
+//! A session is replayed when it is first shown, by a load of that session alone (the
+//! header says `replaying`; see [`data::Store::begin_replay`]), so the whole file is in at
+//! the cost of reading it once.
 //! Otherwise each file has a [`crate::trace::follow::Follower`] thread (`tail -F`:
 //! rotation, truncation, replacement, waiting for the file), and stdin (`-`) and `--listen`
 //! feed a [`crate::trace::live::Live`] hub whose sessions are timelines of their own;
@@ -233,6 +233,9 @@ pub enum Load {
     /// The file the next items are read from (its name as the items carry it, and a
     /// descriptor of the same open file): the store keeps those events as places in it.
     Source(String, File),
+    /// The load of the file announced last is led by this session ([`data::Store::lead`]):
+    /// it is replayed as it is read, the other sessions are indexed.
+    Lead(String),
 }
 
 /// Items per batch sent to the UI: large enough that the channel is not the cost.
@@ -245,9 +248,10 @@ const FIRST_BATCH: usize = 256;
 const LOADING_FRAME: Duration = Duration::from_millis(150);
 
 /// The same in a second pass, where the shown session is complete and only the progress and
-/// its reader problems may change: a frame redraws the panes at the last step (their events
-/// read again from the file, Σ filtered again since the data changed), which at
-/// [`LOADING_FRAME`] took a tenth of the pass's CPU on a 10-million-event file.
+/// its reader problems may change, and in a load led by the shown session (a large file):
+/// a frame redraws the panes at the last step (their events read again from the file, Σ
+/// filtered again since the data changed), which at [`LOADING_FRAME`] took a tenth of the
+/// pass's CPU on a 10-million-event file.
 const REST_FRAME: Duration = Duration::from_millis(1000);
 
 /// Files at least this large are read in two passes when most of their lines belong to
@@ -292,9 +296,7 @@ fn load_with(
     tx: mpsc::Sender<Load>,
     two_pass_min: u64,
 ) {
-    use crate::trace::{
-        ReaderConfig, read_all, read_all_briefs, read_all_briefs_lean, read_session_briefs,
-    };
+    use crate::trace::{ReaderConfig, read_all, read_all_briefs, read_all_briefs_led};
     let total: u64 = files
         .iter()
         .filter_map(|p| std::fs::metadata(p).ok())
@@ -375,54 +377,27 @@ fn load_with(
         match again {
             Some(again) => {
                 // An import is written session by session: its first session is its first
-                // lines, and a second pass over the spool would only cost time.
-                let two_pass = if spooled_source {
+                // lines, and indexing the others on the way would save little.
+                let lead = if spooled_source {
                     None
                 } else {
-                    first_pass(&name, &again, cfg, two_pass_min)
+                    lead_of(&name, &again, cfg, two_pass_min)
                 };
                 if tx.blocking_send(Load::Source(name.clone(), again)).is_err() {
                     return;
                 }
-                let two_pass_done = two_pass.is_some();
-                let rest = match two_pass {
-                    // The session the view opens on, alone, then the same bytes again for
-                    // the rest (see `Store::first_pass_done`).
-                    Some((session, mut second)) => {
-                        let start = read.get();
-                        let mut batches = Batches::new(&tx, &read, &gone, total, Load::Briefs);
-                        let _ =
-                            read_session_briefs(&name, src, cfg, &session, |it| batches.push(it));
-                        batches.flush();
-                        let len = read.get() - start;
-                        if gone.get() || tx.blocking_send(Load::FirstPassDone).is_err() {
-                            return;
-                        }
-                        read.set(start);
-                        if io::Seek::seek(&mut second, io::SeekFrom::Start(0)).is_err() {
-                            let _ = tx.blocking_send(Load::Note(format!(
-                                "{}: cannot read the file again; only its first session is shown",
-                                crate::sanitize::sanitize(&name)
-                            )));
-                            continue;
-                        }
-                        let src: Box<dyn Read> = Box::new(second.take(len));
-                        Counted {
-                            inner: src,
-                            read: &read,
-                            gone: &gone,
-                        }
-                    }
-                    None => src,
-                };
+                if let Some(lead) = &lead
+                    && tx.blocking_send(Load::Lead(lead.clone())).is_err()
+                {
+                    return;
+                }
                 let mut batches = Batches::new(&tx, &read, &gone, total, Load::Briefs);
-                // A read error ends this file; what was decoded before it is kept. A second
-                // pass indexes (the store replays none of its briefs), so its briefs are
-                // lean.
-                let _ = if two_pass_done {
-                    read_all_briefs_lean(&name, rest, cfg, |it| batches.push(it))
-                } else {
-                    read_all_briefs(&name, rest, cfg, |it| batches.push(it))
+                // A read error ends this file; what was decoded before it is kept. A led
+                // load indexes the other sessions (the store replays none of their
+                // briefs), so their briefs are lean.
+                let _ = match &lead {
+                    Some(lead) => read_all_briefs_led(&name, src, cfg, lead, |it| batches.push(it)),
+                    None => read_all_briefs(&name, src, cfg, |it| batches.push(it)),
                 };
                 batches.flush();
             }
@@ -439,27 +414,35 @@ fn load_with(
     let _ = tx.blocking_send(Load::Done);
 }
 
-/// Replays a session the second pass of its file only indexed: reads the file again for
-/// that session alone, on every core ([`crate::trace::read_session_briefs`], as a first
-/// pass does), sending its events to the store ([`data::Store::replay_briefs`]) and the
-/// progress to the header, then [`Load::Replayed`].
+/// Replays a session its file's load only indexed: reads and decodes the lines at its
+/// events' places (`places`, [`data::Store::replay_places`]) on every core
+/// ([`crate::trace::read_places_briefs`]), sending its events to the store
+/// ([`data::Store::replay_briefs`]) and the progress to the header, then
+/// [`Load::Replayed`].
 fn replay(
     name: crate::trace::event::FileName,
     file: File,
     cfg: crate::trace::ReaderConfig,
     session: String,
+    places: Vec<(u64, u64)>,
     tx: mpsc::Sender<Load>,
 ) {
-    let total = file.metadata().map_or(0, |m| m.len());
     let read = Cell::new(0u64);
     let gone = Cell::new(false);
-    let src = Counted {
-        inner: file,
-        read: &read,
-        gone: &gone,
-    };
-    let mut batches = Batches::new(&tx, &read, &gone, total, Load::Replay);
-    let _ = crate::trace::read_session_briefs(&name, src, cfg, &session, |it| batches.push(it));
+    let mut batches = Batches::new(&tx, &read, &gone, places.len() as u64, Load::Replay);
+    let _ = crate::trace::read_places_briefs(
+        &name,
+        &file,
+        cfg,
+        &session,
+        &places,
+        |done| read.set(done),
+        |it| {
+            if !gone.get() {
+                batches.push(it)
+            }
+        },
+    );
     batches.flush();
     let _ = tx.blocking_send(Load::Replayed);
 }
@@ -474,14 +457,9 @@ fn spooled(imp: &crate::trace::import::Spooled) -> io::Result<(Box<dyn Read>, Op
     ))
 }
 
-/// Whether to read the file `name` (open as `file`) in two passes, and if so its first
-/// pass's session and a descriptor for the second (its own, read from the start).
-fn first_pass(
-    name: &str,
-    file: &File,
-    cfg: crate::trace::ReaderConfig,
-    min: u64,
-) -> Option<(String, File)> {
+/// Whether to load the file `name` (open as `file`) led by the session the view opens
+/// on ([`crate::trace::read_all_briefs_led`]), and if so that session.
+fn lead_of(name: &str, file: &File, cfg: crate::trace::ReaderConfig, min: u64) -> Option<String> {
     use std::os::unix::fs::FileExt;
     let len = file.metadata().ok()?.len();
     if len < min {
@@ -498,8 +476,7 @@ fn first_pass(
         }
     }
     prefix.truncate(filled);
-    let session = crate::trace::lead_session(name, &prefix, cfg)?;
-    Some((session, file.try_clone().ok()?))
+    crate::trace::lead_session(name, &prefix, cfg)
 }
 
 /// The loader's batching of items for the UI, with the progress after each batch.
@@ -922,6 +899,10 @@ async fn event_loop(
     // A file opened (`:open`) while a session is replayed: the replay's end does not end
     // that load.
     let mut opened_in_replay = false;
+    // A large file loaded led by its first session ([`Load::Lead`]) is drawn at the slower
+    // pace: a frame reads the panes' events at the last step again from the file and
+    // filters Σ again, CPU the load needs.
+    let mut led = false;
     app.loading = Some((0, 0));
     let frame = Duration::from_millis(10);
     let mut next_frame = Instant::now();
@@ -1024,6 +1005,7 @@ async fn event_loop(
                         }
                         Load::Done => {
                             app.reading_rest = false;
+                            led = false;
                             loading = false;
                             // The end is drawn at once, not at the loading frames' pace.
                             next_frame = Instant::now();
@@ -1066,6 +1048,10 @@ async fn event_loop(
                             app.store
                                 .add_source(&name, file, crate::trace::ReaderConfig::default());
                         }
+                        Load::Lead(session) => {
+                            app.store.lead(&session);
+                            led = true;
+                        }
                     }
                     if Instant::now() < budget {
                         next = load_rx.try_recv().ok();
@@ -1075,7 +1061,7 @@ async fn event_loop(
                 // While a file loads in bulk, new data alone redraws a few times a second
                 // (the progress and the growing view), not a hundred: the load has the CPU.
                 if loading && shown_data {
-                    let pace = if app.reading_rest {
+                    let pace = if app.reading_rest || led {
                         REST_FRAME
                     } else {
                         LOADING_FRAME
@@ -1123,17 +1109,18 @@ async fn event_loop(
             }
             _ = tokio::time::sleep_until(wake), if app.dirty => {}
         }
-        // A session the second pass of its file only indexed is replayed once it is shown
-        // and nothing else loads.
+        // A session its file's load only indexed is replayed once it is shown and nothing
+        // else loads.
         if !loading
             && app.store.deferred(app.session())
             && let Some((name, file, cfg)) = app.store.begin_replay(app.session())
         {
             let tx = open_load_tx.clone();
             let session = app.store.sessions[app.session()].name.to_string();
+            let places = app.store.replay_places(app.session());
             std::thread::Builder::new()
                 .name("doxascope-replay".into())
-                .spawn(move || replay(name, file, cfg, session, tx))?;
+                .spawn(move || replay(name, file, cfg, session, places, tx))?;
             loading = true;
             app.loading = Some((0, 0));
             app.replaying = true;
@@ -1338,8 +1325,9 @@ mod tests {
                 }
                 Load::Briefs(items) => store.extend_briefs(items),
                 Load::Items(items) => store.extend(items),
-                Load::FirstPassDone => {
-                    store.first_pass_done();
+                Load::FirstPassDone => store.first_pass_done(),
+                Load::Lead(session) => {
+                    store.lead(&session);
                     two = true;
                 }
                 Load::Replay(items) => store.replay_briefs(items),
@@ -1510,9 +1498,20 @@ mod tests {
         assert_eq!(cut(&a[0]), cut(&b[0]), "the first session's events and Σ");
     }
 
-    /// A store filled from `path` in one pass, or in two with the first session first.
-    fn store_of(path: &std::path::Path, two: bool) -> Store {
-        use crate::trace::{BriefItem, read_all_briefs, read_session_briefs};
+    /// How a test fills a store from a file.
+    #[derive(Clone, Copy, PartialEq)]
+    enum Pass {
+        /// One load replaying everything.
+        One,
+        /// The first session alone, then the rest indexed.
+        Two,
+        /// One load led by the first session, the rest indexed.
+        Led,
+    }
+
+    /// A store filled from `path` as `pass` says, every session replayed after.
+    fn store_of(path: &std::path::Path, pass: Pass) -> Store {
+        use crate::trace::{BriefItem, read_all_briefs, read_all_briefs_led, read_session_briefs};
         let rc = crate::trace::ReaderConfig { max_line_bytes: 80 };
         let name = path.to_string_lossy().into_owned();
         let open = || File::open(path).expect("open");
@@ -1524,14 +1523,23 @@ mod tests {
         });
         let mut store = Store::new();
         store.add_source(&name, open(), rc);
-        if two && let Some(lead) = lead {
-            let mut first = Vec::new();
-            read_session_briefs(&name, open(), rc, &lead, |it| first.push(it)).expect("read");
-            store.extend_briefs(first);
-            store.first_pass_done();
-            // The second pass, as the viewer reads it: lean briefs.
-            all.clear();
-            crate::trace::read_all_briefs_lean(&name, open(), rc, |it| all.push(it)).expect("read");
+        match (pass, lead) {
+            (Pass::Two, Some(lead)) => {
+                let mut first = Vec::new();
+                read_session_briefs(&name, open(), rc, &lead, |it| first.push(it)).expect("read");
+                store.extend_briefs(first);
+                store.first_pass_done();
+                // The second pass, as the viewer read it: lean briefs.
+                all.clear();
+                crate::trace::read_all_briefs_lean(&name, open(), rc, |it| all.push(it))
+                    .expect("read");
+            }
+            (Pass::Led, Some(lead)) => {
+                store.lead(&lead);
+                all.clear();
+                read_all_briefs_led(&name, open(), rc, &lead, |it| all.push(it)).expect("read");
+            }
+            _ => {}
         }
         store.extend_briefs(all);
         replay_all(&mut store);
@@ -1574,7 +1582,9 @@ mod tests {
             use std::io::Write;
             let mut f = tempfile::NamedTempFile::new().expect("temp file");
             f.write_all(&bytes).expect("write");
-            prop_assert_eq!(seen(&store_of(f.path(), true)), seen(&store_of(f.path(), false)));
+            let one = seen(&store_of(f.path(), Pass::One));
+            prop_assert_eq!(seen(&store_of(f.path(), Pass::Two)), one.clone());
+            prop_assert_eq!(seen(&store_of(f.path(), Pass::Led)), one);
         }
     }
 }

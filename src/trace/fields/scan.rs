@@ -174,6 +174,9 @@ struct Found<'de> {
     source: Option<Cow<'de, str>>,
     /// A belief's `value` as written (any JSON but an object, checked by [`any`]).
     value: Option<&'de str>,
+    /// Making a lean brief ([`crate::trace::brief::lean`]): lists are checked, not kept,
+    /// and the gist is the kind alone.
+    lean: bool,
 }
 
 /// Scans `line` (valid UTF-8, without its LF); `None` means "decode it in full".
@@ -203,7 +206,10 @@ pub(crate) fn scan(line: &str) -> Option<Scanned<'_>> {
     let mut id: Option<Cow<'_, str>> = None;
     let mut seen: u64 = 0;
     let mut unknown: Vec<Cow<'_, str>> = Vec::new();
-    let mut found = Found::default();
+    let mut found = Found {
+        lean: crate::trace::brief::is_lean(),
+        ..Found::default()
+    };
     loop {
         p.ws();
         match p.next()? {
@@ -370,7 +376,7 @@ fn field<'de>(p: &mut Scanner<'de>, f: F, c: Class, found: &mut Found<'de>) -> O
             *slot = Some(s);
         }
         Class::Strs => {
-            let keep = matches!(f, F::formulas | F::retracted);
+            let keep = matches!(f, F::formulas | F::retracted) && !found.lean;
             let items = strings(p, keep)?;
             match f {
                 F::formulas => found.formulas = Some(items),
@@ -428,6 +434,9 @@ fn gist(
     let Some(kind) = kind else {
         return Some(Gist::Unknown(kind_name.into()));
     };
+    if found.lean {
+        return lean_gist(kind, seen, &found);
+    }
     Some(match kind {
         Kind::Announce => Gist::announce(
             id,
@@ -487,6 +496,26 @@ fn gist(
         Kind::Score => return None,
         k => Gist::Plain(k),
     })
+}
+
+/// The gist of a lean brief: the kind alone, after the same checks of required fields
+/// as [`gist`] (so the line is an event exactly when the full gist says so), building
+/// nothing.
+fn lean_gist(kind: Kind, seen: u64, found: &Found<'_>) -> Option<Gist> {
+    let required = match kind {
+        Kind::Announce | Kind::Query | Kind::Gate => found.formula.is_some(),
+        Kind::Retract => found.target.is_some(),
+        Kind::Verify => found.formula.is_some() || seen & (1u64 << (F::formulas as u32)) != 0,
+        Kind::Belief => {
+            found.name.is_some()
+                && found
+                    .value
+                    .is_none_or(|raw| serde_json::from_str::<Value>(raw).is_ok())
+        }
+        Kind::Score => false,
+        _ => true,
+    };
+    required.then_some(Gist::Plain(kind))
 }
 
 #[cfg(test)]
@@ -854,6 +883,28 @@ mod tests {
             })
             .count();
         assert!(taken >= 300, "only {taken} of 2000 random lines taken");
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 4000, ..ProptestConfig::default() })]
+
+        /// A lean scan ([`crate::trace::brief::lean`]) takes exactly the lines the full
+        /// scan takes, with the same envelope and kind: which lines are events and how the
+        /// index files them does not depend on what the lean gist leaves out.
+        #[test]
+        fn a_lean_scan_takes_what_the_full_scan_takes(line in line()) {
+            let envelope = |s: Scanned<'_>| {
+                (
+                    s.seq,
+                    s.ts.as_ref().map(|t| t.unix_seconds),
+                    s.session.as_deref().map(str::to_string),
+                    s.gist.kind(),
+                    s.gist.kind_name().to_string(),
+                )
+            };
+            let lean = crate::trace::brief::lean(true, || scan(&line).map(envelope));
+            prop_assert_eq!(lean, scan(&line).map(envelope), "{}", line);
+        }
     }
 
     /// The scanner is worth having only if it takes the usual lines, and it takes lines of
