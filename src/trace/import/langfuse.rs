@@ -15,6 +15,7 @@ use std::collections::HashSet;
 use serde_json::{Map, Value};
 
 use super::observe;
+use super::scan::{At, Scanner, Span, validate};
 use super::write::{V1Out, as_text, duration_ms, rfc3339};
 use super::{Format, ImportError, Imported, broken, json_error};
 
@@ -115,20 +116,57 @@ fn text_of(v: &Value) -> Option<String> {
     (!t.is_empty()).then_some(t)
 }
 
+/// What the whole list of observations decides before the first is written.
+#[derive(Debug, Default)]
+struct Facts {
+    /// The first model named, in start-time order.
+    model: Option<String>,
+    /// Whether any observation holds an input or an output.
+    captured: bool,
+    /// Whether there is any observation.
+    any: bool,
+    /// Whether any observation's metadata names a LangGraph node.
+    langgraph_node: bool,
+}
+
+impl Facts {
+    /// Counts one (deduplicated) observation in.
+    fn add(&mut self, o: &Value) {
+        self.any = true;
+        self.captured |= o.get("input").is_some_and(|v| !v.is_null())
+            || o.get("output").is_some_and(|v| !v.is_null());
+        self.langgraph_node |= o
+            .get("metadata")
+            .is_some_and(|m| as_text(m).contains("langgraph_node"));
+    }
+}
+
+/// An observation's model, when it names one.
+fn model_of(o: &Value) -> Option<String> {
+    o.get("model").and_then(Value::as_str).map(str::to_string)
+}
+
+/// An observation's start, for ordering (no start: last).
+fn start_of(o: &Value) -> f64 {
+    o.get("startTime")
+        .and_then(Value::as_str)
+        .and_then(crate::trace::time::parse_rfc3339)
+        .unwrap_or(f64::MAX)
+}
+
+/// The observations' and scores' lists, where they are in a download.
+const OBS_LISTS: [&str; 2] = ["observations", "trace.observations"];
+const SCORE_LISTS: [&str; 2] = ["scores", "trace.scores"];
+
 fn download(out: &mut V1Out, doc: &Map<String, Value>, trace: &Map<String, Value>) {
-    let trace_id = trace.get("id").map(as_text).unwrap_or_default();
-    let session = trace
-        .get("sessionId")
-        .filter(|s| !s.is_null())
-        .map(as_text)
-        .unwrap_or_else(|| format!("langfuse:{trace_id}"));
     // Observations: listed inside the trace and at the top; one per id.
     let mut seen = HashSet::new();
     let mut obs: Vec<(&Value, String)> = Vec::new();
-    for (where_, list) in [
-        ("observations", doc.get("observations")),
-        ("trace.observations", trace.get("observations")),
-    ] {
+    let mut facts = Facts::default();
+    for (where_, list) in OBS_LISTS
+        .into_iter()
+        .zip([doc.get("observations"), trace.get("observations")])
+    {
         for (i, o) in list
             .and_then(Value::as_array)
             .into_iter()
@@ -137,97 +175,23 @@ fn download(out: &mut V1Out, doc: &Map<String, Value>, trace: &Map<String, Value
         {
             let id = o.get("id").map(as_text).unwrap_or_default();
             if seen.insert(id) {
+                facts.add(o);
                 obs.push((o, format!("{where_}[{i}]")));
             }
         }
     }
-    let start = |o: &Value| {
-        o.get("startTime")
-            .and_then(Value::as_str)
-            .and_then(crate::trace::time::parse_rfc3339)
-            .unwrap_or(f64::MAX)
-    };
-    obs.sort_by(|a, b| start(a.0).total_cmp(&start(b.0)));
-    let ts = trace
-        .get("timestamp")
-        .and_then(Value::as_str)
-        .and_then(rfc3339)
-        .map(|t| t.0);
-    let model = obs
-        .iter()
-        .find_map(|(o, _)| o.get("model").and_then(Value::as_str).map(str::to_string));
-    let mut meta = Map::new();
-    meta.insert("format".into(), "langfuse".into());
-    meta.insert("trace_id".into(), trace_id.clone().into());
-    for k in [
-        "name",
-        "userId",
-        "tags",
-        "environment",
-        "release",
-        "version",
-        "projectId",
-    ] {
-        if let Some(v) = trace.get(k).filter(|v| !v.is_null()) {
-            meta.insert(k.into(), v.clone());
-        }
-    }
-    if let Some(m) = trace.get("metadata").filter(|v| !v.is_null()) {
-        meta.insert("metadata".into(), decoded(m));
-    }
-    out.event(&session, "session")
-        .ts(ts.clone())
-        .opt_text("agent", trace.get("name").and_then(Value::as_str))
-        .opt_text("model", model.as_deref())
-        .field("meta", Value::Object(meta))
-        .from("trace")
-        .emit();
-    if let Some(goal) = trace.get("input").and_then(text_of) {
-        out.event(&session, "intention")
-            .ts(ts.clone())
-            .id(Some(&trace_id))
-            .opt_text("type", trace.get("name").and_then(Value::as_str))
-            .text("goal", &goal)
-            .from("trace.input")
-            .emit();
-    }
-    let captured = obs.iter().any(|(o, _)| {
-        o.get("input").is_some_and(|v| !v.is_null())
-            || o.get("output").is_some_and(|v| !v.is_null())
-    });
-    if !obs.is_empty() && !captured {
-        out.event(&session, "log")
-            .ts(ts.clone())
-            .field("level", "warn")
-            .text(
-                "message",
-                "content not captured: every observation's input and output is empty in this export",
-            )
-            .from("observations")
-            .emit();
-    }
-    let mut last_ts = ts.clone();
-    // Tool calls observed in the session (a model call's input repeats earlier results).
-    let mut observed = HashSet::new();
+    obs.sort_by(|a, b| start_of(a.0).total_cmp(&start_of(b.0)));
+    facts.model = obs.iter().find_map(|(o, _)| model_of(o));
+    let mut run = Run::start(out, trace, &facts);
     for (o, loc) in &obs {
-        last_ts = observation(out, &session, o, loc, &mut observed).or(last_ts);
+        run.observation(out, o, loc);
     }
-    if is_langgraph(trace, &obs) {
-        langgraph_state(out, &session, trace, last_ts.clone(), &mut observed);
-    }
-    if let Some(answer) = trace.get("output").and_then(text_of) {
-        out.event(&session, "answer")
-            .ts(last_ts.clone())
-            .id(Some("answer"))
-            .text("text", &answer)
-            .from("trace.output")
-            .emit();
-    }
+    run.end(out, trace, &facts);
     let mut scores_seen = HashSet::new();
-    for (where_, list) in [
-        ("scores", doc.get("scores")),
-        ("trace.scores", trace.get("scores")),
-    ] {
+    for (where_, list) in SCORE_LISTS
+        .into_iter()
+        .zip([doc.get("scores"), trace.get("scores")])
+    {
         for (i, s) in list
             .and_then(Value::as_array)
             .into_iter()
@@ -236,10 +200,15 @@ fn download(out: &mut V1Out, doc: &Map<String, Value>, trace: &Map<String, Value
         {
             let id = s.get("id").map(as_text).unwrap_or_default();
             if scores_seen.insert(id) {
-                score(out, &session, s, &format!("{where_}[{i}]"));
+                score(out, &run.session, s, &format!("{where_}[{i}]"));
             }
         }
     }
+    corrections(out, trace);
+}
+
+/// The note for a trace's corrections, which v1 has no place for.
+fn corrections(out: &mut V1Out, trace: &Map<String, Value>) {
     if trace
         .get("corrections")
         .and_then(Value::as_array)
@@ -249,17 +218,119 @@ fn download(out: &mut V1Out, doc: &Map<String, Value>, trace: &Map<String, Value
     }
 }
 
+/// A download being written: its session, the latest timestamp and the tool calls seen.
+struct Run {
+    session: String,
+    last_ts: Option<String>,
+    /// Tool calls observed in the session (a model call's input repeats earlier results).
+    observed: HashSet<String>,
+}
+
+impl Run {
+    /// The session and what the trace itself says (its input as the goal), before the
+    /// observations (`trace` without its lists is enough).
+    fn start(out: &mut V1Out, trace: &Map<String, Value>, facts: &Facts) -> Run {
+        let trace_id = trace.get("id").map(as_text).unwrap_or_default();
+        let session = trace
+            .get("sessionId")
+            .filter(|s| !s.is_null())
+            .map(as_text)
+            .unwrap_or_else(|| format!("langfuse:{trace_id}"));
+        let ts = trace
+            .get("timestamp")
+            .and_then(Value::as_str)
+            .and_then(rfc3339)
+            .map(|t| t.0);
+        let mut meta = Map::new();
+        meta.insert("format".into(), "langfuse".into());
+        meta.insert("trace_id".into(), trace_id.clone().into());
+        for k in [
+            "name",
+            "userId",
+            "tags",
+            "environment",
+            "release",
+            "version",
+            "projectId",
+        ] {
+            if let Some(v) = trace.get(k).filter(|v| !v.is_null()) {
+                meta.insert(k.into(), v.clone());
+            }
+        }
+        if let Some(m) = trace.get("metadata").filter(|v| !v.is_null()) {
+            meta.insert("metadata".into(), decoded(m));
+        }
+        out.event(&session, "session")
+            .ts(ts.clone())
+            .opt_text("agent", trace.get("name").and_then(Value::as_str))
+            .opt_text("model", facts.model.as_deref())
+            .field("meta", Value::Object(meta))
+            .from("trace")
+            .emit();
+        if let Some(goal) = trace.get("input").and_then(text_of) {
+            out.event(&session, "intention")
+                .ts(ts.clone())
+                .id(Some(&trace_id))
+                .opt_text("type", trace.get("name").and_then(Value::as_str))
+                .text("goal", &goal)
+                .from("trace.input")
+                .emit();
+        }
+        if facts.any && !facts.captured {
+            out.event(&session, "log")
+                .ts(ts.clone())
+                .field("level", "warn")
+                .text(
+                    "message",
+                    "content not captured: every observation's input and output is empty in this export",
+                )
+                .from("observations")
+                .emit();
+        }
+        Run {
+            session,
+            last_ts: ts,
+            observed: HashSet::new(),
+        }
+    }
+
+    /// The next observation, in start-time order.
+    fn observation(&mut self, out: &mut V1Out, o: &Value, loc: &str) {
+        self.last_ts =
+            observation(out, &self.session, o, loc, &mut self.observed).or(self.last_ts.take());
+    }
+
+    /// After the observations: a LangGraph run's final state, and the trace's output as the
+    /// answer.
+    fn end(&mut self, out: &mut V1Out, trace: &Map<String, Value>, facts: &Facts) {
+        if is_langgraph(trace, facts) {
+            langgraph_state(
+                out,
+                &self.session,
+                trace,
+                self.last_ts.clone(),
+                &mut self.observed,
+            );
+        }
+        if let Some(answer) = trace.get("output").and_then(text_of) {
+            out.event(&self.session, "answer")
+                .ts(self.last_ts.clone())
+                .id(Some("answer"))
+                .text("text", &answer)
+                .from("trace.output")
+                .emit();
+        }
+    }
+}
+
 /// Whether a trace is a LangGraph run: LangGraph's callback names the root `LangGraph` and
 /// puts `langgraph_*` keys in the metadata of its nodes.
-fn is_langgraph(trace: &Map<String, Value>, obs: &[(&Value, String)]) -> bool {
+fn is_langgraph(trace: &Map<String, Value>, facts: &Facts) -> bool {
     trace.get("name").and_then(Value::as_str) == Some("LangGraph")
         || trace
             .get("metadata")
             .is_some_and(|m| as_text(m).contains("\"langgraph_node\""))
-        || obs.iter().any(|(o, _)| {
-            o.get("metadata")
-                .is_some_and(|m| as_text(m).contains("langgraph_node"))
-        })
+        || facts.langgraph_node
 }
 
 /// A LangGraph run's output is the graph's state when it finished: each channel a ground
@@ -555,4 +626,209 @@ fn companion(out: &mut V1Out, doc: &Map<String, Value>, name: &str) -> Result<()
             .emit();
     }
     Ok(())
+}
+
+/// [`import`] of a source read by place, a piece at a time: the document is checked whole
+/// by the JSON parser (in bounded memory), then an index of the observations (id, start,
+/// place) is built and each observation parsed again alone, in start-time order. What is
+/// held is the index, one observation and the trace without its lists; the budget applies
+/// to each piece instead of the file. The lines written are [`import`]'s, byte for byte.
+pub fn import_at<S: At + ?Sized>(
+    src: &S,
+    name: &str,
+    out: &mut V1Out,
+    cap: usize,
+) -> Result<(), ImportError> {
+    validate(src).map_err(|e| json_error(Format::Langfuse, &e, "JSON"))?;
+    let mut sc = Scanner::new(src, cap);
+    let doc = sc.document().map_err(io_broken)?;
+    if first_byte(src, doc)? != b'{' {
+        return Err(broken(
+            Format::Langfuse,
+            "the top level",
+            "not a JSON object",
+        ));
+    }
+    let top = members(&mut sc, doc)?;
+    let Some(&trace_span) = top.get("trace") else {
+        let mut doc = Map::new();
+        for (k, span) in top {
+            let v = piece(src, span, &k)?;
+            doc.insert(k, v);
+        }
+        return companion(out, &doc, name);
+    };
+    if first_byte(src, trace_span)? != b'{' {
+        return Err(broken(Format::Langfuse, "trace", "not a JSON object"));
+    }
+    let mut trace = Map::new();
+    let mut trace_lists = (None, None);
+    for (k, span) in members(&mut sc, trace_span)? {
+        match k.as_str() {
+            "observations" => trace_lists.0 = Some(span),
+            "scores" => trace_lists.1 = Some(span),
+            _ => {
+                let v = piece(src, span, &format!("trace.{k}"))?;
+                trace.insert(k, v);
+            }
+        }
+    }
+    let obs_lists = [top.get("observations").copied(), trace_lists.0];
+    let (mut index, mut facts) = observations(src, &mut sc, obs_lists)?;
+    index.sort_by(|a, b| a.start.total_cmp(&b.start));
+    if let Some(e) = index.iter().find(|e| e.has_model) {
+        facts.model = model_of(&piece(src, e.span, &e.loc())?);
+    }
+    let mut run = Run::start(out, &trace, &facts);
+    for e in &index {
+        let loc = e.loc();
+        let o = piece(src, e.span, &loc)?;
+        run.observation(out, &o, &loc);
+    }
+    run.end(out, &trace, &facts);
+    let mut seen = HashSet::new();
+    let score_lists = [top.get("scores").copied(), trace_lists.1];
+    for (where_, list) in SCORE_LISTS.into_iter().zip(score_lists) {
+        each_item(&mut sc, list, |i, span| {
+            let loc = format!("{where_}[{i}]");
+            let s = piece(src, span, &loc)?;
+            if seen.insert(s.get("id").map(as_text).unwrap_or_default()) {
+                score(out, &run.session, &s, &loc);
+            }
+            Ok(())
+        })?;
+    }
+    corrections(out, &trace);
+    Ok(())
+}
+
+/// An observation as the index keeps it: where it is, where it was listed, its start.
+struct Entry {
+    span: Span,
+    /// Which of [`OBS_LISTS`], and the place in it.
+    list: u8,
+    i: u32,
+    start: f64,
+    has_model: bool,
+}
+
+impl Entry {
+    fn loc(&self) -> String {
+        format!("{}[{}]", OBS_LISTS[self.list as usize], self.i)
+    }
+}
+
+/// The index of the observations of both lists (deduplicated by id, the first kept, in list
+/// order) and what they decide together. The index is held whole, so it is budgeted like a
+/// tree: past the budget's tree size the file is refused.
+fn observations<S: At + ?Sized>(
+    src: &S,
+    sc: &mut Scanner<'_, S>,
+    lists: [Option<Span>; 2],
+) -> Result<(Vec<Entry>, Facts), ImportError> {
+    let max = super::budget::current().max_tree;
+    let mut used = 0u64;
+    let mut seen = HashSet::new();
+    let mut index = Vec::new();
+    let mut facts = Facts::default();
+    for (list, span) in lists.into_iter().enumerate() {
+        each_item(sc, span, |i, span| {
+            let loc = format!("{}[{i}]", OBS_LISTS[list]);
+            let o = piece(src, span, &loc)?;
+            let id = o.get("id").map(as_text).unwrap_or_default();
+            used += (id.len() + std::mem::size_of::<Entry>() + 48) as u64;
+            if used > max {
+                return Err(broken(
+                    Format::Langfuse,
+                    loc,
+                    format!(
+                        "the index of the observations would take over {} MiB, more than \
+                         the import budget; refusing",
+                        max >> 20
+                    ),
+                ));
+            }
+            if seen.insert(id) {
+                facts.add(&o);
+                index.push(Entry {
+                    span,
+                    list: list as u8,
+                    i: i as u32,
+                    start: start_of(&o),
+                    has_model: model_of(&o).is_some(),
+                });
+            }
+            Ok(())
+        })?;
+    }
+    Ok((index, facts))
+}
+
+/// The members of the object at `span`, the last of a repeated key kept (as serde_json's
+/// map keeps it), by key.
+fn members<S: At + ?Sized>(
+    sc: &mut Scanner<'_, S>,
+    span: Span,
+) -> Result<std::collections::BTreeMap<String, Span>, ImportError> {
+    let mut out = std::collections::BTreeMap::new();
+    sc.members(span, |k, v| {
+        if let Some(k) = super::scan::key(k) {
+            out.insert(k, v);
+        }
+        Ok(())
+    })
+    .map_err(io_broken)?;
+    Ok(out)
+}
+
+/// Calls `f` with each item of the array at `list` (nothing when there is none).
+fn each_item<S: At + ?Sized>(
+    sc: &mut Scanner<'_, S>,
+    list: Option<Span>,
+    mut f: impl FnMut(usize, Span) -> Result<(), ImportError>,
+) -> Result<(), ImportError> {
+    let Some(list) = list else { return Ok(()) };
+    let mut i = 0;
+    let mut failed = None;
+    sc.items(list, |span| {
+        if failed.is_none()
+            && let Err(e) = f(i, span)
+        {
+            failed = Some(e);
+        }
+        i += 1;
+        Ok(())
+    })
+    .map_err(io_broken)?;
+    failed.map_or(Ok(()), Err)
+}
+
+/// The value at `span`, parsed alone within the budget (`what`: where it is, for errors).
+fn piece<S: At + ?Sized>(src: &S, span: Span, what: &str) -> Result<Value, ImportError> {
+    let max = super::budget::current().max_bytes;
+    if span.len > max {
+        return Err(super::budget::too_many_bytes(Format::Langfuse, what, max));
+    }
+    let text = super::scan::bytes(src, span).map_err(io_broken)?;
+    super::budget::check_json(Format::Langfuse, what, &text)?;
+    serde_json::from_slice(&text).map_err(|e| json_error(Format::Langfuse, &e, what))
+}
+
+/// The first byte of a value.
+fn first_byte<S: At + ?Sized>(src: &S, span: Span) -> Result<u8, ImportError> {
+    let mut b = [0u8; 1];
+    match src.read_at(&mut b, span.start) {
+        Ok(1) => Ok(b[0]),
+        Ok(_) => Err(io_broken(std::io::ErrorKind::UnexpectedEof.into())),
+        Err(e) => Err(io_broken(e)),
+    }
+}
+
+/// A read error of a source already checked whole (it changed, or the disk failed).
+fn io_broken(e: std::io::Error) -> ImportError {
+    broken(
+        Format::Langfuse,
+        "the file",
+        format!("cannot read it again: {e}"),
+    )
 }

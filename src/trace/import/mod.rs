@@ -30,6 +30,7 @@ pub mod mem0;
 pub mod msgpack;
 pub mod observe;
 pub mod otlp;
+pub mod scan;
 pub mod sniff;
 pub mod write;
 
@@ -426,12 +427,17 @@ pub fn open<R: Read>(
     if format == Format::V1 {
         return Ok(Opened::V1(Cursor::new(head).chain(input)));
     }
-    if format == Format::Otlp {
+    if format == Format::Otlp || streams(format) {
         let mut src = spool_file()?;
         src.write_all(&head)?;
         io::copy(&mut input, &mut src)?;
         src.seek(SeekFrom::Start(0))?;
-        return Ok(Opened::Imported(format, otlp_file(src, name)?));
+        let sp = if format == Format::Otlp {
+            otlp_file(src, name)?
+        } else {
+            streamed(format, &src, name)?
+        };
+        return Ok(Opened::Imported(format, sp));
     }
     Ok(Opened::Imported(format, whole(name, format, head, input)?))
 }
@@ -452,6 +458,29 @@ fn whole<R: Read>(
     let imported = import(format, &all, name)?;
     drop(all);
     Ok(Spooled::of(imported)?)
+}
+
+/// Whether `format` is imported a piece at a time from a file ([`streamed`]).
+fn streams(format: Format) -> bool {
+    format == Format::Langfuse
+}
+
+/// Bytes a streamed import's splitter reads at a time.
+const SCAN_CAP: usize = 1 << 16;
+
+/// Imports a file of a format that [`streams`], a piece at a time, into a spool: memory holds
+/// the importer's index and one piece, not the file.
+fn streamed(format: Format, src: &File, name: &str) -> Result<Spooled, OpenError> {
+    let mut v1 = spool_file()?;
+    let mut out = write::V1Out::to_writer(v1.try_clone()?);
+    match format {
+        Format::Langfuse => langfuse::import_at(src, name, &mut out, SCAN_CAP)?,
+        other => unreachable!("{other} is not streamed"),
+    }
+    let notes = out.finish_written()?;
+    let len = v1.seek(SeekFrom::End(0))?;
+    v1.seek(SeekFrom::Start(0))?;
+    Ok(Spooled { v1, len, notes })
 }
 
 /// Imports an OTLP file streamed ([`otlp::import_stream`]), or whole when it must be.
@@ -497,6 +526,7 @@ pub fn open_path(
             f.seek(SeekFrom::Start(0))?;
             Ok(Opened::Imported(format, otlp_file(f, &name)?))
         }
+        _ if streams(format) => Ok(Opened::Imported(format, streamed(format, &f, &name)?)),
         _ => Ok(Opened::Imported(format, whole(&name, format, head, f)?)),
     }
 }
