@@ -8,7 +8,7 @@ use std::io::Write;
 use std::rc::Rc;
 
 use doxascope::trace::import::write::V1Out;
-use doxascope::trace::import::{Format, ImportError, ImportNote, import, langfuse};
+use doxascope::trace::import::{Format, ImportError, ImportNote, import, inspect, langfuse};
 use proptest::prelude::*;
 
 /// A writer whose bytes the test keeps.
@@ -27,23 +27,31 @@ impl Write for Shared {
 
 type Outcome = Result<(Vec<u8>, Vec<ImportNote>), ImportError>;
 
-fn whole(bytes: &[u8]) -> Outcome {
-    import(Format::Langfuse, bytes, "lf.json").map(|i| (i.v1, i.notes))
+fn whole(format: Format, bytes: &[u8]) -> Outcome {
+    import(format, bytes, "f.json").map(|i| (i.v1, i.notes))
 }
 
-fn streamed(bytes: &[u8], cap: usize) -> Outcome {
+fn streamed(format: Format, bytes: &[u8], cap: usize) -> Outcome {
     let sink = Shared::default();
     let mut out = V1Out::to_writer(sink.clone());
-    langfuse::import_at(bytes, "lf.json", &mut out, cap)?;
+    match format {
+        Format::Langfuse => langfuse::import_at(bytes, "f.json", &mut out, cap)?,
+        Format::Inspect => inspect::import_at(bytes, "f.json", &mut out, cap)?,
+        other => panic!("{other} is not streamed"),
+    }
     let notes = out.finish_written().expect("in memory");
     let v1 = sink.0.borrow().clone();
     Ok((v1, notes))
 }
 
 fn same(bytes: &[u8], caps: &[usize]) {
-    let want = whole(bytes);
+    same_as(Format::Langfuse, bytes, caps);
+}
+
+fn same_as(format: Format, bytes: &[u8], caps: &[usize]) {
+    let want = whole(format, bytes);
     for &cap in caps {
-        let got = streamed(bytes, cap);
+        let got = streamed(format, bytes, cap);
         match (&want, &got) {
             (Ok((w, wn)), Ok((g, gn))) => {
                 assert!(
@@ -65,25 +73,102 @@ fn same(bytes: &[u8], caps: &[usize]) {
     }
 }
 
-#[test]
-fn the_samples_import_the_same_streamed() {
-    let dir = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../shared/external-traces/langfuse"
+/// Every file of a directory of `../shared/external-traces/`, imported whole and streamed.
+fn samples(dir: &str, format: Format, caps: &[usize]) -> usize {
+    let dir = format!(
+        "{}/../shared/external-traces/{dir}",
+        env!("CARGO_MANIFEST_DIR")
     );
-    let Ok(entries) = std::fs::read_dir(dir) else {
+    let Ok(entries) = std::fs::read_dir(&dir) else {
         panic!("{dir}: the shared samples are missing");
     };
     let mut n = 0;
     for e in entries {
         let p = e.expect("entry").path();
         let bytes = std::fs::read(&p).expect("read");
-        let out = whole(&bytes);
+        let out = whole(format, &bytes);
         assert!(out.is_ok(), "{}: {:?}", p.display(), out.err());
-        same(&bytes, &[1, 2, 3, 5, 64, 1000, 1 << 16]);
+        same_as(format, &bytes, caps);
         n += 1;
     }
-    assert!(n >= 7, "{n} samples");
+    n
+}
+
+#[test]
+fn the_samples_import_the_same_streamed() {
+    let n = samples(
+        "langfuse",
+        Format::Langfuse,
+        &[1, 2, 3, 5, 64, 1000, 1 << 16],
+    );
+    assert!(n >= 7, "{n} Langfuse samples");
+    let n = samples("inspect", Format::Inspect, &[1, 7, 64, 1 << 16]);
+    assert!(n >= 8, "{n} Inspect samples");
+}
+
+/// An Inspect JSON log: a sample log's samples repeated `copies` times, in the given key
+/// order (the samples first or last).
+fn inspect_log(copies: usize, samples_first: bool) -> Vec<u8> {
+    let p = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../shared/external-traces/inspect/log_read_sample.json"
+    );
+    let doc: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(p).expect("read")).expect("json");
+    let samples: Vec<String> = (0..copies)
+        .flat_map(|k| {
+            doc["samples"]
+                .as_array()
+                .expect("samples")
+                .iter()
+                .map(move |s| {
+                    let mut s = s.clone();
+                    s["id"] = format!("{}-{k}", s["id"]).into();
+                    s.to_string()
+                })
+        })
+        .collect();
+    let rest: Vec<String> = doc
+        .as_object()
+        .expect("object")
+        .iter()
+        .filter(|(k, _)| *k != "samples")
+        .map(|(k, v)| format!("{}: {v}", serde_json::Value::from(k.as_str())))
+        .collect();
+    let samples = format!("\"samples\" :\n[ {} ]", samples.join(" ,\n"));
+    let body = if samples_first {
+        format!("{{ {samples}, {} }}", rest.join(", "))
+    } else {
+        format!("{{{}, {samples}}}", rest.join(", "))
+    };
+    body.into_bytes()
+}
+
+#[test]
+fn inspect_logs_import_the_same_streamed() {
+    for copies in [0, 1, 3] {
+        for first in [false, true] {
+            same_as(
+                Format::Inspect,
+                &inspect_log(copies, first),
+                &[1, 3, 64, 1 << 16],
+            );
+        }
+    }
+    let log = inspect_log(2, false);
+    for at in (0..log.len()).step_by(97) {
+        same_as(Format::Inspect, &log[..at], &[1, 1 << 16]);
+    }
+    for text in [
+        r#"{"eval": {"task": "t"}, "samples": null}"#,
+        r#"{"eval": {"task": "t"}, "samples": 3}"#,
+        r#"{"eval": {"task": "t"}, "version": 99, "samples": [{}]}"#,
+        r#"{"eval": {"task": "t"}, "samples": [[1], {"id": 1}, 7]}"#,
+        r#"{"eval": {"task": "t"}, "samples": [{"id": 1}, {"id": 2}], "samples": []}"#,
+        r#"[{"eval": 1}]"#,
+    ] {
+        same_as(Format::Inspect, text.as_bytes(), &[1, 2, 1 << 16]);
+    }
 }
 
 /// A download: observations in both lists (some ids repeated, some starts missing or equal),

@@ -15,7 +15,7 @@ use std::collections::HashSet;
 use serde_json::{Map, Value};
 
 use super::observe;
-use super::scan::{At, Scanner, Span, validate};
+use super::scan::{At, Pieces, Span};
 use super::write::{V1Out, as_text, duration_ms, rfc3339};
 use super::{Format, ImportError, Imported, broken, json_error};
 
@@ -639,59 +639,58 @@ pub fn import_at<S: At + ?Sized>(
     out: &mut V1Out,
     cap: usize,
 ) -> Result<(), ImportError> {
-    validate(src).map_err(|e| json_error(Format::Langfuse, &e, "JSON"))?;
-    let mut sc = Scanner::new(src, cap);
-    let doc = sc.document().map_err(io_broken)?;
-    if first_byte(src, doc)? != b'{' {
+    let mut p = Pieces::open(src, Format::Langfuse, cap)?;
+    let doc = p.document()?;
+    if p.first_byte(doc)? != b'{' {
         return Err(broken(
             Format::Langfuse,
             "the top level",
             "not a JSON object",
         ));
     }
-    let top = members(&mut sc, doc)?;
+    let top = p.members(doc)?;
     let Some(&trace_span) = top.get("trace") else {
         let mut doc = Map::new();
         for (k, span) in top {
-            let v = piece(src, span, &k)?;
+            let v = p.piece(span, &k)?;
             doc.insert(k, v);
         }
         return companion(out, &doc, name);
     };
-    if first_byte(src, trace_span)? != b'{' {
+    if p.first_byte(trace_span)? != b'{' {
         return Err(broken(Format::Langfuse, "trace", "not a JSON object"));
     }
     let mut trace = Map::new();
     let mut trace_lists = (None, None);
-    for (k, span) in members(&mut sc, trace_span)? {
+    for (k, span) in p.members(trace_span)? {
         match k.as_str() {
             "observations" => trace_lists.0 = Some(span),
             "scores" => trace_lists.1 = Some(span),
             _ => {
-                let v = piece(src, span, &format!("trace.{k}"))?;
+                let v = p.piece(span, &format!("trace.{k}"))?;
                 trace.insert(k, v);
             }
         }
     }
     let obs_lists = [top.get("observations").copied(), trace_lists.0];
-    let (mut index, mut facts) = observations(src, &mut sc, obs_lists)?;
+    let (mut index, mut facts) = observations(&mut p, obs_lists)?;
     index.sort_by(|a, b| a.start.total_cmp(&b.start));
     if let Some(e) = index.iter().find(|e| e.has_model) {
-        facts.model = model_of(&piece(src, e.span, &e.loc())?);
+        facts.model = model_of(&p.piece(e.span, &e.loc())?);
     }
     let mut run = Run::start(out, &trace, &facts);
     for e in &index {
         let loc = e.loc();
-        let o = piece(src, e.span, &loc)?;
+        let o = p.piece(e.span, &loc)?;
         run.observation(out, &o, &loc);
     }
     run.end(out, &trace, &facts);
     let mut seen = HashSet::new();
     let score_lists = [top.get("scores").copied(), trace_lists.1];
     for (where_, list) in SCORE_LISTS.into_iter().zip(score_lists) {
-        each_item(&mut sc, list, |i, span| {
+        p.each_item(list, |p, i, span| {
             let loc = format!("{where_}[{i}]");
-            let s = piece(src, span, &loc)?;
+            let s = p.piece(span, &loc)?;
             if seen.insert(s.get("id").map(as_text).unwrap_or_default()) {
                 score(out, &run.session, &s, &loc);
             }
@@ -722,8 +721,7 @@ impl Entry {
 /// order) and what they decide together. The index is held whole, so it is budgeted like a
 /// tree: past the budget's tree size the file is refused.
 fn observations<S: At + ?Sized>(
-    src: &S,
-    sc: &mut Scanner<'_, S>,
+    p: &mut Pieces<'_, S>,
     lists: [Option<Span>; 2],
 ) -> Result<(Vec<Entry>, Facts), ImportError> {
     let max = super::budget::current().max_tree;
@@ -732,9 +730,9 @@ fn observations<S: At + ?Sized>(
     let mut index = Vec::new();
     let mut facts = Facts::default();
     for (list, span) in lists.into_iter().enumerate() {
-        each_item(sc, span, |i, span| {
+        p.each_item(span, |p, i, span| {
             let loc = format!("{}[{i}]", OBS_LISTS[list]);
-            let o = piece(src, span, &loc)?;
+            let o = p.piece(span, &loc)?;
             let id = o.get("id").map(as_text).unwrap_or_default();
             used += (id.len() + std::mem::size_of::<Entry>() + 48) as u64;
             if used > max {
@@ -762,73 +760,4 @@ fn observations<S: At + ?Sized>(
         })?;
     }
     Ok((index, facts))
-}
-
-/// The members of the object at `span`, the last of a repeated key kept (as serde_json's
-/// map keeps it), by key.
-fn members<S: At + ?Sized>(
-    sc: &mut Scanner<'_, S>,
-    span: Span,
-) -> Result<std::collections::BTreeMap<String, Span>, ImportError> {
-    let mut out = std::collections::BTreeMap::new();
-    sc.members(span, |k, v| {
-        if let Some(k) = super::scan::key(k) {
-            out.insert(k, v);
-        }
-        Ok(())
-    })
-    .map_err(io_broken)?;
-    Ok(out)
-}
-
-/// Calls `f` with each item of the array at `list` (nothing when there is none).
-fn each_item<S: At + ?Sized>(
-    sc: &mut Scanner<'_, S>,
-    list: Option<Span>,
-    mut f: impl FnMut(usize, Span) -> Result<(), ImportError>,
-) -> Result<(), ImportError> {
-    let Some(list) = list else { return Ok(()) };
-    let mut i = 0;
-    let mut failed = None;
-    sc.items(list, |span| {
-        if failed.is_none()
-            && let Err(e) = f(i, span)
-        {
-            failed = Some(e);
-        }
-        i += 1;
-        Ok(())
-    })
-    .map_err(io_broken)?;
-    failed.map_or(Ok(()), Err)
-}
-
-/// The value at `span`, parsed alone within the budget (`what`: where it is, for errors).
-fn piece<S: At + ?Sized>(src: &S, span: Span, what: &str) -> Result<Value, ImportError> {
-    let max = super::budget::current().max_bytes;
-    if span.len > max {
-        return Err(super::budget::too_many_bytes(Format::Langfuse, what, max));
-    }
-    let text = super::scan::bytes(src, span).map_err(io_broken)?;
-    super::budget::check_json(Format::Langfuse, what, &text)?;
-    serde_json::from_slice(&text).map_err(|e| json_error(Format::Langfuse, &e, what))
-}
-
-/// The first byte of a value.
-fn first_byte<S: At + ?Sized>(src: &S, span: Span) -> Result<u8, ImportError> {
-    let mut b = [0u8; 1];
-    match src.read_at(&mut b, span.start) {
-        Ok(1) => Ok(b[0]),
-        Ok(_) => Err(io_broken(std::io::ErrorKind::UnexpectedEof.into())),
-        Err(e) => Err(io_broken(e)),
-    }
-}
-
-/// A read error of a source already checked whole (it changed, or the disk failed).
-fn io_broken(e: std::io::Error) -> ImportError {
-    broken(
-        Format::Langfuse,
-        "the file",
-        format!("cannot read it again: {e}"),
-    )
 }

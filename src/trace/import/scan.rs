@@ -9,7 +9,11 @@
 use std::fs::File;
 use std::io;
 
+use std::collections::BTreeMap;
+
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+
+use super::{Format, ImportError, broken, budget, json_error};
 
 /// A source read by place: a file (positional reads, no shared cursor) or bytes in memory.
 pub trait At {
@@ -346,11 +350,156 @@ impl<'a, S: At + ?Sized> Scanner<'a, S> {
         }
     }
 
+    /// Like [`Scanner::items`] from `at`, the array's start, or with `inside` a place inside
+    /// it (where an earlier walk stopped: an item, or a comma or whitespace before one); `f`
+    /// returning `false` stops the walk before the item it was given.
+    pub fn items_from(
+        &mut self,
+        at: u64,
+        inside: bool,
+        mut f: impl FnMut(Span) -> io::Result<bool>,
+    ) -> io::Result<()> {
+        self.seek(at);
+        if !inside {
+            if self.peek_token()? != Some(b'[') {
+                return Ok(());
+            }
+            self.at += 1;
+        }
+        loop {
+            match self.peek_token()?.ok_or_else(short)? {
+                b']' => return Ok(()),
+                b',' => {
+                    self.at += 1;
+                    continue;
+                }
+                _ => {}
+            }
+            let start = self.pos();
+            let v = self.skip_value()?;
+            let after = v.start + v.len;
+            if !f(v)? {
+                self.seek(start);
+                return Ok(());
+            }
+            self.seek(after);
+        }
+    }
+
     /// The span of the whole document (after leading whitespace, to the end of its value).
     pub fn document(&mut self) -> io::Result<Span> {
         self.seek(0);
         self.skip_value()
     }
+}
+
+/// A validated JSON source read piece by piece for one importer: its errors name the
+/// importer's format and the piece.
+pub struct Pieces<'a, S: At + ?Sized> {
+    src: &'a S,
+    sc: Scanner<'a, S>,
+    format: Format,
+}
+
+impl<'a, S: At + ?Sized> Pieces<'a, S> {
+    /// Checks the whole source ([`validate`]; its error is the whole-document parse's, as
+    /// `JSON: ...` at its line and column) and reads it `cap` bytes at a time.
+    pub fn open(src: &'a S, format: Format, cap: usize) -> Result<Self, ImportError> {
+        validate(src).map_err(|e| json_error(format, &e, "JSON"))?;
+        Ok(Pieces {
+            src,
+            sc: Scanner::new(src, cap),
+            format,
+        })
+    }
+
+    /// The span of the whole document.
+    pub fn document(&mut self) -> Result<Span, ImportError> {
+        let f = self.format;
+        self.sc.document().map_err(|e| reread(f, e))
+    }
+
+    /// The members of the object at `span` by key, the last of a repeated key kept (as
+    /// serde_json's map keeps it). Not an object: none.
+    pub fn members(&mut self, span: Span) -> Result<BTreeMap<String, Span>, ImportError> {
+        let mut out = BTreeMap::new();
+        let f = self.format;
+        self.sc
+            .members(span, |k, v| {
+                if let Some(k) = key(k) {
+                    out.insert(k, v);
+                }
+                Ok(())
+            })
+            .map_err(|e| reread(f, e))?;
+        Ok(out)
+    }
+
+    /// Calls `f` with each item of the array at `list` and its place (nothing when there is
+    /// no list or it is not an array); the first error ends the walk.
+    pub fn each_item(
+        &mut self,
+        list: Option<Span>,
+        mut f: impl FnMut(&Self, usize, Span) -> Result<(), ImportError>,
+    ) -> Result<(), ImportError> {
+        let Some(list) = list else { return Ok(()) };
+        let mut spans = Vec::new();
+        let fmt = self.format;
+        // Items a batch at a time: the walk must not hold the scanner while `f` reads.
+        let (mut at, mut inside) = (list.start, false);
+        // Item spans found per scan before they are handed out: 1,024 with the usual
+        // 64 KiB reads, fewer with smaller ones (tests walk every batch boundary).
+        let batch = (self.sc.buf.len() / 64).clamp(1, 1024);
+        let mut i = 0;
+        loop {
+            let mut resume = None;
+            self.sc
+                .items_from(at, inside, |sp| {
+                    if spans.len() == batch {
+                        resume = Some(sp.start);
+                        return Ok(false);
+                    }
+                    spans.push(sp);
+                    Ok(true)
+                })
+                .map_err(|e| reread(fmt, e))?;
+            for sp in spans.drain(..) {
+                f(self, i, sp)?;
+                i += 1;
+            }
+            match resume {
+                Some(next) => (at, inside) = (next, true),
+                None => return Ok(()),
+            }
+        }
+    }
+
+    /// The value at `span` parsed alone, within the budget (`what`: where it is, for
+    /// errors and budget refusals).
+    pub fn piece(&self, span: Span, what: &str) -> Result<serde_json::Value, ImportError> {
+        let max = budget::current().max_bytes;
+        if span.len > max {
+            return Err(budget::too_many_bytes(self.format, what, max));
+        }
+        let text = bytes(self.src, span).map_err(|e| reread(self.format, e))?;
+        budget::check_json(self.format, what, &text)?;
+        serde_json::from_slice(&text).map_err(|e| json_error(self.format, &e, what))
+    }
+
+    /// The first byte of the value at `span`.
+    pub fn first_byte(&self, span: Span) -> Result<u8, ImportError> {
+        let mut b = [0u8; 1];
+        match self.src.read_at(&mut b, span.start) {
+            Ok(1) => Ok(b[0]),
+            Ok(_) => Err(reread(self.format, io::ErrorKind::UnexpectedEof.into())),
+            Err(e) => Err(reread(self.format, e)),
+        }
+    }
+}
+
+/// A read error of a source already checked whole (it changed, or the disk failed).
+fn reread(format: Format, e: io::Error) -> ImportError {
+    broken(format, "the file", format!("cannot read it again: {e}"))
 }
 
 fn short() -> io::Error {
