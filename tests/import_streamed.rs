@@ -8,7 +8,7 @@ use std::io::Write;
 use std::rc::Rc;
 
 use doxascope::trace::import::write::V1Out;
-use doxascope::trace::import::{Format, ImportError, ImportNote, import, inspect, langfuse};
+use doxascope::trace::import::{Format, ImportError, ImportNote, import, inspect, langfuse, letta};
 use proptest::prelude::*;
 
 /// A writer whose bytes the test keeps.
@@ -37,6 +37,7 @@ fn streamed(format: Format, bytes: &[u8], cap: usize) -> Outcome {
     match format {
         Format::Langfuse => langfuse::import_at(bytes, "f.json", &mut out, cap)?,
         Format::Inspect => inspect::import_at(bytes, "f.json", &mut out, cap)?,
+        Format::Letta => letta::import_at(bytes, "f.json", &mut out, cap)?,
         other => panic!("{other} is not streamed"),
     }
     let notes = out.finish_written().expect("in memory");
@@ -104,6 +105,41 @@ fn the_samples_import_the_same_streamed() {
     assert!(n >= 7, "{n} Langfuse samples");
     let n = samples("inspect", Format::Inspect, &[1, 7, 64, 1 << 16]);
     assert!(n >= 8, "{n} Inspect samples");
+    let n = samples("letta", Format::Letta, &[1, 5, 64, 1 << 16]);
+    assert!(n >= 3, "{n} Letta samples");
+}
+
+#[test]
+fn letta_shapes_import_the_same_streamed() {
+    let msgs = r#"[{"role": "system", "content": [{"type": "text", "text": "<persona>\nI am\n</persona>"}]},
+        {"role": "user", "content": "hi", "created_at": "2025-01-01T00:00:01"},
+        {"role": "assistant", "content": "", "tool_calls": [{"id": "c1", "function": {"name": "core_memory_append", "arguments": "{\"label\": \"persona\", \"content\": \"kind\"}"}}]},
+        {"role": "tool", "tool_call_id": "c1", "name": "core_memory_append", "content": "{\"status\": \"OK\"}"},
+        [1], 7, {"role": "assistant", "content": "bye"}]"#;
+    let current = format!(
+        r#"{{"agents": [{{"name": "a", "block_ids": ["block-0", "block-9"], "messages": {msgs}, "llm_config": {{"model": "m"}}}}, {{"name": "b", "memory_blocks": [{{"label": "x", "value": "y"}}], "messages": 3}}],
+            "blocks": [{{"id": "block-0", "label": "persona", "value": "I am kind"}}], "created_at": "2025-01-01T00:00:00"}}"#
+    );
+    let older = format!(
+        r#"{{"agent_type": "memgpt", "name": "old", "core_memory": [{{"label": "persona", "value": "I am"}}], "messages": {msgs}}}"#
+    );
+    let double = serde_json::Value::from(older.clone()).to_string();
+    for text in [&current, &older, &double] {
+        same_as(Format::Letta, text.as_bytes(), &[1, 2, 7, 1 << 16]);
+        for at in (0..text.len()).step_by(13) {
+            same_as(Format::Letta, &text.as_bytes()[..at], &[1, 1 << 16]);
+        }
+    }
+    for text in [
+        "[]",
+        r#"{"agents": {}}"#,
+        r#"{"agents": [3]}"#,
+        r#"{"x": 1}"#,
+        r#""not json inside""#,
+        r#"{"agents": [], "agents": [{"name": "twice"}]}"#,
+    ] {
+        same_as(Format::Letta, text.as_bytes(), &[1, 1 << 16]);
+    }
 }
 
 /// An Inspect JSON log: a sample log's samples repeated `copies` times, in the given key

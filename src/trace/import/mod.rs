@@ -462,7 +462,7 @@ fn whole<R: Read>(
 
 /// Whether `format` is imported a piece at a time from a file ([`streamed`]).
 fn streams(format: Format) -> bool {
-    matches!(format, Format::Langfuse | Format::Inspect)
+    matches!(format, Format::Langfuse | Format::Inspect | Format::Letta)
 }
 
 /// Bytes a streamed import's splitter reads at a time.
@@ -476,6 +476,7 @@ fn streamed(format: Format, src: &File, name: &str) -> Result<Spooled, OpenError
     match format {
         Format::Langfuse => langfuse::import_at(src, name, &mut out, SCAN_CAP)?,
         Format::Inspect => inspect::import_at(src, name, &mut out, SCAN_CAP)?,
+        Format::Letta => letta::import_at(src, name, &mut out, SCAN_CAP)?,
         other => unreachable!("{other} is not streamed"),
     }
     let notes = out.finish_written()?;

@@ -440,7 +440,7 @@ impl<'a, S: At + ?Sized> Pieces<'a, S> {
     pub fn each_item(
         &mut self,
         list: Option<Span>,
-        mut f: impl FnMut(&Self, usize, Span) -> Result<(), ImportError>,
+        mut f: impl FnMut(&mut Self, usize, Span) -> Result<(), ImportError>,
     ) -> Result<(), ImportError> {
         let Some(list) = list else { return Ok(()) };
         let mut spans = Vec::new();
@@ -472,6 +472,27 @@ impl<'a, S: At + ?Sized> Pieces<'a, S> {
                 None => return Ok(()),
             }
         }
+    }
+
+    /// The object at `span` without its member `skip`, each member parsed alone (`loc`: the
+    /// object's place, for errors), and where `skip` is.
+    pub fn object_but(
+        &mut self,
+        span: Span,
+        skip: &str,
+        loc: &str,
+    ) -> Result<(serde_json::Map<String, serde_json::Value>, Option<Span>), ImportError> {
+        let mut obj = serde_json::Map::new();
+        let mut skipped = None;
+        for (k, sp) in self.members(span)? {
+            if k == skip {
+                skipped = Some(sp);
+            } else {
+                let v = self.piece(sp, &format!("{loc}.{k}"))?;
+                obj.insert(k, v);
+            }
+        }
+        Ok((obj, skipped))
     }
 
     /// The value at `span` parsed alone, within the budget (`what`: where it is, for
