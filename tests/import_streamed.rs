@@ -8,7 +8,9 @@ use std::io::Write;
 use std::rc::Rc;
 
 use doxascope::trace::import::write::V1Out;
-use doxascope::trace::import::{Format, ImportError, ImportNote, import, inspect, langfuse, letta};
+use doxascope::trace::import::{
+    Format, ImportError, ImportNote, import, inspect, langfuse, langsmith, letta,
+};
 use proptest::prelude::*;
 
 /// A writer whose bytes the test keeps.
@@ -38,6 +40,7 @@ fn streamed(format: Format, bytes: &[u8], cap: usize) -> Outcome {
         Format::Langfuse => langfuse::import_at(bytes, "f.json", &mut out, cap)?,
         Format::Inspect => inspect::import_at(bytes, "f.json", &mut out, cap)?,
         Format::Letta => letta::import_at(bytes, "f.json", &mut out, cap)?,
+        Format::LangSmith => langsmith::import_at(bytes, "f.json", &mut out, cap)?,
         other => panic!("{other} is not streamed"),
     }
     let notes = out.finish_written().expect("in memory");
@@ -107,6 +110,107 @@ fn the_samples_import_the_same_streamed() {
     assert!(n >= 8, "{n} Inspect samples");
     let n = samples("letta", Format::Letta, &[1, 5, 64, 1 << 16]);
     assert!(n >= 3, "{n} Letta samples");
+    let n = samples(
+        "langsmith-langgraph",
+        Format::LangSmith,
+        &[1, 5, 64, 1 << 16],
+    );
+    assert!(n >= 4, "{n} LangSmith samples");
+}
+
+/// A LangSmith run: `k` its id, `parent` its parent's, created or patched.
+fn ls_run(k: u8, parent: Option<u8>, patch: bool, x: u8) -> serde_json::Value {
+    let mut r = serde_json::json!({"id": format!("r{k}")});
+    if patch {
+        r["outputs"] = serde_json::json!({"output": format!("done {k}")});
+        r["end_time"] = "2025-01-01T00:01:00Z".into();
+        if x % 3 == 0 {
+            r["dotted_order"] = format!("20250101T000000{x:03}Zr{k}").into();
+        }
+        if x % 4 == 0 {
+            r["extra"] =
+                serde_json::json!({"metadata": {"thread_id": format!("th{x}"), "big": [1, 2]}});
+        }
+        r["error"] = if x % 5 == 0 {
+            "boom".into()
+        } else {
+            serde_json::Value::Null
+        };
+    } else {
+        r["run_type"] = ["chain", "llm", "tool", "retriever"][x as usize % 4].into();
+        r["name"] = if x % 7 == 0 {
+            "LangGraph".into()
+        } else {
+            format!("n{k}").into()
+        };
+        r["inputs"] = serde_json::json!({"messages": [{"content": format!("ask {k}")}]});
+        r["start_time"] = if x % 2 == 0 {
+            serde_json::Value::from(1_735_689_600_000u64 + x as u64)
+        } else {
+            format!("2025-01-01T00:00:{:02}Z", x % 60).into()
+        };
+        if let Some(pa) = parent {
+            r["parent_run_id"] = format!("r{pa}").into();
+        }
+        if x % 6 == 0 {
+            r["trace_id"] = format!("t{}", x % 2).into();
+        }
+        if x % 8 == 1 {
+            r["extra"] = serde_json::json!({"metadata": {"langgraph_node": format!("n{k}"), "langgraph_step": 1}});
+        }
+        if x % 9 == 2 {
+            r["feedback_stats"] = serde_json::json!({"correct": {"n": 2, "avg": 0.5}});
+        }
+    }
+    r
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    #[test]
+    fn generated_langsmith_runs_import_the_same_streamed(
+        runs in prop::collection::vec((0u8..12, prop::option::of(0u8..12), any::<bool>(), any::<u8>()), 0..16),
+        shape in 0u8..3,
+        cut in any::<prop::sample::Index>(),
+    ) {
+        let all: Vec<(bool, serde_json::Value)> = runs.iter().map(|&(k, pa, patch, x)| (patch, ls_run(k, pa, patch, x))).collect();
+        let text = match shape {
+            0 => serde_json::json!({
+                "post": all.iter().filter(|r| !r.0).map(|r| &r.1).collect::<Vec<_>>(),
+                "patch": all.iter().filter(|r| r.0).map(|r| &r.1).collect::<Vec<_>>(),
+            }).to_string(),
+            1 => serde_json::Value::Array(all.iter().map(|r| r.1.clone()).collect()).to_string(),
+            _ => {
+                // A run tree: each run nests the next.
+                let mut tree = serde_json::json!({"id": "root", "run_type": "chain", "name": "LangGraph", "outputs": {"messages": [], "x": 1}});
+                let mut at = &mut tree;
+                for (_, r) in &all {
+                    at["child_runs"] = serde_json::json!([7, r.clone()]);
+                    at = &mut at["child_runs"][1];
+                }
+                serde_json::to_string_pretty(&tree).expect("json")
+            }
+        };
+        same_as(Format::LangSmith, text.as_bytes(), &[1, 3, 64, 1 << 16]);
+        let at = cut.index(text.len());
+        same_as(Format::LangSmith, &text.as_bytes()[..at], &[1, 1 << 16]);
+    }
+}
+
+#[test]
+fn langsmith_shapes_import_the_same_streamed() {
+    for text in [
+        r#"{"post": 3, "run_type": "x"}"#,
+        r#"{"post": [1], "patch": null}"#,
+        r#"{"post": null, "patch": [{"id": "a", "run_type": "llm"}]}"#,
+        r#"[{"run_type": "chain"}, 3]"#,
+        r#"[{"run_type": "chain"}, {"run_type": "chain", "dotted_order": "20250101T000000Zb"}]"#,
+        r#""runs""#,
+        r#"{"run_type": "chain", "id": "a", "child_runs": {"x": 1}}"#,
+    ] {
+        same_as(Format::LangSmith, text.as_bytes(), &[1, 1 << 16]);
+    }
 }
 
 #[test]

@@ -462,7 +462,10 @@ fn whole<R: Read>(
 
 /// Whether `format` is imported a piece at a time from a file ([`streamed`]).
 fn streams(format: Format) -> bool {
-    matches!(format, Format::Langfuse | Format::Inspect | Format::Letta)
+    matches!(
+        format,
+        Format::Langfuse | Format::Inspect | Format::Letta | Format::LangSmith
+    )
 }
 
 /// Bytes a streamed import's splitter reads at a time.
@@ -477,6 +480,7 @@ fn streamed(format: Format, src: &File, name: &str) -> Result<Spooled, OpenError
         Format::Langfuse => langfuse::import_at(src, name, &mut out, SCAN_CAP)?,
         Format::Inspect => inspect::import_at(src, name, &mut out, SCAN_CAP)?,
         Format::Letta => letta::import_at(src, name, &mut out, SCAN_CAP)?,
+        Format::LangSmith => langsmith::import_at(src, name, &mut out, SCAN_CAP)?,
         other => unreachable!("{other} is not streamed"),
     }
     let notes = out.finish_written()?;
