@@ -1,7 +1,9 @@
 //! Importers: the traces other tools already write, turned into trace format v1.
 //!
 //! Every importer reads the whole source (bytes, as found on disk or received) and writes
-//! v1 JSON lines, one event per line. Everything downstream (the reader, the model, the
+//! v1 JSON lines, one event per line; OTLP JSON lines, Inspect, Langfuse, LangSmith and
+//! Letta also read a file in bounded memory ([`open_path`]: a chunk or a piece at a time,
+//! [`scan`]), writing the same lines. Everything downstream (the reader, the model, the
 //! audit, the TUI, `doxascope import -o`) then sees an ordinary v1 trace, so an imported run
 //! is replayed, checked and shown by exactly the code that handles doxascope's own traces.
 //!
@@ -415,9 +417,9 @@ fn look<R: Read>(
 
 /// Opens a source: looks at its head, detects its format (or takes `forced`), and either
 /// hands back a v1 stream (nothing read twice, nothing held) or imports it into a spool.
-/// OTLP is imported as it is read (a copy of the source goes to a temporary file first, in
-/// case it must be read whole); other formats are read whole. `name` is the file name as
-/// given, used by detection and for sessions.
+/// OTLP is imported as it is read, and the formats that [`streams`] a piece at a time from
+/// a temporary copy of the source (OTLP's in case it must be read whole); other formats are
+/// read whole. `name` is the file name as given, used by detection and for sessions.
 pub fn open<R: Read>(
     name: &str,
     mut input: R,
@@ -505,8 +507,8 @@ fn otlp_file(mut src: File, name: &str) -> Result<Spooled, OpenError> {
     Ok(Spooled { v1, len, notes })
 }
 
-/// [`open`] on a file (`-` is standard input). A regular OTLP file is streamed from where it
-/// is, without a copy.
+/// [`open`] on a file (`-` is standard input). A regular OTLP file, or one of a format that
+/// [`streams`], is read from where it is, without a copy.
 pub fn open_path(
     path: &Path,
     forced: Option<Format>,
