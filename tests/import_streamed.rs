@@ -402,6 +402,7 @@ fn hostile_shapes_import_the_same_streamed() {
         "{\"tr\\u0061ce\": {\"id\": \"esc\"}, \"observations\": [1, \"x\", null, {}, {}]}",
         "{\"trace\": {\"id\": \"t\", \"observations\": [{\"id\": 1}, {\"id\": \"1\"}]}, \"observations\": [{\"id\": 1.0}]}",
         "{}",
+        r#"{"trace": {"id": "t"}, "observations": [["x", "2025-01-01T00:00:00Z", "m", 1, 2, "langgraph_node"], {"id": "x", "id": "y", "model": "m", "startTime": "2025-01-01T00:00:00Z"}, {"id": "z", "input": null, "output": 0}]}"#,
         "{\"4f6535aaebcda355\": {\"input\": {\"success\": true, \"data\": [{\"role\":\"user\",\"content\":\"hi\"}]}}, \"4f6535aaebcda355\": {\"output\": {\"data\": \"x\"}}}",
         " \n{\"trace\":{\"id\":\"t\"}} \n",
         "{\"trace\":{\"id\":\"t\"}} x",

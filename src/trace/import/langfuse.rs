@@ -701,6 +701,51 @@ pub fn import_at<S: At + ?Sized>(
     Ok(())
 }
 
+/// What the index needs of an observation ([`Facts::add`], [`start_of`], [`model_of`] and
+/// its id), parsed without building its input and output: `null` and a missing key are both
+/// `None`, as `Value::get(..).filter(non-null)` sees them.
+#[derive(serde::Deserialize)]
+struct Brief<'a> {
+    #[serde(default)]
+    id: Option<Value>,
+    #[serde(default, rename = "startTime")]
+    start: Option<Value>,
+    #[serde(default)]
+    model: Option<Value>,
+    #[serde(default, borrow)]
+    input: Option<&'a serde_json::value::RawValue>,
+    #[serde(default, borrow)]
+    output: Option<&'a serde_json::value::RawValue>,
+    #[serde(default)]
+    metadata: Option<Value>,
+}
+
+impl<'a> Brief<'a> {
+    /// The brief of an observation's text; one that is no object or repeats a key (which
+    /// a derived struct refuses) is read from its whole tree instead.
+    fn of(text: &'a [u8]) -> Result<Self, serde_json::Error> {
+        // A derived struct also reads an array (its items as the fields, in order): only an
+        // object is read as one.
+        let object = text.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{');
+        if object && let Ok(b) = serde_json::from_slice(text) {
+            return Ok(b);
+        }
+        let o: Value = serde_json::from_slice(text)?;
+        let get = |k: &str| o.get(k).filter(|v| !v.is_null()).cloned();
+        let present = |k: &str| o.get(k).is_some_and(|v| !v.is_null());
+        let null: &'a serde_json::value::RawValue =
+            serde_json::from_str("null").expect("null is JSON");
+        Ok(Brief {
+            id: get("id"),
+            start: get("startTime"),
+            model: get("model"),
+            input: present("input").then_some(null),
+            output: present("output").then_some(null),
+            metadata: get("metadata"),
+        })
+    }
+}
+
 /// An observation as the index keeps it: where it is, where it was listed, its start.
 struct Entry {
     span: Span,
@@ -732,8 +777,9 @@ fn observations<S: At + ?Sized>(
     for (list, span) in lists.into_iter().enumerate() {
         p.each_item(span, |p, i, span| {
             let loc = format!("{}[{i}]", OBS_LISTS[list]);
-            let o = p.piece(span, &loc)?;
-            let id = o.get("id").map(as_text).unwrap_or_default();
+            let text = p.text(span, &loc)?;
+            let o = Brief::of(&text).map_err(|e| json_error(Format::Langfuse, &e, &loc))?;
+            let id = o.id.as_ref().map(as_text).unwrap_or_default();
             used += (id.len() + std::mem::size_of::<Entry>() + 48) as u64;
             if used > max {
                 return Err(broken(
@@ -747,13 +793,23 @@ fn observations<S: At + ?Sized>(
                 ));
             }
             if seen.insert(id) {
-                facts.add(&o);
+                facts.any = true;
+                facts.captured |= o.input.is_some() || o.output.is_some();
+                facts.langgraph_node |= o
+                    .metadata
+                    .as_ref()
+                    .is_some_and(|m| as_text(m).contains("langgraph_node"));
                 index.push(Entry {
                     span,
                     list: list as u8,
                     i: i as u32,
-                    start: start_of(&o),
-                    has_model: model_of(&o).is_some(),
+                    start: o
+                        .start
+                        .as_ref()
+                        .and_then(Value::as_str)
+                        .and_then(crate::trace::time::parse_rfc3339)
+                        .unwrap_or(f64::MAX),
+                    has_model: o.model.as_ref().and_then(Value::as_str).is_some(),
                 });
             }
             Ok(())

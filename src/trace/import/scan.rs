@@ -498,13 +498,20 @@ impl<'a, S: At + ?Sized> Pieces<'a, S> {
     /// The value at `span` parsed alone, within the budget (`what`: where it is, for
     /// errors and budget refusals).
     pub fn piece(&self, span: Span, what: &str) -> Result<serde_json::Value, ImportError> {
+        let text = self.text(span, what)?;
+        serde_json::from_slice(&text).map_err(|e| json_error(self.format, &e, what))
+    }
+
+    /// The text of the value at `span`, within the budget (as [`Pieces::piece`] checks it),
+    /// for a parse of part of it.
+    pub fn text(&self, span: Span, what: &str) -> Result<Vec<u8>, ImportError> {
         let max = budget::current().max_bytes;
         if span.len > max {
             return Err(budget::too_many_bytes(self.format, what, max));
         }
         let text = bytes(self.src, span).map_err(|e| reread(self.format, e))?;
         budget::check_json(self.format, what, &text)?;
-        serde_json::from_slice(&text).map_err(|e| json_error(self.format, &e, what))
+        Ok(text)
     }
 
     /// The first byte of the value at `span`.
