@@ -3,6 +3,7 @@
 # `export` beside the file's size, and the TUI opening the file beside lnav, in the same run.
 #
 #   scripts/bench_import.sh FILE [BIN...]     # BIN defaults to target/release/doxascope
+#   TUI_ONLY=1 scripts/bench_import.sh FILE [BIN...]   # only the TUI open beside lnav
 #
 # The TUI is timed as scripts/bench_open.sh does (a private tmux server, 250x50, the screen
 # polled every 20 ms): "opened" is the first capture whose header shows no loading bar and
@@ -58,9 +59,11 @@ echo "file: $FILE, $(mib $((size / 1024))) MiB"
 for bin in "${BINS[@]}"; do
     echo "binary: $bin"
     cat "$FILE" >/dev/null
-    timed "  import -o" "$bin" import "$FILE" -o "$OUT/v1.jsonl"
-    timed "  audit" "$bin" audit "$FILE"
-    timed "  export --format prompt" "$bin" export "$FILE" --format prompt
+    if [ -z "${TUI_ONLY:-}" ]; then
+        timed "  import -o" "$bin" import "$FILE" -o "$OUT/v1.jsonl"
+        timed "  audit" "$bin" audit "$FILE"
+        timed "  export --format prompt" "$bin" export "$FILE" --format prompt
+    fi
     cat "$FILE" >/dev/null
     /usr/bin/time -o "$OUT/l" -f "%e %M" lnav -n -c ':goto 100%' "$FILE" >/dev/null 2>&1 || true
     read -r lw lk < <(tail -n 1 "$OUT/l")

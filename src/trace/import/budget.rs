@@ -79,6 +79,11 @@ pub fn too_many_bytes(format: Format, what: &str, max: u64) -> ImportError {
 /// where it breaks.
 pub fn check_json(format: Format, what: &str, text: &[u8]) -> Result<(), ImportError> {
     let max = current().max_tree;
+    // No text costs more than MAX_PER_BYTE times its length (`{}` does): a short one passes
+    // without the walk (streamed imports check every piece).
+    if (text.len() as u64).saturating_mul(MAX_PER_BYTE) <= max {
+        return Ok(());
+    }
     let mut used = 0u64;
     let mut de = serde_json::Deserializer::from_slice(text);
     // Every document of the text (JSON lines hold one per line), until the end or an error.
@@ -115,6 +120,10 @@ struct Cost<'u> {
 const VALUE: u64 = 32;
 const OBJECT: u64 = 640;
 const MEMBER: u64 = 56;
+/// The most a byte of text can cost: `{}` is two bytes and `VALUE + OBJECT`; every other
+/// value costs less per byte of its text (a member's key and punctuation, 56 + its length for
+/// at least 4 bytes; a number 32 for at least one byte).
+const MAX_PER_BYTE: u64 = (VALUE + OBJECT).div_ceil(2);
 
 impl Cost<'_> {
     fn add<E: de::Error>(&mut self, n: u64) -> Result<(), E> {
@@ -217,6 +226,44 @@ impl<'de> de::Deserialize<'de> for KeyLen {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What the walk adds up for `text`, without the shortcut.
+    fn walked(text: &[u8]) -> u64 {
+        let mut used = 0u64;
+        let mut de = serde_json::Deserializer::from_slice(text);
+        loop {
+            let c = Cost {
+                used: &mut used,
+                max: u64::MAX,
+            };
+            if c.deserialize(&mut de).is_err() {
+                return used;
+            }
+        }
+    }
+
+    #[test]
+    fn no_text_costs_more_per_byte_than_the_shortcut_assumes() {
+        let worst = [
+            "{}",
+            "{}\n{}",
+            "{\"\":{}}",
+            "[{},{},{}]",
+            "0",
+            "0\n0",
+            "[0,0]",
+            "{\"a\":0}",
+            "\"\"",
+            "[[[[]]]]",
+            "{\"\":{\"\":{\"\":{}}}}",
+        ];
+        for t in worst {
+            let c = walked(t.as_bytes());
+            assert!(c > 0, "{t}");
+            assert!(c <= MAX_PER_BYTE * t.len() as u64, "{t}: {c}");
+        }
+        assert_eq!(walked(b"{}"), MAX_PER_BYTE * 2, "the bound is tight");
+    }
 
     #[test]
     fn a_list_of_zeros_costs_its_values_not_its_text() {

@@ -15,6 +15,7 @@ use std::io::{Read, Seek};
 use serde_json::{Map, Value};
 
 use super::observe;
+use super::scan::{At, Pieces};
 use super::write::{V1Out, as_text, decode_nested, rfc3339, seconds_to_ms};
 use super::{Format, ImportError, Imported, broken, json_error};
 
@@ -66,8 +67,96 @@ pub fn import(bytes: &[u8], name: &str) -> Result<Imported, ImportError> {
     Ok(out.finish())
 }
 
+/// [`import`] of a source read by place, into `out`: an archive one member at a time
+/// ([`import_zip_to`]), a JSON log one sample at a time (the log without its samples is the
+/// header; each sample is parsed alone, within the budget). The lines are [`import`]'s.
+pub fn import_at<S: At + ?Sized>(
+    src: &S,
+    name: &str,
+    out: &mut V1Out,
+    cap: usize,
+) -> Result<(), ImportError> {
+    let mut magic = [0u8; 4];
+    let n = src
+        .read_at(&mut magic, 0)
+        .map_err(|e| broken(Format::Inspect, "the file", e.to_string()))?;
+    if n == 4 && (magic == *b"PK\x03\x04" || magic == *b"PK\x05\x06") {
+        let r = Positioned { src, off: 0 };
+        return import_zip_to(std::io::BufReader::with_capacity(1 << 16, r), name, out);
+    }
+    let mut p = Pieces::open(src, Format::Inspect, cap)?;
+    let doc = p.document()?;
+    if p.first_byte(doc)? != b'{' {
+        return Err(broken(
+            Format::Inspect,
+            "the top level",
+            "not a JSON object",
+        ));
+    }
+    let top = p.members(doc)?;
+    let mut head = Map::new();
+    for (k, &span) in top.iter().filter(|(k, _)| *k != "samples") {
+        head.insert(k.clone(), p.piece(span, k)?);
+    }
+    check_version(&head)?;
+    let header = Header::of(&head);
+    match top.get("samples") {
+        None => out.note("samples", "the log holds no samples"),
+        Some(&list) => match p.first_byte(list)? {
+            b'[' => p.each_item(Some(list), |p, i, span| {
+                let loc = format!("samples[{i}]");
+                let s = p.piece(span, &loc)?;
+                sample(out, &header, &s, &loc)
+            })?,
+            b'n' => out.note("samples", "the log holds no samples"),
+            _ => return Err(broken(Format::Inspect, "samples", "not a list")),
+        },
+    }
+    Ok(())
+}
+
+/// An [`At`] source as a reader that seeks (what the ZIP reader wants).
+struct Positioned<'a, S: At + ?Sized> {
+    src: &'a S,
+    off: u64,
+}
+
+impl<S: At + ?Sized> Read for Positioned<'_, S> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.src.read_at(buf, self.off)?;
+        self.off += n as u64;
+        Ok(n)
+    }
+}
+
+impl<S: At + ?Sized> Seek for Positioned<'_, S> {
+    fn seek(&mut self, pos: std::io::SeekFrom) -> std::io::Result<u64> {
+        let to = match pos {
+            std::io::SeekFrom::Start(n) => Some(n),
+            std::io::SeekFrom::End(d) => self.src.len()?.checked_add_signed(d),
+            std::io::SeekFrom::Current(d) => self.off.checked_add_signed(d),
+        };
+        self.off = to.ok_or_else(|| {
+            std::io::Error::new(std::io::ErrorKind::InvalidInput, "seek before the start")
+        })?;
+        Ok(self.off)
+    }
+}
+
 /// Imports an `.eval` archive.
-pub fn import_zip<R: Read + Seek>(r: R, _name: &str) -> Result<Imported, ImportError> {
+pub fn import_zip<R: Read + Seek>(r: R, name: &str) -> Result<Imported, ImportError> {
+    let mut out = V1Out::default();
+    import_zip_to(r, name, &mut out)?;
+    Ok(out.finish())
+}
+
+/// [`import_zip`] into `out`: one member inflated and parsed at a time, so with a writer's
+/// [`V1Out`] what is held is the largest member's tree, not the archive's.
+pub fn import_zip_to<R: Read + Seek>(
+    r: R,
+    _name: &str,
+    out: &mut V1Out,
+) -> Result<(), ImportError> {
     let mut zip = zip::ZipArchive::new(r)
         .map_err(|e| broken(Format::Inspect, "the ZIP directory", e.to_string()))?;
     let names: Vec<String> = zip.file_names().map(str::to_string).collect();
@@ -123,16 +212,15 @@ pub fn import_zip<R: Read + Seek>(r: R, _name: &str) -> Result<Imported, ImportE
         .map(|n| (SampleKey::of(n), n.clone()))
         .collect();
     samples.sort();
-    let mut out = V1Out::default();
     if samples.is_empty() {
         out.note("samples/", "the log holds no samples");
     }
     for (_, n) in samples {
         if let Some(s) = member(&n)? {
-            sample(&mut out, &header, &s, &n)?;
+            sample(out, &header, &s, &n)?;
         }
     }
-    Ok(out.finish())
+    Ok(())
 }
 
 /// Orders sample members by sample id (numerically when it is a number), then epoch.

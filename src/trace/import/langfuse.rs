@@ -15,6 +15,7 @@ use std::collections::HashSet;
 use serde_json::{Map, Value};
 
 use super::observe;
+use super::scan::{At, Pieces, Span};
 use super::write::{V1Out, as_text, duration_ms, rfc3339};
 use super::{Format, ImportError, Imported, broken, json_error};
 
@@ -115,20 +116,57 @@ fn text_of(v: &Value) -> Option<String> {
     (!t.is_empty()).then_some(t)
 }
 
+/// What the whole list of observations decides before the first is written.
+#[derive(Debug, Default)]
+struct Facts {
+    /// The first model named, in start-time order.
+    model: Option<String>,
+    /// Whether any observation holds an input or an output.
+    captured: bool,
+    /// Whether there is any observation.
+    any: bool,
+    /// Whether any observation's metadata names a LangGraph node.
+    langgraph_node: bool,
+}
+
+impl Facts {
+    /// Counts one (deduplicated) observation in.
+    fn add(&mut self, o: &Value) {
+        self.any = true;
+        self.captured |= o.get("input").is_some_and(|v| !v.is_null())
+            || o.get("output").is_some_and(|v| !v.is_null());
+        self.langgraph_node |= o
+            .get("metadata")
+            .is_some_and(|m| as_text(m).contains("langgraph_node"));
+    }
+}
+
+/// An observation's model, when it names one.
+fn model_of(o: &Value) -> Option<String> {
+    o.get("model").and_then(Value::as_str).map(str::to_string)
+}
+
+/// An observation's start, for ordering (no start: last).
+fn start_of(o: &Value) -> f64 {
+    o.get("startTime")
+        .and_then(Value::as_str)
+        .and_then(crate::trace::time::parse_rfc3339)
+        .unwrap_or(f64::MAX)
+}
+
+/// The observations' and scores' lists, where they are in a download.
+const OBS_LISTS: [&str; 2] = ["observations", "trace.observations"];
+const SCORE_LISTS: [&str; 2] = ["scores", "trace.scores"];
+
 fn download(out: &mut V1Out, doc: &Map<String, Value>, trace: &Map<String, Value>) {
-    let trace_id = trace.get("id").map(as_text).unwrap_or_default();
-    let session = trace
-        .get("sessionId")
-        .filter(|s| !s.is_null())
-        .map(as_text)
-        .unwrap_or_else(|| format!("langfuse:{trace_id}"));
     // Observations: listed inside the trace and at the top; one per id.
     let mut seen = HashSet::new();
     let mut obs: Vec<(&Value, String)> = Vec::new();
-    for (where_, list) in [
-        ("observations", doc.get("observations")),
-        ("trace.observations", trace.get("observations")),
-    ] {
+    let mut facts = Facts::default();
+    for (where_, list) in OBS_LISTS
+        .into_iter()
+        .zip([doc.get("observations"), trace.get("observations")])
+    {
         for (i, o) in list
             .and_then(Value::as_array)
             .into_iter()
@@ -137,97 +175,23 @@ fn download(out: &mut V1Out, doc: &Map<String, Value>, trace: &Map<String, Value
         {
             let id = o.get("id").map(as_text).unwrap_or_default();
             if seen.insert(id) {
+                facts.add(o);
                 obs.push((o, format!("{where_}[{i}]")));
             }
         }
     }
-    let start = |o: &Value| {
-        o.get("startTime")
-            .and_then(Value::as_str)
-            .and_then(crate::trace::time::parse_rfc3339)
-            .unwrap_or(f64::MAX)
-    };
-    obs.sort_by(|a, b| start(a.0).total_cmp(&start(b.0)));
-    let ts = trace
-        .get("timestamp")
-        .and_then(Value::as_str)
-        .and_then(rfc3339)
-        .map(|t| t.0);
-    let model = obs
-        .iter()
-        .find_map(|(o, _)| o.get("model").and_then(Value::as_str).map(str::to_string));
-    let mut meta = Map::new();
-    meta.insert("format".into(), "langfuse".into());
-    meta.insert("trace_id".into(), trace_id.clone().into());
-    for k in [
-        "name",
-        "userId",
-        "tags",
-        "environment",
-        "release",
-        "version",
-        "projectId",
-    ] {
-        if let Some(v) = trace.get(k).filter(|v| !v.is_null()) {
-            meta.insert(k.into(), v.clone());
-        }
-    }
-    if let Some(m) = trace.get("metadata").filter(|v| !v.is_null()) {
-        meta.insert("metadata".into(), decoded(m));
-    }
-    out.event(&session, "session")
-        .ts(ts.clone())
-        .opt_text("agent", trace.get("name").and_then(Value::as_str))
-        .opt_text("model", model.as_deref())
-        .field("meta", Value::Object(meta))
-        .from("trace")
-        .emit();
-    if let Some(goal) = trace.get("input").and_then(text_of) {
-        out.event(&session, "intention")
-            .ts(ts.clone())
-            .id(Some(&trace_id))
-            .opt_text("type", trace.get("name").and_then(Value::as_str))
-            .text("goal", &goal)
-            .from("trace.input")
-            .emit();
-    }
-    let captured = obs.iter().any(|(o, _)| {
-        o.get("input").is_some_and(|v| !v.is_null())
-            || o.get("output").is_some_and(|v| !v.is_null())
-    });
-    if !obs.is_empty() && !captured {
-        out.event(&session, "log")
-            .ts(ts.clone())
-            .field("level", "warn")
-            .text(
-                "message",
-                "content not captured: every observation's input and output is empty in this export",
-            )
-            .from("observations")
-            .emit();
-    }
-    let mut last_ts = ts.clone();
-    // Tool calls observed in the session (a model call's input repeats earlier results).
-    let mut observed = HashSet::new();
+    obs.sort_by(|a, b| start_of(a.0).total_cmp(&start_of(b.0)));
+    facts.model = obs.iter().find_map(|(o, _)| model_of(o));
+    let mut run = Run::start(out, trace, &facts);
     for (o, loc) in &obs {
-        last_ts = observation(out, &session, o, loc, &mut observed).or(last_ts);
+        run.observation(out, o, loc);
     }
-    if is_langgraph(trace, &obs) {
-        langgraph_state(out, &session, trace, last_ts.clone(), &mut observed);
-    }
-    if let Some(answer) = trace.get("output").and_then(text_of) {
-        out.event(&session, "answer")
-            .ts(last_ts.clone())
-            .id(Some("answer"))
-            .text("text", &answer)
-            .from("trace.output")
-            .emit();
-    }
+    run.end(out, trace, &facts);
     let mut scores_seen = HashSet::new();
-    for (where_, list) in [
-        ("scores", doc.get("scores")),
-        ("trace.scores", trace.get("scores")),
-    ] {
+    for (where_, list) in SCORE_LISTS
+        .into_iter()
+        .zip([doc.get("scores"), trace.get("scores")])
+    {
         for (i, s) in list
             .and_then(Value::as_array)
             .into_iter()
@@ -236,10 +200,15 @@ fn download(out: &mut V1Out, doc: &Map<String, Value>, trace: &Map<String, Value
         {
             let id = s.get("id").map(as_text).unwrap_or_default();
             if scores_seen.insert(id) {
-                score(out, &session, s, &format!("{where_}[{i}]"));
+                score(out, &run.session, s, &format!("{where_}[{i}]"));
             }
         }
     }
+    corrections(out, trace);
+}
+
+/// The note for a trace's corrections, which v1 has no place for.
+fn corrections(out: &mut V1Out, trace: &Map<String, Value>) {
     if trace
         .get("corrections")
         .and_then(Value::as_array)
@@ -249,17 +218,119 @@ fn download(out: &mut V1Out, doc: &Map<String, Value>, trace: &Map<String, Value
     }
 }
 
+/// A download being written: its session, the latest timestamp and the tool calls seen.
+struct Run {
+    session: String,
+    last_ts: Option<String>,
+    /// Tool calls observed in the session (a model call's input repeats earlier results).
+    observed: HashSet<String>,
+}
+
+impl Run {
+    /// The session and what the trace itself says (its input as the goal), before the
+    /// observations (`trace` without its lists is enough).
+    fn start(out: &mut V1Out, trace: &Map<String, Value>, facts: &Facts) -> Run {
+        let trace_id = trace.get("id").map(as_text).unwrap_or_default();
+        let session = trace
+            .get("sessionId")
+            .filter(|s| !s.is_null())
+            .map(as_text)
+            .unwrap_or_else(|| format!("langfuse:{trace_id}"));
+        let ts = trace
+            .get("timestamp")
+            .and_then(Value::as_str)
+            .and_then(rfc3339)
+            .map(|t| t.0);
+        let mut meta = Map::new();
+        meta.insert("format".into(), "langfuse".into());
+        meta.insert("trace_id".into(), trace_id.clone().into());
+        for k in [
+            "name",
+            "userId",
+            "tags",
+            "environment",
+            "release",
+            "version",
+            "projectId",
+        ] {
+            if let Some(v) = trace.get(k).filter(|v| !v.is_null()) {
+                meta.insert(k.into(), v.clone());
+            }
+        }
+        if let Some(m) = trace.get("metadata").filter(|v| !v.is_null()) {
+            meta.insert("metadata".into(), decoded(m));
+        }
+        out.event(&session, "session")
+            .ts(ts.clone())
+            .opt_text("agent", trace.get("name").and_then(Value::as_str))
+            .opt_text("model", facts.model.as_deref())
+            .field("meta", Value::Object(meta))
+            .from("trace")
+            .emit();
+        if let Some(goal) = trace.get("input").and_then(text_of) {
+            out.event(&session, "intention")
+                .ts(ts.clone())
+                .id(Some(&trace_id))
+                .opt_text("type", trace.get("name").and_then(Value::as_str))
+                .text("goal", &goal)
+                .from("trace.input")
+                .emit();
+        }
+        if facts.any && !facts.captured {
+            out.event(&session, "log")
+                .ts(ts.clone())
+                .field("level", "warn")
+                .text(
+                    "message",
+                    "content not captured: every observation's input and output is empty in this export",
+                )
+                .from("observations")
+                .emit();
+        }
+        Run {
+            session,
+            last_ts: ts,
+            observed: HashSet::new(),
+        }
+    }
+
+    /// The next observation, in start-time order.
+    fn observation(&mut self, out: &mut V1Out, o: &Value, loc: &str) {
+        self.last_ts =
+            observation(out, &self.session, o, loc, &mut self.observed).or(self.last_ts.take());
+    }
+
+    /// After the observations: a LangGraph run's final state, and the trace's output as the
+    /// answer.
+    fn end(&mut self, out: &mut V1Out, trace: &Map<String, Value>, facts: &Facts) {
+        if is_langgraph(trace, facts) {
+            langgraph_state(
+                out,
+                &self.session,
+                trace,
+                self.last_ts.clone(),
+                &mut self.observed,
+            );
+        }
+        if let Some(answer) = trace.get("output").and_then(text_of) {
+            out.event(&self.session, "answer")
+                .ts(self.last_ts.clone())
+                .id(Some("answer"))
+                .text("text", &answer)
+                .from("trace.output")
+                .emit();
+        }
+    }
+}
+
 /// Whether a trace is a LangGraph run: LangGraph's callback names the root `LangGraph` and
 /// puts `langgraph_*` keys in the metadata of its nodes.
-fn is_langgraph(trace: &Map<String, Value>, obs: &[(&Value, String)]) -> bool {
+fn is_langgraph(trace: &Map<String, Value>, facts: &Facts) -> bool {
     trace.get("name").and_then(Value::as_str) == Some("LangGraph")
         || trace
             .get("metadata")
             .is_some_and(|m| as_text(m).contains("\"langgraph_node\""))
-        || obs.iter().any(|(o, _)| {
-            o.get("metadata")
-                .is_some_and(|m| as_text(m).contains("langgraph_node"))
-        })
+        || facts.langgraph_node
 }
 
 /// A LangGraph run's output is the graph's state when it finished: each channel a ground
@@ -555,4 +626,194 @@ fn companion(out: &mut V1Out, doc: &Map<String, Value>, name: &str) -> Result<()
             .emit();
     }
     Ok(())
+}
+
+/// [`import`] of a source read by place, a piece at a time: the document is checked whole
+/// by the JSON parser (in bounded memory), then an index of the observations (id, start,
+/// place) is built and each observation parsed again alone, in start-time order. What is
+/// held is the index, one observation and the trace without its lists; the budget applies
+/// to each piece instead of the file. The lines written are [`import`]'s, byte for byte.
+pub fn import_at<S: At + ?Sized>(
+    src: &S,
+    name: &str,
+    out: &mut V1Out,
+    cap: usize,
+) -> Result<(), ImportError> {
+    let mut p = Pieces::open(src, Format::Langfuse, cap)?;
+    let doc = p.document()?;
+    if p.first_byte(doc)? != b'{' {
+        return Err(broken(
+            Format::Langfuse,
+            "the top level",
+            "not a JSON object",
+        ));
+    }
+    let top = p.members(doc)?;
+    let Some(&trace_span) = top.get("trace") else {
+        let mut doc = Map::new();
+        for (k, span) in top {
+            let v = p.piece(span, &k)?;
+            doc.insert(k, v);
+        }
+        return companion(out, &doc, name);
+    };
+    if p.first_byte(trace_span)? != b'{' {
+        return Err(broken(Format::Langfuse, "trace", "not a JSON object"));
+    }
+    let mut trace = Map::new();
+    let mut trace_lists = (None, None);
+    for (k, span) in p.members(trace_span)? {
+        match k.as_str() {
+            "observations" => trace_lists.0 = Some(span),
+            "scores" => trace_lists.1 = Some(span),
+            _ => {
+                let v = p.piece(span, &format!("trace.{k}"))?;
+                trace.insert(k, v);
+            }
+        }
+    }
+    let obs_lists = [top.get("observations").copied(), trace_lists.0];
+    let (mut index, mut facts) = observations(&mut p, obs_lists)?;
+    index.sort_by(|a, b| a.start.total_cmp(&b.start));
+    if let Some(e) = index.iter().find(|e| e.has_model) {
+        facts.model = model_of(&p.piece(e.span, &e.loc())?);
+    }
+    let mut run = Run::start(out, &trace, &facts);
+    for e in &index {
+        let loc = e.loc();
+        let o = p.piece(e.span, &loc)?;
+        run.observation(out, &o, &loc);
+    }
+    run.end(out, &trace, &facts);
+    let mut seen = HashSet::new();
+    let score_lists = [top.get("scores").copied(), trace_lists.1];
+    for (where_, list) in SCORE_LISTS.into_iter().zip(score_lists) {
+        p.each_item(list, |p, i, span| {
+            let loc = format!("{where_}[{i}]");
+            let s = p.piece(span, &loc)?;
+            if seen.insert(s.get("id").map(as_text).unwrap_or_default()) {
+                score(out, &run.session, &s, &loc);
+            }
+            Ok(())
+        })?;
+    }
+    corrections(out, &trace);
+    Ok(())
+}
+
+/// What the index needs of an observation ([`Facts::add`], [`start_of`], [`model_of`] and
+/// its id), parsed without building its input and output: `null` and a missing key are both
+/// `None`, as `Value::get(..).filter(non-null)` sees them.
+#[derive(serde::Deserialize)]
+struct Brief<'a> {
+    #[serde(default)]
+    id: Option<Value>,
+    #[serde(default, rename = "startTime")]
+    start: Option<Value>,
+    #[serde(default)]
+    model: Option<Value>,
+    #[serde(default, borrow)]
+    input: Option<&'a serde_json::value::RawValue>,
+    #[serde(default, borrow)]
+    output: Option<&'a serde_json::value::RawValue>,
+    #[serde(default)]
+    metadata: Option<Value>,
+}
+
+impl<'a> Brief<'a> {
+    /// The brief of an observation's text; one that is no object or repeats a key (which
+    /// a derived struct refuses) is read from its whole tree instead.
+    fn of(text: &'a [u8]) -> Result<Self, serde_json::Error> {
+        // A derived struct also reads an array (its items as the fields, in order): only an
+        // object is read as one.
+        let object = text.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{');
+        if object && let Ok(b) = serde_json::from_slice(text) {
+            return Ok(b);
+        }
+        let o: Value = serde_json::from_slice(text)?;
+        let get = |k: &str| o.get(k).filter(|v| !v.is_null()).cloned();
+        let present = |k: &str| o.get(k).is_some_and(|v| !v.is_null());
+        let null: &'a serde_json::value::RawValue =
+            serde_json::from_str("null").expect("null is JSON");
+        Ok(Brief {
+            id: get("id"),
+            start: get("startTime"),
+            model: get("model"),
+            input: present("input").then_some(null),
+            output: present("output").then_some(null),
+            metadata: get("metadata"),
+        })
+    }
+}
+
+/// An observation as the index keeps it: where it is, where it was listed, its start.
+struct Entry {
+    span: Span,
+    /// Which of [`OBS_LISTS`], and the place in it.
+    list: u8,
+    i: u32,
+    start: f64,
+    has_model: bool,
+}
+
+impl Entry {
+    fn loc(&self) -> String {
+        format!("{}[{}]", OBS_LISTS[self.list as usize], self.i)
+    }
+}
+
+/// The index of the observations of both lists (deduplicated by id, the first kept, in list
+/// order) and what they decide together. The index is held whole, so it is budgeted like a
+/// tree: past the budget's tree size the file is refused.
+fn observations<S: At + ?Sized>(
+    p: &mut Pieces<'_, S>,
+    lists: [Option<Span>; 2],
+) -> Result<(Vec<Entry>, Facts), ImportError> {
+    let max = super::budget::current().max_tree;
+    let mut used = 0u64;
+    let mut seen = HashSet::new();
+    let mut index = Vec::new();
+    let mut facts = Facts::default();
+    for (list, span) in lists.into_iter().enumerate() {
+        p.each_item(span, |p, i, span| {
+            let loc = format!("{}[{i}]", OBS_LISTS[list]);
+            let text = p.text(span, &loc)?;
+            let o = Brief::of(&text).map_err(|e| json_error(Format::Langfuse, &e, &loc))?;
+            let id = o.id.as_ref().map(as_text).unwrap_or_default();
+            used += (id.len() + std::mem::size_of::<Entry>() + 48) as u64;
+            if used > max {
+                return Err(broken(
+                    Format::Langfuse,
+                    loc,
+                    format!(
+                        "the index of the observations would take over {} MiB, more than \
+                         the import budget; refusing",
+                        max >> 20
+                    ),
+                ));
+            }
+            if seen.insert(id) {
+                facts.any = true;
+                facts.captured |= o.input.is_some() || o.output.is_some();
+                facts.langgraph_node |= o
+                    .metadata
+                    .as_ref()
+                    .is_some_and(|m| as_text(m).contains("langgraph_node"));
+                index.push(Entry {
+                    span,
+                    list: list as u8,
+                    i: i as u32,
+                    start: o
+                        .start
+                        .as_ref()
+                        .and_then(Value::as_str)
+                        .and_then(crate::trace::time::parse_rfc3339)
+                        .unwrap_or(f64::MAX),
+                    has_model: o.model.as_ref().and_then(Value::as_str).is_some(),
+                });
+            }
+            Ok(())
+        })?;
+    }
+    Ok((index, facts))
 }

@@ -13,6 +13,7 @@ use std::collections::HashMap;
 use serde_json::{Map, Value};
 
 use super::observe::{self, Channels, StateWrite};
+use super::scan::{At, Pieces, Span};
 use super::write::{V1Out, as_text, decode_nested, duration_ms, from_unix_millis, rfc3339};
 use super::{Format, ImportError, Imported, broken, json_error};
 
@@ -101,39 +102,83 @@ pub fn import(bytes: &[u8], _name: &str) -> Result<Imported, ImportError> {
         }
     }
     merged.sort_by_key(|a| order_key(&a.0));
-    // Roots: runs without a parent in the file.
-    let ids: HashMap<String, usize> = merged
-        .iter()
-        .enumerate()
-        .filter_map(|(i, (r, _))| Some((run_id(r)?, i)))
-        .collect();
-    let mut sessions: HashMap<String, String> = HashMap::new();
-    let mut answers = Vec::new();
-    let mut graph = Graph::default();
-    // The trace of a run: its `trace_id`, else its root's (run trees carry no trace ids).
-    let trace_of = |mut i: usize| -> String {
-        for _ in 0..=merged.len() {
-            let r = &merged[i].0;
+    let maps: Vec<&Map<String, Value>> = merged.iter().map(|(r, _)| r).collect();
+    let tree = Tree::of(&maps);
+    let mut w = Writer::default();
+    for (k, (r, loc)) in merged.iter().enumerate() {
+        w.run(&mut out, r, loc, tree.trace_of(k), tree.is_root(r));
+    }
+    w.finish(&mut out);
+    Ok(out.finish())
+}
+
+/// The runs' ancestry: which run has which id, to find a run's trace and whether it is a
+/// root. Built from the merged runs in order (or, streamed, from the keys it needs).
+struct Tree<'a> {
+    maps: &'a [&'a Map<String, Value>],
+    ids: HashMap<String, usize>,
+}
+
+impl<'a> Tree<'a> {
+    fn of(maps: &'a [&'a Map<String, Value>]) -> Self {
+        let ids = maps
+            .iter()
+            .enumerate()
+            .filter_map(|(i, r)| Some((run_id(r)?, i)))
+            .collect();
+        Tree { maps, ids }
+    }
+
+    /// The trace of a run: its `trace_id`, else its root's (run trees carry no trace ids).
+    fn trace_of(&self, mut i: usize) -> String {
+        for _ in 0..=self.maps.len() {
+            let r = self.maps[i];
             if let Some(t) = r.get("trace_id").filter(|v| !v.is_null()) {
                 return as_text(t);
             }
             match r
                 .get("parent_run_id")
                 .filter(|v| !v.is_null())
-                .and_then(|p| ids.get(&as_text(p)))
+                .and_then(|p| self.ids.get(&as_text(p)))
             {
                 Some(&p) if p != i => i = p,
                 _ => break,
             }
         }
-        run_id(&merged[i].0).unwrap_or_else(|| "trace".into())
-    };
-    for (k, (r, loc)) in merged.iter().enumerate() {
-        let trace = trace_of(k);
+        run_id(self.maps[i]).unwrap_or_else(|| "trace".into())
+    }
+
+    /// Whether a run is a root: it has no parent in the file.
+    fn is_root(&self, r: &Map<String, Value>) -> bool {
         let parent = r.get("parent_run_id").filter(|v| !v.is_null()).map(as_text);
-        let is_root = parent.as_ref().is_none_or(|p| !ids.contains_key(p));
-        let fresh = !sessions.contains_key(&trace);
-        let session = sessions
+        parent.as_ref().is_none_or(|p| !self.ids.contains_key(p))
+    }
+}
+
+/// A root's answer: its text, time and place in the source.
+type Answer = (String, Option<String>, String);
+
+/// The merged runs written in order: each trace's session, the answers (written last).
+#[derive(Default)]
+struct Writer {
+    sessions: HashMap<String, String>,
+    /// Per root: its session, and its answer (text, time, where).
+    answers: Vec<(String, Answer)>,
+    graph: Graph,
+}
+
+impl Writer {
+    fn run(
+        &mut self,
+        out: &mut V1Out,
+        r: &Map<String, Value>,
+        loc: &str,
+        trace: String,
+        is_root: bool,
+    ) {
+        let fresh = !self.sessions.contains_key(&trace);
+        let session = self
+            .sessions
             .entry(trace.clone())
             .or_insert_with(|| {
                 ptr(r, "/extra/metadata/thread_id")
@@ -141,22 +186,24 @@ pub fn import(bytes: &[u8], _name: &str) -> Result<Imported, ImportError> {
                     .unwrap_or_else(|| format!("langsmith:{trace}"))
             })
             .clone();
-        if let Some(a) = run(&mut out, &session, r, loc, is_root, fresh, &trace) {
-            answers.push((session.clone(), a));
+        if let Some(a) = run(out, &session, r, loc, is_root, fresh, &trace) {
+            self.answers.push((session.clone(), a));
         }
-        graph.run(&mut out, &session, r, loc, is_root);
-        feedback(&mut out, &session, r, loc);
+        self.graph.run(out, &session, r, loc, is_root);
+        feedback(out, &session, r, loc);
     }
-    graph.finish(&mut out);
-    for (session, (text, ts, loc)) in answers {
-        out.event(&session, "answer")
-            .ts(ts)
-            .id(Some("answer"))
-            .text("text", &text)
-            .from(loc)
-            .emit();
+
+    fn finish(mut self, out: &mut V1Out) {
+        self.graph.finish(out);
+        for (session, (text, ts, loc)) in self.answers {
+            out.event(&session, "answer")
+                .ts(ts)
+                .id(Some("answer"))
+                .text("text", &text)
+                .from(loc)
+                .emit();
+        }
     }
-    Ok(out.finish())
 }
 
 /// A JSON Pointer into an object.
@@ -597,4 +644,153 @@ impl Graph {
             );
         }
     }
+}
+
+/// The keys of a run the ancestry and the order need: what the streamed import holds per
+/// run.
+const TRACKED: [&str; 5] = [
+    "id",
+    "dotted_order",
+    "start_time",
+    "parent_run_id",
+    "trace_id",
+];
+
+/// A run read a piece at a time: its records (create, then patches: their places and
+/// source locations), and the merged values of its [`TRACKED`] keys.
+struct Indexed {
+    records: Vec<(Span, String)>,
+    tracked: Map<String, Value>,
+    loc: String,
+}
+
+/// [`import`] of a source read by place, into `out`: an index of the runs (their records'
+/// places and the few keys that order them and tie them into traces) is built, then each
+/// run is parsed again alone (its records merged) in order. The lines are [`import`]'s.
+pub fn import_at<S: At + ?Sized>(
+    src: &S,
+    _name: &str,
+    out: &mut V1Out,
+    cap: usize,
+) -> Result<(), ImportError> {
+    let mut p = Pieces::open(src, Format::LangSmith, cap)?;
+    let doc = p.document()?;
+    let mut records: Vec<(Span, String, Map<String, Value>)> = Vec::new();
+    let not_object =
+        |here: String| broken(Format::LangSmith, here, "a run that is not a JSON object");
+    match p.first_byte(doc)? {
+        b'{' => {
+            let top = p.members(doc)?;
+            if top.contains_key("post") || top.contains_key("patch") {
+                for k in ["post", "patch"] {
+                    let Some(&list) = top.get(k) else { continue };
+                    match p.first_byte(list)? {
+                        b'n' => {}
+                        b'[' => p.each_item(Some(list), |p, i, span| {
+                            let here = format!("{k}[{i}]");
+                            if p.first_byte(span)? != b'{' {
+                                return Err(not_object(here));
+                            }
+                            flatten_at(p, span, &here, &mut records)
+                        })?,
+                        _ => return Err(broken(Format::LangSmith, k, "not a list")),
+                    }
+                }
+            } else {
+                flatten_at(&mut p, doc, "the run", &mut records)?;
+            }
+        }
+        b'[' => p.each_item(Some(doc), |p, i, span| {
+            let here = format!("[{i}]");
+            if p.first_byte(span)? != b'{' {
+                return Err(not_object(here));
+            }
+            flatten_at(p, span, &here, &mut records)
+        })?,
+        _ => {
+            return Err(broken(
+                Format::LangSmith,
+                "the top level",
+                "neither runs nor a payload",
+            ));
+        }
+    }
+    let mut merged = merge_index(out, records);
+    merged.sort_by_key(|a| order_key(&a.tracked));
+    let maps: Vec<&Map<String, Value>> = merged.iter().map(|m| &m.tracked).collect();
+    let tree = Tree::of(&maps);
+    let mut w = Writer::default();
+    for (k, m) in merged.iter().enumerate() {
+        let mut r = Map::new();
+        for (n, (span, loc)) in m.records.iter().enumerate() {
+            let (rec, _) = p.object_but(*span, "child_runs", loc)?;
+            if n == 0 {
+                r = rec;
+            } else {
+                r.extend(rec.into_iter().filter(|(_, v)| !v.is_null()));
+            }
+        }
+        w.run(out, &r, &m.loc, tree.trace_of(k), tree.is_root(&m.tracked));
+    }
+    w.finish(out);
+    Ok(())
+}
+
+/// Create and patch records of one run merged by id, as [`import`] merges them, keeping
+/// each record's place instead of its values.
+fn merge_index(out: &mut V1Out, records: Vec<(Span, String, Map<String, Value>)>) -> Vec<Indexed> {
+    let mut merged: Vec<Indexed> = Vec::new();
+    let mut by_id: HashMap<String, usize> = HashMap::new();
+    for (span, loc, tracked) in records {
+        let id = run_id(&tracked);
+        match id.as_ref().and_then(|i| by_id.get(i)) {
+            Some(&k) => {
+                let m = &mut merged[k];
+                m.tracked
+                    .extend(tracked.into_iter().filter(|(_, v)| !v.is_null()));
+                m.loc.push_str(&format!(" + {loc}"));
+                m.records.push((span, loc));
+            }
+            None => {
+                if let Some(i) = id {
+                    by_id.insert(i, merged.len());
+                } else {
+                    out.note(&loc, "a run without an id or dotted order: kept on its own");
+                }
+                merged.push(Indexed {
+                    records: vec![(span, loc.clone())],
+                    tracked,
+                    loc,
+                });
+            }
+        }
+    }
+    merged
+}
+
+/// A run and its nested `child_runs`, in that order ([`flatten`]), as places and the
+/// [`TRACKED`] keys of each.
+fn flatten_at<S: At + ?Sized>(
+    p: &mut Pieces<'_, S>,
+    span: Span,
+    loc: &str,
+    into: &mut Vec<(Span, String, Map<String, Value>)>,
+) -> Result<(), ImportError> {
+    let members = p.members(span)?;
+    let mut tracked = Map::new();
+    for k in TRACKED {
+        if let Some(&sp) = members.get(k) {
+            tracked.insert(k.to_string(), p.piece(sp, &format!("{loc}.{k}"))?);
+        }
+    }
+    into.push((span, loc.to_string(), tracked));
+    let Some(&children) = members.get("child_runs") else {
+        return Ok(());
+    };
+    p.each_item(Some(children), |p, i, c| {
+        if p.first_byte(c)? == b'{' {
+            flatten_at(p, c, &format!("{loc}.child_runs[{i}]"), into)?;
+        }
+        Ok(())
+    })
 }

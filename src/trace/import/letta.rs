@@ -16,6 +16,7 @@ use std::collections::{BTreeMap, HashMap};
 use serde_json::{Map, Value};
 
 use super::observe;
+use super::scan::{At, Pieces};
 use super::write::{V1Out, as_text, decode_nested, rfc3339};
 
 /// Tools that edit memory: their results are status lines, and their effect is the edit
@@ -47,6 +48,12 @@ pub fn detect(head: &[u8], name: &str) -> bool {
 /// Imports an agent file.
 pub fn import(bytes: &[u8], name: &str) -> Result<Imported, ImportError> {
     let mut out = V1Out::default();
+    import_into(bytes, name, &mut out)?;
+    Ok(out.finish())
+}
+
+/// [`import`] into `out`.
+fn import_into(bytes: &[u8], name: &str, out: &mut V1Out) -> Result<(), ImportError> {
     let mut doc: Value =
         serde_json::from_slice(bytes).map_err(|e| super::json_error(Format::Letta, &e, "JSON"))?;
     if let Value::String(inner) = &doc {
@@ -74,23 +81,12 @@ pub fn import(bytes: &[u8], name: &str) -> Result<Imported, ImportError> {
     let Value::Object(doc) = doc else {
         return Err(broken(Format::Letta, "the top level", "not a JSON object"));
     };
-    let stem = std::path::Path::new(name)
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "letta".into());
+    let stem = stem_of(name);
     if let Some(agents) = doc.get("agents") {
         let Some(agents) = agents.as_array() else {
             return Err(broken(Format::Letta, "agents", "not a list"));
         };
-        let blocks: HashMap<&str, &Value> = doc
-            .get("blocks")
-            .and_then(Value::as_array)
-            .map(|b| {
-                b.iter()
-                    .filter_map(|x| Some((x.get("id")?.as_str()?, x)))
-                    .collect()
-            })
-            .unwrap_or_default();
+        let blocks = block_index(doc.get("blocks").unwrap_or(&Value::Null));
         for (i, a) in agents.iter().enumerate() {
             let Some(obj) = a.as_object() else {
                 return Err(broken(
@@ -99,40 +95,9 @@ pub fn import(bytes: &[u8], name: &str) -> Result<Imported, ImportError> {
                     "not a JSON object",
                 ));
             };
-            let mut mem: Vec<(String, String)> = Vec::new();
-            for id in obj
-                .get("block_ids")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-            {
-                let id = as_text(id);
-                match blocks.get(id.as_str()) {
-                    Some(b) => mem.push(block(b)),
-                    None => out.note(
-                        format!("agents[{i}].block_ids"),
-                        format!("block {id:?} is not in the file's blocks"),
-                    ),
-                }
-            }
-            for b in obj
-                .get("memory_blocks")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-            {
-                mem.push(block(b));
-            }
+            let mem = agent_memory(out, obj, &blocks, i);
             let created = doc.get("created_at").and_then(Value::as_str);
-            agent(
-                &mut out,
-                obj,
-                mem,
-                created,
-                &format!("agents[{i}]"),
-                &stem,
-                2,
-            );
+            agent(out, obj, mem, created, &format!("agents[{i}]"), &stem, 2);
         }
     } else if doc.contains_key("agent_type") || doc.contains_key("core_memory") {
         let mem = doc
@@ -141,7 +106,7 @@ pub fn import(bytes: &[u8], name: &str) -> Result<Imported, ImportError> {
             .map(|b| b.iter().map(block).collect())
             .unwrap_or_default();
         let created = doc.get("created_at").and_then(Value::as_str);
-        agent(&mut out, &doc, mem, created, "the agent", &stem, 1);
+        agent(out, &doc, mem, created, "the agent", &stem, 1);
     } else {
         return Err(broken(
             Format::Letta,
@@ -149,7 +114,174 @@ pub fn import(bytes: &[u8], name: &str) -> Result<Imported, ImportError> {
             "neither `agents` (current schema) nor `agent_type`/`core_memory` (older schema)",
         ));
     }
-    Ok(out.finish())
+    Ok(())
+}
+
+/// The session name's fallback: the file's name without its extension.
+fn stem_of(name: &str) -> String {
+    std::path::Path::new(name)
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "letta".into())
+}
+
+/// The file's blocks by id (current schema).
+fn block_index(blocks: &Value) -> HashMap<&str, &Value> {
+    blocks
+        .as_array()
+        .map(|b| {
+            b.iter()
+                .filter_map(|x| Some((x.get("id")?.as_str()?, x)))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// An agent's memory blocks (current schema): those its `block_ids` name, then its own
+/// `memory_blocks`; a missing block is a note.
+fn agent_memory(
+    out: &mut V1Out,
+    obj: &Map<String, Value>,
+    blocks: &HashMap<&str, &Value>,
+    i: usize,
+) -> Vec<(String, String)> {
+    let mut mem: Vec<(String, String)> = Vec::new();
+    for id in obj
+        .get("block_ids")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let id = as_text(id);
+        match blocks.get(id.as_str()) {
+            Some(b) => mem.push(block(b)),
+            None => out.note(
+                format!("agents[{i}].block_ids"),
+                format!("block {id:?} is not in the file's blocks"),
+            ),
+        }
+    }
+    for b in obj
+        .get("memory_blocks")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        mem.push(block(b));
+    }
+    mem
+}
+
+/// [`import`] of a source read by place, into `out`: an agent at a time, and within it a
+/// message at a time (the agent without its messages, the file's blocks and the replayed
+/// memory are what is held). A double-encoded file (a JSON string) is read whole, within
+/// the budget, as [`import`] reads it. The lines are [`import`]'s.
+pub fn import_at<S: At + ?Sized>(
+    src: &S,
+    name: &str,
+    out: &mut V1Out,
+    cap: usize,
+) -> Result<(), ImportError> {
+    let mut p = Pieces::open(src, Format::Letta, cap)?;
+    let doc = p.document()?;
+    match p.first_byte(doc)? {
+        b'"' => {
+            let max = super::budget::current().max_bytes;
+            let len = src
+                .len()
+                .map_err(|e| broken(Format::Letta, "the file", e.to_string()))?;
+            if len > max {
+                return Err(super::budget::too_many_bytes(Format::Letta, name, max));
+            }
+            let all = super::scan::bytes(src, super::scan::Span { start: 0, len })
+                .map_err(|e| broken(Format::Letta, "the file", e.to_string()))?;
+            super::budget::check_json(Format::Letta, "the file", &all)?;
+            return import_into(&all, name, out);
+        }
+        b'{' => {}
+        _ => return Err(broken(Format::Letta, "the top level", "not a JSON object")),
+    }
+    let stem = stem_of(name);
+    let top = p.members(doc)?;
+    if let Some(&agents) = top.get("agents") {
+        if p.first_byte(agents)? != b'[' {
+            return Err(broken(Format::Letta, "agents", "not a list"));
+        }
+        let blocks = match top.get("blocks") {
+            Some(&b) => p.piece(b, "blocks")?,
+            None => Value::Null,
+        };
+        let blocks = block_index(&blocks);
+        let created = match top.get("created_at") {
+            Some(&c) => p.piece(c, "created_at")?,
+            None => Value::Null,
+        };
+        p.each_item(Some(agents), |p, i, span| {
+            let loc = format!("agents[{i}]");
+            if p.first_byte(span)? != b'{' {
+                return Err(broken(Format::Letta, loc, "not a JSON object"));
+            }
+            let (obj, messages) = p.object_but(span, "messages", &loc)?;
+            let mem = agent_memory(out, &obj, &blocks, i);
+            let a = Streamed {
+                obj: &obj,
+                messages,
+                created: created.as_str(),
+                schema: 2,
+            };
+            a.import(p, out, mem, &loc, &stem)
+        })
+    } else if top.contains_key("agent_type") || top.contains_key("core_memory") {
+        let (obj, messages) = p.object_but(doc, "messages", "the agent")?;
+        let mem = obj
+            .get("core_memory")
+            .and_then(Value::as_array)
+            .map(|b| b.iter().map(block).collect())
+            .unwrap_or_default();
+        let created = obj.get("created_at").and_then(Value::as_str);
+        let a = Streamed {
+            obj: &obj,
+            messages,
+            created,
+            schema: 1,
+        };
+        a.import(&mut p, out, mem, "the agent", &stem)
+    } else {
+        Err(broken(
+            Format::Letta,
+            "the top level",
+            "neither `agents` (current schema) nor `agent_type`/`core_memory` (older schema)",
+        ))
+    }
+}
+
+/// An agent read a piece at a time: the agent without its messages, and where they are.
+struct Streamed<'a> {
+    obj: &'a Map<String, Value>,
+    messages: Option<super::scan::Span>,
+    created: Option<&'a str>,
+    schema: u8,
+}
+
+impl Streamed<'_> {
+    /// The agent's events, its messages parsed one at a time.
+    fn import<S: At + ?Sized>(
+        self,
+        p: &mut Pieces<'_, S>,
+        out: &mut V1Out,
+        mem: Vec<(String, String)>,
+        loc: &str,
+        stem: &str,
+    ) -> Result<(), ImportError> {
+        let (mut ag, ts) = agent_start(out, self.obj, &mem, self.created, loc, stem, self.schema);
+        p.each_item(self.messages, |p, i, span| {
+            let here = format!("{loc}.messages[{i}]");
+            ag.message(&p.piece(span, &here)?, &here);
+            Ok(())
+        })?;
+        ag.end(mem, ts, loc);
+        Ok(())
+    }
 }
 
 /// A block's (label, value).
@@ -241,15 +373,17 @@ fn ts_of(m: &Value) -> (Option<String>, bool) {
     }
 }
 
-fn agent(
-    out: &mut V1Out,
+/// An agent's session and plan, before its messages; the agent being replayed and the
+/// session's start.
+fn agent_start<'o>(
+    out: &'o mut V1Out,
     a: &Map<String, Value>,
-    final_mem: Vec<(String, String)>,
+    final_mem: &[(String, String)],
     file_created: Option<&str>,
     loc: &str,
     stem: &str,
     schema: u8,
-) {
+) -> (Agent<'o>, Option<String>) {
     let name = a
         .get("name")
         .map(as_text)
@@ -305,50 +439,76 @@ fn agent(
         seen_snapshot: false,
     };
     ag.plan_of(a.get("tool_rules"), ts.clone(), loc);
-    let messages: Vec<&Value> = a
+    (ag, ts)
+}
+
+/// An agent and its messages in memory (the whole-document import).
+fn agent(
+    out: &mut V1Out,
+    a: &Map<String, Value>,
+    final_mem: Vec<(String, String)>,
+    file_created: Option<&str>,
+    loc: &str,
+    stem: &str,
+    schema: u8,
+) {
+    let (mut ag, ts) = agent_start(out, a, &final_mem, file_created, loc, stem, schema);
+    for (i, m) in a
         .get("messages")
         .and_then(Value::as_array)
-        .map(|m| m.iter().collect())
-        .unwrap_or_default();
-    for (i, m) in messages.iter().enumerate() {
-        let here = format!("{loc}.messages[{i}]");
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
+        ag.message(m, &format!("{loc}.messages[{i}]"));
+    }
+    ag.end(final_mem, ts, loc);
+}
+
+impl Agent<'_> {
+    /// The next message of the agent's history.
+    fn message(&mut self, m: &Value, here: &str) {
         let role = m.get("role").and_then(Value::as_str).unwrap_or("");
         let (ts, _) = ts_of(m);
         if role == "user" || role == "assistant" {
-            ag.flush(ts.clone(), &here);
+            self.flush(ts.clone(), here);
         }
         match role {
             "system" => {
-                let snap = snapshot(&content_text(m), &ag.labels);
+                let snap = snapshot(&content_text(m), &self.labels);
                 if !snap.is_empty() {
-                    ag.deferred = Some((snap, ts, here));
-                    if ag.pending.is_empty() {
-                        ag.settle();
+                    self.deferred = Some((snap, ts, here.to_string()));
+                    if self.pending.is_empty() {
+                        self.settle();
                     }
                 }
             }
-            "user" => ag.user(m, ts, &here),
-            "assistant" => ag.assistant(m, ts, &here),
+            "user" => self.user(m, ts, here),
+            "assistant" => self.assistant(m, ts, here),
             "tool" => {
-                ag.tool(m, ts, &here);
-                if ag.pending.is_empty() {
-                    ag.settle();
+                self.tool(m, ts, here);
+                if self.pending.is_empty() {
+                    self.settle();
                 }
             }
             _ => {}
         }
     }
-    ag.flush(None, loc);
-    // The file's blocks are memory at export time.
-    let fin: BTreeMap<String, String> = final_mem.into_iter().collect();
-    let first = ag.mem.is_empty();
-    ag.reconcile(
-        &fin,
-        ts,
-        &format!("{loc} (memory blocks at export)"),
-        first,
-        "the exported blocks",
-    );
+
+    /// After the last message: what is still waiting, and the file's blocks, which are
+    /// memory at export time.
+    fn end(mut self, final_mem: Vec<(String, String)>, ts: Option<String>, loc: &str) {
+        self.flush(None, loc);
+        let fin: BTreeMap<String, String> = final_mem.into_iter().collect();
+        let first = self.mem.is_empty();
+        self.reconcile(
+            &fin,
+            ts,
+            &format!("{loc} (memory blocks at export)"),
+            first,
+            "the exported blocks",
+        );
+    }
 }
 
 impl Agent<'_> {

@@ -1,7 +1,9 @@
 //! Importers: the traces other tools already write, turned into trace format v1.
 //!
 //! Every importer reads the whole source (bytes, as found on disk or received) and writes
-//! v1 JSON lines, one event per line. Everything downstream (the reader, the model, the
+//! v1 JSON lines, one event per line; OTLP JSON lines, Inspect, Langfuse, LangSmith and
+//! Letta also read a file in bounded memory ([`open_path`]: a chunk or a piece at a time,
+//! [`scan`]), writing the same lines. Everything downstream (the reader, the model, the
 //! audit, the TUI, `doxascope import -o`) then sees an ordinary v1 trace, so an imported run
 //! is replayed, checked and shown by exactly the code that handles doxascope's own traces.
 //!
@@ -30,6 +32,7 @@ pub mod mem0;
 pub mod msgpack;
 pub mod observe;
 pub mod otlp;
+pub mod scan;
 pub mod sniff;
 pub mod write;
 
@@ -414,9 +417,9 @@ fn look<R: Read>(
 
 /// Opens a source: looks at its head, detects its format (or takes `forced`), and either
 /// hands back a v1 stream (nothing read twice, nothing held) or imports it into a spool.
-/// OTLP is imported as it is read (a copy of the source goes to a temporary file first, in
-/// case it must be read whole); other formats are read whole. `name` is the file name as
-/// given, used by detection and for sessions.
+/// OTLP is imported as it is read, and the formats that [`streams`] a piece at a time from
+/// a temporary copy of the source (OTLP's in case it must be read whole); other formats are
+/// read whole. `name` is the file name as given, used by detection and for sessions.
 pub fn open<R: Read>(
     name: &str,
     mut input: R,
@@ -426,12 +429,17 @@ pub fn open<R: Read>(
     if format == Format::V1 {
         return Ok(Opened::V1(Cursor::new(head).chain(input)));
     }
-    if format == Format::Otlp {
+    if format == Format::Otlp || streams(format) {
         let mut src = spool_file()?;
         src.write_all(&head)?;
         io::copy(&mut input, &mut src)?;
         src.seek(SeekFrom::Start(0))?;
-        return Ok(Opened::Imported(format, otlp_file(src, name)?));
+        let sp = if format == Format::Otlp {
+            otlp_file(src, name)?
+        } else {
+            streamed(format, &src, name)?
+        };
+        return Ok(Opened::Imported(format, sp));
     }
     Ok(Opened::Imported(format, whole(name, format, head, input)?))
 }
@@ -454,6 +462,35 @@ fn whole<R: Read>(
     Ok(Spooled::of(imported)?)
 }
 
+/// Whether `format` is imported a piece at a time from a file ([`streamed`]).
+fn streams(format: Format) -> bool {
+    matches!(
+        format,
+        Format::Langfuse | Format::Inspect | Format::Letta | Format::LangSmith
+    )
+}
+
+/// Bytes a streamed import's splitter reads at a time.
+const SCAN_CAP: usize = 1 << 16;
+
+/// Imports a file of a format that [`streams`], a piece at a time, into a spool: memory holds
+/// the importer's index and one piece, not the file.
+fn streamed(format: Format, src: &File, name: &str) -> Result<Spooled, OpenError> {
+    let mut v1 = spool_file()?;
+    let mut out = write::V1Out::to_writer(v1.try_clone()?);
+    match format {
+        Format::Langfuse => langfuse::import_at(src, name, &mut out, SCAN_CAP)?,
+        Format::Inspect => inspect::import_at(src, name, &mut out, SCAN_CAP)?,
+        Format::Letta => letta::import_at(src, name, &mut out, SCAN_CAP)?,
+        Format::LangSmith => langsmith::import_at(src, name, &mut out, SCAN_CAP)?,
+        other => unreachable!("{other} is not streamed"),
+    }
+    let notes = out.finish_written()?;
+    let len = v1.seek(SeekFrom::End(0))?;
+    v1.seek(SeekFrom::Start(0))?;
+    Ok(Spooled { v1, len, notes })
+}
+
 /// Imports an OTLP file streamed ([`otlp::import_stream`]), or whole when it must be.
 fn otlp_file(mut src: File, name: &str) -> Result<Spooled, OpenError> {
     let v1 = spool_file()?;
@@ -470,8 +507,8 @@ fn otlp_file(mut src: File, name: &str) -> Result<Spooled, OpenError> {
     Ok(Spooled { v1, len, notes })
 }
 
-/// [`open`] on a file (`-` is standard input). A regular OTLP file is streamed from where it
-/// is, without a copy.
+/// [`open`] on a file (`-` is standard input). A regular OTLP file, or one of a format that
+/// [`streams`], is read from where it is, without a copy.
 pub fn open_path(
     path: &Path,
     forced: Option<Format>,
@@ -497,6 +534,7 @@ pub fn open_path(
             f.seek(SeekFrom::Start(0))?;
             Ok(Opened::Imported(format, otlp_file(f, &name)?))
         }
+        _ if streams(format) => Ok(Opened::Imported(format, streamed(format, &f, &name)?)),
         _ => Ok(Opened::Imported(format, whole(&name, format, head, f)?)),
     }
 }

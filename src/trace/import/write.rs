@@ -3,6 +3,7 @@
 //! `id`), stays under the reader's line cap, and says where in the source it came from.
 
 use std::collections::HashMap;
+use std::io::{self, Write};
 
 use serde_json::Value;
 
@@ -26,7 +27,27 @@ pub struct V1Out {
     last_ts: HashMap<String, (f64, String)>,
     /// What could not be mapped exactly.
     pub notes: Vec<ImportNote>,
+    /// Where the lines go as they are written ([`V1Out::to_writer`]); `None`: kept in `buf`.
+    sink: Option<Sink>,
 }
+
+/// A writer the lines are spilled to, a batch at a time.
+struct Sink {
+    w: Box<dyn Write>,
+    /// The first write error; later lines are dropped and [`V1Out::finish_written`] says it.
+    failed: Option<io::Error>,
+}
+
+impl std::fmt::Debug for Sink {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Sink")
+            .field("failed", &self.failed)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Bytes of lines kept before they are spilled to a sink.
+const SPILL: usize = 1 << 20;
 
 /// One event being written; [`Ev::emit`] appends it.
 #[must_use = "an event is written only by emit()"]
@@ -65,6 +86,45 @@ impl V1Out {
     /// How many events were written to `session` so far.
     pub fn count(&self, session: &str) -> u64 {
         self.seq.get(session).copied().unwrap_or(0)
+    }
+
+    /// Lines written to `w` a batch at a time instead of kept: an import's output held in
+    /// memory is then at most about a MiB, whatever the source's size.
+    pub fn to_writer(w: impl Write + 'static) -> V1Out {
+        V1Out {
+            sink: Some(Sink {
+                w: Box::new(w),
+                failed: None,
+            }),
+            ..V1Out::default()
+        }
+    }
+
+    /// Writes the kept lines to the sink when there are `min` bytes or more of them.
+    fn spill(&mut self, min: usize) {
+        if let Some(sink) = &mut self.sink
+            && self.buf.len() >= min
+        {
+            if sink.failed.is_none()
+                && let Err(e) = sink.w.write_all(&self.buf)
+            {
+                sink.failed = Some(e);
+            }
+            self.buf.clear();
+        }
+    }
+
+    /// For a writer's output ([`V1Out::to_writer`]): the last lines written and flushed,
+    /// and the notes; the first write error if one failed.
+    pub fn finish_written(mut self) -> io::Result<Vec<ImportNote>> {
+        self.spill(0);
+        match self.sink.take() {
+            Some(Sink {
+                failed: Some(e), ..
+            }) => Err(e),
+            Some(mut sink) => sink.w.flush().map(|()| self.notes),
+            None => Ok(self.notes),
+        }
     }
 
     /// The text and the notes.
@@ -191,6 +251,7 @@ impl Ev<'_> {
         }
         self.out.buf.extend_from_slice(line.as_bytes());
         self.out.buf.push(b'\n');
+        self.out.spill(SPILL);
     }
 
     fn render(&self, seq: u64, keep: impl Fn(&str) -> bool) -> String {
