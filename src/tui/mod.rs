@@ -312,7 +312,6 @@ fn load_with(
         .chain(files.into_iter().map(|p| (p, None)));
     for (p, v1) in sources {
         let name = p.to_string_lossy().into_owned();
-        let mut spooled_source = v1.is_some();
         // A file not imported before the view started (one opened with `:open`) is
         // detected here, and imported when it is not v1. A v1 file's events stay in it (the
         // store reads them again from a descriptor of the same open file, so what it shows
@@ -349,7 +348,6 @@ fn load_with(
                         crate::sanitize::sanitize(&name),
                         imp.notes.len()
                     )));
-                    spooled_source = true;
                     match spooled(&imp) {
                         Ok(both) => both,
                         Err(_) => continue,
@@ -376,13 +374,10 @@ fn load_with(
         // whole and kept in memory.
         match again {
             Some(again) => {
-                // An import is written session by session: its first session is its first
-                // lines, and indexing the others on the way would save little.
-                let lead = if spooled_source {
-                    None
-                } else {
-                    lead_of(&name, &again, cfg, two_pass_min)
-                };
+                // An import's spool is loaded like a large v1 file: led by its first
+                // session, the others indexed and replayed when shown (an OTLP file of
+                // 25,000 traces is 25,000 sessions, which a replay of all would build).
+                let lead = lead_of(&name, &again, cfg, two_pass_min);
                 if tx.blocking_send(Load::Source(name.clone(), again)).is_err() {
                     return;
                 }
@@ -1403,6 +1398,78 @@ mod tests {
         }
         out.push(format!("problems: {}", store.log.problems.len()));
         out
+    }
+
+    /// An import's spool is loaded like a large v1 file: led by its first session, the
+    /// others indexed; once each is replayed (as showing it does), the view holds what a
+    /// one-pass load of the same converted lines holds.
+    #[test]
+    fn an_imports_spool_is_loaded_led_and_replays_as_one_pass() {
+        // Five traces of a model call and a tool call under an agent, a request line each.
+        let mut otlp = String::new();
+        for t in 1..=5u32 {
+            let span = |id: u32, parent: &str, op: &str| {
+                format!(
+                    r#"{{"traceId":"{t:032x}","spanId":"{id:016x}","parentSpanId":"{parent}","name":"{op} x","startTimeUnixNano":"{}","endTimeUnixNano":"{}","attributes":[{{"key":"gen_ai.operation.name","value":{{"stringValue":"{op}"}}}}]}}"#,
+                    1_700_000_000_000_000_000u64 + u64::from(t * 100 + id),
+                    1_700_000_000_000_000_050u64 + u64::from(t * 100 + id),
+                )
+            };
+            let root = format!("{:016x}", 1);
+            let spans = [
+                span(1, "", "invoke_agent"),
+                span(2, &root, "chat"),
+                span(3, &root, "execute_tool"),
+            ];
+            otlp += &format!(
+                r#"{{"resourceSpans":[{{"resource":{{"attributes":[{{"key":"service.name","value":{{"stringValue":"svc"}}}}]}},"scopeSpans":[{{"spans":[{}]}}]}}]}}"#,
+                spans.join(",")
+            );
+            otlp.push('\n');
+        }
+        let dir = tempfile::tempdir().expect("temp dir");
+        let file = dir.path().join("traces.otlp.jsonl");
+        std::fs::write(&file, otlp).expect("written");
+        let imported = |path: &std::path::Path| match crate::trace::import::open_path(path, None) {
+            Ok(crate::trace::import::Opened::Imported(format, v1)) => ImportedSource {
+                path: path.to_path_buf(),
+                format,
+                v1: std::sync::Arc::new(v1),
+                notes: 0,
+            },
+            _ => panic!("an OTLP file is imported"),
+        };
+        let load = |min: u64| {
+            let (tx, mut rx) = mpsc::channel(16);
+            let source = imported(&file);
+            let t = std::thread::spawn(move || load_with(Vec::new(), vec![source], tx, min));
+            let (mut store, mut led) = (Store::new(), false);
+            while let Some(m) = rx.blocking_recv() {
+                match m {
+                    Load::Source(name, f) => {
+                        store.add_source(&name, f, crate::trace::ReaderConfig::default())
+                    }
+                    Load::Briefs(items) => store.extend_briefs(items),
+                    Load::Items(items) => store.extend(items),
+                    Load::FirstPassDone => store.first_pass_done(),
+                    Load::Lead(session) => {
+                        store.lead(&session);
+                        led = true;
+                    }
+                    Load::Replay(items) => store.replay_briefs(items),
+                    Load::Progress(..) | Load::Note(_) | Load::Done | Load::Replayed => {}
+                }
+            }
+            t.join().expect("loader");
+            (store, led)
+        };
+        let (whole, led) = load(u64::MAX);
+        assert!(!led);
+        assert!(whole.sessions.len() > 1, "the sample has several traces");
+        let (mut store, led) = load(0);
+        assert!(led, "the spool is loaded led by its first session");
+        assert_eq!(replay_all(&mut store), whole.sessions.len() - 1);
+        assert_eq!(seen(&store), seen(&whole));
     }
 
     /// A file read in two passes (its first session, then the rest) ends up as one pass
