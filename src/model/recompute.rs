@@ -50,7 +50,7 @@ use crate::trace::TraceLog;
 use crate::trace::event::Text;
 use crate::trace::event::{Body, Kind, Outcome as Claimed, QueryAnswer, Role};
 
-use super::timeline::{Timeline, event_at, load_at};
+use super::timeline::{RetractEntry, RetractedBy, Timeline, event_at, load_at};
 use crate::logic::engine::{LocalEngine, run_with_stack};
 
 /// Settings of the recomputation.
@@ -263,6 +263,22 @@ pub struct RetractConsistency {
     pub step: u32,
     /// Whether Σ is consistent right after it.
     pub consistent: Result<bool, Unknown>,
+    /// Whether Σ was consistent just before it: asked only of a retract by revision that
+    /// carries out no `revise` ([`unforced_candidate`], `revision-not-minimal`'s question:
+    /// did a conflict force it?), and only while no quantified belief is held (a question
+    /// would re-ground them, which the recomputation must not depend on); `None` otherwise.
+    pub before: Option<Result<bool, Unknown>>,
+}
+
+/// The record a `retract` ended when the agent said it retracted by revision and no `revise`
+/// decided it: a retraction only a conflict of Σ could have forced.
+pub(crate) fn unforced_candidate(tl: &Timeline, e: &RetractEntry) -> Option<u32> {
+    let idx = e.record?;
+    let r = tl.beliefs().get(idx as usize)?;
+    let by_revision = r
+        .retraction
+        .is_some_and(|x| x.by == RetractedBy::Revision && x.event == e.event);
+    (e.revision.is_none() && by_revision && e.step > 0).then_some(idx)
 }
 
 /// A revision policy re-run on Σ just before the trigger's announcement.
@@ -1182,6 +1198,8 @@ fn walk(tl: &Timeline, log: &TraceLog, opts: &RecomputeOptions) -> Recomputed {
     let mut settled: BTreeSet<u32> = BTreeSet::new();
     let mut ended_in_run: Vec<String> = Vec::new();
     let positions = tl.event_positions();
+    // The next entry of the timeline's retract log (in step order, as the walk).
+    let mut next_retract = 0usize;
     let ends_or_revises = |pos: u32| {
         // The kind column, not the event: decoding (and pinning) every event twice over for
         // this would keep the whole trace decoded in memory.
@@ -1204,6 +1222,26 @@ fn walk(tl: &Timeline, log: &TraceLog, opts: &RecomputeOptions) -> Recomputed {
             ended_in_run.push(id.to_string());
         }
         if let Body::Retract(_) = &ev.body {
+            // Σ just before a retraction no revise decided: was it consistent? Asked here,
+            // where Σ is at hand, rather than by a second mirror of the whole session
+            // replayed for the check (most of a 10M-event audit, issue 31).
+            let entry = loop {
+                match tl.retracts().get(next_retract) {
+                    Some(e) if e.step < step => next_retract += 1,
+                    Some(e) if e.step == step => break Some(e),
+                    _ => break None,
+                }
+            };
+            let before = match entry {
+                Some(e)
+                    if audit.is_some()
+                        && m.quantified.is_empty()
+                        && unforced_candidate(tl, e).is_some() =>
+                {
+                    Some(m.peek_sat())
+                }
+                _ => None,
+            };
             for &r in ended_by.get(&pos).map(Vec::as_slice).unwrap_or(&[]) {
                 let id = tl.beliefs()[r as usize].id.clone();
                 match m.retract(&id) {
@@ -1221,6 +1259,7 @@ fn walk(tl: &Timeline, log: &TraceLog, opts: &RecomputeOptions) -> Recomputed {
                 out.retracts.push(RetractConsistency {
                     step,
                     consistent: m.peek_sat(),
+                    before,
                 });
             }
         }
