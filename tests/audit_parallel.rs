@@ -213,9 +213,17 @@ fn unforced_retractions_from_the_recomputation_equal_the_probe() {
         total += unforced(&direct).len();
     }
     assert!(total >= 5, "the traces retract unforced ({total})");
-    // And on generated traces, which retract by revision without a revise all the time.
-    let model = generated_with(2_000, 2, 9, 12);
-    let direct = audit(&model, &threads(1));
-    assert!(unforced(&direct).len() > 3, "{}", unforced(&direct).len());
-    assert_eq!(unforced(&direct), unforced(&via_probe(&model, &threads(1))));
+    // And on generated traces, which retract by revision without a revise now and then.
+    let mut generated_total = 0;
+    for seed in [7, 9, 13] {
+        let model = generated(3_000, 2, seed);
+        let direct = audit(&model, &threads(1));
+        generated_total += unforced(&direct).len();
+        assert_eq!(
+            unforced(&direct),
+            unforced(&via_probe(&model, &threads(1))),
+            "seed {seed}"
+        );
+    }
+    assert!(generated_total > 0, "the generated traces retract unforced");
 }
