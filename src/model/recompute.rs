@@ -270,6 +270,32 @@ pub struct RetractConsistency {
     pub before: Option<Result<bool, Unknown>>,
 }
 
+/// A `thought` with `asserts`, judged on Σ at its step (audit only): the questions of
+/// `thought-contradicts-sigma` and `unsupported-thought-premise`, asked in the walk rather
+/// than by a second mirror of Σ replayed for the checks (issue 31).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ThoughtCheck {
+    /// The step of the thought.
+    pub step: u32,
+    /// What Θ said of each asserted formula, when Σ was consistent there (empty when it was
+    /// not: nothing is judged against an inconsistent Σ); `None` when the walk could not
+    /// answer as the checks ask (quantifiers, beliefs missing, an unknown), left to a probe.
+    pub judged: Option<Vec<AssertCheck>>,
+}
+
+/// One asserted formula of a thought through Θ (see [`ThoughtCheck`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AssertCheck {
+    /// Its index in the thought's `asserts` (formulas that do not parse, or that the solver
+    /// could not judge, have none).
+    pub index: u32,
+    /// Θ(Σ, φ).
+    pub outcome: Outcome,
+    /// For a contradiction, a minimal subset of Σ entailing ¬φ (empty when none was found
+    /// within the budget).
+    pub conflict: Vec<String>,
+}
+
 /// The record a `retract` ended when the agent said it retracted by revision and no `revise`
 /// decided it: a retraction only a conflict of Σ could have forced.
 pub(crate) fn unforced_candidate(tl: &Timeline, e: &RetractEntry) -> Option<u32> {
@@ -496,6 +522,8 @@ pub struct Recomputed {
     /// Audit only: Σ's consistency after each `retract` event that removed a belief, in
     /// step order.
     pub retracts: Vec<RetractConsistency>,
+    /// Audit only: every `thought` with `asserts`, judged, in step order.
+    pub thoughts: Vec<ThoughtCheck>,
     /// Audit only: whether Σ is consistent at the end of the session, with a minimal
     /// conflict freshly computed when it is not.
     pub end: Option<Result<(bool, Vec<String>), Unknown>>,
@@ -1089,6 +1117,43 @@ impl Mirror {
     }
 }
 
+/// Θ on Σ for each asserted formula of a thought, as the thought checks ask it of a probe
+/// (`model::audit::thought`): nothing when Σ is inconsistent, and for a contradiction one
+/// minimal subset of Σ entailing the negation, searched for 2 s. `None` where the answer could
+/// depend on what this walk remembers or lacks: quantifiers (asking re-grounds Σ), beliefs
+/// the engine could not take in, an unknown consistency.
+fn judge_thought(m: &mut Mirror, asserts: &[Text]) -> Option<Vec<AssertCheck>> {
+    if !m.quantified.is_empty() || !m.missing.is_empty() {
+        return None;
+    }
+    let parsed: Vec<Option<Formula>> = asserts.iter().map(|t| parse(t).ok()).collect();
+    if parsed.iter().flatten().any(ground::has_quantifier) {
+        return None;
+    }
+    if !m.peek_sat().ok()? {
+        return Some(Vec::new());
+    }
+    let mut out = Vec::new();
+    for (index, f) in parsed.iter().enumerate() {
+        let Some(f) = f else { continue };
+        let Ok(outcome) = m.theta(f) else { continue };
+        let conflict = if outcome == Outcome::Contradiction {
+            m.support_one(&Formula::Not(Box::new(f.clone())), Duration::from_secs(2))
+                .ok()
+                .flatten()
+                .unwrap_or_default()
+        } else {
+            Vec::new()
+        };
+        out.push(AssertCheck {
+            index: index as u32,
+            outcome,
+            conflict,
+        });
+    }
+    Some(out)
+}
+
 fn conjunction(texts: &[&str]) -> Result<Formula, Unknown> {
     let mut fs = Vec::new();
     for t in texts {
@@ -1425,6 +1490,12 @@ fn walk(tl: &Timeline, log: &TraceLog, opts: &RecomputeOptions) -> Recomputed {
                     }
                 }
                 out.verifies.push(vr);
+            }
+            Body::Thought(th) if audit.is_some() && !th.asserts.is_empty() => {
+                out.thoughts.push(ThoughtCheck {
+                    step,
+                    judged: judge_thought(&mut m, &th.asserts),
+                });
             }
             Body::Query(q) => {
                 let f = parse_formula(&q.formula);
