@@ -150,15 +150,17 @@ fn samples_audit_the_same_either_way() {
 /// the recomputation's walk; a plain recomputation leaves it to the probe. Both must find
 /// the same unforced retractions, also where the recomputation cannot answer (quantified
 /// beliefs held, a formula that does not parse, a rule against the facts) and the check
-/// falls back to the probe.
+/// falls back to the probe. The same for the thoughts judged through Θ.
 #[test]
 fn unforced_retractions_from_the_recomputation_equal_the_probe() {
     let traces: [&[&str]; 4] = [
         &[
             r#"{"kind":"announce","id":"a","formula":"p"}"#,
             r#"{"kind":"announce","id":"b","formula":"q"}"#,
+            r#"{"kind":"thought","asserts":["!q","r","q | s","((("]}"#,
             r#"{"kind":"retract","target":"a","by":"revision"}"#,
             r#"{"kind":"announce","id":"c","formula":"!q"}"#,
+            r#"{"kind":"thought","asserts":["q"]}"#,
             r#"{"kind":"retract","target":"c","by":"revision"}"#,
             r#"{"kind":"announce","id":"b","formula":"r"}"#,
             r#"{"kind":"retract","target":"b","by":"revision"}"#,
@@ -166,6 +168,8 @@ fn unforced_retractions_from_the_recomputation_equal_the_probe() {
         &[
             r#"{"kind":"announce","id":"q1","formula":"forall x. P(x) -> Q(x)"}"#,
             r#"{"kind":"announce","id":"f1","formula":"P(a)"}"#,
+            r#"{"kind":"thought","id":"t1","asserts":["!Q(a)","Q(b)"]}"#,
+            r#"{"kind":"announce","id":"g","formula":"Q(b)","because":["t1"]}"#,
             r#"{"kind":"retract","target":"f1","by":"revision"}"#,
             r#"{"kind":"announce","id":"f2","formula":"!Q(b)"}"#,
             r#"{"kind":"announce","id":"f3","formula":"P(b)"}"#,
@@ -177,6 +181,7 @@ fn unforced_retractions_from_the_recomputation_equal_the_probe() {
         &[
             r#"{"kind":"announce","id":"x","formula":"p & (","role":"fact"}"#,
             r#"{"kind":"announce","id":"y","formula":"p"}"#,
+            r#"{"kind":"thought","asserts":["!p","forall x. P(x)"]}"#,
             r#"{"kind":"retract","target":"y","by":"revision"}"#,
             r#"{"kind":"retract","target":"x","by":"revision"}"#,
             r#"{"kind":"announce","id":"r1","formula":"p -> q","role":"rule"}"#,
@@ -202,7 +207,7 @@ fn unforced_retractions_from_the_recomputation_equal_the_probe() {
             .map(|f| (f.step, f.message.clone()))
             .collect()
     };
-    let mut total = 0;
+    let (mut total, mut thoughts) = (0, 0);
     for lines in traces {
         let text = lines.join("\n") + "\n";
         let model = Model::from_bytes("h.jsonl", text.as_bytes());
@@ -211,8 +216,17 @@ fn unforced_retractions_from_the_recomputation_equal_the_probe() {
         assert_eq!(unforced(&direct), unforced(&probed), "{text}");
         assert_same_findings(&direct, &probed, &text);
         total += unforced(&direct).len();
+        thoughts += direct
+            .findings
+            .iter()
+            .filter(|f| {
+                f.code.as_str().starts_with("thought")
+                    || f.code.as_str().contains("thought-premise")
+            })
+            .count();
     }
     assert!(total >= 5, "the traces retract unforced ({total})");
+    assert!(thoughts >= 2, "the thoughts are judged ({thoughts})");
     // And on generated traces, which retract by revision without a revise now and then.
     let mut generated_total = 0;
     for seed in [7, 9, 13] {
