@@ -12,7 +12,9 @@
 //! - an `unhandled-contradiction` at every announcement that takes Σ from satisfiable to
 //!   unsatisfiable, unless retractions restore satisfiability before the next announcement
 //!   (these traces have no `revise`);
-//! - an `inconsistent-sigma` at the last event exactly when Σ ends unsatisfiable.
+//! - an `inconsistent-sigma` at the last event exactly when Σ ends unsatisfiable;
+//! - an unforced `revision-not-minimal` at every retraction said to be by revision (these
+//!   traces have no `revise` to carry out) exactly when Σ was satisfiable just before it.
 
 use std::collections::BTreeMap;
 
@@ -69,8 +71,8 @@ fn formula() -> impl Strategy<Value = F> {
 #[derive(Debug, Clone)]
 enum Ev {
     Announce(usize, F),
-    /// Retract the n-th active id (modulo), if any.
-    Retract(usize),
+    /// Retract the n-th active id (modulo), if any; by revision when true.
+    Retract(usize, bool),
     Verify(F, usize),
 }
 
@@ -79,7 +81,7 @@ const CLAIMS: [&str; 4] = ["contradiction", "entailed", "newinfo", "ungrounded"]
 fn event() -> impl Strategy<Value = Ev> {
     prop_oneof![
         4 => (0..5usize, formula()).prop_map(|(i, f)| Ev::Announce(i, f)),
-        1 => (0..8usize).prop_map(Ev::Retract),
+        1 => (0..8usize, any::<bool>()).prop_map(|(n, r)| Ev::Retract(n, r)),
         3 => (formula(), 0..4usize).prop_map(|(f, c)| Ev::Verify(f, c)),
     ]
 }
@@ -112,6 +114,7 @@ proptest! {
         let mut mismatches = Vec::new();
         let mut matrix: BTreeMap<(&str, &str), u64> = BTreeMap::new();
         let mut contradictions = Vec::new();
+        let mut unforced = Vec::new();
         // (step of the announcement, a retraction followed) while Σ is unsatisfiable.
         let mut open: Option<(u32, bool)> = None;
         for e in &evs {
@@ -134,11 +137,15 @@ proptest! {
                         open = Some((step, false));
                     }
                 }
-                Ev::Retract(n) => {
+                Ev::Retract(n, revision) => {
                     let Some(id) = sigma.keys().nth(n % sigma.len().max(1)).cloned() else {
                         continue;
                     };
-                    lines.push(format!(r#"{{"kind":"retract","target":"{id}","by":"agent"}}"#));
+                    let by = if *revision { "revision" } else { "agent" };
+                    if *revision && sat(&sigma, None) {
+                        unforced.push(step);
+                    }
+                    lines.push(format!(r#"{{"kind":"retract","target":"{id}","by":"{by}"}}"#));
                     sigma.remove(&id);
                     if let Some(o) = open.as_mut() {
                         o.1 = true;
@@ -179,5 +186,12 @@ proptest! {
         let end: Vec<u32> = if sat(&sigma, None) { vec![] } else { vec![lines.len() as u32] };
         prop_assert_eq!(steps(Code::InconsistentSigma), end, "{}", text);
         prop_assert!(steps(Code::ParseError).is_empty(), "{}", text);
+        let found: Vec<u32> = report
+            .findings
+            .iter()
+            .filter(|f| f.code == Code::RevisionNotMinimal && f.evidence.get("unforced") == Some(&true.into()))
+            .filter_map(|f| f.step)
+            .collect();
+        prop_assert_eq!(found, unforced, "{}", text);
     }
 }

@@ -145,3 +145,99 @@ fn samples_audit_the_same_either_way() {
     }
     assert!(n >= 5, "the samples are there");
 }
+
+/// Whether Σ was consistent before a retraction by revision no `revise` decided comes from
+/// the recomputation's walk; a plain recomputation leaves it to the probe. Both must find
+/// the same unforced retractions, also where the recomputation cannot answer (quantified
+/// beliefs held, a formula that does not parse, a rule against the facts) and the check
+/// falls back to the probe. The same for the thoughts judged through Θ.
+#[test]
+fn unforced_retractions_from_the_recomputation_equal_the_probe() {
+    let traces: [&[&str]; 4] = [
+        &[
+            r#"{"kind":"announce","id":"a","formula":"p"}"#,
+            r#"{"kind":"announce","id":"b","formula":"q"}"#,
+            r#"{"kind":"thought","asserts":["!q","r","q | s","((("]}"#,
+            r#"{"kind":"retract","target":"a","by":"revision"}"#,
+            r#"{"kind":"announce","id":"c","formula":"!q"}"#,
+            r#"{"kind":"thought","asserts":["q"]}"#,
+            r#"{"kind":"retract","target":"c","by":"revision"}"#,
+            r#"{"kind":"announce","id":"b","formula":"r"}"#,
+            r#"{"kind":"retract","target":"b","by":"revision"}"#,
+        ],
+        &[
+            r#"{"kind":"announce","id":"q1","formula":"forall x. P(x) -> Q(x)"}"#,
+            r#"{"kind":"announce","id":"f1","formula":"P(a)"}"#,
+            r#"{"kind":"thought","id":"t1","asserts":["!Q(a)","Q(b)"]}"#,
+            r#"{"kind":"announce","id":"g","formula":"Q(b)","because":["t1"]}"#,
+            r#"{"kind":"retract","target":"f1","by":"revision"}"#,
+            r#"{"kind":"announce","id":"f2","formula":"!Q(b)"}"#,
+            r#"{"kind":"announce","id":"f3","formula":"P(b)"}"#,
+            r#"{"kind":"retract","target":"f3","by":"revision"}"#,
+            r#"{"kind":"retract","target":"q1","by":"revision"}"#,
+            r#"{"kind":"announce","id":"f4","formula":"P(c)"}"#,
+            r#"{"kind":"retract","target":"f4","by":"revision"}"#,
+        ],
+        &[
+            r#"{"kind":"announce","id":"x","formula":"p & (","role":"fact"}"#,
+            r#"{"kind":"announce","id":"y","formula":"p"}"#,
+            r#"{"kind":"thought","asserts":["!p","forall x. P(x)"]}"#,
+            r#"{"kind":"retract","target":"y","by":"revision"}"#,
+            r#"{"kind":"retract","target":"x","by":"revision"}"#,
+            r#"{"kind":"announce","id":"r1","formula":"p -> q","role":"rule"}"#,
+            r#"{"kind":"announce","id":"r2","formula":"p & !q","role":"fact"}"#,
+            r#"{"kind":"announce","id":"r3","formula":"!(p -> q)","role":"rule"}"#,
+            r#"{"kind":"retract","target":"r2","by":"revision"}"#,
+            r#"{"kind":"retract","target":"r3","by":"revision"}"#,
+        ],
+        &[
+            r#"{"kind":"announce","id":"a","formula":"p"}"#,
+            r#"{"kind":"announce","id":"b","formula":"!p"}"#,
+            r#"{"kind":"revise","trigger":"b","retracted":["a"],"policy":"greedy"}"#,
+            r#"{"kind":"retract","target":"a","by":"revision"}"#,
+            r#"{"kind":"retract","target":"b","by":"revision"}"#,
+            r#"{"kind":"announce","id":"a","formula":"p"}"#,
+            r#"{"kind":"retract","target":"a","by":"revision"}"#,
+        ],
+    ];
+    let unforced = |r: &Report| -> Vec<(Option<u32>, String)> {
+        r.findings
+            .iter()
+            .filter(|f| f.evidence.get("unforced") == Some(&true.into()))
+            .map(|f| (f.step, f.message.clone()))
+            .collect()
+    };
+    let (mut total, mut thoughts) = (0, 0);
+    for lines in traces {
+        let text = lines.join("\n") + "\n";
+        let model = Model::from_bytes("h.jsonl", text.as_bytes());
+        let direct = audit(&model, &threads(1));
+        let probed = via_probe(&model, &threads(1));
+        assert_eq!(unforced(&direct), unforced(&probed), "{text}");
+        assert_same_findings(&direct, &probed, &text);
+        total += unforced(&direct).len();
+        thoughts += direct
+            .findings
+            .iter()
+            .filter(|f| {
+                f.code.as_str().starts_with("thought")
+                    || f.code.as_str().contains("thought-premise")
+            })
+            .count();
+    }
+    assert!(total >= 5, "the traces retract unforced ({total})");
+    assert!(thoughts >= 2, "the thoughts are judged ({thoughts})");
+    // And on generated traces, which retract by revision without a revise now and then.
+    let mut generated_total = 0;
+    for seed in [7, 9, 13] {
+        let model = generated(3_000, 2, seed);
+        let direct = audit(&model, &threads(1));
+        generated_total += unforced(&direct).len();
+        assert_eq!(
+            unforced(&direct),
+            unforced(&via_probe(&model, &threads(1))),
+            "seed {seed}"
+        );
+    }
+    assert!(generated_total > 0, "the generated traces retract unforced");
+}

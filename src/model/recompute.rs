@@ -50,7 +50,7 @@ use crate::trace::TraceLog;
 use crate::trace::event::Text;
 use crate::trace::event::{Body, Kind, Outcome as Claimed, QueryAnswer, Role};
 
-use super::timeline::{Timeline, event_at, load_at};
+use super::timeline::{RetractEntry, RetractedBy, Timeline, event_at, load_at};
 use crate::logic::engine::{LocalEngine, run_with_stack};
 
 /// Settings of the recomputation.
@@ -263,6 +263,48 @@ pub struct RetractConsistency {
     pub step: u32,
     /// Whether Σ is consistent right after it.
     pub consistent: Result<bool, Unknown>,
+    /// Whether Σ was consistent just before it: asked only of a retract by revision that
+    /// carries out no `revise` ([`unforced_candidate`], `revision-not-minimal`'s question:
+    /// did a conflict force it?), and only while no quantified belief is held (a question
+    /// would re-ground them, which the recomputation must not depend on); `None` otherwise.
+    pub before: Option<Result<bool, Unknown>>,
+}
+
+/// A `thought` with `asserts`, judged on Σ at its step (audit only): the questions of
+/// `thought-contradicts-sigma` and `unsupported-thought-premise`, asked in the walk rather
+/// than by a second mirror of Σ replayed for the checks (issue 31).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ThoughtCheck {
+    /// The step of the thought.
+    pub step: u32,
+    /// What Θ said of each asserted formula, when Σ was consistent there (empty when it was
+    /// not: nothing is judged against an inconsistent Σ); `None` when the walk could not
+    /// answer as the checks ask (quantifiers, beliefs missing, an unknown), left to a probe.
+    pub judged: Option<Vec<AssertCheck>>,
+}
+
+/// One asserted formula of a thought through Θ (see [`ThoughtCheck`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AssertCheck {
+    /// Its index in the thought's `asserts` (formulas that do not parse, or that the solver
+    /// could not judge, have none).
+    pub index: u32,
+    /// Θ(Σ, φ).
+    pub outcome: Outcome,
+    /// For a contradiction, a minimal subset of Σ entailing ¬φ (empty when none was found
+    /// within the budget).
+    pub conflict: Vec<String>,
+}
+
+/// The record a `retract` ended when the agent said it retracted by revision and no `revise`
+/// decided it: a retraction only a conflict of Σ could have forced.
+pub(crate) fn unforced_candidate(tl: &Timeline, e: &RetractEntry) -> Option<u32> {
+    let idx = e.record?;
+    let r = tl.beliefs().get(idx as usize)?;
+    let by_revision = r
+        .retraction
+        .is_some_and(|x| x.by == RetractedBy::Revision && x.event == e.event);
+    (e.revision.is_none() && by_revision && e.step > 0).then_some(idx)
 }
 
 /// A revision policy re-run on Σ just before the trigger's announcement.
@@ -480,6 +522,8 @@ pub struct Recomputed {
     /// Audit only: Σ's consistency after each `retract` event that removed a belief, in
     /// step order.
     pub retracts: Vec<RetractConsistency>,
+    /// Audit only: every `thought` with `asserts`, judged, in step order.
+    pub thoughts: Vec<ThoughtCheck>,
     /// Audit only: whether Σ is consistent at the end of the session, with a minimal
     /// conflict freshly computed when it is not.
     pub end: Option<Result<(bool, Vec<String>), Unknown>>,
@@ -1073,6 +1117,43 @@ impl Mirror {
     }
 }
 
+/// Θ on Σ for each asserted formula of a thought, as the thought checks ask it of a probe
+/// (`model::audit::thought`): nothing when Σ is inconsistent, and for a contradiction one
+/// minimal subset of Σ entailing the negation, searched for 2 s. `None` where the answer could
+/// depend on what this walk remembers or lacks: quantifiers (asking re-grounds Σ), beliefs
+/// the engine could not take in, an unknown consistency.
+fn judge_thought(m: &mut Mirror, asserts: &[Text]) -> Option<Vec<AssertCheck>> {
+    if !m.quantified.is_empty() || !m.missing.is_empty() {
+        return None;
+    }
+    let parsed: Vec<Option<Formula>> = asserts.iter().map(|t| parse(t).ok()).collect();
+    if parsed.iter().flatten().any(ground::has_quantifier) {
+        return None;
+    }
+    if !m.peek_sat().ok()? {
+        return Some(Vec::new());
+    }
+    let mut out = Vec::new();
+    for (index, f) in parsed.iter().enumerate() {
+        let Some(f) = f else { continue };
+        let Ok(outcome) = m.theta(f) else { continue };
+        let conflict = if outcome == Outcome::Contradiction {
+            m.support_one(&Formula::Not(Box::new(f.clone())), Duration::from_secs(2))
+                .ok()
+                .flatten()
+                .unwrap_or_default()
+        } else {
+            Vec::new()
+        };
+        out.push(AssertCheck {
+            index: index as u32,
+            outcome,
+            conflict,
+        });
+    }
+    Some(out)
+}
+
 fn conjunction(texts: &[&str]) -> Result<Formula, Unknown> {
     let mut fs = Vec::new();
     for t in texts {
@@ -1182,6 +1263,8 @@ fn walk(tl: &Timeline, log: &TraceLog, opts: &RecomputeOptions) -> Recomputed {
     let mut settled: BTreeSet<u32> = BTreeSet::new();
     let mut ended_in_run: Vec<String> = Vec::new();
     let positions = tl.event_positions();
+    // The next entry of the timeline's retract log (in step order, as the walk).
+    let mut next_retract = 0usize;
     let ends_or_revises = |pos: u32| {
         // The kind column, not the event: decoding (and pinning) every event twice over for
         // this would keep the whole trace decoded in memory.
@@ -1204,6 +1287,26 @@ fn walk(tl: &Timeline, log: &TraceLog, opts: &RecomputeOptions) -> Recomputed {
             ended_in_run.push(id.to_string());
         }
         if let Body::Retract(_) = &ev.body {
+            // Σ just before a retraction no revise decided: was it consistent? Asked here,
+            // where Σ is at hand, rather than by a second mirror of the whole session
+            // replayed for the check (most of a 10M-event audit, issue 31).
+            let entry = loop {
+                match tl.retracts().get(next_retract) {
+                    Some(e) if e.step < step => next_retract += 1,
+                    Some(e) if e.step == step => break Some(e),
+                    _ => break None,
+                }
+            };
+            let before = match entry {
+                Some(e)
+                    if audit.is_some()
+                        && m.quantified.is_empty()
+                        && unforced_candidate(tl, e).is_some() =>
+                {
+                    Some(m.peek_sat())
+                }
+                _ => None,
+            };
             for &r in ended_by.get(&pos).map(Vec::as_slice).unwrap_or(&[]) {
                 let id = tl.beliefs()[r as usize].id.clone();
                 match m.retract(&id) {
@@ -1221,6 +1324,7 @@ fn walk(tl: &Timeline, log: &TraceLog, opts: &RecomputeOptions) -> Recomputed {
                 out.retracts.push(RetractConsistency {
                     step,
                     consistent: m.peek_sat(),
+                    before,
                 });
             }
         }
@@ -1386,6 +1490,12 @@ fn walk(tl: &Timeline, log: &TraceLog, opts: &RecomputeOptions) -> Recomputed {
                     }
                 }
                 out.verifies.push(vr);
+            }
+            Body::Thought(th) if audit.is_some() && !th.asserts.is_empty() => {
+                out.thoughts.push(ThoughtCheck {
+                    step,
+                    judged: judge_thought(&mut m, &th.asserts),
+                });
             }
             Body::Query(q) => {
                 let f = parse_formula(&q.formula);

@@ -202,6 +202,7 @@ fn replay(stop: Arc<Stop>, limits: Limits, specs: Vec<BeliefSpec>) -> State {
     for spec in specs {
         let _ = s.add_inner(spec, HardCheck::Skip);
     }
+    s.base_vars = s.enc.num_vars();
     s
 }
 
@@ -253,7 +254,7 @@ pub trait Seat {
 /// A belief state behind a handle: every engine operation, written once for every seat
 /// (see the module docs). Callers name it [`BeliefState`] or `LocalEngine`.
 pub struct Handle<S> {
-    seat: S,
+    pub(super) seat: S,
     copy: Replica,
     limits: Limits,
     rebuilds: u64,

@@ -49,14 +49,15 @@ pub(crate) fn run_with_stack<R: Send>(f: impl FnOnce() -> R + Send) -> R {
 pub(crate) type LocalEngine = Handle<Owned>;
 
 /// The seat of a [`LocalEngine`]: the state itself (`None` after a request overran or
-/// panicked, until the next request rebuilds it).
-pub(crate) struct Owned(Option<Box<State>>);
+/// panicked, or once it outgrew Σ, until the next request rebuilds it), and how many times
+/// it was dropped for outgrowing Σ.
+pub(crate) struct Owned(Option<Box<State>>, u64);
 
 impl LocalEngine {
     /// An empty state.
     pub(crate) fn with_limits(limits: Limits) -> LocalEngine {
         let st = Box::new(State::new(crate::logic::solver::Stop::new(), limits));
-        Handle::with_seat(Owned(Some(st)), limits)
+        Handle::with_seat(Owned(Some(st), 0), limits)
     }
 }
 
@@ -70,7 +71,16 @@ impl Seat for Owned {
         f: impl FnOnce(&mut State) -> Result<R, EngineError> + Send + 'static,
     ) -> Result<R, EngineError> {
         let (back, r) = super::handle::run_here(self.0.take(), limits, deadline, specs, f);
-        self.0 = back;
+        // A state grown far past Σ is dropped and the next request builds it again from Σ
+        // (`State::outgrown`): what a long walk costs per question stays proportional to Σ,
+        // not to the session so far, and so does the memory it holds (issue 31).
+        self.0 = match back {
+            Some(st) if st.outgrown() => {
+                self.1 += 1;
+                None
+            }
+            back => back,
+        };
         r
     }
 }
@@ -86,6 +96,61 @@ mod tests {
 
     fn spec(id: &str, f: &str, step: u64) -> BeliefSpec {
         BeliefSpec::new(id, parse(f).expect("formula")).step(step)
+    }
+
+    /// A long walk makes the local engine's state outgrow Σ again and again; rebuilt from Σ
+    /// each time, it answers as the threaded engine (which is never rebuilt), minimal
+    /// conflicts and supports included: they depend on Σ and its order only.
+    #[test]
+    fn rebuilt_from_sigma_it_answers_the_same() {
+        let mut a = LocalEngine::with_limits(Limits::default());
+        let mut b = BeliefState::new().expect("engine");
+        let mut x: u64 = 7;
+        let mut next = |n: u64| {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (x >> 33) % n
+        };
+        let atoms = ["p", "q", "r", "s", "t"];
+        for step in 0..240u64 {
+            let (i, j) = (next(5) as usize, next(5) as usize);
+            let f = match next(4) {
+                0 => atoms[i].to_string(),
+                1 => format!("!{}", atoms[i]),
+                2 => format!("{} -> {}", atoms[i], atoms[j]),
+                _ => format!("{} | !{}", atoms[i], atoms[j]),
+            };
+            let id = format!("b{}", next(9));
+            if next(4) == 0 {
+                assert_eq!(a.retract(&id).ok(), b.retract(&id).ok());
+            } else {
+                let role = if next(6) == 0 { Role::Rule } else { Role::Fact };
+                let s = spec(&id, &f, step).role(role);
+                assert_eq!(
+                    a.add_or_demote(s.clone()).ok(),
+                    b.add_or_demote(s).ok(),
+                    "{step}"
+                );
+            }
+            let (ca, cb) = (a.consistent().expect("a"), b.consistent().expect("b"));
+            assert_eq!(
+                (ca.consistent, &ca.conflict),
+                (cb.consistent, &cb.conflict),
+                "{step}"
+            );
+            let q = parse(&format!("{} & {}", atoms[j], atoms[i])).expect("query");
+            assert_eq!(
+                a.check(&q, None).expect("a").theta,
+                b.check(&q, None).expect("b").theta,
+                "{step}"
+            );
+            let sa = a.supports(&q, 2, Duration::from_secs(2)).expect("a");
+            let sb = b.supports(&q, 2, Duration::from_secs(2)).expect("b");
+            assert_eq!(sa.supports, sb.supports, "{step}");
+        }
+        assert!(a.seat.1 > 3, "rebuilt {} times", a.seat.1);
+        assert_eq!(a.rebuilds(), 0, "no rebuild counts as a timeout's");
     }
 
     /// The local engine answers as the threaded one, step by step, on a walk with merges,

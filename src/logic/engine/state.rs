@@ -397,10 +397,18 @@ pub struct State {
     occ_live: usize,
     /// The beliefs indexed in `occ`, retracted ones included until the next compaction.
     occ_members: Vec<u32>,
+    /// The variables the state needed when it was built from Σ ([`State::outgrown`]).
+    pub(super) base_vars: usize,
     /// Turns [`State::repair`] off, so that a test can compare its answers with solved ones.
     #[cfg(test)]
     pub(super) repair_off: bool,
 }
+
+/// How far a state may outgrow Σ before [`State::outgrown`] says so: retired beliefs beyond
+/// twice the active ones, and variables beyond four times those Σ needed. Small under test,
+/// so that every engine test of the local engine also runs across rebuilds.
+const OUTGROWN_BELIEFS: usize = if cfg!(test) { 8 } else { 4096 };
+const OUTGROWN_VARS: usize = if cfg!(test) { 64 } else { 1 << 16 };
 
 /// How [`State::add_inner`] treats a rule or norm that may contradict the hard part.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -447,6 +455,7 @@ impl State {
             occ_dead: 0,
             occ_live: 0,
             occ_members: Vec::new(),
+            base_vars: 0,
             #[cfg(test)]
             repair_off: false,
         }
@@ -880,6 +889,18 @@ impl State {
         (0..self.beliefs.len())
             .filter(|&i| self.beliefs[i].active)
             .collect()
+    }
+
+    /// Whether the state holds far more than Σ: a state keeps every belief ever added, with
+    /// its clauses and variables in the main solver, and the definitions of every formula
+    /// asked about, and every satisfiable solve assigns every variable, so on a long session
+    /// each question cost in proportion to the session so far (issue 31). The local engine
+    /// then drops the state and builds it again from Σ alone, in commitment order
+    /// (`handle::replay`): every answer depends on Σ and that order only.
+    pub(super) fn outgrown(&self) -> bool {
+        let (all, live) = (self.beliefs.len(), self.by_id.len());
+        all > 2 * live + OUTGROWN_BELIEFS
+            || self.enc.num_vars() > 4 * self.base_vars + OUTGROWN_VARS
     }
 
     /// Index of the active belief with this id.

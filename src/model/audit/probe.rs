@@ -5,7 +5,9 @@
 //! consistency around each revision) and, when asked to (the default, and always in
 //! [`super::audit`]), the audit's further ones: "could this retracted belief be restored?",
 //! "which premises support this entailment?", "was Σ consistent after these plain
-//! retractions?", "what would policy P have retracted?". For a recomputation made without
+//! retractions?", "what would policy P have retracted?", "was Σ consistent before this
+//! retraction by revision?", "what does Θ say of this thought's assertion?". For a
+//! recomputation made without
 //! them, or an answer it could not give, a [`Probe`] answers them. It does not read events: it mirrors Σ from the
 //! timeline's belief records (validity intervals), so it agrees with the replay by
 //! construction, and it only moves forward, so a check that asks its questions in step order

@@ -24,6 +24,7 @@ use super::{Code, Cx, Finding};
 use crate::logic::formula::{Formula, canonical_json};
 use crate::logic::parse::parse;
 use crate::logic::print::normalized;
+use crate::model::recompute::unforced_candidate;
 use crate::model::timeline::RetractedBy;
 use crate::trace::brief::GroundWrite;
 use crate::trace::event::{Body, Kind, StepStatus, body_of};
@@ -75,25 +76,36 @@ fn by_id(cx: &Cx<'_>) -> BTreeMap<String, Vec<u32>> {
 }
 
 /// `revision-not-minimal` for retractions said to be by revision that no conflict forced.
+///
+/// Whether Σ was consistent before each is the recomputation's answer
+/// ([`RetractConsistency::before`](crate::model::recompute::RetractConsistency)); a probe
+/// replays Σ only for what it could not answer (a plain recomputation, an unknown, quantified
+/// beliefs held).
 pub(super) fn unforced_retractions(cx: &mut Cx<'_>) {
     let mut probe: Option<Probe<'_>> = None;
     let mut found = Vec::new();
+    let recorded = &cx.rc.retracts;
     for e in cx.tl.retracts().to_vec() {
-        let Some(idx) = e.record else { continue };
-        let r = &cx.tl.beliefs()[idx as usize];
-        let forced_by_revise = e.revision.is_some();
-        let by_revision = r
-            .retraction
-            .is_some_and(|x| x.by == RetractedBy::Revision && x.event == e.event);
-        if forced_by_revise || !by_revision || e.step == 0 {
+        let Some(idx) = unforced_candidate(cx.tl, &e) else {
             continue;
-        }
-        let Ok(p) = probe_at(&mut probe, cx, e.step - 1) else {
-            break;
         };
-        if !p.is_consistent().unwrap_or(false) {
+        let before = recorded
+            .binary_search_by_key(&e.step, |r| r.step)
+            .ok()
+            .and_then(|i| recorded[i].before.as_ref());
+        let consistent = match before {
+            Some(Ok(c)) => *c,
+            _ => {
+                let Ok(p) = probe_at(&mut probe, cx, e.step - 1) else {
+                    break;
+                };
+                p.is_consistent().unwrap_or(false)
+            }
+        };
+        if !consistent {
             continue;
         }
+        let r = &cx.tl.beliefs()[idx as usize];
         let id = r.id.to_string();
         let formula = formula_of(cx, idx).unwrap_or_default();
         found.push(

@@ -24,6 +24,7 @@ use crate::logic::engine::Outcome;
 use crate::logic::formula::Formula;
 use crate::logic::parse::parse;
 use crate::logic::print::normalized;
+use crate::model::recompute::ThoughtCheck;
 use crate::trace::event::{Body, Kind, body_of};
 
 /// The session's events of these kinds with their steps (event i takes effect at step
@@ -77,10 +78,13 @@ struct Asserted {
 }
 
 /// Every asserted formula of every thought, through Θ on Σ at its step. Formulas that do not
-/// parse are `parse-error`s elsewhere; a solver failure leaves the formula unjudged.
+/// parse are `parse-error`s elsewhere; a solver failure leaves the formula unjudged. The
+/// recomputation's answers ([`ThoughtCheck`]) are read where it gave them; a probe answers the
+/// rest (a plain recomputation, quantifiers, unknowns).
 fn judged(cx: &Cx<'_>) -> Vec<(Asserted, Vec<String>)> {
     let mut probe: Option<Probe<'_>> = None;
     let mut out = Vec::new();
+    let answered = &cx.rc.thoughts;
     for (step, pos) in steps(cx, &[Kind::Thought]) {
         let ev = cx.log.events.load(pos as usize);
         let Some(Body::Thought(th)) = body_of(&ev) else {
@@ -89,13 +93,34 @@ fn judged(cx: &Cx<'_>) -> Vec<(Asserted, Vec<String>)> {
         if th.asserts.is_empty() {
             continue;
         }
+        let id = ev
+            .as_deref()
+            .and_then(|e| e.id.as_deref())
+            .map(str::to_string);
+        let asserted = |index: usize, outcome: Outcome| Asserted {
+            step,
+            event: pos,
+            id: id.clone(),
+            text: th.asserts[index].to_string(),
+            outcome,
+        };
+        let given = answered
+            .binary_search_by_key(&step, |t: &ThoughtCheck| t.step)
+            .ok()
+            .and_then(|i| answered[i].judged.as_ref());
+        if let Some(given) = given {
+            for a in given {
+                out.push((asserted(a.index as usize, a.outcome), a.conflict.clone()));
+            }
+            continue;
+        }
         let Ok(p) = probe_at(&mut probe, cx, step) else {
             return out;
         };
         if !p.is_consistent().unwrap_or(false) {
             continue;
         }
-        for text in &th.asserts {
+        for (index, text) in th.asserts.iter().enumerate() {
             let Ok(f) = parse(text) else { continue };
             let Ok(outcome) = p.theta(&f) else { continue };
             let conflict = if outcome == Outcome::Contradiction {
@@ -103,20 +128,7 @@ fn judged(cx: &Cx<'_>) -> Vec<(Asserted, Vec<String>)> {
             } else {
                 Vec::new()
             };
-            let id = ev
-                .as_deref()
-                .and_then(|e| e.id.as_deref())
-                .map(str::to_string);
-            out.push((
-                Asserted {
-                    step,
-                    event: pos,
-                    id,
-                    text: text.to_string(),
-                    outcome,
-                },
-                conflict,
-            ));
+            out.push((asserted(index, outcome), conflict));
         }
     }
     out
