@@ -139,17 +139,20 @@ pub fn of_session(log: &TraceLog, tl: &Timeline) -> Vec<Scored> {
 /// name the event's `id` (the replay indexes scores by the target they write), so a view
 /// can ask per row and per frame.
 pub fn on_event(log: &TraceLog, tl: &Timeline, step: u32) -> Vec<Scored> {
-    let Some(id) = tl
-        .event_pos_at(step)
-        .and_then(|p| log.events.load(p as usize))
-        .and_then(|e| e.id.as_deref().map(str::to_string))
-    else {
+    let Some(id) = event_id(log, tl, step) else {
         return Vec::new();
     };
     tl.scores_naming(&id)
         .filter_map(|(s, pos)| score_at(log, tl, s, pos))
         .filter(|s| s.target == Some(step))
         .collect()
+}
+
+/// The `id` of the event at `step`, if it has one.
+fn event_id(log: &TraceLog, tl: &Timeline, step: u32) -> Option<String> {
+    tl.event_pos_at(step)
+        .and_then(|p| log.events.load(p as usize))
+        .and_then(|e| e.id.as_deref().map(str::to_string))
 }
 
 /// What a score scores, in words: `step 9 (answer)`, `the whole run`.
@@ -268,11 +271,7 @@ mod tests {
     /// `on_event` as it was before the index: every score of the session read, kept when
     /// its target is written as the event's id and resolves to the event.
     fn walked(log: &TraceLog, tl: &Timeline, step: u32) -> Vec<Scored> {
-        let Some(id) = tl
-            .event_pos_at(step)
-            .and_then(|p| log.events.load(p as usize))
-            .and_then(|e| e.id.as_deref().map(str::to_string))
-        else {
+        let Some(id) = event_id(log, tl, step) else {
             return Vec::new();
         };
         of_session(log, tl)

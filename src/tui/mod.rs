@@ -1309,9 +1309,18 @@ mod tests {
     /// bytes on, and applies its messages to a store as the event loop does. Also says
     /// whether the load took two passes.
     fn loaded(paths: &[&std::path::Path], two_pass_min: u64) -> (Store, bool) {
-        let (tx, mut rx) = mpsc::channel(16);
         let files = paths.iter().map(|p| p.to_path_buf()).collect();
-        let t = std::thread::spawn(move || load_with(files, Vec::new(), tx, two_pass_min));
+        loaded_with(files, Vec::new(), two_pass_min)
+    }
+
+    /// [`loaded`] of files and imported sources.
+    fn loaded_with(
+        files: Vec<std::path::PathBuf>,
+        imported: Vec<ImportedSource>,
+        two_pass_min: u64,
+    ) -> (Store, bool) {
+        let (tx, mut rx) = mpsc::channel(16);
+        let t = std::thread::spawn(move || load_with(files, imported, tx, two_pass_min));
         let (mut store, mut two) = (Store::new(), false);
         while let Some(m) = rx.blocking_recv() {
             match m {
@@ -1439,30 +1448,7 @@ mod tests {
             },
             _ => panic!("an OTLP file is imported"),
         };
-        let load = |min: u64| {
-            let (tx, mut rx) = mpsc::channel(16);
-            let source = imported(&file);
-            let t = std::thread::spawn(move || load_with(Vec::new(), vec![source], tx, min));
-            let (mut store, mut led) = (Store::new(), false);
-            while let Some(m) = rx.blocking_recv() {
-                match m {
-                    Load::Source(name, f) => {
-                        store.add_source(&name, f, crate::trace::ReaderConfig::default())
-                    }
-                    Load::Briefs(items) => store.extend_briefs(items),
-                    Load::Items(items) => store.extend(items),
-                    Load::FirstPassDone => store.first_pass_done(),
-                    Load::Lead(session) => {
-                        store.lead(&session);
-                        led = true;
-                    }
-                    Load::Replay(items) => store.replay_briefs(items),
-                    Load::Progress(..) | Load::Note(_) | Load::Done | Load::Replayed => {}
-                }
-            }
-            t.join().expect("loader");
-            (store, led)
-        };
+        let load = |min: u64| loaded_with(Vec::new(), vec![imported(&file)], min);
         let (whole, led) = load(u64::MAX);
         assert!(!led);
         assert!(whole.sessions.len() > 1, "the sample has several traces");

@@ -85,15 +85,7 @@ pub fn import_at<S: At + ?Sized>(
         return import_zip_to(std::io::BufReader::with_capacity(1 << 16, r), name, out);
     }
     let mut p = Pieces::open(src, Format::Inspect, cap)?;
-    let doc = p.document()?;
-    if p.first_byte(doc)? != b'{' {
-        return Err(broken(
-            Format::Inspect,
-            "the top level",
-            "not a JSON object",
-        ));
-    }
-    let top = p.members(doc)?;
+    let top = p.top_members()?;
     let mut head = Map::new();
     for (k, &span) in top.iter().filter(|(k, _)| *k != "samples") {
         head.insert(k.clone(), p.piece(span, k)?);

@@ -640,15 +640,7 @@ pub fn import_at<S: At + ?Sized>(
     cap: usize,
 ) -> Result<(), ImportError> {
     let mut p = Pieces::open(src, Format::Langfuse, cap)?;
-    let doc = p.document()?;
-    if p.first_byte(doc)? != b'{' {
-        return Err(broken(
-            Format::Langfuse,
-            "the top level",
-            "not a JSON object",
-        ));
-    }
-    let top = p.members(doc)?;
+    let top = p.top_members()?;
     let Some(&trace_span) = top.get("trace") else {
         let mut doc = Map::new();
         for (k, span) in top {

@@ -419,6 +419,16 @@ impl<'a, S: At + ?Sized> Pieces<'a, S> {
         self.sc.document().map_err(|e| reread(f, e))
     }
 
+    /// The members of the document, which must be a JSON object (an error naming the top
+    /// level when it is not).
+    pub fn top_members(&mut self) -> Result<BTreeMap<String, Span>, ImportError> {
+        let doc = self.document()?;
+        if self.first_byte(doc)? != b'{' {
+            return Err(broken(self.format, "the top level", "not a JSON object"));
+        }
+        self.members(doc)
+    }
+
     /// The members of the object at `span` by key, the last of a repeated key kept (as
     /// serde_json's map keeps it). Not an object: none.
     pub fn members(&mut self, span: Span) -> Result<BTreeMap<String, Span>, ImportError> {
