@@ -329,25 +329,7 @@ impl<'a, S: At + ?Sized> Scanner<'a, S> {
         span: Span,
         mut f: impl FnMut(Span) -> io::Result<()>,
     ) -> io::Result<()> {
-        self.seek(span.start);
-        if self.peek_token()? != Some(b'[') {
-            return Ok(());
-        }
-        self.at += 1;
-        loop {
-            match self.peek_token()?.ok_or_else(short)? {
-                b']' => return Ok(()),
-                b',' => {
-                    self.at += 1;
-                    continue;
-                }
-                _ => {}
-            }
-            let v = self.skip_value()?;
-            let after = v.start + v.len;
-            f(v)?;
-            self.seek(after);
-        }
+        self.items_from(span.start, false, |v| f(v).map(|()| true))
     }
 
     /// Like [`Scanner::items`] from `at`, the array's start, or with `inside` a place inside
