@@ -1182,6 +1182,44 @@ impl App {
         );
     }
 
+    /// The two sessions `req` names, or without names the first session read from each
+    /// file, replayed or only indexed; `None` (saying why when it is not a wait) while
+    /// they cannot be told.
+    fn diff_runs(&mut self, req: &DiffRequest) -> Option<(usize, usize)> {
+        let store = &self.store;
+        let n = store.sessions.len();
+        let from_file = |i: usize, file: &str| store.first_file(i).is_some_and(|f| *f == *file);
+        let find = |name: &Option<String>, file: &str, skip: Option<usize>| -> Option<usize> {
+            match name {
+                Some(name) => store.sessions.iter().position(|s| *s.name == **name),
+                None => (0..n)
+                    .find(|&i| Some(i) != skip && from_file(i, file))
+                    .or_else(|| (0..n).find(|&i| Some(i) != skip)),
+            }
+        };
+        let a = find(&req.a, &req.files[0], None)?;
+        let Some(b) = find(&req.b, &req.files[1], Some(a)).filter(|&b| b != a) else {
+            self.status = "diff: the files hold one session; two runs are needed".into();
+            return None;
+        };
+        Some((a, b))
+    }
+
+    /// The session to replay next in the background, when one was only indexed by its
+    /// file's load: the shown session, else a run the diff asked for waits for.
+    pub fn replay_wanted(&mut self) -> Option<usize> {
+        let shown = self.session();
+        if self.store.deferred(shown) {
+            return Some(shown);
+        }
+        let req = self.diff_request.clone()?;
+        if self.loading.is_some() {
+            return None;
+        }
+        let (a, b) = self.diff_runs(&req)?;
+        [a, b].into_iter().find(|&i| self.store.deferred(i))
+    }
+
     /// Builds the side-by-side diff asked for on the command line once both runs are read
     /// (and again when they grew); called by the event loop between frames.
     pub fn maybe_build_diff(&mut self) {
@@ -1196,37 +1234,19 @@ impl App {
         {
             return;
         }
-        // A diff reads both runs whole: sessions a two-pass load only indexed are replayed
-        // first (on this thread: the diff waits for them anyway).
-        for i in 0..self.store.sessions.len() {
-            if self.store.deferred(i) {
-                self.store.replay_now(i);
-            }
+        let Some((a, b)) = self.diff_runs(&req) else {
+            return;
+        };
+        // A diff reads both runs whole: a run its file's load only indexed is replayed
+        // first, in the background like a session shown ([`App::replay_wanted`]); the diff
+        // is built once the store has it.
+        if let Some(i) = [a, b].into_iter().find(|&i| self.store.deferred(i)) {
+            self.status = format!(
+                "diff: replaying {} first",
+                crate::sanitize::sanitize(&self.store.sessions[i].name)
+            );
+            return;
         }
-        let store = &self.store;
-        let from_file = |i: usize, file: &str| {
-            store.sessions[i]
-                .events()
-                .first()
-                .and_then(|&p| store.event(p))
-                .is_some_and(|e| *e.origin.file == *file)
-        };
-        let find = |name: &Option<String>, file: &str, skip: Option<usize>| -> Option<usize> {
-            let n = store.sessions.len();
-            match name {
-                Some(name) => store.sessions.iter().position(|s| *s.name == **name),
-                None => (0..n)
-                    .find(|&i| Some(i) != skip && from_file(i, file))
-                    .or_else(|| (0..n).find(|&i| Some(i) != skip)),
-            }
-        };
-        let Some(a) = find(&req.a, &req.files[0], None) else {
-            return;
-        };
-        let Some(b) = find(&req.b, &req.files[1], Some(a)).filter(|&b| b != a) else {
-            self.status = "diff: the files hold one session; two runs are needed".into();
-            return;
-        };
         let at = self.diff.as_ref().map_or(0, |d| d.at);
         let kept = self.diff.as_ref().map(|d| (d.tab, d.events_scroll));
         if let Some(mut d) = super::panes::diff::DiffView::build(&self.store, a, b, req.how) {

@@ -816,6 +816,17 @@ impl Store {
             .collect()
     }
 
+    /// The file the first event of session `slot` was read from, whether the session was
+    /// replayed or only indexed (so a run can be found by its file before it is replayed).
+    pub fn first_file(&self, slot: usize) -> Option<FileName> {
+        let s = self.sessions.get(slot)?;
+        let first = match &s.deferred {
+            Some(d) => *d.positions.first()?,
+            None => *s.events().first()?,
+        };
+        self.log.events.origin(first as usize).map(|o| o.file)
+    }
+
     /// Whether session `slot` was indexed and not replayed yet (a replay under way counts).
     pub fn deferred(&self, slot: usize) -> bool {
         self.sessions

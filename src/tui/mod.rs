@@ -1104,15 +1104,15 @@ async fn event_loop(
             }
             _ = tokio::time::sleep_until(wake), if app.dirty => {}
         }
-        // A session its file's load only indexed is replayed once it is shown and nothing
-        // else loads.
+        // A session its file's load only indexed is replayed once it is shown (or a diff
+        // needs it) and nothing else loads.
         if !loading
-            && app.store.deferred(app.session())
-            && let Some((name, file, cfg)) = app.store.begin_replay(app.session())
+            && let Some(slot) = app.replay_wanted()
+            && let Some((name, file, cfg)) = app.store.begin_replay(slot)
         {
             let tx = open_load_tx.clone();
-            let session = app.store.sessions[app.session()].name.to_string();
-            let places = app.store.replay_places(app.session());
+            let session = app.store.sessions[slot].name.to_string();
+            let places = app.store.replay_places(slot);
             std::thread::Builder::new()
                 .name("doxascope-replay".into())
                 .spawn(move || replay(name, file, cfg, session, places, tx))?;
@@ -1623,6 +1623,52 @@ mod tests {
         assert!(!store.replay_now(1));
         assert!(store.deferred(1) && store.sessions[1].is_empty());
         assert_eq!(store.replaying(), None);
+    }
+
+    /// `diff --tui` of a run its file's load only indexed waits for that run's replay,
+    /// which the event loop runs in the background (`replay_wanted`), instead of replaying
+    /// every indexed session on the UI thread; the diff is built once the run is in, and
+    /// the sessions it does not need stay indexed.
+    #[test]
+    fn a_diff_waits_for_the_background_replay_of_only_its_runs() {
+        use std::io::Write;
+        let mut bytes = Vec::new();
+        let cfg = crate::trace::generate::GenConfig {
+            events: 600,
+            seed: 3,
+            sessions: 3,
+            atoms: 6,
+        };
+        crate::trace::generate::write_mixed(&mut bytes, &cfg).expect("in memory");
+        let mut f = tempfile::NamedTempFile::new().expect("temp file");
+        f.write_all(&bytes).expect("write");
+        let (store, led) = loaded(&[f.path()], 0);
+        assert!(led && !store.deferred(0) && store.deferred(1) && store.deferred(2));
+        let name = |i: usize| store.sessions[i].name.to_string();
+        let file = f.path().to_string_lossy().into_owned();
+        let req = app::DiffRequest {
+            how: crate::model::diff::Align::Step,
+            a: Some(name(0)),
+            b: Some(name(2)),
+            files: [file.clone(), file],
+        };
+        let theme = theme::Theme::builtin("dark").expect("theme");
+        let mut app = App::new(store, theme);
+        app.diff_request = Some(req);
+        app.maybe_build_diff();
+        assert!(app.diff.is_none(), "no diff before its run is in");
+        assert!(app.store.deferred(2), "nothing replayed on this thread");
+        assert!(app.status.contains("replaying"), "{}", app.status);
+        assert_eq!(app.replay_wanted(), Some(2));
+        // What the background replay does (`replay`, then `Load::Replayed`).
+        assert!(app.store.replay_now(2));
+        assert_eq!(app.replay_wanted(), None);
+        app.maybe_build_diff();
+        assert!(app.diff.is_some(), "{}", app.status);
+        assert!(
+            app.store.deferred(1),
+            "a session the diff does not need stays indexed"
+        );
     }
 
     proptest! {
