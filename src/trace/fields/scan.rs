@@ -266,7 +266,7 @@ pub(crate) fn scan(line: &str) -> Option<Scanned<'_>> {
                     seen |= bit;
                     match kind.and_then(|k| class(k, f)) {
                         Some(c) => field(&mut p, f, c, &mut found)?,
-                        None => any(&mut p)?,
+                        None => any(&mut p, true)?,
                     }
                 }
                 None => {
@@ -274,7 +274,7 @@ pub(crate) fn scan(line: &str) -> Option<Scanned<'_>> {
                         return None;
                     }
                     unknown.push(key);
-                    any(&mut p)?;
+                    any(&mut p, false)?;
                 }
             },
         }
@@ -311,9 +311,10 @@ fn strings<'de>(p: &mut Scanner<'de>, keep: bool) -> Option<Vec<Cow<'de, str>>> 
         return Some(items);
     }
     loop {
-        let s = p.string()?;
         if keep {
-            items.push(s);
+            items.push(p.string()?);
+        } else {
+            p.skip_string()?;
         }
         p.ws();
         match p.next()? {
@@ -324,15 +325,23 @@ fn strings<'de>(p: &mut Scanner<'de>, keep: bool) -> Option<Vec<Cow<'de, str>>> 
     }
 }
 
-/// Any value the decoder keeps as it is (an `extra` field, `Bag::value`): scalars and lists
-/// of strings here; objects and other lists are left to the decoder.
-fn any(p: &mut Scanner<'_>) -> Option<()> {
+/// Any value the decoder keeps as it is (an `extra` field, `Bag::value`), checked as the
+/// fast path decodes it: a field some kind defines (`known`) as [`Scanner::value`], any
+/// other as [`Scanner::raw`], so an object or a list is taken exactly when the decoder
+/// takes it (deep nesting and unusual lists of strings are left to the decoder).
+fn any(p: &mut Scanner<'_>, known: bool) -> Option<()> {
     match *p.b.get(p.i)? {
-        b'"' => {
-            p.string()?;
-        }
-        b'[' => {
-            strings(p, false)?;
+        b'"' => p.skip_string()?,
+        b'[' | b'{' => {
+            let start = p.i;
+            if strings(p, false).is_none() {
+                p.i = start;
+                if known {
+                    p.value()?
+                } else {
+                    p.raw()?
+                };
+            }
         }
         b'-' | b'0'..=b'9' => {
             p.number()?;
@@ -354,11 +363,45 @@ fn word(p: &mut Scanner<'_>, w: &str) -> Option<()> {
 fn field<'de>(p: &mut Scanner<'de>, f: F, c: Class, found: &mut Found<'de>) -> Option<()> {
     match c {
         Class::Str | Class::Enum(_) => {
+            // A lean brief needs the required fields' presence alone, and no other string.
+            let kept = if found.lean {
+                matches!(f, F::formula | F::target | F::name)
+            } else {
+                matches!(
+                    f,
+                    F::formula
+                        | F::role
+                        | F::target
+                        | F::by
+                        | F::trigger
+                        | F::outcome
+                        | F::name
+                        | F::plan
+                        | F::unit
+                        | F::source
+                )
+            };
+            if !kept && c == Class::Str {
+                return p.skip_string();
+            }
+            if found.lean && kept {
+                p.skip_string()?;
+                let present = Some(Cow::Borrowed(""));
+                match f {
+                    F::formula => found.formula = present,
+                    F::target => found.target = present,
+                    _ => found.name = present,
+                }
+                return Some(());
+            }
             let s = p.string()?;
             if let Class::Enum(e) = c
                 && !e.accepts(&s)
             {
                 return None;
+            }
+            if !kept {
+                return Some(());
             }
             let slot = match f {
                 F::formula => &mut found.formula,
@@ -408,7 +451,19 @@ fn field<'de>(p: &mut Scanner<'de>, f: F, c: Class, found: &mut Found<'de>) -> O
         },
         Class::Any => {
             let start = p.i;
-            any(p)?;
+            if f == F::value {
+                // A belief's value is kept as written: an object, or a list of anything but
+                // strings, is left to the decoder.
+                match *p.b.get(p.i)? {
+                    b'{' => return None,
+                    b'[' => {
+                        strings(p, false)?;
+                    }
+                    _ => any(p, true)?,
+                }
+            } else {
+                any(p, true)?;
+            }
             if matches!(f, F::value) {
                 found.value = Some(p.s.get(start..p.i)?);
             }
@@ -579,6 +634,46 @@ mod tests {
     }
 
     fn value() -> impl Strategy<Value = String> {
+        prop_oneof![5 => usual_value(), 1 => hostile_value()]
+    }
+
+    /// Strings with bad escapes and nested values of every shape: the scanner checks them
+    /// without building anything, or leaves the line to the decoder.
+    fn hostile_value() -> impl Strategy<Value = String> {
+        pick(&[
+            "\"\\ud83d\\u0041\"",
+            "\"\\ud83d\\ude00 \\t\\/\"",
+            "\"\\udc00\"",
+            "\"\\u12\"",
+            "\"\\q\"",
+            "\"tab\tin\"",
+            "{\"a\":[1,{\"b\":null}],\"c\":\"caf\\u00e9\"}",
+            "[1,\"a\",[true]]",
+            "{\"a\":1e400}",
+            "[1e400]",
+            "{\"a\":\"\\ud800\"}",
+            "{\"a\":\"\\ud83d\\ude00\"}",
+            "{\"a\":\"\\x\"}",
+            "{\"a\":\"\u{1}\"}",
+            "{\"a\":1,\"a\":2}",
+            "{\"a\" 1}",
+            "[1 2]",
+            "[1,]",
+            "{\"a\":01}",
+            "{\"a\":-0.5e-3}",
+            "{\"a\":[\"x\",]}",
+            "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[0]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]",
+            "{\"a\":{\"b\":{\"c\":[]}}}",
+            "{\"a\":tru}",
+            "[\"a\\u0000\"]",
+            "[\"\\udc00\"]",
+            "[\"\\ud83d\\ude00\",\"\\ud83d\\u0041\"]",
+            "{\"a\":[1,{\"b\":\"\\ud83d\\u0041\"}]}",
+            "{\"a\":{\"a\":[]},\"a\":2}",
+        ])
+    }
+
+    fn usual_value() -> impl Strategy<Value = String> {
         pick(&[
             "\"p1 & !p2 -> p3\"",
             "\"p1\"",
@@ -950,6 +1045,11 @@ mod tests {
             r#"{"kind":"postcondition","plan":"P1","tier":3,"ok":true}"#,
             r#"{"kind":"plan_stats","plan":"P1","use_count":3}"#,
             r#"{"kind":"mystery","x":"y","seq":1,"ts":1767225600.5,"session":"s"}"#,
+            // Objects and lists the decoder keeps as they are: checked, not built.
+            r#"{"kind":"tool_call","args":{"q":1,"r":[true,{"s":"\u00e9"}]}}"#,
+            r#"{"kind":"session","meta":{"generator":"g"},"x":[1,"a",null]}"#,
+            // A field no kind defines is kept as its text, whose numbers are not converted.
+            r#"{"kind":"tool_call","args":{"q":1e999}}"#,
         ] {
             let s = scan(line).unwrap_or_else(|| panic!("declined {line}"));
             assert_eq!(Some(s.gist), reference(line).map(|r| r.3), "{line}");
@@ -957,7 +1057,8 @@ mod tests {
         // Left to the decoder: structures, nesting, the kind after another key, errors.
         for line in [
             r#"{"kind":"step","plan":"P1","status":"done","new_beliefs":[{"name":"m"}]}"#,
-            r#"{"kind":"tool_call","args":{"q":1}}"#,
+            r#"{"kind":"belief","name":"m","value":{"a":1}}"#,
+            r#"{"kind":"log","meta":{"q":1e999}}"#,
             r#"{"seq":1,"kind":"log"}"#,
             r#"{"kind":"announce","formula":"p","confidence":0}"#,
             r#"{"kind":"announce"}"#,
