@@ -5,13 +5,18 @@
 //! into an [`Event`](crate::trace::Event) is most of a load's cost. This scanner walks the
 //! line once with the fast path's cursor, checks every field the way [`super::build_body`]
 //! would (types, enum names, ranges, required fields, duplicate keys), and collects only
-//! the fields of the [`Gist`]. It accepts a subset of what the decoder accepts: the kind
-//! must be the first key, and nested objects, lists of anything but strings and typed
-//! structures (plan steps, review decisions, a world's truth, a step's new beliefs) make it
-//! give up (`None`), as does anything the decoder would reject. The caller then decodes the
-//! line in full and briefs the event, so a line gets the same brief either way; a
-//! differential property test checks that whatever this scanner accepts, the decoder
-//! accepts with the same envelope and gist.
+//! the fields of the [`Gist`]. Strings it does not keep are checked, not built; nested
+//! values are checked as the fast path decodes them (an `extra` field as its raw text, a
+//! field some kind defines as a JSON value), typed structures (plan steps, review
+//! decisions, a world's truth, a step's tool calls) through the decoder's own serde types,
+//! nothing kept. It accepts a subset of what the decoder accepts: the kind must be the
+//! first key, deep nesting and a step's `new_beliefs` or `inputs` in a full brief (its
+//! gist is made of them) make it give up (`None`), as does anything the decoder would
+//! reject. The caller then decodes the line in full and briefs the event, so a line gets
+//! the same brief either way, and a problem is always the decoder's, at the decoder's
+//! column; a differential property test checks that whatever this scanner accepts, the
+//! decoder accepts with the same envelope and gist (and a lean scan, the same envelope
+//! and kind).
 
 use std::borrow::Cow;
 
