@@ -1373,60 +1373,6 @@ fn retractions_pane_shows_the_inconsistency_log_at_any_step() {
     );
 }
 
-/// A file read in two passes: while the second places the shown session's reader problems
-/// between its events, a cursor the user moved stays on its event (it would otherwise slide
-/// one row per problem placed above it).
-#[test]
-fn the_cursor_stays_on_its_event_while_the_second_pass_places_problems() {
-    use doxascope::trace::{ReaderConfig, read_all_briefs, read_session_briefs};
-    use std::io::Write;
-    let mut bytes = Vec::new();
-    for i in 0..300 {
-        let s = i % 3;
-        writeln!(
-            bytes,
-            r#"{{"kind":"announce","session":"s{s}","formula":"p{i}","seq":{i}}}"#
-        )
-        .unwrap();
-        if i % 10 == 4 {
-            writeln!(bytes, "not json {i}").unwrap();
-        }
-    }
-    let mut f = tempfile::NamedTempFile::new().unwrap();
-    f.write_all(&bytes).unwrap();
-    let name = f.path().to_string_lossy().into_owned();
-    let rc = ReaderConfig::default();
-    let open = || std::fs::File::open(f.path()).unwrap();
-    highlight::load_now();
-    let mut app = App::new(Store::new(), Theme::builtin("light").unwrap());
-    app.store.add_source(&name, open(), rc);
-    let mut first = Vec::new();
-    read_session_briefs(&name, open(), rc, "s0", |it| first.push(it)).unwrap();
-    app.store.extend_briefs(first);
-    app.store.first_pass_done();
-    app.on_data();
-    assert_eq!(
-        app.sess().map(|s| (s.len(), s.problems.len())),
-        Some((100, 0))
-    );
-    app.goto_step(50);
-    let line_of = |app: &App| app.cursor_event().map(|(_, e)| e.origin.line);
-    let before = line_of(&app);
-    assert!(before.is_some());
-    let mut rest = Vec::new();
-    read_all_briefs(&name, open(), rc, |it| rest.push(it)).unwrap();
-    for chunk in rest.chunks(7) {
-        let held = app.held_item();
-        app.store.extend_briefs(chunk.to_vec());
-        app.on_data_keeping(held);
-        assert_eq!(line_of(&app), before);
-        assert_eq!(app.step(), 50);
-    }
-    let s = app.sess().unwrap();
-    assert!(s.problems.len() >= 10, "{} problems", s.problems.len());
-    assert_eq!(app.store.sessions.len(), 3);
-}
-
 /// Postcondition and satisfaction records are claims of the verification pane too: each
 /// beside its condition re-run, and a disagreement counted with the gate's (issue 29).
 #[test]

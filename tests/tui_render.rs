@@ -430,26 +430,6 @@ fn treasure_hunt_table_1_step_by_step_with_the_revision() {
     assert!(s.contains("findings: 0"), "{s}");
 }
 
-/// The header tells a first pass from a second: `loading` while the shown session is still
-/// being read, `reading the rest` once it is complete and the other sessions are read.
-#[test]
-fn the_header_says_which_pass_of_a_load_runs() {
-    let mut app = sample("alice-bob-norms.jsonl");
-    app.loading = Some((30, 100));
-    let first = render_text(&mut app, 200, 20);
-    let header = first.lines().next().unwrap_or("");
-    assert!(header.contains("loading ▰▰▰▱▱▱▱▱▱▱ 30%"), "{header}");
-    app.reading_rest = true;
-    app.loading = Some((60, 100));
-    let second = render_text(&mut app, 200, 20);
-    let header = second.lines().next().unwrap_or("");
-    assert!(
-        header.contains("reading the rest ▰▰▰▰▰▰▱▱▱▱ 60%"),
-        "{header}"
-    );
-    assert!(!header.contains("loading"), "{header}");
-}
-
 #[test]
 fn an_overwritten_value_is_a_row_of_the_retractions_pane() {
     let trace = concat!(

@@ -564,6 +564,17 @@ fn timestamp(v: Val<'_>) -> Result<Timestamp, String> {
     }
 }
 
+/// A value through its serde type, as [`Bag::typed`] decodes a field (the brief scanner
+/// checks structures with it).
+fn typed_val<T: DeserializeOwned>(v: Val<'_>) -> Result<T, serde_json::Error> {
+    match v {
+        // Enum names (the usual case) without building a JSON string first; serde's
+        // messages are the same through either deserializer.
+        Val::Str(s) => T::deserialize(de::value::StrDeserializer::<serde_json::Error>::new(&s)),
+        v => serde_json::from_value(v.into_value()),
+    }
+}
+
 /// The JSON type name of a value, for messages.
 pub(crate) fn type_name(v: &Value) -> &'static str {
     match v {
@@ -709,16 +720,7 @@ impl Bag<'_, '_> {
         };
         match self.take_val(id) {
             None => Ok(None),
-            // Enum names (the usual case) without building a JSON string first; serde's
-            // messages are the same through either deserializer.
-            Some(Val::Str(s)) => {
-                T::deserialize(de::value::StrDeserializer::<serde_json::Error>::new(&s))
-                    .map(Some)
-                    .map_err(err)
-            }
-            Some(v) => serde_json::from_value(v.into_value())
-                .map(Some)
-                .map_err(err),
+            Some(v) => typed_val(v).map(Some).map_err(err),
         }
     }
 

@@ -357,9 +357,6 @@ pub struct App {
     pub messages: VecDeque<String>,
     /// Loading progress: bytes read and total (None when done).
     pub loading: Option<(u64, u64)>,
-    /// The file being loaded is in its second pass: the session the view opened on is
-    /// complete, the other sessions (and every line that is not an event) are being read.
-    pub reading_rest: bool,
     /// A session indexed only is being replayed ([`crate::tui::data::Store::begin_replay`]):
     /// the header says `replaying` beside the progress.
     pub replaying: bool,
@@ -473,7 +470,6 @@ impl App {
             popup_scroll: 0,
             status: String::new(),
             loading: None,
-            reading_rest: false,
             replaying: false,
             sources: super::sources::Sources::default(),
             mouse: false,
@@ -637,8 +633,9 @@ impl App {
 
     /// [`App::on_data`], keeping the shown session's cursor on the row `held` (from
     /// [`App::held_item`] before the data came). Data usually only adds rows at the end, but
-    /// the second pass of a file read in two places the shown session's reader problems
-    /// between events already shown, which would otherwise move the cursor off its event.
+    /// the end of a replay ([`crate::tui::data::Store::end_replay`]) places the shown
+    /// session's reader problems between events already shown, which would otherwise move
+    /// the cursor off its event.
     pub fn on_data_keeping(&mut self, held: Option<RowItem>) {
         if let Some(item) = held
             && let Some(s) = self.sess()

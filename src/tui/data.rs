@@ -88,9 +88,9 @@ pub struct SessionData {
     /// An ended live session still listed whose events were given back ([`Store::unload`]):
     /// they are in its spool file, read again when it is shown.
     pub unloaded: bool,
-    /// A session of a file read in two passes that the second pass indexed without
-    /// replaying it: its events are in the log, its timeline is empty until it is replayed
-    /// ([`Store::begin_replay`]), which happens when it is shown.
+    /// A session of a file loaded led by another session ([`Store::lead`]), indexed
+    /// without replaying it: its events are in the log, its timeline is empty until it is
+    /// replayed ([`Store::begin_replay`]), which happens when it is shown.
     pub deferred: Option<Box<Deferred>>,
 }
 
@@ -468,38 +468,17 @@ struct BriefLoad {
     source: crate::trace::SourceId,
     file: FileName,
     sessions: Vec<(usize, FileName)>,
-    /// The length the load's first session had when the load named it (the start of what
-    /// a load of one session adds to it).
-    first_len: u32,
-    /// In the second pass of a file loaded in two: the session whose events are in already.
-    skip: Option<Skip>,
     /// In a load led by a session ([`Store::lead`]): its name, and its slot once named.
     /// Every other session met first in the load is indexed, not replayed.
     lead: Option<(FileName, Option<usize>)>,
-    /// The session the last event read from a file of this name went to before this load
-    /// (a file read again), which a first pass must not change: the second pass places the
-    /// problems read before the file's first event by it.
-    last_before: Option<usize>,
 }
 
-/// The session a second pass over a file passes over ([`Store::first_pass_done`]): its
-/// slot, and how many of its events the pass has met, so the problems it places in the
-/// session land between the right events.
-#[derive(Debug, Clone, Copy)]
-struct Skip {
-    slot: usize,
-    seen: u32,
-}
-
-/// The length of session `slot` as a problem read now sees it: in a second pass, the
-/// events of the skipped session met so far.
-fn len_for(sessions: &[SessionData], skip: Option<Skip>, slot: usize) -> u32 {
-    match skip {
-        Some(k) if k.slot == slot => k.seen,
-        _ => match &sessions[slot].deferred {
-            Some(d) => d.events(),
-            None => sessions[slot].len(),
-        },
+/// The length of session `slot` as a problem read now sees it: an indexed session's
+/// events, else its steps.
+fn len_for(sessions: &[SessionData], slot: usize) -> u32 {
+    match &sessions[slot].deferred {
+        Some(d) => d.events(),
+        None => sessions[slot].len(),
     }
 }
 
@@ -590,18 +569,18 @@ impl Store {
                     }
                 };
                 self.settle(slot);
-                self.take_waiting(slot, &ev.origin.file, &mut waiting, None);
+                self.take_waiting(slot, &ev.origin.file, &mut waiting);
                 self.sessions[slot].push(&self.log, events as u32, &Brief::of(ev));
                 self.note_file(origin, slot, &ev.origin.file, &mut last_file);
             }
             self.log.push(item);
             if self.log.problems.len() > problems {
                 self.flush_file(origin, &mut last_file);
-                self.place_problems(origin, problems, &mut waiting, None);
+                self.place_problems(origin, problems, &mut waiting);
             }
         }
         self.flush_file(origin, &mut last_file);
-        self.place_waiting(origin, waiting, None);
+        self.place_waiting(origin, waiting);
     }
 
     /// Registers the file a stream is read from, so its events are kept as places in that
@@ -611,41 +590,12 @@ impl Store {
     pub fn add_source(&mut self, name: &str, file: std::fs::File, cfg: crate::trace::ReaderConfig) {
         let source = self.log.events.add_source(name, file, cfg);
         let file = FileName::new(name);
-        let last_before = self
-            .last_of_file
-            .get(&(SessionSource::Trace, file.clone()))
-            .copied();
         self.brief_load = Some(BriefLoad {
             source,
             file,
             sessions: Vec::new(),
-            first_len: 0,
-            skip: None,
             lead: None,
-            last_before,
         });
-    }
-
-    /// Ends the first pass of a file loaded in two: the first pass was a load of one
-    /// session's briefs ([`crate::trace::read_session_briefs`]), all of that session's
-    /// events in the file; the second is the whole load of the same bytes
-    /// ([`crate::trace::read_all_briefs`]), of which that session's events are passed over
-    /// and everything else added: other sessions' events, and every problem, each in the
-    /// session and at the place a one-pass load gives it. So after both passes the store is
-    /// what one pass makes, and after the first the session's steps and Σ are complete.
-    pub fn first_pass_done(&mut self) {
-        if let Some(load) = &mut self.brief_load {
-            load.skip = load.sessions.first().map(|&(slot, _)| Skip {
-                slot,
-                seen: load.first_len,
-            });
-            load.sessions.clear();
-            let key = (SessionSource::Trace, load.file.clone());
-            match load.last_before {
-                Some(slot) => self.last_of_file.insert(key, slot),
-                None => self.last_of_file.remove(&key),
-            };
-        }
     }
 
     /// Makes the brief load of the file registered last ([`Store::add_source`]) one led by
@@ -676,9 +626,6 @@ impl Store {
             match item {
                 BriefItem::Session(name) => {
                     let slot = self.slot(origin, &name);
-                    if load.sessions.is_empty() {
-                        load.first_len = self.sessions[slot].len();
-                    }
                     if let Some((lead, at @ None)) = &mut load.lead
                         && **lead == *name
                     {
@@ -691,35 +638,24 @@ impl Store {
                         // The load names a session before its first event.
                         continue;
                     };
-                    if load.skip.is_some_and(|k| k.slot == *slot) {
-                        // In already, from the first pass: only its place is counted (a
-                        // test checks that both passes see the same events).
-                        let slot = *slot;
-                        self.take_waiting(slot, &load.file, &mut waiting, load.skip);
-                        if let Some(skip) = &mut load.skip {
-                            skip.seen += 1;
-                        }
-                        self.note_file(origin, slot, &load.file, &mut last_file);
-                        continue;
-                    }
                     let events = self.log.events.len();
-                    // A second pass's briefs are lean (its formulas are not parsed), and so
-                    // may be a led load's but for its lead's: an event it does not defer is
-                    // replayed from its line, once in the log.
+                    // A led load's briefs may be lean (their formulas are not parsed) but
+                    // for its lead's: an event it does not defer is replayed from its line,
+                    // once in the log.
                     let mut from_line = None;
                     if events < u32::MAX as usize {
                         let slot = *slot;
-                        // In a second pass or a led load, a session met first now (not the
-                        // lead) is indexed, not replayed: it is replayed when it is shown.
+                        // In a led load, a session met first now (not the lead) is indexed,
+                        // not replayed: it is replayed when it is shown.
                         let indexing = match &load.lead {
                             Some((_, lead)) => *lead != Some(slot),
-                            None => load.skip.is_some(),
+                            None => false,
                         };
                         let defer = indexing && self.defer(slot, load.source);
                         if !defer {
                             self.settle(slot);
                         }
-                        self.take_waiting(slot, &load.file, &mut waiting, load.skip);
+                        self.take_waiting(slot, &load.file, &mut waiting);
                         match &mut self.sessions[slot].deferred {
                             Some(d) if defer => d.positions.push(events as u32),
                             _ if indexing => from_line = Some(slot),
@@ -739,15 +675,15 @@ impl Store {
             }
             if self.log.problems.len() > problems {
                 self.flush_file(origin, &mut last_file);
-                self.place_problems(origin, problems, &mut waiting, load.skip);
+                self.place_problems(origin, problems, &mut waiting);
             }
         }
         self.flush_file(origin, &mut last_file);
-        self.place_waiting(origin, waiting, load.skip);
+        self.place_waiting(origin, waiting);
         self.brief_load = Some(load);
     }
 
-    /// Whether the second pass of a file read from `source` indexes session `slot` without
+    /// Whether a led load of a file read from `source` indexes session `slot` without
     /// replaying it, marking it so: a session that has nothing yet, or is so marked for this
     /// file. A session that already has events or problems (of an earlier file, of this
     /// file before its first event) is replayed as it is read.
@@ -917,17 +853,11 @@ impl Store {
     }
 
     /// Problems of `file` waiting for an event land just before it (in session `slot`).
-    fn take_waiting(
-        &mut self,
-        slot: usize,
-        file: &FileName,
-        waiting: &mut Vec<u32>,
-        skip: Option<Skip>,
-    ) {
+    fn take_waiting(&mut self, slot: usize, file: &FileName, waiting: &mut Vec<u32>) {
         if waiting.is_empty() {
             return;
         }
-        let before = len_for(&self.sessions, skip, slot);
+        let before = len_for(&self.sessions, slot);
         let s = &mut self.sessions[slot];
         waiting.retain(|&k| {
             let same = self.log.problems[k as usize].origin.file == *file;
@@ -974,13 +904,7 @@ impl Store {
 
     /// Places the problems added to the log from index `from` on: in the session of the
     /// last event of their file, or waiting for the next one.
-    fn place_problems(
-        &mut self,
-        origin: &SessionSource,
-        from: usize,
-        waiting: &mut Vec<u32>,
-        skip: Option<Skip>,
-    ) {
+    fn place_problems(&mut self, origin: &SessionSource, from: usize, waiting: &mut Vec<u32>) {
         for k in from..self.log.problems.len() {
             let p = &self.log.problems[k];
             if p.severity == Severity::Error {
@@ -992,7 +916,7 @@ impl Store {
                 .get(&(origin.clone(), p.origin.file.clone()))
             {
                 Some(&slot) => {
-                    let before = len_for(&self.sessions, skip, slot);
+                    let before = len_for(&self.sessions, slot);
                     self.sessions[slot].add_problem(before, k, &self.log);
                 }
                 None => waiting.push(k),
@@ -1002,12 +926,12 @@ impl Store {
 
     /// At the end of a batch, problems still waiting go to the session named after their
     /// file.
-    fn place_waiting(&mut self, origin: &SessionSource, waiting: Vec<u32>, skip: Option<Skip>) {
+    fn place_waiting(&mut self, origin: &SessionSource, waiting: Vec<u32>) {
         for k in waiting {
             let file = self.log.problems[k as usize].origin.file.clone();
             let base = FileName::new(file.rsplit(['/', '\\']).next().unwrap_or(&file));
             let slot = self.slot(origin, &base);
-            let before = len_for(&self.sessions, skip, slot);
+            let before = len_for(&self.sessions, slot);
             self.sessions[slot].add_problem(before, k, &self.log);
         }
         self.version += 1;

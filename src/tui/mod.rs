@@ -219,9 +219,6 @@ pub enum Load {
     Briefs(Vec<crate::trace::BriefItem>),
     /// Bytes read so far and the total of the initial read.
     Progress(u64, u64),
-    /// The first pass of a file read in two is over: the session the view opens on is
-    /// complete ([`data::Store::first_pass_done`]); the rest of the file follows.
-    FirstPassDone,
     /// The initial read is complete.
     Done,
     /// Events of the session being replayed ([`data::Store::begin_replay`]), as briefs.
@@ -247,19 +244,18 @@ const FIRST_BATCH: usize = 256;
 /// The time between frames that only show more of a file being loaded.
 const LOADING_FRAME: Duration = Duration::from_millis(150);
 
-/// The same in a second pass, where the shown session is complete and only the progress and
-/// its reader problems may change, and in a load led by the shown session (a large file):
-/// a frame redraws the panes at the last step (their events read again from the file, Σ
+/// The same in a load led by the shown session (a large file): a frame redraws the panes at the last step (their events read again from the file, Σ
 /// filtered again since the data changed), which at [`LOADING_FRAME`] took a tenth of the
 /// pass's CPU on a 10-million-event file.
 const REST_FRAME: Duration = Duration::from_millis(1000);
 
-/// Files at least this large are read in two passes when most of their lines belong to
-/// other sessions than the first: the session the view opens on first, then the rest
-/// ([`crate::trace::lead_session`]). Below it one pass takes well under a second.
-const TWO_PASS_MIN: u64 = 64 << 20;
+/// Files at least this large are loaded led by the session the view opens on when most of
+/// their lines belong to other sessions ([`crate::trace::lead_session`]): that session is
+/// replayed as it is read, the others are indexed. Below it a load replaying every session
+/// takes well under a second.
+const LEAD_MIN: u64 = 64 << 20;
 
-/// How much of a file's start the choice of a first pass looks at.
+/// How much of a file's start the choice of a lead looks at.
 const LEAD_PREFIX: usize = 4 << 20;
 
 /// A reader that counts the bytes it hands out (for the progress shown in the header) and
@@ -286,15 +282,15 @@ impl<R: Read> Read for Counted<'_, R> {
 /// Standard input is a live session and followed files have their own followers, so neither
 /// is read here.
 fn load(files: Vec<PathBuf>, imported: Vec<ImportedSource>, tx: mpsc::Sender<Load>) {
-    load_with(files, imported, tx, TWO_PASS_MIN)
+    load_with(files, imported, tx, LEAD_MIN)
 }
 
-/// [`load`], reading files of `two_pass_min` bytes or more in two passes when it pays.
+/// [`load`], loading files of `lead_min` bytes or more led by a session when it pays.
 fn load_with(
     files: Vec<PathBuf>,
     imported: Vec<ImportedSource>,
     tx: mpsc::Sender<Load>,
-    two_pass_min: u64,
+    lead_min: u64,
 ) {
     use crate::trace::{ReaderConfig, read_all, read_all_briefs, read_all_briefs_led};
     let total: u64 = files
@@ -377,7 +373,7 @@ fn load_with(
                 // An import's spool is loaded like a large v1 file: led by its first
                 // session, the others indexed and replayed when shown (an OTLP file of
                 // 25,000 traces is 25,000 sessions, which a replay of all would build).
-                let lead = lead_of(&name, &again, cfg, two_pass_min);
+                let lead = lead_of(&name, &again, cfg, lead_min);
                 if tx.blocking_send(Load::Source(name.clone(), again)).is_err() {
                     return;
                 }
@@ -994,12 +990,7 @@ async fn event_loop(
                         Load::Items(items) => app.store.extend(items),
                         Load::Briefs(items) => app.store.extend_briefs(items),
                         Load::Progress(r, t) => app.loading = Some((r, t)),
-                        Load::FirstPassDone => {
-                            app.store.first_pass_done();
-                            app.reading_rest = true;
-                        }
                         Load::Done => {
-                            app.reading_rest = false;
                             led = false;
                             loading = false;
                             // The end is drawn at once, not at the loading frames' pace.
@@ -1056,7 +1047,7 @@ async fn event_loop(
                 // While a file loads in bulk, new data alone redraws a few times a second
                 // (the progress and the growing view), not a hundred: the load has the CPU.
                 if loading && shown_data {
-                    let pace = if app.reading_rest || led {
+                    let pace = if led {
                         REST_FRAME
                     } else {
                         LOADING_FRAME
@@ -1305,22 +1296,22 @@ mod tests {
     use crate::tui::data::Store;
     use proptest::prelude::*;
 
-    /// Runs the loader on `path` as the view does, reading in two passes from `two_pass_min`
-    /// bytes on, and applies its messages to a store as the event loop does. Also says
-    /// whether the load took two passes.
-    fn loaded(paths: &[&std::path::Path], two_pass_min: u64) -> (Store, bool) {
+    /// Runs the loader on `path` as the view does, loading led by a session from
+    /// `lead_min` bytes on, and applies its messages to a store as the event loop does. Also
+    /// says whether the load was led.
+    fn loaded(paths: &[&std::path::Path], lead_min: u64) -> (Store, bool) {
         let files = paths.iter().map(|p| p.to_path_buf()).collect();
-        loaded_with(files, Vec::new(), two_pass_min)
+        loaded_with(files, Vec::new(), lead_min)
     }
 
     /// [`loaded`] of files and imported sources.
     fn loaded_with(
         files: Vec<std::path::PathBuf>,
         imported: Vec<ImportedSource>,
-        two_pass_min: u64,
+        lead_min: u64,
     ) -> (Store, bool) {
         let (tx, mut rx) = mpsc::channel(16);
-        let t = std::thread::spawn(move || load_with(files, imported, tx, two_pass_min));
+        let t = std::thread::spawn(move || load_with(files, imported, tx, lead_min));
         let (mut store, mut two) = (Store::new(), false);
         while let Some(m) = rx.blocking_recv() {
             match m {
@@ -1329,7 +1320,6 @@ mod tests {
                 }
                 Load::Briefs(items) => store.extend_briefs(items),
                 Load::Items(items) => store.extend(items),
-                Load::FirstPassDone => store.first_pass_done(),
                 Load::Lead(session) => {
                     store.lead(&session);
                     two = true;
@@ -1458,12 +1448,11 @@ mod tests {
         assert_eq!(seen(&store), seen(&whole));
     }
 
-    /// A file read in two passes (its first session, then the rest) ends up as one pass
-    /// leaves it: the same sessions in the same order, each with the same events, Σ,
-    /// replay errors and reader problems at the same places; and after the first pass alone
-    /// the first session's events and Σ are already complete.
+    /// A file loaded led by its first session (the others indexed, then replayed) ends up
+    /// as a load replaying everything leaves it: the same sessions in the same order, each
+    /// with the same events, Σ, replay errors and reader problems at the same places.
     #[test]
-    fn two_passes_load_what_one_pass_loads() {
+    fn a_led_load_loads_what_one_pass_loads() {
         use std::io::Write;
         let mut generated = Vec::new();
         let cfg = crate::trace::generate::GenConfig {
@@ -1501,9 +1490,9 @@ mod tests {
         let (mut two, two_two) = loaded(&[f.path()], 0);
         assert!(
             !one_two && two_two,
-            "the small file is read in two passes only when asked"
+            "the small file is loaded led only when asked"
         );
-        // The second pass indexes the other sessions without replaying them: each knows its
+        // The led load indexes the other sessions without replaying them: each knows its
         // events and problems, and shows no step until it is replayed.
         for (s, o) in two.sessions.iter().zip(&one.sessions).skip(1) {
             let d = s.deferred.as_ref().expect("indexed only");
@@ -1517,9 +1506,9 @@ mod tests {
         }
         assert_eq!(replay_all(&mut two), one.sessions.len() - 1);
         assert_eq!(seen(&two), seen(&one));
-        // Two files whose sessions share names: the second's first pass adds to a session
-        // the first file filled already, and its second pass to sessions the first file
-        // only indexed (replayed first, then extended).
+        // Two files whose sessions share names: the second's lead adds to a session the
+        // first file filled already, and its other sessions to sessions the first file only
+        // indexed (replayed first, then extended).
         let twice = [f.path(), f.path()];
         let mut twice_two = loaded(&twice, 0).0;
         replay_all(&mut twice_two);
@@ -1530,25 +1519,6 @@ mod tests {
             one.log.problems.len(),
             one.sessions.len()
         );
-
-        // The first pass alone: the first session complete, nothing else.
-        let first = &one.sessions[0];
-        let name = crate::trace::lead_session("t", &bytes, crate::trace::ReaderConfig::default());
-        assert_eq!(name.as_deref(), Some(&*first.name));
-        let mut store = Store::new();
-        let file = std::fs::File::open(f.path()).expect("open");
-        let fname = f.path().to_string_lossy().into_owned();
-        let rc = crate::trace::ReaderConfig::default();
-        store.add_source(&fname, file.try_clone().expect("dup"), rc);
-        crate::trace::read_session_briefs(&fname, file, rc, &first.name, |it| {
-            store.extend_briefs([it])
-        })
-        .expect("read");
-        assert_eq!(store.sessions.len(), 1);
-        let a = seen(&store);
-        let b = seen(&one);
-        let cut = |s: &str| s.split(" problems=").next().map(str::to_owned);
-        assert_eq!(cut(&a[0]), cut(&b[0]), "the first session's events and Σ");
     }
 
     /// How a test fills a store from a file.
@@ -1556,15 +1526,13 @@ mod tests {
     enum Pass {
         /// One load replaying everything.
         One,
-        /// The first session alone, then the rest indexed.
-        Two,
         /// One load led by the first session, the rest indexed.
         Led,
     }
 
     /// A store filled from `path` as `pass` says, every session replayed after.
     fn store_of(path: &std::path::Path, pass: Pass) -> Store {
-        use crate::trace::{BriefItem, read_all_briefs, read_all_briefs_led, read_session_briefs};
+        use crate::trace::{BriefItem, read_all_briefs, read_all_briefs_led};
         let rc = crate::trace::ReaderConfig { max_line_bytes: 80 };
         let name = path.to_string_lossy().into_owned();
         let open = || File::open(path).expect("open");
@@ -1576,23 +1544,10 @@ mod tests {
         });
         let mut store = Store::new();
         store.add_source(&name, open(), rc);
-        match (pass, lead) {
-            (Pass::Two, Some(lead)) => {
-                let mut first = Vec::new();
-                read_session_briefs(&name, open(), rc, &lead, |it| first.push(it)).expect("read");
-                store.extend_briefs(first);
-                store.first_pass_done();
-                // The second pass, as the viewer read it: lean briefs.
-                all.clear();
-                crate::trace::read_all_briefs_lean(&name, open(), rc, |it| all.push(it))
-                    .expect("read");
-            }
-            (Pass::Led, Some(lead)) => {
-                store.lead(&lead);
-                all.clear();
-                read_all_briefs_led(&name, open(), rc, &lead, |it| all.push(it)).expect("read");
-            }
-            _ => {}
+        if let (Pass::Led, Some(lead)) = (pass, lead) {
+            store.lead(&lead);
+            all.clear();
+            read_all_briefs_led(&name, open(), rc, &lead, |it| all.push(it)).expect("read");
         }
         store.extend_briefs(all);
         replay_all(&mut store);
@@ -1675,14 +1630,13 @@ mod tests {
         #![proptest_config(ProptestConfig { cases: 120, ..ProptestConfig::default() })]
 
         /// On any stream (every framing hazard, sessions written in every way, problems
-        /// before the first event), two passes leave the store as one does.
+        /// before the first event), a led load leaves the store as one replaying everything.
         #[test]
-        fn two_passes_equal_one_on_any_stream(bytes in crate::trace::streams::stream(80, 40)) {
+        fn a_led_load_equals_one_on_any_stream(bytes in crate::trace::streams::stream(80, 40)) {
             use std::io::Write;
             let mut f = tempfile::NamedTempFile::new().expect("temp file");
             f.write_all(&bytes).expect("write");
             let one = seen(&store_of(f.path(), Pass::One));
-            prop_assert_eq!(seen(&store_of(f.path(), Pass::Two)), one.clone());
             prop_assert_eq!(seen(&store_of(f.path(), Pass::Led)), one);
         }
     }

@@ -414,11 +414,7 @@ fn header(f: &mut Frame, app: &App, area: Rect) {
             .unwrap_or(0)
             .min(100);
         let filled = (pct / 10) as usize;
-        // In a second pass the shown session's steps are all in; what still comes is the
-        // other sessions and the lines that are not events (parse errors).
-        let what = if app.reading_rest {
-            "reading the rest"
-        } else if app.replaying {
+        let what = if app.replaying {
             "replaying"
         } else {
             "loading"

@@ -107,6 +107,27 @@ impl<'de> Scanner<'de> {
         }
     }
 
+    /// A string checked as [`Self::string`] checks it (escapes, surrogate pairs, control
+    /// characters), building nothing: for values the brief scanner does not keep.
+    #[inline]
+    pub(super) fn skip_string(&mut self) -> Option<()> {
+        let b = self.b;
+        if b.get(self.i) != Some(&b'"') {
+            return None;
+        }
+        let mut j = scan_plain(b, self.i + 1);
+        loop {
+            match *b.get(j)? {
+                b'"' => {
+                    self.i = j + 1;
+                    return Some(());
+                }
+                b'\\' => j = scan_plain(b, skip_escape(b, j)?),
+                _ => return None,
+            }
+        }
+    }
+
     /// The rest of a string from its first backslash at `j`.
     #[cold]
     #[inline(never)]
@@ -169,7 +190,7 @@ impl<'de> Scanner<'de> {
         })
     }
 
-    fn value(&mut self) -> Option<Val<'de>> {
+    pub(super) fn value(&mut self) -> Option<Val<'de>> {
         match *self.b.get(self.i)? {
             b'"' => self.string().map(Val::Str),
             b'[' => self.list().or_else(|| self.nested()),
@@ -232,7 +253,7 @@ impl<'de> Scanner<'de> {
 
     /// Any value, as its validated text (what the reference decoder keeps for a field no
     /// kind defines). Nothing is built: a list of a million numbers costs its own bytes.
-    fn raw(&mut self) -> Option<Val<'de>> {
+    pub(super) fn raw(&mut self) -> Option<Val<'de>> {
         let start = self.i;
         match *self.b.get(self.i)? {
             b'{' | b'[' => self.i = self.extent(usize::MAX)? + 1,
@@ -387,6 +408,27 @@ fn scan_plain(b: &[u8], mut j: usize) -> usize {
         j += 1;
     }
     b.len()
+}
+
+/// The position after the escape at `j` (a backslash), checked as [`Scanner::string`]
+/// decodes it: `None` for a malformed escape or a lone surrogate.
+fn skip_escape(b: &[u8], j: usize) -> Option<usize> {
+    match *b.get(j + 1)? {
+        b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => Some(j + 2),
+        b'u' => match hex4(b, j + 2)? {
+            0xD800..=0xDBFF => {
+                if b.get(j + 6..j + 8)? != b"\\u" {
+                    return None;
+                }
+                (0xDC00..=0xDFFF)
+                    .contains(&hex4(b, j + 8)?)
+                    .then_some(j + 12)
+            }
+            0xDC00..=0xDFFF => None,
+            _ => Some(j + 6),
+        },
+        _ => None,
+    }
 }
 
 fn hex4(b: &[u8], j: usize) -> Option<u32> {

@@ -5,13 +5,18 @@
 //! into an [`Event`](crate::trace::Event) is most of a load's cost. This scanner walks the
 //! line once with the fast path's cursor, checks every field the way [`super::build_body`]
 //! would (types, enum names, ranges, required fields, duplicate keys), and collects only
-//! the fields of the [`Gist`]. It accepts a subset of what the decoder accepts: the kind
-//! must be the first key, and nested objects, lists of anything but strings and typed
-//! structures (plan steps, review decisions, a world's truth, a step's new beliefs) make it
-//! give up (`None`), as does anything the decoder would reject. The caller then decodes the
-//! line in full and briefs the event, so a line gets the same brief either way; a
-//! differential property test checks that whatever this scanner accepts, the decoder
-//! accepts with the same envelope and gist.
+//! the fields of the [`Gist`]. Strings it does not keep are checked, not built; nested
+//! values are checked as the fast path decodes them (an `extra` field as its raw text, a
+//! field some kind defines as a JSON value), typed structures (plan steps, review
+//! decisions, a world's truth, a step's tool calls) through the decoder's own serde types,
+//! nothing kept. It accepts a subset of what the decoder accepts: the kind must be the
+//! first key, deep nesting and a step's `new_beliefs` or `inputs` in a full brief (its
+//! gist is made of them) make it give up (`None`), as does anything the decoder would
+//! reject. The caller then decodes the line in full and briefs the event, so a line gets
+//! the same brief either way, and a problem is always the decoder's, at the decoder's
+//! column; a differential property test checks that whatever this scanner accepts, the
+//! decoder accepts with the same envelope and gist (and a lean scan, the same envelope
+//! and kind).
 
 use std::borrow::Cow;
 
@@ -20,7 +25,7 @@ use serde::de::value::StrDeserializer;
 use serde_json::Value;
 
 use super::fast::Scanner;
-use super::{F, N_FIELDS, Val, field_id, timestamp};
+use super::{F, N_FIELDS, Val, field_id, timestamp, typed_val};
 use crate::trace::brief::Gist;
 use crate::trace::event::{
     FORMAT_VERSION, Kind, Outcome, PlanOrigin, QueryAnswer, Reply, RetractBy, Role, StepStatus,
@@ -56,8 +61,11 @@ enum Class {
     Enum(EnumOf),
     /// `Bag::value`: any JSON value.
     Any,
-    /// `Bag::typed` of a structure: left to the decoder.
+    /// `Bag::typed` of a structure: decoded through its serde type as the decoder does,
+    /// nothing kept; left to the decoder where the gist needs its content.
     Structure,
+    /// A score's value: a number, a string or a boolean.
+    Score,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -148,6 +156,9 @@ fn class(kind: Kind, f: F) -> Option<Class> {
         (Kind::PlanStats, F::plan) => Str,
         (Kind::PlanStats, F::use_count | F::success_count | F::failure_count) => Count,
         (Kind::Log, F::level | F::message) => Str,
+        (Kind::Score, F::name | F::label | F::explanation | F::target | F::source) => Str,
+        (Kind::Score, F::passed) => Bool,
+        (Kind::Score, F::value) => Score,
         _ => return None,
     })
 }
@@ -158,7 +169,6 @@ const _: () = assert!(N_FIELDS <= 64, "the seen-fields mask is a u64");
 const MAX_UNKNOWN: usize = 16;
 
 /// The fields of the gist, as found.
-#[derive(Default)]
 struct Found<'de> {
     formula: Option<Cow<'de, str>>,
     formulas: Option<Vec<Cow<'de, str>>>,
@@ -177,6 +187,8 @@ struct Found<'de> {
     /// Making a lean brief ([`crate::trace::brief::lean`]): lists are checked, not kept,
     /// and the gist is the kind alone.
     lean: bool,
+    /// The line's kind (a known one: an unknown kind's fields are all `extra`).
+    kind: Kind,
 }
 
 /// Scans `line` (valid UTF-8, without its LF); `None` means "decode it in full".
@@ -207,8 +219,21 @@ pub(crate) fn scan(line: &str) -> Option<Scanned<'_>> {
     let mut seen: u64 = 0;
     let mut unknown: Vec<Cow<'_, str>> = Vec::new();
     let mut found = Found {
+        formula: None,
+        formulas: None,
+        role: None,
+        target: None,
+        by: None,
+        trigger: None,
+        retracted: None,
+        outcome: None,
+        name: None,
+        plan: None,
+        unit: None,
+        source: None,
+        value: None,
         lean: crate::trace::brief::is_lean(),
-        ..Found::default()
+        kind: kind.unwrap_or(Kind::Log),
     };
     loop {
         p.ws();
@@ -266,7 +291,7 @@ pub(crate) fn scan(line: &str) -> Option<Scanned<'_>> {
                     seen |= bit;
                     match kind.and_then(|k| class(k, f)) {
                         Some(c) => field(&mut p, f, c, &mut found)?,
-                        None => any(&mut p)?,
+                        None => any(&mut p, true)?,
                     }
                 }
                 None => {
@@ -274,7 +299,7 @@ pub(crate) fn scan(line: &str) -> Option<Scanned<'_>> {
                         return None;
                     }
                     unknown.push(key);
-                    any(&mut p)?;
+                    any(&mut p, false)?;
                 }
             },
         }
@@ -311,9 +336,10 @@ fn strings<'de>(p: &mut Scanner<'de>, keep: bool) -> Option<Vec<Cow<'de, str>>> 
         return Some(items);
     }
     loop {
-        let s = p.string()?;
         if keep {
-            items.push(s);
+            items.push(p.string()?);
+        } else {
+            p.skip_string()?;
         }
         p.ws();
         match p.next()? {
@@ -324,15 +350,23 @@ fn strings<'de>(p: &mut Scanner<'de>, keep: bool) -> Option<Vec<Cow<'de, str>>> 
     }
 }
 
-/// Any value the decoder keeps as it is (an `extra` field, `Bag::value`): scalars and lists
-/// of strings here; objects and other lists are left to the decoder.
-fn any(p: &mut Scanner<'_>) -> Option<()> {
+/// Any value the decoder keeps as it is (an `extra` field, `Bag::value`), checked as the
+/// fast path decodes it: a field some kind defines (`known`) as [`Scanner::value`], any
+/// other as [`Scanner::raw`], so an object or a list is taken exactly when the decoder
+/// takes it (deep nesting and unusual lists of strings are left to the decoder).
+fn any(p: &mut Scanner<'_>, known: bool) -> Option<()> {
     match *p.b.get(p.i)? {
-        b'"' => {
-            p.string()?;
-        }
-        b'[' => {
-            strings(p, false)?;
+        b'"' => p.skip_string()?,
+        b'[' | b'{' => {
+            let start = p.i;
+            if strings(p, false).is_none() {
+                p.i = start;
+                if known {
+                    p.value()?
+                } else {
+                    p.raw()?
+                };
+            }
         }
         b'-' | b'0'..=b'9' => {
             p.number()?;
@@ -354,11 +388,45 @@ fn word(p: &mut Scanner<'_>, w: &str) -> Option<()> {
 fn field<'de>(p: &mut Scanner<'de>, f: F, c: Class, found: &mut Found<'de>) -> Option<()> {
     match c {
         Class::Str | Class::Enum(_) => {
+            // A lean brief needs the required fields' presence alone, and no other string.
+            let kept = if found.lean {
+                matches!(f, F::formula | F::target | F::name)
+            } else {
+                matches!(
+                    f,
+                    F::formula
+                        | F::role
+                        | F::target
+                        | F::by
+                        | F::trigger
+                        | F::outcome
+                        | F::name
+                        | F::plan
+                        | F::unit
+                        | F::source
+                )
+            };
+            if !kept && c == Class::Str {
+                return p.skip_string();
+            }
+            if found.lean && kept {
+                p.skip_string()?;
+                let present = Some(Cow::Borrowed(""));
+                match f {
+                    F::formula => found.formula = present,
+                    F::target => found.target = present,
+                    _ => found.name = present,
+                }
+                return Some(());
+            }
             let s = p.string()?;
             if let Class::Enum(e) = c
                 && !e.accepts(&s)
             {
                 return None;
+            }
+            if !kept {
+                return Some(());
             }
             let slot = match f {
                 F::formula => &mut found.formula,
@@ -408,14 +476,55 @@ fn field<'de>(p: &mut Scanner<'de>, f: F, c: Class, found: &mut Found<'de>) -> O
         },
         Class::Any => {
             let start = p.i;
-            any(p)?;
+            if f == F::value {
+                // A belief's value is kept as written: an object, or a list of anything but
+                // strings, is left to the decoder.
+                match *p.b.get(p.i)? {
+                    b'{' => return None,
+                    b'[' => {
+                        strings(p, false)?;
+                    }
+                    _ => any(p, true)?,
+                }
+            } else {
+                any(p, true)?;
+            }
             if matches!(f, F::value) {
                 found.value = Some(p.s.get(start..p.i)?);
             }
         }
-        Class::Structure => return None,
+        Class::Structure => structure(p, found.kind, f, found.lean)?,
+        Class::Score => match *p.b.get(p.i)? {
+            b'"' => p.skip_string()?,
+            b't' => word(p, "true")?,
+            b'f' => word(p, "false")?,
+            _ => {
+                p.number()?;
+            }
+        },
     }
     Some(())
+}
+
+/// A structure checked by decoding it through the type the decoder gives it, nothing
+/// kept: a step's `new_beliefs` and `inputs` only in a lean brief (the full gist is made of
+/// them, so the decoder makes it).
+fn structure(p: &mut Scanner<'_>, kind: Kind, f: F, lean: bool) -> Option<()> {
+    use crate::trace::event::{Belief, Decision, PlanStep, ToolCall};
+    if !lean && matches!(f, F::new_beliefs | F::inputs) {
+        return None;
+    }
+    let v = p.value()?;
+    let ok = match (kind, f) {
+        (Kind::World, F::truth) => typed_val::<std::collections::BTreeMap<String, bool>>(v).is_ok(),
+        (Kind::Plan, F::steps) => typed_val::<Vec<PlanStep>>(v).is_ok(),
+        (Kind::Step, F::new_beliefs) => typed_val::<Vec<Belief>>(v).is_ok(),
+        (Kind::Step, F::tool_calls) => typed_val::<Vec<ToolCall>>(v).is_ok(),
+        (Kind::Step, F::inputs) => typed_val::<serde_json::Map<String, Value>>(v).is_ok(),
+        (Kind::Review, F::decisions) => typed_val::<Vec<Decision>>(v).is_ok(),
+        _ => false,
+    };
+    ok.then_some(())
 }
 
 fn parse_enum<'a, T: Deserialize<'a>>(s: Option<&'a str>) -> Option<T> {
@@ -492,8 +601,10 @@ fn gist(
             reads: Vec::new(),
         }),
         Kind::Postcondition => Gist::Postcondition(found.plan.as_deref().map(Into::into)),
-        // A score's value is a number, a boolean or a string, checked by the decoder.
-        Kind::Score => return None,
+        Kind::Score => {
+            found.name.as_deref()?;
+            Gist::Score(found.target.as_deref().map(Into::into))
+        }
         k => Gist::Plain(k),
     })
 }
@@ -512,7 +623,7 @@ fn lean_gist(kind: Kind, seen: u64, found: &Found<'_>) -> Option<Gist> {
                     .value
                     .is_none_or(|raw| serde_json::from_str::<Value>(raw).is_ok())
         }
-        Kind::Score => false,
+        Kind::Score => found.name.is_some(),
         _ => true,
     };
     required.then_some(Gist::Plain(kind))
@@ -579,6 +690,46 @@ mod tests {
     }
 
     fn value() -> impl Strategy<Value = String> {
+        prop_oneof![5 => usual_value(), 1 => hostile_value()]
+    }
+
+    /// Strings with bad escapes and nested values of every shape: the scanner checks them
+    /// without building anything, or leaves the line to the decoder.
+    fn hostile_value() -> impl Strategy<Value = String> {
+        pick(&[
+            "\"\\ud83d\\u0041\"",
+            "\"\\ud83d\\ude00 \\t\\/\"",
+            "\"\\udc00\"",
+            "\"\\u12\"",
+            "\"\\q\"",
+            "\"tab\tin\"",
+            "{\"a\":[1,{\"b\":null}],\"c\":\"caf\\u00e9\"}",
+            "[1,\"a\",[true]]",
+            "{\"a\":1e400}",
+            "[1e400]",
+            "{\"a\":\"\\ud800\"}",
+            "{\"a\":\"\\ud83d\\ude00\"}",
+            "{\"a\":\"\\x\"}",
+            "{\"a\":\"\u{1}\"}",
+            "{\"a\":1,\"a\":2}",
+            "{\"a\" 1}",
+            "[1 2]",
+            "[1,]",
+            "{\"a\":01}",
+            "{\"a\":-0.5e-3}",
+            "{\"a\":[\"x\",]}",
+            "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[0]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]",
+            "{\"a\":{\"b\":{\"c\":[]}}}",
+            "{\"a\":tru}",
+            "[\"a\\u0000\"]",
+            "[\"\\udc00\"]",
+            "[\"\\ud83d\\ude00\",\"\\ud83d\\u0041\"]",
+            "{\"a\":[1,{\"b\":\"\\ud83d\\u0041\"}]}",
+            "{\"a\":{\"a\":[]},\"a\":2}",
+        ])
+    }
+
+    fn usual_value() -> impl Strategy<Value = String> {
         pick(&[
             "\"p1 & !p2 -> p3\"",
             "\"p1\"",
@@ -718,6 +869,7 @@ mod tests {
                 "passed",
             ],
             "\"session\"" => &["agent", "model", "meta"],
+            "\"review\"" => &["decisions"],
             _ => &["text", "message", "level", "asserts", "formula"],
         }
     }
@@ -760,12 +912,32 @@ mod tests {
                 "[\"a\",1]",
                 "[null]",
             ],
-            "steps" | "new_beliefs" | "decisions" => {
-                &["[]", "[{\"name\":\"m\",\"value\":1}]", "[{\"id\":\"S1\"}]"]
-            }
-            "truth" | "meta" | "detail" | "goal" | "value" => {
-                &["{\"p0\":true}", "3", "\"x\"", "null", "[\"a\"]"]
-            }
+            "steps" | "new_beliefs" | "decisions" | "tool_calls" => &[
+                "[]",
+                "[{\"name\":\"m\",\"value\":1}]",
+                "[{\"name\":\"m\",\"value\":{\"a\":[1]},\"unit\":\"s\",\"x\":1}]",
+                "[{\"name\":1}]",
+                "[{\"id\":\"S1\"}]",
+                "[{\"id\":\"S1\",\"kind\":\"fetch\",\"deps\":[\"S0\"],\"post\":[\"p\"]}]",
+                "[{\"id\":\"S1\",\"deps\":\"S0\"}]",
+                "[{\"id\":\"S1\",\"id\":\"S2\"}]",
+                "[{\"action\":\"keep\",\"plan\":\"P1\"}]",
+                "[{\"action\":\"nope\"}]",
+                "[{\"tool\":\"bash\",\"args\":{\"q\":1}}]",
+                "[{\"tool\":null}]",
+                "{\"id\":\"S1\"}",
+                "\"S1\"",
+            ],
+            "inputs" => &["{}", "{\"a\":1,\"b\":[null]}", "[]", "{\"a\":1e400}", "3"],
+            "truth" | "meta" | "detail" | "goal" | "value" => &[
+                "{\"p0\":true}",
+                "{\"p0\":1}",
+                "{\"p0\":true,\"p0\":false}",
+                "3",
+                "\"x\"",
+                "null",
+                "[\"a\"]",
+            ],
             _ => &[
                 "\"p1 & !p2 -> p3\"",
                 "\"p1\"",
@@ -888,9 +1060,11 @@ mod tests {
     proptest! {
         #![proptest_config(ProptestConfig { cases: 4000, ..ProptestConfig::default() })]
 
-        /// A lean scan ([`crate::trace::brief::lean`]) takes exactly the lines the full
-        /// scan takes, with the same envelope and kind: which lines are events and how the
-        /// index files them does not depend on what the lean gist leaves out.
+        /// A lean scan ([`crate::trace::brief::lean`]) takes every line the full scan
+        /// takes, with the same envelope and kind, and whatever it takes the decoder takes
+        /// with the same envelope and kind: which lines are events and how the index files
+        /// them does not depend on what the lean gist leaves out. (It takes more: a step's
+        /// structures are checked, not kept, where the full gist needs the decoder's.)
         #[test]
         fn a_lean_scan_takes_what_the_full_scan_takes(line in line()) {
             let envelope = |s: Scanned<'_>| {
@@ -903,7 +1077,15 @@ mod tests {
                 )
             };
             let lean = crate::trace::brief::lean(true, || scan(&line).map(envelope));
-            prop_assert_eq!(lean, scan(&line).map(envelope), "{}", line);
+            if let Some(full) = scan(&line).map(envelope) {
+                prop_assert_eq!(lean.clone(), Some(full), "{}", line);
+            }
+            if let Some(lean) = lean {
+                let decoded = reference(&line).map(|(seq, ts, session, gist)| {
+                    (seq, ts, session, gist.kind(), gist.kind_name().to_string())
+                });
+                prop_assert_eq!(Some(lean), decoded, "{}", line);
+            }
         }
     }
 
@@ -950,6 +1132,11 @@ mod tests {
             r#"{"kind":"postcondition","plan":"P1","tier":3,"ok":true}"#,
             r#"{"kind":"plan_stats","plan":"P1","use_count":3}"#,
             r#"{"kind":"mystery","x":"y","seq":1,"ts":1767225600.5,"session":"s"}"#,
+            // Objects and lists the decoder keeps as they are: checked, not built.
+            r#"{"kind":"tool_call","args":{"q":1,"r":[true,{"s":"\u00e9"}]}}"#,
+            r#"{"kind":"session","meta":{"generator":"g"},"x":[1,"a",null]}"#,
+            // A field no kind defines is kept as its text, whose numbers are not converted.
+            r#"{"kind":"tool_call","args":{"q":1e999}}"#,
         ] {
             let s = scan(line).unwrap_or_else(|| panic!("declined {line}"));
             assert_eq!(Some(s.gist), reference(line).map(|r| r.3), "{line}");
@@ -957,7 +1144,8 @@ mod tests {
         // Left to the decoder: structures, nesting, the kind after another key, errors.
         for line in [
             r#"{"kind":"step","plan":"P1","status":"done","new_beliefs":[{"name":"m"}]}"#,
-            r#"{"kind":"tool_call","args":{"q":1}}"#,
+            r#"{"kind":"belief","name":"m","value":{"a":1}}"#,
+            r#"{"kind":"log","meta":{"q":1e999}}"#,
             r#"{"seq":1,"kind":"log"}"#,
             r#"{"kind":"announce","formula":"p","confidence":0}"#,
             r#"{"kind":"announce"}"#,
