@@ -367,7 +367,11 @@ impl Rules {
         let t = self.encode(f)?;
         let k = self.place(idx, t);
         self.count_unit(f, 1);
-        self.active.insert(idx, (f.clone(), t, k));
+        if let Some((old, _, _)) = self.active.insert(idx, (f.clone(), t, k)) {
+            // Not reached (a belief is added again only once retracted), but a replaced
+            // rule must not keep its unit counted.
+            self.count_unit(&old, -1);
+        }
         Ok(())
     }
 
