@@ -1166,6 +1166,18 @@ fn conjunction(texts: &[&str]) -> Result<Formula, Unknown> {
     }
 }
 
+/// Moves the records of `small` into `big`. `BTreeSet::append` rebuilds the whole tree
+/// (linear in both sets); `watched` grows with the session while Σ stays inconsistent, and
+/// appending each settling's few fresh records to it was quadratic: 5% of the audit of the
+/// 3,000,000-event prefix, 0.6% of the 1,000,000 (issue 31). Inserting the smaller set costs
+/// its own size times a logarithm.
+fn merge_into(big: &mut BTreeSet<u32>, mut small: BTreeSet<u32>) {
+    if small.len() > big.len() {
+        std::mem::swap(big, &mut small);
+    }
+    big.extend(small);
+}
+
 /// Recomputes every claim of one session (see the module docs). The walk runs on a thread
 /// of its own with the engine's stack (see `logic/engine/local.rs`).
 pub fn recompute(tl: &Timeline, log: &TraceLog, opts: &RecomputeOptions) -> Recomputed {
@@ -1629,11 +1641,11 @@ fn walk(tl: &Timeline, log: &TraceLog, opts: &RecomputeOptions) -> Recomputed {
             // judges them all as each settling in between would have left them; examining
             // every watched record at every settling grew with the trace (quadratic).
             let candidates = if m.inconsistent_whole() {
-                watched.append(&mut fresh);
+                merge_into(&mut watched, fresh);
                 BTreeSet::new()
             } else {
                 let mut c = std::mem::take(&mut watched);
-                c.append(&mut fresh);
+                merge_into(&mut c, fresh);
                 c
             };
             for r in candidates {

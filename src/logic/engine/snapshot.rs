@@ -589,8 +589,9 @@ mod tests {
     /// each step, against the truth-table oracle: Θ and `entails` of the step's formula,
     /// Σ's consistency, whether a rule or norm was demoted exactly when it contradicts the
     /// hard part, and that a remembered core of Σ is active and unsatisfiable. Returns how
-    /// many questions a remembered core answered and how often the rules solver was rebuilt.
-    fn walk_against_oracle(steps: &[(Formula, u8, u8)]) -> (usize, usize) {
+    /// many questions a remembered core answered, how often the rules solver was rebuilt and
+    /// how many rules its unit rules refused without a solve.
+    fn walk_against_oracle(steps: &[(Formula, u8, u8)]) -> (usize, usize, usize) {
         use crate::logic::engine::Role;
         let mut st = state(false);
         let mut core_answers = 0;
@@ -656,7 +657,7 @@ mod tests {
                 }
             }
         }
-        (core_answers, st.rules.rebuilds)
+        (core_answers, st.rules.rebuilds, st.rules.unit_refusals)
     }
 
     /// A long fixed walk over few atoms, with Σ inconsistent for long stretches and many
@@ -684,12 +685,54 @@ mod tests {
             };
             steps.push((f, next(4) as u8, next(3) as u8));
         }
-        let (core_answers, rebuilds) = walk_against_oracle(&steps);
+        let (core_answers, rebuilds, unit_refusals) = walk_against_oracle(&steps);
         assert!(
             core_answers > 20,
             "only {core_answers} answers from a remembered core"
         );
         assert!(rebuilds > 0, "the rules solver was never rebuilt");
+        assert!(
+            unit_refusals > 10,
+            "only {unit_refusals} rules refused by the unit rules"
+        );
+    }
+
+    /// A rule false under the unit rules held is refused without a solve, and a unit rule
+    /// retracted no longer refuses anything: its literal's negation is accepted as a rule
+    /// afterwards, and so is a rule that a unit put back makes false only with another.
+    #[test]
+    fn unit_rules_refuse_without_a_solve_until_retracted() {
+        use crate::logic::engine::Role;
+        let mut st = state(false);
+        let add = |st: &mut State, id: &str, f: Formula| {
+            st.add_or_demote(BeliefSpec::new(id, f).role(Role::Rule))
+                .unwrap()
+                .1
+        };
+        assert!(!add(&mut st, "p", lit(0, true)));
+        assert!(!add(&mut st, "q", lit(1, true)));
+        let before = st.rules.unit_refusals;
+        // ¬a0 ∨ ¬a1 is false under the units a0, a1.
+        assert!(add(
+            &mut st,
+            "x",
+            Formula::Or(vec![lit(0, false), lit(1, false)])
+        ));
+        assert_eq!(st.rules.unit_refusals, before + 1, "refused by a solve");
+        assert!(st.retract("p"));
+        assert!(st.retract("x"));
+        // With a0 gone, neither ¬a0 nor ¬a0 ∨ ¬a1 contradicts the rules held (a1).
+        assert!(!add(
+            &mut st,
+            "y",
+            Formula::Or(vec![lit(0, false), lit(1, false)])
+        ));
+        assert!(!add(&mut st, "z", lit(0, false)));
+        // a0 and a1 again, each once more: a1 is held twice, so one retraction keeps it.
+        assert!(add(&mut st, "p2", lit(0, true)));
+        assert!(!add(&mut st, "q2", lit(1, true)));
+        assert!(st.retract("q"));
+        assert!(add(&mut st, "w", lit(1, false)));
     }
 
     /// Σ's conflict found from the prefix known consistent (`sat_prefix`, kept across adds
