@@ -746,3 +746,65 @@ pub fn broken(
         message: message.into(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A tail read while its writer writes gets every byte, in order, and its end only
+    /// once the writer finished; a writer dropped unfinished fails the read after what it
+    /// wrote, and a finished one reads to the end again from a clone.
+    #[test]
+    fn a_tail_reads_what_its_writer_writes_as_it_writes() {
+        for finish in [true, false] {
+            let file = spool_file().expect("spool");
+            let shared = Arc::new(TailShared::default());
+            let mut tail = Tail {
+                file: file.try_clone().expect("clone"),
+                shared: Arc::clone(&shared),
+                pos: 0,
+            };
+            let writer = std::thread::spawn(move || {
+                let mut w = Publish::new(file, shared);
+                let mut all = Vec::new();
+                for k in 0..200u32 {
+                    let piece = format!("line {k} {}\n", "x".repeat(k as usize % 37));
+                    w.write_all(piece.as_bytes()).expect("written");
+                    all.extend_from_slice(piece.as_bytes());
+                    if k % 50 == 0 {
+                        std::thread::sleep(std::time::Duration::from_millis(5));
+                    }
+                }
+                if finish {
+                    w.finish();
+                }
+                all
+            });
+            let mut got = Vec::new();
+            let mut buf = [0u8; 7];
+            let end = loop {
+                match tail.read(&mut buf) {
+                    Ok(0) => break Ok(()),
+                    Ok(n) => got.extend_from_slice(&buf[..n]),
+                    Err(e) => break Err(e),
+                }
+            };
+            let all = writer.join().expect("writer");
+            assert_eq!(end.is_ok(), finish, "the end is the writer's");
+            assert_eq!(tail.complete(), Some(finish));
+            if finish {
+                assert!(got == all, "every byte in order");
+                let mut again = Vec::new();
+                tail.try_clone()
+                    .expect("clone")
+                    .read_to_end(&mut again)
+                    .expect("read");
+                assert!(again == all);
+                assert_eq!(tail.wait_for(u64::MAX).expect("done"), all.len() as u64);
+            } else {
+                assert!(all.starts_with(&got), "a prefix of what was written");
+                assert!(tail.wait_for(1).is_err(), "abandoned");
+            }
+        }
+    }
+}
