@@ -911,7 +911,7 @@ pub fn run(opts: Options) -> Result<(), TuiError> {
         .first()
         .and_then(|i| i.early.as_ref())
         .and_then(|e| e.finish())
-        .unwrap_or_else(Store::new);
+        .unwrap_or_default();
     let mut app = App::new(store, theme);
     app.sources = sources;
     app.mouse = config.mouse;
