@@ -236,7 +236,7 @@ pub(crate) fn import_files(
     files: &[PathBuf],
     forced: Option<crate::trace::import::Format>,
 ) -> Result<Vec<crate::tui::ImportedSource>, String> {
-    use crate::trace::import::{Format, OpenError, Opened, open_path};
+    use crate::trace::import::{Format, OpenError, Opened, open_path_watched};
     let mut out = Vec::new();
     if forced == Some(Format::V1) {
         // Every file is v1 and left to the view, whatever its head looks like.
@@ -247,7 +247,12 @@ pub(crate) fn import_files(
             continue;
         }
         let shown = crate::sanitize::sanitize(&p.display().to_string());
-        match open_path(p, forced) {
+        // The view's load of the first file's spool, when it is streamed, starts as the
+        // spool is written (only the first: the view loads its files in order).
+        let mut early = None;
+        let mut watch = |tail| early = crate::tui::EarlyLoad::start(p, tail).ok();
+        let first = out.is_empty();
+        match open_path_watched(p, forced, first.then_some(&mut watch as _)) {
             Ok(Opened::V1(_)) => {}
             Ok(Opened::Imported(format, imp)) => {
                 let n = imp.notes.len();
@@ -265,6 +270,7 @@ pub(crate) fn import_files(
                     format,
                     notes: n,
                     v1: std::sync::Arc::new(imp),
+                    early: early.filter(|e| e.complete()),
                 });
             }
             Err(OpenError::Io(e)) => return Err(format!("cannot read {shown}: {e}")),

@@ -140,6 +140,152 @@ pub struct ImportedSource {
     pub v1: std::sync::Arc<crate::trace::import::Spooled>,
     /// How many notes the importer left (`doxascope import` lists them).
     pub notes: usize,
+    /// The load of the spool begun while the importer wrote it ([`EarlyLoad`]), if any:
+    /// the view hands on what it read instead of reading the spool again.
+    pub early: Option<std::sync::Arc<EarlyLoad>>,
+}
+
+/// The view's load of an import's spool, begun while the importer writes it, before the
+/// terminal is taken over: a thread reads the spool as it grows ([`Tail`]) exactly as the
+/// view's loader reads a finished one, and another applies what it reads to a store as the
+/// view does. The view then starts on that store ([`EarlyLoad::finish`]) and its loader
+/// skips the spool. Only the first file the view loads is loaded early (the store takes
+/// files in order), and only if the importer finished that spool: a stream that falls
+/// back to the whole-file import, or fails, abandons it, and the view loads the spool it
+/// gets as before.
+///
+/// [`Tail`]: crate::trace::import::Tail
+pub struct EarlyLoad {
+    built: std::sync::Mutex<Option<std::thread::JoinHandle<Option<Store>>>>,
+    tail: crate::trace::import::Tail,
+    used: std::sync::atomic::AtomicBool,
+}
+
+impl fmt::Debug for EarlyLoad {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("EarlyLoad")
+            .field("complete", &self.tail.complete())
+            .field("used", &self.used())
+            .finish_non_exhaustive()
+    }
+}
+
+impl EarlyLoad {
+    /// Starts loading the spool `tail` follows, of the file `path`.
+    pub fn start(
+        path: &std::path::Path,
+        tail: crate::trace::import::Tail,
+    ) -> io::Result<std::sync::Arc<EarlyLoad>> {
+        Self::start_with(path, tail, LEAD_MIN)
+    }
+
+    /// [`EarlyLoad::start`], with the led load's threshold (see [`load_with`]).
+    fn start_with(
+        path: &std::path::Path,
+        tail: crate::trace::import::Tail,
+        lead_min: u64,
+    ) -> io::Result<std::sync::Arc<EarlyLoad>> {
+        let name = path.to_string_lossy().into_owned();
+        let reader = tail.try_clone()?;
+        let built = std::thread::Builder::new()
+            .name("doxascope-early".into())
+            .spawn(move || build_early(name, reader, lead_min))?;
+        Ok(std::sync::Arc::new(EarlyLoad {
+            built: std::sync::Mutex::new(Some(built)),
+            tail,
+            used: std::sync::atomic::AtomicBool::new(false),
+        }))
+    }
+
+    /// Whether the importer wrote the whole spool this load reads (else it is not used).
+    pub fn complete(&self) -> bool {
+        self.tail.complete() == Some(true)
+    }
+
+    /// The store of the spool, loaded, once the load is over; `None` if it cannot be used
+    /// (the spool was abandoned, or its read failed). Once it gave the store, the view's
+    /// loader skips the spool.
+    pub fn finish(&self) -> Option<Store> {
+        let handle = self
+            .built
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take()?;
+        let store = handle.join().ok().flatten().filter(|_| self.complete())?;
+        self.used.store(true, std::sync::atomic::Ordering::Release);
+        Some(store)
+    }
+
+    /// Whether [`EarlyLoad::finish`] gave the store (the spool is loaded).
+    fn used(&self) -> bool {
+        self.used.load(std::sync::atomic::Ordering::Acquire)
+    }
+}
+
+/// An [`EarlyLoad`]'s thread: runs [`load_tail`] and applies its messages to a store as
+/// the view's event loop does; the store if the whole spool was read.
+fn build_early(name: String, tail: crate::trace::import::Tail, lead_min: u64) -> Option<Store> {
+    let (tx, mut rx) = mpsc::channel(64);
+    let loader = std::thread::Builder::new()
+        .name("doxascope-load".into())
+        .spawn(move || load_tail(name, tail, tx, lead_min))
+        .ok()?;
+    let mut store = Store::new();
+    while let Some(m) = rx.blocking_recv() {
+        match m {
+            Load::Source(name, f) => {
+                store.add_source(&name, f, crate::trace::ReaderConfig::default())
+            }
+            Load::Lead(session) => store.lead(&session),
+            Load::Briefs(items) => store.extend_briefs(items),
+            Load::Items(items) => store.extend(items),
+            // Nothing shows progress before the view, and a spool is read in one pass.
+            Load::Progress(..) | Load::Note(_) | Load::Done | Load::Replay(_) | Load::Replayed => {}
+        }
+    }
+    loader.join().ok()?.ok()?;
+    Some(store)
+}
+
+/// What [`load_with`] does with a finished import's spool, on the spool as it is written.
+/// The choice of a led load waits until the spool is past the led load's threshold and the
+/// prefix the lead is chosen from (or is complete), so it is the one the finished spool
+/// gets. An error: the spool was abandoned (or could not be read) before its end.
+fn load_tail(
+    name: String,
+    tail: crate::trace::import::Tail,
+    tx: mpsc::Sender<Load>,
+    lead_min: u64,
+) -> io::Result<()> {
+    use crate::trace::{ReaderConfig, read_all_briefs, read_all_briefs_led};
+    let cfg = ReaderConfig::default();
+    tail.wait_for(lead_min.max(LEAD_PREFIX as u64))?;
+    let again = tail.file().try_clone()?;
+    let lead = lead_of(&name, &again, cfg, lead_min);
+    let closed = || io::Error::other("the early load's store is gone");
+    tx.blocking_send(Load::Source(name.clone(), again))
+        .map_err(|_| closed())?;
+    if let Some(lead) = &lead {
+        tx.blocking_send(Load::Lead(lead.clone()))
+            .map_err(|_| closed())?;
+    }
+    let read = Cell::new(0u64);
+    let gone = Cell::new(false);
+    let src = Counted {
+        inner: io::BufReader::with_capacity(1 << 20, tail),
+        read: &read,
+        gone: &gone,
+    };
+    let mut batches = Batches::new(&tx, &read, &gone, 0, Load::Briefs);
+    let res = match &lead {
+        Some(lead) => read_all_briefs_led(&name, src, cfg, lead, |it| batches.push(it)),
+        None => read_all_briefs(&name, src, cfg, |it| batches.push(it)),
+    };
+    batches.flush();
+    if gone.get() {
+        return Err(closed());
+    }
+    res
 }
 
 /// What `doxascope demo` plays in the TUI.
@@ -304,9 +450,17 @@ fn load_with(
     let cfg = ReaderConfig::default();
     let sources = imported
         .into_iter()
-        .map(|i| (i.path, Some(i.v1)))
-        .chain(files.into_iter().map(|p| (p, None)));
-    for (p, v1) in sources {
+        .map(|i| (i.path, Some(i.v1), i.early))
+        .chain(files.into_iter().map(|p| (p, None, None)));
+    for (p, v1, early) in sources {
+        // An import's spool loaded before the view started (the store it starts on).
+        if let (Some(v1), Some(true)) = (&v1, early.map(|e| e.used())) {
+            read.set(read.get() + v1.len);
+            if tx.blocking_send(Load::Progress(read.get(), total)).is_err() {
+                return;
+            }
+            continue;
+        }
         let name = p.to_string_lossy().into_owned();
         // A file not imported before the view started (one opened with `:open`) is
         // detected here, and imported when it is not v1. A v1 file's events stay in it (the
@@ -742,7 +896,14 @@ pub fn run(opts: Options) -> Result<(), TuiError> {
     let mut guard = terminal::Guard::enter(config.mouse)?;
     let mut term = Terminal::new(CrosstermBackend::new(io::stdout()))?;
     term.clear()?;
-    let mut app = App::new(Store::new(), theme);
+    // The first file's store, when it was loaded as it was imported.
+    let store = opts
+        .imported
+        .first()
+        .and_then(|i| i.early.as_ref())
+        .and_then(|e| e.finish())
+        .unwrap_or_default();
+    let mut app = App::new(store, theme);
     app.sources = sources;
     app.mouse = config.mouse;
     app.status = config.warnings.join("; ");
@@ -1310,9 +1471,19 @@ mod tests {
         imported: Vec<ImportedSource>,
         lead_min: u64,
     ) -> (Store, bool) {
+        loaded_into(Store::new(), files, imported, lead_min)
+    }
+
+    /// [`loaded_with`] into `store` (the store an [`EarlyLoad`] gave).
+    fn loaded_into(
+        mut store: Store,
+        files: Vec<std::path::PathBuf>,
+        imported: Vec<ImportedSource>,
+        lead_min: u64,
+    ) -> (Store, bool) {
         let (tx, mut rx) = mpsc::channel(16);
         let t = std::thread::spawn(move || load_with(files, imported, tx, lead_min));
-        let (mut store, mut two) = (Store::new(), false);
+        let mut two = false;
         while let Some(m) = rx.blocking_recv() {
             match m {
                 Load::Source(name, f) => {
@@ -1435,6 +1606,7 @@ mod tests {
                 format,
                 v1: std::sync::Arc::new(v1),
                 notes: 0,
+                early: None,
             },
             _ => panic!("an OTLP file is imported"),
         };
@@ -1446,6 +1618,121 @@ mod tests {
         assert!(led, "the spool is loaded led by its first session");
         assert_eq!(replay_all(&mut store), whole.sessions.len() - 1);
         assert_eq!(seen(&store), seen(&whole));
+    }
+
+    /// OTLP request lines of `traces` traces (an agent, a model call with a reply, `tools`
+    /// tool calls), `per_line` traces a line.
+    fn otlp_lines(traces: u32, per_line: u32, tools: u32) -> String {
+        let span = |t: u32, id: u32, parent: u32, op: &str| {
+            let parent = if parent == 0 {
+                String::new()
+            } else {
+                format!("{parent:016x}")
+            };
+            format!(
+                r#"{{"traceId":"{t:032x}","spanId":"{id:016x}","parentSpanId":"{parent}","name":"{op} x","startTimeUnixNano":"{}","endTimeUnixNano":"{}","attributes":[{{"key":"gen_ai.operation.name","value":{{"stringValue":"{op}"}}}},{{"key":"gen_ai.output.messages","value":{{"stringValue":"[{{\"role\":\"assistant\",\"parts\":[{{\"type\":\"text\",\"content\":\"trace {t} span {id} says p & q\"}}]}}]"}}}}]}}"#,
+                1_700_000_000_000_000_000u64 + u64::from(t) * 1000 + u64::from(id),
+                1_700_000_000_000_000_050u64 + u64::from(t) * 1000 + u64::from(id),
+            )
+        };
+        let mut out = String::new();
+        for first in (1..=traces).step_by(per_line as usize) {
+            let spans: Vec<String> = (first..(first + per_line).min(traces + 1))
+                .flat_map(|t| {
+                    [span(t, 1, 0, "invoke_agent"), span(t, 2, 1, "chat")]
+                        .into_iter()
+                        .chain((0..tools).map(move |k| span(t, 3 + k, 1, "execute_tool")))
+                })
+                .collect();
+            out += &format!(
+                r#"{{"resourceSpans":[{{"resource":{{"attributes":[{{"key":"service.name","value":{{"stringValue":"svc"}}}}]}},"scopeSpans":[{{"spans":[{}]}}]}}]}}"#,
+                spans.join(",")
+            );
+            out.push('\n');
+        }
+        out
+    }
+
+    /// The view's store of `path` opened as the view opens it: imported with the load of its
+    /// spool begun as it is written ([`EarlyLoad`]) when `early`, else imported and then
+    /// loaded; every session replayed. `Err`: the import's error. Also says whether the
+    /// early load's store was used.
+    fn opened(
+        path: &std::path::Path,
+        early: bool,
+        lead_min: u64,
+    ) -> Result<(Vec<String>, bool), String> {
+        use crate::trace::import::{Opened, open_path_watched};
+        let mut started = None;
+        let mut watch =
+            |tail| started = Some(EarlyLoad::start_with(path, tail, lead_min).expect("started"));
+        let imp = match open_path_watched(path, None, early.then_some(&mut watch as _)) {
+            Ok(Opened::Imported(format, v1)) => ImportedSource {
+                path: path.to_path_buf(),
+                format,
+                v1: std::sync::Arc::new(v1),
+                notes: 0,
+                early: started.filter(|e| e.complete()),
+            },
+            Ok(Opened::V1(_)) => panic!("an OTLP file is imported"),
+            Err(e) => return Err(e.to_string()),
+        };
+        let first = imp.early.as_ref().and_then(|e| e.finish());
+        let used = first.is_some();
+        let (mut store, _) =
+            loaded_into(first.unwrap_or_default(), Vec::new(), vec![imp], lead_min);
+        replay_all(&mut store);
+        Ok((seen(&store), used))
+    }
+
+    /// A streamed OTLP file's spool loaded as it is imported leaves the view the store the
+    /// import-then-load leaves, led or not, for a spool past the prefix the lead is chosen
+    /// from; a file the stream gives up on (log records, a broken line: the whole-file
+    /// import) opens as before, its early load unused, and one the import refuses once
+    /// it has begun gives the same error.
+    #[test]
+    fn an_import_loaded_as_it_is_written_is_the_import_then_loaded() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let write = |name: &str, text: &str| {
+            let p = dir.path().join(name);
+            std::fs::write(&p, text).expect("written");
+            p
+        };
+        // Over several 2 MiB chunks of the stream, past LEAD_PREFIX of converted lines (the
+        // spans' attributes are most of the text).
+        let large = write("large.otlp.jsonl", &otlp_lines(300, 2, 60));
+        assert!(std::fs::metadata(&large).expect("there").len() > 2 * (LEAD_PREFIX as u64));
+        let small = write("small.otlp.jsonl", &otlp_lines(40, 3, 1));
+        let logs = otlp_lines(6, 2, 1)
+            + r#"{"resourceLogs":[{"resource":{},"scopeLogs":[{"logRecords":[{"traceId":"00000000000000000000000000000001","body":{"stringValue":"hi"},"eventName":"gen_ai.user.message","timeUnixNano":"1700000000000000001"}]}]}]}"#
+            + "\n";
+        let logs = write("logs.otlp.jsonl", &logs);
+        // A broken line is a note (the stream gives up on it).
+        let mut broken = otlp_lines(30, 3, 1);
+        broken.insert_str(broken.len() / 2, "\n{\"resourceSpans\":[{\"x");
+        let broken = write("broken.otlp.jsonl", &broken);
+        for (path, min, streamed) in [
+            (&large, 0, true),
+            (&small, 0, true),
+            (&small, u64::MAX, true),
+            (&logs, 0, false),
+            (&broken, 0, false),
+        ] {
+            let (want, _) = opened(path, false, min).expect("imports");
+            let (got, used) = opened(path, true, min).expect("imports");
+            assert_eq!(used, streamed, "{path:?} at {min}: early store used");
+            assert!(want.len() > 3, "{path:?}: several sessions");
+            assert_eq!(got, want, "{path:?} at {min}");
+        }
+        // Over the import budget: an error once the stream has begun.
+        use crate::trace::import::budget::{Budget, with_budget};
+        let tight = Budget {
+            max_bytes: 4096,
+            ..Budget::DEFAULT
+        };
+        let want = with_budget(tight, || opened(&small, false, 0)).expect_err("too large");
+        let got = with_budget(tight, || opened(&small, true, 0)).expect_err("too large");
+        assert_eq!(got, want);
     }
 
     /// A file loaded led by its first session (the others indexed, then replayed) ends up

@@ -40,6 +40,7 @@ use std::fmt;
 use std::fs::File;
 use std::io::{self, Cursor, Read, Seek, SeekFrom, Write};
 use std::path::Path;
+use std::sync::{Arc, Condvar, Mutex};
 
 use sniff::sniff;
 
@@ -435,7 +436,7 @@ pub fn open<R: Read>(
         io::copy(&mut input, &mut src)?;
         src.seek(SeekFrom::Start(0))?;
         let sp = if format == Format::Otlp {
-            otlp_file(src, name)?
+            otlp_file(src, name, None)?
         } else {
             streamed(format, &src, name)?
         };
@@ -492,19 +493,191 @@ fn streamed(format: Format, src: &File, name: &str) -> Result<Spooled, OpenError
 }
 
 /// Imports an OTLP file streamed ([`otlp::import_stream`]), or whole when it must be.
-fn otlp_file(mut src: File, name: &str) -> Result<Spooled, OpenError> {
+/// `watch`, if any, gets a [`Tail`] of the streamed spool before the first chunk is read.
+fn otlp_file(mut src: File, name: &str, watch: Option<Watch<'_>>) -> Result<Spooled, OpenError> {
     let v1 = spool_file()?;
-    let mut w = io::BufWriter::with_capacity(1 << 20, v1);
+    let shared = Arc::new(TailShared::default());
+    if let Some(watch) = watch {
+        watch(Tail {
+            file: v1.try_clone()?,
+            shared: Arc::clone(&shared),
+            pos: 0,
+        });
+    }
+    // An error or the fall-back below drops the writer unfinished: the tail is abandoned.
+    let mut w = io::BufWriter::with_capacity(1 << 20, Publish::new(v1, shared));
     let streamed = otlp::import_stream(&mut src, name, &mut w)?;
-    let mut v1 = w.into_inner().map_err(io::IntoInnerError::into_error)?;
+    let published = w.into_inner().map_err(io::IntoInnerError::into_error)?;
     let Some(notes) = streamed else {
         // The part written is dropped with its spool.
+        drop(published);
         src.seek(SeekFrom::Start(0))?;
         return whole(name, Format::Otlp, Vec::new(), &mut src);
     };
+    let mut v1 = published.finish();
     let len = v1.seek(SeekFrom::End(0))?;
     v1.seek(SeekFrom::Start(0))?;
     Ok(Spooled { v1, len, notes })
+}
+
+/// What [`open_path_watched`] hands a spool's [`Tail`] to.
+pub type Watch<'a> = &'a mut dyn FnMut(Tail);
+
+/// How far a spool's writer got, shared with its [`Tail`]s.
+#[derive(Debug, Default)]
+struct TailShared {
+    /// Bytes written, and how the writer ended: `Some(true)` with the whole output,
+    /// `Some(false)` abandoned (an error, or a fall-back to another spool).
+    state: Mutex<(u64, Option<bool>)>,
+    changed: Condvar,
+}
+
+impl TailShared {
+    fn lock(&self) -> std::sync::MutexGuard<'_, (u64, Option<bool>)> {
+        self.state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn set(&self, f: impl FnOnce(&mut (u64, Option<bool>))) {
+        f(&mut self.lock());
+        self.changed.notify_all();
+    }
+
+    /// Waits until more than `pos` bytes are written or the writer ended: what it got to.
+    fn wait_past(&self, pos: u64) -> (u64, Option<bool>) {
+        let mut s = self.lock();
+        while s.0 <= pos && s.1.is_none() {
+            s = self
+                .changed
+                .wait(s)
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+        }
+        *s
+    }
+}
+
+/// The writer of a spool a [`Tail`] follows: every write is published to it, and dropped
+/// unfinished it abandons the tail.
+struct Publish {
+    file: Option<File>,
+    shared: Arc<TailShared>,
+    written: u64,
+}
+
+impl Publish {
+    fn new(file: File, shared: Arc<TailShared>) -> Publish {
+        Publish {
+            file: Some(file),
+            shared,
+            written: 0,
+        }
+    }
+
+    /// The whole output is written: the tail reads to its end.
+    fn finish(mut self) -> File {
+        self.shared.set(|s| s.1 = Some(true));
+        self.file.take().expect("a spool until finished")
+    }
+}
+
+impl Write for Publish {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let file = self
+            .file
+            .as_mut()
+            .ok_or_else(|| io::Error::other("finished"))?;
+        let n = file.write(buf)?;
+        self.written += n as u64;
+        let written = self.written;
+        self.shared.set(|s| s.0 = written);
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Drop for Publish {
+    fn drop(&mut self) {
+        if self.file.is_some() {
+            self.shared.set(|s| s.1 = Some(false));
+        }
+    }
+}
+
+/// The v1 lines of an import read while its importer writes them: a read waits for more
+/// until the importer is done (then the end of the lines is the end of the stream), and
+/// fails when the importer gave up on this spool (an error, or a stream that falls back
+/// to the whole-file import, whose output goes elsewhere). Reads by place: the writer's
+/// offset is never moved.
+#[derive(Debug)]
+pub struct Tail {
+    file: File,
+    shared: Arc<TailShared>,
+    pos: u64,
+}
+
+impl Tail {
+    /// Another reader of the same spool, from its start.
+    pub fn try_clone(&self) -> io::Result<Tail> {
+        Ok(Tail {
+            file: self.file.try_clone()?,
+            shared: Arc::clone(&self.shared),
+            pos: 0,
+        })
+    }
+
+    /// The spool (a descriptor of the same file, to read events again by place once it is
+    /// complete).
+    pub fn file(&self) -> &File {
+        &self.file
+    }
+
+    /// Waits until `bytes` are written or the importer is done: how many are written then;
+    /// an error if the importer gave up on this spool.
+    pub fn wait_for(&self, bytes: u64) -> io::Result<u64> {
+        loop {
+            match self.shared.wait_past(bytes.saturating_sub(1)) {
+                (_, Some(false)) => return Err(abandoned()),
+                (n, Some(true)) => return Ok(n),
+                (n, None) if n >= bytes => return Ok(n),
+                _ => {}
+            }
+        }
+    }
+
+    /// Whether the importer finished this spool: `Some(true)` with all its output,
+    /// `Some(false)` when it gave up on it, `None` while it writes.
+    pub fn complete(&self) -> Option<bool> {
+        self.shared.lock().1
+    }
+}
+
+fn abandoned() -> io::Error {
+    io::Error::other("the import was abandoned")
+}
+
+impl Read for Tail {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        use std::os::unix::fs::FileExt;
+        if buf.is_empty() {
+            return Ok(0);
+        }
+        let (written, end) = self.shared.wait_past(self.pos);
+        if end == Some(false) {
+            return Err(abandoned());
+        }
+        let ready = written.saturating_sub(self.pos);
+        if ready == 0 {
+            return Ok(0);
+        }
+        let want = buf.len().min(usize::try_from(ready).unwrap_or(usize::MAX));
+        let n = self.file.read_at(&mut buf[..want], self.pos)?;
+        self.pos += n as u64;
+        Ok(n)
+    }
 }
 
 /// [`open`] on a file (`-` is standard input). A regular OTLP file, or one of a format that
@@ -512,6 +685,19 @@ fn otlp_file(mut src: File, name: &str) -> Result<Spooled, OpenError> {
 pub fn open_path(
     path: &Path,
     forced: Option<Format>,
+) -> Result<Opened<Box<dyn Read + Send>>, OpenError> {
+    open_path_watched(path, forced, None)
+}
+
+/// [`open_path`], handing `watch` a [`Tail`] of the spool a regular OTLP file is streamed
+/// into, when it is, before the import starts: a viewer reads the lines as they are
+/// written. The tail reads to the end of the lines of the [`Opened::Imported`] returned
+/// when it is [`Tail::complete`]; otherwise (an error, or the fall-back to the whole-file
+/// import) its reads fail and its lines are not the output.
+pub fn open_path_watched(
+    path: &Path,
+    forced: Option<Format>,
+    watch: Option<Watch<'_>>,
 ) -> Result<Opened<Box<dyn Read + Send>>, OpenError> {
     let name = path.to_string_lossy();
     if name == "-" {
@@ -532,7 +718,7 @@ pub fn open_path(
         )),
         Format::Otlp => {
             f.seek(SeekFrom::Start(0))?;
-            Ok(Opened::Imported(format, otlp_file(f, &name)?))
+            Ok(Opened::Imported(format, otlp_file(f, &name, watch)?))
         }
         _ if streams(format) => Ok(Opened::Imported(format, streamed(format, &f, &name)?)),
         _ => Ok(Opened::Imported(format, whole(&name, format, head, f)?)),
@@ -558,5 +744,67 @@ pub fn broken(
         format: Some(format),
         location: location.into(),
         message: message.into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A tail read while its writer writes gets every byte, in order, and its end only
+    /// once the writer finished; a writer dropped unfinished fails the read after what it
+    /// wrote, and a finished one reads to the end again from a clone.
+    #[test]
+    fn a_tail_reads_what_its_writer_writes_as_it_writes() {
+        for finish in [true, false] {
+            let file = spool_file().expect("spool");
+            let shared = Arc::new(TailShared::default());
+            let mut tail = Tail {
+                file: file.try_clone().expect("clone"),
+                shared: Arc::clone(&shared),
+                pos: 0,
+            };
+            let writer = std::thread::spawn(move || {
+                let mut w = Publish::new(file, shared);
+                let mut all = Vec::new();
+                for k in 0..200u32 {
+                    let piece = format!("line {k} {}\n", "x".repeat(k as usize % 37));
+                    w.write_all(piece.as_bytes()).expect("written");
+                    all.extend_from_slice(piece.as_bytes());
+                    if k % 50 == 0 {
+                        std::thread::sleep(std::time::Duration::from_millis(5));
+                    }
+                }
+                if finish {
+                    w.finish();
+                }
+                all
+            });
+            let mut got = Vec::new();
+            let mut buf = [0u8; 7];
+            let end = loop {
+                match tail.read(&mut buf) {
+                    Ok(0) => break Ok(()),
+                    Ok(n) => got.extend_from_slice(&buf[..n]),
+                    Err(e) => break Err(e),
+                }
+            };
+            let all = writer.join().expect("writer");
+            assert_eq!(end.is_ok(), finish, "the end is the writer's");
+            assert_eq!(tail.complete(), Some(finish));
+            if finish {
+                assert!(got == all, "every byte in order");
+                let mut again = Vec::new();
+                tail.try_clone()
+                    .expect("clone")
+                    .read_to_end(&mut again)
+                    .expect("read");
+                assert!(again == all);
+                assert_eq!(tail.wait_for(u64::MAX).expect("done"), all.len() as u64);
+            } else {
+                assert!(all.starts_with(&got), "a prefix of what was written");
+                assert!(tail.wait_for(1).is_err(), "abandoned");
+            }
+        }
     }
 }
