@@ -1841,10 +1841,9 @@ mod tests {
         store
     }
 
-    /// A session indexed only whose file changed before it is shown is not replayed from
-    /// the new bytes: the replay fails, says so, and leaves it indexed only.
-    #[test]
-    fn a_replay_of_a_changed_file_fails_and_shows_nothing_wrong() {
+    /// A generated file of three interleaved sessions (600 events), and its bytes: a load
+    /// leads with the first and indexes the other two.
+    fn three_sessions() -> (tempfile::NamedTempFile, Vec<u8>) {
         use std::io::Write;
         let mut bytes = Vec::new();
         let cfg = crate::trace::generate::GenConfig {
@@ -1856,6 +1855,14 @@ mod tests {
         crate::trace::generate::write_mixed(&mut bytes, &cfg).expect("in memory");
         let mut f = tempfile::NamedTempFile::new().expect("temp file");
         f.write_all(&bytes).expect("write");
+        (f, bytes)
+    }
+
+    /// A session indexed only whose file changed before it is shown is not replayed from
+    /// the new bytes: the replay fails, says so, and leaves it indexed only.
+    #[test]
+    fn a_replay_of_a_changed_file_fails_and_shows_nothing_wrong() {
+        let (f, bytes) = three_sessions();
         let (mut store, two) = loaded(&[f.path()], 0);
         assert!(two && store.deferred(1));
         // The same length, every line of session 1 moved by one line.
@@ -1873,17 +1880,7 @@ mod tests {
     /// the sessions it does not need stay indexed.
     #[test]
     fn a_diff_waits_for_the_background_replay_of_only_its_runs() {
-        use std::io::Write;
-        let mut bytes = Vec::new();
-        let cfg = crate::trace::generate::GenConfig {
-            events: 600,
-            seed: 3,
-            sessions: 3,
-            atoms: 6,
-        };
-        crate::trace::generate::write_mixed(&mut bytes, &cfg).expect("in memory");
-        let mut f = tempfile::NamedTempFile::new().expect("temp file");
-        f.write_all(&bytes).expect("write");
+        let (f, _) = three_sessions();
         let (store, led) = loaded(&[f.path()], 0);
         assert!(led && !store.deferred(0) && store.deferred(1) && store.deferred(2));
         let name = |i: usize| store.sessions[i].name.to_string();
