@@ -232,16 +232,8 @@ fn build_early(name: String, tail: crate::trace::import::Tail, lead_min: u64) ->
         .ok()?;
     let mut store = Store::new();
     while let Some(m) = rx.blocking_recv() {
-        match m {
-            Load::Source(name, f) => {
-                store.add_source(&name, f, crate::trace::ReaderConfig::default())
-            }
-            Load::Lead(session) => store.lead(&session),
-            Load::Briefs(items) => store.extend_briefs(items),
-            Load::Items(items) => store.extend(items),
-            // Nothing shows progress before the view, and a spool is read in one pass.
-            Load::Progress(..) | Load::Note(_) | Load::Done | Load::Replay(_) | Load::Replayed => {}
-        }
+        // Nothing shows progress or notes before the view.
+        let _ = m.apply(&mut store);
     }
     loader.join().ok()?.ok()?;
     Some(store)
@@ -257,18 +249,9 @@ fn load_tail(
     tx: mpsc::Sender<Load>,
     lead_min: u64,
 ) -> io::Result<()> {
-    use crate::trace::{ReaderConfig, read_all_briefs, read_all_briefs_led};
-    let cfg = ReaderConfig::default();
+    let cfg = crate::trace::ReaderConfig::default();
     tail.wait_for(lead_min.max(LEAD_PREFIX as u64))?;
     let again = tail.file().try_clone()?;
-    let lead = lead_of(&name, &again, cfg, lead_min);
-    let closed = || io::Error::other("the early load's store is gone");
-    tx.blocking_send(Load::Source(name.clone(), again))
-        .map_err(|_| closed())?;
-    if let Some(lead) = &lead {
-        tx.blocking_send(Load::Lead(lead.clone()))
-            .map_err(|_| closed())?;
-    }
     let read = Cell::new(0u64);
     let gone = Cell::new(false);
     let src = Counted {
@@ -276,15 +259,43 @@ fn load_tail(
         read: &read,
         gone: &gone,
     };
-    let mut batches = Batches::new(&tx, &read, &gone, 0, Load::Briefs);
+    let res = send_briefs(name, again, src, cfg, lead_min, &tx, 0);
+    if gone.get() {
+        return Err(io::Error::other("the early load's store is gone"));
+    }
+    res
+}
+
+/// Sends a v1 source (`again`, a descriptor of the file `src` reads) and its events as
+/// briefs: led by a session when it pays ([`lead_of`]), the others' briefs lean. A closed
+/// store sets `src`'s `gone`; a read error ends the file, what was decoded before it sent.
+fn send_briefs<R: Read>(
+    name: String,
+    again: File,
+    src: Counted<'_, R>,
+    cfg: crate::trace::ReaderConfig,
+    lead_min: u64,
+    tx: &mpsc::Sender<Load>,
+    total: u64,
+) -> io::Result<()> {
+    use crate::trace::{read_all_briefs, read_all_briefs_led};
+    let (read, gone) = (src.read, src.gone);
+    let lead = lead_of(&name, &again, cfg, lead_min);
+    let announced = tx.blocking_send(Load::Source(name.clone(), again)).is_ok()
+        && match &lead {
+            Some(lead) => tx.blocking_send(Load::Lead(lead.clone())).is_ok(),
+            None => true,
+        };
+    if !announced {
+        gone.set(true);
+        return Ok(());
+    }
+    let mut batches = Batches::new(tx, read, gone, total, Load::Briefs);
     let res = match &lead {
         Some(lead) => read_all_briefs_led(&name, src, cfg, lead, |it| batches.push(it)),
         None => read_all_briefs(&name, src, cfg, |it| batches.push(it)),
     };
     batches.flush();
-    if gone.get() {
-        return Err(closed());
-    }
     res
 }
 
@@ -381,6 +392,25 @@ pub enum Load {
     Lead(String),
 }
 
+impl Load {
+    /// Applies a message that carries data (a source, a lead, events, a replay's events) to
+    /// `store`, as every reader of a load does; gives back any other message (progress, a
+    /// note, the end of a load or of a replay) for the caller to act on.
+    fn apply(self, store: &mut Store) -> Option<Load> {
+        match self {
+            Load::Source(name, f) => {
+                store.add_source(&name, f, crate::trace::ReaderConfig::default())
+            }
+            Load::Lead(session) => store.lead(&session),
+            Load::Briefs(items) => store.extend_briefs(items),
+            Load::Items(items) => store.extend(items),
+            Load::Replay(items) => store.replay_briefs(items),
+            other => return Some(other),
+        }
+        None
+    }
+}
+
 /// Items per batch sent to the UI: large enough that the channel is not the cost.
 const BATCH: usize = 4096;
 
@@ -438,7 +468,7 @@ fn load_with(
     tx: mpsc::Sender<Load>,
     lead_min: u64,
 ) {
-    use crate::trace::{ReaderConfig, read_all, read_all_briefs, read_all_briefs_led};
+    use crate::trace::{ReaderConfig, read_all};
     let total: u64 = files
         .iter()
         .filter_map(|p| std::fs::metadata(p).ok())
@@ -523,28 +553,12 @@ fn load_with(
         // load sends briefs. Without one (an import, or no descriptor left), events are sent
         // whole and kept in memory.
         match again {
+            // An import's spool is loaded like a large v1 file: led by its first session,
+            // the others indexed and replayed when shown (an OTLP file of 25,000 traces is
+            // 25,000 sessions, which a replay of all would build). A read error ends this
+            // file; what was decoded before it is kept.
             Some(again) => {
-                // An import's spool is loaded like a large v1 file: led by its first
-                // session, the others indexed and replayed when shown (an OTLP file of
-                // 25,000 traces is 25,000 sessions, which a replay of all would build).
-                let lead = lead_of(&name, &again, cfg, lead_min);
-                if tx.blocking_send(Load::Source(name.clone(), again)).is_err() {
-                    return;
-                }
-                if let Some(lead) = &lead
-                    && tx.blocking_send(Load::Lead(lead.clone())).is_err()
-                {
-                    return;
-                }
-                let mut batches = Batches::new(&tx, &read, &gone, total, Load::Briefs);
-                // A read error ends this file; what was decoded before it is kept. A led
-                // load indexes the other sessions (the store replays none of their
-                // briefs), so their briefs are lean.
-                let _ = match &lead {
-                    Some(lead) => read_all_briefs_led(&name, src, cfg, lead, |it| batches.push(it)),
-                    None => read_all_briefs(&name, src, cfg, |it| batches.push(it)),
-                };
-                batches.flush();
+                let _ = send_briefs(name, again, src, cfg, lead_min, &tx, total);
             }
             None => {
                 let mut batches = Batches::new(&tx, &read, &gone, total, Load::Items);
@@ -1147,11 +1161,11 @@ async fn event_loop(
                 let held = app.held_item();
                 let mut next = Some(msg);
                 while let Some(m) = next.take() {
-                    match m {
-                        Load::Items(items) => app.store.extend(items),
-                        Load::Briefs(items) => app.store.extend_briefs(items),
-                        Load::Progress(r, t) => app.loading = Some((r, t)),
-                        Load::Done => {
+                    led |= matches!(m, Load::Lead(_));
+                    match m.apply(&mut app.store) {
+                        None => {}
+                        Some(Load::Progress(r, t)) => app.loading = Some((r, t)),
+                        Some(Load::Done) => {
                             led = false;
                             loading = false;
                             // The end is drawn at once, not at the loading frames' pace.
@@ -1166,8 +1180,7 @@ async fn event_loop(
                                 app.goto_step(step);
                             }
                         }
-                        Load::Replay(items) => app.store.replay_briefs(items),
-                        Load::Replayed => {
+                        Some(Load::Replayed) => {
                             let ended = app.store.end_replay();
                             let name = |i: usize| {
                                 app.store.sessions.get(i).map(|s| s.name.clone()).unwrap_or_default()
@@ -1190,15 +1203,15 @@ async fn event_loop(
                             effects.extend(app.auto_recompute());
                             seen_version = app.store.version;
                         }
-                        Load::Note(n) => app.status = n,
-                        Load::Source(name, file) => {
-                            app.store
-                                .add_source(&name, file, crate::trace::ReaderConfig::default());
-                        }
-                        Load::Lead(session) => {
-                            app.store.lead(&session);
-                            led = true;
-                        }
+                        Some(Load::Note(n)) => app.status = n,
+                        // `apply` took the data.
+                        Some(
+                            Load::Items(_)
+                            | Load::Briefs(_)
+                            | Load::Replay(_)
+                            | Load::Source(..)
+                            | Load::Lead(_),
+                        ) => {}
                     }
                     if Instant::now() < budget {
                         next = load_rx.try_recv().ok();
@@ -1485,19 +1498,8 @@ mod tests {
         let t = std::thread::spawn(move || load_with(files, imported, tx, lead_min));
         let mut two = false;
         while let Some(m) = rx.blocking_recv() {
-            match m {
-                Load::Source(name, f) => {
-                    store.add_source(&name, f, crate::trace::ReaderConfig::default())
-                }
-                Load::Briefs(items) => store.extend_briefs(items),
-                Load::Items(items) => store.extend(items),
-                Load::Lead(session) => {
-                    store.lead(&session);
-                    two = true;
-                }
-                Load::Replay(items) => store.replay_briefs(items),
-                Load::Progress(..) | Load::Note(_) | Load::Done | Load::Replayed => {}
-            }
+            two |= matches!(m, Load::Lead(_));
+            let _ = m.apply(&mut store);
         }
         t.join().expect("loader");
         (store, two)
