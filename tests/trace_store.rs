@@ -349,3 +349,82 @@ fn long_lines_and_an_unterminated_last_line_load_as_read() {
         }
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 120, ..ProptestConfig::default() })]
+
+    /// Some events' lines gathered into a spool of their own (as the audit does for a
+    /// session whose lines are spread over the file): every event still decodes to the
+    /// eager reader's, gathered or not, and the gathered ones are read from the spool: once
+    /// the file is emptied, they still decode (on a thread with no window of the file) while
+    /// the others are `unreadable`, until the gathering ends.
+    #[test]
+    fn gathered_lines_decode_as_read_and_come_from_their_spool(
+        bytes in streams::stream(CAP, 24),
+        picks in proptest::collection::vec(any::<bool>(), 24),
+    ) {
+        let cfg = ReaderConfig { max_line_bytes: CAP };
+        let f = file_with(&bytes);
+        let name = f.path().to_string_lossy().into_owned();
+        let (events, _) = eager(&name, &bytes, cfg);
+        let log = lazy(f.path(), cfg);
+        // In any order: a session's steps need not be in file order.
+        let chosen: Vec<u32> = (0..events.len() as u32)
+            .rev()
+            .filter(|&i| picks.get(i as usize).copied().unwrap_or(false))
+            .collect();
+        let gathering = log.events.gather(&chosen).expect("a spool");
+        prop_assert_eq!(gathering.len(), chosen.len());
+        // Unpinned looks only: a pinned event would be handed out whatever the file holds.
+        for (i, want) in events.iter().enumerate() {
+            let (got, origin) = (log.events.load(i), log.events.origin(i));
+            prop_assert_eq!(got.as_deref(), Some(want), "load {}", i);
+            prop_assert_eq!(origin.as_ref(), Some(&want.origin));
+        }
+        std::fs::write(f.path(), b"").expect("empty the file");
+        std::thread::scope(|s| {
+            s.spawn(|| -> Result<(), TestCaseError> {
+                for (i, want) in events.iter().enumerate() {
+                    let got = log.events.load(i).expect("an event");
+                    if chosen.contains(&(i as u32)) {
+                        prop_assert_eq!(&*got, want, "gathered {}", i);
+                    } else {
+                        prop_assert_eq!(got.kind_name(), "unreadable", "not gathered {}", i);
+                    }
+                }
+                Ok(())
+            })
+            .join()
+            .expect("no panic")
+        })?;
+        drop(gathering);
+        std::thread::scope(|s| {
+            s.spawn(|| -> Result<(), TestCaseError> {
+                for i in 0..events.len() {
+                    let got = log.events.load(i).expect("an event");
+                    prop_assert_eq!(got.kind_name(), "unreadable", "after the gathering {}", i);
+                }
+                Ok(())
+            })
+            .join()
+            .expect("no panic")
+        })?;
+    }
+}
+
+/// `gather_sparse` spools a session only when its lines are many and spread: not one that
+/// holds the file's lines in a row, not a short one.
+#[test]
+fn only_many_spread_lines_are_gathered() {
+    let text: String = (0..20_000)
+        .map(|i| format!("{{\"kind\":\"log\",\"message\":\"m{i}\"}}\n"))
+        .collect();
+    let f = file_with(text.as_bytes());
+    let log = lazy(f.path(), ReaderConfig::default());
+    let every_third: Vec<u32> = (0..20_000).step_by(3).collect();
+    let dense: Vec<u32> = (0..10_000).collect();
+    let short: Vec<u32> = (0..20_000).step_by(8).take(1000).collect();
+    assert!(log.events.gather_sparse(&every_third).is_some());
+    assert!(log.events.gather_sparse(&dense).is_none());
+    assert!(log.events.gather_sparse(&short).is_none());
+}

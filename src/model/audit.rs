@@ -850,6 +850,9 @@ fn audit_session(
     given: Option<&Recomputed>,
     form: Option<Form>,
 ) -> Option<SessionAudit> {
+    // About twenty walks of the session follow: when its lines are spread over the file
+    // among other sessions', each would read the whole file (`trace::store::gather`).
+    let _gathered = model.log().events.gather_sparse(tl.event_positions());
     let owned;
     let rc = match given {
         Some(rc) => rc,

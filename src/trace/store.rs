@@ -49,13 +49,16 @@ use std::cell::RefCell;
 use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, OnceLock, Weak};
+use std::sync::{Arc, Mutex, OnceLock, RwLock, Weak};
 
 use serde_json::value::RawValue;
 
 use super::brief::Briefed;
 use super::event::{Body, Event, Extra, FORMAT_VERSION, FileName, Kind, Origin, UnknownKind};
 use super::reader::{ReaderConfig, decode_one};
+
+mod gather;
+pub use gather::Gathering;
 
 /// The kind column's value for a kind this reader does not know.
 const UNKNOWN_KIND: u8 = u8::MAX;
@@ -191,6 +194,10 @@ pub struct EventStore {
     /// stays at what is held, not at what was ever held.
     free: Vec<u32>,
     pins: Pins,
+    /// Lines gathered into spools of their own ([`EventStore::gather`]), and how many such
+    /// spools there are (read without the lock: none, nearly always).
+    gathered: RwLock<Vec<Arc<gather::Gathered>>>,
+    gathering: AtomicUsize,
 }
 
 fn kind_tag(ev: &Event) -> u8 {
@@ -491,9 +498,11 @@ impl EventStore {
         ) else {
             return unreadable(FileName::new("?"), 0, 0, "no such event");
         };
-        let decoded = with_line(&source.file, offset, source.cfg.max_line_bytes, |bytes| {
-            decode_one(&source.name, source.cfg, offset, line, bytes)
-        });
+        let decode = |bytes: &[u8]| decode_one(&source.name, source.cfg, offset, line, bytes);
+        let decoded = match self.gathered_line(pos) {
+            Some((spool, at)) => with_line(&spool, at, source.cfg.max_line_bytes, decode),
+            None => with_line(&source.file, offset, source.cfg.max_line_bytes, decode),
+        };
         match decoded {
             Ok(Some(ev)) if kind_tag(&ev) == kind => ev,
             Ok(_) => unreadable(
@@ -723,6 +732,9 @@ impl Clone for EventStore {
             resident: self.resident.clone(),
             free: self.free.clone(),
             pins,
+            // A gathering belongs to the store it was made on.
+            gathered: RwLock::default(),
+            gathering: AtomicUsize::new(0),
         }
     }
 }
