@@ -256,10 +256,140 @@ macro_rules! known_fields {
         /// Names of the known fields, indexed by [`F`].
         const FIELD_NAMES: &[&str] = &[$($name),*];
 
+        /// The known fields, in the order of [`FIELD_NAMES`].
+        const ALL_FIELDS: &[F] = &[$(F::$id),*];
+
+        impl F {
+            /// Whether `k` is this field's name (a comparison with a constant, which the
+            /// compiler does inline: [`key_of`] confirms its table's guess with it).
+            #[inline]
+            fn named(self, k: &str) -> bool {
+                match self { $(F::$id => k == $name,)* }
+            }
+        }
+
+        /// The known field named `k` (one probe of [`KEYS`] on the usual key).
         fn field_id(k: &str) -> Option<F> {
-            match k { $($name => Some(F::$id),)* _ => None }
+            match key_of(k) {
+                KeyOf::Field(f) => Some(f),
+                _ => None,
+            }
         }
     };
+}
+
+/// The envelope's fields.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Env {
+    Kind,
+    V,
+    Seq,
+    Ts,
+    Session,
+    Id,
+}
+
+impl Env {
+    /// Whether `k` is this field's name (see [`F::named`]).
+    #[inline]
+    fn named(self, k: &str) -> bool {
+        match self {
+            Env::Kind => k == "kind",
+            Env::V => k == "v",
+            Env::Seq => k == "seq",
+            Env::Ts => k == "ts",
+            Env::Session => k == "session",
+            Env::Id => k == "id",
+        }
+    }
+}
+
+/// The envelope's field names.
+const ENVELOPE: [(&str, Env); 6] = [
+    ("kind", Env::Kind),
+    ("v", Env::V),
+    ("seq", Env::Seq),
+    ("ts", Env::Ts),
+    ("session", Env::Session),
+    ("id", Env::Id),
+];
+
+/// What a top-level key is: an envelope field, a field some kind defines, or neither.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum KeyOf {
+    Envelope(Env),
+    Field(F),
+    Other,
+}
+
+/// Slots of [`KEYS`] (a power of two, about four times the names).
+const KEY_SLOTS: usize = 256;
+
+/// An open-addressing table of every envelope and field name, so a key is matched with a
+/// hash of three of its bytes and (nearly always) one comparison, instead of a comparison
+/// with each name in turn (the brief scanner matches about ten keys a line). Each slot
+/// holds 0 (empty) or 1 + the name's index in `ENVELOPE ++ FIELD_NAMES`; a lookup probes
+/// from the key's slot to the first empty one, so any hash gives the right answer, a good
+/// one a quick one.
+static KEYS: [u8; KEY_SLOTS] = {
+    let mut table = [0u8; KEY_SLOTS];
+    let mut i = 0;
+    while i < ENVELOPE.len() + N_FIELDS {
+        let name = if i < ENVELOPE.len() {
+            ENVELOPE[i].0
+        } else {
+            FIELD_NAMES[i - ENVELOPE.len()]
+        };
+        let mut s = key_slot(name.as_bytes());
+        while table[s] != 0 {
+            s = (s + 1) % KEY_SLOTS;
+        }
+        table[s] = i as u8 + 1;
+        i += 1;
+    }
+    table
+};
+
+const _: () = assert!(ENVELOPE.len() + N_FIELDS < KEY_SLOTS / 2);
+
+/// The first slot of [`KEYS`] a key is looked for at: its length and first, second and
+/// last bytes mixed (they tell the names apart well: about 1.1 probes per name).
+#[inline]
+const fn key_slot(k: &[u8]) -> usize {
+    let n = k.len();
+    let (first, second, last) = match n {
+        0 => (0, 0, 0),
+        1 => (k[0] as usize, 0, 0),
+        _ => (k[0] as usize, k[1] as usize, k[n - 1] as usize),
+    };
+    ((first * 31) ^ (second * 7) ^ (last * 131) ^ (n.wrapping_mul(17))) % KEY_SLOTS
+}
+
+/// What the key `k` names ([`KeyOf`]).
+#[inline]
+pub(crate) fn key_of(k: &str) -> KeyOf {
+    let mut s = key_slot(k.as_bytes());
+    loop {
+        let i = match KEYS[s] {
+            0 => return KeyOf::Other,
+            n => usize::from(n - 1),
+        };
+        match i.checked_sub(ENVELOPE.len()) {
+            None => {
+                let e = ENVELOPE[i].1;
+                if e.named(k) {
+                    return KeyOf::Envelope(e);
+                }
+            }
+            Some(f) => {
+                let f = ALL_FIELDS[f];
+                if f.named(k) {
+                    return KeyOf::Field(f);
+                }
+            }
+        }
+        s = (s + 1) % KEY_SLOTS;
+    }
 }
 
 known_fields! {
@@ -946,4 +1076,68 @@ pub(crate) fn build_body(
         })),
     };
     Ok((body, b.into_extra()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// What a key names, by comparing it with every name in turn (what [`key_of`] replaces).
+    fn oracle(k: &str) -> KeyOf {
+        if let Some((_, e)) = ENVELOPE.iter().find(|(n, _)| *n == k) {
+            return KeyOf::Envelope(*e);
+        }
+        match FIELD_NAMES.iter().position(|n| *n == k) {
+            Some(i) => KeyOf::Field(ALL_FIELDS[i]),
+            None => KeyOf::Other,
+        }
+    }
+
+    #[test]
+    fn every_name_is_found_as_itself() {
+        for (name, e) in ENVELOPE {
+            assert_eq!(key_of(name), KeyOf::Envelope(e), "{name}");
+        }
+        for (i, name) in FIELD_NAMES.iter().enumerate() {
+            assert_eq!(key_of(name), KeyOf::Field(ALL_FIELDS[i]), "{name}");
+            assert_eq!(ALL_FIELDS[i].name(), *name);
+        }
+    }
+
+    fn near_key() -> impl Strategy<Value = String> {
+        let names: Vec<&'static str> = ENVELOPE
+            .iter()
+            .map(|(n, _)| *n)
+            .chain(FIELD_NAMES.iter().copied())
+            .collect();
+        prop_oneof![
+            prop::sample::select(names.clone()).prop_map(str::to_string),
+            // A name with a byte changed, added or cut: the same slot often, never the name.
+            (
+                prop::sample::select(names),
+                any::<prop::sample::Index>(),
+                "[a-z_ÿ]"
+            )
+                .prop_map(|(n, i, c)| {
+                    let mut s = n.to_string();
+                    let at = i.index(s.len() + 1);
+                    match at % 3 {
+                        0 => s.insert_str(at.min(s.len()), &c),
+                        1 => s.truncate(at.min(s.len())),
+                        _ => s.push_str(&c),
+                    }
+                    s
+                }),
+            "[a-z_]{0,20}",
+            ".{0,12}",
+        ]
+    }
+
+    proptest! {
+        #[test]
+        fn a_key_names_what_a_walk_of_the_names_finds(k in near_key()) {
+            prop_assert_eq!(key_of(&k), oracle(&k));
+        }
+    }
 }

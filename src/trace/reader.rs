@@ -268,7 +268,7 @@ pub(crate) trait Payload: Sized + Send + 'static {
     /// What the session checks read.
     fn head(&self) -> Head<'_>;
     /// The item for a problem.
-    fn problem(p: Problem) -> Self::Item;
+    fn problem(p: Box<Problem>) -> Self::Item;
     /// The item that announces a session met for the first time, if the items name
     /// sessions apart from events.
     fn session(name: &FileName) -> Option<Self::Item>;
@@ -297,8 +297,8 @@ impl Payload for PreEvent {
         }
     }
 
-    fn problem(p: Problem) -> Item {
-        Item::Problem(p)
+    fn problem(p: Box<Problem>) -> Item {
+        Item::Problem(*p)
     }
 
     fn session(_: &FileName) -> Option<Item> {
@@ -379,8 +379,8 @@ impl Payload for PreBrief {
         }
     }
 
-    fn problem(p: Problem) -> BriefItem {
-        BriefItem::Problem(Box::new(p))
+    fn problem(p: Box<Problem>) -> BriefItem {
+        BriefItem::Problem(p)
     }
 
     fn session(name: &FileName) -> Option<BriefItem> {
@@ -403,8 +403,9 @@ impl Payload for PreBrief {
 /// What decoding a line produced, in order: zero or more problems, then maybe an event.
 #[derive(Debug)]
 pub(crate) enum Decoded<P = PreEvent> {
-    /// A problem with the line (an error, or the misplaced-BOM warning before the rest).
-    Problem(Problem),
+    /// A problem with the line (an error, or the misplaced-BOM warning before the rest);
+    /// boxed, as problems are rare and large: every line's output is moved a few times.
+    Problem(Box<Problem>),
     /// A well-formed event waiting for its session checks.
     Event(P),
 }
@@ -599,8 +600,8 @@ impl Framer {
         code: ProblemCode,
         column: u64,
         message: String,
-    ) -> Problem {
-        Problem {
+    ) -> Box<Problem> {
+        Box::new(Problem {
             severity,
             code,
             origin: Origin {
@@ -613,7 +614,7 @@ impl Framer {
             field: None,
             message,
             excerpt: None,
-        }
+        })
     }
 
     fn too_long<P>(&self, len: u64, sink: &mut impl FnMut(Decoded<P>, &[u8])) {
@@ -850,7 +851,7 @@ impl Sessions {
         }
         let st = &mut self.states[self.last];
         for (code, column, message) in order_checks(st, head.seq, head.ts, head.line, text) {
-            emit(P::problem(Problem {
+            emit(P::problem(Box::new(Problem {
                 severity: Severity::Warning,
                 code,
                 origin: Origin {
@@ -863,7 +864,7 @@ impl Sessions {
                 field: None,
                 message,
                 excerpt: None,
-            }));
+            })));
         }
         emit(pre.finish(&self.file, &st.name, self.last as u32));
     }

@@ -25,7 +25,7 @@ use serde::de::value::StrDeserializer;
 use serde_json::Value;
 
 use super::fast::Scanner;
-use super::{F, N_FIELDS, Val, field_id, timestamp, typed_val};
+use super::{Env, F, KeyOf, N_FIELDS, Val, key_of, timestamp, typed_val};
 use crate::trace::brief::Gist;
 use crate::trace::event::{
     FORMAT_VERSION, Kind, Outcome, PlanOrigin, QueryAnswer, Reply, RetractBy, Role, StepStatus,
@@ -244,22 +244,22 @@ pub(crate) fn scan(line: &str) -> Option<Scanned<'_>> {
         }
         let key = p.string()?;
         colon(&mut p)?;
-        match &*key {
-            "kind" => return None,
-            "v" => {
+        match key_of(&key) {
+            KeyOf::Envelope(Env::Kind) => return None,
+            KeyOf::Envelope(Env::V) => {
                 let v = as_u64(p.number()?)?;
                 if out.v_given || !(1..=u64::from(FORMAT_VERSION)).contains(&v) {
                     return None;
                 }
                 out.v_given = true;
             }
-            "seq" => {
+            KeyOf::Envelope(Env::Seq) => {
                 let v = as_u64(p.number()?)?;
                 if out.seq.replace(v).is_some() {
                     return None;
                 }
             }
-            "ts" => {
+            KeyOf::Envelope(Env::Ts) => {
                 let val = match p.b.get(p.i)? {
                     b'"' => Val::Str(p.string()?),
                     b'-' | b'0'..=b'9' => p.number()?,
@@ -270,45 +270,43 @@ pub(crate) fn scan(line: &str) -> Option<Scanned<'_>> {
                     return None;
                 }
             }
-            "session" => {
+            KeyOf::Envelope(Env::Session) => {
                 let s = p.string()?;
                 if out.session.replace(s).is_some() {
                     return None;
                 }
             }
-            "id" => {
+            KeyOf::Envelope(Env::Id) => {
                 let s = p.string()?;
                 if id.replace(s).is_some() {
                     return None;
                 }
             }
-            _ => match field_id(&key) {
-                Some(f) => {
-                    let bit = 1u64 << (f as u32);
-                    if seen & bit != 0 {
-                        return None;
-                    }
-                    seen |= bit;
-                    match kind.and_then(|k| class(k, f)) {
-                        Some(c) => field(&mut p, f, c, &mut found)?,
-                        None => any(&mut p, true)?,
-                    }
+            KeyOf::Field(f) => {
+                let bit = 1u64 << (f as u32);
+                if seen & bit != 0 {
+                    return None;
                 }
-                None => {
-                    if unknown.len() >= MAX_UNKNOWN || unknown.contains(&key) {
-                        return None;
-                    }
-                    unknown.push(key);
-                    any(&mut p, false)?;
+                seen |= bit;
+                match kind.and_then(|k| class(k, f)) {
+                    Some(c) => field(&mut p, f, c, &mut found)?,
+                    None => any(&mut p, true)?,
                 }
-            },
+            }
+            KeyOf::Other => {
+                if unknown.len() >= MAX_UNKNOWN || unknown.contains(&key) {
+                    return None;
+                }
+                unknown.push(key);
+                any(&mut p, false)?;
+            }
         }
     }
     p.ws();
     if p.i != p.b.len() {
         return None;
     }
-    out.gist = gist(kind, &kind_name, id.as_deref(), seen, found)?;
+    out.gist = gist(kind, &kind_name, id.as_deref(), seen, &found)?;
     Some(out)
 }
 
@@ -538,13 +536,13 @@ fn gist(
     kind_name: &str,
     id: Option<&str>,
     seen: u64,
-    found: Found<'_>,
+    found: &Found<'_>,
 ) -> Option<Gist> {
     let Some(kind) = kind else {
         return Some(Gist::Unknown(kind_name.into()));
     };
     if found.lean {
-        return lean_gist(kind, seen, &found);
+        return lean_gist(kind, seen, found);
     }
     Some(match kind {
         Kind::Announce => Gist::announce(
@@ -593,13 +591,13 @@ fn gist(
             )))
         }
         Kind::Plan => Gist::Plan(id.map(Into::into)),
-        Kind::Step => Gist::Step(crate::trace::brief::StepGist {
+        Kind::Step => Gist::Step(Box::new(crate::trace::brief::StepGist {
             plan: found.plan.as_deref().map(Into::into),
             // A step's `new_beliefs` and `inputs` are structures, left to the decoder: a
             // step the scanner takes has neither.
             wrote: Vec::new(),
             reads: Vec::new(),
-        }),
+        })),
         Kind::Postcondition => Gist::Postcondition(found.plan.as_deref().map(Into::into)),
         Kind::Score => {
             found.name.as_deref()?;
