@@ -365,6 +365,93 @@ const fn key_slot(k: &[u8]) -> usize {
     ((first * 31) ^ (second * 7) ^ (last * 131) ^ (n.wrapping_mul(17))) % KEY_SLOTS
 }
 
+/// Names at most this long are in [`KEY_WORDS`] (every name but `context_conditions`).
+pub(crate) const WORD_KEY_MAX: usize = 15;
+
+/// A slot of [`KEY_WORDS`]: a name's length (0: empty), its bytes as two little-endian
+/// words (zero past its end), and what it names.
+#[derive(Clone, Copy)]
+struct WordSlot {
+    len: u8,
+    words: (u64, u64),
+    key: KeyOf,
+}
+
+/// `k`'s bytes as two little-endian words, zero past its end (its first 16 bytes).
+pub(crate) const fn name_words(k: &[u8]) -> (u64, u64) {
+    let (mut w0, mut w1) = (0u64, 0u64);
+    let mut i = 0;
+    while i < k.len() && i < 16 {
+        if i < 8 {
+            w0 |= (k[i] as u64) << (8 * i);
+        } else {
+            w1 |= (k[i] as u64) << (8 * (i - 8));
+        }
+        i += 1;
+    }
+    (w0, w1)
+}
+
+/// The first slot of [`KEY_WORDS`] a key is looked for at.
+#[inline]
+const fn word_slot(words: (u64, u64), len: usize) -> usize {
+    let h = (words.0 ^ words.1.rotate_left(29) ^ len as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    (h >> 56) as usize
+}
+
+/// [`KEYS`] for a key read as words straight from the line ([`key_of_words`]): the brief
+/// scanner matches a short key with a multiplication and two word comparisons, no call.
+static KEY_WORDS: [WordSlot; KEY_SLOTS] = {
+    let empty = WordSlot {
+        len: 0,
+        words: (0, 0),
+        key: KeyOf::Other,
+    };
+    let mut table = [empty; KEY_SLOTS];
+    let mut i = 0;
+    while i < ENVELOPE.len() + N_FIELDS {
+        let (name, key) = if i < ENVELOPE.len() {
+            (ENVELOPE[i].0, KeyOf::Envelope(ENVELOPE[i].1))
+        } else {
+            let f = i - ENVELOPE.len();
+            (FIELD_NAMES[f], KeyOf::Field(ALL_FIELDS[f]))
+        };
+        let n = name.len();
+        if n <= WORD_KEY_MAX {
+            let words = name_words(name.as_bytes());
+            let mut s = word_slot(words, n);
+            while table[s].len != 0 {
+                s = (s + 1) % KEY_SLOTS;
+            }
+            table[s] = WordSlot {
+                len: n as u8,
+                words,
+                key,
+            };
+        }
+        i += 1;
+    }
+    table
+};
+
+/// What the key of `len` bytes (at most [`WORD_KEY_MAX`]) whose bytes are `words` (as
+/// [`name_words`] gives them) names: [`key_of`] of the same key.
+#[inline]
+pub(crate) fn key_of_words(words: (u64, u64), len: usize) -> KeyOf {
+    debug_assert!(len <= WORD_KEY_MAX);
+    let mut s = word_slot(words, len);
+    loop {
+        let slot = &KEY_WORDS[s];
+        if slot.len == 0 {
+            return KeyOf::Other;
+        }
+        if usize::from(slot.len) == len && slot.words == words {
+            return slot.key;
+        }
+        s = (s + 1) % KEY_SLOTS;
+    }
+}
+
 /// What the key `k` names ([`KeyOf`]).
 #[inline]
 pub(crate) fn key_of(k: &str) -> KeyOf {
@@ -1138,6 +1225,24 @@ mod tests {
         #[test]
         fn a_key_names_what_a_walk_of_the_names_finds(k in near_key()) {
             prop_assert_eq!(key_of(&k), oracle(&k));
+            if k.len() <= WORD_KEY_MAX {
+                prop_assert_eq!(key_of_words(name_words(k.as_bytes()), k.len()), oracle(&k));
+            }
         }
+    }
+
+    #[test]
+    fn every_short_name_is_found_by_its_words() {
+        let names = ENVELOPE
+            .iter()
+            .map(|(n, _)| *n)
+            .chain(FIELD_NAMES.iter().copied());
+        for name in names.filter(|n| n.len() <= WORD_KEY_MAX) {
+            let got = key_of_words(name_words(name.as_bytes()), name.len());
+            assert_eq!(got, oracle(name), "{name}");
+        }
+        // A prefix of a name, or a name with a zero byte after it, is not the name.
+        assert_eq!(key_of_words(name_words(b"sessio"), 6), KeyOf::Other);
+        assert_eq!(key_of_words(name_words(b"seq\0"), 4), KeyOf::Other);
     }
 }
