@@ -460,3 +460,22 @@ impl Brief {
         self.gist.kind()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every line of a load becomes an item moved between threads a few times: the large
+    /// gists are boxed so that the usual small one does not pay for them.
+    #[test]
+    fn items_stay_small() {
+        let (gist, item) = (
+            std::mem::size_of::<Gist>(),
+            std::mem::size_of::<BriefItem>(),
+        );
+        assert!(
+            gist <= 32 && item <= 64,
+            "gist {gist} bytes, item {item} bytes"
+        );
+    }
+}
