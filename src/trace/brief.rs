@@ -305,8 +305,9 @@ pub enum Gist {
     Plain(Kind),
     /// A kind this reader does not know, by its name.
     Unknown(Text),
-    /// `announce`.
-    Announce(AnnounceGist),
+    /// `announce` (boxed, as the larger gists are: every item of a load carries a gist,
+    /// and most are of the small kinds).
+    Announce(Box<AnnounceGist>),
     /// `retract`: its target and who retracted.
     Retract(Box<Target>, Option<RetractBy>),
     /// `revise`.
@@ -322,7 +323,7 @@ pub enum Gist {
     /// `plan`: its envelope id.
     Plan(Option<Text>),
     /// `step`.
-    Step(StepGist),
+    Step(Box<StepGist>),
     /// `postcondition`: the plan id it refers to.
     Postcondition(Option<Text>),
     /// `score`: the event id it names as its `target`.
@@ -343,7 +344,7 @@ impl Gist {
             Body::Answer(a) => Gist::answer(a.formula.as_deref()),
             Body::Belief(b) => Gist::Belief(Box::new(GroundWrite::of(b))),
             Body::Plan(_) => Gist::Plan(id.map(Text::from)),
-            Body::Step(s) => Gist::Step(StepGist {
+            Body::Step(s) => Gist::Step(Box::new(StepGist {
                 plan: s.plan.clone(),
                 wrote: if s.status == Some(super::event::StepStatus::Done) {
                     s.new_beliefs.iter().map(GroundWrite::of).collect()
@@ -355,7 +356,7 @@ impl Gist {
                     .iter()
                     .flat_map(|m| m.keys().map(|k| Text::from(k.as_str())))
                     .collect(),
-            }),
+            })),
             Body::Postcondition(p) => Gist::Postcondition(p.plan.clone()),
             Body::Score(sc) => Gist::Score(sc.target.clone()),
             Body::Unknown(u) => Gist::Unknown(Text::from(u.kind.as_str())),
@@ -375,7 +376,7 @@ impl Gist {
             // Without a parse there is no normalized form; the text itself is the best id.
             (None, FormulaGist::Unparsed(u)) => Keyed::new(u.0.trim()),
         };
-        Gist::Announce(AnnounceGist { id, formula, role })
+        Gist::Announce(Box::new(AnnounceGist { id, formula, role }))
     }
 
     /// A `revise` with this trigger and `retracted` list.
@@ -457,5 +458,24 @@ impl Brief {
     /// The event's kind (`None` for a kind this reader does not know).
     pub fn kind(&self) -> Option<Kind> {
         self.gist.kind()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every line of a load becomes an item moved between threads a few times: the large
+    /// gists are boxed so that the usual small one does not pay for them.
+    #[test]
+    fn items_stay_small() {
+        let (gist, item) = (
+            std::mem::size_of::<Gist>(),
+            std::mem::size_of::<BriefItem>(),
+        );
+        assert!(
+            gist <= 32 && item <= 64,
+            "gist {gist} bytes, item {item} bytes"
+        );
     }
 }

@@ -256,10 +256,227 @@ macro_rules! known_fields {
         /// Names of the known fields, indexed by [`F`].
         const FIELD_NAMES: &[&str] = &[$($name),*];
 
+        /// The known fields, in the order of [`FIELD_NAMES`].
+        const ALL_FIELDS: &[F] = &[$(F::$id),*];
+
+        impl F {
+            /// Whether `k` is this field's name (a comparison with a constant, which the
+            /// compiler does inline: [`key_of`] confirms its table's guess with it).
+            #[inline]
+            fn named(self, k: &str) -> bool {
+                match self { $(F::$id => k == $name,)* }
+            }
+        }
+
+        /// The known field named `k` (one probe of [`KEYS`] on the usual key).
         fn field_id(k: &str) -> Option<F> {
-            match k { $($name => Some(F::$id),)* _ => None }
+            match key_of(k) {
+                KeyOf::Field(f) => Some(f),
+                _ => None,
+            }
         }
     };
+}
+
+/// The envelope's fields.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Env {
+    Kind,
+    V,
+    Seq,
+    Ts,
+    Session,
+    Id,
+}
+
+impl Env {
+    /// Whether `k` is this field's name (see [`F::named`]).
+    #[inline]
+    fn named(self, k: &str) -> bool {
+        match self {
+            Env::Kind => k == "kind",
+            Env::V => k == "v",
+            Env::Seq => k == "seq",
+            Env::Ts => k == "ts",
+            Env::Session => k == "session",
+            Env::Id => k == "id",
+        }
+    }
+}
+
+/// The envelope's field names.
+const ENVELOPE: [(&str, Env); 6] = [
+    ("kind", Env::Kind),
+    ("v", Env::V),
+    ("seq", Env::Seq),
+    ("ts", Env::Ts),
+    ("session", Env::Session),
+    ("id", Env::Id),
+];
+
+/// What a top-level key is: an envelope field, a field some kind defines, or neither.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum KeyOf {
+    Envelope(Env),
+    Field(F),
+    Other,
+}
+
+/// Slots of [`KEYS`] (a power of two, about four times the names).
+const KEY_SLOTS: usize = 256;
+
+/// An open-addressing table of every envelope and field name, so a key is matched with a
+/// hash of three of its bytes and (nearly always) one comparison, instead of a comparison
+/// with each name in turn (the brief scanner matches about ten keys a line). Each slot
+/// holds 0 (empty) or 1 + the name's index in `ENVELOPE ++ FIELD_NAMES`; a lookup probes
+/// from the key's slot to the first empty one, so any hash gives the right answer, a good
+/// one a quick one.
+static KEYS: [u8; KEY_SLOTS] = {
+    let mut table = [0u8; KEY_SLOTS];
+    let mut i = 0;
+    while i < ENVELOPE.len() + N_FIELDS {
+        let name = if i < ENVELOPE.len() {
+            ENVELOPE[i].0
+        } else {
+            FIELD_NAMES[i - ENVELOPE.len()]
+        };
+        let mut s = key_slot(name.as_bytes());
+        while table[s] != 0 {
+            s = (s + 1) % KEY_SLOTS;
+        }
+        table[s] = i as u8 + 1;
+        i += 1;
+    }
+    table
+};
+
+const _: () = assert!(ENVELOPE.len() + N_FIELDS < KEY_SLOTS / 2);
+
+/// The first slot of [`KEYS`] a key is looked for at: its length and first, second and
+/// last bytes mixed (they tell the names apart well: about 1.1 probes per name).
+#[inline]
+const fn key_slot(k: &[u8]) -> usize {
+    let n = k.len();
+    let (first, second, last) = match n {
+        0 => (0, 0, 0),
+        1 => (k[0] as usize, 0, 0),
+        _ => (k[0] as usize, k[1] as usize, k[n - 1] as usize),
+    };
+    ((first * 31) ^ (second * 7) ^ (last * 131) ^ (n.wrapping_mul(17))) % KEY_SLOTS
+}
+
+/// Names at most this long are in [`KEY_WORDS`] (every name but `context_conditions`).
+pub(crate) const WORD_KEY_MAX: usize = 15;
+
+/// A slot of [`KEY_WORDS`]: a name's length (0: empty), its bytes as two little-endian
+/// words (zero past its end), and what it names.
+#[derive(Clone, Copy)]
+struct WordSlot {
+    len: u8,
+    words: (u64, u64),
+    key: KeyOf,
+}
+
+/// `k`'s bytes as two little-endian words, zero past its end (its first 16 bytes).
+pub(crate) const fn name_words(k: &[u8]) -> (u64, u64) {
+    let (mut w0, mut w1) = (0u64, 0u64);
+    let mut i = 0;
+    while i < k.len() && i < 16 {
+        if i < 8 {
+            w0 |= (k[i] as u64) << (8 * i);
+        } else {
+            w1 |= (k[i] as u64) << (8 * (i - 8));
+        }
+        i += 1;
+    }
+    (w0, w1)
+}
+
+/// The first slot of [`KEY_WORDS`] a key is looked for at.
+#[inline]
+const fn word_slot(words: (u64, u64), len: usize) -> usize {
+    let h = (words.0 ^ words.1.rotate_left(29) ^ len as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    (h >> 56) as usize
+}
+
+/// [`KEYS`] for a key read as words straight from the line ([`key_of_words`]): the brief
+/// scanner matches a short key with a multiplication and two word comparisons, no call.
+static KEY_WORDS: [WordSlot; KEY_SLOTS] = {
+    let empty = WordSlot {
+        len: 0,
+        words: (0, 0),
+        key: KeyOf::Other,
+    };
+    let mut table = [empty; KEY_SLOTS];
+    let mut i = 0;
+    while i < ENVELOPE.len() + N_FIELDS {
+        let (name, key) = if i < ENVELOPE.len() {
+            (ENVELOPE[i].0, KeyOf::Envelope(ENVELOPE[i].1))
+        } else {
+            let f = i - ENVELOPE.len();
+            (FIELD_NAMES[f], KeyOf::Field(ALL_FIELDS[f]))
+        };
+        let n = name.len();
+        if n <= WORD_KEY_MAX {
+            let words = name_words(name.as_bytes());
+            let mut s = word_slot(words, n);
+            while table[s].len != 0 {
+                s = (s + 1) % KEY_SLOTS;
+            }
+            table[s] = WordSlot {
+                len: n as u8,
+                words,
+                key,
+            };
+        }
+        i += 1;
+    }
+    table
+};
+
+/// What the key of `len` bytes (at most [`WORD_KEY_MAX`]) whose bytes are `words` (as
+/// [`name_words`] gives them) names: [`key_of`] of the same key.
+#[inline]
+pub(crate) fn key_of_words(words: (u64, u64), len: usize) -> KeyOf {
+    debug_assert!(len <= WORD_KEY_MAX);
+    let mut s = word_slot(words, len);
+    loop {
+        let slot = &KEY_WORDS[s];
+        if slot.len == 0 {
+            return KeyOf::Other;
+        }
+        if usize::from(slot.len) == len && slot.words == words {
+            return slot.key;
+        }
+        s = (s + 1) % KEY_SLOTS;
+    }
+}
+
+/// What the key `k` names ([`KeyOf`]).
+#[inline]
+pub(crate) fn key_of(k: &str) -> KeyOf {
+    let mut s = key_slot(k.as_bytes());
+    loop {
+        let i = match KEYS[s] {
+            0 => return KeyOf::Other,
+            n => usize::from(n - 1),
+        };
+        match i.checked_sub(ENVELOPE.len()) {
+            None => {
+                let e = ENVELOPE[i].1;
+                if e.named(k) {
+                    return KeyOf::Envelope(e);
+                }
+            }
+            Some(f) => {
+                let f = ALL_FIELDS[f];
+                if f.named(k) {
+                    return KeyOf::Field(f);
+                }
+            }
+        }
+        s = (s + 1) % KEY_SLOTS;
+    }
 }
 
 known_fields! {
@@ -946,4 +1163,86 @@ pub(crate) fn build_body(
         })),
     };
     Ok((body, b.into_extra()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// What a key names, by comparing it with every name in turn (what [`key_of`] replaces).
+    fn oracle(k: &str) -> KeyOf {
+        if let Some((_, e)) = ENVELOPE.iter().find(|(n, _)| *n == k) {
+            return KeyOf::Envelope(*e);
+        }
+        match FIELD_NAMES.iter().position(|n| *n == k) {
+            Some(i) => KeyOf::Field(ALL_FIELDS[i]),
+            None => KeyOf::Other,
+        }
+    }
+
+    #[test]
+    fn every_name_is_found_as_itself() {
+        for (name, e) in ENVELOPE {
+            assert_eq!(key_of(name), KeyOf::Envelope(e), "{name}");
+        }
+        for (i, name) in FIELD_NAMES.iter().enumerate() {
+            assert_eq!(key_of(name), KeyOf::Field(ALL_FIELDS[i]), "{name}");
+            assert_eq!(ALL_FIELDS[i].name(), *name);
+        }
+    }
+
+    fn near_key() -> impl Strategy<Value = String> {
+        let names: Vec<&'static str> = ENVELOPE
+            .iter()
+            .map(|(n, _)| *n)
+            .chain(FIELD_NAMES.iter().copied())
+            .collect();
+        prop_oneof![
+            prop::sample::select(names.clone()).prop_map(str::to_string),
+            // A name with a byte changed, added or cut: the same slot often, never the name.
+            (
+                prop::sample::select(names),
+                any::<prop::sample::Index>(),
+                "[a-z_ÿ]"
+            )
+                .prop_map(|(n, i, c)| {
+                    let mut s = n.to_string();
+                    let at = i.index(s.len() + 1);
+                    match at % 3 {
+                        0 => s.insert_str(at.min(s.len()), &c),
+                        1 => s.truncate(at.min(s.len())),
+                        _ => s.push_str(&c),
+                    }
+                    s
+                }),
+            "[a-z_]{0,20}",
+            ".{0,12}",
+        ]
+    }
+
+    proptest! {
+        #[test]
+        fn a_key_names_what_a_walk_of_the_names_finds(k in near_key()) {
+            prop_assert_eq!(key_of(&k), oracle(&k));
+            if k.len() <= WORD_KEY_MAX {
+                prop_assert_eq!(key_of_words(name_words(k.as_bytes()), k.len()), oracle(&k));
+            }
+        }
+    }
+
+    #[test]
+    fn every_short_name_is_found_by_its_words() {
+        let names = ENVELOPE
+            .iter()
+            .map(|(n, _)| *n)
+            .chain(FIELD_NAMES.iter().copied());
+        for name in names.filter(|n| n.len() <= WORD_KEY_MAX) {
+            let got = key_of_words(name_words(name.as_bytes()), name.len());
+            assert_eq!(got, oracle(name), "{name}");
+        }
+        // A prefix of a name, or a name with a zero byte after it, is not the name.
+        assert_eq!(key_of_words(name_words(b"sessio"), 6), KeyOf::Other);
+        assert_eq!(key_of_words(name_words(b"seq\0"), 4), KeyOf::Other);
+    }
 }

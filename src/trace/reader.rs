@@ -32,7 +32,7 @@ use std::fmt;
 use super::brief::{Brief, BriefItem, Briefed, Gist};
 use super::event::{Body, Event, Extra, FORMAT_VERSION, FileName, Kind, Origin, Text, Timestamp};
 use super::fields::scan::scan;
-use super::fields::{FieldError, Fields, build_body, decode_line};
+use super::fields::{FieldError, Fields, build_body, decode_line, name_words};
 
 /// The default line-length cap: 4 MiB, far above any sane event and small enough that a
 /// runaway writer cannot exhaust memory.
@@ -268,7 +268,7 @@ pub(crate) trait Payload: Sized + Send + 'static {
     /// What the session checks read.
     fn head(&self) -> Head<'_>;
     /// The item for a problem.
-    fn problem(p: Problem) -> Self::Item;
+    fn problem(p: Box<Problem>) -> Self::Item;
     /// The item that announces a session met for the first time, if the items name
     /// sessions apart from events.
     fn session(name: &FileName) -> Option<Self::Item>;
@@ -297,8 +297,8 @@ impl Payload for PreEvent {
         }
     }
 
-    fn problem(p: Problem) -> Item {
-        Item::Problem(p)
+    fn problem(p: Box<Problem>) -> Item {
+        Item::Problem(*p)
     }
 
     fn session(_: &FileName) -> Option<Item> {
@@ -379,8 +379,8 @@ impl Payload for PreBrief {
         }
     }
 
-    fn problem(p: Problem) -> BriefItem {
-        BriefItem::Problem(Box::new(p))
+    fn problem(p: Box<Problem>) -> BriefItem {
+        BriefItem::Problem(p)
     }
 
     fn session(name: &FileName) -> Option<BriefItem> {
@@ -403,8 +403,9 @@ impl Payload for PreBrief {
 /// What decoding a line produced, in order: zero or more problems, then maybe an event.
 #[derive(Debug)]
 pub(crate) enum Decoded<P = PreEvent> {
-    /// A problem with the line (an error, or the misplaced-BOM warning before the rest).
-    Problem(Problem),
+    /// A problem with the line (an error, or the misplaced-BOM warning before the rest);
+    /// boxed, as problems are rare and large: every line's output is moved a few times.
+    Problem(Box<Problem>),
     /// A well-formed event waiting for its session checks.
     Event(P),
 }
@@ -599,8 +600,8 @@ impl Framer {
         code: ProblemCode,
         column: u64,
         message: String,
-    ) -> Problem {
-        Problem {
+    ) -> Box<Problem> {
+        Box::new(Problem {
             severity,
             code,
             origin: Origin {
@@ -613,7 +614,7 @@ impl Framer {
             field: None,
             message,
             excerpt: None,
-        }
+        })
     }
 
     fn too_long<P>(&self, len: u64, sink: &mut impl FnMut(Decoded<P>, &[u8])) {
@@ -795,7 +796,14 @@ pub(crate) struct Sessions {
     /// The session of the previous event: consecutive events usually share it, and comparing
     /// two short strings is cheaper than hashing one.
     last: usize,
+    /// The first [`SHORT_SESSIONS`] sessions whose names have at most 16 bytes, as (the
+    /// name's words, its length, its index): interleaved sessions are told apart by two
+    /// word comparisons each, without a hash or a call.
+    short: Vec<((u64, u64), usize, usize)>,
 }
+
+/// Sessions [`Sessions::short`] holds.
+const SHORT_SESSIONS: usize = 16;
 
 impl Sessions {
     /// Session state for the stream `file` (events without `session` get its last path
@@ -809,6 +817,7 @@ impl Sessions {
             by_name: hashbrown::HashMap::new(),
             states: Vec::new(),
             last: usize::MAX,
+            short: Vec::new(),
         }
     }
 
@@ -826,11 +835,22 @@ impl Sessions {
         };
         let head = pre.head();
         let name: &str = head.session.unwrap_or(&self.default_session);
-        let hit = self
-            .states
-            .get(self.last)
-            .is_some_and(|st| &*st.name == name);
-        if !hit {
+        let words = (name.len() <= 16).then(|| name_words(name.as_bytes()));
+        let short = words.and_then(|w| {
+            let n = name.len();
+            self.short
+                .iter()
+                .find(|e| e.0 == w && e.1 == n)
+                .map(|e| e.2)
+        });
+        let hit = short.is_some()
+            || self
+                .states
+                .get(self.last)
+                .is_some_and(|st| &*st.name == name);
+        if let Some(i) = short {
+            self.last = i;
+        } else if !hit {
             self.last = match self.by_name.get(name) {
                 Some(&i) => i,
                 None => {
@@ -844,13 +864,19 @@ impl Sessions {
                         seqs: SeqSet::default(),
                         last_ts: None,
                     });
-                    self.states.len() - 1
+                    let i = self.states.len() - 1;
+                    if let Some(w) = words
+                        && self.short.len() < SHORT_SESSIONS
+                    {
+                        self.short.push((w, name.len(), i));
+                    }
+                    i
                 }
             };
         }
         let st = &mut self.states[self.last];
         for (code, column, message) in order_checks(st, head.seq, head.ts, head.line, text) {
-            emit(P::problem(Problem {
+            emit(P::problem(Box::new(Problem {
                 severity: Severity::Warning,
                 code,
                 origin: Origin {
@@ -863,7 +889,7 @@ impl Sessions {
                 field: None,
                 message,
                 excerpt: None,
-            }));
+            })));
         }
         emit(pre.finish(&self.file, &st.name, self.last as u32));
     }
@@ -1124,6 +1150,68 @@ mod tests {
             }
             let count: u64 = ours.ranges.iter().map(|(a, b)| b - a + 1).sum();
             prop_assert_eq!(count, oracle.len() as u64);
+        }
+    }
+
+    proptest! {
+        /// Each event gets the session its line names, with the number of the session's
+        /// first appearance, whatever the names (short ones are told apart by their words,
+        /// long ones by a hash; more sessions than the short list holds) and their order.
+        #[test]
+        fn each_event_is_in_the_session_its_line_names(
+            picks in prop::collection::vec(0usize..24, 1..120)
+        ) {
+            // As written in the line (JSON), and as decoded: "x" and "x\0" differ by their
+            // length alone once padded with zeros.
+            let written: Vec<String> = (0..24)
+                .map(|i| match i % 3 {
+                    _ if i == 1 => "x".to_string(),
+                    _ if i == 2 => "x\\u0000".to_string(),
+                    0 => format!("s{i}"),
+                    1 => format!("session-{i:0>8}"),
+                    _ => format!("a-session-name-of-{i}-over-sixteen-bytes"),
+                })
+                .collect();
+            let names: Vec<String> = written.iter().map(|w| w.replace("\\u0000", "\0")).collect();
+            let mut text = String::new();
+            for &i in &picks {
+                text.push_str(&format!("{{\"kind\":\"log\",\"session\":\"{}\"}}\n", written[i]));
+            }
+            let mut r = Reader::new("t.jsonl", ReaderConfig::default());
+            let mut out = Vec::new();
+            r.feed(text.as_bytes(), &mut out);
+            r.finish(&mut out);
+            prop_assert_eq!(out.len(), picks.len());
+            for (item, &i) in out.iter().zip(&picks) {
+                let Item::Event(ev) = item else {
+                    return Err(TestCaseError::fail(format!("{item:?}")));
+                };
+                prop_assert_eq!(&*ev.session, names[i].as_str());
+            }
+            let mut order: Vec<usize> = Vec::new();
+            for &i in &picks {
+                if !order.contains(&i) {
+                    order.push(i);
+                }
+            }
+            let mut briefs = Vec::new();
+            let mut framer = Framer::new(FileName::new("t.jsonl"), ReaderConfig::default());
+            let mut sessions = Sessions::new(FileName::new("t.jsonl"));
+            framer.feed(text.as_bytes(), &mut |d: Decoded<PreBrief>, t| {
+                sessions.accept(d, t, &mut |it| briefs.push(it))
+            });
+            let events: Vec<u32> = briefs
+                .iter()
+                .filter_map(|b| match b {
+                    BriefItem::Event(e) => Some(e.session),
+                    _ => None,
+                })
+                .collect();
+            let want: Vec<u32> = picks
+                .iter()
+                .map(|i| order.iter().position(|o| o == i).unwrap_or(usize::MAX) as u32)
+                .collect();
+            prop_assert_eq!(events, want);
         }
     }
 

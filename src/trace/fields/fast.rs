@@ -14,7 +14,7 @@ use std::borrow::Cow;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use super::{Entry, Fields, RawLine, Text, Val, field_id, timestamp};
+use super::{Entry, Fields, RawLine, Text, Val, timestamp};
 
 /// Decodes `line` if it has the usual shape; `None` means "use the reference decoder" (the
 /// caller clears whatever was added to `fields`).
@@ -60,7 +60,7 @@ pub(super) fn decode<'de>(line: &'de str, fields: &mut Fields<'de>) -> Option<Ra
 
 /// Whether `key` is neither an envelope field nor a field some kind defines.
 fn unknown(key: &str) -> bool {
-    !matches!(key, "kind" | "v" | "seq" | "ts" | "session" | "id") && field_id(key).is_none()
+    super::key_of(key) == super::KeyOf::Other
 }
 
 /// A cursor over one line (shared with the brief scanner, [`super::scan`]).

@@ -25,7 +25,9 @@ use serde::de::value::StrDeserializer;
 use serde_json::Value;
 
 use super::fast::Scanner;
-use super::{F, N_FIELDS, Val, field_id, timestamp, typed_val};
+use super::{
+    Env, F, KeyOf, N_FIELDS, Val, WORD_KEY_MAX, key_of, key_of_words, timestamp, typed_val,
+};
 use crate::trace::brief::Gist;
 use crate::trace::event::{
     FORMAT_VERSION, Kind, Outcome, PlanOrigin, QueryAnswer, Reply, RetractBy, Role, StepStatus,
@@ -242,24 +244,24 @@ pub(crate) fn scan(line: &str) -> Option<Scanned<'_>> {
             b'}' => break,
             _ => return None,
         }
-        let key = p.string()?;
+        let (key, of) = key(&mut p)?;
         colon(&mut p)?;
-        match &*key {
-            "kind" => return None,
-            "v" => {
+        match of {
+            KeyOf::Envelope(Env::Kind) => return None,
+            KeyOf::Envelope(Env::V) => {
                 let v = as_u64(p.number()?)?;
                 if out.v_given || !(1..=u64::from(FORMAT_VERSION)).contains(&v) {
                     return None;
                 }
                 out.v_given = true;
             }
-            "seq" => {
+            KeyOf::Envelope(Env::Seq) => {
                 let v = as_u64(p.number()?)?;
                 if out.seq.replace(v).is_some() {
                     return None;
                 }
             }
-            "ts" => {
+            KeyOf::Envelope(Env::Ts) => {
                 let val = match p.b.get(p.i)? {
                     b'"' => Val::Str(p.string()?),
                     b'-' | b'0'..=b'9' => p.number()?,
@@ -270,46 +272,100 @@ pub(crate) fn scan(line: &str) -> Option<Scanned<'_>> {
                     return None;
                 }
             }
-            "session" => {
+            KeyOf::Envelope(Env::Session) => {
                 let s = p.string()?;
                 if out.session.replace(s).is_some() {
                     return None;
                 }
             }
-            "id" => {
+            KeyOf::Envelope(Env::Id) => {
                 let s = p.string()?;
                 if id.replace(s).is_some() {
                     return None;
                 }
             }
-            _ => match field_id(&key) {
-                Some(f) => {
-                    let bit = 1u64 << (f as u32);
-                    if seen & bit != 0 {
-                        return None;
-                    }
-                    seen |= bit;
-                    match kind.and_then(|k| class(k, f)) {
-                        Some(c) => field(&mut p, f, c, &mut found)?,
-                        None => any(&mut p, true)?,
-                    }
+            KeyOf::Field(f) => {
+                let bit = 1u64 << (f as u32);
+                if seen & bit != 0 {
+                    return None;
                 }
-                None => {
-                    if unknown.len() >= MAX_UNKNOWN || unknown.contains(&key) {
-                        return None;
-                    }
-                    unknown.push(key);
-                    any(&mut p, false)?;
+                seen |= bit;
+                match kind.and_then(|k| class(k, f)) {
+                    Some(c) => field(&mut p, f, c, &mut found)?,
+                    None => any(&mut p, true)?,
                 }
-            },
+            }
+            KeyOf::Other => {
+                if unknown.len() >= MAX_UNKNOWN || unknown.contains(&key) {
+                    return None;
+                }
+                unknown.push(key);
+                any(&mut p, false)?;
+            }
         }
     }
     p.ws();
     if p.i != p.b.len() {
         return None;
     }
-    out.gist = gist(kind, &kind_name, id.as_deref(), seen, found)?;
+    out.gist = gist(kind, &kind_name, id.as_deref(), seen, &found)?;
     Some(out)
+}
+
+/// A key at the cursor and what it names. The usual key (short, no escapes) is read as
+/// two words straight from the line and matched with [`key_of_words`]; any other through
+/// [`Scanner::string`] and [`key_of`], which give the same.
+#[inline]
+fn key<'de>(p: &mut Scanner<'de>) -> Option<(Cow<'de, str>, KeyOf)> {
+    let b = p.b;
+    if b.get(p.i) == Some(&b'"')
+        && let Some(chunk) = b.get(p.i + 1..p.i + 17)
+        && let (Ok(lo), Ok(hi)) = (
+            <[u8; 8]>::try_from(&chunk[..8]),
+            <[u8; 8]>::try_from(&chunk[8..]),
+        )
+    {
+        let words = (u64::from_le_bytes(lo), u64::from_le_bytes(hi));
+        // The first quote, backslash or control character of the 16 bytes (see
+        // `scan_plain`: the lowest flag of each word is a true one).
+        let len = match (stops(words.0), stops(words.1)) {
+            (0, 0) => usize::MAX,
+            (0, h) => 8 + (h.trailing_zeros() / 8) as usize,
+            (l, _) => (l.trailing_zeros() / 8) as usize,
+        };
+        if len <= WORD_KEY_MAX && chunk[len] == b'"' {
+            let keep = |w: u64, n: usize| {
+                if n >= 8 {
+                    w
+                } else {
+                    w & ((1u64 << (8 * n)) - 1)
+                }
+            };
+            let words = (keep(words.0, len), keep(words.1, len.saturating_sub(8)));
+            let start = p.i + 1;
+            // Both ends are at ASCII bytes, hence at character boundaries.
+            let text = p.s.get(start..start + len)?;
+            p.i = start + len + 1;
+            return Some((Cow::Borrowed(text), key_of_words(words, len)));
+        }
+    }
+    let k = p.string()?;
+    let of = key_of(&k);
+    Some((k, of))
+}
+
+/// The high bit of each byte of `w` that is a quote, a backslash or a control character
+/// (and maybe of bytes above the lowest such byte).
+#[inline]
+fn stops(w: u64) -> u64 {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let quote = w ^ (ONES * u64::from(b'"'));
+    let slash = w ^ (ONES * u64::from(b'\\'));
+    ((quote.wrapping_sub(ONES) & !quote)
+        | (slash.wrapping_sub(ONES) & !slash)
+        | (w.wrapping_sub(ONES * 0x20) & !w))
+        & HIGH
 }
 
 fn colon(p: &mut Scanner<'_>) -> Option<()> {
@@ -538,13 +594,13 @@ fn gist(
     kind_name: &str,
     id: Option<&str>,
     seen: u64,
-    found: Found<'_>,
+    found: &Found<'_>,
 ) -> Option<Gist> {
     let Some(kind) = kind else {
         return Some(Gist::Unknown(kind_name.into()));
     };
     if found.lean {
-        return lean_gist(kind, seen, &found);
+        return lean_gist(kind, seen, found);
     }
     Some(match kind {
         Kind::Announce => Gist::announce(
@@ -593,13 +649,13 @@ fn gist(
             )))
         }
         Kind::Plan => Gist::Plan(id.map(Into::into)),
-        Kind::Step => Gist::Step(crate::trace::brief::StepGist {
+        Kind::Step => Gist::Step(Box::new(crate::trace::brief::StepGist {
             plan: found.plan.as_deref().map(Into::into),
             // A step's `new_beliefs` and `inputs` are structures, left to the decoder: a
             // step the scanner takes has neither.
             wrote: Vec::new(),
             reads: Vec::new(),
-        }),
+        })),
         Kind::Postcondition => Gist::Postcondition(found.plan.as_deref().map(Into::into)),
         Kind::Score => {
             found.name.as_deref()?;
@@ -1018,6 +1074,30 @@ mod tests {
             ev.session_given.then(|| ev.session.to_string()),
             Gist::of(ev.id.as_deref(), &ev.body),
         ))
+    }
+
+    proptest! {
+        /// A key read as words from the line is the key [`Scanner::string`] reads, naming
+        /// what [`key_of`] says, with the cursor after it: whatever follows it (a key near
+        /// the end of the line is read the slow way) and whatever its bytes.
+        #[test]
+        fn a_key_read_as_words_is_the_key_read_as_a_string(
+            k in prop_oneof![key(), "\"[a-z_\\\\\"\\x01é]{0,20}\"?"],
+            after in "[:\"a-z0-9 ]{0,24}",
+        ) {
+            let line = format!("{k}{after}");
+            let mut fast = Scanner { s: &line, b: line.as_bytes(), i: 0 };
+            let mut slow = Scanner { s: &line, b: line.as_bytes(), i: 0 };
+            let want = slow.string().map(|s| {
+                let of = key_of(&s);
+                (s.into_owned(), of)
+            });
+            let got = super::key(&mut fast).map(|(s, of)| (s.into_owned(), of));
+            prop_assert_eq!(&got, &want);
+            if want.is_some() {
+                prop_assert_eq!(fast.i, slow.i);
+            }
+        }
     }
 
     proptest! {
