@@ -844,12 +844,12 @@ struct SessionAudit {
 }
 
 fn audit_session(
-    model: &Model,
+    log: &TraceLog,
     tl: &Timeline,
     opts: &AuditOptions,
     given: Option<&Recomputed>,
     form: Option<Form>,
-) -> Option<SessionAudit> {
+) -> SessionAudit {
     let owned;
     let rc = match given {
         Some(rc) => rc,
@@ -861,12 +861,12 @@ fn audit_session(
                 }),
                 ..opts.recompute
             };
-            owned = model.recompute(tl.name(), &ro)?;
+            owned = super::recompute::recompute(tl, log, &ro);
             &owned
         }
     };
     let mut cx = Cx {
-        log: model.log(),
+        log,
         tl,
         rc,
         opts,
@@ -885,7 +885,7 @@ fn audit_session(
     registry::run_units(&mut cx);
     let mut findings = cx.findings;
     findings.sort_by_key(|a| (a.step, a.code, a.seq));
-    Some(SessionAudit {
+    SessionAudit {
         findings,
         spool: cx.spool.map(render::SessionSpool::finish),
         matrix: cx.matrix,
@@ -900,7 +900,7 @@ fn audit_session(
             name: tl.name().to_string(),
             events: tl.len(),
         },
-    })
+    }
 }
 
 /// The code and message of the finding a failure becomes ([`crate::model::failure`]), the
@@ -917,14 +917,18 @@ pub fn score_finding(tl: &Timeline, s: &crate::model::scores::Scored) -> (u32, S
 
 /// Audits every session of a model (running [`Model::recompute`] for each).
 pub fn audit(model: &Model, opts: &AuditOptions) -> Report {
-    audit_sessions(model, opts, &[], None).0
+    let problems = input::reader_problems(model);
+    let sessions = Sessions::Borrowed(model.timelines());
+    audit_sessions(model.log(), sessions, problems, opts, &[], None).0
 }
 
 /// Audits every session of a model from recomputations already made (a view that has run
 /// [`Model::recompute`] does not pay for it twice). A session without one in `recomputed`
 /// is recomputed here.
 pub fn audit_recomputed(model: &Model, recomputed: &[Recomputed], opts: &AuditOptions) -> Report {
-    audit_sessions(model, opts, recomputed, None).0
+    let problems = input::reader_problems(model);
+    let sessions = Sessions::Borrowed(model.timelines());
+    audit_sessions(model.log(), sessions, problems, opts, recomputed, None).0
 }
 
 /// Audits every session of a model for printing in one form, as [`audit`] then
@@ -932,15 +936,77 @@ pub fn audit_recomputed(model: &Model, recomputed: &[Recomputed], opts: &AuditOp
 /// each session's findings are rendered as the session's audit ends and kept compressed, so
 /// a trace with millions of findings is audited in a fraction of the memory.
 pub fn audit_spooled(model: &Model, opts: &AuditOptions, form: Form) -> Spooled {
-    let (report, spool) = audit_sessions(model, opts, &[], Some(form));
+    let problems = input::reader_problems(model);
+    let sessions = Sessions::Borrowed(model.timelines());
+    spooled(
+        audit_sessions(model.log(), sessions, problems, opts, &[], Some(form)),
+        form,
+    )
+}
+
+/// [`audit_spooled`], byte for byte, for a caller done with the sessions: their timelines
+/// are taken out of `model` ([`Model::take_timelines`]: it holds none afterwards, its log
+/// stays) and each is dropped as its session's audit ends. A long trace's timelines are
+/// about a third of what the audit holds once loaded; the sessions audited last no longer
+/// share the memory with every finished one's.
+pub fn audit_spooled_releasing(model: &mut Model, opts: &AuditOptions, form: Form) -> Spooled {
+    // Reader problems name their session from the timelines: before they go.
+    let problems = input::reader_problems(model);
+    let slots = model
+        .take_timelines()
+        .into_iter()
+        .map(|tl| std::sync::Mutex::new(Some(tl)))
+        .collect();
+    let sessions = Sessions::Owned(slots);
+    spooled(
+        audit_sessions(model.log(), sessions, problems, opts, &[], Some(form)),
+        form,
+    )
+}
+
+fn spooled((report, spool): (Report, Option<render::Spool>), form: Form) -> Spooled {
     Spooled {
         report,
         spool: spool.unwrap_or_else(|| render::Spool::new(form)),
     }
 }
 
+/// The timelines of the sessions to audit: borrowed from the model, or owned, each taken
+/// from its slot by the worker that audits it and dropped when that audit ends.
+enum Sessions<'a> {
+    Borrowed(&'a [Timeline]),
+    Owned(Vec<std::sync::Mutex<Option<Timeline>>>),
+}
+
+impl Sessions<'_> {
+    fn len(&self) -> usize {
+        match self {
+            Sessions::Borrowed(t) => t.len(),
+            Sessions::Owned(t) => t.len(),
+        }
+    }
+
+    /// Runs `f` on the `i`-th timeline; an owned one is dropped right after (`None` when it
+    /// was taken before: each session is audited once).
+    fn with<R>(&self, i: usize, f: impl FnOnce(&Timeline) -> R) -> Option<R> {
+        match self {
+            Sessions::Borrowed(t) => t.get(i).map(f),
+            Sessions::Owned(t) => {
+                let tl = t
+                    .get(i)?
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .take()?;
+                Some(f(&tl))
+            }
+        }
+    }
+}
+
 fn audit_sessions(
-    model: &Model,
+    log: &TraceLog,
+    sessions: Sessions<'_>,
+    problems: Vec<Finding>,
     opts: &AuditOptions,
     recomputed: &[Recomputed],
     form: Option<Form>,
@@ -956,21 +1022,26 @@ fn audit_sessions(
     };
     // Sessions are independent: audit them on as many threads as there are cores (each
     // solver request already runs on its engine's own thread), and merge in session order.
-    let timelines = model.timelines();
+    let count = sessions.len();
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let workers = match opts.threads {
         0 => cores,
         n => n,
     }
-    .clamp(1, timelines.len().max(1));
+    .clamp(1, count.max(1));
     let next = std::sync::atomic::AtomicUsize::new(0);
     let work = || {
         let mut out = Vec::new();
         loop {
             let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            let Some(tl) = timelines.get(i) else { break };
-            let given = recomputed.iter().find(|r| r.session == tl.name());
-            if let Some(a) = audit_session(model, tl, opts, given, form) {
+            if i >= count {
+                break;
+            }
+            let a = sessions.with(i, |tl| {
+                let given = recomputed.iter().find(|r| r.session == tl.name());
+                audit_session(log, tl, opts, given, form)
+            });
+            if let Some(a) = a {
                 out.push((i, a));
             }
         }
@@ -993,7 +1064,6 @@ fn audit_sessions(
     };
     done.sort_by_key(|(i, _)| *i);
     // Reader problems come first: they say what the rest of the audit could not see.
-    let problems = input::reader_problems(model);
     let mut spool = form.map(|form| {
         let mut s = render::SessionSpool::new(form);
         for f in &problems {
