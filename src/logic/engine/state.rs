@@ -510,8 +510,8 @@ pub struct State {
 /// twice the active ones, and variables beyond one and a half times those Σ needed. varisat
 /// keeps per-variable data for every variable it was ever given (the definitions of every
 /// question asked included), the largest part of a long session's engine: with four times,
-/// as before, one session of the 10-million-event trace peaked at 635 MB, with 1.5 at
-/// 564 MB for the same CPU (with 1.0, 571 MB and 9% more CPU: rebuilt too often). Small
+/// as before, one session of the 10-million-event trace peaked at 620 MiB, with 1.5 at
+/// 551 MiB for the same CPU (with 1.0, 558 MiB and 9% more CPU: rebuilt too often). Small
 /// under test, so that every engine test of the local engine also runs across rebuilds.
 const OUTGROWN_BELIEFS: usize = if cfg!(test) { 8 } else { 4096 };
 const OUTGROWN_VARS: usize = if cfg!(test) { 64 } else { 1 << 16 };
