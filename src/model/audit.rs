@@ -72,6 +72,7 @@ mod tiers;
 use crate::trace::event::body_of;
 use std::collections::BTreeMap;
 use std::fmt;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde_json::{Map, Value, json};
 
@@ -849,6 +850,7 @@ fn audit_session(
     opts: &AuditOptions,
     given: Option<&Recomputed>,
     form: Option<Form>,
+    walked: Option<&AtomicUsize>,
 ) -> SessionAudit {
     let owned;
     let rc = match given {
@@ -861,7 +863,10 @@ fn audit_session(
                 }),
                 ..opts.recompute
             };
-            owned = super::recompute::recompute(tl, log, &ro);
+            owned = match walked {
+                Some(w) => super::recompute::recompute_counted(tl, log, &ro, w),
+                None => super::recompute::recompute(tl, log, &ro),
+            };
             &owned
         }
     };
@@ -986,6 +991,19 @@ impl Sessions<'_> {
         }
     }
 
+    /// How many events the `i`-th session has (`None`: no such session, or already taken).
+    fn with_len(&self, i: usize) -> Option<usize> {
+        match self {
+            Sessions::Borrowed(t) => t.get(i).map(|t| t.len() as usize),
+            Sessions::Owned(t) => t
+                .get(i)?
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .as_ref()
+                .map(|t| t.len() as usize),
+        }
+    }
+
     /// Runs `f` on the `i`-th timeline; an owned one is dropped right after (`None` when it
     /// was taken before: each session is audited once).
     fn with<R>(&self, i: usize, f: impl FnOnce(&Timeline) -> R) -> Option<R> {
@@ -1000,6 +1018,26 @@ impl Sessions<'_> {
                 Some(f(&tl))
             }
         }
+    }
+}
+
+/// The second worker starts once the first worker's walk has passed this part of its
+/// session (see `audit_sessions`)...
+const STAGGER_PART: usize = 4;
+/// ...when that session has at least this many events (short sessions' peaks are small;
+/// a few under test, so that a unit test's sessions are staggered).
+const STAGGER_MIN: usize = if cfg!(test) { 400 } else { 100_000 };
+
+/// How many times a worker waited for the first walk (tests check that it happens).
+#[cfg(test)]
+static STAGGERED: AtomicUsize = AtomicUsize::new(0);
+
+/// Marks the first session's walk as passed, whatever ends its audit.
+struct Released<'a>(&'a AtomicUsize);
+
+impl Drop for Released<'_> {
+    fn drop(&mut self) {
+        self.0.store(usize::MAX, Ordering::Relaxed);
     }
 }
 
@@ -1029,17 +1067,41 @@ fn audit_sessions(
         n => n,
     }
     .clamp(1, count.max(1));
-    let next = std::sync::atomic::AtomicUsize::new(0);
+    let next = AtomicUsize::new(0);
+    // A session's walk holds its engine, which grows with Σ to the walk's end, and two
+    // workers starting together on sessions of equal length reach that peak together. On a
+    // long first session the second worker waits until the first worker's walk is a quarter
+    // through: the peaks no longer meet (the 10M audit's high-water mark was the first two
+    // walks' ends), and the offset carries over to the sessions after. Only for the CLI's
+    // spooled audit, whose walks report their progress.
+    let lead = match sessions.with_len(0) {
+        Some(n) if workers > 1 && count > 1 && form.is_some() && recomputed.is_empty() => {
+            n / STAGGER_PART
+        }
+        _ => 0,
+    };
+    let walked = AtomicUsize::new(0);
     let work = || {
         let mut out = Vec::new();
         loop {
-            let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let i = next.fetch_add(1, Ordering::Relaxed);
             if i >= count {
                 break;
             }
+            // Set however the first session's audit ends (a panic included), so that a
+            // waiting worker never waits for a walk that stopped.
+            let _done = (i == 0).then(|| Released(&walked));
+            if i == 1 && lead >= STAGGER_MIN / STAGGER_PART {
+                while walked.load(Ordering::Relaxed) < lead {
+                    #[cfg(test)]
+                    STAGGERED.fetch_add(1, Ordering::Relaxed);
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                }
+            }
+            let counted = (i == 0).then_some(&walked);
             let a = sessions.with(i, |tl| {
                 let given = recomputed.iter().find(|r| r.session == tl.name());
-                audit_session(log, tl, opts, given, form)
+                audit_session(log, tl, opts, given, form, counted)
             });
             if let Some(a) = a {
                 out.push((i, a));
@@ -1113,5 +1175,43 @@ impl Spooled {
     /// [`Report::to_json`] pretty-printed with a final newline.
     pub fn write(&self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
         self.spool.write(&self.report, out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trace::generate::{GenConfig, write_mixed};
+
+    /// With two workers on long sessions, the second waits for the first walk to be a quarter
+    /// through (`audit_sessions`), and the report is the one worker's, byte for byte.
+    #[test]
+    fn staggered_workers_print_what_one_prints() {
+        let cfg = GenConfig {
+            events: 6_000,
+            seed: 9,
+            sessions: 3,
+            atoms: 40,
+        };
+        let mut bytes = Vec::new();
+        write_mixed(&mut bytes, &cfg).expect("generator");
+        let print = |threads| {
+            let mut model = Model::from_bytes("gen.jsonl", &bytes);
+            let opts = AuditOptions {
+                threads,
+                ..AuditOptions::default()
+            };
+            let s = audit_spooled_releasing(&mut model, &opts, Form::Json);
+            let mut out = Vec::new();
+            s.write(&mut out).expect("memory");
+            out
+        };
+        let one = print(1);
+        let before = STAGGERED.load(Ordering::Relaxed);
+        assert_eq!(print(2), one);
+        assert!(
+            STAGGERED.load(Ordering::Relaxed) > before,
+            "the second worker did not wait for the first walk"
+        );
     }
 }
