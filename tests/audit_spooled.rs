@@ -8,7 +8,9 @@
 use std::path::Path;
 
 use doxascope::model::Model;
-use doxascope::model::audit::{AuditOptions, Form, Report, audit, audit_spooled, render_text};
+use doxascope::model::audit::{
+    AuditOptions, Form, Report, audit, audit_spooled, audit_spooled_releasing, render_text,
+};
 use doxascope::trace::generate::{GenConfig, write_mixed};
 
 fn spooled(model: &Model, opts: &AuditOptions, form: Form) -> (String, bool, usize) {
@@ -94,6 +96,58 @@ fn generated_sessions_merge_in_order_whatever_the_threads() {
                 })
                 .count();
             assert!(spread >= 3, "seed {seed}: {spread}");
+        }
+    }
+}
+
+/// The CLI's audit takes the timelines out of the model and drops each as its session ends
+/// (`audit_spooled_releasing`): it prints what `audit_spooled` prints on the same model, with
+/// reader problems (named after their sessions before the timelines go), several sessions
+/// and both thread counts, and leaves the model without sessions.
+#[test]
+fn releasing_the_sessions_prints_the_same() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-traces");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .expect("sample-traces")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .collect();
+    files.sort();
+    let cfg = GenConfig {
+        events: 4_000,
+        seed: 5,
+        sessions: 5,
+        atoms: 40,
+    };
+    let mut generated = Vec::new();
+    write_mixed(&mut generated, &cfg).expect("generator");
+    let load: [&dyn Fn() -> Model; 2] = [&|| Model::load(&files).expect("samples load"), &|| {
+        Model::from_bytes("gen.jsonl", &generated)
+    }];
+    for (k, load) in load.iter().enumerate() {
+        for threads in [1, 2] {
+            let opts = AuditOptions {
+                threads,
+                ..AuditOptions::default()
+            };
+            for form in [Form::Text, Form::Json] {
+                let kept = load();
+                let want = spooled(&kept, &opts, form);
+                let mut model = load();
+                let sessions = model.timelines().len();
+                assert!(sessions > 4, "input {k}: {sessions} sessions");
+                let r = audit_spooled_releasing(&mut model, &opts, form);
+                let mut out = Vec::new();
+                r.write(&mut out).expect("write to memory");
+                let got = (
+                    String::from_utf8(out).expect("UTF-8"),
+                    r.failed(),
+                    r.findings(),
+                );
+                assert_eq!(got, want, "input {k}, {threads} threads, {form:?}");
+                assert!(model.timelines().is_empty(), "the timelines were taken");
+                assert!(!model.log().events.is_empty(), "the log stays");
+            }
         }
     }
 }

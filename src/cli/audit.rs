@@ -15,7 +15,9 @@ use std::time::Duration;
 use crate::logic::revise::Policy;
 use crate::model::Model;
 use crate::model::audit::ci::{self, Baseline};
-use crate::model::audit::{AuditOptions, Form, Severity, audit, audit_spooled, render_text};
+use crate::model::audit::{
+    AuditOptions, Form, Severity, audit, audit_spooled, audit_spooled_releasing, render_text,
+};
 use crate::model::recompute::RecomputeOptions;
 use crate::trace::import::Format;
 
@@ -150,7 +152,7 @@ pub(crate) fn run(args: &Args) -> i32 {
         eprintln!("doxascope audit: --timeout must be a positive number of seconds");
         return EXIT_USAGE;
     }
-    let model = match Model::load_as(&args.files, input) {
+    let mut model = match Model::load_as(&args.files, input) {
         Ok(m) => m,
         Err(e) => {
             eprintln!("doxascope audit: {e}");
@@ -188,7 +190,13 @@ pub(crate) fn run(args: &Args) -> i32 {
             } else {
                 Form::Text
             };
-            let report = audit_spooled(&model, &opts, form);
+            // Certificates walk the sessions again afterwards; otherwise each session's
+            // timeline goes as soon as its audit ends.
+            let report = if args.certificates.is_some() {
+                audit_spooled(&model, &opts, form)
+            } else {
+                audit_spooled_releasing(&mut model, &opts, form)
+            };
             if report.write(&mut out).and_then(|()| out.flush()).is_err() {
                 // A closed pipe (`| head`) is not the trace's fault; the verdict still stands.
             }

@@ -72,6 +72,7 @@ mod tiers;
 use crate::trace::event::body_of;
 use std::collections::BTreeMap;
 use std::fmt;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde_json::{Map, Value, json};
 
@@ -844,15 +845,16 @@ struct SessionAudit {
 }
 
 fn audit_session(
-    model: &Model,
+    log: &TraceLog,
     tl: &Timeline,
     opts: &AuditOptions,
     given: Option<&Recomputed>,
     form: Option<Form>,
-) -> Option<SessionAudit> {
+    walked: Option<&AtomicUsize>,
+) -> SessionAudit {
     // About twenty walks of the session follow: when its lines are spread over the file
     // among other sessions', each would read the whole file (`trace::store::gather`).
-    let _gathered = model.log().events.gather_sparse(tl.event_positions());
+    let _gathered = log.events.gather_sparse(tl.event_positions());
     let owned;
     let rc = match given {
         Some(rc) => rc,
@@ -864,12 +866,15 @@ fn audit_session(
                 }),
                 ..opts.recompute
             };
-            owned = model.recompute(tl.name(), &ro)?;
+            owned = match walked {
+                Some(w) => super::recompute::recompute_counted(tl, log, &ro, w),
+                None => super::recompute::recompute(tl, log, &ro),
+            };
             &owned
         }
     };
     let mut cx = Cx {
-        log: model.log(),
+        log,
         tl,
         rc,
         opts,
@@ -888,7 +893,7 @@ fn audit_session(
     registry::run_units(&mut cx);
     let mut findings = cx.findings;
     findings.sort_by_key(|a| (a.step, a.code, a.seq));
-    Some(SessionAudit {
+    SessionAudit {
         findings,
         spool: cx.spool.map(render::SessionSpool::finish),
         matrix: cx.matrix,
@@ -903,7 +908,7 @@ fn audit_session(
             name: tl.name().to_string(),
             events: tl.len(),
         },
-    })
+    }
 }
 
 /// The code and message of the finding a failure becomes ([`crate::model::failure`]), the
@@ -920,14 +925,18 @@ pub fn score_finding(tl: &Timeline, s: &crate::model::scores::Scored) -> (u32, S
 
 /// Audits every session of a model (running [`Model::recompute`] for each).
 pub fn audit(model: &Model, opts: &AuditOptions) -> Report {
-    audit_sessions(model, opts, &[], None).0
+    let problems = input::reader_problems(model);
+    let sessions = Sessions::Borrowed(model.timelines());
+    audit_sessions(model.log(), sessions, problems, opts, &[], None).0
 }
 
 /// Audits every session of a model from recomputations already made (a view that has run
 /// [`Model::recompute`] does not pay for it twice). A session without one in `recomputed`
 /// is recomputed here.
 pub fn audit_recomputed(model: &Model, recomputed: &[Recomputed], opts: &AuditOptions) -> Report {
-    audit_sessions(model, opts, recomputed, None).0
+    let problems = input::reader_problems(model);
+    let sessions = Sessions::Borrowed(model.timelines());
+    audit_sessions(model.log(), sessions, problems, opts, recomputed, None).0
 }
 
 /// Audits every session of a model for printing in one form, as [`audit`] then
@@ -935,15 +944,110 @@ pub fn audit_recomputed(model: &Model, recomputed: &[Recomputed], opts: &AuditOp
 /// each session's findings are rendered as the session's audit ends and kept compressed, so
 /// a trace with millions of findings is audited in a fraction of the memory.
 pub fn audit_spooled(model: &Model, opts: &AuditOptions, form: Form) -> Spooled {
-    let (report, spool) = audit_sessions(model, opts, &[], Some(form));
+    let problems = input::reader_problems(model);
+    let sessions = Sessions::Borrowed(model.timelines());
+    spooled(
+        audit_sessions(model.log(), sessions, problems, opts, &[], Some(form)),
+        form,
+    )
+}
+
+/// [`audit_spooled`], byte for byte, for a caller done with the sessions: their timelines
+/// are taken out of `model` ([`Model::take_timelines`]: it holds none afterwards, its log
+/// stays) and each is dropped as its session's audit ends. A long trace's timelines are
+/// about a third of what the audit holds once loaded; the sessions audited last no longer
+/// share the memory with every finished one's.
+pub fn audit_spooled_releasing(model: &mut Model, opts: &AuditOptions, form: Form) -> Spooled {
+    // Reader problems name their session from the timelines: before they go.
+    let problems = input::reader_problems(model);
+    let slots = model
+        .take_timelines()
+        .into_iter()
+        .map(|tl| std::sync::Mutex::new(Some(tl)))
+        .collect();
+    let sessions = Sessions::Owned(slots);
+    spooled(
+        audit_sessions(model.log(), sessions, problems, opts, &[], Some(form)),
+        form,
+    )
+}
+
+fn spooled((report, spool): (Report, Option<render::Spool>), form: Form) -> Spooled {
     Spooled {
         report,
         spool: spool.unwrap_or_else(|| render::Spool::new(form)),
     }
 }
 
+/// The timelines of the sessions to audit: borrowed from the model, or owned, each taken
+/// from its slot by the worker that audits it and dropped when that audit ends.
+enum Sessions<'a> {
+    Borrowed(&'a [Timeline]),
+    Owned(Vec<std::sync::Mutex<Option<Timeline>>>),
+}
+
+impl Sessions<'_> {
+    fn len(&self) -> usize {
+        match self {
+            Sessions::Borrowed(t) => t.len(),
+            Sessions::Owned(t) => t.len(),
+        }
+    }
+
+    /// How many events the `i`-th session has (`None`: no such session, or already taken).
+    fn with_len(&self, i: usize) -> Option<usize> {
+        match self {
+            Sessions::Borrowed(t) => t.get(i).map(|t| t.len() as usize),
+            Sessions::Owned(t) => t
+                .get(i)?
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .as_ref()
+                .map(|t| t.len() as usize),
+        }
+    }
+
+    /// Runs `f` on the `i`-th timeline; an owned one is dropped right after (`None` when it
+    /// was taken before: each session is audited once).
+    fn with<R>(&self, i: usize, f: impl FnOnce(&Timeline) -> R) -> Option<R> {
+        match self {
+            Sessions::Borrowed(t) => t.get(i).map(f),
+            Sessions::Owned(t) => {
+                let tl = t
+                    .get(i)?
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .take()?;
+                Some(f(&tl))
+            }
+        }
+    }
+}
+
+/// The second worker starts once the first worker's walk has passed this part of its
+/// session (see `audit_sessions`)...
+const STAGGER_PART: usize = 4;
+/// ...when that session has at least this many events (short sessions' peaks are small;
+/// a few under test, so that a unit test's sessions are staggered).
+const STAGGER_MIN: usize = if cfg!(test) { 400 } else { 100_000 };
+
+/// How many times a worker waited for the first walk (tests check that it happens).
+#[cfg(test)]
+static STAGGERED: AtomicUsize = AtomicUsize::new(0);
+
+/// Marks the first session's walk as passed, whatever ends its audit.
+struct Released<'a>(&'a AtomicUsize);
+
+impl Drop for Released<'_> {
+    fn drop(&mut self) {
+        self.0.store(usize::MAX, Ordering::Relaxed);
+    }
+}
+
 fn audit_sessions(
-    model: &Model,
+    log: &TraceLog,
+    sessions: Sessions<'_>,
+    problems: Vec<Finding>,
     opts: &AuditOptions,
     recomputed: &[Recomputed],
     form: Option<Form>,
@@ -959,21 +1063,50 @@ fn audit_sessions(
     };
     // Sessions are independent: audit them on as many threads as there are cores (each
     // solver request already runs on its engine's own thread), and merge in session order.
-    let timelines = model.timelines();
+    let count = sessions.len();
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let workers = match opts.threads {
         0 => cores,
         n => n,
     }
-    .clamp(1, timelines.len().max(1));
-    let next = std::sync::atomic::AtomicUsize::new(0);
+    .clamp(1, count.max(1));
+    let next = AtomicUsize::new(0);
+    // A session's walk holds its engine, which grows with Σ to the walk's end, and two
+    // workers starting together on sessions of equal length reach that peak together. On a
+    // long first session the second worker waits until the first worker's walk is a quarter
+    // through: the peaks no longer meet (the 10M audit's high-water mark was the first two
+    // walks' ends), and the offset carries over to the sessions after. Only for the CLI's
+    // spooled audit, whose walks report their progress.
+    let lead = match sessions.with_len(0) {
+        Some(n) if workers > 1 && count > 1 && form.is_some() && recomputed.is_empty() => {
+            n / STAGGER_PART
+        }
+        _ => 0,
+    };
+    let walked = AtomicUsize::new(0);
     let work = || {
         let mut out = Vec::new();
         loop {
-            let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            let Some(tl) = timelines.get(i) else { break };
-            let given = recomputed.iter().find(|r| r.session == tl.name());
-            if let Some(a) = audit_session(model, tl, opts, given, form) {
+            let i = next.fetch_add(1, Ordering::Relaxed);
+            if i >= count {
+                break;
+            }
+            // Set however the first session's audit ends (a panic included), so that a
+            // waiting worker never waits for a walk that stopped.
+            let _done = (i == 0).then(|| Released(&walked));
+            if i == 1 && lead >= STAGGER_MIN / STAGGER_PART {
+                while walked.load(Ordering::Relaxed) < lead {
+                    #[cfg(test)]
+                    STAGGERED.fetch_add(1, Ordering::Relaxed);
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                }
+            }
+            let counted = (i == 0).then_some(&walked);
+            let a = sessions.with(i, |tl| {
+                let given = recomputed.iter().find(|r| r.session == tl.name());
+                audit_session(log, tl, opts, given, form, counted)
+            });
+            if let Some(a) = a {
                 out.push((i, a));
             }
         }
@@ -996,7 +1129,6 @@ fn audit_sessions(
     };
     done.sort_by_key(|(i, _)| *i);
     // Reader problems come first: they say what the rest of the audit could not see.
-    let problems = input::reader_problems(model);
     let mut spool = form.map(|form| {
         let mut s = render::SessionSpool::new(form);
         for f in &problems {
@@ -1046,5 +1178,43 @@ impl Spooled {
     /// [`Report::to_json`] pretty-printed with a final newline.
     pub fn write(&self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
         self.spool.write(&self.report, out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trace::generate::{GenConfig, write_mixed};
+
+    /// With two workers on long sessions, the second waits for the first walk to be a quarter
+    /// through (`audit_sessions`), and the report is the one worker's, byte for byte.
+    #[test]
+    fn staggered_workers_print_what_one_prints() {
+        let cfg = GenConfig {
+            events: 6_000,
+            seed: 9,
+            sessions: 3,
+            atoms: 40,
+        };
+        let mut bytes = Vec::new();
+        write_mixed(&mut bytes, &cfg).expect("generator");
+        let print = |threads| {
+            let mut model = Model::from_bytes("gen.jsonl", &bytes);
+            let opts = AuditOptions {
+                threads,
+                ..AuditOptions::default()
+            };
+            let s = audit_spooled_releasing(&mut model, &opts, Form::Json);
+            let mut out = Vec::new();
+            s.write(&mut out).expect("memory");
+            out
+        };
+        let one = print(1);
+        let before = STAGGERED.load(Ordering::Relaxed);
+        assert_eq!(print(2), one);
+        assert!(
+            STAGGERED.load(Ordering::Relaxed) > before,
+            "the second worker did not wait for the first walk"
+        );
     }
 }

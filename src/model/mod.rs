@@ -497,6 +497,18 @@ impl Model {
         &self.timelines
     }
 
+    /// Takes every timeline out, in order of first appearance, leaving the model with no
+    /// session (its log stays): for a caller done with the sessions that would drop each as
+    /// soon as it is through with it (`audit::audit_spooled_releasing`).
+    pub fn take_timelines(&mut self) -> Vec<Timeline> {
+        self.by_name.clear();
+        self.builders.clear();
+        for (_, _, slot) in &mut self.problem_files {
+            *slot = None;
+        }
+        std::mem::take(&mut self.timelines)
+    }
+
     /// The timeline of a session.
     pub fn timeline(&self, session: &str) -> Option<&Timeline> {
         self.timelines.iter().find(|t| t.name() == session)

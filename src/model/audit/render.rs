@@ -76,12 +76,12 @@ fn compact(v: &Value) -> String {
 
 /// The report as text, as `doxascope audit` prints it without `--json`.
 pub fn render_text(r: &Report) -> String {
-    let mut s = SessionSpool::new(Form::Text);
+    let mut s = SessionSpool::in_order(Form::Text);
     for f in &r.findings {
         s.push(f);
     }
     let mut spool = Spool::new(Form::Text);
-    spool.append(s.finish_in_order());
+    spool.append(s.finish());
     let mut out = Vec::new();
     // Writing to memory cannot fail, and what is written is UTF-8 (text and decompressed
     // text).
@@ -131,25 +131,73 @@ fn finding_json(f: &Finding) -> String {
     s
 }
 
-/// A session's findings, rendered as they are made.
+/// The order findings are kept in: step, code, then `seq` (the report's order within a
+/// session).
+type Key = (Option<u32>, Code, Option<u64>);
+
+/// How much rendered text a session's findings may hold uncompressed before it is sorted and
+/// deflated as a run (see [`SessionSpool`]).
+const SPILL: usize = 4 << 20;
+
+/// A session's findings, rendered as they are made and deflated in sorted runs.
+///
+/// A session of a long trace renders hundreds of megabytes of findings (256 MB of JSON per
+/// session of the 10-million-event trace), and its report order is only known once its last
+/// check has run. Holding the text uncompressed until then made the checks of the sessions in
+/// flight a large part of the audit's peak; now whenever [`SPILL`] bytes are waiting, each
+/// stream's waiting findings are sorted (stably) and deflated as one run, keeping only their
+/// keys and lengths. [`SessionSpool::finish`] merges the runs' keys (ties go to the earlier
+/// run: a stable sort of everything) into the order [`Chunk::write`] follows, so each finding
+/// is deflated once and inflated once, as before.
 pub(super) struct SessionSpool {
     form: Form,
-    entries: Vec<Entry>,
+    /// Sorted by key (a session's audit), or kept in the order pushed ([`render_text`]).
+    sorted: bool,
+    /// The text form's findings per code (printed grouped by code); the JSON form's under
+    /// `None`.
+    streams: BTreeMap<Option<Code>, Stream>,
+    /// Text bytes waiting in the streams.
+    waiting: usize,
+    spill: usize,
     sessions: BTreeMap<Code, BTreeSet<String>>,
+    /// Per code: the most severe finding and how many there are.
+    codes: BTreeMap<Code, (Severity, usize)>,
+    by_severity: [usize; 3],
 }
 
 struct Entry {
-    key: (Option<u32>, Code, Option<u64>),
-    severity: Severity,
+    key: Key,
     text: Box<str>,
 }
 
+/// One stream's findings: deflated runs (each with its findings' keys, in run order) and
+/// the findings waiting for the next run.
+#[derive(Default)]
+struct Stream {
+    runs: Vec<(Vec<Key>, Run)>,
+    waiting: Vec<Entry>,
+}
+
 impl SessionSpool {
+    /// Findings of one session, printed in report order whatever order they come in.
     pub(super) fn new(form: Form) -> SessionSpool {
         SessionSpool {
             form,
-            entries: Vec::new(),
+            sorted: true,
+            streams: BTreeMap::new(),
+            waiting: 0,
+            spill: SPILL,
             sessions: BTreeMap::new(),
+            codes: BTreeMap::new(),
+            by_severity: [0; 3],
+        }
+    }
+
+    /// Findings already in report order (a whole report's), printed as pushed.
+    fn in_order(form: Form) -> SessionSpool {
+        SessionSpool {
+            sorted: false,
+            ..SessionSpool::new(form)
         }
     }
 
@@ -158,88 +206,188 @@ impl SessionSpool {
             Form::Text => finding_text(f),
             Form::Json => finding_json(f),
         };
-        self.entries.push(Entry {
+        let stream = match self.form {
+            Form::Text => Some(f.code),
+            Form::Json => None,
+        };
+        self.waiting += text.len();
+        self.streams.entry(stream).or_default().waiting.push(Entry {
             key: (f.step, f.code, f.seq),
-            severity: f.severity,
             text: text.into_boxed_str(),
         });
         let names = self.sessions.entry(f.code).or_default();
         if !names.contains(&f.session) {
             names.insert(f.session.clone());
         }
+        let c = self.codes.entry(f.code).or_insert((f.severity, 0));
+        c.0 = c.0.max(f.severity);
+        c.1 += 1;
+        self.by_severity[f.severity as usize] += 1;
+        if self.waiting > self.spill {
+            self.spill_runs();
+        }
     }
 
-    /// The session's findings in report order (step, then code, then `seq`), grouped and
-    /// deflated.
+    /// Sorts (when sorted) and deflates every stream's waiting findings as a run.
+    fn spill_runs(&mut self) {
+        for s in self.streams.values_mut() {
+            if s.waiting.is_empty() {
+                continue;
+            }
+            let mut entries = std::mem::take(&mut s.waiting);
+            if self.sorted {
+                entries.sort_by_key(|e| e.key);
+            }
+            let run = Run::of(entries.iter().map(|e| &*e.text));
+            s.runs.push((entries.iter().map(|e| e.key).collect(), run));
+        }
+        self.waiting = 0;
+    }
+
+    /// The session's findings in report order, grouped and deflated.
     pub(super) fn finish(mut self) -> Spool {
-        self.entries.sort_by_key(|e| e.key);
-        self.finish_in_order()
-    }
-
-    /// The findings in the order they were pushed, grouped and deflated.
-    pub(super) fn finish_in_order(self) -> Spool {
+        self.spill_runs();
         let mut spool = Spool::new(self.form);
-        let mut by_code: BTreeMap<Code, Vec<&Entry>> = BTreeMap::new();
-        for e in &self.entries {
-            by_code.entry(e.key.1).or_default().push(e);
-            spool.by_severity[e.severity as usize] += 1;
-        }
-        for (code, es) in by_code {
-            let group = Group {
-                max: es
-                    .iter()
-                    .map(|e| e.severity)
-                    .max()
-                    .unwrap_or(Severity::Info),
-                count: es.len(),
-                sessions: self.sessions.get(&code).cloned().unwrap_or_default(),
-                chunks: match self.form {
-                    Form::Text => vec![Chunk::of(es.iter().map(|e| &*e.text))],
-                    Form::Json => Vec::new(),
-                },
+        spool.by_severity = self.by_severity;
+        for (stream, s) in std::mem::take(&mut self.streams) {
+            let order = if self.sorted {
+                merge_order(s.runs.iter().map(|(keys, _)| &keys[..]))
+            } else {
+                None
             };
-            spool.groups.insert(code, group);
+            let chunk = Chunk {
+                runs: s.runs.into_iter().map(|(_, r)| r).collect(),
+                order,
+            };
+            match stream {
+                Some(code) => {
+                    let (max, count) = self
+                        .codes
+                        .get(&code)
+                        .copied()
+                        .unwrap_or((Severity::Info, 0));
+                    let group = Group {
+                        max,
+                        count,
+                        sessions: self.sessions.remove(&code).unwrap_or_default(),
+                        chunks: vec![chunk],
+                    };
+                    spool.groups.insert(code, group);
+                }
+                None => spool.json.push(chunk),
+            }
         }
-        if self.form == Form::Json && !self.entries.is_empty() {
-            spool
-                .json
-                .push(Chunk::of(self.entries.iter().map(|e| &*e.text)));
+        if self.form == Form::Json {
+            for (code, (max, count)) in self.codes {
+                spool.groups.insert(
+                    code,
+                    Group {
+                        max,
+                        count,
+                        sessions: self.sessions.remove(&code).unwrap_or_default(),
+                        chunks: Vec::new(),
+                    },
+                );
+            }
         }
         spool
     }
 }
 
-/// Rendered findings, deflated (or, should deflating fail, as they are).
-struct Chunk {
-    deflated: bool,
-    bytes: Vec<u8>,
+/// The order of a stable sort of every run's findings by key, as the run each next finding
+/// comes from (each run already sorted): `None` when that is one run after the other.
+fn merge_order<'a>(runs: impl Iterator<Item = &'a [Key]>) -> Option<Vec<u32>> {
+    use std::cmp::Reverse;
+    use std::collections::BinaryHeap;
+    let runs: Vec<&[Key]> = runs.collect();
+    if runs.len() < 2 {
+        return None;
+    }
+    let mut at = vec![0usize; runs.len()];
+    let mut heap: BinaryHeap<Reverse<(Key, u32)>> = runs
+        .iter()
+        .enumerate()
+        .filter_map(|(r, keys)| Some(Reverse((*keys.first()?, r as u32))))
+        .collect();
+    let mut order = Vec::with_capacity(runs.iter().map(|k| k.len()).sum());
+    while let Some(Reverse((_, r))) = heap.pop() {
+        order.push(r);
+        let i = r as usize;
+        at[i] += 1;
+        if let Some(k) = runs[i].get(at[i]) {
+            heap.push(Reverse((*k, r)));
+        }
+    }
+    Some(order)
 }
 
-impl Chunk {
-    fn of<'a>(texts: impl Iterator<Item = &'a str> + Clone) -> Chunk {
+/// Rendered findings, deflated (or, should deflating fail, as they are), with each one's
+/// length.
+struct Run {
+    deflated: bool,
+    bytes: Vec<u8>,
+    lens: Vec<u32>,
+}
+
+impl Run {
+    fn of<'a>(texts: impl Iterator<Item = &'a str> + Clone) -> Run {
+        let lens = texts
+            .clone()
+            .map(|t| u32::try_from(t.len()).unwrap_or(u32::MAX))
+            .collect();
         let mut enc = DeflateEncoder::new(Vec::new(), Compression::fast());
         let deflated = texts
             .clone()
             .try_for_each(|t| enc.write_all(t.as_bytes()))
             .and_then(|()| enc.finish());
         match deflated {
-            Ok(bytes) => Chunk {
+            Ok(bytes) => Run {
                 deflated: true,
                 bytes,
+                lens,
             },
-            Err(_) => Chunk {
+            Err(_) => Run {
                 deflated: false,
                 bytes: texts.collect::<String>().into_bytes(),
+                lens,
             },
         }
     }
 
-    fn write(&self, out: &mut dyn Write) -> io::Result<()> {
+    fn reader(&self) -> Box<dyn io::Read + '_> {
         if self.deflated {
-            io::copy(&mut DeflateDecoder::new(&self.bytes[..]), out).map(drop)
+            Box::new(DeflateDecoder::new(&self.bytes[..]))
         } else {
-            out.write_all(&self.bytes)
+            Box::new(&self.bytes[..])
         }
+    }
+}
+
+/// Findings in report order: runs, one after the other or in the order of a merge.
+struct Chunk {
+    runs: Vec<Run>,
+    /// For each finding in report order, the run it comes from (`None`: each run whole, in
+    /// turn).
+    order: Option<Vec<u32>>,
+}
+
+impl Chunk {
+    fn write(&self, out: &mut dyn Write) -> io::Result<()> {
+        let Some(order) = &self.order else {
+            for r in &self.runs {
+                io::copy(&mut r.reader(), out)?;
+            }
+            return Ok(());
+        };
+        let mut readers: Vec<_> = self.runs.iter().map(|r| (r.reader(), 0usize)).collect();
+        for &r in order {
+            let run = &self.runs[r as usize];
+            let (reader, next) = &mut readers[r as usize];
+            let len = run.lens.get(*next).copied().unwrap_or(0);
+            *next += 1;
+            io::copy(&mut io::Read::take(&mut **reader, u64::from(len)), out)?;
+        }
+        Ok(())
     }
 }
 
@@ -422,5 +570,95 @@ impl Write for SkipFirst<'_> {
 
     fn flush(&mut self) -> io::Result<()> {
         self.out.flush()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::audit::{Matrix, SessionSummary};
+
+    /// Findings with many equal keys, in a scrambled order, each with a message that says
+    /// which it was.
+    fn scrambled(n: usize, seed: u64) -> Vec<Finding> {
+        let mut x = seed;
+        let mut next = |m: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % m
+        };
+        let codes = &Code::ALL[..5];
+        (0..n)
+            .map(|i| {
+                let step = (next(8) > 0).then(|| next(40) as u32);
+                Finding {
+                    code: codes[next(codes.len() as u64) as usize],
+                    severity: [Severity::Info, Severity::Warning, Severity::Error]
+                        [next(3) as usize],
+                    session: format!("s{}", next(2)),
+                    step,
+                    seq: step.map(|s| u64::from(s) + next(2)),
+                    message: format!("Finding {i}."),
+                    location: None,
+                    ids: vec![format!("b{}", next(9))],
+                    formulas: Vec::new(),
+                    evidence: serde_json::Map::new(),
+                }
+            })
+            .collect()
+    }
+
+    fn report(findings: Vec<Finding>) -> Report {
+        Report {
+            findings,
+            matrix: Matrix::default(),
+            sessions: vec![SessionSummary {
+                name: "s0".into(),
+                events: 40,
+            }],
+            verifies: 0,
+            recomputed: 0,
+            not_checkable: 0,
+            policy: None,
+        }
+    }
+
+    fn spooled(fs: &[Finding], form: Form, spill: usize) -> String {
+        let mut s = SessionSpool::new(form);
+        s.spill = spill;
+        for f in fs {
+            s.push(f);
+        }
+        let mut all = Spool::new(form);
+        all.append(s.finish());
+        let mut out = Vec::new();
+        all.write(&report(Vec::new()), &mut out).expect("memory");
+        String::from_utf8(out).expect("UTF-8")
+    }
+
+    /// A session's findings spilled in many sorted runs print as a stable sort of all of
+    /// them by (step, code, seq) would: the JSON as serde_json pretty-prints the sorted
+    /// report, the text as the same findings spooled without a spill (one run, no merge).
+    /// Equal keys are frequent, so a merge that breaks ties by anything but the order the
+    /// findings came in fails.
+    #[test]
+    fn spilled_runs_print_as_one_stable_sort() {
+        for seed in [1, 7, 42] {
+            let fs = scrambled(600, seed);
+            let mut sorted = fs.clone();
+            sorted.sort_by_key(|f| (f.step, f.code, f.seq));
+            let want = serde_json::to_string_pretty(&report(sorted.clone()).to_json())
+                .expect("JSON")
+                + "\n";
+            for spill in [0, 150, 1000, 7000] {
+                assert_eq!(spooled(&fs, Form::Json, spill), want, "JSON, spill {spill}");
+                assert_eq!(
+                    spooled(&fs, Form::Text, spill),
+                    spooled(&sorted, Form::Text, usize::MAX),
+                    "text, spill {spill}"
+                );
+            }
+        }
     }
 }
