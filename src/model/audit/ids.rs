@@ -8,8 +8,8 @@
 //! is found by bisection in that slice whenever the id's records cannot overlap (the usual
 //! case: an id is re-announced only after, or by, ending its previous record).
 
+use hashbrown::HashMap;
 use std::borrow::Cow;
-use std::collections::HashSet;
 
 use crate::model::timeline::BeliefRecord;
 
@@ -18,9 +18,20 @@ pub(crate) struct ById<'a> {
     beliefs: &'a [BeliefRecord],
     /// Record indices sorted by id, each id's records in announcement order.
     order: Vec<u32>,
-    /// The start (in `order`) of each id whose records may be active together, or are not
-    /// in step order: asked by a scan of the id's records, as the timeline would.
-    overlapping: HashSet<u32>,
+    /// Each id's records in `order`. A hash lookup: a bisection of `order` reads a record
+    /// at every step, a cache miss each on a long session, and cost more than the scans
+    /// it replaced.
+    groups: HashMap<&'a str, Group>,
+}
+
+/// Where an id's records are in [`ById::order`].
+#[derive(Clone, Copy)]
+struct Group {
+    start: u32,
+    len: u32,
+    /// Its records may be active together, or are not in step order: asked by a scan of
+    /// them, as the timeline would.
+    overlapping: bool,
 }
 
 impl<'a> ById<'a> {
@@ -29,37 +40,43 @@ impl<'a> ById<'a> {
         let mut order: Vec<u32> = (0..beliefs.len() as u32).collect();
         // Stable: each id's records stay in index (announcement) order.
         order.sort_by(|&a, &b| beliefs[a as usize].id.cmp(&beliefs[b as usize].id));
-        let mut overlapping = HashSet::new();
+        let mut groups = HashMap::new();
         let mut start = 0;
         while start < order.len() {
-            let id = &beliefs[order[start] as usize].id;
-            let len = order[start..].partition_point(|&i| beliefs[i as usize].id == *id);
+            let id = beliefs[order[start] as usize].id.as_str();
+            let len = order[start..].partition_point(|&i| beliefs[i as usize].id == id);
             let group = &order[start..start + len];
             // Disjoint and in step order: each record ends no later than the next begins.
             let disjoint = group.windows(2).all(|w| {
                 let (a, b) = (&beliefs[w[0] as usize], &beliefs[w[1] as usize]);
                 a.announced <= b.announced && a.retraction.is_some_and(|x| x.step <= b.announced)
             });
-            if !disjoint {
-                overlapping.insert(start as u32);
-            }
+            groups.insert(
+                id,
+                Group {
+                    start: start as u32,
+                    len: len as u32,
+                    overlapping: !disjoint,
+                },
+            );
             start += len;
         }
         ById {
             beliefs,
             order,
-            overlapping,
+            groups,
         }
     }
 
-    /// Where `id`'s records start in `order`, and how many there are.
-    fn group(&self, id: &str) -> (usize, usize) {
-        let b = self.beliefs;
-        let from = self
-            .order
-            .partition_point(|&i| b[i as usize].id.as_str() < id);
-        let len = self.order[from..].partition_point(|&i| b[i as usize].id.as_str() == id);
-        (from, len)
+    /// `id`'s records, and whether they may overlap.
+    fn group(&self, id: &str) -> (&[u32], bool) {
+        match self.groups.get(id) {
+            Some(g) => (
+                &self.order[g.start as usize..(g.start + g.len) as usize],
+                g.overlapping,
+            ),
+            None => (&[], false),
+        }
     }
 
     /// The first record of `id` (in announcement order) active at step `t`, as
@@ -70,10 +87,9 @@ impl<'a> ById<'a> {
 
     /// Every record of `id` active at step `t`, in announcement order.
     pub(crate) fn all_active(&self, id: &str, t: u32) -> Cow<'_, [u32]> {
-        let (from, len) = self.group(id);
-        let group = &self.order[from..from + len];
+        let (group, overlapping) = self.group(id);
         let b = self.beliefs;
-        if self.overlapping.contains(&(from as u32)) {
+        if overlapping {
             return group
                 .iter()
                 .copied()
@@ -90,10 +106,9 @@ impl<'a> ById<'a> {
 
     /// The records of `id` announced at or before `t`, in announcement order.
     pub(crate) fn announced_by(&self, id: &str, t: u32) -> Cow<'_, [u32]> {
-        let (from, len) = self.group(id);
-        let group = &self.order[from..from + len];
+        let (group, overlapping) = self.group(id);
         let b = self.beliefs;
-        if self.overlapping.contains(&(from as u32)) {
+        if overlapping {
             return group
                 .iter()
                 .copied()
