@@ -55,6 +55,7 @@ mod bdi;
 pub mod ci;
 mod epistemic;
 pub mod failures;
+mod ids;
 mod input;
 mod invariants;
 mod judge;
@@ -714,6 +715,8 @@ pub(crate) struct Cx<'a> {
     /// ones (in both cases above: a rendered finding cannot be read back).
     pub(crate) modes: Vec<ModeNote>,
     pub(crate) matrix: Matrix,
+    /// The session's records by id, built by the first check that asks ([`Cx::ids`]).
+    ids: std::cell::OnceCell<ids::ById<'a>>,
 }
 
 /// A finding of a failure mode, as the failures check reads it: the code, the step, and the
@@ -726,6 +729,12 @@ pub(crate) struct ModeNote {
 }
 
 impl<'a> Cx<'a> {
+    /// The session's records by id: which record of an id held at a step, without a scan of
+    /// every record.
+    pub(crate) fn ids(&self) -> &ids::ById<'a> {
+        self.ids.get_or_init(|| ids::ById::new(self.tl.beliefs()))
+    }
+
     /// A finding about the event at log position `event`, taking effect at `step`.
     pub(crate) fn finding(
         &self,
@@ -882,6 +891,7 @@ fn audit_session(
         spool: form.map(render::SessionSpool::new),
         modes: Vec::new(),
         matrix: Matrix::default(),
+        ids: std::cell::OnceCell::new(),
     };
     input::check(&mut cx);
     epistemic::check(&mut cx);

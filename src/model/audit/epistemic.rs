@@ -398,11 +398,12 @@ fn derivations(cx: &mut Cx<'_>) {
                     .gone
                     .iter()
                     .map(|g| {
+                        let beliefs = cx.tl.beliefs();
                         let end = cx
-                            .tl
-                            .records_of(g)
-                            .filter(|(_, r)| r.active_at(rec.announced))
-                            .find_map(|(_, r)| r.retraction);
+                            .ids()
+                            .all_active(g, rec.announced)
+                            .iter()
+                            .find_map(|&i| beliefs[i as usize].retraction);
                         json!({
                             "id": g,
                             "step": end.map(|x| x.step),
@@ -1269,12 +1270,9 @@ fn revisions(cx: &mut Cx<'_>) {
                     }
                     None => {}
                 }
-                let rec = tl
-                    .records_of(&r.id)
-                    .filter(|(_, b)| b.announced <= rv.step)
-                    .last();
+                let rec = cx.ids().announced_by(&r.id, rv.step).last().copied();
                 let Some(f) = rec
-                    .and_then(|(ix, _)| tl.belief(cx.log, ix))
+                    .and_then(|ix| tl.belief(cx.log, ix))
                     .and_then(|v| v.formula().ok())
                 else {
                     continue;

@@ -14,7 +14,7 @@
 //! Norms are never given up (`norm-retracted` reports one that is); these two say which norm
 //! a contradiction is about. One finding per conflict, at the first step it appears.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
 
 use super::{Code, Cx, Finding};
 use crate::trace::event::{Body, Role, body_of};
@@ -74,13 +74,9 @@ pub(super) fn inference_without_because(cx: &mut Cx<'_>) {
 }
 
 /// The role of the record with `id` active at `t`, as the trace announced it.
-fn role_at(cx: &Cx<'_>, by_id: &HashMap<&str, Vec<u32>>, id: &str, t: u32) -> Option<Role> {
+fn role_at(cx: &Cx<'_>, id: &str, t: u32) -> Option<Role> {
     let beliefs = cx.tl.beliefs();
-    let idx = by_id
-        .get(id)?
-        .iter()
-        .copied()
-        .find(|&i| beliefs[i as usize].active_at(t))?;
+    let idx = cx.ids().active(id, t)?;
     if cx.tl.is_ground(idx) {
         return Some(Role::Fact);
     }
@@ -103,11 +99,6 @@ struct NormConflict {
 /// has it. The conflicts are the recomputation's (a minimal conflict after each announcement
 /// that leaves Σ inconsistent), so no solver question is asked here.
 fn norm_conflicts(cx: &Cx<'_>) -> Vec<NormConflict> {
-    let beliefs = cx.tl.beliefs();
-    let mut by_id: HashMap<&str, Vec<u32>> = HashMap::new();
-    for (i, r) in beliefs.iter().enumerate() {
-        by_id.entry(r.id.as_str()).or_default().push(i as u32);
-    }
     let mut seen: BTreeSet<Vec<String>> = BTreeSet::new();
     let mut out = Vec::new();
     for a in &cx.rc.announces {
@@ -124,7 +115,7 @@ fn norm_conflicts(cx: &Cx<'_>) -> Vec<NormConflict> {
             .conflict
             .iter()
             .cloned()
-            .partition(|id| role_at(cx, &by_id, id, a.step) == Some(Role::Norm));
+            .partition(|id| role_at(cx, id, a.step) == Some(Role::Norm));
         seen.insert(key);
         if norms.is_empty() {
             continue;

@@ -372,7 +372,7 @@ pub(super) fn stale_input(cx: &mut Cx<'_>) {
 
 /// `stale-citation`.
 pub(super) fn stale_citation(cx: &mut Cx<'_>) {
-    let ids = by_id(cx);
+    let ids = cx.ids();
     let mut found = Vec::new();
     for (step, pos) in steps(cx, &[Kind::Announce, Kind::Verify]) {
         let ev = cx.log.events.load(pos as usize);
@@ -387,17 +387,13 @@ pub(super) fn stale_citation(cx: &mut Cx<'_>) {
             if own == Some(c) {
                 continue;
             }
-            let Some(records) = ids.get(c) else { continue };
             let beliefs = cx.tl.beliefs();
-            if records
-                .iter()
-                .any(|&i| beliefs[i as usize].active_at(before))
-            {
+            if ids.active(c, before).is_some() {
                 continue;
             }
-            let Some(gone) = records
+            let Some(gone) = ids
+                .announced_by(c, before)
                 .iter()
-                .filter(|&&i| beliefs[i as usize].announced <= before)
                 .filter_map(|&i| beliefs[i as usize].retraction)
                 .next_back()
             else {
@@ -558,7 +554,7 @@ pub(super) fn failed_update(cx: &mut Cx<'_>) {
         let kept = !conflict.is_empty()
             && conflict
                 .iter()
-                .all(|c| cx.tl.active_record(c, x.step).is_some());
+                .all(|c| cx.ids().active(c, x.step).is_some());
         if !kept {
             continue;
         }

@@ -174,7 +174,7 @@ pub(super) fn contradicts_sigma(cx: &mut Cx<'_>) {
 
 /// Whether the belief `id` held at step `t` was announced as a norm.
 fn is_norm(cx: &Cx<'_>, id: &str, t: u32) -> bool {
-    let Some(idx) = cx.tl.active_record(id, t) else {
+    let Some(idx) = cx.ids().active(id, t) else {
         return false;
     };
     let ev = cx
@@ -209,16 +209,8 @@ fn norm(text: &str) -> Option<String> {
 
 /// The premises of the session's events after step `after`.
 fn premises_after(cx: &Cx<'_>, after: u32) -> Vec<Premises> {
-    let beliefs = cx.tl.beliefs();
-    let mut by_id: HashMap<&str, Vec<u32>> = HashMap::new();
-    for (i, r) in beliefs.iter().enumerate() {
-        by_id.entry(r.id.as_str()).or_default().push(i as u32);
-    }
-    let held = |id: &str, t: u32| {
-        by_id
-            .get(id)
-            .is_some_and(|rs| rs.iter().any(|&i| beliefs[i as usize].active_at(t)))
-    };
+    let ids = cx.ids();
+    let held = |id: &str, t: u32| ids.active(id, t).is_some();
     let mut out = Vec::new();
     for (step, pos) in steps(cx, &[Kind::Announce, Kind::Verify, Kind::Step]) {
         if step <= after {
@@ -272,16 +264,38 @@ pub(super) fn unsupported_premise(cx: &mut Cx<'_>) {
         return;
     };
     let uses = premises_after(cx, first);
+    // The uses (in step order) citing each id and each formula: the first use after a
+    // thought is a bisection, where a scan of every later use for every thought grew with the
+    // session squared.
+    let mut citing: HashMap<&str, Vec<usize>> = HashMap::new();
+    let mut using: HashMap<&str, Vec<usize>> = HashMap::new();
+    for (k, p) in uses.iter().enumerate() {
+        for (map, keys) in [(&mut citing, &p.ids), (&mut using, &p.formulas)] {
+            for key in keys {
+                let list = map.entry(key.as_str()).or_default();
+                if list.last() != Some(&k) {
+                    list.push(k);
+                }
+            }
+        }
+    }
+    let first_after = |list: Option<&Vec<usize>>, step: u32| {
+        let list = list?;
+        list.get(list.partition_point(|&k| uses[k].step <= step))
+            .copied()
+    };
     // One finding per thought formula, at its first use as a premise.
     let mut reported: HashMap<(u32, String), ()> = HashMap::new();
     let mut found = Vec::new();
     for a in &newinfo {
         let text = norm(&a.text);
-        let use_ = uses.iter().find(|p| {
-            p.step > a.step
-                && (p.ids.iter().any(|c| a.id.as_deref() == Some(c.as_str()))
-                    || text.as_ref().is_some_and(|t| p.formulas.contains(t)))
-        });
+        let by_id =
+            a.id.as_deref()
+                .and_then(|id| first_after(citing.get(id), a.step));
+        let by_text = text
+            .as_deref()
+            .and_then(|t| first_after(using.get(t), a.step));
+        let use_ = by_id.into_iter().chain(by_text).min().map(|k| &uses[k]);
         let Some(Premises {
             step: at, event, ..
         }) = use_

@@ -21,7 +21,7 @@
 //! plan written before it). Counters may grow more (runs elsewhere share the library), never
 //! less. A record with more outcomes than uses is `bdi`'s finding and not judged again.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use serde_json::{Value, json};
 
@@ -304,6 +304,7 @@ fn plan_stats(cx: &Cx<'_>, out: &mut Vec<Finding>) {
         }
     }
     // Each satisfaction with a verdict, for the latest plan written before it.
+    let plans_in_order = bl.plans.is_sorted_by_key(|p| p.step);
     let outcomes: Vec<(u32, &str, bool)> = bl
         .satisfactions
         .iter()
@@ -313,10 +314,36 @@ fn plan_stats(cx: &Cx<'_>, out: &mut Vec<Finding>) {
                 Some(Body::Satisfaction(s)) => s.ok?,
                 _ => return None,
             };
-            let plan = bl.plans.iter().rev().find(|p| p.step <= step)?;
+            let plan = if plans_in_order {
+                &bl.plans[bl
+                    .plans
+                    .partition_point(|p| p.step <= step)
+                    .checked_sub(1)?]
+            } else {
+                bl.plans.iter().rev().find(|p| p.step <= step)?
+            };
             Some((step, plan.id.as_str(), ok))
         })
         .collect();
+    // The steps of each plan's writes and of its outcomes, sorted: what happened between two
+    // records is a count by bisection (a scan of the session's plans and outcomes for every
+    // record grew with the session squared).
+    let mut plan_steps: HashMap<&str, Vec<u32>> = HashMap::new();
+    for p in &bl.plans {
+        plan_steps.entry(p.id.as_str()).or_default().push(p.step);
+    }
+    let mut outcome_steps: HashMap<(&str, bool), Vec<u32>> = HashMap::new();
+    for &(step, id, ok) in &outcomes {
+        outcome_steps.entry((id, ok)).or_default().push(step);
+    }
+    for v in plan_steps.values_mut().chain(outcome_steps.values_mut()) {
+        v.sort_unstable();
+    }
+    let between = |steps: Option<&Vec<u32>>, from: u32, to: u32| {
+        steps.map_or(0, |v| {
+            (v.partition_point(|&s| s <= to) - v.partition_point(|&s| s <= from)) as u64
+        })
+    };
     for (id, recs) in &records {
         // Before the session's first record, the counters are at least 0: the first record
         // holds at least this run's uses and outcomes up to it.
@@ -333,21 +360,16 @@ fn plan_stats(cx: &Cx<'_>, out: &mut Vec<Finding>) {
                 // `bdi` reports this record already (more outcomes than uses).
                 continue;
             }
-            let within = |s: u32| from < s && s <= to;
-            let seen = [
-                bl.plans
-                    .iter()
-                    .filter(|p| p.id == *id && within(p.step))
-                    .count() as u64,
-                outcomes
-                    .iter()
-                    .filter(|o| o.1 == id && o.2 && within(o.0))
-                    .count() as u64,
-                outcomes
-                    .iter()
-                    .filter(|o| o.1 == id && !o.2 && within(o.0))
-                    .count() as u64,
-            ];
+            // `from < s <= to`; nothing when the records go back in steps.
+            let seen = if from < to {
+                [
+                    between(plan_steps.get(id.as_str()), from, to),
+                    between(outcome_steps.get(&(id.as_str(), true)), from, to),
+                    between(outcome_steps.get(&(id.as_str(), false)), from, to),
+                ]
+            } else {
+                [0; 3]
+            };
             let mut wrong = Vec::new();
             for (k, name) in ["use_count", "success_count", "failure_count"]
                 .iter()

@@ -1,0 +1,204 @@
+//! Each id's belief records, for the checks that ask "which record of this id was in Σ at
+//! step t": one index per session, built on first use.
+//!
+//! The timeline keeps its records in announcement order only; finding an id's records there
+//! scans them all ([`crate::model::timeline::Timeline::records_of`]), and a check asking
+//! it for every event grew with the session squared (issue 31: the 10M audit against the
+//! 1M). Here an id's records are a slice found by bisection, and the record active at a step
+//! is found by bisection in that slice whenever the id's records cannot overlap (the usual
+//! case: an id is re-announced only after, or by, ending its previous record).
+
+use hashbrown::HashMap;
+use std::borrow::Cow;
+
+use crate::model::timeline::BeliefRecord;
+
+/// The records of a session grouped by id (see the module's doc).
+pub(crate) struct ById<'a> {
+    beliefs: &'a [BeliefRecord],
+    /// Record indices sorted by id, each id's records in announcement order.
+    order: Vec<u32>,
+    /// Each id's records in `order`. A hash lookup: a bisection of `order` reads a record
+    /// at every step, a cache miss each on a long session, and cost more than the scans
+    /// it replaced.
+    groups: HashMap<&'a str, Group>,
+}
+
+/// Where an id's records are in [`ById::order`].
+#[derive(Clone, Copy)]
+struct Group {
+    start: u32,
+    len: u32,
+    /// Its records may be active together, or are not in step order: asked by a scan of
+    /// them, as the timeline would.
+    overlapping: bool,
+}
+
+impl<'a> ById<'a> {
+    /// The index of `beliefs`.
+    pub(crate) fn new(beliefs: &'a [BeliefRecord]) -> ById<'a> {
+        let mut order: Vec<u32> = (0..beliefs.len() as u32).collect();
+        // Stable: each id's records stay in index (announcement) order.
+        order.sort_by(|&a, &b| beliefs[a as usize].id.cmp(&beliefs[b as usize].id));
+        let mut groups = HashMap::new();
+        let mut start = 0;
+        while start < order.len() {
+            let id = beliefs[order[start] as usize].id.as_str();
+            let len = order[start..].partition_point(|&i| beliefs[i as usize].id == id);
+            let group = &order[start..start + len];
+            // Disjoint and in step order: each record ends no later than the next begins.
+            let disjoint = group.windows(2).all(|w| {
+                let (a, b) = (&beliefs[w[0] as usize], &beliefs[w[1] as usize]);
+                a.announced <= b.announced && a.retraction.is_some_and(|x| x.step <= b.announced)
+            });
+            groups.insert(
+                id,
+                Group {
+                    start: start as u32,
+                    len: len as u32,
+                    overlapping: !disjoint,
+                },
+            );
+            start += len;
+        }
+        ById {
+            beliefs,
+            order,
+            groups,
+        }
+    }
+
+    /// `id`'s records, and whether they may overlap.
+    fn group(&self, id: &str) -> (&[u32], bool) {
+        match self.groups.get(id) {
+            Some(g) => (
+                &self.order[g.start as usize..(g.start + g.len) as usize],
+                g.overlapping,
+            ),
+            None => (&[], false),
+        }
+    }
+
+    /// The first record of `id` (in announcement order) active at step `t`, as
+    /// [`Timeline::active_record`](crate::model::timeline::Timeline::active_record).
+    pub(crate) fn active(&self, id: &str, t: u32) -> Option<u32> {
+        self.all_active(id, t).first().copied()
+    }
+
+    /// Every record of `id` active at step `t`, in announcement order.
+    pub(crate) fn all_active(&self, id: &str, t: u32) -> Cow<'_, [u32]> {
+        let (group, overlapping) = self.group(id);
+        let b = self.beliefs;
+        if overlapping {
+            return group
+                .iter()
+                .copied()
+                .filter(|&i| b[i as usize].active_at(t))
+                .collect();
+        }
+        // At most one is active at any step: the last one announced by `t`, if any.
+        let k = group.partition_point(|&i| b[i as usize].announced <= t);
+        match k.checked_sub(1) {
+            Some(last) if b[group[last] as usize].active_at(t) => Cow::Borrowed(&group[last..k]),
+            _ => Cow::Borrowed(&[]),
+        }
+    }
+
+    /// The records of `id` announced at or before `t`, in announcement order.
+    pub(crate) fn announced_by(&self, id: &str, t: u32) -> Cow<'_, [u32]> {
+        let (group, overlapping) = self.group(id);
+        let b = self.beliefs;
+        if overlapping {
+            return group
+                .iter()
+                .copied()
+                .filter(|&i| b[i as usize].announced <= t)
+                .collect();
+        }
+        let k = group.partition_point(|&i| b[i as usize].announced <= t);
+        Cow::Borrowed(&group[..k])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::timeline::{RetractedBy, Retraction};
+    use crate::trace::event::Text;
+
+    fn rec(id: &str, announced: u32, until: Option<u32>) -> BeliefRecord {
+        BeliefRecord {
+            id: Text::from(id),
+            event: announced,
+            announced,
+            retraction: until.map(|step| Retraction {
+                step,
+                event: step,
+                by: RetractedBy::Agent,
+            }),
+            formula_ok: true,
+        }
+    }
+
+    /// Against a scan of every record, on random sessions (ids re-announced after, at or
+    /// before their previous record ended, and some records announced out of step order).
+    #[test]
+    fn answers_as_a_scan_of_every_record() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = |n: u32| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % n as u64) as u32
+        };
+        for round in 0..200 {
+            let mut beliefs = Vec::new();
+            let mut step = 1;
+            for _ in 0..next(40) {
+                step += next(3);
+                let id = ["a", "b", "c", "dd"][next(4) as usize];
+                let until = match next(4) {
+                    0 => None,
+                    _ => Some(step + next(6)),
+                };
+                // A few rounds put records out of step order.
+                let announced = if round % 5 == 0 && next(4) == 0 {
+                    step.saturating_sub(next(5))
+                } else {
+                    step
+                };
+                beliefs.push(rec(id, announced, until));
+            }
+            let ix = ById::new(&beliefs);
+            for id in ["a", "b", "c", "dd", "e"] {
+                let scan: Vec<u32> = (0..beliefs.len() as u32)
+                    .filter(|&i| beliefs[i as usize].id.as_str() == id)
+                    .collect();
+                assert_eq!(&*ix.announced_by(id, u32::MAX), scan.as_slice());
+                for t in 0..step + 8 {
+                    let active = scan
+                        .iter()
+                        .copied()
+                        .find(|&i| beliefs[i as usize].active_at(t));
+                    assert_eq!(ix.active(id, t), active, "round {round}, {id} at {t}");
+                    let all: Vec<u32> = scan
+                        .iter()
+                        .copied()
+                        .filter(|&i| beliefs[i as usize].active_at(t))
+                        .collect();
+                    assert_eq!(&*ix.all_active(id, t), all.as_slice());
+                    let by: Vec<u32> = scan
+                        .iter()
+                        .copied()
+                        .filter(|&i| beliefs[i as usize].announced <= t)
+                        .collect();
+                    assert_eq!(
+                        &*ix.announced_by(id, t),
+                        by.as_slice(),
+                        "round {round}, {id} at {t}"
+                    );
+                }
+            }
+        }
+    }
+}
