@@ -37,8 +37,8 @@ fn same(model: &Model, opts: &AuditOptions, what: &str) -> Report {
     report
 }
 
-#[test]
-fn every_sample_prints_the_same_spooled() {
+/// The bundled samples' trace files, in name order.
+fn sample_files() -> Vec<std::path::PathBuf> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-traces");
     let mut files: Vec<_> = std::fs::read_dir(&dir)
         .expect("sample-traces")
@@ -46,6 +46,12 @@ fn every_sample_prints_the_same_spooled() {
         .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
         .collect();
     files.sort();
+    files
+}
+
+#[test]
+fn every_sample_prints_the_same_spooled() {
+    let files = sample_files();
     assert!(files.len() >= 5, "samples: {files:?}");
     let mut problems = 0;
     for f in &files {
@@ -106,13 +112,7 @@ fn generated_sessions_merge_in_order_whatever_the_threads() {
 /// and both thread counts, and leaves the model without sessions.
 #[test]
 fn releasing_the_sessions_prints_the_same() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-traces");
-    let mut files: Vec<_> = std::fs::read_dir(&dir)
-        .expect("sample-traces")
-        .map(|e| e.expect("entry").path())
-        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
-        .collect();
-    files.sort();
+    let files = sample_files();
     let cfg = GenConfig {
         events: 4_000,
         seed: 5,
