@@ -859,7 +859,7 @@ fn audit_session(
     opts: &AuditOptions,
     given: Option<&Recomputed>,
     form: Option<Form>,
-    walked: Option<&AtomicUsize>,
+    one_walk: Option<&OneWalk>,
 ) -> SessionAudit {
     // About twenty walks of the session follow: when its lines are spread over the file
     // among other sessions', each would read the whole file (`trace::store::gather`).
@@ -875,9 +875,10 @@ fn audit_session(
                 }),
                 ..opts.recompute
             };
-            owned = match walked {
-                Some(w) => super::recompute::recompute_counted(tl, log, &ro, w),
-                None => super::recompute::recompute(tl, log, &ro),
+            let walk = || super::recompute::recompute(tl, log, &ro);
+            owned = match one_walk {
+                Some(one) => one.walk(tl, walk),
+                None => walk(),
             };
             &owned
         }
@@ -1004,19 +1005,6 @@ impl Sessions<'_> {
         }
     }
 
-    /// How many events the `i`-th session has (`None`: no such session, or already taken).
-    fn with_len(&self, i: usize) -> Option<usize> {
-        match self {
-            Sessions::Borrowed(t) => t.get(i).map(|t| t.len() as usize),
-            Sessions::Owned(t) => t
-                .get(i)?
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .as_ref()
-                .map(|t| t.len() as usize),
-        }
-    }
-
     /// Runs `f` on the `i`-th timeline; an owned one is dropped right after (`None` when it
     /// was taken before: each session is audited once).
     fn with<R>(&self, i: usize, f: impl FnOnce(&Timeline) -> R) -> Option<R> {
@@ -1034,23 +1022,44 @@ impl Sessions<'_> {
     }
 }
 
-/// The second worker starts once the first worker's walk has passed this part of its
-/// session (see `audit_sessions`)...
-const STAGGER_PART: usize = 4;
-/// ...when that session has at least this many events (short sessions' peaks are small;
-/// a few under test, so that a unit test's sessions are staggered).
-const STAGGER_MIN: usize = if cfg!(test) { 400 } else { 100_000 };
+/// Sessions at least this long walk one at a time in the CLI's audit (see `audit_sessions`);
+/// a few events under test, so that a unit test's sessions take the lock.
+const ONE_WALK_MIN: u32 = if cfg!(test) { 400 } else { 100_000 };
 
-/// How many times a worker waited for the first walk (tests check that it happens).
+/// The CLI's audit walks its long sessions one at a time: the lock they take around the walk.
+#[derive(Default)]
+struct OneWalk {
+    lock: std::sync::Mutex<()>,
+    /// The long walks of this audit in flight (kept under test only).
+    #[cfg(test)]
+    in_flight: AtomicUsize,
+}
+
+/// The most long walks seen in flight together in any one audit (tests check it is one).
 #[cfg(test)]
-static STAGGERED: AtomicUsize = AtomicUsize::new(0);
+static MOST_WALKS_TOGETHER: AtomicUsize = AtomicUsize::new(0);
 
-/// Marks the first session's walk as passed, whatever ends its audit.
-struct Released<'a>(&'a AtomicUsize);
-
-impl Drop for Released<'_> {
-    fn drop(&mut self) {
-        self.0.store(usize::MAX, Ordering::Relaxed);
+impl OneWalk {
+    /// Walks `tl` with `walk`, alone among this audit's long sessions when `tl` is long.
+    fn walk<R>(&self, tl: &Timeline, walk: impl FnOnce() -> R) -> R {
+        if tl.len() < ONE_WALK_MIN {
+            return walk();
+        }
+        // The walk's engine is dropped when it returns: holding the lock across it is what
+        // keeps two engines from growing together.
+        let _alone = self
+            .lock
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        #[cfg(test)]
+        {
+            let now = self.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
+            MOST_WALKS_TOGETHER.fetch_max(now, Ordering::SeqCst);
+        }
+        let r = walk();
+        #[cfg(test)]
+        self.in_flight.fetch_sub(1, Ordering::SeqCst);
+        r
     }
 }
 
@@ -1081,19 +1090,14 @@ fn audit_sessions(
     }
     .clamp(1, count.max(1));
     let next = AtomicUsize::new(0);
-    // A session's walk holds its engine, which grows with Σ to the walk's end, and two
-    // workers starting together on sessions of equal length reach that peak together. On a
-    // long first session the second worker waits until the first worker's walk is a quarter
-    // through: the peaks no longer meet (the 10M audit's high-water mark was the first two
-    // walks' ends), and the offset carries over to the sessions after. Only for the CLI's
-    // spooled audit, whose walks report their progress.
-    let lead = match sessions.with_len(0) {
-        Some(n) if workers > 1 && count > 1 && form.is_some() && recomputed.is_empty() => {
-            n / STAGGER_PART
-        }
-        _ => 0,
-    };
-    let walked = AtomicUsize::new(0);
+    // A session's walk holds its engine, which grows with Σ to the walk's end (a 10M
+    // session's walk adds about 450 MiB by then), and two workers walking together held two
+    // of them: the 10M audit's high-water mark. Long sessions walk one at a time: while one
+    // worker walks, the other runs the checks of the session it walked before, which take
+    // about as long, so both cores stay busy but during the first walk. Only for the CLI's
+    // spooled audit: the TUI's audit keeps its workers' walks together.
+    let one_walk = OneWalk::default();
+    let one_walk = (workers > 1 && form.is_some() && recomputed.is_empty()).then_some(&one_walk);
     let work = || {
         let mut out = Vec::new();
         loop {
@@ -1101,20 +1105,9 @@ fn audit_sessions(
             if i >= count {
                 break;
             }
-            // Set however the first session's audit ends (a panic included), so that a
-            // waiting worker never waits for a walk that stopped.
-            let _done = (i == 0).then(|| Released(&walked));
-            if i == 1 && lead >= STAGGER_MIN / STAGGER_PART {
-                while walked.load(Ordering::Relaxed) < lead {
-                    #[cfg(test)]
-                    STAGGERED.fetch_add(1, Ordering::Relaxed);
-                    std::thread::sleep(std::time::Duration::from_millis(20));
-                }
-            }
-            let counted = (i == 0).then_some(&walked);
             let a = sessions.with(i, |tl| {
                 let given = recomputed.iter().find(|r| r.session == tl.name());
-                audit_session(log, tl, opts, given, form, counted)
+                audit_session(log, tl, opts, given, form, one_walk)
             });
             if let Some(a) = a {
                 out.push((i, a));
@@ -1196,10 +1189,10 @@ mod tests {
     use super::*;
     use crate::trace::generate::{GenConfig, write_mixed};
 
-    /// With two workers on long sessions, the second waits for the first walk to be a quarter
-    /// through (`audit_sessions`), and the report is the one worker's, byte for byte.
+    /// With two workers on long sessions, the sessions walk one at a time (`audit_sessions`),
+    /// and the report is the one worker's, byte for byte.
     #[test]
-    fn staggered_workers_print_what_one_prints() {
+    fn long_sessions_walk_one_at_a_time_and_print_what_one_prints() {
         let cfg = GenConfig {
             events: 6_000,
             seed: 9,
@@ -1220,11 +1213,12 @@ mod tests {
             out
         };
         let one = print(1);
-        let before = STAGGERED.load(Ordering::Relaxed);
         assert_eq!(print(2), one);
-        assert!(
-            STAGGERED.load(Ordering::Relaxed) > before,
-            "the second worker did not wait for the first walk"
+        // Counted per audit: other tests' audits running beside this one do not add up.
+        assert_eq!(
+            MOST_WALKS_TOGETHER.load(Ordering::SeqCst),
+            1,
+            "two long sessions of one audit walked together"
         );
     }
 }

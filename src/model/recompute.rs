@@ -1181,30 +1181,10 @@ fn merge_into(big: &mut BTreeSet<u32>, mut small: BTreeSet<u32>) {
 /// Recomputes every claim of one session (see the module docs). The walk runs on a thread
 /// of its own with the engine's stack (see `logic/engine/local.rs`).
 pub fn recompute(tl: &Timeline, log: &TraceLog, opts: &RecomputeOptions) -> Recomputed {
-    run_with_stack(|| walk(tl, log, opts, None))
+    run_with_stack(|| walk(tl, log, opts))
 }
 
-/// How often a counted walk stores its progress (in events).
-const PROGRESS_EVERY: usize = if cfg!(test) { 16 } else { 1024 };
-
-/// [`recompute`], storing into `walked` how many of the session's events the walk has
-/// passed as it goes (every [`PROGRESS_EVERY`]): the audit starts its second worker's walk once its first
-/// worker's is that far along (`audit::audit_sessions`).
-pub(crate) fn recompute_counted(
-    tl: &Timeline,
-    log: &TraceLog,
-    opts: &RecomputeOptions,
-    walked: &std::sync::atomic::AtomicUsize,
-) -> Recomputed {
-    run_with_stack(|| walk(tl, log, opts, Some(walked)))
-}
-
-fn walk(
-    tl: &Timeline,
-    log: &TraceLog,
-    opts: &RecomputeOptions,
-    walked: Option<&std::sync::atomic::AtomicUsize>,
-) -> Recomputed {
+fn walk(tl: &Timeline, log: &TraceLog, opts: &RecomputeOptions) -> Recomputed {
     let mut out = Recomputed {
         session: tl.name().to_string(),
         ..Recomputed::default()
@@ -1305,11 +1285,6 @@ fn walk(
 
     for (i, &pos) in tl.event_positions().iter().enumerate() {
         let step = i as u32 + 1;
-        if let Some(w) = walked
-            && i % PROGRESS_EVERY == 0
-        {
-            w.store(i, std::sync::atomic::Ordering::Relaxed);
-        }
         // Decoded for this step only (not pinned): an audit of a long trace would otherwise
         // hold every event decoded until the end.
         let loaded = load_at(log, pos);
