@@ -39,7 +39,8 @@ use crate::trace::event::{
 pub(crate) struct Scanned<'de> {
     pub v_given: bool,
     pub seq: Option<u64>,
-    pub ts: Option<Timestamp>,
+    /// The time, in seconds since the Unix epoch (all a brief keeps of it).
+    pub ts: Option<f64>,
     pub session: Option<Cow<'de, str>>,
     pub gist: Gist,
 }
@@ -194,17 +195,30 @@ struct Found<'de> {
 }
 
 /// Scans `line` (valid UTF-8, without its LF); `None` means "decode it in full".
+#[cfg(test)]
 pub(crate) fn scan(line: &str) -> Option<Scanned<'_>> {
-    let mut p = Scanner {
-        s: line,
-        b: line.as_bytes(),
-        i: 0,
-    };
+    scan_with(Scanner::of_str(line), None)
+}
+
+/// Scans the bytes of a line (without its LF, maybe not UTF-8), checking them as UTF-8 as
+/// it walks them: what it takes is UTF-8 and scanned as [`scan`] scans the text (a property
+/// test compares them on hostile bytes); `None` means "check the line as UTF-8 and decode
+/// it in full" (which then reports a line that is not UTF-8 where it stops being so).
+///
+/// With a `lead` session, the brief is lean ([`crate::trace::brief::lean`]) once the line's
+/// `session` turns out to be another one: what a lean scan takes with the same envelope and
+/// kind (the fields before `session` are checked as a full scan checks them, which takes
+/// no more than a lean scan).
+pub(crate) fn scan_bytes<'de>(line: &'de [u8], lead: Option<&[u8]>) -> Option<Scanned<'de>> {
+    scan_with(Scanner::of_bytes(line), lead)
+}
+
+fn scan_with<'de>(mut p: Scanner<'de>, lead: Option<&[u8]>) -> Option<Scanned<'de>> {
     p.ws();
     p.eat(b'{')?;
     p.ws();
     // The kind first: it says how every other field is checked.
-    if p.string()? != "kind" {
+    if key(&mut p)? != KeyOf::Envelope(Env::Kind) {
         return None;
     }
     colon(&mut p)?;
@@ -244,7 +258,8 @@ pub(crate) fn scan(line: &str) -> Option<Scanned<'_>> {
             b'}' => break,
             _ => return None,
         }
-        let (key, of) = key(&mut p)?;
+        let at = p.i;
+        let of = key(&mut p)?;
         colon(&mut p)?;
         match of {
             KeyOf::Envelope(Env::Kind) => return None,
@@ -262,18 +277,32 @@ pub(crate) fn scan(line: &str) -> Option<Scanned<'_>> {
                 }
             }
             KeyOf::Envelope(Env::Ts) => {
-                let val = match p.b.get(p.i)? {
-                    b'"' => Val::Str(p.string()?),
-                    b'-' | b'0'..=b'9' => p.number()?,
+                // The usual time (UTC, whole seconds or milliseconds) read from the
+                // bytes; any other through `timestamp`, which gives the same.
+                if let Some((ts, end)) = utc_time(p.b, p.i) {
+                    if out.ts.replace(ts.unix_seconds).is_some() {
+                        return None;
+                    }
+                    p.i = end;
+                    continue;
+                }
+                let secs = match p.b.get(p.i)? {
+                    b'"' => timestamp(Val::Str(p.string()?)).ok()?.unix_seconds,
+                    // Unix seconds: the number's value, as `timestamp` takes it, without
+                    // working out how it was written (a brief keeps the value alone).
+                    b'-' | b'0'..=b'9' => match p.number()? {
+                        Val::Json(Value::Number(n)) => n.as_f64().filter(|s| s.is_finite())?,
+                        _ => return None,
+                    },
                     _ => return None,
                 };
-                let ts = timestamp(val).ok()?;
-                if out.ts.replace(ts).is_some() {
+                if out.ts.replace(secs).is_some() {
                     return None;
                 }
             }
             KeyOf::Envelope(Env::Session) => {
                 let s = p.string()?;
+                found.lean |= lead.is_some_and(|l| l != s.as_bytes());
                 if out.session.replace(s).is_some() {
                     return None;
                 }
@@ -296,6 +325,8 @@ pub(crate) fn scan(line: &str) -> Option<Scanned<'_>> {
                 }
             }
             KeyOf::Other => {
+                // Its text, read again (unknown keys are rare).
+                let key = p.at(at).string()?;
                 if unknown.len() >= MAX_UNKNOWN || unknown.contains(&key) {
                     return None;
                 }
@@ -312,11 +343,12 @@ pub(crate) fn scan(line: &str) -> Option<Scanned<'_>> {
     Some(out)
 }
 
-/// A key at the cursor and what it names. The usual key (short, no escapes) is read as
-/// two words straight from the line and matched with [`key_of_words`]; any other through
-/// [`Scanner::string`] and [`key_of`], which give the same.
-#[inline]
-fn key<'de>(p: &mut Scanner<'de>) -> Option<(Cow<'de, str>, KeyOf)> {
+/// What the key at the cursor names, the cursor moved past it. The usual key (short,
+/// ASCII, no escapes) is read as two words straight from the line and matched with
+/// [`key_of_words`]; any other through [`Scanner::string`] and [`key_of`], which give the
+/// same. Nothing is built: an unknown key's text is read again by the caller.
+#[inline(always)]
+fn key(p: &mut Scanner<'_>) -> Option<KeyOf> {
     let b = p.b;
     if b.get(p.i) == Some(&b'"')
         && let Some(chunk) = b.get(p.i + 1..p.i + 17)
@@ -342,20 +374,15 @@ fn key<'de>(p: &mut Scanner<'de>) -> Option<(Cow<'de, str>, KeyOf)> {
                 }
             };
             let words = (keep(words.0, len), keep(words.1, len.saturating_sub(8)));
-            let start = p.i + 1;
-            // Both ends are at ASCII bytes, hence at character boundaries.
-            let text = p.s.get(start..start + len)?;
-            p.i = start + len + 1;
-            return Some((Cow::Borrowed(text), key_of_words(words, len)));
+            p.i += len + 2;
+            return Some(key_of_words(words, len));
         }
     }
-    let k = p.string()?;
-    let of = key_of(&k);
-    Some((k, of))
+    Some(key_of(&p.string()?))
 }
 
-/// The high bit of each byte of `w` that is a quote, a backslash or a control character
-/// (and maybe of bytes above the lowest such byte).
+/// The high bit of each byte of `w` that is a quote, a backslash, a control character or
+/// not ASCII (and maybe of bytes above the lowest such byte).
 #[inline]
 fn stops(w: u64) -> u64 {
     const ONES: u64 = 0x0101_0101_0101_0101;
@@ -364,8 +391,27 @@ fn stops(w: u64) -> u64 {
     let slash = w ^ (ONES * u64::from(b'\\'));
     ((quote.wrapping_sub(ONES) & !quote)
         | (slash.wrapping_sub(ONES) & !slash)
-        | (w.wrapping_sub(ONES * 0x20) & !w))
+        | (w.wrapping_sub(ONES * 0x20) & !w)
+        | w)
         & HIGH
+}
+
+/// A string at `i` of `b` holding a UTC time of the usual shape
+/// ([`Timestamp::from_utc_bytes`]) and the position after it.
+#[inline]
+fn utc_time(b: &[u8], i: usize) -> Option<(Timestamp, usize)> {
+    if b.get(i) != Some(&b'"') {
+        return None;
+    }
+    // The shape ends in `Z`, so the string ends right after it or is not of the shape.
+    let len = if b.get(i + 21) == Some(&b'"') { 20 } else { 24 };
+    if b.get(i + 1 + len) != Some(&b'"') {
+        return None;
+    }
+    Some((
+        Timestamp::from_utc_bytes(&b[i + 1..i + 1 + len])?,
+        i + len + 2,
+    ))
 }
 
 fn colon(p: &mut Scanner<'_>) -> Option<()> {
@@ -546,7 +592,7 @@ fn field<'de>(p: &mut Scanner<'de>, f: F, c: Class, found: &mut Found<'de>) -> O
                 any(p, true)?;
             }
             if matches!(f, F::value) {
-                found.value = Some(p.s.get(start..p.i)?);
+                found.value = Some(p.text(start..p.i)?);
             }
         }
         Class::Structure => structure(p, found.kind, f, found.lean)?,
@@ -1086,16 +1132,121 @@ mod tests {
             after in "[:\"a-z0-9 ]{0,24}",
         ) {
             let line = format!("{k}{after}");
-            let mut fast = Scanner { s: &line, b: line.as_bytes(), i: 0 };
-            let mut slow = Scanner { s: &line, b: line.as_bytes(), i: 0 };
-            let want = slow.string().map(|s| {
-                let of = key_of(&s);
-                (s.into_owned(), of)
-            });
-            let got = super::key(&mut fast).map(|(s, of)| (s.into_owned(), of));
+            let mut fast = Scanner::of_str(&line);
+            let mut slow = Scanner::of_str(&line);
+            let want = slow.string().map(|s| key_of(&s));
+            let got = super::key(&mut fast);
             prop_assert_eq!(&got, &want);
             if want.is_some() {
                 prop_assert_eq!(fast.i, slow.i);
+            }
+        }
+    }
+
+    /// Bytes put into a line: not UTF-8 (stray continuation bytes, overlong forms,
+    /// surrogates, past U+10FFFF, sequences cut short), and UTF-8 at the edges of its
+    /// ranges.
+    fn hostile_bytes() -> impl Strategy<Value = Vec<u8>> {
+        prop::sample::select(vec![
+            vec![0xFF],
+            vec![0x80],
+            vec![0xBF],
+            vec![0xC0, 0xAF],
+            vec![0xC1, 0xBF],
+            vec![0xE0, 0x80, 0xAF],
+            vec![0xF0, 0x80, 0x80, 0xAF],
+            vec![0xED, 0xA0, 0x80],
+            vec![0xED, 0xBF, 0xBF],
+            vec![0xF4, 0x90, 0x80, 0x80],
+            vec![0xF5, 0x80, 0x80, 0x80],
+            vec![0xE2, 0x88],
+            vec![0xF0, 0x9F, 0x98],
+            vec![0xC3],
+            vec![0xC2, 0x80],
+            vec![0xC3, 0xA9],
+            vec![0xDF, 0xBF],
+            vec![0xE0, 0xA0, 0x80],
+            vec![0xE2, 0x88, 0x80],
+            vec![0xED, 0x9F, 0xBF],
+            vec![0xEE, 0x80, 0x80],
+            vec![0xEF, 0xBF, 0xBF],
+            vec![0xF0, 0x90, 0x80, 0x80],
+            vec![0xF0, 0x9F, 0x98, 0x80],
+            vec![0xF4, 0x8F, 0xBF, 0xBF],
+        ])
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 4000, ..ProptestConfig::default() })]
+
+        /// A line's bytes scanned as they are ([`scan_bytes`], which checks them as UTF-8
+        /// as it walks them) give what checking the whole line as UTF-8 and scanning the
+        /// text gives, full or lean, wherever bytes that are not UTF-8 are put (in strings,
+        /// keys, nested values, between tokens, cut short at the end of the line): so a
+        /// line whose bytes are not UTF-8 is never taken, and goes to the decoder, which
+        /// reports where they stop being UTF-8.
+        #[test]
+        fn scanning_bytes_is_checking_them_then_scanning_the_text(
+            line in line(),
+            put in prop::collection::vec((prop::arbitrary::any::<prop::sample::Index>(), hostile_bytes()), 0..3),
+            at_end in prop::option::weighted(0.1, hostile_bytes()),
+            lean in prop::bool::ANY,
+        ) {
+            let mut bytes = line.into_bytes();
+            for (at, b) in put {
+                let i = at.index(bytes.len() + 1);
+                bytes.splice(i..i, b);
+            }
+            bytes.extend(at_end.into_iter().flatten());
+            let seen = |s: Scanned<'_>| {
+                (
+                    s.v_given,
+                    s.seq,
+                    s.ts,
+                    s.session.map(Cow::into_owned),
+                    s.gist,
+                )
+            };
+            let (got, want) = crate::trace::brief::lean(lean, || {
+                (
+                    scan_bytes(&bytes, None).map(seen),
+                    std::str::from_utf8(&bytes).ok().and_then(scan).map(seen),
+                )
+            });
+            prop_assert_eq!(got, want, "{:?}", String::from_utf8_lossy(&bytes));
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 4000, ..ProptestConfig::default() })]
+
+        /// A scan led by a session gives a line of that session (or of none) the full
+        /// scan's brief, and a line of another session the lean scan's, exactly; it takes
+        /// every line the full scan takes (and lines of other sessions that only the lean
+        /// scan takes, when nothing before `session` needs the decoder).
+        #[test]
+        fn a_led_scan_is_lean_exactly_for_other_sessions(
+            line in line(),
+            lead in pick(&["s1", "s2", ""]),
+        ) {
+            let seen = |s: Scanned<'_>| {
+                (
+                    s.v_given,
+                    s.seq,
+                    s.ts,
+                    s.session.map(Cow::into_owned),
+                    s.gist,
+                )
+            };
+            let led = scan_bytes(line.as_bytes(), Some(lead.as_bytes())).map(seen);
+            let full = scan(&line).map(seen);
+            let lean = crate::trace::brief::lean(true, || scan(&line).map(seen));
+            if full.is_some() {
+                prop_assert!(led.is_some(), "{}", line);
+            }
+            if let Some(led) = led {
+                let other = led.3.as_deref().is_some_and(|s| s != lead);
+                prop_assert_eq!(Some(led), if other { lean } else { full }, "{}", line);
             }
         }
     }
@@ -1110,7 +1261,7 @@ mod tests {
             if let Some(s) = scan(&line) {
                 let got = (
                     s.seq,
-                    s.ts.as_ref().map(|t| t.unix_seconds),
+                    s.ts,
                     s.session.as_deref().map(str::to_string),
                     s.gist,
                 );
@@ -1150,7 +1301,7 @@ mod tests {
             let envelope = |s: Scanned<'_>| {
                 (
                     s.seq,
-                    s.ts.as_ref().map(|t| t.unix_seconds),
+                    s.ts,
                     s.session.as_deref().map(str::to_string),
                     s.gist.kind(),
                     s.gist.kind_name().to_string(),
@@ -1186,12 +1337,7 @@ mod tests {
             if let Some(s) = scan(l) {
                 taken += 1;
                 assert_eq!(
-                    Some((
-                        s.seq,
-                        s.ts.map(|t| t.unix_seconds),
-                        s.session.map(|c| c.to_string()),
-                        s.gist
-                    )),
+                    Some((s.seq, s.ts, s.session.map(|c| c.to_string()), s.gist)),
                     reference(l),
                     "{l}"
                 );
