@@ -26,7 +26,8 @@ use serde_json::Value;
 
 use super::fast::Scanner;
 use super::{
-    Env, F, KeyOf, N_FIELDS, Val, WORD_KEY_MAX, key_of, key_of_words, timestamp, typed_val,
+    Env, F, KeyOf, N_FIELDS, Val, WORD_KEY_MAX, key_of, key_of_words, name_words, timestamp,
+    typed_val,
 };
 use crate::trace::brief::Gist;
 use crate::trace::event::{
@@ -222,8 +223,19 @@ fn scan_with<'de>(mut p: Scanner<'de>, lead: Option<&[u8]>) -> Option<Scanned<'d
         return None;
     }
     colon(&mut p)?;
-    let kind_name = p.string()?;
-    let kind = Kind::from_name(&kind_name);
+    // A known kind's name read as words, as keys are; any other through `Kind::from_name`.
+    let (kind_name, kind) = match short_words(&p).and_then(|(w, n)| Some((kind_of_words(w, n)?, n)))
+    {
+        Some((k, n)) => {
+            p.i += n + 2;
+            (Cow::Borrowed(k.as_str()), Some(k))
+        }
+        None => {
+            let name = p.string()?;
+            let kind = Kind::from_name(&name);
+            (name, kind)
+        }
+    };
     let mut out = Scanned {
         v_given: false,
         seq: None,
@@ -349,36 +361,60 @@ fn scan_with<'de>(mut p: Scanner<'de>, lead: Option<&[u8]>) -> Option<Scanned<'d
 /// same. Nothing is built: an unknown key's text is read again by the caller.
 #[inline(always)]
 fn key(p: &mut Scanner<'_>) -> Option<KeyOf> {
-    let b = p.b;
-    if b.get(p.i) == Some(&b'"')
-        && let Some(chunk) = b.get(p.i + 1..p.i + 17)
-        && let (Ok(lo), Ok(hi)) = (
-            <[u8; 8]>::try_from(&chunk[..8]),
-            <[u8; 8]>::try_from(&chunk[8..]),
-        )
-    {
-        let words = (u64::from_le_bytes(lo), u64::from_le_bytes(hi));
-        // The first quote, backslash or control character of the 16 bytes (see
-        // `scan_plain`: the lowest flag of each word is a true one).
-        let len = match (stops(words.0), stops(words.1)) {
-            (0, 0) => usize::MAX,
-            (0, h) => 8 + (h.trailing_zeros() / 8) as usize,
-            (l, _) => (l.trailing_zeros() / 8) as usize,
-        };
-        if len <= WORD_KEY_MAX && chunk[len] == b'"' {
-            let keep = |w: u64, n: usize| {
-                if n >= 8 {
-                    w
-                } else {
-                    w & ((1u64 << (8 * n)) - 1)
-                }
-            };
-            let words = (keep(words.0, len), keep(words.1, len.saturating_sub(8)));
-            p.i += len + 2;
-            return Some(key_of_words(words, len));
-        }
+    if let Some((words, len)) = short_words(p) {
+        p.i += len + 2;
+        return Some(key_of_words(words, len));
     }
     Some(key_of(&p.string()?))
+}
+
+/// The string at the cursor as two little-endian words (zero past its end) and its length,
+/// if it is at most [`WORD_KEY_MAX`] ASCII bytes without escapes or control characters and
+/// the line holds 16 bytes after its opening quote; the cursor is not moved.
+#[inline(always)]
+fn short_words(p: &Scanner<'_>) -> Option<((u64, u64), usize)> {
+    let chunk = p.b.get(p.i + 1..p.i + 17)?;
+    if p.b[p.i] != b'"' {
+        return None;
+    }
+    let lo = u64::from_le_bytes(<[u8; 8]>::try_from(&chunk[..8]).ok()?);
+    let hi = u64::from_le_bytes(<[u8; 8]>::try_from(&chunk[8..]).ok()?);
+    // The first quote, backslash, control character or other byte than ASCII of the 16
+    // bytes (see `scan_plain`: the lowest flag of each word is a true one).
+    let len = match (stops(lo), stops(hi)) {
+        (0, 0) => return None,
+        (0, h) => 8 + (h.trailing_zeros() / 8) as usize,
+        (l, _) => (l.trailing_zeros() / 8) as usize,
+    };
+    if len > WORD_KEY_MAX || chunk[len] != b'"' {
+        return None;
+    }
+    let keep = |w: u64, n: usize| {
+        if n >= 8 {
+            w
+        } else {
+            w & ((1u64 << (8 * n)) - 1)
+        }
+    };
+    Some(((keep(lo, len), keep(hi, len.saturating_sub(8))), len))
+}
+
+/// A kind's name as words ([`name_words`]), its length, and the kind.
+type KindWords = ((u64, u64), usize, Kind);
+
+/// The known kind whose name, of `len` bytes, has these words ([`short_words`]).
+fn kind_of_words(words: (u64, u64), len: usize) -> Option<Kind> {
+    static KINDS: std::sync::LazyLock<Vec<KindWords>> = std::sync::LazyLock::new(|| {
+        Kind::ALL
+            .iter()
+            .map(|&k| (name_words(k.as_str().as_bytes()), k.as_str().len(), k))
+            .filter(|e| e.1 <= WORD_KEY_MAX)
+            .collect()
+    });
+    KINDS
+        .iter()
+        .find(|e| e.0 == words && e.1 == len)
+        .map(|e| e.2)
 }
 
 /// The high bit of each byte of `w` that is a quote, a backslash, a control character or
@@ -1140,6 +1176,26 @@ mod tests {
             if want.is_some() {
                 prop_assert_eq!(fast.i, slow.i);
             }
+        }
+    }
+
+    /// Every kind's name read as words is that kind, and a name that is no kind's, or
+    /// differs in one byte, is none.
+    #[test]
+    fn every_kind_is_found_by_its_words() {
+        for &k in Kind::ALL {
+            let line = format!("\"{}\"                ", k.as_str());
+            let p = Scanner::of_str(&line);
+            let (w, n) = short_words(&p).unwrap_or_else(|| panic!("{k:?} not read as words"));
+            assert_eq!(kind_of_words(w, n), Some(k));
+            assert_eq!(kind_of_words((w.0 ^ 1, w.1), n), None, "{k:?}");
+            assert_eq!(kind_of_words(w, n + 1), None, "{k:?}");
+        }
+        for name in ["mystery", "Announce", "announce_", "", "tool_call"] {
+            let line = format!("\"{name}\"                ");
+            let p = Scanner::of_str(&line);
+            let (w, n) = short_words(&p).expect("a short name");
+            assert_eq!(kind_of_words(w, n), None, "{name}");
         }
     }
 
