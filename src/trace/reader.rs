@@ -345,7 +345,7 @@ impl PreBrief {
             text_len: bytes.len(),
             seq: s.seq,
             ts: s.ts,
-            session: s.session.map(|c| Text::from(&*c)),
+            session: s.session,
             gist: s.gist,
         }))
     }

@@ -396,14 +396,15 @@ impl<'de> Scanner<'de> {
                 .fold(0u64, |n, d| n * 10 + u64::from(d - b'0'));
             return Some(Val::Json(Value::from(n)));
         }
-        let text = self.text(start..j)?;
         if plain || int_start != start {
             // Integers too big for a u64, and negative ones: serde_json's own conversion.
+            let text = self.text(start..j)?;
             return serde_json::from_str::<Value>(text).ok().map(Val::Json);
         }
         // A float: parsed by the same serde_json routine the reference visitor gets its
-        // `f64` from, without building a deserializer for a whole `Value`.
-        let n = text.parse::<serde_json::Number>().ok()?;
+        // `f64` from, without building a deserializer for a whole `Value`, from the bytes
+        // (a number is ASCII: no text to check).
+        let n = serde_json::from_slice::<serde_json::Number>(&b[start..j]).ok()?;
         n.is_f64().then_some(Val::Json(Value::Number(n)))
     }
 }
@@ -727,6 +728,29 @@ mod tests {
                     }
                 }
             }
+        }
+    }
+
+    proptest! {
+        /// A float read from its bytes is the number serde_json reads from its text (the
+        /// reference decoder's value), to the bit.
+        #[test]
+        fn a_float_from_its_bytes_is_the_float_from_its_text(
+            int in "-?(0|[1-9][0-9]{0,19})",
+            frac in "(\\.[0-9]{1,20})?",
+            exp in "([eE][+-]?[0-9]{1,3})?",
+        ) {
+            let text = format!("{int}{frac}{exp}");
+            let mut p = Scanner::of_bytes(text.as_bytes());
+            let got = match p.number() {
+                Some(Val::Json(v)) => Some(v),
+                Some(_) => None,
+                None => None,
+            };
+            let want = serde_json::from_str::<Value>(&text).ok();
+            let bits = |v: &Option<Value>| v.as_ref().and_then(Value::as_f64).map(f64::to_bits);
+            prop_assert_eq!(bits(&got), bits(&want), "{}", text);
+            prop_assert_eq!(got, want, "{}", text);
         }
     }
 

@@ -32,17 +32,17 @@ use super::{
 use crate::trace::brief::Gist;
 use crate::trace::event::{
     FORMAT_VERSION, Kind, Outcome, PlanOrigin, QueryAnswer, Reply, RetractBy, Role, StepStatus,
-    Timestamp,
+    Text, Timestamp,
 };
 
 /// The envelope and gist of a line the scanner took.
 #[derive(Debug)]
-pub(crate) struct Scanned<'de> {
+pub(crate) struct Scanned {
     pub v_given: bool,
     pub seq: Option<u64>,
     /// The time, in seconds since the Unix epoch (all a brief keeps of it).
     pub ts: Option<f64>,
-    pub session: Option<Cow<'de, str>>,
+    pub session: Option<Text>,
     pub gist: Gist,
 }
 
@@ -197,7 +197,7 @@ struct Found<'de> {
 
 /// Scans `line` (valid UTF-8, without its LF); `None` means "decode it in full".
 #[cfg(test)]
-pub(crate) fn scan(line: &str) -> Option<Scanned<'_>> {
+pub(crate) fn scan(line: &str) -> Option<Scanned> {
     scan_with(Scanner::of_str(line), None)
 }
 
@@ -210,11 +210,11 @@ pub(crate) fn scan(line: &str) -> Option<Scanned<'_>> {
 /// `session` turns out to be another one: what a lean scan takes with the same envelope and
 /// kind (the fields before `session` are checked as a full scan checks them, which takes
 /// no more than a lean scan).
-pub(crate) fn scan_bytes<'de>(line: &'de [u8], lead: Option<&[u8]>) -> Option<Scanned<'de>> {
+pub(crate) fn scan_bytes(line: &[u8], lead: Option<&[u8]>) -> Option<Scanned> {
     scan_with(Scanner::of_bytes(line), lead)
 }
 
-fn scan_with<'de>(mut p: Scanner<'de>, lead: Option<&[u8]>) -> Option<Scanned<'de>> {
+fn scan_with(mut p: Scanner<'_>, lead: Option<&[u8]>) -> Option<Scanned> {
     p.ws();
     p.eat(b'{')?;
     p.ws();
@@ -313,7 +313,7 @@ fn scan_with<'de>(mut p: Scanner<'de>, lead: Option<&[u8]>) -> Option<Scanned<'d
                 }
             }
             KeyOf::Envelope(Env::Session) => {
-                let s = p.string()?;
+                let s = session(&mut p)?;
                 found.lean |= lead.is_some_and(|l| l != s.as_bytes());
                 if out.session.replace(s).is_some() {
                     return None;
@@ -401,6 +401,45 @@ fn short_words(p: &Scanner<'_>) -> Option<((u64, u64), usize)> {
 
 /// A kind's name as words ([`name_words`]), its length, and the kind.
 type KindWords = ((u64, u64), usize, Kind);
+
+/// Sessions a decoder thread has met by the words of their names ([`short_words`]), the
+/// first [`SESSIONS_KEPT`]: a line's session is the one a line before it named, nearly
+/// always, and is then taken from here, not checked and built again.
+type SessionWords = Vec<((u64, u64), usize, Text)>;
+
+/// Sessions [`session`] keeps per thread.
+const SESSIONS_KEPT: usize = 16;
+
+std::thread_local! {
+    static SESSIONS: std::cell::RefCell<SessionWords> = const {
+        std::cell::RefCell::new(Vec::new())
+    };
+}
+
+/// The session name at the cursor: a short one ([`short_words`]) met before from the
+/// thread's sessions, any other read with [`Scanner::string`].
+#[inline]
+fn session(p: &mut Scanner<'_>) -> Option<Text> {
+    let Some((words, len)) = short_words(p) else {
+        return Some(Text::from(&*p.string()?));
+    };
+    let met = SESSIONS.with_borrow(|kept| {
+        kept.iter()
+            .find(|e| e.0 == words && e.1 == len)
+            .map(|e| e.2.clone())
+    });
+    if let Some(name) = met {
+        p.i += len + 2;
+        return Some(name);
+    }
+    let name = Text::from(&*p.string()?);
+    SESSIONS.with_borrow_mut(|kept| {
+        if kept.len() < SESSIONS_KEPT {
+            kept.push((words, len, name.clone()));
+        }
+    });
+    Some(name)
+}
 
 /// The known kind whose name, of `len` bytes, has these words ([`short_words`]).
 fn kind_of_words(words: (u64, u64), len: usize) -> Option<Kind> {
@@ -1254,12 +1293,12 @@ mod tests {
                 bytes.splice(i..i, b);
             }
             bytes.extend(at_end.into_iter().flatten());
-            let seen = |s: Scanned<'_>| {
+            let seen = |s: Scanned| {
                 (
                     s.v_given,
                     s.seq,
                     s.ts,
-                    s.session.map(Cow::into_owned),
+                    s.session.map(|t| t.to_string()),
                     s.gist,
                 )
             };
@@ -1285,12 +1324,12 @@ mod tests {
             line in line(),
             lead in pick(&["s1", "s2", ""]),
         ) {
-            let seen = |s: Scanned<'_>| {
+            let seen = |s: Scanned| {
                 (
                     s.v_given,
                     s.seq,
                     s.ts,
-                    s.session.map(Cow::into_owned),
+                    s.session.map(|t| t.to_string()),
                     s.gist,
                 )
             };
@@ -1354,7 +1393,7 @@ mod tests {
         /// structures are checked, not kept, where the full gist needs the decoder's.)
         #[test]
         fn a_lean_scan_takes_what_the_full_scan_takes(line in line()) {
-            let envelope = |s: Scanned<'_>| {
+            let envelope = |s: Scanned| {
                 (
                     s.seq,
                     s.ts,
