@@ -202,7 +202,7 @@ pub(crate) fn scan(line: &str) -> Option<Scanned> {
 }
 
 /// Scans the bytes of a line (without its LF, maybe not UTF-8), checking them as UTF-8 as
-/// it walks them: what it takes is UTF-8 and scanned as [`scan`] scans the text (a property
+/// it walks them: what it takes is UTF-8 and scanned as `scan` scans the text (a property
 /// test compares them on hostile bytes); `None` means "check the line as UTF-8 and decode
 /// it in full" (which then reports a line that is not UTF-8 where it stops being so).
 ///
