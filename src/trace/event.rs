@@ -152,7 +152,12 @@ impl Timestamp {
     /// parses in full. The value is computed with exactly the general parser's arithmetic (a
     /// property test compares the two on valid and invalid texts).
     pub(crate) fn from_utc_text(text: &str) -> Option<Self> {
-        let b = text.as_bytes();
+        Self::from_utc_bytes(text.as_bytes())
+    }
+
+    /// [`Self::from_utc_text`] of the text's bytes (the brief scanner reads the usual
+    /// timestamp straight from the line's bytes).
+    pub(crate) fn from_utc_bytes(b: &[u8]) -> Option<Self> {
         let millis = utc_shape(b)?;
         let num =
             |r: std::ops::Range<usize>| b[r].iter().fold(0i64, |n, d| n * 10 + i64::from(d - b'0'));

@@ -73,9 +73,8 @@ pub(crate) enum Focus {
     /// Only the lines that may belong to this session: the others are passed over
     /// ([`other_session`]).
     Only(Arc<[u8]>),
-    /// Every line, but those that surely belong to another session than this one with lean
-    /// briefs ([`super::brief::lean`]): a load that replays this session and indexes the
-    /// rest.
+    /// Every line, but the events of another session than this one with lean briefs
+    /// ([`super::brief::lean`]): a load that replays this session and indexes the rest.
     Lead(Arc<[u8]>),
 }
 
@@ -207,12 +206,12 @@ pub fn read_all_briefs_lean(
 }
 
 /// [`read_all_briefs`] for a viewer that replays the session `lead` and only indexes the
-/// others: the same items, but the events of lines a glance at their bytes places in
-/// another session ([`other_session`]) have lean briefs ([`super::brief::lean`]), which
-/// must not be replayed. `lead`'s events always have full ones (the glance never places
-/// an event of `lead` elsewhere), and so may the other sessions' events of an unusual
-/// shape. One read of the stream gives the shown session complete and everything else
-/// indexed, every problem at its place.
+/// others: the same items, but the events whose lines name another session have lean
+/// briefs ([`super::brief::lean`]), which must not be replayed. `lead`'s events (and
+/// those without `session`) always have full ones. The brief scanner decides when it
+/// reads the line's `session`, so no line is searched for it first. One read of the
+/// stream gives the shown session complete and everything else indexed, every problem at
+/// its place.
 pub fn read_all_briefs_led(
     name: &str,
     r: impl Read,

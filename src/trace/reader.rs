@@ -31,7 +31,7 @@ use std::fmt;
 
 use super::brief::{Brief, BriefItem, Briefed, Gist};
 use super::event::{Body, Event, Extra, FORMAT_VERSION, FileName, Kind, Origin, Text, Timestamp};
-use super::fields::scan::scan;
+use super::fields::scan::scan_bytes;
 use super::fields::{FieldError, Fields, build_body, decode_line, name_words};
 
 /// The default line-length cap: 4 MiB, far above any sane event and small enough that a
@@ -265,6 +265,13 @@ pub(crate) trait Payload: Sized + Send + 'static {
     type Item: Send;
     /// Decodes the JSON text of the framer's current line (after a BOM of `bom_len` bytes).
     fn decode(framer: &Framer, text: &str, bom_len: u64) -> Decoded<Self>;
+    /// Decodes the bytes of the framer's current line (after a BOM of `bom_len` bytes), not
+    /// yet checked as UTF-8, if that can be done without checking them first; `None` means
+    /// "check them and [`Self::decode`] the text", which must then give what decoding the
+    /// line in full gives.
+    fn decode_bytes(_framer: &Framer, _line: &[u8], _bom_len: u64) -> Option<Decoded<Self>> {
+        None
+    }
     /// What the session checks read.
     fn head(&self) -> Head<'_>;
     /// The item for a problem.
@@ -327,33 +334,46 @@ impl Payload for PreEvent {
 }
 
 impl PreBrief {
+    /// The brief of a line of the usual shape, from the brief scanner, which checks the
+    /// bytes as UTF-8 as it walks them; `None` for any other line.
+    fn scan_brief(framer: &Framer, bytes: &[u8], bom_len: u64) -> Option<Decoded<Self>> {
+        let s = scan_bytes(bytes, framer.lean_others.as_deref())?;
+        Some(Decoded::Event(PreBrief {
+            line: framer.line,
+            line_start: framer.line_start,
+            text_at: framer.line_start + bom_len,
+            text_len: bytes.len(),
+            seq: s.seq,
+            ts: s.ts,
+            session: s.session,
+            gist: s.gist,
+        }))
+    }
+
+    /// The brief of a line the scanner declined: decoded in full, then briefed (lean when
+    /// the framer makes lean briefs, or those of another session than the one it leads).
     fn decode_brief(framer: &Framer, text: &str, bom_len: u64) -> Decoded<Self> {
         let (line, line_start) = (framer.line, framer.line_start);
-        if let Some(s) = scan(text) {
-            return Decoded::Event(PreBrief {
-                line,
-                line_start,
-                text_at: line_start + bom_len,
-                text_len: text.len(),
-                seq: s.seq,
-                ts: s.ts.map(|t| t.unix_seconds),
-                session: s.session.map(|c| Text::from(&*c)),
-                gist: s.gist,
-            });
-        }
-        // An unusual shape (or a bad line): decoded in full, then briefed.
         match PreEvent::decode(framer, text, bom_len) {
             Decoded::Problem(p) => Decoded::Problem(p),
-            Decoded::Event(pre) => Decoded::Event(PreBrief {
-                line,
-                line_start,
-                text_at: pre.text_at,
-                text_len: pre.text_len,
-                seq: pre.seq,
-                ts: pre.ts.as_ref().map(|t| t.unix_seconds),
-                gist: Gist::of(pre.id.as_deref(), &pre.body),
-                session: pre.session,
-            }),
+            Decoded::Event(pre) => {
+                let other = framer.lean_others.as_deref().is_some_and(|lead| {
+                    pre.session.as_deref().is_some_and(|s| s.as_bytes() != lead)
+                });
+                let gist = super::brief::lean(framer.lean || other, || {
+                    Gist::of(pre.id.as_deref(), &pre.body)
+                });
+                Decoded::Event(PreBrief {
+                    line,
+                    line_start,
+                    text_at: pre.text_at,
+                    text_len: pre.text_len,
+                    seq: pre.seq,
+                    ts: pre.ts.as_ref().map(|t| t.unix_seconds),
+                    gist,
+                    session: pre.session,
+                })
+            }
         }
     }
 }
@@ -361,10 +381,13 @@ impl PreBrief {
 impl Payload for PreBrief {
     type Item = BriefItem;
 
+    /// A line the scanner declined ([`Self::decode_bytes`] runs first).
     fn decode(framer: &Framer, text: &str, bom_len: u64) -> Decoded<Self> {
-        super::brief::lean(framer.line_lean, || {
-            Self::decode_brief(framer, text, bom_len)
-        })
+        Self::decode_brief(framer, text, bom_len)
+    }
+
+    fn decode_bytes(framer: &Framer, line: &[u8], bom_len: u64) -> Option<Decoded<Self>> {
+        super::brief::lean(framer.lean, || Self::scan_brief(framer, line, bom_len))
     }
 
     fn head(&self) -> Head<'_> {
@@ -445,12 +468,10 @@ pub(crate) struct Framer {
     only: Option<std::sync::Arc<[u8]>>,
     /// Briefs made without parsing formulas ([`super::brief::lean`]).
     lean: bool,
-    /// When set, lines that surely belong to another session than this one get lean
-    /// briefs, and the others full ones: a load that replays this session and only
-    /// indexes the rest.
+    /// When set, events of another session than this one (as their lines write it, the
+    /// file's own session being this one's only if its lines say so) get lean briefs, and
+    /// the others full ones: a load that replays this session and only indexes the rest.
     lean_others: Option<std::sync::Arc<[u8]>>,
-    /// Whether the line being decoded gets a lean brief.
-    line_lean: bool,
 }
 
 impl Framer {
@@ -472,7 +493,6 @@ impl Framer {
             only: None,
             lean: false,
             lean_others: None,
-            line_lean: false,
         }
     }
 
@@ -483,8 +503,8 @@ impl Framer {
         self
     }
 
-    /// Makes lean briefs of the lines that surely belong to another session than `session`
-    /// ([`other_session`]), full ones of the rest.
+    /// Makes lean briefs of the events of another session than `session`, as their lines
+    /// write it (an event without `session` gets a full one), full ones of the rest.
     pub(crate) fn lean_others(mut self, session: Option<std::sync::Arc<[u8]>>) -> Self {
         self.lean_others = session;
         self
@@ -643,11 +663,6 @@ impl Framer {
         {
             return;
         }
-        self.line_lean = self.lean
-            || self
-                .lean_others
-                .as_ref()
-                .is_some_and(|s| other_session(line, s));
         let mut line = line.strip_suffix(b"\r").unwrap_or(line);
         const BOM: &[u8] = b"\xEF\xBB\xBF";
         let mut bom_len = 0u64;
@@ -671,6 +686,11 @@ impl Framer {
             bom_len = BOM.len() as u64;
         }
         if line.iter().all(|b| matches!(b, b' ' | b'\t' | b'\r')) {
+            return;
+        }
+        // The usual line, without a pass of its own to check it as UTF-8.
+        if let Some(decoded) = P::decode_bytes(self, line, bom_len) {
+            sink(decoded, line);
             return;
         }
         let text = match std::str::from_utf8(line) {

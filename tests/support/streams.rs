@@ -38,6 +38,23 @@ pub fn piece(cap: usize) -> impl Strategy<Value = Vec<u8>> {
         Just(br#"{"kind":"announce","formula":"q","confidence":7}"#.to_vec()),
         Just(b"{\"kind\":\"thought\",\"text\":\"\xce\xbb \xe2\x88\x80x\"}".to_vec()),
         Just(b"{\"kind\":\"log\",\"message\":\"bad \xff\xfe\"}".to_vec()),
+        // Bytes that are not UTF-8 in every place a decoder might skip over them.
+        prop::sample::select(vec![
+            b"{\"kind\":\"log\",\"message\":\"overlong \xc0\xaf\"}".to_vec(),
+            b"{\"kind\":\"log\",\"message\":\"overlong \xe0\x80\xaf\"}".to_vec(),
+            b"{\"kind\":\"log\",\"message\":\"surrogate \xed\xa0\x80\"}".to_vec(),
+            b"{\"kind\":\"log\",\"message\":\"past U+10FFFF \xf4\x90\x80\x80\"}".to_vec(),
+            b"{\"kind\":\"log\",\"message\":\"cut \xe2\x88\"}".to_vec(),
+            b"{\"kind\":\"log\",\"message\":\"stray \x80\"}".to_vec(),
+            b"{\"kind\":\"log\",\"message\":\"end\"}\xe2\x88".to_vec(),
+            b"{\"kind\":\"log\",\xff\"message\":\"between\"}".to_vec(),
+            b"{\"kind\":\"log\",\"m\xc3ssage\":\"key\"}".to_vec(),
+            b"{\"kind\":\"log\",\"m\xc3\xa9ssage\":\"key \xf0\x9f\x98\x80\"}".to_vec(),
+            b"{\"kind\":\"log\",\"meta\":{\"a\":\"\xe2\x88\x80 \xff\"}}".to_vec(),
+            b"{\"kind\":\"log\",\"meta\":{\"a\":\"\xe2\x88\x80\"},\"session\":\"s\xc3\xa9\"}"
+                .to_vec(),
+            b"{\"kind\":\"log\",\"session\":\"s1\xff\"}".to_vec(),
+        ]),
         Just(b"\xef\xbb\xbf{\"kind\":\"desire\",\"text\":\"bom\"}".to_vec()),
         Just(b"\xef\xbb\xbf".to_vec()),
         Just(b"{\"kind\":\"log\"".to_vec()),

@@ -19,11 +19,7 @@ use super::{Entry, Fields, RawLine, Text, Val, timestamp};
 /// Decodes `line` if it has the usual shape; `None` means "use the reference decoder" (the
 /// caller clears whatever was added to `fields`).
 pub(super) fn decode<'de>(line: &'de str, fields: &mut Fields<'de>) -> Option<RawLine<'de>> {
-    let mut p = Scanner {
-        s: line,
-        b: line.as_bytes(),
-        i: 0,
-    };
+    let mut p = Scanner::of_str(line);
     let mut raw = RawLine {
         kind: None,
         v: None,
@@ -64,13 +60,59 @@ fn unknown(key: &str) -> bool {
 }
 
 /// A cursor over one line (shared with the brief scanner, [`super::scan`]).
+///
+/// The line is either text already checked as UTF-8 ([`Self::of_str`]) or raw bytes
+/// ([`Self::of_bytes`]), which the brief scanner walks without a pass of its own to check
+/// them: every string is checked as it is walked ([`plain_end`]: bytes from 0x80 on must
+/// form UTF-8 characters), the grammar outside strings takes ASCII bytes only, and every
+/// slice taken as text is checked again by `str::from_utf8` ([`Self::text`]), so a line of
+/// bytes the scanner takes is UTF-8 (a property test checks it) and no text it hands out is
+/// anything else.
 pub(super) struct Scanner<'de> {
-    pub(super) s: &'de str,
+    /// The line as text, when it is known to be UTF-8.
+    s: Option<&'de str>,
     pub(super) b: &'de [u8],
     pub(super) i: usize,
 }
 
 impl<'de> Scanner<'de> {
+    /// A cursor at the start of `line`, text known to be UTF-8.
+    pub(super) fn of_str(line: &'de str) -> Self {
+        Scanner {
+            s: Some(line),
+            b: line.as_bytes(),
+            i: 0,
+        }
+    }
+
+    /// A cursor at the start of `line`, bytes not yet known to be UTF-8.
+    pub(super) fn of_bytes(line: &'de [u8]) -> Self {
+        Scanner {
+            s: None,
+            b: line,
+            i: 0,
+        }
+    }
+
+    /// A cursor over the same line at `i`.
+    pub(super) fn at(&self, i: usize) -> Self {
+        Scanner {
+            s: self.s,
+            b: self.b,
+            i,
+        }
+    }
+
+    /// The line's bytes in `r` as text: a slice of the checked text, or the bytes checked
+    /// now. `None` if they are not UTF-8 (or `r` does not fall on character boundaries).
+    #[inline]
+    pub(super) fn text(&self, r: std::ops::Range<usize>) -> Option<&'de str> {
+        match self.s {
+            Some(s) => s.get(r),
+            None => std::str::from_utf8(self.b.get(r)?).ok(),
+        }
+    }
+
     pub(super) fn ws(&mut self) {
         while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.b.get(self.i) {
             self.i += 1;
@@ -95,16 +137,13 @@ impl<'de> Scanner<'de> {
             return None;
         }
         let start = self.i + 1;
-        let j = scan_plain(self.b, start);
-        match *self.b.get(j)? {
-            b'"' => {
-                self.i = j + 1;
-                // Both ends are at ASCII bytes, hence at character boundaries.
-                self.s.get(start..j).map(Cow::Borrowed)
-            }
-            b'\\' => self.escaped(start, j),
-            _ => None,
+        let j = plain_end(self.b, start)?;
+        if self.b[j] == b'\\' {
+            return self.escaped(start, j);
         }
+        self.i = j + 1;
+        // Both ends are at ASCII bytes, hence at character boundaries.
+        self.text(start..j).map(Cow::Borrowed)
     }
 
     /// A string checked as [`Self::string`] checks it (escapes, surrogate pairs, control
@@ -115,17 +154,12 @@ impl<'de> Scanner<'de> {
         if b.get(self.i) != Some(&b'"') {
             return None;
         }
-        let mut j = scan_plain(b, self.i + 1);
-        loop {
-            match *b.get(j)? {
-                b'"' => {
-                    self.i = j + 1;
-                    return Some(());
-                }
-                b'\\' => j = scan_plain(b, skip_escape(b, j)?),
-                _ => return None,
-            }
+        let mut j = plain_end(b, self.i + 1)?;
+        while b[j] == b'\\' {
+            j = plain_end(b, skip_escape(b, j)?)?;
         }
+        self.i = j + 1;
+        Some(())
     }
 
     /// The rest of a string from its first backslash at `j`.
@@ -134,7 +168,7 @@ impl<'de> Scanner<'de> {
     fn escaped(&mut self, start: usize, mut j: usize) -> Option<Cow<'de, str>> {
         let b = self.b;
         let mut out = String::with_capacity(j - start + 16);
-        out.push_str(self.s.get(start..j)?);
+        out.push_str(self.text(start..j)?);
         loop {
             let esc = *b.get(j + 1)?;
             j += 2;
@@ -169,16 +203,13 @@ impl<'de> Scanner<'de> {
                 _ => return None,
             };
             out.push(c);
-            let k = scan_plain(b, j);
-            out.push_str(self.s.get(j..k)?);
-            match *b.get(k)? {
-                b'"' => {
-                    self.i = k + 1;
-                    return Some(Cow::Owned(out));
-                }
-                b'\\' => j = k,
-                _ => return None,
+            let k = plain_end(b, j)?;
+            out.push_str(self.text(j..k)?);
+            if b[k] == b'"' {
+                self.i = k + 1;
+                return Some(Cow::Owned(out));
             }
+            j = k;
         }
     }
 
@@ -261,7 +292,7 @@ impl<'de> Scanner<'de> {
                 self.value()?;
             }
         }
-        let text = self.s.get(start..self.i)?;
+        let text = self.text(start..self.i)?;
         // serde_json checks the syntax (the scan above only found the end) and borrows.
         serde_json::from_str::<&RawValue>(text).ok().map(Val::Raw)
     }
@@ -287,13 +318,10 @@ impl<'de> Scanner<'de> {
                     }
                 }
                 b'"' => {
-                    j = scan_plain(b, j + 1);
-                    while *b.get(j)? == b'\\' {
-                        j = scan_plain(b, j + 2);
-                    }
-                    if b[j] != b'"' {
-                        // A raw control character: serde_json reports it.
-                        return None;
+                    // Escapes are skipped, not checked: serde_json checks the text.
+                    j = plain_end(b, j + 1)?;
+                    while b[j] == b'\\' {
+                        j = plain_end(b, j + 2)?;
                     }
                 }
                 _ => {}
@@ -310,7 +338,7 @@ impl<'de> Scanner<'de> {
         const MAX_DEPTH: usize = 64;
         let start = self.i;
         let j = self.extent(MAX_DEPTH)?;
-        let value: Value = serde_json::from_str(self.s.get(start..=j)?).ok()?;
+        let value: Value = serde_json::from_str(self.text(start..j + 1)?).ok()?;
         // A list of strings is `Strs` for the reference; `list` declined it, so something
         // about it is unusual: let the reference decide.
         if let Value::Array(items) = &value
@@ -368,33 +396,69 @@ impl<'de> Scanner<'de> {
                 .fold(0u64, |n, d| n * 10 + u64::from(d - b'0'));
             return Some(Val::Json(Value::from(n)));
         }
-        let text = self.s.get(start..j)?;
         if plain || int_start != start {
             // Integers too big for a u64, and negative ones: serde_json's own conversion.
+            let text = self.text(start..j)?;
             return serde_json::from_str::<Value>(text).ok().map(Val::Json);
         }
         // A float: parsed by the same serde_json routine the reference visitor gets its
-        // `f64` from, without building a deserializer for a whole `Value`.
-        let n = text.parse::<serde_json::Number>().ok()?;
+        // `f64` from, without building a deserializer for a whole `Value`, from the bytes
+        // (a number is ASCII: no text to check).
+        let n = serde_json::from_slice::<serde_json::Number>(&b[start..j]).ok()?;
         n.is_f64().then_some(Val::Json(Value::Number(n)))
     }
 }
 
-/// The first position from `j` holding a quote, a backslash or a control character (or the
-/// end). Eight bytes at a time: in each word, the lowest flagged byte of each test is a true
-/// match (borrows only run upwards), so the lowest flag overall is the first such byte.
+/// The position of the first quote or backslash from `j` in a string, the bytes before it
+/// checked: `None` at a control character, at bytes that are not UTF-8, or at the end.
+#[inline(always)]
+pub(super) fn plain_end(b: &[u8], mut j: usize) -> Option<usize> {
+    loop {
+        j = scan_plain(b, j);
+        match *b.get(j)? {
+            b'"' | b'\\' => return Some(j),
+            0x80..=0xFF => j = utf8_char(b, j)?,
+            _ => return None,
+        }
+    }
+}
+
+/// The position after the UTF-8 character starting at `j` (a byte from 0x80 on), checked
+/// as `str::from_utf8` checks it: `None` for a stray continuation byte, an overlong form, a
+/// surrogate, a code point past U+10FFFF, or a sequence cut short. Out of line: most
+/// strings are ASCII.
+#[inline(never)]
+pub(super) fn utf8_char(b: &[u8], j: usize) -> Option<usize> {
+    // The sequence's length and the range of its second byte (Unicode's table 3-7).
+    let (len, second) = match *b.get(j)? {
+        0xC2..=0xDF => (2, 0x80..=0xBF),
+        0xE0 => (3, 0xA0..=0xBF),
+        0xE1..=0xEC | 0xEE..=0xEF => (3, 0x80..=0xBF),
+        0xED => (3, 0x80..=0x9F),
+        0xF0 => (4, 0x90..=0xBF),
+        0xF1..=0xF3 => (4, 0x80..=0xBF),
+        0xF4 => (4, 0x80..=0x8F),
+        _ => return None,
+    };
+    let bytes = b.get(j + 1..j + len)?;
+    (second.contains(&bytes[0]) && bytes[1..].iter().all(|&c| c & 0xC0 == 0x80)).then_some(j + len)
+}
+
+/// The first position from `j` holding a quote, a backslash, a control character or a
+/// byte from 0x80 on (or the end). Eight bytes at a time: in each word, the lowest flagged
+/// byte of each test is a true match (borrows only run upwards), so the lowest flag overall
+/// is the first such byte.
 fn scan_plain(b: &[u8], mut j: usize) -> usize {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGH: u64 = 0x8080_8080_8080_8080;
-    while let Some(chunk) = b.get(j..j + 8) {
-        let mut word = [0u8; 8];
-        word.copy_from_slice(chunk);
+    while let Some(word) = b.get(j..j + 8).and_then(|c| <[u8; 8]>::try_from(c).ok()) {
         let w = u64::from_le_bytes(word);
         let quote = w ^ (ONES * u64::from(b'"'));
         let slash = w ^ (ONES * u64::from(b'\\'));
         let hits = (quote.wrapping_sub(ONES) & !quote)
             | (slash.wrapping_sub(ONES) & !slash)
-            | (w.wrapping_sub(ONES * 0x20) & !w);
+            | (w.wrapping_sub(ONES * 0x20) & !w)
+            | w;
         let hits = hits & HIGH;
         if hits != 0 {
             return j + (hits.trailing_zeros() / 8) as usize;
@@ -402,7 +466,7 @@ fn scan_plain(b: &[u8], mut j: usize) -> usize {
         j += 8;
     }
     while let Some(&c) = b.get(j) {
-        if c == b'"' || c == b'\\' || c < 0x20 {
+        if c == b'"' || c == b'\\' || !(0x20..0x80).contains(&c) {
             return j;
         }
         j += 1;
@@ -640,6 +704,85 @@ mod tests {
                         prop_assert_eq!(format!("{fast_fields:?}"), format!("{ref_fields:?}"));
                     }
                     Err(e) => prop_assert!(false, "{:?} is an error: {}", line, e),
+                }
+            }
+        }
+    }
+
+    /// A character is checked as `str::from_utf8` checks it: every lead byte from 0x80 on,
+    /// every second byte, the edges of the continuation range after them, and sequences cut
+    /// short by the end of the line.
+    #[test]
+    fn a_character_is_checked_as_std_checks_it() {
+        let edges = [0x7F, 0x80, 0xBF, 0xC0];
+        for b0 in 0x80..=0xFFu8 {
+            for b1 in 0..=0xFFu8 {
+                for b2 in edges {
+                    for b3 in edges {
+                        let all = [b0, b1, b2, b3];
+                        for len in 1..=4 {
+                            let b = &all[..len];
+                            let want = (2..=len).find(|&n| std::str::from_utf8(&b[..n]).is_ok());
+                            assert_eq!(utf8_char(b, 0), want, "{b:02x?}");
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    proptest! {
+        /// A float read from its bytes is the number serde_json reads from its text (the
+        /// reference decoder's value), to the bit.
+        #[test]
+        fn a_float_from_its_bytes_is_the_float_from_its_text(
+            int in "-?(0|[1-9][0-9]{0,19})",
+            frac in "(\\.[0-9]{1,20})?",
+            exp in "([eE][+-]?[0-9]{1,3})?",
+        ) {
+            let text = format!("{int}{frac}{exp}");
+            let mut p = Scanner::of_bytes(text.as_bytes());
+            let got = match p.number() {
+                Some(Val::Json(v)) => Some(v),
+                Some(_) => None,
+                None => None,
+            };
+            let want = serde_json::from_str::<Value>(&text).ok();
+            let bits = |v: &Option<Value>| v.as_ref().and_then(Value::as_f64).map(f64::to_bits);
+            prop_assert_eq!(bits(&got), bits(&want), "{}", text);
+            prop_assert_eq!(got, want, "{}", text);
+        }
+    }
+
+    /// A string's end is found past its characters, and not past bytes that are not UTF-8,
+    /// wherever they fall in the eight-byte words the search reads.
+    #[test]
+    fn a_string_ends_at_its_quote_and_not_past_bad_bytes() {
+        for pad in 0..10 {
+            let lead = "a".repeat(pad);
+            for (text, ok) in [
+                ("é—😀x".as_bytes(), true),
+                (b"ok \\n", true),
+                (b"\xff", false),
+                (b"\xc3", false),
+                (b"\xe2\x88\xff", false),
+                (b"\xed\xa0\x80", false),
+            ] {
+                let mut b = br#"""#.to_vec();
+                b.extend_from_slice(lead.as_bytes());
+                b.extend_from_slice(text);
+                b.extend_from_slice(br#"" tail"#);
+                let mut p = Scanner::of_bytes(&b);
+                let got = p.string().map(Cow::into_owned);
+                let want = std::str::from_utf8(&b[1..b.len() - 6])
+                    .ok()
+                    .map(|s| s.replace("\\n", "\n"));
+                assert_eq!(got.is_some(), ok, "{b:02x?}");
+                assert_eq!(got, want, "{b:02x?}");
+                let mut q = Scanner::of_bytes(&b);
+                assert_eq!(q.skip_string().is_some(), ok, "{b:02x?}");
+                if ok {
+                    assert_eq!((p.i, q.i), (b.len() - 5, b.len() - 5));
                 }
             }
         }

@@ -26,21 +26,23 @@ use serde_json::Value;
 
 use super::fast::Scanner;
 use super::{
-    Env, F, KeyOf, N_FIELDS, Val, WORD_KEY_MAX, key_of, key_of_words, timestamp, typed_val,
+    Env, F, KeyOf, N_FIELDS, Val, WORD_KEY_MAX, key_of, key_of_words, name_words, timestamp,
+    typed_val,
 };
 use crate::trace::brief::Gist;
 use crate::trace::event::{
     FORMAT_VERSION, Kind, Outcome, PlanOrigin, QueryAnswer, Reply, RetractBy, Role, StepStatus,
-    Timestamp,
+    Text, Timestamp,
 };
 
 /// The envelope and gist of a line the scanner took.
 #[derive(Debug)]
-pub(crate) struct Scanned<'de> {
+pub(crate) struct Scanned {
     pub v_given: bool,
     pub seq: Option<u64>,
-    pub ts: Option<Timestamp>,
-    pub session: Option<Cow<'de, str>>,
+    /// The time, in seconds since the Unix epoch (all a brief keeps of it).
+    pub ts: Option<f64>,
+    pub session: Option<Text>,
     pub gist: Gist,
 }
 
@@ -194,22 +196,46 @@ struct Found<'de> {
 }
 
 /// Scans `line` (valid UTF-8, without its LF); `None` means "decode it in full".
-pub(crate) fn scan(line: &str) -> Option<Scanned<'_>> {
-    let mut p = Scanner {
-        s: line,
-        b: line.as_bytes(),
-        i: 0,
-    };
+#[cfg(test)]
+pub(crate) fn scan(line: &str) -> Option<Scanned> {
+    scan_with(Scanner::of_str(line), None)
+}
+
+/// Scans the bytes of a line (without its LF, maybe not UTF-8), checking them as UTF-8 as
+/// it walks them: what it takes is UTF-8 and scanned as `scan` scans the text (a property
+/// test compares them on hostile bytes); `None` means "check the line as UTF-8 and decode
+/// it in full" (which then reports a line that is not UTF-8 where it stops being so).
+///
+/// With a `lead` session, the brief is lean ([`crate::trace::brief::lean`]) once the line's
+/// `session` turns out to be another one: what a lean scan takes with the same envelope and
+/// kind (the fields before `session` are checked as a full scan checks them, which takes
+/// no more than a lean scan).
+pub(crate) fn scan_bytes(line: &[u8], lead: Option<&[u8]>) -> Option<Scanned> {
+    scan_with(Scanner::of_bytes(line), lead)
+}
+
+fn scan_with(mut p: Scanner<'_>, lead: Option<&[u8]>) -> Option<Scanned> {
     p.ws();
     p.eat(b'{')?;
     p.ws();
     // The kind first: it says how every other field is checked.
-    if p.string()? != "kind" {
+    if key(&mut p)? != KeyOf::Envelope(Env::Kind) {
         return None;
     }
     colon(&mut p)?;
-    let kind_name = p.string()?;
-    let kind = Kind::from_name(&kind_name);
+    // A known kind's name read as words, as keys are; any other through `Kind::from_name`.
+    let (kind_name, kind) = match short_words(&p).and_then(|(w, n)| Some((kind_of_words(w, n)?, n)))
+    {
+        Some((k, n)) => {
+            p.i += n + 2;
+            (Cow::Borrowed(k.as_str()), Some(k))
+        }
+        None => {
+            let name = p.string()?;
+            let kind = Kind::from_name(&name);
+            (name, kind)
+        }
+    };
     let mut out = Scanned {
         v_given: false,
         seq: None,
@@ -244,7 +270,8 @@ pub(crate) fn scan(line: &str) -> Option<Scanned<'_>> {
             b'}' => break,
             _ => return None,
         }
-        let (key, of) = key(&mut p)?;
+        let at = p.i;
+        let of = key(&mut p)?;
         colon(&mut p)?;
         match of {
             KeyOf::Envelope(Env::Kind) => return None,
@@ -262,18 +289,32 @@ pub(crate) fn scan(line: &str) -> Option<Scanned<'_>> {
                 }
             }
             KeyOf::Envelope(Env::Ts) => {
-                let val = match p.b.get(p.i)? {
-                    b'"' => Val::Str(p.string()?),
-                    b'-' | b'0'..=b'9' => p.number()?,
+                // The usual time (UTC, whole seconds or milliseconds) read from the
+                // bytes; any other through `timestamp`, which gives the same.
+                if let Some((ts, end)) = utc_time(p.b, p.i) {
+                    if out.ts.replace(ts.unix_seconds).is_some() {
+                        return None;
+                    }
+                    p.i = end;
+                    continue;
+                }
+                let secs = match p.b.get(p.i)? {
+                    b'"' => timestamp(Val::Str(p.string()?)).ok()?.unix_seconds,
+                    // Unix seconds: the number's value, as `timestamp` takes it, without
+                    // working out how it was written (a brief keeps the value alone).
+                    b'-' | b'0'..=b'9' => match p.number()? {
+                        Val::Json(Value::Number(n)) => n.as_f64().filter(|s| s.is_finite())?,
+                        _ => return None,
+                    },
                     _ => return None,
                 };
-                let ts = timestamp(val).ok()?;
-                if out.ts.replace(ts).is_some() {
+                if out.ts.replace(secs).is_some() {
                     return None;
                 }
             }
             KeyOf::Envelope(Env::Session) => {
-                let s = p.string()?;
+                let s = session(&mut p)?;
+                found.lean |= lead.is_some_and(|l| l != s.as_bytes());
                 if out.session.replace(s).is_some() {
                     return None;
                 }
@@ -296,6 +337,8 @@ pub(crate) fn scan(line: &str) -> Option<Scanned<'_>> {
                 }
             }
             KeyOf::Other => {
+                // Its text, read again (unknown keys are rare).
+                let key = p.at(at).string()?;
                 if unknown.len() >= MAX_UNKNOWN || unknown.contains(&key) {
                     return None;
                 }
@@ -312,50 +355,109 @@ pub(crate) fn scan(line: &str) -> Option<Scanned<'_>> {
     Some(out)
 }
 
-/// A key at the cursor and what it names. The usual key (short, no escapes) is read as
-/// two words straight from the line and matched with [`key_of_words`]; any other through
-/// [`Scanner::string`] and [`key_of`], which give the same.
-#[inline]
-fn key<'de>(p: &mut Scanner<'de>) -> Option<(Cow<'de, str>, KeyOf)> {
-    let b = p.b;
-    if b.get(p.i) == Some(&b'"')
-        && let Some(chunk) = b.get(p.i + 1..p.i + 17)
-        && let (Ok(lo), Ok(hi)) = (
-            <[u8; 8]>::try_from(&chunk[..8]),
-            <[u8; 8]>::try_from(&chunk[8..]),
-        )
-    {
-        let words = (u64::from_le_bytes(lo), u64::from_le_bytes(hi));
-        // The first quote, backslash or control character of the 16 bytes (see
-        // `scan_plain`: the lowest flag of each word is a true one).
-        let len = match (stops(words.0), stops(words.1)) {
-            (0, 0) => usize::MAX,
-            (0, h) => 8 + (h.trailing_zeros() / 8) as usize,
-            (l, _) => (l.trailing_zeros() / 8) as usize,
-        };
-        if len <= WORD_KEY_MAX && chunk[len] == b'"' {
-            let keep = |w: u64, n: usize| {
-                if n >= 8 {
-                    w
-                } else {
-                    w & ((1u64 << (8 * n)) - 1)
-                }
-            };
-            let words = (keep(words.0, len), keep(words.1, len.saturating_sub(8)));
-            let start = p.i + 1;
-            // Both ends are at ASCII bytes, hence at character boundaries.
-            let text = p.s.get(start..start + len)?;
-            p.i = start + len + 1;
-            return Some((Cow::Borrowed(text), key_of_words(words, len)));
-        }
+/// What the key at the cursor names, the cursor moved past it. The usual key (short,
+/// ASCII, no escapes) is read as two words straight from the line and matched with
+/// [`key_of_words`]; any other through [`Scanner::string`] and [`key_of`], which give the
+/// same. Nothing is built: an unknown key's text is read again by the caller.
+#[inline(always)]
+fn key(p: &mut Scanner<'_>) -> Option<KeyOf> {
+    if let Some((words, len)) = short_words(p) {
+        p.i += len + 2;
+        return Some(key_of_words(words, len));
     }
-    let k = p.string()?;
-    let of = key_of(&k);
-    Some((k, of))
+    Some(key_of(&p.string()?))
 }
 
-/// The high bit of each byte of `w` that is a quote, a backslash or a control character
-/// (and maybe of bytes above the lowest such byte).
+/// The string at the cursor as two little-endian words (zero past its end) and its length,
+/// if it is at most [`WORD_KEY_MAX`] ASCII bytes without escapes or control characters and
+/// the line holds 16 bytes after its opening quote; the cursor is not moved.
+#[inline(always)]
+fn short_words(p: &Scanner<'_>) -> Option<((u64, u64), usize)> {
+    let chunk = p.b.get(p.i + 1..p.i + 17)?;
+    if p.b[p.i] != b'"' {
+        return None;
+    }
+    let lo = u64::from_le_bytes(<[u8; 8]>::try_from(&chunk[..8]).ok()?);
+    let hi = u64::from_le_bytes(<[u8; 8]>::try_from(&chunk[8..]).ok()?);
+    // The first quote, backslash, control character or other byte than ASCII of the 16
+    // bytes (see `scan_plain`: the lowest flag of each word is a true one).
+    let len = match (stops(lo), stops(hi)) {
+        (0, 0) => return None,
+        (0, h) => 8 + (h.trailing_zeros() / 8) as usize,
+        (l, _) => (l.trailing_zeros() / 8) as usize,
+    };
+    if len > WORD_KEY_MAX || chunk[len] != b'"' {
+        return None;
+    }
+    let keep = |w: u64, n: usize| {
+        if n >= 8 {
+            w
+        } else {
+            w & ((1u64 << (8 * n)) - 1)
+        }
+    };
+    Some(((keep(lo, len), keep(hi, len.saturating_sub(8))), len))
+}
+
+/// A kind's name as words ([`name_words`]), its length, and the kind.
+type KindWords = ((u64, u64), usize, Kind);
+
+/// Sessions a decoder thread has met by the words of their names ([`short_words`]), the
+/// first [`SESSIONS_KEPT`]: a line's session is the one a line before it named, nearly
+/// always, and is then taken from here, not checked and built again.
+type SessionWords = Vec<((u64, u64), usize, Text)>;
+
+/// Sessions [`session`] keeps per thread.
+const SESSIONS_KEPT: usize = 16;
+
+std::thread_local! {
+    static SESSIONS: std::cell::RefCell<SessionWords> = const {
+        std::cell::RefCell::new(Vec::new())
+    };
+}
+
+/// The session name at the cursor: a short one ([`short_words`]) met before from the
+/// thread's sessions, any other read with [`Scanner::string`].
+#[inline]
+fn session(p: &mut Scanner<'_>) -> Option<Text> {
+    let Some((words, len)) = short_words(p) else {
+        return Some(Text::from(&*p.string()?));
+    };
+    let met = SESSIONS.with_borrow(|kept| {
+        kept.iter()
+            .find(|e| e.0 == words && e.1 == len)
+            .map(|e| e.2.clone())
+    });
+    if let Some(name) = met {
+        p.i += len + 2;
+        return Some(name);
+    }
+    let name = Text::from(&*p.string()?);
+    SESSIONS.with_borrow_mut(|kept| {
+        if kept.len() < SESSIONS_KEPT {
+            kept.push((words, len, name.clone()));
+        }
+    });
+    Some(name)
+}
+
+/// The known kind whose name, of `len` bytes, has these words ([`short_words`]).
+fn kind_of_words(words: (u64, u64), len: usize) -> Option<Kind> {
+    static KINDS: std::sync::LazyLock<Vec<KindWords>> = std::sync::LazyLock::new(|| {
+        Kind::ALL
+            .iter()
+            .map(|&k| (name_words(k.as_str().as_bytes()), k.as_str().len(), k))
+            .filter(|e| e.1 <= WORD_KEY_MAX)
+            .collect()
+    });
+    KINDS
+        .iter()
+        .find(|e| e.0 == words && e.1 == len)
+        .map(|e| e.2)
+}
+
+/// The high bit of each byte of `w` that is a quote, a backslash, a control character or
+/// not ASCII (and maybe of bytes above the lowest such byte).
 #[inline]
 fn stops(w: u64) -> u64 {
     const ONES: u64 = 0x0101_0101_0101_0101;
@@ -364,8 +466,27 @@ fn stops(w: u64) -> u64 {
     let slash = w ^ (ONES * u64::from(b'\\'));
     ((quote.wrapping_sub(ONES) & !quote)
         | (slash.wrapping_sub(ONES) & !slash)
-        | (w.wrapping_sub(ONES * 0x20) & !w))
+        | (w.wrapping_sub(ONES * 0x20) & !w)
+        | w)
         & HIGH
+}
+
+/// A string at `i` of `b` holding a UTC time of the usual shape
+/// ([`Timestamp::from_utc_bytes`]) and the position after it.
+#[inline]
+fn utc_time(b: &[u8], i: usize) -> Option<(Timestamp, usize)> {
+    if b.get(i) != Some(&b'"') {
+        return None;
+    }
+    // The shape ends in `Z`, so the string ends right after it or is not of the shape.
+    let len = if b.get(i + 21) == Some(&b'"') { 20 } else { 24 };
+    if b.get(i + 1 + len) != Some(&b'"') {
+        return None;
+    }
+    Some((
+        Timestamp::from_utc_bytes(&b[i + 1..i + 1 + len])?,
+        i + len + 2,
+    ))
 }
 
 fn colon(p: &mut Scanner<'_>) -> Option<()> {
@@ -546,7 +667,7 @@ fn field<'de>(p: &mut Scanner<'de>, f: F, c: Class, found: &mut Found<'de>) -> O
                 any(p, true)?;
             }
             if matches!(f, F::value) {
-                found.value = Some(p.s.get(start..p.i)?);
+                found.value = Some(p.text(start..p.i)?);
             }
         }
         Class::Structure => structure(p, found.kind, f, found.lean)?,
@@ -1086,16 +1207,141 @@ mod tests {
             after in "[:\"a-z0-9 ]{0,24}",
         ) {
             let line = format!("{k}{after}");
-            let mut fast = Scanner { s: &line, b: line.as_bytes(), i: 0 };
-            let mut slow = Scanner { s: &line, b: line.as_bytes(), i: 0 };
-            let want = slow.string().map(|s| {
-                let of = key_of(&s);
-                (s.into_owned(), of)
-            });
-            let got = super::key(&mut fast).map(|(s, of)| (s.into_owned(), of));
+            let mut fast = Scanner::of_str(&line);
+            let mut slow = Scanner::of_str(&line);
+            let want = slow.string().map(|s| key_of(&s));
+            let got = super::key(&mut fast);
             prop_assert_eq!(&got, &want);
             if want.is_some() {
                 prop_assert_eq!(fast.i, slow.i);
+            }
+        }
+    }
+
+    /// Every kind's name read as words is that kind, and a name that is no kind's, or
+    /// differs in one byte, is none.
+    #[test]
+    fn every_kind_is_found_by_its_words() {
+        for &k in Kind::ALL {
+            let line = format!("\"{}\"                ", k.as_str());
+            let p = Scanner::of_str(&line);
+            let (w, n) = short_words(&p).unwrap_or_else(|| panic!("{k:?} not read as words"));
+            assert_eq!(kind_of_words(w, n), Some(k));
+            assert_eq!(kind_of_words((w.0 ^ 1, w.1), n), None, "{k:?}");
+            assert_eq!(kind_of_words(w, n + 1), None, "{k:?}");
+        }
+        for name in ["mystery", "Announce", "announce_", "", "tool_call"] {
+            let line = format!("\"{name}\"                ");
+            let p = Scanner::of_str(&line);
+            let (w, n) = short_words(&p).expect("a short name");
+            assert_eq!(kind_of_words(w, n), None, "{name}");
+        }
+    }
+
+    /// Bytes put into a line: not UTF-8 (stray continuation bytes, overlong forms,
+    /// surrogates, past U+10FFFF, sequences cut short), and UTF-8 at the edges of its
+    /// ranges.
+    fn hostile_bytes() -> impl Strategy<Value = Vec<u8>> {
+        prop::sample::select(vec![
+            vec![0xFF],
+            vec![0x80],
+            vec![0xBF],
+            vec![0xC0, 0xAF],
+            vec![0xC1, 0xBF],
+            vec![0xE0, 0x80, 0xAF],
+            vec![0xF0, 0x80, 0x80, 0xAF],
+            vec![0xED, 0xA0, 0x80],
+            vec![0xED, 0xBF, 0xBF],
+            vec![0xF4, 0x90, 0x80, 0x80],
+            vec![0xF5, 0x80, 0x80, 0x80],
+            vec![0xE2, 0x88],
+            vec![0xF0, 0x9F, 0x98],
+            vec![0xC3],
+            vec![0xC2, 0x80],
+            vec![0xC3, 0xA9],
+            vec![0xDF, 0xBF],
+            vec![0xE0, 0xA0, 0x80],
+            vec![0xE2, 0x88, 0x80],
+            vec![0xED, 0x9F, 0xBF],
+            vec![0xEE, 0x80, 0x80],
+            vec![0xEF, 0xBF, 0xBF],
+            vec![0xF0, 0x90, 0x80, 0x80],
+            vec![0xF0, 0x9F, 0x98, 0x80],
+            vec![0xF4, 0x8F, 0xBF, 0xBF],
+        ])
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 4000, ..ProptestConfig::default() })]
+
+        /// A line's bytes scanned as they are ([`scan_bytes`], which checks them as UTF-8
+        /// as it walks them) give what checking the whole line as UTF-8 and scanning the
+        /// text gives, full or lean, wherever bytes that are not UTF-8 are put (in strings,
+        /// keys, nested values, between tokens, cut short at the end of the line): so a
+        /// line whose bytes are not UTF-8 is never taken, and goes to the decoder, which
+        /// reports where they stop being UTF-8.
+        #[test]
+        fn scanning_bytes_is_checking_them_then_scanning_the_text(
+            line in line(),
+            put in prop::collection::vec((prop::arbitrary::any::<prop::sample::Index>(), hostile_bytes()), 0..3),
+            at_end in prop::option::weighted(0.1, hostile_bytes()),
+            lean in prop::bool::ANY,
+        ) {
+            let mut bytes = line.into_bytes();
+            for (at, b) in put {
+                let i = at.index(bytes.len() + 1);
+                bytes.splice(i..i, b);
+            }
+            bytes.extend(at_end.into_iter().flatten());
+            let seen = |s: Scanned| {
+                (
+                    s.v_given,
+                    s.seq,
+                    s.ts,
+                    s.session.map(|t| t.to_string()),
+                    s.gist,
+                )
+            };
+            let (got, want) = crate::trace::brief::lean(lean, || {
+                (
+                    scan_bytes(&bytes, None).map(seen),
+                    std::str::from_utf8(&bytes).ok().and_then(scan).map(seen),
+                )
+            });
+            prop_assert_eq!(got, want, "{:?}", String::from_utf8_lossy(&bytes));
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 4000, ..ProptestConfig::default() })]
+
+        /// A scan led by a session gives a line of that session (or of none) the full
+        /// scan's brief, and a line of another session the lean scan's, exactly; it takes
+        /// every line the full scan takes (and lines of other sessions that only the lean
+        /// scan takes, when nothing before `session` needs the decoder).
+        #[test]
+        fn a_led_scan_is_lean_exactly_for_other_sessions(
+            line in line(),
+            lead in pick(&["s1", "s2", ""]),
+        ) {
+            let seen = |s: Scanned| {
+                (
+                    s.v_given,
+                    s.seq,
+                    s.ts,
+                    s.session.map(|t| t.to_string()),
+                    s.gist,
+                )
+            };
+            let led = scan_bytes(line.as_bytes(), Some(lead.as_bytes())).map(seen);
+            let full = scan(&line).map(seen);
+            let lean = crate::trace::brief::lean(true, || scan(&line).map(seen));
+            if full.is_some() {
+                prop_assert!(led.is_some(), "{}", line);
+            }
+            if let Some(led) = led {
+                let other = led.3.as_deref().is_some_and(|s| s != lead);
+                prop_assert_eq!(Some(led), if other { lean } else { full }, "{}", line);
             }
         }
     }
@@ -1110,7 +1356,7 @@ mod tests {
             if let Some(s) = scan(&line) {
                 let got = (
                     s.seq,
-                    s.ts.as_ref().map(|t| t.unix_seconds),
+                    s.ts,
                     s.session.as_deref().map(str::to_string),
                     s.gist,
                 );
@@ -1147,10 +1393,10 @@ mod tests {
         /// structures are checked, not kept, where the full gist needs the decoder's.)
         #[test]
         fn a_lean_scan_takes_what_the_full_scan_takes(line in line()) {
-            let envelope = |s: Scanned<'_>| {
+            let envelope = |s: Scanned| {
                 (
                     s.seq,
-                    s.ts.as_ref().map(|t| t.unix_seconds),
+                    s.ts,
                     s.session.as_deref().map(str::to_string),
                     s.gist.kind(),
                     s.gist.kind_name().to_string(),
@@ -1186,12 +1432,7 @@ mod tests {
             if let Some(s) = scan(l) {
                 taken += 1;
                 assert_eq!(
-                    Some((
-                        s.seq,
-                        s.ts.map(|t| t.unix_seconds),
-                        s.session.map(|c| c.to_string()),
-                        s.gist
-                    )),
+                    Some((s.seq, s.ts, s.session.map(|c| c.to_string()), s.gist)),
                     reference(l),
                     "{l}"
                 );
