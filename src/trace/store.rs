@@ -133,6 +133,11 @@ impl Pins {
         self.made.lock().unwrap_or_else(|e| e.into_inner()).len()
     }
 
+    fn reserve_to(&mut self, len: usize) {
+        let pages = len.div_ceil(PAGE);
+        self.pages.reserve(pages.saturating_sub(self.pages.len()));
+    }
+
     fn grow_to(&mut self, len: usize) {
         let pages = len.div_ceil(PAGE);
         while self.pages.len() < pages {
@@ -158,6 +163,10 @@ impl Wide {
             self.hi.push((self.lo.len() as u32, high));
         }
         self.lo.push(v as u32);
+    }
+
+    fn reserve(&mut self, additional: usize) {
+        self.lo.reserve(additional);
     }
 
     fn get(&self, pos: usize) -> Option<u64> {
@@ -218,6 +227,15 @@ impl EventStore {
     /// Whether there are none.
     pub fn is_empty(&self) -> bool {
         self.kind.is_empty()
+    }
+
+    /// Makes room for `additional` more events in the columns at once, so that a load that
+    /// knows about how many events are coming does not copy each column as it doubles.
+    pub fn reserve(&mut self, additional: usize) {
+        self.at.reserve(additional);
+        self.line.reserve(additional);
+        self.kind.reserve(additional);
+        self.pins.reserve_to(self.kind.len() + additional);
     }
 
     /// Registers `file` as the store of the events whose [`Origin::file`] is `name` and that
