@@ -814,6 +814,17 @@ mod tests {
     use crate::trace::reader::{ReaderConfig, decode_one};
     use proptest::prelude::*;
 
+    /// What a scan took from a line, in a form two scans can be compared by.
+    fn seen(s: Scanned) -> (bool, Option<u64>, Option<f64>, Option<String>, Gist) {
+        (
+            s.v_given,
+            s.seq,
+            s.ts,
+            s.session.map(|t| t.to_string()),
+            s.gist,
+        )
+    }
+
     fn pick(items: &'static [&'static str]) -> impl Strategy<Value = String> {
         prop::sample::select(items).prop_map(str::to_string)
     }
@@ -1293,15 +1304,6 @@ mod tests {
                 bytes.splice(i..i, b);
             }
             bytes.extend(at_end.into_iter().flatten());
-            let seen = |s: Scanned| {
-                (
-                    s.v_given,
-                    s.seq,
-                    s.ts,
-                    s.session.map(|t| t.to_string()),
-                    s.gist,
-                )
-            };
             let (got, want) = crate::trace::brief::lean(lean, || {
                 (
                     scan_bytes(&bytes, None).map(seen),
@@ -1324,15 +1326,6 @@ mod tests {
             line in line(),
             lead in pick(&["s1", "s2", ""]),
         ) {
-            let seen = |s: Scanned| {
-                (
-                    s.v_given,
-                    s.seq,
-                    s.ts,
-                    s.session.map(|t| t.to_string()),
-                    s.gist,
-                )
-            };
             let led = scan_bytes(line.as_bytes(), Some(lead.as_bytes())).map(seen);
             let full = scan(&line).map(seen);
             let lean = crate::trace::brief::lean(true, || scan(&line).map(seen));
