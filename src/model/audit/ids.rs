@@ -87,36 +87,44 @@ impl<'a> ById<'a> {
 
     /// Every record of `id` active at step `t`, in announcement order.
     pub(crate) fn all_active(&self, id: &str, t: u32) -> Cow<'_, [u32]> {
-        let (group, overlapping) = self.group(id);
         let b = self.beliefs;
-        if overlapping {
-            return group
-                .iter()
-                .copied()
-                .filter(|&i| b[i as usize].active_at(t))
-                .collect();
-        }
-        // At most one is active at any step: the last one announced by `t`, if any.
-        let k = group.partition_point(|&i| b[i as usize].announced <= t);
-        match k.checked_sub(1) {
-            Some(last) if b[group[last] as usize].active_at(t) => Cow::Borrowed(&group[last..k]),
-            _ => Cow::Borrowed(&[]),
+        match self.announced_or_kept(id, t, |r| r.active_at(t)) {
+            Ok(kept) => Cow::Owned(kept),
+            // At most one is active at any step: the last one announced by `t`, if any.
+            Err(by) => match by.len().checked_sub(1) {
+                Some(last) if b[by[last] as usize].active_at(t) => Cow::Borrowed(&by[last..]),
+                _ => Cow::Borrowed(&[]),
+            },
         }
     }
 
     /// The records of `id` announced at or before `t`, in announcement order.
     pub(crate) fn announced_by(&self, id: &str, t: u32) -> Cow<'_, [u32]> {
+        match self.announced_or_kept(id, t, |r| r.announced <= t) {
+            Ok(kept) => Cow::Owned(kept),
+            Err(by) => Cow::Borrowed(by),
+        }
+    }
+
+    /// `id`'s records that `keep` takes when they may overlap (`Ok`, a scan of the group),
+    /// else those announced at or before `t` (`Err`, a prefix of the group found by
+    /// bisection: records that do not overlap are in step order).
+    fn announced_or_kept(
+        &self,
+        id: &str,
+        t: u32,
+        keep: impl Fn(&BeliefRecord) -> bool,
+    ) -> Result<Vec<u32>, &[u32]> {
         let (group, overlapping) = self.group(id);
         let b = self.beliefs;
         if overlapping {
-            return group
+            return Ok(group
                 .iter()
                 .copied()
-                .filter(|&i| b[i as usize].announced <= t)
-                .collect();
+                .filter(|&i| keep(&b[i as usize]))
+                .collect());
         }
-        let k = group.partition_point(|&i| b[i as usize].announced <= t);
-        Cow::Borrowed(&group[..k])
+        Err(&group[..group.partition_point(|&i| b[i as usize].announced <= t)])
     }
 }
 
