@@ -737,6 +737,59 @@ fn file_read_avoided_unless_a_step_reads_the_named_file() {
     assert!(no_file.findings.is_empty(), "{:#?}", no_file.findings);
 }
 
+/// Each intention's window holds the steps from it up to the next intention, the last one's
+/// to the end: a file read in one window does not count for another, and a step at the
+/// next intention's step is the next window's.
+#[test]
+fn a_file_read_counts_only_in_its_intentions_window() {
+    let intent = |id: &str, file: &str| {
+        format!(
+            r#"{{"kind":"intention","id":"{id}","files":["{file}"],"satisfaction":"ground_belief(final_answer) is known"}}"#
+        )
+    };
+    let plan = r#"{"kind":"plan","id":"p","steps":[{"id":"S1","kind":"fetch","post":"ground_belief(total) is known"}]}"#;
+    let read = |file: &str| {
+        format!(
+            r#"{{"kind":"step","plan":"p","step":"S1","status":"done","tool_calls":[{{"tool":"read_file","args":{{"path":"{file}"}}}}],"new_beliefs":[{{"name":"total","value":"1"}}]}}"#
+        )
+    };
+    let lines = [
+        intent("int-1", "a.csv"),
+        plan.to_string(),
+        read("a.csv"),
+        intent("int-2", "b.csv"),
+        read("a.csv"),
+        read("c.csv"),
+        intent("int-3", "c.csv"),
+        read("b.csv"),
+        intent("int-4", "d.csv"),
+        read("d.csv"),
+    ];
+    let r = run(&lines.iter().map(String::as_str).collect::<Vec<_>>());
+    let mut unread: Vec<(String, Vec<String>)> = of(&r, Code::FileReadAvoided)
+        .iter()
+        .map(|f| {
+            let id = f
+                .message
+                .split_whitespace()
+                .nth(3)
+                .unwrap_or("")
+                .to_string();
+            (id, strs(f.evidence.get("unread")))
+        })
+        .collect();
+    unread.sort();
+    assert_eq!(
+        unread,
+        [
+            ("int-2".to_string(), vec!["b.csv".to_string()]),
+            ("int-3".to_string(), vec!["c.csv".to_string()]),
+        ],
+        "{:#?}",
+        r.findings
+    );
+}
+
 #[test]
 fn recorded_failure_modes_agree_disagree_or_stay_unchecked() {
     let s3 = r#"{"kind":"step","plan":"p","step":"S3","status":"done","new_beliefs":[{"name":"r","value":"17052.63"}]}"#;

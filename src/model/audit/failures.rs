@@ -419,7 +419,8 @@ pub(super) fn check(cx: &mut Cx<'_>) {
                 .and_then(tier1_name),
         });
     }
-    let window_of = |t: u32| windows.iter().rposition(|w| w.start <= t);
+    // Intentions are recorded in step order, so their windows are sorted by start.
+    let window_of = |t: u32| windows.partition_point(|w| w.start <= t).checked_sub(1);
 
     // Computations and failed fetches, step event by step event.
     let mut comps: HashMap<(u32, String), Comp> = HashMap::new();
@@ -642,11 +643,11 @@ pub(super) fn check(cx: &mut Cx<'_>) {
     for w in &windows {
         let mut read: BTreeSet<&str> = BTreeSet::new();
         let mut searches: Vec<(u32, u32, String)> = Vec::new();
-        for sr in bl
-            .steps
-            .iter()
-            .filter(|s| s.step >= w.start && s.step < w.end)
-        {
+        // Step events are recorded in step order: a window's are one run of them, found by
+        // bisection (a scan of every step per intention grew with the square of the session).
+        let from = bl.steps.partition_point(|s| s.step < w.start);
+        let to = from + bl.steps[from..].partition_point(|s| s.step < w.end);
+        for sr in &bl.steps[from..to] {
             let loaded = log.events.load(sr.event as usize);
             let Some(Body::Step(s)) = body_of(&loaded) else {
                 continue;
@@ -1027,10 +1028,9 @@ pub(super) fn check(cx: &mut Cx<'_>) {
             .first()
             .map(|x| (x.0, x.1))
             .or_else(|| {
-                bl.satisfactions
-                    .iter()
-                    .find(|x| x.0 >= w.start && x.0 < w.end)
-                    .copied()
+                // In step order, as the steps: the window's first, by bisection.
+                let k = bl.satisfactions.partition_point(|x| x.0 < w.start);
+                bl.satisfactions.get(k).filter(|x| x.0 < w.end).copied()
             })
             .unwrap_or((w.start, w.pos));
         let names: Vec<&str> = searches.iter().map(|x| x.2.as_str()).collect();
