@@ -153,6 +153,34 @@ mod tests {
         assert_eq!(a.rebuilds(), 0, "no rebuild counts as a timeout's");
     }
 
+    /// What a state holds beyond Σ is what makes it outgrown, not Σ's own growth: a walk
+    /// that only adds beliefs is rebuilt once at most (the first time its variables pass
+    /// the floor, before it knows what Σ needs), however large Σ grows; the same walk with
+    /// every third belief retracted and a question asked at every step is rebuilt again
+    /// and again.
+    #[test]
+    fn sigma_growing_alone_does_not_outgrow_the_state() {
+        let walk = |garbage: bool| {
+            let mut a = LocalEngine::with_limits(Limits::default());
+            for i in 0..600u64 {
+                let f = format!("p{i} | (q{i} & !r{i})");
+                let id = format!("b{i}");
+                a.add(spec(&id, &f, i)).expect("add");
+                if garbage {
+                    if i % 3 == 0 {
+                        assert!(a.retract(&id).expect("retract"));
+                    }
+                    let q = parse(&format!("p{i} & s{i}")).expect("query");
+                    a.check(&q, None).expect("check");
+                }
+            }
+            a.seat.1
+        };
+        let (grown, littered) = (walk(false), walk(true));
+        assert!(grown <= 1, "rebuilt {grown} times");
+        assert!(littered > 3, "rebuilt {littered} times");
+    }
+
     /// The local engine answers as the threaded one, step by step, on a walk with merges,
     /// replacements, retractions and rules.
     #[test]

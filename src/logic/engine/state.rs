@@ -448,7 +448,7 @@ pub struct State {
     pub(super) rules: Rules,
     pub(super) log: ClauseLog,
     pub(super) beliefs: Vec<Belief>,
-    by_id: HashMap<String, usize>,
+    pub(super) by_id: HashMap<String, usize>,
     /// A model of the current Σ on the main solver, indexed by variable.
     pub(super) model: Option<Vec<bool>>,
     assumptions: Option<Vec<Lit>>,
@@ -501,20 +501,26 @@ pub struct State {
     occ_members: Vec<u32>,
     /// The variables the state needed when it was built from Σ ([`State::outgrown`]).
     pub(super) base_vars: usize,
+    /// The active beliefs it was built from (0: it was not).
+    pub(super) base_live: usize,
     /// Turns [`State::repair`] off, so that a test can compare its answers with solved ones.
     #[cfg(test)]
     pub(super) repair_off: bool,
 }
 
 /// How far a state may outgrow Σ before [`State::outgrown`] says so: retired beliefs beyond
-/// twice the active ones, and variables beyond one and a half times those Σ needed. varisat
-/// keeps per-variable data for every variable it was ever given (the definitions of every
-/// question asked included), the largest part of a long session's engine: with four times,
-/// as before, one session of the 10-million-event trace peaked at 620 MiB, with 1.5 at
-/// 551 MiB for the same CPU (with 1.0, 558 MiB and 9% more CPU: rebuilt too often). Small
-/// under test, so that every engine test of the local engine also runs across rebuilds.
+/// twice the active ones, and variables beyond what Σ needs by more than half of that, at
+/// most [`GARBAGE_VARS`] (and at least [`OUTGROWN_VARS`]). varisat keeps per-variable data
+/// for every variable it was ever given (the definitions of every question asked included),
+/// the largest part of a long session's engine. Small under test, so that every engine test
+/// of the local engine also runs across rebuilds.
 const OUTGROWN_BELIEFS: usize = if cfg!(test) { 8 } else { 4096 };
 const OUTGROWN_VARS: usize = if cfg!(test) { 64 } else { 1 << 16 };
+/// The most variables a state may hold beyond what Σ needs. Beyond about 500,000 variables
+/// varisat's arrays double once more: a 10M session's engine that let its garbage grow to
+/// half of Σ's variables ended 120 MiB larger (678 MiB against 557), while this cap keeps it
+/// where rebuilding at every half again of Σ kept it (565 MiB).
+const GARBAGE_VARS: usize = if cfg!(test) { 256 } else { 1 << 17 };
 
 /// How [`State::add_inner`] treats a rule or norm that may contradict the hard part.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -562,6 +568,7 @@ impl State {
             occ_live: 0,
             occ_members: Vec::new(),
             base_vars: 0,
+            base_live: 0,
             #[cfg(test)]
             repair_off: false,
         }
@@ -1003,10 +1010,26 @@ impl State {
     /// each question cost in proportion to the session so far (issue 31). The local engine
     /// then drops the state and builds it again from Σ alone, in commitment order
     /// (`handle::replay`): every answer depends on Σ and that order only.
+    ///
+    /// What is garbage is measured against what Σ needs now, not against what it needed at
+    /// the last rebuild: Σ grows through a long session, and a state compared with its own
+    /// size at the last rebuild was rebuilt each time Σ had grown by half, garbage or not
+    /// (five rebuilds of a 10M session's walk, replaying 516,000 beliefs, 7% of its time;
+    /// three now, 288,000).
     pub(super) fn outgrown(&self) -> bool {
         let (all, live) = (self.beliefs.len(), self.by_id.len());
+        let needed = self.needed_vars();
         all > 2 * live + OUTGROWN_BELIEFS
-            || 2 * self.enc.num_vars() > 3 * self.base_vars + 2 * OUTGROWN_VARS
+            || self.enc.num_vars() > needed + OUTGROWN_VARS.max((needed / 2).min(GARBAGE_VARS))
+    }
+
+    /// The variables Σ needs now, estimated from those its beliefs needed at the last
+    /// rebuild (per active belief); without one, those the state started with (none).
+    fn needed_vars(&self) -> usize {
+        match self.base_live {
+            0 => self.base_vars,
+            n => self.base_vars.saturating_mul(self.by_id.len()) / n,
+        }
     }
 
     /// Index of the active belief with this id.
