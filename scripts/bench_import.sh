@@ -6,7 +6,7 @@
 #   TUI_ONLY=1 scripts/bench_import.sh FILE [BIN...]   # only the TUI open beside lnav
 #
 # The TUI is timed as scripts/bench_open.sh does (a private tmux server, 250x50, the screen
-# polled every 20 ms): "opened" is the first capture whose header shows no loading bar and
+# polled every 20 ms through one control-mode client: scripts/tmux_watch.sh): "opened" is the first capture whose header shows no loading bar and
 # reads "step N of N". lnav: `lnav -n -c ':goto 100%' FILE`, right before each binary. Every
 # line ends with the load average (`uptime`): the machine is shared.
 set -euo pipefail
@@ -21,7 +21,10 @@ cleanup() { tmux -L "$SOCK" kill-server 2>/dev/null || true; rm -rf "$OUT"; }
 trap cleanup EXIT
 size=$(stat -L -c %s "$FILE")
 load() { uptime | sed 's/.*load average: //'; }
-now() { date +%s.%N; }
+now() { echo "$EPOCHREALTIME"; }
+# Polling the screen: `watch_screen`, `header`, `nap` (as scripts/bench_open.sh does).
+# shellcheck source=scripts/tmux_watch.sh
+source scripts/tmux_watch.sh
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 mib() { awk -v k="$1" 'BEGIN { printf "%.0f", k / 1024 }'; }
 
@@ -39,17 +42,16 @@ tui_open() { # BIN -> seconds until the last step is navigable, and the peak RSS
     start=$(now)
     tmux -L "$SOCK" new-session -d -x 250 -y 50 "exec $bin --no-follow $FILE"
     pid=$(tmux -L "$SOCK" display-message -p '#{pane_pid}')
+    watch_screen
     while :; do
-        screen=$(tmux -L "$SOCK" capture-pane -p 2>/dev/null | head -n 2 || true)
-        if grep -q " session " <<<"$screen" && ! grep -q "loading\|reading the rest" <<<"$screen"; then
-            local step
-            step=$(grep -o 'step [0-9]* of [0-9]*' <<<"$screen" | head -n 1 || true)
-            if [ -n "$step" ] && [ "$(awk '{print $2}' <<<"$step")" = "$(awk '{print $4}' <<<"$step")" ]; then
-                break
-            fi
+        header
+        if [[ $screen == *" session "* && $screen != *loading* && $screen != *"reading the rest"* ]] &&
+            [[ $screen =~ step\ ([0-9]+)\ of\ ([0-9]+) ]] &&
+            [ "${BASH_REMATCH[1]}" = "${BASH_REMATCH[2]}" ]; then
+            break
         fi
         kill -0 "$pid" 2>/dev/null || { echo "the viewer exited early" >&2; return 1; }
-        sleep 0.02
+        nap
     done
     echo "$(awk -v a="$(now)" -v b="$start" 'BEGIN{printf "%.3f", a-b}') $(awk '/VmHWM/ { print $2 }' "/proc/$pid/status")"
     tmux -L "$SOCK" kill-server 2>/dev/null || true

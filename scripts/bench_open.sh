@@ -13,6 +13,7 @@
 #
 # How "open until the last step is navigable" is timed: the real release binary runs in a
 # private tmux server (250x50), `doxascope --no-follow FILE`, and the script polls the screen
+# (through one control-mode client, see `watch_screen`)
 # every 20 ms. The first frame is the first capture that shows the header (" session ");
 # the last step is navigable once the header no longer shows the loading bar and reads
 # "step N of N" (the view follows the newest step, so the last step is the one drawn).
@@ -76,7 +77,11 @@ trace() { # N -> path of the generated trace with N events
 warm() { cat "$1" >/dev/null; }
 mib() { awk -v k="$1" 'BEGIN { printf "%.0f", k / 1024 }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
-now() { date +%s.%N; }
+now() { echo "$EPOCHREALTIME"; }
+
+# Polling the screen: `watch_screen`, `header`, `nap`.
+# shellcheck source=scripts/tmux_watch.sh
+source scripts/tmux_watch.sh
 
 cleanup() { tmux -L "$SOCK" kill-server 2>/dev/null || true; }
 trap cleanup EXIT
@@ -87,15 +92,15 @@ tui_open() { # FILE -> "first_frame_s navigable_s peak_kib cpu_s all_loaded_s al
     start=$(now)
     tmux -L "$SOCK" new-session -d -x 250 -y 50 "exec $BIN --no-follow $f"
     pid=$(tmux -L "$SOCK" display-message -p '#{pane_pid}')
+    watch_screen
     while :; do
-        screen=$(tmux -L "$SOCK" capture-pane -p 2>/dev/null | head -n 2 || true)
-        if [ -z "$first" ] && grep -q " session " <<<"$screen"; then
+        header
+        if [ -z "$first" ] && [[ $screen == *" session "* ]]; then
             first=$(now)
         fi
-        if [ -n "$first" ] && ! grep -q "loading" <<<"$screen"; then
-            local step
-            step=$(grep -o 'step [0-9]* of [0-9]*' <<<"$screen" | head -n 1 || true)
-            if [ -n "$step" ] && [ "$(awk '{print $2}' <<<"$step")" = "$(awk '{print $4}' <<<"$step")" ]; then
+        if [ -n "$first" ] && [[ $screen != *loading* ]]; then
+            if [[ $screen =~ step\ ([0-9]+)\ of\ ([0-9]+) ]] &&
+                [ "${BASH_REMATCH[1]}" = "${BASH_REMATCH[2]}" ]; then
                 done=$(now)
                 break
             fi
@@ -104,15 +109,15 @@ tui_open() { # FILE -> "first_frame_s navigable_s peak_kib cpu_s all_loaded_s al
             echo "the viewer exited early" >&2
             return 1
         fi
-        sleep 0.02
+        nap
     done
     hwm=$(awk '/VmHWM/ { print $2 }' "/proc/$pid/status")
     local tck cpu all_cpu all_hwm
     tck=$(getconf CLK_TCK)
     cpu=$(awk -v t="$tck" '{ printf "%.2f", ($14 + $15) / t }' "/proc/$pid/stat")
-    while grep -q "reading the rest" <<<"$screen"; do
-        sleep 0.02
-        screen=$(tmux -L "$SOCK" capture-pane -p 2>/dev/null | head -n 2 || true)
+    while [[ $screen == *"reading the rest"* ]]; do
+        nap
+        header
     done
     all=$(now)
     all_hwm=$(awk '/VmHWM/ { print $2 }' "/proc/$pid/status")
@@ -122,20 +127,21 @@ tui_open() { # FILE -> "first_frame_s navigable_s peak_kib cpu_s all_loaded_s al
     local next next_cpu next_hwm step
     tmux -L "$SOCK" send-keys s
     while :; do
-        screen=$(tmux -L "$SOCK" capture-pane -p 2>/dev/null | head -n 2 || true)
+        header
         # Until the header names the second session, it still shows the first.
-        grep -q " (2/" <<<"$screen" || { sleep 0.02; continue; }
-        step=$(grep -o 'step [0-9]* of [0-9]*' <<<"$screen" | head -n 1 || true)
-        if ! grep -q "replaying\|loading" <<<"$screen" && [ -n "$step" ] &&
-            [ "$(awk '{print $4}' <<<"$step")" != 0 ] &&
-            [ "$(awk '{print $2}' <<<"$step")" = "$(awk '{print $4}' <<<"$step")" ]; then
+        [[ $screen == *" (2/"* ]] || { nap; continue; }
+        step=""
+        [[ $screen =~ step\ [0-9]+\ of\ [0-9]+ ]] && step=${BASH_REMATCH[0]}
+        if [[ $screen != *replaying* && $screen != *loading* ]] &&
+            [[ $step =~ step\ ([0-9]+)\ of\ ([0-9]+) ]] && [ "${BASH_REMATCH[2]}" != 0 ] &&
+            [ "${BASH_REMATCH[1]}" = "${BASH_REMATCH[2]}" ]; then
             break
         fi
         if ! kill -0 "$pid" 2>/dev/null; then
             echo "the viewer exited early" >&2
             return 1
         fi
-        sleep 0.02
+        nap
     done
     next=$(now)
     next_hwm=$(awk '/VmHWM/ { print $2 }' "/proc/$pid/status")
