@@ -202,8 +202,7 @@ fn replay(stop: Arc<Stop>, limits: Limits, specs: Vec<BeliefSpec>) -> State {
     for spec in specs {
         let _ = s.add_inner(spec, HardCheck::Skip);
     }
-    s.base_vars = s.enc.num_vars();
-    s.base_live = s.by_id.len();
+    s.built_from_sigma();
     s
 }
 

@@ -448,7 +448,7 @@ pub struct State {
     pub(super) rules: Rules,
     pub(super) log: ClauseLog,
     pub(super) beliefs: Vec<Belief>,
-    pub(super) by_id: HashMap<String, usize>,
+    by_id: HashMap<String, usize>,
     /// A model of the current Σ on the main solver, indexed by variable.
     pub(super) model: Option<Vec<bool>>,
     assumptions: Option<Vec<Lit>>,
@@ -500,9 +500,9 @@ pub struct State {
     /// The beliefs indexed in `occ`, retracted ones included until the next compaction.
     occ_members: Vec<u32>,
     /// The variables the state needed when it was built from Σ ([`State::outgrown`]).
-    pub(super) base_vars: usize,
+    base_vars: usize,
     /// The active beliefs it was built from (0: it was not).
-    pub(super) base_live: usize,
+    base_live: usize,
     /// Turns [`State::repair`] off, so that a test can compare its answers with solved ones.
     #[cfg(test)]
     pub(super) repair_off: bool,
@@ -1021,6 +1021,13 @@ impl State {
         let needed = self.needed_vars();
         all > 2 * live + OUTGROWN_BELIEFS
             || self.enc.num_vars() > needed + OUTGROWN_VARS.max((needed / 2).min(GARBAGE_VARS))
+    }
+
+    /// Records that the state was just built from Σ alone: what it holds now is what Σ
+    /// needs, the measure of [`State::outgrown`] until the next rebuild.
+    pub(super) fn built_from_sigma(&mut self) {
+        self.base_vars = self.enc.num_vars();
+        self.base_live = self.by_id.len();
     }
 
     /// The variables Σ needs now, estimated from those its beliefs needed at the last
