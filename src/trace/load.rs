@@ -1049,6 +1049,9 @@ mod tests {
         }
     }
 
+    /// The reading thread reads each chunk into the buffer of a piece a decoder gave back,
+    /// once the pieces in flight have theirs, never into a small one of the lines around a
+    /// cut (which had to be grown and zeroed again for a whole chunk).
     #[test]
     fn the_reading_thread_reads_into_the_decoded_chunks_buffers() {
         let mut bytes = Vec::new();

@@ -1229,6 +1229,29 @@ impl Store {
 mod tests {
     use super::*;
 
+    /// A generated trace (`events`, `seed`, `sessions`, `atoms`) written to a temporary
+    /// file: its bytes, the file, and the file's name.
+    fn generated_file(
+        events: u64,
+        seed: u64,
+        sessions: u32,
+        atoms: u32,
+    ) -> (Vec<u8>, tempfile::NamedTempFile, String) {
+        use std::io::Write;
+        let mut bytes = Vec::new();
+        let cfg = crate::trace::generate::GenConfig {
+            events,
+            seed,
+            sessions,
+            atoms,
+        };
+        crate::trace::generate::write_mixed(&mut bytes, &cfg).unwrap();
+        let mut f = tempfile::NamedTempFile::new().unwrap();
+        f.write_all(&bytes).unwrap();
+        let name = f.path().to_string_lossy().into_owned();
+        (bytes, f, name)
+    }
+
     /// The id index against the definition (the latest record with the id announced before
     /// the position), on a generated trace whose ids repeat (re-announced, superseded) and
     /// for ids never announced; and the ended list against the records' retraction steps.
@@ -1297,18 +1320,7 @@ mod tests {
     /// (copied) as they fill, and what they hold is what a load without the room holds.
     #[test]
     fn a_brief_load_makes_room_for_the_rest_of_its_file_once() {
-        use std::io::Write;
-        let mut bytes = Vec::new();
-        let cfg = crate::trace::generate::GenConfig {
-            events: 6_000,
-            seed: 3,
-            sessions: 4,
-            atoms: 12,
-        };
-        crate::trace::generate::write_mixed(&mut bytes, &cfg).unwrap();
-        let mut f = tempfile::NamedTempFile::new().unwrap();
-        f.write_all(&bytes).unwrap();
-        let name = f.path().to_string_lossy().into_owned();
+        let (bytes, f, name) = generated_file(6_000, 3, 4, 12);
         let rc = crate::trace::ReaderConfig::default();
         let lead = crate::trace::lead_session(&name, &bytes, rc).expect("interleaved");
         let mut items = Vec::new();
@@ -1363,18 +1375,7 @@ mod tests {
     /// each instead of a decoded event each.
     #[test]
     fn workers_keep_a_loaded_files_events_as_places_in_it() {
-        use std::io::Write;
-        let mut bytes = Vec::new();
-        let cfg = crate::trace::generate::GenConfig {
-            events: 2_000,
-            seed: 5,
-            sessions: 1,
-            atoms: 20,
-        };
-        crate::trace::generate::write_mixed(&mut bytes, &cfg).unwrap();
-        let mut f = tempfile::NamedTempFile::new().unwrap();
-        f.write_all(&bytes).unwrap();
-        let name = f.path().to_string_lossy().into_owned();
+        let (bytes, f, name) = generated_file(2_000, 5, 1, 20);
         let rc = crate::trace::ReaderConfig::default();
         let mut store = Store::new();
         store.add_source(&name, std::fs::File::open(f.path()).unwrap(), rc);
