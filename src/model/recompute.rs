@@ -32,6 +32,8 @@
 //! Nothing here fails: a formula that does not parse or cannot be grounded, a solver timeout
 //! or an engine error makes that one result [`Unknown`] with the reason, and the walk goes on.
 
+mod records;
+
 use crate::trace::event::body_of;
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -52,6 +54,7 @@ use crate::trace::event::{Body, Kind, Outcome as Claimed, QueryAnswer, Role};
 
 use super::timeline::{RetractEntry, RetractedBy, Timeline, event_at, load_at};
 use crate::logic::engine::{LocalEngine, run_with_stack};
+use records::Records;
 
 /// Settings of the recomputation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -1209,21 +1212,10 @@ fn walk(tl: &Timeline, log: &TraceLog, opts: &RecomputeOptions) -> Recomputed {
     out.revisions.reserve_exact(tl.revisions().len());
     let mut m = Mirror::new(opts);
     let no_conflict: Arc<[String]> = Arc::new([]);
-    // The record each announce event made, and the records each event ended. Records are
-    // made in event order, so the first is found by bisection; a map (a timeline built
-    // otherwise) only when they are not.
+    // The record each announce event made, the records each event ended, those each step
+    // wrote: asked at every step, answered from columns (see `records`).
     let beliefs = tl.beliefs();
-    let in_order = beliefs.windows(2).all(|w| w[0].event <= w[1].event);
-    let mut record_map: HashMap<u32, u32> = HashMap::new();
-    let mut ended_by: HashMap<u32, Vec<u32>> = HashMap::new();
-    for (i, r) in beliefs.iter().enumerate() {
-        if !in_order {
-            record_map.insert(r.event, i as u32);
-        }
-        if let Some(x) = r.retraction {
-            ended_by.entry(x.event).or_default().push(i as u32);
-        }
-    }
+    let records = Records::new(beliefs);
     // Pending revision checks, settled after the step of their last retract.
     // Keyed by the step that settles them, each step's in the order they came: a list
     // scanned at every step cost the walk in proportion to the revisions waiting: the
@@ -1283,7 +1275,7 @@ fn walk(tl: &Timeline, log: &TraceLog, opts: &RecomputeOptions) -> Recomputed {
     let ends_or_revises = |pos: u32| {
         // The kind column, not the event: decoding (and pinning) every event twice over for
         // this would keep the whole trace decoded in memory.
-        ended_by.contains_key(&pos) || log.events.kind(pos as usize) == Some(Some(Kind::Revise))
+        records.ends(pos) || log.events.kind(pos as usize) == Some(Some(Kind::Revise))
     };
 
     for (i, &pos) in tl.event_positions().iter().enumerate() {
@@ -1294,7 +1286,7 @@ fn walk(tl: &Timeline, log: &TraceLog, opts: &RecomputeOptions) -> Recomputed {
         let ev = loaded.as_deref().unwrap_or_else(|| event_at(log, pos));
         // Retractions this event causes (a retract, or a superseding announce, whose
         // replacement happens through the add below).
-        for &r in ended_by.get(&pos).map(Vec::as_slice).unwrap_or(&[]) {
+        for &r in records.ended_by(pos) {
             let id = tl.beliefs()[r as usize].id.as_str();
             if active_ids.get(id) == Some(&r) {
                 active_ids.remove(id);
@@ -1322,7 +1314,7 @@ fn walk(tl: &Timeline, log: &TraceLog, opts: &RecomputeOptions) -> Recomputed {
                 }
                 _ => None,
             };
-            for &r in ended_by.get(&pos).map(Vec::as_slice).unwrap_or(&[]) {
+            for &r in records.ended_by(pos) {
                 let id = tl.beliefs()[r as usize].id.clone();
                 match m.retract(&id) {
                     Ok(true) => {}
@@ -1335,7 +1327,7 @@ fn walk(tl: &Timeline, log: &TraceLog, opts: &RecomputeOptions) -> Recomputed {
                     }),
                 }
             }
-            if audit.is_some() && ended_by.contains_key(&pos) {
+            if audit.is_some() && records.ends(pos) {
                 out.retracts.push(RetractConsistency {
                     step,
                     consistent: m.peek_sat(),
@@ -1345,15 +1337,7 @@ fn walk(tl: &Timeline, log: &TraceLog, opts: &RecomputeOptions) -> Recomputed {
         }
         match &ev.body {
             Body::Announce(a) => {
-                // The last record of the event, as the map kept.
-                let record = if in_order {
-                    match beliefs.partition_point(|r| r.event <= pos) {
-                        0 => None,
-                        i => (beliefs[i - 1].event == pos).then_some(i as u32 - 1),
-                    }
-                } else {
-                    record_map.get(&pos).copied()
-                };
+                let record = records.made_by(pos);
                 let id = match record {
                     Some(r) => tl.beliefs()[r as usize].id.to_string(),
                     None => ev.id.as_ref().map(|s| s.to_string()).unwrap_or_else(|| {
@@ -1605,9 +1589,7 @@ fn walk(tl: &Timeline, log: &TraceLog, opts: &RecomputeOptions) -> Recomputed {
             Body::Belief(_) | Body::Step(_) => {
                 // Ground beliefs written here join Σ as their value atoms, no gate asked (the
                 // trace holds them); an overwrite replaces the old value (the same id).
-                let lo = beliefs.partition_point(|r| r.announced < step);
-                let hi = beliefs.partition_point(|r| r.announced <= step);
-                for r in lo as u32..hi as u32 {
+                for r in records.announced_at(step) {
                     let Some(a) = tl.ground_announce(r) else {
                         continue;
                     };
