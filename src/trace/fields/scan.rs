@@ -691,6 +691,21 @@ fn structure(p: &mut Scanner<'_>, kind: Kind, f: F, lean: bool) -> Option<()> {
     if !lean && matches!(f, F::new_beliefs | F::inputs) {
         return None;
     }
+    if matches!(p.b.get(p.i), Some(b'{' | b'[')) {
+        // Objects and lists (every usual one) decoded from their text into the type.
+        let ok = match (kind, f) {
+            (Kind::World, F::truth) => p
+                .nested_as::<std::collections::BTreeMap<String, bool>>()
+                .is_some(),
+            (Kind::Plan, F::steps) => p.nested_as::<Vec<PlanStep>>().is_some(),
+            (Kind::Step, F::new_beliefs) => p.nested_as::<Vec<Belief>>().is_some(),
+            (Kind::Step, F::tool_calls) => p.nested_as::<Vec<ToolCall>>().is_some(),
+            (Kind::Step, F::inputs) => p.nested_as::<serde_json::Map<String, Value>>().is_some(),
+            (Kind::Review, F::decisions) => p.nested_as::<Vec<Decision>>().is_some(),
+            _ => false,
+        };
+        return ok.then_some(());
+    }
     let v = p.value()?;
     let ok = match (kind, f) {
         (Kind::World, F::truth) => typed_val::<std::collections::BTreeMap<String, bool>>(v).is_ok(),
@@ -1468,5 +1483,132 @@ mod tests {
         ] {
             assert!(scan(line).is_none(), "took {line}");
         }
+    }
+
+    /// A structure's text as the brief scanner meets it: lists of objects (and objects)
+    /// whose keys are the structures' known and unknown fields, some given twice, whose
+    /// values are usual and hostile ones, nested objects among them.
+    fn structure_text() -> impl Strategy<Value = String> {
+        let keys = || {
+            pick(&[
+                "name",
+                "value",
+                "unit",
+                "source",
+                "tool",
+                "args",
+                "result",
+                "error",
+                "id",
+                "kind",
+                "deps",
+                "post",
+                "compute",
+                "output",
+                "plan",
+                "action",
+                "note",
+                "description",
+                "x",
+                "p0",
+            ])
+        };
+        let leaf = prop_oneof![
+            4 => usual_value(),
+            2 => hostile_value(),
+            2 => pick(&["\"keep\"", "\"refine\"", "\"S1\"", "[\"S1\",\"S2\"]", "\"fetch\""]),
+        ];
+        let object = |v: BoxedStrategy<String>, keys: BoxedStrategy<String>| {
+            prop::collection::vec((keys, v), 0..5).prop_map(|fields| {
+                let body: Vec<String> =
+                    fields.iter().map(|(k, v)| format!("\"{k}\":{v}")).collect();
+                format!("{{{}}}", body.join(","))
+            })
+        };
+        let inner = object(leaf.clone().boxed(), keys().boxed());
+        let value = prop_oneof![3 => leaf, 1 => inner].boxed();
+        let item = object(value, keys().boxed());
+        prop_oneof![
+            4 => prop::collection::vec(item.clone(), 0..4).prop_map(|v| format!("[{}]", v.join(","))),
+            2 => item,
+            1 => hostile_value(),
+        ]
+    }
+
+    /// What `value` and `typed_val` (the way the scanner checked structures before, and
+    /// the decoder's `Bag::typed` does) take of `text` into `T`.
+    fn through_value<T: serde::de::DeserializeOwned>(text: &str) -> Option<T> {
+        let mut p = Scanner::of_str(text);
+        let t = typed_val::<T>(p.value()?).ok()?;
+        (p.i == text.len()).then_some(t)
+    }
+
+    /// `nested_as` into `T`: `Some(t)` only where `through_value` gives the same `t`.
+    fn direct_agrees<T: serde::de::DeserializeOwned + PartialEq + std::fmt::Debug>(
+        text: &str,
+    ) -> Result<bool, TestCaseError> {
+        let mut p = Scanner::of_str(text);
+        let Some(t) = p.nested_as::<T>() else {
+            prop_assert_eq!(p.i, 0, "declined, the cursor moved: {}", text);
+            return Ok(false);
+        };
+        prop_assert_eq!(p.i, text.len(), "{}", text);
+        prop_assert_eq!(Some(t), through_value::<T>(text), "{}", text);
+        Ok(true)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+        /// The structures decoded from their text take what they take through a `Value`,
+        /// into the same structure: no unknown field is ignored unchecked, so a number out
+        /// of range, a lone surrogate or a raw control character anywhere is refused both
+        /// ways.
+        #[test]
+        fn a_structure_from_its_text_is_the_structure_through_a_value(text in structure_text()) {
+            use crate::trace::event::{Belief, Decision, PlanStep, ToolCall};
+            direct_agrees::<Vec<Belief>>(&text)?;
+            direct_agrees::<Vec<PlanStep>>(&text)?;
+            direct_agrees::<Vec<ToolCall>>(&text)?;
+            direct_agrees::<Vec<Decision>>(&text)?;
+            direct_agrees::<std::collections::BTreeMap<String, bool>>(&text)?;
+            direct_agrees::<serde_json::Map<String, Value>>(&text)?;
+        }
+    }
+
+    /// Why `nested_as` is only for types that ignore nothing: a type that skips unknown
+    /// fields unchecked takes texts a `Value` refuses (the property test above, run with
+    /// such a type, fails on these). The usual structures are taken.
+    #[test]
+    fn a_type_that_ignores_fields_would_take_what_a_value_refuses() {
+        use crate::trace::event::{Belief, Decision, PlanStep, ToolCall};
+        #[derive(Debug, PartialEq, serde::Deserialize)]
+        struct Lax {
+            #[allow(dead_code)]
+            name: String,
+        }
+        for text in [
+            r#"[{"name":"a","x":1e400}]"#,
+            r#"[{"name":"a","x":"\ud800"}]"#,
+        ] {
+            assert!(
+                Scanner::of_str(text).nested_as::<Vec<Lax>>().is_some(),
+                "{text}"
+            );
+            assert!(through_value::<Vec<Lax>>(text).is_none(), "{text}");
+            assert!(
+                Scanner::of_str(text).nested_as::<Vec<Belief>>().is_none(),
+                "{text}"
+            );
+        }
+        let usual = [
+            r#"[{"name":"metric_35","value":"2:01:09","source":"tool:search"}]"#,
+            r#"[{"id":"S1","kind":"fetch","deps":[],"post":"x"},{"id":"S2","deps":["S1"]}]"#,
+            r#"[{"tool":"search","args":{"q":"x"},"result":[1,2]}]"#,
+            r#"[{"plan":"P0","action":"keep"},{"plan":"P1","action":"refine","note":"n"}]"#,
+        ];
+        assert!(direct_agrees::<Vec<Belief>>(usual[0]).unwrap());
+        assert!(direct_agrees::<Vec<PlanStep>>(usual[1]).unwrap());
+        assert!(direct_agrees::<Vec<ToolCall>>(usual[2]).unwrap());
+        assert!(direct_agrees::<Vec<Decision>>(usual[3]).unwrap());
     }
 }
