@@ -392,6 +392,78 @@ pub(crate) const fn name_words(k: &[u8]) -> (u64, u64) {
     (w0, w1)
 }
 
+/// `k`'s words as [`name_words`] gives them, for a name of at most 16 bytes, read as two
+/// words from a copy rather than byte by byte (the reading thread asks it of every line).
+#[inline]
+pub(crate) fn short_name_words(k: &[u8]) -> Option<(u64, u64)> {
+    let mut buf = [0u8; 16];
+    buf.get_mut(..k.len())?.copy_from_slice(k);
+    let (lo, hi) = buf.split_at(8);
+    Some((
+        u64::from_le_bytes(lo.try_into().ok()?),
+        u64::from_le_bytes(hi.try_into().ok()?),
+    ))
+}
+
+/// Up to [`ShortNames::CAP`] names of at most 16 bytes, each with a value, found by their
+/// words ([`name_words`]) and length with one probe of a table indexed by a hash of the
+/// words (a walk of the names on a collision). What a decoder thread and the reading
+/// thread look each line's session up in: the lines of a few sessions come in no order,
+/// and a walk of the names cost a mispredicted branch per line.
+#[derive(Debug)]
+pub(crate) struct ShortNames<V> {
+    names: Vec<((u64, u64), usize, V)>,
+    /// Per slot, 1 + the index of the first name that hashed to it (0: none did, so no
+    /// name hashing to it is held).
+    slots: [u8; 32],
+}
+
+impl<V> ShortNames<V> {
+    /// Names held at most.
+    pub(crate) const CAP: usize = 16;
+
+    /// An empty table.
+    pub(crate) const fn new() -> Self {
+        ShortNames {
+            names: Vec::new(),
+            slots: [0; 32],
+        }
+    }
+
+    #[inline]
+    fn slot(words: (u64, u64), len: usize) -> usize {
+        let h =
+            (words.0 ^ words.1.rotate_left(32) ^ len as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        (h >> 59) as usize
+    }
+
+    /// The value of the name with these words and length, if held.
+    #[inline]
+    pub(crate) fn get(&self, words: (u64, u64), len: usize) -> Option<&V> {
+        let first = usize::from(self.slots[Self::slot(words, len)]).checked_sub(1)?;
+        let e = self.names.get(first)?;
+        if e.0 == words && e.1 == len {
+            return Some(&e.2);
+        }
+        self.names
+            .iter()
+            .find(|e| e.0 == words && e.1 == len)
+            .map(|e| &e.2)
+    }
+
+    /// Holds a name not held yet, unless [`Self::CAP`] are.
+    pub(crate) fn insert(&mut self, words: (u64, u64), len: usize, v: V) {
+        if self.names.len() >= Self::CAP {
+            return;
+        }
+        let slot = &mut self.slots[Self::slot(words, len)];
+        if *slot == 0 {
+            *slot = self.names.len() as u8 + 1;
+        }
+        self.names.push((words, len, v));
+    }
+}
+
 /// The first slot of [`KEY_WORDS`] a key is looked for at.
 #[inline]
 const fn word_slot(words: (u64, u64), len: usize) -> usize {
@@ -1244,5 +1316,40 @@ mod tests {
         // A prefix of a name, or a name with a zero byte after it, is not the name.
         assert_eq!(key_of_words(name_words(b"sessio"), 6), KeyOf::Other);
         assert_eq!(key_of_words(name_words(b"seq\0"), 4), KeyOf::Other);
+    }
+
+    proptest! {
+        /// The table finds exactly what a walk of the first [`ShortNames::CAP`] names
+        /// inserted finds, with the value first inserted for each: names that collide in
+        /// the table, names of the same words but other lengths (`x` and `x\0`), names past
+        /// the cap, and names never inserted.
+        #[test]
+        fn short_names_find_what_a_walk_of_the_names_finds(
+            inserted in prop::collection::vec(prop::collection::vec(prop::sample::select(b"ab\0-x7".to_vec()), 0..=16), 0..40),
+            asked in prop::collection::vec(prop::collection::vec(prop::sample::select(b"ab\0-x7".to_vec()), 0..=16), 0..40),
+        ) {
+            let mut table = ShortNames::new();
+            let mut walk: Vec<(Vec<u8>, usize)> = Vec::new();
+            for (i, name) in inserted.iter().enumerate() {
+                let words = short_name_words(name).unwrap();
+                prop_assert_eq!(words, name_words(name));
+                if table.get(words, name.len()).is_none() {
+                    table.insert(words, name.len(), i);
+                    if walk.len() < ShortNames::<usize>::CAP {
+                        walk.push((name.clone(), i));
+                    }
+                }
+            }
+            for name in inserted.iter().chain(&asked) {
+                let want = walk.iter().find(|(n, _)| n == name).map(|e| e.1);
+                prop_assert_eq!(table.get(name_words(name), name.len()).copied(), want);
+            }
+        }
+    }
+
+    #[test]
+    fn a_name_longer_than_two_words_has_no_short_words() {
+        assert_eq!(short_name_words(&[b'a'; 17]), None);
+        assert_eq!(short_name_words(b"gen-7"), Some(name_words(b"gen-7")));
     }
 }

@@ -26,8 +26,8 @@ use serde_json::Value;
 
 use super::fast::Scanner;
 use super::{
-    Env, F, KeyOf, N_FIELDS, Val, WORD_KEY_MAX, key_of, key_of_words, name_words, timestamp,
-    typed_val,
+    Env, F, KeyOf, N_FIELDS, ShortNames, Val, WORD_KEY_MAX, key_of, key_of_words, name_words,
+    timestamp, typed_val,
 };
 use crate::trace::brief::Gist;
 use crate::trace::event::{
@@ -402,17 +402,12 @@ fn short_words(p: &Scanner<'_>) -> Option<((u64, u64), usize)> {
 /// A kind's name as words ([`name_words`]), its length, and the kind.
 type KindWords = ((u64, u64), usize, Kind);
 
-/// Sessions a decoder thread has met by the words of their names ([`short_words`]), the
-/// first [`SESSIONS_KEPT`]: a line's session is the one a line before it named, nearly
-/// always, and is then taken from here, not checked and built again.
-type SessionWords = Vec<((u64, u64), usize, Text)>;
-
-/// Sessions [`session`] keeps per thread.
-const SESSIONS_KEPT: usize = 16;
-
 std::thread_local! {
-    static SESSIONS: std::cell::RefCell<SessionWords> = const {
-        std::cell::RefCell::new(Vec::new())
+    /// Sessions a decoder thread has met by the words of their names ([`short_words`]),
+    /// the first [`ShortNames::CAP`]: a line's session is the one a line before it named,
+    /// nearly always, and is then taken from here, not checked and built again.
+    static SESSIONS: std::cell::RefCell<ShortNames<Text>> = const {
+        std::cell::RefCell::new(ShortNames::new())
     };
 }
 
@@ -423,21 +418,13 @@ fn session(p: &mut Scanner<'_>) -> Option<Text> {
     let Some((words, len)) = short_words(p) else {
         return Some(Text::from(&*p.string()?));
     };
-    let met = SESSIONS.with_borrow(|kept| {
-        kept.iter()
-            .find(|e| e.0 == words && e.1 == len)
-            .map(|e| e.2.clone())
-    });
+    let met = SESSIONS.with_borrow(|kept| kept.get(words, len).cloned());
     if let Some(name) = met {
         p.i += len + 2;
         return Some(name);
     }
     let name = Text::from(&*p.string()?);
-    SESSIONS.with_borrow_mut(|kept| {
-        if kept.len() < SESSIONS_KEPT {
-            kept.push((words, len, name.clone()));
-        }
-    });
+    SESSIONS.with_borrow_mut(|kept| kept.insert(words, len, name.clone()));
     Some(name)
 }
 
