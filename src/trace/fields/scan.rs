@@ -83,7 +83,31 @@ enum EnumOf {
     PlanOrigin,
 }
 
+/// Kinds of [`EnumOf`].
+const N_ENUMS: usize = 7;
+
+std::thread_local! {
+    /// Per [`EnumOf`], whether it accepts each short name a decoder thread met, the first
+    /// [`ShortNames::CAP`] of them: what [`EnumOf::accepts`] answered for that name.
+    static ACCEPTED: std::cell::RefCell<[ShortNames<bool>; N_ENUMS]> = const {
+        std::cell::RefCell::new([const { ShortNames::new() }; N_ENUMS])
+    };
+}
+
 impl EnumOf {
+    /// [`Self::accepts`] of `name`, a short one ([`short_words`]) with these words,
+    /// asked of serde once per thread and name (a lean brief checks an enum's name on
+    /// most lines, and keeps none).
+    fn accepts_short(self, words: (u64, u64), name: &str) -> bool {
+        let i = self as usize;
+        if let Some(ok) = ACCEPTED.with_borrow(|a| a[i].get(words, name.len()).copied()) {
+            return ok;
+        }
+        let ok = self.accepts(name);
+        ACCEPTED.with_borrow_mut(|a| a[i].insert(words, name.len(), ok));
+        ok
+    }
+
     /// Whether serde accepts `s` as a variant name, as `Bag::typed` asks.
     fn accepts(self, s: &str) -> bool {
         fn ok<'a, T: Deserialize<'a>>(s: &'a str) -> bool {
@@ -582,6 +606,15 @@ fn field<'de>(p: &mut Scanner<'de>, f: F, c: Class, found: &mut Found<'de>) -> O
                     _ => found.name = present,
                 }
                 return Some(());
+            }
+            if !kept
+                && let Class::Enum(e) = c
+                && let Some((words, len)) = short_words(p)
+            {
+                // A name not kept, as its words: checked once per thread.
+                let name = p.text(p.i + 1..p.i + 1 + len)?;
+                p.i += len + 2;
+                return e.accepts_short(words, name).then_some(());
             }
             let s = p.string()?;
             if let Class::Enum(e) = c
