@@ -407,15 +407,19 @@ pub(crate) fn short_name_words(k: &[u8]) -> Option<(u64, u64)> {
 
 /// Up to [`ShortNames::CAP`] names of at most 16 bytes, each with a value, found by their
 /// words ([`name_words`]) and length with one probe of a table indexed by a hash of the
-/// words (a walk of the names on a collision). What a decoder thread and the reading
-/// thread look each line's session up in: the lines of a few sessions come in no order,
-/// and a walk of the names cost a mispredicted branch per line.
+/// words. The hash's multiplier is changed until the names held fall in slots of their
+/// own (a walk of the names is the fallback when none is found). What a decoder thread and
+/// the reading thread look each line's session up in: the lines of a few sessions come in
+/// no order, and a walk of the names cost a mispredicted branch per line.
 #[derive(Debug)]
 pub(crate) struct ShortNames<V> {
     names: Vec<((u64, u64), usize, V)>,
-    /// Per slot, 1 + the index of the first name that hashed to it (0: none did, so no
-    /// name hashing to it is held).
-    slots: [u8; 32],
+    /// Per slot, 1 + the index of the name in it (0: none).
+    slots: [u8; 64],
+    /// The hash's multiplier (odd).
+    seed: u64,
+    /// Whether two names share a slot (then a miss walks the names).
+    clash: bool,
 }
 
 impl<V> ShortNames<V> {
@@ -426,24 +430,30 @@ impl<V> ShortNames<V> {
     pub(crate) const fn new() -> Self {
         ShortNames {
             names: Vec::new(),
-            slots: [0; 32],
+            slots: [0; 64],
+            seed: 0x9E37_79B9_7F4A_7C15,
+            clash: false,
         }
     }
 
     #[inline]
-    fn slot(words: (u64, u64), len: usize) -> usize {
-        let h =
-            (words.0 ^ words.1.rotate_left(32) ^ len as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        (h >> 59) as usize
+    fn slot(seed: u64, words: (u64, u64), len: usize) -> usize {
+        let h = (words.0 ^ words.1.rotate_left(32) ^ len as u64).wrapping_mul(seed);
+        (h >> 58) as usize
     }
 
     /// The value of the name with these words and length, if held.
     #[inline]
     pub(crate) fn get(&self, words: (u64, u64), len: usize) -> Option<&V> {
-        let first = usize::from(self.slots[Self::slot(words, len)]).checked_sub(1)?;
-        let e = self.names.get(first)?;
-        if e.0 == words && e.1 == len {
+        let at = usize::from(self.slots[Self::slot(self.seed, words, len)]);
+        if let Some(e) = at.checked_sub(1).and_then(|i| self.names.get(i))
+            && e.0 == words
+            && e.1 == len
+        {
             return Some(&e.2);
+        }
+        if !self.clash {
+            return None;
         }
         self.names
             .iter()
@@ -456,11 +466,39 @@ impl<V> ShortNames<V> {
         if self.names.len() >= Self::CAP {
             return;
         }
-        let slot = &mut self.slots[Self::slot(words, len)];
-        if *slot == 0 {
-            *slot = self.names.len() as u8 + 1;
-        }
         self.names.push((words, len, v));
+        if self.place(self.seed) {
+            return;
+        }
+        // Another multiplier, until every name has a slot of its own.
+        let mut seed = self.seed;
+        for _ in 0..256 {
+            seed = seed
+                .wrapping_mul(0x5851_F42D_4C95_7F2D)
+                .wrapping_add(0x14057B7EF767814F)
+                | 1;
+            if self.place(seed) {
+                return;
+            }
+        }
+        self.place(self.seed);
+    }
+
+    /// Puts every name in the slot `seed` gives it; whether no two shared one (else the
+    /// first of them keeps it and `clash` is set).
+    fn place(&mut self, seed: u64) -> bool {
+        self.slots = [0; 64];
+        self.seed = seed;
+        self.clash = false;
+        for (i, e) in self.names.iter().enumerate() {
+            let slot = &mut self.slots[Self::slot(seed, e.0, e.1)];
+            if *slot == 0 {
+                *slot = i as u8 + 1;
+            } else {
+                self.clash = true;
+            }
+        }
+        !self.clash
     }
 }
 
@@ -1343,6 +1381,25 @@ mod tests {
             for name in inserted.iter().chain(&asked) {
                 let want = walk.iter().find(|(n, _)| n == name).map(|e| e.1);
                 prop_assert_eq!(table.get(name_words(name), name.len()).copied(), want);
+            }
+        }
+    }
+
+    /// Sessions named alike (`gen-0` to `gen-15`, `s1` to `s16`) each get a slot of their
+    /// own: a line's session is one probe, not a walk.
+    #[test]
+    fn names_alike_get_slots_of_their_own() {
+        for names in [
+            (0..16).map(|i| format!("gen-{i}")).collect::<Vec<_>>(),
+            (1..=16).map(|i| format!("s{i}")).collect(),
+        ] {
+            let mut table = ShortNames::new();
+            for (i, n) in names.iter().enumerate() {
+                table.insert(name_words(n.as_bytes()), n.len(), i);
+                assert!(!table.clash, "{names:?}");
+            }
+            for (i, n) in names.iter().enumerate() {
+                assert_eq!(table.get(name_words(n.as_bytes()), n.len()), Some(&i));
             }
         }
     }
