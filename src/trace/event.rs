@@ -161,30 +161,21 @@ impl Timestamp {
         let millis = utc_shape(b)?;
         let num =
             |r: std::ops::Range<usize>| b[r].iter().fold(0i64, |n, d| n * 10 + i64::from(d - b'0'));
-        let (year, month, day) = (num(0..4), num(5..7), num(8..10));
         let (hour, minute, second) = (num(11..13), num(14..16), num(17..19));
-        let leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
-        let month_days = match month {
-            2 if leap => 29,
-            2 => 28,
-            4 | 6 | 9 | 11 => 30,
-            _ => 31,
-        };
-        if !(1..=12).contains(&month)
-            || !(1..=month_days).contains(&day)
-            || hour > 23
-            || minute > 59
-            || second > 59
-        {
+        if hour > 23 || minute > 59 || second > 59 {
             return None;
         }
-        // Howard Hinnant's days_from_civil, as in the general parser.
-        let y = if month <= 2 { year - 1 } else { year };
-        let era = y.div_euclid(400);
-        let yoe = y - era * 400;
-        let mp = (month + 9) % 12;
-        let doy = (153 * mp + 2) / 5 + day - 1;
-        let days = era * 146_097 + yoe * 365 + yoe / 4 - yoe / 100 + doy - 719_468;
+        // The lines of a trace mostly share their date: the day number of the last date
+        // read on this thread is taken again when the date's bytes are the same.
+        let date: [u8; 10] = b.get(..10)?.try_into().ok()?;
+        let days = match LAST_DATE.get() {
+            (last, days) if last == date && days != i64::MIN => days,
+            _ => {
+                let days = days_of(num(0..4), num(5..7), num(8..10))?;
+                LAST_DATE.set((date, days));
+                days
+            }
+        };
         let secs = days * 86_400 + hour * 3600 + minute * 60 + second;
         let frac = if millis {
             (num(20..23) as u64 * 1_000_000) as f64 / 1e9
@@ -272,6 +263,34 @@ fn utc_shape(t: &[u8]) -> Option<bool> {
             t.get(19) == Some(&b'Z')
         };
     ok.then_some(millis)
+}
+
+std::thread_local! {
+    /// The date (`YYYY-MM-DD`) of the last usual UTC time read on this thread and its day
+    /// number ([`days_of`]); `i64::MIN` before any.
+    static LAST_DATE: std::cell::Cell<([u8; 10], i64)> =
+        const { std::cell::Cell::new(([0; 10], i64::MIN)) };
+}
+
+/// Days from 1970-01-01 to the date `year`-`month`-`day`, `None` for a date that does not
+/// exist (Howard Hinnant's days_from_civil, as in the general parser).
+fn days_of(year: i64, month: i64, day: i64) -> Option<i64> {
+    let leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
+    let month_days = match month {
+        2 if leap => 29,
+        2 => 28,
+        4 | 6 | 9 | 11 => 30,
+        _ => 31,
+    };
+    if !(1..=12).contains(&month) || !(1..=month_days).contains(&day) {
+        return None;
+    }
+    let y = if month <= 2 { year - 1 } else { year };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (month + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + day - 1;
+    Some(era * 146_097 + yoe * 365 + yoe / 4 - yoe / 100 + doy - 719_468)
 }
 
 /// Writes `secs` as `YYYY-MM-DDTHH:MM:SSZ`, or with `.mmm` milliseconds, into `buf`. `None`
@@ -1368,14 +1387,32 @@ mod tests {
             millis in any::<bool>(),
         ) {
             let frac = if millis { format!(".{ms:03}") } else { String::new() };
-            let text = format!("{y:04}-{mo:02}-{d:02}T{h:02}:{mi:02}:{s:02}{frac}Z");
-            let parsed = parse_rfc3339(&text);
-            match Timestamp::from_utc_text(&text) {
-                Some(ts) => {
-                    prop_assert_eq!(parsed.map(f64::to_bits), Some(ts.unix_seconds.to_bits()));
-                    prop_assert_eq!(ts.as_written(), Value::String(text.clone()));
+            // Each date twice, at two times (the second read takes the day number of the
+            // first), after a time of another date (whose day number it must not take).
+            let other = format!("{:04}-01-01T00:00:00Z", (y + 1) % 10_000);
+            let times = [
+                other,
+                format!("{y:04}-{mo:02}-{d:02}T{h:02}:{mi:02}:{s:02}{frac}Z"),
+                format!("{y:04}-{mo:02}-{d:02}T{:02}:{mi:02}:{s:02}Z", (h + 7) % 25),
+            ];
+            for text in times {
+                let parsed = parse_rfc3339(&text);
+                match Timestamp::from_utc_text(&text) {
+                    Some(ts) => {
+                        prop_assert_eq!(
+                            parsed.map(f64::to_bits),
+                            Some(ts.unix_seconds.to_bits()),
+                            "{}",
+                            text
+                        );
+                        prop_assert_eq!(ts.as_written(), Value::String(text.clone()));
+                    }
+                    None => prop_assert!(
+                        parsed.is_none() || text.get(17..19) == Some("60"),
+                        "{}",
+                        text
+                    ),
                 }
-                None => prop_assert!(parsed.is_none() || s == 60, "{}", text),
             }
         }
 

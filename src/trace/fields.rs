@@ -392,6 +392,116 @@ pub(crate) const fn name_words(k: &[u8]) -> (u64, u64) {
     (w0, w1)
 }
 
+/// `k`'s words as [`name_words`] gives them, for a name of at most 16 bytes, read as two
+/// words from a copy rather than byte by byte (the reading thread asks it of every line).
+#[inline]
+pub(crate) fn short_name_words(k: &[u8]) -> Option<(u64, u64)> {
+    let mut buf = [0u8; 16];
+    buf.get_mut(..k.len())?.copy_from_slice(k);
+    let (lo, hi) = buf.split_at(8);
+    Some((
+        u64::from_le_bytes(lo.try_into().ok()?),
+        u64::from_le_bytes(hi.try_into().ok()?),
+    ))
+}
+
+/// Up to [`ShortNames::CAP`] names of at most 16 bytes, each with a value, found by their
+/// words ([`name_words`]) and length with one probe of a table indexed by a hash of the
+/// words. The hash's multiplier is changed until the names held fall in slots of their
+/// own (a walk of the names is the fallback when none is found). What a decoder thread and
+/// the reading thread look each line's session up in: the lines of a few sessions come in
+/// no order, and a walk of the names cost a mispredicted branch per line.
+#[derive(Debug)]
+pub(crate) struct ShortNames<V> {
+    names: Vec<((u64, u64), usize, V)>,
+    /// Per slot, 1 + the index of the name in it (0: none).
+    slots: [u8; 64],
+    /// The hash's multiplier (odd).
+    seed: u64,
+    /// Whether two names share a slot (then a miss walks the names).
+    clash: bool,
+}
+
+impl<V> ShortNames<V> {
+    /// Names held at most.
+    pub(crate) const CAP: usize = 16;
+
+    /// An empty table.
+    pub(crate) const fn new() -> Self {
+        ShortNames {
+            names: Vec::new(),
+            slots: [0; 64],
+            seed: 0x9E37_79B9_7F4A_7C15,
+            clash: false,
+        }
+    }
+
+    #[inline]
+    fn slot(seed: u64, words: (u64, u64), len: usize) -> usize {
+        let h = (words.0 ^ words.1.rotate_left(32) ^ len as u64).wrapping_mul(seed);
+        (h >> 58) as usize
+    }
+
+    /// The value of the name with these words and length, if held.
+    #[inline]
+    pub(crate) fn get(&self, words: (u64, u64), len: usize) -> Option<&V> {
+        let at = usize::from(self.slots[Self::slot(self.seed, words, len)]);
+        if let Some(e) = at.checked_sub(1).and_then(|i| self.names.get(i))
+            && e.0 == words
+            && e.1 == len
+        {
+            return Some(&e.2);
+        }
+        if !self.clash {
+            return None;
+        }
+        self.names
+            .iter()
+            .find(|e| e.0 == words && e.1 == len)
+            .map(|e| &e.2)
+    }
+
+    /// Holds a name not held yet, unless [`Self::CAP`] are.
+    pub(crate) fn insert(&mut self, words: (u64, u64), len: usize, v: V) {
+        if self.names.len() >= Self::CAP {
+            return;
+        }
+        self.names.push((words, len, v));
+        if self.place(self.seed) {
+            return;
+        }
+        // Another multiplier, until every name has a slot of its own.
+        let mut seed = self.seed;
+        for _ in 0..256 {
+            seed = seed
+                .wrapping_mul(0x5851_F42D_4C95_7F2D)
+                .wrapping_add(0x14057B7EF767814F)
+                | 1;
+            if self.place(seed) {
+                return;
+            }
+        }
+        self.place(self.seed);
+    }
+
+    /// Puts every name in the slot `seed` gives it; whether no two shared one (else the
+    /// first of them keeps it and `clash` is set).
+    fn place(&mut self, seed: u64) -> bool {
+        self.slots = [0; 64];
+        self.seed = seed;
+        self.clash = false;
+        for (i, e) in self.names.iter().enumerate() {
+            let slot = &mut self.slots[Self::slot(seed, e.0, e.1)];
+            if *slot == 0 {
+                *slot = i as u8 + 1;
+            } else {
+                self.clash = true;
+            }
+        }
+        !self.clash
+    }
+}
+
 /// The first slot of [`KEY_WORDS`] a key is looked for at.
 #[inline]
 const fn word_slot(words: (u64, u64), len: usize) -> usize {
@@ -1244,5 +1354,59 @@ mod tests {
         // A prefix of a name, or a name with a zero byte after it, is not the name.
         assert_eq!(key_of_words(name_words(b"sessio"), 6), KeyOf::Other);
         assert_eq!(key_of_words(name_words(b"seq\0"), 4), KeyOf::Other);
+    }
+
+    proptest! {
+        /// The table finds exactly what a walk of the first [`ShortNames::CAP`] names
+        /// inserted finds, with the value first inserted for each: names that collide in
+        /// the table, names of the same words but other lengths (`x` and `x\0`), names past
+        /// the cap, and names never inserted.
+        #[test]
+        fn short_names_find_what_a_walk_of_the_names_finds(
+            inserted in prop::collection::vec(prop::collection::vec(prop::sample::select(b"ab\0-x7".to_vec()), 0..=16), 0..40),
+            asked in prop::collection::vec(prop::collection::vec(prop::sample::select(b"ab\0-x7".to_vec()), 0..=16), 0..40),
+        ) {
+            let mut table = ShortNames::new();
+            let mut walk: Vec<(Vec<u8>, usize)> = Vec::new();
+            for (i, name) in inserted.iter().enumerate() {
+                let words = short_name_words(name).unwrap();
+                prop_assert_eq!(words, name_words(name));
+                if table.get(words, name.len()).is_none() {
+                    table.insert(words, name.len(), i);
+                    if walk.len() < ShortNames::<usize>::CAP {
+                        walk.push((name.clone(), i));
+                    }
+                }
+            }
+            for name in inserted.iter().chain(&asked) {
+                let want = walk.iter().find(|(n, _)| n == name).map(|e| e.1);
+                prop_assert_eq!(table.get(name_words(name), name.len()).copied(), want);
+            }
+        }
+    }
+
+    /// Sessions named alike (`gen-0` to `gen-15`, `s1` to `s16`) each get a slot of their
+    /// own: a line's session is one probe, not a walk.
+    #[test]
+    fn names_alike_get_slots_of_their_own() {
+        for names in [
+            (0..16).map(|i| format!("gen-{i}")).collect::<Vec<_>>(),
+            (1..=16).map(|i| format!("s{i}")).collect(),
+        ] {
+            let mut table = ShortNames::new();
+            for (i, n) in names.iter().enumerate() {
+                table.insert(name_words(n.as_bytes()), n.len(), i);
+                assert!(!table.clash, "{names:?}");
+            }
+            for (i, n) in names.iter().enumerate() {
+                assert_eq!(table.get(name_words(n.as_bytes()), n.len()), Some(&i));
+            }
+        }
+    }
+
+    #[test]
+    fn a_name_longer_than_two_words_has_no_short_words() {
+        assert_eq!(short_name_words(&[b'a'; 17]), None);
+        assert_eq!(short_name_words(b"gen-7"), Some(name_words(b"gen-7")));
     }
 }

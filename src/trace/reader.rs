@@ -32,7 +32,7 @@ use std::fmt;
 use super::brief::{Brief, BriefItem, Briefed, Gist};
 use super::event::{Body, Event, Extra, FORMAT_VERSION, FileName, Kind, Origin, Text, Timestamp};
 use super::fields::scan::scan_bytes;
-use super::fields::{FieldError, Fields, build_body, decode_line, name_words};
+use super::fields::{FieldError, Fields, ShortNames, build_body, decode_line, short_name_words};
 
 /// The default line-length cap: 4 MiB, far above any sane event and small enough that a
 /// runaway writer cannot exhaust memory.
@@ -816,14 +816,11 @@ pub(crate) struct Sessions {
     /// The session of the previous event: consecutive events usually share it, and comparing
     /// two short strings is cheaper than hashing one.
     last: usize,
-    /// The first [`SHORT_SESSIONS`] sessions whose names have at most 16 bytes, as (the
-    /// name's words, its length, its index): interleaved sessions are told apart by two
-    /// word comparisons each, without a hash or a call.
-    short: Vec<((u64, u64), usize, usize)>,
+    /// The first [`ShortNames::CAP`] sessions whose names have at most 16 bytes, by the
+    /// name's words and length, with their index: interleaved sessions are told apart by
+    /// a probe and two word comparisons, without hashing the name or a call.
+    short: ShortNames<usize>,
 }
-
-/// Sessions [`Sessions::short`] holds.
-const SHORT_SESSIONS: usize = 16;
 
 impl Sessions {
     /// Session state for the stream `file` (events without `session` get its last path
@@ -837,7 +834,7 @@ impl Sessions {
             by_name: hashbrown::HashMap::new(),
             states: Vec::new(),
             last: usize::MAX,
-            short: Vec::new(),
+            short: ShortNames::new(),
         }
     }
 
@@ -855,14 +852,8 @@ impl Sessions {
         };
         let head = pre.head();
         let name: &str = head.session.unwrap_or(&self.default_session);
-        let words = (name.len() <= 16).then(|| name_words(name.as_bytes()));
-        let short = words.and_then(|w| {
-            let n = name.len();
-            self.short
-                .iter()
-                .find(|e| e.0 == w && e.1 == n)
-                .map(|e| e.2)
-        });
+        let words = short_name_words(name.as_bytes());
+        let short = words.and_then(|w| self.short.get(w, name.len()).copied());
         let hit = short.is_some()
             || self
                 .states
@@ -885,10 +876,8 @@ impl Sessions {
                         last_ts: None,
                     });
                     let i = self.states.len() - 1;
-                    if let Some(w) = words
-                        && self.short.len() < SHORT_SESSIONS
-                    {
-                        self.short.push((w, name.len(), i));
+                    if let Some(w) = words {
+                        self.short.insert(w, name.len(), i);
                     }
                     i
                 }

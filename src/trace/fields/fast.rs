@@ -350,6 +350,24 @@ impl<'de> Scanner<'de> {
         Some(Val::Json(value))
     }
 
+    /// An object or array at the cursor decoded from its text straight into `T`, without
+    /// the `Value` that [`Self::value`] builds and `typed_val` reads again. For a `T` none
+    /// of whose fields serde ignores unchecked (the structures the brief scanner checks keep
+    /// their unknown fields in a map), what this takes [`Self::value`] and `typed_val` take,
+    /// into the same `T` (a property test compares them on hostile texts); it may decline
+    /// more (a known field given twice). `None`, the cursor unchanged, for anything else or
+    /// past [`Self::nested`]'s depth.
+    pub(super) fn nested_as<T: serde::de::DeserializeOwned>(&mut self) -> Option<T> {
+        const MAX_DEPTH: usize = 64;
+        if !matches!(self.b.get(self.i), Some(b'{' | b'[')) {
+            return None;
+        }
+        let j = self.extent(MAX_DEPTH)?;
+        let t = serde_json::from_str(self.text(self.i..j + 1)?).ok()?;
+        self.i = j + 1;
+        Some(t)
+    }
+
     /// A number. Plain non-negative integers are converted here; other well-formed numbers
     /// are handed to serde_json alone (its float conversion is the reference).
     pub(super) fn number(&mut self) -> Option<Val<'de>> {

@@ -26,8 +26,8 @@ use serde_json::Value;
 
 use super::fast::Scanner;
 use super::{
-    Env, F, KeyOf, N_FIELDS, Val, WORD_KEY_MAX, key_of, key_of_words, name_words, timestamp,
-    typed_val,
+    Env, F, KeyOf, N_FIELDS, ShortNames, Val, WORD_KEY_MAX, key_of, key_of_words, name_words,
+    timestamp, typed_val,
 };
 use crate::trace::brief::Gist;
 use crate::trace::event::{
@@ -83,7 +83,31 @@ enum EnumOf {
     PlanOrigin,
 }
 
+/// Kinds of [`EnumOf`].
+const N_ENUMS: usize = 7;
+
+std::thread_local! {
+    /// Per [`EnumOf`], whether it accepts each short name a decoder thread met, the first
+    /// [`ShortNames::CAP`] of them: what [`EnumOf::accepts`] answered for that name.
+    static ACCEPTED: std::cell::RefCell<[ShortNames<bool>; N_ENUMS]> = const {
+        std::cell::RefCell::new([const { ShortNames::new() }; N_ENUMS])
+    };
+}
+
 impl EnumOf {
+    /// [`Self::accepts`] of `name`, a short one ([`short_words`]) with these words,
+    /// asked of serde once per thread and name (a lean brief checks an enum's name on
+    /// most lines, and keeps none).
+    fn accepts_short(self, words: (u64, u64), name: &str) -> bool {
+        let i = self as usize;
+        if let Some(ok) = ACCEPTED.with_borrow(|a| a[i].get(words, name.len()).copied()) {
+            return ok;
+        }
+        let ok = self.accepts(name);
+        ACCEPTED.with_borrow_mut(|a| a[i].insert(words, name.len(), ok));
+        ok
+    }
+
     /// Whether serde accepts `s` as a variant name, as `Bag::typed` asks.
     fn accepts(self, s: &str) -> bool {
         fn ok<'a, T: Deserialize<'a>>(s: &'a str) -> bool {
@@ -402,17 +426,12 @@ fn short_words(p: &Scanner<'_>) -> Option<((u64, u64), usize)> {
 /// A kind's name as words ([`name_words`]), its length, and the kind.
 type KindWords = ((u64, u64), usize, Kind);
 
-/// Sessions a decoder thread has met by the words of their names ([`short_words`]), the
-/// first [`SESSIONS_KEPT`]: a line's session is the one a line before it named, nearly
-/// always, and is then taken from here, not checked and built again.
-type SessionWords = Vec<((u64, u64), usize, Text)>;
-
-/// Sessions [`session`] keeps per thread.
-const SESSIONS_KEPT: usize = 16;
-
 std::thread_local! {
-    static SESSIONS: std::cell::RefCell<SessionWords> = const {
-        std::cell::RefCell::new(Vec::new())
+    /// Sessions a decoder thread has met by the words of their names ([`short_words`]),
+    /// the first [`ShortNames::CAP`]: a line's session is the one a line before it named,
+    /// nearly always, and is then taken from here, not checked and built again.
+    static SESSIONS: std::cell::RefCell<ShortNames<Text>> = const {
+        std::cell::RefCell::new(ShortNames::new())
     };
 }
 
@@ -423,21 +442,13 @@ fn session(p: &mut Scanner<'_>) -> Option<Text> {
     let Some((words, len)) = short_words(p) else {
         return Some(Text::from(&*p.string()?));
     };
-    let met = SESSIONS.with_borrow(|kept| {
-        kept.iter()
-            .find(|e| e.0 == words && e.1 == len)
-            .map(|e| e.2.clone())
-    });
+    let met = SESSIONS.with_borrow(|kept| kept.get(words, len).cloned());
     if let Some(name) = met {
         p.i += len + 2;
         return Some(name);
     }
     let name = Text::from(&*p.string()?);
-    SESSIONS.with_borrow_mut(|kept| {
-        if kept.len() < SESSIONS_KEPT {
-            kept.push((words, len, name.clone()));
-        }
-    });
+    SESSIONS.with_borrow_mut(|kept| kept.insert(words, len, name.clone()));
     Some(name)
 }
 
@@ -596,6 +607,15 @@ fn field<'de>(p: &mut Scanner<'de>, f: F, c: Class, found: &mut Found<'de>) -> O
                 }
                 return Some(());
             }
+            if !kept
+                && let Class::Enum(e) = c
+                && let Some((words, len)) = short_words(p)
+            {
+                // A name not kept, as its words: checked once per thread.
+                let name = p.text(p.i + 1..p.i + 1 + len)?;
+                p.i += len + 2;
+                return e.accepts_short(words, name).then_some(());
+            }
             let s = p.string()?;
             if let Class::Enum(e) = c
                 && !e.accepts(&s)
@@ -690,6 +710,21 @@ fn structure(p: &mut Scanner<'_>, kind: Kind, f: F, lean: bool) -> Option<()> {
     use crate::trace::event::{Belief, Decision, PlanStep, ToolCall};
     if !lean && matches!(f, F::new_beliefs | F::inputs) {
         return None;
+    }
+    if matches!(p.b.get(p.i), Some(b'{' | b'[')) {
+        // Objects and lists (every usual one) decoded from their text into the type.
+        let ok = match (kind, f) {
+            (Kind::World, F::truth) => p
+                .nested_as::<std::collections::BTreeMap<String, bool>>()
+                .is_some(),
+            (Kind::Plan, F::steps) => p.nested_as::<Vec<PlanStep>>().is_some(),
+            (Kind::Step, F::new_beliefs) => p.nested_as::<Vec<Belief>>().is_some(),
+            (Kind::Step, F::tool_calls) => p.nested_as::<Vec<ToolCall>>().is_some(),
+            (Kind::Step, F::inputs) => p.nested_as::<serde_json::Map<String, Value>>().is_some(),
+            (Kind::Review, F::decisions) => p.nested_as::<Vec<Decision>>().is_some(),
+            _ => false,
+        };
+        return ok.then_some(());
     }
     let v = p.value()?;
     let ok = match (kind, f) {
@@ -1468,5 +1503,132 @@ mod tests {
         ] {
             assert!(scan(line).is_none(), "took {line}");
         }
+    }
+
+    /// A structure's text as the brief scanner meets it: lists of objects (and objects)
+    /// whose keys are the structures' known and unknown fields, some given twice, whose
+    /// values are usual and hostile ones, nested objects among them.
+    fn structure_text() -> impl Strategy<Value = String> {
+        let keys = || {
+            pick(&[
+                "name",
+                "value",
+                "unit",
+                "source",
+                "tool",
+                "args",
+                "result",
+                "error",
+                "id",
+                "kind",
+                "deps",
+                "post",
+                "compute",
+                "output",
+                "plan",
+                "action",
+                "note",
+                "description",
+                "x",
+                "p0",
+            ])
+        };
+        let leaf = prop_oneof![
+            4 => usual_value(),
+            2 => hostile_value(),
+            2 => pick(&["\"keep\"", "\"refine\"", "\"S1\"", "[\"S1\",\"S2\"]", "\"fetch\""]),
+        ];
+        let object = |v: BoxedStrategy<String>, keys: BoxedStrategy<String>| {
+            prop::collection::vec((keys, v), 0..5).prop_map(|fields| {
+                let body: Vec<String> =
+                    fields.iter().map(|(k, v)| format!("\"{k}\":{v}")).collect();
+                format!("{{{}}}", body.join(","))
+            })
+        };
+        let inner = object(leaf.clone().boxed(), keys().boxed());
+        let value = prop_oneof![3 => leaf, 1 => inner].boxed();
+        let item = object(value, keys().boxed());
+        prop_oneof![
+            4 => prop::collection::vec(item.clone(), 0..4).prop_map(|v| format!("[{}]", v.join(","))),
+            2 => item,
+            1 => hostile_value(),
+        ]
+    }
+
+    /// What `value` and `typed_val` (the way the scanner checked structures before, and
+    /// the decoder's `Bag::typed` does) take of `text` into `T`.
+    fn through_value<T: serde::de::DeserializeOwned>(text: &str) -> Option<T> {
+        let mut p = Scanner::of_str(text);
+        let t = typed_val::<T>(p.value()?).ok()?;
+        (p.i == text.len()).then_some(t)
+    }
+
+    /// `nested_as` into `T`: `Some(t)` only where `through_value` gives the same `t`.
+    fn direct_agrees<T: serde::de::DeserializeOwned + PartialEq + std::fmt::Debug>(
+        text: &str,
+    ) -> Result<bool, TestCaseError> {
+        let mut p = Scanner::of_str(text);
+        let Some(t) = p.nested_as::<T>() else {
+            prop_assert_eq!(p.i, 0, "declined, the cursor moved: {}", text);
+            return Ok(false);
+        };
+        prop_assert_eq!(p.i, text.len(), "{}", text);
+        prop_assert_eq!(Some(t), through_value::<T>(text), "{}", text);
+        Ok(true)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+        /// The structures decoded from their text take what they take through a `Value`,
+        /// into the same structure: no unknown field is ignored unchecked, so a number out
+        /// of range, a lone surrogate or a raw control character anywhere is refused both
+        /// ways.
+        #[test]
+        fn a_structure_from_its_text_is_the_structure_through_a_value(text in structure_text()) {
+            use crate::trace::event::{Belief, Decision, PlanStep, ToolCall};
+            direct_agrees::<Vec<Belief>>(&text)?;
+            direct_agrees::<Vec<PlanStep>>(&text)?;
+            direct_agrees::<Vec<ToolCall>>(&text)?;
+            direct_agrees::<Vec<Decision>>(&text)?;
+            direct_agrees::<std::collections::BTreeMap<String, bool>>(&text)?;
+            direct_agrees::<serde_json::Map<String, Value>>(&text)?;
+        }
+    }
+
+    /// Why `nested_as` is only for types that ignore nothing: a type that skips unknown
+    /// fields unchecked takes texts a `Value` refuses (the property test above, run with
+    /// such a type, fails on these). The usual structures are taken.
+    #[test]
+    fn a_type_that_ignores_fields_would_take_what_a_value_refuses() {
+        use crate::trace::event::{Belief, Decision, PlanStep, ToolCall};
+        #[derive(Debug, PartialEq, serde::Deserialize)]
+        struct Lax {
+            #[allow(dead_code)]
+            name: String,
+        }
+        for text in [
+            r#"[{"name":"a","x":1e400}]"#,
+            r#"[{"name":"a","x":"\ud800"}]"#,
+        ] {
+            assert!(
+                Scanner::of_str(text).nested_as::<Vec<Lax>>().is_some(),
+                "{text}"
+            );
+            assert!(through_value::<Vec<Lax>>(text).is_none(), "{text}");
+            assert!(
+                Scanner::of_str(text).nested_as::<Vec<Belief>>().is_none(),
+                "{text}"
+            );
+        }
+        let usual = [
+            r#"[{"name":"metric_35","value":"2:01:09","source":"tool:search"}]"#,
+            r#"[{"id":"S1","kind":"fetch","deps":[],"post":"x"},{"id":"S2","deps":["S1"]}]"#,
+            r#"[{"tool":"search","args":{"q":"x"},"result":[1,2]}]"#,
+            r#"[{"plan":"P0","action":"keep"},{"plan":"P1","action":"refine","note":"n"}]"#,
+        ];
+        assert!(direct_agrees::<Vec<Belief>>(usual[0]).unwrap());
+        assert!(direct_agrees::<Vec<PlanStep>>(usual[1]).unwrap());
+        assert!(direct_agrees::<Vec<ToolCall>>(usual[2]).unwrap());
+        assert!(direct_agrees::<Vec<Decision>>(usual[3]).unwrap());
     }
 }
