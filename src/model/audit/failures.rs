@@ -38,15 +38,19 @@
 //! recorded one with the information present and found none. A recorded `correct` that
 //! disagrees with doxascope's score of the answer is a mismatch too.
 
-use crate::trace::event::body_of;
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap};
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
-use super::{Code, Cx, Decoded, Finding, Severity, body_in, decode_all};
-use crate::model::arith::{self, Expr};
+use super::{Code, Cx, Decoded, Finding, body_in, decode_all};
 use crate::model::bdi::{BdiLog, tier1_name};
-use crate::trace::event::{Body, Plan, PlanStep, Step, StepKind, StepStatus};
+use crate::trace::TraceLog;
+use crate::trace::event::{Body, Plan, PlanStep, Step, StepKind};
+
+mod answers;
+mod computation;
+mod files;
+mod recorded;
 
 /// The six modes of seed 004's taxonomy.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -384,912 +388,95 @@ fn searched(s: &Step) -> bool {
         })
 }
 
+/// The tables every failure-mode check reads, built once per session: the decoded plans and
+/// satisfactions, and the intention windows.
+struct Scene<'s> {
+    log: &'s TraceLog,
+    bl: &'s BdiLog,
+    plans: &'s Decoded<'s>,
+    sats: &'s Decoded<'s>,
+    windows: Vec<Window<'s>>,
+}
+
+impl<'s> Scene<'s> {
+    fn new(
+        log: &'s TraceLog,
+        bl: &'s BdiLog,
+        plans: &'s Decoded<'s>,
+        intentions: &'s Decoded<'s>,
+        sats: &'s Decoded<'s>,
+    ) -> Self {
+        let mut windows: Vec<Window<'s>> = Vec::new();
+        for (k, &(step, pos)) in bl.intentions.iter().enumerate() {
+            let Some(ev) = intentions[k].as_deref() else {
+                continue;
+            };
+            let Body::Intention(i) = &ev.body else {
+                continue;
+            };
+            windows.push(Window {
+                id: ev.id.as_deref(),
+                start: step,
+                end: bl.intentions.get(k + 1).map_or(u32::MAX, |x| x.0),
+                pos,
+                files: i.files.iter().map(|f| f.as_str()).collect(),
+                tier1: i
+                    .satisfaction
+                    .as_deref()
+                    .and_then(Value::as_str)
+                    .and_then(tier1_name),
+            });
+        }
+        Scene {
+            log,
+            bl,
+            plans,
+            sats,
+            windows,
+        }
+    }
+
+    /// The intention window step `t` lies in.
+    fn window_of(&self, t: u32) -> Option<usize> {
+        // Intentions are recorded in step order, so their windows are sorted by start.
+        self.windows
+            .partition_point(|w| w.start <= t)
+            .checked_sub(1)
+    }
+}
+
+/// What the checks found so far: the findings in the order they are reported, and the modes
+/// detected, for the comparison with the recorded ones.
+#[derive(Default)]
+struct Tally {
+    out: Vec<Finding>,
+    detected: Vec<Detected>,
+}
+
+/// How each computation step recomputed, by (plan record, step id).
+type Comps = HashMap<(u32, String), Comp>;
+
 pub(super) fn check(cx: &mut Cx<'_>) {
     let log = cx.log;
     let bl = cx.tl.bdi_log();
     if bl.steps.is_empty() && bl.satisfactions.is_empty() && bl.intentions.is_empty() {
         return;
     }
-    let mut out: Vec<Finding> = Vec::new();
-    let mut detected: Vec<Detected> = Vec::new();
-
     let plans = decode_all(log, bl.plans.iter().map(|p| p.event));
     let intentions = decode_all(log, bl.intentions.iter().map(|&(_, pos)| pos));
     let sats = decode_all(log, bl.satisfactions.iter().map(|&(_, pos)| pos));
+    let sc = Scene::new(log, bl, &plans, &intentions, &sats);
+    let mut tally = Tally::default();
 
-    // Intention windows.
-    let mut windows: Vec<Window<'_>> = Vec::new();
-    for (k, &(step, pos)) in bl.intentions.iter().enumerate() {
-        let Some(ev) = intentions[k].as_deref() else {
-            continue;
-        };
-        let Body::Intention(i) = &ev.body else {
-            continue;
-        };
-        windows.push(Window {
-            id: ev.id.as_deref(),
-            start: step,
-            end: bl.intentions.get(k + 1).map_or(u32::MAX, |x| x.0),
-            pos,
-            files: i.files.iter().map(|f| f.as_str()).collect(),
-            tier1: i
-                .satisfaction
-                .as_deref()
-                .and_then(Value::as_str)
-                .and_then(tier1_name),
-        });
-    }
-    // Intentions are recorded in step order, so their windows are sorted by start.
-    let window_of = |t: u32| windows.partition_point(|w| w.start <= t).checked_sub(1);
-
-    // Computations and failed fetches, step event by step event.
-    let mut comps: HashMap<(u32, String), Comp> = HashMap::new();
-    for (i, sr) in bl.steps.iter().enumerate() {
-        // Not pinned: every step event passes here.
-        let loaded = log.events.load(sr.event as usize);
-        let (Some(rec), Some(Body::Step(s))) = (sr.plan, body_of(&loaded)) else {
-            continue;
-        };
-        let Some(sid) = s.step.as_deref() else {
-            continue;
-        };
-        let Some(plan) = plan_of(&plans, rec) else {
-            continue;
-        };
-        let Some(def) = step_def(plan, sid) else {
-            continue;
-        };
-        let plan_id = bl.plans[rec as usize].id.as_str();
-        if s.status == Some(StepStatus::Failed) && def.kind == Some(StepKind::Fetch) {
-            let errors: Vec<Value> = s
-                .tool_calls
-                .iter()
-                .filter_map(|c| {
-                    c.error
-                        .as_deref()
-                        .map(|e| json!({"tool": c.tool.as_str(), "error": e}))
-                })
-                .collect();
-            let why = match errors.first() {
-                Some(e) => format!(
-                    " ({} reported: {})",
-                    e["tool"].as_str().unwrap_or("a tool"),
-                    e["error"].as_str().unwrap_or("")
-                ),
-                None => String::new(),
-            };
-            out.push(
-                cx.finding(
-                    Code::BadRetrieval,
-                    sr.step,
-                    sr.event,
-                    format!("Fetch step {plan_id}/{sid} failed: nothing was retrieved{why}."),
-                )
-                .with("plan", plan_id)
-                .with("step", sid)
-                .with("cause", "fetch-failed")
-                .with("tool_errors", errors),
-            );
-            detected.push(Detected {
-                mode: Mode::BadRetrieval,
-                window: window_of(sr.step),
-                plan: Some(plan_id.to_string()),
-                steps: vec![sid.to_string()],
-                plan_level: false,
-            });
-            continue;
-        }
-        if s.status != Some(StepStatus::Done) {
-            continue;
-        }
-        let Some(expr_text) = def.compute.as_deref() else {
-            if is_computation(def) {
-                comps.insert((rec, sid.to_string()), Comp::Unchecked);
-            }
-            continue;
-        };
-        let out_name = def.output.as_deref().or_else(|| post_name(def));
-        let written = match out_name {
-            Some(n) => s.new_beliefs.iter().find(|b| b.name.as_str() == n),
-            None if s.new_beliefs.len() == 1 => s.new_beliefs.first(),
-            None => None,
-        };
-        let Some(written) = written else {
-            // Nothing to compare with; a missing output is the false-positive check's.
-            comps.insert((rec, sid.to_string()), Comp::Unchecked);
-            continue;
-        };
-        // The snapshot the step computed from: the ground beliefs at its dispatch (the
-        // latest dispatch of this run of the step), else just before it reported done.
-        let dispatched_at = bl.steps[..i]
-            .iter()
-            .rev()
-            .filter(|o| o.plan == Some(rec))
-            .find_map(|o| {
-                match log
-                    .events
-                    .load(o.event as usize)
-                    .as_deref()
-                    .map(|e| &e.body)
-                {
-                    Some(Body::Step(x)) if x.step.as_deref() == Some(sid) => {
-                        Some((o.step, x.status))
-                    }
-                    _ => None,
-                }
-            })
-            .and_then(|(t, st)| (st == Some(StepStatus::Dispatched)).then_some(t));
-        let snap = dispatched_at.unwrap_or(sr.step.saturating_sub(1));
-        let outcome = Expr::parse(expr_text).and_then(|e| {
-            let mut vals = BTreeMap::new();
-            let mut shown = serde_json::Map::new();
-            for n in e.names() {
-                let v = match s.inputs.as_deref().and_then(|m| m.get(n)) {
-                    Some(v) => Some(v.clone()),
-                    None => bl
-                        .history(log, n, snap)
-                        .last()
-                        .map(|g| g.value.cloned().unwrap_or(Value::Null)),
-                };
-                let Some(v) = v else {
-                    return Err(arith::ArithError::Unknown(n.to_string()));
-                };
-                let Some(x) = arith::numeric(&v) else {
-                    return Err(arith::ArithError::NotNumeric(n.to_string(), text_of(&v)));
-                };
-                vals.insert(n.to_string(), x);
-                shown.insert(n.to_string(), v);
-            }
-            Ok((e.eval(&vals)?, shown))
-        });
-        let wv = written.value.as_deref().cloned().unwrap_or(Value::Null);
-        let from = if s.inputs.is_some() {
-            "the step's inputs".to_string()
-        } else {
-            format!("the ground beliefs at step {snap}")
-        };
-        let (exact, inputs) = match outcome {
-            Ok(x) => x,
-            Err(e) => {
-                comps.insert((rec, sid.to_string()), Comp::Unchecked);
-                out.push(
-                    cx.finding(
-                        Code::NotCheckable,
-                        sr.step,
-                        sr.event,
-                        format!(
-                            "The computation of {plan_id}/{sid} ({expr_text}) cannot be \
-                             rechecked: {e}."
-                        ),
-                    )
-                    .with("plan", plan_id)
-                    .with("step", sid)
-                    .with("compute", expr_text)
-                    .with("cause", "computation"),
-                );
-                continue;
-            }
-        };
-        let Some(ok) = arith::agrees(&wv, exact) else {
-            comps.insert((rec, sid.to_string()), Comp::Unchecked);
-            out.push(
-                cx.finding(
-                    Code::NotCheckable,
-                    sr.step,
-                    sr.event,
-                    format!(
-                        "The computation of {plan_id}/{sid} cannot be rechecked: it wrote {} = {}, \
-                         which is not a number.",
-                        written.name,
-                        text_of(&wv)
-                    ),
-                )
-                .with("plan", plan_id)
-                .with("step", sid)
-                .with("compute", expr_text)
-                .with("cause", "computation"),
-            );
-            continue;
-        };
-        comps.insert(
-            (rec, sid.to_string()),
-            if ok { Comp::Right } else { Comp::Wrong },
-        );
-        if ok {
-            continue;
-        }
-        let listed: Vec<String> = inputs
-            .iter()
-            .map(|(k, v)| format!("{k} = {}", text_of(v)))
-            .collect();
-        let exact_shown = format!("{}", (exact * 1e6).round() / 1e6);
-        out.push(
-            cx.finding(
-                Code::IncorrectComputation,
-                sr.step,
-                sr.event,
-                format!(
-                    "Step {plan_id}/{sid} wrote {} = {}, but {expr_text} is {exact_shown} with \
-                     {} (from {from}).",
-                    written.name,
-                    text_of(&wv),
-                    if listed.is_empty() {
-                        "no inputs".to_string()
-                    } else {
-                        listed.join(", ")
-                    }
-                ),
-            )
-            .with("plan", plan_id)
-            .with("step", sid)
-            .with("compute", expr_text)
-            .with("inputs", Value::Object(inputs))
-            .with("inputs_from", from)
-            .with("output", written.name.as_str())
-            .with("written", wv)
-            .with("recomputed", exact),
-        );
-        detected.push(Detected {
-            mode: Mode::IncorrectComputation,
-            window: window_of(sr.step),
-            plan: Some(plan_id.to_string()),
-            steps: vec![sid.to_string()],
-            plan_level: false,
-        });
-    }
-
-    // Files each intention names and no step read; the steps that searched instead.
-    let mut unread: Vec<Unread<'_>> = Vec::new();
-    for w in &windows {
-        let mut read: BTreeSet<&str> = BTreeSet::new();
-        let mut searches: Vec<(u32, u32, String)> = Vec::new();
-        // Step events are recorded in step order: a window's are one run of them, found by
-        // bisection (a scan of every step per intention grew with the square of the session).
-        let from = bl.steps.partition_point(|s| s.step < w.start);
-        let to = from + bl.steps[from..].partition_point(|s| s.step < w.end);
-        for sr in &bl.steps[from..to] {
-            let loaded = log.events.load(sr.event as usize);
-            let Some(Body::Step(s)) = body_of(&loaded) else {
-                continue;
-            };
-            for c in s
-                .tool_calls
-                .iter()
-                .filter(|c| tool_is(&c.tool, "read_file"))
-            {
-                for f in &w.files {
-                    if c.args.as_deref().is_some_and(|a| mentions(a, f)) {
-                        read.insert(f);
-                    }
-                }
-            }
-            if searched(s) && s.status != Some(StepStatus::Dispatched) {
-                let name = format!(
-                    "{}/{}",
-                    s.plan.as_deref().unwrap_or("?"),
-                    s.step.as_deref().unwrap_or("?")
-                );
-                if !searches.iter().any(|x| x.2 == name) {
-                    searches.push((sr.step, sr.event, name));
-                }
-            }
-        }
-        let missing: Vec<&str> = w
-            .files
-            .iter()
-            .copied()
-            .filter(|f| !read.contains(f))
-            .collect();
-        unread.push((missing, searches));
-    }
-
-    // Answers against the expected ones.
-    let mut scored: Vec<Scored> = Vec::new();
-    for (k, &(step, pos)) in bl.satisfactions.iter().enumerate() {
-        let Some(Body::Satisfaction(sat)) = body_in(&sats, k) else {
-            continue;
-        };
-        let Some(expected) = sat.expected_answer.as_deref() else {
-            continue;
-        };
-        let wi = window_of(step);
-        let w = wi.map(|i| &windows[i]);
-        let start = w.map_or(0, |w| w.start);
-        // (text, where it came from, its event, the plan record and step that produced it)
-        // The emitted answer (the paper's extraction: the last `FINAL ANSWER: v` wins), else
-        // the intention's tier-1 satisfaction belief; the harness's own `answer`, when
-        // recorded, is the text scored, and the emitting step stays the answer's place.
-        let mut emitted: Option<Found> = None;
-        for sr in bl
-            .steps
-            .iter()
-            .filter(|s| s.step >= start && s.step <= step)
-        {
-            let loaded = log.events.load(sr.event as usize);
-            let Some(Body::Step(s)) = body_of(&loaded) else {
-                continue;
-            };
-            if s.status != Some(StepStatus::Done) {
-                continue;
-            }
-            if let Some(v) = s.summary.as_deref().and_then(|t| {
-                t.rfind("FINAL ANSWER:")
-                    .map(|k| t[k + 13..].lines().next().unwrap_or("").trim().to_string())
-            }) {
-                let by = format!(
-                    "{}/{}",
-                    s.plan.as_deref().unwrap_or("?"),
-                    s.step.as_deref().unwrap_or("?")
-                );
-                emitted = Some((
-                    v,
-                    format!("the FINAL ANSWER of step {by}"),
-                    sr.step,
-                    sr.event,
-                    sr.plan.zip(s.step.as_deref().map(str::to_string)),
-                ));
-            }
-        }
-        if emitted.is_none()
-            && let Some(name) = w.and_then(|w| w.tier1)
-            && let Some(g) = bl.history(log, name, step).last()
-            && let Some(v) = g.value
-        {
-            let producer = match log
-                .events
-                .load(g.event as usize)
-                .as_deref()
-                .map(|e| &e.body)
-            {
-                Some(Body::Step(s)) => bl
-                    .steps
-                    .iter()
-                    .find(|r| r.event == g.event)
-                    .and_then(|r| r.plan)
-                    .zip(s.step.as_deref().map(str::to_string)),
-                _ => None,
-            };
-            emitted = Some((
-                text_of(v),
-                format!("ground_belief({name})"),
-                g.step,
-                g.event,
-                producer,
-            ));
-        }
-        let found = match (sat.answer.as_deref(), emitted) {
-            (Some(a), Some((_, from, st, ev, producer))) => Some((
-                text_of(a),
-                format!("recorded by the harness; emitted as {from}"),
-                st,
-                ev,
-                producer,
-            )),
-            (Some(a), None) => Some((
-                text_of(a),
-                "recorded by the harness".to_string(),
-                step,
-                pos,
-                None,
-            )),
-            (None, e) => e,
-        };
-        let Some((answer, from, at_step, at_event, producer)) = found else {
-            continue;
-        };
-        let exp = text_of(expected);
-        let sc = score(&answer, &exp);
-        let intention = w
-            .and_then(|w| w.id)
-            .map_or_else(|| "the intention".to_string(), str::to_string);
-        let mut entry = Scored {
-            window: wi,
-            sat_step: step,
-            score: sc.clone(),
-            determined: true,
-            fetches: Vec::new(),
-        };
-        let producer_names = producer
-            .as_ref()
-            .map(|(r, s)| (bl.plans[*r as usize].id.clone(), s.clone()));
-        match &sc {
-            Score::Correct => {}
-            Score::NearMiss(how) => {
-                out.push(
-                    cx.finding(
-                        Code::AnswerFormatting,
-                        at_step,
-                        at_event,
-                        format!(
-                            "The answer {answer} ({from}) misses the expected {exp} only in its \
-                             format: {how}."
-                        ),
-                    )
-                    .with("intention", intention.as_str())
-                    .with("answer", answer.as_str())
-                    .with("answer_from", from.as_str())
-                    .with("expected", exp.as_str())
-                    .with("near_miss", how.as_str())
-                    .with("scored_at", step),
-                );
-                detected.push(Detected {
-                    mode: Mode::AnswerFormatting,
-                    window: wi,
-                    plan: producer_names.as_ref().map(|p| p.0.clone()),
-                    steps: producer_names.iter().map(|p| p.1.clone()).collect(),
-                    plan_level: false,
-                });
-            }
-            Score::Wrong => {
-                let files_unread = wi.is_some_and(|i| !unread[i].0.is_empty());
-                // The plan whose DAG led to the answer, and its steps upstream of it.
-                let (rec, upstream) = match &producer {
-                    Some((r, sid)) => (
-                        Some(*r),
-                        plan_of(&plans, *r)
-                            .map(|p| ancestors(p, sid))
-                            .unwrap_or_default(),
-                    ),
-                    None => {
-                        let r = bl
-                            .plans
-                            .iter()
-                            .rposition(|p| p.step >= start && p.step <= step)
-                            .map(|r| r as u32);
-                        (
-                            r,
-                            r.and_then(|r| plan_of(&plans, r))
-                                .map(|p| p.steps.iter().collect())
-                                .unwrap_or_default(),
-                        )
-                    }
-                };
-                let status = |d: &PlanStep| {
-                    rec.and_then(|r| comps.get(&(r, d.id.to_string())).copied())
-                        .unwrap_or(Comp::Unchecked)
-                };
-                let computations: Vec<&PlanStep> = upstream
-                    .iter()
-                    .copied()
-                    .filter(|d| is_computation(d))
-                    .collect();
-                let wrong_comp = computations.iter().any(|d| status(d) == Comp::Wrong);
-                let unchecked: Vec<String> = computations
-                    .iter()
-                    .filter(|d| status(d) == Comp::Unchecked)
-                    .map(|d| d.id.to_string())
-                    .collect();
-                let fetch_defs: Vec<&PlanStep> = upstream
-                    .iter()
-                    .copied()
-                    .filter(|d| d.kind == Some(StepKind::Fetch))
-                    .collect();
-                let plan_id = rec.map(|r| bl.plans[r as usize].id.clone());
-                if files_unread || wrong_comp {
-                    // Explained by the finding already made for it.
-                } else if unchecked.is_empty() && !fetch_defs.is_empty() {
-                    let r = rec.unwrap_or(0);
-                    let fetched: Vec<Value> = fetch_defs
-                        .iter()
-                        .map(|d| {
-                            // Not pinned, and only this plan's steps decoded.
-                            let last = bl
-                                .steps
-                                .iter()
-                                .rev()
-                                .filter(|o| o.plan == Some(r) && o.step <= step)
-                                .filter_map(|o| log.events.load(o.event as usize))
-                                .find(|e| {
-                                    matches!(&e.body, Body::Step(x)
-                                        if x.step.as_deref() == Some(d.id.as_str())
-                                            && x.status == Some(StepStatus::Done))
-                                });
-                            let wrote: Vec<Value> = last
-                                .as_deref()
-                                .and_then(|e| match &e.body {
-                                    Body::Step(x) => Some(x),
-                                    _ => None,
-                                })
-                                .map(|x| {
-                                    x.new_beliefs
-                                        .iter()
-                                        .map(|b| {
-                                            json!({"name": b.name.as_str(), "value": b.value,
-                                                   "unit": b.unit.as_deref(),
-                                                   "source": b.source.as_deref()})
-                                        })
-                                        .collect()
-                                })
-                                .unwrap_or_default();
-                            json!({"step": d.id.as_str(), "description": d.description.as_deref(),
-                                   "wrote": wrote})
-                        })
-                        .collect();
-                    let shown: Vec<String> = fetched
-                        .iter()
-                        .map(|f| {
-                            let vals: Vec<String> = f["wrote"]
-                                .as_array()
-                                .map(|a| {
-                                    a.iter()
-                                        .map(|b| {
-                                            format!(
-                                                "{} = {}",
-                                                b["name"].as_str().unwrap_or("?"),
-                                                text_of(&b["value"])
-                                            )
-                                        })
-                                        .collect()
-                                })
-                                .unwrap_or_default();
-                            format!(
-                                "{} ({})",
-                                f["step"].as_str().unwrap_or("?"),
-                                if vals.is_empty() {
-                                    "nothing".to_string()
-                                } else {
-                                    vals.join(", ")
-                                }
-                            )
-                        })
-                        .collect();
-                    let comp_ids: Vec<String> =
-                        computations.iter().map(|d| d.id.to_string()).collect();
-                    let checked = if comp_ids.is_empty() {
-                        "no computation lies between them and the answer".to_string()
-                    } else {
-                        format!(
-                            "{} {} correctly",
-                            comp_ids.join(", "),
-                            if comp_ids.len() == 1 {
-                                "recomputes"
-                            } else {
-                                "recompute"
-                            }
-                        )
-                    };
-                    let steps: Vec<String> = fetch_defs.iter().map(|d| d.id.to_string()).collect();
-                    entry.fetches = steps.clone();
-                    out.push(
-                        cx.finding(
-                            Code::BadRetrieval,
-                            at_step,
-                            at_event,
-                            format!(
-                                "The answer {answer} ({from}) is wrong (expected {exp}) and {checked}, \
-                                 so the error came in with what plan {} fetched: {}.",
-                                plan_id.as_deref().unwrap_or("?"),
-                                shown.join("; ")
-                            ),
-                        )
-                        .severity(Severity::Error)
-                        .with("intention", intention.as_str())
-                        .with("answer", answer.as_str())
-                        .with("answer_from", from.as_str())
-                        .with("expected", exp.as_str())
-                        .with("plan", plan_id.clone())
-                        .with("fetched", fetched)
-                        .with("computations_checked", comp_ids)
-                        .with("cause", "wrong-answer")
-                        .with("scored_at", step),
-                    );
-                    detected.push(Detected {
-                        mode: Mode::BadRetrieval,
-                        window: wi,
-                        plan: plan_id.clone(),
-                        steps,
-                        plan_level: false,
-                    });
-                } else {
-                    entry.determined = false;
-                    let why = if unchecked.is_empty() {
-                        "no fetch step lies upstream of it".to_string()
-                    } else {
-                        format!(
-                            "{} of plan {} cannot be rechecked (no `compute`)",
-                            unchecked.join(", "),
-                            plan_id.as_deref().unwrap_or("?")
-                        )
-                    };
-                    out.push(
-                        cx.finding(
-                            Code::WrongAnswer,
-                            at_step,
-                            at_event,
-                            format!(
-                                "The answer {answer} ({from}) is wrong (expected {exp}); its cause \
-                                 cannot be told: {why}."
-                            ),
-                        )
-                        .with("intention", intention.as_str())
-                        .with("answer", answer.as_str())
-                        .with("answer_from", from.as_str())
-                        .with("expected", exp.as_str())
-                        .with("plan", plan_id)
-                        .with("unchecked", unchecked)
-                        .with("scored_at", step),
-                    );
-                }
-            }
-        }
-        scored.push(entry);
-    }
-
-    // Avoided file reads, now that the answers are scored.
-    for (i, w) in windows.iter().enumerate() {
-        let (missing, searches) = &unread[i];
-        if missing.is_empty() {
-            continue;
-        }
-        let wrong = scored
-            .iter()
-            .any(|s| s.window == Some(i) && s.score == Score::Wrong);
-        let (at_step, at_event) = searches
-            .first()
-            .map(|x| (x.0, x.1))
-            .or_else(|| {
-                // In step order, as the steps: the window's first, by bisection.
-                let k = bl.satisfactions.partition_point(|x| x.0 < w.start);
-                bl.satisfactions.get(k).filter(|x| x.0 < w.end).copied()
-            })
-            .unwrap_or((w.start, w.pos));
-        let names: Vec<&str> = searches.iter().map(|x| x.2.as_str()).collect();
-        let instead = if names.is_empty() {
-            String::new()
-        } else {
-            format!("; {} searched the web instead", names.join(", "))
-        };
-        let id = w.id.unwrap_or("the intention");
-        out.push(
-            cx.finding(
-                Code::FileReadAvoided,
-                at_step,
-                at_event,
-                format!(
-                    "The task of {id} names {}, but no step read {} with read_file{instead}{}.",
-                    missing.join(", "),
-                    if missing.len() == 1 { "it" } else { "them" },
-                    if wrong {
-                        ", and the answer is wrong"
-                    } else {
-                        ""
-                    }
-                ),
-            )
-            .severity(if wrong {
-                Severity::Error
-            } else {
-                Severity::Warning
-            })
-            .with("intention", id)
-            .with("files", &w.files)
-            .with("unread", missing)
-            .with("searched_instead", &names)
-            .with("answer_wrong", wrong),
-        );
-        detected.push(Detected {
-            mode: Mode::AvoidedFileRead,
-            window: Some(i),
-            plan: None,
-            steps: names.iter().map(|n| n.to_string()).collect(),
-            plan_level: true,
-        });
-    }
-
-    // The modes bdi.rs found.
-    for f in &cx.modes {
-        let Some(mode) = mode_of(f.code) else {
-            continue;
-        };
-        let (steps, plan_level) = match mode {
-            Mode::DagDeadlock => (Vec::new(), true),
-            _ => (f.plan_step.clone().into_iter().collect(), false),
-        };
-        detected.push(Detected {
-            mode,
-            window: f.step.and_then(window_of),
-            plan: f.plan.clone(),
-            steps,
-            plan_level,
-        });
-    }
-
-    // Recorded failure modes against the detected ones.
-    enum Scope<'a> {
-        Step(&'a str, &'a str),
-        Intention,
-    }
-    // Postconditions are decoded here, not pinned (a long trace has one every few dozen
-    // events): the few that record a failure mode are copied out.
-    let mut post_modes: Vec<(u32, u32, u32, String, String)> = Vec::new();
-    for pr in &bl.postconditions {
-        let loaded = log.events.load(pr.event as usize);
-        if let (Some(rec), Some(Body::Postcondition(p))) = (pr.plan, body_of(&loaded))
-            && let (Some(fm), Some(sid)) = (p.failure_mode.as_deref(), p.step.as_deref())
-        {
-            post_modes.push((pr.step, pr.event, rec, sid.to_string(), fm.to_string()));
-        }
-    }
-    let mut recorded: Vec<(u32, u32, Scope<'_>, &str)> = post_modes
-        .iter()
-        .map(|(step, event, rec, sid, fm)| {
-            (
-                *step,
-                *event,
-                Scope::Step(bl.plans[*rec as usize].id.as_str(), sid.as_str()),
-                fm.as_str(),
-            )
-        })
-        .collect();
-    for (k, &(step, pos)) in bl.satisfactions.iter().enumerate() {
-        if let Some(Body::Satisfaction(s)) = body_in(&sats, k)
-            && let Some(fm) = s.failure_mode.as_deref()
-        {
-            recorded.push((step, pos, Scope::Intention, fm));
-        }
-    }
-    recorded.sort_by_key(|r| (r.0, r.1));
-    let answer_in = |wi: Option<usize>| scored.iter().filter(move |s| s.window == wi);
-    for (step, event, scope, label) in recorded {
-        let wi = window_of(step);
-        let here: BTreeSet<Mode> = detected
-            .iter()
-            .filter(|d| d.window == wi)
-            .filter(|d| match scope {
-                Scope::Intention => true,
-                Scope::Step(p, s) => {
-                    d.plan.is_none()
-                        || d.plan.as_deref() == Some(p)
-                            && (d.plan_level || d.steps.iter().any(|x| x == s))
-                }
-            })
-            .map(|d| d.mode)
-            .collect();
-        let where_ = match scope {
-            Scope::Step(p, s) => format!("{p}/{s}"),
-            Scope::Intention => wi
-                .and_then(|i| windows[i].id)
-                .map_or_else(|| "the run".to_string(), |id| format!("intention {id}")),
-        };
-        let found: Vec<&str> = here.iter().map(|m| m.as_str()).collect();
-        let found_text = if found.is_empty() {
-            "nothing".to_string()
-        } else {
-            found.join(", ")
-        };
-        let Some(mode) = Mode::from_label(label) else {
-            out.push(
-                cx.finding(
-                    Code::FailureModeRecorded,
-                    step,
-                    event,
-                    format!(
-                        "The trace records failure mode {label} for {where_}, which is not in seed \
-                         004's taxonomy; doxascope detected {found_text} there."
-                    ),
-                )
-                .with("recorded", label)
-                .with("scope", where_.as_str())
-                .with("detected", &found)
-                .with("verdict", "not-in-taxonomy"),
-            );
-            continue;
-        };
-        let checkable = match (mode, &scope) {
-            (Mode::VerificationFalsePositive, Scope::Step(p, s)) => {
-                plan_def(&plans, bl, p, step, s).is_some_and(|d| post_name(d).is_some())
-            }
-            (Mode::VerificationFalsePositive, Scope::Intention) => true,
-            (Mode::DagDeadlock, _) => true,
-            (Mode::IncorrectComputation, Scope::Step(p, s)) => bl
-                .plans
-                .iter()
-                .enumerate()
-                .rev()
-                .find(|(_, r)| r.id == *p && r.step <= step)
-                .is_some_and(|(r, _)| comps.get(&(r as u32, s.to_string())) == Some(&Comp::Right)),
-            (Mode::IncorrectComputation, Scope::Intention) => {
-                let w = wi.map(|i| &windows[i]);
-                let ran: Vec<Comp> = comps
-                    .iter()
-                    .filter(|((r, _), _)| {
-                        let t = bl.plans[*r as usize].step;
-                        w.is_none_or(|w| t >= w.start && t < w.end)
-                    })
-                    .map(|(_, c)| *c)
-                    .collect();
-                !ran.is_empty() && ran.iter().all(|c| *c == Comp::Right)
-            }
-            (Mode::BadRetrieval, Scope::Step(_, s)) => answer_in(wi).any(|a| {
-                a.determined && (a.score != Score::Wrong || a.fetches.iter().any(|f| f == s))
-            }),
-            (Mode::BadRetrieval, Scope::Intention) => answer_in(wi).any(|a| a.determined),
-            (Mode::AnswerFormatting, _) => answer_in(wi).next().is_some(),
-            (Mode::AvoidedFileRead, _) => wi.is_some_and(|i| !windows[i].files.is_empty()),
-        };
-        let verdict = if here.contains(&mode) {
-            "agree"
-        } else if !here.is_empty() || checkable {
-            "disagree"
-        } else {
-            "unchecked"
-        };
-        let f = if verdict == "disagree" {
-            let said = if here.is_empty() {
-                format!(
-                    "checked and found no {}",
-                    mode.words()
-                        .trim_start_matches("a ")
-                        .trim_start_matches("an ")
-                )
-            } else {
-                format!("detected {found_text} instead")
-            };
-            cx.finding(
-                Code::FailureModeMismatch,
-                step,
-                event,
-                format!(
-                    "The trace records failure mode {} for {where_}, but doxascope {said}.",
-                    mode.as_str()
-                ),
-            )
-        } else {
-            let said = if verdict == "agree" {
-                "doxascope detected it too".to_string()
-            } else {
-                format!(
-                    "doxascope cannot check it with what the trace carries (it detected \
-                     {found_text} there)"
-                )
-            };
-            cx.finding(
-                Code::FailureModeRecorded,
-                step,
-                event,
-                format!(
-                    "The trace records failure mode {} for {where_}; {said}.",
-                    mode.as_str()
-                ),
-            )
-        };
-        out.push(
-            f.with("recorded", mode.as_str())
-                .with("scope", where_.as_str())
-                .with("detected", &found)
-                .with("verdict", verdict),
-        );
-    }
-    // A recorded score against doxascope's.
-    for (k, &(step, pos)) in bl.satisfactions.iter().enumerate() {
-        let Some(Body::Satisfaction(s)) = body_in(&sats, k) else {
-            continue;
-        };
-        let (Some(correct), Some(mine)) = (
-            s.correct,
-            scored.iter().find(|a| a.sat_step == step).map(|a| &a.score),
-        ) else {
-            continue;
-        };
-        let ours = *mine == Score::Correct;
-        if correct != ours {
-            out.push(
-                cx.finding(
-                    Code::FailureModeMismatch,
-                    step,
-                    pos,
-                    format!(
-                        "The trace scores the answer {}, but it {} the expected answer.",
-                        if correct { "correct" } else { "wrong" },
-                        if ours { "matches" } else { "does not match" }
-                    ),
-                )
-                .with("recorded_correct", correct)
-                .with("recomputed_correct", ours),
-            );
-        }
-    }
-    for f in out {
+    // The order is the report's: step findings, answers, file reads, then the comparisons.
+    let comps = computation::check(cx, &sc, &mut tally);
+    let unread = files::unread(&sc);
+    let scored = answers::check(cx, &sc, &comps, &unread, &mut tally);
+    files::check(cx, &sc, &unread, &scored, &mut tally);
+    recorded::bdi_modes(cx, &sc, &mut tally);
+    recorded::check(cx, &sc, &comps, &scored, &mut tally);
+    recorded::scores(cx, &sc, &scored, &mut tally);
+    for f in tally.out {
         cx.push(f);
     }
 }
