@@ -35,6 +35,17 @@ impl Default for GenConfig {
     }
 }
 
+impl GenConfig {
+    /// The trace [`write_mixed`] writes for this configuration, in memory (what tests and
+    /// benchmarks load).
+    pub fn bytes(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        // Writing into a `Vec` cannot fail.
+        let _ = write_mixed(&mut out, self);
+        out
+    }
+}
+
 /// SplitMix64: tiny, fast and good enough for synthetic data.
 struct Rng(u64);
 

@@ -1054,13 +1054,12 @@ mod tests {
     /// cut (which had to be grown and zeroed again for a whole chunk).
     #[test]
     fn the_reading_thread_reads_into_the_decoded_chunks_buffers() {
-        let mut bytes = Vec::new();
-        let config = crate::trace::generate::GenConfig {
+        let bytes = crate::trace::generate::GenConfig {
             events: 5_000,
             seed: 5,
             ..Default::default()
-        };
-        crate::trace::generate::write_mixed(&mut bytes, &config).expect("in memory");
+        }
+        .bytes();
         let opts = LoadOptions {
             chunk: 8 << 10,
             workers: 2,
@@ -1094,13 +1093,12 @@ mod tests {
 
     #[test]
     fn a_large_generated_trace_loads_identically() {
-        let mut bytes = Vec::new();
-        let config = crate::trace::generate::GenConfig {
+        let bytes = crate::trace::generate::GenConfig {
             events: 20_000,
             seed: 3,
             ..Default::default()
-        };
-        crate::trace::generate::write_mixed(&mut bytes, &config).expect("in memory");
+        }
+        .bytes();
         let cfg = ReaderConfig::default();
         let expected = streamed(&bytes, cfg);
         let opts = LoadOptions {

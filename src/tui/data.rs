@@ -1238,14 +1238,13 @@ mod tests {
         atoms: u32,
     ) -> (Vec<u8>, tempfile::NamedTempFile, String) {
         use std::io::Write;
-        let mut bytes = Vec::new();
-        let cfg = crate::trace::generate::GenConfig {
+        let bytes = crate::trace::generate::GenConfig {
             events,
             seed,
             sessions,
             atoms,
-        };
-        crate::trace::generate::write_mixed(&mut bytes, &cfg).unwrap();
+        }
+        .bytes();
         let mut f = tempfile::NamedTempFile::new().unwrap();
         f.write_all(&bytes).unwrap();
         let name = f.path().to_string_lossy().into_owned();
@@ -1257,14 +1256,13 @@ mod tests {
     /// for ids never announced; and the ended list against the records' retraction steps.
     #[test]
     fn record_before_and_ended_agree_with_a_scan() {
-        let mut bytes = Vec::new();
-        let cfg = crate::trace::generate::GenConfig {
+        let mut bytes = crate::trace::generate::GenConfig {
             events: 3_000,
             seed: 9,
             sessions: 1,
             atoms: 6,
-        };
-        crate::trace::generate::write_mixed(&mut bytes, &cfg).unwrap();
+        }
+        .bytes();
         // Ids announced again: superseded, retracted and re-announced, in the same session.
         let name = Store::from_bytes("t.jsonl", &bytes).sessions[0]
             .name

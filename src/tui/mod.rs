@@ -1847,14 +1847,13 @@ mod tests {
     /// leads with the first and indexes the other two.
     fn three_sessions() -> (tempfile::NamedTempFile, Vec<u8>) {
         use std::io::Write;
-        let mut bytes = Vec::new();
-        let cfg = crate::trace::generate::GenConfig {
+        let bytes = crate::trace::generate::GenConfig {
             events: 600,
             seed: 3,
             sessions: 3,
             atoms: 6,
-        };
-        crate::trace::generate::write_mixed(&mut bytes, &cfg).expect("in memory");
+        }
+        .bytes();
         let mut f = tempfile::NamedTempFile::new().expect("temp file");
         f.write_all(&bytes).expect("write");
         (f, bytes)

@@ -809,13 +809,12 @@ mod tests {
     /// The fast path is worth having only if it takes the usual lines.
     #[test]
     fn the_fast_path_takes_almost_every_generated_line() {
-        let mut bytes = Vec::new();
-        let config = crate::trace::generate::GenConfig {
+        let bytes = crate::trace::generate::GenConfig {
             events: 5000,
             seed: 11,
             ..Default::default()
-        };
-        crate::trace::generate::write_mixed(&mut bytes, &config).expect("in memory");
+        }
+        .bytes();
         let text = String::from_utf8(bytes).expect("generated traces are UTF-8");
         let taken = text
             .lines()

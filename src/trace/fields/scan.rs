@@ -1447,13 +1447,12 @@ mod tests {
     /// every kind the replay reads (with and without the optional fields).
     #[test]
     fn the_scanner_takes_almost_every_generated_line() {
-        let mut bytes = Vec::new();
-        let config = crate::trace::generate::GenConfig {
+        let bytes = crate::trace::generate::GenConfig {
             events: 5000,
             seed: 11,
             ..Default::default()
-        };
-        crate::trace::generate::write_mixed(&mut bytes, &config).expect("in memory");
+        }
+        .bytes();
         let text = String::from_utf8(bytes).expect("generated traces are UTF-8");
         let mut taken = 0;
         for l in text.lines() {
