@@ -242,6 +242,17 @@ impl State {
     /// finds the same set as over all of Σ, without encoding all of Σ again.
     pub(super) fn sigma_conflict(&mut self) -> Result<Vec<usize>, EngineError> {
         let active = self.active();
+        // A known core ends an inconsistent prefix: when that prefix is a small part of Σ,
+        // searching it on a solver of its own spares every solve the selectors of all of Σ.
+        if let Some(end) = self
+            .core
+            .as_ref()
+            .and_then(|c| c.last())
+            .map(|&last| active.partition_point(|&i| i <= last))
+            && end * SMALL_PREFIX <= active.len()
+        {
+            return self.prefix_conflict(&active[..end]);
+        }
         let sels: Vec<Lit> = active.iter().map(|&i| self.beliefs[i].sel).collect();
         let pos: HashMap<Lit, usize> = sels.iter().enumerate().map(|(k, &s)| (s, k)).collect();
         let mut a: Vec<Lit> = Vec::with_capacity(sels.len());
@@ -298,6 +309,58 @@ impl State {
         }
         self.explain(&[], &[], &members)?
             .ok_or_else(|| EngineError::Internal("the solvers disagree on consistency".into()))
+    }
+
+    /// [`State::sigma_conflict`] when Σ's shortest inconsistent prefix lies in `prefix`
+    /// (active beliefs, ascending, inconsistent together: they end with a known core's last
+    /// member). The search is the same, by bisection over prefixes from the one known
+    /// consistent, then the preferred minimal conflict of the last belief's cone; both run
+    /// on fresh solvers holding only `prefix`, then only the cone, so each solve costs the
+    /// prefix rather than Σ. On a long trace whose first conflict stays unresolved, Σ's
+    /// conflict was searched with hundreds of thousands of selectors assumed at every solve
+    /// for a prefix of a hundred beliefs (issue 31). Every step is decided by satisfiability
+    /// alone, so the answer is the one the main solver's search gives.
+    fn prefix_conflict(&mut self, prefix: &[usize]) -> Result<Vec<usize>, EngineError> {
+        #[cfg(test)]
+        {
+            self.prefix_searches += 1;
+        }
+        let mut fresh = Fresh::new(self, &[], prefix)?;
+        let known = prefix.partition_point(|&i| i < self.sat_prefix);
+        let (mut lo, mut hi) = (known.min(prefix.len() - 1), prefix.len());
+        let (mut hint, mut bisect) = (None, false);
+        let mut set: Vec<usize> = Vec::with_capacity(prefix.len());
+        while hi - lo > 1 {
+            let guess = hint.map(|t: usize| t + 1).filter(|&k| k > lo && k < hi);
+            let mid = match guess {
+                Some(g) if !bisect => g,
+                _ => lo + (hi - lo) / 2,
+            };
+            bisect = !bisect && guess.is_some();
+            set.clear();
+            set.extend(0..mid);
+            if fresh.sat(false, &set, usize::MAX)? {
+                lo = mid;
+            } else {
+                hi = mid;
+                hint = fresh.core().into_iter().max();
+            }
+        }
+        self.sat_prefix = prefix[hi - 1];
+        let seed = self.beliefs[prefix[hi - 1]].formula().clone();
+        let mut members = self.cone(&[&seed], &prefix[..hi]);
+        if members.last() != Some(&prefix[hi - 1]) {
+            members.push(prefix[hi - 1]);
+        }
+        let mut small = Fresh::new(self, &[], &members)?;
+        let idx: Vec<usize> = (0..members.len()).collect();
+        let m: Vec<usize> = preferred_mus(&mut small, &idx)?
+            .ok_or_else(|| EngineError::Internal("the solvers disagree on consistency".into()))?
+            .into_iter()
+            .map(|k| members[k])
+            .collect();
+        self.verify_mus(&[], &m)?;
+        Ok(m)
     }
 
     /// Where the supports of `g` (ground) are looked for: the beliefs atom-connected to `g`.
@@ -568,6 +631,11 @@ impl Fresh {
 
 /// Core-guided rounds of [`State::explain`] before it searches all members at once.
 const MAX_ROUNDS: usize = 3;
+
+/// [`State::sigma_conflict`] searches a known core's prefix on fresh solvers when Σ is at
+/// least this many times as long: encoding the prefix again costs about as much as one solve
+/// over it, and a search on the main solver takes a dozen solves over all of Σ.
+pub(super) const SMALL_PREFIX: usize = 4;
 
 /// The main solver seen as a solver over some members: their selectors, the other active
 /// selectors switched off, and the hard part's literals.

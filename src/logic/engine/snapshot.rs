@@ -735,6 +735,99 @@ mod tests {
         assert!(add(&mut st, "w", lit(1, false)));
     }
 
+    /// With a core known and Σ's shortest inconsistent prefix a small part of Σ, the
+    /// conflict is searched on fresh solvers over that prefix. It is the one deletion from
+    /// the back finds in the shortest inconsistent prefix (truth tables), and the one a state
+    /// that searches on its main solver finds. Σ is a short random part over six atoms, a
+    /// conflicting pair, then a long tail of literals of atoms of their own (in no conflict).
+    /// In half of the rounds an early belief is retracted while the core is found (so the
+    /// core is the pair) and then put back: the shortest inconsistent prefix may then end
+    /// well before the core.
+    #[test]
+    fn a_known_cores_prefix_gives_the_conflict_of_all_sigma() {
+        let mut x = 0x2545_f491_4f6c_dd1d_u64;
+        let mut next = |n: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % n
+        };
+        let (mut searched, mut earlier) = (0, 0);
+        let rounds = 60;
+        for round in 0..rounds {
+            let mut specs = Vec::new();
+            for i in 0..2 + next(10) {
+                let ls: Vec<Formula> = (0..1 + next(2))
+                    .map(|_| lit(next(6) as u8, next(2) == 0))
+                    .collect();
+                let f = if ls.len() == 1 {
+                    ls[0].clone()
+                } else {
+                    Formula::Or(ls)
+                };
+                specs.push(BeliefSpec::new(format!("e{i}"), f));
+            }
+            let early = specs.len();
+            specs.push(BeliefSpec::new("l0", lit(9, true)));
+            specs.push(BeliefSpec::new("l1", lit(9, false)));
+            let refs: Vec<Formula> = specs.iter().map(|b| (*b.formula).clone()).collect();
+            let refs: Vec<&Formula> = refs.iter().collect();
+            for i in 0..specs.len() * crate::logic::engine::explain::SMALL_PREFIX {
+                let f = Formula::Atom(Atom::Prop(format!("t{i}")));
+                specs.push(BeliefSpec::new(format!("t{i}"), f));
+            }
+            // The shortest inconsistent prefix, then deletion from the back.
+            let k = (1..=refs.len())
+                .find(|&k| !oracle::satisfiable(&refs[..k]))
+                .unwrap();
+            let mut keep: Vec<usize> = (0..k).collect();
+            for j in (0..k).rev() {
+                let without: Vec<&Formula> =
+                    keep.iter().filter(|&&m| m != j).map(|&m| refs[m]).collect();
+                if !oracle::satisfiable(&without) {
+                    keep.retain(|&m| m != j);
+                }
+            }
+            let want: Vec<String> = keep.iter().map(|&m| specs[m].id.clone()).collect();
+            earlier += usize::from(k <= early);
+            // A retraction leaves the snapshot stale: the main solver answers, and its core
+            // is kept.
+            let mut st = state(false);
+            for b in &specs {
+                st.add_or_demote(b.clone()).unwrap();
+            }
+            st.add_or_demote(BeliefSpec::new("gone", lit(0, true)))
+                .unwrap();
+            assert!(st.retract("gone"));
+            if round % 2 == 0 {
+                let r = next(early as u64) as usize;
+                st.retract_index(r);
+                assert!(!st.consistent().unwrap().consistent);
+                st.reactivate(r).unwrap();
+            }
+            let got = st.consistent().unwrap();
+            assert!(!got.consistent, "round {round}");
+            assert_eq!(got.conflict, want, "round {round}");
+            searched += st.prefix_searches;
+            // The same Σ without a history: answered on the snapshot, no core, and the
+            // conflict searched on the main solver.
+            let mut plain = state(false);
+            for b in &specs {
+                plain.add_or_demote(b.clone()).unwrap();
+            }
+            assert_eq!(plain.consistent().unwrap().conflict, want, "round {round}");
+            assert_eq!(plain.prefix_searches, 0, "round {round}");
+        }
+        assert!(
+            earlier >= 20,
+            "only {earlier} rounds end Σ's conflict early"
+        );
+        assert!(
+            searched >= rounds,
+            "only {searched} searches took the prefix"
+        );
+    }
+
     /// Σ's conflict found from the prefix known consistent (`sat_prefix`, kept across adds
     /// and retractions) is the one a state with no history finds over the same Σ, and it is
     /// a minimal unsatisfiable set (oracle); the walk does start searches past the start.

@@ -506,6 +506,9 @@ pub struct State {
     /// Turns [`State::repair`] off, so that a test can compare its answers with solved ones.
     #[cfg(test)]
     pub(super) repair_off: bool,
+    /// Searches of Σ's conflict made on a known core's prefix (see `prefix_conflict`).
+    #[cfg(test)]
+    pub(super) prefix_searches: usize,
 }
 
 /// How far a state may outgrow Σ before [`State::outgrown`] says so: retired beliefs beyond
@@ -571,6 +574,8 @@ impl State {
             base_live: 0,
             #[cfg(test)]
             repair_off: false,
+            #[cfg(test)]
+            prefix_searches: 0,
         }
     }
 
