@@ -571,6 +571,16 @@ mod tests {
         ]
     }
 
+    /// A xorshift walk from `seed`: each call draws a number below `n`, the same on every run.
+    fn draws(mut x: u64) -> impl FnMut(u64) -> u64 {
+        move |n| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % n
+        }
+    }
+
     fn state(repair_off: bool) -> State {
         let mut st = State::new(Stop::new(), Limits::default());
         st.repair_off = repair_off;
@@ -666,13 +676,7 @@ mod tests {
     /// solver).
     #[test]
     fn remembered_cores_and_rule_chunks_agree_with_the_oracle() {
-        let mut x = 0x2545_f491_4f6c_dd1d_u64;
-        let mut next = |n: u64| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x % n
-        };
+        let mut next = draws(0x2545_f491_4f6c_dd1d_u64);
         let mut steps = Vec::new();
         for _ in 0..400 {
             let shape = next(4);
@@ -745,13 +749,7 @@ mod tests {
     /// well before the core.
     #[test]
     fn a_known_cores_prefix_gives_the_conflict_of_all_sigma() {
-        let mut x = 0x2545_f491_4f6c_dd1d_u64;
-        let mut next = |n: u64| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x % n
-        };
+        let mut next = draws(0x2545_f491_4f6c_dd1d_u64);
         let (mut searched, mut earlier) = (0, 0);
         let rounds = 60;
         for round in 0..rounds {
@@ -833,13 +831,7 @@ mod tests {
     /// a minimal unsatisfiable set (oracle); the walk does start searches past the start.
     #[test]
     fn conflicts_from_a_known_consistent_prefix_match_a_fresh_search() {
-        let mut x = 0x9e37_79b9_7f4a_7c15_u64;
-        let mut next = |n: u64| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x % n
-        };
+        let mut next = draws(0x9e37_79b9_7f4a_7c15_u64);
         let mut st = state(false);
         let mut resumed = 0;
         for i in 0..300 {
