@@ -273,42 +273,34 @@ impl State {
                 };
                 Ok((sat, top))
             };
-        let (all_sat, mut hint) = prefix_sat(&mut self.main, sels.len())?;
+        let (all_sat, hint) = prefix_sat(&mut self.main, sels.len())?;
         if all_sat {
             return Err(EngineError::Internal(
                 "the solvers disagree on consistency".into(),
             ));
         }
-        // The prefix of the beliefs below `sat_prefix` is known consistent (no solve needed),
-        // and is shorter than Σ, which is not.
         let known = active.partition_point(|&i| i < self.sat_prefix);
-        let (mut lo, mut hi) = (known.min(sels.len().saturating_sub(1)), sels.len());
-        let mut bisect = false;
-        while hi - lo > 1 {
-            let guess = hint.map(|t| t + 1).filter(|&k| k > lo && k < hi);
-            let mid = match guess {
-                Some(g) if !bisect => g,
-                _ => lo + (hi - lo) / 2,
-            };
-            bisect = !bisect && guess.is_some();
-            let (sat, top) = prefix_sat(&mut self.main, mid)?;
-            hint = top;
-            if sat {
-                lo = mid;
-            } else {
-                hi = mid;
-            }
-        }
-        // Every belief below the last of the shortest inconsistent prefix is consistent.
-        self.sat_prefix = active[hi - 1];
-        let seed = self.beliefs[active[hi - 1]].formula().clone();
-        let mut members = self.cone(&[&seed], &active[..hi]);
-        // A belief without atoms (⊥) is in no cone, its own included.
-        if members.last() != Some(&active[hi - 1]) {
-            members.push(active[hi - 1]);
-        }
+        let main = &mut self.main;
+        let hi = shortest_unsat_prefix(known, active.len(), hint, |k| Ok(prefix_sat(main, k)?))?;
+        let members = self.conflict_cone(&active[..hi]);
         self.explain(&[], &[], &members)?
             .ok_or_else(|| EngineError::Internal("the solvers disagree on consistency".into()))
+    }
+
+    /// With `prefix` Σ's shortest inconsistent prefix, where Σ's preferred conflict lies: the
+    /// cone of its last belief within it (the other beliefs share no atom with it and are
+    /// consistent on their own). Every belief below that last one is consistent, which
+    /// `sat_prefix` now says. A belief without atoms (⊥) is in no cone, its own included, so
+    /// it is added.
+    fn conflict_cone(&mut self, prefix: &[usize]) -> Vec<usize> {
+        let last = prefix[prefix.len() - 1];
+        self.sat_prefix = last;
+        let seed = self.beliefs[last].formula();
+        let mut members = self.cone(&[seed], prefix);
+        if members.last() != Some(&last) {
+            members.push(last);
+        }
+        members
     }
 
     /// [`State::sigma_conflict`] when Σ's shortest inconsistent prefix lies in `prefix`
@@ -326,32 +318,22 @@ impl State {
             self.prefix_searches += 1;
         }
         let mut fresh = Fresh::new(self, &[], prefix)?;
-        let known = prefix.partition_point(|&i| i < self.sat_prefix);
-        let (mut lo, mut hi) = (known.min(prefix.len() - 1), prefix.len());
-        let (mut hint, mut bisect) = (None, false);
         let mut set: Vec<usize> = Vec::with_capacity(prefix.len());
-        while hi - lo > 1 {
-            let guess = hint.map(|t: usize| t + 1).filter(|&k| k > lo && k < hi);
-            let mid = match guess {
-                Some(g) if !bisect => g,
-                _ => lo + (hi - lo) / 2,
-            };
-            bisect = !bisect && guess.is_some();
+        let known = prefix.partition_point(|&i| i < self.sat_prefix);
+        let hi = shortest_unsat_prefix(known, prefix.len(), None, |k| {
             set.clear();
-            set.extend(0..mid);
-            if fresh.sat(false, &set, usize::MAX)? {
-                lo = mid;
-            } else {
-                hi = mid;
-                hint = fresh.core().into_iter().max();
-            }
-        }
-        self.sat_prefix = prefix[hi - 1];
-        let seed = self.beliefs[prefix[hi - 1]].formula().clone();
-        let mut members = self.cone(&[&seed], &prefix[..hi]);
-        if members.last() != Some(&prefix[hi - 1]) {
-            members.push(prefix[hi - 1]);
-        }
+            set.extend(0..k);
+            let sat = fresh.sat(false, &set, usize::MAX)?;
+            Ok((
+                sat,
+                if sat {
+                    None
+                } else {
+                    fresh.core().into_iter().max()
+                },
+            ))
+        })?;
+        let members = self.conflict_cone(&prefix[..hi]);
         let mut small = Fresh::new(self, &[], &members)?;
         let idx: Vec<usize> = (0..members.len()).collect();
         let m: Vec<usize> = preferred_mus(&mut small, &idx)?
@@ -627,6 +609,37 @@ impl Fresh {
             .copied()
             .collect()
     }
+}
+
+/// The length of the shortest inconsistent prefix of `n` beliefs (all `n` inconsistent
+/// together), by bisection from the first `known` (consistent: no solve needed).
+/// `prefix_sat(k)` says whether the first `k` are satisfiable and, when not, the last
+/// position its solver's core names: the core and bisection take turns proposing where to
+/// cut, and every guess is solved like any other.
+fn shortest_unsat_prefix(
+    known: usize,
+    n: usize,
+    mut hint: Option<usize>,
+    mut prefix_sat: impl FnMut(usize) -> Result<(bool, Option<usize>), EngineError>,
+) -> Result<usize, EngineError> {
+    let (mut lo, mut hi) = (known.min(n.saturating_sub(1)), n);
+    let mut bisect = false;
+    while hi - lo > 1 {
+        let guess = hint.map(|t| t + 1).filter(|&k| k > lo && k < hi);
+        let mid = match guess {
+            Some(g) if !bisect => g,
+            _ => lo + (hi - lo) / 2,
+        };
+        bisect = !bisect && guess.is_some();
+        let (sat, top) = prefix_sat(mid)?;
+        hint = top;
+        if sat {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    Ok(hi)
 }
 
 /// Core-guided rounds of [`State::explain`] before it searches all members at once.
