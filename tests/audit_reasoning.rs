@@ -334,6 +334,80 @@ fn stale_input_of_a_step_and_of_a_tool_call() {
     assert!(f.evidence["held"].is_null(), "{f:#?}");
 }
 
+/// `stale-input` against a replay of each name's writes kept in the test: a step's input is
+/// stale when no value its name holds before the step is the one used, and an earlier write
+/// of that name held it (with or without a unit). Random writes, rewrites of the same value,
+/// retractions and reads of two names.
+#[test]
+fn stale_input_agrees_with_a_replay_of_the_writes() {
+    let mut seed = 0x2545_f491_4f6c_dd1du64;
+    let mut next = |n: u64| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed % n
+    };
+    for round in 0..150 {
+        let mut lines = vec![PLAN.to_string()];
+        // Per name, its writes: (value, unit, still held).
+        let mut writes: [Vec<(u64, Option<&str>, bool)>; 2] = [Vec::new(), Vec::new()];
+        let names = ["rate", "seat"];
+        let mut want = Vec::new();
+        for _ in 0..next(30) + 1 {
+            let n = next(2) as usize;
+            let name = names[n];
+            let step = lines.len() as u32 + 1;
+            match next(5) {
+                0 | 1 => {
+                    let v = next(3) + 1;
+                    let unit = [None, Some("km")][next(2) as usize];
+                    let unit_field = unit.map_or(String::new(), |u| format!(r#","unit":"{u}""#));
+                    lines.push(format!(
+                        r#"{{"kind":"belief","name":"{name}","value":{v}{unit_field}}}"#
+                    ));
+                    writes[n].iter_mut().for_each(|w| w.2 = false);
+                    writes[n].push((v, unit, true));
+                }
+                2 => {
+                    lines.push(format!(r#"{{"kind":"retract","target":"{name}"}}"#));
+                    writes[n].iter_mut().for_each(|w| w.2 = false);
+                }
+                _ => {
+                    let v = next(3) + 1;
+                    lines.push(format!(
+                        r#"{{"kind":"step","plan":"p","step":"S1","status":"done","inputs":{{"{name}":{v}}}}}"#
+                    ));
+                    let held = writes[n].iter().find(|w| w.2);
+                    if held.is_some_and(|w| w.0 == v) {
+                        continue;
+                    }
+                    if writes[n].iter().any(|w| !w.2 && w.0 == v) {
+                        let now = held.map(|w| match w.1 {
+                            Some(u) => format!("{name} = {} {u}", w.0),
+                            None => format!("{name} = {}", w.0),
+                        });
+                        want.push((step, name.to_string(), v.to_string(), now));
+                    }
+                }
+            }
+        }
+        let refs: Vec<&str> = lines.iter().map(String::as_str).collect();
+        let r = run(&refs);
+        let got: Vec<(u32, String, String, Option<String>)> = of(&r, Code::StaleInput)
+            .iter()
+            .map(|f| {
+                (
+                    f.step.unwrap_or(0),
+                    f.evidence["name"].as_str().unwrap_or("").to_string(),
+                    f.evidence["used"].as_str().unwrap_or("").to_string(),
+                    f.evidence["held"].as_str().map(str::to_string),
+                )
+            })
+            .collect();
+        assert_eq!(got, want, "round {round}:\n{}", lines.join("\n"));
+    }
+}
+
 #[test]
 fn stale_citation_of_a_retracted_belief() {
     let r = run(&[

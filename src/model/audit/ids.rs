@@ -25,6 +25,10 @@ pub(crate) struct ById<'a> {
     announced: Vec<u32>,
     /// The step each record of `order` left Σ at (`u64::MAX`: it did not).
     until: Vec<u64>,
+    /// Where each id's records start in `order`, ids in ascending order: the checks that
+    /// read every id's records walk these, where a map of their own keyed by a copy of each
+    /// id cost a sort's worth of string comparisons and cache misses (issue 31).
+    starts: Vec<u32>,
     /// Each id's records in `order`. A hash lookup: a bisection of `order` reads a record
     /// at every step, a cache miss each on a long session, and cost more than the scans
     /// it replaced.
@@ -48,8 +52,10 @@ impl<'a> ById<'a> {
         // Stable: each id's records stay in index (announcement) order.
         order.sort_by(|&a, &b| beliefs[a as usize].id.cmp(&beliefs[b as usize].id));
         let mut groups = HashMap::new();
+        let mut starts = Vec::new();
         let mut start = 0;
         while start < order.len() {
+            starts.push(start as u32);
             let id = beliefs[order[start] as usize].id.as_str();
             let len = order[start..].partition_point(|&i| beliefs[i as usize].id == id);
             let group = &order[start..start + len];
@@ -85,8 +91,19 @@ impl<'a> ById<'a> {
             order,
             announced,
             until,
+            starts,
             groups,
         }
+    }
+
+    /// Every id with its records in announcement order, ids in ascending order.
+    pub(crate) fn groups(&self) -> impl Iterator<Item = (&'a str, &[u32])> + '_ {
+        let ends = self.starts.iter().skip(1).map(|&e| e as usize);
+        let ends = ends.chain(std::iter::once(self.order.len()));
+        self.starts.iter().zip(ends).map(|(&start, end)| {
+            let group = &self.order[start as usize..end];
+            (self.beliefs[group[0] as usize].id.as_str(), group)
+        })
     }
 
     /// The first record of `id` (in announcement order) active at step `t`, as
@@ -194,6 +211,18 @@ mod tests {
                 beliefs.push(rec(id, announced, until));
             }
             let ix = ById::new(&beliefs);
+            // Every id once, in ascending order, with its records in index order.
+            let mut by_id = std::collections::BTreeMap::<&str, Vec<u32>>::new();
+            for (i, r) in beliefs.iter().enumerate() {
+                by_id.entry(r.id.as_str()).or_default().push(i as u32);
+            }
+            let groups: Vec<(&str, Vec<u32>)> =
+                ix.groups().map(|(id, g)| (id, g.to_vec())).collect();
+            assert_eq!(
+                groups,
+                by_id.into_iter().collect::<Vec<_>>(),
+                "round {round}"
+            );
             for id in ["a", "b", "c", "dd", "e"] {
                 let scan: Vec<u32> = (0..beliefs.len() as u32)
                     .filter(|&i| beliefs[i as usize].id.as_str() == id)
