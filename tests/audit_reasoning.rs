@@ -336,7 +336,8 @@ fn stale_input_of_a_step_and_of_a_tool_call() {
 
 /// `stale-input` against a replay of each name's writes kept in the test: a step's input is
 /// stale when no value its name holds before the step is the one used, and an earlier write
-/// of that name held it (with or without a unit). Random writes, rewrites of the same value,
+/// of that name held it (whatever its unit). Random writes of numbers and strings with and
+/// without spaces, with no unit, a bare one or a quoted one, rewrites of the same value,
 /// retractions and reads of two names.
 #[test]
 fn stale_input_agrees_with_a_replay_of_the_writes() {
@@ -347,10 +348,17 @@ fn stale_input_agrees_with_a_replay_of_the_writes() {
         seed ^= seed << 17;
         seed % n
     };
-    for round in 0..150 {
+    // Values as JSON and as a value atom prints them; units as a value atom prints them.
+    let values = ["1", "2", "3", r#""a b""#, r#""a""#];
+    let units = [
+        (None, ""),
+        (Some("km"), " km"),
+        (Some("km per h"), r#" "km per h""#),
+    ];
+    for round in 0..200 {
         let mut lines = vec![PLAN.to_string()];
-        // Per name, its writes: (value, unit, still held).
-        let mut writes: [Vec<(u64, Option<&str>, bool)>; 2] = [Vec::new(), Vec::new()];
+        // Per name, its writes: (value, printed unit, still held).
+        let mut writes: [Vec<(&str, &str, bool)>; 2] = [Vec::new(), Vec::new()];
         let names = ["rate", "seat"];
         let mut want = Vec::new();
         for _ in 0..next(30) + 1 {
@@ -359,21 +367,21 @@ fn stale_input_agrees_with_a_replay_of_the_writes() {
             let step = lines.len() as u32 + 1;
             match next(5) {
                 0 | 1 => {
-                    let v = next(3) + 1;
-                    let unit = [None, Some("km")][next(2) as usize];
+                    let v = values[next(5) as usize];
+                    let (unit, printed) = units[next(3) as usize];
                     let unit_field = unit.map_or(String::new(), |u| format!(r#","unit":"{u}""#));
                     lines.push(format!(
                         r#"{{"kind":"belief","name":"{name}","value":{v}{unit_field}}}"#
                     ));
                     writes[n].iter_mut().for_each(|w| w.2 = false);
-                    writes[n].push((v, unit, true));
+                    writes[n].push((v, printed, true));
                 }
                 2 => {
                     lines.push(format!(r#"{{"kind":"retract","target":"{name}"}}"#));
                     writes[n].iter_mut().for_each(|w| w.2 = false);
                 }
                 _ => {
-                    let v = next(3) + 1;
+                    let v = values[next(5) as usize];
                     lines.push(format!(
                         r#"{{"kind":"step","plan":"p","step":"S1","status":"done","inputs":{{"{name}":{v}}}}}"#
                     ));
@@ -382,10 +390,7 @@ fn stale_input_agrees_with_a_replay_of_the_writes() {
                         continue;
                     }
                     if writes[n].iter().any(|w| !w.2 && w.0 == v) {
-                        let now = held.map(|w| match w.1 {
-                            Some(u) => format!("{name} = {} {u}", w.0),
-                            None => format!("{name} = {}", w.0),
-                        });
+                        let now = held.map(|w| format!("{name} = {}{}", w.0, w.1));
                         want.push((step, name.to_string(), v.to_string(), now));
                     }
                 }

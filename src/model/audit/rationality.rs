@@ -265,35 +265,96 @@ struct Stale {
     now: Option<String>,
 }
 
+/// A name's ground records by the value they hold, unit aside: each formula's value atom
+/// printed without its unit, as a read's [`value_formula`] prints it. Built once per name
+/// read, so that a read of a value the name never held is a lookup, not a walk over every
+/// earlier write.
+struct Values {
+    /// Records (in writing order) by their value atom without the unit.
+    by_value: HashMap<String, Vec<u32>>,
+    /// Records whose formula is no value atom (none that a ground write prints): asked one
+    /// by one.
+    other: Vec<u32>,
+}
+
+impl Values {
+    /// The index of `records`, the ground records of one name.
+    fn of(cx: &Cx<'_>, records: &[u32]) -> Values {
+        use crate::logic::formula::Atom;
+        let mut v = Values {
+            by_value: HashMap::new(),
+            other: Vec::new(),
+        };
+        for &i in records {
+            let f = cx.tl.ground_announce(i).map_or("", |a| a.formula.as_str());
+            match &parse(f) {
+                Ok(Formula::Atom(Atom::Value(atom))) => {
+                    let mut atom = atom.clone();
+                    atom.unit = None;
+                    let key = crate::logic::print::to_ascii(&Formula::Atom(Atom::Value(atom)));
+                    v.by_value.entry(key).or_default().push(i);
+                }
+                _ => v.other.push(i),
+            }
+        }
+        v
+    }
+
+    /// The last record before `bound` (a record index) whose formula holds `want`.
+    fn last_holding(&self, cx: &Cx<'_>, want: &str, bound: u32) -> Option<u32> {
+        let below = |list: &[u32]| -> Option<u32> {
+            list[..list.partition_point(|&i| i < bound)]
+                .iter()
+                .rev()
+                .copied()
+                .find(|&i| holds(formula(cx, i), want))
+        };
+        let by_value = self.by_value.get(want).and_then(|l| below(l));
+        by_value.max(below(&self.other))
+    }
+}
+
+/// A ground record's formula.
+fn formula<'c>(cx: &'c Cx<'_>, i: u32) -> &'c str {
+    cx.tl.ground_announce(i).map_or("", |a| a.formula.as_str())
+}
+
 /// Whether `name = v` was held once before step `t` and is not at `t`.
 ///
 /// A name's ground records are in step order and at most one is active at a step (each
 /// write ends the one before): the active one, if any, is the last written by `t`. It is
-/// asked first, and the one that held `v` before is the last such found walking back, so a
-/// step reading the value its name holds costs a bisection. A scan of every record written
-/// by `t`, each copied out, grew with the session squared on a trace writing and reading a
-/// name at every step (issue 31: 6.0 s for 8,000 steps).
-fn stale(cx: &Cx<'_>, name: &str, v: &Value, t: u32) -> Option<Stale> {
+/// asked first; the one that held `v` before is found in the name's [`Values`]. A scan of
+/// every record written by `t`, each copied out, grew with the session squared on a trace
+/// writing and reading a name at every step (issue 31: 15.9 s for 16,000 steps).
+fn stale(
+    cx: &Cx<'_>,
+    values: &mut HashMap<String, Values>,
+    name: &str,
+    v: &Value,
+    t: u32,
+) -> Option<Stale> {
     let records = cx.tl.ground_records_of(name);
     let beliefs = cx.tl.beliefs();
-    let by_t = &records[..records.partition_point(|&i| beliefs[i as usize].announced <= t)];
-    let (&last, before) = by_t.split_last()?;
+    let upto = records.partition_point(|&i| beliefs[i as usize].announced <= t);
+    let &last = records[..upto].last()?;
     let want = value_formula(name, v);
-    let formula = |i: u32| cx.tl.ground_announce(i).map_or("", |a| a.formula.as_str());
-    let (now, earlier) = if beliefs[last as usize].active_at(t) {
-        let f = formula(last);
+    // The records before `bound` were written by `t` and are not active at `t`.
+    let (now, bound) = if beliefs[last as usize].active_at(t) {
+        let f = formula(cx, last);
         if holds(f, &want) {
             return None;
         }
-        (Some(f.to_string()), before)
+        (Some(f.to_string()), last)
     } else {
-        (None, by_t)
+        (None, records.get(upto).copied().unwrap_or(u32::MAX))
     };
-    let held_then = earlier
-        .iter()
-        .rev()
-        .copied()
-        .find(|&i| holds(formula(i), &want))?;
+    let index = match values.get(name) {
+        Some(ix) => ix,
+        None => values
+            .entry(name.to_string())
+            .or_insert_with(|| Values::of(cx, records)),
+    };
+    let held_then = index.last_holding(cx, &want, bound)?;
     Some(Stale { held_then, now })
 }
 
@@ -303,6 +364,7 @@ pub(super) fn stale_input(cx: &mut Cx<'_>) {
         return;
     }
     let mut dispatched: HashMap<(String, String), u32> = HashMap::new();
+    let mut values: HashMap<String, Values> = HashMap::new();
     let mut found = Vec::new();
     for (step, pos) in steps(cx, &[Kind::Step]) {
         let ev = cx.log.events.load(pos as usize);
@@ -333,7 +395,7 @@ pub(super) fn stale_input(cx: &mut Cx<'_>) {
             }
         }
         for (what, name, v) in uses {
-            let Some(st) = stale(cx, &name, &v, before) else {
+            let Some(st) = stale(cx, &mut values, &name, &v, before) else {
                 continue;
             };
             let gone = cx.tl.beliefs()[st.held_then as usize].retraction;
