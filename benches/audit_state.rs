@@ -57,7 +57,7 @@ fn main() {
     let small: u32 = std::env::var("AUDIT_STATE_STEPS")
         .ok()
         .and_then(|s| s.parse().ok())
-        .unwrap_or(4_000);
+        .unwrap_or(16_000);
     let runs: usize = std::env::var("AUDIT_STATE_RUNS")
         .ok()
         .and_then(|s| s.parse().ok())
