@@ -498,6 +498,45 @@ fn s_m_and_r_say_what_they_did() {
     assert!(!fx.is_empty());
 }
 
+/// An audit that ends just after a key was answered (CI caught a bookmark's refusal replaced
+/// this way) waits in `:messages`: the answer stays on the status line until the next key.
+#[test]
+fn an_audit_ending_does_not_replace_the_answer_to_a_key() {
+    let mut app = sample("treasure-hunt.jsonl");
+    let mut r = None;
+    let mut auditor = Auditor::default();
+    audit(&mut app, &mut auditor);
+    let summary = app.status.clone();
+    assert!(
+        summary.starts_with("audit: "),
+        "nothing answered yet: {summary}"
+    );
+    let done = app.view().analysis.clone().unwrap();
+    press(&mut app, &mut r, "s");
+    let answer = app.status.clone();
+    assert!(answer.contains("only one session"), "{answer}");
+    render_text(&mut app, 120, 40);
+    app.on_analysis(done.clone());
+    assert_eq!(app.status, answer, "the answer stays");
+    let kept: Vec<&String> = app.messages.iter().rev().take(2).collect();
+    assert_eq!(
+        kept,
+        [&summary, &answer],
+        "kept after the answer, once each"
+    );
+    render_text(&mut app, 120, 40);
+    assert_eq!(
+        app.messages.back(),
+        Some(&summary),
+        "the answer is not kept twice"
+    );
+    // A key that says nothing ends the answer: the next audit is shown.
+    press(&mut app, &mut r, "<down>");
+    assert_eq!(app.status, answer);
+    app.on_analysis(done);
+    assert_eq!(app.status, summary);
+}
+
 #[test]
 fn messages_keeps_every_status_and_the_config_warnings() {
     let mut app = sample("treasure-hunt.jsonl");

@@ -353,8 +353,15 @@ pub struct App {
     /// view of past messages: the status line shows them only until the next message.
     pub config_warnings: Vec<String>,
     /// Every message the status line has shown, oldest first (at most [`MESSAGES_KEPT`]),
-    /// for `:messages`.
+    /// for `:messages`, with those [`App::say_unasked`] kept here instead.
     pub messages: VecDeque<String>,
+    /// The status line answers the user's last key, click or REPL command: a message nobody
+    /// asked for then waits in `messages` until the next key, so a refusal (a bookmark not
+    /// saved) is not replaced by an audit's summary before it could be read.
+    answering: bool,
+    /// The status message last put in `messages` (a message shown for several frames, or
+    /// shown again after one kept unasked, is kept once).
+    kept: String,
     /// Loading progress: bytes read and total (None when done).
     pub loading: Option<(u64, u64)>,
     /// A session indexed only is being replayed ([`crate::tui::data::Store::begin_replay`]):
@@ -465,6 +472,8 @@ impl App {
             history_pos: None,
             config_warnings: Vec::new(),
             messages: VecDeque::new(),
+            answering: false,
+            kept: String::new(),
             working: None,
             popup: None,
             popup_scroll: 0,
@@ -880,19 +889,19 @@ impl App {
         if self.audit_sent == Some((a.session, a.version)) {
             self.audit_sent = None;
         }
-        let Some(view) = self.views.get_mut(a.session) else {
+        if a.session >= self.views.len() {
             return;
-        };
+        }
         if a.session == self.session {
-            self.status = format!(
+            self.say_unasked(format!(
                 "audit: {} finding(s); {} of {} verification claim(s) disagree with the recomputation",
                 a.findings.len(),
                 a.mismatches(),
                 a.by_pos.len()
-            );
-            self.dirty = true;
+            ));
         }
-        view.analysis = Some(a);
+        let at = a.session;
+        self.views[at].analysis = Some(a);
     }
 
     /// Adds the demo events due at `now` to the store (nothing without a demo or while
@@ -952,6 +961,14 @@ impl App {
         if key.kind != KeyEventKind::Press && key.kind != KeyEventKind::Repeat {
             return Vec::new();
         }
+        let before = self.status.clone();
+        let fx = self.key_pressed(key);
+        self.answering = self.status != before;
+        fx
+    }
+
+    /// [`App::on_key`] for a press or repeat.
+    fn key_pressed(&mut self, key: KeyEvent) -> Vec<Effect> {
         self.dirty = true;
         match self.mode {
             Mode::Normal => {}
@@ -1275,13 +1292,31 @@ impl App {
     /// Keeps the status line's message in the history `:messages` shows (called once per
     /// frame; a message shown for several frames is kept once).
     pub fn keep_message(&mut self) {
-        if self.status.is_empty() || self.messages.back() == Some(&self.status) {
+        if self.status.is_empty() || self.status == self.kept {
             return;
         }
+        self.kept.clone_from(&self.status);
+        self.remember(self.status.clone());
+    }
+
+    fn remember(&mut self, msg: String) {
         if self.messages.len() >= MESSAGES_KEPT {
             self.messages.pop_front();
         }
-        self.messages.push_back(self.status.clone());
+        self.messages.push_back(msg);
+    }
+
+    /// Shows a message nobody asked for at this moment (an audit's summary, a replay ended, a
+    /// loader's note) unless the status line answers the user's last key or command: then
+    /// the message goes to `:messages` only, after the answer, until the next key.
+    pub fn say_unasked(&mut self, msg: String) {
+        if self.answering {
+            self.keep_message();
+            self.remember(msg);
+        } else {
+            self.status = msg;
+        }
+        self.dirty = true;
     }
 
     /// Whether the last frame used the compact layout.
@@ -1920,6 +1955,14 @@ impl App {
 
     /// A reply from the REPL worker arrived.
     pub fn on_reply(&mut self, reply: super::repl_job::Answer) {
+        let before = self.status.clone();
+        self.reply_arrived(reply);
+        // An answer to a command typed is read as a key's answer is.
+        self.answering |= self.status != before;
+    }
+
+    /// [`App::on_reply`]'s work.
+    fn reply_arrived(&mut self, reply: super::repl_job::Answer) {
         use crate::repl::Reply;
         // A command still waiting for the hand-over is what the pane works on next.
         // A watch check is not something typed: the pane does not say it works on it.

@@ -1186,13 +1186,11 @@ async fn event_loop(
                                 app.store.sessions.get(i).map(|s| s.name.clone()).unwrap_or_default()
                             };
                             match ended {
-                                Some(Ok(i)) => app.status = format!("{} replayed", crate::sanitize::sanitize(&name(i))),
-                                Some(Err(i)) => {
-                                    app.status = format!(
-                                        "cannot replay {}: its file changed since it was read",
-                                        crate::sanitize::sanitize(&name(i))
-                                    )
-                                }
+                                Some(Ok(i)) => app.say_unasked(format!("{} replayed", crate::sanitize::sanitize(&name(i)))),
+                                Some(Err(i)) => app.say_unasked(format!(
+                                    "cannot replay {}: its file changed since it was read",
+                                    crate::sanitize::sanitize(&name(i))
+                                )),
                                 None => {}
                             }
                             if !std::mem::take(&mut opened_in_replay) {
@@ -1203,7 +1201,7 @@ async fn event_loop(
                             effects.extend(app.auto_recompute());
                             seen_version = app.store.version;
                         }
-                        Some(Load::Note(n)) => app.status = n,
+                        Some(Load::Note(n)) => app.say_unasked(n),
                         // `apply` took the data.
                         Some(
                             Load::Items(_)
