@@ -1307,7 +1307,7 @@ impl App {
     }
 
     /// Shows a message nobody asked for at this moment (an audit's summary, a replay ended, a
-    /// loader's note) unless the status line answers the user's last key or command: then
+    /// loader's note, a followed file's or a live session's news) unless the status line answers the user's last key or command: then
     /// the message goes to `:messages` only, after the answer, until the next key.
     pub fn say_unasked(&mut self, msg: String) {
         if self.answering {

@@ -1236,7 +1236,7 @@ async fn event_loop(
                 let mut next = Some((file, item));
                 while let Some((file, item)) = next.take() {
                     if let Some(m) = app.sources.on_follow(&mut app.store, file, item) {
-                        app.status = m;
+                        app.say_unasked(m);
                     }
                     if Instant::now() < budget {
                         next = fol_rx.try_recv().ok();
@@ -1254,7 +1254,7 @@ async fn event_loop(
                 while let Some(ev) = next.take() {
                     app.sources.shown = app.session();
                     if let Some(m) = app.sources.on_live(&mut app.store, ev) {
-                        app.status = m;
+                        app.say_unasked(m);
                     }
                     if Instant::now() < budget {
                         next = live_rx.as_mut().and_then(|r| r.try_recv().ok());
