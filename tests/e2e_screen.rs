@@ -114,13 +114,16 @@ fn a_killed_or_aborted_tui_leaves_the_terminal_usable() {
     for signal in ["KILL", "ABRT"] {
         // The shell learns of the death as the guardian does and may print before the
         // guardian has left the alternate screen (under load it did): what it prints then
-        // goes with that screen, so the status is printed after a pause.
+        // goes with that screen, so the shell prints once the test saw the screen given back.
+        let dir = tempfile::tempdir().unwrap();
+        let go = dir.path().join("go");
         let t = Tmux::new(&format!("kill-{signal}"));
         t.start_sized(
             &format!(
-                "sh -c '\"{}\" view --no-follow \"{}\"; s=$?; sleep 0.5; echo EXIT=$s; stty -a; echo END-OF-RUN; exec sleep 600'",
+                "sh -c '\"{}\" view --no-follow \"{}\"; s=$?; until [ -e \"{}\" ]; do sleep 0.05; done; echo EXIT=$s; stty -a; echo END-OF-RUN; exec sleep 600'",
                 bin(),
-                tmux::sample("treasure-hunt.jsonl").display()
+                tmux::sample("treasure-hunt.jsonl").display(),
+                go.display()
             ),
             120,
             40,
@@ -133,6 +136,15 @@ fn a_killed_or_aborted_tui_leaves_the_terminal_usable() {
             .status()
             .expect("kill runs");
         assert!(ok.success());
+        let end = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        while t.display("#{alternate_on}|#{mouse_any_flag}|#{cursor_flag}") != "0|0|1"
+            && std::time::Instant::now() < end
+        {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        // The guardian sets the terminal's modes before it writes the reset: the screen
+        // given back means both are done.
+        std::fs::write(&go, b"").unwrap();
         let s = t.wait_for("the shell after the TUI", 20, |s| s.contains("END-OF-RUN"));
         assert!(s.contains("EXIT=1"), "killed by a signal: {s}");
         assert_eq!(

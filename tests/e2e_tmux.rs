@@ -71,8 +71,7 @@ fn open_step_why_entails_quit() {
     t.type_text("entails treasure_in_a");
     t.keys(&["Enter"]);
     t.wait_for("entails' answer", 20, |s| s.contains("entailed"));
-    t.keys(&["Escape"]);
-    std::thread::sleep(Duration::from_millis(300));
+    t.leave_repl();
     t.keys(&["q"]);
     let s = t.wait_for("exit", 20, |s| s.contains("END-OF-RUN"));
     assert!(s.contains("EXIT=0"), "{s}");

@@ -42,11 +42,10 @@ fn a_letta_agent_file_shows_its_memory_edits_as_retractions() {
             && edits.iter().all(|e| s.contains(e))
             // The tool call that made the last edit is the row before its retraction.
             && s.contains("tool_call     core_memory_replace")
+            // Only once the load has ended does the header give the name its room.
+            && s.contains("memgpt_agent_with_convo.v1-2025-03.af: imported from letta")
     });
-    assert!(
-        s.contains("memgpt_agent_with_convo.v1-2025-03.af: imported from letta"),
-        "{s}"
-    );
+    assert!(s.contains("step 98 of 98"), "{s}");
     t.keys(&["q"]);
     t.wait_for("exit", 10, |s| s.contains("EXIT=0"));
 }

@@ -1306,6 +1306,14 @@ impl App {
         self.messages.push_back(msg);
     }
 
+    /// Shows the answer to a key or command the event loop carried out after [`App::on_key`]
+    /// returned (a file `:open` refused): kept on the status line as the key's own answer.
+    pub fn answer(&mut self, msg: String) {
+        self.status = msg;
+        self.answering = true;
+        self.dirty = true;
+    }
+
     /// Shows a message nobody asked for at this moment (an audit's summary, a replay ended, a
     /// loader's note, a followed file's or a live session's news) unless the status line answers the user's last key or command: then
     /// the message goes to `:messages` only, after the answer, until the next key.

@@ -1335,14 +1335,16 @@ async fn event_loop(
                     let name = path.to_string_lossy().into_owned();
                     match std::fs::metadata(&path) {
                         Err(e) => {
-                            app.status =
-                                format!("cannot open {}: {e}", crate::sanitize::sanitize(&name));
+                            app.answer(format!(
+                                "cannot open {}: {e}",
+                                crate::sanitize::sanitize(&name)
+                            ));
                         }
                         Ok(m) if !m.is_file() => {
-                            app.status = format!(
+                            app.answer(format!(
                                 "cannot open {}: not a regular file",
                                 crate::sanitize::sanitize(&name)
-                            );
+                            ));
                         }
                         // Followed only when it is v1: another tool's file is read once,
                         // through its importer.

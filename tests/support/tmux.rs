@@ -136,6 +136,21 @@ impl Tmux {
             .to_string()
     }
 
+    /// Leaves the REPL line for the panes: Escape, then a wait until the hint bar is the
+    /// panes' again. A key sent right after an Escape the app has not read yet reads as Alt
+    /// and that key (both lost), so the next key waits for the Escape to be seen. Nothing is
+    /// sent when the REPL line is not open.
+    #[allow(dead_code)]
+    pub fn leave_repl(&self) {
+        if !self.capture().contains("Esc leave") {
+            return;
+        }
+        self.keys(&["Escape"]);
+        self.wait_for("the panes' keys", 20, |s| {
+            s.contains("q quit") && !s.contains("Esc leave")
+        });
+    }
+
     /// Polls the screen until `pred` holds; panics with the last screen after `secs`.
     pub fn wait_for(&self, what: &str, secs: u64, pred: impl Fn(&str) -> bool) -> String {
         let end = Instant::now() + Duration::from_secs(secs);
