@@ -355,7 +355,7 @@ pub struct App {
     /// Every message the status line has shown, oldest first (at most [`MESSAGES_KEPT`]),
     /// for `:messages`, with those [`App::say_unasked`] kept here instead.
     pub messages: VecDeque<String>,
-    /// The status line answers the user's last key, click or REPL command: a message nobody
+    /// The status line answers the user's last key or REPL command: a message nobody
     /// asked for then waits in `messages` until the next key, so a refusal (a bookmark not
     /// saved) is not replaced by an audit's summary before it could be read.
     answering: bool,
@@ -1315,8 +1315,9 @@ impl App {
     }
 
     /// Shows a message nobody asked for at this moment (an audit's summary, a replay ended, a
-    /// loader's note, a followed file's or a live session's news) unless the status line answers the user's last key or command: then
-    /// the message goes to `:messages` only, after the answer, until the next key.
+    /// loader's note, a followed file's or a live session's news) unless the status line
+    /// answers the user's last key or command: then the message goes to `:messages` only,
+    /// after the answer, until the next key.
     pub fn say_unasked(&mut self, msg: String) {
         if self.answering {
             self.keep_message();
