@@ -36,7 +36,7 @@ fn a_letta_agent_file_shows_its_memory_edits_as_retractions() {
     ];
     // The header can count all 98 events a frame before the panes have drawn them (the
     // load redraws at most every few frames), so the wait is for the whole picture.
-    let s = t.wait_for("the loaded frame", 20, |s| {
+    t.wait_for("the loaded frame", 20, |s| {
         s.contains("step 98 of 98")
             && s.contains("retractions 5")
             && edits.iter().all(|e| s.contains(e))
@@ -45,7 +45,6 @@ fn a_letta_agent_file_shows_its_memory_edits_as_retractions() {
             // Only once the load has ended does the header give the name its room.
             && s.contains("memgpt_agent_with_convo.v1-2025-03.af: imported from letta")
     });
-    assert!(s.contains("step 98 of 98"), "{s}");
     t.keys(&["q"]);
     t.wait_for("exit", 10, |s| s.contains("EXIT=0"));
 }
