@@ -70,7 +70,15 @@ fn open_step_why_entails_quit() {
     });
     t.type_text("entails treasure_in_a");
     t.keys(&["Enter"]);
-    t.wait_for("entails' answer", 20, |s| s.contains("entailed"));
+    // The answer is the line after the command in the REPL's transcript: "entailed" may be
+    // on the screen before it (the panes' verdicts), so the wait looks below the command.
+    t.wait_for("entails' answer", 20, |s| {
+        let lines: Vec<&str> = s.lines().collect();
+        lines
+            .iter()
+            .position(|l| l.contains("entails treasure_in_a"))
+            .is_some_and(|i| lines[i + 1..].iter().any(|l| l.contains("entailed")))
+    });
     t.leave_repl();
     t.keys(&["q"]);
     let s = t.wait_for("exit", 20, |s| s.contains("END-OF-RUN"));
@@ -136,13 +144,15 @@ fn hostile_trace_does_not_reach_the_terminal() {
     t.wait_for("the first frame with its markers", 20, |s| {
         s.contains("step 5 of 5") && s.contains('␛')
     });
-    // Walk every event so each one is drawn in the detail pane.
+    // Walk every event so each one is drawn in the detail pane, each step waited for: the
+    // screen already read "step 5 of 5" before the walk began.
     t.keys(&["g"]);
-    for _ in 0..5 {
+    t.wait_for("the first step", 10, |s| s.contains("step 1 of 5"));
+    for k in 2..=5 {
         t.keys(&["]"]);
-        std::thread::sleep(Duration::from_millis(150));
+        let want = format!("step {k} of 5");
+        t.wait_for(&want, 10, |s| s.contains(&want));
     }
-    t.wait_for("the last step again", 10, |s| s.contains("step 5 of 5"));
     // Our own alternate screen is still on; the data's ?1049l did not leave it, its mouse
     // modes did not switch on, its OSC titles did not change the title.
     assert_eq!(
