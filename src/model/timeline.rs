@@ -214,7 +214,7 @@ pub struct Timeline {
     pub(crate) ground: HashMap<u32, Box<Announce>>,
     /// Per key, its ground-belief records in order of writing: a key's values without a walk
     /// of Σ (the detail pane asks on every frame).
-    pub(crate) ground_by_key: hashbrown::HashMap<Text, Vec<u32>>,
+    ground_by_key: hashbrown::HashMap<Text, Vec<u32>>,
     /// Per `target` written, the scores naming it (indices into `scores`): an event's
     /// scores without reading every score (the detail pane asks on every frame).
     pub(crate) scores_by_target: hashbrown::HashMap<Text, Vec<u32>>,
@@ -562,6 +562,11 @@ impl Timeline {
     /// Every overwrite of a ground belief's value, in step order.
     pub fn overwrites(&self) -> &[Overwrite] {
         &self.overwrites
+    }
+
+    /// Whether any ground belief (a named value) was written.
+    pub fn has_ground_records(&self) -> bool {
+        !self.ground_by_key.is_empty()
     }
 
     /// The ground-belief records of key `key` (its values), in order of writing.

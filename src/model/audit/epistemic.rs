@@ -48,7 +48,7 @@ use crate::logic::engine::{BeliefSpec, Outcome, Role as ERole};
 use crate::logic::formula::Formula;
 use crate::logic::parse::parse;
 use crate::logic::revise::Policy;
-use crate::model::recompute::{EVIDENCE_CAP, Unknown, VerifyResult};
+use crate::model::recompute::{EVIDENCE_CAP, Unknown};
 use crate::model::timeline::RetractedBy;
 use crate::trace::event::{Body, Outcome as Claimed, QueryAnswer, Role};
 
@@ -228,8 +228,11 @@ fn probe_at<'p, 'a: 'p>(
 fn gate(cx: &mut Cx<'_>) {
     let mut probe: Option<Probe<'_>> = None;
     let mut explained = 0;
-    let verifies: Vec<VerifyResult> = cx.rc.verifies.clone();
-    for v in &verifies {
+    // The recomputation's results are borrowed for as long as the session's audit, not
+    // through `cx`: a copy of them, so that `cx` could take findings, was a 10M session's
+    // largest allocation after its engine (issue 31).
+    let rc = cx.rc;
+    for v in &rc.verifies {
         let texts = verify_texts(cx, v.event);
         let tier = match cx
             .log
@@ -467,7 +470,8 @@ fn queries_and_answers(cx: &mut Cx<'_>) {
     // Counted as the recomputation counts them (see `recompute::walk`), so the evidence it
     // computed is there for each finding within the cap and no probe is needed.
     let (mut explained, mut explained_answers) = (0, 0);
-    for q in cx.rc.queries.clone() {
+    let rc = cx.rc;
+    for q in &rc.queries {
         let loaded = cx.log.events.load(q.event as usize);
         let Some(Body::Query(b)) = body_of(&loaded) else {
             continue;
@@ -533,7 +537,7 @@ fn queries_and_answers(cx: &mut Cx<'_>) {
         }
         out.push(f);
     }
-    for a in cx.rc.answers.clone() {
+    for a in &rc.answers {
         let loaded = cx.log.events.load(a.event as usize);
         let Some(Body::Answer(b)) = body_of(&loaded) else {
             continue;

@@ -74,8 +74,9 @@ pub(super) fn unforced_retractions(cx: &mut Cx<'_>) {
     let mut probe: Option<Probe<'_>> = None;
     let mut found = Vec::new();
     let recorded = &cx.rc.retracts;
-    for e in cx.tl.retracts().to_vec() {
-        let Some(idx) = unforced_candidate(cx.tl, &e) else {
+    let tl = cx.tl;
+    for e in tl.retracts() {
+        let Some(idx) = unforced_candidate(tl, e) else {
             continue;
         };
         let before = recorded
@@ -286,8 +287,7 @@ impl Values {
             other: Vec::new(),
         };
         for &i in records {
-            let f = cx.tl.ground_announce(i).map_or("", |a| a.formula.as_str());
-            match &parse(f) {
+            match &parse(formula(cx, i)) {
                 Ok(Formula::Atom(Atom::Value(atom))) => {
                     let mut atom = atom.clone();
                     atom.unit = None;
@@ -360,7 +360,7 @@ fn stale(
 
 /// `stale-input`.
 pub(super) fn stale_input(cx: &mut Cx<'_>) {
-    if cx.tl.ground_by_key.is_empty() {
+    if !cx.tl.has_ground_records() {
         return;
     }
     let mut dispatched: HashMap<(String, String), u32> = HashMap::new();
@@ -593,7 +593,9 @@ pub(super) fn failed_update(cx: &mut Cx<'_>) {
     let mut found = Vec::new();
     // Formulas: an observation that made Σ inconsistent, dropped while what it contradicted
     // stays (the recomputation's minimal conflict after the observation says what that was).
-    let beliefs = cx.tl.beliefs().to_vec();
+    // Borrowed: a copy of every record cost a 10M session 75 MB of fresh pages (issue 31).
+    let tl = cx.tl;
+    let beliefs = tl.beliefs();
     for a in &cx.rc.announces {
         let (Ok(res), Some(i)) = (&a.result, a.record) else {
             continue;
