@@ -255,9 +255,11 @@ fn demo_plays_in_the_tui_with_pause_step_and_speed_keys() {
         return;
     }
     let t = Tmux::new("demo");
-    // At the slowest speed the first turn waits 12 s: the keys land while it plays.
+    // At the slowest speed the first turn waits 12 s: the keys land while it plays. Twelve
+    // turns, so that at x1 the demo is still playing however long the pause key takes to
+    // arrive (three turns at x1 were over in a few seconds).
     t.start(&format!(
-        "sh -c '\"{}\" demo --turns 3 --speed 0.125; echo EXIT=$?; stty -a; echo END-OF-RUN; exec sleep 600'",
+        "sh -c '\"{}\" demo --turns 12 --speed 0.125; echo EXIT=$?; stty -a; echo END-OF-RUN; exec sleep 600'",
         bin()
     ));
     t.wait_for("the demo header", 20, |s| s.contains("demo ▶ x0.125"));
