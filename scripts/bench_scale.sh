@@ -54,7 +54,7 @@ if [[ " $PARTS " == *" open "* || " $PARTS " == *" audit "* ]]; then
     [[ " $PARTS " == *" audit "* ]] && audit_flag=1
     # bench_open.sh's lines are the record; the summary reads them back.
     # The small audit runs SMALL_RUNS times and its median is the ratio's denominator: a
-    # 15-second run on a shared machine moved by a fifth between runs (22.6 to 29.2 s of CPU
+    # 15-second run on a shared machine moved by a fifth between runs (22.3 to 27.8 s of CPU
     # on one binary in one hour), the 150-second run much less.
     small_runs=$(for _ in $(seq "${SMALL_RUNS:-3}"); do printf '%s ' "$SMALL"; done)
     AUDIT=$audit_flag AUDIT_EVENTS="$small_runs$BIG" TUI_EVENTS=$BIG LOAD_EVENTS= \
