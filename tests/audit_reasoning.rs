@@ -443,6 +443,16 @@ fn stale_citation_of_a_retracted_belief() {
         &run(&[r#"{"kind":"announce","id":"d","formula":"skip","because":["nope"]}"#]),
         Code::StaleCitation,
     );
+    // An announcement citing its own id, whose earlier record was retracted: it says what it
+    // is re-stating, not what it reasons from. The same citation by another id is stale.
+    let own = [
+        r#"{"kind":"announce","id":"c","formula":"cache_fresh"}"#,
+        r#"{"kind":"retract","target":"c","by":"agent"}"#,
+        r#"{"kind":"announce","id":"c","formula":"cache_fresh","because":["c"]}"#,
+    ];
+    none(&run(&own), Code::StaleCitation);
+    let other = own[2].replace(r#""id":"c""#, r#""id":"e""#);
+    only(&run(&[own[0], own[1], &other]), Code::StaleCitation);
 }
 
 #[test]

@@ -53,6 +53,7 @@
 
 mod bdi;
 pub mod ci;
+mod citations;
 mod epistemic;
 pub mod failures;
 mod ids;
@@ -717,6 +718,8 @@ pub(crate) struct Cx<'a> {
     pub(crate) matrix: Matrix,
     /// The session's records by id, built by the first check that asks ([`Cx::ids`]).
     ids: std::cell::OnceCell<ids::ById<'a>>,
+    /// The session's citations, read by the first check that asks ([`Cx::citations`]).
+    citations: std::cell::OnceCell<Vec<citations::Citing>>,
 }
 
 /// A finding of a failure mode, as the failures check reads it: the code, the step, and the
@@ -733,6 +736,17 @@ impl<'a> Cx<'a> {
     /// every record.
     pub(crate) fn ids(&self) -> &ids::ById<'a> {
         self.ids.get_or_init(|| ids::ById::new(self.tl.beliefs()))
+    }
+
+    /// The session's citing events, each cited id with whether it was held just before.
+    pub(crate) fn citations(&self) -> &[citations::Citing] {
+        self.citations.get_or_init(|| citations::of(self))
+    }
+
+    /// [`Cx::citations`] given up by the check that reads them last (they are as large as
+    /// the session's citations). A check that asks after this reads them again.
+    pub(crate) fn done_with_citations(&mut self) {
+        self.citations.take();
     }
 
     /// A finding about the event at log position `event`, taking effect at `step`.
@@ -893,6 +907,7 @@ fn audit_session(
         modes: Vec::new(),
         matrix: Matrix::default(),
         ids: std::cell::OnceCell::new(),
+        citations: std::cell::OnceCell::new(),
     };
     input::check(&mut cx);
     epistemic::check(&mut cx);

@@ -437,37 +437,24 @@ pub(super) fn stale_input(cx: &mut Cx<'_>) {
 /// `stale-citation`.
 pub(super) fn stale_citation(cx: &mut Cx<'_>) {
     let ids = cx.ids();
+    let beliefs = cx.tl.beliefs();
     let mut found = Vec::new();
-    for (step, pos) in steps(cx, &[Kind::Announce, Kind::Verify]) {
-        let ev = cx.log.events.load(pos as usize);
-        let (own, because) = match body_of(&ev) {
-            Some(Body::Announce(a)) => (ev.as_deref().and_then(|e| e.id.as_deref()), &a.because),
-            Some(Body::Verify(v)) => (None, &v.because),
-            _ => continue,
-        };
-        let before = step - 1;
-        for c in because.iter() {
-            let c: &str = c;
-            if own == Some(c) {
-                continue;
-            }
-            let beliefs = cx.tl.beliefs();
-            if ids.active(c, before).is_some() {
-                continue;
-            }
+    for citing in cx.citations() {
+        for c in citing.cited.iter().filter(|c| !c.held && !c.own) {
             let Some(gone) = ids
-                .announced_by(c, before)
+                .announced_by(&c.id, citing.step - 1)
                 .iter()
                 .filter_map(|&i| beliefs[i as usize].retraction)
                 .next_back()
             else {
                 continue;
             };
+            let c = c.id.as_str();
             found.push(
                 cx.finding(
                     Code::StaleCitation,
-                    step,
-                    pos,
+                    citing.step,
+                    citing.event,
                     format!(
                         "This event cites {c}, which left Σ at step {} ({}) and is no longer held.",
                         gone.step,
@@ -481,6 +468,8 @@ pub(super) fn stale_citation(cx: &mut Cx<'_>) {
             );
         }
     }
+    // The other reader of the citations (`unsupported-thought-premise`) runs first.
+    cx.done_with_citations();
     for f in found {
         cx.push(f);
     }

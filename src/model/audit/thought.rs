@@ -207,49 +207,50 @@ fn norm(text: &str) -> Option<String> {
     parse(text).ok().map(|f| normalized(&f))
 }
 
-/// The premises of the session's events after step `after`.
+/// The premises of the session's events after step `after`, in step order.
 fn premises_after(cx: &Cx<'_>, after: u32) -> Vec<Premises> {
-    let ids = cx.ids();
-    let held = |id: &str, t: u32| ids.active(id, t).is_some();
-    let mut out = Vec::new();
-    for (step, pos) in steps(cx, &[Kind::Announce, Kind::Verify, Kind::Step]) {
-        if step <= after {
-            continue;
-        }
-        let ev = cx.log.events.load(pos as usize);
-        let mut p = Premises {
-            step,
-            event: pos,
-            ids: Vec::new(),
-            formulas: Vec::new(),
-        };
-        match body_of(&ev) {
-            Some(Body::Announce(a)) => p.ids = a.because.iter().map(|b| b.to_string()).collect(),
-            Some(Body::Verify(v)) => p.ids = v.because.iter().map(|b| b.to_string()).collect(),
-            Some(Body::Step(s)) => {
-                let inputs = s.inputs.iter().flat_map(|m| m.iter());
-                let args = s.tool_calls.iter().flat_map(|c| match c.args.as_deref() {
-                    Some(serde_json::Value::Object(m)) => m.iter().collect::<Vec<_>>(),
-                    _ => Vec::new(),
-                });
-                p.formulas = inputs
-                    .chain(args)
-                    .filter_map(|(k, v)| norm(&super::rationality::value_formula(k, v)))
-                    .collect();
-            }
-            _ => continue,
-        }
-        let unheld: Vec<String> = p
-            .ids
-            .iter()
-            .filter(|c| !held(c, step.saturating_sub(1)))
-            .filter_map(|c| norm(c))
-            .collect();
-        p.formulas.extend(unheld);
-        if !p.ids.is_empty() || !p.formulas.is_empty() {
-            out.push(p);
-        }
-    }
+    let cited = cx
+        .citations()
+        .iter()
+        .filter(|c| c.step > after)
+        .map(|c| Premises {
+            step: c.step,
+            event: c.event,
+            ids: c.cited.iter().map(|x| x.id.to_string()).collect(),
+            formulas: c
+                .cited
+                .iter()
+                .filter(|x| !x.held)
+                .filter_map(|x| norm(&x.id))
+                .collect(),
+        });
+    let used = steps(cx, &[Kind::Step])
+        .into_iter()
+        .filter(|&(step, _)| step > after)
+        .filter_map(|(step, pos)| {
+            let ev = cx.log.events.load(pos as usize);
+            let Some(Body::Step(s)) = body_of(&ev) else {
+                return None;
+            };
+            let inputs = s.inputs.iter().flat_map(|m| m.iter());
+            let args = s.tool_calls.iter().flat_map(|c| match c.args.as_deref() {
+                Some(serde_json::Value::Object(m)) => m.iter().collect::<Vec<_>>(),
+                _ => Vec::new(),
+            });
+            let formulas: Vec<String> = inputs
+                .chain(args)
+                .filter_map(|(k, v)| norm(&super::rationality::value_formula(k, v)))
+                .collect();
+            (!formulas.is_empty()).then_some(Premises {
+                step,
+                event: pos,
+                ids: Vec::new(),
+                formulas,
+            })
+        });
+    // Two lists in step order, one event a step: merged in step order.
+    let mut out: Vec<Premises> = cited.chain(used).collect();
+    out.sort_by_key(|p| p.step);
     out
 }
 
