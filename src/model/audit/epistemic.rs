@@ -231,19 +231,8 @@ fn gate(cx: &mut Cx<'_>) {
     // The recomputation's results are borrowed for as long as the session's audit, not
     // through `cx`: a copy of them, so that `cx` could take findings, was a 10M session's
     // largest allocation after its engine (issue 31).
-    let rc = cx.rc;
+    let (rc, log) = (cx.rc, cx.log);
     for v in &rc.verifies {
-        let texts = verify_texts(cx, v.event);
-        let tier = match cx
-            .log
-            .events
-            .load(v.event as usize)
-            .as_deref()
-            .map(|e| &e.body)
-        {
-            Some(Body::Verify(b)) => b.tier.clone(),
-            _ => None,
-        };
         let gate = match &v.result {
             Ok(g) => g,
             Err(Unknown::Parse { .. }) => {
@@ -256,6 +245,7 @@ fn gate(cx: &mut Cx<'_>) {
                 if let Some(c) = v.claimed {
                     cx.matrix.add(c, 3);
                 }
+                let texts = verify_texts(cx, v.event);
                 let f = cx
                     .finding(
                         Code::NotCheckable,
@@ -281,6 +271,15 @@ fn gate(cx: &mut Cx<'_>) {
         if v.agrees() != Some(false) {
             continue;
         }
+        // Decoded once, and only for a finding: most verdicts agree.
+        let loaded = log.events.load(v.event as usize);
+        let written = match body_of(&loaded) {
+            Some(Body::Verify(b)) => Some(b),
+            _ => None,
+        };
+        let texts: Vec<String> = written
+            .map(|b| b.all_formulas().map(str::to_string).collect())
+            .unwrap_or_default();
         let recomputed = gate.theta.as_str();
         let mut f = cx
             .finding(
@@ -297,16 +296,10 @@ fn gate(cx: &mut Cx<'_>) {
             .formulas(texts.clone())
             .with("claimed", claimed_str(claimed))
             .with("recomputed", recomputed);
-        if let Some(t) = tier {
-            f = f.with("tier", t);
-        }
-        if let Some(Body::Verify(b)) = cx
-            .log
-            .events
-            .load(v.event as usize)
-            .as_deref()
-            .map(|e| &e.body)
-        {
+        if let Some(b) = written {
+            if let Some(t) = &b.tier {
+                f = f.with("tier", t);
+            }
             if let Some(m) = &b.method {
                 f = f.with("method", m.as_str());
             }
@@ -666,7 +659,8 @@ fn citations(cx: &mut Cx<'_>) {
         if b.because.is_empty() {
             continue;
         }
-        let texts = verify_texts(cx, v.event);
+        // From the body at hand: `verify_texts` would decode the event again.
+        let texts: Vec<String> = b.all_formulas().map(str::to_string).collect();
         let because: Vec<String> = b.because.iter().map(|c| c.to_string()).collect();
         if g.theta == Outcome::Contradiction {
             if let Some(c) = &v.contradiction_citation {
