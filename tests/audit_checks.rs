@@ -61,7 +61,7 @@ fn claimed_outcome_mismatch_per_class() {
     let r = run(&with(
         &PQ,
         &[
-            r#"{"kind":"verify","formula":"q","outcome":"newinfo"}"#,
+            r#"{"kind":"verify","formula":"q","outcome":"newinfo","method":"sat","tier":{"n":2},"because":["f"]}"#,
             r#"{"kind":"verify","formula":"q","outcome":"entailed"}"#,
             r#"{"kind":"verify","formula":"s","outcome":"ungrounded"}"#,
             r#"{"kind":"verify","formula":"s","outcome":"newinfo"}"#,
@@ -73,6 +73,12 @@ fn claimed_outcome_mismatch_per_class() {
     let steps: Vec<Option<u32>> = fs.iter().map(|f| f.step).collect();
     assert_eq!(steps, vec![Some(3), Some(7), Some(8)], "{:#?}", r.findings);
     assert_eq!(fs[0].evidence["recomputed"], "entailed");
+    // What the verify said of itself comes with it; nothing of it on the others.
+    assert_eq!(fs[0].evidence["method"], "sat");
+    assert_eq!(fs[0].evidence["tier"], serde_json::json!({"n": 2}));
+    assert_eq!(fs[0].evidence["because"], serde_json::json!(["f"]));
+    assert_eq!(fs[0].formulas, ["q"]);
+    assert!(!fs[1].evidence.contains_key("method"));
     // The support shows why: both premises.
     let support = &fs[0].evidence["supports"][0];
     let mut ids = strs(Some(support));
