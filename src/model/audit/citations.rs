@@ -5,8 +5,7 @@
 //! Each of those checks decoded every announce and verify event of the session and looked
 //! every cited id up in the session's records by id, a table that grows with the session and
 //! misses the cache on a long one: on the 10M trace the two walks were a tenth of the audit,
-//! and their lookups more than half of what the audit spent beyond ten times the 1M audit
-//! (issue 31).
+//! and more than half of what the audit spent beyond ten times the 1M audit (issue 31).
 
 use super::Cx;
 use super::thought::steps;

@@ -60,8 +60,8 @@ struct Positions {
 }
 
 /// Positions per bucket of [`Positions`]. A session among eight interleaved ones has about
-/// a hundred and twenty-eight events in a bucket; the index costs a sixteenth of a byte per
-/// position of the file spanned.
+/// a hundred and twenty-eight events in a bucket; the index costs four bytes per bucket, a
+/// 256th of a byte per position of the file spanned.
 const BUCKET: u32 = 1 << 10;
 
 impl Positions {
