@@ -50,7 +50,7 @@ use crate::logic::parse::parse;
 use crate::logic::revise::Policy;
 use crate::model::recompute::{EVIDENCE_CAP, Unknown};
 use crate::model::timeline::RetractedBy;
-use crate::trace::event::{Body, Outcome as Claimed, QueryAnswer, Role};
+use crate::trace::event::{Body, Outcome as Claimed, QueryAnswer, Role, Verify};
 
 pub(super) fn check(cx: &mut Cx<'_>) {
     gate(cx);
@@ -138,18 +138,17 @@ fn column(o: Outcome) -> usize {
     }
 }
 
-/// The formulas of a `verify` as written.
+/// The formulas of the `verify` at log position `event` as written (decoded for them).
 fn verify_texts(cx: &Cx<'_>, event: u32) -> Vec<String> {
-    match cx
-        .log
-        .events
-        .load(event as usize)
-        .as_deref()
-        .map(|e| &e.body)
-    {
-        Some(Body::Verify(v)) => v.all_formulas().map(str::to_string).collect(),
+    match body_of(&cx.log.events.load(event as usize)) {
+        Some(Body::Verify(v)) => texts_of(v),
         _ => Vec::new(),
     }
+}
+
+/// The formulas of a decoded `verify` as written.
+fn texts_of(v: &Verify) -> Vec<String> {
+    v.all_formulas().map(str::to_string).collect()
 }
 
 fn conjunction(texts: &[String]) -> Option<Formula> {
@@ -274,12 +273,10 @@ fn gate(cx: &mut Cx<'_>) {
         // Decoded once, and only for a finding: most verdicts agree.
         let loaded = log.events.load(v.event as usize);
         let written = match body_of(&loaded) {
-            Some(Body::Verify(b)) => Some(b),
+            Some(Body::Verify(b)) => Some(&**b),
             _ => None,
         };
-        let texts: Vec<String> = written
-            .map(|b| b.all_formulas().map(str::to_string).collect())
-            .unwrap_or_default();
+        let texts = written.map(texts_of).unwrap_or_default();
         let recomputed = gate.theta.as_str();
         let mut f = cx
             .finding(
@@ -660,7 +657,7 @@ fn citations(cx: &mut Cx<'_>) {
             continue;
         }
         // From the body at hand: `verify_texts` would decode the event again.
-        let texts: Vec<String> = b.all_formulas().map(str::to_string).collect();
+        let texts = texts_of(b);
         let because: Vec<String> = b.because.iter().map(|c| c.to_string()).collect();
         if g.theta == Outcome::Contradiction {
             if let Some(c) = &v.contradiction_citation {
