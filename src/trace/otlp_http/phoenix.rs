@@ -80,9 +80,15 @@ impl Spans {
         if g.spans.capacity() < size {
             g.spans.reserve(size - g.spans.len());
         }
-        let same = |(k, s): &(u128, Option<Arc<str>>)| *k == key && s.as_deref() == service;
-        if !g.traces.last().is_some_and(same) {
-            g.traces.push((key, service.map(Arc::from)));
+        let last = g.traces.last();
+        if !last.is_some_and(|(k, s)| *k == key && s.as_deref() == service) {
+            // The service's name shared with the run before when it is the same (traces
+            // of one service follow one another): one-span traces are a run each.
+            let service = match last {
+                Some((_, s @ Some(_))) if s.as_deref() == service => s.clone(),
+                _ => service.map(Arc::from),
+            };
+            g.traces.push((key, service));
         }
         g.spans.insert(id, (g.traces.len() - 1) as u32);
     }
