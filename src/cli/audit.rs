@@ -60,6 +60,10 @@ pub(crate) struct Args {
     /// docs/certificates.md). A DRAT checker (drat-trim, dratify) checks them without doxascope.
     #[arg(long, value_name = "DIR")]
     certificates: Option<PathBuf>,
+    /// Sessions audited at once (default 0: one per core). The report is the same whatever
+    /// the number; fewer holds less memory on a machine with many cores.
+    #[arg(long, short = 'j', value_name = "N", default_value_t = 0)]
+    threads: usize,
 }
 
 /// What the report is printed as.
@@ -175,7 +179,7 @@ pub(crate) fn run(args: &Args) -> i32 {
             timeout: Duration::from_secs_f64(args.timeout.min(86_400.0)),
             ..RecomputeOptions::default()
         },
-        ..AuditOptions::default()
+        threads: args.threads,
     };
     let stdout = io::stdout();
     // Block-buffered: a large report is thousands of lines, each a write on a line-buffered
