@@ -95,17 +95,23 @@ std::thread_local! {
 }
 
 impl EnumOf {
-    /// [`Self::accepts`] of `name`, a short one ([`short_words`]) with these words,
-    /// asked of serde once per thread and name (a lean brief checks an enum's name on
-    /// most lines, and keeps none).
-    fn accepts_short(self, words: (u64, u64), name: &str) -> bool {
+    /// [`Self::accepts`] of the short name ([`short_words`]) of `len` bytes with these
+    /// words, asked of serde once per thread and name (a lean brief checks an enum's name
+    /// on most lines, and keeps none). `name` gives its text, asked for only then: making
+    /// a `&str` of the bytes checks them as UTF-8 again, a tenth of a lean line's scan.
+    fn accepts_short<'n>(
+        self,
+        words: (u64, u64),
+        len: usize,
+        name: impl FnOnce() -> Option<&'n str>,
+    ) -> Option<bool> {
         let i = self as usize;
-        if let Some(ok) = ACCEPTED.with_borrow(|a| a[i].get(words, name.len()).copied()) {
-            return ok;
+        if let Some(ok) = ACCEPTED.with_borrow(|a| a[i].get(words, len).copied()) {
+            return Some(ok);
         }
-        let ok = self.accepts(name);
-        ACCEPTED.with_borrow_mut(|a| a[i].insert(words, name.len(), ok));
-        ok
+        let ok = self.accepts(name()?);
+        ACCEPTED.with_borrow_mut(|a| a[i].insert(words, len, ok));
+        Some(ok)
     }
 
     /// Whether serde accepts `s` as a variant name, as `Bag::typed` asks.
@@ -344,7 +350,14 @@ fn scan_with(mut p: Scanner<'_>, lead: Option<&[u8]>) -> Option<Scanned> {
                 }
             }
             KeyOf::Envelope(Env::Id) => {
-                let s = p.string()?;
+                // A lean gist does not keep the id: checked, not taken (taking it checks
+                // its bytes as UTF-8 a second time).
+                let s = if found.lean {
+                    p.skip_string()?;
+                    Cow::Borrowed("")
+                } else {
+                    p.string()?
+                };
                 if id.replace(s).is_some() {
                     return None;
                 }
@@ -612,9 +625,11 @@ fn field<'de>(p: &mut Scanner<'de>, f: F, c: Class, found: &mut Found<'de>) -> O
                 && let Some((words, len)) = short_words(p)
             {
                 // A name not kept, as its words: checked once per thread.
-                let name = p.text(p.i + 1..p.i + 1 + len)?;
+                let at = p.i + 1;
                 p.i += len + 2;
-                return e.accepts_short(words, name).then_some(());
+                return e
+                    .accepts_short(words, len, || p.text(at..at + len))?
+                    .then_some(());
             }
             let s = p.string()?;
             if let Class::Enum(e) = c
