@@ -156,3 +156,38 @@ fn help_lists_every_finding_code() {
         assert!(help.contains(c.as_str()), "{c} missing from `audit --help`");
     }
 }
+
+/// `-j N` chooses how many sessions are audited at once; the report is the same, byte for
+/// byte, whatever the number, in text and in JSON.
+#[test]
+fn the_report_does_not_depend_on_the_threads() {
+    let files = [
+        "sample-traces/kipchoge-bdi.jsonl",
+        "sample-traces/treasure-hunt.jsonl",
+        "sample-traces/dns-troubleshooting.jsonl",
+    ];
+    for form in [&[][..], &["--json"][..]] {
+        let with = |j: Option<&str>| {
+            let mut args: Vec<&str> = form.to_vec();
+            if let Some(j) = j {
+                args.extend(["-j", j]);
+            }
+            args.extend(files);
+            run(&args, None)
+        };
+        let default = with(None);
+        assert_eq!(
+            code(&default),
+            1,
+            "{}",
+            String::from_utf8_lossy(&default.stderr)
+        );
+        for j in ["1", "3"] {
+            let o = with(Some(j));
+            assert_eq!(code(&o), 1);
+            assert_eq!(o.stdout, default.stdout, "-j {j} changed the report");
+        }
+    }
+    let bad = run(&["--threads", "many", files[0]], None);
+    assert_eq!(code(&bad), 2);
+}
