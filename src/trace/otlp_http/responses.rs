@@ -30,22 +30,34 @@ pub(super) struct Responses {
 /// older is dropped and the newer takes its place, so the last [`GENERATION`] ids are always
 /// known and at most twice that are kept. A single map emptied when full forgot every id at
 /// once, and a score arriving just after that found no trace for a call seen just before.
-#[derive(Default)]
 struct ResponseTraces {
     newer: HashMap<String, u128>,
     older: HashMap<String, u128>,
     /// Ids per generation ([`GENERATION`]; smaller in tests).
-    size: Option<usize>,
+    size: usize,
+}
+
+impl Default for ResponseTraces {
+    fn default() -> Self {
+        ResponseTraces::with_generation(GENERATION)
+    }
 }
 
 impl ResponseTraces {
+    fn with_generation(size: usize) -> ResponseTraces {
+        ResponseTraces {
+            newer: HashMap::new(),
+            older: HashMap::new(),
+            size: size.max(1),
+        }
+    }
+
     fn insert(&mut self, id: &str, key: u128) {
-        let size = self.size.unwrap_or(GENERATION).max(1);
         if let Some(k) = self.newer.get_mut(id) {
             *k = key;
             return;
         }
-        if self.newer.len() >= size {
+        if self.newer.len() >= self.size {
             self.older = std::mem::take(&mut self.newer);
         }
         self.newer.insert(id.to_string(), key);
@@ -156,7 +168,7 @@ mod tests {
             size in 1usize..8,
             sent in prop::collection::vec((0u8..24, 1u128..6), 0..120),
         ) {
-            let mut r = ResponseTraces { size: Some(size), ..ResponseTraces::default() };
+            let mut r = ResponseTraces::with_generation(size);
             let mut all: HashMap<String, u128> = HashMap::new();
             let mut order: Vec<String> = Vec::new();
             for (id, key) in sent {
