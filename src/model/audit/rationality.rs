@@ -14,7 +14,8 @@
 //!   contradicted, given up while the beliefs it contradicted are kept; or a ground belief an
 //!   observation updated, set back to its old value by a source that is not an observation.
 
-use std::collections::{BTreeMap, HashMap};
+use hashbrown::{HashMap, HashSet};
+use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
 
@@ -133,7 +134,7 @@ fn polarity(f: &Formula) -> (String, bool) {
 /// with every earlier run grew with the square of an id's records, on a trace writing one
 /// name a new value at every step (issue 31).
 fn returns(seq: &[(u32, String)]) -> Option<(u32, &str, &str)> {
-    let mut left: std::collections::HashSet<&str> = Default::default();
+    let mut left: HashSet<&str> = Default::default();
     let mut current: Option<&str> = None;
     for (i, text) in seq {
         match current {
@@ -161,10 +162,42 @@ fn is_undone_observation(cx: &Cx<'_>, records: &[u32], k: usize) -> bool {
         && formula_of(cx, records[k - 2]) == formula_of(cx, back)
 }
 
+/// A formula base's records seen so far as polarities (φ or ¬φ), for `flip-flop`: what
+/// [`returns`] finds in a sequence of two texts.
+struct Swing {
+    /// The polarity of the latest record.
+    pos: bool,
+    /// How many times the polarity changed, up to two.
+    changes: u8,
+    /// The record at the second change: the one that returned.
+    back: Option<u32>,
+}
+
+impl Swing {
+    fn new(pos: bool) -> Swing {
+        Swing {
+            pos,
+            changes: 0,
+            back: None,
+        }
+    }
+
+    /// Record `i`, of polarity `pos`, follows.
+    fn see(&mut self, i: u32, pos: bool) {
+        if self.back.is_none() && pos != self.pos {
+            self.pos = pos;
+            self.changes += 1;
+            if self.changes == 2 {
+                self.back = Some(i);
+            }
+        }
+    }
+}
+
 /// `flip-flop`.
 pub(super) fn flip_flop(cx: &mut Cx<'_>) {
     let mut found: Vec<Finding> = Vec::new();
-    let mut reported = std::collections::HashSet::new();
+    let mut reported = HashSet::new();
     // Ids in ascending order, the order of their findings.
     for (id, records) in cx.ids().groups() {
         // A return needs three records (φ, something else, φ again): most ids have one, and
@@ -196,8 +229,11 @@ pub(super) fn flip_flop(cx: &mut Cx<'_>) {
             .formulas([text.to_string(), left.to_string()]),
         );
     }
-    // Formulas under their own ids: φ, then ¬φ, then φ.
-    let mut by_base: HashMap<String, Vec<(u32, String)>> = HashMap::new();
+    // Formulas under their own ids: φ, then ¬φ, then φ. A base's records are only ever φ
+    // or ¬φ, so its sequence is one of polarities, and a return is its second change: a
+    // few bytes a base, where keeping each record's text held a string per belief and
+    // grew faster than the session (issue 31).
+    let mut by_base: HashMap<String, Swing> = HashMap::new();
     for (i, r) in cx.tl.beliefs().iter().enumerate() {
         let i = i as u32;
         if cx.tl.is_ground(i) || !r.formula_ok {
@@ -207,20 +243,29 @@ pub(super) fn flip_flop(cx: &mut Cx<'_>) {
             continue;
         };
         let (base, pos) = polarity(&f);
-        let shown = if pos {
-            base.clone()
-        } else {
-            format!("~({base})")
-        };
-        by_base.entry(base).or_default().push((i, shown));
+        match by_base.get_mut(&base) {
+            Some(swing) => swing.see(i, pos),
+            None => {
+                by_base.insert(base, Swing::new(pos));
+            }
+        }
     }
     // The bases that returned, in ascending order (the findings' order): few, where sorting
     // every base grew faster than the session (issue 31).
+    let shown = |base: &str, pos: bool| {
+        if pos {
+            base.to_string()
+        } else {
+            format!("~({base})")
+        }
+    };
     let mut returned: Vec<(String, u32, String, String)> = by_base
         .into_iter()
-        .filter_map(|(base, seq)| {
-            let (back, text, left) = returns(&seq)?;
-            Some((base, back, text.to_string(), left.to_string()))
+        .filter_map(|(base, swing)| {
+            let back = swing.back?;
+            // After two changes the polarity is the first one again.
+            let (text, left) = (shown(&base, swing.pos), shown(&base, !swing.pos));
+            Some((base, back, text, left))
         })
         .collect();
     returned.sort_unstable();
@@ -487,7 +532,7 @@ struct Call {
 fn changes(cx: &Cx<'_>) -> Vec<u32> {
     let beliefs = cx.tl.beliefs();
     let mut v = Vec::new();
-    let mut rewritten: std::collections::HashSet<(&str, u32)> = Default::default();
+    let mut rewritten: HashSet<(&str, u32)> = Default::default();
     for r in beliefs {
         match r.retraction {
             Some(x) if x.by == RetractedBy::Reannounced => {
@@ -675,7 +720,7 @@ pub(super) fn failed_update(cx: &mut Cx<'_>) {
 
 #[cfg(test)]
 mod tests {
-    use super::returns;
+    use super::{Swing, returns};
 
     /// The first return as a scan of every earlier run finds it.
     fn returns_by_scan(seq: &[(u32, String)]) -> Option<(u32, &str, &str)> {
@@ -704,6 +749,34 @@ mod tests {
                 .map(|i| (i, ((seed >> (8 + 2 * i)) % texts).to_string()))
                 .collect();
             assert_eq!(returns(&seq), returns_by_scan(&seq), "{seq:?}");
+        }
+    }
+
+    /// A base's polarities tracked one at a time find the return a scan of the runs finds,
+    /// with the text it returned to and the one it left.
+    #[test]
+    fn a_swing_finds_the_return_a_scan_finds() {
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        for _ in 0..2000 {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            let len = seed % 10;
+            let pos: Vec<bool> = (0..len).map(|i| (seed >> (8 + i)) & 1 == 1).collect();
+            let text = |p: bool| if p { "p" } else { "~(p)" }.to_string();
+            let seq: Vec<(u32, String)> = (0..len as u32)
+                .map(|i| (i, text(pos[i as usize])))
+                .collect();
+            let want = returns_by_scan(&seq).map(|(i, t, l)| (i, t.to_string(), l.to_string()));
+            let mut swing: Option<Swing> = None;
+            for (i, &p) in pos.iter().enumerate() {
+                match swing.as_mut() {
+                    Some(s) => s.see(i as u32, p),
+                    None => swing = Some(Swing::new(p)),
+                }
+            }
+            let got = swing.and_then(|s| Some((s.back?, text(s.pos), text(!s.pos))));
+            assert_eq!(got, want, "{pos:?}");
         }
     }
 }
