@@ -35,8 +35,9 @@
 mod records;
 
 use crate::trace::event::body_of;
+use hashbrown::HashMap;
 use std::borrow::Cow;
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::Duration;
 

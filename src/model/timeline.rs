@@ -45,7 +45,7 @@
 //! and not kept: consumers parse the record's formula on demand ([`BeliefView::formula`]).
 
 use crate::trace::event::body_of;
-use std::collections::HashMap;
+use hashbrown::HashMap;
 
 use hashbrown::HashTable;
 use std::sync::Arc;

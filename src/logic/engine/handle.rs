@@ -33,8 +33,9 @@
 //! another thread than the one holding its state (the state cannot follow it; it is rebuilt
 //! on the solver thread from the copy).
 
+use compact_str::CompactString;
+use hashbrown::HashMap;
 use std::cell::RefCell;
-use std::collections::HashMap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -139,7 +140,8 @@ fn sweep() {
 #[derive(Debug, Default)]
 struct Replica {
     specs: Vec<Option<BeliefSpec>>,
-    by_id: HashMap<String, usize>,
+    /// Keyed by a copy of each id, inline up to 24 bytes, as the state's own index is.
+    by_id: HashMap<CompactString, usize>,
     live: usize,
 }
 
@@ -159,7 +161,7 @@ impl Replica {
     fn added(&mut self, spec: BeliefSpec, added: Added) {
         match added {
             Added::Merged => {
-                if let Some(&i) = self.by_id.get(&spec.id)
+                if let Some(&i) = self.by_id.get(spec.id.as_str())
                     && let Some(Some(b)) = self.specs.get_mut(i)
                 {
                     b.step = spec.step;
@@ -168,7 +170,8 @@ impl Replica {
             }
             Added::New => {
                 self.forget(&spec.id);
-                self.by_id.insert(spec.id.clone(), self.specs.len());
+                let id = CompactString::from(spec.id.as_str());
+                self.by_id.insert(id, self.specs.len());
                 self.specs.push(Some(spec));
                 self.live += 1;
             }
@@ -188,7 +191,7 @@ impl Replica {
             self.by_id.clear();
             for (i, s) in self.specs.iter().enumerate() {
                 if let Some(s) = s {
-                    self.by_id.insert(s.id.clone(), i);
+                    self.by_id.insert(CompactString::from(s.id.as_str()), i);
                 }
             }
         }

@@ -3,7 +3,9 @@
 //! retirement, and `add`/`retract`. The gate lives in `snapshot.rs`, explanations in
 //! `explain.rs`, revision in `revise.rs`; all of them are methods of this one type.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use compact_str::CompactString;
+use hashbrown::{HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use varisat::Lit;
@@ -448,7 +450,10 @@ pub struct State {
     pub(super) rules: Rules,
     pub(super) log: ClauseLog,
     pub(super) beliefs: Vec<Belief>,
-    by_id: HashMap<String, usize>,
+    /// Each id's belief. Keyed by a copy of the id, inline up to 24 bytes: comparing a
+    /// key then reads the table's own slot, not a string elsewhere on the heap (a cache
+    /// miss a lookup on a long session, issue 31).
+    by_id: HashMap<CompactString, usize>,
     /// A model of the current Σ on the main solver, indexed by variable.
     pub(super) model: Option<Vec<bool>>,
     assumptions: Option<Vec<Lit>>,
@@ -1177,7 +1182,8 @@ impl State {
         if spec.role.is_hard() && grounded.is_none() {
             self.rules.add(idx, &f)?;
         }
-        self.by_id.insert(spec.id.clone(), idx);
+        self.by_id
+            .insert(CompactString::from(spec.id.as_str()), idx);
         self.seq += 1;
         let consts = self.count_in(&spec.formula);
         if grounded.is_some() {
@@ -1394,7 +1400,7 @@ impl State {
             b.ground = Some(Box::new(f));
             self.quantified_active += 1;
         }
-        let id = b.spec.id.clone();
+        let id = CompactString::from(b.spec.id.as_str());
         self.by_id.insert(id, i);
         self.index_atoms(i);
         self.model = None;
@@ -1461,7 +1467,7 @@ impl State {
 /// Appends `¬u` for every `u` of `universe` not already in `a`.
 pub(super) fn switch_off(a: &mut Vec<Lit>, universe: &[Lit]) {
     let on: HashSet<Lit> = a.iter().copied().collect();
-    a.extend(universe.iter().filter(|u| !on.contains(u)).map(|&u| !u));
+    a.extend(universe.iter().filter(|u| !on.contains(*u)).map(|&u| !u));
 }
 
 /// The atoms of `f`, by reference, with repetitions.

@@ -29,7 +29,8 @@
 //! checked. Usually the cause of a false positive or a deadlock, which carry the severity.
 
 use crate::trace::event::body_of;
-use std::collections::{BTreeSet, HashMap, HashSet};
+use hashbrown::{HashMap, HashSet};
+use std::collections::BTreeSet;
 
 use serde_json::{Value, json};
 

@@ -13,6 +13,7 @@ use std::borrow::Cow;
 use std::ops::Range;
 
 use crate::model::timeline::BeliefRecord;
+use crate::trace::event::Text;
 
 /// The records of a session grouped by id (see the module's doc).
 pub(crate) struct ById<'a> {
@@ -31,8 +32,10 @@ pub(crate) struct ById<'a> {
     starts: Vec<u32>,
     /// Each id's records in `order`. A hash lookup: a bisection of `order` reads a record
     /// at every step, a cache miss each on a long session, and cost more than the scans
-    /// it replaced.
-    groups: HashMap<&'a str, Group>,
+    /// it replaced. Keyed by a copy of the id (inline up to 24 bytes), not a reference to
+    /// the record's: comparing the key then reads the table's own slot, where following
+    /// the reference missed the cache once more on every lookup of a long session.
+    groups: HashMap<Text, Group>,
 }
 
 /// Where an id's records are in [`ById::order`].
@@ -65,7 +68,7 @@ impl<'a> ById<'a> {
                 a.announced <= b.announced && a.retraction.is_some_and(|x| x.step <= b.announced)
             });
             groups.insert(
-                id,
+                Text::from(id),
                 Group {
                     start: start as u32,
                     len: len as u32,

@@ -16,8 +16,9 @@
 //!   differ between the two states.
 
 use crate::trace::event::body_of;
+use hashbrown::HashMap;
+use std::collections::BTreeSet;
 use std::collections::hash_map::DefaultHasher;
-use std::collections::{BTreeSet, HashMap};
 use std::hash::{Hash, Hasher};
 
 use serde_json::json;

@@ -14,7 +14,7 @@
 //! Both ask a forward-only [`Probe`] (one per session, made only when the session has a
 //! thought with `asserts`).
 
-use std::collections::HashMap;
+use hashbrown::HashMap;
 
 use serde_json::json;
 
