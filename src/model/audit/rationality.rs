@@ -737,13 +737,19 @@ mod tests {
         None
     }
 
-    #[test]
-    fn returns_agrees_with_a_scan_of_every_run() {
-        let mut seed = 0x853c_49e6_748f_ea9bu64;
-        for _ in 0..2000 {
+    /// 2,000 pseudo-random seeds (xorshift) from `seed`.
+    fn seeds(mut seed: u64) -> impl Iterator<Item = u64> {
+        (0..2000).map(move |_| {
             seed ^= seed << 13;
             seed ^= seed >> 7;
             seed ^= seed << 17;
+            seed
+        })
+    }
+
+    #[test]
+    fn returns_agrees_with_a_scan_of_every_run() {
+        for seed in seeds(0x853c_49e6_748f_ea9b) {
             let (len, texts) = (seed % 9, seed / 9 % 4 + 1);
             let seq: Vec<(u32, String)> = (0..len as u32)
                 .map(|i| (i, ((seed >> (8 + 2 * i)) % texts).to_string()))
@@ -756,11 +762,7 @@ mod tests {
     /// with the text it returned to and the one it left.
     #[test]
     fn a_swing_finds_the_return_a_scan_finds() {
-        let mut seed = 0x2545_f491_4f6c_dd1du64;
-        for _ in 0..2000 {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
+        for seed in seeds(0x2545_f491_4f6c_dd1d) {
             let len = seed % 10;
             let pos: Vec<bool> = (0..len).map(|i| (seed >> (8 + i)) & 1 == 1).collect();
             let text = |p: bool| if p { "p" } else { "~(p)" }.to_string();
