@@ -5,6 +5,7 @@ use doxascope::logic::revise::Policy;
 use doxascope::model::Model;
 use doxascope::model::audit::{AuditOptions, Code, Finding, Report, Severity, audit};
 use serde_json::Value;
+use std::io::Write;
 
 fn run_with(lines: &[&str], opts: AuditOptions) -> Report {
     let mut bytes = Vec::new();
@@ -1077,6 +1078,44 @@ fn mixed_script_and_confusable_names_are_flagged() {
     assert_eq!(f.step, Some(2));
     assert_eq!(strs(f.evidence.get("looks_like")), ["paypa"]);
     none(&r, Code::MixedScriptAtom);
+}
+
+/// Read from a file, where an ASCII line is not decoded for this check, a look-alike is
+/// found however it is written (raw UTF-8, or a `\u` escape in an ASCII line) and the
+/// findings are those of the same lines held in memory.
+#[test]
+fn look_alikes_in_a_file_are_found_as_in_memory() {
+    let lines = [
+        r#"{"kind":"announce","id":"a","formula":"\"admin\" -> granted"}"#,
+        r#"{"kind":"log","level":"info","message":"\u0430dmin is not a formula here"}"#,
+        r#"{"kind":"query","formula":"\"\u0430dmin\""}"#,
+        r#"{"kind":"announce","id":"b","formula":"\"раура\" | \"paypa\""}"#,
+        r#"{"kind":"verify","formula":"\"p\\u\" | granted","outcome":"newinfo"}"#,
+        r#"{"kind":"answer","question":"?","formula":"\"g\u043e\u043egle\"","answer":"yes"}"#,
+        r#"{"kind":"announce","id":"c","formula":"\"google\""}"#,
+    ];
+    let mut file = tempfile::NamedTempFile::new().expect("temp file");
+    for l in lines {
+        writeln!(file, "{l}").expect("write");
+    }
+    let from_file = audit(
+        &Model::load(&[file.path()]).expect("loads"),
+        &AuditOptions::default(),
+    );
+    let in_memory = run(&lines);
+    let looks = |r: &Report| -> Vec<(Code, Option<u32>, Value)> {
+        r.findings
+            .iter()
+            .filter(|f| matches!(f.code, Code::MixedScriptAtom | Code::ConfusableAtoms))
+            .map(|f| (f.code, f.step, f.evidence["atom"].clone()))
+            .collect()
+    };
+    let found = looks(&from_file);
+    assert_eq!(found, looks(&in_memory));
+    let atoms: Vec<&str> = found.iter().filter_map(|(_, _, a)| a.as_str()).collect();
+    assert!(atoms.contains(&"аdmin"), "{found:?}");
+    assert!(atoms.contains(&"раура"), "{found:?}");
+    assert!(atoms.contains(&"gооgle"), "{found:?}");
 }
 
 #[test]

@@ -462,6 +462,26 @@ impl EventStore {
         Some(Cow::Owned(self.decode(src, pos)))
     }
 
+    /// Whether every string the event at `pos` decodes to is ASCII, told from its line's
+    /// bytes without decoding it: the line is ASCII and holds no `\u` escape. `None` when
+    /// the event is not read from a file (it is resident, or decoded and pinned already) or
+    /// its line cannot be read: the caller loads it then. A check that looks only at
+    /// non-ASCII text skips the decode of nearly every line this way.
+    pub fn plain_ascii(&self, pos: usize) -> Option<bool> {
+        let src = self.source_of(pos)?;
+        if src == RESIDENT || self.pins.peek(pos).is_some() {
+            return None;
+        }
+        let (source, offset) = (self.sources.get(src as usize)?, self.at.get(pos)?);
+        let plain = |b: &[u8]| b.is_ascii() && memchr::memmem::find(b, b"\\u").is_none();
+        let cap = source.cfg.max_line_bytes;
+        match self.gathered_line(pos) {
+            Some((spool, at)) => with_line(&spool, at, cap, plain),
+            None => with_line(&source.file, offset, cap, plain),
+        }
+        .ok()
+    }
+
     /// Bytes the store holds on the heap for its columns, runs, resident events (their
     /// fixed part) and pin pages (not the decoded events' own allocations).
     pub fn heap_bytes(&self) -> usize {
