@@ -1256,9 +1256,6 @@ mod tests {
         (bytes, f, name)
     }
 
-    /// The id index against the definition (the latest record with the id announced before
-    /// the position), on a generated trace whose ids repeat (re-announced, superseded) and
-    /// for ids never announced; and the ended list against the records' retraction steps.
     /// The id index is brought up to date when asked: asked after part of a trace, it
     /// still finds the records of events that came after it.
     #[test]
@@ -1294,6 +1291,9 @@ mod tests {
         assert!(s.sessions[0].tl.beliefs().len() > 10, "the trace announces");
     }
 
+    /// The id index against the definition (the latest record with the id announced before
+    /// the position), on a generated trace whose ids repeat (re-announced, superseded) and
+    /// for ids never announced; and the ended list against the records' retraction steps.
     #[test]
     fn record_before_and_ended_agree_with_a_scan() {
         let mut bytes = crate::trace::generate::GenConfig {

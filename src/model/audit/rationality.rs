@@ -243,12 +243,10 @@ pub(super) fn flip_flop(cx: &mut Cx<'_>) {
             continue;
         };
         let (base, pos) = polarity(&f);
-        match by_base.get_mut(&base) {
-            Some(swing) => swing.see(i, pos),
-            None => {
-                by_base.insert(base, Swing::new(pos));
-            }
-        }
+        by_base
+            .entry(base)
+            .and_modify(|swing| swing.see(i, pos))
+            .or_insert_with(|| Swing::new(pos));
     }
     // The bases that returned, in ascending order (the findings' order): few, where sorting
     // every base grew faster than the session (issue 31).
